@@ -1,0 +1,3 @@
+from narrative.cli import main
+
+main()

@@ -1,0 +1,74 @@
+"""The ``narr`` command: parses arguments, calls the library, renders results.
+
+Errors the library raises (:class:`narrative.errors.NarrError`) become one
+message on stderr and the exit code of their class; usage errors stay click's
+exit 2; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from narrative import __version__
+from narrative.cli.context import Context
+from narrative.errors import NarrError
+
+
+class NarrGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except NarrError as exc:
+            obj = ctx.obj
+            report_error(exc, as_json=isinstance(obj, Context) and obj.json)
+            ctx.exit(exc.exit_code)
+        finally:
+            obj = ctx.obj
+            if isinstance(obj, Context):
+                obj.close()
+
+
+def report_error(exc: NarrError, *, as_json: bool = False) -> None:
+    if as_json:
+        payload = {"error": exc.message, "type": type(exc).__name__,
+                   "exit_code": exc.exit_code, "details": exc.details, "hint": exc.hint}
+        conflicts = getattr(exc, "conflicts", None)
+        if conflicts:
+            payload["conflicts"] = conflicts
+        click.echo(json.dumps(payload, ensure_ascii=False), err=True)
+        return
+    click.echo(f"narr: error: {exc.message}", err=True)
+    for line in exc.details[1:] if exc.details and exc.details[0] in exc.message else exc.details:
+        click.echo(f"  {line}", err=True)
+    if exc.hint:
+        click.echo(f"hint: {exc.hint}", err=True)
+
+
+@click.group(cls=NarrGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="narr", message="%(prog)s %(version)s")
+@click.option("-C", "directory", type=click.Path(file_okay=False, path_type=Path), default=".",
+              help="Run as if narr was started in this directory.")
+@click.pass_context
+def main(ctx: click.Context, directory: Path) -> None:
+    """narr: a git-backed, versioned narrative engine.
+
+    The story's state is a world graph of JSON files under world/; every story
+    event is a git commit that records what it changed. Plain git (log, show,
+    blame, diff) browses the history.
+    """
+    ctx.obj = Context(directory)
+
+
+def _register() -> None:
+    from narrative.cli import check_cmd, event_cmd, init_cmd, read_cmd, schema_cmd
+
+    for module in (init_cmd, event_cmd, read_cmd, check_cmd, schema_cmd):
+        for command in module.COMMANDS:
+            main.add_command(command)
+
+
+_register()

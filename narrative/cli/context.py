@@ -1,0 +1,34 @@
+"""The CLI's lazy context: ``-C PATH`` like git's, the world opened on first use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from narrative.store.worldrepo import WorldRepo
+
+
+class Context:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.json = False
+        self._world: WorldRepo | None = None
+
+    @property
+    def world(self) -> WorldRepo:
+        if self._world is None:
+            from narrative.store.worldrepo import WorldRepo
+
+            self._world = WorldRepo.open(self.directory)
+        return self._world
+
+    def close(self) -> None:
+        if self._world is not None:
+            self._world.close()
+            self._world = None
+
+
+pass_context = click.make_pass_decorator(Context)

@@ -1,0 +1,98 @@
+"""``narr event``: advance the story by one event."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from narrative.cli.context import Context, pass_context
+from narrative.cli.output import emit_json, json_option, record_lines, short, warn
+
+
+@click.command("event")
+@click.argument("content", required=False)
+@click.option("--set", "sets", multiple=True, metavar="ID.FIELD=VALUE",
+              help="Set a field (VALUE is JSON when it parses, else text). Repeatable.")
+@click.option("--unset", "unsets", multiple=True, metavar="ID.FIELD", help="Remove a field.")
+@click.option("--relate", "relates", multiple=True, metavar="SRC:TYPE:DST[=ATTRS]",
+              help="Add a relation (ATTRS: a JSON object).")
+@click.option("--unrelate", "unrelates", multiple=True, metavar="SRC:TYPE:DST",
+              help="Remove a relation.")
+@click.option("--create", "creates", multiple=True, metavar="FILE.json",
+              type=click.Path(dir_okay=False), help="Create a node from a whole node file.")
+@click.option("--expire", "expires", multiple=True, metavar="ID", help="End a node.")
+@click.option("--delta", "delta_file", metavar="FILE|-",
+              help="A JSON delta (schemas/delta.schema.json); '-' reads standard input.")
+@click.option("--text", "narrative_text", help="The narrative text of the event.")
+@click.option("--at", "timestamp", metavar="STORY_TIME", help="When it happens in the story.")
+@click.option("--close-scene", is_flag=True, help="This event ends the scene: scene nodes expire.")
+@click.option("--dry-run", is_flag=True, help="Show what would change; record nothing.")
+@click.option("--retry", is_flag=True, help="Run the newest failed event again.")
+@json_option
+@pass_context
+def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: tuple[str, ...],
+              relates: tuple[str, ...], unrelates: tuple[str, ...], creates: tuple[str, ...],
+              expires: tuple[str, ...], delta_file: str | None, narrative_text: str | None,
+              timestamp: str | None, close_scene: bool, dry_run: bool, retry: bool,
+              as_json: bool) -> None:
+    """Record a story event: CONTENT says what happens; the flags say what it changes.
+
+    Hand edits under world/ are picked up and recorded with the event. Nothing
+    is written unless every change is valid; a failed event is kept for --retry.
+    """
+    from narrative.engine import event as engine
+
+    wr = ctx.world
+    if retry:
+        if content or sets or unsets or relates or unrelates or creates or expires or delta_file:
+            raise click.UsageError("--retry takes no content or changes: it reruns the kept event")
+        result = engine.retry(wr, dry_run=dry_run)
+    else:
+        if not content:
+            raise click.UsageError("say what happens: narr event \"Lin Yuan walks to the ferry\"")
+        request = _request(content, sets, unsets, relates, unrelates, creates, expires,
+                           delta_file, narrative_text, timestamp, close_scene)
+        result = engine.run_event(wr, request, dry_run=dry_run)
+    if as_json:
+        emit_json(result.to_json())
+        return
+    for message in result.warnings:
+        warn(message)
+    rec = result.to_json()
+    head = f"[{wr.branch()} {short(result.commit)}]" if result.commit else "[dry run: nothing recorded]"
+    click.echo(f"{head} {rec['content']}")
+    for line in record_lines(rec):
+        click.echo(line)
+    for node_id, why in sorted(result.expired.items()):
+        click.echo(f"  expired {node_id} ({why})")
+
+
+def _request(content: str, sets: tuple[str, ...], unsets: tuple[str, ...],
+             relates: tuple[str, ...], unrelates: tuple[str, ...], creates: tuple[str, ...],
+             expires: tuple[str, ...], delta_file: str | None, narrative_text: str | None,
+             timestamp: str | None, close_scene: bool) -> object:
+    from narrative.diffusers import explicit
+    from narrative.engine.pending import EventRequest
+    from narrative.errors import InvalidInputError
+
+    delta = None
+    if delta_file is not None:
+        if delta_file == "-":
+            data = sys.stdin.buffer.read()
+            delta = explicit.read_delta("<stdin>", data)
+        else:
+            try:
+                with open(delta_file, "rb") as fh:
+                    data = fh.read()
+            except OSError as exc:
+                raise InvalidInputError(f"--delta {delta_file}: cannot read ({exc.strerror})") from None
+            delta = explicit.read_delta(delta_file, data)
+    create_ops = [explicit.read_node_file(path) for path in creates]
+    merged = explicit.build_delta(delta=delta, creates=create_ops, sets=sets, unsets=unsets,
+                                  relates=relates, unrelates=unrelates, expires=expires)
+    return EventRequest(content=content, delta=merged, narrative_text=narrative_text,
+                        timestamp=timestamp, close_scene=close_scene)
+
+
+COMMANDS = [event_cmd]

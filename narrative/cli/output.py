@@ -1,0 +1,77 @@
+"""Rendering: JSON first, text made from the same dicts so the two cannot drift apart."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from narrative.cli.context import Context
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+ARROW = "→"
+
+
+def _remember_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    obj = ctx.find_object(Context)
+    if obj is not None and value:
+        obj.json = True
+    return value
+
+
+def json_option(func: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, callback=_remember_json,
+                        help="Print the result as JSON.")(func)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def value_text(value: Any, limit: int | None = 70) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text
+
+
+def change_line(ch: dict[str, Any], limit: int | None = 70) -> str:
+    """``target field: old → new`` for one change dict (absent values shown as such)."""
+    target, field = ch["target"], ch["field"]
+    if field == "":
+        if "old_value" not in ch:
+            node = ch.get("new_value") or {}
+            return f"{target}: created ({node.get('layer', '?')}, {node.get('name', '')!s})"
+        if "new_value" not in ch:
+            return f"{target}: removed"
+    old = value_text(ch["old_value"], limit) if "old_value" in ch else "(absent)"
+    new = value_text(ch["new_value"], limit) if "new_value" in ch else "(absent)"
+    return f"{target} {field}: {old} {ARROW} {new}"
+
+
+def record_lines(rec: dict[str, Any], *, full: bool = False) -> list[str]:
+    """The human view of an event record dict (as produced by ``--json``)."""
+    limit = None if full else 70
+    lines = []
+    if rec.get("timestamp"):
+        lines.append(f"  story time: {rec['timestamp']}")
+    if rec.get("close_scene"):
+        lines.append("  closes the scene")
+    for ch in rec.get("edits", []):
+        lines.append(f"  hand edit  {change_line(ch, limit)}")
+    for ch in rec.get("diffusions", []):
+        lines.append(f"  {change_line(ch, limit)}")
+    if not rec.get("diffusions") and rec.get("kind") == "event":
+        lines.append("  (no change to the world: a story beat)")
+    return lines
+
+
+def warn(message: str) -> None:
+    click.echo(f"narr: warning: {message}", err=True)
+
+
+def short(commit: str | None) -> str:
+    return (commit or "")[:10]

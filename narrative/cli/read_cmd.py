@@ -1,0 +1,143 @@
+"""Reading commands: ``log``, ``show``, ``get``, ``nodes``, ``status``."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from narrative.cli.context import Context, pass_context
+from narrative.cli.output import change_line, emit_json, json_option, record_lines, short
+
+
+@click.command("log")
+@click.argument("rev", required=False, default="HEAD")
+@click.option("-n", "limit", type=click.IntRange(min=0), help="Show at most N events.")
+@json_option
+@pass_context
+def log_cmd(ctx: Context, rev: str, limit: int | None, as_json: bool) -> None:
+    """The story so far: events along the first-parent chain, newest first."""
+    from narrative.engine.read import log
+
+    entries = [e.to_json() for e in log(ctx.world, limit, rev)]
+    if as_json:
+        emit_json(entries)
+        return
+    for e in entries:
+        counts = []
+        if e.get("diffusions"):
+            counts.append(f"{len(e['diffusions'])} change{'s' if len(e['diffusions']) != 1 else ''}")
+        if e.get("edits"):
+            counts.append(f"{len(e['edits'])} hand edit{'s' if len(e['edits']) != 1 else ''}")
+        when = f" [{e['timestamp']}]" if e.get("timestamp") else ""
+        tail = f"  ({', '.join(counts)})" if counts else ""
+        mark = {"genesis": "* ", "commit": "? "}.get(e["kind"], "")
+        click.echo(f"{short(e['commit'])} {mark}{e['content'].splitlines()[0] if e['content'] else ''}"
+                   f"{when}{tail}")
+
+
+@click.command("show")
+@click.argument("rev", required=False, default="HEAD")
+@json_option
+@pass_context
+def show_cmd(ctx: Context, rev: str, as_json: bool) -> None:
+    """One event's record: REV is a git revision (HEAD~2, a hash, a branch) or an event id."""
+    from narrative.engine.read import show
+
+    data = show(ctx.world, rev).to_json()
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(f"commit {data['commit']}")
+    if data.get("id"):
+        click.echo(f"event  {data['id']} ({data['kind']})")
+        click.echo(f"parent {data.get('parent')}")
+        click.echo(f"at     {data.get('created_at')}")
+    click.echo("")
+    for line in data["content"].splitlines() or [""]:
+        click.echo(f"    {line}")
+    click.echo("")
+    for line in record_lines(data, full=True):
+        click.echo(line)
+    if data.get("narrative_text"):
+        click.echo("")
+        click.echo(data["narrative_text"])
+
+
+@click.command("get")
+@click.argument("node_id")
+@click.argument("field", required=False)
+@click.option("--at", "at", metavar="REV", help="The node as it was at a revision or event.")
+@json_option
+@pass_context
+def get_cmd(ctx: Context, node_id: str, field: str | None, at: str | None, as_json: bool) -> None:
+    """A node (or one FIELD, dotted or a JSON pointer) as the world holds it now or --at REV."""
+    from narrative.engine.read import get_value
+
+    value = get_value(ctx.world, node_id, field, at)
+    if as_json or not isinstance(value, str):
+        click.echo(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))
+    else:
+        click.echo(value)
+
+
+@click.command("nodes")
+@click.option("--layer", type=click.Choice(["character", "item", "ambient", "background"]))
+@json_option
+@pass_context
+def nodes_cmd(ctx: Context, layer: str | None, as_json: bool) -> None:
+    """List the world's nodes (hand edits included)."""
+    from narrative.engine.read import list_nodes
+
+    rows = list_nodes(ctx.world, layer)
+    if as_json:
+        emit_json(rows)
+        return
+    width = max((len(r["id"]) for r in rows), default=2)
+    for r in rows:
+        flag = f"  [{r['edited']}]" if r["edited"] else ""
+        life = "" if r["lifecycle"] == "permanent" else f" ({r['lifecycle']})"
+        click.echo(f"{r['id']:<{width}}  {r['layer']:<10}  {r['kind'] or '-':<12}  {r['name']}"
+                   f"{life}{flag}")
+
+
+@click.command("status")
+@json_option
+@pass_context
+def status_cmd(ctx: Context, as_json: bool) -> None:
+    """Hand edits not yet recorded by an event, field by field, and anything in the way."""
+    from narrative.engine.read import status
+
+    st = status(ctx.world).to_json()
+    if as_json:
+        emit_json(st)
+        return
+    head = st["head"]
+    where = f"On branch {st['branch']}" if st["branch"] else "HEAD is detached"
+    click.echo(f"{where}, at {short(head['commit'])} {head['content'].splitlines()[0]}"
+               if head else where)
+    if st["edits"]:
+        click.echo("\nHand edits (the next event records them):")
+        for ch in st["edits"]:
+            click.echo(f"  {change_line(ch)}")
+    if st["reformat"]:
+        click.echo("\nThe next event rewrites these files in narr's canonical layout:")
+        for path in st["reformat"]:
+            click.echo(f"  {path}")
+    if st["problems"]:
+        click.echo("\nProblems (the next event refuses until they are fixed):")
+        for p in st["problems"]:
+            click.echo(f"  {p}")
+    if st["outside_world"]:
+        click.echo("\nChanged outside world/ (not story state; narr leaves them to git):")
+        for p in st["outside_world"]:
+            click.echo(f"  {p}")
+    if st["failed_events"]:
+        click.echo("\nFailed events kept (narr event --retry runs the newest again):")
+        for f in st["failed_events"]:
+            click.echo(f"  {f['saved_at']}  {f['content']!r}: {f['error']}")
+    if not (st["edits"] or st["problems"] or st["outside_world"] or st["failed_events"]):
+        click.echo("Nothing to record: the world is as the last event left it.")
+
+
+COMMANDS = [log_cmd, show_cmd, get_cmd, nodes_cmd, status_cmd]

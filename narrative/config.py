@@ -1,0 +1,82 @@
+"""``narr.toml``: the world's own settings, tracked in the world repository.
+
+Only settings that belong to the story live here (name, language, layout,
+default diffuser). Anything that could run code or reach a network (commands,
+endpoints, keys) is user-level configuration and is never read from a world.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from narrative.errors import InvalidWorldError
+from narrative.ids import LAYOUTS, Layout
+
+CONFIG_FILE = "narr.toml"
+
+
+@dataclass(frozen=True)
+class WorldConfig:
+    name: str
+    language: str = "en"
+    layout: Layout = "flat"
+    diffuser: str = "rules"
+    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def render(self) -> str:
+        """The text of a fresh ``narr.toml``."""
+        return (
+            "# narr world settings (the narr README, section Files, explains each key)\n"
+            "[world]\n"
+            f"name = {_toml_str(self.name)}\n"
+            f"language = {_toml_str(self.language)}\n"
+            "# flat: world/<layer>/<id>.json; sharded: world/<layer>/<xx>/<id>.json (large worlds)\n"
+            f"layout = {_toml_str(self.layout)}\n"
+            "\n"
+            "[diffuser]\n"
+            "# what turns an event's words into changes when no --diffuser is given\n"
+            f"default = {_toml_str(self.diffuser)}\n"
+        )
+
+
+def _toml_str(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+def parse_config(text: str, source: str = CONFIG_FILE) -> WorldConfig:
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidWorldError(f"{source}: {exc}") from None
+    world = raw.get("world", {})
+    diffuser = raw.get("diffuser", {})
+    if not isinstance(world, dict) or not isinstance(diffuser, dict):
+        raise InvalidWorldError(f"{source}: [world] and [diffuser] must be tables")
+    layout = world.get("layout", "flat")
+    if layout not in LAYOUTS:
+        raise InvalidWorldError(
+            f"{source}: world.layout is {layout!r}; expected one of {', '.join(LAYOUTS)}"
+        )
+    name = world.get("name", "")
+    language = world.get("language", "en")
+    default = diffuser.get("default", "rules")
+    for key, value in (("world.name", name), ("world.language", language),
+                       ("diffuser.default", default)):
+        if not isinstance(value, str):
+            raise InvalidWorldError(f"{source}: {key} must be a string")
+    return WorldConfig(name=name, language=language, layout=layout, diffuser=default, raw=raw)
+
+
+def load_config(root: Path) -> WorldConfig:
+    path = root / CONFIG_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidWorldError(f"{CONFIG_FILE} is missing from {root}") from None
+    except UnicodeDecodeError:
+        raise InvalidWorldError(f"{CONFIG_FILE}: not UTF-8 text") from None
+    return parse_config(text)

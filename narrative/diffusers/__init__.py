@@ -1,0 +1,1 @@
+"""Diffusers: the sub-agents that turn an event's words into a proposed delta."""

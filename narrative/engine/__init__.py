@@ -1,0 +1,1 @@
+"""What narr does: events, reading, checking and time travel, on top of the store."""

@@ -1,0 +1,255 @@
+"""``narr check``: the history explains the world, and the world is valid.
+
+For every event on the story line, ``tree(parent) + edits + diffusions ==
+tree(event)``, compared node by node as JSON on exactly the nodes the event
+touched (a tree diff finds them, so the cost follows the size of the events, not
+of the world). Then every node of the current world is validated once: a valid
+node, in the right file, with an id used once, whose relations point at nodes
+that exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pygit2
+
+from narrative import fields
+from narrative.errors import InvalidWorldError
+from narrative.ids import LAYERS, Layout, node_path, parse_node_path
+from narrative.model import EventRecord
+from narrative.nodefile import NodeDict, load_trusted, validate
+from narrative.store import records, worktree
+from narrative.store.trees import EMPTY_TREE, blob_at, subtree, walk_blobs
+from narrative.store.worldrepo import WorldRepo
+
+
+@dataclass
+class Problem:
+    commit: str | None
+    event: str | None
+    content: str | None
+    problem: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"commit": self.commit, "event": self.event, "content": self.content,
+                "problem": self.problem}
+
+    def __str__(self) -> str:
+        where = f"event {self.event} ({self.commit[:10]})" if self.event and self.commit else (
+            f"commit {self.commit[:10]}" if self.commit else "world")
+        return f"{where}: {self.problem}"
+
+
+@dataclass
+class CheckReport:
+    events: int = 0
+    commits: int = 0
+    nodes: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    worktree_problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and not self.worktree_problems
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "events": self.events, "commits": self.commits,
+                "nodes": self.nodes, "problems": [p.to_json() for p in self.problems],
+                "worktree_problems": self.worktree_problems}
+
+
+def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree_too: bool = True,
+          progress: Callable[[int, int], None] | None = None) -> CheckReport:
+    report = CheckReport()
+    repo = wr.repo
+    layout = wr.config.layout
+    if rev is None:
+        head = wr.head_commit()
+        if head is None:
+            return report
+    else:
+        from narrative.engine.read import resolve
+
+        head = resolve(wr, rev)
+    chain: list[pygit2.Commit] = []
+    commit: pygit2.Commit | None = head
+    while commit is not None:
+        chain.append(commit)
+        commit = commit.parents[0] if commit.parents else None
+    chain.reverse()
+
+    seen_ids: dict[str, str] = {}
+    prev_record: EventRecord | None = None
+    for i, c in enumerate(chain):
+        if progress:
+            progress(i + 1, len(chain))
+        report.commits += 1
+        rec = records.decode(c.message)
+        parent = c.parents[0] if c.parents else None
+        problems = _check_commit(repo, layout, c, parent, rec, prev_record, seen_ids)
+        if rec is not None:
+            report.events += rec.kind == "event"
+            seen_ids.setdefault(rec.id, str(c.id))
+        for p in problems:
+            report.problems.append(Problem(str(c.id), rec.id if rec else None,
+                                           rec.content if rec else c.message.strip()[:80], p))
+        prev_record = rec if rec is not None else prev_record
+
+    if world:
+        problems, report.nodes = check_world(repo, head.tree, layout)
+        report.problems.extend(Problem(None, None, None, p) for p in problems)
+    if worktree_too and rev is None:
+        scan = worktree.scan(wr, head.tree)
+        report.worktree_problems = list(scan.problems)
+    return report
+
+
+def _check_commit(repo: pygit2.Repository, layout: Layout, c: pygit2.Commit,
+                  parent: pygit2.Commit | None, rec: EventRecord | None,
+                  prev: EventRecord | None, seen: dict[str, str]) -> list[str]:
+    old_tree = parent.tree if parent is not None else None
+    changed = _changed_node_paths(repo, old_tree, c.tree)
+    if rec is None:
+        if parent is None:
+            return ["the first commit is not a narr genesis"]
+        if changed:
+            return [f"this commit changes {changed[0]} (and {len(changed) - 1} more files) under "
+                    "world/ but is not a narr event; the history cannot explain the change"
+                    if len(changed) > 1 else
+                    f"this commit changes {changed[0]} but is not a narr event"]
+        return []
+    problems: list[str] = []
+    if rec.id in seen:
+        problems.append(f"event id {rec.id} is also used by commit {seen[rec.id][:10]}")
+    if rec.kind == "genesis":
+        if parent is not None:
+            problems.append("a genesis record on a commit that has a parent")
+        return problems
+    if parent is None:
+        return [*problems, "an event without a parent commit"]
+    if prev is not None and rec.parent != prev.id:
+        problems.append(f"the record names parent {rec.parent} but the parent event is {prev.id}")
+
+    touched = {ch.target for ch in [*rec.edits, *rec.diffusions]}
+    non_nodes = []
+    for path in changed:
+        placed = parse_node_path(path, layout)
+        if placed is None:
+            non_nodes.append(path)
+        else:
+            touched.add(placed[1])
+    for path in non_nodes:
+        problems.append(f"{path} changed, but it is not a node file")
+
+    before: dict[str, NodeDict | None] = {}
+    after: dict[str, NodeDict | None] = {}
+    for node_id in touched:
+        before[node_id] = _node_in(old_tree, node_id, layout)
+        after[node_id] = _node_in(c.tree, node_id, layout)
+    expected = dict(before)
+    for kind, changes in (("edit", rec.edits), ("diffusion", rec.diffusions)):
+        for line in fields.apply_changes(expected, changes):
+            problems.append(f"{kind} does not start from the parent's world: {line}")
+    for node_id in sorted(touched):
+        want, got = expected.get(node_id), after[node_id]
+        if not fields.same(want if want is not None else fields.ABSENT,
+                           got if got is not None else fields.ABSENT):
+            detail = ", ".join(f"{ch.field or '(whole node)'}: recorded {fields.show(ch.old_value)}"
+                               f" but committed {fields.show(ch.new_value)}"
+                               for ch in fields.node_changes(node_id, want, got)[:3]) if (
+                want is not None and got is not None) else (
+                "the record says it exists" if want is not None else "the record says it is gone")
+            problems.append(f"node {node_id}: the committed file does not match the record ({detail})")
+    for ch in rec.diffusions:
+        if ch.field == "" and ch.has_new and isinstance(ch.new_value, dict) and (
+                ch.new_value.get("created_by_event") != rec.id):
+            problems.append(f"node {ch.target} was created by this event but its "
+                            f"created_by_event is {ch.new_value.get('created_by_event')!r}")
+    for node_id in sorted(touched):
+        node = after[node_id]
+        if node is None:
+            continue
+        problems.extend(_node_problems(c.tree, node, node_id, layout))
+    return problems
+
+
+def _node_problems(tree: pygit2.Tree, node: NodeDict, node_id: str, layout: Layout) -> list[str]:
+    path = node_path(node_id, node.get("layer", "character"), layout) if (
+        node.get("layer") in LAYERS) else f"node {node_id}"
+    try:
+        validate(node, path)
+    except InvalidWorldError as exc:
+        return exc.details or [exc.message]
+    out = []
+    for rtype, targets in node.get("relations", {}).items():
+        for dst in targets:
+            if _node_in(tree, dst, layout) is None:
+                out.append(f"{path}: relation {rtype}->{dst} points at a node that does not exist")
+    return out
+
+
+def _changed_node_paths(repo: pygit2.Repository, old: pygit2.Tree | None,
+                        new: pygit2.Tree) -> list[str]:
+    a = subtree(old, "world")
+    b = subtree(new, "world")
+    if a is None and b is None:
+        return []
+    if a is None or b is None:
+        tree = b if b is not None else a
+        assert tree is not None
+        return [p for p, _ in walk_blobs(repo, tree, "world")]
+    if a.id == b.id:
+        return []
+    out = []
+    for d in a.diff_to_tree(b).deltas:
+        out.append("world/" + (d.new_file.path or d.old_file.path))
+        if d.old_file.path != d.new_file.path:
+            out.append("world/" + d.old_file.path)
+    return out
+
+
+def _node_in(tree: pygit2.Tree | None, node_id: str, layout: Layout) -> NodeDict | None:
+    for layer in LAYERS:
+        blob = blob_at(tree, node_path(node_id, layer, layout))
+        if blob is not None:
+            try:
+                return load_trusted(blob.data)
+            except ValueError:
+                return {"id": node_id, "__unreadable__": True}
+    return None
+
+
+def check_world(repo: pygit2.Repository, tree: pygit2.Tree,
+                layout: Layout) -> tuple[list[str], int]:
+    """Every node file of ``tree`` valid, well placed, unique, with live relations."""
+    world = subtree(tree, "world")
+    if world is None or str(world.id) == EMPTY_TREE:
+        return [], 0
+    problems: list[str] = []
+    nodes: dict[str, tuple[str, NodeDict]] = {}
+    for path, oid in walk_blobs(repo, world, "world"):
+        placed = parse_node_path(path, layout)
+        if placed is None:
+            problems.append(f"{path}: not a node file of the {layout} layout")
+            continue
+        try:
+            from narrative.nodefile import parse_node_file
+
+            node = parse_node_file(repo[oid].data, path, layout)
+        except InvalidWorldError as exc:
+            problems.extend(exc.details or [exc.message])
+            continue
+        if node["id"] in nodes:
+            problems.append(f"{path}: id {node['id']!r} is also used by {nodes[node['id']][0]}")
+            continue
+        nodes[node["id"]] = (path, node)
+    for path, node in nodes.values():
+        for rtype, targets in node["relations"].items():
+            for dst in targets:
+                if dst not in nodes:
+                    problems.append(f"{path}: relation {rtype}->{dst} points at a node that "
+                                    "does not exist")
+    return problems, len(nodes)

@@ -1,0 +1,86 @@
+"""Sealing an event: blobs, the trees above them, the commit, the branch, the working tree.
+
+Every command that adds an event (``event``, ``revert``, ``replay``) ends here, so
+there is one place that writes history and one crash-safety story
+(:mod:`narrative.store.journal`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import pygit2
+
+from narrative.model import EventRecord
+from narrative.nodefile import NodeDict, dump
+from narrative.store import journal, records
+from narrative.store.trees import blob_at, update_tree
+from narrative.world import WorldView
+
+
+@dataclass
+class Sealed:
+    commit: str
+    kept: list[str] = field(default_factory=list)
+
+
+def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecord,
+         *, when: datetime | None = None) -> Sealed:
+    """Commit ``finals`` (node id -> node after the event, None = gone) on top of the view's tree.
+
+    ``finals`` holds every node whose committed state changes: hand edits the event
+    absorbs and the event's own diffusions.
+    """
+    wr = view.wr
+    repo = wr.repo
+    ref = wr.require_branch()
+    head = wr.head_commit()
+    assert head is not None and view.tree is not None
+    tree = view.tree
+
+    workdir: dict[str, str | None] = {}  # path -> blob id now in the working tree
+    for e in view.edits.edits.values():
+        if e.old_path is not None:
+            workdir.setdefault(e.old_path, None)
+        if e.new_path is not None:
+            workdir[e.new_path] = e.raw_oid
+
+    tree_changes: dict[str, pygit2.Oid | None] = {}
+    for node_id, node in finals.items():
+        committed = view.committed(node_id)
+        old_path = committed[0] if committed else None
+        new_path = view.path(node) if node is not None else None
+        if node is not None and new_path is not None:
+            tree_changes[new_path] = repo.create_blob(dump(node))
+        if old_path is not None and old_path != new_path:
+            tree_changes[old_path] = None
+    for path in view.edits.stale_index:
+        tree_changes.setdefault(path, blob_at(tree, path).id)  # type: ignore[union-attr]
+
+    new_tree = update_tree(repo, tree.id, tree_changes)
+    sig = wr.signature(when)
+    commit = repo.create_commit(None, sig, sig, records.encode(record), new_tree, [head.id])
+
+    updates = []
+    for path, oid in sorted(tree_changes.items()):
+        if path in workdir:
+            before = workdir[path]
+        else:
+            blob = blob_at(tree, path)
+            before = str(blob.id) if blob is not None else None
+        after = str(oid) if oid is not None else None
+        updates.append(journal.PathUpdate(path, before, after, after))
+    kept = journal.run(wr, journal.Transaction(
+        ref=ref, old=str(head.id), new=str(commit),
+        message=f"narr {record.kind}: {records.subject_of(record.content)}",
+        updates=tuple(updates),
+    ))
+
+    new_tree_obj = repo[new_tree]
+    assert isinstance(new_tree_obj, pygit2.Tree)
+    cache = wr.index_cache
+    cache.apply(finals, wr.world_tree_id(tree), wr.world_tree_id(new_tree_obj), repo,
+                wr.config.layout)
+    cache.remember_event(record.id, str(commit))
+    return Sealed(str(commit), kept)

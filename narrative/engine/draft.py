@@ -1,0 +1,320 @@
+"""Applying a delta to the world, in memory, with every rule checked before anything is written.
+
+A :class:`Draft` holds only the nodes an event touches. Operations are applied
+in order; problems are collected (not raised one by one) so a user or a model
+sees everything wrong with a delta at once. Lifecycle expiry and the removal of
+relations that would dangle happen here too, so they are recorded as ordinary
+diffusions and a reset brings them back.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from narrative import fields
+from narrative.ids import id_problem
+from narrative.model import (
+    Change,
+    CreateOp,
+    Delta,
+    ExpireOp,
+    Op,
+    RelateOp,
+    SetOp,
+    UnrelateOp,
+    UnsetOp,
+)
+from narrative.nodefile import NodeDict
+from narrative.world import WorldView
+
+SETTABLE = ("name", "kind", "aliases", "summary", "lifecycle", "state", "relations")
+_FORBIDDEN = {
+    "traits": "traits are the node's baseline: only the user changes them, by editing the file "
+              "(narr edit {id}); the next event records that edit",
+    "id": "a node's id cannot change (it is the file name); create a new node instead",
+    "layer": "a node's layer cannot change through a delta; move the file by hand if you must",
+    "created_by_event": "created_by_event is set by narr",
+}
+
+
+class Draft:
+    def __init__(self, view: WorldView, event_id: str) -> None:
+        self.view = view
+        self.event_id = event_id
+        self.nodes: dict[str, NodeDict | None] = {}
+        self.order: list[str] = []
+        self.created: set[str] = set()
+        self.expired: dict[str, str] = {}  # id -> why
+        self.problems: list[str] = []
+        self.warnings: list[str] = []
+
+    # --- state ------------------------------------------------------------------------
+
+    def current(self, node_id: str) -> NodeDict | None:
+        if node_id in self.nodes:
+            return self.nodes[node_id]
+        return self.view.get(node_id)
+
+    def _touch(self, node_id: str) -> NodeDict | None:
+        if node_id not in self.nodes:
+            base = self.view.get(node_id)
+            self.nodes[node_id] = copy.deepcopy(base) if base is not None else None
+            self.order.append(node_id)
+        return self.nodes[node_id]
+
+    def _live(self, node_id: str, where: str) -> NodeDict | None:
+        problem = id_problem(node_id)
+        if problem:
+            self.problems.append(f"{where}: {problem}")
+            return None
+        if node_id in self.expired:
+            self.problems.append(f"{where}: node {node_id!r} is expired by this same event")
+            return None
+        if self.current(node_id) is None:
+            self.problems.append(f"{where}: no node {node_id!r} in the world{self._why_missing(node_id)}")
+            return None
+        return self._touch(node_id)
+
+    def _why_missing(self, node_id: str) -> str:
+        edit = self.view.edits.edits.get(node_id)
+        if edit is not None and edit.new is None:
+            return f" (its file {edit.old_path} was deleted by hand)"
+        return ""
+
+    # --- operations -------------------------------------------------------------------
+
+    def apply(self, delta: Delta) -> None:
+        for i, op in enumerate(delta.ops, 1):
+            self.apply_op(op, f"op {i} ({op.op})")
+
+    def apply_op(self, op: Op, where: str) -> None:
+        if isinstance(op, SetOp | UnsetOp):
+            self._set_or_unset(op, where)
+        elif isinstance(op, RelateOp):
+            self._relate(op, where)
+        elif isinstance(op, UnrelateOp):
+            self._unrelate(op, where)
+        elif isinstance(op, CreateOp):
+            self._create(op, where)
+        elif isinstance(op, ExpireOp):
+            self._expire_op(op, where)
+
+    def _set_or_unset(self, op: SetOp | UnsetOp, where: str) -> None:
+        tokens = fields.split(op.field)
+        head = tokens[0]
+        if head in _FORBIDDEN:
+            self.problems.append(f"{where}: {op.target} {op.field}: " +
+                                 _FORBIDDEN[head].format(id=op.target))
+            return
+        if head not in SETTABLE:
+            self.problems.append(
+                f"{where}: {op.target} {op.field}: {head!r} is not a node field "
+                f"(a delta may change {', '.join(SETTABLE)})"
+            )
+            return
+        node = self._live(op.target, where)
+        if node is None:
+            return
+        if isinstance(op, SetOp):
+            problem = _set(node, tokens, copy.deepcopy(op.value))
+        else:
+            problem = _unset(node, tokens)
+            if problem == "absent":
+                self.warnings.append(f"{where}: {op.target} {op.field} was already absent")
+                problem = None
+        if problem:
+            self.problems.append(f"{where}: {op.target} {op.field}: {problem}")
+
+    def _relate(self, op: RelateOp, where: str) -> None:
+        node = self._live(op.source, where)
+        if node is None:
+            return
+        # Whether op.target is live is checked in validate(): it may be created later on.
+        node.setdefault("relations", {}).setdefault(op.type, {})[op.target] = copy.deepcopy(op.attrs)
+
+    def _unrelate(self, op: UnrelateOp, where: str) -> None:
+        node = self._live(op.source, where)
+        if node is None:
+            return
+        targets = node.get("relations", {}).get(op.type, {})
+        if op.target not in targets:
+            self.warnings.append(
+                f"{where}: {op.source} has no {op.type!r} relation to {op.target}; nothing to remove"
+            )
+            return
+        del targets[op.target]
+        if not targets:
+            del node["relations"][op.type]
+
+    def _create(self, op: CreateOp, where: str) -> None:
+        node = op.node.model_dump(mode="json")
+        node_id = node["id"]
+        if node_id in self.created:
+            self.problems.append(f"{where}: node {node_id!r} is created twice in this event")
+            return
+        existing = self.current(node_id)
+        if existing is not None:
+            self.problems.append(
+                f"{where}: node {node_id!r} already exists ({self.view.path(existing)})"
+            )
+            return
+        if node_id in self.expired:
+            self.problems.append(f"{where}: node {node_id!r} is expired by this same event")
+            return
+        node["created_by_event"] = self.event_id
+        self._touch(node_id)
+        self.nodes[node_id] = node
+        self.created.add(node_id)
+
+    def _expire_op(self, op: ExpireOp, where: str) -> None:
+        if op.target in self.created:
+            self.problems.append(f"{where}: node {op.target!r} is created and expired in one event")
+            return
+        if self._live(op.target, where) is None:
+            return
+        self.expire(op.target, "expired by the event")
+
+    def expire(self, node_id: str, why: str) -> None:
+        self._touch(node_id)
+        self.nodes[node_id] = None
+        self.expired[node_id] = why
+
+    # --- lifecycles and dangling relations ---------------------------------------------
+
+    def expire_lifecycles(self, close_scene: bool) -> None:
+        """End the transient nodes this event outlives.
+
+        ``event`` nodes committed before this event end now; ``scene`` nodes end when
+        the event closes the scene. Nodes entering the world in this event (created by
+        it, or made by hand since the last one) live on into the next.
+        """
+        lifecycles = {"event", "scene"} if close_scene else {"event"}
+        for node_id in sorted(self.view.transient_committed()):
+            if node_id in self.expired or node_id in self.created:
+                continue
+            node = self.current(node_id)
+            if node is None or node.get("lifecycle") not in lifecycles:
+                continue
+            if self.view.committed(node_id) is None:
+                continue
+            self.expire(node_id, "scene closed" if node["lifecycle"] == "scene" else "event lifecycle")
+
+    def drop_dangling(self) -> None:
+        """Remove relations that point at nodes this event removed (or the user deleted)."""
+        gone = set(self.expired)
+        gone.update(i for i, e in self.view.edits.edits.items() if e.new is None)
+        if not gone:
+            return
+        sources = {src for src, _, _ in self.view.incoming(gone)} | set(self.nodes)
+        for src in sorted(sources):
+            if src in gone:
+                continue
+            node = self.current(src)
+            if node is None:
+                continue
+            rels = node.get("relations", {})
+            hits = [(t, d) for t, targets in rels.items() for d in targets if d in gone]
+            if not hits:
+                continue
+            node = self._touch(src)
+            assert node is not None
+            for rtype, dst in hits:
+                del node["relations"][rtype][dst]
+                if not node["relations"][rtype]:
+                    del node["relations"][rtype]
+
+    # --- final validation -------------------------------------------------------------
+
+    def validate(self) -> None:
+        """Every touched node valid, unchanged in id and layer, with live relations."""
+        from narrative.nodefile import validate as validate_node
+
+        for node_id in self.order:
+            node = self.nodes[node_id]
+            if node is None:
+                continue
+            before = self.view.get(node_id)
+            try:
+                canonical = validate_node(node, f"node {node_id}")
+            except Exception as exc:  # InvalidWorldError: reported as a delta problem
+                problems = getattr(exc, "details", None) or [str(exc)]
+                self.problems.extend(problems)
+                continue
+            self.nodes[node_id] = canonical
+            if canonical["id"] != node_id:
+                self.problems.append(f"node {node_id}: field /id cannot change")
+            if before is not None and canonical["layer"] != before["layer"]:
+                self.problems.append(f"node {node_id}: field /layer cannot change through a delta")
+            for rtype, targets in canonical["relations"].items():
+                for dst in targets:
+                    if dst in self.expired:
+                        self.problems.append(
+                            f"node {node_id}: relation {rtype}->{dst} points at a node this event expires"
+                        )
+                    elif self.current(dst) is None:
+                        self.problems.append(
+                            f"node {node_id}: relation {rtype}->{dst} points at a node that does not exist"
+                        )
+
+    def diffusions(self) -> list[Change]:
+        out: list[Change] = []
+        for node_id in self.order:
+            out.extend(fields.node_changes(node_id, self.view.get(node_id), self.nodes[node_id]))
+        return out
+
+    def changed_ids(self) -> list[str]:
+        return [i for i in self.order
+                if not fields.same(self.view.get(i) or fields.ABSENT, self.nodes[i] or fields.ABSENT)]
+
+
+def _set(node: NodeDict, tokens: list[str], value: Any) -> str | None:
+    """Set ``value`` at ``tokens``, creating missing objects on the way; a problem or None."""
+    cur: Any = node
+    for depth, token in enumerate(tokens[:-1]):
+        if isinstance(cur, dict):
+            if token not in cur:
+                cur[token] = {}
+            cur = cur[token]
+        elif isinstance(cur, list):
+            if not token.isdigit() or int(token) >= len(cur):
+                return f"no element {token} in the list at {fields.pointer(*tokens[:depth])}"
+            cur = cur[int(token)]
+        else:
+            return f"{fields.pointer(*tokens[: depth + 1])} is not an object"
+    last = tokens[-1]
+    if isinstance(cur, dict):
+        cur[last] = value
+    elif isinstance(cur, list):
+        if last == "-":
+            cur.append(value)
+        elif last.isdigit() and int(last) < len(cur):
+            cur[int(last)] = value
+        else:
+            return f"no element {last} in the list (use '-' to append)"
+    else:
+        return f"{fields.pointer(*tokens[:-1])} is not an object"
+    return None
+
+
+def _unset(node: NodeDict, tokens: list[str]) -> str | None:
+    cur: Any = node
+    for token in tokens[:-1]:
+        if isinstance(cur, dict) and token in cur:
+            cur = cur[token]
+        elif isinstance(cur, list) and token.isdigit() and int(token) < len(cur):
+            cur = cur[int(token)]
+        else:
+            return "absent"
+    last = tokens[-1]
+    if isinstance(cur, dict):
+        if last not in cur:
+            return "absent"
+        del cur[last]
+    elif isinstance(cur, list):
+        if not last.isdigit() or int(last) >= len(cur):
+            return "absent"
+        del cur[int(last)]
+    else:
+        return "absent"
+    return None

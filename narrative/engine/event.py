@@ -1,0 +1,225 @@
+"""``narr event``: one story event becomes one commit.
+
+The order matters and is the whole design: find the user's hand edits, let the
+diffuser propose a delta against the world *as edited*, validate everything,
+expire what the event outlives, and only then write. Any failure before the
+commit leaves the world and its history exactly as they were, and keeps the
+request so it can be retried.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from narrative import fields
+from narrative.diffusers.base import Diffuser, Proposal
+from narrative.engine import pending
+from narrative.engine.commit import seal
+from narrative.engine.draft import Draft
+from narrative.engine.pending import EventRequest
+from narrative.errors import DiffuserError, InvalidInputError, InvalidWorldError, NothingToDoError
+from narrative.ids import new_event_id
+from narrative.model import Change, Delta, EventRecord
+from narrative.nodefile import NodeDict
+from narrative.store import journal, records, worktree
+from narrative.store.worldrepo import WorldRepo
+from narrative.world import WorldView
+
+FLAT_LAYER_WARNING = 3000
+
+@dataclass
+class EventResult:
+    record: EventRecord
+    commit: str | None
+    dry_run: bool = False
+    created: list[str] = field(default_factory=list)
+    expired: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    kept_paths: list[str] = field(default_factory=list)
+    proposal: Proposal | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"commit": self.commit}
+        out.update(records.record_json(self.record))
+        out["dry_run"] = self.dry_run
+        out["created"] = self.created
+        out["expired"] = self.expired
+        out["warnings"] = self.warnings
+        if self.proposal is not None:
+            out["proposal"] = {"diffuser": self.record.diffuser,
+                               "ops": [op.model_dump(mode="json") for op in self.proposal.delta.ops],
+                               "notes": self.proposal.notes}
+        return out
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso(when: datetime) -> str:
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_event(wr: WorldRepo, request: EventRequest, *, dry_run: bool = False,
+              diffuser: Diffuser | None = None, when: datetime | None = None,
+              keep_failed: bool = True) -> EventResult:
+    """Record one event. On a user-caused failure nothing changes and the request is kept."""
+    if not request.content.strip():
+        raise InvalidInputError("an event needs content: say what happens")
+    try:
+        with wr.lock:
+            return _run_locked(wr, request, dry_run=dry_run, diffuser=diffuser, when=when)
+    except (InvalidInputError, InvalidWorldError, DiffuserError) as exc:
+        if keep_failed and not dry_run:
+            pending.save(wr, request, exc.message, exc.details,
+                         raw_reply=getattr(exc, "raw_reply", None))
+            exc.hint = ((exc.hint + "; ") if exc.hint else "") + \
+                "the event is kept: fix the problem and run narr event --retry"
+        raise
+
+
+def retry(wr: WorldRepo, *, dry_run: bool = False, diffuser: Diffuser | None = None,
+          when: datetime | None = None) -> EventResult:
+    """Run the newest failed event again; it is forgotten only once it is recorded.
+
+    ``diffuser`` None means the diffuser the failed request named (if any).
+    """
+    kept = pending.load_all(wr)
+    if not kept:
+        raise NothingToDoError("no failed event to retry")
+    item = kept[-1]
+    if diffuser is None and item.request.diffuser:
+        from narrative.diffusers.base import get_diffuser
+
+        diffuser = get_diffuser(item.request.diffuser, wr)
+    result = run_event(wr, item.request, dry_run=dry_run, diffuser=diffuser, when=when,
+                       keep_failed=False)
+    if not dry_run:
+        pending.discard(wr, item.key)
+    return result
+
+
+def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
+                diffuser: Diffuser | None, when: datetime | None) -> EventResult:
+    warnings = []
+    note = journal.recover(wr)
+    if note:
+        warnings.append(note)
+    wr.require_branch()
+    head = wr.head_commit()
+    if head is None:
+        raise InvalidWorldError("this world has no genesis commit", hint="narr init")
+    edits = worktree.scan(wr, head.tree)
+    edits.raise_problems()
+    view = WorldView(wr, head.tree, edits)
+
+    delta = request.delta
+    proposal: Proposal | None = None
+    if diffuser is not None:
+        proposal = diffuser.propose(view, request)
+        delta = merge(proposal.delta, request.delta)
+        if proposal.narrative_text and not delta.narrative_text:
+            delta = delta.model_copy(update={"narrative_text": proposal.narrative_text})
+        if proposal.causes:
+            delta = delta.model_copy(update={"causes": [*delta.causes, *proposal.causes]})
+    close_scene = request.close_scene or delta.close_scene
+
+    event_id = new_event_id()
+    draft = Draft(view, event_id)
+    draft.apply(delta)
+    _raise_if(draft.problems, "the event's changes are not valid")
+    draft.expire_lifecycles(close_scene)
+    draft.drop_dangling()
+    draft.validate()
+    problems = list(draft.problems) + _edit_relation_problems(view, draft)
+    _raise_if(problems, "the event's changes are not valid")
+    warnings.extend(draft.warnings)
+
+    edit_changes: list[Change] = []
+    for node_id, e in edits.edits.items():
+        edit_changes.extend(fields.node_changes(node_id, e.old, e.new))
+    when = when or now_utc()
+    parent = records.decode(head.message)
+    record = EventRecord(
+        id=event_id,
+        parent=parent.id if parent else None,
+        content=request.content,
+        diffusions=draft.diffusions(),
+        edits=edit_changes,
+        narrative_text=request.narrative_text or delta.narrative_text,
+        timestamp=request.timestamp or delta.timestamp,
+        created_at=iso(when),
+        close_scene=close_scene,
+        diffuser=diffuser.name if diffuser is not None else None,
+        causes=list(dict.fromkeys([*request.causes, *delta.causes])),
+    )
+    result = EventResult(record, None, dry_run=dry_run, created=sorted(draft.created),
+                         expired=dict(draft.expired), warnings=warnings, proposal=proposal)
+    if dry_run:
+        return result
+
+    finals: dict[str, NodeDict | None] = {i: e.new for i, e in edits.edits.items()}
+    finals.update(draft.nodes)
+    sealed = seal(view, finals, record, when=when)
+    result.commit = sealed.commit
+    result.kept_paths = sealed.kept
+    for path in sealed.kept:
+        warnings.append(f"{path} changed while the event was being recorded; "
+                        "your version is kept as a hand edit")
+    warnings.extend(_flat_warnings(view, draft))
+    return result
+
+
+def merge(proposed: Delta, explicit: Delta) -> Delta:
+    """One delta from a diffuser's proposal and the user's explicit changes.
+
+    The explicit operations come last, so on the same field they win.
+    """
+    return Delta(
+        ops=[*proposed.ops, *explicit.ops],
+        narrative_text=explicit.narrative_text or proposed.narrative_text,
+        timestamp=explicit.timestamp or proposed.timestamp,
+        close_scene=explicit.close_scene or proposed.close_scene,
+        causes=list(dict.fromkeys([*proposed.causes, *explicit.causes])),
+    )
+
+
+def _raise_if(problems: list[str], summary: str) -> None:
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise InvalidInputError(f"{summary}: {problems[0]}{more}", details=problems,
+                                hint="nothing was changed")
+
+
+def _edit_relation_problems(view: WorldView, draft: Draft) -> list[str]:
+    """Hand-edited relations must point at nodes that exist after the event."""
+    problems = []
+    for node_id, e in view.edits.edits.items():
+        if e.new is None or node_id in draft.nodes:
+            continue  # touched nodes were validated by the draft
+        for rtype, targets in e.new.get("relations", {}).items():
+            for dst in targets:
+                if draft.current(dst) is None:
+                    problems.append(
+                        f"{e.new_path}: field /relations/{rtype}/{dst}: "
+                        f"points at a node that does not exist"
+                    )
+    return problems
+
+
+def _flat_warnings(view: WorldView, draft: Draft) -> list[str]:
+    if view.layout != "flat" or not draft.created:
+        return []
+    out = []
+    cache = view.wr.index_cache
+    for layer in sorted({draft.nodes[i]["layer"] for i in draft.created if draft.nodes[i]}):
+        n = cache.count(layer)
+        if n > FLAT_LAYER_WARNING:
+            out.append(
+                f"world/{layer}/ holds {n} node files; past a few thousand every event rewrites "
+                "a large tree: a world this size is better in the sharded layout "
+                "(narr init --layout sharded)"
+            )
+    return out

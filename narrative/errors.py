@@ -1,0 +1,105 @@
+"""Typed errors a user can cause, each with its exit code.
+
+The library raises these and never prints or exits; the CLI turns them into one
+message on stderr and the exit code from :data:`EXIT_CODES`. Anything else that
+escapes is a bug in narr and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class NarrError(Exception):
+    """Base of every error a user can cause; ``exit_code`` comes from the table below."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None = None,
+                 details: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.details = details or []
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class NotAWorldError(NarrError):
+    """The directory holds no narr world (no git repository with a narr.toml)."""
+
+    exit_code = 10
+
+
+class NotFoundError(NarrError):
+    """A node, revision, event id, branch, chain or set-aside edit that does not exist."""
+
+    exit_code = 11
+
+
+class InvalidInputError(NarrError):
+    """Something typed on the command line or passed in a delta is malformed or illegal."""
+
+    exit_code = 12
+
+
+class InvalidWorldError(NarrError):
+    """A node file in the working tree is not valid JSON or not a valid node."""
+
+    exit_code = 13
+
+
+class ConflictError(NarrError):
+    """The world changed in a way that makes the request ambiguous (replay, revert, restore)."""
+
+    exit_code = 14
+
+    def __init__(self, message: str, *, conflicts: list[dict[str, object]] | None = None,
+                 hint: str | None = None, details: list[str] | None = None) -> None:
+        super().__init__(message, hint=hint, details=details)
+        self.conflicts = conflicts or []
+
+
+class BusyError(NarrError):
+    """Another narr process holds the world's write lock."""
+
+    exit_code = 15
+
+
+class NothingToDoError(NarrError):
+    """The request is valid but there is nothing to do (e.g. no failed event to retry)."""
+
+    exit_code = 16
+
+
+class CheckFailedError(NarrError):
+    """``narr check`` found a broken event or node."""
+
+    exit_code = 17
+
+
+class DiffuserError(NarrError):
+    """A diffuser failed or returned something that is not a valid delta."""
+
+    exit_code = 18
+
+    def __init__(self, message: str, *, hint: str | None = None,
+                 details: list[str] | None = None, raw_reply: str | None = None) -> None:
+        super().__init__(message, hint=hint, details=details)
+        self.raw_reply = raw_reply
+
+
+EXIT_CODES: dict[str, int] = {
+    cls.__name__: cls.exit_code
+    for cls in (
+        NarrError,
+        NotAWorldError,
+        NotFoundError,
+        InvalidInputError,
+        InvalidWorldError,
+        ConflictError,
+        BusyError,
+        NothingToDoError,
+        CheckFailedError,
+        DiffuserError,
+    )
+}

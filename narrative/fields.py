@@ -1,0 +1,200 @@
+"""Field-level changes between JSON documents, addressed by JSON pointers.
+
+One diff function serves hand edits, diffusions and ``narr check``, so the three
+can never disagree about what "a field changed" means: objects are compared key
+by key, everything else (strings, numbers, lists) is one value. A key that is
+missing is *absent*, which is not ``null``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import jsonpatch
+import jsonpointer
+
+from narrative.model import Change, make_change
+
+ABSENT: Any = ...  # marks a value that is not there (distinct from JSON null)
+
+
+def canonical(value: Any) -> str:
+    """A string that two JSON values share exactly when they are equal *as JSON*.
+
+    Python says ``True == 1``; JSON does not, and a story where a flag became the
+    number one has changed.
+    """
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def same(a: Any, b: Any) -> bool:
+    if a is ABSENT or b is ABSENT:
+        return a is b
+    return canonical(a) == canonical(b)
+
+
+def escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def pointer(*tokens: str) -> str:
+    return "".join("/" + escape(t) for t in tokens)
+
+
+def split(ptr: str) -> list[str]:
+    """The unescaped tokens of a JSON pointer (``""`` is the whole document)."""
+    if ptr == "":
+        return []
+    if not ptr.startswith("/"):
+        raise ValueError(f"{ptr!r} is not a JSON pointer")
+    return [t.replace("~1", "/").replace("~0", "~") for t in ptr[1:].split("/")]
+
+
+def get(doc: Any, ptr: str) -> Any:
+    """The value at ``ptr`` in ``doc``, or :data:`ABSENT`."""
+    cur = doc
+    for token in split(ptr):
+        if isinstance(cur, Mapping):
+            if token not in cur:
+                return ABSENT
+            cur = cur[token]
+        elif isinstance(cur, list):
+            if not token.isdigit() or int(token) >= len(cur):
+                return ABSENT
+            cur = cur[int(token)]
+        else:
+            return ABSENT
+    return cur
+
+
+# Objects whose members are containers that exist implicitly: a node's relation types.
+# ``/relations/holds`` appearing or vanishing is never itself a change; its edges are.
+CONTAINERS = frozenset({"/relations"})
+
+
+def diff(target: str, old: Any, new: Any, base: str = "") -> list[Change]:
+    """Field-level changes turning ``old`` into ``new`` (either may be :data:`ABSENT`)."""
+    return list(_diff(target, old, new, base))
+
+
+def _diff(target: str, old: Any, new: Any, base: str) -> Iterator[Change]:
+    if old is ABSENT and new is ABSENT:
+        return
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        implicit: Any = {} if base in CONTAINERS else ABSENT
+        for key in sorted(set(old) | set(new)):
+            a, b = old.get(key, implicit), new.get(key, implicit)
+            if not (isinstance(a, Mapping) and isinstance(b, Mapping)):
+                a, b = old.get(key, ABSENT), new.get(key, ABSENT)
+            yield from _diff(target, a, b, base + "/" + escape(key))
+        return
+    if same(old, new):
+        return
+    yield make_change(target, base, old, new)
+
+
+def node_changes(node_id: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> list[Change]:
+    """Changes from one version of a node to another; ``None`` means the node does not exist.
+
+    Creation and removal are one change on the whole node (field ``""``), so a
+    record says "this node appeared" rather than listing every field.
+    """
+    if old is None and new is None:
+        return []
+    if old is None:
+        return [make_change(node_id, "", ABSENT, dict(new or {}))]
+    if new is None:
+        return [make_change(node_id, "", dict(old), ABSENT)]
+    return diff(node_id, old, new)
+
+
+def apply_changes(
+    nodes: dict[str, dict[str, Any] | None],
+    changes: Iterable[Change],
+    *,
+    verify_old: bool = True,
+) -> list[str]:
+    """Apply changes to ``nodes`` (id -> node, ``None`` = absent) in place.
+
+    Returns one line per change whose recorded ``old_value`` does not match what
+    is there (only when ``verify_old``); such a change is still applied, so the
+    caller sees every mismatch at once.
+    """
+    problems: list[str] = []
+    for ch in changes:
+        node = nodes.get(ch.target)
+        if ch.field == "":
+            current: Any = ABSENT if node is None else node
+            if verify_old and not same(current, ch.old_value if ch.has_old else ABSENT):
+                problems.append(_mismatch(ch, current))
+            nodes[ch.target] = dict(ch.new_value) if ch.has_new else None
+            continue
+        if node is None:
+            problems.append(f"{ch.target} {ch.field}: node does not exist")
+            continue
+        current = get(node, ch.field)
+        if verify_old and not same(current, ch.old_value if ch.has_old else ABSENT):
+            problems.append(_mismatch(ch, current))
+        ops: list[dict[str, Any]] = []
+        container = _container_of(ch.field)
+        if ch.has_new:
+            if container is not None and get(node, container) is ABSENT:
+                ops.append({"op": "add", "path": container, "value": {}})
+            ops.append({"op": "add", "path": ch.field, "value": ch.new_value})
+        elif current is ABSENT:
+            continue
+        else:
+            ops.append({"op": "remove", "path": ch.field})
+        try:
+            updated = jsonpatch.apply_patch(node, ops, in_place=False)
+        except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as exc:
+            problems.append(f"{ch.target} {ch.field}: cannot apply: {exc}")
+            continue
+        if container is not None and get(updated, container) == {}:
+            updated = jsonpatch.apply_patch(updated, [{"op": "remove", "path": container}])
+        nodes[ch.target] = updated
+    return problems
+
+
+def _container_of(ptr: str) -> str | None:
+    """The implicit container a pointer lives in (``/relations/holds`` for an edge), or None."""
+    for prefix in CONTAINERS:
+        if ptr.startswith(prefix + "/"):
+            rest = ptr[len(prefix) + 1 :]
+            if "/" in rest:
+                return prefix + "/" + rest.split("/", 1)[0]
+    return None
+
+
+def invert(changes: Iterable[Change]) -> list[Change]:
+    """The changes that undo ``changes``, in reverse order."""
+    out = []
+    for ch in reversed(list(changes)):
+        out.append(
+            make_change(
+                ch.target,
+                ch.field,
+                ch.new_value if ch.has_new else ABSENT,
+                ch.old_value if ch.has_old else ABSENT,
+            )
+        )
+    return out
+
+
+def _mismatch(ch: Change, current: Any) -> str:
+    expected = ch.old_value if ch.has_old else ABSENT
+    return (
+        f"{ch.target} {ch.field or '(whole node)'}: expected {show(expected)}, found {show(current)}"
+    )
+
+
+def show(value: Any, limit: int = 60) -> str:
+    """A short one-line rendering of a JSON value for messages (``absent`` for ABSENT)."""
+    if value is ABSENT:
+        return "(absent)"
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text

@@ -1,0 +1,252 @@
+"""The data model: world nodes, changes, deltas and event records (pydantic).
+
+These models are the contract with everything outside narr: node files users
+edit by hand, deltas that programs and language models propose, and event
+records sealed in commits. ``schemas/*.json`` is generated from them
+(:func:`json_schemas`) and a test fails when the two drift apart.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
+
+from narrative.ids import ID_PATTERN, MAX_ID_LENGTH, Layer, Lifecycle, id_problem
+
+FORMAT_VERSION = 1
+
+
+def _safe_id(value: str) -> str:
+    problem = id_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+_REL_TYPE_RE = re.compile(r"^[^\s:/~]{1,64}$")
+
+
+def _rel_type(value: str) -> str:
+    if not _REL_TYPE_RE.match(value):
+        raise ValueError(
+            f"relation type {value!r} must be 1-64 characters without spaces, ':', '/' or '~'"
+        )
+    return value
+
+
+def _pointer(value: str) -> str:
+    if value and not value.startswith("/"):
+        raise ValueError(f"field {value!r} is not a JSON pointer (it must start with '/')")
+    return value
+
+
+NodeId = Annotated[
+    str,
+    AfterValidator(_safe_id),
+    Field(pattern=ID_PATTERN, max_length=MAX_ID_LENGTH, description="A safe slug, also the file name."),
+]
+RelationType = Annotated[str, AfterValidator(_rel_type), Field(pattern=r"^[^\s:/~]{1,64}$")]
+Pointer = Annotated[str, AfterValidator(_pointer), Field(description="A JSON pointer into the node.")]
+JsonObject = dict[str, Any]
+
+
+class Node(BaseModel):
+    """One node of the world graph, stored as ``world/<layer>/[xx/]<id>.json``."""
+
+    model_config = ConfigDict(extra="forbid", title="narr world node")
+
+    id: NodeId
+    name: Annotated[str, Field(min_length=1, description="Display name, in the story's language.")]
+    layer: Layer
+    kind: str = Field(default="", description="Free text inside the layer: person, sword, place...")
+    aliases: list[Annotated[str, Field(min_length=1)]] = Field(
+        default_factory=list, description="Other names the story uses, any language."
+    )
+    summary: str = ""
+    lifecycle: Lifecycle = Field(
+        default="permanent",
+        description="permanent: until expired; scene: until a scene closes; event: until the next event.",
+    )
+    created_by_event: str | None = Field(
+        default=None, description="Id of the event that created the node; null for genesis or hand-made."
+    )
+    traits: JsonObject = Field(
+        default_factory=dict, description="The baseline: only the user changes it, never a diffuser."
+    )
+    state: JsonObject = Field(default_factory=dict, description="What events change.")
+    relations: dict[RelationType, dict[NodeId, JsonObject]] = Field(
+        default_factory=dict,
+        description="Edges of the world graph: type -> target id -> attributes.",
+    )
+
+    @field_validator("relations")
+    @classmethod
+    def _drop_empty_types(cls, value: dict[str, dict[str, JsonObject]]) -> dict[str, Any]:
+        # A relation type with no targets carries nothing; one canonical form keeps diffs exact.
+        return {rtype: targets for rtype, targets in value.items() if targets}
+
+
+class Change(BaseModel):
+    """One field-level change: a diffusion (made by the engine) or an edit (made by hand).
+
+    A missing ``old_value`` means the field was absent (creation), a missing
+    ``new_value`` that it is gone (removal); both differ from ``null``.
+    """
+
+    model_config = ConfigDict(extra="forbid", title="narr change")
+
+    target: NodeId
+    field: Pointer
+    old_value: Any = None
+    new_value: Any = None
+
+    @property
+    def has_old(self) -> bool:
+        return "old_value" in self.model_fields_set
+
+    @property
+    def has_new(self) -> bool:
+        return "new_value" in self.model_fields_set
+
+    @model_serializer(mode="wrap")
+    def _drop_absent(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            if not self.has_old:
+                data.pop("old_value", None)
+            if not self.has_new:
+                data.pop("new_value", None)
+        return data
+
+
+def make_change(target: str, field: str, old: Any = ..., new: Any = ...) -> Change:
+    """A :class:`Change` where ``...`` (Ellipsis) stands for "absent"."""
+    kwargs: dict[str, Any] = {"target": target, "field": field}
+    if old is not ...:
+        kwargs["old_value"] = old
+    if new is not ...:
+        kwargs["new_value"] = new
+    return Change.model_construct(_fields_set=set(kwargs), **kwargs)
+
+
+# --- delta operations -------------------------------------------------------------------
+
+
+class _Op(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SetOp(_Op):
+    """Set a field of a node (intermediate objects are created as needed)."""
+
+    op: Literal["set"]
+    target: NodeId
+    field: Annotated[Pointer, Field(min_length=2)]
+    value: Any
+
+
+class UnsetOp(_Op):
+    """Remove a field of a node."""
+
+    op: Literal["unset"]
+    target: NodeId
+    field: Annotated[Pointer, Field(min_length=2)]
+
+
+class RelateOp(_Op):
+    """Add (or update the attributes of) the edge ``source -type-> target``."""
+
+    op: Literal["relate"]
+    source: NodeId
+    type: RelationType
+    target: NodeId
+    attrs: JsonObject = Field(default_factory=dict)
+
+
+class UnrelateOp(_Op):
+    """Remove the edge ``source -type-> target``."""
+
+    op: Literal["unrelate"]
+    source: NodeId
+    type: RelationType
+    target: NodeId
+
+
+class CreateOp(_Op):
+    """Create a whole node; its ``created_by_event`` is set to the event that creates it."""
+
+    op: Literal["create"]
+    node: Node
+
+
+class ExpireOp(_Op):
+    """End a node: its file goes, and so do the relations that point at it."""
+
+    op: Literal["expire"]
+    target: NodeId
+
+
+Op = Annotated[
+    SetOp | UnsetOp | RelateOp | UnrelateOp | CreateOp | ExpireOp, Field(discriminator="op")
+]
+
+
+class Delta(BaseModel):
+    """What a diffuser proposes for one event; the engine validates it whole, then applies it."""
+
+    model_config = ConfigDict(extra="forbid", title="narr delta")
+
+    ops: list[Op] = Field(default_factory=list)
+    narrative_text: str | None = None
+    timestamp: str | None = Field(default=None, description="Story time of the event.")
+    close_scene: bool = False
+    causes: list[str] = Field(
+        default_factory=list, description="Ids of earlier events this one follows from."
+    )
+
+
+# --- event record -----------------------------------------------------------------------
+
+
+class EventRecord(BaseModel):
+    """The record sealed in an event's commit (its message body)."""
+
+    model_config = ConfigDict(extra="forbid", title="narr event record")
+
+    narr: int = Field(default=FORMAT_VERSION, description="Record format version.")
+    kind: Literal["genesis", "event"] = "event"
+    id: str
+    parent: str | None
+    content: str
+    diffusions: list[Change] = Field(default_factory=list)
+    edits: list[Change] = Field(default_factory=list)
+    narrative_text: str | None = None
+    timestamp: str | None = None
+    created_at: str
+    close_scene: bool = False
+    diffuser: str | None = None
+    causes: list[str] = Field(default_factory=list)
+    reverts: str | None = None
+    replay_of: str | None = None
+
+
+def json_schemas() -> dict[str, dict[str, Any]]:
+    """The JSON Schemas published under ``schemas/``, keyed by file name."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, model in (("node", Node), ("delta", Delta), ("event", EventRecord)):
+        schema = model.model_json_schema(mode="validation")
+        schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+        schema["$id"] = f"https://narr.invalid/schemas/{name}.schema.json"
+        out[f"{name}.schema.json"] = schema
+    return out

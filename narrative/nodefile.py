@@ -1,0 +1,133 @@
+"""Reading and writing node files: one canonical byte form, and errors that name the line.
+
+The canonical form (two-space indent, sorted keys, one field per line, UTF-8,
+trailing newline) is what makes ``git diff`` and ``git blame`` work field by
+field, so every node file narr commits is in it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from narrative.errors import InvalidWorldError
+from narrative.ids import Layout, parse_node_path
+
+NodeDict = dict[str, Any]
+
+
+def dump(node: NodeDict) -> bytes:
+    return (json.dumps(node, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def load_trusted(data: bytes) -> NodeDict:
+    """Parse a node blob narr itself committed (already validated when it was written)."""
+    value = json.loads(data)
+    if not isinstance(value, dict):
+        raise ValueError("node blob is not a JSON object")
+    return value
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_json(data: bytes, path: str) -> Any:
+    """Strict JSON (no duplicate keys, no NaN), with errors naming file, line and column."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidWorldError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InvalidWorldError(
+            f"{path}: line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from None
+    except _DuplicateKey as exc:
+        line = _line_of(text, [exc.key], nth=2)
+        where = f"line {line}: " if line else ""
+        raise InvalidWorldError(f"{path}: {where}key {exc.key!r} appears twice") from None
+    except ValueError as exc:
+        raise InvalidWorldError(f"{path}: {exc}") from None
+
+
+def validate(obj: Any, path: str, text: str | None = None) -> NodeDict:
+    """Validate a parsed node and return its canonical dict, or raise naming the field."""
+    from pydantic import ValidationError
+
+    from narrative.model import Node
+
+    try:
+        node = Node.model_validate(obj)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors(include_url=False):
+            loc = [str(p) for p in err["loc"]]
+            field = "/" + "/".join(loc) if loc else "(whole node)"
+            line = _line_of(text, loc) if text and loc else None
+            where = f"line {line}, " if line else ""
+            problems.append(f"{path}: {where}field {field}: {err['msg']}")
+        raise InvalidWorldError(problems[0], details=problems) from None
+    return node.model_dump(mode="json")
+
+
+def parse_node_file(data: bytes, path: str, layout: Layout) -> NodeDict:
+    """A node from a working-tree file: strict JSON, a valid node, and in the right place."""
+    obj = parse_json(data, path)
+    node = validate(obj, path, data.decode("utf-8-sig"))
+    placed = parse_node_path(path, layout)
+    if placed is None:
+        raise InvalidWorldError(f"{path}: not a node file path (expected world/<layer>/...<id>.json)")
+    layer, file_id = placed
+    if node["id"] != file_id:
+        raise InvalidWorldError(
+            f"{path}: field /id is {node['id']!r} but the file is named for {file_id!r}",
+            hint="a node's id is its file name; rename the file or fix the id",
+        )
+    if node["layer"] != layer:
+        raise InvalidWorldError(
+            f"{path}: field /layer is {node['layer']!r} but the file is under world/{layer}/",
+            hint="move the file to the layer's directory (narr path ID shows where)",
+        )
+    return node
+
+
+def _line_of(text: str | None, keys: list[str], nth: int = 1) -> int | None:
+    """Best-effort line of a key path in pretty-printed JSON (for messages only)."""
+    if not text:
+        return None
+    pos = 0
+    for i, key in enumerate(keys):
+        if key.isdigit():
+            continue
+        needle = json.dumps(key, ensure_ascii=False) + ":"
+        alt = json.dumps(key) + ":"
+        count = nth if i == len(keys) - 1 else 1
+        found = -1
+        for _ in range(count):
+            a = text.find(needle, pos)
+            b = text.find(alt, pos) if alt != needle else -1
+            candidates = [x for x in (a, b) if x >= 0]
+            found = min(candidates) if candidates else -1
+            if found < 0:
+                break
+            pos = found + 1
+        if found < 0:
+            return None
+    return text.count("\n", 0, pos) + 1 if pos else None

@@ -1,0 +1,1 @@
+"""Everything that touches git and the file system: trees, commits, records, refs, locking."""

@@ -1,0 +1,165 @@
+"""Crash-safe moves of a branch together with the working tree and the index.
+
+Moving the branch ref is the commit point. Before it, a journal names every
+path to update with three blob ids: what the working tree holds now (``before``),
+what it must hold afterwards (``after``) and what the index must hold (``index``).
+After it, the working tree and the index are brought along and the journal is
+removed. A process killed at any moment leaves either the old state (ref not
+moved: the journal is dropped) or the new one (ref moved: :func:`recover` rolls
+the working tree forward). A file whose content is neither ``before`` nor
+``after`` was changed by the user meanwhile and is left alone: it simply becomes
+a hand edit, so no edit is ever overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pygit2
+
+from narrative.errors import ConflictError
+from narrative.store.worldrepo import WorldRepo
+
+JOURNAL = "journal.json"
+
+
+@dataclass(frozen=True)
+class PathUpdate:
+    path: str
+    before: str | None
+    after: str | None
+    index: str | None
+
+
+@dataclass(frozen=True)
+class Transaction:
+    ref: str
+    old: str | None
+    new: str
+    message: str
+    updates: tuple[PathUpdate, ...]
+
+
+def _journal_path(wr: WorldRepo) -> Path:
+    return wr.narr_dir / JOURNAL
+
+
+def write_atomic(path: Path, data: bytes, tmp_dir: Path) -> None:
+    """Replace ``path`` with ``data`` so a reader sees the old bytes or the new, never half."""
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    tmp = tmp_dir / f"{path.name}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
+
+
+def run(wr: WorldRepo, txn: Transaction) -> list[str]:
+    """Move ``txn.ref`` and bring the working tree and index along.
+
+    Returns the paths left untouched because the user changed them meanwhile.
+    """
+    current = _ref_target(wr, txn.ref)
+    if current != txn.old:
+        raise ConflictError(
+            f"{txn.ref} moved while narr was working (now at {str(current)[:12]})",
+            hint="run the command again",
+        )
+    journal = _journal_path(wr)
+    payload = asdict(txn)
+    write_atomic(journal, json.dumps(payload).encode(), wr.narr_dir / "tmp")
+    _set_ref(wr, txn.ref, txn.new, txn.message)
+    kept = _apply(wr, txn.updates)
+    journal.unlink(missing_ok=True)
+    return kept
+
+
+def recover(wr: WorldRepo) -> str | None:
+    """Finish or drop an interrupted transaction; say what was done (None if nothing)."""
+    journal = _journal_path(wr)
+    try:
+        payload = json.loads(journal.read_bytes())
+    except FileNotFoundError:
+        return None
+    except ValueError:
+        journal.unlink(missing_ok=True)
+        return "dropped an unreadable journal of an interrupted narr command"
+    txn = Transaction(
+        ref=payload["ref"], old=payload["old"], new=payload["new"], message=payload["message"],
+        updates=tuple(PathUpdate(**u) for u in payload["updates"]),
+    )
+    current = _ref_target(wr, txn.ref)
+    if current == txn.new:
+        _apply(wr, txn.updates)
+        note = f"finished an interrupted narr command ({txn.message})"
+    elif current == txn.old:
+        note = f"rolled back an interrupted narr command ({txn.message})"
+    else:
+        note = f"dropped the journal of an interrupted narr command: {txn.ref} has moved since"
+    journal.unlink(missing_ok=True)
+    return note
+
+
+def _ref_target(wr: WorldRepo, ref: str) -> str | None:
+    try:
+        target = wr.repo.references[ref].target
+    except KeyError:
+        return None
+    return str(target)
+
+
+def _set_ref(wr: WorldRepo, ref: str, new: str, message: str) -> None:
+    wr.repo.create_reference_direct(ref, pygit2.Oid(hex=new), True, message=message)
+
+
+def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> list[str]:
+    repo = wr.repo
+    index = repo.index
+    index.read(force=True)
+    tmp_dir = wr.narr_dir / "tmp"
+    kept: list[str] = []
+    for u in updates:
+        full = wr.abs(u.path)
+        now = _hash(full)
+        if now != u.after:
+            if now == u.before:
+                if u.after is None:
+                    full.unlink(missing_ok=True)
+                    _prune_dirs(full.parent, wr.root)
+                else:
+                    full.parent.mkdir(parents=True, exist_ok=True)
+                    write_atomic(full, wr.blob_bytes(u.after), tmp_dir)
+                now = u.after
+            else:
+                kept.append(u.path)
+        if u.index is None:
+            if u.path in index:
+                index.remove(u.path)
+        elif now == u.index:
+            index.add(u.path)  # fresh stat data: the index stays a valid stat cache
+        else:
+            index.add(pygit2.IndexEntry(u.path, pygit2.Oid(hex=u.index), pygit2.GIT_FILEMODE_BLOB))
+    index.write()
+    return kept
+
+
+def _hash(path: Path) -> str | None:
+    try:
+        if path.is_symlink() or not path.is_file():
+            return None if not path.exists() and not path.is_symlink() else "not-a-file"
+        return str(pygit2.hashfile(str(path)))
+    except FileNotFoundError:
+        return None
+
+
+def _prune_dirs(directory: Path, root: Path) -> None:
+    """Drop directories a deletion left empty, up to (not including) ``world/<layer>``."""
+    world = root / "world"
+    while directory != root and directory.parent != world and directory != world:
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+        directory = directory.parent

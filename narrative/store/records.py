@@ -1,0 +1,63 @@
+"""Event records inside commit messages.
+
+The subject is the event's content, so ``git log --oneline`` reads as the story;
+the body carries the record as JSON after a marker line, so the commit hash seals
+it and ``git show`` displays it above the node-file diff.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from narrative.model import EventRecord
+
+MARKER = "narr-event-record v1"
+_WS = re.compile(r"\s+")
+SUBJECT_LIMIT = 200
+
+
+def subject_of(content: str) -> str:
+    line = _WS.sub(" ", content).strip()
+    if len(line) > SUBJECT_LIMIT:
+        line = line[: SUBJECT_LIMIT - 1] + "…"
+    return line or "(untitled event)"
+
+
+def record_json(record: EventRecord) -> dict[str, Any]:
+    return record.model_dump(mode="json")
+
+
+def encode(record: EventRecord) -> str:
+    return f"{subject_of(record.content)}\n\n{MARKER}\n{_layout(record_json(record))}\n"
+
+
+def _layout(data: dict[str, Any]) -> str:
+    """JSON with one top-level key per line and one change per line, so ``git show`` stays legible."""
+    lines = []
+    items = list(data.items())
+    for i, (key, value) in enumerate(items):
+        comma = "," if i < len(items) - 1 else ""
+        name = json.dumps(key)
+        if isinstance(value, list) and value:
+            inner = ",\n".join(f"    {json.dumps(v, ensure_ascii=False)}" for v in value)
+            lines.append(f"  {name}: [\n{inner}\n  ]{comma}")
+        else:
+            lines.append(f"  {name}: {json.dumps(value, ensure_ascii=False)}{comma}")
+    return "{\n" + "\n".join(lines) + "\n}"
+
+
+def decode(message: str) -> EventRecord | None:
+    """The record in a commit message, or None when the commit is not a narr event."""
+    head, sep, rest = message.partition(f"\n\n{MARKER}\n")
+    if not sep:
+        return None
+    try:
+        data = json.loads(rest)
+    except json.JSONDecodeError:
+        return None
+    try:
+        return EventRecord.model_validate(data)
+    except ValueError:
+        return None

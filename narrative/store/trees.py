@@ -1,0 +1,75 @@
+"""Trees built in memory: rewrite only the trees on the paths that changed.
+
+An event that touches three node files writes three blobs and the handful of
+trees above them; it never reads the rest of the world into an index.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pygit2
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+def update_tree(repo: pygit2.Repository, base: pygit2.Oid | None,
+                changes: Mapping[str, pygit2.Oid | None]) -> pygit2.Oid:
+    """A tree equal to ``base`` with each path set to a blob (or removed, for ``None``).
+
+    Directories that end up empty are dropped, as git has no empty trees.
+    """
+    tb = repo.TreeBuilder(repo[base]) if base is not None else repo.TreeBuilder()
+    nested: dict[str, dict[str, pygit2.Oid | None]] = defaultdict(dict)
+    for path, oid in changes.items():
+        head, _, rest = path.partition("/")
+        if rest:
+            nested[head][rest] = oid
+        elif oid is None:
+            if tb.get(head) is not None:
+                tb.remove(head)
+        else:
+            tb.insert(head, oid, pygit2.GIT_FILEMODE_BLOB)
+    for name, sub in nested.items():
+        entry = tb.get(name)
+        sub_base = entry.id if entry is not None and entry.type_str == "tree" else None
+        new_sub = update_tree(repo, sub_base, sub)
+        if str(new_sub) == EMPTY_TREE:
+            if entry is not None:
+                tb.remove(name)
+        else:
+            tb.insert(name, new_sub, pygit2.GIT_FILEMODE_TREE)
+    return tb.write()
+
+
+def blob_at(tree: pygit2.Tree | None, path: str) -> pygit2.Blob | None:
+    """The blob at ``path`` in ``tree``, or None (missing, or not a blob)."""
+    if tree is None:
+        return None
+    try:
+        obj = tree[path]
+    except KeyError:
+        return None
+    return obj if isinstance(obj, pygit2.Blob) else None
+
+
+def subtree(tree: pygit2.Tree | None, path: str) -> pygit2.Tree | None:
+    if tree is None:
+        return None
+    try:
+        obj = tree[path]
+    except KeyError:
+        return None
+    return obj if isinstance(obj, pygit2.Tree) else None
+
+
+def walk_blobs(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> Iterator[tuple[str, Any]]:
+    """Every ``(path, blob oid)`` under ``tree``, depth first."""
+    for entry in tree:
+        path = f"{prefix}/{entry.name}" if prefix else entry.name
+        if entry.type_str == "tree":
+            yield from walk_blobs(repo, repo[entry.id], path)
+        elif entry.type_str == "blob":
+            yield path, entry.id

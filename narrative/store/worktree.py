@@ -1,0 +1,171 @@
+"""Finding hand edits: every change under ``world/`` that no event has recorded yet.
+
+The git index is kept equal to HEAD's tree, so ``repo.status()`` (libgit2's
+stat-cache walk, the same work as ``git status``) names the few files that
+changed; only those are read and parsed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pygit2
+
+from narrative.errors import InvalidWorldError
+from narrative.ids import LAYERS, Layout, is_world_path, node_path, parse_node_path
+from narrative.nodefile import NodeDict, dump, load_trusted, parse_node_file
+from narrative.store.trees import blob_at
+from narrative.store.worldrepo import WorldRepo
+
+_FS = pygit2.enums.FileStatus
+
+
+@dataclass
+class HandEdit:
+    """One node changed by hand. ``old``/``new`` are None when it did not/does not exist."""
+
+    node_id: str
+    old: NodeDict | None
+    new: NodeDict | None
+    old_path: str | None
+    new_path: str | None
+    raw_oid: str | None = None  # blob id of the bytes now in the working tree
+    canonical: bytes | None = None  # what narr will commit for ``new``
+
+    @property
+    def rewrites_file(self) -> bool:
+        """The working-tree file is valid but not in canonical form (narr will reformat it)."""
+        return self.canonical is not None and self.raw_oid != str(
+            pygit2.hash(self.canonical)
+        )
+
+
+@dataclass
+class HandEdits:
+    edits: dict[str, HandEdit] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    stale_index: list[str] = field(default_factory=list)  # index-only differences to repair
+    outside: list[str] = field(default_factory=list)  # changes outside world/ (not story state)
+
+    def raise_problems(self) -> None:
+        if self.problems:
+            more = f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else ""
+            raise InvalidWorldError(
+                self.problems[0] + more,
+                details=list(self.problems),
+                hint="fix the file (narr status lists every problem); nothing was changed",
+            )
+
+
+def scan(wr: WorldRepo, head_tree: pygit2.Tree | None) -> HandEdits:
+    """Every uncommitted change under ``world/``, parsed and validated, keyed by node id."""
+    out = HandEdits()
+    layout = wr.config.layout
+    status: dict[str, Any] = wr.repo.status(untracked_files="all")
+    removed: dict[str, tuple[str, NodeDict]] = {}
+    added: dict[str, tuple[str, NodeDict, str]] = {}
+    modified: list[tuple[str, NodeDict, NodeDict, str]] = []
+    for path, flags in sorted(status.items()):
+        if flags & _FS.IGNORED:
+            continue
+        if not is_world_path(path):
+            out.outside.append(path)
+            continue
+        head_blob = blob_at(head_tree, path)
+        full = wr.abs(path)
+        data, raw_oid, problem = _read_regular(full, path)
+        if problem:
+            out.problems.append(problem)
+            continue
+        if head_blob is not None and raw_oid == str(head_blob.id):
+            out.stale_index.append(path)
+            continue
+        old = _head_node(head_blob, path, layout)
+        if data is None:
+            if old is not None:
+                removed[old["id"]] = (path, old)
+            continue
+        if parse_node_path(path, layout) is None:
+            out.problems.append(_misplaced(path, layout))
+            continue
+        try:
+            new = parse_node_file(data, path, layout)
+        except InvalidWorldError as exc:
+            out.problems.extend(exc.details or [exc.message])
+            continue
+        if old is not None:
+            modified.append((path, old, new, raw_oid or ""))
+        else:
+            added[new["id"]] = (path, new, raw_oid or "")
+
+    for path, old, new, raw_oid in modified:
+        out.edits[new["id"]] = HandEdit(new["id"], old, new, path, path, raw_oid, dump(new))
+    for node_id, (path, old) in removed.items():
+        out.edits[node_id] = HandEdit(node_id, old, None, path, None)
+    for node_id, (path, new, raw_oid) in added.items():
+        before = out.edits.get(node_id)
+        if before is not None and before.new is None:
+            # The same id moved (e.g. to another layer): one edit, old and new node.
+            out.edits[node_id] = HandEdit(node_id, before.old, new, before.old_path, path,
+                                          raw_oid, dump(new))
+            continue
+        clash = _existing_path(head_tree, node_id, layout, exclude=path)
+        if clash is not None and clash not in (e.old_path for e in out.edits.values()):
+            out.problems.append(
+                f"{path}: node id {node_id!r} is already used by {clash} (ids are unique across layers)"
+            )
+            continue
+        out.edits[node_id] = HandEdit(node_id, None, new, None, path, raw_oid, dump(new))
+    return out
+
+
+def _read_regular(full: Any, path: str) -> tuple[bytes | None, str | None, str | None]:
+    """``(bytes, blob id, problem)`` of a working-tree file; bytes None when it is gone."""
+    try:
+        if full.is_symlink():
+            return None, None, f"{path}: is a symbolic link; node files must be regular files"
+        if full.is_dir():
+            return None, None, f"{path}: is a directory where a node file was expected"
+        data = full.read_bytes()
+    except FileNotFoundError:
+        return None, None, None
+    except OSError as exc:
+        return None, None, f"{path}: cannot be read ({exc.strerror})"
+    return data, str(pygit2.hash(data)), None
+
+
+def _head_node(blob: pygit2.Blob | None, path: str, layout: Layout) -> NodeDict | None:
+    if blob is None or parse_node_path(path, layout) is None:
+        return None
+    try:
+        return load_trusted(blob.data)
+    except ValueError:
+        return None
+
+
+def _existing_path(tree: pygit2.Tree | None, node_id: str, layout: Layout,
+                   exclude: str) -> str | None:
+    for layer in LAYERS:
+        candidate = node_path(node_id, layer, layout)
+        if candidate != exclude and blob_at(tree, candidate) is not None:
+            return candidate
+    return None
+
+
+def _misplaced(path: str, layout: Layout) -> str:
+    parts = path.split("/")
+    name = parts[-1]
+    if len(parts) >= 3 and parts[1] in LAYERS and name.endswith(".json"):
+        node_id = name[:-5]
+        from narrative.ids import id_problem
+
+        problem = id_problem(node_id)
+        if problem:
+            return f"{path}: {problem}"
+        if layout == "sharded":
+            return (f"{path}: in a sharded world this node's file belongs at "
+                    f"{node_path(node_id, parts[1], layout)}")  # type: ignore[arg-type]
+        return f"{path}: node files sit directly in world/{parts[1]}/ in a flat world"
+    return (f"{path}: not a node file (node files are world/<layer>/<id>.json with layer one of "
+            f"{', '.join(LAYERS)})")

@@ -1,0 +1,131 @@
+"""The handle on one world: its git repository, its settings and its private state.
+
+narr's private state (lock, journal, derived index, set-aside edits, failed
+events) lives under ``.git/narr/``: never tracked, never cloned, and recoverable
+from the history when it is lost.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pygit2
+
+from narrative.config import CONFIG_FILE, WorldConfig, load_config
+from narrative.errors import InvalidInputError, NotAWorldError
+from narrative.ids import WORLD_DIR
+from narrative.store.lock import WriteLock
+from narrative.store.trees import EMPTY_TREE
+
+if TYPE_CHECKING:
+    from narrative.store.cache import WorldIndex
+
+
+class WorldRepo:
+    def __init__(self, root: Path, repo: pygit2.Repository, config: WorldConfig) -> None:
+        self.root = root
+        self.repo = repo
+        self.config = config
+        self.git_dir = Path(repo.path)
+        self.narr_dir = self.git_dir / "narr"
+        self.lock = WriteLock(self.narr_dir / "lock")
+
+    # --- opening ----------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] = ".") -> WorldRepo:
+        """Open the world containing ``path`` (searching upwards, as git does)."""
+        start = Path(path).resolve()
+        found = pygit2.discover_repository(str(start))
+        if found is None:
+            raise NotAWorldError(
+                f"not a narr world: no git repository at {start} or above",
+                hint="create one with: narr init DIR --sample",
+            )
+        repo = pygit2.Repository(found)
+        if repo.is_bare or repo.workdir is None:
+            raise NotAWorldError(f"not a narr world: {found} is a bare repository")
+        root = Path(repo.workdir).resolve()
+        if not (root / CONFIG_FILE).is_file():
+            raise NotAWorldError(
+                f"not a narr world: {root} is a git repository without {CONFIG_FILE}",
+                hint="create a world with: narr init DIR",
+            )
+        return cls(root, repo, load_config(root))
+
+    # --- HEAD -------------------------------------------------------------------------
+
+    def head_ref(self) -> str | None:
+        """The branch HEAD points at (``refs/heads/...``), or None when detached."""
+        head = self.repo.references.get("HEAD")
+        if head is None or head.type != pygit2.enums.ReferenceType.SYMBOLIC:
+            return None
+        target = head.target
+        return target if isinstance(target, str) else None
+
+    def branch(self) -> str | None:
+        ref = self.head_ref()
+        return ref.removeprefix("refs/heads/") if ref else None
+
+    def head_commit(self) -> pygit2.Commit | None:
+        if self.repo.head_is_unborn:
+            return None
+        return self.repo.head.peel(pygit2.Commit)
+
+    def require_branch(self) -> str:
+        """The current branch's ref; events and resets only move branches."""
+        ref = self.head_ref()
+        if ref is None:
+            raise InvalidInputError(
+                "HEAD is detached: narr only moves story branches",
+                hint="narr switch BRANCH (narr branch lists them)",
+            )
+        return ref
+
+    def world_tree_id(self, tree: pygit2.Tree | None) -> str:
+        """The id of ``world/`` inside a commit tree (the empty tree when there is none)."""
+        if tree is None:
+            return EMPTY_TREE
+        try:
+            entry = tree[WORLD_DIR]
+        except KeyError:
+            return EMPTY_TREE
+        return str(entry.id)
+
+    # --- objects ----------------------------------------------------------------------
+
+    def blob_bytes(self, oid: pygit2.Oid | str) -> bytes:
+        obj = self.repo[oid]
+        assert isinstance(obj, pygit2.Blob)
+        return obj.data
+
+    def signature(self, when: datetime | None = None) -> pygit2.Signature:
+        """The configured git identity, or a neutral one so a fresh machine can still write."""
+        when = when or datetime.now(UTC)
+        ts = int(when.timestamp())
+        offset = int(when.utcoffset().total_seconds() // 60) if when.utcoffset() else 0
+        try:
+            default = self.repo.default_signature
+            return pygit2.Signature(default.name, default.email, ts, offset)
+        except (KeyError, pygit2.GitError):
+            return pygit2.Signature("narr", "narr@localhost", ts, offset)
+
+    # --- private state ----------------------------------------------------------------
+
+    @cached_property
+    def index_cache(self) -> WorldIndex:
+        from narrative.store.cache import WorldIndex
+
+        return WorldIndex(self.narr_dir / "index.sqlite")
+
+    def abs(self, relpath: str) -> Path:
+        return self.root / relpath
+
+    def close(self) -> None:
+        if "index_cache" in self.__dict__:
+            self.index_cache.close()
+        self.repo.free()

@@ -1,0 +1,107 @@
+"""Helpers for the tests: the CLI runner, snapshots of a world, real git as the referee."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+
+@dataclass
+class CLI:
+    """The real ``narr`` command, in-process through click's runner."""
+
+    root: Path
+
+    def __call__(self, *args: str, input: str | None = None, expect: int = 0) -> Result:
+        from narrative.cli import main
+
+        runner = CliRunner()
+        result = runner.invoke(main, ["-C", str(self.root), *args], input=input,
+                               catch_exceptions=False)
+        assert result.exit_code == expect, (
+            f"narr {' '.join(args)} exited {result.exit_code}, expected {expect}\n"
+            f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+        )
+        return result
+
+    def json(self, *args: str, input: str | None = None, expect: int = 0) -> Any:
+        result = self(*args, "--json", input=input, expect=expect)
+        return json.loads(result.stdout)
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Everything a command could change: refs, reflogs, index and every working-tree file."""
+    out: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_dir():
+            continue
+        if rel.startswith(".git/objects/") or rel.startswith(".git/narr/"):
+            continue  # unreachable objects and narr's caches may be written; history may not
+        out[rel] = hashlib.sha1(path.read_bytes()).hexdigest()
+    return out
+
+
+def git(root: Path, *args: str) -> str:
+    """Real git, as the referee."""
+    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
+    return proc.stdout
+
+
+def narr_subprocess(root: Path, *args: str, input: str | None = None,
+                    env: dict[str, str] | None = None,
+                    check: bool = False) -> subprocess.CompletedProcess[str]:
+    """The installed CLI as a separate process (``python -m narrative``)."""
+    return subprocess.run([sys.executable, "-m", "narrative", "-C", str(root), *args],
+                          capture_output=True, text=True, input=input,
+                          env={**os.environ, **(env or {})}, check=check)
+
+
+def write_node(root: Path, rel: str, node: dict[str, Any]) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(node, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def node_file(root: Path, node_id: str) -> Path:
+    from narrative.engine.read import locate
+    from narrative.store.worldrepo import WorldRepo
+
+    wr = WorldRepo.open(root)
+    try:
+        return root / locate(wr, node_id)
+    finally:
+        wr.close()
+
+
+def read_node(root: Path, node_id: str) -> dict[str, Any]:
+    return json.loads(node_file(root, node_id).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def edit_node(root: Path, node_id: str, **changes: Any) -> None:
+    """A hand edit: load the file, change ``state`` keys (or top-level keys), write it back."""
+    path = node_file(root, node_id)
+    node = json.loads(path.read_text(encoding="utf-8"))
+    for key, value in changes.items():
+        if key in node and key not in ("state",):
+            node[key] = value
+        else:
+            node["state"][key] = value
+    path.write_text(json.dumps(node, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
+
+
+def rel_path(root: Path, node_id: str, layer: str) -> str:
+    """Where a node's file lives in this world's layout, whether or not it exists."""
+    from narrative.config import load_config
+    from narrative.ids import node_path
+
+    return node_path(node_id, layer, load_config(root).layout)  # type: ignore[arg-type]
