@@ -1,0 +1,213 @@
+"""The context pack a diffuser works from: who and what the event names, their
+neighbourhood in the world graph, and the last few events.
+
+Names are found without reading the world: every span of the text that starts
+and ends on a word boundary (any character boundary inside Chinese, Japanese or
+Korean text, which has no spaces) is looked up in the derived index's name table,
+and the longest matches win. The cost follows the length of the text, not the
+size of the world.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from narrative.store.cache import normalize_name
+
+if TYPE_CHECKING:
+    from narrative.engine.pending import EventRequest
+    from narrative.world import WorldView
+
+MAX_NAME_CHARS = 40
+RECENT_EVENTS = 5
+
+
+def is_cjk(ch: str) -> bool:
+    """Characters of scripts written without spaces between words."""
+    if not ch:
+        return False
+    name = unicodedata.name(ch, "")
+    return name.startswith(("CJK ", "HIRAGANA", "KATAKANA", "HANGUL", "IDEOGRAPHIC"))
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A span of the event text that names one node (or several, when the name is shared)."""
+
+    start: int
+    end: int
+    text: str
+    ids: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"start": self.start, "end": self.end, "text": self.text, "ids": list(self.ids)}
+
+
+def candidate_spans(text: str, max_chars: int = MAX_NAME_CHARS) -> list[tuple[int, int]]:
+    """Spans that could be a name: they start and end on a word boundary."""
+    n = len(text)
+    starts = []
+    ends = set()
+    for i, ch in enumerate(text):
+        prev = text[i - 1] if i else ""
+        if ch.isspace() or not (ch.isalnum() or is_cjk(ch)):
+            continue
+        if is_cjk(ch) or not prev or not prev.isalnum() or is_cjk(prev):
+            starts.append(i)
+    for j in range(1, n + 1):
+        last = text[j - 1]
+        nxt = text[j] if j < n else ""
+        if last.isspace() or not (last.isalnum() or is_cjk(last)):
+            continue
+        if is_cjk(last) or not nxt or not nxt.isalnum() or is_cjk(nxt):
+            ends.add(j)
+    spans = []
+    for i in starts:
+        for j in range(i + 1, min(n, i + max_chars) + 1):
+            if j in ends:
+                spans.append((i, j))
+    return spans
+
+
+def find_mentions(view: WorldView, text: str) -> list[Mention]:
+    """Nodes named in ``text`` by name or alias, longest match first, without overlaps."""
+    spans = candidate_spans(text)
+    by_norm: dict[str, list[tuple[int, int]]] = {}
+    for i, j in spans:
+        by_norm.setdefault(normalize_name(text[i:j]), []).append((i, j))
+    hits = _lookup(view, set(by_norm))
+    found: list[tuple[int, int, tuple[str, ...]]] = []
+    for norm, ids in hits.items():
+        for i, j in by_norm.get(norm, []):
+            found.append((i, j, tuple(sorted(ids))))
+    found.sort(key=lambda t: (-(t[1] - t[0]), t[0]))
+    taken: list[tuple[int, int]] = []
+    out: list[Mention] = []
+    for i, j, ids in found:
+        if any(i < b and a < j for a, b in taken):
+            continue
+        taken.append((i, j))
+        out.append(Mention(i, j, text[i:j], ids))
+    return sorted(out, key=lambda m: m.start)
+
+
+def _lookup(view: WorldView, norms: set[str]) -> dict[str, set[str]]:
+    """norm -> ids naming it in the edited world (the index, corrected for hand edits)."""
+    hits: dict[str, set[str]] = {}
+    if not norms:
+        return hits
+    db = view.index().db
+    items = sorted(norms)
+    for k in range(0, len(items), 500):
+        chunk = items[k : k + 500]
+        marks = ",".join("?" * len(chunk))
+        for norm, node_id in db.execute(f"SELECT norm, id FROM names WHERE norm IN ({marks})", chunk):
+            hits.setdefault(norm, set()).add(node_id)
+    edited = view.edits.edits
+    if edited:
+        for ids in hits.values():
+            ids.difference_update(edited)
+        for node_id, e in edited.items():
+            if e.new is None:
+                continue
+            for name in [e.new["name"], *e.new.get("aliases", [])]:
+                norm = normalize_name(name)
+                if norm in norms:
+                    hits.setdefault(norm, set()).add(node_id)
+    return {k: v for k, v in hits.items() if v}
+
+
+@dataclass
+class ContextPack:
+    """What a diffuser sees of the world for one event (JSON-ready via :meth:`to_json`)."""
+
+    content: str
+    timestamp: str | None
+    world: dict[str, str]
+    mentions: list[Mention]
+    nodes: dict[str, dict[str, Any]]
+    edges: list[dict[str, str]]
+    recent_events: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "content": self.content,
+            "timestamp": self.timestamp,
+            "world": self.world,
+            "mentions": [m.to_json() for m in self.mentions],
+            "nodes": self.nodes,
+            "edges": self.edges,
+            "recent_events": self.recent_events,
+        }
+
+
+def build_context(view: WorldView, request: EventRequest, *, radius: int = 1,
+                  recent: int = RECENT_EVENTS) -> ContextPack:
+    """The context pack: mentioned nodes, their neighbourhood (networkx), recent events."""
+    import networkx as nx
+
+    mentions = find_mentions(view, request.content)
+    seeds = {i for m in mentions for i in m.ids}
+    graph = nx.MultiDiGraph()
+    loaded: dict[str, dict[str, Any]] = {}
+
+    def load(node_id: str) -> dict[str, Any] | None:
+        if node_id not in loaded:
+            node = view.get(node_id)
+            if node is None:
+                return None
+            loaded[node_id] = node
+        return loaded[node_id]
+
+    expanded: set[str] = set()
+    frontier = set(seeds)
+    for _ in range(radius):
+        reached: set[str] = set()
+        for node_id in sorted(frontier):
+            node = load(node_id)
+            if node is None:
+                continue
+            graph.add_node(node_id)
+            for rtype, targets in node.get("relations", {}).items():
+                for dst in targets:
+                    graph.add_edge(node_id, dst, key=rtype)
+                    reached.add(dst)
+        for src, rtype, dst in view.incoming(frontier):
+            graph.add_edge(src, dst, key=rtype)
+            reached.add(src)
+        expanded |= frontier
+        frontier = reached - expanded
+    keep = set(seeds)
+    undirected = graph.to_undirected(as_view=True)
+    for s in seeds:
+        if s in graph:
+            keep |= set(nx.ego_graph(undirected, s, radius=radius).nodes)
+    nodes = {i: load(i) for i in sorted(keep)}
+    edges = [{"source": a, "type": k, "target": b}
+             for a, b, k in sorted(graph.edges(keys=True)) if a in keep and b in keep]
+    return ContextPack(
+        content=request.content,
+        timestamp=request.timestamp,
+        world={"name": view.wr.config.name, "language": view.wr.config.language},
+        mentions=mentions,
+        nodes={k: v for k, v in nodes.items() if v is not None},
+        edges=edges,
+        recent_events=_recent(view, recent),
+    )
+
+
+def _recent(view: WorldView, limit: int) -> list[dict[str, Any]]:
+    from narrative.store import records
+
+    out: list[dict[str, Any]] = []
+    head = view.wr.head_commit()
+    commit = head
+    while commit is not None and len(out) < limit:
+        rec = records.decode(commit.message)
+        if rec is not None and rec.kind == "event":
+            out.append({"id": rec.id, "content": rec.content, "timestamp": rec.timestamp,
+                        "diffusions": [d.model_dump(mode="json") for d in rec.diffusions]})
+        commit = commit.parents[0] if commit.parents else None
+    return out
