@@ -198,3 +198,49 @@ def show(value: Any, limit: int = 60) -> str:
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return text
+
+
+def put(doc: dict[str, Any], ptr: str, value: Any) -> None:
+    """Set ``value`` at ``ptr`` in place, creating missing objects on the way.
+
+    For carrying a user's edit onto a world that may lack the objects around it;
+    a non-object in the way is replaced, because the user's value wins.
+    """
+    tokens = split(ptr)
+    cur: Any = doc
+    for token in tokens[:-1]:
+        if isinstance(cur, list) and token.isdigit() and int(token) < len(cur):
+            cur = cur[int(token)]
+            continue
+        if not isinstance(cur.get(token), dict | list):
+            cur[token] = {}
+        cur = cur[token]
+    last = tokens[-1]
+    if isinstance(cur, list):
+        if last.isdigit() and int(last) < len(cur):
+            cur[int(last)] = value
+        else:
+            cur.append(value)
+    else:
+        cur[last] = value
+
+
+def drop(doc: dict[str, Any], ptr: str) -> None:
+    """Remove ``ptr`` in place if it is there (and an emptied relation type with it)."""
+    tokens = split(ptr)
+    cur: Any = doc
+    for token in tokens[:-1]:
+        if isinstance(cur, dict) and token in cur:
+            cur = cur[token]
+        elif isinstance(cur, list) and token.isdigit() and int(token) < len(cur):
+            cur = cur[int(token)]
+        else:
+            return
+    last = tokens[-1]
+    if isinstance(cur, dict):
+        cur.pop(last, None)
+    elif isinstance(cur, list) and last.isdigit() and int(last) < len(cur):
+        del cur[int(last)]
+    container = _container_of(ptr)
+    if container is not None and get(doc, container) == {}:
+        drop(doc, container)

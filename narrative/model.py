@@ -38,7 +38,7 @@ _REL_TYPE_RE = re.compile(r"^[^\s:/~]{1,64}$")
 
 
 def _rel_type(value: str) -> str:
-    if not _REL_TYPE_RE.match(value):
+    if not _REL_TYPE_RE.fullmatch(value):
         raise ValueError(
             f"relation type {value!r} must be 1-64 characters without spaces, ':', '/' or '~'"
         )
@@ -239,6 +239,11 @@ class EventRecord(BaseModel):
     causes: list[str] = Field(default_factory=list)
     reverts: str | None = None
     replay_of: str | None = None
+    explicit: list[Op] = Field(
+        default_factory=list,
+        description="The changes the user spelled out (--set, --delta ...), kept so a replay "
+                    "through a diffuser can run the same request again.",
+    )
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:

@@ -64,9 +64,17 @@ def main(ctx: click.Context, directory: Path) -> None:
 
 
 def _register() -> None:
-    from narrative.cli import check_cmd, event_cmd, init_cmd, read_cmd, schema_cmd
+    from narrative.cli import (
+        branch_cmd,
+        check_cmd,
+        event_cmd,
+        init_cmd,
+        read_cmd,
+        schema_cmd,
+        travel_cmd,
+    )
 
-    for module in (init_cmd, event_cmd, read_cmd, check_cmd, schema_cmd):
+    for module in (init_cmd, event_cmd, read_cmd, travel_cmd, branch_cmd, check_cmd, schema_cmd):
         for command in module.COMMANDS:
             main.add_command(command)
 

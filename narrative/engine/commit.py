@@ -39,12 +39,7 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
     assert head is not None and view.tree is not None
     tree = view.tree
 
-    workdir: dict[str, str | None] = {}  # path -> blob id now in the working tree
-    for e in view.edits.edits.values():
-        if e.old_path is not None:
-            workdir.setdefault(e.old_path, None)
-        if e.new_path is not None:
-            workdir[e.new_path] = e.raw_oid
+    workdir = view.edits.raw  # path -> blob id now in the working tree, where it differs
 
     tree_changes: dict[str, pygit2.Oid | None] = {}
     for node_id, node in finals.items():

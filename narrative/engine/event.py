@@ -15,7 +15,7 @@ from typing import Any
 
 from narrative import fields
 from narrative.diffusers.base import Diffuser, Proposal
-from narrative.engine import pending
+from narrative.engine import overlay, pending
 from narrative.engine.commit import seal
 from narrative.engine.draft import Draft
 from narrative.engine.pending import EventRequest
@@ -114,6 +114,8 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     edits = worktree.scan(wr, head.tree)
     edits.raise_problems()
     view = WorldView(wr, head.tree, edits)
+    if request.edits:
+        _raise_if(overlay.lay(view, request.edits), "the event's own hand edits do not apply")
 
     delta = request.delta
     proposal: Proposal | None = None
@@ -154,6 +156,9 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
         close_scene=close_scene,
         diffuser=diffuser.name if diffuser is not None else None,
         causes=list(dict.fromkeys([*request.causes, *delta.causes])),
+        explicit=list(request.delta.ops),
+        replay_of=request.replay_of,
+        reverts=request.reverts,
     )
     result = EventResult(record, None, dry_run=dry_run, created=sorted(draft.created),
                          expired=dict(draft.expired), warnings=warnings, proposal=proposal)

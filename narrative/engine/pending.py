@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from narrative.ids import new_event_id
-from narrative.model import Delta
+from narrative.model import Change, Delta
 from narrative.store.journal import write_atomic
 from narrative.store.worldrepo import WorldRepo
 
@@ -31,6 +31,13 @@ class EventRequest(BaseModel):
     close_scene: bool = False
     diffuser: str | None = None
     causes: list[str] = Field(default_factory=list)
+    edits: list[Change] = Field(
+        default_factory=list,
+        description="Hand edits to lay onto the world before the event (a replayed event's own).",
+    )
+    replay_of: str | None = None
+    reverts: str | None = None
+    render: bool = Field(default=False, description="Ask the diffuser for the narrative text too.")
 
 
 class FailedEvent(BaseModel):

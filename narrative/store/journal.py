@@ -102,15 +102,25 @@ def recover(wr: WorldRepo) -> str | None:
     return note
 
 
+SYMBOLIC = "ref: "
+
+
 def _ref_target(wr: WorldRepo, ref: str) -> str | None:
+    """A ref's commit id, or ``ref: refs/heads/x`` for a symbolic ref (HEAD on a branch)."""
     try:
-        target = wr.repo.references[ref].target
+        reference = wr.repo.references[ref]
     except KeyError:
         return None
-    return str(target)
+    if reference.type == pygit2.enums.ReferenceType.SYMBOLIC:
+        return SYMBOLIC + str(reference.target)
+    return str(reference.target)
 
 
 def _set_ref(wr: WorldRepo, ref: str, new: str, message: str) -> None:
+    if new.startswith(SYMBOLIC):
+        # Switching branches: libgit2 logs "checkout: moving from A to B" in HEAD's reflog.
+        wr.repo.set_head(new[len(SYMBOLIC):])
+        return
     wr.repo.create_reference_direct(ref, pygit2.Oid(hex=new), True, message=message)
 
 

@@ -47,6 +47,9 @@ class HandEdits:
     problems: list[str] = field(default_factory=list)
     stale_index: list[str] = field(default_factory=list)  # index-only differences to repair
     outside: list[str] = field(default_factory=list)  # changes outside world/ (not story state)
+    # Every changed path under world/, valid or not, with the blob id of what the
+    # working tree holds (None: deleted). What a reset sets aside, byte for byte.
+    raw: dict[str, str | None] = field(default_factory=dict)
 
     def raise_problems(self) -> None:
         if self.problems:
@@ -77,10 +80,13 @@ def scan(wr: WorldRepo, head_tree: pygit2.Tree | None) -> HandEdits:
         data, raw_oid, problem = _read_regular(full, path)
         if problem:
             out.problems.append(problem)
+            out.raw[path] = "not-a-file"
             continue
         if head_blob is not None and raw_oid == str(head_blob.id):
             out.stale_index.append(path)
             continue
+        if raw_oid is not None or head_blob is not None:
+            out.raw[path] = raw_oid
         old = _head_node(head_blob, path, layout)
         if data is None:
             if old is not None:

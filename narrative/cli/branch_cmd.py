@@ -1,0 +1,71 @@
+"""Story branches: ``narr branch`` and ``narr switch``."""
+
+from __future__ import annotations
+
+import click
+
+from narrative.cli.context import Context, pass_context
+from narrative.cli.output import emit_json, json_option, short
+
+
+@click.command("branch")
+@click.argument("name", required=False)
+@click.argument("rev", required=False)
+@click.option("--delete", "-d", "delete", is_flag=True,
+              help="Delete branch NAME (its events stay kept under refs/narr/abandoned/).")
+@json_option
+@pass_context
+def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, as_json: bool) -> None:
+    """List story branches, or create branch NAME at REV (default: the current event)."""
+    from narrative.engine import branches
+
+    wr = ctx.world
+    if name is None:
+        if delete:
+            raise click.UsageError("--delete needs a branch NAME")
+        rows = branches.list_branches(wr)
+        if as_json:
+            emit_json(rows)
+            return
+        for row in rows:
+            mark = "*" if row["current"] else " "
+            click.echo(f"{mark} {row['name']:<20} {short(row['commit'])} {row['content']}")
+        return
+    if delete:
+        if rev is not None:
+            raise click.UsageError("--delete takes only a branch NAME")
+        data = branches.delete_branch(wr, name)
+        if as_json:
+            emit_json(data)
+        else:
+            kept = f"; its events are kept as {data['kept_as']}" if data["kept_as"] else ""
+            click.echo(f"Deleted branch {name} (was {short(data['commit'])}){kept}")
+        return
+    data = branches.create_branch(wr, name, rev)
+    if as_json:
+        emit_json(data)
+    else:
+        click.echo(f"Created branch {name} at {short(data['commit'])} {data['content']}")
+
+
+@click.command("switch")
+@click.argument("name")
+@click.option("-c", "--create", is_flag=True, help="Create the branch at the current event first.")
+@click.option("--set-aside", is_flag=True,
+              help="Set uncommitted hand edits aside (narr edits) instead of refusing.")
+@json_option
+@pass_context
+def switch_cmd(ctx: Context, name: str, create: bool, set_aside: bool, as_json: bool) -> None:
+    """Move to story branch NAME; the world becomes that branch's."""
+    from narrative.engine.branches import switch
+
+    result = switch(ctx.world, name, set_aside=set_aside, create=create).to_json()
+    if as_json:
+        emit_json(result)
+        return
+    click.echo(f"Switched to {name}, at {short(result['commit'])} {result['content']}")
+    if result["set_aside"]:
+        click.echo("Your uncommitted hand edits were set aside: narr edits")
+
+
+COMMANDS = [branch_cmd, switch_cmd]

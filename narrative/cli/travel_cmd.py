@@ -1,0 +1,227 @@
+"""Time travel: ``reset``, ``chains``, ``replay``, ``revert``, ``reflog``, ``edits``."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from narrative.cli.context import Context, pass_context
+from narrative.cli.output import change_line, emit_json, json_option, short, warn
+
+
+@click.command("reset")
+@click.argument("rev", required=False)
+@click.option("--before", "before", metavar="NODE",
+              help="Go back to just before the event that created NODE.")
+@click.option("--keep-edits", is_flag=True,
+              help="Carry uncommitted hand edits over (yours win any collision) instead of "
+                   "setting them aside.")
+@click.option("--hard", is_flag=True,
+              help="The world exactly as committed at REV: restore no edits, set all aside.")
+@json_option
+@pass_context
+def reset_cmd(ctx: Context, rev: str | None, before: str | None, keep_edits: bool, hard: bool,
+              as_json: bool) -> None:
+    """Move the story back (or anywhere) to REV: a git revision (HEAD~3) or an event id.
+
+    The world becomes what it was when the story stood at REV, including hand
+    edits the next event had picked up. Nothing is lost: the undone events stay
+    under refs/narr/abandoned/ (narr chains), and uncommitted hand edits are set
+    aside (narr edits).
+    """
+    from narrative.engine.reset import reset
+
+    result = reset(ctx.world, rev, before=before, keep_edits=keep_edits, hard=hard).to_json()
+    if as_json:
+        emit_json(result)
+        return
+    ev = result["event"]
+    click.echo(f"The story now stands at {short(result['to'])} {ev['content']}")
+    if result["undone"]:
+        n = len(result["undone"])
+        click.echo(f"  undid {n} event{'s' if n != 1 else ''}, newest first:")
+        for u in result["undone"][:10]:
+            click.echo(f"    {short(u['commit'])} {u['content']}")
+        if n > 10:
+            click.echo(f"    ... and {n - 10} more")
+    if result["restored_edits"]:
+        click.echo("  hand edits back in the working tree (the next event records them):")
+        for ch in result["restored_edits"]:
+            click.echo(f"    {change_line(ch)}")
+    if result["carried_edits"]:
+        click.echo(f"  carried over {len(result['carried_edits'])} uncommitted hand edit(s)")
+    for c in result["collisions"]:
+        click.echo(f"  collision, your value kept: {c['target']} {c['field'] or '(whole node)'}")
+    if result["abandoned"]:
+        click.echo(f"  the undone chain is kept as {result['abandoned'].rsplit('/', 1)[-1]} "
+                   "(narr chains; narr replay 1)")
+    if result["set_aside"]:
+        click.echo("  your uncommitted hand edits were set aside: narr edits; narr edits restore 1")
+    for path in result["kept_paths"]:
+        warn(f"{path} changed while narr was working; your version is kept")
+
+
+@click.command("chains")
+@json_option
+@pass_context
+def chains_cmd(ctx: Context, as_json: bool) -> None:
+    """Abandoned chains of events (kept for good), newest first."""
+    from narrative.engine.replay import list_chains
+
+    chains = list_chains(ctx.world)
+    if as_json:
+        emit_json(chains)
+        return
+    if not chains:
+        click.echo("No abandoned chains.")
+        return
+    for c in chains:
+        if c["length"] == 0:
+            click.echo(f"{c['n']:>3}  {c['name']}  (back on the story line)")
+            continue
+        first = c["first"]["content"] if c["first"] else ""
+        click.echo(f"{c['n']:>3}  {c['name']}  {c['length']} event(s), abandoned {c['abandoned_at']}")
+        click.echo(f"       first: {first}")
+        if c["length"] > 1:
+            click.echo(f"       last:  {c['last']['content']}")
+
+
+@click.command("replay")
+@click.argument("chain")
+@click.option("--reuse", is_flag=True,
+              help="Re-apply the recorded changes instead of running the diffuser again.")
+@click.option("--diffuser", help="Diffuser to run the events through (default: the world's).")
+@json_option
+@pass_context
+def replay_cmd(ctx: Context, chain: str, reuse: bool, diffuser: str | None, as_json: bool) -> None:
+    """Re-run an abandoned CHAIN (number from narr chains, name, or tip) on top of HEAD."""
+    from narrative.engine.replay import replay
+
+    progress = None
+    if not as_json and sys.stderr.isatty():
+        progress = _progress_bar()
+    result = replay(ctx.world, chain, reuse=reuse, diffuser_name=diffuser, progress=progress)
+    data = result.to_json()
+    if as_json:
+        emit_json(data)
+    else:
+        if data["fast_forward"]:
+            click.echo(f"Fast-forwarded: the story stands at {short(data['head'])} again "
+                       f"({len(data['events'])} events back, unchanged)")
+        else:
+            for e in data["events"]:
+                click.echo(f"[{short(e['commit'])}] {e['content']}")
+            click.echo(f"Replayed {len(data['events'])} of {data['total']} event(s).")
+    if result.conflict is not None:
+        raise result.conflict
+
+
+def _progress_bar() -> Any:
+    def show(done: int, total: int, content: str) -> None:
+        width = 30
+        filled = int(width * done / max(total, 1))
+        line = f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {content[:40]:<40}"
+        click.echo(line, err=True, nl=done == total)
+    return show
+
+
+@click.command("revert")
+@click.argument("rev")
+@click.option("--message", "-m", help="The new event's content (default: 'Revert: ...').")
+@json_option
+@pass_context
+def revert_cmd(ctx: Context, rev: str, message: str | None, as_json: bool) -> None:
+    """Add a new event that undoes the changes of event REV, keeping history."""
+    from narrative.cli.output import record_lines
+    from narrative.engine.revert import revert
+
+    result = revert(ctx.world, rev, content=message)
+    if as_json:
+        emit_json(result.to_json())
+        return
+    rec = result.to_json()
+    click.echo(f"[{ctx.world.branch()} {short(result.commit)}] {rec['content']}")
+    for line in record_lines(rec):
+        click.echo(line)
+
+
+@click.command("reflog")
+@click.option("-n", "limit", type=click.IntRange(min=0), help="Show at most N entries.")
+@json_option
+@pass_context
+def reflog_cmd(ctx: Context, limit: int | None, as_json: bool) -> None:
+    """Where HEAD has been: every event, reset, replay and switch, newest first."""
+    from narrative.engine.branches import reflog
+
+    entries = reflog(ctx.world, limit)
+    if as_json:
+        emit_json(entries)
+        return
+    for e in entries:
+        click.echo(f"HEAD@{{{e['n']}}} {short(e['new'])} {e['when']}  {e['message']}")
+        if e["content"] and e["content"] not in e["message"]:
+            click.echo(f"           now at: {e['content']}")
+
+
+@click.group("edits", invoke_without_command=True)
+@json_option
+@click.pass_context
+def edits_cmd(click_ctx: click.Context, as_json: bool) -> None:
+    """Hand edits set aside by a reset or a switch; restore them with 'narr edits restore N'."""
+    if click_ctx.invoked_subcommand is not None:
+        return
+    from narrative.engine.setaside import list_set_asides
+
+    ctx = click_ctx.find_object(Context)
+    assert ctx is not None
+    items = list_set_asides(ctx.world)
+    if as_json:
+        emit_json(items)
+        return
+    if not items:
+        click.echo("No set-aside hand edits.")
+        return
+    for item in items:
+        done = f", restored {item['restored_at']}" if item["restored_at"] else ""
+        click.echo(f"{item['n']:>3}  {item['created_at']}  {item['reason']}{done}")
+        for ch in item["changes"][:8]:
+            click.echo(f"       {change_line(ch)}")
+        for path in item["raw_files"]:
+            click.echo(f"       {path} (not a valid node; kept byte for byte)")
+        if len(item["changes"]) > 8:
+            click.echo(f"       ... and {len(item['changes']) - 8} more")
+
+
+@edits_cmd.command("restore")
+@click.argument("which", default="1")
+@click.option("--force", is_flag=True,
+              help="Let the set-aside values win collisions (current edits are set aside first).")
+@json_option
+@pass_context
+def edits_restore_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> None:
+    """Put set-aside edits WHICH (number from 'narr edits', default 1) back as hand edits."""
+    from narrative.engine.setaside import restore
+
+    result = restore(ctx.world, which, force=force).to_json()
+    if as_json:
+        emit_json(result)
+        return
+    click.echo(f"Restored {len(result['changes'])} change(s) as hand edits; narr status shows them.")
+    if result["set_aside"]:
+        click.echo("Your conflicting hand edits were set aside first: narr edits")
+
+
+@edits_cmd.command("drop")
+@click.argument("which")
+@pass_context
+def edits_drop_cmd(ctx: Context, which: str) -> None:
+    """Forget set-aside edits WHICH for good."""
+    from narrative.engine.setaside import drop_set_aside
+
+    name = drop_set_aside(ctx.world, which)
+    click.echo(f"Dropped {name}")
+
+
+COMMANDS = [reset_cmd, chains_cmd, replay_cmd, revert_cmd, reflog_cmd, edits_cmd]

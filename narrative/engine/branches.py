@@ -1,0 +1,138 @@
+"""Story branches (git branches) side by side, switching between them, and the reflog."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import pygit2
+
+from narrative.engine import read, setaside, worldmove
+from narrative.errors import ConflictError, InvalidInputError, NothingToDoError, NotFoundError
+from narrative.store import journal, records, refs, worktree
+from narrative.store.worldrepo import WorldRepo
+
+HEADS = "refs/heads/"
+
+
+def _check_name(name: str) -> str:
+    if not name or name.startswith("-") or not pygit2.reference_is_valid_name(HEADS + name):
+        raise InvalidInputError(f"{name!r} is not a valid branch name")
+    return name
+
+
+def _content(commit: pygit2.Commit) -> str:
+    rec = records.decode(commit.message)
+    return rec.content if rec else commit.message.strip().splitlines()[0]
+
+
+def list_branches(wr: WorldRepo) -> list[dict[str, Any]]:
+    current = wr.branch()
+    out = []
+    for name in sorted(wr.repo.branches.local):
+        commit = wr.repo.branches.local[name].peel(pygit2.Commit)
+        out.append({"name": name, "current": name == current, "commit": str(commit.id),
+                    "content": _content(commit)})
+    return out
+
+
+def create_branch(wr: WorldRepo, name: str, rev: str | None = None) -> dict[str, Any]:
+    _check_name(name)
+    with wr.lock:
+        if name in wr.repo.branches.local:
+            raise InvalidInputError(f"a branch named {name!r} already exists")
+        commit = read.resolve(wr, rev or "HEAD")
+        wr.repo.branches.local.create(name, commit)
+        return {"name": name, "commit": str(commit.id), "content": _content(commit)}
+
+
+def delete_branch(wr: WorldRepo, name: str) -> dict[str, Any]:
+    """Delete a branch; its events stay reachable under refs/narr/abandoned/ when no other ref has them."""
+    with wr.lock:
+        if name not in wr.repo.branches.local:
+            raise NotFoundError(f"no branch named {name!r}")
+        if name == wr.branch():
+            raise InvalidInputError(f"{name!r} is the current branch; switch to another first")
+        branch = wr.repo.branches.local[name]
+        tip = branch.peel(pygit2.Commit)
+        others = [wr.repo.branches.local[b].target for b in wr.repo.branches.local if b != name]
+        kept = None
+        if not any(o == tip.id or wr.repo.descendant_of(o, tip.id) for o in others):
+            kept = refs.keep_abandoned(wr, tip.id, name, f"narr branch --delete {name}")
+        branch.delete()
+        return {"name": name, "commit": str(tip.id), "kept_as": kept}
+
+
+@dataclass
+class SwitchResult:
+    branch: str
+    commit: str
+    content: str
+    set_aside: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"branch": self.branch, "commit": self.commit, "content": self.content,
+                "set_aside": self.set_aside}
+
+
+def switch(wr: WorldRepo, name: str, *, set_aside: bool = False, create: bool = False,
+           when: datetime | None = None) -> SwitchResult:
+    _check_name(name)
+    with wr.lock:
+        journal.recover(wr)
+        if create:
+            if name in wr.repo.branches.local:
+                raise InvalidInputError(f"a branch named {name!r} already exists")
+            head = wr.head_commit()
+            assert head is not None
+            wr.repo.branches.local.create(name, head)
+        if name not in wr.repo.branches.local:
+            raise NotFoundError(f"no branch named {name!r}", hint=f"narr switch -c {name} creates it")
+        if name == wr.branch():
+            raise NothingToDoError(f"already on {name}")
+        head = wr.head_commit()
+        assert head is not None
+        target = wr.repo.branches.local[name].peel(pygit2.Commit)
+        scan = worktree.scan(wr, head.tree)
+        saved = None
+        if scan.raw:
+            if not set_aside:
+                raise ConflictError(
+                    f"there are uncommitted hand edits ({len(scan.raw)} file(s)); switching would "
+                    "leave them on the wrong story line",
+                    hint="record them with an event first, or narr switch --set-aside",
+                )
+            kept = setaside.set_aside(wr, head, scan, f"switch to {name}", when)
+            saved = kept.ref if kept else None
+        updates = worldmove.plan(wr, head.tree, target.tree, scan)
+        current = wr.head_ref()
+        journal.run(wr, journal.Transaction(
+            ref="HEAD",
+            old=journal.SYMBOLIC + current if current else str(head.id),
+            new=journal.SYMBOLIC + HEADS + name,
+            message=f"narr switch: to {name}",
+            updates=tuple(updates),
+        ))
+        wr.index_cache.sync(wr.repo, wr.world_tree_id(target.tree), wr.config.layout)
+        return SwitchResult(name, str(target.id), _content(target), saved)
+
+
+def reflog(wr: WorldRepo, limit: int | None = None) -> list[dict[str, Any]]:
+    """HEAD's reflog, newest first, with the story content each entry landed on."""
+    try:
+        entries = wr.repo.references["HEAD"].log()
+    except (KeyError, pygit2.GitError):
+        return []
+    out = []
+    for n, entry in enumerate(entries):
+        if limit is not None and n >= limit:
+            break
+        try:
+            content = _content(wr.repo[entry.oid_new])  # type: ignore[arg-type]
+        except (KeyError, ValueError):
+            content = ""
+        when = datetime.fromtimestamp(entry.committer.time, UTC).strftime("%Y-%m-%d %H:%M:%S")
+        out.append({"n": n, "old": str(entry.oid_old), "new": str(entry.oid_new),
+                    "message": entry.message, "when": when, "content": content})
+    return out

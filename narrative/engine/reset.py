@@ -1,0 +1,226 @@
+"""``narr reset``: the story stands at an earlier event again (the HEAD move *is* the rewind).
+
+The world becomes ``tree(T) + edits(first undone event)``: what the user saw when
+the story stood at T, just before the next event ran. That makes reset
+path-independent (``reset HEAD~1`` twice equals ``reset HEAD~2``) and keeps the
+user's edits that an undone event had absorbed. Nothing is lost on the way: the
+abandoned chain stays under ``refs/narr/abandoned/``, and uncommitted edits the
+reset replaces are set aside under ``refs/narr/edits/`` (or carried over with
+``keep_edits``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import pygit2
+
+from narrative import fields
+from narrative.engine import read, setaside, worldmove
+from narrative.errors import InvalidInputError, InvalidWorldError, NothingToDoError, NotFoundError
+from narrative.ids import check_id
+from narrative.model import Change, EventRecord
+from narrative.store import journal, records, refs, worktree
+from narrative.store.worldrepo import WorldRepo
+from narrative.world import WorldView
+
+LAST_RESET = "last-reset.json"
+
+
+@dataclass
+class ResetResult:
+    branch: str
+    old: str
+    new: str
+    target_event: dict[str, Any]
+    undone: list[dict[str, Any]] = field(default_factory=list)
+    restored: list[Change] = field(default_factory=list)
+    carried: list[Change] = field(default_factory=list)
+    collisions: list[dict[str, Any]] = field(default_factory=list)
+    set_aside: str | None = None
+    abandoned: str | None = None
+    kept_paths: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "branch": self.branch, "from": self.old, "to": self.new, "event": self.target_event,
+            "undone": self.undone,
+            "restored_edits": [c.model_dump(mode="json") for c in self.restored],
+            "carried_edits": [c.model_dump(mode="json") for c in self.carried],
+            "collisions": self.collisions, "set_aside": self.set_aside,
+            "abandoned": self.abandoned, "kept_paths": self.kept_paths,
+        }
+
+
+def _summary(commit: pygit2.Commit) -> dict[str, Any]:
+    rec = records.decode(commit.message)
+    return {"commit": str(commit.id), "id": rec.id if rec else None,
+            "content": rec.content if rec else commit.message.strip().splitlines()[0]}
+
+
+def commit_before(wr: WorldRepo, node_id: str) -> pygit2.Commit:
+    """The parent of the event that created ``node_id`` (seed 5.1: rewind to before it existed)."""
+    check_id(node_id)
+    head = wr.head_commit()
+    assert head is not None
+    created_by: str | None = None
+    try:
+        _, node = read.get_node(wr, node_id, at="HEAD")
+        created_by = node.get("created_by_event")
+    except NotFoundError:
+        pass
+    if created_by:
+        found = read.find_event(wr, created_by)
+        if found is not None and (found.id == head.id or wr.repo.descendant_of(head.id, found.id)):
+            if not found.parents:
+                raise InvalidInputError(f"{node_id} was created by the genesis; nothing comes before it")
+            return found.parents[0]  # type: ignore[no-any-return]
+    commit: pygit2.Commit | None = head
+    while commit is not None:
+        rec = records.decode(commit.message)
+        if rec is not None:
+            if rec.kind == "genesis":
+                break
+            for ch in [*rec.edits, *rec.diffusions]:
+                if ch.target == node_id and ch.field == "" and not ch.has_old and ch.has_new:
+                    return commit.parents[0]  # type: ignore[no-any-return]
+        commit = commit.parents[0] if commit.parents else None
+    raise InvalidInputError(
+        f"{node_id} was part of the world from its genesis (or is not on this story line): "
+        "there is no event that created it"
+    )
+
+
+def undone_chain(repo: pygit2.Repository, head: pygit2.Commit, target: pygit2.Commit
+                 ) -> list[pygit2.Commit]:
+    """Commits a reset from ``head`` to ``target`` undoes, newest first (first-parent line)."""
+    if head.id == target.id:
+        return []
+    base = repo.merge_base(head.id, target.id)
+    out: list[pygit2.Commit] = []
+    commit: pygit2.Commit | None = head
+    while commit is not None and commit.id != base:
+        out.append(commit)
+        commit = commit.parents[0] if commit.parents else None
+    return out
+
+
+def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
+          keep_edits: bool = False, hard: bool = False, when: datetime | None = None) -> ResetResult:
+    if (rev is None) == (before is None):
+        raise InvalidInputError("say where to: a revision or event id, or --before NODE")
+    if keep_edits and hard:
+        raise InvalidInputError("--keep-edits and --hard contradict each other")
+    with wr.lock:
+        note = journal.recover(wr)
+        del note
+        ref = wr.require_branch()
+        branch = ref.removeprefix("refs/heads/")
+        head = wr.head_commit()
+        assert head is not None
+        target = read.resolve(wr, rev) if rev is not None else commit_before(wr, before or "")
+        if records.decode(target.message) is None:
+            raise InvalidInputError(f"{str(target.id)[:10]} is not a narr event; reset to an event")
+        scan = worktree.scan(wr, head.tree)
+        undone = undone_chain(wr.repo, head, target)
+        if target.id == head.id and not scan.raw:
+            raise NothingToDoError("the story already stands there, and there are no hand edits")
+        if keep_edits and target.id == head.id:
+            raise NothingToDoError("the story already stands there; --keep-edits keeps everything")
+
+        target_view = WorldView(wr, target.tree)
+        first_undone = undone[-1] if undone and wr.repo.descendant_of(head.id, target.id) else None
+        restored: list[Change] = []
+        nodes: dict[str, Any] = {}
+        if first_undone is not None and not hard:
+            rec = records.decode(first_undone.message)
+            restored = list(rec.edits) if rec else []
+            if restored:
+                nodes = _apply_restored(target_view, restored)
+
+        carried: list[Change] = []
+        collisions: list[dict[str, Any]] = []
+        raw_overrides: dict[str, bytes | None] = {}
+        saved = None
+        if keep_edits:
+            carried = setaside.user_changes(scan)
+            result = setaside.carry(carried, target_view, into=nodes)
+            nodes, collisions = result.nodes, result.collisions
+            for path in setaside.invalid_paths(scan):
+                oid = scan.raw[path]
+                raw_overrides[path] = wr.abs(path).read_bytes() if oid not in (None, "not-a-file") else None
+        elif scan.raw and not _already_recorded(wr, head, scan):
+            kept = setaside.set_aside(wr, head, scan, f"reset to {rev or 'before ' + str(before)}",
+                                      when)
+            saved = kept.ref if kept else None
+
+        overrides = setaside.overrides_for(target_view, nodes)
+        overrides.update(raw_overrides)
+        abandoned = None
+        if head.id != target.id and not wr.repo.descendant_of(target.id, head.id):
+            abandoned = refs.keep_abandoned(wr, head.id, branch,
+                                            f"narr reset: abandoned on {branch}")
+        updates = worldmove.plan(wr, head.tree, target.tree, scan, overrides)
+        label = rev or f"before {before}"
+        summary = _summary(target)
+        kept_paths = journal.run(wr, journal.Transaction(
+            ref=ref, old=str(head.id), new=str(target.id),
+            message=f"narr reset: moving to {label} ({records.subject_of(summary['content'])})",
+            updates=tuple(updates),
+        ))
+        _remember(wr, target, first_undone)
+        wr.index_cache.sync(wr.repo, wr.world_tree_id(target.tree), wr.config.layout)
+        return ResetResult(
+            branch=branch, old=str(head.id), new=str(target.id), target_event=summary,
+            undone=[_summary(c) for c in undone], restored=restored, carried=carried,
+            collisions=collisions, set_aside=saved, abandoned=abandoned, kept_paths=kept_paths,
+        )
+
+
+def _apply_restored(view: WorldView, changes: list[Change]) -> dict[str, Any]:
+    nodes: dict[str, Any] = {}
+    for ch in changes:
+        if ch.target not in nodes:
+            nodes[ch.target] = view.get(ch.target)
+    problems = fields.apply_changes(nodes, changes)
+    if problems:
+        raise InvalidWorldError(
+            "the history does not explain the world at the target event: " + problems[0],
+            details=problems, hint="run narr check",
+        )
+    return nodes
+
+
+def _remember(wr: WorldRepo, target: pygit2.Commit, first_undone: pygit2.Commit | None) -> None:
+    """Note which event's edits this reset restored, so a second reset need not set them aside."""
+    data = {"head": str(target.id), "restored_from": str(first_undone.id) if first_undone else None}
+    journal.write_atomic(wr.narr_dir / LAST_RESET, json.dumps(data).encode(), wr.narr_dir / "tmp")
+
+
+def _already_recorded(wr: WorldRepo, head: pygit2.Commit, scan: worktree.HandEdits) -> bool:
+    """True when the uncommitted edits are exactly the ones the last reset restored.
+
+    They are already kept in that undone event's record; setting them aside again
+    would only add noise to ``narr edits``.
+    """
+    try:
+        data = json.loads((wr.narr_dir / LAST_RESET).read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    if data.get("head") != str(head.id) or not data.get("restored_from"):
+        return False
+    if set(scan.raw) - {p for e in scan.edits.values() for p in (e.old_path, e.new_path) if p}:
+        return False  # some changed file is not a valid node: keep its bytes
+    try:
+        undone = wr.repo[data["restored_from"]]
+    except (KeyError, ValueError):
+        return False
+    rec: EventRecord | None = records.decode(undone.message)
+    if rec is None:
+        return False
+    mine = sorted(fields.canonical(c.model_dump(mode="json")) for c in setaside.user_changes(scan))
+    theirs = sorted(fields.canonical(c.model_dump(mode="json")) for c in rec.edits)
+    return mine == theirs

@@ -1,0 +1,74 @@
+"""``narr revert``: a new event that undoes an old one, history kept (seed 4.1's git revert).
+
+Only the event's diffusions are inverted; the hand edits it recorded were the
+user's own and stay. If any field the event wrote has changed since, the revert
+is refused with a field-level report: undoing it would silently overwrite a
+later part of the story.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from narrative import fields
+from narrative.engine import read
+from narrative.engine.event import EventResult, run_event
+from narrative.engine.pending import EventRequest
+from narrative.engine.replay import ops_from_changes
+from narrative.errors import ConflictError, InvalidInputError, NothingToDoError
+from narrative.model import Change, Delta
+from narrative.store import journal, records, worktree
+from narrative.store.worldrepo import WorldRepo
+from narrative.world import WorldView
+
+
+def revert(wr: WorldRepo, rev: str, *, content: str | None = None) -> EventResult:
+    with wr.lock:
+        journal.recover(wr)
+        head = wr.head_commit()
+        assert head is not None
+        commit = read.resolve(wr, rev)
+        rec = records.decode(commit.message)
+        if rec is None or rec.kind != "event":
+            raise InvalidInputError(f"{rev} is not an event that can be reverted")
+        if commit.id != head.id and not wr.repo.descendant_of(head.id, commit.id):
+            raise InvalidInputError(f"{rev} is not on the current story line",
+                                    hint="narr switch to its branch first")
+        scan = worktree.scan(wr, head.tree)
+        scan.raise_problems()
+        view = WorldView(wr, head.tree, scan)
+        todo: list[Change] = []
+        conflicts: list[dict[str, Any]] = []
+        for ch in fields.invert(rec.diffusions):
+            node = view.get(ch.target)
+            if ch.field == "":
+                now: Any = node if node is not None else fields.ABSENT
+            else:
+                now = fields.get(node, ch.field) if node is not None else fields.ABSENT
+            expect = ch.old_value if ch.has_old else fields.ABSENT  # what the event wrote
+            undo = ch.new_value if ch.has_new else fields.ABSENT  # what was there before
+            if fields.same(now, undo):
+                continue
+            if not fields.same(now, expect):
+                item: dict[str, Any] = {"target": ch.target, "field": ch.field}
+                if ch.has_old:
+                    item["event_wrote"] = ch.old_value
+                if now is not fields.ABSENT:
+                    item["current"] = now
+                conflicts.append(item)
+                continue
+            todo.append(ch)
+        if conflicts:
+            raise ConflictError(
+                f"cannot revert {rev}: {len(conflicts)} field(s) it wrote have changed since",
+                conflicts=conflicts,
+                details=[f"{c['target']} {c['field'] or '(whole node)'}: the event wrote "
+                         f"{fields.show(c.get('event_wrote', fields.ABSENT))}, now "
+                         f"{fields.show(c.get('current', fields.ABSENT))}" for c in conflicts],
+                hint="change those fields back by hand, or record a new event instead",
+            )
+        if not todo:
+            raise NothingToDoError(f"{rev} is already undone: every field it wrote has its old value")
+        request = EventRequest(content=content or f"Revert: {rec.content}",
+                               delta=Delta(ops=ops_from_changes(todo)), reverts=rec.id)
+        return run_event(wr, request, keep_failed=False)

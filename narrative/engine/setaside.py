@@ -1,0 +1,292 @@
+"""Hand edits moved out of the way (by a reset or a switch), and getting them back.
+
+Nothing a user wrote is dropped: uncommitted edits a reset replaces become a
+commit under ``refs/narr/edits/`` (their bytes exactly, even a file that is not
+valid JSON). ``narr edits restore N`` puts them back field by field onto the
+world as it is now, refusing (or, with ``--force``, winning) where the world has
+changed the same field since.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from narrative import fields
+from narrative.errors import ConflictError, NotFoundError
+from narrative.ids import Layout, parse_node_path
+from narrative.model import Change
+from narrative.nodefile import NodeDict, dump, load_trusted
+from narrative.store import journal, refs, worktree
+from narrative.store.trees import blob_at
+from narrative.store.worktree import HandEdits
+from narrative.store.worldrepo import WorldRepo
+from narrative.world import WorldView
+
+
+@dataclass
+class Carried:
+    """A user's changes laid onto another world: resulting nodes, raw files, collisions."""
+
+    nodes: dict[str, NodeDict | None] = field(default_factory=dict)
+    raw: dict[str, bytes | None] = field(default_factory=dict)
+    collisions: list[dict[str, Any]] = field(default_factory=list)
+
+
+def carry(changes: list[Change], target: WorldView, into: dict[str, NodeDict | None] | None = None,
+          ) -> Carried:
+    """Apply ``changes`` (made against some base) onto ``target``, the user's value winning.
+
+    A collision is a field whose value in ``target`` is neither the base value
+    (untouched since) nor already the user's value.
+    """
+    out = Carried(nodes=dict(into or {}))
+
+    def current(node_id: str) -> NodeDict | None:
+        if node_id in out.nodes:
+            return out.nodes[node_id]
+        return target.get(node_id)
+
+    for ch in changes:
+        node = current(ch.target)
+        if ch.field == "":
+            now: Any = node if node is not None else fields.ABSENT
+            old = ch.old_value if ch.has_old else fields.ABSENT
+            new = ch.new_value if ch.has_new else fields.ABSENT
+            if not fields.same(now, old) and not fields.same(now, new):
+                out.collisions.append(_collision(ch, now))
+            out.nodes[ch.target] = dict(new) if new is not fields.ABSENT else None
+            continue
+        if node is None:
+            out.collisions.append(_collision(ch, fields.ABSENT, note="the node no longer exists"))
+            continue
+        now = fields.get(node, ch.field)
+        old = ch.old_value if ch.has_old else fields.ABSENT
+        new = ch.new_value if ch.has_new else fields.ABSENT
+        if fields.same(now, new):
+            continue
+        if not fields.same(now, old):
+            out.collisions.append(_collision(ch, now))
+        node = json.loads(json.dumps(node))
+        if new is fields.ABSENT:
+            fields.drop(node, ch.field)
+        else:
+            fields.put(node, ch.field, json.loads(json.dumps(new)))
+        out.nodes[ch.target] = node
+    return out
+
+
+def _collision(ch: Change, now: Any, note: str | None = None) -> dict[str, Any]:
+    item: dict[str, Any] = {"target": ch.target, "field": ch.field}
+    if ch.has_old:
+        item["base"] = ch.old_value
+    if now is not fields.ABSENT:
+        item["current"] = now
+    if ch.has_new:
+        item["yours"] = ch.new_value
+    if note:
+        item["note"] = note
+    return item
+
+
+def overrides_for(target: WorldView, nodes: dict[str, NodeDict | None]) -> dict[str, bytes | None]:
+    """Working-tree file contents that put ``nodes`` (id -> node, None = gone) in place."""
+    out: dict[str, bytes | None] = {}
+    for node_id, node in nodes.items():
+        committed = target.committed(node_id)
+        old_path = committed[0] if committed else None
+        new_path = target.path(node) if node is not None else None
+        if old_path is not None and old_path != new_path:
+            out[old_path] = None
+        if new_path is not None and node is not None:
+            out[new_path] = dump(node)
+    return out
+
+
+def user_changes(scan: HandEdits) -> list[Change]:
+    """The uncommitted hand edits as field-level changes against HEAD."""
+    out: list[Change] = []
+    for node_id in sorted(scan.edits):
+        e = scan.edits[node_id]
+        out.extend(fields.node_changes(node_id, e.old, e.new))
+    return out
+
+
+def invalid_paths(scan: HandEdits) -> list[str]:
+    """Changed world paths that did not parse as nodes (carried or set aside as raw bytes)."""
+    parsed = {p for e in scan.edits.values() for p in (e.old_path, e.new_path) if p}
+    return sorted(p for p in scan.raw if p not in parsed)
+
+
+def set_aside(wr: WorldRepo, head: pygit2.Commit, scan: HandEdits, reason: str,
+              when: datetime | None = None) -> refs.SetAside | None:
+    """Store every uncommitted change under world/ as a set-aside commit (None: nothing to keep)."""
+    if not scan.raw:
+        return None
+    blobs: dict[str, pygit2.Oid | None] = {}
+    for path, oid in scan.raw.items():
+        if oid is None:
+            blobs[path] = None
+        elif oid == "not-a-file":
+            continue
+        else:
+            blobs[path] = wr.repo.create_blob(wr.abs(path).read_bytes())
+    if not blobs:
+        return None
+    return refs.save_set_aside(wr, head, blobs, reason, when)
+
+
+# --- listing and restoring ------------------------------------------------------------
+
+
+def _restored_file(wr: WorldRepo) -> Path:
+    return wr.narr_dir / "restored.json"
+
+
+def _restored(wr: WorldRepo) -> dict[str, str]:
+    try:
+        data = json.loads(_restored_file(wr).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def changes_of(wr: WorldRepo, item: refs.SetAside) -> tuple[list[Change], dict[str, bytes | None]]:
+    """Field-level changes a set-aside holds, and raw files that are not valid nodes."""
+    layout: Layout = wr.config.layout
+    base_tree, tree = item.base.tree, item.commit.tree
+    changes: list[Change] = []
+    raw: dict[str, bytes | None] = {}
+    by_id: dict[str, tuple[NodeDict | None, NodeDict | None]] = {}
+    for path in item.meta.get("paths", []):
+        old_blob, new_blob = blob_at(base_tree, path), blob_at(tree, path)
+        old = _node(old_blob, path, layout)
+        new = _node(new_blob, path, layout)
+        if new_blob is not None and new is None:
+            raw[path] = new_blob.data
+            continue
+        node_id = (new or old or {}).get("id")
+        if node_id is None:
+            continue
+        before, after = by_id.get(node_id, (None, None))
+        by_id[node_id] = (before or old, after or new)
+    for node_id in sorted(by_id):
+        old, new = by_id[node_id]
+        changes.extend(fields.node_changes(node_id, old, new))
+    return changes, raw
+
+
+def _node(blob: pygit2.Blob | None, path: str, layout: Layout) -> NodeDict | None:
+    if blob is None or parse_node_path(path, layout) is None:
+        return None
+    from narrative.errors import InvalidWorldError
+    from narrative.nodefile import parse_node_file
+
+    try:
+        return parse_node_file(blob.data, path, layout)
+    except InvalidWorldError:
+        return None
+
+
+def list_set_asides(wr: WorldRepo) -> list[dict[str, Any]]:
+    restored = _restored(wr)
+    out = []
+    for n, name in enumerate(refs.set_aside_refs(wr), 1):
+        item = refs.load_set_aside(wr, name)
+        changes, raw = changes_of(wr, item)
+        out.append({
+            "n": n, "ref": name, "commit": str(item.commit.id),
+            "created_at": item.meta.get("created_at"), "reason": item.meta.get("reason"),
+            "head": item.meta.get("head"), "paths": item.meta.get("paths", []),
+            "changes": [c.model_dump(mode="json") for c in changes],
+            "raw_files": sorted(raw), "restored_at": restored.get(name),
+        })
+    return out
+
+
+def pick(wr: WorldRepo, which: str) -> refs.SetAside:
+    names = refs.set_aside_refs(wr)
+    if which.isdigit() and 1 <= int(which) <= len(names):
+        return refs.load_set_aside(wr, names[int(which) - 1])
+    for name in names:
+        if name == which or name.rsplit("/", 1)[-1].startswith(which):
+            return refs.load_set_aside(wr, name)
+    listed = f"1..{len(names)}" if names else "none are kept"
+    raise NotFoundError(f"no set-aside edits {which!r} ({listed}; narr edits lists them)")
+
+
+@dataclass
+class RestoreResult:
+    ref: str
+    changes: list[Change]
+    collisions: list[dict[str, Any]]
+    paths: list[str]
+    set_aside: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ref": self.ref, "changes": [c.model_dump(mode="json") for c in self.changes],
+                "collisions": self.collisions, "paths": self.paths, "set_aside": self.set_aside}
+
+
+def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
+    """Put set-aside edits back into the working tree as hand edits."""
+    with wr.lock:
+        note = journal.recover(wr)
+        del note
+        item = pick(wr, which)
+        head = wr.head_commit()
+        assert head is not None
+        scan = worktree.scan(wr, head.tree)
+        view = WorldView(wr, head.tree, scan)
+        changes, raw = changes_of(wr, item)
+        carried = carry(changes, view)
+        raw_collisions = []
+        for path in raw:
+            now = scan.raw.get(path, str(blob_at(head.tree, path).id) if blob_at(head.tree, path) else None)
+            base = blob_at(item.base.tree, path)
+            if now != (str(base.id) if base is not None else None):
+                raw_collisions.append({"path": path, "note": "changed since it was set aside"})
+        collisions = carried.collisions + raw_collisions
+        if collisions and not force:
+            raise ConflictError(
+                f"{len(collisions)} field(s) changed since these edits were set aside",
+                conflicts=collisions,
+                hint="narr edits restore N --force lets the set-aside values win "
+                     "(your current hand edits are set aside first)",
+            )
+        saved = None
+        if collisions and force:
+            kept = set_aside(wr, head, scan, f"before restoring {item.ref.rsplit('/', 1)[-1]}")
+            saved = kept.ref if kept else None
+        overrides = overrides_for(view, carried.nodes)
+        overrides.update(raw)
+        tmp = wr.narr_dir / "tmp"
+        for path, data in sorted(overrides.items()):
+            full = wr.abs(path)
+            if data is None:
+                full.unlink(missing_ok=True)
+            else:
+                full.parent.mkdir(parents=True, exist_ok=True)
+                journal.write_atomic(full, data, tmp)
+        marks = _restored(wr)
+        marks[item.ref] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        journal.write_atomic(_restored_file(wr), json.dumps(marks, indent=1).encode(), tmp)
+        return RestoreResult(item.ref, changes, collisions, sorted(overrides), saved)
+
+
+def drop_set_aside(wr: WorldRepo, which: str) -> str:
+    """Delete one set-aside (the only way narr ever forgets hand edits: on request)."""
+    with wr.lock:
+        item = pick(wr, which)
+        wr.repo.references.delete(item.ref)
+        return item.ref
+
+
+def load_head_node(wr: WorldRepo, tree: pygit2.Tree, path: str) -> NodeDict | None:
+    blob = blob_at(tree, path)
+    return load_trusted(blob.data) if blob is not None else None
