@@ -81,31 +81,36 @@ def switch(wr: WorldRepo, name: str, *, set_aside: bool = False, create: bool = 
     _check_name(name)
     with wr.lock:
         journal.recover(wr)
+        head = wr.head_commit()
+        assert head is not None
         if create:
             if name in wr.repo.branches.local:
                 raise InvalidInputError(f"a branch named {name!r} already exists")
-            head = wr.head_commit()
-            assert head is not None
-            wr.repo.branches.local.create(name, head)
-        if name not in wr.repo.branches.local:
-            raise NotFoundError(f"no branch named {name!r}", hint=f"narr switch -c {name} creates it")
-        if name == wr.branch():
-            raise NothingToDoError(f"already on {name}")
-        head = wr.head_commit()
-        assert head is not None
-        target = wr.repo.branches.local[name].peel(pygit2.Commit)
+            target = head
+        else:
+            if name not in wr.repo.branches.local:
+                raise NotFoundError(f"no branch named {name!r}",
+                                    hint=f"narr switch -c {name} creates it")
+            if name == wr.branch():
+                raise NothingToDoError(f"already on {name}")
+            target = wr.repo.branches.local[name].peel(pygit2.Commit)
         scan = worktree.scan(wr, head.tree)
         saved = None
-        if scan.raw:
-            if not set_aside:
+        if target.tree.id == head.tree.id:
+            updates = []  # same world: hand edits simply stay where they are
+        else:
+            if scan.raw and not set_aside:
                 raise ConflictError(
                     f"there are uncommitted hand edits ({len(scan.raw)} file(s)); switching would "
                     "leave them on the wrong story line",
                     hint="record them with an event first, or narr switch --set-aside",
                 )
-            kept = setaside.set_aside(wr, head, scan, f"switch to {name}", when)
-            saved = kept.ref if kept else None
-        updates = worldmove.plan(wr, head.tree, target.tree, scan)
+            updates = worldmove.plan(wr, head.tree, target.tree, scan)
+            if scan.raw:
+                kept = setaside.set_aside(wr, head, scan, f"switch to {name}", when)
+                saved = kept.ref if kept else None
+        if create:
+            wr.repo.branches.local.create(name, head)
         current = wr.head_ref()
         journal.run(wr, journal.Transaction(
             ref="HEAD",

@@ -144,7 +144,6 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
         carried: list[Change] = []
         collisions: list[dict[str, Any]] = []
         raw_overrides: dict[str, bytes | None] = {}
-        saved = None
         if keep_edits:
             carried = setaside.user_changes(scan)
             result = setaside.carry(carried, target_view, into=nodes)
@@ -152,18 +151,20 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
             for path in setaside.invalid_paths(scan):
                 oid = scan.raw[path]
                 raw_overrides[path] = wr.abs(path).read_bytes() if oid not in (None, "not-a-file") else None
-        elif scan.raw and not _already_recorded(wr, head, scan):
+        overrides = setaside.overrides_for(target_view, nodes)
+        overrides.update(raw_overrides)
+        updates = worldmove.plan(wr, head.tree, target.tree, scan, overrides)
+
+        # Everything is decided; keep what the move would otherwise lose, then move.
+        saved = None
+        if not keep_edits and scan.raw and not _already_recorded(wr, head, scan):
             kept = setaside.set_aside(wr, head, scan, f"reset to {rev or 'before ' + str(before)}",
                                       when)
             saved = kept.ref if kept else None
-
-        overrides = setaside.overrides_for(target_view, nodes)
-        overrides.update(raw_overrides)
         abandoned = None
         if head.id != target.id and not wr.repo.descendant_of(target.id, head.id):
             abandoned = refs.keep_abandoned(wr, head.id, branch,
                                             f"narr reset: abandoned on {branch}")
-        updates = worldmove.plan(wr, head.tree, target.tree, scan, overrides)
         label = rev or f"before {before}"
         summary = _summary(target)
         kept_paths = journal.run(wr, journal.Transaction(

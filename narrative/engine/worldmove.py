@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pygit2
 
+from narrative.errors import InvalidWorldError
 from narrative.store import journal
 from narrative.store.trees import blob_at
 from narrative.store.worktree import HandEdits
@@ -36,6 +37,11 @@ def plan(wr: WorldRepo, head_tree: pygit2.Tree, new_tree: pygit2.Tree, scan: Han
     """
     repo = wr.repo
     overrides = overrides or {}
+    odd = [p for p, oid in scan.raw.items() if oid == "not-a-file"]
+    if odd:
+        raise InvalidWorldError(
+            f"{odd[0]} is not a regular file (a directory or a symbolic link): narr will not "
+            "replace it", details=odd, hint="move it out of world/ and run the command again")
     stale = set(scan.stale_index)  # the index differs from HEAD there: always rewrite it
     paths = changed_paths(head_tree, new_tree) | set(overrides) | set(scan.raw) | stale
     updates = []
