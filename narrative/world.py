@@ -43,7 +43,7 @@ class WorldView:
             layers: Iterable[Layer] = LAYERS
             if self._synced:
                 known = self.wr.index_cache.layer_of(node_id)
-                layers = [known] if known in LAYERS else []  # type: ignore[list-item]
+                layers = [layer for layer in LAYERS if layer == known]
             for layer in layers:
                 path = node_path(node_id, layer, self.layout)
                 blob = blob_at(self.tree, path)

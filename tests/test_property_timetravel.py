@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from helpers import CLI, edit_node, git, node_file, read_node, rel_path, snapshot, write_node
 
 

@@ -79,9 +79,9 @@ def find_mentions(view: WorldView, text: str) -> list[Mention]:
         by_norm.setdefault(normalize_name(text[i:j]), []).append((i, j))
     hits = _lookup(view, set(by_norm))
     found: list[tuple[int, int, tuple[str, ...]]] = []
-    for norm, ids in hits.items():
+    for norm, named in hits.items():
         for i, j in by_norm.get(norm, []):
-            found.append((i, j, tuple(sorted(ids))))
+            found.append((i, j, tuple(sorted(named))))
     found.sort(key=lambda t: (-(t[1] - t[0]), t[0]))
     taken: list[tuple[int, int]] = []
     out: list[Mention] = []

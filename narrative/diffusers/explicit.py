@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -28,6 +28,8 @@ from narrative.model import (
     UnsetOp,
 )
 from narrative.nodefile import parse_json
+
+OpT = TypeVar("OpT", RelateOp, UnrelateOp)
 
 
 def parse_value(text: str) -> Any:
@@ -74,7 +76,8 @@ def parse_edge(spec: str, flag: str) -> tuple[str, str, str, dict[str, Any] | No
     body, eq, attrs_text = spec.partition("=")
     parts = body.split(":")
     if len(parts) != 3 or not all(parts):
-        raise InvalidInputError(f"{flag} {spec!r}: expected SOURCE:TYPE:TARGET (e.g. su-qing:suspects:lin-yuan)")
+        raise InvalidInputError(
+            f"{flag} {spec!r}: expected SOURCE:TYPE:TARGET (e.g. su-qing:suspects:lin-yuan)")
     src, rtype, dst = parts
     check_id(src, what=f"source id in {flag} {spec!r}")
     check_id(dst, what=f"target id in {flag} {spec!r}")
@@ -86,9 +89,9 @@ def parse_edge(spec: str, flag: str) -> tuple[str, str, str, dict[str, Any] | No
     return src, rtype, dst, attrs
 
 
-def _op(model: type[Op], data: dict[str, Any], what: str) -> Any:
+def _op(model: type[OpT], data: dict[str, Any], what: str) -> OpT:
     try:
-        return model.model_validate(data)  # type: ignore[attr-defined]
+        return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         loc = "/".join(str(p) for p in first["loc"])
@@ -97,7 +100,7 @@ def _op(model: type[Op], data: dict[str, Any], what: str) -> Any:
 
 def parse_relate(spec: str) -> RelateOp:
     src, rtype, dst, attrs = parse_edge(spec, "--relate")
-    return _op(RelateOp, {"op": "relate", "source": src, "type": rtype, "target": dst,  # type: ignore[arg-type]
+    return _op(RelateOp, {"op": "relate", "source": src, "type": rtype, "target": dst,
                           "attrs": attrs or {}}, f"--relate {spec!r}")
 
 
@@ -105,7 +108,7 @@ def parse_unrelate(spec: str) -> UnrelateOp:
     src, rtype, dst, attrs = parse_edge(spec, "--unrelate")
     if attrs is not None:
         raise InvalidInputError(f"--unrelate {spec!r}: takes no attributes")
-    return _op(UnrelateOp, {"op": "unrelate", "source": src, "type": rtype, "target": dst},  # type: ignore[arg-type]
+    return _op(UnrelateOp, {"op": "unrelate", "source": src, "type": rtype, "target": dst},
                f"--unrelate {spec!r}")
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pygit2
 
 from narrative.engine import read, setaside, worldmove
-from narrative.errors import ConflictError, InvalidInputError, NothingToDoError, NotFoundError
+from narrative.errors import ConflictError, InvalidInputError, NotFoundError, NothingToDoError
 from narrative.store import journal, records, refs, worktree
 from narrative.store.worldrepo import WorldRepo
 

@@ -19,6 +19,7 @@ from narrative.engine import overlay, pending
 from narrative.engine.commit import seal
 from narrative.engine.draft import Draft
 from narrative.engine.pending import EventRequest
+from narrative.engine.review import review
 from narrative.errors import DiffuserError, InvalidInputError, InvalidWorldError, NothingToDoError
 from narrative.ids import new_event_id
 from narrative.model import Change, Delta, EventRecord
@@ -50,7 +51,9 @@ class EventResult:
         if self.proposal is not None:
             out["proposal"] = {"diffuser": self.record.diffuser,
                                "ops": [op.model_dump(mode="json") for op in self.proposal.delta.ops],
-                               "notes": self.proposal.notes}
+                               "notes": self.proposal.notes,
+                               **self.proposal.model_dump(mode="json",
+                                                          include={"proposed", "arbitration", "refused"})}
         return out
 
 
@@ -120,7 +123,8 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     delta = request.delta
     proposal: Proposal | None = None
     if diffuser is not None:
-        proposal = diffuser.propose(view, request)
+        # every proposal is arbitrated (no duplicate nodes) and screened (guard rails) first
+        proposal = review(view, diffuser.propose(view, request), request)
         delta = merge(proposal.delta, request.delta)
         if proposal.narrative_text and not delta.narrative_text:
             delta = delta.model_copy(update={"narrative_text": proposal.narrative_text})
@@ -219,7 +223,8 @@ def _flat_warnings(view: WorldView, draft: Draft) -> list[str]:
         return []
     out = []
     cache = view.wr.index_cache
-    for layer in sorted({draft.nodes[i]["layer"] for i in draft.created if draft.nodes[i]}):
+    created = [draft.nodes[i] for i in draft.created]
+    for layer in sorted({node["layer"] for node in created if node is not None}):
         n = cache.count(layer)
         if n > FLAT_LAYER_WARNING:
             out.append(

@@ -11,19 +11,19 @@ import copy
 
 from narrative import fields
 from narrative.model import Change
-from narrative.nodefile import dump
+from narrative.nodefile import NodeDict, dump
 from narrative.store.worktree import HandEdit
 from narrative.world import WorldView
 
 
 def lay(view: WorldView, changes: list[Change]) -> list[str]:
     """Apply ``changes`` to ``view.edits`` in place; problems (mismatched old values) or []."""
-    current: dict[str, dict[str, object] | None] = {}
+    current: dict[str, NodeDict | None] = {}
     for ch in changes:
         if ch.target not in current:
             node = view.get(ch.target)
             current[ch.target] = copy.deepcopy(node) if node is not None else None
-    problems = fields.apply_changes(current, changes)  # type: ignore[arg-type]
+    problems = fields.apply_changes(current, changes)
     if problems:
         return problems
     for node_id, new in current.items():
@@ -31,12 +31,12 @@ def lay(view: WorldView, changes: list[Change]) -> list[str]:
         committed = view.committed(node_id)
         head_path = committed[0] if committed else None
         old = committed[1] if committed else None
-        new_path = view.path(new) if new is not None else None  # type: ignore[arg-type]
+        new_path = view.path(new) if new is not None else None
         # What the working tree holds is tracked by view.edits.raw; raw_oid only says
         # whether the file's bytes differ from the canonical form.
         raw = edit.raw_oid if edit is not None else None
         view.edits.edits[node_id] = HandEdit(
-            node_id, old, new, head_path, new_path, raw,  # type: ignore[arg-type]
-            dump(new) if new is not None else None,  # type: ignore[arg-type]
+            node_id, old, new, head_path, new_path, raw,
+            dump(new) if new is not None else None,
         )
     return []

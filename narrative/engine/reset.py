@@ -20,7 +20,7 @@ import pygit2
 
 from narrative import fields
 from narrative.engine import read, setaside, worldmove
-from narrative.errors import InvalidInputError, InvalidWorldError, NothingToDoError, NotFoundError
+from narrative.errors import InvalidInputError, InvalidWorldError, NotFoundError, NothingToDoError
 from narrative.ids import check_id
 from narrative.model import Change, EventRecord
 from narrative.store import journal, records, refs, worktree
@@ -77,7 +77,7 @@ def commit_before(wr: WorldRepo, node_id: str) -> pygit2.Commit:
         if found is not None and (found.id == head.id or wr.repo.descendant_of(head.id, found.id)):
             if not found.parents:
                 raise InvalidInputError(f"{node_id} was created by the genesis; nothing comes before it")
-            return found.parents[0]  # type: ignore[no-any-return]
+            return found.parents[0]
     commit: pygit2.Commit | None = head
     while commit is not None:
         rec = records.decode(commit.message)
@@ -86,7 +86,7 @@ def commit_before(wr: WorldRepo, node_id: str) -> pygit2.Commit:
                 break
             for ch in [*rec.edits, *rec.diffusions]:
                 if ch.target == node_id and ch.field == "" and not ch.has_old and ch.has_new:
-                    return commit.parents[0]  # type: ignore[no-any-return]
+                    return commit.parents[0]
         commit = commit.parents[0] if commit.parents else None
     raise InvalidInputError(
         f"{node_id} was part of the world from its genesis (or is not on this story line): "
@@ -216,8 +216,8 @@ def _already_recorded(wr: WorldRepo, head: pygit2.Commit, scan: worktree.HandEdi
     if set(scan.raw) - {p for e in scan.edits.values() for p in (e.old_path, e.new_path) if p}:
         return False  # some changed file is not a valid node: keep its bytes
     try:
-        undone = wr.repo[data["restored_from"]]
-    except (KeyError, ValueError):
+        undone = wr.repo[data["restored_from"]].peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError):
         return False
     rec: EventRecord | None = records.decode(undone.message)
     if rec is None:

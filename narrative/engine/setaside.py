@@ -247,7 +247,8 @@ def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
         carried = carry(changes, view)
         raw_collisions = []
         for path in raw:
-            now = scan.raw.get(path, str(blob_at(head.tree, path).id) if blob_at(head.tree, path) else None)
+            head_blob = blob_at(head.tree, path)
+            now = scan.raw.get(path, str(head_blob.id) if head_blob is not None else None)
             base = blob_at(item.base.tree, path)
             if now != (str(base.id) if base is not None else None):
                 raw_collisions.append({"path": path, "note": "changed since it was set aside"})

@@ -150,7 +150,7 @@ def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> list[str]:
         elif now == u.index:
             index.add(u.path)  # fresh stat data: the index stays a valid stat cache
         else:
-            index.add(pygit2.IndexEntry(u.path, pygit2.Oid(hex=u.index), pygit2.GIT_FILEMODE_BLOB))
+            index.add(pygit2.IndexEntry(u.path, pygit2.Oid(hex=u.index), pygit2.enums.FileMode.BLOB))
     index.write()
     return kept
 

@@ -58,7 +58,7 @@ class SetAside:
 
     @property
     def base(self) -> pygit2.Commit:
-        return self.commit.parents[0]  # type: ignore[no-any-return]
+        return self.commit.parents[0]
 
 
 def save_set_aside(wr: WorldRepo, head: pygit2.Commit, blobs: dict[str, pygit2.Oid | None],

@@ -171,7 +171,7 @@ def _misplaced(path: str, layout: Layout) -> str:
             return f"{path}: {problem}"
         if layout == "sharded":
             return (f"{path}: in a sharded world this node's file belongs at "
-                    f"{node_path(node_id, parts[1], layout)}")  # type: ignore[arg-type]
+                    f"{node_path(node_id, parts[1], layout)}")
         return f"{path}: node files sit directly in world/{parts[1]}/ in a flat world"
     return (f"{path}: not a node file (node files are world/<layer>/<id>.json with layer one of "
             f"{', '.join(LAYERS)})")
