@@ -17,10 +17,18 @@ def render(schema: dict[str, object]) -> str:
     return json.dumps(schema, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
 
 
+def all_schemas() -> dict[str, dict[str, object]]:
+    """Every published schema: the data model's, the exec diffuser's protocol, the rule file."""
+    from narrative.diffusers.exec_protocol import json_schemas as exec_schemas
+    from narrative.diffusers.rulefile import json_schema as rules_schema
+
+    return {**json_schemas(), **exec_schemas(), "rules.schema.json": rules_schema()}
+
+
 def write(directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, schema in sorted(json_schemas().items()):
+    for name, schema in sorted(all_schemas().items()):
         path = directory / name
         path.write_text(render(schema), encoding="utf-8")
         written.append(path)

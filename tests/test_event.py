@@ -46,7 +46,8 @@ def test_issue_walkthrough(narr: CLI, world: Path) -> None:
     assert narr("get", "black-ring", "state.colour").stdout == "jade\n"
     assert narr.json("get", "black-ring", "/state/colour", "--at", "HEAD~1") == "black"
     assert git(world, "log", "--format=%s").splitlines() == [e["content"] for e in log]
-    blame = git(world, "blame", "--porcelain", "--", node_file(world, "black-ring").relative_to(world).as_posix())
+    ring = node_file(world, "black-ring").relative_to(world).as_posix()
+    blame = git(world, "blame", "--porcelain", "--", ring)
     head = git(world, "rev-parse", "HEAD").strip()
     assert any(line.startswith(head) for line in blame.splitlines())
     assert narr("check").exit_code == 0
@@ -83,7 +84,8 @@ def test_unset_and_unrelate(narr: CLI, world: Path) -> None:
     rec = narr.json("event", "He forgets his goal", "--unset", "lin-yuan.state.goal",
                     "--unrelate", "lin-yuan:distrusts:su-qing")
     assert {"target": "lin-yuan", "field": "/state/goal", "old_value": "find Lin Xue"} in rec["diffusions"]
-    assert {"target": "lin-yuan", "field": "/relations/distrusts/su-qing", "old_value": {}} in rec["diffusions"]
+    assert {"target": "lin-yuan", "field": "/relations/distrusts/su-qing",
+            "old_value": {}} in rec["diffusions"]
     node = read_node(world, "lin-yuan")
     assert "goal" not in node["state"] and "distrusts" not in node["relations"]
 
@@ -138,7 +140,8 @@ def test_event_lifecycle_expires_at_the_next_event(narr: CLI, world: Path, tmp_p
 
 
 def test_close_scene_expires_scene_nodes(narr: CLI, world: Path) -> None:
-    rec = narr.json("event", "The boat leaves; the rain stops", "--close-scene")
+    rec = narr.json("event", "The boat leaves; the rain stops", "--close-scene",
+                    "--diffuser", "explicit")
     assert rec["close_scene"] is True
     assert set(rec["expired"]) == {"autumn-rain", "ferry-crowd", "paper-lantern", "temple-bell"}
     assert all(rec["expired"][n] == "scene closed" for n in ("autumn-rain", "ferry-crowd"))

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option, record_lines, short, warn
+
+if TYPE_CHECKING:
+    from narrative.engine.pending import EventRequest
 
 
 @click.command("event")
@@ -27,33 +31,49 @@ from narrative.cli.output import emit_json, json_option, record_lines, short, wa
 @click.option("--text", "narrative_text", help="The narrative text of the event.")
 @click.option("--at", "timestamp", metavar="STORY_TIME", help="When it happens in the story.")
 @click.option("--close-scene", is_flag=True, help="This event ends the scene: scene nodes expire.")
-@click.option("--dry-run", is_flag=True, help="Show what would change; record nothing.")
+@click.option("--dry-run", is_flag=True,
+              help="Show what would change (the diffuser's proposal, its notes and refusals); "
+                   "record nothing.")
 @click.option("--retry", is_flag=True, help="Run the newest failed event again.")
+@click.option("--diffuser", "diffuser_name", metavar="NAME",
+              help="What turns CONTENT into changes for this event: rules, llm, exec, explicit "
+                   "(only the flags' changes). Default: [diffuser] default in narr.toml.")
+@click.option("--render", is_flag=True,
+              help="Ask the diffuser to write the event's narrative text too (llm, exec).")
 @json_option
 @pass_context
 def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: tuple[str, ...],
               relates: tuple[str, ...], unrelates: tuple[str, ...], creates: tuple[str, ...],
               expires: tuple[str, ...], delta_file: str | None, narrative_text: str | None,
               timestamp: str | None, close_scene: bool, dry_run: bool, retry: bool,
-              as_json: bool) -> None:
-    """Record a story event: CONTENT says what happens; the flags say what it changes.
+              diffuser_name: str | None, render: bool, as_json: bool) -> None:
+    """Record a story event: CONTENT says what happens; a diffuser and the flags say what it changes.
 
+    The world's diffuser (the offline rules by default) reads CONTENT and
+    proposes changes; the flags' changes are added and win on the same field.
     Hand edits under world/ are picked up and recorded with the event. Nothing
-    is written unless every change is valid; a failed event is kept for --retry.
+    is written unless every explicit change is valid; a failed event is kept
+    for --retry.
     """
+    from narrative.diffusers.base import get_diffuser
     from narrative.engine import event as engine
 
     wr = ctx.world
     if retry:
         if content or sets or unsets or relates or unrelates or creates or expires or delta_file:
             raise click.UsageError("--retry takes no content or changes: it reruns the kept event")
-        result = engine.retry(wr, dry_run=dry_run)
+        chosen = get_diffuser(diffuser_name, wr) if diffuser_name else None
+        result = engine.retry(wr, dry_run=dry_run, diffuser=chosen)
     else:
         if not content:
             raise click.UsageError("say what happens: narr event \"Lin Yuan walks to the ferry\"")
+        name = diffuser_name or wr.config.diffuser
+        diffuser = get_diffuser(name, wr)
         request = _request(content, sets, unsets, relates, unrelates, creates, expires,
                            delta_file, narrative_text, timestamp, close_scene)
-        result = engine.run_event(wr, request, dry_run=dry_run)
+        request.diffuser = name
+        request.render = render
+        result = engine.run_event(wr, request, dry_run=dry_run, diffuser=diffuser)
     if as_json:
         emit_json(result.to_json())
         return
@@ -66,12 +86,21 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
         click.echo(line)
     for node_id, why in sorted(result.expired.items()):
         click.echo(f"  expired {node_id} ({why})")
+    for line in proposal_lines(rec.get("proposal")):
+        click.echo(line)
+
+
+def proposal_lines(proposal: dict[str, Any] | None) -> list[str]:
+    """The diffuser's side of the story: what fired, what the arbiter decided, what was refused."""
+    if not proposal or not proposal.get("notes"):
+        return []
+    return [f"{proposal['diffuser']}:", *(f"  {note}" for note in proposal["notes"])]
 
 
 def _request(content: str, sets: tuple[str, ...], unsets: tuple[str, ...],
              relates: tuple[str, ...], unrelates: tuple[str, ...], creates: tuple[str, ...],
              expires: tuple[str, ...], delta_file: str | None, narrative_text: str | None,
-             timestamp: str | None, close_scene: bool) -> object:
+             timestamp: str | None, close_scene: bool) -> EventRequest:
     from narrative.diffusers import explicit
     from narrative.engine.pending import EventRequest
     from narrative.errors import InvalidInputError

@@ -1,0 +1,259 @@
+"""A small client for OpenAI-compatible chat completions, on the standard library only.
+
+One POST to ``{base_url}/chat/completions`` per call: that one request shape is
+spoken by Ollama, llama.cpp's server, vLLM and hosted APIs alike, so narr needs
+no HTTP dependency and no vendor SDK. Every way the exchange can fail becomes a
+:class:`~narrative.errors.DiffuserError` whose message says which one it was
+(no answer in time, server unreachable, an HTTP error, an answer that is not a
+chat completion), because the fix differs for each.
+
+Servers differ in how they constrain output to JSON, so the request asks for the
+strictest form first (``response_format`` ``json_schema``) and steps down to
+``json_object`` and then to plain instructions when a server rejects the field.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from narrative import __version__
+from narrative.errors import DiffuserError
+from narrative.userconfig import LLMSettings
+
+MODES = ("json_schema", "json_object", "none")
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+MAX_KEPT_BODY = 20_000
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar")
+
+
+@dataclass
+class Reply:
+    """The first choice of a chat completion, and the raw body it came in."""
+
+    content: str | None
+    refusal: str | None
+    finish_reason: str | None
+    body: str
+
+
+@dataclass
+class ChatClient:
+    url: str
+    model: str | None
+    timeout: float
+    api_key: str | None = None
+    temperature: float | None = None
+    modes: list[str] = field(default_factory=lambda: list(MODES))
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_settings(cls, settings: LLMSettings) -> ChatClient:
+        """A client for the configured server; a missing setting is a clear error here."""
+        if not settings.base_url:
+            raise DiffuserError(
+                "the llm diffuser has no server configured",
+                hint="set NARR_LLM_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama) or [llm] "
+                     "base_url in your narr config file; a world's narr.toml cannot set it",
+            )
+        api_key = None
+        if settings.api_key_env:
+            api_key = settings.api_key()
+            if api_key is None:
+                raise DiffuserError(
+                    f"the API key variable {settings.api_key_env} is not set",
+                    hint=f"export {settings.api_key_env}=..., or drop api_key_env for a local "
+                         "server that needs no key",
+                )
+        modes: list[str] = list(MODES) if settings.response_format == "auto" else [settings.response_format]
+        return cls(url=endpoint(settings.base_url), model=settings.model, timeout=settings.timeout,
+                   api_key=api_key, temperature=settings.temperature, modes=modes)
+
+    @property
+    def mode(self) -> str:
+        return self.modes[0]
+
+    def complete(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> Reply:
+        """Send the conversation; step down the JSON modes while the server rejects them."""
+        while True:
+            try:
+                return self._post(self._body(messages, schema))
+            except _HTTPFailure as failure:
+                if len(self.modes) > 1 and failure.may_be_about_format():
+                    self.notes.append(f"the server rejected response_format {self.mode} "
+                                      f"(HTTP {failure.status}); using {self.modes[1]}")
+                    self.modes.pop(0)
+                    continue
+                raise failure.error(self.url) from None
+
+    def _body(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> dict[str, Any]:
+        body: dict[str, Any] = {"messages": messages, "stream": False}
+        if self.model:
+            body["model"] = self.model
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.mode == "json_schema":
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": "narr_delta", "schema": schema, "strict": False}}
+        elif self.mode == "json_object":
+            body["response_format"] = {"type": "json_object"}
+        return body
+
+    def _post(self, body: dict[str, Any]) -> Reply:
+        headers = {"Content-Type": "application/json", "Accept": "application/json",
+                   "User-Agent": f"narr/{__version__}"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        req = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
+        try:
+            with _opener(self.url).open(req, timeout=self.timeout) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as exc:
+            raise _HTTPFailure(exc.code, str(exc.reason), _error_body(exc)) from None
+        except urllib.error.URLError as exc:
+            if isinstance(exc.reason, TimeoutError):
+                raise self._timeout() from None
+            raise DiffuserError(
+                f"cannot reach the LLM server at {self.url}: {_reason(exc.reason)}",
+                hint="is the server running, and is base_url right? (Ollama: "
+                     "http://127.0.0.1:11434/v1, llama.cpp: http://127.0.0.1:8080/v1)",
+            ) from None
+        except TimeoutError:
+            raise self._timeout() from None
+        except (OSError, http.client.HTTPException) as exc:
+            raise DiffuserError(
+                f"the connection to the LLM server at {self.url} broke: {_reason(exc)}",
+            ) from None
+        return parse_completion(raw, self.url)
+
+    def _timeout(self) -> DiffuserError:
+        return DiffuserError(
+            f"the LLM server at {self.url} did not answer within {self.timeout:g}s",
+            hint="a large model on a small machine needs longer: raise [llm] timeout "
+                 "or NARR_LLM_TIMEOUT",
+        )
+
+
+def endpoint(base_url: str) -> str:
+    """``http://host:port/v1`` -> ``http://host:port/v1/chat/completions`` (a full URL is kept)."""
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise DiffuserError(f"the llm base_url {base_url!r} is not an http:// or https:// URL",
+                            hint="e.g. http://127.0.0.1:11434/v1")
+    url = base_url.rstrip("/")
+    return url if url.endswith("/chat/completions") else url + "/chat/completions"
+
+
+def _opener(url: str) -> urllib.request.OpenerDirector:
+    # A server on this machine is never reached through a proxy, whatever http_proxy says.
+    host = urlsplit(url).hostname or ""
+    if host in LOOPBACK_HOSTS or host.startswith("127."):
+        return urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    return urllib.request.build_opener()
+
+
+def _reason(reason: object) -> str:
+    if isinstance(reason, OSError) and reason.strerror:
+        return reason.strerror
+    return str(reason) or type(reason).__name__
+
+
+def _error_body(exc: urllib.error.HTTPError) -> str:
+    try:
+        return exc.read().decode("utf-8", "replace")
+    except (OSError, http.client.HTTPException):
+        return ""
+
+
+def server_message(body: str) -> str:
+    """The human part of an error body: ``{"error": {"message": ...}}`` and friends."""
+    try:
+        obj = json.loads(body)
+    except ValueError:
+        obj = None
+    if isinstance(obj, dict):
+        err = obj.get("error", obj.get("detail", obj.get("message")))
+        if isinstance(err, dict):
+            err = err.get("message", err)
+        if isinstance(err, str):
+            return _clip(err)
+    return _clip(" ".join(body.split()))
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_HINTS = {
+    401: "the server wants a key: set [llm] api_key_env to the name of the variable holding it",
+    403: "the key was refused: check the variable api_key_env names",
+    404: "check base_url (it usually ends in /v1) and the model name",
+    429: "the server is rate limiting or out of quota; try again later",
+}
+
+
+class _HTTPFailure(Exception):
+    def __init__(self, status: int, reason: str, body: str) -> None:
+        super().__init__(status)
+        self.status = status
+        self.reason = reason
+        self.body = body
+
+    def may_be_about_format(self) -> bool:
+        if self.status in (400, 422):
+            return True
+        return self.status >= 500 and any(w in self.body.lower() for w in _FORMAT_WORDS)
+
+    def error(self, url: str) -> DiffuserError:
+        detail = server_message(self.body)
+        hint = _HINTS.get(self.status)
+        if hint is None and self.status >= 500:
+            hint = "the server failed; its own log may say why"
+        return DiffuserError(
+            f"the LLM server answered HTTP {self.status} {self.reason}" + (f": {detail}" if detail else ""),
+            hint=hint, details=[f"POST {url}"], raw_reply=self.body[:MAX_KEPT_BODY] or None,
+        )
+
+
+def parse_completion(raw: bytes, url: str) -> Reply:
+    """The first choice of a chat-completions answer; anything else is called garbage, clearly."""
+    text = raw.decode("utf-8", "replace")
+
+    def garbage(why: str) -> DiffuserError:
+        return DiffuserError(
+            f"the LLM server's answer is not a chat completion: {why}",
+            hint=f"is {url} an OpenAI-compatible chat-completions endpoint? (base_url usually ends in /v1)",
+            raw_reply=text[:MAX_KEPT_BODY] or None,
+        )
+
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        raise garbage(f"it is not JSON ({_clip(' '.join(text.split()), 80)!r})") from None
+    if not isinstance(obj, dict):
+        raise garbage("it is not a JSON object")
+    choices = obj.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        if "error" in obj:
+            raise DiffuserError(f"the LLM server reported an error: {server_message(text)}",
+                                raw_reply=text[:MAX_KEPT_BODY])
+        raise garbage("it has no choices")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise garbage("its first choice has no message")
+    content = message.get("content")
+    if isinstance(content, list):  # content parts, as some servers send them
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    refusal = message.get("refusal")
+    finish = choice.get("finish_reason")
+    return Reply(content=content if isinstance(content, str) else None,
+                 refusal=refusal if isinstance(refusal, str) and refusal.strip() else None,
+                 finish_reason=finish if isinstance(finish, str) else None,
+                 body=text)

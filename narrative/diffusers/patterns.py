@@ -1,0 +1,224 @@
+"""Rule patterns: a few words and ``{slots}``, matched against an event's text.
+
+A pattern is literal words, ``{var}`` slots and ``(a|b|c)`` alternatives, for
+example ``{who} (walks|goes) (to|into) {place}`` or ``{who}(来到|走到){place}``:
+
+- Words match case-insensitively. A word written in Latin letters matches a
+  whole word only (``walk`` does not match ``walkway``), and a trailing ``*``
+  takes any ending (``walk*``: walks, walked, walking). Chinese (and Japanese,
+  Korean) words match anywhere, since those scripts put no spaces between words.
+- A slot is filled by one node that the text names by name or alias (found with
+  the world's own name index, longest name first), and that the variable's
+  constraints accept.
+- Other words may stand between the parts ("Lin Yuan, soaked, walks slowly to
+  the ferry" matches the pattern above), but not the end of a sentence
+  (``. ! ? ;`` and their full-width forms), so a rule reads one sentence at a time.
+- Where a pattern matches several ways, the tightest match wins: in "Su Qing
+  watches Lin Yuan walk to the ferry", ``{who} walk to {place}`` binds Lin Yuan.
+  A match records how many characters inside it no part covered (``skipped``), so
+  that between rules the more specific match can win.
+
+Patterns are compiled into regular expressions made only of escaped words, so a
+world's rules cannot inject an expression of their own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+MAX_PARTS = 12
+GAP = r"[^.!?;。！？；\n]*?"
+MARK_BASE = 0xF0000  # one private-use character stands for each named node in the text
+_SLOT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+_BAD_STAR = re.compile(r"\*(?!\s|$)|(?:^|\s)\*")
+
+
+class Span(Protocol):
+    """What a pattern needs of a mention: where it is in the text."""
+
+    @property
+    def start(self) -> int: ...
+
+    @property
+    def end(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a pattern: a slot, or a set of alternative words."""
+
+    slot: str | None = None
+    words: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Pattern:
+    text: str
+    parts: tuple[Part, ...]
+
+    @property
+    def slots(self) -> list[str]:
+        return [p.slot for p in self.parts if p.slot is not None]
+
+
+@dataclass(frozen=True)
+class Match:
+    """Where a pattern matched (offsets into the original text) and the mention in each slot."""
+
+    start: int
+    end: int
+    slots: dict[str, int] = field(default_factory=dict)
+    blocked_by: str | None = None
+    skipped: int = 0  # characters inside the match that no part of the pattern covers
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start
+
+
+def parse(text: str) -> Pattern:
+    """Parse a pattern; a ``ValueError`` says what is wrong with it."""
+    parts: list[Part] = []
+    buf: list[str] = []
+
+    def flush() -> None:
+        literal = "".join(buf).strip()
+        buf.clear()
+        if literal:
+            parts.append(Part(words=(_check_words(literal, text),)))
+
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "{(":
+            close = "}" if c == "{" else ")"
+            j = text.find(close, i + 1)
+            if j < 0:
+                raise ValueError(f"pattern {text!r}: {c!r} is never closed")
+            inner = text[i + 1 : j]
+            if any(ch in inner for ch in "{}()"):
+                raise ValueError(f"pattern {text!r}: brackets cannot nest")
+            flush()
+            if c == "{":
+                if not _SLOT_NAME.match(inner):
+                    raise ValueError(f"pattern {text!r}: {{{inner}}} is not a variable name "
+                                     "(lowercase letters, digits, '_')")
+                parts.append(Part(slot=inner))
+            else:
+                alts = tuple(a.strip() for a in inner.split("|"))
+                if any(not a for a in alts):
+                    raise ValueError(f"pattern {text!r}: empty alternative in ({inner})")
+                parts.append(Part(words=tuple(_check_words(a, text) for a in alts)))
+            i = j + 1
+        elif c in "})|":
+            raise ValueError(f"pattern {text!r}: unexpected {c!r}")
+        else:
+            buf.append(c)
+            i += 1
+    flush()
+    if not any(p.slot is None for p in parts):
+        raise ValueError(f"pattern {text!r}: needs at least one word besides its slots")
+    if len(parts) > MAX_PARTS:
+        raise ValueError(f"pattern {text!r}: more than {MAX_PARTS} parts")
+    slots = [p.slot for p in parts if p.slot]
+    if len(slots) != len(set(slots)):
+        raise ValueError(f"pattern {text!r}: a slot appears twice")
+    return Pattern(text, tuple(parts))
+
+
+def _check_words(words: str, pattern: str) -> str:
+    if _BAD_STAR.search(words):
+        raise ValueError(f"pattern {pattern!r}: '*' may only end a word ({words!r})")
+    return words
+
+
+def _ascii_alnum(ch: str) -> bool:
+    return ch.isascii() and ch.isalnum()
+
+
+def word_regex(words: str) -> str:
+    """The expression for literal words: whole words in Latin script, anywhere in CJK."""
+    pieces = []
+    for token in words.split():
+        star = token.endswith("*")
+        core = token[:-1] if star else token
+        pieces.append(re.escape(core) + (r"[^\W\d_]*" if star else ""))
+    body = r"\s+".join(pieces)
+    if _ascii_alnum(words[0]):
+        body = r"(?<![A-Za-z0-9])" + body
+    if _ascii_alnum(words.rstrip("*")[-1]):
+        body += r"(?![A-Za-z0-9])"
+    return body
+
+
+def normalize_text(text: str) -> str:
+    """Typographic apostrophes read as plain ones (same length, so offsets stay valid)."""
+    return text.replace("\u2019", "'").replace("\u2018", "'")
+
+
+def abstract(text: str, mentions: Sequence[Span], replace: set[int]) -> tuple[str, list[int]]:
+    """The text with each replaced mention as one marker character, and a map back to offsets."""
+    out: list[str] = []
+    back: list[int] = []
+    pos = 0
+    for k in sorted(replace, key=lambda k: mentions[k].start):
+        m = mentions[k]
+        for i in range(pos, m.start):
+            out.append(text[i])
+            back.append(i)
+        out.append(chr(MARK_BASE + k))
+        back.append(m.start)
+        pos = m.end
+    for i in range(pos, len(text)):
+        out.append(text[i])
+        back.append(i)
+    back.append(len(text))  # the end of a marker maps to the end of its mention
+    return "".join(out), back
+
+
+def find(pattern: Pattern, text: str, mentions: Sequence[Span], allowed: dict[str, set[int]],
+         unless: Sequence[str] = ()) -> list[Match]:
+    """Every non-overlapping, tightest match of ``pattern`` in ``text``.
+
+    ``allowed`` gives, for each slot, the mentions (by index) that may fill it; a
+    match containing one of the ``unless`` words is returned with ``blocked_by`` set.
+    """
+    if any(not allowed.get(s) for s in pattern.slots):
+        return []
+    replace = set().union(*(allowed[s] for s in pattern.slots)) if pattern.slots else set()
+    s, back = abstract(normalize_text(text), mentions, replace)
+    rx = re.compile(GAP.join(_part_regex(p, allowed) for p in pattern.parts), re.IGNORECASE)
+    stops = [(re.compile(word_regex(w.strip()), re.IGNORECASE), w.strip()) for w in unless if w.strip()]
+    first_is_slot = pattern.parts[0].slot is not None
+    out: list[Match] = []
+    pos = 0
+    while pos <= len(s):
+        m = rx.search(s, pos)
+        if m is None:
+            break
+        best = m
+        for st in range(m.end() - 1, m.start(), -1):
+            if first_is_slot and ord(s[st]) < MARK_BASE:
+                continue
+            tighter = rx.match(s, st, m.end())
+            if tighter is not None:
+                best = tighter
+                break
+        blocked = next((w for stop, w in stops if stop.search(s, best.start(), best.end())), None)
+        slots = {name: ord(best.group(name)) - MARK_BASE for name in pattern.slots}
+        covered = sum(back[best.end(g)] - back[best.start(g)] for g in range(1, rx.groups + 1))
+        start, end = back[best.start()], back[best.end()]
+        out.append(Match(start, end, slots, blocked, end - start - covered))
+        pos = best.end()
+    return out
+
+
+def _part_regex(part: Part, allowed: dict[str, set[int]]) -> str:
+    if part.slot is not None:
+        marks = "".join(chr(MARK_BASE + k) for k in sorted(allowed[part.slot]))
+        return f"(?P<{part.slot}>[{marks}])"
+    alts = sorted(part.words, key=len, reverse=True)
+    return "(" + "|".join(word_regex(a) for a in alts) + ")"  # a group, to measure what it covers

@@ -1,0 +1,440 @@
+"""The rule file format of the ``rules`` diffuser, and how a world's rule files are read.
+
+Rules are part of the story world, so they live in the world repository, beside
+``world/`` rather than inside it (``world/`` holds only node files):
+``rules/*.toml`` (comments make a rule set readable) or ``rules/*.json``, read in
+file-name order. Both parse into the same :class:`RuleFile`, whose JSON Schema is
+``schemas/rules.schema.json``. A rule is declarative data, never code: cloning a
+world and running its rules cannot run anything of the world author's.
+
+A file looks like this (TOML)::
+
+    unless = ["not", "never", "没有"]            # words that stop any rule of the file
+
+    [vars]                                      # variables shared by the file's rules
+    who = { layer = "character" }
+    place = { kind = "place" }
+
+    [[rules]]
+    id = "go"
+    summary = "Someone goes to a place"
+    match = ["{who} (walks|goes) (to|into) {place}", "{who}(来到|走到){place}"]
+    do = [{ set = "who.state.location", value = "{place}" }]
+
+``match`` patterns are text with ``{var}`` slots and ``(a|b)`` alternatives
+(:mod:`narrative.diffusers.patterns`); a slot is filled by a node the event names
+by name or alias. ``do`` lists actions; every name in them is a variable, bound to
+a node id: a slot, a fixed node (``{ id = "qingyun-sect" }``), a node named by a
+field of another (``{ from = "item.state.holder" }``) or a node created by an
+earlier action (``as``). An action that needs a variable the event did not bind is
+skipped, so one rule can cover "Lin Yuan goes to ..." and "Lin Yuan and Su Qing go
+to ...". Values are templates: ``"{place}"`` is the bound id, ``"{who.state.mood}"``
+the JSON value of a field, ``"Crowd at {place.name}"`` text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from narrative.diffusers import patterns
+from narrative.engine.draft import SETTABLE
+from narrative.errors import InvalidWorldError
+from narrative.ids import ID_PATTERN, Layer, Lifecycle, id_problem
+
+RULES_DIR = "rules"
+RULE_SUFFIXES = (".toml", ".json")
+
+VAR_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+_EXPR = r"[a-z][a-z0-9_]*(?:\.[^{}.]+)*"
+TEMPLATE_RE = re.compile(r"\{\{|\}\}|\{(" + _EXPR + r")\}")
+EDGE_RE = re.compile(r"^([a-z][a-z0-9_]*|\*):([^\s:/~]{1,64}):([a-z][a-z0-9_]*|\*)$")
+
+VarName = Annotated[str, Field(pattern=VAR_RE.pattern, description="A variable name.")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class VarSpec(_Strict):
+    """How a variable is bound: a slot's constraints, a fixed node, or a field of another node."""
+
+    layer: Layer | list[Layer] | None = Field(
+        default=None, description="A slot only takes nodes of this layer (or one of these).")
+    kind: str | list[str] | None = Field(
+        default=None, description="A slot only takes nodes of this kind (or one of these).")
+    id: str | None = Field(
+        default=None, pattern=ID_PATTERN, description="Always this node (bound only when it exists).")
+    from_: str | None = Field(
+        default=None, alias="from",
+        description="'var.field.path': the node whose id is stored in that field of another node.")
+
+    @model_validator(mode="after")
+    def _one_way(self) -> VarSpec:
+        ways = [self.id is not None, self.from_ is not None,
+                self.layer is not None or self.kind is not None]
+        if sum(ways) > 1:
+            raise ValueError("a variable is a slot (layer/kind), a fixed node (id) or derived (from), "
+                             "not several")
+        if self.from_ is not None and not re.match(r"^[a-z][a-z0-9_]*\.[^{}]+$", self.from_):
+            raise ValueError(f"from {self.from_!r} must be 'var.field.path' (e.g. item.state.holder)")
+        return self
+
+    def accepts(self, node: dict[str, Any]) -> bool:
+        """Whether a slot with these constraints can be filled by ``node``."""
+        for key, want in (("layer", self.layer), ("kind", self.kind)):
+            if want is None:
+                continue
+            allowed = [want] if isinstance(want, str) else list(want)
+            if node.get(key) not in allowed:
+                return False
+        return True
+
+
+def _field_path(value: str) -> str:
+    var, _, path = value.partition(".")
+    if not VAR_RE.match(var) or not path or any(p == "" for p in path.split(".")):
+        raise ValueError(f"{value!r} must be 'var.field.path' (e.g. who.state.location)")
+    head = path.split(".")[0]
+    if head not in SETTABLE:
+        raise ValueError(
+            f"{value!r}: a rule may change {', '.join(SETTABLE)} of a node; "
+            f"not {head!r} (traits are the user's baseline, id/layer/created_by_event are narr's)")
+    return value
+
+
+def _edge(value: str, wildcard: bool) -> str:
+    m = EDGE_RE.match(value)
+    if not m:
+        raise ValueError(f"{value!r} must be 'source:type:target' with variable names "
+                         "(e.g. who:knows:secret)")
+    if not wildcard and "*" in (m.group(1), m.group(3)):
+        raise ValueError(f"{value!r}: '*' is only allowed in unrelate")
+    if m.group(1) == "*" and m.group(3) == "*":
+        raise ValueError(f"{value!r}: only one side may be '*'")
+    return value
+
+
+_PATH = r"^[a-z][a-z0-9_]*(\.[^.]+)+$"
+
+
+class SetAction(_Strict):
+    """Set a field: ``{ set = "who.state.location", value = "{place}" }``."""
+
+    set: str = Field(pattern=_PATH, description="'var.field.path'")
+    value: Any
+
+    @field_validator("set")
+    @classmethod
+    def _path(cls, value: str) -> str:
+        return _field_path(value)
+
+
+class UnsetAction(_Strict):
+    """Remove a field: ``{ unset = "who.state.wounds" }`` (skipped when it is absent)."""
+
+    unset: str = Field(pattern=_PATH, description="'var.field.path'")
+
+    @field_validator("unset")
+    @classmethod
+    def _path(cls, value: str) -> str:
+        return _field_path(value)
+
+
+class RelateAction(_Strict):
+    """Add an edge: ``{ relate = "who:knows:secret", attrs = { how = "told" } }``."""
+
+    relate: str = Field(pattern=r"^[a-z][a-z0-9_]*:[^\s:/~]{1,64}:[a-z][a-z0-9_]*$",
+                        description="'source:type:target', source and target being variables")
+    attrs: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("relate")
+    @classmethod
+    def _check_edge(cls, value: str) -> str:
+        return _edge(value, wildcard=False)
+
+
+class UnrelateAction(_Strict):
+    """Remove an edge; ``*`` on one side removes every such edge (``"*:holds:item"``)."""
+
+    unrelate: str = Field(pattern=EDGE_RE.pattern,
+                          description="'source:type:target'; '*' on one side: every such edge")
+
+    @field_validator("unrelate")
+    @classmethod
+    def _check_edge(cls, value: str) -> str:
+        return _edge(value, wildcard=True)
+
+
+class NodeTemplate(_Strict):
+    """A node to create; every string in it (keys of ``relations`` included) is a template."""
+
+    id: str = Field(description="A template that renders to a safe id, e.g. 'crowd-{place}'.")
+    name: str = Field(min_length=1)
+    layer: Layer
+    kind: str = ""
+    aliases: list[str] = Field(default_factory=list)
+    summary: str = ""
+    lifecycle: Lifecycle = "permanent"
+    state: dict[str, Any] = Field(default_factory=dict)
+    relations: dict[str, dict[str, dict[str, Any]]] = Field(default_factory=dict)
+
+    @field_validator("id")
+    @classmethod
+    def _id_template(cls, value: str) -> str:
+        literal = TEMPLATE_RE.sub("x", value)
+        if id_problem(literal) is not None:
+            raise ValueError(f"id template {value!r} would not give a safe id "
+                             "(lowercase ASCII letters, digits, '-' and '_')")
+        return value
+
+
+class CreateAction(_Strict):
+    """Create a node (a duplicate of an existing one becomes a reference to it)."""
+
+    create: NodeTemplate
+    as_: str | None = Field(default=None, alias="as", pattern=VAR_RE.pattern,
+                            description="A variable bound to the new node for later actions.")
+
+
+class ExpireAction(_Strict):
+    """End a node: ``{ expire = "item" }``."""
+
+    expire: str = Field(pattern=VAR_RE.pattern)
+
+
+class CloseSceneAction(_Strict):
+    """The event closes the scene: ``scene`` nodes expire."""
+
+    close_scene: Literal[True]
+
+
+_ACTIONS = ("set", "unset", "relate", "unrelate", "create", "expire", "close_scene")
+
+
+def _action_tag(value: Any) -> str | None:
+    if isinstance(value, dict):
+        for key in _ACTIONS:
+            if key in value:
+                return key
+        return None
+    for key in _ACTIONS:
+        if hasattr(value, key):
+            return key
+    return None
+
+
+Action = Annotated[
+    Annotated[SetAction, Tag("set")] | Annotated[UnsetAction, Tag("unset")]
+    | Annotated[RelateAction, Tag("relate")] | Annotated[UnrelateAction, Tag("unrelate")]
+    | Annotated[CreateAction, Tag("create")] | Annotated[ExpireAction, Tag("expire")]
+    | Annotated[CloseSceneAction, Tag("close_scene")],
+    Discriminator(_action_tag, custom_error_type="action",
+                  custom_error_message="an action has one of the keys " + ", ".join(_ACTIONS)),
+]
+
+
+class Rule(_Strict):
+    """One rule: when a pattern matches the event text, its actions are proposed."""
+
+    id: str = Field(pattern=ID_PATTERN, max_length=80)
+    summary: str = ""
+    group: str | None = Field(
+        default=None,
+        description="Rules of one group never fire on overlapping words: the longest match wins.")
+    match: list[str] = Field(min_length=1, description="Patterns; the first that matches a span wins.")
+    unless: list[str] = Field(default_factory=list,
+                              description="Words that, inside the matched words, stop the rule.")
+    vars: dict[VarName, VarSpec] = Field(default_factory=dict)
+    do: list[Action] = Field(min_length=1)
+
+    @field_validator("match")
+    @classmethod
+    def _patterns(cls, value: list[str]) -> list[str]:
+        for text in value:
+            patterns.parse(text)  # raises ValueError naming the problem
+        return value
+
+
+class RuleFile(_Strict):
+    """A file of rules under ``rules/``."""
+
+    model_config = ConfigDict(title="narr rule file")
+
+    unless: list[str] = Field(default_factory=list, description="Added to every rule's unless.")
+    vars: dict[VarName, VarSpec] = Field(default_factory=dict,
+                                         description="Variables shared by the file's rules.")
+    rules: list[Rule] = Field(default_factory=list)
+
+
+class LoadedRule:
+    """A rule with what it needs from its file: the file name, merged vars and unless words."""
+
+    def __init__(self, rule: Rule, source: str, file: RuleFile) -> None:
+        self.rule = rule
+        self.source = source
+        self.vars: dict[str, VarSpec] = {**file.vars, **rule.vars}
+        self.unless = [*file.unless, *rule.unless]
+        self.patterns = [patterns.parse(p) for p in rule.match]
+        self.needs = _needed(rule, self.vars)
+
+
+def _needed(rule: Rule, known: dict[str, VarSpec]) -> set[str]:
+    """The variables a rule's actions use, with those their derived variables are read from."""
+    needs: set[str] = set()
+    todo = [n for action in rule.do for n in _names_used(action)]
+    while todo:
+        name = todo.pop()
+        if name in needs:
+            continue
+        needs.add(name)
+        spec = known.get(name)
+        if spec is not None and spec.from_ is not None:
+            todo.append(spec.from_.split(".")[0])
+    return needs
+
+
+def parse_rule_file(data: bytes, source: str) -> RuleFile:
+    """A rule file from its bytes; errors name the file, the rule and the field."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidWorldError(f"{source}: not UTF-8 text") from None
+    try:
+        raw: Any = json.loads(text) if source.endswith(".json") else tomllib.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidWorldError(f"{source}: {exc}") from None
+    try:
+        parsed = RuleFile.model_validate(raw)
+    except ValidationError as exc:
+        lines = [f"{source}: {_where(raw, e['loc'])}: {e['msg']}" for e in exc.errors(include_url=False)]
+        more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
+        raise InvalidWorldError(lines[0] + more, details=lines,
+                                hint="see schemas/rules.schema.json for the rule file format") from None
+    _check_references(parsed, source)
+    return parsed
+
+
+def _where(raw: Any, loc: tuple[Any, ...]) -> str:
+    """``rule 'go' /do/0/set`` rather than ``rules/3/do/0/set``."""
+    parts = [str(p) for p in loc]
+    if len(parts) >= 2 and parts[0] == "rules" and parts[1].isdigit():
+        try:
+            rule_id = raw["rules"][int(parts[1])].get("id", parts[1])
+        except (KeyError, IndexError, TypeError, AttributeError):
+            rule_id = parts[1]
+        return f"rule {rule_id!r} /" + "/".join(parts[2:])
+    return "/" + "/".join(parts)
+
+
+def _check_references(file: RuleFile, source: str) -> None:
+    """Every variable an action uses can be bound: a slot, a fixed id, ``from`` or ``as``."""
+    seen: set[str] = set()
+    for rule in file.rules:
+        if rule.id in seen:
+            raise InvalidWorldError(f"{source}: rule {rule.id!r} is defined twice")
+        seen.add(rule.id)
+        known = {**file.vars, **rule.vars}
+        bound = {s for p in rule.match for s in patterns.parse(p).slots}
+        for i, action in enumerate(rule.do):
+            for name in sorted(_names_used(action)):
+                problem = _unbindable(name, known, bound, set())
+                if problem:
+                    raise InvalidWorldError(f"{source}: rule {rule.id!r} /do/{i}: {problem}")
+            if isinstance(action, CreateAction) and action.as_:
+                bound.add(action.as_)
+
+
+def _unbindable(name: str, known: dict[str, VarSpec], bound: set[str], seen: set[str]) -> str | None:
+    if name in bound:
+        return None
+    spec = known.get(name)
+    if spec is None or (spec.id is None and spec.from_ is None):
+        return (f"variable {name!r} is never bound (not a slot of any pattern, "
+                "not a fixed id or derived in vars, not created with 'as')")
+    if spec.from_ is not None:
+        if name in seen:
+            return f"variable {name!r} is derived from itself"
+        return _unbindable(spec.from_.split(".")[0], known, bound, seen | {name})
+    return None
+
+
+def _names_used(action: Any) -> set[str]:
+    names: set[str] = set()
+    if isinstance(action, SetAction | UnsetAction):
+        path = action.set if isinstance(action, SetAction) else action.unset
+        names.add(path.split(".")[0])
+    if isinstance(action, RelateAction | UnrelateAction):
+        edge = action.relate if isinstance(action, RelateAction) else action.unrelate
+        src, _, dst = edge.split(":")
+        names |= {src, dst} - {"*"}
+    if isinstance(action, ExpireAction):
+        names.add(action.expire)
+    values: Any = None
+    if isinstance(action, SetAction):
+        values = action.value
+    elif isinstance(action, RelateAction):
+        values = action.attrs
+    elif isinstance(action, CreateAction):
+        values = action.create.model_dump()
+    names |= template_names(values)
+    return names
+
+
+def template_names(value: Any) -> set[str]:
+    """Variable names used in the ``{...}`` templates of a JSON value (keys included)."""
+    out: set[str] = set()
+    if isinstance(value, str):
+        for m in TEMPLATE_RE.finditer(value):
+            if m.group(1):
+                out.add(m.group(1).split(".")[0])
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            out |= template_names(k) | template_names(v)
+    elif isinstance(value, list):
+        for v in value:
+            out |= template_names(v)
+    return out
+
+
+def load_rules(root: Path) -> list[LoadedRule]:
+    """Every rule under ``root/rules``, in file-name order then file order."""
+    directory = root / RULES_DIR
+    if not directory.is_dir():
+        return []
+    out: list[LoadedRule] = []
+    seen: dict[str, str] = {}
+    for path in sorted(directory.iterdir()):
+        if path.suffix not in RULE_SUFFIXES or not path.is_file():
+            continue
+        source = f"{RULES_DIR}/{path.name}"
+        file = parse_rule_file(path.read_bytes(), source)
+        for rule in file.rules:
+            if rule.id in seen:
+                raise InvalidWorldError(f"{source}: rule {rule.id!r} is also defined in {seen[rule.id]}")
+            seen[rule.id] = source
+            out.append(LoadedRule(rule, source, file))
+    return out
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of a rule file (``schemas/rules.schema.json``)."""
+    schema = RuleFile.model_json_schema(mode="validation", by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://narr.invalid/schemas/rules.schema.json"
+    return schema

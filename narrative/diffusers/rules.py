@@ -1,0 +1,339 @@
+"""``rules``: the built-in, offline diffuser. Declarative rules in the world turn words into changes.
+
+The world's rules (``rules/*.toml``, format in :mod:`narrative.diffusers.rulefile`)
+are matched against the event's text (patterns in :mod:`narrative.diffusers.patterns`)
+using the world's own names and aliases, so "林远来到渡口" and "Lin Yuan walks to the
+ferry" both name ``lin-yuan`` and ``ferry``. Each match of a rule (a *firing*)
+binds variables to nodes and turns the rule's actions into delta operations.
+
+Firings run in the order their words appear in the text, on a scratch copy of the
+world, so a later firing sees what an earlier one did ("goes to the library and
+drops the ring" leaves the ring in the library). Operations that would change
+nothing (removing an edge or a field that is not there) are left out. Everything
+else goes to the engine, which arbitrates new nodes and screens every operation,
+as it does for any diffuser. Every firing, every firing stopped by an ``unless``
+word or an ambiguous name, and "no rule matched" are reported as notes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from narrative import fields
+from narrative.diffusers import patterns
+from narrative.diffusers.base import Proposal, register
+from narrative.diffusers.context import Mention, find_mentions
+from narrative.diffusers.rulefile import (
+    TEMPLATE_RE,
+    CloseSceneAction,
+    CreateAction,
+    ExpireAction,
+    LoadedRule,
+    RelateAction,
+    SetAction,
+    UnrelateAction,
+    UnsetAction,
+    VarSpec,
+    load_rules,
+)
+from narrative.engine.draft import Draft
+from narrative.ids import id_problem
+from narrative.model import (
+    CreateOp,
+    Delta,
+    ExpireOp,
+    Node,
+    Op,
+    RelateOp,
+    SetOp,
+    UnrelateOp,
+    UnsetOp,
+)
+
+if TYPE_CHECKING:
+    from narrative.engine.pending import EventRequest
+    from narrative.store.worldrepo import WorldRepo
+    from narrative.world import WorldView
+
+ANY = VarSpec()
+
+
+@dataclass(frozen=True)
+class Firing:
+    """One match of one rule."""
+
+    order: int  # the rule's position among the world's rules
+    rule: LoadedRule
+    pattern: int
+    match: patterns.Match
+
+    def rank(self) -> tuple[int, int, int, int]:
+        """Within a group: the longest match, then the one skipping fewest words, then file order."""
+        return (-self.match.length, self.match.skipped, self.order, self.match.start)
+
+    def overlaps(self, other: Firing) -> bool:
+        return self.match.start < other.match.end and other.match.start < self.match.end
+
+
+class _Unbound(Exception):
+    """An action needs a variable (or a field) this firing did not bind: skip the action."""
+
+
+class RulesDiffuser:
+    name = "rules"
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def propose(self, view: WorldView, request: EventRequest) -> Proposal:
+        rules = load_rules(self.root)
+        if not rules:
+            return Proposal(notes=["no rules in this world (rules/*.toml): recorded as a story beat"])
+        text = request.content
+        mentions = find_mentions(view, text)
+        nodes = {i: view.get(i) for m in mentions for i in m.ids}
+        builder = _Builder(view)
+        notes: list[str] = []
+        applied = 0
+        firings = find_firings(rules, text, mentions, nodes)
+        for firing in firings:
+            words = text[firing.match.start : firing.match.end]
+            where = f"rule {firing.rule.rule.id} ({firing.rule.source})"
+            if firing.match.blocked_by is not None:
+                notes.append(f"{where} not applied: {firing.match.blocked_by!r} in {words!r}")
+                continue
+            slots, problem = _bind_slots(firing, mentions, nodes)
+            if problem:
+                notes.append(f"{where} not applied to {words!r}: {problem}")
+                continue
+            before = (len(builder.ops), builder.close_scene)
+            env = _Env(firing.rule, builder, slots)
+            skipped = builder.fire(firing.rule, env)
+            applied += 1
+            bound = ", ".join(f"{k}={v}" for k, v in env.values.items() if v is not None)
+            text_of = f"{words!r}" + (f" ({bound})" if bound else "")
+            tail = "" if (len(builder.ops), builder.close_scene) != before else "; nothing to change"
+            notes.append(f"{where}: {text_of}{tail}")
+            notes.extend(f"{where}: {s}" for s in skipped)
+        if not applied:
+            verb = "applied to" if firings else "matched"
+            notes.append(f"no rule {verb} {text!r}: recorded as a story beat")
+        return Proposal(delta=Delta(ops=builder.ops, close_scene=builder.close_scene), notes=notes)
+
+
+def find_firings(rules: list[LoadedRule], text: str, mentions: list[Mention],
+                 nodes: dict[str, Any]) -> list[Firing]:
+    """The firings of every rule in ``text``, in the order of the text."""
+    out: list[Firing] = []
+    by_group: dict[str, list[Firing]] = {}
+    for order, rule in enumerate(rules):
+        found: list[Firing] = []
+        for pi, pattern in enumerate(rule.patterns):
+            allowed = {s: _candidates(rule.vars.get(s, ANY), mentions, nodes) for s in pattern.slots}
+            for m in patterns.find(pattern, text, mentions, allowed, rule.unless):
+                found.append(Firing(order, rule, pi, m))
+        kept: list[Firing] = []
+        for f in sorted(found, key=lambda f: (f.pattern, f.match.start)):
+            if not any(f.overlaps(k) for k in kept):
+                kept.append(f)
+        if rule.rule.group:
+            by_group.setdefault(rule.rule.group, []).extend(kept)
+        else:
+            out.extend(kept)
+    for firings in by_group.values():
+        kept = []
+        for f in sorted(firings, key=Firing.rank):
+            if not any(f.overlaps(k) for k in kept):
+                kept.append(f)
+        out.extend(kept)
+    return sorted(out, key=lambda f: (f.match.start, f.order))
+
+
+def _candidates(spec: VarSpec, mentions: list[Mention], nodes: dict[str, Any]) -> set[int]:
+    return {k for k, m in enumerate(mentions)
+            if any(nodes.get(i) is not None and spec.accepts(nodes[i]) for i in m.ids)}
+
+
+def _bind_slots(firing: Firing, mentions: list[Mention],
+                nodes: dict[str, Any]) -> tuple[dict[str, str], str | None]:
+    slots: dict[str, str] = {}
+    for name, k in firing.match.slots.items():
+        spec = firing.rule.vars.get(name, ANY)
+        ids = [i for i in mentions[k].ids if nodes.get(i) is not None and spec.accepts(nodes[i])]
+        if len(ids) > 1:
+            return {}, f"{mentions[k].text!r} could be {' or '.join(ids)}"
+        slots[name] = ids[0]
+    return slots, None
+
+
+class _Builder:
+    """The operations of all firings, tried on a scratch copy of the world as they are made."""
+
+    def __init__(self, view: WorldView) -> None:
+        self.view = view
+        self.draft = Draft(view, "rules")
+        self.ops: list[Op] = []
+        self.close_scene = False
+
+    def current(self, node_id: str) -> dict[str, Any] | None:
+        return self.draft.current(node_id)
+
+    def add(self, op: Op) -> None:
+        warnings = len(self.draft.warnings)
+        self.draft.apply_op(op, "rules")
+        if isinstance(op, UnsetOp | UnrelateOp) and len(self.draft.warnings) > warnings:
+            del self.draft.warnings[warnings:]  # nothing to remove: leave the operation out
+            return
+        self.ops.append(op)
+
+    def fire(self, rule: LoadedRule, env: _Env) -> list[str]:
+        """Add the operations of one firing; returns notes on actions that could not be made."""
+        skipped: list[str] = []
+        for action in rule.rule.do:
+            try:
+                for op in self._ops(action, env):
+                    self.add(op)
+            except _Unbound:
+                continue
+            except ValidationError as exc:
+                first = exc.errors(include_url=False)[0]
+                loc = "/".join(str(p) for p in first["loc"])
+                skipped.append(f"cannot {_verb(action)}: {loc}: {first['msg']}")
+        return skipped
+
+    def _ops(self, action: Any, env: _Env) -> list[Op]:
+        if isinstance(action, SetAction | UnsetAction):
+            path = action.set if isinstance(action, SetAction) else action.unset
+            var, _, rest = path.partition(".")
+            target, ptr = env.id(var), fields.pointer(*rest.split("."))
+            if isinstance(action, SetAction):
+                return [SetOp(op="set", target=target, field=ptr, value=env.render(action.value))]
+            return [UnsetOp(op="unset", target=target, field=ptr)]
+        if isinstance(action, RelateAction):
+            src, rtype, dst = action.relate.split(":")
+            return [RelateOp(op="relate", source=env.id(src), type=rtype, target=env.id(dst),
+                             attrs=env.render(action.attrs))]
+        if isinstance(action, UnrelateAction):
+            src, rtype, dst = action.unrelate.split(":")
+            return [UnrelateOp(op="unrelate", source=s, type=rtype, target=d)
+                    for s, d in self._edges(env, src, rtype, dst)]
+        if isinstance(action, CreateAction):
+            data = env.render(action.create.model_dump())
+            node = Node.model_validate({**data, "created_by_event": None})
+            if action.as_:
+                env.values[action.as_] = node.id
+            return [CreateOp(op="create", node=node)]
+        if isinstance(action, ExpireAction):
+            return [ExpireOp(op="expire", target=env.id(action.expire))]
+        if isinstance(action, CloseSceneAction):
+            self.close_scene = True
+        return []
+
+    def _edges(self, env: _Env, src: str, rtype: str, dst: str) -> list[tuple[str, str]]:
+        """The edges an unrelate names; ``*`` stands for every node with such an edge now."""
+        if src != "*" and dst != "*":
+            return [(env.id(src), env.id(dst))]
+        if src == "*":
+            target = env.id(dst)
+            sources = {s for s, t, d in self.view.incoming({target}) if t == rtype}
+            sources |= {i for i, n in self.draft.nodes.items() if n is not None}
+            return [(s, target) for s in sorted(sources)
+                    if target in ((self.current(s) or {}).get("relations", {}).get(rtype, {}))]
+        source = env.id(src)
+        targets = (self.current(source) or {}).get("relations", {}).get(rtype, {})
+        return [(source, t) for t in sorted(targets)]
+
+
+class _Env:
+    """The variables of one firing: slots, then fixed and derived ones, read before any action."""
+
+    def __init__(self, rule: LoadedRule, builder: _Builder, slots: dict[str, str]) -> None:
+        self.builder = builder
+        self.values: dict[str, str | None] = dict(slots)
+        pending = {n: s for n, s in rule.vars.items()
+                   if n in rule.needs and n not in slots and (s.id or s.from_)}
+        for _ in range(len(pending) + 1):  # derived variables may depend on each other
+            for name, spec in list(pending.items()):
+                value = self._derive(spec)
+                if not isinstance(value, _Wait):
+                    self.values[name] = value
+                    del pending[name]
+
+    def _derive(self, spec: VarSpec) -> str | _Wait | None:
+        if spec.id is not None:
+            return spec.id if self.builder.current(spec.id) is not None else None
+        assert spec.from_ is not None
+        base = spec.from_.split(".")[0]
+        if base not in self.values:
+            return _WAIT
+        try:
+            value = self.resolve(spec.from_)
+        except _Unbound:
+            return None
+        if isinstance(value, str) and id_problem(value) is None and self.builder.current(value) is not None:
+            return value
+        return None
+
+    def id(self, name: str) -> str:
+        value = self.values.get(name)
+        if value is None:
+            raise _Unbound(name)
+        return value
+
+    def resolve(self, expr: str) -> Any:
+        var, *path = expr.split(".")
+        node_id = self.id(var)
+        if not path:
+            return node_id
+        node = self.builder.current(node_id)
+        value = fields.ABSENT if node is None else fields.get(node, fields.pointer(*path))
+        if value is fields.ABSENT:
+            raise _Unbound(expr)
+        return value
+
+    def render(self, value: Any) -> Any:
+        """A template with every ``{var}`` and ``{var.field}`` filled in."""
+        if isinstance(value, str):
+            whole = TEMPLATE_RE.fullmatch(value)
+            if whole and whole.group(1):
+                return self.resolve(whole.group(1))
+            return TEMPLATE_RE.sub(self._text, value)
+        if isinstance(value, dict):
+            return {str(self.render(k)): self.render(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.render(v) for v in value]
+        return value
+
+    def _text(self, m: Any) -> str:
+        if m.group(0) in ("{{", "}}"):
+            return str(m.group(0)[0])
+        value = self.resolve(m.group(1))
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+class _Wait:
+    """A derived variable whose source variable is not known yet."""
+
+
+_WAIT = _Wait()
+
+
+def _verb(action: Any) -> str:
+    for key in ("set", "unset", "relate", "unrelate", "expire"):
+        if hasattr(action, key):
+            return f"{key} {getattr(action, key)}"
+    if isinstance(action, CreateAction):
+        return f"create {action.create.id}"
+    return "act"
+
+
+def _factory(wr: WorldRepo) -> RulesDiffuser:
+    return RulesDiffuser(wr.root)
+
+
+register("rules", _factory)

@@ -1,0 +1,155 @@
+"""The user's own settings: where a language model lives, which program to run.
+
+Endpoints, API keys and commands are read only from here, never from a world:
+a world's ``narr.toml`` is tracked and cloned, and cloning someone's story must
+never run their code or send its events to a server they chose. So these come
+from a TOML file in the user's config directory and from environment variables,
+the variables winning over the file::
+
+    # ~/.config/narr/config.toml  ($XDG_CONFIG_HOME/narr/config.toml; NARR_CONFIG overrides)
+    [llm]
+    base_url = "http://127.0.0.1:11434/v1"   # NARR_LLM_BASE_URL
+    model = "qwen2.5:7b"                     # NARR_LLM_MODEL
+    api_key_env = "OPENAI_API_KEY"           # NARR_LLM_API_KEY_ENV: the *name* of the variable
+    timeout = 120                            # NARR_LLM_TIMEOUT (seconds)
+    response_format = "auto"                 # NARR_LLM_RESPONSE_FORMAT
+    temperature = 0.2                        # NARR_LLM_TEMPERATURE
+    render = false                           # NARR_LLM_RENDER: always write narrative text
+
+    [exec]
+    command = ["python3", "/home/me/bin/exec-diffuser.py"]   # NARR_EXEC_COMMAND (a shell-like string)
+    timeout = 30                                             # NARR_EXEC_TIMEOUT (seconds)
+
+The key itself is never stored in a file narr reads: ``api_key_env`` names the
+environment variable that holds it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from narrative.errors import InvalidInputError
+
+ResponseFormat = Literal["auto", "json_schema", "json_object", "none"]
+
+ENV_PREFIX = "NARR_"
+
+
+class LLMSettings(BaseModel):
+    """How to reach an OpenAI-compatible chat-completions server."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str | None = Field(default=None, description="e.g. http://127.0.0.1:11434/v1")
+    model: str | None = None
+    api_key_env: str | None = Field(default=None, description="Name of the variable holding the key.")
+    timeout: float = Field(default=120.0, gt=0)
+    response_format: ResponseFormat = "auto"
+    temperature: float | None = Field(default=0.2, ge=0)
+    render: bool = False
+
+    def api_key(self) -> str | None:
+        """The key, read from the variable ``api_key_env`` names (None when none is named)."""
+        if not self.api_key_env:
+            return None
+        return os.environ.get(self.api_key_env) or None
+
+
+class ExecSettings(BaseModel):
+    """Which program the ``exec`` diffuser runs, and for how long at most."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: list[str] | None = None
+    timeout: float = Field(default=60.0, gt=0)
+
+    @field_validator("command", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        # A string is split the way a shell would (no expansion, no shell run).
+        if isinstance(value, str):
+            try:
+                value = shlex.split(value)
+            except ValueError as exc:
+                raise ValueError(f"cannot split the command: {exc}") from None
+        if isinstance(value, list):
+            value = [os.path.expanduser(v) if isinstance(v, str) else v for v in value] or None
+        return value
+
+
+class UserConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    exec: ExecSettings = Field(default_factory=ExecSettings)
+    path: Path | None = Field(default=None, description="The config file read, if there was one.")
+    sources: dict[str, str] = Field(
+        default_factory=dict, description="'llm.model' -> where it came from (a file or a variable)."
+    )
+
+
+def config_path(env: Mapping[str, str] | None = None) -> Path:
+    """``$NARR_CONFIG``, else ``$XDG_CONFIG_HOME/narr/config.toml``, else ``~/.config/narr/config.toml``."""
+    env = os.environ if env is None else env
+    if env.get("NARR_CONFIG"):
+        return Path(env["NARR_CONFIG"]).expanduser()
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "narr" / "config.toml"
+
+
+S = TypeVar("S", LLMSettings, ExecSettings)
+
+
+def load_user_config(env: Mapping[str, str] | None = None) -> UserConfig:
+    """The user's settings: the config file, then ``NARR_LLM_*`` / ``NARR_EXEC_*`` on top."""
+    env = os.environ if env is None else env
+    path = config_path(env)
+    raw = _read(path)
+    sources: dict[str, str] = {}
+    llm = _section(raw, "llm", LLMSettings, env, path, sources)
+    exec_ = _section(raw, "exec", ExecSettings, env, path, sources)
+    return UserConfig(llm=llm, exec=exec_, path=path if raw is not None else None, sources=sources)
+
+
+def _section(raw: dict[str, Any] | None, section: str, model: type[S], env: Mapping[str, str],
+             path: Path, sources: dict[str, str]) -> S:
+    table = (raw or {}).get(section, {})
+    if not isinstance(table, dict):
+        raise InvalidInputError(f"{path}: [{section}] must be a table")
+    values = dict(table)
+    sources.update({f"{section}.{k}": str(path) for k in table})
+    for key in model.model_fields:
+        var = f"{ENV_PREFIX}{section.upper()}_{key.upper()}"
+        if env.get(var, "") != "":
+            values[key] = env[var]
+            sources[f"{section}.{key}"] = var
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        lines = []
+        for e in exc.errors(include_url=False):
+            key = ".".join(str(p) for p in e["loc"])
+            where = sources.get(f"{section}.{key}", str(path))
+            lines.append(f"{where}: {section}.{key}: {e['msg'].removeprefix('Value error, ')}")
+        raise InvalidInputError(lines[0], details=lines) from None
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    """The file's tables, or None when there is no file (which is fine: nothing configured)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"{path}: cannot read the narr config file ({exc})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInputError(f"{path}: {exc}") from None

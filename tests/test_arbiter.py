@@ -1,0 +1,174 @@
+"""Arbitration: a node a diffuser wants to create that the world already has becomes a
+reference to the existing node, never a second node; the decision is printed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import CLI, read_node, rel_path, snapshot, write_node
+
+from narrative.diffusers.arbiter import key, likeness
+from narrative.diffusers.base import Proposal
+from narrative.model import CreateOp, Delta, ExpireOp, Node, Op, RelateOp, SetOp
+
+
+class Scripted:
+    """A diffuser that proposes exactly the operations a test gives it."""
+
+    name = "scripted"
+
+    def __init__(self, ops: list[Op]) -> None:
+        self.ops = ops
+
+    def propose(self, view: Any, request: Any) -> Proposal:
+        return Proposal(delta=Delta.model_construct(ops=list(self.ops)))
+
+
+@pytest.fixture
+def scripted(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
+    from narrative.diffusers import base
+
+    ops: list[Op] = []
+
+    def use(*given: Op) -> None:
+        ops[:] = given
+
+    monkeypatch.setitem(base._REGISTRY, "scripted", lambda wr: Scripted(ops))
+    yield use
+
+
+def create(node_id: str, name: str, layer: str = "character", **more: Any) -> CreateOp:
+    return CreateOp(op="create", node=Node(id=node_id, name=name, layer=layer, **more))  # type: ignore[arg-type]
+
+
+# --- how names are compared ------------------------------------------------------------------
+
+
+def test_likeness() -> None:
+    assert key("The  Crowd") == "crowd" and key("ＬＩＮ Yuan") == "lin yuan"
+    assert likeness("old zhu", "old zhou") == (pytest.approx(1.933, abs=1e-3),
+                                               "'old zhu' is close to 'old zhou' (0.93)")
+    assert likeness("crowd at ferry", "crowd at cold river ferry") == (
+        2.0, "'crowd at ferry' within 'crowd at cold river ferry'")
+    assert likeness("雨", "雨") == (3.0, "same name '雨'")
+    assert likeness("su qing", "su ping") is None  # 0.86: two people
+    assert likeness("秋雨", "雨") is None
+    assert likeness("lin", "lin xue") is None  # one word inside a name is not the name
+
+
+# --- the sample rules ------------------------------------------------------------------------
+
+
+def test_a_crowd_already_there_is_not_created_twice(narr: CLI, world: Path) -> None:
+    narr("event", "A first beat")
+    before = snapshot(world)
+    rec = narr.json("event", "A crowd gathers at the ferry")
+    assert rec["diffusions"] == [] and rec["created"] == []
+    assert rec["proposal"]["arbitration"] == [{
+        "proposed": "crowd-ferry", "name": "Crowd at Cold River Ferry", "decision": "reference",
+        "existing": "ferry-crowd", "how": "'crowd at ferry' within 'crowd at cold river ferry'",
+        "merged": []}]
+    assert rec["proposal"]["ops"] == [
+        {"op": "relate", "source": "ferry-crowd", "type": "at", "target": "ferry", "attrs": {}}]
+    assert [op["op"] for op in rec["proposal"]["proposed"]] == ["create", "relate"]
+    assert {n["id"] for n in narr.json("nodes", "--layer", "ambient")} == {"autumn-rain", "ferry-crowd"}
+    # the event is still recorded; only the history moved
+    changed = {k for k in snapshot(world) if snapshot(world)[k] != before.get(k)}
+    assert all(k.startswith(".git/") for k in changed)
+
+
+def test_what_the_proposal_adds_is_merged_into_the_existing_node(flat_world: Path) -> None:
+    narr = CLI(flat_world)
+    rec = narr.json("event", "It starts to rain over the library")
+    assert rec["proposal"]["arbitration"] == [{
+        "proposed": "rain", "name": "Rain", "decision": "reference", "existing": "autumn-rain",
+        "how": "same name 'rain'", "merged": []}]
+    assert rec["diffusions"][0] == {"target": "autumn-rain", "field": "/relations/over/library-pavilion",
+                                    "new_value": {}}
+    out = narr("event", "It starts to rain over the library", "--dry-run").stdout
+    assert ("  arbiter: not creating rain ('Rain'): it is autumn-rain ('Autumn Rain'), same name "
+            "'rain'; later changes go to autumn-rain") in out.splitlines()
+
+
+def test_nodes_this_event_ends_are_not_candidates(narr: CLI, world: Path) -> None:
+    # the evening bell (an event node from genesis) ends with this event: a new bell rings
+    rec = narr.json("event", "The bell rings")
+    assert rec["created"] == ["bell"] and rec["proposal"]["arbitration"] == []
+    assert rec["expired"] == {"temple-bell": "event lifecycle"}
+
+
+def test_an_id_taken_by_a_different_node_gets_a_fresh_id(narr: CLI, world: Path) -> None:
+    write_node(world, rel_path(world, "rain", "character"), {
+        "id": "rain", "name": "Little Rain", "layer": "character", "kind": "person"})
+    narr("event", "The next day")  # the autumn rain ends with the scene
+    rec = narr.json("event", "It starts to rain")
+    assert rec["created"] == ["rain-2"]
+    assert rec["proposal"]["arbitration"] == [{
+        "proposed": "rain", "name": "Rain", "decision": "renamed", "created_as": "rain-2",
+        "how": "the id rain is taken by 'Little Rain' (character layer), a different node"}]
+    assert read_node(world, "rain-2")["aliases"] == ["the rain", "雨"]
+    assert narr.json("event", "The rain stops")["expired"] == {"rain-2": "expired by the event"}
+    assert narr("check").exit_code == 0
+
+
+# --- any diffuser ----------------------------------------------------------------------------
+
+
+def test_a_close_spelling_is_the_same_node_and_later_ops_follow(flat_world: Path,
+                                                                scripted: Callable[..., None]) -> None:
+    narr = CLI(flat_world)
+    scripted(create("old-zhu", "Old Zhu", state={"location": "qingyun-gate", "age": 60},
+                    relations={"owes": {"lin-yuan": {}}}),
+             SetOp(op="set", target="old-zhu", field="/state/mood", value="wary"),
+             RelateOp(op="relate", source="su-qing", type="watches", target="old-zhu"))
+    rec = narr.json("event", "The ferryman comes back", "--diffuser", "scripted")
+    assert rec["proposal"]["arbitration"] == [{
+        "proposed": "old-zhu", "name": "Old Zhu", "decision": "reference", "existing": "old-zhou",
+        "how": "'old zhu' is close to 'old zhou' (0.93)",
+        "merged": ["/state/age", "/relations/owes/lin-yuan"]}]
+    assert rec["proposal"]["ops"] == [
+        {"op": "set", "target": "old-zhou", "field": "/state/age", "value": 60},
+        {"op": "relate", "source": "old-zhou", "type": "owes", "target": "lin-yuan", "attrs": {}},
+        {"op": "set", "target": "old-zhou", "field": "/state/mood", "value": "wary"},
+        {"op": "relate", "source": "su-qing", "type": "watches", "target": "old-zhou", "attrs": {}},
+    ]
+    zhou = read_node(flat_world, "old-zhou")
+    assert zhou["state"] == {"age": 60, "health": "unhurt", "location": "ferry", "mood": "wary"}
+    assert not (flat_world / "world" / "character" / "old-zhu.json").exists()
+
+
+def test_two_creations_of_one_thing_make_one_node(flat_world: Path,
+                                                  scripted: Callable[..., None]) -> None:
+    narr = CLI(flat_world)
+    scripted(create("last-boat", "The Last Boat", "item", relations={"at": {"ferry": {}}}),
+             create("boat", "Last Boat", "item", aliases=["末班船"],
+                    relations={"carries": {"old-zhou": {}}}),
+             RelateOp(op="relate", source="old-zhou", type="steers", target="boat"))
+    rec = narr.json("event", "The last boat", "--diffuser", "scripted")
+    assert rec["created"] == ["last-boat"]
+    assert rec["proposal"]["arbitration"][0]["existing"] == "last-boat"
+    boat = read_node(flat_world, "last-boat")
+    assert boat["relations"] == {"at": {"ferry": {}}, "carries": {"old-zhou": {}}}
+    assert read_node(flat_world, "old-zhou")["relations"]["steers"] == {"last-boat": {}}
+
+
+def test_a_node_the_proposal_expires_is_not_a_candidate(flat_world: Path,
+                                                        scripted: Callable[..., None]) -> None:
+    narr = CLI(flat_world)
+    scripted(ExpireOp(op="expire", target="autumn-rain"),
+             create("new-rain", "Rain", "ambient", aliases=["雨"], lifecycle="scene"))
+    rec = narr.json("event", "The old rain gives way to a new one", "--diffuser", "scripted")
+    assert rec["created"] == ["new-rain"] and rec["proposal"]["arbitration"] == []
+    assert "autumn-rain" in rec["expired"]
+
+
+def test_explicit_creations_are_the_users_choice(flat_world: Path, tmp_path: Path) -> None:
+    spec = tmp_path / "rain.json"
+    spec.write_text(json.dumps({"id": "second-rain", "name": "Autumn Rain", "layer": "ambient"}))
+    rec = CLI(flat_world).json("event", "Another rain", "--create", str(spec))
+    assert rec["created"] == ["second-rain"]
+    assert rec["proposal"]["arbitration"] == []

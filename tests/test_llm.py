@@ -1,0 +1,531 @@
+"""The ``llm`` diffuser against a real HTTP server on loopback that speaks chat completions.
+
+The server is scripted: each test lines up the answers it gives (good deltas,
+invalid ones, slow ones, HTTP errors, refusals, garbage) and then checks what
+narr sent, what it recorded, and that a failure changed nothing and kept the event.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import CLI, read_node, snapshot
+
+from narrative.diffusers.base import get_diffuser
+from narrative.engine import pending
+from narrative.engine.event import EventResult, retry, run_event
+from narrative.engine.pending import EventRequest
+from narrative.errors import DiffuserError, NarrError
+from narrative.model import Delta
+from narrative.store.worldrepo import WorldRepo
+
+TIMEOUT = "0.3"
+GOOD_OPS = [{"op": "set", "target": "lin-yuan", "field": "/state/location", "value": "ferry"}]
+GOOD = {"ops": GOOD_OPS}
+MOVE = "Lin Yuan walks to the ferry"
+
+
+@dataclass
+class Answer:
+    status: int = 200
+    body: bytes = b""
+    delay: float = 0.0
+    content_type: str = "application/json"
+
+
+def completion(content: str | None, *, finish: str = "stop", refusal: str | None = None) -> Answer:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if refusal is not None:
+        message["refusal"] = refusal
+    body = {"id": "chatcmpl-1", "object": "chat.completion", "model": "test-model",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
+    return Answer(body=json.dumps(body).encode())
+
+
+def reply(obj: Any) -> Answer:
+    return completion(json.dumps(obj, ensure_ascii=False))
+
+
+def error(status: int, message: str) -> Answer:
+    return Answer(status=status, body=json.dumps({"error": {"message": message}}).encode())
+
+
+@dataclass
+class FakeLLM:
+    """A chat-completions server: answers come from ``script``, then ``default``."""
+
+    script: deque[Answer] = field(default_factory=deque)
+    default: Answer = field(default_factory=lambda: reply(GOOD))
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    stop: threading.Event = field(default_factory=threading.Event)
+    url: str = ""
+
+    def answer(self, *answers: Answer) -> None:
+        self.script.extend(answers)
+
+    @property
+    def bodies(self) -> list[dict[str, Any]]:
+        return [r["json"] for r in self.requests]
+
+
+def _handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            data = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            fake.requests.append({"path": self.path, "headers": dict(self.headers),
+                                  "json": json.loads(data)})
+            ans = fake.script.popleft() if fake.script else fake.default
+            if ans.delay and fake.stop.wait(ans.delay):
+                return
+            if ans.status == 0:  # hang up without answering
+                self.close_connection = True
+                return
+            try:
+                self.send_response(ans.status)
+                self.send_header("Content-Type", ans.content_type)
+                self.send_header("Content-Length", str(len(ans.body)))
+                self.end_headers()
+                self.wfile.write(ans.body)
+            except OSError:
+                pass  # the client gave up (a timeout test)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass
+
+
+@pytest.fixture(autouse=True)
+def no_user_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No NARR_* setting from the machine running the tests, and an empty config dir."""
+    import os
+
+    for key in list(os.environ):
+        if key.startswith(("NARR_LLM_", "NARR_EXEC_")) or key == "NARR_CONFIG":
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "user-config"))
+
+
+@pytest.fixture
+def llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLM]:
+    fake = FakeLLM()
+    server = _Server(("127.0.0.1", 0), _handler(fake))
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    fake.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    monkeypatch.setenv("NARR_LLM_BASE_URL", fake.url)
+    monkeypatch.setenv("NARR_LLM_MODEL", "test-model")
+    monkeypatch.setenv("NARR_LLM_TIMEOUT", TIMEOUT)
+    try:
+        yield fake
+    finally:
+        fake.stop.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(2)
+
+
+def event(root: Path, content: str = MOVE, **kwargs: Any) -> EventResult:
+    wr = WorldRepo.open(root)
+    try:
+        request = EventRequest(content=content, diffuser="llm", **kwargs)
+        return run_event(wr, request, diffuser=get_diffuser("llm", wr))
+    finally:
+        wr.close()
+
+
+def failing_event(root: Path, content: str = MOVE, **kwargs: Any) -> NarrError:
+    before = snapshot(root)
+    with pytest.raises(NarrError) as info:
+        event(root, content, **kwargs)
+    assert snapshot(root) == before, "a failed event changed the world"
+    return info.value
+
+
+def kept(root: Path) -> list[pending.FailedEvent]:
+    wr = WorldRepo.open(root)
+    try:
+        return pending.load_all(wr)
+    finally:
+        wr.close()
+
+
+def retry_event(root: Path) -> EventResult:
+    wr = WorldRepo.open(root)
+    try:
+        return retry(wr)
+    finally:
+        wr.close()
+
+
+def assert_retry_succeeds(root: Path, fake: FakeLLM) -> None:
+    fake.script.clear()
+    fake.default = reply(GOOD)
+    result = retry_event(root)
+    assert result.commit is not None and result.record.content == MOVE
+    assert result.record.diffuser == "llm"
+    assert read_node(root, "lin-yuan")["state"]["location"] == "ferry"
+    assert kept(root) == []
+
+
+# --- the good path -----------------------------------------------------------------------
+
+
+def test_proposal_is_validated_and_recorded(world: Path, llm: FakeLLM) -> None:
+    result = event(world)
+    assert result.record.diffuser == "llm"
+    assert [d.model_dump(mode="json") for d in result.record.diffusions if d.target == "lin-yuan"] == [
+        {"target": "lin-yuan", "field": "/state/location", "old_value": "qingyun-gate", "new_value": "ferry"}]
+    assert read_node(world, "lin-yuan")["state"]["location"] == "ferry"
+    assert result.proposal is not None
+    assert result.proposal.notes == ["test-model proposed 1 operation(s)"]
+
+    [request] = llm.requests
+    assert request["path"] == "/v1/chat/completions"
+    assert "Authorization" not in request["headers"]
+    body = request["json"]
+    assert body["model"] == "test-model" and body["stream"] is False
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["schema"] == Delta.model_json_schema(mode="validation")
+    system, user = body["messages"]
+    assert system["role"] == "system" and '"title":"narr delta"' in system["content"]
+    sent = json.loads(user["content"])
+    assert sent["event"] == MOVE
+    assert {m["text"]: m["ids"] for m in sent["context"]["mentions"]} == {
+        "Lin Yuan": ["lin-yuan"], "the ferry": ["ferry"]}
+    assert sent["context"]["nodes"]["lin-yuan"]["state"]["location"] == "qingyun-gate"
+
+
+def test_explicit_changes_are_shown_to_the_model_and_win(flat_world: Path, llm: FakeLLM) -> None:
+    llm.answer(reply({"ops": [*GOOD_OPS, {"op": "set", "target": "lin-yuan", "field": "/state/mood",
+                                          "value": "hopeful"}]}))
+    explicit = Delta.model_validate({"ops": [{"op": "set", "target": "lin-yuan", "field": "/state/mood",
+                                              "value": "grim"}]})
+    event(flat_world, delta=explicit)
+    sent = json.loads(llm.bodies[0]["messages"][1]["content"])
+    assert sent["explicit_changes"] == [{"op": "set", "target": "lin-yuan", "field": "/state/mood",
+                                         "value": "grim"}]
+    assert read_node(flat_world, "lin-yuan")["state"]["mood"] == "grim"
+
+
+def test_api_key_comes_from_the_variable_named(flat_world: Path, llm: FakeLLM,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NARR_LLM_API_KEY_ENV", "MY_LLM_KEY")
+    exc = failing_event(flat_world)
+    assert isinstance(exc, DiffuserError)
+    assert exc.message == "the API key variable MY_LLM_KEY is not set"
+    assert llm.requests == []
+    monkeypatch.setenv("MY_LLM_KEY", "sekrit")
+    retry_event(flat_world)
+    assert llm.requests[0]["headers"]["Authorization"] == "Bearer sekrit"
+
+
+def test_reply_wrapped_in_fences_and_thinking_is_read(flat_world: Path, llm: FakeLLM) -> None:
+    llm.answer(completion("<think>He wants the ferry.</think>\n```json\n" + json.dumps(GOOD) + "\n```"))
+    event(flat_world)
+    assert len(llm.requests) == 1
+    assert read_node(flat_world, "lin-yuan")["state"]["location"] == "ferry"
+
+
+def test_server_without_json_schema_gets_json_object_then_plain(flat_world: Path, llm: FakeLLM) -> None:
+    llm.answer(error(400, "response_format type json_schema is not supported"),
+               error(400, "unknown field response_format"))
+    result = event(flat_world)
+    assert [b.get("response_format", {}).get("type") for b in llm.bodies] == [
+        "json_schema", "json_object", None]
+    assert result.proposal is not None
+    assert "the server rejected response_format json_schema (HTTP 400); using json_object" \
+        in result.proposal.notes
+    assert read_node(flat_world, "lin-yuan")["state"]["location"] == "ferry"
+
+
+def test_render_asks_for_narrative_text(flat_world: Path, llm: FakeLLM) -> None:
+    prose = "Rain followed Lin Yuan down to the water."
+    llm.default = reply({**GOOD, "narrative_text": prose})
+    assert event(flat_world).record.narrative_text is None  # not asked: the model's prose is dropped
+    assert "Leave \"narrative_text\" null" in llm.bodies[0]["messages"][0]["content"]
+    result = event(flat_world, "Lin Yuan waits at the ferry", render=True)
+    assert result.record.narrative_text == prose
+    assert 'in the language "en"' in llm.bodies[1]["messages"][0]["content"]
+
+
+def test_causes_must_be_recent_events(flat_world: Path, llm: FakeLLM) -> None:
+    first = event(flat_world)
+    llm.default = reply({"ops": [], "causes": [first.record.id, "made-up-event"]})
+    result = event(flat_world, "Lin Yuan remembers the road")
+    assert result.record.causes == [first.record.id]
+    assert result.proposal is not None
+    assert "dropped causes that are not recent events: made-up-event" in result.proposal.notes
+
+
+# --- one repair attempt ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("first", "problem"), [
+    (completion("Lin Yuan goes to the ferry."), "the reply is not JSON: Expecting value: line 1 column 1"),
+    (reply({"ops": [{"op": "teleport", "target": "lin-yuan"}]}), "/ops/0: Input tag 'teleport'"),
+    (reply({"ops": [{**GOOD_OPS[0], "target": "lin-yaun"}]}),
+     "op 1 (set): no node 'lin-yaun' in the world"),
+    (reply({"ops": [{"op": "set", "target": "lin-yuan", "field": "/traits/speech", "value": "loud"}]}),
+     "op 1 (set): lin-yuan /traits/speech: traits are the node's baseline"),
+    (completion('{"ops": [{"op": "set", "target": "lin-yu', finish="length"),
+     "(the reply was cut off at the server's token limit)"),
+])
+def test_invalid_reply_is_repaired_on_the_second_try(flat_world: Path, llm: FakeLLM,
+                                                     first: Answer, problem: str) -> None:
+    llm.answer(first)
+    result = event(flat_world)
+    assert read_node(flat_world, "lin-yuan")["state"]["location"] == "ferry"
+    assert len(llm.requests) == 2
+    messages = llm.bodies[1]["messages"]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert messages[2]["content"] == json.loads(first.body)["choices"][0]["message"]["content"]
+    assert problem in messages[3]["content"]
+    assert result.proposal is not None
+    assert any("the model repaired it" in n for n in result.proposal.notes)
+
+
+def test_still_invalid_after_repair_fails_cleanly_and_keeps_the_event(world: Path, llm: FakeLLM) -> None:
+    bad = json.dumps({"ops": [{**GOOD_OPS[0], "target": "lin-yaun"}]})
+    llm.default = completion(bad)
+    exc = failing_event(world)
+    assert isinstance(exc, DiffuserError) and exc.exit_code == 18
+    assert exc.message == ("the model's reply is not a valid delta, even after one repair attempt: "
+                           "op 1 (set): no node 'lin-yaun' in the world")
+    assert exc.details == ["first reply: op 1 (set): no node 'lin-yaun' in the world",
+                           "repaired reply: op 1 (set): no node 'lin-yaun' in the world"]
+    assert exc.hint is not None and "narr event --retry" in exc.hint
+    assert len(llm.requests) == 2
+    [item] = kept(world)
+    assert item.request.content == MOVE and item.request.diffuser == "llm"
+    assert item.raw_reply == bad and item.error == exc.message
+    assert_retry_succeeds(world, llm)
+
+
+def test_garbage_twice_fails_as_not_json(flat_world: Path, llm: FakeLLM) -> None:
+    llm.default = completion("Here is what happens: he walks.")
+    exc = failing_event(flat_world)
+    assert exc.message == ("the model's reply is not JSON, even after one repair attempt: "
+                           "the reply is not JSON: Expecting value: line 1 column 1 (char 0)")
+    assert kept(flat_world)[0].raw_reply == "Here is what happens: he walks."
+    assert_retry_succeeds(flat_world, llm)
+
+
+def test_empty_reply_twice(flat_world: Path, llm: FakeLLM) -> None:
+    llm.default = completion(None)
+    exc = failing_event(flat_world)
+    assert exc.message == "the model's reply is empty, even after one repair attempt: the reply is empty"
+
+
+# --- failures that end the exchange at once ----------------------------------------------
+
+
+def test_slow_server_times_out(flat_world: Path, llm: FakeLLM) -> None:
+    llm.answer(Answer(body=b"{}", delay=5))
+    exc = failing_event(flat_world)
+    assert isinstance(exc, DiffuserError)
+    assert exc.message == f"the LLM server at {llm.url}/chat/completions did not answer within 0.3s"
+    assert exc.hint is not None and "NARR_LLM_TIMEOUT" in exc.hint
+    [item] = kept(flat_world)
+    assert item.raw_reply is None and item.error == exc.message
+    assert_retry_succeeds(flat_world, llm)
+
+
+@pytest.mark.parametrize(("status", "message", "hint"), [
+    (500, "the LLM server answered HTTP 500 Internal Server Error: model crashed",
+     "the server failed; its own log may say why"),
+    (401, "the LLM server answered HTTP 401 Unauthorized: model crashed",
+     "the server wants a key: set [llm] api_key_env to the name of the variable holding it"),
+    (404, "the LLM server answered HTTP 404 Not Found: model crashed",
+     "check base_url (it usually ends in /v1) and the model name"),
+    (429, "the LLM server answered HTTP 429 Too Many Requests: model crashed",
+     "the server is rate limiting or out of quota; try again later"),
+])
+def test_http_errors(flat_world: Path, llm: FakeLLM, status: int, message: str, hint: str) -> None:
+    llm.answer(error(status, "model crashed"))
+    exc = failing_event(flat_world)
+    assert isinstance(exc, DiffuserError)
+    assert exc.message == message
+    assert exc.hint is not None and exc.hint.startswith(hint)
+    assert len(llm.requests) == 1
+    assert kept(flat_world)[0].raw_reply == '{"error": {"message": "model crashed"}}'
+    assert_retry_succeeds(flat_world, llm)
+
+
+def test_bad_request_in_every_json_mode_reports_the_last(flat_world: Path, llm: FakeLLM) -> None:
+    llm.default = error(400, "model 'test-model' not found")
+    exc = failing_event(flat_world)
+    assert exc.message == "the LLM server answered HTTP 400 Bad Request: model 'test-model' not found"
+    assert len(llm.requests) == 3
+
+
+@pytest.mark.parametrize(("answer", "message"), [
+    (completion(None, refusal="I can't help with that."), "the model refused: I can't help with that."),
+    (completion("I'm sorry, but I cannot assist with that request."),
+     "the model refused: I'm sorry, but I cannot assist with that request."),
+    (completion("抱歉，我无法处理这个请求。"), "the model refused: 抱歉，我无法处理这个请求。"),
+    (completion("", finish="content_filter"),
+     "the model refused: (the server's content filter stopped the reply)"),
+])
+def test_refusal_is_not_retried(flat_world: Path, llm: FakeLLM, answer: Answer, message: str) -> None:
+    llm.answer(answer)
+    exc = failing_event(flat_world)
+    assert isinstance(exc, DiffuserError)
+    assert exc.message == message
+    assert len(llm.requests) == 1
+    assert kept(flat_world)[0].raw_reply is not None
+    assert_retry_succeeds(flat_world, llm)
+
+
+@pytest.mark.parametrize(("answer", "message"), [
+    (Answer(body=b"<html><body>Welcome to nginx!</body></html>", content_type="text/html"),
+     "the LLM server's answer is not a chat completion: it is not JSON "
+     "('<html><body>Welcome to nginx!</body></html>')"),
+    (Answer(body=b'{"models": []}'), "the LLM server's answer is not a chat completion: it has no choices"),
+    (Answer(body=b'{"choices": [{"text": "hi"}]}'),
+     "the LLM server's answer is not a chat completion: its first choice has no message"),
+    (Answer(body=b'{"error": "out of memory"}'), "the LLM server reported an error: out of memory"),
+])
+def test_garbage_from_the_server(flat_world: Path, llm: FakeLLM, answer: Answer, message: str) -> None:
+    llm.answer(answer)
+    exc = failing_event(flat_world)
+    assert isinstance(exc, DiffuserError)
+    assert exc.message == message
+    assert kept(flat_world)[0].raw_reply == answer.body.decode()
+    assert_retry_succeeds(flat_world, llm)
+
+
+def test_server_hangs_up(flat_world: Path, llm: FakeLLM) -> None:
+    llm.answer(Answer(status=0))
+    exc = failing_event(flat_world)
+    assert exc.message == (f"the connection to the LLM server at {llm.url}/chat/completions broke: "
+                           "Remote end closed connection without response")
+    assert_retry_succeeds(flat_world, llm)
+
+
+def test_unreachable_server(flat_world: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("NARR_LLM_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    exc = failing_event(flat_world)
+    assert exc.message == (f"cannot reach the LLM server at http://127.0.0.1:{port}/v1/chat/completions: "
+                           "Connection refused")
+    assert exc.hint is not None and "is the server running" in exc.hint
+
+
+# --- configuration -----------------------------------------------------------------------
+
+
+def test_not_configured_is_kept_until_configured(flat_world: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    exc = failing_event(flat_world)
+    assert isinstance(exc, DiffuserError)
+    assert exc.message == "the llm diffuser has no server configured"
+    assert exc.hint is not None and "NARR_LLM_BASE_URL" in exc.hint
+    assert [k.request.content for k in kept(flat_world)] == [MOVE]
+
+
+def test_user_config_file_is_used(flat_world: Path, llm: FakeLLM, tmp_path: Path,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in ("NARR_LLM_BASE_URL", "NARR_LLM_MODEL", "NARR_LLM_TIMEOUT"):
+        monkeypatch.delenv(key)
+    config = tmp_path / "user-config" / "narr" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f'[llm]\nbase_url = "{llm.url}"\nmodel = "from-file"\n'
+                      'response_format = "json_object"\n', encoding="utf-8")
+    event(flat_world)
+    assert llm.bodies[0]["model"] == "from-file"
+    assert llm.bodies[0]["response_format"] == {"type": "json_object"}
+
+
+def test_world_cannot_configure_the_endpoint(flat_world: Path, llm: FakeLLM,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cloned world's narr.toml naming a server must not make narr send it anything."""
+    monkeypatch.delenv("NARR_LLM_BASE_URL")
+    monkeypatch.delenv("NARR_LLM_MODEL")
+    toml = flat_world / "narr.toml"
+    toml.write_text(toml.read_text(encoding="utf-8") + (
+        f'\n[llm]\nbase_url = "{llm.url}"\nmodel = "evil"\napi_key_env = "HOME"\n'
+        f'[narr.llm]\nbase_url = "{llm.url}"\n'), encoding="utf-8")
+    (flat_world / "config.toml").write_text(f'[llm]\nbase_url = "{llm.url}"\n', encoding="utf-8")
+    (flat_world / ".narr").mkdir()
+    (flat_world / ".narr" / "config.toml").write_text(f'[llm]\nbase_url = "{llm.url}"\n', encoding="utf-8")
+    monkeypatch.chdir(flat_world)
+    exc = failing_event(flat_world)
+    assert exc.message == "the llm diffuser has no server configured"
+    assert llm.requests == []
+
+
+# --- the command line --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("answers", "first_line"), [
+    ([completion("no idea")] * 2,
+     "the model's reply is not JSON, even after one repair attempt: "
+     "the reply is not JSON: Expecting value: line 1 column 1 (char 0)"),
+    ([reply({"ops": [{**GOOD_OPS[0], "target": "lin-yaun"}]})] * 2,
+     "the model's reply is not a valid delta, even after one repair attempt: "
+     "op 1 (set): no node 'lin-yaun' in the world"),
+    ([Answer(body=b"{}", delay=5)], "the LLM server at {url}/chat/completions did not answer within 0.3s"),
+    ([error(503, "loading model")], "the LLM server answered HTTP 503 Service Unavailable: loading model"),
+    ([completion(None, refusal="No.")], "the model refused: No."),
+    ([Answer(body=b"<html></html>")],
+     "the LLM server's answer is not a chat completion: it is not JSON ('<html></html>')"),
+])
+def test_cli_failures_change_nothing_and_retry_works(flat_world: Path, llm: FakeLLM,
+                                                     answers: list[Answer], first_line: str) -> None:
+    narr = CLI(flat_world)
+    llm.answer(*answers)
+    before = snapshot(flat_world)
+    result = narr("event", "--diffuser", "llm", MOVE, expect=18)
+    lines = result.stderr.splitlines()
+    assert lines[0] == "narr: error: " + first_line.format(url=llm.url)
+    assert lines[-1].startswith("hint: ") and lines[-1].endswith(
+        "the event is kept: fix the problem and run narr event --retry")
+    assert result.stdout == ""
+    assert snapshot(flat_world) == before
+    assert narr.json("event", "--retry", "--dry-run")["dry_run"] is True
+    assert snapshot(flat_world) == before
+    rec = narr.json("event", "--retry")
+    assert rec["content"] == MOVE and rec["diffuser"] == "llm"
+    assert {"target": "lin-yuan", "field": "/state/location", "old_value": "qingyun-gate",
+            "new_value": "ferry"} in rec["diffusions"]
+    narr("event", "--retry", expect=16)  # nothing left to retry
+
+
+def test_cli_json_error_and_text_output(flat_world: Path, llm: FakeLLM) -> None:
+    narr = CLI(flat_world)
+    llm.answer(error(500, "boom"))
+    result = narr("event", "--diffuser", "llm", MOVE, "--json", expect=18)
+    err = json.loads(result.stderr)
+    assert err["type"] == "DiffuserError" and err["exit_code"] == 18
+    assert err["error"] == "the LLM server answered HTTP 500 Internal Server Error: boom"
+    out = narr("event", "--diffuser", "llm", "--render", "Lin Yuan waits").stdout
+    assert "llm:\n  test-model proposed 1 operation(s)\n" in out
+    system = llm.bodies[-1]["messages"][0]["content"]
+    assert "Also write \"narrative_text\"" in system
+
+
+def test_cli_not_configured(flat_world: Path) -> None:
+    narr = CLI(flat_world)
+    before = snapshot(flat_world)
+    result = narr("event", "--diffuser", "llm", MOVE, expect=18)
+    assert result.stderr.splitlines()[0] == "narr: error: the llm diffuser has no server configured"
+    assert snapshot(flat_world) == before
