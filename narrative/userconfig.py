@@ -20,6 +20,10 @@ the variables winning over the file::
     command = ["python3", "/home/me/bin/exec-diffuser.py"]   # NARR_EXEC_COMMAND (a shell-like string)
     timeout = 30                                             # NARR_EXEC_TIMEOUT (seconds)
 
+    [diffuser]
+    default = "llm"            # NARR_DIFFUSER_DEFAULT: yours, over every world's
+    allow_world = ["llm"]      # NARR_DIFFUSER_ALLOW_WORLD: what a world may pick by default
+
 The key itself is never stored in a file narr reads: ``api_key_env`` names the
 environment variable that holds it.
 """
@@ -84,11 +88,34 @@ class ExecSettings(BaseModel):
         return value
 
 
+class DiffuserSettings(BaseModel):
+    """Which diffuser runs when an event names none, and what a world may choose for you."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    default: str | None = Field(
+        default=None, description="Your default, over any world's (e.g. 'llm').")
+    allow_world: list[str] = Field(
+        default_factory=list,
+        description="Diffusers beyond the offline ones that a world's narr.toml may pick as its "
+                    "default (e.g. ['llm']): a cloned world never reaches a server or runs a "
+                    "program unless you allowed it.",
+    )
+
+    @field_validator("allow_world", mode="before")
+    @classmethod
+    def _split_names(cls, value: Any) -> Any:
+        if isinstance(value, str):  # from NARR_DIFFUSER_ALLOW_WORLD="llm,exec"
+            return [v.strip() for v in value.split(",") if v.strip()]
+        return value
+
+
 class UserConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     llm: LLMSettings = Field(default_factory=LLMSettings)
     exec: ExecSettings = Field(default_factory=ExecSettings)
+    diffuser: DiffuserSettings = Field(default_factory=DiffuserSettings)
     path: Path | None = Field(default=None, description="The config file read, if there was one.")
     sources: dict[str, str] = Field(
         default_factory=dict, description="'llm.model' -> where it came from (a file or a variable)."
@@ -104,7 +131,7 @@ def config_path(env: Mapping[str, str] | None = None) -> Path:
     return Path(base) / "narr" / "config.toml"
 
 
-S = TypeVar("S", LLMSettings, ExecSettings)
+S = TypeVar("S", LLMSettings, ExecSettings, DiffuserSettings)
 
 
 def load_user_config(env: Mapping[str, str] | None = None) -> UserConfig:
@@ -115,7 +142,9 @@ def load_user_config(env: Mapping[str, str] | None = None) -> UserConfig:
     sources: dict[str, str] = {}
     llm = _section(raw, "llm", LLMSettings, env, path, sources)
     exec_ = _section(raw, "exec", ExecSettings, env, path, sources)
-    return UserConfig(llm=llm, exec=exec_, path=path if raw is not None else None, sources=sources)
+    diffuser = _section(raw, "diffuser", DiffuserSettings, env, path, sources)
+    return UserConfig(llm=llm, exec=exec_, diffuser=diffuser,
+                      path=path if raw is not None else None, sources=sources)
 
 
 def _section(raw: dict[str, Any] | None, section: str, model: type[S], env: Mapping[str, str],

@@ -38,7 +38,7 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     )
     saved = dict(os.environ)
     for key in list(os.environ):
-        if key.startswith("GIT_") or key in ("EDITOR", "VISUAL", "NARR_LOCK_TIMEOUT"):
+        if key.startswith(("GIT_", "NARR_")) or key in ("EDITOR", "VISUAL"):
             del os.environ[key]
     os.environ["HOME"] = str(home)
     os.environ["XDG_CONFIG_HOME"] = str(home / ".config")

@@ -268,10 +268,19 @@ def test_cli_failures_change_nothing_and_retry_works(flat_world: Path, use: Any,
     assert "exec:\n" in out and "  lin-yuan moves to ferry\n" in out
 
 
-def test_cli_world_default_exec_still_needs_the_users_command(flat_world: Path, tmp_path: Path) -> None:
+def test_cli_world_default_exec_needs_the_users_consent(flat_world: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A world's narr.toml may pick exec as its default, but narr runs it only when you allow it."""
     toml = flat_world / "narr.toml"
     toml.write_text(toml.read_text(encoding="utf-8").replace('default = "rules"', 'default = "exec"'),
                     encoding="utf-8")
     narr = CLI(flat_world)
+    before = snapshot(flat_world)
+    result = narr("event", MOVE, expect=12)
+    assert result.stderr.splitlines()[0] == (
+        "narr: error: this world's narr.toml picks the 'exec' diffuser by default, which narr runs "
+        "only when you choose it")
+    assert snapshot(flat_world) == before
+    monkeypatch.setenv("NARR_DIFFUSER_ALLOW_WORLD", "exec")
     result = narr("event", MOVE, expect=18)
     assert result.stderr.splitlines()[0] == "narr: error: the exec diffuser has no command to run"

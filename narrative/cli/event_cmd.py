@@ -55,7 +55,7 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
     is written unless every explicit change is valid; a failed event is kept
     for --retry.
     """
-    from narrative.diffusers.base import get_diffuser
+    from narrative.diffusers.base import default_name, get_diffuser
     from narrative.engine import event as engine
 
     wr = ctx.world
@@ -67,7 +67,7 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
     else:
         if not content:
             raise click.UsageError("say what happens: narr event \"Lin Yuan walks to the ferry\"")
-        name = diffuser_name or wr.config.diffuser
+        name = diffuser_name or default_name(wr)
         diffuser = get_diffuser(name, wr)
         request = _request(content, sets, unsets, relates, unrelates, creates, expires,
                            delta_file, narrative_text, timestamp, close_scene)

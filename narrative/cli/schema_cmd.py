@@ -1,4 +1,5 @@
-"""``narr schema``: the JSON Schemas of node files, deltas and event records."""
+"""``narr schema``: the JSON Schemas of node files, deltas, event records, rule files and
+the exec diffuser's protocol (the same documents as ``schemas/``)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,16 @@ import click
 
 from narrative.cli.output import emit_json
 
+NAMES = ["node", "delta", "event", "rules", "exec-request", "exec-response"]
+
 
 @click.command("schema")
-@click.argument("name", type=click.Choice(["node", "delta", "event"]))
+@click.argument("name", type=click.Choice(NAMES))
 def schema_cmd(name: str) -> None:
-    """Print the JSON Schema of a node file, a delta or an event record."""
-    from narrative.model import json_schemas
+    """Print the JSON Schema NAME (node, delta, event, rules, exec-request, exec-response)."""
+    from narrative.schemas import all_schemas
 
-    emit_json(json_schemas()[f"{name}.schema.json"])
+    emit_json(all_schemas()[f"{name}.schema.json"])
 
 
 COMMANDS = [schema_cmd]

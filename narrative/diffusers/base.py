@@ -81,6 +81,34 @@ def names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+# Diffusers that neither reach a network nor run a program: a world may pick them freely.
+OFFLINE = frozenset({"rules", "explicit", "none"})
+
+
+def default_name(wr: WorldRepo) -> str:
+    """The diffuser an event runs when it names none.
+
+    Yours (user config ``[diffuser] default``) first; else the world's
+    ``narr.toml``, but a world may only pick an offline diffuser unless you have
+    allowed more (``allow_world``): cloning someone's story must not send your
+    events to your model, or run your program, without your say.
+    """
+    from narrative.userconfig import load_user_config
+
+    settings = load_user_config().diffuser
+    if settings.default:
+        return settings.default
+    name = wr.config.diffuser
+    if name in OFFLINE or name in settings.allow_world:
+        return name
+    raise InvalidInputError(
+        f"this world's narr.toml picks the {name!r} diffuser by default, which narr runs only "
+        "when you choose it",
+        hint=f"--diffuser {name} for one event, or allow it in your config "
+             f"(~/.config/narr/config.toml: [diffuser] allow_world = [\"{name}\"])",
+    )
+
+
 def get_diffuser(name: str, wr: WorldRepo) -> Diffuser:
     if name not in _REGISTRY:
         _load_builtins()

@@ -97,8 +97,13 @@ def retry(wr: WorldRepo, *, dry_run: bool = False, diffuser: Diffuser | None = N
         from narrative.diffusers.base import get_diffuser
 
         diffuser = get_diffuser(item.request.diffuser, wr)
-    result = run_event(wr, item.request, dry_run=dry_run, diffuser=diffuser, when=when,
-                       keep_failed=False)
+    try:
+        result = run_event(wr, item.request, dry_run=dry_run, diffuser=diffuser, when=when,
+                           keep_failed=False)
+    except (InvalidInputError, InvalidWorldError, DiffuserError) as exc:
+        if not dry_run:  # the kept event now carries the latest failure (and raw reply)
+            pending.update(wr, item, exc.message, exc.details, getattr(exc, "raw_reply", None))
+        raise
     if not dry_run:
         pending.discard(wr, item.key)
     return result

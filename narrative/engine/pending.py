@@ -55,20 +55,36 @@ def _dir(wr: WorldRepo) -> Path:
 
 def save(wr: WorldRepo, request: EventRequest, error: str, details: list[str] | None = None,
          raw_reply: str | None = None) -> FailedEvent:
-    key = new_event_id()
     item = FailedEvent(
-        key=key,
-        saved_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        key=new_event_id(),
+        saved_at=_now(),
         error=error,
         details=details or [],
         raw_reply=raw_reply,
         request=request,
     )
+    _write(wr, item)
+    return item
+
+
+def update(wr: WorldRepo, item: FailedEvent, error: str, details: list[str] | None = None,
+           raw_reply: str | None = None) -> FailedEvent:
+    """The same kept event, failed again: remember the newest error and raw reply."""
+    again = item.model_copy(update={"saved_at": _now(), "error": error, "details": details or [],
+                                    "raw_reply": raw_reply if raw_reply is not None else item.raw_reply})
+    _write(wr, again)
+    return again
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _write(wr: WorldRepo, item: FailedEvent) -> None:
     directory = _dir(wr)
     directory.mkdir(parents=True, exist_ok=True)
-    write_atomic(directory / f"{key}.json",
+    write_atomic(directory / f"{item.key}.json",
                  item.model_dump_json(indent=2).encode("utf-8"), wr.narr_dir / "tmp")
-    return item
 
 
 def load_all(wr: WorldRepo) -> list[FailedEvent]:

@@ -165,9 +165,9 @@ def replay(wr: WorldRepo, which: str, *, reuse: bool = False, diffuser_name: str
                 return result
         diffuser = None
         if not reuse:
-            from narrative.diffusers.base import get_diffuser
+            from narrative.diffusers.base import default_name, get_diffuser
 
-            diffuser = get_diffuser(diffuser_name or wr.config.diffuser, wr)
+            diffuser = get_diffuser(diffuser_name or default_name(wr), wr)
         for i, commit in enumerate(commits, 1):
             rec = records.decode(commit.message)
             assert rec is not None
