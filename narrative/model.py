@@ -165,7 +165,7 @@ class UnsetOp(_Op):
 
 
 class RelateOp(_Op):
-    """Add (or update the attributes of) the edge ``source -type-> target``."""
+    """Add the edge ``source -type-> target``; on an existing edge, merge ``attrs`` into its own."""
 
     op: Literal["relate"]
     source: NodeId

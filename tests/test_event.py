@@ -281,3 +281,13 @@ def test_path_and_edit(narr: CLI, world: Path, tmp_path: Path, monkeypatch: obje
     st = narr.json("status")
     assert {(e["target"], e["field"]) for e in st["edits"]} == {
         ("lin-yuan", "/state/mood"), ("new-guard", "")}
+
+
+def test_relate_merges_attributes_into_an_existing_edge(narr: CLI, world: Path) -> None:
+    narr("event", "He takes the ring again", "--diffuser", "explicit",
+         "--relate", 'lin-yuan:holds:black-ring={"since": "childhood"}')
+    assert read_node(world, "lin-yuan")["relations"]["holds"]["black-ring"] == {
+        "worn": "left middle finger", "since": "childhood"}
+    rec = narr.json("event", "Nothing new", "--diffuser", "explicit",
+                    "--relate", "lin-yuan:holds:black-ring")
+    assert rec["diffusions"] == []

@@ -131,7 +131,9 @@ class Draft:
         if node is None:
             return
         # Whether op.target is live is checked in validate(): it may be created later on.
-        node.setdefault("relations", {}).setdefault(op.type, {})[op.target] = copy.deepcopy(op.attrs)
+        # An existing edge keeps its attributes; the op's are merged over them.
+        targets = node.setdefault("relations", {}).setdefault(op.type, {})
+        targets[op.target] = {**targets.get(op.target, {}), **copy.deepcopy(op.attrs)}
 
     def _unrelate(self, op: UnrelateOp, where: str) -> None:
         node = self._live(op.source, where)
