@@ -45,7 +45,7 @@ def id_problem(node_id: object) -> str | None:
         return "a node id cannot be empty"
     if len(node_id) > MAX_ID_LENGTH:
         return f"node id is {len(node_id)} characters long; at most {MAX_ID_LENGTH} are allowed"
-    if not _ID_RE.match(node_id):
+    if not _ID_RE.fullmatch(node_id):  # not match(): '$' would let a trailing newline through
         return (
             f"node id {node_id!r} is not a safe slug: use lowercase ASCII letters, digits, "
             "'-' and '_', starting with a letter or digit"
@@ -88,7 +88,7 @@ def parse_node_path(path: str, layout: Layout) -> tuple[Layer, str] | None:
     node_id = name[: -len(NODE_SUFFIX)]
     if id_problem(node_id) is not None:
         return None
-    layer: Layer = parts[1]  # type: ignore[assignment]
+    layer = next(lay for lay in LAYERS if lay == parts[1])
     if node_path(node_id, layer, layout) != path:
         return None
     return layer, node_id
@@ -130,4 +130,4 @@ class _UUID7:
 
 new_event_id = _UUID7()
 
-EVENT_ID_RE: Final = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+EVENT_ID_RE: Final = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\Z")

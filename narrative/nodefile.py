@@ -113,6 +113,7 @@ def _line_of(text: str | None, keys: list[str], nth: int = 1) -> int | None:
     if not text:
         return None
     pos = 0
+    keys = [k for k in keys if k != "[key]"]  # pydantic's mark for a bad dict key: the key's own line
     for i, key in enumerate(keys):
         if key.isdigit():
             continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import emit_json, json_option
+from narrative.cli.output import emit_json, json_option, warn
 
 
 @click.command("check")
@@ -23,13 +23,15 @@ def check_cmd(ctx: Context, rev: str | None, history_only: bool, as_json: bool) 
     from narrative.errors import CheckFailedError
 
     report = check(ctx.world, rev, world=not history_only)
+    for message in report.warnings:
+        warn(message)
     if as_json:
         emit_json(report.to_json())
     else:
-        for p in report.problems:
-            click.echo(f"broken: {p}")
-        for p in report.worktree_problems:
-            click.echo(f"working tree: {p}")
+        for problem in report.problems:
+            click.echo(f"broken: {problem}")
+        for line in report.worktree_problems:
+            click.echo(f"working tree: {line}")
         if report.ok:
             nodes = f", {report.nodes} nodes valid" if not history_only else ""
             click.echo(f"ok: {report.events} events on the story line{nodes}")

@@ -7,7 +7,7 @@ import json
 import click
 
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import change_line, emit_json, json_option, record_lines, short
+from narrative.cli.output import change_line, emit_json, json_option, record_lines, short, warn
 
 
 @click.command("log")
@@ -82,7 +82,8 @@ def get_cmd(ctx: Context, node_id: str, field: str | None, at: str | None, as_js
 
 
 @click.command("nodes")
-@click.option("--layer", type=click.Choice(["character", "item", "ambient", "background"]))
+@click.option("--layer", type=click.Choice(["character", "item", "ambient", "background"]),
+              help="Only the nodes of this layer.")
 @json_option
 @pass_context
 def nodes_cmd(ctx: Context, layer: str | None, as_json: bool) -> None:
@@ -109,6 +110,8 @@ def status_cmd(ctx: Context, as_json: bool) -> None:
     from narrative.engine.read import status
 
     st = status(ctx.world).to_json()
+    for message in st["warnings"]:
+        warn(message)
     if as_json:
         emit_json(st)
         return

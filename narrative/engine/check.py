@@ -50,6 +50,7 @@ class CheckReport:
     nodes: int = 0
     problems: list[Problem] = field(default_factory=list)
     worktree_problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -58,12 +59,18 @@ class CheckReport:
     def to_json(self) -> dict[str, Any]:
         return {"ok": self.ok, "events": self.events, "commits": self.commits,
                 "nodes": self.nodes, "problems": [p.to_json() for p in self.problems],
-                "worktree_problems": self.worktree_problems}
+                "worktree_problems": self.worktree_problems, "warnings": self.warnings}
 
 
 def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree_too: bool = True,
           progress: Callable[[int, int], None] | None = None) -> CheckReport:
     report = CheckReport()
+    if worktree_too and rev is None:
+        from narrative.engine.read import finish_interrupted
+
+        note = finish_interrupted(wr)
+        if note:
+            report.warnings.append(note)
     repo = wr.repo
     layout = wr.config.layout
     if rev is None:
@@ -102,8 +109,10 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         problems, report.nodes = check_world(repo, head.tree, layout)
         report.problems.extend(Problem(None, None, None, p) for p in problems)
     if worktree_too and rev is None:
+        from narrative.engine.read import hand_edit_problems
+
         scan = worktree.scan(wr, head.tree)
-        report.worktree_problems = list(scan.problems)
+        report.worktree_problems = [*scan.problems, *hand_edit_problems(wr, head.tree, scan)]
     return report
 
 
@@ -238,7 +247,7 @@ def check_world(repo: pygit2.Repository, tree: pygit2.Tree,
         try:
             from narrative.nodefile import parse_node_file
 
-            node = parse_node_file(repo[oid].data, path, layout)
+            node = parse_node_file(repo[oid].read_raw(), path, layout)
         except InvalidWorldError as exc:
             problems.extend(exc.details or [exc.message])
             continue

@@ -1,7 +1,10 @@
 """Reading the story: revisions, the event log, records, nodes and hand edits.
 
-Reads never take the write lock and never change anything; each does only the
-work its answer needs (``log -n 20`` reads twenty commits, ``get`` one file).
+Reads never wait for the write lock and change nothing, with one exception: a
+command that reads the working tree first finishes a write that a crash
+interrupted (:func:`finish_interrupted`), so it never shows a half-written world.
+Each does only the work its answer needs (``log -n 20`` reads twenty commits,
+``get`` one file).
 """
 
 from __future__ import annotations
@@ -14,11 +17,12 @@ import pygit2
 
 from narrative import fields
 from narrative.engine import pending
-from narrative.errors import InvalidInputError, InvalidWorldError, NotFoundError
+from narrative.errors import BusyError, InvalidInputError, InvalidWorldError, NotFoundError
 from narrative.ids import LAYERS, check_id, node_path
 from narrative.model import EventRecord
 from narrative.nodefile import NodeDict, load_trusted, parse_node_file
-from narrative.store import records, worktree
+from narrative.store import journal, records, worktree
+from narrative.store.lock import WriteLock
 from narrative.store.trees import blob_at
 from narrative.store.worldrepo import WorldRepo
 
@@ -95,19 +99,20 @@ def find_event(wr: WorldRepo, prefix: str) -> pygit2.Commit | None:
     if not hits:
         index_all_events(wr)
         hits = cache.find_events(prefix)
-    live = []
+    live: list[tuple[str, pygit2.Commit]] = []
     for event_id, commit_id in hits:
         try:
             obj = wr.repo[commit_id]
         except KeyError:
             continue
-        live.append((event_id, obj))
+        if isinstance(obj, pygit2.Commit):
+            live.append((event_id, obj))
     if len(live) > 1:
         raise InvalidInputError(
             f"event id prefix {prefix!r} is ambiguous: "
             + ", ".join(e for e, _ in live[:5]) + ("…" if len(live) > 5 else ""),
         )
-    return live[0][1] if live else None  # type: ignore[no-any-return]
+    return live[0][1] if live else None
 
 
 def index_all_events(wr: WorldRepo) -> int:
@@ -177,6 +182,7 @@ def get_node(wr: WorldRepo, node_id: str, at: str | None = None) -> tuple[str, N
             if blob is not None:
                 return path, load_trusted(blob.data)
         raise NotFoundError(f"no node {node_id!r} in the world at {at}")
+    finish_interrupted(wr)
     for layer in LAYERS:
         path = node_path(node_id, layer, layout)
         full = wr.abs(path)
@@ -214,6 +220,7 @@ def list_nodes(wr: WorldRepo, layer: str | None = None) -> list[dict[str, Any]]:
     """Every node of the current world (hand edits included), sorted by id."""
     if layer is not None and layer not in LAYERS:
         raise InvalidInputError(f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}")
+    finish_interrupted(wr)
     head = wr.head_commit()
     if head is None:
         return []
@@ -255,6 +262,7 @@ class Status:
     outside: list[str]
     failed: list[dict[str, Any]]
     reformat: list[str]
+    warnings: list[str]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -265,10 +273,12 @@ class Status:
             "outside_world": self.outside,
             "failed_events": self.failed,
             "reformat": self.reformat,
+            "warnings": self.warnings,
         }
 
 
 def status(wr: WorldRepo) -> Status:
+    note = finish_interrupted(wr)
     head = wr.head_commit()
     scan = worktree.scan(wr, head.tree if head else None)
     changes = []
@@ -286,11 +296,54 @@ def status(wr: WorldRepo) -> Status:
         branch=wr.branch(),
         head=entry(head) if head else None,
         edits=changes,
-        problems=scan.problems,
+        problems=scan.problems + hand_edit_problems(wr, head.tree if head else None, scan),
         outside=scan.outside,
         failed=[pending.summary(f) for f in pending.load_all(wr)],
         reformat=[r for r in reformat if r],
+        warnings=[note] if note else [],
     )
+
+
+def hand_edit_problems(wr: WorldRepo, head_tree: pygit2.Tree | None,
+                       scan: worktree.HandEdits) -> list[str]:
+    """Relations that hand edits point at nodes that do not exist (the next event refuses them).
+
+    A relation to a node deleted by hand is not one: the next event drops it.
+    """
+    from narrative.world import WorldView
+
+    view = WorldView(wr, head_tree, scan)
+    deleted = {i for i, e in scan.edits.items() if e.new is None}
+    problems = []
+    for node_id in sorted(scan.edits):
+        e = scan.edits[node_id]
+        if e.new is None:
+            continue
+        for rtype, targets in e.new.get("relations", {}).items():
+            for dst in targets:
+                if dst not in deleted and view.get(dst) is None:
+                    problems.append(f"{e.new_path}: field /relations/{rtype}/{dst}: "
+                                    "points at a node that does not exist")
+    return problems
+
+
+def finish_interrupted(wr: WorldRepo) -> str | None:
+    """Finish (or drop) a write a crash interrupted; say what was done (None if nothing).
+
+    A journal left beside a running writer is that writer's own, so this only acts
+    when it can take the write lock at once; otherwise the writer finishes it.
+    """
+    if not (wr.narr_dir / journal.JOURNAL).exists():
+        return None
+    lock = WriteLock(wr.lock.path, timeout=0)
+    try:
+        lock.acquire()
+    except BusyError:
+        return None
+    try:
+        return journal.recover(wr)
+    finally:
+        lock.release()
 
 
 def require_valid_worktree(wr: WorldRepo) -> None:

@@ -119,6 +119,7 @@ class WorldIndex:
         if world_tree == EMPTY_TREE:
             return
         tree = repo[world_tree]
+        assert isinstance(tree, pygit2.Tree)
         for path, oid in walk_blobs(repo, tree, "world"):
             placed = parse_node_path(path, layout)
             if placed is None:
@@ -132,7 +133,7 @@ class WorldIndex:
         new_tree = repo[new] if new != EMPTY_TREE else None
         if old_tree is None and new_tree is None:
             return
-        if old_tree is None or new_tree is None:
+        if not isinstance(old_tree, pygit2.Tree) or not isinstance(new_tree, pygit2.Tree):
             self._rebuild(repo, new, layout)
             return
         diff = old_tree.diff_to_tree(new_tree)
@@ -265,7 +266,7 @@ class WorldIndex:
 
 def _load(repo: pygit2.Repository, oid: Any) -> dict[str, Any] | None:
     try:
-        value = json.loads(repo[oid].data)
+        value = json.loads(repo[oid].read_raw())
     except (ValueError, KeyError):
         return None
     return value if isinstance(value, dict) else None

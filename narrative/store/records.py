@@ -50,7 +50,7 @@ def _layout(data: dict[str, Any]) -> str:
 
 def decode(message: str) -> EventRecord | None:
     """The record in a commit message, or None when the commit is not a narr event."""
-    head, sep, rest = message.partition(f"\n\n{MARKER}\n")
+    _, sep, rest = message.partition(f"\n\n{MARKER}\n")
     if not sep:
         return None
     try:

@@ -21,7 +21,7 @@ def update_tree(repo: pygit2.Repository, base: pygit2.Oid | None,
 
     Directories that end up empty are dropped, as git has no empty trees.
     """
-    tb = repo.TreeBuilder(repo[base]) if base is not None else repo.TreeBuilder()
+    tb = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
     nested: dict[str, dict[str, pygit2.Oid | None]] = defaultdict(dict)
     for path, oid in changes.items():
         head, _, rest = path.partition("/")
@@ -68,8 +68,9 @@ def subtree(tree: pygit2.Tree | None, path: str) -> pygit2.Tree | None:
 def walk_blobs(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> Iterator[tuple[str, Any]]:
     """Every ``(path, blob oid)`` under ``tree``, depth first."""
     for entry in tree:
-        path = f"{prefix}/{entry.name}" if prefix else entry.name
-        if entry.type_str == "tree":
-            yield from walk_blobs(repo, repo[entry.id], path)
+        name = entry.name or ""
+        path = f"{prefix}/{name}" if prefix else name
+        if isinstance(entry, pygit2.Tree):
+            yield from walk_blobs(repo, entry, path)
         elif entry.type_str == "blob":
             yield path, entry.id
