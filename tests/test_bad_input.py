@@ -285,7 +285,7 @@ def _dangling_hand_edit(world: Path) -> str:
 
 def test_hand_edit_adding_a_relation_to_a_missing_node_is_refused(narr: CLI, world: Path) -> None:
     rel = _dangling_hand_edit(world)
-    result = event_refused(narr, world, BEAT, code=INVALID_INPUT, startswith="narr: error: ")
+    result = event_refused(narr, world, BEAT, code=INVALID_WORLD, startswith="narr: error: ")
     assert result.stderr.splitlines()[0].endswith(
         f"{rel}: field /relations/haunts/nobody: points at a node that does not exist")
     # status and check name it before the next event trips over it
@@ -297,9 +297,6 @@ def test_hand_edit_adding_a_relation_to_a_missing_node_is_refused(narr: CLI, wor
         "points at a node that does not exist")
 
 
-@pytest.mark.xfail(strict=True, reason="a hand edit's dangling relation is reported as an invalid "
-                   "delta (exit 12, 'the event's changes are not valid') instead of an invalid "
-                   "node file (exit 13): narrative/engine/event.py::_edit_relation_problems")
 def test_hand_edit_adding_a_relation_to_a_missing_node_is_an_invalid_world(narr: CLI, world: Path) -> None:
     rel = _dangling_hand_edit(world)
     event_refused(narr, world, BEAT, code=INVALID_WORLD,
@@ -372,10 +369,12 @@ def test_unsafe_id_in_get_path_and_edit(narr: CLI, world: Path, tmp_path: Path) 
 def test_unsafe_id_in_set_unset_and_expire(narr: CLI, world: Path) -> None:
     for bad in UNSAFE_IN_SPECS:
         problem = _unsafe(bad)
-        event_refused(narr, world, BEAT, "--set", f"{bad}.state.a=1", code=INVALID_INPUT,
-                      first=f"narr: error: unsafe node id in --set {bad + '.state.a'!r}: {problem}")
-        event_refused(narr, world, BEAT, "--unset", f"{bad}.state.a", code=INVALID_INPUT,
-                      first=f"narr: error: unsafe node id in --unset {bad + '.state.a'!r}: {problem}")
+        for flag, spec in (("--set", f"{bad}.state.a=1"), ("--unset", f"{bad}.state.a")):
+            shown = repr(spec.partition("=")[0])
+            first = (f"narr: error: {flag} {shown}: expected ID.field.path: it must start with a "
+                     "node id (e.g. lin-yuan.state.mood)" if not bad else
+                     f"narr: error: unsafe node id in {flag} {shown}: {problem}")
+            event_refused(narr, world, BEAT, flag, spec, code=INVALID_INPUT, first=first)
     for bad in UNSAFE:
         event_refused(narr, world, BEAT, "--expire", bad, code=INVALID_INPUT,
                       first=f"narr: error: unsafe --expire id: {_unsafe(bad)}")
@@ -579,25 +578,18 @@ def test_the_same_rules_hold_for_a_delta(narr: CLI, world: Path) -> None:
 
 
 @FLAT_ONLY
-@pytest.mark.xfail(strict=True, reason="an explicit --relate to a node the same event expires is "
-                   "silently dropped by Draft.drop_dangling before Draft.validate can refuse it "
-                   "(narrative/engine/event.py runs drop_dangling() before validate())")
 def test_relation_to_a_node_the_event_expires(narr: CLI, world: Path) -> None:
     event_refused(narr, world, BEAT, "--relate", "lin-yuan:visits:ferry", "--expire", "ferry",
                   code=INVALID_INPUT,
-                  first=NOT_VALID + "node lin-yuan: relation visits->ferry points at a node "
+                  first=NOT_VALID + "op 1 (relate): lin-yuan visits->ferry: points at a node "
                                     "this event expires")
 
 
 @FLAT_ONLY
-@pytest.mark.xfail(strict=True, reason="a relation to a node that does not exist is accepted when "
-                   "its source is expired by the same event (explicitly or by its lifecycle): "
-                   "Draft.validate only checks the nodes that survive, so the op is silently dropped "
-                   "(narrative/engine/draft.py)")
 def test_relation_to_a_missing_node_from_a_node_the_event_expires(narr: CLI, world: Path) -> None:
     # temple-bell's lifecycle is 'event': the first event ends it
     event_refused(narr, world, BEAT, "--relate", "temple-bell:holds:nobody", code=INVALID_INPUT,
-                  first=NOT_VALID + "node temple-bell: relation holds->nobody points at a node "
+                  first=NOT_VALID + "op 1 (relate): temple-bell holds->nobody: points at a node "
                                     "that does not exist")
 
 
@@ -698,18 +690,13 @@ def test_garbage_delta_is_refused_naming_line_and_column(world: Path, tmp_path: 
         for source, args, stdin in ways:
             before, head = snapshot(world), head_of(world)
             result = CliRunner().invoke(main, ["-C", str(world), "event", BEAT, *args], input=stdin)
-            # 12 is right; 13 is what narr says today (test_garbage_delta_is_invalid_input, xfail)
-            assert result.exit_code in (INVALID_INPUT, INVALID_WORLD)
+            assert result.exit_code == INVALID_INPUT
             assert result.stdout == ""
             assert result.stderr.splitlines()[0] == f"narr: error: {source}: {message}"
             assert snapshot(world) == before and head_of(world) == head
 
 
 @FLAT_ONLY
-@pytest.mark.xfail(strict=True, reason="a --delta or --create file that is not JSON exits 13 "
-                   "(InvalidWorldError, meant for node files in the working tree) instead of 12 "
-                   "(InvalidInputError) like every other bad delta: "
-                   "narrative/diffusers/explicit.py::read_delta/read_node_file use nodefile.parse_json")
 @pytest.mark.parametrize(("delta", "message"), GARBAGE)
 def test_garbage_delta_is_invalid_input(narr: CLI, world: Path, delta: str, message: str) -> None:
     event_refused(narr, world, BEAT, "--delta", "-", input=delta, code=INVALID_INPUT,
@@ -717,7 +704,6 @@ def test_garbage_delta_is_invalid_input(narr: CLI, world: Path, delta: str, mess
 
 
 @FLAT_ONLY
-@pytest.mark.xfail(strict=True, reason="same as test_garbage_delta_is_invalid_input, for --create")
 def test_garbage_create_file_is_invalid_input(narr: CLI, world: Path, tmp_path: Path) -> None:
     spec = tmp_path / "node.json"
     spec.write_text("{oops", encoding="utf-8")

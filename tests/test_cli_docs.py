@@ -71,11 +71,7 @@ def test_main_help_lists_every_command() -> None:
 
 
 def _json_param(path: tuple[str, ...]) -> object:
-    marks = []
-    if path == ("edits", "drop"):
-        marks.append(pytest.mark.xfail(strict=True, reason="narr edits drop prints what it dropped but "
-                                       "has no --json (narrative/cli/travel_cmd.py)"))
-    return pytest.param(path, id=" ".join(path), marks=marks)
+    return pytest.param(path, id=" ".join(path))
 
 
 @pytest.mark.parametrize("path", [_json_param(p) for p in commands() if p[-1] not in NO_JSON])

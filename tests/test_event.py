@@ -291,3 +291,18 @@ def test_relate_merges_attributes_into_an_existing_edge(narr: CLI, world: Path) 
     rec = narr.json("event", "Nothing new", "--diffuser", "explicit",
                     "--relate", "lin-yuan:holds:black-ring")
     assert rec["diffusions"] == []
+
+
+def test_an_event_refused_as_busy_is_kept(narr: CLI, world: Path) -> None:
+    from narrative.store.worldrepo import WorldRepo
+
+    wr = WorldRepo.open(world)
+    with wr.lock:
+        err = narr("event", "Typed while another narr was writing", expect=15).stderr
+    wr.close()
+    assert "narr event --retry" in err
+    assert [f["content"] for f in narr.json("status")["failed_events"]] == [
+        "Typed while another narr was writing"]
+    narr("event", "--retry")
+    assert narr.json("log", "-n", "1")[0]["content"] == "Typed while another narr was writing"
+    assert narr.json("status")["failed_events"] == []

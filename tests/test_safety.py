@@ -69,7 +69,8 @@ def test_event_refused_while_another_process_writes(narr: CLI, world: Path) -> N
         message = f"narr: error: another narr process ({who}) is changing this world"
         result = narr("event", "Lin Yuan waits", "--set", "su-qing.state.mood=calm", expect=BUSY)
         assert result.stderr.splitlines() == [
-            message, "hint: wait for it to finish and run the command again"]
+            message, "hint: wait for it to finish and run the command again; "
+                     "the event is kept: narr event --retry runs it again"]
         proc = narr_subprocess(world, "event", "Lin Yuan waits", env={"NARR_LOCK_TIMEOUT": "0.1"})
         assert proc.returncode == BUSY
         assert proc.stderr.splitlines()[0] == message
@@ -568,11 +569,6 @@ def test_sigkill_at_random_moments(world: Path, tmp_path: Path) -> None:
         delay = rng.uniform(0, took * 1.2)
         code, _ = run_driver(world, event_args(world, i, tmp_path), delay)
         assert code in (0, -signal.SIGKILL)
-        # A kill inside libgit2's index or ref write leaves its lock file, which narr does not
-        # clear yet (test_a_kill_inside_the_index_write_is_recovered and its neighbours, xfail);
-        # remove it as a user would, so the rest of the run still tests everything else.
-        for lock in git_locks(world):
-            (world / ".git" / lock).unlink()
         outcomes[verify(world, before, f"Event {i}")] += 1
         i += 1
     # the kills landed on both sides of the commit point
@@ -670,10 +666,6 @@ def test_sigkill_at_every_line_of_sealing(world: Path, layout: str) -> None:
 
 
 @ONE_LAYOUT
-@pytest.mark.xfail(strict=True, reason="a stale .git/index.lock makes narr event move the branch, "
-                   "write the working tree and then die with a traceback at index.write(), leaving "
-                   "a journal every later command trips over (narrative/store/journal.py::run/_apply "
-                   "should take the index lock before moving the ref)")
 def test_a_stale_index_lock_refuses_the_event_before_anything_moves(world: Path) -> None:
     narr = CLI(world)
     (world / ".git/index.lock").write_bytes(b"")
@@ -686,10 +678,6 @@ def test_a_stale_index_lock_refuses_the_event_before_anything_moves(world: Path)
 
 
 @ONE_LAYOUT
-@pytest.mark.xfail(strict=True, reason="after a kill inside the index write (ref moved, working tree "
-                   "written, .git/index.lock left), recovery dies at index.write() with a traceback "
-                   "and narr check/status/event fail until the user deletes the lock "
-                   "(narrative/store/journal.py::recover/_apply)")
 def test_a_kill_inside_the_index_write_is_recovered(world: Path) -> None:
     make_hand_edits(world, 1)
     before = before_event(world)
@@ -702,9 +690,6 @@ def test_a_kill_inside_the_index_write_is_recovered(world: Path) -> None:
 
 
 @ONE_LAYOUT
-@pytest.mark.xfail(strict=True, reason="a stale refs/heads/<branch>.lock makes narr event die with "
-                   "an OSError traceback from create_reference_direct instead of one clear message "
-                   "(narrative/store/journal.py::_set_ref)")
 def test_a_stale_branch_lock_gives_one_clear_message(world: Path) -> None:
     (world / ".git/refs/heads/main.lock").write_bytes(b"")
     before, head = snapshot(world), head_of(world)

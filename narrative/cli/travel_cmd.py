@@ -215,13 +215,17 @@ def edits_restore_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> N
 
 @edits_cmd.command("drop")
 @click.argument("which")
+@json_option
 @pass_context
-def edits_drop_cmd(ctx: Context, which: str) -> None:
+def edits_drop_cmd(ctx: Context, which: str, as_json: bool) -> None:
     """Forget set-aside edits WHICH for good."""
     from narrative.engine.setaside import drop_set_aside
 
     name = drop_set_aside(ctx.world, which)
-    click.echo(f"Dropped {name}")
+    if as_json:
+        emit_json({"dropped": name})
+    else:
+        click.echo(f"Dropped {name}")
 
 
 COMMANDS = [reset_cmd, chains_cmd, replay_cmd, revert_cmd, reflog_cmd, edits_cmd]

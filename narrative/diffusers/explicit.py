@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from narrative import fields
-from narrative.errors import InvalidInputError
+from narrative.errors import InvalidInputError, InvalidWorldError
 from narrative.ids import check_id
 from narrative.model import (
     CreateOp,
@@ -49,6 +49,9 @@ def parse_target_field(spec: str, flag: str) -> tuple[str, str]:
     slash, dot = spec.find("/"), spec.find(".")
     cut = min(i for i in (slash, dot, len(spec)) if i >= 0)
     node_id, rest = spec[:cut], spec[cut:]
+    if not node_id:
+        raise InvalidInputError(f"{flag} {spec!r}: expected ID.field.path: it must start with a "
+                                "node id (e.g. lin-yuan.state.mood)")
     if not rest or rest in (".", "/"):
         raise InvalidInputError(f"{flag} {spec!r}: expected ID.field.path (e.g. lin-yuan.state.mood)")
     check_id(node_id, what=f"node id in {flag} {spec!r}")
@@ -119,7 +122,7 @@ def read_node_file(path: str, data: bytes | None = None) -> CreateOp:
             data = Path(path).read_bytes()
         except OSError as exc:
             raise InvalidInputError(f"--create {path}: cannot read ({exc.strerror})") from None
-    obj = parse_json(data, path)
+    obj = _parse(data, path)
     if isinstance(obj, dict):
         obj.setdefault("created_by_event", None)
     try:
@@ -133,8 +136,15 @@ def read_node_file(path: str, data: bytes | None = None) -> CreateOp:
 
 def read_delta(source: str, data: bytes) -> Delta:
     """A delta from JSON text (``--delta FILE`` or ``-``), with errors naming the field."""
-    obj = parse_json(data, source)
-    return validate_delta(obj, source)
+    return validate_delta(_parse(data, source), source)
+
+
+def _parse(data: bytes, source: str) -> Any:
+    """JSON the user handed in: a mistake in it is invalid input, not a broken world."""
+    try:
+        return parse_json(data, source)
+    except InvalidWorldError as exc:
+        raise InvalidInputError(exc.message, details=exc.details) from None
 
 
 def validate_delta(obj: Any, source: str) -> Delta:

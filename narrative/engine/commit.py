@@ -57,14 +57,19 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
     sig = wr.signature(when)
     commit = repo.create_commit(None, sig, sig, records.encode(record), new_tree, [head.id])
 
+    new_tree_obj = repo[new_tree]
+    assert isinstance(new_tree_obj, pygit2.Tree)
+    # Every path the tree changes and every path the user changed by hand ends equal to
+    # the new tree: a node made by hand and ended by this very event leaves no file.
     updates = []
-    for path, oid in sorted(tree_changes.items()):
+    for path in sorted(set(tree_changes) | set(workdir)):
         if path in workdir:
             before = workdir[path]
         else:
             blob = blob_at(tree, path)
             before = str(blob.id) if blob is not None else None
-        after = str(oid) if oid is not None else None
+        target = blob_at(new_tree_obj, path)
+        after = str(target.id) if target is not None else None
         updates.append(journal.PathUpdate(path, before, after, after))
     kept = journal.run(wr, journal.Transaction(
         ref=ref, old=str(head.id), new=str(commit),
@@ -72,8 +77,6 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
         updates=tuple(updates),
     ))
 
-    new_tree_obj = repo[new_tree]
-    assert isinstance(new_tree_obj, pygit2.Tree)
     cache = wr.index_cache
     cache.apply(finals, wr.world_tree_id(tree), wr.world_tree_id(new_tree_obj), repo,
                 wr.config.layout)

@@ -28,6 +28,7 @@ from narrative.model import (
 from narrative.nodefile import NodeDict
 from narrative.world import WorldView
 
+BY_EVENT = "expired by the event"  # an expire operation, as opposed to a lifecycle
 SETTABLE = ("name", "kind", "aliases", "summary", "lifecycle", "state", "relations")
 _FORBIDDEN = {
     "traits": "traits are the node's baseline: only the user changes them, by editing the file "
@@ -48,6 +49,7 @@ class Draft:
         self.expired: dict[str, str] = {}  # id -> why
         self.problems: list[str] = []
         self.warnings: list[str] = []
+        self.relates: list[tuple[str, RelateOp]] = []  # checked whatever becomes of the source
 
     # --- state ------------------------------------------------------------------------
 
@@ -131,6 +133,7 @@ class Draft:
         if node is None:
             return
         # Whether op.target is live is checked in validate(): it may be created later on.
+        self.relates.append((where, op))
         # An existing edge keeps its attributes; the op's are merged over them.
         targets = node.setdefault("relations", {}).setdefault(op.type, {})
         targets[op.target] = {**targets.get(op.target, {}), **copy.deepcopy(op.attrs)}
@@ -175,7 +178,7 @@ class Draft:
             return
         if self._live(op.target, where) is None:
             return
-        self.expire(op.target, "expired by the event")
+        self.expire(op.target, BY_EVENT)
 
     def expire(self, node_id: str, why: str) -> None:
         self._touch(node_id)
@@ -258,6 +261,18 @@ class Draft:
                         self.problems.append(
                             f"node {node_id}: relation {rtype}->{dst} points at a node that does not exist"
                         )
+
+        for where, op in self.relates:
+            # A relation asked for must make sense even when its source ends with this
+            # event: it would otherwise vanish with the source, unnoticed.
+            what = f"{where}: {op.source} {op.type}->{op.target}"
+            why = self.expired.get(op.target)
+            if why == BY_EVENT:
+                self.problems.append(f"{what}: points at a node this event expires")
+            elif why is not None:
+                self.warnings.append(f"{what}: dropped, {op.target} ends with this event ({why})")
+            elif op.source in self.expired and self.current(op.target) is None:
+                self.problems.append(f"{what}: points at a node that does not exist")
 
     def diffusions(self) -> list[Change]:
         out: list[Change] = []

@@ -20,7 +20,13 @@ from narrative.engine.commit import seal
 from narrative.engine.draft import Draft
 from narrative.engine.pending import EventRequest
 from narrative.engine.review import review
-from narrative.errors import DiffuserError, InvalidInputError, InvalidWorldError, NothingToDoError
+from narrative.errors import (
+    BusyError,
+    DiffuserError,
+    InvalidInputError,
+    InvalidWorldError,
+    NothingToDoError,
+)
 from narrative.ids import new_event_id
 from narrative.model import Change, Delta, EventRecord
 from narrative.nodefile import NodeDict
@@ -74,12 +80,14 @@ def run_event(wr: WorldRepo, request: EventRequest, *, dry_run: bool = False,
     try:
         with wr.lock:
             return _run_locked(wr, request, dry_run=dry_run, diffuser=diffuser, when=when)
-    except (InvalidInputError, InvalidWorldError, DiffuserError) as exc:
+    except (InvalidInputError, InvalidWorldError, DiffuserError, BusyError) as exc:
         if keep_failed and not dry_run:
             pending.save(wr, request, exc.message, exc.details,
                          raw_reply=getattr(exc, "raw_reply", None))
-            exc.hint = ((exc.hint + "; ") if exc.hint else "") + \
-                "the event is kept: fix the problem and run narr event --retry"
+            kept = ("the event is kept: narr event --retry runs it again"
+                    if isinstance(exc, BusyError) else
+                    "the event is kept: fix the problem and run narr event --retry")
+            exc.hint = ((exc.hint + "; ") if exc.hint else "") + kept
         raise
 
 
@@ -144,8 +152,12 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     draft.expire_lifecycles(close_scene)
     draft.drop_dangling()
     draft.validate()
-    problems = list(draft.problems) + _edit_relation_problems(view, draft)
-    _raise_if(problems, "the event's changes are not valid")
+    _raise_if(draft.problems, "the event's changes are not valid")
+    dangling = _edit_relation_problems(view, draft)
+    if dangling:  # a hand-edited file is what is wrong: an invalid world, not invalid input
+        raise InvalidWorldError(dangling[0] + (f" (and {len(dangling) - 1} more)" if len(dangling) > 1
+                                               else ""), details=dangling,
+                                hint="fix the file (narr status lists every problem); nothing was changed")
     warnings.extend(draft.warnings)
 
     edit_changes: list[Change] = []

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pygit2
 
-from narrative.errors import ConflictError
+from narrative.errors import BusyError, ConflictError
 from narrative.store.worldrepo import WorldRepo
 
 JOURNAL = "journal.json"
@@ -67,13 +67,59 @@ def run(wr: WorldRepo, txn: Transaction) -> list[str]:
             f"{txn.ref} moved while narr was working (now at {str(current)[:12]})",
             hint="run the command again",
         )
+    _refuse_git_locks(wr, txn.ref)
     journal = _journal_path(wr)
     payload = asdict(txn)
     write_atomic(journal, json.dumps(payload).encode(), wr.narr_dir / "tmp")
-    _set_ref(wr, txn.ref, txn.new, txn.message)
+    try:
+        _set_ref(wr, txn.ref, txn.new, txn.message)
+    except (pygit2.GitError, OSError) as exc:
+        journal.unlink(missing_ok=True)  # nothing moved: nothing to recover
+        raise BusyError(f"cannot move {txn.ref}: {exc}",
+                        hint="another git process may be at work; nothing was changed") from None
     kept = _apply(wr, txn.updates)
     journal.unlink(missing_ok=True)
     return kept
+
+
+def _git_locks(wr: WorldRepo, ref: str) -> list[Path]:
+    """Lock files git (or an interrupted narr) leaves while it writes the index or a ref."""
+    names = ["index.lock", f"{ref}.lock"]
+    head = wr.head_ref()
+    if ref == "HEAD" and head:
+        names.append(f"{head}.lock")
+    return [wr.git_dir / n for n in names]
+
+
+def _clear_leftover_locks(wr: WorldRepo, ref: str, journal: Path) -> None:
+    """Remove git lock files an interrupted narr left behind.
+
+    The interrupted process may have died inside git's own index or ref write. A
+    lock file younger than its journal is that process's leftover: narr's own
+    write lock is held, so no other narr is writing.
+    """
+    try:
+        since = journal.stat().st_mtime
+    except FileNotFoundError:
+        return
+    for lock in _git_locks(wr, ref):
+        try:
+            if lock.stat().st_mtime >= since:
+                lock.unlink()
+        except FileNotFoundError:
+            continue
+
+
+def _refuse_git_locks(wr: WorldRepo, ref: str) -> None:
+    """Refuse before anything moves when git is (or was, and died) writing the same files."""
+    for lock in _git_locks(wr, ref):
+        if lock.exists():
+            raise BusyError(
+                f"{lock.relative_to(wr.root)} exists: another git process is writing this "
+                "repository, or one was killed",
+                hint=f"if no git command is running, remove {lock.relative_to(wr.root)} "
+                     "and run the command again; nothing was changed",
+            )
 
 
 def recover(wr: WorldRepo) -> str | None:
@@ -92,9 +138,11 @@ def recover(wr: WorldRepo) -> str | None:
     )
     current = _ref_target(wr, txn.ref)
     if current == txn.new:
+        _clear_leftover_locks(wr, txn.ref, journal)
         _apply(wr, txn.updates)
         note = f"finished an interrupted narr command ({txn.message})"
     elif current == txn.old:
+        _clear_leftover_locks(wr, txn.ref, journal)
         note = f"rolled back an interrupted narr command ({txn.message})"
     else:
         note = f"dropped the journal of an interrupted narr command: {txn.ref} has moved since"
@@ -151,7 +199,13 @@ def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> list[str]:
             index.add(u.path)  # fresh stat data: the index stays a valid stat cache
         else:
             index.add(pygit2.IndexEntry(u.path, pygit2.Oid(hex=u.index), pygit2.enums.FileMode.BLOB))
-    index.write()
+    try:
+        index.write()
+    except (pygit2.GitError, OSError) as exc:
+        raise BusyError(
+            f"the story moved, but git's index could not be written ({exc})",
+            hint="the next narr command finishes the job (remove .git/index.lock if no git "
+                 "command is running)") from None
     return kept
 
 

@@ -107,7 +107,8 @@ class WorldRepo:
         """The configured git identity, or a neutral one so a fresh machine can still write."""
         when = when or datetime.now(UTC)
         ts = int(when.timestamp())
-        offset = int(when.utcoffset().total_seconds() // 60) if when.utcoffset() else 0
+        delta = when.utcoffset()
+        offset = int(delta.total_seconds() // 60) if delta is not None else 0
         try:
             default = self.repo.default_signature
             return pygit2.Signature(default.name, default.email, ts, offset)
