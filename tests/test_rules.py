@@ -251,8 +251,7 @@ def test_dry_run_prints_the_proposal_and_changes_nothing(narr: CLI, world: Path)
     assert out.splitlines() == [
         "[dry run: nothing recorded] A crowd gathers at the ferry; Lin Yuan walks to the ferry",
         '  lin-yuan /state/location: "qingyun-gate" → "ferry"',
-        "  temple-bell: removed",
-        "  expired temple-bell (event lifecycle)",
+        "  temple-bell: expired (event lifecycle)",
         "rules:",
         "  rule crowd-gathers (rules/scene.toml): 'A crowd gathers at the ferry' "
         "(place=ferry, crowd=crowd-ferry)",

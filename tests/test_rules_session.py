@@ -143,8 +143,7 @@ def test_session_text_output_tells_what_fired(narr: CLI) -> None:
     out = narr("event", "林远来到渡口").stdout.splitlines()
     assert out[1:] == [
         '  lin-yuan /state/location: "qingyun-gate" → "ferry"',
-        "  temple-bell: removed",
-        "  expired temple-bell (event lifecycle)",
+        "  temple-bell: expired (event lifecycle)",
         "rules:",
         "  rule go (rules/movement.toml): '林远来到渡口' (who=lin-yuan, place=ferry)",
     ]

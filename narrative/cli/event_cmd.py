@@ -82,10 +82,8 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
     rec = result.to_json()
     head = f"[{wr.branch()} {short(result.commit)}]" if result.commit else "[dry run: nothing recorded]"
     click.echo(f"{head} {rec['content']}")
-    for line in record_lines(rec):
+    for line in record_lines(rec, expired=result.expired):
         click.echo(line)
-    for node_id, why in sorted(result.expired.items()):
-        click.echo(f"  expired {node_id} ({why})")
     for line in proposal_lines(rec.get("proposal")):
         click.echo(line)
 

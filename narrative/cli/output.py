@@ -38,7 +38,8 @@ def value_text(value: Any, limit: int | None = 70) -> str:
     return text
 
 
-def change_line(ch: dict[str, Any], limit: int | None = 70) -> str:
+def change_line(ch: dict[str, Any], limit: int | None = 70,
+                expired: dict[str, str] | None = None) -> str:
     """``target field: old → new`` for one change dict (absent values shown as such)."""
     target, field = ch["target"], ch["field"]
     if field == "":
@@ -46,13 +47,15 @@ def change_line(ch: dict[str, Any], limit: int | None = 70) -> str:
             node = ch.get("new_value") or {}
             return f"{target}: created ({node.get('layer', '?')}, {node.get('name', '')!s})"
         if "new_value" not in ch:
-            return f"{target}: removed"
+            why = (expired or {}).get(target)
+            return f"{target}: expired ({why})" if why else f"{target}: removed"
     old = value_text(ch["old_value"], limit) if "old_value" in ch else "(absent)"
     new = value_text(ch["new_value"], limit) if "new_value" in ch else "(absent)"
     return f"{target} {field}: {old} {ARROW} {new}"
 
 
-def record_lines(rec: dict[str, Any], *, full: bool = False) -> list[str]:
+def record_lines(rec: dict[str, Any], *, full: bool = False,
+                 expired: dict[str, str] | None = None) -> list[str]:
     """The human view of an event record dict (as produced by ``--json``)."""
     limit = None if full else 70
     lines = []
@@ -63,7 +66,7 @@ def record_lines(rec: dict[str, Any], *, full: bool = False) -> list[str]:
     for ch in rec.get("edits", []):
         lines.append(f"  hand edit  {change_line(ch, limit)}")
     for ch in rec.get("diffusions", []):
-        lines.append(f"  {change_line(ch, limit)}")
+        lines.append(f"  {change_line(ch, limit, expired)}")
     if not rec.get("diffusions") and rec.get("kind") == "event":
         lines.append("  (no change to the world: a story beat)")
     return lines

@@ -108,8 +108,9 @@ def replay_cmd(ctx: Context, chain: str, reuse: bool, diffuser: str | None, as_j
         emit_json(data)
     else:
         if data["fast_forward"]:
-            click.echo(f"Fast-forwarded: the story stands at {short(data['head'])} again "
-                       f"({len(data['events'])} events back, unchanged)")
+            n = len(data["events"])
+            click.echo(f"Fast-forwarded: the story stands at {short(data['head'])} again; "
+                       f"{n} event{'s' if n != 1 else ''} came back unchanged")
         else:
             for e in data["events"]:
                 click.echo(f"[{short(e['commit'])}] {e['content']}")
