@@ -48,7 +48,9 @@ def change_line(ch: dict[str, Any], limit: int | None = 70,
             return f"{target}: created ({node.get('layer', '?')}, {node.get('name', '')!s})"
         if "new_value" not in ch:
             why = (expired or {}).get(target)
-            return f"{target}: expired ({why})" if why else f"{target}: removed"
+            if why is None:
+                return f"{target}: removed"
+            return f"{target}: expired" + ("" if why.startswith("expired") else f" ({why})")
     old = value_text(ch["old_value"], limit) if "old_value" in ch else "(absent)"
     new = value_text(ch["new_value"], limit) if "new_value" in ch else "(absent)"
     return f"{target} {field}: {old} {ARROW} {new}"
