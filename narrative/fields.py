@@ -127,7 +127,7 @@ def apply_changes(
         node = nodes.get(ch.target)
         if ch.field == "":
             current: Any = ABSENT if node is None else node
-            if verify_old and not same(current, ch.old_value if ch.has_old else ABSENT):
+            if verify_old and not same(current, ch.old):
                 problems.append(_mismatch(ch, current))
             nodes[ch.target] = dict(ch.new_value) if ch.has_new else None
             continue
@@ -135,7 +135,7 @@ def apply_changes(
             problems.append(f"{ch.target} {ch.field}: node does not exist")
             continue
         current = get(node, ch.field)
-        if verify_old and not same(current, ch.old_value if ch.has_old else ABSENT):
+        if verify_old and not same(current, ch.old):
             problems.append(_mismatch(ch, current))
         ops: list[dict[str, Any]] = []
         container = _container_of(ch.field)
@@ -176,15 +176,15 @@ def invert(changes: Iterable[Change]) -> list[Change]:
             make_change(
                 ch.target,
                 ch.field,
-                ch.new_value if ch.has_new else ABSENT,
-                ch.old_value if ch.has_old else ABSENT,
+                ch.new,
+                ch.old,
             )
         )
     return out
 
 
 def _mismatch(ch: Change, current: Any) -> str:
-    expected = ch.old_value if ch.has_old else ABSENT
+    expected = ch.old
     return (
         f"{ch.target} {ch.field or '(whole node)'}: expected {show(expected)}, found {show(current)}"
     )
@@ -225,22 +225,28 @@ def put(doc: dict[str, Any], ptr: str, value: Any) -> None:
         cur[last] = value
 
 
-def drop(doc: dict[str, Any], ptr: str) -> None:
-    """Remove ``ptr`` in place if it is there (and an emptied relation type with it)."""
+def drop(doc: dict[str, Any], ptr: str) -> bool:
+    """Remove ``ptr`` in place (and an emptied relation type with it); False if it was absent."""
     tokens = split(ptr)
-    cur: Any = doc
-    for token in tokens[:-1]:
-        if isinstance(cur, dict) and token in cur:
-            cur = cur[token]
-        elif isinstance(cur, list) and token.isdigit() and int(token) < len(cur):
-            cur = cur[int(token)]
-        else:
-            return
+    parent = get(doc, pointer(*tokens[:-1]))
     last = tokens[-1]
-    if isinstance(cur, dict):
-        cur.pop(last, None)
-    elif isinstance(cur, list) and last.isdigit() and int(last) < len(cur):
-        del cur[int(last)]
+    if isinstance(parent, dict) and last in parent:
+        del parent[last]
+    elif isinstance(parent, list) and last.isdigit() and int(last) < len(parent):
+        del parent[int(last)]
+    else:
+        return False
     container = _container_of(ptr)
     if container is not None and get(doc, container) == {}:
         drop(doc, container)
+    return True
+
+
+def value_in(node: Any, field: str) -> Any:
+    """The value a change's ``field`` addresses in ``node`` (None: no node); ABSENT if none.
+
+    Field ``""`` is the whole node, the way creations and removals are recorded.
+    """
+    if node is None:
+        return ABSENT
+    return node if field == "" else get(node, field)

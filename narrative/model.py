@@ -119,6 +119,16 @@ class Change(BaseModel):
     def has_new(self) -> bool:
         return "new_value" in self.model_fields_set
 
+    @property
+    def old(self) -> Any:
+        """``old_value``, or ``...`` (narrative.fields.ABSENT) when the field was absent."""
+        return self.old_value if self.has_old else ...
+
+    @property
+    def new(self) -> Any:
+        """``new_value``, or ``...`` (narrative.fields.ABSENT) when the field is gone."""
+        return self.new_value if self.has_new else ...
+
     @model_serializer(mode="wrap")
     def _drop_absent(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
         data = handler(self)

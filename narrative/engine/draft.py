@@ -121,10 +121,9 @@ class Draft:
         if isinstance(op, SetOp):
             problem = _set(node, tokens, copy.deepcopy(op.value))
         else:
-            problem = _unset(node, tokens)
-            if problem == "absent":
+            problem = None
+            if not fields.drop(node, op.field):
                 self.warnings.append(f"{where}: {op.target} {op.field} was already absent")
-                problem = None
         if problem:
             self.problems.append(f"{where}: {op.target} {op.field}: {problem}")
 
@@ -311,27 +310,4 @@ def _set(node: NodeDict, tokens: list[str], value: Any) -> str | None:
             return f"no element {last} in the list (use '-' to append)"
     else:
         return f"{fields.pointer(*tokens[:-1])} is not an object"
-    return None
-
-
-def _unset(node: NodeDict, tokens: list[str]) -> str | None:
-    cur: Any = node
-    for token in tokens[:-1]:
-        if isinstance(cur, dict) and token in cur:
-            cur = cur[token]
-        elif isinstance(cur, list) and token.isdigit() and int(token) < len(cur):
-            cur = cur[int(token)]
-        else:
-            return "absent"
-    last = tokens[-1]
-    if isinstance(cur, dict):
-        if last not in cur:
-            return "absent"
-        del cur[last]
-    elif isinstance(cur, list):
-        if not last.isdigit() or int(last) >= len(cur):
-            return "absent"
-        del cur[int(last)]
-    else:
-        return "absent"
     return None

@@ -247,11 +247,9 @@ def _conflicts(wr: WorldRepo, head: pygit2.Commit, rec: EventRecord, *, diffusio
         for ch in changes:
             if ch.target not in nodes:
                 nodes[ch.target] = view.get(ch.target)
-            node = nodes[ch.target]
-            now: Any = (node if node is not None else fields.ABSENT) if ch.field == "" else (
-                fields.get(node, ch.field) if node is not None else fields.ABSENT)
-            old = ch.old_value if ch.has_old else fields.ABSENT
-            new = ch.new_value if ch.has_new else fields.ABSENT
+            now = fields.value_in(nodes[ch.target], ch.field)
+            old = ch.old
+            new = ch.new
             if fields.same(now, new):
                 continue
             if not fields.same(now, old):

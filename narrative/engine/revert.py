@@ -40,13 +40,9 @@ def revert(wr: WorldRepo, rev: str, *, content: str | None = None) -> EventResul
         todo: list[Change] = []
         conflicts: list[dict[str, Any]] = []
         for ch in fields.invert(rec.diffusions):
-            node = view.get(ch.target)
-            if ch.field == "":
-                now: Any = node if node is not None else fields.ABSENT
-            else:
-                now = fields.get(node, ch.field) if node is not None else fields.ABSENT
-            expect = ch.old_value if ch.has_old else fields.ABSENT  # what the event wrote
-            undo = ch.new_value if ch.has_new else fields.ABSENT  # what was there before
+            now = fields.value_in(view.get(ch.target), ch.field)
+            expect = ch.old  # what the event wrote
+            undo = ch.new  # what was there before
             if fields.same(now, undo):
                 continue
             if not fields.same(now, expect):

@@ -9,6 +9,7 @@ changed the same field since.
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -54,29 +55,23 @@ def carry(changes: list[Change], target: WorldView, into: dict[str, NodeDict | N
 
     for ch in changes:
         node = current(ch.target)
-        if ch.field == "":
-            now: Any = node if node is not None else fields.ABSENT
-            old = ch.old_value if ch.has_old else fields.ABSENT
-            new = ch.new_value if ch.has_new else fields.ABSENT
-            if not fields.same(now, old) and not fields.same(now, new):
-                out.collisions.append(_collision(ch, now))
-            out.nodes[ch.target] = dict(new) if new is not fields.ABSENT else None
-            continue
-        if node is None:
+        if node is None and ch.field != "":
             out.collisions.append(_collision(ch, fields.ABSENT, note="the node no longer exists"))
             continue
-        now = fields.get(node, ch.field)
-        old = ch.old_value if ch.has_old else fields.ABSENT
-        new = ch.new_value if ch.has_new else fields.ABSENT
-        if fields.same(now, new):
+        now = fields.value_in(node, ch.field)
+        if fields.same(now, ch.new):
             continue
-        if not fields.same(now, old):
+        if not fields.same(now, ch.old):
             out.collisions.append(_collision(ch, now))
-        node = json.loads(json.dumps(node))
-        if new is fields.ABSENT:
-            fields.drop(node, ch.field)
+        if ch.field == "":
+            out.nodes[ch.target] = copy.deepcopy(ch.new) if ch.has_new else None
+            continue
+        assert node is not None
+        node = copy.deepcopy(node)
+        if ch.has_new:
+            fields.put(node, ch.field, copy.deepcopy(ch.new))
         else:
-            fields.put(node, ch.field, json.loads(json.dumps(new)))
+            fields.drop(node, ch.field)
         out.nodes[ch.target] = node
     return out
 

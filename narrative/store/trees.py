@@ -44,24 +44,23 @@ def update_tree(repo: pygit2.Repository, base: pygit2.Oid | None,
     return tb.write()
 
 
-def blob_at(tree: pygit2.Tree | None, path: str) -> pygit2.Blob | None:
-    """The blob at ``path`` in ``tree``, or None (missing, or not a blob)."""
+def _at(tree: pygit2.Tree | None, path: str) -> object:
     if tree is None:
         return None
     try:
-        obj = tree[path]
+        return tree[path]
     except KeyError:
         return None
+
+
+def blob_at(tree: pygit2.Tree | None, path: str) -> pygit2.Blob | None:
+    """The blob at ``path`` in ``tree``, or None (missing, or not a blob)."""
+    obj = _at(tree, path)
     return obj if isinstance(obj, pygit2.Blob) else None
 
 
 def subtree(tree: pygit2.Tree | None, path: str) -> pygit2.Tree | None:
-    if tree is None:
-        return None
-    try:
-        obj = tree[path]
-    except KeyError:
-        return None
+    obj = _at(tree, path)
     return obj if isinstance(obj, pygit2.Tree) else None
 
 
