@@ -22,7 +22,7 @@ from narrative.ids import LAYERS, Layout, node_path, parse_node_path
 from narrative.model import EventRecord
 from narrative.nodefile import NodeDict, load_trusted, validate
 from narrative.store import records, worktree
-from narrative.store.trees import EMPTY_TREE, blob_at, subtree, walk_blobs
+from narrative.store.trees import EMPTY_TREE, blob_at, diff_blobs, subtree, walk_blobs
 from narrative.store.worldrepo import WorldRepo
 
 
@@ -210,14 +210,7 @@ def _changed_node_paths(repo: pygit2.Repository, old: pygit2.Tree | None,
         tree = b if b is not None else a
         assert tree is not None
         return [p for p, _ in walk_blobs(repo, tree, "world")]
-    if a.id == b.id:
-        return []
-    out = []
-    for d in a.diff_to_tree(b).deltas:
-        out.append("world/" + (d.new_file.path or d.old_file.path))
-        if d.old_file.path != d.new_file.path:
-            out.append("world/" + d.old_file.path)
-    return out
+    return [path for path, _, _ in diff_blobs(repo, a, b, "world")]
 
 
 def _node_in(tree: pygit2.Tree | None, node_id: str, layout: Layout) -> NodeDict | None:

@@ -10,20 +10,14 @@ import pygit2
 
 from narrative.errors import InvalidWorldError
 from narrative.store import journal
-from narrative.store.trees import blob_at
+from narrative.store.trees import blob_at, diff_blobs
 from narrative.store.worktree import HandEdits
 from narrative.store.worldrepo import WorldRepo
 
 
-def changed_paths(old: pygit2.Tree, new: pygit2.Tree) -> set[str]:
-    """Every file path that differs between two commit trees (libgit2 skips equal subtrees)."""
-    if old.id == new.id:
-        return set()
-    out = set()
-    for d in old.diff_to_tree(new).deltas:
-        out.add(d.old_file.path)
-        out.add(d.new_file.path)
-    return out
+def changed_paths(repo: pygit2.Repository, old: pygit2.Tree, new: pygit2.Tree) -> set[str]:
+    """Every file path that differs between two commit trees."""
+    return {path for path, _, _ in diff_blobs(repo, old, new)}
 
 
 def plan(wr: WorldRepo, head_tree: pygit2.Tree, new_tree: pygit2.Tree, scan: HandEdits,
@@ -43,7 +37,7 @@ def plan(wr: WorldRepo, head_tree: pygit2.Tree, new_tree: pygit2.Tree, scan: Han
             f"{odd[0]} is not a regular file (a directory or a symbolic link): narr will not "
             "replace it", details=odd, hint="move it out of world/ and run the command again")
     stale = set(scan.stale_index)  # the index differs from HEAD there: always rewrite it
-    paths = changed_paths(head_tree, new_tree) | set(overrides) | set(scan.raw) | stale
+    paths = changed_paths(repo, head_tree, new_tree) | set(overrides) | set(scan.raw) | stale
     updates = []
     for path in sorted(paths):
         head_blob = blob_at(head_tree, path)

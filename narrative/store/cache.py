@@ -20,7 +20,7 @@ from typing import Any
 import pygit2
 
 from narrative.ids import Layout, parse_node_path
-from narrative.store.trees import EMPTY_TREE, walk_blobs
+from narrative.store.trees import EMPTY_TREE, diff_blobs, walk_blobs
 
 SCHEMA_VERSION = "2"
 
@@ -136,15 +136,15 @@ class WorldIndex:
         if not isinstance(old_tree, pygit2.Tree) or not isinstance(new_tree, pygit2.Tree):
             self._rebuild(repo, new, layout)
             return
-        diff = old_tree.diff_to_tree(new_tree)
-        for delta in diff.deltas:
-            for side in (delta.old_file, delta.new_file):
-                placed = parse_node_path("world/" + side.path, layout)
-                if placed is not None:
-                    self._delete(placed[1])
-            placed = parse_node_path("world/" + delta.new_file.path, layout)
-            if placed is not None and delta.status != pygit2.enums.DeltaStatus.DELETED:
-                node = _load(repo, delta.new_file.id)
+        changes = list(diff_blobs(repo, old_tree, new_tree, "world"))
+        for path, _, _ in changes:  # deletions first: a node may move between paths
+            placed = parse_node_path(path, layout)
+            if placed is not None:
+                self._delete(placed[1])
+        for path, _, new_blob in changes:
+            placed = parse_node_path(path, layout)
+            if placed is not None and new_blob is not None:
+                node = _load(repo, new_blob)
                 if node is not None:
                     self._insert(node)
 

@@ -175,7 +175,7 @@ def _set_ref(wr: WorldRepo, ref: str, new: str, message: str) -> None:
 def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> list[str]:
     repo = wr.repo
     index = repo.index
-    index.read(force=True)
+    index.read(force=False)  # re-read only if it changed on disk since libgit2 loaded it
     tmp_dir = wr.narr_dir / "tmp"
     kept: list[str] = []
     for u in updates:

@@ -73,3 +73,29 @@ def walk_blobs(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> Itera
             yield from walk_blobs(repo, entry, path)
         elif entry.type_str == "blob":
             yield path, entry.id
+
+
+def diff_blobs(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree | None,
+               prefix: str = "") -> Iterator[tuple[str, pygit2.Oid | None, pygit2.Oid | None]]:
+    """``(path, old blob, new blob)`` for every file that differs between two trees.
+
+    Subtrees with the same id are skipped without being read, so the cost follows
+    the change (a few buckets of a sharded world), not the size of the trees.
+    """
+    if old is not None and new is not None and old.id == new.id:
+        return
+    olds = {str(e.name): e for e in old} if old is not None else {}
+    news = {str(e.name): e for e in new} if new is not None else {}
+    for name in sorted(olds.keys() | news.keys()):
+        a, b = olds.get(name), news.get(name)
+        if a is not None and b is not None and a.id == b.id and a.filemode == b.filemode:
+            continue
+        path = f"{prefix}/{name}" if prefix else name
+        a_tree = repo[a.id] if a is not None and a.type_str == "tree" else None
+        b_tree = repo[b.id] if b is not None and b.type_str == "tree" else None
+        if a_tree is not None or b_tree is not None:
+            yield from diff_blobs(repo, a_tree, b_tree, path)  # type: ignore[arg-type]
+        a_blob = a.id if a is not None and a.type_str == "blob" else None
+        b_blob = b.id if b is not None and b.type_str == "blob" else None
+        if a_blob is not None or b_blob is not None:
+            yield path, a_blob, b_blob
