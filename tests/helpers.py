@@ -46,8 +46,20 @@ def snapshot(root: Path) -> dict[str, str]:
             continue
         if rel.startswith(".git/objects/") or rel.startswith(".git/narr/"):
             continue  # unreachable objects and narr's caches may be written; history may not
+        if rel == ".git/index":
+            out[rel] = _index_entries(path)  # refreshed stat data is no change; entries are
+            continue
         out[rel] = hashlib.sha1(path.read_bytes()).hexdigest()
     return out
+
+
+def _index_entries(path: Path) -> str:
+    """The index as git sees its content: every entry's path, mode and blob."""
+    import pygit2
+
+    index = pygit2.Index(str(path))
+    rows = sorted(f"{e.path} {e.mode:o} {e.id}" for e in index)
+    return hashlib.sha1("\n".join(rows).encode()).hexdigest()
 
 
 def git(root: Path, *args: str) -> str:

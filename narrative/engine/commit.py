@@ -51,7 +51,8 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
         if old_path is not None and old_path != new_path:
             tree_changes[old_path] = None
     for path in view.edits.stale_index:
-        tree_changes.setdefault(path, blob_at(tree, path).id)  # type: ignore[union-attr]
+        head_blob = blob_at(tree, path)
+        tree_changes.setdefault(path, head_blob.id if head_blob is not None else None)
 
     new_tree = update_tree(repo, tree.id, tree_changes)
     sig = wr.signature(when)
@@ -81,4 +82,6 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
     cache.apply(finals, wr.world_tree_id(tree), wr.world_tree_id(new_tree_obj), repo,
                 wr.config.layout)
     cache.remember_event(record.id, str(commit))
+    if wr.batching:
+        wr.batch_clean = True  # the hand edits are recorded; later events of the batch skip the scan
     return Sealed(str(commit), kept)

@@ -127,7 +127,7 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     head = wr.head_commit()
     if head is None:
         raise InvalidWorldError("this world has no genesis commit", hint="narr init")
-    edits = worktree.scan(wr, head.tree)
+    edits = worktree.scan_for_event(wr, head.tree)
     edits.raise_problems()
     view = WorldView(wr, head.tree, edits)
     if request.edits:

@@ -18,6 +18,7 @@ import pygit2
 
 from narrative import fields
 from narrative.engine import worldmove
+from narrative.engine.batch import batch
 from narrative.engine.event import EventResult, run_event
 from narrative.engine.pending import EventRequest
 from narrative.engine.setaside import user_changes
@@ -163,36 +164,43 @@ def replay(wr: WorldRepo, which: str, *, reuse: bool = False, diffuser_name: str
                 if progress:
                     progress(len(commits), len(commits), "")
                 return result
-        diffuser = None
-        if not reuse:
-            from narrative.diffusers.base import default_name, get_diffuser
+        with batch(wr):  # one scan and one index write for the whole chain
+            return _replay_events(wr, commits, result, reuse, diffuser_name, progress)
 
-            diffuser = get_diffuser(diffuser_name or default_name(wr), wr)
-        for i, commit in enumerate(commits, 1):
-            rec = records.decode(commit.message)
-            assert rec is not None
-            if progress:
-                progress(i - 1, len(commits), rec.content)
-            current_head = wr.head_commit()
-            assert current_head is not None
-            conflicts, edits, diffusions = _conflicts(wr, current_head, rec, diffusions=reuse)
-            if conflicts:
-                result.conflict = ConflictError(
-                    f"replay stopped at event {i} of {len(commits)} ({rec.content!r}): "
-                    f"{len(conflicts)} field(s) changed since it was recorded",
-                    conflicts=conflicts,
-                    details=[_conflict_line(c) for c in conflicts],
-                    hint="the events before it are replayed; resolve by hand and carry on with "
-                         "new events, or reset and replay again",
-                )
-                break
-            request = _request(rec, reuse, edits, diffusions)
-            result.events.append(run_event(wr, request, diffuser=diffuser, keep_failed=False))
+
+def _replay_events(wr: WorldRepo, commits: list[pygit2.Commit], result: ReplayResult,
+                   reuse: bool, diffuser_name: str | None, progress: Progress | None
+                   ) -> ReplayResult:
+    diffuser = None
+    if not reuse:
+        from narrative.diffusers.base import default_name, get_diffuser
+
+        diffuser = get_diffuser(diffuser_name or default_name(wr), wr)
+    for i, commit in enumerate(commits, 1):
+        rec = records.decode(commit.message)
+        assert rec is not None
         if progress:
-            progress(len(result.events), len(commits), "")
-        head_now = wr.head_commit()
-        result.head = str(head_now.id) if head_now is not None else None
-        return result
+            progress(i - 1, len(commits), rec.content)
+        current_head = wr.head_commit()
+        assert current_head is not None
+        conflicts, edits, diffusions = _conflicts(wr, current_head, rec, diffusions=reuse)
+        if conflicts:
+            result.conflict = ConflictError(
+                f"replay stopped at event {i} of {len(commits)} ({rec.content!r}): "
+                f"{len(conflicts)} field(s) changed since it was recorded",
+                conflicts=conflicts,
+                details=[_conflict_line(c) for c in conflicts],
+                hint="the events before it are replayed; resolve by hand and carry on with "
+                     "new events, or reset and replay again",
+            )
+            break
+        request = _request(rec, reuse, edits, diffusions)
+        result.events.append(run_event(wr, request, diffuser=diffuser, keep_failed=False))
+    if progress:
+        progress(len(result.events), len(commits), "")
+    head_now = wr.head_commit()
+    result.head = str(head_now.id) if head_now is not None else None
+    return result
 
 
 def _request(rec: EventRecord, reuse: bool, edits: list[Change],
@@ -234,7 +242,7 @@ def _conflicts(wr: WorldRepo, head: pygit2.Commit, rec: EventRecord, *, diffusio
     The recorded hand edits are checked first; then, for ``reuse``, the diffusions
     against the world with those edits in place.
     """
-    scan = worktree.scan(wr, head.tree)
+    scan = worktree.scan_for_event(wr, head.tree)
     scan.raise_problems()
     view = WorldView(wr, head.tree, scan)
     nodes: dict[str, Any] = {}

@@ -173,11 +173,10 @@ def _set_ref(wr: WorldRepo, ref: str, new: str, message: str) -> None:
 
 
 def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> list[str]:
-    repo = wr.repo
-    index = repo.index
-    index.read(force=False)  # re-read only if it changed on disk since libgit2 loaded it
+    """Bring the working tree to ``after`` and the index to ``index`` for every update."""
     tmp_dir = wr.narr_dir / "tmp"
     kept: list[str] = []
+    now_by_path: dict[str, str | None] = {}
     for u in updates:
         full = wr.abs(u.path)
         now = _hash(full)
@@ -192,13 +191,36 @@ def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> list[str]:
                 now = u.after
             else:
                 kept.append(u.path)
-        if u.index is None:
-            if u.path in index:
-                index.remove(u.path)
-        elif now == u.index:
-            index.add(u.path)  # fresh stat data: the index stays a valid stat cache
+        now_by_path[u.path] = now
+    if wr.batching:
+        # One index write for the whole batch; if it never comes (a crash), the next
+        # full scan finds those entries stale and repairs them.
+        wr.deferred_index.update({u.path: u.index for u in updates})
+        return kept
+    _write_index(wr, {u.path: (now_by_path[u.path], u.index) for u in updates})
+    return kept
+
+
+def flush_index(wr: WorldRepo) -> None:
+    """Write the index entries a batch deferred."""
+    entries = {path: (_hash(wr.abs(path)), oid) for path, oid in wr.deferred_index.items()}
+    wr.deferred_index.clear()
+    if entries:
+        _write_index(wr, entries)
+
+
+def _write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]]) -> None:
+    """Set index entries (path -> (blob now in the working tree, blob the index must hold))."""
+    index = wr.repo.index
+    index.read(force=False)  # re-read only if it changed on disk since libgit2 loaded it
+    for path, (now, oid) in entries.items():
+        if oid is None:
+            if path in index:
+                index.remove(path)
+        elif now == oid:
+            index.add(path)  # fresh stat data: the index stays a valid stat cache
         else:
-            index.add(pygit2.IndexEntry(u.path, pygit2.Oid(hex=u.index), pygit2.enums.FileMode.BLOB))
+            index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=oid), pygit2.enums.FileMode.BLOB))
     try:
         index.write()
     except (pygit2.GitError, OSError) as exc:
@@ -206,7 +228,6 @@ def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> list[str]:
             f"the story moved, but git's index could not be written ({exc})",
             hint="the next narr command finishes the job (remove .git/index.lock if no git "
                  "command is running)") from None
-    return kept
 
 
 def _hash(path: Path) -> str | None:

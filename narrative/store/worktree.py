@@ -65,13 +65,10 @@ def scan(wr: WorldRepo, head_tree: pygit2.Tree | None) -> HandEdits:
     """Every uncommitted change under ``world/``, parsed and validated, keyed by node id."""
     out = HandEdits()
     layout = wr.config.layout
-    status: dict[str, Any] = wr.repo.status(untracked_files="all")
     removed: dict[str, tuple[str, NodeDict]] = {}
     added: dict[str, tuple[str, NodeDict, str]] = {}
     modified: list[tuple[str, NodeDict, NodeDict, str]] = []
-    for path, flags in sorted(status.items()):
-        if flags & _FS.IGNORED:
-            continue
+    for path in sorted(changed_paths(wr, head_tree)):
         if not is_world_path(path):
             out.outside.append(path)
             continue
@@ -82,7 +79,9 @@ def scan(wr: WorldRepo, head_tree: pygit2.Tree | None) -> HandEdits:
             out.problems.append(problem)
             out.raw[path] = "not-a-file"
             continue
-        if head_blob is not None and raw_oid == str(head_blob.id):
+        if (str(head_blob.id) if head_blob is not None else None) == raw_oid:
+            # The working tree agrees with HEAD; only the index lags (a batch cut short,
+            # or a git add): nothing for the story, an index entry to repair.
             out.stale_index.append(path)
             continue
         if raw_oid is not None or head_blob is not None:
@@ -123,6 +122,38 @@ def scan(wr: WorldRepo, head_tree: pygit2.Tree | None) -> HandEdits:
             )
             continue
         out.edits[node_id] = HandEdit(node_id, None, new, None, path, raw_oid, dump(new))
+    return out
+
+
+_SCAN_FLAGS = (pygit2.enums.DiffOption.INCLUDE_UNTRACKED
+               | pygit2.enums.DiffOption.RECURSE_UNTRACKED_DIRS
+               | pygit2.enums.DiffOption.UPDATE_INDEX)
+
+
+def changed_paths(wr: WorldRepo, head_tree: pygit2.Tree | None) -> set[str]:
+    """Paths where the working tree or the index differs from HEAD: ``git status``'s work.
+
+    The index's stat cache makes this a ``stat`` per file, not a read. Where a
+    file's stat data no longer matches (a copy, a clone, a ``touch``) libgit2 must
+    hash it; under the write lock ``UPDATE_INDEX`` refreshes the entry when the
+    content is the same and libgit2 writes the index, as ``git status`` does, so
+    the cost is paid once, not at every event.
+    """
+    index = wr.repo.index
+    index.read(force=False)
+    # Only a writer may refresh (libgit2 then writes the index): a reader racing an
+    # event could otherwise write back an index the event has just replaced.
+    flags = _SCAN_FLAGS if wr.lock.held else _SCAN_FLAGS & ~pygit2.enums.DiffOption.UPDATE_INDEX
+    out: set[str] = set()
+    for delta in index.diff_to_workdir(flags=flags).deltas:
+        out.add(delta.old_file.path)
+        out.add(delta.new_file.path)
+    if head_tree is not None:
+        for delta in index.diff_to_tree(head_tree).deltas:
+            out.add(delta.old_file.path)
+            out.add(delta.new_file.path)
+    else:
+        out.update(entry.path for entry in index)
     return out
 
 
@@ -175,3 +206,16 @@ def _misplaced(path: str, layout: Layout) -> str:
         return f"{path}: node files sit directly in world/{parts[1]}/ in a flat world"
     return (f"{path}: not a node file (node files are world/<layer>/<id>.json with layer one of "
             f"{', '.join(LAYERS)})")
+
+
+def scan_for_event(wr: WorldRepo, head_tree: pygit2.Tree | None) -> HandEdits:
+    """The hand edits the next event absorbs.
+
+    Inside a batch (:mod:`narrative.engine.batch`), once an event has recorded the
+    hand edits found at its start, the following events skip the scan: its cost
+    grows with the world, theirs must not. Edits made during the batch wait for
+    the first event after it; the journal never overwrites them meanwhile.
+    """
+    if wr.batching and wr.batch_clean:
+        return HandEdits()
+    return scan(wr, head_tree)

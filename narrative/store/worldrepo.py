@@ -33,6 +33,11 @@ class WorldRepo:
         self.git_dir = Path(repo.path)
         self.narr_dir = self.git_dir / "narr"
         self.lock = WriteLock(self.narr_dir / "lock")
+        # Batch mode (narrative.engine.batch): index updates wait for the end of the
+        # batch, and once an event has absorbed the hand edits, events stop scanning.
+        self.batching = False
+        self.batch_clean = False
+        self.deferred_index: dict[str, str | None] = {}
 
     # --- opening ----------------------------------------------------------------------
 
