@@ -222,6 +222,12 @@ def _write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]
         else:
             index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=oid), pygit2.enums.FileMode.BLOB))
     try:
+        # Recompute the cached trees the changed entries invalidated (the trees exist
+        # already), so the next scan can tell "index == HEAD" without a walk.
+        index.write_tree()
+    except pygit2.GitError:
+        pass
+    try:
         index.write()
     except (pygit2.GitError, OSError) as exc:
         raise BusyError(

@@ -149,12 +149,25 @@ def changed_paths(wr: WorldRepo, head_tree: pygit2.Tree | None) -> set[str]:
         out.add(delta.old_file.path)
         out.add(delta.new_file.path)
     if head_tree is not None:
-        for delta in index.diff_to_tree(head_tree).deltas:
-            out.add(delta.old_file.path)
-            out.add(delta.new_file.path)
+        if not _index_is(index, head_tree):
+            for delta in index.diff_to_tree(head_tree).deltas:
+                out.add(delta.old_file.path)
+                out.add(delta.new_file.path)
     else:
         out.update(entry.path for entry in index)
     return out
+
+
+def _index_is(index: pygit2.Index, tree: pygit2.Tree) -> bool:
+    """Whether the index holds exactly ``tree`` (narr keeps it so).
+
+    With the index's cached trees intact (narr writes them with every index) this
+    is a lookup, not a walk of a hundred thousand entries.
+    """
+    try:
+        return index.write_tree() == tree.id
+    except pygit2.GitError:  # e.g. a merge conflict staged by git
+        return False
 
 
 def _read_regular(full: Any, path: str) -> tuple[bytes | None, str | None, str | None]:
