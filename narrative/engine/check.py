@@ -111,7 +111,7 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
     if worktree_too and rev is None:
         from narrative.engine.read import hand_edit_problems
 
-        scan = worktree.scan(wr, head.tree)
+        scan = worktree.scan_for_reader(wr, head.tree)
         report.worktree_problems = [*scan.problems, *hand_edit_problems(wr, head.tree, scan)]
     return report
 

@@ -235,7 +235,7 @@ def list_nodes(wr: WorldRepo, layer: str | None = None) -> list[dict[str, Any]]:
     for node_id, lay, kind, name, lifecycle in cache.db.execute(q, args):
         rows[node_id] = {"id": node_id, "layer": lay, "kind": kind, "name": name,
                          "lifecycle": lifecycle, "edited": None}
-    edits = worktree.scan(wr, head.tree)
+    edits = worktree.scan_for_reader(wr, head.tree)
     for node_id, e in edits.edits.items():
         if e.new is None:
             if node_id in rows:
@@ -280,7 +280,7 @@ class Status:
 def status(wr: WorldRepo) -> Status:
     note = finish_interrupted(wr)
     head = wr.head_commit()
-    scan = worktree.scan(wr, head.tree if head else None)
+    scan = worktree.scan_for_reader(wr, head.tree if head else None)
     changes = []
     reformat = []
     for node_id in sorted(scan.edits):
@@ -348,6 +348,6 @@ def finish_interrupted(wr: WorldRepo) -> str | None:
 
 def require_valid_worktree(wr: WorldRepo) -> None:
     head = wr.head_commit()
-    scan = worktree.scan(wr, head.tree if head else None)
+    scan = worktree.scan_for_reader(wr, head.tree if head else None)
     if scan.problems:
         raise InvalidWorldError(scan.problems[0], details=scan.problems)

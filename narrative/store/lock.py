@@ -61,6 +61,17 @@ class WriteLock:
         self._fd = fd
         self._depth = 1
 
+    def try_acquire(self) -> bool:
+        """Take the lock only if it is free right now (readers that may tidy up use this)."""
+        saved, self.timeout = self.timeout, 0.0
+        try:
+            self.acquire()
+        except BusyError:
+            return False
+        finally:
+            self.timeout = saved
+        return True
+
     def release(self) -> None:
         if self._fd is None:
             return

@@ -232,3 +232,18 @@ def scan_for_event(wr: WorldRepo, head_tree: pygit2.Tree | None) -> HandEdits:
     if wr.batching and wr.batch_clean:
         return HandEdits()
     return scan(wr, head_tree)
+
+
+def scan_for_reader(wr: WorldRepo, head_tree: pygit2.Tree | None) -> HandEdits:
+    """The scan for commands that only read (status, nodes, check).
+
+    When no writer is at work they take the lock for the scan, so a stale stat
+    cache is refreshed once (and ``narr status`` stays as fast as ``git status``);
+    beside a running writer they scan without refreshing.
+    """
+    if wr.lock.held or not wr.lock.try_acquire():
+        return scan(wr, head_tree)
+    try:
+        return scan(wr, head_tree)
+    finally:
+        wr.lock.release()
