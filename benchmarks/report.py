@@ -1,0 +1,209 @@
+"""Results as JSON and Markdown, and the comparison with the targets of the benchmark issue."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from timing import fmt_s
+
+LIGHT_READ_LIMIT_S = 0.25
+STARTUP_LIMIT_S = 0.150
+RATIO_LIMIT = 1.5
+GROWTH_LIMIT = 2.0
+
+
+def _t(target: str, where: str, measured: str, limit: str, met: bool, *,
+       scale_note: str = "") -> dict[str, Any]:
+    out = {"target": target, "where": where, "measured": measured, "limit": limit, "met": met}
+    if scale_note:
+        out["note"] = scale_note
+    return out
+
+
+def _vs(c: dict[str, Any]) -> str:
+    return f"x{c['ratio']:.2f} ({fmt_s(c['narr']['median_s'])} vs {fmt_s(c['git']['median_s'])})"
+
+
+def targets(res: dict[str, Any]) -> list[dict[str, Any]]:
+    comps = res.get("comparisons", [])
+    out: list[dict[str, Any]] = []
+    big = max((c.get("nodes", 0) for c in comps if c.get("layout") == "sharded"), default=0)
+    below = "" if big >= 100_000 else "the target is set at 100k nodes"
+    for c in comps:
+        nodes = c.get("nodes", 0)
+        if c["op"].startswith(("narr event", "narr reset")) and nodes >= 10_000:
+            word = "event" if "event" in c["op"] else "reset HEAD~3"
+            out.append(_t(f"narr {word} within {RATIO_LIMIT}x of git (aim 1.0x)", c["world"],
+                          _vs(c), f"<= {RATIO_LIMIT}x", c["ratio"] <= RATIO_LIMIT))
+    if not any(c["op"].startswith("narr reset") for c in comps):
+        out.append(_t("narr reset HEAD~3 within 1.5x of git", "-", "not measured: no `narr reset` yet",
+                      f"<= {RATIO_LIMIT}x", False))
+    for c in comps:
+        if c.get("light_read"):
+            ev = c.get("events", 0)
+            out.append(_t(f"`{c['op']}` under 0.25 s", c["world"],
+                          f"{fmt_s(c['narr']['median_s'])} (git {fmt_s(c['git']['median_s'])}, "
+                          f"x{c['ratio']:.1f})",
+                          "< 250 ms", c["narr"]["median_s"] < LIGHT_READ_LIMIT_S,
+                          scale_note="" if ev >= 10_000 else "the target is set on a 10k-event history"))
+    for c in comps:
+        if (c["op"].startswith("narr status") and c.get("layout") == "sharded" and c.get("nodes") == big
+                and "events" not in c):
+            out.append(_t(f"{c['op']} within {RATIO_LIMIT}x of git status", c["world"],
+                          _vs(c), f"<= {RATIO_LIMIT}x", c["ratio"] <= RATIO_LIMIT, scale_note=below))
+    eng = {(e["layout"], e["nodes"]): e for e in res.get("engine", [])}
+    sharded = sorted(n for (lay, n) in eng if lay == "sharded")
+    if len(sharded) >= 2:
+        lo, hi = eng[("sharded", sharded[0])], eng[("sharded", sharded[-1])]
+        for key, how in (("events_per_s", "one event at a time"), ("batch_events_per_s", "inside batch()")):
+            if key not in lo or key not in hi:
+                continue
+            share = hi[key] / lo[key]
+            out.append(_t(f"in-process events/s at the largest world >= half the 1k figure (sharded, {how})",
+                          f"{sharded[-1]} vs {sharded[0]} nodes",
+                          f"{hi[key]} vs {lo[key]} events/s ({share:.0%})",
+                          ">= 50%", share >= 0.5, scale_note=below))
+    g = res.get("growth")
+    if g and g.get("ratio") is not None:
+        out.append(_t("repository growth per event within 2x of the changed node files, compressed",
+                      f"{g['events']} events, {g['nodes']} nodes, {g['layout']}",
+                      f"{g['bytes_per_event']:.0f} vs {g['changed_node_files_compressed_per_event']:.0f} "
+                      f"bytes (x{g['ratio']:.2f})", f"<= {GROWTH_LIMIT}x", g["ratio"] <= GROWTH_LIMIT))
+    for c in comps:
+        if c["op"] == "narr --version":
+            out.append(_t("narr --version under 150 ms", "start-up", fmt_s(c["narr"]["median_s"]), "< 150 ms",
+                          c["narr"]["median_s"] < STARTUP_LIMIT_S))
+    return out
+
+
+def _source(m: dict[str, Any]) -> str:
+    if m.get("narr_source_is_this_repo", True):
+        return ""
+    return f"; the code measured was imported from `{m.get('narr_source')}`"
+
+
+def _load(res: dict[str, Any]) -> str:
+    loads = [c["load_1m"] for c in res.get("comparisons", []) if "load_1m" in c]
+    return f"{min(loads):.2f} to {max(loads):.2f}" if loads else "-"
+
+
+def _mib(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0f} MiB"
+
+
+def markdown(res: dict[str, Any]) -> str:
+    m = res["machine"]
+    lines = [
+        "# narr benchmarks: latest results",
+        "",
+        f"Profile `{res['profile']}`, run {res['started_at']} in {res['duration_s']:.0f} s. Reproduce with:",
+        "",
+        "```",
+        res["command"],
+        "```",
+        "",
+        "## Machine",
+        "",
+        "| | |",
+        "| --- | --- |",
+        f"| CPU | {m['cpu']} ({m['cores']} cores) |",
+        f"| memory | {m['memory_gib']} GiB |",
+        f"| OS | {m['os']} |",
+        f"| Python | {m['python']} ({m['python_impl']}) |",
+        f"| pygit2 / libgit2 | {m['pygit2']} / {m['libgit2']} |",
+        f"| git | {m['git']} |",
+        f"| narr | {m['narr']} at {m['narr_commit']}{_source(m)} |",
+        f"| load average (1 min) at each comparison | {_load(res)} |",
+        "",
+        "## narr against plain git",
+        "",
+        f"Each command is a fresh process; medians of {res['rounds']} rounds ({res['read_rounds']} for "
+        f"reads and status, {res.get('startup_rounds', res['read_rounds'] * 2)} for start-up), the two "
+        "sides alternating, after a warm-up round. The git side of an event writes the same three node "
+        "files, then runs `git add -A` and `git commit`.",
+        "",
+        "| operation | plain git | world | narr | git | narr/git |",
+        "| --- | --- | --- | ---: | ---: | ---: |",
+    ]
+    for c in res.get("comparisons", []):
+        lines.append(f"| `{c['op']}` | `{c['git_op']}` | {c['world']} | {fmt_s(c['narr']['median_s'])} | "
+                     f"{fmt_s(c['git']['median_s'])} | {c['ratio']:.2f} |")
+        for o in c.get("others", []):
+            lines.append(f"| | `{o['label']}` | | | {fmt_s(o['median_s'])} | |")
+    eng = res.get("engine", [])
+    if eng:
+        lines += ["", "## The engine in-process", "",
+                  "Events through the library API (`run_event`), three `set` diffusions on three random "
+                  "nodes each, one after the other in one process; then as many again inside "
+                  "`narrative.engine.batch.batch()` (one lock, one scan, one index write).", "",
+                  "| world | layout | events | events/s | median | p90 | events/s in `batch()` "
+                  "| new objects per event, before gc |",
+                  "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for e in sorted(eng, key=lambda e: (e["layout"], e["nodes"])):
+            loose = f"{e['loose_kib_per_event']:,.0f} KiB" if "loose_kib_per_event" in e else "-"
+            in_batch = e.get("batch_events_per_s", "-")
+            lines.append(f"| {e['nodes']:,} nodes | {e['layout']} | {e['events']} | {e['events_per_s']} | "
+                         f"{e['median_ms']:.1f} ms | {e['p90_ms']:.1f} ms | {in_batch} | {loose} |")
+    hist = res.get("history_generation", [])
+    if hist:
+        lines += ["", "Histories (mixed events: sets, relations, creations, expiries, scene closes, "
+                  "hand edits), made through the library when first needed:", ""]
+        for h in hist:
+            span = f"{h['from_event']}..{h['from_event'] + h['events']}"
+            lines.append(f"- events {span} on {h['nodes']:,} nodes ({h['layout']}): "
+                         f"{h['events_per_s']} events/s")
+    ck = res.get("check")
+    if ck:
+        mem = f", {ck['cli_check_peak_rss_mib']:.0f} MiB peak" if ck.get("cli_check_peak_rss_mib") else ""
+        lines += ["", "## narr check", "",
+                  f"On a {ck['world']}: the history ({ck['events']} events) checks at "
+                  f"**{ck['events_per_s']} events/s** in-process ({ck['history_s']} s); `narr check` "
+                  f"(the history, then every node of the current world) takes {ck['cli_check_s']} s{mem}. "
+                  f"Result: {'ok' if ck['ok'] else 'PROBLEMS'}."]
+    g = res.get("growth")
+    if g:
+        lines += ["", "## Repository growth", "",
+                  f"After `git gc`, {g['events']} events on {g['nodes']:,} nodes ({g['layout']}) grew the "
+                  f"pack by {g['pack_growth_bytes']:,} bytes: **{g['bytes_per_event']:.0f} bytes per "
+                  f"event**. The node files those events changed are "
+                  f"{g['changed_node_files_raw_per_event']:.0f} bytes per event, "
+                  f"{g['changed_node_files_compressed_per_event']:.0f} compressed (zlib): ratio "
+                  f"**{g['ratio']:.2f}**. The event record in each commit message is "
+                  f"{g['record_compressed_per_event']:.0f} bytes compressed. Before `gc` the repository held "
+                  f"{g['loose_objects_before_gc']:,} loose objects (narr writes through libgit2, which never "
+                  "packs on its own)."]
+    mem = res.get("memory", [])
+    if mem:
+        lines += ["", "## Memory", "",
+                  "Peak RSS of one process (GNU time), after the timed rounds.", "",
+                  "| world | `narr event` | `git add -A` | `git commit` |", "| --- | ---: | ---: | ---: |"]
+        for m in mem:
+            lines.append(f"| {m['world']} | {_mib(m['narr_event_mib'])} | {_mib(m['git_add_mib'])} | "
+                         f"{_mib(m['git_commit_mib'])} |")
+    tg = res.get("targets", [])
+    if tg:
+        lines += ["", "## Targets", "", "| target | where | measured | limit | met |",
+                  "| --- | --- | --- | --- | --- |"]
+        for t in tg:
+            note = f"; {t['note']}" if t.get("note") else ""
+            lines.append(f"| {t['target']} | {t['where']}{note} | {t['measured']} | {t['limit']} | "
+                         f"{'yes' if t['met'] else '**no**'} |")
+    notes = res.get("notes", [])
+    if notes:
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in notes]
+    return "\n".join(lines) + "\n"
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write(res: dict[str, Any], out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    _write(out / "latest.json", json.dumps(res, indent=2, ensure_ascii=False) + "\n")
+    _write(out / "latest.md", markdown(res))

@@ -1,0 +1,31 @@
+"""The benchmark harness runs end to end at a tiny size (seconds, not the real benchmarks)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+RUN = Path(__file__).resolve().parent.parent / "benchmarks" / "run.py"
+
+
+def test_benchmark_smoke(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, str(RUN), "--smoke", "--scratch", str(tmp_path / "scratch"), "--out", str(out)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads((out / "latest.json").read_text(encoding="utf-8"))
+    ops = {c["op"] for c in res["comparisons"]}
+    assert {"narr --version", "narr event (3 --set)", "narr log -n 20", "narr show HEAD",
+            "narr status (clean)", "narr status (5 hand edits)"} <= ops
+    for c in res["comparisons"]:
+        assert c["narr"]["median_s"] > 0 and c["git"]["median_s"] > 0
+    assert res["check"]["ok"], res["check"]
+    assert res["growth"]["bytes_per_event"] > 0
+    assert {(e["layout"], e["nodes"]) for e in res["engine"]} == {("sharded", 300), ("flat", 300)}
+    assert not [n for n in res.get("notes", []) if "failed" in n], res["notes"]
+    assert res["targets"]
+    assert "## Targets" in (out / "latest.md").read_text(encoding="utf-8")
