@@ -34,22 +34,33 @@ class WorldView:
 
     # --- committed world --------------------------------------------------------------
 
+    def committed_path(self, node_id: str) -> str | None:
+        """The path of ``node_id``'s file in the tree (None: not there), without reading it."""
+        if node_id in self._committed:
+            found = self._committed[node_id]
+            return found[0] if found else None
+        if id_problem(node_id) is not None:
+            return None
+        layers: Iterable[Layer] = LAYERS
+        if self._synced:
+            known = self.wr.index_cache.layer_of(node_id)
+            layers = [layer for layer in LAYERS if layer == known]
+        for layer in layers:
+            path = node_path(node_id, layer, self.layout)
+            if blob_at(self.tree, path) is not None:
+                return path
+        return None
+
     def committed(self, node_id: str) -> tuple[str, NodeDict] | None:
         """``(path, node)`` of ``node_id`` in the tree, or None."""
         if node_id in self._committed:
             return self._committed[node_id]
-        found: tuple[str, NodeDict] | None = None
-        if id_problem(node_id) is None:
-            layers: Iterable[Layer] = LAYERS
-            if self._synced:
-                known = self.wr.index_cache.layer_of(node_id)
-                layers = [layer for layer in LAYERS if layer == known]
-            for layer in layers:
-                path = node_path(node_id, layer, self.layout)
-                blob = blob_at(self.tree, path)
-                if blob is not None:
-                    found = (path, load_trusted(blob.data))
-                    break
+        path = self.committed_path(node_id)
+        found = None
+        if path is not None:
+            blob = blob_at(self.tree, path)
+            assert blob is not None
+            found = (path, load_trusted(blob.data))
         self._committed[node_id] = found
         return found
 
@@ -64,7 +75,11 @@ class WorldView:
         return found[1] if found else None
 
     def exists(self, node_id: str) -> bool:
-        return self.get(node_id) is not None
+        """Whether the node is in the world as the user sees it (no file is parsed)."""
+        edit = self.edits.edits.get(node_id)
+        if edit is not None:
+            return edit.new is not None
+        return self.committed_path(node_id) is not None
 
     def path(self, node: NodeDict) -> str:
         return node_path(node["id"], node["layer"], self.layout)
@@ -79,9 +94,9 @@ class WorldView:
             self._synced = True
         return cache
 
-    def transient_committed(self) -> dict[str, str]:
-        """Id -> lifecycle of committed nodes that are not permanent."""
-        return dict(self.index().transient())
+    def transient_committed(self, lifecycles: Iterable[str] = ("scene", "event")) -> dict[str, str]:
+        """Id -> lifecycle of committed nodes whose lifecycle is one of ``lifecycles``."""
+        return dict(self.index().transient(lifecycles))
 
     def incoming(self, ids: set[str]) -> list[tuple[str, str, str]]:
         """``(source, type, target)`` of relations in the edited world that point into ``ids``."""

@@ -58,6 +58,12 @@ class Draft:
             return self.nodes[node_id]
         return self.view.get(node_id)
 
+    def exists(self, node_id: str) -> bool:
+        """Whether the node exists after the event so far (cheap: no file is parsed)."""
+        if node_id in self.nodes:
+            return self.nodes[node_id] is not None
+        return self.view.exists(node_id)
+
     def _touch(self, node_id: str) -> NodeDict | None:
         if node_id not in self.nodes:
             base = self.view.get(node_id)
@@ -191,10 +197,13 @@ class Draft:
 
         ``event`` nodes committed before this event end now; ``scene`` nodes end when
         the event closes the scene. Nodes entering the world in this event (created by
-        it, or made by hand since the last one) live on into the next.
+        it, or made by hand since the last one) live on into the next, and so does a
+        node whose lifecycle this event changed to something that does not end now.
         """
         lifecycles = {"event", "scene"} if close_scene else {"event"}
-        for node_id in sorted(self.view.transient_committed()):
+        # Committed with a lifecycle that ends now; a lifecycle set during this event
+        # (by hand or by the delta) takes effect from the next one.
+        for node_id in sorted(self.view.transient_committed(lifecycles)):
             if node_id in self.expired or node_id in self.created:
                 continue
             node = self.current(node_id)
@@ -256,7 +265,7 @@ class Draft:
                         self.problems.append(
                             f"node {node_id}: relation {rtype}->{dst} points at a node this event expires"
                         )
-                    elif self.current(dst) is None:
+                    elif not self.exists(dst):
                         self.problems.append(
                             f"node {node_id}: relation {rtype}->{dst} points at a node that does not exist"
                         )
@@ -270,7 +279,7 @@ class Draft:
                 self.problems.append(f"{what}: points at a node this event expires")
             elif why is not None:
                 self.warnings.append(f"{what}: dropped, {op.target} ends with this event ({why})")
-            elif op.source in self.expired and self.current(op.target) is None:
+            elif op.source in self.expired and not self.exists(op.target):
                 self.problems.append(f"{what}: points at a node that does not exist")
 
     def diffusions(self) -> list[Change]:

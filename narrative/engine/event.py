@@ -227,7 +227,7 @@ def _edit_relation_problems(view: WorldView, draft: Draft) -> list[str]:
             continue  # touched nodes were validated by the draft
         for rtype, targets in e.new.get("relations", {}).items():
             for dst in targets:
-                if draft.current(dst) is None:
+                if not draft.exists(dst):
                     problems.append(
                         f"{e.new_path}: field /relations/{rtype}/{dst}: "
                         f"points at a node that does not exist"

@@ -199,9 +199,15 @@ class WorldIndex:
 
     # --- queries ----------------------------------------------------------------------
 
-    def transient(self) -> dict[str, str]:
-        """Node id -> lifecycle for every node that is not permanent."""
-        rows = self.db.execute("SELECT id, lifecycle FROM nodes WHERE lifecycle != 'permanent'")
+    def transient(self, lifecycles: Iterable[str] = ("scene", "event")) -> dict[str, str]:
+        """Node id -> lifecycle for every node whose lifecycle is one of ``lifecycles``."""
+        wanted = [x for x in lifecycles if x != "permanent"]
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        rows = self.db.execute(
+            f"SELECT id, lifecycle FROM nodes WHERE lifecycle != 'permanent' AND lifecycle IN ({marks})",
+            wanted)
         return dict(rows.fetchall())
 
     def incoming(self, ids: Iterable[str]) -> list[tuple[str, str, str]]:

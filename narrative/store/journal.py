@@ -13,6 +13,7 @@ a hand edit, so no edit is ever overwritten.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import asdict, dataclass
@@ -221,12 +222,10 @@ def _write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]
             index.add(path)  # fresh stat data: the index stays a valid stat cache
         else:
             index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=oid), pygit2.enums.FileMode.BLOB))
-    try:
-        # Recompute the cached trees the changed entries invalidated (the trees exist
-        # already), so the next scan can tell "index == HEAD" without a walk.
+    # Recompute the cached trees the changed entries invalidated (the trees exist
+    # already), so the next scan can tell "index == HEAD" without a walk.
+    with contextlib.suppress(pygit2.GitError):
         index.write_tree()
-    except pygit2.GitError:
-        pass
     try:
         index.write()
     except (pygit2.GitError, OSError) as exc:

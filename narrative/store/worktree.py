@@ -7,6 +7,8 @@ changed; only those are read and parsed.
 
 from __future__ import annotations
 
+import contextlib
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,7 +151,7 @@ def changed_paths(wr: WorldRepo, head_tree: pygit2.Tree | None) -> set[str]:
         out.add(delta.old_file.path)
         out.add(delta.new_file.path)
     if head_tree is not None:
-        if not _index_is(index, head_tree):
+        if not _index_is(index, head_tree, keep=wr.lock.held):
             for delta in index.diff_to_tree(head_tree).deltas:
                 out.add(delta.old_file.path)
                 out.add(delta.new_file.path)
@@ -158,16 +160,27 @@ def changed_paths(wr: WorldRepo, head_tree: pygit2.Tree | None) -> set[str]:
     return out
 
 
-def _index_is(index: pygit2.Index, tree: pygit2.Tree) -> bool:
+_REBUILT_TREES = 0.005  # seconds: longer than a lookup of intact cached trees ever takes
+
+
+def _index_is(index: pygit2.Index, tree: pygit2.Tree, *, keep: bool = False) -> bool:
     """Whether the index holds exactly ``tree`` (narr keeps it so).
 
     With the index's cached trees intact (narr writes them with every index) this
-    is a lookup, not a walk of a hundred thousand entries.
+    is a lookup, not a walk of a hundred thousand entries. An index written by git
+    may lack them: then ``write_tree`` builds every tree (0.2 s at 100k entries),
+    and under the write lock (``keep``) the index is written once so that the next
+    scan is a lookup again.
     """
+    start = time.perf_counter()
     try:
-        return index.write_tree() == tree.id
+        same = index.write_tree() == tree.id
     except pygit2.GitError:  # e.g. a merge conflict staged by git
         return False
+    if same and keep and time.perf_counter() - start > _REBUILT_TREES:
+        with contextlib.suppress(pygit2.GitError, OSError):
+            index.write()
+    return same
 
 
 def _read_regular(full: Any, path: str) -> tuple[bytes | None, str | None, str | None]:

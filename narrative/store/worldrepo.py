@@ -25,6 +25,23 @@ if TYPE_CHECKING:
     from narrative.store.cache import WorldIndex
 
 
+_CACHE_TUNED = False
+
+
+def _tune_object_cache() -> None:
+    """Let libgit2 keep large trees in its object cache (a process-wide setting).
+
+    libgit2 caches trees of at most 4 KiB; a layer or bucket tree of a large world is
+    bigger, so every path lookup and every tree comparison inflated it again from
+    the pack (63 us a lookup in narr check). The cache's total stays bounded.
+    """
+    global _CACHE_TUNED
+    if not _CACHE_TUNED:
+        pygit2.settings.cache_object_limit(pygit2.enums.ObjectType.TREE, 16 * 1024 * 1024)
+        pygit2.settings.cache_max_size(64 * 1024 * 1024)
+        _CACHE_TUNED = True
+
+
 class WorldRepo:
     def __init__(self, root: Path, repo: pygit2.Repository, config: WorldConfig) -> None:
         self.root = root
@@ -44,6 +61,7 @@ class WorldRepo:
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ".") -> WorldRepo:
         """Open the world containing ``path`` (searching upwards, as git does)."""
+        _tune_object_cache()
         start = Path(path).resolve()
         found = pygit2.discover_repository(str(start))
         if found is None:
