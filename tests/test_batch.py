@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from helpers import CLI, edit_node, git, read_node
+
 from narrative.engine.batch import batch
 from narrative.engine.check import check
 from narrative.engine.event import run_event

@@ -1,4 +1,4 @@
-"""``narr check``: verify that the history explains the world."""
+"""``narr check`` and ``narr gc``: verify that the history explains the world; keep it small."""
 
 from __future__ import annotations
 
@@ -42,4 +42,24 @@ def check_cmd(ctx: Context, rev: str | None, history_only: bool, as_json: bool) 
         raise CheckFailedError(f"check failed: {first}" + (f" ({n - 1} more)" if n > 1 else ""))
 
 
-COMMANDS = [check_cmd]
+@click.command("gc")
+@json_option
+@pass_context
+def gc_cmd(ctx: Context, as_json: bool) -> None:
+    """Pack the repository (git gc): events leave loose objects, packing shrinks them.
+
+    narr also starts git gc --auto in the background when loose objects pile up
+    (NARR_AUTO_GC=0 turns that off). Nothing narr keeps is ever pruned.
+    """
+    from narrative.store.maintenance import gc
+
+    result = gc(ctx.world).to_json()
+    if as_json:
+        emit_json(result)
+        return
+    mb = 1024 * 1024
+    click.echo(f"Packed: {result['bytes_before'] / mb:.1f} MB -> {result['bytes_after'] / mb:.1f} MB "
+               f"({result['loose_before']} loose objects -> {result['loose_after']})")
+
+
+COMMANDS = [check_cmd, gc_cmd]

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from narrative.store import journal
+from narrative.store import journal, maintenance
 from narrative.store.worldrepo import WorldRepo
 
 
@@ -38,3 +38,4 @@ def batch(wr: WorldRepo) -> Iterator[WorldRepo]:
         finally:
             wr.batching = False
             journal.flush_index(wr)
+        maintenance.auto_gc(wr)

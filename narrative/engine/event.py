@@ -30,7 +30,7 @@ from narrative.errors import (
 from narrative.ids import new_event_id
 from narrative.model import Change, Delta, EventRecord
 from narrative.nodefile import NodeDict
-from narrative.store import journal, records, worktree
+from narrative.store import journal, maintenance, records, worktree
 from narrative.store.worldrepo import WorldRepo
 from narrative.world import WorldView
 
@@ -195,6 +195,8 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
         warnings.append(f"{path} changed while the event was being recorded; "
                         "your version is kept as a hand edit")
     warnings.extend(_flat_warnings(view, draft))
+    if not wr.batching:
+        maintenance.auto_gc(wr)
     return result
 
 
