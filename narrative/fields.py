@@ -10,14 +10,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonpatch
 import jsonpointer
 
-from narrative.model import Change, make_change
+if TYPE_CHECKING:
+    from narrative.model import Change
 
 ABSENT: Any = ...  # marks a value that is not there (distinct from JSON null)
+
+
+def make_change(target: str, field: str, old: Any = ..., new: Any = ...) -> Change:
+    # The model (and pydantic with it) loads on first use, so reading paths that never
+    # build a change start faster.
+    from narrative.model import make_change as make
+
+    return make(target, field, old, new)
 
 
 def canonical(value: Any) -> str:

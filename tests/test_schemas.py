@@ -23,3 +23,14 @@ def test_exec_protocol_schemas_are_published() -> None:
     assert {"exec-request.schema.json", "exec-response.schema.json"} <= set(all_schemas())
     response = all_schemas()["exec-response.schema.json"]
     assert [ref["$ref"] for ref in response["anyOf"]] == ["#/$defs/Delta", "#/$defs/ExecProposal"]
+
+
+def test_the_readers_record_fields_follow_the_model() -> None:
+    """Readers show records without pydantic; their field list must be the model's."""
+    from narrative.model import EventRecord
+    from narrative.store.records import RECORD_FIELDS
+
+    assert list(RECORD_FIELDS) == list(EventRecord.model_fields)
+    for name, info in EventRecord.model_fields.items():
+        if not info.is_required():
+            assert RECORD_FIELDS[name] == info.get_default(call_default_factory=True), name

@@ -166,11 +166,7 @@ def _check_commit(repo: pygit2.Repository, layout: Layout, c: pygit2.Commit,
         want, got = expected.get(node_id), after[node_id]
         if not fields.same(want if want is not None else fields.ABSENT,
                            got if got is not None else fields.ABSENT):
-            detail = ", ".join(f"{ch.field or '(whole node)'}: recorded {fields.show(ch.old_value)}"
-                               f" but committed {fields.show(ch.new_value)}"
-                               for ch in fields.node_changes(node_id, want, got)[:3]) if (
-                want is not None and got is not None) else (
-                "the record says it exists" if want is not None else "the record says it is gone")
+            detail = _mismatch(node_id, want, got)
             problems.append(f"node {node_id}: the committed file does not match the record ({detail})")
     for ch in rec.diffusions:
         if ch.field == "" and ch.has_new and isinstance(ch.new_value, dict) and (
@@ -183,6 +179,16 @@ def _check_commit(repo: pygit2.Repository, layout: Layout, c: pygit2.Commit,
             continue
         problems.extend(_node_problems(c.tree, node, node_id, layout))
     return problems
+
+
+def _mismatch(node_id: str, want: NodeDict | None, got: NodeDict | None) -> str:
+    """What differs between the node the record explains and the node committed."""
+    if want is None:
+        return "the record says it is gone"
+    if got is None:
+        return "the record says it exists"
+    return ", ".join(f"{ch.field}: recorded {fields.show(ch.old)} but committed {fields.show(ch.new)}"
+                     for ch in fields.node_changes(node_id, want, got)[:3])
 
 
 def _node_problems(tree: pygit2.Tree, node: NodeDict, node_id: str, layout: Layout) -> list[str]:

@@ -11,35 +11,48 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pygit2
 
 from narrative import fields
-from narrative.engine import pending
 from narrative.errors import BusyError, InvalidInputError, InvalidWorldError, NotFoundError
 from narrative.ids import LAYERS, check_id, node_path
-from narrative.model import EventRecord
 from narrative.nodefile import NodeDict, load_trusted, parse_node_file
 from narrative.store import journal, records, worktree
 from narrative.store.lock import WriteLock
 from narrative.store.trees import blob_at
 from narrative.store.worldrepo import WorldRepo
 
+if TYPE_CHECKING:
+    from narrative.model import EventRecord
+
 _EVENT_PREFIX = re.compile(r"^[0-9a-f]{8}-[0-9a-f-]*$|^[0-9a-f]{8,}$")
 
 
-@dataclass
 class Entry:
-    """One commit of the story line, with its record (None for a commit narr did not make)."""
+    """One commit of the story line and its record (None for a commit narr did not make).
 
-    commit: pygit2.Commit
-    record: EventRecord | None
+    The record is shown from its JSON and validated into an
+    :class:`~narrative.model.EventRecord` only when asked for, so reading the log
+    never pays for building the models.
+    """
+
+    def __init__(self, commit: pygit2.Commit) -> None:
+        self.commit = commit
+        self.raw = records.decode_raw(commit.message)
+        self._record: EventRecord | None = None
+
+    @property
+    def record(self) -> EventRecord | None:
+        if self._record is None and self.raw is not None:
+            self._record = records.decode(self.commit.message)
+        return self._record
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"commit": str(self.commit.id)}
-        if self.record is not None:
-            out.update(records.record_json(self.record))
+        if self.raw is not None:
+            out.update(self.raw)
         else:
             out.update({"kind": "commit", "id": None, "content": self.commit.message.strip(),
                         "diffusions": [], "edits": []})
@@ -47,7 +60,7 @@ class Entry:
 
 
 def entry(commit: pygit2.Commit) -> Entry:
-    return Entry(commit, records.decode(commit.message))
+    return Entry(commit)
 
 
 # --- revisions ------------------------------------------------------------------------
@@ -183,11 +196,16 @@ def get_node(wr: WorldRepo, node_id: str, at: str | None = None) -> tuple[str, N
                 return path, load_trusted(blob.data)
         raise NotFoundError(f"no node {node_id!r} in the world at {at}")
     finish_interrupted(wr)
+    head = wr.head_commit()
     for layer in LAYERS:
         path = node_path(node_id, layer, layout)
         full = wr.abs(path)
         if full.is_file():
-            return path, parse_node_file(full.read_bytes(), path, layout)
+            data = full.read_bytes()
+            committed = blob_at(head.tree, path) if head is not None else None
+            if committed is not None and committed.id == pygit2.hash(data):
+                return path, load_trusted(data)  # as committed: validated when it was sealed
+            return path, parse_node_file(data, path, layout)
     raise NotFoundError(f"no node {node_id!r} in the world",
                         hint="narr nodes lists the nodes")
 
@@ -298,7 +316,7 @@ def status(wr: WorldRepo) -> Status:
         edits=changes,
         problems=scan.problems + hand_edit_problems(wr, head.tree if head else None, scan),
         outside=scan.outside,
-        failed=[pending.summary(f) for f in pending.load_all(wr)],
+        failed=_failed(wr),
         reformat=[r for r in reformat if r],
         warnings=[note] if note else [],
     )
@@ -344,6 +362,16 @@ def finish_interrupted(wr: WorldRepo) -> str | None:
         return journal.recover(wr)
     finally:
         lock.release()
+
+
+def _failed(wr: WorldRepo) -> list[dict[str, Any]]:
+    """Kept failed events (their models load only when there are some)."""
+    directory = wr.narr_dir / "failed"
+    if not directory.is_dir() or not any(directory.glob("*.json")):
+        return []
+    from narrative.engine import pending
+
+    return [pending.summary(f) for f in pending.load_all(wr)]
 
 
 def require_valid_worktree(wr: WorldRepo) -> None:

@@ -22,7 +22,7 @@ from narrative import fields
 from narrative.errors import ConflictError, NotFoundError
 from narrative.ids import Layout, parse_node_path
 from narrative.model import Change
-from narrative.nodefile import NodeDict, dump, load_trusted
+from narrative.nodefile import NodeDict, dump
 from narrative.store import journal, refs, worktree
 from narrative.store.trees import blob_at
 from narrative.store.worktree import HandEdits
@@ -281,8 +281,3 @@ def drop_set_aside(wr: WorldRepo, which: str) -> str:
         item = pick(wr, which)
         wr.repo.references.delete(item.ref)
         return item.ref
-
-
-def load_head_node(wr: WorldRepo, tree: pygit2.Tree, path: str) -> NodeDict | None:
-    blob = blob_at(tree, path)
-    return load_trusted(blob.data) if blob is not None else None

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from narrative.model import EventRecord
+if TYPE_CHECKING:
+    from narrative.model import EventRecord
 
 MARKER = "narr-event-record v1"
 _WS = re.compile(r"\s+")
@@ -48,8 +49,23 @@ def _layout(data: dict[str, Any]) -> str:
     return "{\n" + "\n".join(lines) + "\n}"
 
 
-def decode(message: str) -> EventRecord | None:
-    """The record in a commit message, or None when the commit is not a narr event."""
+# Every field of the record in the model's order, with its default: a record written
+# before a field existed reads with that field's default (a test keeps this in step
+# with narrative.model.EventRecord).
+RECORD_FIELDS: dict[str, Any] = {
+    "narr": 1, "kind": "event", "id": None, "parent": None, "content": "",
+    "diffusions": [], "edits": [], "narrative_text": None, "timestamp": None,
+    "created_at": None, "close_scene": False, "diffuser": None, "causes": [],
+    "reverts": None, "replay_of": None, "explicit": [],
+}
+
+
+def decode_raw(message: str) -> dict[str, Any] | None:
+    """The record as plain JSON, all fields present, without validation, or None.
+
+    Readers that only show a record (log, show, status) use this and never load
+    pydantic: the record was validated when it was sealed, and the hash seals it.
+    """
     _, sep, rest = message.partition(f"\n\n{MARKER}\n")
     if not sep:
         return None
@@ -57,6 +73,18 @@ def decode(message: str) -> EventRecord | None:
         data = json.loads(rest)
     except json.JSONDecodeError:
         return None
+    if not isinstance(data, dict) or "id" not in data or "content" not in data:
+        return None
+    return {key: data.get(key, default) for key, default in RECORD_FIELDS.items()}
+
+
+def decode(message: str) -> EventRecord | None:
+    """The record in a commit message, or None when the commit is not a narr event."""
+    data = decode_raw(message)
+    if data is None:
+        return None
+    from narrative.model import EventRecord
+
     try:
         return EventRecord.model_validate(data)
     except ValueError:
