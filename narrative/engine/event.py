@@ -19,7 +19,6 @@ from narrative.engine import overlay, pending
 from narrative.engine.commit import seal
 from narrative.engine.draft import Draft
 from narrative.engine.pending import EventRequest
-from narrative.engine.review import review
 from narrative.errors import (
     BusyError,
     DiffuserError,
@@ -137,6 +136,8 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     proposal: Proposal | None = None
     if diffuser is not None:
         # every proposal is arbitrated (no duplicate nodes) and screened (guard rails) first
+        from narrative.engine.review import review  # with the arbiter: only when a diffuser runs
+
         proposal = review(view, diffuser.propose(view, request), request)
         delta = merge(proposal.delta, request.delta)
         if proposal.narrative_text and not delta.narrative_text:
