@@ -8,6 +8,7 @@ field, so every node file narr commits is in it.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from narrative.errors import InvalidWorldError
@@ -47,6 +48,46 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+MAX_DEPTH = 64  # objects and arrays inside each other; a story's state never needs more
+
+
+def json_problem(value: Any) -> str | None:
+    """What makes a parsed value unfit to store, or None.
+
+    JSON parsers accept more than narr can write back: ``1e999`` becomes
+    infinity (stored as null), ``"\\ud800"`` a string UTF-8 cannot encode, and
+    thousands of nested arrays overflow the stack of every later step.
+    """
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return "a number too large for JSON (it would be stored as null)"
+        if isinstance(item, str):
+            if not _encodable(item):
+                return f"text {item[:20]!r}... holds a lone surrogate (not valid Unicode)"
+            continue
+        if isinstance(item, dict | list):
+            if depth > MAX_DEPTH:
+                return f"values nested more than {MAX_DEPTH} levels deep"
+            if isinstance(item, dict):
+                for key in item:
+                    if isinstance(key, str) and not _encodable(key):
+                        return f"key {key[:20]!r}... holds a lone surrogate (not valid Unicode)"
+                stack.extend((v, depth + 1) for v in item.values())
+            else:
+                stack.extend((v, depth + 1) for v in item)
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def parse_json(data: bytes, path: str) -> Any:
     """Strict JSON (no duplicate keys, no NaN), with errors naming file, line and column."""
     try:
@@ -54,7 +95,9 @@ def parse_json(data: bytes, path: str) -> Any:
     except UnicodeDecodeError as exc:
         raise InvalidWorldError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+    except RecursionError:
+        raise InvalidWorldError(f"{path}: values nested more than {MAX_DEPTH} levels deep") from None
     except json.JSONDecodeError as exc:
         raise InvalidWorldError(
             f"{path}: line {exc.lineno}, column {exc.colno}: {exc.msg}"
@@ -65,6 +108,10 @@ def parse_json(data: bytes, path: str) -> Any:
         raise InvalidWorldError(f"{path}: {where}key {exc.key!r} appears twice") from None
     except ValueError as exc:
         raise InvalidWorldError(f"{path}: {exc}") from None
+    problem = json_problem(value)
+    if problem:
+        raise InvalidWorldError(f"{path}: {problem}")
+    return value
 
 
 def validate(obj: Any, path: str, text: str | None = None) -> NodeDict:

@@ -115,3 +115,17 @@ def test_errors_as_json(narr: CLI, world: Path) -> None:
     err = json.loads(result.stderr)
     assert err == {"error": "no node 'nobody' in the world", "type": "NotFoundError", "exit_code": 11,
                    "details": [], "hint": "narr nodes lists the nodes"}
+
+
+def test_the_readme_library_example_runs(flat_world: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## The library", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    monkeypatch.chdir(flat_world.parent)
+    (flat_world.parent / "my-world").symlink_to(flat_world)
+    exec(compile(code.group(1), "README.md", "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == "ferry"
+    assert out[2].startswith("[") and "Genesis" in out[2]

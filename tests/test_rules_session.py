@@ -100,7 +100,8 @@ SESSION: list[tuple[str, list[Any], dict[str, str]]] = [
     ("钟声响起", [Created(BELL)], {}),
     ("They wait in silence", [Removed("bell")], {"bell": "event lifecycle"}),
     ("The next day",
-     [Removed("crowd-qingyun-gate"), Removed("ferry-crowd"), Removed("paper-lantern")],
+     [Removed("crowd-qingyun-gate"), Removed("ferry-crowd"), Removed("paper-lantern"),
+      change("old-zhou", "/relations/holds/paper-lantern", old={})],
      {"crowd-qingyun-gate": "scene closed", "ferry-crowd": "scene closed",
       "paper-lantern": "scene closed"}),
     ("莫长老死了", [change("elder-mo", "/state/health", "unhurt", "dead")], {}),
@@ -151,5 +152,5 @@ def test_session_text_output_tells_what_fired(narr: CLI) -> None:
     assert out[1:] == [
         "  (no change to the world: a story beat)",
         "rules:",
-        "  no rule matched 'Nothing happens for a while': recorded as a story beat",
+        "  no rule matched 'Nothing happens for a while'",
     ]

@@ -33,8 +33,10 @@ def check_cmd(ctx: Context, rev: str | None, history_only: bool, as_json: bool) 
         for line in report.worktree_problems:
             click.echo(f"working tree: {line}")
         if report.ok:
-            nodes = f", {report.nodes} nodes valid" if not history_only else ""
-            click.echo(f"ok: {report.events} events on the story line{nodes}")
+            nodes = (f", {report.nodes} node{'' if report.nodes == 1 else 's'} valid"
+                     if not history_only else "")
+            click.echo(f"ok: {report.events} event{'' if report.events == 1 else 's'} "
+                       f"on the story line{nodes}")
     if not report.ok:
         first = (str(report.problems[0]) if report.problems
                  else f"working tree: {report.worktree_problems[0]}")

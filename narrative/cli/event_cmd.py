@@ -11,7 +11,9 @@ from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option, record_lines, short, warn
 
 if TYPE_CHECKING:
+    from narrative.engine.event import EventResult
     from narrative.engine.pending import EventRequest
+    from narrative.store.worldrepo import WorldRepo
 
 
 @click.command("event")
@@ -74,6 +76,10 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
         request.diffuser = name
         request.render = render
         result = engine.run_event(wr, request, dry_run=dry_run, diffuser=diffuser)
+    _print_result(wr, result, as_json)
+
+
+def _print_result(wr: WorldRepo, result: EventResult, as_json: bool) -> None:
     if as_json:
         emit_json(result.to_json())
         return
@@ -122,4 +128,66 @@ def _request(content: str, sets: tuple[str, ...], unsets: tuple[str, ...],
                         timestamp=timestamp, close_scene=close_scene)
 
 
-COMMANDS = [event_cmd]
+@click.group("failed", invoke_without_command=True)
+@json_option
+@click.pass_context
+def failed_cmd(click_ctx: click.Context, as_json: bool) -> None:
+    """Events that could not be recorded, kept with their error; newest first."""
+    if click_ctx.invoked_subcommand is not None:
+        return
+    from narrative.engine.pending import listing
+
+    ctx = click_ctx.find_object(Context)
+    assert ctx is not None
+    items = listing(ctx.world)
+    if as_json:
+        emit_json(items)
+        return
+    if not items:
+        click.echo("No failed events kept.")
+        return
+    for item in items:
+        via = f" (diffuser {item['diffuser']})" if item["diffuser"] else ""
+        click.echo(f"{item['n']:>3}  {item['saved_at']}  {item['content']!r}{via}")
+        click.echo(f"       {item['error']}")
+        for line in [d for d in item["details"] if d not in item["error"]][:5]:
+            click.echo(f"         {line}")
+        if item["raw_reply"]:
+            click.echo(f"       raw reply kept: {len(item['raw_reply'])} characters (--json shows it)")
+
+
+@failed_cmd.command("retry")
+@click.argument("which", default="1")
+@click.option("--dry-run", is_flag=True, help="Show what it would change; record nothing.")
+@click.option("--diffuser", "diffuser_name", metavar="NAME",
+              help="Run it through this diffuser instead of the one it named.")
+@json_option
+@pass_context
+def failed_retry_cmd(ctx: Context, which: str, dry_run: bool, diffuser_name: str | None,
+                     as_json: bool) -> None:
+    """Run failed event WHICH (number from 'narr failed', default 1: the newest) again."""
+    from narrative.diffusers.base import get_diffuser
+    from narrative.engine import event as engine
+
+    wr = ctx.world
+    chosen = get_diffuser(diffuser_name, wr) if diffuser_name else None
+    _print_result(wr, engine.retry(wr, which, dry_run=dry_run, diffuser=chosen), as_json)
+
+
+@failed_cmd.command("drop")
+@click.argument("which")
+@json_option
+@pass_context
+def failed_drop_cmd(ctx: Context, which: str, as_json: bool) -> None:
+    """Forget failed event WHICH for good (its words are printed one last time)."""
+    from narrative.engine import pending
+
+    item = pending.pick(ctx.world, which)
+    pending.discard(ctx.world, item.key)
+    if as_json:
+        emit_json({"dropped": pending.summary(item)})
+    else:
+        click.echo(f"Dropped the failed event {item.request.content!r}")
+
+
+COMMANDS = [event_cmd, failed_cmd]

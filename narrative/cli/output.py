@@ -67,11 +67,32 @@ def record_lines(rec: dict[str, Any], *, full: bool = False,
         lines.append("  closes the scene")
     for ch in rec.get("edits", []):
         lines.append(f"  hand edit  {change_line(ch, limit)}")
+    if expired is None:
+        expired = _expiry_reasons(rec)
     for ch in rec.get("diffusions", []):
         lines.append(f"  {change_line(ch, limit, expired)}")
     if not rec.get("diffusions") and rec.get("kind") == "event":
         lines.append("  (no change to the world: a story beat)")
     return lines
+
+
+def _expiry_reasons(rec: dict[str, Any]) -> dict[str, str]:
+    """Why each node a recorded event removed ended, told from the node's lifecycle.
+
+    The record keeps the removed node whole, so a later ``narr show`` can say
+    what ``narr event`` said when it ran.
+    """
+    out = {}
+    for ch in rec.get("diffusions", []):
+        if ch["field"] == "" and "new_value" not in ch and isinstance(ch.get("old_value"), dict):
+            lifecycle = ch["old_value"].get("lifecycle")
+            if lifecycle == "event":
+                out[ch["target"]] = "event lifecycle"
+            elif lifecycle == "scene" and rec.get("close_scene"):
+                out[ch["target"]] = "scene closed"
+            else:
+                out[ch["target"]] = "expired"
+    return out
 
 
 def warn(message: str) -> None:

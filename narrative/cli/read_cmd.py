@@ -100,6 +100,8 @@ def nodes_cmd(ctx: Context, layer: str | None, as_json: bool) -> None:
         life = "" if r["lifecycle"] == "permanent" else f" ({r['lifecycle']})"
         click.echo(f"{r['id']:<{width}}  {r['layer']:<10}  {r['kind'] or '-':<12}  {r['name']}"
                    f"{life}{flag}")
+    if any(r["edited"] == "invalid" for r in rows):
+        warn("some node files are not valid nodes (marked [invalid]): narr status says why")
 
 
 @click.command("status")
@@ -136,7 +138,7 @@ def status_cmd(ctx: Context, as_json: bool) -> None:
         for p in st["outside_world"]:
             click.echo(f"  {p}")
     if st["failed_events"]:
-        click.echo("\nFailed events kept (narr event --retry runs the newest again):")
+        click.echo("\nFailed events kept (narr failed lists them; narr event --retry runs the newest):")
         for f in st["failed_events"]:
             click.echo(f"  {f['saved_at']}  {f['content']!r}: {f['error']}")
     if not (st["edits"] or st["problems"] or st["outside_world"] or st["failed_events"]):

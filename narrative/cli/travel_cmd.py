@@ -50,13 +50,20 @@ def reset_cmd(ctx: Context, rev: str | None, before: str | None, keep_edits: boo
         click.echo("  hand edits back in the working tree (the next event records them):")
         for ch in result["restored_edits"]:
             click.echo(f"    {change_line(ch)}")
-    if result["carried_edits"]:
-        click.echo(f"  carried over {len(result['carried_edits'])} uncommitted hand edit(s)")
+    carried = len(result["carried_edits"]) - sum(1 for c in result["collisions"] if c.get("note"))
+    if carried:
+        click.echo(f"  carried over {carried} uncommitted hand edit(s)")
     for c in result["collisions"]:
-        click.echo(f"  collision, your value kept: {c['target']} {c['field'] or '(whole node)'}")
+        where = f"{c['target']} {c['field'] or '(whole node)'}"
+        if c.get("note"):
+            click.echo(f"  not carried over ({c['note']} there): {where}")
+        else:
+            click.echo(f"  collision, your value kept: {where}")
     if result["abandoned"]:
         click.echo(f"  the undone chain is kept as {result['abandoned'].rsplit('/', 1)[-1]} "
                    "(narr chains; narr replay 1)")
+    elif result["undone"]:
+        click.echo("  the undone events were already kept in an abandoned chain (narr chains)")
     if result["set_aside"]:
         click.echo("  your uncommitted hand edits were set aside: narr edits; narr edits restore 1")
     for path in result["kept_paths"]:

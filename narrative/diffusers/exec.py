@@ -29,6 +29,7 @@ from narrative.diffusers.context import build_context
 from narrative.diffusers.exec_protocol import PROTOCOL_VERSION, ExecProposal
 from narrative.errors import DiffuserError
 from narrative.model import Delta
+from narrative.nodefile import json_problem
 from narrative.userconfig import ExecSettings, load_user_config
 
 if TYPE_CHECKING:
@@ -124,12 +125,16 @@ def read_answer(command: list[str], out: str, err: str) -> Proposal:
     kept = out[:MAX_KEPT_OUTPUT] or None
     try:
         obj = json.loads(out)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         what = "printed nothing" if not out.strip() else f"printed something that is not JSON ({exc})"
         raise DiffuserError(f"the exec command {quoted} {what}",
                             details=[f"stderr: {line}" for line in _tail(err)],
                             hint="it must print one JSON delta on stdout (schemas/exec-response.schema.json)",
                             raw_reply=kept) from None
+    problem = json_problem(obj)
+    if problem:
+        raise DiffuserError(f"the exec command {quoted} printed an invalid delta: {problem}",
+                            raw_reply=kept, hint="see schemas/exec-response.schema.json")
     try:
         if isinstance(obj, dict) and "delta" in obj:
             answer = ExecProposal.model_validate(obj)

@@ -27,7 +27,7 @@ from narrative.model import (
     UnrelateOp,
     UnsetOp,
 )
-from narrative.nodefile import parse_json
+from narrative.nodefile import json_problem, parse_json
 
 OpT = TypeVar("OpT", RelateOp, UnrelateOp)
 
@@ -35,9 +35,13 @@ OpT = TypeVar("OpT", RelateOp, UnrelateOp)
 def parse_value(text: str) -> Any:
     """JSON when it parses (``3``, ``true``, ``[1]``, ``"quoted"``), else the text itself."""
     try:
-        return json.loads(text, parse_constant=_no_constant)
-    except ValueError:
+        value = json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
         return text
+    problem = json_problem(value)
+    if problem:
+        raise InvalidInputError(f"value {text[:40]!r}: {problem}")
+    return value
 
 
 def _no_constant(name: str) -> Any:
@@ -148,6 +152,9 @@ def _parse(data: bytes, source: str) -> Any:
 
 
 def validate_delta(obj: Any, source: str) -> Delta:
+    problem = json_problem(obj)
+    if problem:
+        raise InvalidInputError(f"{source}: {problem}")
     try:
         return Delta.model_validate(obj)
     except ValidationError as exc:

@@ -175,6 +175,8 @@ def parse_json_reply(text: str) -> tuple[Any, str | None]:
         text = fenced.group(1).strip()
     try:
         return json.loads(text), None
+    except RecursionError:
+        return None, "nested too deeply"
     except ValueError as exc:
         error = str(exc)
     start = text.find("{")
@@ -182,7 +184,7 @@ def parse_json_reply(text: str) -> tuple[Any, str | None]:
         try:
             obj, _end = json.JSONDecoder().raw_decode(text, start)
             return obj, None
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     return None, error
 

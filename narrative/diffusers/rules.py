@@ -93,7 +93,7 @@ class RulesDiffuser:
     def propose(self, view: WorldView, request: EventRequest) -> Proposal:
         rules = load_rules(self.root)
         if not rules:
-            return Proposal(notes=["no rules in this world (rules/*.toml): recorded as a story beat"])
+            return Proposal(notes=["no rules in this world (rules/*.toml)"])
         text = request.content
         mentions = find_mentions(view, text)
         nodes = {i: view.get(i) for m in mentions for i in m.ids}
@@ -122,7 +122,7 @@ class RulesDiffuser:
             notes.extend(f"{where}: {s}" for s in skipped)
         if not applied:
             verb = "applied to" if firings else "matched"
-            notes.append(f"no rule {verb} {text!r}: recorded as a story beat")
+            notes.append(f"no rule {verb} {text!r}")
         return Proposal(delta=Delta(ops=builder.ops, close_scene=builder.close_scene), notes=notes)
 
 
@@ -194,9 +194,13 @@ class _Builder:
     def fire(self, rule: LoadedRule, env: _Env) -> list[str]:
         """Add the operations of one firing; returns notes on actions that could not be made."""
         skipped: list[str] = []
+        kept = self._relates(rule, env)
         for action in rule.rule.do:
             try:
                 for op in self._ops(action, env):
+                    if (isinstance(action, UnrelateAction) and isinstance(op, UnrelateOp)
+                            and "*" in action.unrelate and (op.source, op.type, op.target) in kept):
+                        continue  # "move the edge here" when it is here already: keep its attrs
                     self.add(op)
             except _Unbound:
                 continue
@@ -205,6 +209,19 @@ class _Builder:
                 loc = "/".join(str(p) for p in first["loc"])
                 skipped.append(f"cannot {_verb(action)}: {loc}: {first['msg']}")
         return skipped
+
+    @staticmethod
+    def _relates(rule: LoadedRule, env: _Env) -> set[tuple[str, str, str]]:
+        """The edges a firing relates, which its ``*`` unrelates must leave alone."""
+        out = set()
+        for action in rule.rule.do:
+            if isinstance(action, RelateAction):
+                src, rtype, dst = action.relate.split(":")
+                try:
+                    out.add((env.id(src), rtype, env.id(dst)))
+                except _Unbound:
+                    continue
+        return out
 
     def _ops(self, action: Any, env: _Env) -> list[Op]:
         if isinstance(action, SetAction | UnsetAction):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -16,10 +17,29 @@ from narrative.store.worldrepo import WorldRepo
 HEADS = "refs/heads/"
 
 
+_HEXLIKE = re.compile(r"[0-9a-f]{4,40}")
+_EVENT_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
 def _check_name(name: str) -> str:
     if not name or name.startswith("-") or not pygit2.reference_is_valid_name(HEADS + name):
         raise InvalidInputError(f"{name!r} is not a valid branch name")
+    hexlike = _HEXLIKE.fullmatch(name) and any(c.isdigit() for c in name)  # not "dead" or "cafe"
+    if name == "HEAD" or hexlike or _EVENT_ID.fullmatch(name):
+        raise InvalidInputError(
+            f"{name!r} reads like {'HEAD' if name == 'HEAD' else 'a commit hash or an event id'}; "
+            "a branch of that name would make revisions ambiguous", hint="pick a word for it")
     return name
+
+
+def _refuse_clash(wr: WorldRepo, name: str) -> None:
+    """git keeps branches as files: 'story' and 'story/alt' cannot both exist."""
+    if name in wr.repo.branches.local:
+        raise ConflictError(f"a branch named {name!r} already exists")
+    for other in wr.repo.branches.local:
+        if other.startswith(name + "/") or name.startswith(other + "/"):
+            raise ConflictError(f"branch {name!r} cannot exist beside branch {other!r} "
+                                "(one would be a folder of the other)")
 
 
 def _content(commit: pygit2.Commit) -> str:
@@ -40,8 +60,7 @@ def list_branches(wr: WorldRepo) -> list[dict[str, Any]]:
 def create_branch(wr: WorldRepo, name: str, rev: str | None = None) -> dict[str, Any]:
     _check_name(name)
     with wr.lock:
-        if name in wr.repo.branches.local:
-            raise InvalidInputError(f"a branch named {name!r} already exists")
+        _refuse_clash(wr, name)
         commit = read.resolve(wr, rev or "HEAD")
         wr.repo.branches.local.create(name, commit)
         return {"name": name, "commit": str(commit.id), "content": _content(commit)}
@@ -84,8 +103,7 @@ def switch(wr: WorldRepo, name: str, *, set_aside: bool = False, create: bool = 
         head = wr.head_commit()
         assert head is not None
         if create:
-            if name in wr.repo.branches.local:
-                raise InvalidInputError(f"a branch named {name!r} already exists")
+            _refuse_clash(wr, name)
             target = head
         else:
             if name not in wr.repo.branches.local:

@@ -47,6 +47,9 @@ class Draft:
         self.order: list[str] = []
         self.created: set[str] = set()
         self.expired: dict[str, str] = {}  # id -> why
+        self.changed: dict[str, str] = {}  # id -> the first explicit operation that changed it
+        self.changed_proposed: dict[str, str] = {}  # the same, for a diffuser's operations
+        self._proposing = False
         self.problems: list[str] = []
         self.warnings: list[str] = []
         self.relates: list[tuple[str, RelateOp]] = []  # checked whatever becomes of the source
@@ -84,6 +87,12 @@ class Draft:
             return None
         return self._touch(node_id)
 
+    def _changing(self, node_id: str, where: str) -> NodeDict | None:
+        node = self._live(node_id, where)
+        if node is not None:
+            (self.changed_proposed if self._proposing else self.changed).setdefault(node_id, where)
+        return node
+
     def _why_missing(self, node_id: str) -> str:
         edit = self.view.edits.edits.get(node_id)
         if edit is not None and edit.new is None:
@@ -92,9 +101,16 @@ class Draft:
 
     # --- operations -------------------------------------------------------------------
 
-    def apply(self, delta: Delta) -> None:
+    def apply(self, delta: Delta, proposed: int = 0) -> None:
+        """Apply every operation; the first ``proposed`` ones came from a diffuser.
+
+        A diffuser's change to a node that ends in this same event is dropped with
+        a warning; the user's own is refused, because what they typed would vanish.
+        """
         for i, op in enumerate(delta.ops, 1):
+            self._proposing = i <= proposed
             self.apply_op(op, f"op {i} ({op.op})")
+        self._proposing = False
 
     def apply_op(self, op: Op, where: str) -> None:
         if isinstance(op, SetOp | UnsetOp):
@@ -121,7 +137,7 @@ class Draft:
                 f"(a delta may change {', '.join(SETTABLE)})"
             )
             return
-        node = self._live(op.target, where)
+        node = self._changing(op.target, where)
         if node is None:
             return
         if isinstance(op, SetOp):
@@ -134,7 +150,7 @@ class Draft:
             self.problems.append(f"{where}: {op.target} {op.field}: {problem}")
 
     def _relate(self, op: RelateOp, where: str) -> None:
-        node = self._live(op.source, where)
+        node = self._changing(op.source, where)
         if node is None:
             return
         # Whether op.target is live is checked in validate(): it may be created later on.
@@ -144,7 +160,7 @@ class Draft:
         targets[op.target] = {**targets.get(op.target, {}), **copy.deepcopy(op.attrs)}
 
     def _unrelate(self, op: UnrelateOp, where: str) -> None:
-        node = self._live(op.source, where)
+        node = self._changing(op.source, where)
         if node is None:
             return
         targets = node.get("relations", {}).get(op.type, {})
@@ -181,8 +197,15 @@ class Draft:
         if op.target in self.created:
             self.problems.append(f"{where}: node {op.target!r} is created and expired in one event")
             return
+        if op.target in self.changed:
+            self.problems.append(f"{where}: node {op.target!r} is changed by {self.changed[op.target]} "
+                                 "and expired in the same event: the change would be lost")
+            return
         if self._live(op.target, where) is None:
             return
+        if op.target in self.changed_proposed:
+            self.warnings.append(f"{self.changed_proposed[op.target]}: dropped, {op.target} is "
+                                 f"expired by {where}")
         self.expire(op.target, BY_EVENT)
 
     def expire(self, node_id: str, why: str) -> None:
@@ -211,7 +234,11 @@ class Draft:
                 continue
             if self.view.committed(node_id) is None:
                 continue
-            self.expire(node_id, "scene closed" if node["lifecycle"] == "scene" else "event lifecycle")
+            why = "scene closed" if node["lifecycle"] == "scene" else "event lifecycle"
+            first = self.changed.get(node_id) or self.changed_proposed.get(node_id)
+            if first is not None:
+                self.warnings.append(f"{first}: dropped, {node_id} ends with this event ({why})")
+            self.expire(node_id, why)
 
     def drop_dangling(self) -> None:
         """Remove relations that point at nodes this event removed (or the user deleted)."""
@@ -227,7 +254,10 @@ class Draft:
             if node is None:
                 continue
             rels = node.get("relations", {})
-            hits = [(t, d) for t, targets in rels.items() for d in targets if d in gone]
+            if not isinstance(rels, dict):
+                continue  # not relations at all: validation names the field
+            hits = [(t, d) for t, targets in rels.items() if isinstance(targets, dict)
+                    for d in targets if d in gone]
             if not hits:
                 continue
             node = self._touch(src)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from narrative import fields
 from narrative.diffusers.base import Diffuser, Proposal
@@ -32,6 +32,9 @@ from narrative.nodefile import NodeDict
 from narrative.store import journal, maintenance, records, worktree
 from narrative.store.worldrepo import WorldRepo
 from narrative.world import WorldView
+
+if TYPE_CHECKING:
+    import pygit2
 
 FLAT_LAYER_WARNING = 3000
 
@@ -73,37 +76,47 @@ def iso(when: datetime) -> str:
 def run_event(wr: WorldRepo, request: EventRequest, *, dry_run: bool = False,
               diffuser: Diffuser | None = None, when: datetime | None = None,
               keep_failed: bool = True) -> EventResult:
-    """Record one event. On a user-caused failure nothing changes and the request is kept."""
+    """Record one event. On a user-caused failure nothing changes and the request is kept.
+
+    The diffuser is ``diffuser`` if given, else the one ``request.diffuser``
+    names (``"rules"``, ``"llm"``...), else none: only the request's own delta.
+    """
     if not request.content.strip():
         raise InvalidInputError("an event needs content: say what happens")
+    if diffuser is None and request.diffuser:
+        from narrative.diffusers.base import get_diffuser
+
+        diffuser = get_diffuser(request.diffuser, wr)
     try:
         with wr.lock:
-            return _run_locked(wr, request, dry_run=dry_run, diffuser=diffuser, when=when)
+            result = _run_locked(wr, request, dry_run=dry_run, diffuser=diffuser, when=when)
     except (InvalidInputError, InvalidWorldError, DiffuserError, BusyError) as exc:
         if keep_failed and not dry_run:
             pending.save(wr, request, exc.message, exc.details,
                          raw_reply=getattr(exc, "raw_reply", None))
             kept = ("the event is kept: narr event --retry runs it again"
                     if isinstance(exc, BusyError) else
+                    "the event is kept (narr failed): fix the world and run narr event --retry, "
+                    "or type it again with its changes corrected"
+                    if isinstance(exc, InvalidInputError) else
                     "the event is kept: fix the problem and run narr event --retry")
             exc.hint = ((exc.hint + "; ") if exc.hint else "") + kept
         raise
+    if keep_failed and not dry_run and pending.forget_same(wr, request):
+        result.warnings.append("a failed event kept with the same words and changes is recorded "
+                               "now, so it is forgotten")
+    return result
 
 
-def retry(wr: WorldRepo, *, dry_run: bool = False, diffuser: Diffuser | None = None,
-          when: datetime | None = None) -> EventResult:
-    """Run the newest failed event again; it is forgotten only once it is recorded.
+def retry(wr: WorldRepo, which: str | None = None, *, dry_run: bool = False,
+          diffuser: Diffuser | None = None, when: datetime | None = None) -> EventResult:
+    """Run a failed event again (the newest by default); it is forgotten once it is recorded.
 
     ``diffuser`` None means the diffuser the failed request named (if any).
     """
-    kept = pending.load_all(wr)
-    if not kept:
+    if not pending.load_all(wr):
         raise NothingToDoError("no failed event to retry")
-    item = kept[-1]
-    if diffuser is None and item.request.diffuser:
-        from narrative.diffusers.base import get_diffuser
-
-        diffuser = get_diffuser(item.request.diffuser, wr)
+    item = pending.pick(wr, which)
     try:
         result = run_event(wr, item.request, dry_run=dry_run, diffuser=diffuser, when=when,
                            keep_failed=False)
@@ -113,7 +126,20 @@ def retry(wr: WorldRepo, *, dry_run: bool = False, diffuser: Diffuser | None = N
         raise
     if not dry_run:
         pending.discard(wr, item.key)
+        pending.forget_same(wr, item.request)
     return result
+
+
+def _last_record(head: pygit2.Commit) -> EventRecord | None:
+    """The newest event on the story line: commits made with plain git in between (notes,
+    a merge) carry no record, and the next event's parent is the event before them."""
+    commit: pygit2.Commit | None = head
+    while commit is not None:
+        rec = records.decode(commit.message)
+        if rec is not None:
+            return rec
+        commit = commit.parents[0] if commit.parents else None
+    return None
 
 
 def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
@@ -148,7 +174,7 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
 
     event_id = new_event_id()
     draft = Draft(view, event_id)
-    draft.apply(delta)
+    draft.apply(delta, proposed=len(proposal.delta.ops) if proposal is not None else 0)
     _raise_if(draft.problems, "the event's changes are not valid")
     draft.expire_lifecycles(close_scene)
     draft.drop_dangling()
@@ -165,7 +191,7 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     for node_id, e in edits.edits.items():
         edit_changes.extend(fields.node_changes(node_id, e.old, e.new))
     when = when or now_utc()
-    parent = records.decode(head.message)
+    parent = _last_record(head)
     record = EventRecord(
         id=event_id,
         parent=parent.id if parent else None,

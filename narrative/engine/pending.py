@@ -3,7 +3,9 @@
 When an event cannot be recorded (a bad hand edit, an illegal delta, a diffuser
 that failed), its whole request is saved under ``.git/narr/failed/`` together
 with the error and, for a model, its raw reply. ``narr event --retry`` runs the
-newest one again; ``narr status`` lists them.
+newest one again, ``narr failed`` lists them all (``narr failed retry N`` and
+``narr failed drop N``), and an event recorded later with the same words and
+changes makes its kept copy redundant, so that copy is forgotten.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import new_event_id
 from narrative.model import Change, Delta
 from narrative.store.journal import write_atomic
@@ -55,6 +58,12 @@ def _dir(wr: WorldRepo) -> Path:
 
 def save(wr: WorldRepo, request: EventRequest, error: str, details: list[str] | None = None,
          raw_reply: str | None = None) -> FailedEvent:
+    """Keep a failed request; the same request failing again updates its kept copy."""
+    if _dir(wr).is_dir():
+        wanted = _same_key(request)
+        for earlier in load_all(wr):
+            if _same_key(earlier.request) == wanted:
+                return update(wr, earlier, error, details, raw_reply)
     item = FailedEvent(
         key=new_event_id(),
         saved_at=_now(),
@@ -88,7 +97,7 @@ def _write(wr: WorldRepo, item: FailedEvent) -> None:
 
 
 def load_all(wr: WorldRepo) -> list[FailedEvent]:
-    """Kept failed events, oldest first (unreadable files are skipped, never deleted)."""
+    """Kept failed events, oldest failure first (unreadable files are skipped, never deleted)."""
     directory = _dir(wr)
     if not directory.is_dir():
         return []
@@ -98,13 +107,54 @@ def load_all(wr: WorldRepo) -> list[FailedEvent]:
             out.append(FailedEvent.model_validate(json.loads(path.read_bytes())))
         except (ValueError, OSError):
             continue
-    return out
+    return sorted(out, key=lambda item: (item.saved_at, item.key))
 
 
 def discard(wr: WorldRepo, key: str) -> None:
     (_dir(wr) / f"{key}.json").unlink(missing_ok=True)
 
 
+def pick(wr: WorldRepo, which: str | None = None) -> FailedEvent:
+    """A kept event by number (1 = the newest, as ``narr failed`` lists them) or key prefix."""
+    kept = load_all(wr)[::-1]
+    if not kept:
+        raise NotFoundError("no failed event is kept")
+    if which is None:
+        return kept[0]
+    if which.isdigit() and 1 <= int(which) <= len(kept):
+        return kept[int(which) - 1]
+    matches = [item for item in kept if len(which) >= 4 and item.key.startswith(which)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise InvalidInputError(f"{which!r} matches {len(matches)} failed events; give its number "
+                                "(narr failed lists them)")
+    raise NotFoundError(f"no failed event {which!r} (1..{len(kept)}; narr failed lists them)")
+
+
+def forget_same(wr: WorldRepo, request: EventRequest) -> list[FailedEvent]:
+    """Forget kept events asking exactly what ``request`` asked: it is recorded now."""
+    if not _dir(wr).is_dir():
+        return []
+    wanted = _same_key(request)
+    gone = [item for item in load_all(wr) if _same_key(item.request) == wanted]
+    for item in gone:
+        discard(wr, item.key)
+    return gone
+
+
+def _same_key(request: EventRequest) -> str:
+    return request.model_dump_json(include={"content", "delta", "narrative_text", "timestamp",
+                                            "close_scene", "causes"})
+
+
 def summary(item: FailedEvent) -> dict[str, Any]:
     return {"key": item.key, "saved_at": item.saved_at, "content": item.request.content,
             "error": item.error}
+
+
+def listing(wr: WorldRepo) -> list[dict[str, Any]]:
+    """Kept events newest first, numbered for ``narr failed retry N``."""
+    return [{"n": n, **summary(item), "details": item.details,
+             "diffuser": item.request.diffuser, "raw_reply": item.raw_reply}
+            for n, item in enumerate(load_all(wr)[::-1], 1)]

@@ -17,7 +17,7 @@ import pygit2
 
 from narrative import fields
 from narrative.errors import BusyError, InvalidInputError, InvalidWorldError, NotFoundError
-from narrative.ids import LAYERS, check_id, node_path
+from narrative.ids import LAYERS, check_id, node_path, parse_node_path
 from narrative.nodefile import NodeDict, load_trusted, parse_node_file
 from narrative.store import journal, records, worktree
 from narrative.store.lock import WriteLock
@@ -235,7 +235,11 @@ def locate(wr: WorldRepo, node_id: str) -> str:
 
 
 def list_nodes(wr: WorldRepo, layer: str | None = None) -> list[dict[str, Any]]:
-    """Every node of the current world (hand edits included), sorted by id."""
+    """Every node of the current world (hand edits included), sorted by id.
+
+    ``edited`` is None, ``"new"``, ``"modified"``, ``"deleted"`` or ``"invalid"``
+    (the file is there but not a valid node: ``narr status`` says why).
+    """
     if layer is not None and layer not in LAYERS:
         raise InvalidInputError(f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}")
     finish_interrupted(wr)
@@ -265,6 +269,11 @@ def list_nodes(wr: WorldRepo, layer: str | None = None) -> list[dict[str, Any]]:
         rows[node_id] = {"id": node_id, "layer": e.new["layer"], "kind": e.new["kind"],
                          "name": e.new["name"], "lifecycle": e.new["lifecycle"],
                          "edited": "new" if e.old is None else "modified"}
+    if edits.problems:  # a node file that no longer parses: still listed, marked for narr status
+        for path in edits.raw:
+            placed = parse_node_path(path, wr.config.layout)
+            if placed is not None and placed[1] not in edits.edits and placed[1] in rows:
+                rows[placed[1]]["edited"] = "invalid"
     return [rows[k] for k in sorted(rows)]
 
 

@@ -22,7 +22,7 @@ from narrative.engine.batch import batch
 from narrative.engine.event import EventResult, run_event
 from narrative.engine.pending import EventRequest
 from narrative.engine.setaside import user_changes
-from narrative.errors import ConflictError, NotFoundError
+from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.ids import EVENT_ID_RE
 from narrative.model import (
     Change,
@@ -104,14 +104,21 @@ def pick_chain(wr: WorldRepo, which: str) -> tuple[str, pygit2.Commit]:
         name = names[int(which) - 1]
         return name, wr.repo.references[name].peel(pygit2.Commit)
     for name in names:
-        short = name.removeprefix(refs.ABANDONED)
-        if which in (name, short) or (len(which) >= 4 and short.startswith(which)):
+        if which in (name, name.removeprefix(refs.ABANDONED)):
             return name, wr.repo.references[name].peel(pygit2.Commit)
-    for name in names:
-        tip = wr.repo.references[name].peel(pygit2.Commit)
-        rec = records.decode(tip.message)
-        if len(which) >= 4 and (str(tip.id).startswith(which) or (rec and rec.id.startswith(which))):
-            return name, tip
+    found: dict[str, pygit2.Commit] = {}
+    if len(which) >= 4:
+        for name in names:
+            tip = wr.repo.references[name].peel(pygit2.Commit)
+            rec = records.decode(tip.message)
+            if (name.removeprefix(refs.ABANDONED).startswith(which) or str(tip.id).startswith(which)
+                    or (rec and rec.id.startswith(which))):
+                found[name] = tip
+    if len(found) == 1:
+        return next(iter(found.items()))
+    if found:
+        raise InvalidInputError(f"{which!r} matches {len(found)} abandoned chains; give more of it "
+                                "or its number (narr chains lists them)")
     listed = f"1..{len(names)}" if names else "there are none"
     raise NotFoundError(f"no abandoned chain {which!r} ({listed}; narr chains lists them)")
 

@@ -103,6 +103,8 @@ def undone_chain(repo: pygit2.Repository, head: pygit2.Commit, target: pygit2.Co
     out: list[pygit2.Commit] = []
     commit: pygit2.Commit | None = head
     while commit is not None and commit.id != base:
+        if commit.id == target.id or repo.descendant_of(target.id, commit.id):
+            break  # reached the target's own history through a merge: nothing older is undone
         out.append(commit)
         commit = commit.parents[0] if commit.parents else None
     return out
@@ -157,7 +159,12 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
 
         # Everything is decided; keep what the move would otherwise lose, then move.
         saved = None
-        if not keep_edits and scan.raw and not _already_recorded(wr, head, scan):
+        uncarried = [c for c in collisions if c.get("note") == setaside.NODE_GONE]
+        if uncarried:  # edits to nodes the target does not have: keep them all, set aside
+            kept = setaside.set_aside(wr, head, scan, f"reset to {rev or 'before ' + str(before)}: "
+                                      "edits to nodes that do not exist there", when)
+            saved = kept.ref if kept else None
+        elif not keep_edits and scan.raw and not _already_recorded(wr, head, scan):
             kept = setaside.set_aside(wr, head, scan, f"reset to {rev or 'before ' + str(before)}",
                                       when)
             saved = kept.ref if kept else None

@@ -19,7 +19,7 @@ from typing import Any
 import pygit2
 
 from narrative import fields
-from narrative.errors import ConflictError, NotFoundError
+from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.ids import Layout, parse_node_path
 from narrative.model import Change
 from narrative.nodefile import NodeDict, dump
@@ -39,6 +39,9 @@ class Carried:
     collisions: list[dict[str, Any]] = field(default_factory=list)
 
 
+NODE_GONE = "the node no longer exists"
+
+
 def carry(changes: list[Change], target: WorldView, into: dict[str, NodeDict | None] | None = None,
           ) -> Carried:
     """Apply ``changes`` (made against some base) onto ``target``, the user's value winning.
@@ -56,7 +59,7 @@ def carry(changes: list[Change], target: WorldView, into: dict[str, NodeDict | N
     for ch in changes:
         node = current(ch.target)
         if node is None and ch.field != "":
-            out.collisions.append(_collision(ch, fields.ABSENT, note="the node no longer exists"))
+            out.collisions.append(_collision(ch, fields.ABSENT, note=NODE_GONE))
             continue
         now = fields.value_in(node, ch.field)
         if fields.same(now, ch.new):
@@ -74,6 +77,17 @@ def carry(changes: list[Change], target: WorldView, into: dict[str, NodeDict | N
             fields.drop(node, ch.field)
         out.nodes[ch.target] = node
     return out
+
+
+def _collision_line(c: dict[str, Any]) -> str:
+    if "path" in c:
+        return f"{c['path']}: {c['note']}"
+    where = f"{c['target']} {c['field'] or '(whole node)'}"
+    if c.get("note"):
+        return f"{where}: {c['note']}"
+    return (f"{where}: was {fields.show(c.get('base', fields.ABSENT))}, now "
+            f"{fields.show(c.get('current', fields.ABSENT))}, set aside "
+            f"{fields.show(c.get('yours', fields.ABSENT))}")
 
 
 def _collision(ch: Change, now: Any, note: str | None = None) -> dict[str, Any]:
@@ -208,9 +222,13 @@ def pick(wr: WorldRepo, which: str) -> refs.SetAside:
     names = refs.set_aside_refs(wr)
     if which.isdigit() and 1 <= int(which) <= len(names):
         return refs.load_set_aside(wr, names[int(which) - 1])
-    for name in names:
-        if name == which or name.rsplit("/", 1)[-1].startswith(which):
-            return refs.load_set_aside(wr, name)
+    exact = [n for n in names if which in (n, n.rsplit("/", 1)[-1])]
+    found = exact or [n for n in names if len(which) >= 4 and n.rsplit("/", 1)[-1].startswith(which)]
+    if len(found) == 1:
+        return refs.load_set_aside(wr, found[0])
+    if found:
+        raise InvalidInputError(f"{which!r} matches {len(found)} set-aside edits; give more of it "
+                                "or its number (narr edits lists them)")
     listed = f"1..{len(names)}" if names else "none are kept"
     raise NotFoundError(f"no set-aside edits {which!r} ({listed}; narr edits lists them)")
 
@@ -248,10 +266,19 @@ def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
             if now != (str(base.id) if base is not None else None):
                 raw_collisions.append({"path": path, "note": "changed since it was set aside"})
         collisions = carried.collisions + raw_collisions
+        gone = [c for c in carried.collisions if c.get("note") == NODE_GONE]
+        if gone:
+            raise ConflictError(
+                f"{len(gone)} set-aside change(s) are to nodes that no longer exist: "
+                + ", ".join(sorted({c["target"] for c in gone})),
+                conflicts=gone, details=[_collision_line(c) for c in gone],
+                hint=f"reset to an event where they exist and restore there; the edits stay kept "
+                     f"(git show {item.ref})",
+            )
         if collisions and not force:
             raise ConflictError(
                 f"{len(collisions)} field(s) changed since these edits were set aside",
-                conflicts=collisions,
+                conflicts=collisions, details=[_collision_line(c) for c in collisions],
                 hint="narr edits restore N --force lets the set-aside values win "
                      "(your current hand edits are set aside first)",
             )

@@ -145,13 +145,16 @@ def changed_paths(wr: WorldRepo, head_tree: pygit2.Tree | None) -> set[str]:
     index.read(force=False)
     # Only a writer may refresh (libgit2 then writes the index): a reader racing an
     # event could otherwise write back an index the event has just replaced.
-    flags = _SCAN_FLAGS if wr.lock.held else _SCAN_FLAGS & ~pygit2.enums.DiffOption.UPDATE_INDEX
+    # Nor while git's own index.lock exists (git at work, or a process killed inside
+    # an index write): scan read-only; a writer then refuses before it moves anything.
+    refresh = wr.lock.held and not (wr.git_dir / "index.lock").exists()
+    flags = _SCAN_FLAGS if refresh else _SCAN_FLAGS & ~pygit2.enums.DiffOption.UPDATE_INDEX
     out: set[str] = set()
     for delta in index.diff_to_workdir(flags=flags).deltas:
         out.add(delta.old_file.path)
         out.add(delta.new_file.path)
     if head_tree is not None:
-        if not _index_is(index, head_tree, keep=wr.lock.held):
+        if not _index_is(index, head_tree, keep=refresh):
             for delta in index.diff_to_tree(head_tree).deltas:
                 out.add(delta.old_file.path)
                 out.add(delta.new_file.path)

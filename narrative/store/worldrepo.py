@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
-from narrative.config import CONFIG_FILE, WorldConfig, load_config
-from narrative.errors import InvalidInputError, NotAWorldError
+from narrative.config import CONFIG_FILE, WorldConfig, load_config, parse_config
+from narrative.errors import InvalidInputError, InvalidWorldError, NarrError, NotAWorldError
 from narrative.ids import WORLD_DIR
 from narrative.store.lock import WriteLock
 from narrative.store.trees import EMPTY_TREE
@@ -78,7 +78,9 @@ class WorldRepo:
                 f"not a narr world: {root} is a git repository without {CONFIG_FILE}",
                 hint="create a world with: narr init DIR",
             )
-        return cls(root, repo, load_config(root))
+        config = load_config(root)
+        _refuse_layout_change(repo, config)
+        return cls(root, repo, config)
 
     # --- HEAD -------------------------------------------------------------------------
 
@@ -153,3 +155,27 @@ class WorldRepo:
         if "index_cache" in self.__dict__:
             self.index_cache.close()
         self.repo.free()
+
+
+def _refuse_layout_change(repo: pygit2.Repository, config: WorldConfig) -> None:
+    """A layout edited in narr.toml would make every node file look misplaced (or absent).
+
+    The files are where the committed narr.toml says; narr does not move them, so
+    it refuses to work with a layout that disagrees rather than record nonsense.
+    """
+    if repo.head_is_unborn:
+        return
+    try:
+        blob = repo.head.peel(pygit2.Commit).tree[CONFIG_FILE]
+        if not isinstance(blob, pygit2.Blob):
+            return
+        committed = parse_config(blob.data.decode("utf-8")).layout
+    except (KeyError, ValueError, NarrError):
+        return
+    if committed != config.layout:
+        raise InvalidWorldError(
+            f"{CONFIG_FILE}: layout is {config.layout!r}, but this world's node files are laid out "
+            f"{committed!r} (as its last event committed); narr cannot change a world's layout",
+            hint=f"put layout = \"{committed}\" back in {CONFIG_FILE}",
+        )
+
