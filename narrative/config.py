@@ -29,15 +29,19 @@ class WorldConfig:
     def render(self) -> str:
         """The text of a fresh ``narr.toml``."""
         return (
-            "# narr world settings (the narr README, section Files, explains each key)\n"
+            "# narr world settings, tracked with the story (never endpoints, keys or commands:\n"
+            "# those live in your own ~/.config/narr/config.toml)\n"
             "[world]\n"
             f"name = {_toml_str(self.name)}\n"
+            "# the language of the story's text (context for diffusers that write prose)\n"
             f"language = {_toml_str(self.language)}\n"
             "# flat: world/<layer>/<id>.json; sharded: world/<layer>/<xx>/<id>.json (large worlds)\n"
             f"layout = {_toml_str(self.layout)}\n"
             "\n"
             "[diffuser]\n"
-            "# what turns an event's words into changes when no --diffuser is given\n"
+            "# what turns an event's words into changes when no --diffuser is given:\n"
+            "# rules (offline, rules/*.toml), explicit (only the flags), or llm / exec when\n"
+            "# the user allows them ([diffuser] allow_world in their own config)\n"
             f"default = {_toml_str(self.diffuser)}\n"
         )
 

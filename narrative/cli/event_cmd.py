@@ -51,6 +51,8 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
               diffuser_name: str | None, render: bool, as_json: bool) -> None:
     """Record a story event: CONTENT says what happens; a diffuser and the flags say what it changes.
 
+    CONTENT '-' reads it from standard input (a long passage, a whole scene).
+
     The world's diffuser (the offline rules by default) reads CONTENT and
     proposes changes; the flags' changes are added and win on the same field.
     Hand edits under world/ are picked up and recorded with the event. Nothing
@@ -67,8 +69,14 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
         chosen = get_diffuser(diffuser_name, wr) if diffuser_name else None
         result = engine.retry(wr, dry_run=dry_run, diffuser=chosen)
     else:
+        if content == "-":
+            if delta_file == "-":
+                raise click.UsageError("standard input can be the content or the --delta, not both")
+            content = sys.stdin.read().strip()
         if not content:
             raise click.UsageError("say what happens: narr event \"Lin Yuan walks to the ferry\"")
+        if timestamp is not None and not timestamp.strip():
+            raise click.UsageError("--at needs a story time (\"Day 3, dusk\"); leave it out for none")
         name = diffuser_name or default_name(wr)
         diffuser = get_diffuser(name, wr)
         request = _request(content, sets, unsets, relates, unrelates, creates, expires,

@@ -31,9 +31,10 @@ def log_cmd(ctx: Context, rev: str, limit: int | None, as_json: bool) -> None:
             counts.append(f"{len(e['edits'])} hand edit{'s' if len(e['edits']) != 1 else ''}")
         when = f" [{e['timestamp']}]" if e.get("timestamp") else ""
         tail = f"  ({', '.join(counts)})" if counts else ""
-        mark = {"genesis": "* ", "commit": "? "}.get(e["kind"], "")
-        click.echo(f"{short(e['commit'])} {mark}{e['content'].splitlines()[0] if e['content'] else ''}"
-                   f"{when}{tail}")
+        mark = {"genesis": "  (genesis)", "commit": "  (a plain git commit, not an event)"}.get(
+            e["kind"], "")
+        click.echo(f"{short(e['commit'])} {e['content'].splitlines()[0] if e['content'] else ''}"
+                   f"{when}{tail}{mark}")
 
 
 @click.command("show")

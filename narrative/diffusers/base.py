@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from narrative.errors import InvalidInputError
+from narrative.errors import InvalidInputError, InvalidWorldError
 from narrative.model import Delta
 
 if TYPE_CHECKING:
@@ -99,6 +99,10 @@ def default_name(wr: WorldRepo) -> str:
     if settings.default:
         return settings.default
     name = wr.config.diffuser
+    if name not in names():
+        raise InvalidWorldError(
+            f"narr.toml: [diffuser] default is {name!r}, which is not a diffuser; "
+            f"known: {', '.join(names())}", hint="fix narr.toml, or pick one with --diffuser NAME")
     if name in OFFLINE or name in settings.allow_world:
         return name
     raise InvalidInputError(

@@ -10,6 +10,7 @@ size of the world.
 
 from __future__ import annotations
 
+import bisect
 import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -71,6 +72,27 @@ def candidate_spans(text: str, max_chars: int = MAX_NAME_CHARS) -> list[tuple[in
     return spans
 
 
+class DisjointSpans:
+    """Non-overlapping ``[start, end)`` spans, asked "does this one overlap?" in log time.
+
+    Long texts (a pasted chapter names the same people hundreds of times) made
+    the pairwise check quadratic: seconds for 30 KB.
+    """
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def overlaps(self, start: int, end: int) -> bool:
+        k = bisect.bisect_left(self.starts, end)  # spans starting before ``end``
+        return k > 0 and self.ends[k - 1] > start
+
+    def add(self, start: int, end: int) -> None:
+        k = bisect.bisect_left(self.starts, start)
+        self.starts.insert(k, start)
+        self.ends.insert(k, end)
+
+
 def find_mentions(view: WorldView, text: str) -> list[Mention]:
     """Nodes named in ``text`` by name or alias, longest match first, without overlaps."""
     spans = candidate_spans(text)
@@ -83,12 +105,12 @@ def find_mentions(view: WorldView, text: str) -> list[Mention]:
         for i, j in by_norm.get(norm, []):
             found.append((i, j, tuple(sorted(named))))
     found.sort(key=lambda t: (-(t[1] - t[0]), t[0]))
-    taken: list[tuple[int, int]] = []
+    taken = DisjointSpans()
     out: list[Mention] = []
     for i, j, ids in found:
-        if any(i < b and a < j for a, b in taken):
+        if taken.overlaps(i, j):
             continue
-        taken.append((i, j))
+        taken.add(i, j)
         out.append(Mention(i, j, text[i:j], ids))
     return sorted(out, key=lambda m: m.start)
 

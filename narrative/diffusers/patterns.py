@@ -166,15 +166,13 @@ def abstract(text: str, mentions: Sequence[Span], replace: set[int]) -> tuple[st
     pos = 0
     for k in sorted(replace, key=lambda k: mentions[k].start):
         m = mentions[k]
-        for i in range(pos, m.start):
-            out.append(text[i])
-            back.append(i)
+        out.append(text[pos:m.start])
+        back.extend(range(pos, m.start))
         out.append(chr(MARK_BASE + k))
         back.append(m.start)
         pos = m.end
-    for i in range(pos, len(text)):
-        out.append(text[i])
-        back.append(i)
+    out.append(text[pos:])
+    back.extend(range(pos, len(text)))
     back.append(len(text))  # the end of a marker maps to the end of its mention
     return "".join(out), back
 

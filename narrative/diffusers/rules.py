@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from narrative import fields
 from narrative.diffusers import patterns
 from narrative.diffusers.base import Proposal, register
-from narrative.diffusers.context import Mention, find_mentions
+from narrative.diffusers.context import DisjointSpans, Mention, find_mentions
 from narrative.diffusers.rulefile import (
     TEMPLATE_RE,
     CloseSceneAction,
@@ -131,27 +131,40 @@ def find_firings(rules: list[LoadedRule], text: str, mentions: list[Mention],
     """The firings of every rule in ``text``, in the order of the text."""
     out: list[Firing] = []
     by_group: dict[str, list[Firing]] = {}
+    known: dict[str, set[int]] = {}  # the same kind of variable recurs in many patterns
+
+    def candidates(spec: VarSpec) -> set[int]:
+        key = spec.model_dump_json()
+        if key not in known:
+            known[key] = _candidates(spec, mentions, nodes)
+        return known[key]
+
     for order, rule in enumerate(rules):
         found: list[Firing] = []
         for pi, pattern in enumerate(rule.patterns):
-            allowed = {s: _candidates(rule.vars.get(s, ANY), mentions, nodes) for s in pattern.slots}
+            allowed = {s: candidates(rule.vars.get(s, ANY)) for s in pattern.slots}
             for m in patterns.find(pattern, text, mentions, allowed, rule.unless):
                 found.append(Firing(order, rule, pi, m))
-        kept: list[Firing] = []
-        for f in sorted(found, key=lambda f: (f.pattern, f.match.start)):
-            if not any(f.overlaps(k) for k in kept):
-                kept.append(f)
+        kept = _disjoint(sorted(found, key=lambda f: (f.pattern, f.match.start)))
         if rule.rule.group:
             by_group.setdefault(rule.rule.group, []).extend(kept)
         else:
             out.extend(kept)
     for firings in by_group.values():
-        kept = []
-        for f in sorted(firings, key=Firing.rank):
-            if not any(f.overlaps(k) for k in kept):
-                kept.append(f)
-        out.extend(kept)
+        out.extend(_disjoint(sorted(firings, key=Firing.rank)))
     return sorted(out, key=lambda f: (f.match.start, f.order))
+
+
+def _disjoint(firings: list[Firing]) -> list[Firing]:
+    """The firings, in order, that overlap none kept before them."""
+    taken = DisjointSpans()
+    kept = []
+    for f in firings:
+        if taken.overlaps(f.match.start, f.match.end):
+            continue
+        taken.add(f.match.start, f.match.end)
+        kept.append(f)
+    return kept
 
 
 def _candidates(spec: VarSpec, mentions: list[Mention], nodes: dict[str, Any]) -> set[int]:

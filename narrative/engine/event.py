@@ -186,6 +186,9 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
                                                else ""), details=dangling,
                                 hint="fix the file (narr status lists every problem); nothing was changed")
     warnings.extend(draft.warnings)
+    if request.render and not delta.narrative_text and diffuser is not None:
+        warnings.append(f"the {diffuser.name} diffuser writes no narrative text; --render needs "
+                        "one that does (llm, or an exec program that returns narrative_text)")
 
     edit_changes: list[Change] = []
     for node_id, e in edits.edits.items():

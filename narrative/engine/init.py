@@ -11,7 +11,7 @@ import pygit2
 
 from narrative.config import CONFIG_FILE, WorldConfig
 from narrative.errors import InvalidInputError, InvalidWorldError
-from narrative.ids import LAYOUTS, WORLD_DIR, Layout, new_event_id, node_path
+from narrative.ids import LAYERS, LAYOUTS, WORLD_DIR, Layout, new_event_id, node_path
 from narrative.model import EventRecord
 from narrative.nodefile import NodeDict, dump, parse_json, validate
 from narrative.store import records
@@ -96,6 +96,8 @@ def init_world(directory: str | Path, *, sample: bool = False, layout: Layout = 
         (root / CONFIG_FILE).write_text(config.render(), encoding="utf-8")
         (root / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
         paths = [CONFIG_FILE, ".gitignore"]
+        for layer in LAYERS:  # where nodes go, ready for an editor (git tracks no empty folder)
+            (root / WORLD_DIR / layer).mkdir(parents=True, exist_ok=True)
         for node in nodes:
             rel = node_path(node["id"], node["layer"], layout)
             (root / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -99,8 +99,7 @@ def _unresolved(wr: WorldRepo, rev: str) -> str:
                 base = base.parents[0]
                 depth += 1
             return (f"{rev} does not resolve: the story line has only {depth} event"
-                    f"{'s' if depth != 1 else ''} before {m.group(1) or 'HEAD'} "
-                    "(the genesis cannot be undone)")
+                    f"{'s' if depth != 1 else ''} before {m.group(1) or 'HEAD'}")
         except (KeyError, ValueError, pygit2.GitError):
             pass
     return f"{rev!r} is neither a git revision nor an event id of this world"

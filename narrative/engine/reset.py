@@ -123,7 +123,12 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
         branch = ref.removeprefix("refs/heads/")
         head = wr.head_commit()
         assert head is not None
-        target = read.resolve(wr, rev) if rev is not None else commit_before(wr, before or "")
+        try:
+            target = read.resolve(wr, rev) if rev is not None else commit_before(wr, before or "")
+        except NotFoundError as exc:
+            if "the story line has only" in exc.message:
+                exc.message += " (the genesis cannot be undone)"
+            raise
         if records.decode(target.message) is None:
             raise InvalidInputError(f"{str(target.id)[:10]} is not a narr event; reset to an event")
         scan = worktree.scan(wr, head.tree)
