@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -237,3 +238,40 @@ def test_init_without_the_sample_makes_the_layer_folders(tmp_path: Path) -> None
     CLI(tmp_path)("init", str(tmp_path / "empty"))
     assert sorted(p.name for p in (tmp_path / "empty" / "world").iterdir()) == [
         "ambient", "background", "character", "item"]
+
+
+def test_an_executable_bit_is_never_staged(narr: CLI, world: Path) -> None:
+    path = node_file(world, "su-qing")
+    path.chmod(0o755)
+    narr("event", "Lin Yuan walks to the ferry")
+    staged = git(world, "diff", "--cached", "--name-only").split()
+    assert staged == []
+    assert "Nothing to record" in narr("status").stdout
+    assert "ok:" in narr("check").stdout
+
+
+def test_narr_will_not_move_the_story_under_a_git_merge(narr: CLI, world: Path) -> None:
+    narr("switch", "-c", "side")
+    narr("event", "Lin Yuan frowns", "--set", "lin-yuan.state.mood=grim")
+    narr("switch", "main")
+    narr("event", "Lin Yuan smiles", "--set", "lin-yuan.state.mood=glad")
+    subprocess.run(["git", "merge", "side"], cwd=world, capture_output=True, check=False)
+    assert (world / ".git" / "MERGE_HEAD").exists()
+    for args in (["reset", "HEAD~1"], ["switch", "side"], ["event", "Su Qing waits"]):
+        result = refused(narr, world, *args, code=CONFLICT)
+        assert "a git merge is in progress" in result.stderr
+    assert "a git merge is in progress" in narr("status").stderr
+    assert [f["content"] for f in narr.json("failed")] == ["Su Qing waits"]  # kept, not lost
+
+
+def test_replay_names_the_plain_git_commits_it_leaves_out(narr: CLI, world: Path) -> None:
+    narr("event", "Lin Yuan walks to the ferry")
+    (world / "notes.md").write_text("x\n", encoding="utf-8")
+    git(world, "add", "notes.md")
+    git(world, "commit", "-qm", "my notes")
+    narr("event", "The rain stops", "--close-scene")
+    narr("reset", "HEAD~2")
+    narr("event", "Su Qing waits", "--set", "su-qing.state.mood=patient")
+    result = narr("replay", "1", "--reuse")
+    assert "Not replayed: commits made with plain git" in result.stdout
+    assert result.stdout.rstrip().endswith("my notes")

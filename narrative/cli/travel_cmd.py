@@ -122,6 +122,11 @@ def replay_cmd(ctx: Context, chain: str, reuse: bool, diffuser: str | None, as_j
             for e in data["events"]:
                 click.echo(f"[{short(e['commit'])}] {e['content']}")
             click.echo(f"Replayed {len(data['events'])} of {data['total']} event(s).")
+            if data["skipped"]:
+                click.echo("Not replayed: commits made with plain git, not events (still in the chain; "
+                           "git cherry-pick brings one back):")
+                for c in data["skipped"]:
+                    click.echo(f"  {short(c['commit'])} {c['subject']}")
     if result.conflict is not None:
         raise result.conflict
 

@@ -100,6 +100,7 @@ def switch(wr: WorldRepo, name: str, *, set_aside: bool = False, create: bool = 
     _check_name(name)
     with wr.lock:
         journal.recover(wr)
+        wr.require_no_git_operation()
         head = wr.head_commit()
         assert head is not None
         if create:

@@ -21,6 +21,7 @@ from narrative.engine.draft import Draft
 from narrative.engine.pending import EventRequest
 from narrative.errors import (
     BusyError,
+    ConflictError,
     DiffuserError,
     InvalidInputError,
     InvalidWorldError,
@@ -90,12 +91,12 @@ def run_event(wr: WorldRepo, request: EventRequest, *, dry_run: bool = False,
     try:
         with wr.lock:
             result = _run_locked(wr, request, dry_run=dry_run, diffuser=diffuser, when=when)
-    except (InvalidInputError, InvalidWorldError, DiffuserError, BusyError) as exc:
+    except (InvalidInputError, InvalidWorldError, DiffuserError, BusyError, ConflictError) as exc:
         if keep_failed and not dry_run:
             pending.save(wr, request, exc.message, exc.details,
                          raw_reply=getattr(exc, "raw_reply", None))
             kept = ("the event is kept: narr event --retry runs it again"
-                    if isinstance(exc, BusyError) else
+                    if isinstance(exc, BusyError | ConflictError) else
                     "the event is kept (narr failed): fix the world and run narr event --retry, "
                     "or type it again with its changes corrected"
                     if isinstance(exc, InvalidInputError) else

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from narrative import fields
-from narrative.errors import BusyError, InvalidInputError, InvalidWorldError, NotFoundError
+from narrative.errors import (
+    BusyError,
+    ConflictError,
+    InvalidInputError,
+    InvalidWorldError,
+    NotFoundError,
+)
 from narrative.ids import LAYERS, check_id, node_path, parse_node_path
 from narrative.nodefile import NodeDict, load_trusted, parse_node_file
 from narrative.store import journal, records, worktree
@@ -326,8 +332,16 @@ def status(wr: WorldRepo) -> Status:
         outside=scan.outside,
         failed=_failed(wr),
         reformat=[r for r in reformat if r],
-        warnings=[note] if note else [],
+        warnings=[*([note] if note else []), *_git_operation(wr)],
     )
+
+
+def _git_operation(wr: WorldRepo) -> list[str]:
+    try:
+        wr.require_no_git_operation()
+    except ConflictError as exc:
+        return [f"{exc.message}: {exc.hint}"]
+    return []
 
 
 def hand_edit_problems(wr: WorldRepo, head_tree: pygit2.Tree | None,

@@ -131,11 +131,13 @@ class ReplayResult:
     fast_forward: bool = False
     head: str | None = None
     conflict: ConflictError | None = None
+    # commits in the chain that are not events (made with plain git): not replayed
+    skipped: list[dict[str, str]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "chain": self.chain, "total": self.total, "fast_forward": self.fast_forward,
-            "head": self.head,
+            "head": self.head, "skipped": self.skipped,
             "events": [e.to_json() for e in self.events],
         }
         if self.conflict is not None:
@@ -151,9 +153,13 @@ def replay(wr: WorldRepo, which: str, *, reuse: bool = False, diffuser_name: str
         name, tip = pick_chain(wr, which)
         head = wr.head_commit()
         assert head is not None
-        commits = [c for c in chain_commits(wr.repo, tip.id, head.id)
+        every = chain_commits(wr.repo, tip.id, head.id)
+        commits = [c for c in every
                    if (r := records.decode(c.message)) is not None and r.kind == "event"]
         result = ReplayResult(name.removeprefix(refs.ABANDONED), len(commits))
+        replayed = {c.id for c in commits}
+        result.skipped = [{"commit": str(c.id), "subject": c.message.strip().split("\n")[0]}
+                          for c in every if c.id not in replayed]
         if not commits:
             result.head = str(head.id)
             return result

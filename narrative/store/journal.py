@@ -220,6 +220,10 @@ def _write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]
                 index.remove(path)
         elif now == oid:
             index.add(path)  # fresh stat data: the index stays a valid stat cache
+            if index[path].mode != pygit2.enums.FileMode.BLOB:
+                # a chmod +x is no story change: node files are committed 100644, and the
+                # index must say so too, or git sees a staged mode change narr never made
+                index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=oid), pygit2.enums.FileMode.BLOB))
         else:
             index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=oid), pygit2.enums.FileMode.BLOB))
     # Recompute the cached trees the changed entries invalidated (the trees exist

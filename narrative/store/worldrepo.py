@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from narrative.config import CONFIG_FILE, WorldConfig, load_config, parse_config
-from narrative.errors import InvalidInputError, InvalidWorldError, NarrError, NotAWorldError
+from narrative.errors import (
+    ConflictError,
+    InvalidInputError,
+    InvalidWorldError,
+    NarrError,
+    NotAWorldError,
+)
 from narrative.ids import WORLD_DIR
 from narrative.store.lock import WriteLock
 from narrative.store.trees import EMPTY_TREE
@@ -101,8 +107,23 @@ class WorldRepo:
             return None
         return self.repo.head.peel(pygit2.Commit)
 
+    def require_no_git_operation(self) -> None:
+        """Refuse to move the story while git is half-way through a merge, rebase or the like.
+
+        Moving the branch then would leave git's own state (MERGE_HEAD...) pointing at
+        a story that is gone, and the user's next git commit would be a surprise.
+        """
+        state = self.repo.state()
+        if state != pygit2.enums.RepositoryState.NONE:
+            what = pygit2.enums.RepositoryState(state).name.lower().replace("_", " ")
+            raise ConflictError(
+                f"a git {what} is in progress in this repository; narr will not move the story "
+                "under it", hint="finish it (git commit, git rebase --continue) or abort it "
+                                 "(git merge --abort, git rebase --abort) first")
+
     def require_branch(self) -> str:
         """The current branch's ref; events and resets only move branches."""
+        self.require_no_git_operation()
         ref = self.head_ref()
         if ref is None:
             raise InvalidInputError(
