@@ -284,3 +284,36 @@ def test_cli_world_default_exec_needs_the_users_consent(flat_world: Path, tmp_pa
     monkeypatch.setenv("NARR_DIFFUSER_ALLOW_WORLD", "exec")
     result = narr("event", MOVE, expect=18)
     assert result.stderr.splitlines()[0] == "narr: error: the exec diffuser has no command to run"
+
+
+def test_a_child_left_running_neither_blocks_the_event_nor_outlives_it(
+        flat_world: Path, use: Any, tmp_path: Path) -> None:
+    marker = tmp_path / "child-survived"
+    child = f"import time, pathlib; time.sleep(3); pathlib.Path({str(marker)!r}).write_text('x')"
+    move = {"ops": [{"op": "set", "target": "lin-yuan", "field": "/state/location", "value": "ferry"}]}
+    use(script(tmp_path, "import json, subprocess, sys\n"
+                         f"subprocess.Popen([sys.executable, '-c', {child!r}])\n"
+                         "json.load(sys.stdin)\n"
+                         f"print(json.dumps({move!r}))\n"), timeout="2")
+    start = time.monotonic()
+    result = event(flat_world)
+    assert time.monotonic() - start < 2  # the child holds the pipes; the program is done
+    assert result.commit is not None
+    assert read_node(flat_world, "lin-yuan")["state"]["location"] == "ferry"
+    time.sleep(3.5)
+    assert not marker.exists(), "the program's child outlived the event"
+
+
+def test_a_flood_of_output_is_stopped(flat_world: Path, use: Any, tmp_path: Path) -> None:
+    use(script(tmp_path, "import sys\nchunk = 'x' * 65536\nwhile True:\n    sys.stdout.write(chunk)\n"))
+    exc = failing_event(flat_world)
+    assert "printed more than 8 MB and was stopped" in exc.message
+
+
+def test_causes_that_are_not_events_are_dropped(flat_world: Path, use: Any, tmp_path: Path) -> None:
+    use(script(tmp_path, "import json, sys\njson.load(sys.stdin)\n"
+                         "print(json.dumps({'delta': {'ops': [], 'causes': ['nonexistent', '../x']}}))\n"))
+    result = event(flat_world)
+    assert result.record.causes == []
+    assert result.proposal is not None
+    assert any("dropped causes that are not events" in n for n in result.proposal.notes)

@@ -39,6 +39,8 @@ class Answer:
     body: bytes = b""
     delay: float = 0.0
     content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+    drip: float = 0.0  # seconds between the body's bytes
 
 
 def completion(content: str | None, *, finish: str = "stop", refusal: str | None = None) -> Answer:
@@ -92,10 +94,28 @@ def _handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 self.send_response(ans.status)
                 self.send_header("Content-Type", ans.content_type)
                 self.send_header("Content-Length", str(len(ans.body)))
+                for name, value in ans.headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(ans.body)
+                if ans.drip:
+                    for i in range(len(ans.body)):
+                        self.wfile.write(ans.body[i:i + 1])
+                        self.wfile.flush()
+                        if fake.stop.wait(ans.drip):
+                            return
+                else:
+                    self.wfile.write(ans.body)
             except OSError:
                 pass  # the client gave up (a timeout test)
+
+        def do_GET(self) -> None:
+            fake.requests.append({"path": self.path, "headers": dict(self.headers), "json": None})
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            body = json.dumps({"choices": [{"message": {"content": json.dumps(GOOD)}}]}).encode()
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -529,3 +549,32 @@ def test_cli_not_configured(flat_world: Path) -> None:
     result = narr("event", "--diffuser", "llm", MOVE, expect=18)
     assert result.stderr.splitlines()[0] == "narr: error: the llm diffuser has no server configured"
     assert snapshot(flat_world) == before
+
+
+# --- a server that misbehaves on purpose ---------------------------------------------------
+
+
+def test_a_redirect_is_reported_and_never_followed_with_the_key(
+        flat_world: Path, llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NARR_LLM_API_KEY_ENV", "TEST_KEY")
+    monkeypatch.setenv("TEST_KEY", "sk-secret")
+    llm.answer(Answer(status=302, headers={"Location": f"{llm.url}/elsewhere"}))
+    err = failing_event(flat_world)
+    assert err.message.startswith("the LLM server answered HTTP 302")
+    assert err.hint is not None and "does not follow redirects" in err.hint
+    assert [r["path"] for r in llm.requests] == ["/v1/chat/completions"]  # no GET to elsewhere
+
+
+def test_a_server_dripping_bytes_is_cut_off_at_the_timeout(flat_world: Path, llm: FakeLLM) -> None:
+    llm.answer(Answer(body=reply(GOOD).body, drip=0.05))  # each read is quick; the whole is not
+    err = failing_event(flat_world)
+    assert "did not answer within 0.3s" in err.message
+    assert [k.request.content for k in kept(flat_world)] == [MOVE]
+
+
+def test_a_huge_reply_is_refused(flat_world: Path, llm: FakeLLM) -> None:
+    from narrative.diffusers.chat import MAX_REPLY_BYTES
+
+    llm.answer(Answer(body=b"x" * (MAX_REPLY_BYTES + 1)))
+    err = failing_event(flat_world)
+    assert "sent more than 8 MB" in err.message

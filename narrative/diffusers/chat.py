@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -111,11 +112,15 @@ class ChatClient:
             headers["Authorization"] = f"Bearer {self.api_key}"
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         req = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
+        deadline = time.monotonic() + self.timeout  # for the whole answer, not each read
         try:
             with _opener(self.url).open(req, timeout=self.timeout) as resp:
-                raw = resp.read()
+                raw = self._read(resp, deadline)
         except urllib.error.HTTPError as exc:
-            raise _HTTPFailure(exc.code, str(exc.reason), _error_body(exc)) from None
+            failure = _HTTPFailure(exc.code, str(exc.reason), _error_body(exc))
+            failure.location = exc.headers.get("Location") if exc.headers else None
+            failure.keyed = bool(self.api_key)
+            raise failure from None
         except urllib.error.URLError as exc:
             if isinstance(exc.reason, TimeoutError):
                 raise self._timeout() from None
@@ -131,6 +136,22 @@ class ChatClient:
                 f"the connection to the LLM server at {self.url} broke: {_reason(exc)}",
             ) from None
         return parse_completion(raw, self.url)
+
+    def _read(self, resp: Any, deadline: float) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            if time.monotonic() > deadline:
+                raise self._timeout()
+            chunk = resp.read1(1 << 16)
+            if not chunk:
+                return b"".join(chunks)
+            size += len(chunk)
+            if size > MAX_REPLY_BYTES:
+                raise DiffuserError(
+                    f"the LLM server at {self.url} sent more than {MAX_REPLY_BYTES >> 20} MB; "
+                    "a delta is never that large", hint="check base_url and the model")
+            chunks.append(chunk)
 
     def _timeout(self) -> DiffuserError:
         return DiffuserError(
@@ -150,12 +171,20 @@ def endpoint(base_url: str) -> str:
     return url if url.endswith("/chat/completions") else url + "/chat/completions"
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is reported, never followed: it would carry the key to another address."""
+
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any,
+                         newurl: str) -> None:
+        return None
+
+
 def _opener(url: str) -> urllib.request.OpenerDirector:
     # A server on this machine is never reached through a proxy, whatever http_proxy says.
     host = urlsplit(url).hostname or ""
     if host in LOOPBACK_HOSTS or host.startswith("127."):
-        return urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    return urllib.request.build_opener()
+        return urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect)
+    return urllib.request.build_opener(_NoRedirect)
 
 
 def _reason(reason: object) -> str:
@@ -190,6 +219,8 @@ def _clip(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+MAX_REPLY_BYTES = 8 << 20
+
 _HINTS = {
     401: "the server wants a key: set [llm] api_key_env to the name of the variable holding it",
     403: "the key was refused: check the variable api_key_env names",
@@ -204,6 +235,8 @@ class _HTTPFailure(Exception):
         self.status = status
         self.reason = reason
         self.body = body
+        self.location: str | None = None
+        self.keyed = False
 
     def may_be_about_format(self) -> bool:
         if self.status in (400, 422):
@@ -213,6 +246,11 @@ class _HTTPFailure(Exception):
     def error(self, url: str) -> DiffuserError:
         detail = server_message(self.body)
         hint = _HINTS.get(self.status)
+        if self.status == 401 and self.keyed:
+            hint = _HINTS[403]
+        if 300 <= self.status < 400:
+            hint = (f"the server redirects to {self.location or 'another address'}; narr does not "
+                    "follow redirects (they would carry your key): put the final URL in base_url")
         if hint is None and self.status >= 500:
             hint = "the server failed; its own log may say why"
         return DiffuserError(

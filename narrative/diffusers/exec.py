@@ -14,13 +14,15 @@ group so a timeout stops it and anything it started.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import signal
 import subprocess
+import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -37,6 +39,8 @@ if TYPE_CHECKING:
     from narrative.world import WorldView
 
 MAX_KEPT_OUTPUT = 20_000
+MAX_OUTPUT = 8 << 20  # bytes of stdout (or stderr) narr reads from the program
+EXIT_GRACE = 0.5  # seconds for the pipes to drain once the program has exited
 STDERR_NOTES = 5
 
 
@@ -80,7 +84,12 @@ def request_json(view: WorldView, request: EventRequest) -> dict[str, Any]:
 
 def run(command: list[str], payload: dict[str, Any], timeout: float,
         env: dict[str, str] | None = None) -> tuple[str, str]:
-    """Run the program with ``payload`` on stdin; (stdout, stderr) of a clean exit, else an error."""
+    """Run the program with ``payload`` on stdin; (stdout, stderr) of a clean exit, else an error.
+
+    The program runs in its own process group, which is stopped when the program
+    ends (or times out, or floods its output): a child it left running would
+    otherwise hold the pipes open and outlive the event.
+    """
     quoted = f'"{_prog(command)}"'
     data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
     try:
@@ -91,31 +100,86 @@ def run(command: list[str], payload: dict[str, Any], timeout: float,
         raise DiffuserError(f"cannot run the exec command {quoted}: {exc.strerror or exc}",
                             hint="check NARR_EXEC_COMMAND or [exec] command in your narr config file",
                             ) from None
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    out, err = _Drain(proc.stdout, proc), _Drain(proc.stderr, proc)
+    feeder = threading.Thread(target=_feed, args=(proc.stdin, data), daemon=True)
+    for thread in (feeder, out.thread, err.thread):
+        thread.start()
     try:
-        out_b, err_b = proc.communicate(data, timeout=timeout)
+        proc.wait(timeout=timeout)
+        timed_out = False
     except subprocess.TimeoutExpired:
-        _stop(proc)
-        try:
-            out_b, err_b = proc.communicate(timeout=1)
-        except subprocess.TimeoutExpired:  # something escaped the group and holds the pipes
-            out_b, err_b = b"", b""
+        timed_out = True
+    if not timed_out:
+        out.thread.join(EXIT_GRACE)  # what the program printed just before it exited
+        err.thread.join(EXIT_GRACE)
+    _stop(proc)
+    proc.wait()
+    for drain in (out, err):
+        drain.thread.join(EXIT_GRACE)
+        if not drain.thread.is_alive():  # else a process that left the group holds it: let go
+            drain.pipe.close()
+    stdout, stderr = _text(out.data()), _text(err.data())
+    if timed_out:
         raise DiffuserError(
             f"the exec command {quoted} did not finish within {timeout:g}s and was stopped",
-            details=[f"stderr: {line}" for line in _tail(_text(err_b))],
+            details=[f"stderr: {line}" for line in _tail(stderr)],
             hint="raise [exec] timeout or NARR_EXEC_TIMEOUT if it needs longer",
-            raw_reply=_text(out_b)[:MAX_KEPT_OUTPUT] or None,
-        ) from None
-    out, err = _text(out_b), _text(err_b)
+            raw_reply=stdout[:MAX_KEPT_OUTPUT] or None,
+        )
+    if out.overflow or err.overflow:
+        raise DiffuserError(
+            f"the exec command {quoted} printed more than {MAX_OUTPUT >> 20} MB and was stopped; "
+            "a delta is never that large", raw_reply=stdout[:MAX_KEPT_OUTPUT] or None)
     if proc.returncode != 0:
         if proc.returncode < 0:
             how = f"was killed by signal {-proc.returncode}"
         else:
             how = f"failed with exit code {proc.returncode}"
-        last = _tail(err)
+        last = _tail(stderr)
         raise DiffuserError(f"the exec command {quoted} {how}" + (f": {last[-1]}" if last else ""),
                             details=[f"stderr: {line}" for line in last] if len(last) > 1 else [],
-                            raw_reply=out[:MAX_KEPT_OUTPUT] or None)
-    return out, err
+                            raw_reply=stdout[:MAX_KEPT_OUTPUT] or None)
+    return stdout, stderr
+
+
+class _Drain:
+    """Read a pipe to the end in a thread, keeping at most ``MAX_OUTPUT`` bytes."""
+
+    def __init__(self, pipe: IO[bytes], proc: subprocess.Popen[bytes]) -> None:
+        self.pipe, self.proc = pipe, proc
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.overflow = False
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        try:
+            while chunk := self.pipe.read1(1 << 16):  # type: ignore[attr-defined]
+                with self.lock:
+                    if self.size + len(chunk) > MAX_OUTPUT:
+                        self.overflow = True
+                        _stop(self.proc)
+                        return
+                    self.chunks.append(chunk)
+                    self.size += len(chunk)
+        except (OSError, ValueError):
+            return
+
+    def data(self) -> bytes:
+        with self.lock:
+            return b"".join(self.chunks)
+
+
+def _feed(pipe: IO[bytes], data: bytes) -> None:
+    try:
+        pipe.write(data)
+    except (BrokenPipeError, OSError):
+        pass  # the program did not read its request: its answer says the rest
+    finally:
+        with contextlib.suppress(OSError):
+            pipe.close()
 
 
 def read_answer(command: list[str], out: str, err: str) -> Proposal:

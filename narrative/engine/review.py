@@ -26,6 +26,7 @@ checked before any path is made from them.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,7 +36,7 @@ from narrative.diffusers.arbiter import arbitrate
 from narrative.diffusers.base import Proposal
 from narrative.engine.draft import Draft
 from narrative.engine.pending import EventRequest
-from narrative.errors import InvalidWorldError
+from narrative.errors import InvalidWorldError, NarrError
 from narrative.model import CreateOp, ExpireOp, Op, RelateOp, SetOp, UnrelateOp, UnsetOp
 from narrative.nodefile import NodeDict, validate
 from narrative.world import WorldView
@@ -61,16 +62,35 @@ def review(view: WorldView, proposal: Proposal, request: EventRequest) -> Review
     accepted, refused = screen(view, arbitrated.ops, explicit.ops)
     notes = [*proposal.notes, *(d.note() for d in decisions)]
     notes.extend(f"refused {r['where']}: {r['reason']}" for r in refused)
+    causes = [c for c in dict.fromkeys([*proposal.causes, *arbitrated.causes]) if _is_event(view, c)]
+    dropped = [c for c in dict.fromkeys([*proposal.causes, *arbitrated.causes]) if c not in causes]
+    if dropped:
+        notes.append(f"dropped causes that are not events of this story: {', '.join(dropped)}")
     return Reviewed(
-        delta=arbitrated.model_copy(update={"ops": accepted}),
+        delta=arbitrated.model_copy(update={"ops": accepted, "causes": causes}),
         narrative_text=proposal.narrative_text,
-        causes=list(proposal.causes),
+        causes=[],
         notes=notes,
         raw_reply=proposal.raw_reply,
         proposed=[_dump(op) for op in proposal.delta.ops],
         arbitration=[d.to_json() for d in decisions],
         refused=refused,
     )
+
+
+_EVENT_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _is_event(view: WorldView, cause: str) -> bool:
+    """A cause a diffuser names must be an event of this world, named in full."""
+    from narrative.engine.read import find_event
+
+    if not _EVENT_ID.fullmatch(cause):
+        return False
+    try:
+        return find_event(view.wr, cause) is not None
+    except NarrError:
+        return False
 
 
 def screen(view: WorldView, ops: Sequence[Op],
