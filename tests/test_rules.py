@@ -360,3 +360,36 @@ def test_the_rules_readme_example_is_a_valid_rule_file() -> None:
     example = readme.split("```toml\n", 1)[1].split("```", 1)[0]
     parsed = parse_rule_file(example.encode(), "README.md")
     assert [r.id for r in parsed.rules] == ["go"] and set(parsed.vars) == {"who", "place", "owner", "sect"}
+
+
+def test_a_rule_that_matches_in_exponential_time_is_stopped(flat_world: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from narrative.diffusers import rules
+
+    monkeypatch.setattr(rules, "MATCH_BUDGET", 0.3)
+    write_rules(flat_world, '[[rules]]\nid = "slow"\n'
+                            'match = ["(a|a a) (a|a a) (a|a a) (a|a a) (a|a a) (a|a a) b"]\n'
+                            'do = [{ close_scene = true }]\n')
+    before = snapshot(flat_world)
+    result = CLI(flat_world)("event", "a " * 200, expect=18)
+    assert result.stderr.startswith("narr: error: rule slow (rules/")
+    assert "took more than 0.3s to match this event's text" in result.stderr
+    assert snapshot(flat_world) == before
+
+
+def test_a_long_text_finds_every_firing(flat_world: Path) -> None:
+    text = "Lin Yuan walks to the Qingyun Gate. Lin Yuan walks to the ferry. " * 300
+    rec = CLI(flat_world).json("event", text, "--dry-run")
+    go = [n for n in rec["proposal"]["notes"] if n.startswith("rule go ")]
+    assert len(go) == 600
+    [moved] = [d for d in rec["diffusions"] if d["target"] == "lin-yuan"]
+    assert moved["new_value"] == "ferry"  # the last one wins
+
+
+def test_parts_of_a_pattern_stay_within_a_clause(flat_world: Path) -> None:
+    far = "Lin Yuan, " + "after a long and silent wait beside the old stone wall, " * 2 + "walks to the ferry"
+    rec = CLI(flat_world).json("event", far, "--dry-run")
+    assert not any(d["target"] == "lin-yuan" for d in rec["diffusions"])
+    near = "Lin Yuan, after a long and silent wait, walks to the ferry"
+    rec = CLI(flat_world).json("event", near, "--dry-run")
+    assert any(d["target"] == "lin-yuan" for d in rec["diffusions"])

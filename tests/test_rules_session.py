@@ -65,7 +65,7 @@ SESSION: list[tuple[str, list[Any], dict[str, str]]] = [
      [change("paper-lantern", "/state/lit", False, True)], {}),
     ("The black ring grows warm",
      [change("black-ring", "/state/warmth", "cold", "warm")], {}),
-    ("老周烧掉了信",
+    ("老周烧掉了那封信",
      [Removed("sister-letter"), change("old-zhou", "/relations/holds/sister-letter", old={})],
      {"sister-letter": "expired by the event"}),
     ("雨越下越大",

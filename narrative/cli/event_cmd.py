@@ -156,7 +156,8 @@ def failed_cmd(click_ctx: click.Context, as_json: bool) -> None:
         return
     for item in items:
         via = f" (diffuser {item['diffuser']})" if item["diffuser"] else ""
-        click.echo(f"{item['n']:>3}  {item['saved_at']}  {item['content']!r}{via}")
+        words = item["content"] if len(item["content"]) <= 70 else item["content"][:69] + "…"
+        click.echo(f"{item['n']:>3}  {item['saved_at']}  {words!r}{via}")
         click.echo(f"       {item['error']}")
         for line in [d for d in item["details"] if d not in item["error"]][:5]:
             click.echo(f"         {line}")

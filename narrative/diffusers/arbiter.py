@@ -7,9 +7,12 @@ proposes is compared, within its layer, with the names and aliases of the live
 nodes (and of nodes created earlier in the same proposal):
 
 - the same id in the same layer, the same name (normalised: Unicode, case,
-  spaces, English articles), one multi-word name inside the other ("Crowd at the
-  Ferry" within "Crowd at Cold River Ferry"), or a close spelling (difflib ratio
-  at least 0.9, names of four characters or more) make a duplicate;
+  spaces, hyphens, English articles), one multi-word name inside the other and
+  ending on the same word ("Crowd at the Ferry" within "Crowd at Cold River Ferry";
+  not "Black Ring Box", nor "Su Qing and Lin Yuan"), or a close spelling (difflib
+  ratio at least 0.9, word by word, where only words of five letters or more may
+  differ: "Qinyun Sect" is the Qingyun Sect, "Su Qin" is not Su Qing) make a
+  duplicate;
 - nodes this event ends anyway (those the proposal expires, ``event`` nodes from
   before, ``scene`` nodes when the scene closes) are not candidates: "the bell
   rings again" makes a new bell;
@@ -37,7 +40,10 @@ from narrative.world import WorldView
 
 FUZZY_RATIO = 0.9
 FUZZY_MIN_CHARS = 4
+FUZZY_WORD_CHARS = 5  # a word shorter than this must match exactly
+FUZZY_WORD_RATIO = 0.8
 ARTICLES = frozenset({"the", "a", "an"})
+JOINERS = frozenset({"and", "or", "with", "&", "和", "与", "及"})
 
 
 @dataclass
@@ -72,8 +78,9 @@ class Decision:
 
 
 def key(name: str) -> str:
-    """A name as the arbiter compares it: normalised, without English articles."""
-    return " ".join(t for t in normalize_name(name).split() if t not in ARTICLES)
+    """A name as the arbiter compares it: normalised, hyphens as spaces, without articles."""
+    spaced = normalize_name(name).replace("-", " ").replace("_", " ")
+    return " ".join(t for t in spaced.split() if t not in ARTICLES)
 
 
 def likeness(a: str, b: str) -> tuple[float, str] | None:
@@ -100,9 +107,15 @@ class Likeness:
         short, long_ = (self.tokens, tb) if len(self.tokens) <= len(tb) else (tb, self.tokens)
         if len(short) >= 2 and short < long_:
             inner, outer = (a, b) if short is self.tokens else (b, a)
-            return 2.0, f"{inner!r} within {outer!r}"
+            # "crowd at the ferry" is "crowd at cold river ferry"; "black ring box" is not
+            # "black ring", and "su qing and lin yuan" is two people, not Lin Yuan
+            if inner.split()[-1] == outer.split()[-1] and not (set(outer.split()) & JOINERS):
+                return 2.0, f"{inner!r} within {outer!r}"
+            return None
         la, lb = len(a), len(b)
         if min(la, lb) < FUZZY_MIN_CHARS or 2 * min(la, lb) / (la + lb) < FUZZY_RATIO:
+            return None
+        if not _words_alike(a.split(), b.split()):
             return None
         m = self.matcher
         m.set_seq1(b)
@@ -112,6 +125,24 @@ class Likeness:
         if ratio >= FUZZY_RATIO:
             return 1.0 + ratio, f"{a!r} is close to {b!r} ({ratio:.2f})"
         return None
+
+
+def _words_alike(a: list[str], b: list[str]) -> bool:
+    """Word by word the same, but for a slip in a long word.
+
+    A short word differing by a letter is another name, not a typo: Lin Yun is
+    not Lin Yuan, Su Qin not Su Qing, Old Zhu not Old Zhou.
+    """
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        if x == y:
+            continue
+        if min(len(x), len(y)) < FUZZY_WORD_CHARS:
+            return False
+        if difflib.SequenceMatcher(None, x, y, autojunk=False).ratio() < FUZZY_WORD_RATIO:
+            return False
+    return True
 
 
 class _Candidates:

@@ -12,7 +12,11 @@ example ``{who} (walks|goes) (to|into) {place}`` or ``{who}(来到|走到){place
   constraints accept.
 - Other words may stand between the parts ("Lin Yuan, soaked, walks slowly to
   the ferry" matches the pattern above), but not the end of a sentence
-  (``. ! ? ;`` and their full-width forms), so a rule reads one sentence at a time.
+  (``. ! ? ;`` and their full-width forms), so a rule reads one sentence at a time,
+  and at most 60 characters between two parts: matching stays linear in the length
+  of the text however long a sentence runs.
+- A Chinese negation (不 没 未 别) right before a word of the pattern blocks the match
+  ("林远不去藏经阁"); one that is part of the pattern's own word ("不见了") does not.
 - Where a pattern matches several ways, the tightest match wins: in "Su Qing
   watches Lin Yuan walk to the ferry", ``{who} walk to {place}`` binds Lin Yuan.
   A match records how many characters inside it no part covered (``skipped``), so
@@ -30,7 +34,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 MAX_PARTS = 12
-GAP = r"[^.!?;。！？；\n]*?"
+MAX_GAP = 60  # characters between two parts of a pattern: a clause, not a chapter
+GAP = rf"[^.!?;。！？；\n]{{0,{MAX_GAP}}}?"
+NEGATIONS = "不没未别"  # 莫 is also a surname (莫长老): not a negation here
 MARK_BASE = 0xF0000  # one private-use character stands for each named node in the text
 _SLOT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 _BAD_STAR = re.compile(r"\*(?!\s|$)|(?:^|\s)\*")
@@ -159,16 +165,16 @@ def normalize_text(text: str) -> str:
     return text.replace("\u2019", "'").replace("\u2018", "'")
 
 
-def abstract(text: str, mentions: Sequence[Span], replace: set[int]) -> tuple[str, list[int]]:
-    """The text with each replaced mention as one marker character, and a map back to offsets."""
+def abstract(text: str, mentions: Sequence[Span], marks: dict[int, str]) -> tuple[str, list[int]]:
+    """The text with each mention in ``marks`` as its marker character, and a map back to offsets."""
     out: list[str] = []
     back: list[int] = []
     pos = 0
-    for k in sorted(replace, key=lambda k: mentions[k].start):
+    for k in sorted(marks, key=lambda k: mentions[k].start):
         m = mentions[k]
         out.append(text[pos:m.start])
         back.extend(range(pos, m.start))
-        out.append(chr(MARK_BASE + k))
+        out.append(marks[k])
         back.append(m.start)
         pos = m.end
     out.append(text[pos:])
@@ -186,9 +192,17 @@ def find(pattern: Pattern, text: str, mentions: Sequence[Span], allowed: dict[st
     """
     if any(not allowed.get(s) for s in pattern.slots):
         return []
-    replace = set().union(*(allowed[s] for s in pattern.slots)) if pattern.slots else set()
-    s, back = abstract(normalize_text(text), mentions, replace)
-    rx = re.compile(GAP.join(_part_regex(p, allowed) for p in pattern.parts), re.IGNORECASE)
+    # A mention becomes one marker character saying which slots may take it (a bit per
+    # slot), so each slot is a class of a few characters however many mentions there are;
+    # which mention filled a slot is read back from its position.
+    names = list(pattern.slots)
+    marks: dict[int, str] = {}
+    for bit, name in enumerate(names):
+        for k in allowed[name]:
+            marks[k] = chr(ord(marks.get(k, chr(MARK_BASE))) | (1 << bit))
+    at = {mentions[k].start: k for k in marks}
+    s, back = abstract(normalize_text(text), mentions, marks)
+    rx = re.compile(GAP.join(_part_regex(p, names) for p in pattern.parts), re.IGNORECASE)
     stops = [(re.compile(word_regex(w.strip()), re.IGNORECASE), w.strip()) for w in unless if w.strip()]
     first_is_slot = pattern.parts[0].slot is not None
     out: list[Match] = []
@@ -206,7 +220,9 @@ def find(pattern: Pattern, text: str, mentions: Sequence[Span], allowed: dict[st
                 best = tighter
                 break
         blocked = next((w for stop, w in stops if stop.search(s, best.start(), best.end())), None)
-        slots = {name: ord(best.group(name)) - MARK_BASE for name in pattern.slots}
+        if blocked is None:
+            blocked = _negated(s, best)
+        slots = {name: at[back[best.start(name)]] for name in pattern.slots}
         covered = sum(back[best.end(g)] - back[best.start(g)] for g in range(1, rx.groups + 1))
         start, end = back[best.start()], back[best.end()]
         out.append(Match(start, end, slots, blocked, end - start - covered))
@@ -214,9 +230,25 @@ def find(pattern: Pattern, text: str, mentions: Sequence[Span], allowed: dict[st
     return out
 
 
-def _part_regex(part: Part, allowed: dict[str, set[int]]) -> str:
+def _negated(s: str, m: re.Match[str]) -> str | None:
+    """A Chinese negation standing right before a word of the pattern ("林远不去藏经阁").
+
+    Chinese negates a verb by the character before it, which the gap between a
+    pattern's parts would otherwise swallow; a negation that is part of a pattern's
+    own word ("不见了", "没收", "不信任") is that word, not a negation of it.
+    """
+    spans = [m.span(g) for g in range(1, (m.re.groups or 0) + 1) if m.start(g) >= 0]
+    for start, _end in spans:
+        before = start - 1
+        if before > m.start() and s[before] in NEGATIONS and not any(a <= before < b for a, b in spans):
+            return s[before]
+    return None
+
+
+def _part_regex(part: Part, names: list[str]) -> str:
     if part.slot is not None:
-        marks = "".join(chr(MARK_BASE + k) for k in sorted(allowed[part.slot]))
+        bit = 1 << names.index(part.slot)
+        marks = "".join(chr(MARK_BASE | b) for b in range(1, 1 << len(names)) if b & bit)
         return f"(?P<{part.slot}>[{marks}])"
     alts = sorted(part.words, key=len, reverse=True)
     return "(" + "|".join(word_regex(a) for a in alts) + ")"  # a group, to measure what it covers

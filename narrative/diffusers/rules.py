@@ -18,6 +18,9 @@ word or an ambiguous name, and "no rule matched" are reported as notes.
 from __future__ import annotations
 
 import json
+import signal
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +45,7 @@ from narrative.diffusers.rulefile import (
     load_rules,
 )
 from narrative.engine.draft import Draft
+from narrative.errors import DiffuserError
 from narrative.ids import id_problem
 from narrative.model import (
     CreateOp,
@@ -100,7 +104,7 @@ class RulesDiffuser:
         builder = _Builder(view)
         notes: list[str] = []
         applied = 0
-        firings = find_firings(rules, text, mentions, nodes)
+        firings = _within_budget(lambda: find_firings(rules, text, mentions, nodes))
         for firing in firings:
             words = text[firing.match.start : firing.match.end]
             where = f"rule {firing.rule.rule.id} ({firing.rule.source})"
@@ -126,6 +130,44 @@ class RulesDiffuser:
         return Proposal(delta=Delta(ops=builder.ops, close_scene=builder.close_scene), notes=notes)
 
 
+MATCH_BUDGET = 10.0  # seconds for all rules against one text; ~1.7 s for 100 KB of prose
+_matching: list[str] = []  # the rule being matched now, for the message when time runs out
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def _within_budget(work: Callable[[], list[Firing]]) -> list[Firing]:
+    """Run ``work``, stopping it with a clear error once ``MATCH_BUDGET`` is spent.
+
+    A rule is the world's code in all but name: words with gaps between them can
+    be written to match in exponential time ("(a|a a) (a|a a) ... b"), and cloning
+    someone's story must not hang narr. Regular expressions check for signals as
+    they run, so a timer can stop one (on the main thread, where signals arrive).
+    """
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        return work()
+
+    def out_of_time(signum: int, frame: Any) -> None:
+        raise _OutOfTime
+
+    previous = signal.signal(signal.SIGALRM, out_of_time)
+    signal.setitimer(signal.ITIMER_REAL, MATCH_BUDGET)
+    try:
+        return work()
+    except _OutOfTime:
+        where = _matching[-1] if _matching else "the rules"
+        raise DiffuserError(
+            f"{where} took more than {MATCH_BUDGET:g}s to match this event's text",
+            hint="simplify the rule's pattern (fewer alternatives between gaps), or split a "
+                 "very long text into several events") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        _matching.clear()
+
+
 def find_firings(rules: list[LoadedRule], text: str, mentions: list[Mention],
                  nodes: dict[str, Any]) -> list[Firing]:
     """The firings of every rule in ``text``, in the order of the text."""
@@ -140,6 +182,7 @@ def find_firings(rules: list[LoadedRule], text: str, mentions: list[Mention],
         return known[key]
 
     for order, rule in enumerate(rules):
+        _matching[:] = [f"rule {rule.rule.id} ({rule.source})"]
         found: list[Firing] = []
         for pi, pattern in enumerate(rule.patterns):
             allowed = {s: candidates(rule.vars.get(s, ANY)) for s in pattern.slots}
@@ -215,8 +258,11 @@ class _Builder:
                             and "*" in action.unrelate and (op.source, op.type, op.target) in kept):
                         continue  # "move the edge here" when it is here already: keep its attrs
                     self.add(op)
-            except _Unbound:
-                continue
+            except _Unbound as exc:
+                missing = str(exc)
+                if missing in {slot for p in rule.patterns for slot in p.slots}:
+                    continue  # a slot this pattern does not have ("who2"): the action is optional
+                skipped.append(f"cannot {_verb(action)}: {missing} has no value here")
             except ValidationError as exc:
                 first = exc.errors(include_url=False)[0]
                 loc = "/".join(str(p) for p in first["loc"])
