@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import emit_json, json_option, record_lines, short, warn
+from narrative.cli.output import emit_json, group_listing, json_option, record_lines, short, warn
 
 if TYPE_CHECKING:
     from narrative.engine.event import EventResult
@@ -141,20 +141,9 @@ def _request(content: str, sets: tuple[str, ...], unsets: tuple[str, ...],
 @click.pass_context
 def failed_cmd(click_ctx: click.Context, as_json: bool) -> None:
     """Events that could not be recorded, kept with their error; newest first."""
-    if click_ctx.invoked_subcommand is not None:
-        return
     from narrative.engine.pending import listing
 
-    ctx = click_ctx.find_object(Context)
-    assert ctx is not None
-    items = listing(ctx.world)
-    if as_json:
-        emit_json(items)
-        return
-    if not items:
-        click.echo("No failed events kept.")
-        return
-    for item in items:
+    for item in group_listing(click_ctx, as_json, listing, "No failed events kept."):
         via = f" (diffuser {item['diffuser']})" if item["diffuser"] else ""
         words = item["content"] if len(item["content"]) <= 70 else item["content"][:69] + "…"
         click.echo(f"{item['n']:>3}  {item['saved_at']}  {words!r}{via}")

@@ -95,6 +95,26 @@ def _expiry_reasons(rec: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def group_listing(click_ctx: click.Context, as_json: bool,
+                  fetch: Callable[[Any], list[dict[str, Any]]], empty: str) -> list[dict[str, Any]]:
+    """What a group's bare form (``narr edits``, ``narr failed``) has to print as text.
+
+    Empty when a subcommand runs instead, when the items went out as JSON, or when
+    there are none (then ``empty`` says so).
+    """
+    if click_ctx.invoked_subcommand is not None:
+        return []
+    ctx = click_ctx.find_object(Context)
+    assert ctx is not None
+    items = fetch(ctx.world)
+    if as_json:
+        emit_json(items)
+        return []
+    if not items:
+        click.echo(empty)
+    return items
+
+
 def warn(message: str) -> None:
     click.echo(f"narr: warning: {message}", err=True)
 

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import change_line, emit_json, json_option, short, warn
+from narrative.cli.output import change_line, emit_json, group_listing, json_option, short, warn
 
 
 @click.command("reset")
@@ -183,20 +183,9 @@ def reflog_cmd(ctx: Context, limit: int | None, as_json: bool) -> None:
 @click.pass_context
 def edits_cmd(click_ctx: click.Context, as_json: bool) -> None:
     """Hand edits set aside by a reset or a switch; restore them with 'narr edits restore N'."""
-    if click_ctx.invoked_subcommand is not None:
-        return
     from narrative.engine.setaside import list_set_asides
 
-    ctx = click_ctx.find_object(Context)
-    assert ctx is not None
-    items = list_set_asides(ctx.world)
-    if as_json:
-        emit_json(items)
-        return
-    if not items:
-        click.echo("No set-aside hand edits.")
-        return
-    for item in items:
+    for item in group_listing(click_ctx, as_json, list_set_asides, "No set-aside hand edits."):
         done = f", restored {item['restored_at']}" if item["restored_at"] else ""
         click.echo(f"{item['n']:>3}  {item['created_at']}  {item['reason']}{done}")
         for ch in item["changes"][:8]:
