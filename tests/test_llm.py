@@ -333,16 +333,20 @@ def test_still_invalid_after_repair_fails_cleanly_and_keeps_the_event(world: Pat
     assert len(llm.requests) == 2
     [item] = kept(world)
     assert item.request.content == MOVE and item.request.diffuser == "llm"
-    assert item.raw_reply == bad and item.error == exc.message
+    assert item.raw_reply == f"{bad}\n\n--- the first reply, before the repair ---\n{bad}"
+    assert item.error == exc.message
     assert_retry_succeeds(world, llm)
 
 
 def test_garbage_twice_fails_as_not_json(flat_world: Path, llm: FakeLLM) -> None:
+    llm.answer(completion("Once upon a time."))
     llm.default = completion("Here is what happens: he walks.")
     exc = failing_event(flat_world)
     assert exc.message == ("the model's reply is not JSON, even after one repair attempt: "
                            "the reply is not JSON: Expecting value: line 1 column 1 (char 0)")
-    assert kept(flat_world)[0].raw_reply == "Here is what happens: he walks."
+    assert kept(flat_world)[0].raw_reply == (
+        "Here is what happens: he walks.\n\n--- the first reply, before the repair ---\n"
+        "Once upon a time.")
     assert_retry_succeeds(flat_world, llm)
 
 

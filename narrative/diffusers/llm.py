@@ -99,14 +99,14 @@ class LLMDiffuser:
         outcome = read_reply(reply, view, request)
         notes: list[str] = []
         if outcome.problems:
-            first = outcome
+            first, first_reply = outcome, reply
             messages += [{"role": "assistant", "content": reply.content or ""},
                          {"role": "user", "content": REPAIR_PROMPT.format(
                              problems="\n".join(f"- {p}" for p in first.problems))}]
             reply = client.complete(messages, schema)
             outcome = read_reply(reply, view, request)
             if outcome.problems:
-                raise _gave_up(first, outcome, reply)
+                raise _gave_up(first, outcome, first_reply, reply)
             notes.append(f"the first reply was unusable ({first.problems[0]}); the model repaired it")
         assert outcome.delta is not None
         return _proposal(outcome.delta, reply, client, pack, render=render, notes=notes)
@@ -208,15 +208,20 @@ def _refused(text: str, reply: Reply) -> None:
                         raw_reply=(reply.content or reply.body)[:MAX_KEPT_BODY])
 
 
-def _gave_up(first: Outcome, second: Outcome, reply: Reply) -> DiffuserError:
+def _gave_up(first: Outcome, second: Outcome, first_reply: Reply, reply: Reply) -> DiffuserError:
     what = {"garbage": "is not JSON", "empty": "is empty"}.get(second.kind, "is not a valid delta")
     details = [f"first reply: {p}" for p in first.problems] + \
               [f"repaired reply: {p}" for p in second.problems]
+
+    def raw(r: Reply) -> str:
+        return (r.content if r.content is not None else r.body)[:MAX_KEPT_BODY // 2]
+
     return DiffuserError(
         f"the model's reply {what}, even after one repair attempt: {second.problems[0]}",
         details=details,
-        hint="the raw reply is kept with the event; a larger model, or another diffuser, may do better",
-        raw_reply=(reply.content if reply.content is not None else reply.body)[:MAX_KEPT_BODY],
+        hint="both raw replies are kept with the event; a larger model, or another diffuser, "
+             "may do better",
+        raw_reply=f"{raw(reply)}\n\n--- the first reply, before the repair ---\n{raw(first_reply)}",
     )
 
 

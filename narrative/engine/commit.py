@@ -74,7 +74,7 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
         updates.append(journal.PathUpdate(path, before, after, after))
     kept = journal.run(wr, journal.Transaction(
         ref=ref, old=str(head.id), new=str(commit),
-        message=f"narr {record.kind}: {records.subject_of(record.content)}",
+        message=f"narr {_verb(record)}: {records.subject_of(record.content)}",
         updates=tuple(updates),
     ))
 
@@ -85,3 +85,13 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
     if wr.batching:
         wr.batch_clean = True  # the hand edits are recorded; later events of the batch skip the scan
     return Sealed(str(commit), kept)
+
+
+def _verb(record: EventRecord) -> str:
+    """How the reflog names the move: a replayed or reverting event says so."""
+    if record.replay_of:
+        return "replay"
+    if record.reverts:
+        return "revert"
+    return record.kind
+

@@ -91,6 +91,9 @@ def run_event(wr: WorldRepo, request: EventRequest, *, dry_run: bool = False,
     try:
         with wr.lock:
             result = _run_locked(wr, request, dry_run=dry_run, diffuser=diffuser, when=when)
+            if keep_failed and not dry_run and pending.forget_same(wr, request):
+                result.warnings.append("a failed event kept with the same words and changes is "
+                                       "recorded now, so it is forgotten")
     except (InvalidInputError, InvalidWorldError, DiffuserError, BusyError, ConflictError) as exc:
         if keep_failed and not dry_run:
             pending.save(wr, request, exc.message, exc.details,
@@ -103,9 +106,6 @@ def run_event(wr: WorldRepo, request: EventRequest, *, dry_run: bool = False,
                     "the event is kept: fix the problem and run narr event --retry")
             exc.hint = ((exc.hint + "; ") if exc.hint else "") + kept
         raise
-    if keep_failed and not dry_run and pending.forget_same(wr, request):
-        result.warnings.append("a failed event kept with the same words and changes is recorded "
-                               "now, so it is forgotten")
     return result
 
 
