@@ -48,10 +48,11 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_NOT_UNICODE = "bytes that are not UTF-8, or a lone surrogate"
 MAX_DEPTH = 64  # objects and arrays inside each other; a story's state never needs more
 
 
-def json_problem(value: Any) -> str | None:
+def json_problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
     """What makes a parsed value unfit to store, or None.
 
     JSON parsers accept more than narr can write back: ``1e999`` becomes
@@ -65,15 +66,15 @@ def json_problem(value: Any) -> str | None:
             return "a number too large for JSON (it would be stored as null)"
         if isinstance(item, str):
             if not _encodable(item):
-                return f"text {item[:20]!r}... holds a lone surrogate (not valid Unicode)"
+                return f"text {item[:20]!r}... is not valid Unicode ({_NOT_UNICODE})"
             continue
         if isinstance(item, dict | list):
-            if depth > MAX_DEPTH:
+            if depth > max_depth:
                 return f"values nested more than {MAX_DEPTH} levels deep"
             if isinstance(item, dict):
                 for key in item:
                     if isinstance(key, str) and not _encodable(key):
-                        return f"key {key[:20]!r}... holds a lone surrogate (not valid Unicode)"
+                        return f"key {key[:20]!r}... is not valid Unicode ({_NOT_UNICODE})"
                 stack.extend((v, depth + 1) for v in item.values())
             else:
                 stack.extend((v, depth + 1) for v in item)
@@ -88,7 +89,10 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def parse_json(data: bytes, path: str) -> Any:
+WRAPPER_DEPTH = 8  # a delta or a request holds node values this many levels down, at most
+
+
+def parse_json(data: bytes, path: str, max_depth: int = MAX_DEPTH) -> Any:
     """Strict JSON (no duplicate keys, no NaN), with errors naming file, line and column."""
     try:
         text = data.decode("utf-8-sig")
@@ -108,7 +112,7 @@ def parse_json(data: bytes, path: str) -> Any:
         raise InvalidWorldError(f"{path}: {where}key {exc.key!r} appears twice") from None
     except ValueError as exc:
         raise InvalidWorldError(f"{path}: {exc}") from None
-    problem = json_problem(value)
+    problem = json_problem(value, max_depth)
     if problem:
         raise InvalidWorldError(f"{path}: {problem}")
     return value

@@ -56,9 +56,10 @@ def test_likeness() -> None:
     for a, b in [("old zhu", "old zhou"), ("lin yun", "lin yuan"), ("su qin", "su qing"),
                  ("lin xu", "lin xue"), ("su qiang", "su qing")]:
         assert likeness(a, b) is None, (a, b)
-    assert key("Su-Qing") == key("Su Qing")
+    assert key("Su-Qing") == key("Su Qing") == key("Su\u2013Qing") == key("Su\u2010Qing")
     for a, b in [("black ring box", "black ring"), ("jade token fragment", "jade token"),
-                 ("su qing and lin yuan", "lin yuan"), ("elder mo jr", "elder mo")]:
+                 ("su qing and lin yuan", "lin yuan"), ("elder mo jr", "elder mo"),
+                 ("fake black ring", "black ring"), ("young old zhou", "old zhou")]:
         assert likeness(a, b) is None, (a, b)
     assert likeness("crowd at ferry", "crowd at cold river ferry") == (
         2.0, "'crowd at ferry' within 'crowd at cold river ferry'")

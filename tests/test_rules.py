@@ -393,3 +393,34 @@ def test_parts_of_a_pattern_stay_within_a_clause(flat_world: Path) -> None:
     near = "Lin Yuan, after a long and silent wait, walks to the ferry"
     rec = CLI(flat_world).json("event", near, "--dry-run")
     assert any(d["target"] == "lin-yuan" for d in rec["diffusions"])
+
+
+@pytest.mark.parametrize("text, blocked_by", [
+    ("林远不去藏经阁", "不"), ("林远没去藏经阁", "没"), ("老周没受伤", "没"), ("苏晴从不怀疑林远", "不"),
+    ("苏晴未曾怀疑林远", "未"), ("林远不敢去渡口", "不"), ("林远没把黑戒交给老周", "没"),
+])
+def test_a_chinese_negation_before_the_verb_blocks_the_rule(flat_world: Path, text: str,
+                                                            blocked_by: str) -> None:
+    rec = CLI(flat_world).json("event", text, "--dry-run")
+    assert [d for d in rec["diffusions"] if d["field"] != ""] == []
+    assert any(f"not applied: {blocked_by!r} in" in n for n in rec["proposal"]["notes"])
+
+
+@pytest.mark.parametrize("text, target, field", [
+    ("林远不得不去藏经阁", "lin-yuan", "/state/location"),  # a double negative: he has to go
+    ("莫长老来到渡口", "elder-mo", "/state/location"),  # 莫 is a name here
+    ("苏晴不信任林远", "su-qing", "/relations/suspects/lin-yuan"),  # 不 inside the rule's own word
+])
+def test_negation_characters_that_do_not_negate(flat_world: Path, text: str, target: str,
+                                                field: str) -> None:
+    rec = CLI(flat_world).json("event", text, "--dry-run")
+    assert any(d["target"] == target and d["field"] == field for d in rec["diffusions"]), rec["diffusions"]
+
+
+def test_a_node_added_by_hand_is_named_in_the_same_event(flat_world: Path) -> None:
+    node = {"id": "zhang-san", "name": "Zhang San", "layer": "character", "kind": "person",
+            "aliases": ["张三"], "state": {"location": "qingyun-gate"}}
+    (flat_world / "world" / "character" / "zhang-san.json").write_text(json.dumps(node), encoding="utf-8")
+    rec = CLI(flat_world).json("event", "Zhang San walks to the ferry. 张三来到渡口")
+    moved = [d for d in rec["diffusions"] if d["target"] == "zhang-san" and d["field"] == "/state/location"]
+    assert moved and moved[0]["new_value"] == "ferry"

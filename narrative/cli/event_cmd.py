@@ -61,18 +61,24 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
     """
     from narrative.diffusers.base import default_name, get_diffuser
     from narrative.engine import event as engine
+    from narrative.errors import InvalidInputError
 
     wr = ctx.world
     if retry:
-        if content or sets or unsets or relates or unrelates or creates or expires or delta_file:
-            raise click.UsageError("--retry takes no content or changes: it reruns the kept event")
+        if (content or sets or unsets or relates or unrelates or creates or expires or delta_file
+                or timestamp is not None or narrative_text is not None or close_scene or render):
+            raise click.UsageError("--retry takes no content, changes, --at, --text, --close-scene or "
+                                   "--render: it reruns the kept event as it was asked")
         chosen = get_diffuser(diffuser_name, wr) if diffuser_name else None
         result = engine.retry(wr, dry_run=dry_run, diffuser=chosen)
     else:
         if content == "-":
             if delta_file == "-":
                 raise click.UsageError("standard input can be the content or the --delta, not both")
-            content = sys.stdin.read().strip()
+            try:
+                content = sys.stdin.buffer.read().decode("utf-8-sig").strip()
+            except UnicodeDecodeError as exc:
+                raise InvalidInputError(f"<stdin>: not UTF-8 text (byte {exc.start})") from None
         if not content:
             raise click.UsageError("say what happens: narr event \"Lin Yuan walks to the ferry\"")
         if timestamp is not None and not timestamp.strip():

@@ -8,11 +8,11 @@ nodes (and of nodes created earlier in the same proposal):
 
 - the same id in the same layer, the same name (normalised: Unicode, case,
   spaces, hyphens, English articles), one multi-word name inside the other and
-  ending on the same word ("Crowd at the Ferry" within "Crowd at Cold River Ferry";
-  not "Black Ring Box", nor "Su Qing and Lin Yuan"), or a close spelling (difflib
-  ratio at least 0.9, word by word, where only words of five letters or more may
-  differ: "Qinyun Sect" is the Qingyun Sect, "Su Qin" is not Su Qing) make a
-  duplicate;
+  starting and ending on the same words ("Crowd at the Ferry" within "Crowd at Cold
+  River Ferry"; not "Black Ring Box", "Fake Black Ring" nor "Su Qing and Lin Yuan"),
+  or a close spelling (difflib ratio at least 0.9, word by word, where only words
+  of five letters or more may differ: "Qinyun Sect" is the Qingyun Sect, "Su Qin"
+  is not Su Qing) make a duplicate;
 - nodes this event ends anyway (those the proposal expires, ``event`` nodes from
   before, ``scene`` nodes when the scene closes) are not candidates: "the bell
   rings again" makes a new bell;
@@ -29,6 +29,7 @@ Each decision is returned, so the engine can print it and record it in the resul
 from __future__ import annotations
 
 import difflib
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,7 +80,8 @@ class Decision:
 
 def key(name: str) -> str:
     """A name as the arbiter compares it: normalised, hyphens as spaces, without articles."""
-    spaced = normalize_name(name).replace("-", " ").replace("_", " ")
+    spaced = "".join(" " if ch == "_" or unicodedata.category(ch) == "Pd" else ch
+                     for ch in normalize_name(name))
     return " ".join(t for t in spaced.split() if t not in ARTICLES)
 
 
@@ -107,9 +109,10 @@ class Likeness:
         short, long_ = (self.tokens, tb) if len(self.tokens) <= len(tb) else (tb, self.tokens)
         if len(short) >= 2 and short < long_:
             inner, outer = (a, b) if short is self.tokens else (b, a)
-            # "crowd at the ferry" is "crowd at cold river ferry"; "black ring box" is not
-            # "black ring", and "su qing and lin yuan" is two people, not Lin Yuan
-            if inner.split()[-1] == outer.split()[-1] and not (set(outer.split()) & JOINERS):
+            # "crowd at the ferry" is "crowd at cold river ferry"; "black ring box" and "fake
+            # black ring" are not "black ring", and "su qing and lin yuan" is two people
+            iw, ow = inner.split(), outer.split()
+            if iw[0] == ow[0] and iw[-1] == ow[-1] and not (set(ow) & JOINERS):
                 return 2.0, f"{inner!r} within {outer!r}"
             return None
         la, lb = len(a), len(b)

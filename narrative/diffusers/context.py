@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,8 +47,14 @@ class Mention:
         return {"start": self.start, "end": self.end, "text": self.text, "ids": list(self.ids)}
 
 
-def candidate_spans(text: str, max_chars: int = MAX_NAME_CHARS) -> list[tuple[int, int]]:
-    """Spans that could be a name: they start and end on a word boundary."""
+def candidate_spans(text: str, max_chars: int = MAX_NAME_CHARS,
+                    reach: Callable[[str], int] | None = None) -> list[tuple[int, int]]:
+    """Spans that could be a name: they start and end on a word boundary.
+
+    ``reach(ch)`` bounds the spans starting with ``ch`` (0: no name starts so);
+    without it a long Chinese text, where every character is a boundary, makes
+    forty spans per character to look up.
+    """
     n = len(text)
     starts = []
     ends = set()
@@ -66,7 +73,8 @@ def candidate_spans(text: str, max_chars: int = MAX_NAME_CHARS) -> list[tuple[in
             ends.add(j)
     spans = []
     for i in starts:
-        for j in range(i + 1, min(n, i + max_chars) + 1):
+        longest = max_chars if reach is None else min(max_chars, reach(text[i]))
+        for j in range(i + 1, min(n, i + longest) + 1):
             if j in ends:
                 spans.append((i, j))
     return spans
@@ -95,7 +103,7 @@ class DisjointSpans:
 
 def find_mentions(view: WorldView, text: str) -> list[Mention]:
     """Nodes named in ``text`` by name or alias, longest match first, without overlaps."""
-    spans = candidate_spans(text)
+    spans = candidate_spans(text, reach=_name_reach(view))
     by_norm: dict[str, list[tuple[int, int]]] = {}
     for i, j in spans:
         by_norm.setdefault(normalize_name(text[i:j]), []).append((i, j))
@@ -113,6 +121,38 @@ def find_mentions(view: WorldView, text: str) -> list[Mention]:
         taken.add(i, j)
         out.append(Mention(i, j, text[i:j], ids))
     return sorted(out, key=lambda m: m.start)
+
+
+def _name_reach(view: WorldView) -> Callable[[str], int]:
+    """For a character, how long a span starting with it may need to be to spell a name.
+
+    One indexed range query per distinct character of the text (names are stored
+    normalised, so a name starting with ``c`` sorts in ``[c, c+1)``); hand-edited
+    nodes' names count too. Normalising can change a span's length (full-width
+    letters, ligatures), hence the slack.
+    """
+    db = view.index().db
+    edited: dict[str, int] = {}
+    for e in view.edits.edits.values():
+        if e.new is not None:
+            for name in [e.new["name"], *e.new.get("aliases", [])]:
+                norm = normalize_name(name)
+                if norm:
+                    edited[norm[0]] = max(edited.get(norm[0], 0), len(norm))
+    known: dict[str, int] = {}
+
+    def reach(ch: str) -> int:
+        if ch not in known:
+            first = normalize_name(ch)[:1]
+            longest = 0
+            if first and ord(first) < 0x10FFFF:
+                row = db.execute("SELECT max(length(norm)) FROM names WHERE norm >= ? AND norm < ?",
+                                 (first, chr(ord(first) + 1))).fetchone()
+                longest = max(row[0] or 0, edited.get(first, 0))
+            known[ch] = 2 * longest + 2 if longest else 0
+        return known[ch]
+
+    return reach
 
 
 def _lookup(view: WorldView, norms: set[str]) -> dict[str, set[str]]:

@@ -27,7 +27,7 @@ from narrative.model import (
     UnrelateOp,
     UnsetOp,
 )
-from narrative.nodefile import json_problem, parse_json
+from narrative.nodefile import MAX_DEPTH, WRAPPER_DEPTH, json_problem, parse_json
 
 OpT = TypeVar("OpT", RelateOp, UnrelateOp)
 
@@ -36,7 +36,9 @@ def parse_value(text: str) -> Any:
     """JSON when it parses (``3``, ``true``, ``[1]``, ``"quoted"``), else the text itself."""
     try:
         value = json.loads(text, parse_constant=_no_constant)
-    except (ValueError, RecursionError):
+    except RecursionError:
+        raise InvalidInputError(f"value {text[:40]!r}...: nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError:
         return text
     problem = json_problem(value)
     if problem:
@@ -146,13 +148,13 @@ def read_delta(source: str, data: bytes) -> Delta:
 def _parse(data: bytes, source: str) -> Any:
     """JSON the user handed in: a mistake in it is invalid input, not a broken world."""
     try:
-        return parse_json(data, source)
+        return parse_json(data, source, MAX_DEPTH + WRAPPER_DEPTH)  # nodes are checked whole later
     except InvalidWorldError as exc:
         raise InvalidInputError(exc.message, details=exc.details) from None
 
 
 def validate_delta(obj: Any, source: str) -> Delta:
-    problem = json_problem(obj)
+    problem = json_problem(obj, MAX_DEPTH + WRAPPER_DEPTH)
     if problem:
         raise InvalidInputError(f"{source}: {problem}")
     try:

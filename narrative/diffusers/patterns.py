@@ -37,6 +37,7 @@ MAX_PARTS = 12
 MAX_GAP = 60  # characters between two parts of a pattern: a clause, not a chapter
 GAP = rf"[^.!?;。！？；\n]{{0,{MAX_GAP}}}?"
 NEGATIONS = "不没未别"  # 莫 is also a surname (莫长老): not a negation here
+DOUBLE_NEGATIVES = ("不得不", "不能不", "不会不", "不可能不", "没法不", "不敢不")
 MARK_BASE = 0xF0000  # one private-use character stands for each named node in the text
 _SLOT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 _BAD_STAR = re.compile(r"\*(?!\s|$)|(?:^|\s)\*")
@@ -240,8 +241,15 @@ def _negated(s: str, m: re.Match[str]) -> str | None:
     spans = [m.span(g) for g in range(1, (m.re.groups or 0) + 1) if m.start(g) >= 0]
     for start, _end in spans:
         before = start - 1
-        if before > m.start() and s[before] in NEGATIONS and not any(a <= before < b for a, b in spans):
-            return s[before]
+        if before > m.start() and s[before] in "曾敢能" and before - 1 > m.start():
+            before -= 1  # 未曾去, 不敢去, 没能去: the negation is one further back
+        if before <= m.start() or s[before] not in NEGATIONS:
+            continue
+        if any(a <= before < b for a, b in spans):
+            continue
+        if any(s[max(0, start - len(d)):start] == d for d in DOUBLE_NEGATIVES):
+            continue  # 不得不去: he has to go
+        return s[before]
     return None
 
 

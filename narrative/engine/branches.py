@@ -18,17 +18,21 @@ HEADS = "refs/heads/"
 
 
 _HEXLIKE = re.compile(r"[0-9a-f]{4,40}")
+_GIT_SPECIAL = re.compile(r"[A-Z_]*HEAD")  # HEAD, ORIG_HEAD, FETCH_HEAD, MERGE_HEAD...
 _EVENT_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def _check_name(name: str) -> str:
     if not name or name.startswith("-") or not pygit2.reference_is_valid_name(HEADS + name):
         raise InvalidInputError(f"{name!r} is not a valid branch name")
-    hexlike = _HEXLIKE.fullmatch(name) and any(c.isdigit() for c in name)  # not "dead" or "cafe"
-    if name == "HEAD" or hexlike or _EVENT_ID.fullmatch(name):
+    # "dead" and "cafe" are words; "deadbeef" and "3f2a" read as abbreviated hashes
+    hexlike = _HEXLIKE.fullmatch(name) and (any(c.isdigit() for c in name) or len(name) >= 7)
+    special = name == "@" or _GIT_SPECIAL.fullmatch(name)
+    if special or hexlike or _EVENT_ID.fullmatch(name):
+        what = "one of git's own names" if special else "a commit hash or an event id"
         raise InvalidInputError(
-            f"{name!r} reads like {'HEAD' if name == 'HEAD' else 'a commit hash or an event id'}; "
-            "a branch of that name would make revisions ambiguous", hint="pick a word for it")
+            f"{name!r} reads like {what}; a branch of that name would make revisions ambiguous",
+            hint="pick a word for it")
     return name
 
 

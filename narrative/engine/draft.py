@@ -271,11 +271,16 @@ class Draft:
 
     def validate(self) -> None:
         """Every touched node valid, unchanged in id and layer, with live relations."""
+        from narrative.nodefile import json_problem
         from narrative.nodefile import validate as validate_node
 
         for node_id in self.order:
             node = self.nodes[node_id]
             if node is None:
+                continue
+            problem = json_problem(node)  # the file must read back: depth counts from the node
+            if problem:
+                self.problems.append(f"node {node_id}: {problem}")
                 continue
             before = self.view.get(node_id)
             try:

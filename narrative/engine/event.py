@@ -29,7 +29,7 @@ from narrative.errors import (
 )
 from narrative.ids import new_event_id
 from narrative.model import Change, Delta, EventRecord
-from narrative.nodefile import NodeDict
+from narrative.nodefile import MAX_DEPTH, WRAPPER_DEPTH, NodeDict, json_problem
 from narrative.store import journal, maintenance, records, worktree
 from narrative.store.worldrepo import WorldRepo
 from narrative.world import WorldView
@@ -84,6 +84,10 @@ def run_event(wr: WorldRepo, request: EventRequest, *, dry_run: bool = False,
     """
     if not request.content.strip():
         raise InvalidInputError("an event needs content: say what happens")
+    problem = json_problem(request.model_dump(mode="python", exclude={"edits"}),
+                           MAX_DEPTH + WRAPPER_DEPTH)  # each node's depth is checked by the draft
+    if problem:  # bytes a terminal passed that are not UTF-8, or values JSON cannot hold
+        raise InvalidInputError(f"the event cannot be stored: {problem}", hint="nothing was changed")
     if diffuser is None and request.diffuser:
         from narrative.diffusers.base import get_diffuser
 

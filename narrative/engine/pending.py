@@ -145,7 +145,7 @@ def forget_same(wr: WorldRepo, request: EventRequest) -> list[FailedEvent]:
 
 def _same_key(request: EventRequest) -> str:
     return request.model_dump_json(include={"content", "delta", "narrative_text", "timestamp",
-                                            "close_scene", "causes"})
+                                            "close_scene", "causes", "diffuser", "render"})
 
 
 def summary(item: FailedEvent) -> dict[str, Any]:

@@ -57,7 +57,7 @@ class WriteLock:
                     ) from None
                 time.sleep(0.05)
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()} {' '.join(sys.argv[:4])}\n".encode(), 0)
+        os.pwrite(fd, f"{os.getpid()} {' '.join(sys.argv[:4])}\n".encode("utf-8", "replace"), 0)
         self._fd = fd
         self._depth = 1
 

@@ -15,12 +15,11 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
-from narrative.config import CONFIG_FILE, WorldConfig, load_config, parse_config
+from narrative.config import CONFIG_FILE, WorldConfig, load_config
 from narrative.errors import (
     ConflictError,
     InvalidInputError,
     InvalidWorldError,
-    NarrError,
     NotAWorldError,
 )
 from narrative.ids import WORLD_DIR
@@ -181,22 +180,28 @@ class WorldRepo:
 def _refuse_layout_change(repo: pygit2.Repository, config: WorldConfig) -> None:
     """A layout edited in narr.toml would make every node file look misplaced (or absent).
 
-    The files are where the committed narr.toml says; narr does not move them, so
-    it refuses to work with a layout that disagrees rather than record nonsense.
+    The files are where the world's history put them; narr does not move them, so
+    it refuses a layout that disagrees with the committed files (their shape, not
+    narr.toml's history: a layout change committed with plain git is caught too).
     """
     if repo.head_is_unborn:
         return
     try:
-        blob = repo.head.peel(pygit2.Commit).tree[CONFIG_FILE]
-        if not isinstance(blob, pygit2.Blob):
-            return
-        committed = parse_config(blob.data.decode("utf-8")).layout
-    except (KeyError, ValueError, NarrError):
+        world = repo.head.peel(pygit2.Commit).tree[WORLD_DIR]
+    except KeyError:
         return
-    if committed != config.layout:
-        raise InvalidWorldError(
-            f"{CONFIG_FILE}: layout is {config.layout!r}, but this world's node files are laid out "
-            f"{committed!r} (as its last event committed); narr cannot change a world's layout",
-            hint=f"put layout = \"{committed}\" back in {CONFIG_FILE}",
-        )
-
+    if not isinstance(world, pygit2.Tree):
+        return
+    for layer in world:
+        layer_tree = repo[layer.id]
+        if not isinstance(layer_tree, pygit2.Tree) or not len(layer_tree):
+            continue
+        first = next(iter(layer_tree))
+        committed = "sharded" if first.type == pygit2.enums.ObjectType.TREE else "flat"
+        if committed != config.layout:
+            raise InvalidWorldError(
+                f"{CONFIG_FILE}: layout is {config.layout!r}, but this world's node files are laid "
+                f"out {committed!r}; narr cannot change a world's layout",
+                hint=f"put layout = \"{committed}\" back in {CONFIG_FILE}",
+            )
+        return
