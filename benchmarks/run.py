@@ -94,13 +94,17 @@ def isolate_env(scratch: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / ".gitconfig").write_text(
         "[user]\n\tname = Bench Author\n\temail = bench@example.invalid\n"
-        "[init]\n\tdefaultBranch = main\n", encoding="utf-8")
+        "[init]\n\tdefaultBranch = main\n"
+        # Both sides would otherwise start a background `git gc --auto` now and then (git
+        # after a commit, narr after an event) that competes for the cores with the rounds
+        # being timed; packing is measured on its own (repository growth).
+        "[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n", encoding="utf-8")
     for key in list(os.environ):
         if key.startswith(("GIT_", "NARR_")) or key == "PYTHONDONTWRITEBYTECODE":
             del os.environ[key]
     # An installed narr has its bytecode compiled; keep it out of the source tree.
     os.environ["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
-    os.environ.update({"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+    os.environ.update({"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "NARR_AUTO_GC": "0",
                        "GIT_CONFIG_NOSYSTEM": "1", "GIT_PAGER": "cat", "PAGER": "cat",
                        "LC_ALL": "C.UTF-8", "TZ": "UTC"})
 

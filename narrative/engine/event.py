@@ -191,7 +191,7 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
                                                else ""), details=dangling,
                                 hint="fix the file (narr status lists every problem); nothing was changed")
     warnings.extend(draft.warnings)
-    if request.render and not delta.narrative_text and diffuser is not None:
+    if request.render and diffuser is not None and diffuser.name in ("rules", "explicit", "none"):
         warnings.append(f"the {diffuser.name} diffuser writes no narrative text; --render needs "
                         "one that does (llm, or an exec program that returns narrative_text)")
 
