@@ -397,6 +397,14 @@ def _fault(name: str, mp: pytest.MonkeyPatch) -> None:
         raise AssertionError(name)
 
 
+def crash_event(world: Path, fault: str, i: int) -> None:
+    """Run library event ``i`` and crash it at ``fault``, as a kill at that moment would."""
+    with pytest.MonkeyPatch.context() as mp:
+        _fault(fault, mp)
+        with pytest.raises(Crash):
+            run_library_event(world, i)
+
+
 FAULTS = {
     "before the journal": "old",
     "while writing the journal": "old",
@@ -421,10 +429,7 @@ def test_crash_at_each_step_of_sealing(world: Path, tmp_path: Path) -> None:
         make_hand_edits(world, i)
         before = before_event(world)
         assert len(before.edits) >= 3
-        with pytest.MonkeyPatch.context() as mp:
-            _fault(fault, mp)
-            with pytest.raises(Crash):
-                run_library_event(world, i)
+        crash_event(world, fault, i)
         assert verify(world, before, f"Event {i}", fresh_process=True) == expected, fault
     # the story goes on, and the history still explains the world
     narr(*event_args(world, 99, tmp_path))
@@ -440,10 +445,7 @@ def test_recovery_at_the_next_write_command(world: Path) -> None:
     narr = CLI(world)
     make_hand_edits(world, 1)
     before = before_event(world)
-    with pytest.MonkeyPatch.context() as mp:
-        _fault("after the ref moved, before the working tree", mp)
-        with pytest.raises(Crash):
-            run_library_event(world, 1)
+    crash_event(world, "after the ref moved, before the working tree", 1)
     assert (world / ".git/narr/journal.json").exists()
     result = narr("event", "Event 2", *EXPLICIT, "--set", "old-zhou.state.mood=tired")
     assert "narr: warning: finished an interrupted narr command (narr event: Event 1)" in result.stderr
@@ -458,10 +460,7 @@ def test_recovery_at_the_next_write_command(world: Path) -> None:
 def test_status_finishes_an_interrupted_event(world: Path) -> None:
     narr = CLI(world)
     make_hand_edits(world, 1)
-    with pytest.MonkeyPatch.context() as mp:
-        _fault("halfway through the working tree 2", mp)
-        with pytest.raises(Crash):
-            run_library_event(world, 1)
+    crash_event(world, "halfway through the working tree 2", 1)
     result = narr("status")
     assert result.stderr == "narr: warning: finished an interrupted narr command (narr event: Event 1)\n"
     assert "Nothing to record" in result.stdout
@@ -471,10 +470,7 @@ def test_status_finishes_an_interrupted_event(world: Path) -> None:
 @ONE_LAYOUT
 def test_status_leaves_a_live_writers_journal_alone(world: Path) -> None:
     make_hand_edits(world, 1)
-    with pytest.MonkeyPatch.context() as mp:
-        _fault("after the ref moved, before the working tree", mp)
-        with pytest.raises(Crash):
-            run_library_event(world, 1)
+    crash_event(world, "after the ref moved, before the working tree", 1)
     holder = WriteLock(lock_path(world), timeout=0)
     holder.acquire()
     try:
@@ -490,10 +486,7 @@ def test_status_leaves_a_live_writers_journal_alone(world: Path) -> None:
 def test_rolled_back_event_is_announced(world: Path) -> None:
     make_hand_edits(world, 1)
     before = before_event(world)
-    with pytest.MonkeyPatch.context() as mp:
-        _fault("before the ref moves", mp)
-        with pytest.raises(Crash):
-            run_library_event(world, 1)
+    crash_event(world, "before the ref moves", 1)
     result = CLI(world)("check")
     assert result.stderr == ("narr: warning: rolled back an interrupted narr command "
                              "(narr event: Event 1)\n")
@@ -504,10 +497,7 @@ def test_rolled_back_event_is_announced(world: Path) -> None:
 def test_a_hand_edit_made_during_the_crash_window_is_kept(world: Path) -> None:
     """The user edits a file the interrupted event was about to write: their version wins."""
     make_hand_edits(world, 1)
-    with pytest.MonkeyPatch.context() as mp:
-        _fault("after the ref moved, before the working tree", mp)
-        with pytest.raises(Crash):
-            run_library_event(world, 1)
+    crash_event(world, "after the ref moved, before the working tree", 1)
     lin = node_file(world, "lin-yuan")
     node = json.loads(lin.read_text(encoding="utf-8"))
     node["state"]["mood"] = "written-meanwhile"
@@ -681,10 +671,7 @@ def test_a_stale_index_lock_refuses_the_event_before_anything_moves(world: Path)
 def test_a_kill_inside_the_index_write_is_recovered(world: Path) -> None:
     make_hand_edits(world, 1)
     before = before_event(world)
-    with pytest.MonkeyPatch.context() as mp:
-        _fault("before the index is written", mp)
-        with pytest.raises(Crash):
-            run_library_event(world, 1)
+    crash_event(world, "before the index is written", 1)
     (world / ".git/index.lock").write_bytes(b"")  # what libgit2 leaves when killed mid-write
     assert verify(world, before, "Event 1", fresh_process=True) == "new"
 

@@ -131,11 +131,10 @@ class RulesDiffuser:
 
 
 MATCH_BUDGET = 10.0  # seconds for all rules against one text; ~1.7 s for 100 KB of prose
-_matching: list[str] = []  # the rule being matched now, for the message when time runs out
 
 
 class _OutOfTime(Exception):
-    pass
+    """The budget ran out; find_firings adds which rule was matching."""
 
 
 def _within_budget(work: Callable[[], list[Firing]]) -> list[Firing]:
@@ -156,8 +155,8 @@ def _within_budget(work: Callable[[], list[Firing]]) -> list[Firing]:
     signal.setitimer(signal.ITIMER_REAL, MATCH_BUDGET)
     try:
         return work()
-    except _OutOfTime:
-        where = _matching[-1] if _matching else "the rules"
+    except _OutOfTime as exc:
+        where = str(exc) or "the rules"
         raise DiffuserError(
             f"{where} took more than {MATCH_BUDGET:g}s to match this event's text",
             hint="simplify the rule's pattern (fewer alternatives between gaps), or split a "
@@ -165,7 +164,6 @@ def _within_budget(work: Callable[[], list[Firing]]) -> list[Firing]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-        _matching.clear()
 
 
 def find_firings(rules: list[LoadedRule], text: str, mentions: list[Mention],
@@ -182,12 +180,14 @@ def find_firings(rules: list[LoadedRule], text: str, mentions: list[Mention],
         return known[key]
 
     for order, rule in enumerate(rules):
-        _matching[:] = [f"rule {rule.rule.id} ({rule.source})"]
         found: list[Firing] = []
-        for pi, pattern in enumerate(rule.patterns):
-            allowed = {s: candidates(rule.vars.get(s, ANY)) for s in pattern.slots}
-            for m in patterns.find(pattern, text, mentions, allowed, rule.unless):
-                found.append(Firing(order, rule, pi, m))
+        try:
+            for pi, pattern in enumerate(rule.patterns):
+                allowed = {s: candidates(rule.vars.get(s, ANY)) for s in pattern.slots}
+                for m in patterns.find(pattern, text, mentions, allowed, rule.unless):
+                    found.append(Firing(order, rule, pi, m))
+        except _OutOfTime:
+            raise _OutOfTime(f"rule {rule.rule.id} ({rule.source})") from None
         kept = _disjoint(sorted(found, key=lambda f: (f.pattern, f.match.start)))
         if rule.rule.group:
             by_group.setdefault(rule.rule.group, []).extend(kept)

@@ -173,8 +173,6 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
         delta = merge(proposal.delta, request.delta)
         if proposal.narrative_text and not delta.narrative_text:
             delta = delta.model_copy(update={"narrative_text": proposal.narrative_text})
-        if proposal.causes:
-            delta = delta.model_copy(update={"causes": [*delta.causes, *proposal.causes]})
     close_scene = request.close_scene or delta.close_scene
 
     event_id = new_event_id()

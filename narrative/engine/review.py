@@ -26,7 +26,6 @@ checked before any path is made from them.
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,7 +35,8 @@ from narrative.diffusers.arbiter import arbitrate
 from narrative.diffusers.base import Proposal
 from narrative.engine.draft import Draft
 from narrative.engine.pending import EventRequest
-from narrative.errors import InvalidWorldError, NarrError
+from narrative.errors import InvalidWorldError
+from narrative.ids import EVENT_ID_RE
 from narrative.model import CreateOp, ExpireOp, Op, RelateOp, SetOp, UnrelateOp, UnsetOp
 from narrative.nodefile import NodeDict, validate
 from narrative.world import WorldView
@@ -62,8 +62,10 @@ def review(view: WorldView, proposal: Proposal, request: EventRequest) -> Review
     accepted, refused = screen(view, arbitrated.ops, explicit.ops)
     notes = [*proposal.notes, *(d.note() for d in decisions)]
     notes.extend(f"refused {r['where']}: {r['reason']}" for r in refused)
-    causes = [c for c in dict.fromkeys([*proposal.causes, *arbitrated.causes]) if _is_event(view, c)]
-    dropped = [c for c in dict.fromkeys([*proposal.causes, *arbitrated.causes]) if c not in causes]
+    named = list(dict.fromkeys([*proposal.causes, *arbitrated.causes]))
+    known = _known_events(view, named)
+    causes = [c for c in named if c in known]
+    dropped = [c for c in named if c not in known]
     if dropped:
         notes.append(f"dropped causes that are not events of this story: {', '.join(dropped)}")
     return Reviewed(
@@ -78,19 +80,28 @@ def review(view: WorldView, proposal: Proposal, request: EventRequest) -> Review
     )
 
 
-_EVENT_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+def _known_events(view: WorldView, names: list[str]) -> set[str]:
+    """The names that are events of this world, given in full.
 
+    The event index knows what this clone recorded; events that came another way
+    (a pull) are found by indexing the whole history, at most once per proposal.
+    """
+    from narrative.engine.read import index_all_events
 
-def _is_event(view: WorldView, cause: str) -> bool:
-    """A cause a diffuser names must be an event of this world, named in full."""
-    from narrative.engine.read import find_event
+    wanted = {name for name in names if EVENT_ID_RE.match(name)}
+    if not wanted:
+        return set()
+    wr = view.wr
 
-    if not _EVENT_ID.fullmatch(cause):
-        return False
-    try:
-        return find_event(view.wr, cause) is not None
-    except NarrError:
-        return False
+    def found() -> set[str]:
+        return {name for name in wanted for event_id, commit_id in wr.index_cache.find_events(name)
+                if event_id == name and commit_id in wr.repo}
+
+    known = found()
+    if known != wanted:
+        index_all_events(wr)
+        known = found()
+    return known
 
 
 def screen(view: WorldView, ops: Sequence[Op],
