@@ -34,7 +34,7 @@ class HistoryMaker:
         self.rng = random.Random(f"{seed}-{start}")
         self.n = start
         self.wr = WorldRepo.open(root)
-        cache = self.wr.index_cache
+        cache = self.wr.catalog
         head = self.wr.head_commit()
         assert head is not None
         cache.sync(self.wr.repo, self.wr.world_tree_id(head.tree), self.wr.config.layout)
@@ -76,8 +76,8 @@ class HistoryMaker:
         path.write_bytes(dump(node))
 
     def step(self) -> None:
+        from narrative.delta.request import EventRequest
         from narrative.engine.event import run_event
-        from narrative.engine.pending import EventRequest
         from narrative.model import CreateOp, Delta, ExpireOp, Node, RelateOp, UnrelateOp
 
         rng = self.rng
@@ -91,7 +91,7 @@ class HistoryMaker:
             ops.append(RelateOp(op="relate", source=targets[0], type=rtype, target=targets[1],
                                 attrs={"since": f"event {self.n}"}))
         elif roll < 0.15:
-            node = self.wr.index_cache.db.execute(
+            node = self.wr.catalog.db.execute(
                 "SELECT src, type, dst FROM edges WHERE src=? LIMIT 1", (targets[0],)).fetchone()
             if node is not None:
                 ops.append(UnrelateOp(op="unrelate", source=node[0], type=node[1], target=node[2]))

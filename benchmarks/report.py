@@ -138,7 +138,7 @@ def markdown(res: dict[str, Any]) -> str:
         lines += ["", "## The engine in-process", "",
                   "Events through the library API (`run_event`), three `set` diffusions on three random "
                   "nodes each, one after the other in one process; then as many again inside "
-                  "`narrative.engine.batch.batch()` (one lock, one scan, one index write).", "",
+                  "`narrative.store.batch.batch()` (one lock, one scan, one index write).", "",
                   "| world | layout | events | events/s | median | p90 | events/s in `batch()` "
                   "| new objects per event, before gc |",
                   "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]

@@ -408,8 +408,8 @@ def section_reset(bench: Bench, a: Path, b: Path, info: dict[str, Any], layout: 
     rng = random.Random(nodes + 3)
 
     def narr_prepare(r: int) -> None:
+        from narrative.delta.request import EventRequest
         from narrative.engine.event import run_event
-        from narrative.engine.pending import EventRequest
         from narrative.model import Delta, SetOp
         from narrative.store.worldrepo import WorldRepo
 
@@ -441,13 +441,13 @@ def section_reset(bench: Bench, a: Path, b: Path, info: dict[str, Any], layout: 
 
 def engine_events(bench: Bench, root: Path, info: dict[str, Any], layout: str, nodes: int) -> None:
     """Events per second through the library, three diffusions each."""
+    from narrative.delta.request import EventRequest
     from narrative.engine.event import run_event
-    from narrative.engine.pending import EventRequest
     from narrative.model import Delta, SetOp
     from narrative.store.worldrepo import WorldRepo
 
     try:
-        from narrative.engine.batch import batch
+        from narrative.store.batch import batch
     except ImportError:  # a narr without batch mode
         batch = None
     n = bench.profile.engine_n(nodes)

@@ -333,8 +333,8 @@ def build_world(root: Path, spec: WorldSpec, *, name: str | None = None) -> dict
     commit = repo.create_commit(None, sig, sig, records.encode(record), tree, [])
     repo.create_reference_direct("refs/heads/main", commit, True,
                                  message=f"narr init: genesis of {config.name}")
-    wr.index_cache.sync(repo, wr.world_tree_id(repo[tree]), spec.layout)  # type: ignore[arg-type]
-    wr.index_cache.remember_event(event_id, str(commit))
+    wr.catalog.sync(repo, wr.world_tree_id(repo[tree]), spec.layout)  # type: ignore[arg-type]
+    wr.catalog.remember_event(event_id, str(commit))
     wr.close()
     git(root, "gc", "-q")
     return {

@@ -1,4 +1,4 @@
-"""Node ids, event ids, layers and the one function that maps an id to its file.
+"""Node ids, names, event ids, layers and the one function that maps an id to its file.
 
 Ids become file names, so they are checked here before anything touches the
 disk: a hostile id (``../x``, ``a/b``, empty, absurdly long, a Windows device
@@ -12,6 +12,7 @@ import os
 import re
 import threading
 import time
+import unicodedata
 from typing import Final, Literal
 
 from narrative.errors import InvalidInputError
@@ -35,6 +36,11 @@ _ID_RE: Final = re.compile(ID_PATTERN)
 _RESERVED: Final = frozenset(
     ["con", "prn", "aux", "nul"] + [f"com{i}" for i in range(10)] + [f"lpt{i}" for i in range(10)]
 )
+
+
+def normalize_name(text: str) -> str:
+    """How names are compared everywhere: Unicode-normalised, case-folded, inner spaces collapsed."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
 def id_problem(node_id: object) -> str | None:

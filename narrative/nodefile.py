@@ -9,12 +9,33 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from narrative.errors import InvalidWorldError
-from narrative.ids import Layout, parse_node_path
+from narrative.ids import Layout, normalize_name, parse_node_path
 
 NodeDict = dict[str, Any]
+
+
+def names_of(node: Mapping[str, Any]) -> set[str]:
+    """A node's name and aliases, normalised (blank ones left out)."""
+    aliases = node.get("aliases", [])
+    raw = [node.get("name", ""), *(aliases if isinstance(aliases, list) else [])]
+    return {normalize_name(n) for n in raw if isinstance(n, str) and n.strip()}
+
+
+def edges_of(node: Mapping[str, Any] | None) -> Iterator[tuple[str, str]]:
+    """``(type, target)`` of a node's relations, tolerating a malformed ``relations`` field."""
+    if node is None:
+        return
+    relations = node.get("relations", {})
+    if not isinstance(relations, Mapping):
+        return
+    for rtype, targets in relations.items():
+        if isinstance(targets, Mapping):
+            for dst in targets:
+                yield rtype, dst
 
 
 def dump(node: NodeDict) -> bytes:

@@ -84,7 +84,7 @@ def write_node(root: Path, rel: str, node: dict[str, Any]) -> None:
 
 
 def node_file(root: Path, node_id: str) -> Path:
-    from narrative.engine.read import locate
+    from narrative.engine.nodes import locate
     from narrative.store.worldrepo import WorldRepo
 
     wr = WorldRepo.open(root)

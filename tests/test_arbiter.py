@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from helpers import CLI, read_node, rel_path, snapshot, write_node
 
-from narrative.diffusers.arbiter import key, likeness
+from narrative.delta.arbiter import key, likeness
 from narrative.diffusers.base import Proposal
 from narrative.model import CreateOp, Delta, ExpireOp, Node, Op, RelateOp, SetOp
 

@@ -453,8 +453,8 @@ def test_unsafe_id_in_a_delta(narr: CLI, world: Path, tmp_path: Path) -> None:
 
 def test_unsafe_ids_reach_no_file_even_through_the_library(world: Path) -> None:
     """Bypassing the CLI's parsing and the model's validation, the engine still refuses."""
+    from narrative.delta.request import EventRequest
     from narrative.engine.event import run_event
-    from narrative.engine.pending import EventRequest
     from narrative.errors import InvalidInputError
     from narrative.model import Delta, ExpireOp, SetOp
     from narrative.store.worldrepo import WorldRepo

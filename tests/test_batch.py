@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from helpers import CLI, edit_node, git, read_node
 
-from narrative.engine.batch import batch
+from narrative.delta.request import EventRequest
 from narrative.engine.check import check
 from narrative.engine.event import run_event
-from narrative.engine.pending import EventRequest
 from narrative.model import Delta, SetOp
+from narrative.store.batch import batch
 from narrative.store.worldrepo import WorldRepo
 
 
@@ -87,7 +87,8 @@ def test_a_batch_cut_short_leaves_a_stale_index_the_next_event_repairs(world: Pa
         with pytest.raises(RuntimeError), batch(wr):
             run_event(wr, mood(1))
             run_event(wr, mood(2))
-            wr.deferred_index.clear()  # what a kill -9 inside the batch loses
+            assert wr.batch is not None
+            wr.batch.deferred_index.clear()  # what a kill -9 inside the batch loses
             raise RuntimeError("killed")
         assert not index_matches_head(wr)
         assert CLI(world).json("status")["edits"] == []  # stale index entries are not edits

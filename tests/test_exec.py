@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from helpers import CLI, read_node, snapshot
 
+from narrative.delta.request import EventRequest
 from narrative.diffusers.base import get_diffuser
 from narrative.diffusers.exec import ExecDiffuser
 from narrative.diffusers.exec_protocol import ExecProposal, ExecRequest
-from narrative.engine import pending
+from narrative.engine import failed as pending
 from narrative.engine.event import EventResult, retry, run_event
-from narrative.engine.pending import EventRequest
 from narrative.errors import DiffuserError, NarrError
 from narrative.model import Delta
 from narrative.store.worldrepo import WorldRepo

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from helpers import CLI, read_node, snapshot
 
+from narrative.delta.request import EventRequest
 from narrative.engine.event import run_event
-from narrative.engine.pending import EventRequest, load_all
+from narrative.engine.failed import load_all
 from narrative.store.worldrepo import WorldRepo
 
 

@@ -22,10 +22,10 @@ from hypothesis import event as note
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from narrative.delta.request import EventRequest
 from narrative.engine.check import check
 from narrative.engine.event import run_event
-from narrative.engine.pending import EventRequest
-from narrative.engine.read import status
+from narrative.engine.status import status
 from narrative.errors import NarrError
 from narrative.ids import LAYERS
 from narrative.model import (

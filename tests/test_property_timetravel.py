@@ -21,10 +21,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from narrative import fields
+from narrative.delta.request import EventRequest
 from narrative.engine.check import check
 from narrative.engine.event import run_event
 from narrative.engine.init import init_world
-from narrative.engine.pending import EventRequest
 from narrative.engine.replay import replay
 from narrative.engine.reset import reset
 from narrative.engine.revert import revert

@@ -23,8 +23,8 @@ import pygit2
 import pytest
 from helpers import CLI, git, narr_subprocess, node_file, read_node, rel_path, snapshot, write_node
 
+from narrative.delta.request import EventRequest
 from narrative.engine.event import run_event
-from narrative.engine.pending import EventRequest
 from narrative.model import CreateOp, Delta, Node, RelateOp, SetOp
 from narrative.store import journal
 from narrative.store.lock import WriteLock
@@ -206,7 +206,7 @@ def tree_world_files(repo: pygit2.Repository, tree: pygit2.Tree) -> dict[str, by
 
 
 def pending_edits(root: Path) -> list[dict[str, Any]]:
-    from narrative.engine.read import status
+    from narrative.engine.status import status
 
     wr = WorldRepo.open(root)
     try:
@@ -232,7 +232,7 @@ def verify(root: Path, before: Before, content: str, *, fresh_process: bool = Fa
     Returns "old" or "new".
     """
     from narrative.engine.check import check
-    from narrative.engine.read import status
+    from narrative.engine.status import status
     from narrative.store import records
 
     if fresh_process:  # recovery and check by a new narr process, as a user would run it
@@ -363,7 +363,7 @@ def _raise(*args: Any, **kwargs: Any) -> Any:
 
 
 def _fault(name: str, mp: pytest.MonkeyPatch) -> None:
-    from narrative.store.cache import WorldIndex
+    from narrative.store.catalog import Catalog
 
     if name == "before the journal":  # the commit object exists; nothing else has moved
         mp.setattr(journal, "run", _raise)
@@ -381,18 +381,18 @@ def _fault(name: str, mp: pytest.MonkeyPatch) -> None:
     elif name == "after the index, before the journal is removed":
         mp.setattr(journal, "_apply", _after(journal._apply))
     elif name == "before the derived index":
-        mp.setattr(WorldIndex, "apply", _raise)
+        mp.setattr(Catalog, "apply", _raise)
     elif name == "halfway through the derived index":
-        real_apply = WorldIndex.apply
+        real_apply = Catalog.apply
 
-        def apply(self: WorldIndex, *args: Any, **kwargs: Any) -> None:
+        def apply(self: Catalog, *args: Any, **kwargs: Any) -> None:
             with pytest.MonkeyPatch.context() as inner:
-                inner.setattr(WorldIndex, "_insert", _fail_on_call(2, WorldIndex._insert))
+                inner.setattr(Catalog, "_insert", _fail_on_call(2, Catalog._insert))
                 real_apply(self, *args, **kwargs)
 
-        mp.setattr(WorldIndex, "apply", apply)
+        mp.setattr(Catalog, "apply", apply)
     elif name == "before the event id is remembered":
-        mp.setattr(WorldIndex, "remember_event", _raise)
+        mp.setattr(Catalog, "remember_event", _raise)
     else:
         raise AssertionError(name)
 
@@ -514,8 +514,8 @@ def test_a_hand_edit_made_during_the_crash_window_is_kept(world: Path) -> None:
 DRIVER = """
 import sys
 from narrative.cli import main
-import narrative.engine.event, narrative.engine.commit, narrative.store.journal
-import narrative.diffusers.explicit, narrative.store.cache, narrative.engine.check
+import narrative.engine.event, narrative.store.commit, narrative.store.journal
+import narrative.cli.flags, narrative.store.catalog, narrative.engine.check
 sys.stderr.write("go\\n")
 sys.stderr.flush()
 main(sys.argv[1:], prog_name="narr")
@@ -598,8 +598,8 @@ def kill_at_line(root: Path, i: int, stop_at: tuple[str, int] | None) -> tuple[i
     """Run event ``i`` in a forked child that SIGKILLs itself when it reaches ``stop_at``
     (a line of commit, journal or derived index, and which run of it). Returns the child's
     wait status and, when it was not killed, the lines it ran once sealing started."""
-    from narrative.engine import commit
-    from narrative.store import cache
+    from narrative.store import catalog as cache
+    from narrative.store import commit
 
     files = {commit.__file__, journal.__file__, cache.__file__}
     r, w = os.pipe()

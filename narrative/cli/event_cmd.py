@@ -11,8 +11,8 @@ from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, group_listing, json_option, record_lines, short, warn
 
 if TYPE_CHECKING:
+    from narrative.delta.request import EventRequest
     from narrative.engine.event import EventResult
-    from narrative.engine.pending import EventRequest
     from narrative.store.worldrepo import WorldRepo
 
 
@@ -119,24 +119,25 @@ def _request(content: str, sets: tuple[str, ...], unsets: tuple[str, ...],
              relates: tuple[str, ...], unrelates: tuple[str, ...], creates: tuple[str, ...],
              expires: tuple[str, ...], delta_file: str | None, narrative_text: str | None,
              timestamp: str | None, close_scene: bool) -> EventRequest:
-    from narrative.diffusers import explicit
-    from narrative.engine.pending import EventRequest
+    from narrative.cli import flags
+    from narrative.delta.parse import read_delta
+    from narrative.delta.request import EventRequest
     from narrative.errors import InvalidInputError
 
     delta = None
     if delta_file is not None:
         if delta_file == "-":
             data = sys.stdin.buffer.read()
-            delta = explicit.read_delta("<stdin>", data)
+            delta = read_delta("<stdin>", data)
         else:
             try:
                 with open(delta_file, "rb") as fh:
                     data = fh.read()
             except OSError as exc:
                 raise InvalidInputError(f"--delta {delta_file}: cannot read ({exc.strerror})") from None
-            delta = explicit.read_delta(delta_file, data)
-    create_ops = [explicit.read_node_file(path) for path in creates]
-    merged = explicit.build_delta(delta=delta, creates=create_ops, sets=sets, unsets=unsets,
+            delta = read_delta(delta_file, data)
+    create_ops = [flags.read_node_file(path) for path in creates]
+    merged = flags.build_delta(delta=delta, creates=create_ops, sets=sets, unsets=unsets,
                                   relates=relates, unrelates=unrelates, expires=expires)
     return EventRequest(content=content, delta=merged, narrative_text=narrative_text,
                         timestamp=timestamp, close_scene=close_scene)
@@ -147,7 +148,7 @@ def _request(content: str, sets: tuple[str, ...], unsets: tuple[str, ...],
 @click.pass_context
 def failed_cmd(click_ctx: click.Context, as_json: bool) -> None:
     """Events that could not be recorded, kept with their error; newest first."""
-    from narrative.engine.pending import listing
+    from narrative.engine.failed import listing
 
     for item in group_listing(click_ctx, as_json, listing, "No failed events kept."):
         via = f" (diffuser {item['diffuser']})" if item["diffuser"] else ""
@@ -184,12 +185,12 @@ def failed_retry_cmd(ctx: Context, which: str, dry_run: bool, diffuser_name: str
 @pass_context
 def failed_drop_cmd(ctx: Context, which: str, as_json: bool) -> None:
     """Forget failed event WHICH for good (its words are printed one last time)."""
-    from narrative.engine import pending
+    from narrative.engine import failed
 
-    item = pending.pick(ctx.world, which)
-    pending.discard(ctx.world, item.key)
+    item = failed.pick(ctx.world, which)
+    failed.discard(ctx.world, item.key)
     if as_json:
-        emit_json({"dropped": pending.summary(item)})
+        emit_json({"dropped": failed.summary(item)})
     else:
         click.echo(f"Dropped the failed event {item.request.content!r}")
 

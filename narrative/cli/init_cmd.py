@@ -83,7 +83,7 @@ def edit_cmd(ctx: Context, node_id: str, layer: str | None) -> None:
 
 
 def _node_path(ctx: Context, node_id: str, layer: str | None) -> str:
-    from narrative.engine.read import locate
+    from narrative.engine.nodes import locate
     from narrative.errors import NotFoundError
     from narrative.ids import node_path
 

@@ -17,7 +17,7 @@ from narrative.cli.output import change_line, emit_json, json_option, record_lin
 @pass_context
 def log_cmd(ctx: Context, rev: str, limit: int | None, as_json: bool) -> None:
     """The story so far: events along the first-parent chain, newest first."""
-    from narrative.engine.read import log
+    from narrative.engine.log import log
 
     entries = [e.to_json() for e in log(ctx.world, limit, rev)]
     if as_json:
@@ -43,7 +43,7 @@ def log_cmd(ctx: Context, rev: str, limit: int | None, as_json: bool) -> None:
 @pass_context
 def show_cmd(ctx: Context, rev: str, as_json: bool) -> None:
     """One event's record: REV is a git revision (HEAD~2, a hash, a branch) or an event id."""
-    from narrative.engine.read import show
+    from narrative.engine.log import show
 
     data = show(ctx.world, rev).to_json()
     if as_json:
@@ -73,7 +73,7 @@ def show_cmd(ctx: Context, rev: str, as_json: bool) -> None:
 @pass_context
 def get_cmd(ctx: Context, node_id: str, field: str | None, at: str | None, as_json: bool) -> None:
     """A node (or one FIELD, dotted or a JSON pointer) as the world holds it now or --at REV."""
-    from narrative.engine.read import get_value
+    from narrative.engine.nodes import get_value
 
     value = get_value(ctx.world, node_id, field, at)
     if as_json or not isinstance(value, str):
@@ -89,7 +89,7 @@ def get_cmd(ctx: Context, node_id: str, field: str | None, at: str | None, as_js
 @pass_context
 def nodes_cmd(ctx: Context, layer: str | None, as_json: bool) -> None:
     """List the world's nodes (hand edits included)."""
-    from narrative.engine.read import list_nodes
+    from narrative.engine.nodes import list_nodes
 
     rows = list_nodes(ctx.world, layer)
     if as_json:
@@ -110,7 +110,7 @@ def nodes_cmd(ctx: Context, layer: str | None, as_json: bool) -> None:
 @pass_context
 def status_cmd(ctx: Context, as_json: bool) -> None:
     """Hand edits not yet recorded by an event, field by field, and anything in the way."""
-    from narrative.engine.read import status
+    from narrative.engine.status import status
 
     st = status(ctx.world).to_json()
     for message in st["warnings"]:

@@ -1,46 +1,26 @@
-"""The one interface every diffuser implements, and the registry that names them.
+"""The registry that names the diffusers, and the one that proposes nothing.
 
-A diffuser reads an event's words and the part of the world they concern and
-*proposes* a delta; it never writes. The engine merges the proposal with the
-user's explicit changes (explicit ones win on the same field), validates the
-whole and records it. Diffusers are looked up by name: ``--diffuser NAME`` on
-the command line, else ``[diffuser] default`` in ``narr.toml``.
+The interface a diffuser implements (:class:`~narrative.delta.proposal.Diffuser`)
+lives with the event pipeline it feeds. Diffusers are looked up by name:
+``--diffuser NAME`` on the command line, else ``[diffuser] default`` in
+``narr.toml`` (within what your own config allows).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
-
+from narrative.delta.proposal import Diffuser, Proposal
 from narrative.errors import InvalidInputError, InvalidWorldError
-from narrative.model import Delta
 
 if TYPE_CHECKING:
-    from narrative.engine.pending import EventRequest
+    from narrative.delta.request import EventRequest
+    from narrative.delta.world import World
     from narrative.store.worldrepo import WorldRepo
-    from narrative.world import WorldView
 
-
-class Proposal(BaseModel):
-    """What a diffuser returns: a delta, plus what a reader of the decision needs."""
-
-    delta: Delta = Field(default_factory=Delta)
-    narrative_text: str | None = None
-    causes: list[str] = Field(default_factory=list)
-    notes: list[str] = Field(
-        default_factory=list,
-        description="Decisions worth printing: rules that fired, duplicates merged, refusals.",
-    )
-    raw_reply: str | None = Field(default=None, description="A model's raw answer, kept for --retry.")
-
-
-@runtime_checkable
-class Diffuser(Protocol):
-    name: str
-
-    def propose(self, view: WorldView, request: EventRequest) -> Proposal: ...
+__all__ = ["OFFLINE", "Diffuser", "ExplicitOnly", "Proposal", "default_name", "get_diffuser", "names",
+           "register"]
 
 
 class ExplicitOnly:
@@ -48,7 +28,7 @@ class ExplicitOnly:
 
     name = "explicit"
 
-    def propose(self, view: WorldView, request: EventRequest) -> Proposal:
+    def propose(self, world: World, request: EventRequest) -> Proposal:
         return Proposal()
 
 

@@ -3,9 +3,9 @@ neighbourhood in the world graph, and the last few events.
 
 Names are found without reading the world: every span of the text that starts
 and ends on a word boundary (any character boundary inside Chinese, Japanese or
-Korean text, which has no spaces) is looked up in the derived index's name table,
-and the longest matches win. The cost follows the length of the text, not the
-size of the world.
+Korean text, which has no spaces) is looked up among the world's names
+(:meth:`~narrative.delta.world.World.ids_by_name`), and the longest matches win.
+The cost follows the length of the text, not the size of the world.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from narrative.store.cache import normalize_name
+from narrative.ids import normalize_name
+from narrative.nodefile import NodeDict, edges_of
 
 if TYPE_CHECKING:
-    from narrative.engine.pending import EventRequest
-    from narrative.world import WorldView
+    from narrative.delta.request import EventRequest
+    from narrative.delta.world import World
 
 MAX_NAME_CHARS = 40
 RECENT_EVENTS = 5
@@ -101,13 +102,13 @@ class DisjointSpans:
         self.ends.insert(k, end)
 
 
-def find_mentions(view: WorldView, text: str) -> list[Mention]:
+def find_mentions(world: World, text: str) -> list[Mention]:
     """Nodes named in ``text`` by name or alias, longest match first, without overlaps."""
-    spans = candidate_spans(text, reach=_name_reach(view))
+    spans = candidate_spans(text, reach=_name_reach(world))
     by_norm: dict[str, list[tuple[int, int]]] = {}
     for i, j in spans:
         by_norm.setdefault(normalize_name(text[i:j]), []).append((i, j))
-    hits = _lookup(view, set(by_norm))
+    hits = world.ids_by_name(set(by_norm))
     found: list[tuple[int, int, tuple[str, ...]]] = []
     for norm, named in hits.items():
         for i, j in by_norm.get(norm, []):
@@ -123,62 +124,22 @@ def find_mentions(view: WorldView, text: str) -> list[Mention]:
     return sorted(out, key=lambda m: m.start)
 
 
-def _name_reach(view: WorldView) -> Callable[[str], int]:
+def _name_reach(world: World) -> Callable[[str], int]:
     """For a character, how long a span starting with it may need to be to spell a name.
 
-    One indexed range query per distinct character of the text (names are stored
-    normalised, so a name starting with ``c`` sorts in ``[c, c+1)``); hand-edited
-    nodes' names count too. Normalising can change a span's length (full-width
-    letters, ligatures), hence the slack.
+    One question to the world per distinct character of the text. Normalising can
+    change a span's length (full-width letters, ligatures), hence the slack.
     """
-    db = view.index().db
-    edited: dict[str, int] = {}
-    for e in view.edits.edits.values():
-        if e.new is not None:
-            for name in [e.new["name"], *e.new.get("aliases", [])]:
-                norm = normalize_name(name)
-                if norm:
-                    edited[norm[0]] = max(edited.get(norm[0], 0), len(norm))
     known: dict[str, int] = {}
 
     def reach(ch: str) -> int:
         if ch not in known:
             first = normalize_name(ch)[:1]
-            longest = 0
-            if first and ord(first) < 0x10FFFF:
-                row = db.execute("SELECT max(length(norm)) FROM names WHERE norm >= ? AND norm < ?",
-                                 (first, chr(ord(first) + 1))).fetchone()
-                longest = max(row[0] or 0, edited.get(first, 0))
+            longest = world.name_reach(first) if first else 0
             known[ch] = 2 * longest + 2 if longest else 0
         return known[ch]
 
     return reach
-
-
-def _lookup(view: WorldView, norms: set[str]) -> dict[str, set[str]]:
-    """norm -> ids naming it in the edited world (the index, corrected for hand edits)."""
-    hits: dict[str, set[str]] = {}
-    if not norms:
-        return hits
-    db = view.index().db
-    items = sorted(norms)
-    for k in range(0, len(items), 500):
-        chunk = items[k : k + 500]
-        marks = ",".join("?" * len(chunk))
-        for norm, node_id in db.execute(f"SELECT norm, id FROM names WHERE norm IN ({marks})", chunk):
-            hits.setdefault(norm, set()).add(node_id)
-    edited = view.edits.edits
-    if edited:
-        for ids in hits.values():
-            ids.difference_update(edited)
-        for node_id, e in edited.items():
-            if e.new is None:
-                continue
-            for name in [e.new["name"], *e.new.get("aliases", [])]:
-                norm = normalize_name(name)
-                if norm in norms:
-                    hits.setdefault(norm, set()).add(node_id)
-    return {k: v for k, v in hits.items() if v}
 
 
 @dataclass
@@ -189,7 +150,7 @@ class ContextPack:
     timestamp: str | None
     world: dict[str, str]
     mentions: list[Mention]
-    nodes: dict[str, dict[str, Any]]
+    nodes: dict[str, NodeDict]
     edges: list[dict[str, str]]
     recent_events: list[dict[str, Any]] = field(default_factory=list)
 
@@ -205,19 +166,19 @@ class ContextPack:
         }
 
 
-def build_context(view: WorldView, request: EventRequest, *, radius: int = 1,
+def build_context(world: World, request: EventRequest, *, radius: int = 1,
                   recent: int = RECENT_EVENTS) -> ContextPack:
     """The context pack: mentioned nodes, their neighbourhood (networkx), recent events."""
     import networkx as nx
 
-    mentions = find_mentions(view, request.content)
+    mentions = find_mentions(world, request.content)
     seeds = {i for m in mentions for i in m.ids}
     graph = nx.MultiDiGraph()
-    loaded: dict[str, dict[str, Any]] = {}
+    loaded: dict[str, NodeDict] = {}
 
-    def load(node_id: str) -> dict[str, Any] | None:
+    def load(node_id: str) -> NodeDict | None:
         if node_id not in loaded:
-            node = view.get(node_id)
+            node = world.get(node_id)
             if node is None:
                 return None
             loaded[node_id] = node
@@ -232,11 +193,10 @@ def build_context(view: WorldView, request: EventRequest, *, radius: int = 1,
             if node is None:
                 continue
             graph.add_node(node_id)
-            for rtype, targets in node.get("relations", {}).items():
-                for dst in targets:
-                    graph.add_edge(node_id, dst, key=rtype)
-                    reached.add(dst)
-        for src, rtype, dst in view.incoming(frontier):
+            for rtype, dst in edges_of(node):
+                graph.add_edge(node_id, dst, key=rtype)
+                reached.add(dst)
+        for src, rtype, dst in world.incoming(frontier):
             graph.add_edge(src, dst, key=rtype)
             reached.add(src)
         expanded |= frontier
@@ -252,24 +212,9 @@ def build_context(view: WorldView, request: EventRequest, *, radius: int = 1,
     return ContextPack(
         content=request.content,
         timestamp=request.timestamp,
-        world={"name": view.wr.config.name, "language": view.wr.config.language},
+        world={"name": world.name, "language": world.language},
         mentions=mentions,
         nodes={k: v for k, v in nodes.items() if v is not None},
         edges=edges,
-        recent_events=_recent(view, recent),
+        recent_events=world.recent_events(recent),
     )
-
-
-def _recent(view: WorldView, limit: int) -> list[dict[str, Any]]:
-    from narrative.store import records
-
-    out: list[dict[str, Any]] = []
-    head = view.wr.head_commit()
-    commit = head
-    while commit is not None and len(out) < limit:
-        rec = records.decode(commit.message)
-        if rec is not None and rec.kind == "event":
-            out.append({"id": rec.id, "content": rec.content, "timestamp": rec.timestamp,
-                        "diffusions": [d.model_dump(mode="json") for d in rec.diffusions]})
-        commit = commit.parents[0] if commit.parents else None
-    return out

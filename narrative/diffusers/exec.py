@@ -35,8 +35,8 @@ from narrative.nodefile import json_problem
 from narrative.userconfig import ExecSettings, load_user_config
 
 if TYPE_CHECKING:
-    from narrative.engine.pending import EventRequest
-    from narrative.world import WorldView
+    from narrative.delta.request import EventRequest
+    from narrative.delta.world import World
 
 MAX_KEPT_OUTPUT = 20_000
 MAX_OUTPUT = 8 << 20  # bytes of stdout (or stderr) narr reads from the program
@@ -61,7 +61,7 @@ class ExecDiffuser:
             base = ExecSettings.model_validate({"command": command, "timeout": base.timeout})
         return base
 
-    def propose(self, view: WorldView, request: EventRequest) -> Proposal:
+    def propose(self, world: World, request: EventRequest) -> Proposal:
         settings = self.settings()
         if not settings.command:
             raise DiffuserError(
@@ -69,15 +69,15 @@ class ExecDiffuser:
                 hint="set NARR_EXEC_COMMAND or [exec] command in your narr config file; "
                      "a world's narr.toml cannot set it",
             )
-        payload = request_json(view, request)
+        payload = request_json(world, request)
         out, err = run(settings.command, payload, settings.timeout,
-                       env={"NARR_WORLD": str(view.wr.root)})
+                       env={"NARR_WORLD": str(world.root)})
         return read_answer(settings.command, out, err)
 
 
-def request_json(view: WorldView, request: EventRequest) -> dict[str, Any]:
+def request_json(world: World, request: EventRequest) -> dict[str, Any]:
     """The document the program reads (``schemas/exec-request.schema.json``)."""
-    pack = build_context(view, request).to_json()
+    pack = build_context(world, request).to_json()
     return {"protocol": PROTOCOL_VERSION, "render": request.render,
             "explicit": request.delta.model_dump(mode="json"), **pack}
 

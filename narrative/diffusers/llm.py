@@ -20,17 +20,17 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from narrative.delta.parse import validate_delta
 from narrative.diffusers.base import Proposal, register
 from narrative.diffusers.chat import MAX_KEPT_BODY, ChatClient, Reply
 from narrative.diffusers.context import build_context
-from narrative.diffusers.explicit import validate_delta
 from narrative.errors import DiffuserError, InvalidInputError
 from narrative.model import CreateOp, Delta
 from narrative.userconfig import LLMSettings, load_user_config
 
 if TYPE_CHECKING:
-    from narrative.engine.pending import EventRequest
-    from narrative.world import WorldView
+    from narrative.delta.request import EventRequest
+    from narrative.delta.world import World
 
 SYSTEM_PROMPT = """\
 You are the diffuser of narr, a narrative engine. The story's world is a graph of nodes \
@@ -85,18 +85,18 @@ class LLMDiffuser:
     def __init__(self, settings: LLMSettings | None = None) -> None:
         self._settings = settings
 
-    def propose(self, view: WorldView, request: EventRequest) -> Proposal:
+    def propose(self, world: World, request: EventRequest) -> Proposal:
         # Read here, not when the diffuser is built, so a missing or broken setting fails
         # the event (which is then kept for --retry) instead of failing before it exists.
         settings = self._settings if self._settings is not None else load_user_config().llm
         client = ChatClient.from_settings(settings)
         render = settings.render or request.render
-        pack = build_context(view, request).to_json()
+        pack = build_context(world, request).to_json()
         schema = Delta.model_json_schema(mode="validation")
         messages = build_messages(pack, request, schema, render=render)
 
         reply = client.complete(messages, schema)
-        outcome = read_reply(reply, view, request)
+        outcome = read_reply(reply, world, request)
         notes: list[str] = []
         if outcome.problems:
             first, first_reply = outcome, reply
@@ -104,7 +104,7 @@ class LLMDiffuser:
                          {"role": "user", "content": REPAIR_PROMPT.format(
                              problems="\n".join(f"- {p}" for p in first.problems))}]
             reply = client.complete(messages, schema)
-            outcome = read_reply(reply, view, request)
+            outcome = read_reply(reply, world, request)
             if outcome.problems:
                 raise _gave_up(first, outcome, first_reply, reply)
             notes.append(f"the first reply was unusable ({first.problems[0]}); the model repaired it")
@@ -138,7 +138,7 @@ class Outcome:
     kind: str = ""
 
 
-def read_reply(reply: Reply, view: WorldView, request: EventRequest) -> Outcome:
+def read_reply(reply: Reply, world: World, request: EventRequest) -> Outcome:
     """Parse, validate and check one reply; a refusal ends the exchange at once."""
     if reply.refusal or reply.finish_reason == "content_filter":
         _refused(reply.refusal or "(the server's content filter stopped the reply)", reply)
@@ -161,7 +161,7 @@ def read_reply(reply: Reply, view: WorldView, request: EventRequest) -> Outcome:
     except InvalidInputError as exc:
         return Outcome(problems=[d.removeprefix("reply: ") for d in exc.details] or [exc.message],
                        kind="invalid")
-    problems = world_problems(view, delta, request.delta)
+    problems = world_problems(world, delta, request.delta)
     if problems:
         return Outcome(delta=delta, problems=problems, kind="invalid")
     return Outcome(delta=delta)
@@ -189,11 +189,11 @@ def parse_json_reply(text: str) -> tuple[Any, str | None]:
     return None, error
 
 
-def world_problems(view: WorldView, delta: Delta, explicit: Delta) -> list[str]:
+def world_problems(world: World, delta: Delta, explicit: Delta) -> list[str]:
     """What the engine would refuse in this delta (missing ids, traits, ...), found in a dry draft."""
-    from narrative.engine.draft import Draft
+    from narrative.delta.draft import Draft
 
-    probe = Draft(view, "probe")
+    probe = Draft(world, "probe")
     probe.apply(delta)
     for op in explicit.ops:  # the model may point at a node the user creates in this event
         if isinstance(op, CreateOp):

@@ -51,8 +51,8 @@ from pydantic import (
     model_validator,
 )
 
+from narrative.delta.draft import SETTABLE
 from narrative.diffusers import patterns
-from narrative.engine.draft import SETTABLE
 from narrative.errors import InvalidWorldError
 from narrative.ids import ID_PATTERN, Layer, Lifecycle, id_problem
 

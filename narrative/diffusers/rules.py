@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from narrative import fields
+from narrative.delta.draft import Draft
 from narrative.diffusers import patterns
 from narrative.diffusers.base import Proposal, register
 from narrative.diffusers.context import DisjointSpans, Mention, find_mentions
@@ -44,7 +45,6 @@ from narrative.diffusers.rulefile import (
     VarSpec,
     load_rules,
 )
-from narrative.engine.draft import Draft
 from narrative.errors import DiffuserError
 from narrative.ids import id_problem
 from narrative.model import (
@@ -60,9 +60,9 @@ from narrative.model import (
 )
 
 if TYPE_CHECKING:
-    from narrative.engine.pending import EventRequest
+    from narrative.delta.request import EventRequest
+    from narrative.delta.world import World
     from narrative.store.worldrepo import WorldRepo
-    from narrative.world import WorldView
 
 ANY = VarSpec()
 
@@ -94,14 +94,14 @@ class RulesDiffuser:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def propose(self, view: WorldView, request: EventRequest) -> Proposal:
+    def propose(self, world: World, request: EventRequest) -> Proposal:
         rules = load_rules(self.root)
         if not rules:
             return Proposal(notes=["no rules in this world (rules/*.toml)"])
         text = request.content
-        mentions = find_mentions(view, text)
-        nodes = {i: view.get(i) for m in mentions for i in m.ids}
-        builder = _Builder(view)
+        mentions = find_mentions(world, text)
+        nodes = {i: world.get(i) for m in mentions for i in m.ids}
+        builder = _Builder(world)
         notes: list[str] = []
         applied = 0
         firings = _within_budget(lambda: find_firings(rules, text, mentions, nodes))
@@ -230,9 +230,9 @@ def _bind_slots(firing: Firing, mentions: list[Mention],
 class _Builder:
     """The operations of all firings, tried on a scratch copy of the world as they are made."""
 
-    def __init__(self, view: WorldView) -> None:
-        self.view = view
-        self.draft = Draft(view, "rules")
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.draft = Draft(world, "rules")
         self.ops: list[Op] = []
         self.close_scene = False
 
@@ -316,7 +316,7 @@ class _Builder:
             return [(env.id(src), env.id(dst))]
         if src == "*":
             target = env.id(dst)
-            sources = {s for s, t, d in self.view.incoming({target}) if t == rtype}
+            sources = {s for s, t, d in self.world.incoming({target}) if t == rtype}
             sources |= {i for i, n in self.draft.nodes.items() if n is not None}
             return [(s, target) for s in sorted(sources)
                     if target in ((self.current(s) or {}).get("relations", {}).get(rtype, {}))]

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pygit2
+if TYPE_CHECKING:
+    import pygit2
 
-from narrative.engine import read, setaside, worldmove
+from narrative.engine import setaside
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError, NothingToDoError
-from narrative.store import journal, records, refs, worktree
+from narrative.store import history, journal, move, records, refs, worktree
 from narrative.store.worldrepo import WorldRepo
 
 HEADS = "refs/heads/"
@@ -23,7 +24,7 @@ _EVENT_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 
 
 def _check_name(name: str) -> str:
-    if not name or name.startswith("-") or not pygit2.reference_is_valid_name(HEADS + name):
+    if not name or name.startswith("-") or not refs.valid_branch_name(name):
         raise InvalidInputError(f"{name!r} is not a valid branch name")
     # "dead" and "cafe" are words; "deadbeef" and "3f2a" read as abbreviated hashes
     hexlike = _HEXLIKE.fullmatch(name) and (any(c.isdigit() for c in name) or len(name) >= 7)
@@ -46,6 +47,13 @@ def _refuse_clash(wr: WorldRepo, name: str) -> None:
                                 "(one would be a folder of the other)")
 
 
+def _tip(wr: WorldRepo, name: str) -> pygit2.Commit:
+    tip = history.peel_commit(wr, HEADS + name)
+    if tip is None:
+        raise NotFoundError(f"branch {name!r} points at no commit of this repository")
+    return tip
+
+
 def _content(commit: pygit2.Commit) -> str:
     rec = records.decode(commit.message)
     return rec.content if rec else commit.message.strip().splitlines()[0]
@@ -55,7 +63,7 @@ def list_branches(wr: WorldRepo) -> list[dict[str, Any]]:
     current = wr.branch()
     out = []
     for name in sorted(wr.repo.branches.local):
-        commit = wr.repo.branches.local[name].peel(pygit2.Commit)
+        commit = _tip(wr, name)
         out.append({"name": name, "current": name == current, "commit": str(commit.id),
                     "content": _content(commit)})
     return out
@@ -65,7 +73,7 @@ def create_branch(wr: WorldRepo, name: str, rev: str | None = None) -> dict[str,
     _check_name(name)
     with wr.lock:
         _refuse_clash(wr, name)
-        commit = read.resolve(wr, rev or "HEAD")
+        commit = history.resolve(wr, rev or "HEAD")
         wr.repo.branches.local.create(name, commit)
         return {"name": name, "commit": str(commit.id), "content": _content(commit)}
 
@@ -78,7 +86,7 @@ def delete_branch(wr: WorldRepo, name: str) -> dict[str, Any]:
         if name == wr.branch():
             raise InvalidInputError(f"{name!r} is the current branch; switch to another first")
         branch = wr.repo.branches.local[name]
-        tip = branch.peel(pygit2.Commit)
+        tip = _tip(wr, name)
         others = [wr.repo.branches.local[b].target for b in wr.repo.branches.local if b != name]
         kept = None
         if not any(o == tip.id or wr.repo.descendant_of(o, tip.id) for o in others):
@@ -93,17 +101,17 @@ class SwitchResult:
     commit: str
     content: str
     set_aside: str | None
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"branch": self.branch, "commit": self.commit, "content": self.content,
-                "set_aside": self.set_aside}
+                "set_aside": self.set_aside, "warnings": self.warnings}
 
 
 def switch(wr: WorldRepo, name: str, *, set_aside: bool = False, create: bool = False,
            when: datetime | None = None) -> SwitchResult:
     _check_name(name)
-    with wr.lock:
-        journal.recover(wr)
+    with move.writing(wr) as recovered:
         wr.require_no_git_operation()
         head = wr.head_commit()
         assert head is not None
@@ -116,7 +124,7 @@ def switch(wr: WorldRepo, name: str, *, set_aside: bool = False, create: bool = 
                                     hint=f"narr switch -c {name} creates it")
             if name == wr.branch():
                 raise NothingToDoError(f"already on {name}")
-            target = wr.repo.branches.local[name].peel(pygit2.Commit)
+            target = _tip(wr, name)
         scan = worktree.scan(wr, head.tree)
         saved = None
         if target.tree.id == head.tree.id:
@@ -128,38 +136,31 @@ def switch(wr: WorldRepo, name: str, *, set_aside: bool = False, create: bool = 
                     "leave them on the wrong story line",
                     hint="record them with an event first, or narr switch --set-aside",
                 )
-            updates = worldmove.plan(wr, head.tree, target.tree, scan)
+            updates = move.plan(wr, head.tree, target.tree, scan)
             if scan.raw:
                 kept = setaside.set_aside(wr, head, scan, f"switch to {name}", when)
                 saved = kept.ref if kept else None
         if create:
             wr.repo.branches.local.create(name, head)
         current = wr.head_ref()
-        journal.run(wr, journal.Transaction(
+        move.move(wr, move.Move(
             ref="HEAD",
             old=journal.SYMBOLIC + current if current else str(head.id),
             new=journal.SYMBOLIC + HEADS + name,
             message=f"narr switch: to {name}",
-            updates=tuple(updates),
+            updates=tuple(updates), tree=target.tree,
         ))
-        wr.index_cache.sync(wr.repo, wr.world_tree_id(target.tree), wr.config.layout)
-        return SwitchResult(name, str(target.id), _content(target), saved)
+        return SwitchResult(name, str(target.id), _content(target), saved, recovered)
 
 
 def reflog(wr: WorldRepo, limit: int | None = None) -> list[dict[str, Any]]:
     """HEAD's reflog, newest first, with the story content each entry landed on."""
-    try:
-        entries = wr.repo.references["HEAD"].log()
-    except (KeyError, pygit2.GitError):
-        return []
     out = []
-    for n, entry in enumerate(entries):
+    for n, entry in enumerate(refs.head_reflog(wr)):
         if limit is not None and n >= limit:
             break
-        try:
-            content = _content(wr.repo[entry.oid_new])  # type: ignore[arg-type]
-        except (KeyError, ValueError):
-            content = ""
+        landed = history.peel_commit(wr, str(entry.oid_new))
+        content = _content(landed) if landed is not None else ""
         when = datetime.fromtimestamp(entry.committer.time, UTC).strftime("%Y-%m-%d %H:%M:%S")
         out.append({"n": n, "old": str(entry.oid_old), "new": str(entry.oid_new),
                     "message": entry.message, "when": when, "content": content})

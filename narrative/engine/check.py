@@ -12,18 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import pygit2
+from typing import TYPE_CHECKING, Any
 
 from narrative import fields
 from narrative.errors import InvalidWorldError
 from narrative.ids import LAYERS, Layout, node_path, parse_node_path
 from narrative.model import EventRecord
 from narrative.nodefile import NodeDict, load_trusted, validate
-from narrative.store import records, worktree
+from narrative.store import history, records, worktree
 from narrative.store.trees import EMPTY_TREE, blob_at, diff_blobs, subtree, walk_blobs
 from narrative.store.worldrepo import WorldRepo
+
+if TYPE_CHECKING:
+    import pygit2
 
 
 @dataclass
@@ -66,7 +67,7 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
           progress: Callable[[int, int], None] | None = None) -> CheckReport:
     report = CheckReport()
     if worktree_too and rev is None:
-        from narrative.engine.read import finish_interrupted
+        from narrative.store.move import finish_interrupted
 
         note = finish_interrupted(wr)
         if note:
@@ -78,14 +79,8 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         if head is None:
             return report
     else:
-        from narrative.engine.read import resolve
-
-        head = resolve(wr, rev)
-    chain: list[pygit2.Commit] = []
-    commit: pygit2.Commit | None = head
-    while commit is not None:
-        chain.append(commit)
-        commit = commit.parents[0] if commit.parents else None
+        head = history.resolve(wr, rev)
+    chain = list(history.first_parent(head))
     chain.reverse()
 
     seen_ids: dict[str, str] = {}
@@ -109,7 +104,7 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         problems, report.nodes = check_world(repo, head.tree, layout)
         report.problems.extend(Problem(None, None, None, p) for p in problems)
     if worktree_too and rev is None:
-        from narrative.engine.read import hand_edit_problems
+        from narrative.engine.status import hand_edit_problems
 
         scan = worktree.scan_for_reader(wr, head.tree)
         report.worktree_problems = [*scan.problems, *hand_edit_problems(wr, head.tree, scan)]

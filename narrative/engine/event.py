@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from narrative import fields
-from narrative.diffusers.base import Diffuser, Proposal
-from narrative.engine import overlay, pending
-from narrative.engine.commit import seal
-from narrative.engine.draft import Draft
-from narrative.engine.pending import EventRequest
+from narrative.delta import overlay
+from narrative.delta.draft import Draft
+from narrative.delta.proposal import Diffuser, Proposal, merge
+from narrative.delta.request import EventRequest
+from narrative.engine import failed
 from narrative.errors import (
     BusyError,
     ConflictError,
@@ -28,14 +28,13 @@ from narrative.errors import (
     NothingToDoError,
 )
 from narrative.ids import new_event_id
-from narrative.model import Change, Delta, EventRecord
-from narrative.nodefile import MAX_DEPTH, WRAPPER_DEPTH, NodeDict, json_problem
-from narrative.store import journal, maintenance, records, worktree
+from narrative.model import Change, EventRecord
+from narrative.nodefile import MAX_DEPTH, WRAPPER_DEPTH, json_problem
+from narrative.store import history, maintenance, records, worktree
+from narrative.store.commit import seal
+from narrative.store.move import writing
+from narrative.store.view import WorldView
 from narrative.store.worldrepo import WorldRepo
-from narrative.world import WorldView
-
-if TYPE_CHECKING:
-    import pygit2
 
 FLAT_LAYER_WARNING = 3000
 
@@ -93,14 +92,15 @@ def run_event(wr: WorldRepo, request: EventRequest, *, dry_run: bool = False,
 
         diffuser = get_diffuser(request.diffuser, wr)
     try:
-        with wr.lock:
+        with writing(wr) as recovered:
             result = _run_locked(wr, request, dry_run=dry_run, diffuser=diffuser, when=when)
-            if keep_failed and not dry_run and pending.forget_same(wr, request):
+            result.warnings[:0] = recovered
+            if keep_failed and not dry_run and failed.forget_same(wr, request):
                 result.warnings.append("a failed event kept with the same words and changes is "
                                        "recorded now, so it is forgotten")
     except (InvalidInputError, InvalidWorldError, DiffuserError, BusyError, ConflictError) as exc:
         if keep_failed and not dry_run:
-            pending.save(wr, request, exc.message, exc.details,
+            failed.save(wr, request, exc.message, exc.details,
                          raw_reply=getattr(exc, "raw_reply", None))
             kept = ("the event is kept: narr event --retry runs it again"
                     if isinstance(exc, BusyError | ConflictError) else
@@ -119,40 +119,25 @@ def retry(wr: WorldRepo, which: str | None = None, *, dry_run: bool = False,
 
     ``diffuser`` None means the diffuser the failed request named (if any).
     """
-    if not pending.load_all(wr):
+    if not failed.load_all(wr):
         raise NothingToDoError("no failed event to retry")
-    item = pending.pick(wr, which)
+    item = failed.pick(wr, which)
     try:
         result = run_event(wr, item.request, dry_run=dry_run, diffuser=diffuser, when=when,
                            keep_failed=False)
     except (InvalidInputError, InvalidWorldError, DiffuserError) as exc:
         if not dry_run:  # the kept event now carries the latest failure (and raw reply)
-            pending.update(wr, item, exc.message, exc.details, getattr(exc, "raw_reply", None))
+            failed.update(wr, item, exc.message, exc.details, getattr(exc, "raw_reply", None))
         raise
     if not dry_run:
-        pending.discard(wr, item.key)
-        pending.forget_same(wr, item.request)
+        failed.discard(wr, item.key)
+        failed.forget_same(wr, item.request)
     return result
-
-
-def _last_record(head: pygit2.Commit) -> EventRecord | None:
-    """The newest event on the story line: commits made with plain git in between (notes,
-    a merge) carry no record, and the next event's parent is the event before them."""
-    commit: pygit2.Commit | None = head
-    while commit is not None:
-        rec = records.decode(commit.message)
-        if rec is not None:
-            return rec
-        commit = commit.parents[0] if commit.parents else None
-    return None
 
 
 def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
                 diffuser: Diffuser | None, when: datetime | None) -> EventResult:
-    warnings = []
-    note = journal.recover(wr)
-    if note:
-        warnings.append(note)
+    warnings: list[str] = []
     wr.require_branch()
     head = wr.head_commit()
     if head is None:
@@ -167,7 +152,7 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     proposal: Proposal | None = None
     if diffuser is not None:
         # every proposal is arbitrated (no duplicate nodes) and screened (guard rails) first
-        from narrative.engine.review import review  # with the arbiter: only when a diffuser runs
+        from narrative.delta.screen import review  # with the arbiter: only when a diffuser runs
 
         proposal = review(view, diffuser.propose(view, request), request)
         delta = merge(proposal.delta, request.delta)
@@ -179,11 +164,9 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     draft = Draft(view, event_id)
     draft.apply(delta, proposed=len(proposal.delta.ops) if proposal is not None else 0)
     _raise_if(draft.problems, "the event's changes are not valid")
-    draft.expire_lifecycles(close_scene)
-    draft.drop_dangling()
-    draft.validate()
+    draft.finish(close_scene=close_scene)
     _raise_if(draft.problems, "the event's changes are not valid")
-    dangling = _edit_relation_problems(view, draft)
+    dangling = draft.edit_problems
     if dangling:  # a hand-edited file is what is wrong: an invalid world, not invalid input
         raise InvalidWorldError(dangling[0] + (f" (and {len(dangling) - 1} more)" if len(dangling) > 1
                                                else ""), details=dangling,
@@ -197,7 +180,7 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     for node_id, e in edits.edits.items():
         edit_changes.extend(fields.node_changes(node_id, e.old, e.new))
     when = when or now_utc()
-    parent = _last_record(head)
+    parent = history.last_record(head)
     record = EventRecord(
         id=event_id,
         parent=parent.id if parent else None,
@@ -219,32 +202,16 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     if dry_run:
         return result
 
-    finals: dict[str, NodeDict | None] = {i: e.new for i, e in edits.edits.items()}
-    finals.update(draft.nodes)
-    sealed = seal(view, finals, record, when=when)
+    sealed = seal(view, draft.finals(), record, when=when)
     result.commit = sealed.commit
     result.kept_paths = sealed.kept
     for path in sealed.kept:
         warnings.append(f"{path} changed while the event was being recorded; "
                         "your version is kept as a hand edit")
     warnings.extend(_flat_warnings(view, draft))
-    if not wr.batching:
+    if wr.batch is None:
         maintenance.auto_gc(wr)
     return result
-
-
-def merge(proposed: Delta, explicit: Delta) -> Delta:
-    """One delta from a diffuser's proposal and the user's explicit changes.
-
-    The explicit operations come last, so on the same field they win.
-    """
-    return Delta(
-        ops=[*proposed.ops, *explicit.ops],
-        narrative_text=explicit.narrative_text or proposed.narrative_text,
-        timestamp=explicit.timestamp or proposed.timestamp,
-        close_scene=explicit.close_scene or proposed.close_scene,
-        causes=list(dict.fromkeys([*proposed.causes, *explicit.causes])),
-    )
 
 
 def _raise_if(problems: list[str], summary: str) -> None:
@@ -254,27 +221,11 @@ def _raise_if(problems: list[str], summary: str) -> None:
                                 hint="nothing was changed")
 
 
-def _edit_relation_problems(view: WorldView, draft: Draft) -> list[str]:
-    """Hand-edited relations must point at nodes that exist after the event."""
-    problems = []
-    for node_id, e in view.edits.edits.items():
-        if e.new is None or node_id in draft.nodes:
-            continue  # touched nodes were validated by the draft
-        for rtype, targets in e.new.get("relations", {}).items():
-            for dst in targets:
-                if not draft.exists(dst):
-                    problems.append(
-                        f"{e.new_path}: field /relations/{rtype}/{dst}: "
-                        f"points at a node that does not exist"
-                    )
-    return problems
-
-
 def _flat_warnings(view: WorldView, draft: Draft) -> list[str]:
     if view.layout != "flat" or not draft.created:
         return []
     out = []
-    cache = view.wr.index_cache
+    cache = view.wr.catalog
     created = [draft.nodes[i] for i in draft.created]
     for layer in sorted({node["layer"] for node in created if node is not None}):
         n = cache.count(layer)

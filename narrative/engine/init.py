@@ -7,15 +7,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-import pygit2
-
 from narrative.config import CONFIG_FILE, WorldConfig
 from narrative.errors import InvalidInputError, InvalidWorldError
 from narrative.ids import LAYERS, LAYOUTS, WORLD_DIR, Layout, new_event_id, node_path
 from narrative.model import EventRecord
 from narrative.nodefile import NodeDict, dump, parse_json, validate
 from narrative.store import records
-from narrative.store.worldrepo import WorldRepo
+from narrative.store.worldrepo import WorldRepo, init_repository
 
 GITIGNORE = """\
 # editor leftovers must never look like hand edits of the world
@@ -92,7 +90,7 @@ def init_world(directory: str | Path, *, sample: bool = False, layout: Layout = 
     created_root = not root.exists()
     try:
         root.mkdir(parents=True, exist_ok=True)
-        repo = pygit2.init_repository(str(root), initial_head="main")
+        repo = init_repository(root)
         (root / CONFIG_FILE).write_text(config.render(), encoding="utf-8")
         (root / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
         paths = [CONFIG_FILE, ".gitignore"]
@@ -127,8 +125,8 @@ def init_world(directory: str | Path, *, sample: bool = False, layout: Layout = 
         commit = repo.create_commit(None, sig, sig, records.encode(record), tree, [])
         repo.create_reference_direct("refs/heads/main", commit, True,
                                message=f"narr init: genesis of {config.name}")
-        wr.index_cache.sync(repo, wr.world_tree_id(repo[tree]), layout)  # type: ignore[arg-type]
-        wr.index_cache.remember_event(event_id, str(commit))
+        wr.catalog.sync(repo, wr.world_tree_id(repo[tree]), layout)  # type: ignore[arg-type]
+        wr.catalog.remember_event(event_id, str(commit))
         wr.close()
     except BaseException:
         if created_root:

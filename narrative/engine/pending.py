@@ -1,160 +1,17 @@
-"""Events that failed are kept, so nothing a user typed is lost.
+"""Former name of :mod:`narrative.engine.failed`, kept so that old imports work for one more release."""
 
-When an event cannot be recorded (a bad hand edit, an illegal delta, a diffuser
-that failed), its whole request is saved under ``.git/narr/failed/`` together
-with the error and, for a model, its raw reply. ``narr event --retry`` runs the
-newest one again, ``narr failed`` lists them all (``narr failed retry N`` and
-``narr failed drop N``), and an event recorded later with the same words and
-changes makes its kept copy redundant, so that copy is forgotten.
-"""
+from narrative.delta.request import EventRequest
+from narrative.engine.failed import (
+    FailedEvent,
+    discard,
+    forget_same,
+    listing,
+    load_all,
+    pick,
+    save,
+    summary,
+    update,
+)
 
-from __future__ import annotations
-
-import json
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel, Field
-
-from narrative.errors import InvalidInputError, NotFoundError
-from narrative.ids import new_event_id
-from narrative.model import Change, Delta
-from narrative.store.journal import write_atomic
-from narrative.store.worldrepo import WorldRepo
-
-
-class EventRequest(BaseModel):
-    """Everything needed to run an event again exactly as it was asked for."""
-
-    content: str
-    delta: Delta = Field(default_factory=Delta)
-    narrative_text: str | None = None
-    timestamp: str | None = None
-    close_scene: bool = False
-    diffuser: str | None = None
-    causes: list[str] = Field(default_factory=list)
-    edits: list[Change] = Field(
-        default_factory=list,
-        description="Hand edits to lay onto the world before the event (a replayed event's own).",
-    )
-    replay_of: str | None = None
-    reverts: str | None = None
-    render: bool = Field(default=False, description="Ask the diffuser for the narrative text too.")
-
-
-class FailedEvent(BaseModel):
-    key: str
-    saved_at: str
-    error: str
-    details: list[str] = Field(default_factory=list)
-    raw_reply: str | None = None
-    request: EventRequest
-
-
-def _dir(wr: WorldRepo) -> Path:
-    return wr.narr_dir / "failed"
-
-
-def save(wr: WorldRepo, request: EventRequest, error: str, details: list[str] | None = None,
-         raw_reply: str | None = None) -> FailedEvent:
-    """Keep a failed request; the same request failing again updates its kept copy."""
-    if _dir(wr).is_dir():
-        wanted = _same_key(request)
-        for earlier in load_all(wr):
-            if _same_key(earlier.request) == wanted:
-                return update(wr, earlier, error, details, raw_reply)
-    item = FailedEvent(
-        key=new_event_id(),
-        saved_at=_now(),
-        error=error,
-        details=details or [],
-        raw_reply=raw_reply,
-        request=request,
-    )
-    _write(wr, item)
-    return item
-
-
-def update(wr: WorldRepo, item: FailedEvent, error: str, details: list[str] | None = None,
-           raw_reply: str | None = None) -> FailedEvent:
-    """The same kept event, failed again: remember the newest error and raw reply."""
-    again = item.model_copy(update={"saved_at": _now(), "error": error, "details": details or [],
-                                    "raw_reply": raw_reply if raw_reply is not None else item.raw_reply})
-    _write(wr, again)
-    return again
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _write(wr: WorldRepo, item: FailedEvent) -> None:
-    directory = _dir(wr)
-    directory.mkdir(parents=True, exist_ok=True)
-    write_atomic(directory / f"{item.key}.json",
-                 item.model_dump_json(indent=2).encode("utf-8"), wr.narr_dir / "tmp")
-
-
-def load_all(wr: WorldRepo) -> list[FailedEvent]:
-    """Kept failed events, oldest failure first (unreadable files are skipped, never deleted)."""
-    directory = _dir(wr)
-    if not directory.is_dir():
-        return []
-    out = []
-    for path in sorted(directory.glob("*.json")):
-        try:
-            out.append(FailedEvent.model_validate(json.loads(path.read_bytes())))
-        except (ValueError, OSError):
-            continue
-    return sorted(out, key=lambda item: (item.saved_at, item.key))
-
-
-def discard(wr: WorldRepo, key: str) -> None:
-    (_dir(wr) / f"{key}.json").unlink(missing_ok=True)
-
-
-def pick(wr: WorldRepo, which: str | None = None) -> FailedEvent:
-    """A kept event by number (1 = the newest, as ``narr failed`` lists them) or key prefix."""
-    kept = load_all(wr)[::-1]
-    if not kept:
-        raise NotFoundError("no failed event is kept")
-    if which is None:
-        return kept[0]
-    if which.isdigit() and 1 <= int(which) <= len(kept):
-        return kept[int(which) - 1]
-    matches = [item for item in kept if len(which) >= 4 and item.key.startswith(which)]
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        raise InvalidInputError(f"{which!r} matches {len(matches)} failed events; give its number "
-                                "(narr failed lists them)")
-    raise NotFoundError(f"no failed event {which!r} (1..{len(kept)}; narr failed lists them)")
-
-
-def forget_same(wr: WorldRepo, request: EventRequest) -> list[FailedEvent]:
-    """Forget kept events asking exactly what ``request`` asked: it is recorded now."""
-    if not _dir(wr).is_dir():
-        return []
-    wanted = _same_key(request)
-    gone = [item for item in load_all(wr) if _same_key(item.request) == wanted]
-    for item in gone:
-        discard(wr, item.key)
-    return gone
-
-
-def _same_key(request: EventRequest) -> str:
-    return request.model_dump_json(include={"content", "delta", "narrative_text", "timestamp",
-                                            "close_scene", "causes", "diffuser", "render"})
-
-
-def summary(item: FailedEvent) -> dict[str, Any]:
-    return {"key": item.key, "saved_at": item.saved_at, "content": item.request.content,
-            "error": item.error}
-
-
-def listing(wr: WorldRepo) -> list[dict[str, Any]]:
-    """Kept events newest first, numbered for ``narr failed retry N``."""
-    return [{"n": n, **summary(item), "details": item.details,
-             "diffuser": item.request.diffuser, "raw_reply": item.raw_reply}
-            for n, item in enumerate(load_all(wr)[::-1], 1)]
+__all__ = ["EventRequest", "FailedEvent", "discard", "forget_same", "listing", "load_all", "pick",
+           "save", "summary", "update"]

@@ -12,15 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import pygit2
+from typing import TYPE_CHECKING, Any
 
 from narrative import fields
-from narrative.engine import worldmove
-from narrative.engine.batch import batch
+from narrative.delta.request import EventRequest
 from narrative.engine.event import EventResult, run_event
-from narrative.engine.pending import EventRequest
 from narrative.engine.setaside import user_changes
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.ids import EVENT_ID_RE
@@ -35,23 +31,26 @@ from narrative.model import (
     SetOp,
     UnsetOp,
 )
-from narrative.store import journal, records, refs, worktree
+from narrative.nodefile import NodeDict
+from narrative.store import history, move, records, refs, worktree
+from narrative.store.batch import batch
+from narrative.store.view import WorldView
 from narrative.store.worldrepo import WorldRepo
-from narrative.world import WorldView
+
+if TYPE_CHECKING:
+    import pygit2
 
 Progress = Callable[[int, int, str], None]
 
 
-def chain_commits(repo: pygit2.Repository, tip: pygit2.Oid, head: pygit2.Oid | None
+def chain_commits(repo: pygit2.Repository, tip: pygit2.Commit, head: pygit2.Oid | None
                   ) -> list[pygit2.Commit]:
     """The chain's commits not on the current story line, oldest first (first-parent)."""
     out: list[pygit2.Commit] = []
-    commit: pygit2.Commit | None = repo[tip]  # type: ignore[assignment]
-    while commit is not None:
+    for commit in history.first_parent(tip):
         if head is not None and (commit.id == head or repo.descendant_of(head, commit.id)):
             break
         out.append(commit)
-        commit = commit.parents[0] if commit.parents else None
     out.reverse()
     return out
 
@@ -60,9 +59,8 @@ def list_chains(wr: WorldRepo) -> list[dict[str, Any]]:
     head = wr.head_commit()
     head_id = head.id if head is not None else None
     out = []
-    for n, name in enumerate(refs.abandoned_refs(wr), 1):
-        tip = wr.repo.references[name].peel(pygit2.Commit)
-        commits = chain_commits(wr.repo, tip.id, head_id)
+    for n, (name, tip) in enumerate(_tips(wr).items(), 1):
+        commits = chain_commits(wr.repo, tip, head_id)
         first = _brief(commits[0]) if commits else None
         last = _brief(commits[-1]) if commits else None
         short_name = name.removeprefix(refs.ABANDONED)
@@ -98,18 +96,25 @@ def _when(name: str) -> str | None:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _tips(wr: WorldRepo) -> dict[str, pygit2.Commit]:
+    """Abandoned refs, newest first, with their tips; a ref whose commit is gone (a damaged
+    clone) is left out: there is nothing to list or replay."""
+    return {name: tip for name in refs.abandoned_refs(wr)
+            if (tip := history.peel_commit(wr, name)) is not None}
+
+
 def pick_chain(wr: WorldRepo, which: str) -> tuple[str, pygit2.Commit]:
-    names = refs.abandoned_refs(wr)
+    tips = _tips(wr)
+    names = list(tips)
     if which.isdigit() and 1 <= int(which) <= len(names):
         name = names[int(which) - 1]
-        return name, wr.repo.references[name].peel(pygit2.Commit)
+        return name, tips[name]
     for name in names:
         if which in (name, name.removeprefix(refs.ABANDONED)):
-            return name, wr.repo.references[name].peel(pygit2.Commit)
+            return name, tips[name]
     found: dict[str, pygit2.Commit] = {}
     if len(which) >= 4:
-        for name in names:
-            tip = wr.repo.references[name].peel(pygit2.Commit)
+        for name, tip in tips.items():
             rec = records.decode(tip.message)
             if (name.removeprefix(refs.ABANDONED).startswith(which) or str(tip.id).startswith(which)
                     or (rec and rec.id.startswith(which))):
@@ -133,11 +138,12 @@ class ReplayResult:
     conflict: ConflictError | None = None
     # commits in the chain that are not events (made with plain git): not replayed
     skipped: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "chain": self.chain, "total": self.total, "fast_forward": self.fast_forward,
-            "head": self.head, "skipped": self.skipped,
+            "head": self.head, "skipped": self.skipped, "warnings": self.warnings,
             "events": [e.to_json() for e in self.events],
         }
         if self.conflict is not None:
@@ -147,16 +153,15 @@ class ReplayResult:
 
 def replay(wr: WorldRepo, which: str, *, reuse: bool = False, diffuser_name: str | None = None,
            progress: Progress | None = None) -> ReplayResult:
-    with wr.lock:
-        journal.recover(wr)
+    with move.writing(wr) as recovered:
         ref = wr.require_branch()
         name, tip = pick_chain(wr, which)
         head = wr.head_commit()
         assert head is not None
-        every = chain_commits(wr.repo, tip.id, head.id)
+        every = chain_commits(wr.repo, tip, head.id)
         commits = [c for c in every
                    if (r := records.decode(c.message)) is not None and r.kind == "event"]
-        result = ReplayResult(name.removeprefix(refs.ABANDONED), len(commits))
+        result = ReplayResult(name.removeprefix(refs.ABANDONED), len(commits), warnings=recovered)
         replayed = {c.id for c in commits}
         result.skipped = [{"commit": str(c.id), "subject": c.message.strip().split("\n")[0]}
                           for c in every if c.id not in replayed]
@@ -258,7 +263,7 @@ def _conflicts(wr: WorldRepo, head: pygit2.Commit, rec: EventRecord, *, diffusio
     scan = worktree.scan_for_event(wr, head.tree)
     scan.raise_problems()
     view = WorldView(wr, head.tree, scan)
-    nodes: dict[str, Any] = {}
+    nodes: dict[str, NodeDict | None] = {}
     out: list[dict[str, Any]] = []
     todo: dict[str, list[Change]] = {"edit": [], "diffusion": []}
     groups: list[tuple[str, list[Change]]] = [("edit", list(rec.edits))]
@@ -311,11 +316,10 @@ def _restorable(scan: worktree.HandEdits, first: pygit2.Commit) -> bool:
 def _fast_forward(wr: WorldRepo, ref: str, head: pygit2.Commit, tip: pygit2.Commit,
                   scan: worktree.HandEdits) -> None:
     """Nothing changed since the chain was abandoned: its events come back as they were."""
-    updates = worldmove.plan(wr, head.tree, tip.tree, scan)
+    updates = move.plan(wr, head.tree, tip.tree, scan)
     rec = records.decode(tip.message)
-    journal.run(wr, journal.Transaction(
+    move.move(wr, move.Move(
         ref=ref, old=str(head.id), new=str(tip.id),
         message=f"narr replay: fast-forward to {records.subject_of(rec.content if rec else '')}",
-        updates=tuple(updates),
+        updates=tuple(updates), tree=tip.tree,
     ))
-    wr.index_cache.sync(wr.repo, wr.world_tree_id(tip.tree), wr.config.layout)

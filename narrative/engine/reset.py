@@ -14,18 +14,20 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pygit2
+if TYPE_CHECKING:
+    import pygit2
 
 from narrative import fields
-from narrative.engine import read, setaside, worldmove
+from narrative.engine import nodes, setaside
 from narrative.errors import InvalidInputError, InvalidWorldError, NotFoundError, NothingToDoError
 from narrative.ids import check_id
 from narrative.model import Change, EventRecord
-from narrative.store import journal, records, refs, worktree
+from narrative.nodefile import NodeDict
+from narrative.store import history, journal, move, records, refs, worktree
+from narrative.store.view import WorldView
 from narrative.store.worldrepo import WorldRepo
-from narrative.world import WorldView
 
 LAST_RESET = "last-reset.json"
 
@@ -43,10 +45,12 @@ class ResetResult:
     set_aside: str | None = None
     abandoned: str | None = None
     kept_paths: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "branch": self.branch, "from": self.old, "to": self.new, "event": self.target_event,
+            "warnings": self.warnings,
             "undone": self.undone,
             "restored_edits": [c.model_dump(mode="json") for c in self.restored],
             "carried_edits": [c.model_dump(mode="json") for c in self.carried],
@@ -68,18 +72,17 @@ def commit_before(wr: WorldRepo, node_id: str) -> pygit2.Commit:
     assert head is not None
     created_by: str | None = None
     try:
-        _, node = read.get_node(wr, node_id, at="HEAD")
+        _, node = nodes.get_node(wr, node_id, at="HEAD")
         created_by = node.get("created_by_event")
     except NotFoundError:
         pass
     if created_by:
-        found = read.find_event(wr, created_by)
-        if found is not None and (found.id == head.id or wr.repo.descendant_of(head.id, found.id)):
+        found = history.find_event(wr, created_by)
+        if found is not None and history.is_ancestor(wr, found.id, head.id):
             if not found.parents:
                 raise InvalidInputError(f"{node_id} was created by the genesis; nothing comes before it")
             return found.parents[0]
-    commit: pygit2.Commit | None = head
-    while commit is not None:
+    for commit in history.first_parent(head):
         rec = records.decode(commit.message)
         if rec is not None:
             if rec.kind == "genesis":
@@ -87,7 +90,6 @@ def commit_before(wr: WorldRepo, node_id: str) -> pygit2.Commit:
             for ch in [*rec.edits, *rec.diffusions]:
                 if ch.target == node_id and ch.field == "" and not ch.has_old and ch.has_new:
                     return commit.parents[0]
-        commit = commit.parents[0] if commit.parents else None
     raise InvalidInputError(
         f"{node_id} was part of the world from its genesis (or is not on this story line): "
         "there is no event that created it"
@@ -101,12 +103,10 @@ def undone_chain(repo: pygit2.Repository, head: pygit2.Commit, target: pygit2.Co
         return []
     base = repo.merge_base(head.id, target.id)
     out: list[pygit2.Commit] = []
-    commit: pygit2.Commit | None = head
-    while commit is not None and commit.id != base:
+    for commit in history.first_parent(head, stop=base):
         if commit.id == target.id or repo.descendant_of(target.id, commit.id):
             break  # reached the target's own history through a merge: nothing older is undone
         out.append(commit)
-        commit = commit.parents[0] if commit.parents else None
     return out
 
 
@@ -116,15 +116,13 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
         raise InvalidInputError("say where to: a revision or event id, or --before NODE")
     if keep_edits and hard:
         raise InvalidInputError("--keep-edits and --hard contradict each other")
-    with wr.lock:
-        note = journal.recover(wr)
-        del note
+    with move.writing(wr) as recovered:
         ref = wr.require_branch()
         branch = ref.removeprefix("refs/heads/")
         head = wr.head_commit()
         assert head is not None
         try:
-            target = read.resolve(wr, rev) if rev is not None else commit_before(wr, before or "")
+            target = history.resolve(wr, rev) if rev is not None else commit_before(wr, before or "")
         except NotFoundError as exc:
             if "the story line has only" in exc.message:
                 exc.message += " (the genesis cannot be undone)"
@@ -141,7 +139,7 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
         target_view = WorldView(wr, target.tree)
         first_undone = undone[-1] if undone and wr.repo.descendant_of(head.id, target.id) else None
         restored: list[Change] = []
-        nodes: dict[str, Any] = {}
+        nodes: dict[str, NodeDict | None] = {}
         if first_undone is not None and not hard:
             rec = records.decode(first_undone.message)
             restored = list(rec.edits) if rec else []
@@ -160,7 +158,7 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
                 raw_overrides[path] = wr.abs(path).read_bytes() if oid not in (None, "not-a-file") else None
         overrides = setaside.overrides_for(target_view, nodes)
         overrides.update(raw_overrides)
-        updates = worldmove.plan(wr, head.tree, target.tree, scan, overrides)
+        updates = move.plan(wr, head.tree, target.tree, scan, overrides)
 
         # Everything is decided; keep what the move would otherwise lose, then move.
         saved = None
@@ -179,22 +177,22 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
                                             f"narr reset: abandoned on {branch}")
         label = rev or f"before {before}"
         summary = _summary(target)
-        kept_paths = journal.run(wr, journal.Transaction(
+        moved = move.move(wr, move.Move(
             ref=ref, old=str(head.id), new=str(target.id),
             message=f"narr reset: moving to {label} ({records.subject_of(summary['content'])})",
-            updates=tuple(updates),
+            updates=tuple(updates), tree=target.tree,
         ))
         _remember(wr, target, first_undone)
-        wr.index_cache.sync(wr.repo, wr.world_tree_id(target.tree), wr.config.layout)
         return ResetResult(
             branch=branch, old=str(head.id), new=str(target.id), target_event=summary,
             undone=[_summary(c) for c in undone], restored=restored, carried=carried,
-            collisions=collisions, set_aside=saved, abandoned=abandoned, kept_paths=kept_paths,
+            collisions=collisions, set_aside=saved, abandoned=abandoned, kept_paths=moved.kept,
+            warnings=recovered,
         )
 
 
-def _apply_restored(view: WorldView, changes: list[Change]) -> dict[str, Any]:
-    nodes: dict[str, Any] = {}
+def _apply_restored(view: WorldView, changes: list[Change]) -> dict[str, NodeDict | None]:
+    nodes: dict[str, NodeDict | None] = {}
     for ch in changes:
         if ch.target not in nodes:
             nodes[ch.target] = view.get(ch.target)
@@ -227,9 +225,8 @@ def _already_recorded(wr: WorldRepo, head: pygit2.Commit, scan: worktree.HandEdi
         return False
     if set(scan.raw) - {p for e in scan.edits.values() for p in (e.old_path, e.new_path) if p}:
         return False  # some changed file is not a valid node: keep its bytes
-    try:
-        undone = wr.repo[data["restored_from"]].peel(pygit2.Commit)
-    except (KeyError, ValueError, pygit2.GitError):
+    undone = history.peel_commit(wr, str(data["restored_from"]))
+    if undone is None:
         return False
     rec: EventRecord | None = records.decode(undone.message)
     if rec is None:

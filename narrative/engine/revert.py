@@ -11,27 +11,25 @@ from __future__ import annotations
 from typing import Any
 
 from narrative import fields
-from narrative.engine import read
+from narrative.delta.request import EventRequest
 from narrative.engine.event import EventResult, run_event
-from narrative.engine.pending import EventRequest
 from narrative.engine.replay import ops_from_changes
 from narrative.errors import ConflictError, InvalidInputError, NothingToDoError
 from narrative.model import Change, Delta
-from narrative.store import journal, records, worktree
+from narrative.store import history, move, records, worktree
+from narrative.store.view import WorldView
 from narrative.store.worldrepo import WorldRepo
-from narrative.world import WorldView
 
 
 def revert(wr: WorldRepo, rev: str, *, content: str | None = None) -> EventResult:
-    with wr.lock:
-        journal.recover(wr)
+    with move.writing(wr) as recovered:
         head = wr.head_commit()
         assert head is not None
-        commit = read.resolve(wr, rev)
+        commit = history.resolve(wr, rev)
         rec = records.decode(commit.message)
         if rec is None or rec.kind != "event":
             raise InvalidInputError(f"{rev} is not an event that can be reverted")
-        if commit.id != head.id and not wr.repo.descendant_of(head.id, commit.id):
+        if not history.is_ancestor(wr, commit.id, head.id):
             raise InvalidInputError(f"{rev} is not on the current story line",
                                     hint="narr switch to its branch first")
         scan = worktree.scan(wr, head.tree)
@@ -67,4 +65,6 @@ def revert(wr: WorldRepo, rev: str, *, content: str | None = None) -> EventResul
             raise NothingToDoError(f"{rev} is already undone: every field it wrote has its old value")
         request = EventRequest(content=content or f"Revert: {rec.content}",
                                delta=Delta(ops=ops_from_changes(todo)), reverts=rec.id)
-        return run_event(wr, request, keep_failed=False)
+        result = run_event(wr, request, keep_failed=False)
+        result.warnings[:0] = recovered
+        return result

@@ -14,20 +14,21 @@ import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-import pygit2
+from typing import TYPE_CHECKING, Any
 
 from narrative import fields
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.ids import Layout, parse_node_path
 from narrative.model import Change
 from narrative.nodefile import NodeDict, dump
-from narrative.store import journal, refs, worktree
+from narrative.store import journal, move, refs, worktree
 from narrative.store.trees import blob_at
+from narrative.store.view import WorldView
 from narrative.store.worktree import HandEdits
 from narrative.store.worldrepo import WorldRepo
-from narrative.world import WorldView
+
+if TYPE_CHECKING:
+    import pygit2
 
 
 @dataclass
@@ -107,8 +108,7 @@ def overrides_for(target: WorldView, nodes: dict[str, NodeDict | None]) -> dict[
     """Working-tree file contents that put ``nodes`` (id -> node, None = gone) in place."""
     out: dict[str, bytes | None] = {}
     for node_id, node in nodes.items():
-        committed = target.committed(node_id)
-        old_path = committed[0] if committed else None
+        old_path = target.committed_path(node_id)
         new_path = target.path(node) if node is not None else None
         if old_path is not None and old_path != new_path:
             out[old_path] = None
@@ -240,17 +240,17 @@ class RestoreResult:
     collisions: list[dict[str, Any]]
     paths: list[str]
     set_aside: str | None = None
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"ref": self.ref, "changes": [c.model_dump(mode="json") for c in self.changes],
-                "collisions": self.collisions, "paths": self.paths, "set_aside": self.set_aside}
+                "collisions": self.collisions, "paths": self.paths, "set_aside": self.set_aside,
+                "warnings": self.warnings}
 
 
 def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
     """Put set-aside edits back into the working tree as hand edits."""
-    with wr.lock:
-        note = journal.recover(wr)
-        del note
+    with move.writing(wr) as recovered:
         item = pick(wr, which)
         head = wr.head_commit()
         assert head is not None
@@ -288,18 +288,18 @@ def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
             saved = kept.ref if kept else None
         overrides = overrides_for(view, carried.nodes)
         overrides.update(raw)
-        tmp = wr.narr_dir / "tmp"
-        for path, data in sorted(overrides.items()):
-            full = wr.abs(path)
-            if data is None:
-                full.unlink(missing_ok=True)
-            else:
-                full.parent.mkdir(parents=True, exist_ok=True)
-                journal.write_atomic(full, data, tmp)
+        # The files move like any move of the story (through the journal), the ref stays:
+        # the other hand edits keep what the working tree holds, the index stays HEAD's.
+        updates = move.plan(wr, head.tree, head.tree, scan, overrides,
+                            keep_worktree=frozenset(set(scan.raw) - set(overrides)))
+        move.move(wr, move.Move(ref=None, old=str(head.id), new=str(head.id),
+                                message=f"narr edits restore: {item.ref}", updates=tuple(updates),
+                                tree=head.tree))
         marks = _restored(wr)
         marks[item.ref] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        journal.write_atomic(_restored_file(wr), json.dumps(marks, indent=1).encode(), tmp)
-        return RestoreResult(item.ref, changes, collisions, sorted(overrides), saved)
+        journal.write_atomic(_restored_file(wr), json.dumps(marks, indent=1).encode(),
+                             wr.narr_dir / "tmp")
+        return RestoreResult(item.ref, changes, collisions, sorted(overrides), saved, recovered)
 
 
 def drop_set_aside(wr: WorldRepo, which: str) -> str:

@@ -37,7 +37,7 @@ class PathUpdate:
 
 @dataclass(frozen=True)
 class Transaction:
-    ref: str
+    ref: str | None  # None: no ref moves, only the working tree (restoring set-aside edits)
     old: str | None
     new: str
     message: str
@@ -62,7 +62,7 @@ def run(wr: WorldRepo, txn: Transaction) -> list[str]:
 
     Returns the paths left untouched because the user changed them meanwhile.
     """
-    current = _ref_target(wr, txn.ref)
+    current = _ref_target(wr, txn.ref) if txn.ref is not None else txn.old
     if current != txn.old:
         raise ConflictError(
             f"{txn.ref} moved while narr was working (now at {str(current)[:12]})",
@@ -73,7 +73,8 @@ def run(wr: WorldRepo, txn: Transaction) -> list[str]:
     payload = asdict(txn)
     write_atomic(journal, json.dumps(payload).encode(), wr.narr_dir / "tmp")
     try:
-        _set_ref(wr, txn.ref, txn.new, txn.message)
+        if txn.ref is not None:
+            _set_ref(wr, txn.ref, txn.new, txn.message)
     except (pygit2.GitError, OSError) as exc:
         journal.unlink(missing_ok=True)  # nothing moved: nothing to recover
         raise BusyError(f"cannot move {txn.ref}: {exc}",
@@ -83,16 +84,16 @@ def run(wr: WorldRepo, txn: Transaction) -> list[str]:
     return kept
 
 
-def _git_locks(wr: WorldRepo, ref: str) -> list[Path]:
+def _git_locks(wr: WorldRepo, ref: str | None) -> list[Path]:
     """Lock files git (or an interrupted narr) leaves while it writes the index or a ref."""
-    names = ["index.lock", f"{ref}.lock"]
+    names = ["index.lock"] + ([f"{ref}.lock"] if ref is not None else [])
     head = wr.head_ref()
     if ref == "HEAD" and head:
         names.append(f"{head}.lock")
     return [wr.git_dir / n for n in names]
 
 
-def _clear_leftover_locks(wr: WorldRepo, ref: str, journal: Path) -> None:
+def _clear_leftover_locks(wr: WorldRepo, ref: str | None, journal: Path) -> None:
     """Remove git lock files an interrupted narr left behind.
 
     The interrupted process may have died inside git's own index or ref write. A
@@ -111,7 +112,7 @@ def _clear_leftover_locks(wr: WorldRepo, ref: str, journal: Path) -> None:
             continue
 
 
-def _refuse_git_locks(wr: WorldRepo, ref: str) -> None:
+def _refuse_git_locks(wr: WorldRepo, ref: str | None) -> None:
     """Refuse before anything moves when git is (or was, and died) writing the same files."""
     for lock in _git_locks(wr, ref):
         if lock.exists():
@@ -137,7 +138,9 @@ def recover(wr: WorldRepo) -> str | None:
         ref=payload["ref"], old=payload["old"], new=payload["new"], message=payload["message"],
         updates=tuple(PathUpdate(**u) for u in payload["updates"]),
     )
-    current = _ref_target(wr, txn.ref)
+    # Without a ref there is no commit point: the files are brought forward, which
+    # leaves alone any the user changed meanwhile.
+    current = _ref_target(wr, txn.ref) if txn.ref is not None else txn.new
     if current == txn.new:
         _clear_leftover_locks(wr, txn.ref, journal)
         _apply(wr, txn.updates)
@@ -193,19 +196,18 @@ def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> list[str]:
             else:
                 kept.append(u.path)
         now_by_path[u.path] = now
-    if wr.batching:
+    if wr.batch is not None:
         # One index write for the whole batch; if it never comes (a crash), the next
         # full scan finds those entries stale and repairs them.
-        wr.deferred_index.update({u.path: u.index for u in updates})
+        wr.batch.deferred_index.update({u.path: u.index for u in updates})
         return kept
     _write_index(wr, {u.path: (now_by_path[u.path], u.index) for u in updates})
     return kept
 
 
-def flush_index(wr: WorldRepo) -> None:
+def flush_index(wr: WorldRepo, deferred: dict[str, str | None]) -> None:
     """Write the index entries a batch deferred."""
-    entries = {path: (_hash(wr.abs(path)), oid) for path, oid in wr.deferred_index.items()}
-    wr.deferred_index.clear()
+    entries = {path: (_hash(wr.abs(path)), oid) for path, oid in deferred.items()}
     if entries:
         _write_index(wr, entries)
 

@@ -23,6 +23,19 @@ SET_ASIDE = "refs/narr/edits/"
 SET_ASIDE_MARKER = "narr-set-aside v1"
 
 
+def valid_branch_name(name: str) -> bool:
+    """Whether git accepts ``refs/heads/NAME``."""
+    return bool(pygit2.reference_is_valid_name("refs/heads/" + name))
+
+
+def head_reflog(wr: WorldRepo) -> list[pygit2.RefLogEntry]:
+    """HEAD's reflog, newest first (empty when there is none)."""
+    try:
+        return list(wr.repo.references["HEAD"].log())
+    except (KeyError, pygit2.GitError):
+        return []
+
+
 def _listed(wr: WorldRepo, prefix: str) -> list[str]:
     """Names under ``prefix``, newest first."""
     return sorted((n for n in wr.repo.references if n.startswith(prefix)), reverse=True)

@@ -99,3 +99,8 @@ def diff_blobs(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tre
         b_blob = b.id if b is not None and b.type_str == "blob" else None
         if a_blob is not None or b_blob is not None:
             yield path, a_blob, b_blob
+
+
+def hash_bytes(data: bytes) -> pygit2.Oid:
+    """The blob id git gives ``data``, without writing it."""
+    return pygit2.hash(data)

@@ -240,12 +240,12 @@ def _misplaced(path: str, layout: Layout) -> str:
 def scan_for_event(wr: WorldRepo, head_tree: pygit2.Tree | None) -> HandEdits:
     """The hand edits the next event absorbs.
 
-    Inside a batch (:mod:`narrative.engine.batch`), once an event has recorded the
+    Inside a batch (:mod:`narrative.store.batch`), once an event has recorded the
     hand edits found at its start, the following events skip the scan: its cost
     grows with the world, theirs must not. Edits made during the batch wait for
     the first event after it; the journal never overwrites them meanwhile.
     """
-    if wr.batching and wr.batch_clean:
+    if wr.batch is not None and wr.batch.clean:
         return HandEdits()
     return scan(wr, head_tree)
 

@@ -27,7 +27,8 @@ from narrative.store.lock import WriteLock
 from narrative.store.trees import EMPTY_TREE
 
 if TYPE_CHECKING:
-    from narrative.store.cache import WorldIndex
+    from narrative.store.batch import Batch
+    from narrative.store.catalog import Catalog
 
 
 _CACHE_TUNED = False
@@ -47,6 +48,11 @@ def _tune_object_cache() -> None:
         _CACHE_TUNED = True
 
 
+def init_repository(root: Path) -> pygit2.Repository:
+    """A new git repository at ``root`` whose first branch is ``main``."""
+    return pygit2.init_repository(str(root), initial_head="main")
+
+
 class WorldRepo:
     def __init__(self, root: Path, repo: pygit2.Repository, config: WorldConfig) -> None:
         self.root = root
@@ -55,11 +61,9 @@ class WorldRepo:
         self.git_dir = Path(repo.path)
         self.narr_dir = self.git_dir / "narr"
         self.lock = WriteLock(self.narr_dir / "lock")
-        # Batch mode (narrative.engine.batch): index updates wait for the end of the
-        # batch, and once an event has absorbed the hand edits, events stop scanning.
-        self.batching = False
-        self.batch_clean = False
-        self.deferred_index: dict[str, str | None] = {}
+        # The batch this handle runs in (narrative.store.batch), or None: one object with
+        # its own state, set and cleared only by ``batch()``.
+        self.batch: Batch | None = None
 
     # --- opening ----------------------------------------------------------------------
 
@@ -163,17 +167,17 @@ class WorldRepo:
     # --- private state ----------------------------------------------------------------
 
     @cached_property
-    def index_cache(self) -> WorldIndex:
-        from narrative.store.cache import WorldIndex
+    def catalog(self) -> Catalog:
+        from narrative.store.catalog import Catalog
 
-        return WorldIndex(self.narr_dir / "index.sqlite")
+        return Catalog(self.narr_dir / "catalog.sqlite")
 
     def abs(self, relpath: str) -> Path:
         return self.root / relpath
 
     def close(self) -> None:
-        if "index_cache" in self.__dict__:
-            self.index_cache.close()
+        if "catalog" in self.__dict__:
+            self.catalog.close()
         self.repo.free()
 
 

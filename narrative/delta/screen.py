@@ -4,7 +4,7 @@ Every diffuser (rules, a language model, an external program) goes through the
 same review, right after it proposes and before its proposal is merged with the
 user's explicit changes:
 
-1. Arbitration (:mod:`narrative.diffusers.arbiter`): a node it wants to create
+1. Arbitration (:mod:`narrative.delta.arbiter`): a node it wants to create
    that the world already has becomes a reference to the existing node.
 2. Screening: each proposed operation is tried, in order, on a scratch copy of
    the event. One that the user's own delta could not do either is refused:
@@ -25,21 +25,20 @@ checked before any path is made from them.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from narrative.diffusers.arbiter import arbitrate
-from narrative.diffusers.base import Proposal
-from narrative.engine.draft import Draft
-from narrative.engine.pending import EventRequest
+from narrative.delta.arbiter import arbitrate
+from narrative.delta.draft import Draft
+from narrative.delta.proposal import Proposal
+from narrative.delta.request import EventRequest
+from narrative.delta.world import World
 from narrative.errors import InvalidWorldError
 from narrative.ids import EVENT_ID_RE
 from narrative.model import CreateOp, ExpireOp, Op, RelateOp, SetOp, UnrelateOp, UnsetOp
-from narrative.nodefile import NodeDict, validate
-from narrative.world import WorldView
+from narrative.nodefile import NodeDict, edges_of, validate
 
 _OP = TypeAdapter(Op)
 
@@ -54,16 +53,16 @@ class Reviewed(Proposal):
                                           description="Refused operations, each with its reason.")
 
 
-def review(view: WorldView, proposal: Proposal, request: EventRequest) -> Reviewed:
+def review(world: World, proposal: Proposal, request: EventRequest) -> Reviewed:
     """Arbitrate and screen ``proposal`` against the world and the user's explicit changes."""
     explicit = request.delta
     close_scene = request.close_scene or explicit.close_scene or proposal.delta.close_scene
-    arbitrated, decisions = arbitrate(view, proposal.delta, close_scene=close_scene)
-    accepted, refused = screen(view, arbitrated.ops, explicit.ops)
+    arbitrated, decisions = arbitrate(world, proposal.delta, close_scene=close_scene)
+    accepted, refused = screen(world, arbitrated.ops, explicit.ops)
     notes = [*proposal.notes, *(d.note() for d in decisions)]
     notes.extend(f"refused {r['where']}: {r['reason']}" for r in refused)
     named = list(dict.fromkeys([*proposal.causes, *arbitrated.causes]))
-    known = _known_events(view, named)
+    known = world.known_events([c for c in named if EVENT_ID_RE.match(c)])
     causes = [c for c in named if c in known]
     dropped = [c for c in named if c not in known]
     if dropped:
@@ -80,34 +79,10 @@ def review(view: WorldView, proposal: Proposal, request: EventRequest) -> Review
     )
 
 
-def _known_events(view: WorldView, names: list[str]) -> set[str]:
-    """The names that are events of this world, given in full.
-
-    The event index knows what this clone recorded; events that came another way
-    (a pull) are found by indexing the whole history, at most once per proposal.
-    """
-    from narrative.engine.read import index_all_events
-
-    wanted = {name for name in names if EVENT_ID_RE.match(name)}
-    if not wanted:
-        return set()
-    wr = view.wr
-
-    def found() -> set[str]:
-        return {name for name in wanted for event_id, commit_id in wr.index_cache.find_events(name)
-                if event_id == name and commit_id in wr.repo}
-
-    known = found()
-    if known != wanted:
-        index_all_events(wr)
-        known = found()
-    return known
-
-
-def screen(view: WorldView, ops: Sequence[Op],
+def screen(world: World, ops: Sequence[Op],
            explicit: Sequence[Op]) -> tuple[list[Op], list[dict[str, Any]]]:
     """The operations that can be applied in order, and the refused ones with their reasons."""
-    draft = Draft(view, "review")
+    draft = Draft(world, "review")
     will_create = {op.node.id for op in ops if isinstance(op, CreateOp)}
     used, user_creates, user_expires = _explicit_ids(explicit)
     accepted: list[tuple[int, Op]] = []
@@ -202,44 +177,35 @@ def _subject(op: Op) -> str:
 
 
 def _edges(node: NodeDict | None) -> set[str]:
-    if node is None:
-        return set()
-    return {dst for targets in node.get("relations", {}).values() for dst in targets}
+    return {dst for _, dst in edges_of(node)}
 
 
 def _trial(draft: Draft, op: Op, where: str, will_create: set[str]) -> tuple[str | None, set[str]]:
     """Apply ``op`` to the scratch draft; on a problem, undo it and say why.
 
-    Also returns the nodes its new relations point at that are created later on.
+    Beyond the draft's own rules, the node it changes must stay valid and its new
+    relations must point at live nodes, or at nodes created later on, which are
+    returned.
     """
     node_id = _subject(op)
     before = _edges(draft.current(node_id))
-    saved = (copy.deepcopy(draft.nodes), list(draft.order), set(draft.created),
-             dict(draft.expired), len(draft.problems), len(draft.warnings))
-    draft.apply_op(op, where)
-    reason: str | None = None
     waiting: set[str] = set()
-    if len(draft.problems) > saved[4]:
-        reason = draft.problems[saved[4]].removeprefix(f"{where}: ")
-    else:
+
+    def check() -> str | None:
         node = draft.current(node_id)
         if node is not None:
             try:
                 validate(node, f"node {node_id}")
             except InvalidWorldError as exc:
-                reason = (exc.details or [exc.message])[0]
+                return (exc.details or [exc.message])[0]
         for dst in sorted(_edges(node) - before):
-            if reason is not None:
-                break
             if dst in draft.expired:
-                reason = f"{node_id} would point at {dst}, which is expired earlier in this event"
-            elif draft.current(dst) is None:
-                if dst in will_create:
-                    waiting.add(dst)
-                else:
-                    reason = f"{node_id} would point at {dst!r}: no such node in the world"
-    if reason is not None:
-        draft.nodes, draft.order, draft.created, draft.expired = saved[0], saved[1], saved[2], saved[3]
-        del draft.problems[saved[4]:]
-        del draft.warnings[saved[5]:]
-    return reason, waiting
+                return f"{node_id} would point at {dst}, which is expired earlier in this event"
+            if draft.current(dst) is None:
+                if dst not in will_create:
+                    return f"{node_id} would point at {dst!r}: no such node in the world"
+                waiting.add(dst)
+        return None
+
+    reason = draft.trial(op, where, check)
+    return reason, (set() if reason is not None else waiting)

@@ -1,8 +1,8 @@
 """Sealing an event: blobs, the trees above them, the commit, the branch, the working tree.
 
 Every command that adds an event (``event``, ``revert``, ``replay``) ends here, so
-there is one place that writes history and one crash-safety story
-(:mod:`narrative.store.journal`).
+there is one place that writes history; the move itself goes the way every move
+of the story goes (:func:`narrative.store.move.move`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ import pygit2
 from narrative.model import EventRecord
 from narrative.nodefile import NodeDict, dump
 from narrative.store import journal, records
+from narrative.store.move import Move, move
 from narrative.store.trees import blob_at, update_tree
-from narrative.world import WorldView
+from narrative.store.view import WorldView
 
 
 @dataclass
@@ -39,18 +40,17 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
     assert head is not None and view.tree is not None
     tree = view.tree
 
-    workdir = view.edits.raw  # path -> blob id now in the working tree, where it differs
+    workdir = view.hand.raw  # path -> blob id now in the working tree, where it differs
 
     tree_changes: dict[str, pygit2.Oid | None] = {}
     for node_id, node in finals.items():
-        committed = view.committed(node_id)
-        old_path = committed[0] if committed else None
+        old_path = view.committed_path(node_id)
         new_path = view.path(node) if node is not None else None
         if node is not None and new_path is not None:
             tree_changes[new_path] = repo.create_blob(dump(node))
         if old_path is not None and old_path != new_path:
             tree_changes[old_path] = None
-    for path in view.edits.stale_index:
+    for path in view.hand.stale_index:
         head_blob = blob_at(tree, path)
         tree_changes.setdefault(path, head_blob.id if head_blob is not None else None)
 
@@ -72,19 +72,15 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
         target = blob_at(new_tree_obj, path)
         after = str(target.id) if target is not None else None
         updates.append(journal.PathUpdate(path, before, after, after))
-    kept = journal.run(wr, journal.Transaction(
+    moved = move(wr, Move(
         ref=ref, old=str(head.id), new=str(commit),
         message=f"narr {_verb(record)}: {records.subject_of(record.content)}",
-        updates=tuple(updates),
+        updates=tuple(updates), tree=new_tree_obj, nodes=finals, from_tree=tree,
     ))
-
-    cache = wr.index_cache
-    cache.apply(finals, wr.world_tree_id(tree), wr.world_tree_id(new_tree_obj), repo,
-                wr.config.layout)
-    cache.remember_event(record.id, str(commit))
-    if wr.batching:
-        wr.batch_clean = True  # the hand edits are recorded; later events of the batch skip the scan
-    return Sealed(str(commit), kept)
+    wr.catalog.remember_event(record.id, str(commit))
+    if wr.batch is not None:
+        wr.batch.clean = True  # the hand edits are recorded; later events of the batch skip the scan
+    return Sealed(str(commit), moved.kept)
 
 
 def _verb(record: EventRecord) -> str:

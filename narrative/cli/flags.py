@@ -1,4 +1,5 @@
-"""The user's own changes, spelled out: ``--set``, ``--unset``, ``--relate``, ``--create`` ...
+"""The grammar of the user's own changes on the command line: ``--set``, ``--unset``,
+``--relate``, ``--create`` ...
 
 These are parsed into the same :class:`~narrative.model.Delta` every diffuser
 proposes, so they go through exactly the same validation.
@@ -14,7 +15,8 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from narrative import fields
-from narrative.errors import InvalidInputError, InvalidWorldError
+from narrative.delta.parse import parse_input
+from narrative.errors import InvalidInputError
 from narrative.ids import check_id
 from narrative.model import (
     CreateOp,
@@ -27,7 +29,7 @@ from narrative.model import (
     UnrelateOp,
     UnsetOp,
 )
-from narrative.nodefile import MAX_DEPTH, WRAPPER_DEPTH, json_problem, parse_json
+from narrative.nodefile import MAX_DEPTH, json_problem
 
 OpT = TypeVar("OpT", RelateOp, UnrelateOp)
 
@@ -128,7 +130,7 @@ def read_node_file(path: str, data: bytes | None = None) -> CreateOp:
             data = Path(path).read_bytes()
         except OSError as exc:
             raise InvalidInputError(f"--create {path}: cannot read ({exc.strerror})") from None
-    obj = _parse(data, path)
+    obj = parse_input(data, path)
     if isinstance(obj, dict):
         obj.setdefault("created_by_event", None)
     try:
@@ -138,34 +140,6 @@ def read_node_file(path: str, data: bytes | None = None) -> CreateOp:
                  for e in exc.errors(include_url=False)]
         raise InvalidInputError(lines[0], details=lines) from None
     return CreateOp(op="create", node=node)
-
-
-def read_delta(source: str, data: bytes) -> Delta:
-    """A delta from JSON text (``--delta FILE`` or ``-``), with errors naming the field."""
-    return validate_delta(_parse(data, source), source)
-
-
-def _parse(data: bytes, source: str) -> Any:
-    """JSON the user handed in: a mistake in it is invalid input, not a broken world."""
-    try:
-        return parse_json(data, source, MAX_DEPTH + WRAPPER_DEPTH)  # nodes are checked whole later
-    except InvalidWorldError as exc:
-        raise InvalidInputError(exc.message, details=exc.details) from None
-
-
-def validate_delta(obj: Any, source: str) -> Delta:
-    problem = json_problem(obj, MAX_DEPTH + WRAPPER_DEPTH)
-    if problem:
-        raise InvalidInputError(f"{source}: {problem}")
-    try:
-        return Delta.model_validate(obj)
-    except ValidationError as exc:
-        lines = []
-        for e in exc.errors(include_url=False):
-            loc = "/".join(str(p) for p in e["loc"])
-            lines.append(f"{source}: /{loc}: {e['msg']}")
-        raise InvalidInputError(lines[0] + (f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""),
-                                details=lines) from None
 
 
 def build_delta(*, delta: Delta | None = None, creates: Iterable[CreateOp] = (),

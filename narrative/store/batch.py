@@ -19,23 +19,40 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from narrative.store import journal, maintenance
 from narrative.store.worldrepo import WorldRepo
 
 
+@dataclass
+class Batch:
+    """What a batch remembers between its events."""
+
+    # An event has recorded the hand edits found at the batch's start: skip the scan.
+    clean: bool = False
+    # Index entries (path -> blob id, None: removed) written once, when the batch ends.
+    deferred_index: dict[str, str | None] = field(default_factory=dict)
+    # Notes of the interrupted write the batch finished before its first event.
+    recovered: list[str] = field(default_factory=list)
+
+
 @contextmanager
 def batch(wr: WorldRepo) -> Iterator[WorldRepo]:
     """Run events (``run_event``, ``replay``...) on ``wr`` inside; nesting is harmless."""
-    if wr.batching:
+    if wr.batch is not None:
         yield wr
         return
     with wr.lock:
-        journal.recover(wr)
-        wr.batching, wr.batch_clean = True, False
+        note = journal.recover(wr)
+        wr.batch = Batch(recovered=[note] if note else [])
         try:
             yield wr
         finally:
-            wr.batching = False
-            journal.flush_index(wr)
+            deferred, wr.batch = wr.batch.deferred_index, None
+            journal.flush_index(wr, deferred)
         maintenance.auto_gc(wr)
+
+
+def in_batch(wr: WorldRepo) -> bool:
+    return wr.batch is not None

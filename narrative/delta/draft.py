@@ -3,16 +3,24 @@
 A :class:`Draft` holds only the nodes an event touches. Operations are applied
 in order; problems are collected (not raised one by one) so a user or a model
 sees everything wrong with a delta at once. Lifecycle expiry and the removal of
-relations that would dangle happen here too, so they are recorded as ordinary
-diffusions and a reset brings them back.
+relations that would dangle happen here too (:meth:`Draft.finish`), so they are
+recorded as ordinary diffusions and a reset brings them back.
+
+The draft owns its state: :meth:`Draft.trial` tries one operation and undoes
+everything it did when it is refused, so screening a proposal op by op never
+leaves a refused operation's traces for the next one to trip over.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from narrative import fields
+from narrative.delta.world import World
+from narrative.errors import InvalidWorldError
 from narrative.ids import id_problem
 from narrative.model import (
     Change,
@@ -25,8 +33,8 @@ from narrative.model import (
     UnrelateOp,
     UnsetOp,
 )
-from narrative.nodefile import NodeDict
-from narrative.world import WorldView
+from narrative.nodefile import NodeDict, edges_of, json_problem
+from narrative.nodefile import validate as validate_node
 
 BY_EVENT = "expired by the event"  # an expire operation, as opposed to a lifecycle
 SETTABLE = ("name", "kind", "aliases", "summary", "lifecycle", "state", "relations")
@@ -39,9 +47,24 @@ _FORBIDDEN = {
 }
 
 
+@dataclass(frozen=True)
+class Checkpoint:
+    """Everything a draft holds at one moment, to go back to."""
+
+    nodes: dict[str, NodeDict | None]
+    order: list[str]
+    created: set[str]
+    expired: dict[str, str]
+    changed: dict[str, str]
+    changed_proposed: dict[str, str]
+    relates: list[tuple[str, RelateOp]]
+    problems: int
+    warnings: int
+
+
 class Draft:
-    def __init__(self, view: WorldView, event_id: str) -> None:
-        self.view = view
+    def __init__(self, world: World, event_id: str) -> None:
+        self.world = world
         self.event_id = event_id
         self.nodes: dict[str, NodeDict | None] = {}
         self.order: list[str] = []
@@ -52,24 +75,55 @@ class Draft:
         self._proposing = False
         self.problems: list[str] = []
         self.warnings: list[str] = []
+        # Hand-edited files whose relations point at nodes gone after the event: the
+        # world is what is wrong there, not the delta (found by finish()).
+        self.edit_problems: list[str] = []
         self.relates: list[tuple[str, RelateOp]] = []  # checked whatever becomes of the source
+
+    # --- checkpoints --------------------------------------------------------------------
+
+    def checkpoint(self) -> Checkpoint:
+        return Checkpoint(copy.deepcopy(self.nodes), list(self.order), set(self.created),
+                          dict(self.expired), dict(self.changed), dict(self.changed_proposed),
+                          list(self.relates), len(self.problems), len(self.warnings))
+
+    def rollback(self, cp: Checkpoint) -> None:
+        """Back to ``cp``: nodes, bookkeeping, and the problems and warnings raised since."""
+        self.nodes, self.order, self.created = cp.nodes, cp.order, cp.created
+        self.expired, self.changed, self.changed_proposed = cp.expired, cp.changed, cp.changed_proposed
+        self.relates = cp.relates
+        del self.problems[cp.problems:]
+        del self.warnings[cp.warnings:]
+
+    def trial(self, op: Op, where: str, check: Callable[[], str | None] | None = None) -> str | None:
+        """Apply ``op``; if it raises a problem, or ``check()`` then names one, undo all
+        it did and return that problem (None: the operation stays applied)."""
+        cp = self.checkpoint()
+        self.apply_op(op, where)
+        if len(self.problems) > cp.problems:
+            reason: str | None = self.problems[cp.problems].removeprefix(f"{where}: ")
+        else:
+            reason = check() if check is not None else None
+        if reason is not None:
+            self.rollback(cp)
+        return reason
 
     # --- state ------------------------------------------------------------------------
 
     def current(self, node_id: str) -> NodeDict | None:
         if node_id in self.nodes:
             return self.nodes[node_id]
-        return self.view.get(node_id)
+        return self.world.get(node_id)
 
     def exists(self, node_id: str) -> bool:
         """Whether the node exists after the event so far (cheap: no file is parsed)."""
         if node_id in self.nodes:
             return self.nodes[node_id] is not None
-        return self.view.exists(node_id)
+        return self.world.exists(node_id)
 
     def _touch(self, node_id: str) -> NodeDict | None:
         if node_id not in self.nodes:
-            base = self.view.get(node_id)
+            base = self.world.get(node_id)
             self.nodes[node_id] = copy.deepcopy(base) if base is not None else None
             self.order.append(node_id)
         return self.nodes[node_id]
@@ -94,7 +148,7 @@ class Draft:
         return node
 
     def _why_missing(self, node_id: str) -> str:
-        edit = self.view.edits.edits.get(node_id)
+        edit = self.world.edits.get(node_id)
         if edit is not None and edit.new is None:
             return f" (its file {edit.old_path} was deleted by hand)"
         return ""
@@ -182,7 +236,7 @@ class Draft:
         existing = self.current(node_id)
         if existing is not None:
             self.problems.append(
-                f"{where}: node {node_id!r} already exists ({self.view.path(existing)})"
+                f"{where}: node {node_id!r} already exists ({self.world.path(existing)})"
             )
             return
         if node_id in self.expired:
@@ -213,6 +267,38 @@ class Draft:
         self.nodes[node_id] = None
         self.expired[node_id] = why
 
+    # --- the end of the event -------------------------------------------------------------
+
+    def finish(self, *, close_scene: bool) -> None:
+        """Everything an event does after its operations: expire what it outlives, drop
+        relations that would dangle, validate every touched node, check hand-edited files.
+
+        Problems land in :attr:`problems` (the delta is wrong) and :attr:`edit_problems`
+        (a hand-edited file is).
+        """
+        self.expire_lifecycles(close_scene)
+        self.drop_dangling()
+        self.validate()
+        self.edit_problems = self._edit_relation_problems()
+
+    def finals(self) -> dict[str, NodeDict | None]:
+        """Every node whose committed state the event changes: hand edits it absorbs, then its own."""
+        out: dict[str, NodeDict | None] = {i: e.new for i, e in self.world.edits.items()}
+        out.update(self.nodes)
+        return out
+
+    def _edit_relation_problems(self) -> list[str]:
+        """Hand-edited relations must point at nodes that exist after the event."""
+        problems = []
+        for node_id, e in self.world.edits.items():
+            if e.new is None or node_id in self.nodes:
+                continue  # touched nodes were validated by the draft
+            for rtype, dst in edges_of(e.new):
+                if not self.exists(dst):
+                    problems.append(f"{e.new_path}: field /relations/{rtype}/{dst}: "
+                                    "points at a node that does not exist")
+        return problems
+
     # --- lifecycles and dangling relations ---------------------------------------------
 
     def expire_lifecycles(self, close_scene: bool) -> None:
@@ -226,13 +312,13 @@ class Draft:
         lifecycles = {"event", "scene"} if close_scene else {"event"}
         # Committed with a lifecycle that ends now; a lifecycle set during this event
         # (by hand or by the delta) takes effect from the next one.
-        for node_id in sorted(self.view.transient_committed(lifecycles)):
+        for node_id in sorted(self.world.transient(lifecycles)):
             if node_id in self.expired or node_id in self.created:
                 continue
             node = self.current(node_id)
             if node is None or node.get("lifecycle") not in lifecycles:
                 continue
-            if self.view.committed(node_id) is None:
+            if self.world.committed_path(node_id) is None:
                 continue
             why = "scene closed" if node["lifecycle"] == "scene" else "event lifecycle"
             first = self.changed.get(node_id) or self.changed_proposed.get(node_id)
@@ -243,10 +329,10 @@ class Draft:
     def drop_dangling(self) -> None:
         """Remove relations that point at nodes this event removed (or the user deleted)."""
         gone = set(self.expired)
-        gone.update(i for i, e in self.view.edits.edits.items() if e.new is None)
+        gone.update(i for i, e in self.world.edits.items() if e.new is None)
         if not gone:
             return
-        sources = {src for src, _, _ in self.view.incoming(gone)} | set(self.nodes)
+        sources = {src for src, _, _ in self.world.incoming(gone)} | set(self.nodes)
         for src in sorted(sources):
             if src in gone:
                 continue
@@ -271,9 +357,6 @@ class Draft:
 
     def validate(self) -> None:
         """Every touched node valid, unchanged in id and layer, with live relations."""
-        from narrative.nodefile import json_problem
-        from narrative.nodefile import validate as validate_node
-
         for node_id in self.order:
             node = self.nodes[node_id]
             if node is None:
@@ -282,12 +365,11 @@ class Draft:
             if problem:
                 self.problems.append(f"node {node_id}: {problem}")
                 continue
-            before = self.view.get(node_id)
+            before = self.world.get(node_id)
             try:
                 canonical = validate_node(node, f"node {node_id}")
-            except Exception as exc:  # InvalidWorldError: reported as a delta problem
-                problems = getattr(exc, "details", None) or [str(exc)]
-                self.problems.extend(problems)
+            except InvalidWorldError as exc:  # reported as a problem of the delta
+                self.problems.extend(exc.details or [exc.message])
                 continue
             self.nodes[node_id] = canonical
             if canonical["id"] != node_id:
@@ -320,12 +402,12 @@ class Draft:
     def diffusions(self) -> list[Change]:
         out: list[Change] = []
         for node_id in self.order:
-            out.extend(fields.node_changes(node_id, self.view.get(node_id), self.nodes[node_id]))
+            out.extend(fields.node_changes(node_id, self.world.get(node_id), self.nodes[node_id]))
         return out
 
     def changed_ids(self) -> list[str]:
         return [i for i in self.order
-                if not fields.same(self.view.get(i) or fields.ABSENT, self.nodes[i] or fields.ABSENT)]
+                if not fields.same(self.world.get(i) or fields.ABSENT, self.nodes[i] or fields.ABSENT)]
 
 
 def _set(node: NodeDict, tokens: list[str], value: Any) -> str | None:

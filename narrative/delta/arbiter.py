@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from narrative import fields
-from narrative.ids import MAX_ID_LENGTH, id_problem
+from narrative.delta.world import World
+from narrative.ids import MAX_ID_LENGTH, id_problem, normalize_name
 from narrative.model import CreateOp, Delta, ExpireOp, Node, Op, RelateOp, SetOp, UnrelateOp, UnsetOp
-from narrative.store.cache import normalize_name
-from narrative.world import WorldView
+from narrative.nodefile import NodeDict
 
 FUZZY_RATIO = 0.9
 FUZZY_MIN_CHARS = 4
@@ -151,37 +151,30 @@ def _words_alike(a: list[str], b: list[str]) -> bool:
 class _Candidates:
     """The live nodes a proposed node may duplicate, with their names, by layer."""
 
-    def __init__(self, view: WorldView, delta: Delta, close_scene: bool) -> None:
-        self.view = view
+    def __init__(self, world: World, delta: Delta, close_scene: bool) -> None:
+        self.world = world
         self.expired = {op.target for op in delta.ops if isinstance(op, ExpireOp)}
         self.ending = {"event", "scene"} if close_scene else {"event"}
         self.new: dict[str, Node] = {}
         self._names: dict[str, list[tuple[str, str]]] = {}
 
-    def live(self, node_id: str) -> dict[str, Any] | None:
+    def live(self, node_id: str) -> NodeDict | None:
         if node_id in self.new:
             return self.new[node_id].model_dump(mode="json", warnings=False)  # screened later
         if node_id in self.expired:
             return None
-        node = self.view.get(node_id)
+        node = self.world.get(node_id)
         if node is None:
             return None
-        if node.get("lifecycle") in self.ending and self.view.committed(node_id) is not None:
+        if node.get("lifecycle") in self.ending and self.world.committed_path(node_id) is not None:
             return None
         return node
 
     def names(self, layer: str) -> list[tuple[str, str]]:
         """``(key, id)`` for every name and alias in ``layer`` (hand edits included)."""
         if layer not in self._names:
-            edited = self.view.edits.edits
-            rows = self.view.index().db.execute(
-                "SELECT names.norm, names.id FROM names JOIN nodes ON nodes.id = names.id "
-                "WHERE nodes.layer = ?", (layer,)).fetchall()
-            out = [(key(norm), node_id) for norm, node_id in rows if node_id not in edited]
-            for node_id, e in edited.items():
-                if e.new is not None and e.new.get("layer") == layer:
-                    out.extend((key(n), node_id) for n in [e.new["name"], *e.new.get("aliases", [])])
-            self._names[layer] = out
+            self._names[layer] = [(key(norm), node_id)
+                                  for norm, node_id in self.world.names_in_layer(layer)]
         return self._names[layer] + [
             (key(n), node.id) for node in self.new.values() if node.layer == layer
             for n in [node.name, *node.aliases]
@@ -205,14 +198,14 @@ class _Candidates:
         return best[3], best[4]
 
     def taken(self, node_id: str) -> bool:
-        return node_id in self.new or self.view.get(node_id) is not None
+        return node_id in self.new or self.world.get(node_id) is not None
 
 
-def arbitrate(view: WorldView, delta: Delta, *, close_scene: bool = False) -> tuple[Delta, list[Decision]]:
+def arbitrate(world: World, delta: Delta, *, close_scene: bool = False) -> tuple[Delta, list[Decision]]:
     """The delta with duplicate creations turned into references, and the decisions taken."""
     if not any(isinstance(op, CreateOp) for op in delta.ops):
         return delta, []
-    cands = _Candidates(view, delta, close_scene)
+    cands = _Candidates(world, delta, close_scene)
     mapping: dict[str, str] = {}
     decisions: list[Decision] = []
     out: list[Op] = []
@@ -236,7 +229,7 @@ def arbitrate(view: WorldView, delta: Delta, *, close_scene: bool = False) -> tu
             continue
         if cands.taken(node.id):
             new_id = _free_id(cands, node.id)
-            holder = view.get(node.id) or {}
+            holder = world.get(node.id) or {}
             how = (f"the id {node.id} is taken by {holder.get('name', node.id)!r} "
                    f"({holder.get('layer', 'another')} layer), a different node")
             decisions.append(Decision(node.id, node.name, created_as=new_id, how=how))

@@ -1,0 +1,53 @@
+"""What a diffuser is and what it returns.
+
+A diffuser reads an event's words and the part of the world they concern and
+*proposes* a delta; it never writes. The pipeline arbitrates and screens the
+proposal, merges it with the user's explicit changes (explicit ones win on the
+same field) and validates the whole in a draft.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from narrative.model import Delta
+
+if TYPE_CHECKING:
+    from narrative.delta.request import EventRequest
+    from narrative.delta.world import World
+
+
+class Proposal(BaseModel):
+    """What a diffuser returns: a delta, plus what a reader of the decision needs."""
+
+    delta: Delta = Field(default_factory=Delta)
+    narrative_text: str | None = None
+    causes: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(
+        default_factory=list,
+        description="Decisions worth printing: rules that fired, duplicates merged, refusals.",
+    )
+    raw_reply: str | None = Field(default=None, description="A model's raw answer, kept for --retry.")
+
+
+@runtime_checkable
+class Diffuser(Protocol):
+    name: str
+
+    def propose(self, world: World, request: EventRequest) -> Proposal: ...
+
+
+def merge(proposed: Delta, explicit: Delta) -> Delta:
+    """One delta from a diffuser's proposal and the user's explicit changes.
+
+    The explicit operations come last, so on the same field they win.
+    """
+    return Delta(
+        ops=[*proposed.ops, *explicit.ops],
+        narrative_text=explicit.narrative_text or proposed.narrative_text,
+        timestamp=explicit.timestamp or proposed.timestamp,
+        close_scene=explicit.close_scene or proposed.close_scene,
+        causes=list(dict.fromkeys([*proposed.causes, *explicit.causes])),
+    )

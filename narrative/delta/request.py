@@ -1,0 +1,26 @@
+"""What an event asks for, kept whole so that a failed event can run again exactly as asked."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from narrative.model import Change, Delta
+
+
+class EventRequest(BaseModel):
+    """Everything needed to run an event again exactly as it was asked for."""
+
+    content: str
+    delta: Delta = Field(default_factory=Delta)
+    narrative_text: str | None = None
+    timestamp: str | None = None
+    close_scene: bool = False
+    diffuser: str | None = None
+    causes: list[str] = Field(default_factory=list)
+    edits: list[Change] = Field(
+        default_factory=list,
+        description="Hand edits to lay onto the world before the event (a replayed event's own).",
+    )
+    replay_of: str | None = None
+    reverts: str | None = None
+    render: bool = Field(default=False, description="Ask the diffuser for the narrative text too.")

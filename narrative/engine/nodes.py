@@ -1,0 +1,115 @@
+"""Nodes as the user sees them: one node (now or at any event), its fields, the listing.
+
+``get`` reads one file; the listing reads the catalog plus the hand-edited files,
+never the whole world. A command that reads the working tree first finishes a
+write that a crash interrupted, so it never shows a half-written world.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from narrative import fields
+from narrative.errors import InvalidInputError, NotFoundError
+from narrative.ids import LAYERS, check_id, node_path, parse_node_path
+from narrative.nodefile import NodeDict, load_trusted, parse_node_file
+from narrative.store import history, worktree
+from narrative.store.move import finish_interrupted
+from narrative.store.trees import blob_at, hash_bytes
+from narrative.store.worldrepo import WorldRepo
+
+
+def parse_field(text: str) -> str:
+    """A JSON pointer from ``/state/location`` or the dotted ``state.location``."""
+    if text.startswith("/") or text == "":
+        return text
+    return fields.pointer(*text.split("."))
+
+
+def get_node(wr: WorldRepo, node_id: str, at: str | None = None) -> tuple[str, NodeDict]:
+    """``(path, node)``: from the working tree (hand edits included), or at a revision."""
+    check_id(node_id)
+    layout = wr.config.layout
+    if at is not None:
+        tree = history.resolve(wr, at).tree
+        for layer in LAYERS:
+            path = node_path(node_id, layer, layout)
+            blob = blob_at(tree, path)
+            if blob is not None:
+                return path, load_trusted(blob.data)
+        raise NotFoundError(f"no node {node_id!r} in the world at {at}")
+    finish_interrupted(wr)
+    head = wr.head_commit()
+    for layer in LAYERS:
+        path = node_path(node_id, layer, layout)
+        full = wr.abs(path)
+        if full.is_file():
+            data = full.read_bytes()
+            committed = blob_at(head.tree, path) if head is not None else None
+            if committed is not None and committed.id == hash_bytes(data):
+                return path, load_trusted(data)  # as committed: validated when it was sealed
+            return path, parse_node_file(data, path, layout)
+    raise NotFoundError(f"no node {node_id!r} in the world",
+                        hint="narr nodes lists the nodes")
+
+
+def get_value(wr: WorldRepo, node_id: str, field: str | None = None,
+              at: str | None = None) -> Any:
+    _, node = get_node(wr, node_id, at)
+    if not field:
+        return node
+    ptr = parse_field(field)
+    value = fields.get(node, ptr)
+    if value is fields.ABSENT:
+        raise NotFoundError(f"{node_id} has no field {ptr}")
+    return value
+
+
+def locate(wr: WorldRepo, node_id: str) -> str:
+    """The path of a node's file (existing, or where a new node of that id would go)."""
+    check_id(node_id)
+    head = wr.head_commit()
+    for layer in LAYERS:
+        path = node_path(node_id, layer, wr.config.layout)
+        if wr.abs(path).exists() or (head is not None and blob_at(head.tree, path) is not None):
+            return path
+    raise NotFoundError(f"no node {node_id!r} in the world",
+                        hint="to make one, give its layer: narr path ID --layer character")
+
+
+def list_nodes(wr: WorldRepo, layer: str | None = None) -> list[dict[str, Any]]:
+    """Every node of the current world (hand edits included), sorted by id.
+
+    ``edited`` is None, ``"new"``, ``"modified"``, ``"deleted"`` or ``"invalid"``
+    (the file is there but not a valid node: ``narr status`` says why).
+    """
+    if layer is not None and layer not in LAYERS:
+        raise InvalidInputError(f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}")
+    finish_interrupted(wr)
+    head = wr.head_commit()
+    if head is None:
+        return []
+    cache = wr.catalog
+    cache.sync(wr.repo, wr.world_tree_id(head.tree), wr.config.layout)
+    rows: dict[str, dict[str, Any]] = {}
+    for node_id, lay, kind, name, lifecycle in cache.listing(layer):
+        rows[node_id] = {"id": node_id, "layer": lay, "kind": kind, "name": name,
+                         "lifecycle": lifecycle, "edited": None}
+    edits = worktree.scan_for_reader(wr, head.tree)
+    for node_id, e in edits.edits.items():
+        if e.new is None:
+            if node_id in rows:
+                rows[node_id]["edited"] = "deleted"
+            continue
+        if layer and e.new["layer"] != layer:
+            rows.pop(node_id, None)
+            continue
+        rows[node_id] = {"id": node_id, "layer": e.new["layer"], "kind": e.new["kind"],
+                         "name": e.new["name"], "lifecycle": e.new["lifecycle"],
+                         "edited": "new" if e.old is None else "modified"}
+    if edits.problems:  # a node file that no longer parses: still listed, marked for narr status
+        for path in edits.raw:
+            placed = parse_node_path(path, wr.config.layout)
+            if placed is not None and placed[1] not in edits.edits and placed[1] in rows:
+                rows[placed[1]]["edited"] = "invalid"
+    return [rows[k] for k in sorted(rows)]

@@ -1,0 +1,115 @@
+"""``narr status``: where the story stands and what the user changed since its last event."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from narrative import fields
+from narrative.engine.log import Entry, entry
+from narrative.errors import ConflictError, InvalidWorldError
+from narrative.nodefile import edges_of
+from narrative.store import worktree
+from narrative.store.move import finish_interrupted
+from narrative.store.worldrepo import WorldRepo
+
+if TYPE_CHECKING:
+    import pygit2
+
+
+@dataclass
+class Status:
+    branch: str | None
+    head: Entry | None
+    edits: list[dict[str, Any]]
+    problems: list[str]
+    outside: list[str]
+    failed: list[dict[str, Any]]
+    reformat: list[str]
+    warnings: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "branch": self.branch,
+            "head": self.head.to_json() if self.head else None,
+            "edits": self.edits,
+            "problems": self.problems,
+            "outside_world": self.outside,
+            "failed_events": self.failed,
+            "reformat": self.reformat,
+            "warnings": self.warnings,
+        }
+
+
+def status(wr: WorldRepo) -> Status:
+    note = finish_interrupted(wr)
+    head = wr.head_commit()
+    scan = worktree.scan_for_reader(wr, head.tree if head else None)
+    changes = []
+    reformat = []
+    for node_id in sorted(scan.edits):
+        e = scan.edits[node_id]
+        path = e.new_path or e.old_path
+        for ch in fields.node_changes(node_id, e.old, e.new):
+            item = ch.model_dump(mode="json")
+            item["path"] = path
+            changes.append(item)
+        if e.new is not None and e.rewrites_file:
+            reformat.append(e.new_path or "")
+    return Status(
+        branch=wr.branch(),
+        head=entry(head) if head else None,
+        edits=changes,
+        problems=scan.problems + hand_edit_problems(wr, head.tree if head else None, scan),
+        outside=scan.outside,
+        failed=_failed(wr),
+        reformat=[r for r in reformat if r],
+        warnings=[*([note] if note else []), *_git_operation(wr)],
+    )
+
+
+def _git_operation(wr: WorldRepo) -> list[str]:
+    try:
+        wr.require_no_git_operation()
+    except ConflictError as exc:
+        return [f"{exc.message}: {exc.hint}"]
+    return []
+
+
+def hand_edit_problems(wr: WorldRepo, head_tree: pygit2.Tree | None,
+                       scan: worktree.HandEdits) -> list[str]:
+    """Relations that hand edits point at nodes that do not exist (the next event refuses them).
+
+    A relation to a node deleted by hand is not one: the next event drops it.
+    """
+    from narrative.store.view import WorldView
+
+    view = WorldView(wr, head_tree, scan)
+    deleted = {i for i, e in scan.edits.items() if e.new is None}
+    problems = []
+    for node_id in sorted(scan.edits):
+        e = scan.edits[node_id]
+        if e.new is None:
+            continue
+        for rtype, dst in edges_of(e.new):
+            if dst not in deleted and view.get(dst) is None:
+                problems.append(f"{e.new_path}: field /relations/{rtype}/{dst}: "
+                                "points at a node that does not exist")
+    return problems
+
+
+def _failed(wr: WorldRepo) -> list[dict[str, Any]]:
+    """Kept failed events (their models load only when there are some)."""
+    directory = wr.narr_dir / "failed"
+    if not directory.is_dir() or not any(directory.glob("*.json")):
+        return []
+    from narrative.engine import failed
+
+    return [failed.summary(f) for f in failed.load_all(wr)]
+
+
+def require_valid_worktree(wr: WorldRepo) -> None:
+    head = wr.head_commit()
+    scan = worktree.scan_for_reader(wr, head.tree if head else None)
+    if scan.problems:
+        raise InvalidWorldError(scan.problems[0], details=scan.problems)

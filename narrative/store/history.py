@@ -1,0 +1,146 @@
+"""Walking the story line and naming its commits: revisions, event ids, the first-parent chain.
+
+The story is the first-parent chain from a branch tip; every command that reads
+or rewinds it walks that chain with :func:`first_parent`. Event ids resolve
+through the catalog's event table, filled from history when it misses (a world
+that came by clone or pull carries events this clone never recorded).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+import pygit2
+
+from narrative.errors import InvalidInputError, NotFoundError
+from narrative.store import records
+from narrative.store.worldrepo import WorldRepo
+
+if TYPE_CHECKING:
+    from narrative.model import EventRecord
+
+_EVENT_PREFIX = re.compile(r"^[0-9a-f]{8}-[0-9a-f-]*$|^[0-9a-f]{8,}$")
+
+
+def first_parent(commit: pygit2.Commit | None, *, stop: pygit2.Oid | None = None
+                 ) -> Iterator[pygit2.Commit]:
+    """``commit`` and its first parents, newest first, until the root (or ``stop``, excluded)."""
+    while commit is not None and commit.id != stop:
+        yield commit
+        commit = commit.parents[0] if commit.parents else None
+
+
+def last_record(head: pygit2.Commit) -> EventRecord | None:
+    """The newest event on the story line: commits made with plain git in between (notes,
+    a merge) carry no record, and the next event's parent is the event before them."""
+    for commit in first_parent(head):
+        rec = records.decode(commit.message)
+        if rec is not None:
+            return rec
+    return None
+
+
+def peel_commit(wr: WorldRepo, name: str) -> pygit2.Commit | None:
+    """The commit a ref or object id names, or None (missing, dangling, not a commit)."""
+    try:
+        obj = wr.repo.references[name] if name.startswith("refs/") else wr.repo[name]
+        return obj.peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+
+
+def is_ancestor(wr: WorldRepo, ancestor: pygit2.Oid, of: pygit2.Oid) -> bool:
+    """Whether ``ancestor`` is ``of`` or lies in its history."""
+    return ancestor == of or bool(wr.repo.descendant_of(of, ancestor))
+
+
+def resolve(wr: WorldRepo, rev: str) -> pygit2.Commit:
+    """A commit from any git revision (``HEAD~3``, a branch, a short hash) or an event id."""
+    rev = rev.strip()
+    if not rev:
+        raise InvalidInputError("empty revision")
+    if rev.startswith("-"):
+        raise InvalidInputError(f"{rev!r} is not a revision")
+    maybe_event = _EVENT_PREFIX.match(rev) is not None
+    if maybe_event and "-" in rev:  # an event id: looked up before git's revisions
+        found = find_event(wr, rev)
+        if found is not None:
+            return found
+    try:
+        return wr.repo.revparse_single(rev).peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        pass
+    if maybe_event and "-" not in rev:
+        found = find_event(wr, rev)
+        if found is not None:
+            return found
+    raise NotFoundError(_unresolved(wr, rev))
+
+
+def _unresolved(wr: WorldRepo, rev: str) -> str:
+    m = re.match(r"^(.*?)~(\d+)$", rev)
+    if m:
+        try:
+            base = wr.repo.revparse_single(m.group(1) or "HEAD").peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError):
+            pass
+        else:
+            depth = sum(1 for _ in first_parent(base)) - 1
+            return (f"{rev} does not resolve: the story line has only {depth} event"
+                    f"{'s' if depth != 1 else ''} before {m.group(1) or 'HEAD'}")
+    return f"{rev!r} is neither a git revision nor an event id of this world"
+
+
+def find_event(wr: WorldRepo, prefix: str) -> pygit2.Commit | None:
+    cache = wr.catalog
+    hits = cache.find_events(prefix)
+    if not hits:
+        index_all_events(wr)
+        hits = cache.find_events(prefix)
+    live: list[tuple[str, pygit2.Commit]] = []
+    for event_id, commit_id in hits:
+        try:
+            obj = wr.repo[commit_id]
+        except KeyError:
+            continue
+        if isinstance(obj, pygit2.Commit):
+            live.append((event_id, obj))
+    if len(live) > 1:
+        raise InvalidInputError(
+            f"event id prefix {prefix!r} is ambiguous: "
+            + ", ".join(e for e, _ in live[:5]) + ("…" if len(live) > 5 else ""),
+        )
+    return live[0][1] if live else None
+
+
+def known_events(wr: WorldRepo, event_ids: Iterable[str]) -> set[str]:
+    """Those of ``event_ids`` (given in full) the catalog knows, with their commit present."""
+    return {name for name in event_ids for event_id, commit_id in wr.catalog.find_events(name)
+            if event_id == name and commit_id in wr.repo}
+
+
+def index_all_events(wr: WorldRepo) -> int:
+    """Fill the event-id table from every commit reachable from narr's refs and branches."""
+    repo = wr.repo
+    walker = None
+    for name in repo.references:
+        if not (name.startswith("refs/heads/") or name.startswith("refs/narr/")):
+            continue
+        tip = peel_commit(wr, name)
+        if tip is None:
+            continue
+        if walker is None:
+            walker = repo.walk(tip.id, pygit2.enums.SortMode.NONE)
+        else:
+            walker.push(tip.id)
+    if walker is None:
+        return 0
+    rows = []
+    for commit in walker:
+        rec = records.decode(commit.message)
+        if rec is not None:
+            rows.append((rec.id, str(commit.id)))
+    wr.catalog.remember_events(rows)
+    return len(rows)

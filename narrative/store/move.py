@@ -1,0 +1,144 @@
+"""The one way to move the story: HEAD (or a branch) and the working tree together.
+
+Every command that changes what the working tree shows (an event, reset,
+switch, a fast-forward replay, restoring set-aside edits) does the same steps:
+take the write lock, finish a write a crash interrupted, scan for hand edits,
+plan the path updates, run them through the journal (the ref move is the commit
+point), and bring the catalog along. :func:`writing` is the first two and says
+what recovery did, the same way for every command; :func:`plan` the fourth;
+:func:`move` the last two.
+
+Only the paths that differ between the two trees, plus the paths the user has
+changed, are touched; the cost follows the events crossed, not the world's size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from narrative.errors import BusyError, InvalidWorldError
+from narrative.nodefile import NodeDict
+from narrative.store import journal
+from narrative.store.lock import WriteLock
+from narrative.store.trees import blob_at, diff_blobs
+from narrative.store.worktree import HandEdits
+from narrative.store.worldrepo import WorldRepo
+
+if TYPE_CHECKING:
+    import pygit2
+
+
+@contextmanager
+def writing(wr: WorldRepo) -> Iterator[list[str]]:
+    """Hold the write lock, with any interrupted write finished first.
+
+    Yields the notes of what recovery did (empty: nothing to recover), for the
+    command to report. Inside a batch, the batch has recovered already.
+    """
+    with wr.lock:
+        if wr.batch is not None:
+            yield []
+            return
+        note = journal.recover(wr)
+        yield [note] if note else []
+
+
+def finish_interrupted(wr: WorldRepo) -> str | None:
+    """For readers: finish (or drop) a write a crash interrupted; say what was done.
+
+    A journal left beside a running writer is that writer's own, so this only acts
+    when it can take the write lock at once; otherwise the writer finishes it.
+    """
+    if not (wr.narr_dir / journal.JOURNAL).exists():
+        return None
+    lock = WriteLock(wr.lock.path, timeout=0)
+    try:
+        lock.acquire()
+    except BusyError:
+        return None
+    try:
+        return journal.recover(wr)
+    finally:
+        lock.release()
+
+
+def changed_paths(repo: pygit2.Repository, old: pygit2.Tree, new: pygit2.Tree) -> set[str]:
+    """Every file path that differs between two commit trees."""
+    return {path for path, _, _ in diff_blobs(repo, old, new)}
+
+
+def plan(wr: WorldRepo, head_tree: pygit2.Tree, new_tree: pygit2.Tree, scan: HandEdits,
+         overrides: dict[str, bytes | None] | None = None,
+         keep_worktree: frozenset[str] = frozenset()) -> list[journal.PathUpdate]:
+    """Path updates taking the working tree from (HEAD + the user's changes) to ``new_tree``.
+
+    ``overrides`` give working-tree content that differs from ``new_tree`` (edits a
+    reset restores or carries over); the index always ends equal to ``new_tree``.
+    Paths in ``keep_worktree`` keep whatever the working tree holds now.
+    """
+    repo = wr.repo
+    overrides = overrides or {}
+    odd = [p for p, oid in scan.raw.items() if oid == "not-a-file"]
+    if odd:
+        raise InvalidWorldError(
+            f"{odd[0]} is not a regular file (a directory or a symbolic link): narr will not "
+            "replace it", details=odd, hint="move it out of world/ and run the command again")
+    stale = set(scan.stale_index)  # the index differs from HEAD there: always rewrite it
+    paths = changed_paths(repo, head_tree, new_tree) | set(overrides) | set(scan.raw) | stale
+    updates = []
+    for path in sorted(paths):
+        head_blob = blob_at(head_tree, path)
+        current = scan.raw[path] if path in scan.raw else (
+            str(head_blob.id) if head_blob is not None else None)
+        target_blob = blob_at(new_tree, path)
+        index = str(target_blob.id) if target_blob is not None else None
+        if path in keep_worktree:
+            after = current
+        elif path in overrides:
+            data = overrides[path]
+            after = str(repo.create_blob(data)) if data is not None else None
+        else:
+            after = index
+        unchanged_index = index == (str(head_blob.id) if head_blob is not None else None)
+        if current == after and unchanged_index and path not in stale:
+            continue
+        updates.append(journal.PathUpdate(path, current, after, index))
+    return updates
+
+
+@dataclass(frozen=True)
+class Move:
+    """One move of the story: the ref, where it goes, the files that come along."""
+
+    ref: str | None  # None: the ref stays (restoring edits moves only files)
+    old: str | None
+    new: str  # a commit id, or ``journal.SYMBOLIC + ref`` when HEAD changes branch
+    message: str
+    updates: tuple[journal.PathUpdate, ...]
+    tree: pygit2.Tree  # the commit tree the story lands on
+    # narr's own change of the world (id -> node, None: gone) from ``from_tree``: the
+    # catalog applies it instead of diffing trees
+    nodes: Mapping[str, NodeDict | None] | None = None
+    from_tree: pygit2.Tree | None = None
+
+
+@dataclass
+class Moved:
+    kept: list[str] = field(default_factory=list)  # paths the user changed meanwhile: left alone
+
+
+def move(wr: WorldRepo, m: Move) -> Moved:
+    """Run ``m`` through the journal, then bring the catalog to the new world."""
+    kept = journal.run(wr, journal.Transaction(ref=m.ref, old=m.old, new=m.new, message=m.message,
+                                               updates=m.updates))
+    if m.ref is not None:
+        cache = wr.catalog
+        new_world = wr.world_tree_id(m.tree)
+        if m.nodes is not None and m.from_tree is not None:
+            cache.apply(m.nodes, wr.world_tree_id(m.from_tree), new_world, wr.repo, wr.config.layout)
+        else:
+            cache.sync(wr.repo, new_world, wr.config.layout)
+    return Moved(kept)
