@@ -4,10 +4,41 @@ The world graph is a directory of JSON node files; every story event is a git
 commit that records its field-level changes. This package is the library; the
 ``narr`` command is a thin layer over it (:mod:`narrative.cli`).
 
-Importing the package is cheap on purpose: git, pydantic and networkx are
-loaded by the modules that need them, so ``narr --version`` starts fast.
+The supported surface is :mod:`narrative.api`, re-exported here on first use
+(``narrative.open_world``, ``narrative.event``...). Importing the package itself
+stays cheap on purpose: git, pydantic and networkx are loaded by the modules
+that need them, so ``narr --version`` and a thin client start fast.
 """
+
+from __future__ import annotations
+
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+# The names of narrative.api, spelt out so that looking up anything else (a submodule
+# being imported, a misspelling) never loads the library. A test keeps the two equal.
+_API = frozenset({
+    "BusyError", "Change", "CheckFailedError", "CheckReport", "ConflictError", "CreateOp", "Delta",
+    "DictWorld", "Diffuser", "DiffuserError", "Draft", "Entry", "EventRecord", "EventRequest",
+    "EventResult", "ExpireOp", "InitResult", "InvalidInputError", "InvalidWorldError", "NarrError",
+    "Node", "NotAWorldError", "NotFoundError", "NothingToDoError", "Op", "Proposal", "RelateOp",
+    "ReplayResult", "ResetResult", "RestoreResult", "SetOp", "Status", "UnrelateOp", "UnsetOp",
+    "World", "WorldRepo", "batch", "check", "create_branch", "default_diffuser", "delete_branch",
+    "event", "failed_events", "get_diffuser", "get_node", "get_value", "init_world",
+    "list_branches", "list_chains", "list_nodes", "list_set_asides", "log", "open_world", "reflog",
+    "register", "replay", "reset", "restore", "retry", "revert", "run_event", "show", "status",
+    "switch",
+})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from narrative import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'narrative' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_API})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import emit_json, json_option, short
+from narrative.cli.output import emit_json, json_option, short, warn
 
 
 @click.command("branch")
@@ -63,6 +63,8 @@ def switch_cmd(ctx: Context, name: str, create: bool, set_aside: bool, as_json: 
     if as_json:
         emit_json(result)
         return
+    for note in result["warnings"]:
+        warn(note)
     click.echo(f"Switched to {name}, at {short(result['commit'])} {result['content']}")
     if result["set_aside"]:
         click.echo("Your uncommitted hand edits were set aside: narr edits")

@@ -37,6 +37,8 @@ def reset_cmd(ctx: Context, rev: str | None, before: str | None, keep_edits: boo
     if as_json:
         emit_json(result)
         return
+    for note in result["warnings"]:
+        warn(note)
     ev = result["event"]
     click.echo(f"The story now stands at {short(result['to'])} {ev['content']}")
     if result["undone"]:
@@ -114,6 +116,8 @@ def replay_cmd(ctx: Context, chain: str, reuse: bool, diffuser: str | None, as_j
     if as_json:
         emit_json(data)
     else:
+        for note in data["warnings"]:
+            warn(note)
         if data["fast_forward"]:
             n = len(data["events"])
             click.echo(f"Fast-forwarded: the story stands at {short(data['head'])} again; "
@@ -158,6 +162,8 @@ def revert_cmd(ctx: Context, rev: str, message: str | None, as_json: bool) -> No
     click.echo(f"[{ctx.world.branch()} {short(result.commit)}] {rec['content']}")
     for line in record_lines(rec):
         click.echo(line)
+    for note in result.warnings:
+        warn(note)
 
 
 @click.command("reflog")
@@ -210,6 +216,8 @@ def edits_restore_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> N
     if as_json:
         emit_json(result)
         return
+    for note in result["warnings"]:
+        warn(note)
     click.echo(f"Restored {len(result['changes'])} change(s) as hand edits; narr status shows them.")
     if result["set_aside"]:
         click.echo("Your conflicting hand edits were set aside first: narr edits")

@@ -97,7 +97,10 @@ class World(Protocol):
         ...
 
     def name_reach(self, first: str) -> int:
-        """The length of the longest normalised name starting with character ``first`` (0: none)."""
+        """The length of the longest normalised name starting with character ``first`` (0: none).
+
+        It bounds the spans of a text worth looking up; a longer answer only costs time.
+        """
         ...
 
     def known_events(self, event_ids: Collection[str]) -> set[str]:

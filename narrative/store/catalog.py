@@ -260,16 +260,21 @@ class Catalog:
             out.extend(self.db.execute(f"SELECT norm, id FROM names WHERE norm IN ({marks})", chunk))
         return out
 
-    def longest_name_from(self, first: str) -> int:
-        """The length of the longest normalised name starting with ``first`` (one character).
+    def longest_name_from(self, first: str, exclude: Iterable[str] = ()) -> int:
+        """The length of the longest normalised name starting with ``first`` (one character),
+        leaving out the names of the nodes in ``exclude``.
 
         Names are stored normalised, so they sort in ``[first, first+1)``: one indexed
         range query, however many names the world holds.
         """
         if not first or ord(first) >= 0x10FFFF:
             return 0
-        row = self.db.execute("SELECT max(length(norm)) FROM names WHERE norm >= ? AND norm < ?",
-                              (first, chr(ord(first) + 1))).fetchone()
+        left_out = sorted(set(exclude))[:500]  # past that the answer is a bound, never too short
+        marks = ",".join("?" * len(left_out))
+        row = self.db.execute(
+            "SELECT max(length(norm)) FROM names WHERE norm >= ? AND norm < ?"
+            + (f" AND id NOT IN ({marks})" if left_out else ""),
+            (first, chr(ord(first) + 1), *left_out)).fetchone()
         return int(row[0] or 0)
 
     def listing(self, layer: str | None = None) -> list[tuple[str, str, str, str, str]]:

@@ -173,7 +173,7 @@ class WorldView:
         return hits
 
     def name_reach(self, first: str) -> int:
-        longest = self.catalog().longest_name_from(first)
+        longest = self.catalog().longest_name_from(first, exclude=self.hand.edits)
         for _, node in self._edited_nodes():
             for norm in names_of(node):
                 if norm.startswith(first):

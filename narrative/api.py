@@ -1,0 +1,158 @@
+"""The supported surface of narr for programs and agents.
+
+Everything a ``narr`` command does is one call here, on a world opened once::
+
+    import narrative as narr
+
+    world = narr.open_world("my-world")
+    narr.event(world, "Lin Yuan walks to the ferry",
+               narr.SetOp(op="set", target="lin-yuan", field="/state/location", value="ferry"))
+    narr.get_value(world, "lin-yuan", "state.location")            # "ferry"
+    narr.reset(world, "HEAD~1")
+
+Names here keep working from one release to the next (a test holds them);
+modules under ``narrative.engine``, ``narrative.store`` and ``narrative.delta``
+may move. Errors are the typed ones of :mod:`narrative.errors`, each with
+``message``, ``details``, ``hint`` and the exit code the CLI gives it. The
+library never prints and never exits.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from datetime import datetime
+
+from narrative.delta.draft import Draft
+from narrative.delta.proposal import Diffuser, Proposal
+from narrative.delta.request import EventRequest
+from narrative.delta.world import DictWorld, World
+from narrative.diffusers.base import default_name as default_diffuser
+from narrative.diffusers.base import get_diffuser, register
+from narrative.engine.branches import create_branch, delete_branch, list_branches, reflog, switch
+from narrative.engine.check import CheckReport, check
+from narrative.engine.event import EventResult, retry, run_event
+from narrative.engine.failed import listing as failed_events
+from narrative.engine.init import InitResult, init_world
+from narrative.engine.log import Entry, log, show
+from narrative.engine.nodes import get_node, get_value, list_nodes
+from narrative.engine.replay import ReplayResult, list_chains, replay
+from narrative.engine.reset import ResetResult, reset
+from narrative.engine.revert import revert
+from narrative.engine.setaside import RestoreResult, list_set_asides, restore
+from narrative.engine.status import Status, status
+from narrative.errors import (
+    BusyError,
+    CheckFailedError,
+    ConflictError,
+    DiffuserError,
+    InvalidInputError,
+    InvalidWorldError,
+    NarrError,
+    NotAWorldError,
+    NotFoundError,
+    NothingToDoError,
+)
+from narrative.model import (
+    Change,
+    CreateOp,
+    Delta,
+    EventRecord,
+    ExpireOp,
+    Node,
+    Op,
+    RelateOp,
+    SetOp,
+    UnrelateOp,
+    UnsetOp,
+)
+from narrative.store.batch import batch
+from narrative.store.worldrepo import WorldRepo
+
+
+def open_world(path: str | os.PathLike[str] = ".") -> WorldRepo:
+    """The world containing ``path`` (searching upwards, as git does); close it when done."""
+    return WorldRepo.open(path)
+
+
+def event(world: WorldRepo, content: str, *ops: Op, diffuser: str | None = None,
+          close_scene: bool = False, timestamp: str | None = None, causes: Iterable[str] = (),
+          dry_run: bool = False, when: datetime | None = None) -> EventResult:
+    """Record one event: ``content`` in words, ``ops`` the changes you spell out yourself.
+
+    ``diffuser`` names what turns the words into further changes (``"rules"``,
+    ``"llm"``, ...; :func:`default_diffuser` is what ``narr event`` would pick);
+    without it only ``ops`` change the world. On an error nothing changes and
+    the request is kept for :func:`retry`.
+    """
+    request = EventRequest(content=content, delta=Delta(ops=list(ops)), diffuser=diffuser,
+                           close_scene=close_scene, timestamp=timestamp, causes=list(causes))
+    return run_event(world, request, dry_run=dry_run, when=when)
+
+
+__all__ = [
+    "BusyError",
+    "Change",
+    "CheckFailedError",
+    "CheckReport",
+    "ConflictError",
+    "CreateOp",
+    "Delta",
+    "DictWorld",
+    "Diffuser",
+    "DiffuserError",
+    "Draft",
+    "Entry",
+    "EventRecord",
+    "EventRequest",
+    "EventResult",
+    "ExpireOp",
+    "InitResult",
+    "InvalidInputError",
+    "InvalidWorldError",
+    "NarrError",
+    "Node",
+    "NotAWorldError",
+    "NotFoundError",
+    "NothingToDoError",
+    "Op",
+    "Proposal",
+    "RelateOp",
+    "ReplayResult",
+    "ResetResult",
+    "RestoreResult",
+    "SetOp",
+    "Status",
+    "UnrelateOp",
+    "UnsetOp",
+    "World",
+    "WorldRepo",
+    "batch",
+    "check",
+    "create_branch",
+    "default_diffuser",
+    "delete_branch",
+    "event",
+    "failed_events",
+    "get_diffuser",
+    "get_node",
+    "get_value",
+    "init_world",
+    "list_branches",
+    "list_chains",
+    "list_nodes",
+    "list_set_asides",
+    "log",
+    "open_world",
+    "reflog",
+    "register",
+    "replay",
+    "reset",
+    "restore",
+    "retry",
+    "revert",
+    "run_event",
+    "show",
+    "status",
+    "switch",
+]
