@@ -9,7 +9,7 @@ missing is *absent*, which is not ``null``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 import jsonpatch
@@ -120,7 +120,7 @@ def node_changes(node_id: str, old: Mapping[str, Any] | None, new: Mapping[str, 
 
 
 def apply_changes(
-    nodes: dict[str, dict[str, Any] | None],
+    nodes: MutableMapping[str, Any],
     changes: Iterable[Change],
     *,
     verify_old: bool = True,
@@ -209,7 +209,7 @@ def show(value: Any, limit: int = 60) -> str:
     return text
 
 
-def put(doc: dict[str, Any], ptr: str, value: Any) -> None:
+def put(doc: Any, ptr: str, value: Any) -> None:
     """Set ``value`` at ``ptr`` in place, creating missing objects on the way.
 
     For carrying a user's edit onto a world that may lack the objects around it;
@@ -234,7 +234,7 @@ def put(doc: dict[str, Any], ptr: str, value: Any) -> None:
         cur[last] = value
 
 
-def drop(doc: dict[str, Any], ptr: str) -> bool:
+def drop(doc: Any, ptr: str) -> bool:
     """Remove ``ptr`` in place (and an emptied relation type with it); False if it was absent."""
     tokens = split(ptr)
     parent = get(doc, pointer(*tokens[:-1]))

@@ -10,12 +10,26 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from narrative.errors import InvalidWorldError
-from narrative.ids import Layout, normalize_name, parse_node_path
+from narrative.ids import Layer, Layout, Lifecycle, normalize_name, parse_node_path
 
-NodeDict = dict[str, Any]
+
+class NodeDict(TypedDict, total=False):
+    """A node as JSON data: what a node file holds (see :class:`narrative.model.Node`)."""
+
+    id: str
+    name: str
+    layer: Layer
+    kind: str
+    aliases: list[str]
+    summary: str
+    lifecycle: Lifecycle
+    created_by_event: str | None
+    traits: dict[str, Any]
+    state: dict[str, Any]
+    relations: dict[str, dict[str, dict[str, Any]]]
 
 
 def names_of(node: Mapping[str, Any]) -> set[str]:
@@ -47,7 +61,7 @@ def load_trusted(data: bytes) -> NodeDict:
     value = json.loads(data)
     if not isinstance(value, dict):
         raise ValueError("node blob is not a JSON object")
-    return value
+    return cast(NodeDict, value)
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -156,7 +170,12 @@ def validate(obj: Any, path: str, text: str | None = None) -> NodeDict:
             where = f"line {line}, " if line else ""
             problems.append(f"{path}: {where}field {field}: {err['msg']}")
         raise InvalidWorldError(problems[0], details=problems) from None
-    return node.model_dump(mode="json")
+    return as_node_dict(node.model_dump(mode="json"))
+
+
+def as_node_dict(data: dict[str, Any]) -> NodeDict:
+    """A validated node's JSON as :class:`NodeDict` (the model guarantees the shape)."""
+    return cast(NodeDict, data)
 
 
 def parse_node_file(data: bytes, path: str, layout: Layout) -> NodeDict:

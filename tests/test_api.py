@@ -102,15 +102,3 @@ def test_errors_keep_their_types_and_exit_codes(tmp_path: Path) -> None:
     finally:
         world.close()
 
-
-def test_the_readme_library_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import re
-
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
-    section = readme[readme.index("## The library"):]
-    code = re.search(r"```python\n(.*?)```", section, re.S)
-    assert code is not None
-    assert "from narrative." not in code.group(1)  # the example uses the supported surface only
-    narrative.init_world(tmp_path / "my-world", sample=True)
-    monkeypatch.chdir(tmp_path)
-    exec(compile(code.group(1), "README.md", "exec"), {})

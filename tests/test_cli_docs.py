@@ -123,9 +123,11 @@ def test_the_readme_library_example_runs(flat_world: Path, monkeypatch: pytest.M
     section = text.split("## The library", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S)
     assert code is not None
+    assert "from narrative." not in code.group(1)  # the supported surface only: narrative.api
     monkeypatch.chdir(flat_world.parent)
     (flat_world.parent / "my-world").symlink_to(flat_world)
     exec(compile(code.group(1), "README.md", "exec"), {})
     out = capsys.readouterr().out.splitlines()
-    assert out[1] == "ferry"
-    assert out[2].startswith("[") and "Genesis" in out[2]
+    assert out[1:3] == ["ferry", "qingyun-gate"]
+    assert out[3].startswith("[") and "Genesis" in out[3]
+    assert out[4] == "[] True"

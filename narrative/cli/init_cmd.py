@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import cast
 
 import click
 
@@ -63,6 +64,7 @@ def path_cmd(ctx: Context, node_id: str, layer: str | None, as_json: bool) -> No
 @pass_context
 def edit_cmd(ctx: Context, node_id: str, layer: str | None) -> None:
     """Open a node's file in $EDITOR. The change is a hand edit, picked up by the next event."""
+    from narrative.ids import Layer
     from narrative.nodefile import dump
 
     wr = ctx.world
@@ -72,7 +74,7 @@ def edit_cmd(ctx: Context, node_id: str, layer: str | None) -> None:
         assert layer is not None
         full.parent.mkdir(parents=True, exist_ok=True)
         full.write_bytes(dump({
-            "id": node_id, "name": node_id.replace("-", " ").title(), "layer": layer, "kind": "",
+            "id": node_id, "name": node_id.replace("-", " ").title(), "layer": cast(Layer, layer), "kind": "",
             "aliases": [], "summary": "", "lifecycle": "permanent", "created_by_event": None,
             "traits": {}, "state": {}, "relations": {},
         }))

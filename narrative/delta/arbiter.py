@@ -37,7 +37,7 @@ from narrative import fields
 from narrative.delta.world import World
 from narrative.ids import MAX_ID_LENGTH, id_problem, normalize_name
 from narrative.model import CreateOp, Delta, ExpireOp, Node, Op, RelateOp, SetOp, UnrelateOp, UnsetOp
-from narrative.nodefile import NodeDict
+from narrative.nodefile import NodeDict, as_node_dict
 
 FUZZY_RATIO = 0.9
 FUZZY_MIN_CHARS = 4
@@ -160,7 +160,7 @@ class _Candidates:
 
     def live(self, node_id: str) -> NodeDict | None:
         if node_id in self.new:
-            return self.new[node_id].model_dump(mode="json", warnings=False)  # screened later
+            return as_node_dict(self.new[node_id].model_dump(mode="json", warnings=False))  # screened later
         if node_id in self.expired:
             return None
         node = self.world.get(node_id)
@@ -278,7 +278,7 @@ def _rewrite_node(node: Node, mapping: dict[str, str]) -> Node:
     return node.model_copy(update={"relations": relations})
 
 
-def _fill(existing: str, current: dict[str, Any], proposed: Node) -> list[Op]:
+def _fill(existing: str, current: NodeDict, proposed: Node) -> list[Op]:
     """What the proposed node says that the existing one does not: new state fields and edges."""
     ops: list[Op] = []
     state = current.get("state", {})

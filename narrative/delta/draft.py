@@ -33,7 +33,7 @@ from narrative.model import (
     UnrelateOp,
     UnsetOp,
 )
-from narrative.nodefile import NodeDict, edges_of, json_problem
+from narrative.nodefile import NodeDict, as_node_dict, edges_of, json_problem
 from narrative.nodefile import validate as validate_node
 
 BY_EVENT = "expired by the event"  # an expire operation, as opposed to a lifecycle
@@ -228,7 +228,7 @@ class Draft:
             del node["relations"][op.type]
 
     def _create(self, op: CreateOp, where: str) -> None:
-        node = op.node.model_dump(mode="json")
+        node = as_node_dict(op.node.model_dump(mode="json"))
         node_id = node["id"]
         if node_id in self.created:
             self.problems.append(f"{where}: node {node_id!r} is created twice in this event")

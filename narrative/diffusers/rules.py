@@ -58,6 +58,7 @@ from narrative.model import (
     UnrelateOp,
     UnsetOp,
 )
+from narrative.nodefile import NodeDict
 
 if TYPE_CHECKING:
     from narrative.delta.request import EventRequest
@@ -236,7 +237,7 @@ class _Builder:
         self.ops: list[Op] = []
         self.close_scene = False
 
-    def current(self, node_id: str) -> dict[str, Any] | None:
+    def current(self, node_id: str) -> NodeDict | None:
         return self.draft.current(node_id)
 
     def add(self, op: Op) -> None:

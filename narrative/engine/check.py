@@ -148,8 +148,8 @@ def _check_commit(repo: pygit2.Repository, layout: Layout, c: pygit2.Commit,
     for path in non_nodes:
         problems.append(f"{path} changed, but it is not a node file")
 
-    before: dict[str, NodeDict | None] = {}
-    after: dict[str, NodeDict | None] = {}
+    before: dict[str, dict[str, Any] | None] = {}
+    after: dict[str, dict[str, Any] | None] = {}
     for node_id in touched:
         before[node_id] = _node_in(old_tree, node_id, layout)
         after[node_id] = _node_in(c.tree, node_id, layout)
@@ -176,7 +176,7 @@ def _check_commit(repo: pygit2.Repository, layout: Layout, c: pygit2.Commit,
     return problems
 
 
-def _mismatch(node_id: str, want: NodeDict | None, got: NodeDict | None) -> str:
+def _mismatch(node_id: str, want: dict[str, Any] | None, got: dict[str, Any] | None) -> str:
     """What differs between the node the record explains and the node committed."""
     if want is None:
         return "the record says it is gone"
@@ -186,7 +186,7 @@ def _mismatch(node_id: str, want: NodeDict | None, got: NodeDict | None) -> str:
                      for ch in fields.node_changes(node_id, want, got)[:3])
 
 
-def _node_problems(tree: pygit2.Tree, node: NodeDict, node_id: str, layout: Layout) -> list[str]:
+def _node_problems(tree: pygit2.Tree, node: dict[str, Any], node_id: str, layout: Layout) -> list[str]:
     path = node_path(node_id, node.get("layer", "character"), layout) if (
         node.get("layer") in LAYERS) else f"node {node_id}"
     try:
@@ -214,12 +214,13 @@ def _changed_node_paths(repo: pygit2.Repository, old: pygit2.Tree | None,
     return [path for path, _, _ in diff_blobs(repo, a, b, "world")]
 
 
-def _node_in(tree: pygit2.Tree | None, node_id: str, layout: Layout) -> NodeDict | None:
+def _node_in(tree: pygit2.Tree | None, node_id: str, layout: Layout) -> dict[str, Any] | None:
+    """The node's JSON (a marked stand-in when its blob does not parse), or None."""
     for layer in LAYERS:
         blob = blob_at(tree, node_path(node_id, layer, layout))
         if blob is not None:
             try:
-                return load_trusted(blob.data)
+                return dict(load_trusted(blob.data))
             except ValueError:
                 return {"id": node_id, "__unreadable__": True}
     return None
