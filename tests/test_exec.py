@@ -317,3 +317,27 @@ def test_causes_that_are_not_events_are_dropped(flat_world: Path, use: Any, tmp_
     assert result.record.causes == []
     assert result.proposal is not None
     assert any("dropped causes that are not events" in n for n in result.proposal.notes)
+
+
+# --- output narr must not store altered ----------------------------------------------------
+
+
+def test_output_that_is_not_utf8_is_refused(flat_world: Path, use: Any, tmp_path: Path) -> None:
+    """Bytes that are not UTF-8 are refused, never stored as U+FFFD in a node."""
+    use(script(tmp_path, "import json, sys\nsys.stdin.read()\nsys.stderr.buffer.write(b'warn \\xfe\\n')\n"
+                         "op = {'op': 'set', 'target': 'lin-yuan', 'field': '/state/mood', 'value': '@'}\n"
+                         "out = json.dumps({'ops': [op]}).encode().replace(b'@', b'\\xff')\n"
+                         "sys.stdout.buffer.write(out)\n"))
+    exc = failing_event(flat_world)
+    prog = quoted(command(tmp_path / "prog.py"))
+    assert exc.message == f"the exec command {prog} printed output that is not UTF-8 text (byte 79)"
+    [item] = kept(flat_world)
+    assert item.raw_reply is not None and "\\xff" in item.raw_reply and "\ufffd" not in item.raw_reply
+    retry_with_example(flat_world, use)
+
+
+def test_stderr_that_is_not_utf8_is_shown_escaped(flat_world: Path, use: Any, tmp_path: Path) -> None:
+    use(script(tmp_path, "import sys\nsys.stdin.read()\nsys.stderr.buffer.write(b'odd \\xfe\\n')\n"
+                         "print('{\"ops\": []}')\n"))
+    result = event(flat_world)
+    assert result.proposal is not None and "stderr: odd \\xfe" in result.proposal.notes

@@ -582,3 +582,19 @@ def test_a_huge_reply_is_refused(flat_world: Path, llm: FakeLLM) -> None:
     llm.answer(Answer(body=b"x" * (MAX_REPLY_BYTES + 1)))
     err = failing_event(flat_world)
     assert "sent more than 8 MB" in err.message
+
+
+# --- answers narr must not store altered ---------------------------------------------------
+
+
+def test_an_answer_that_is_not_utf8_is_refused(flat_world: Path, llm: FakeLLM) -> None:
+    """Bytes that are not UTF-8 are refused, never turned into U+FFFD in the world."""
+    body = reply({"ops": [{**GOOD_OPS[0], "value": "FERRY"}]}).body.replace(b"FERRY", b"\xff\xfe")
+    llm.answer(Answer(body=body))
+    err = failing_event(flat_world)
+    at = body.index(b"\xff")
+    assert err.message == f"the LLM server's answer is not UTF-8 text (byte {at})"
+    [item] = kept(flat_world)
+    assert item.raw_reply is not None and "\\xff\\xfe" in item.raw_reply
+    assert "\ufffd" not in item.raw_reply
+    assert_retry_succeeds(flat_world, llm)

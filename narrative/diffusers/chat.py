@@ -195,7 +195,7 @@ def _reason(reason: object) -> str:
 
 def _error_body(exc: urllib.error.HTTPError) -> str:
     try:
-        return exc.read().decode("utf-8", "replace")
+        return exc.read().decode("utf-8", "backslashreplace")  # an error message, for a person
     except (OSError, http.client.HTTPException):
         return ""
 
@@ -261,7 +261,14 @@ class _HTTPFailure(Exception):
 
 def parse_completion(raw: bytes, url: str) -> Reply:
     """The first choice of a chat-completions answer; anything else is called garbage, clearly."""
-    text = raw.decode("utf-8", "replace")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DiffuserError(
+            f"the LLM server's answer is not UTF-8 text (byte {exc.start})",
+            hint=f"is {url} an OpenAI-compatible chat-completions endpoint? They answer in UTF-8",
+            raw_reply=raw.decode("utf-8", "backslashreplace")[:MAX_KEPT_BODY],
+        ) from None
 
     def garbage(why: str) -> DiffuserError:
         return DiffuserError(

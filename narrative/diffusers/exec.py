@@ -119,7 +119,8 @@ def run(command: list[str], payload: dict[str, Any], timeout: float,
         drain.thread.join(EXIT_GRACE)
         if not drain.thread.is_alive():  # else a process that left the group holds it: let go
             drain.pipe.close()
-    stdout, stderr = _text(out.data()), _text(err.data())
+    raw_out, stderr = out.data(), _shown(err.data())
+    stdout = _shown(raw_out)  # for the errors below; a clean answer must be UTF-8 (at the end)
     if timed_out:
         raise DiffuserError(
             f"the exec command {quoted} did not finish within {timeout:g}s and was stopped",
@@ -140,7 +141,13 @@ def run(command: list[str], payload: dict[str, Any], timeout: float,
         raise DiffuserError(f"the exec command {quoted} {how}" + (f": {last[-1]}" if last else ""),
                             details=[f"stderr: {line}" for line in last] if len(last) > 1 else [],
                             raw_reply=stdout[:MAX_KEPT_OUTPUT] or None)
-    return stdout, stderr
+    try:
+        return raw_out.decode("utf-8"), stderr
+    except UnicodeDecodeError as exc:
+        raise DiffuserError(
+            f"the exec command {quoted} printed output that is not UTF-8 text (byte {exc.start})",
+            hint="it must print one JSON document, encoded as UTF-8, on stdout",
+            raw_reply=stdout[:MAX_KEPT_OUTPUT] or None) from None
 
 
 class _Drain:
@@ -232,8 +239,12 @@ def _prog(command: list[str]) -> str:
     return shlex.join(command)
 
 
-def _text(data: bytes | None) -> str:
-    return (data or b"").decode("utf-8", "replace")
+def _shown(data: bytes | None) -> str:
+    """Output as text for a person to read: bytes that are not UTF-8 show as ``\\xff``.
+
+    Never U+FFFD, which would silently turn what the program printed into something else.
+    """
+    return (data or b"").decode("utf-8", "backslashreplace")
 
 
 def _tail(text: str, n: int = STDERR_NOTES) -> list[str]:
