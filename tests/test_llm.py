@@ -391,11 +391,25 @@ def test_http_errors(flat_world: Path, llm: FakeLLM, status: int, message: str, 
     assert_retry_succeeds(flat_world, llm)
 
 
-def test_bad_request_in_every_json_mode_reports_the_last(flat_world: Path, llm: FakeLLM) -> None:
-    llm.default = error(400, "model 'test-model' not found")
+@pytest.mark.parametrize(("status", "reason"), [(400, "Bad Request"), (422, "Unprocessable Entity")])
+def test_a_bad_request_not_about_the_format_fails_at_once(flat_world: Path, llm: FakeLLM,
+                                                          status: int, reason: str) -> None:
+    llm.default = error(status, "model 'test-model' not found")
     exc = failing_event(flat_world)
-    assert exc.message == "the LLM server answered HTTP 400 Bad Request: model 'test-model' not found"
-    assert len(llm.requests) == 3
+    assert exc.message == f"the LLM server answered HTTP {status} {reason}: model 'test-model' not found"
+    assert len(llm.requests) == 1
+
+
+@pytest.mark.parametrize("message", [
+    "litellm.UnsupportedParamsError: openai does not support parameters: ['response_format']",
+    "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.",
+    "Structured output is not supported by this backend",
+    "JSON schema conversion failed: unsupported keyword",
+])
+def test_a_complaint_about_the_format_steps_down(flat_world: Path, llm: FakeLLM, message: str) -> None:
+    llm.answer(error(400, message))
+    event(flat_world)
+    assert [b.get("response_format", {}).get("type") for b in llm.bodies] == ["json_schema", "json_object"]
 
 
 @pytest.mark.parametrize(("answer", "message"), [

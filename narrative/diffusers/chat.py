@@ -9,7 +9,9 @@ chat completion), because the fix differs for each.
 
 Servers differ in how they constrain output to JSON, so the request asks for the
 strictest form first (``response_format`` ``json_schema``) and steps down to
-``json_object`` and then to plain instructions when a server rejects the field.
+``json_object`` and then to plain instructions when a server's error says it does
+not take that form. Any other rejection (an unknown model, a bad parameter) fails
+at once with the server's own message: asking again would not change the answer.
 """
 
 from __future__ import annotations
@@ -30,7 +32,10 @@ from narrative.userconfig import LLMSettings
 MODES = ("json_schema", "json_object", "none")
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 MAX_KEPT_BODY = 20_000
-_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar")
+# What a server's complaint about the JSON mode says (OpenAI, LiteLLM, vLLM, llama.cpp):
+# only such a complaint makes narr step down; any other 400 is the user's to fix, at once.
+_FORMAT_WORDS = ("response_format", "json_schema", "json schema", "json_object", "structured output",
+                 "guided_json", "guided decoding", "grammar")
 
 
 @dataclass
@@ -239,9 +244,10 @@ class _HTTPFailure(Exception):
         self.keyed = False
 
     def may_be_about_format(self) -> bool:
-        if self.status in (400, 422):
-            return True
-        return self.status >= 500 and any(w in self.body.lower() for w in _FORMAT_WORDS)
+        """A 400, 422 or 5xx whose body names the JSON mode; asking again without it may work."""
+        if self.status not in (400, 422) and self.status < 500:
+            return False
+        return any(w in self.body.lower() for w in _FORMAT_WORDS)
 
     def error(self, url: str) -> DiffuserError:
         detail = server_message(self.body)
