@@ -20,6 +20,7 @@ import pytest
 from helpers import CLI, read_node, snapshot
 
 from narrative.diffusers.base import get_diffuser
+from narrative.diffusers.chat import bare_schema
 from narrative.engine import pending
 from narrative.engine.event import EventResult, retry, run_event
 from narrative.engine.pending import EventRequest
@@ -221,7 +222,8 @@ def test_proposal_is_validated_and_recorded(world: Path, llm: FakeLLM) -> None:
     body = request["json"]
     assert body["model"] == "test-model" and body["stream"] is False
     assert body["response_format"]["type"] == "json_schema"
-    assert body["response_format"]["json_schema"]["schema"] == Delta.model_json_schema(mode="validation")
+    assert body["response_format"]["json_schema"]["schema"] == bare_schema(
+        Delta.model_json_schema(mode="validation"))
     system, user = body["messages"]
     assert system["role"] == "system" and '"title":"narr delta"' in system["content"]
     sent = json.loads(user["content"])
@@ -612,3 +614,43 @@ def test_an_answer_that_is_not_utf8_is_refused(flat_world: Path, llm: FakeLLM) -
     assert item.raw_reply is not None and "\\xff\\xfe" in item.raw_reply
     assert "\ufffd" not in item.raw_reply
     assert_retry_succeeds(flat_world, llm)
+
+
+# --- what strict structured-output backends accept ------------------------------------------
+
+
+def _keywords(schema: Any, found: set[str]) -> set[str]:
+    """Every keyword used in a JSON Schema, not counting the names of its properties."""
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            found.add(key)
+            if key in ("properties", "$defs", "patternProperties") and isinstance(value, dict):
+                for sub in value.values():
+                    _keywords(sub, found)
+            else:
+                _keywords(value, found)
+    elif isinstance(schema, list):
+        for sub in schema:
+            _keywords(sub, found)
+    return found
+
+
+def test_the_schema_sent_as_response_format_has_no_title_or_description(flat_world: Path,
+                                                                         llm: FakeLLM) -> None:
+    """outlines-core (vLLM's structured output) refuses ``title`` and ``description``."""
+    event(flat_world)
+    sent = llm.bodies[0]["response_format"]["json_schema"]["schema"]
+    assert "title" not in json.dumps(sent) and "description" not in json.dumps(sent)
+    full = Delta.model_json_schema(mode="validation")
+    assert _keywords(full, set()) - _keywords(sent, set()) == {"title", "description"}
+    assert '"description":' in llm.bodies[0]["messages"][0]["content"]  # the model still reads them
+
+
+def test_bare_schema_keeps_properties_named_like_annotations() -> None:
+    schema = {"title": "T", "type": "object", "properties": {
+        "title": {"type": "string", "title": "Title", "default": "x"},
+        "description": {"const": {"title": "data"}, "description": "d"}},
+        "anyOf": [{"description": "a", "type": "object"}]}
+    assert bare_schema(schema) == {"type": "object", "properties": {
+        "title": {"type": "string", "default": "x"}, "description": {"const": {"title": "data"}}},
+        "anyOf": [{"type": "object"}]}

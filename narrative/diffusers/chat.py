@@ -105,7 +105,7 @@ class ChatClient:
             body["temperature"] = self.temperature
         if self.mode == "json_schema":
             body["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": "narr_delta", "schema": schema, "strict": False}}
+                "name": "narr_delta", "schema": bare_schema(schema), "strict": False}}
         elif self.mode == "json_object":
             body["response_format"] = {"type": "json_object"}
         return body
@@ -174,6 +174,38 @@ def endpoint(base_url: str) -> str:
                             hint="e.g. http://127.0.0.1:11434/v1")
     url = base_url.rstrip("/")
     return url if url.endswith("/chat/completions") else url + "/chat/completions"
+
+
+_ANNOTATIONS = frozenset({"title", "description"})
+_SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperties", "dependentSchemas"})
+_SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems", "items"})
+_SCHEMA_ONE = frozenset({"items", "additionalProperties", "propertyNames", "not", "if", "then", "else",
+                         "contains", "additionalItems", "unevaluatedItems", "unevaluatedProperties"})
+
+
+def bare_schema(schema: Any) -> Any:
+    """The schema without ``title`` and ``description``, at every depth, for ``response_format``.
+
+    Some structured-output backends (outlines-core, behind vLLM) refuse a schema
+    that carries them, and they constrain nothing. Only keywords are dropped: a
+    property *named* ``title`` stays, and ``const``, ``enum`` and ``default``
+    values are data, left as they are. The model still reads the whole schema,
+    annotations included, in the system prompt.
+    """
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _ANNOTATIONS:
+            continue
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            value = {name: bare_schema(sub) for name, sub in value.items()}
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            value = [bare_schema(sub) for sub in value]
+        elif key in _SCHEMA_ONE:
+            value = bare_schema(value)
+        out[key] = value
+    return out
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
