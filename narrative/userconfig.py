@@ -13,7 +13,7 @@ the variables winning over the file::
     api_key_env = "OPENAI_API_KEY"           # NARR_LLM_API_KEY_ENV: the *name* of the variable
     timeout = 120                            # NARR_LLM_TIMEOUT (seconds)
     response_format = "auto"                 # NARR_LLM_RESPONSE_FORMAT
-    temperature = 0.2                        # NARR_LLM_TEMPERATURE
+    temperature = 0.2                        # NARR_LLM_TEMPERATURE; "omit" sends none
     render = false                           # NARR_LLM_RENDER: always write narrative text
 
     [exec]
@@ -56,8 +56,22 @@ class LLMSettings(BaseModel):
     api_key_env: str | None = Field(default=None, description="Name of the variable holding the key.")
     timeout: float = Field(default=120.0, gt=0)
     response_format: ResponseFormat = "auto"
-    temperature: float | None = Field(default=0.2, ge=0)
+    temperature: float | None = Field(
+        default=0.2, ge=0, description='"omit" (None) sends no temperature: some models refuse one.')
     render: bool = False
+
+    @field_validator("temperature", mode="before")
+    @classmethod
+    def _omit(cls, value: Any) -> Any:
+        # Reasoning models (OpenAI's o-series) reject any temperature; TOML has no null.
+        if isinstance(value, str):
+            if value.strip().lower() == "omit":
+                return None
+            try:
+                return float(value)
+            except ValueError:
+                raise ValueError('a number of 0 or more, or "omit" to send none') from None
+        return value
 
     def api_key(self) -> str | None:
         """The key, read from the variable ``api_key_env`` names (None when none is named)."""

@@ -654,3 +654,13 @@ def test_bare_schema_keeps_properties_named_like_annotations() -> None:
     assert bare_schema(schema) == {"type": "object", "properties": {
         "title": {"type": "string", "default": "x"}, "description": {"const": {"title": "data"}}},
         "anyOf": [{"type": "object"}]}
+
+
+def test_temperature_omit_sends_none(flat_world: Path, llm: FakeLLM,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """o-series models reject any temperature, so it can be left out of the request."""
+    event(flat_world)
+    assert llm.bodies[0]["temperature"] == 0.2
+    monkeypatch.setenv("NARR_LLM_TEMPERATURE", "omit")
+    event(flat_world, "Lin Yuan waits at the ferry")
+    assert "temperature" not in llm.bodies[1]

@@ -67,6 +67,15 @@ ignored = true
     assert config.sources["llm.base_url"] == str(path)
 
 
+def test_temperature_can_be_omitted(home: dict[str, str], tmp_path: Path) -> None:
+    path = write(tmp_path / "c.toml", '[llm]\ntemperature = "omit"\n')
+    assert load_user_config({**home, "NARR_CONFIG": str(path)}).llm.temperature is None
+    env = {**home, "NARR_LLM_TEMPERATURE": "omit"}
+    assert load_user_config(env).llm.temperature is None
+    assert load_user_config({**env, "NARR_LLM_TEMPERATURE": "0.7"}).llm.temperature == 0.7
+    assert load_user_config(home).llm.temperature == 0.2
+
+
 def test_api_key_is_read_from_the_named_variable(home: dict[str, str],
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     config = load_user_config({**home, "NARR_LLM_API_KEY_ENV": "SOME_KEY"})
@@ -84,6 +93,10 @@ def test_api_key_is_read_from_the_named_variable(home: dict[str, str],
     ("", {"NARR_LLM_RESPONSE_FORMAT": "yaml"},
      "NARR_LLM_RESPONSE_FORMAT: llm.response_format: Input should be 'auto', 'json_schema', "
      "'json_object' or 'none'"),
+    ("[llm]\ntemperature = 'warm'\n", {},
+     '{path}: llm.temperature: a number of 0 or more, or "omit" to send none'),
+    ("", {"NARR_LLM_TEMPERATURE": "-1"},
+     "NARR_LLM_TEMPERATURE: llm.temperature: Input should be greater than or equal to 0"),
     ("", {"NARR_EXEC_COMMAND": "python3 'unclosed"},
      "NARR_EXEC_COMMAND: exec.command: cannot split the command: No closing quotation"),
     ("llm = 3\n", {}, "{path}: [llm] must be a table"),
