@@ -303,8 +303,6 @@ def test_causes_must_be_recent_events(flat_world: Path, llm: FakeLLM) -> None:
     (reply({"ops": [{"op": "teleport", "target": "lin-yuan"}]}), "/ops/0: Input tag 'teleport'"),
     (reply({"ops": [{**GOOD_OPS[0], "target": "lin-yaun"}]}),
      "op 1 (set): no node 'lin-yaun' in the world"),
-    (reply({"ops": [{"op": "set", "target": "lin-yuan", "field": "/traits/speech", "value": "loud"}]}),
-     "op 1 (set): lin-yuan /traits/speech: traits are the node's baseline"),
     (completion('{"ops": [{"op": "set", "target": "lin-yu', finish="length"),
      "(the reply was cut off at the server's token limit)"),
 ])
@@ -664,3 +662,18 @@ def test_temperature_omit_sends_none(flat_world: Path, llm: FakeLLM,
     monkeypatch.setenv("NARR_LLM_TEMPERATURE", "omit")
     event(flat_world, "Lin Yuan waits at the ferry")
     assert "temperature" not in llm.bodies[1]
+
+
+def test_an_op_on_traits_is_dropped_and_the_rest_kept(flat_world: Path, llm: FakeLLM) -> None:
+    """As for exec: the review drops the one bad operation with a note; no repair, no failure."""
+    speech = read_node(flat_world, "lin-yuan")["traits"]["speech"]
+    llm.answer(reply({"ops": [{"op": "set", "target": "lin-yuan", "field": "/traits/speech",
+                               "value": "loud"}, *GOOD_OPS]}))
+    result = event(flat_world)
+    assert len(llm.requests) == 1
+    node = read_node(flat_world, "lin-yuan")
+    assert node["traits"]["speech"] == speech and node["state"]["location"] == "ferry"
+    assert result.proposal is not None
+    assert result.proposal.notes[1].startswith(
+        "refused proposed op 1 (set lin-yuan /traits/speech): lin-yuan /traits/speech: traits are "
+        "the node's baseline")
