@@ -677,3 +677,78 @@ def test_an_op_on_traits_is_dropped_and_the_rest_kept(flat_world: Path, llm: Fak
     assert result.proposal.notes[1].startswith(
         "refused proposed op 1 (set lin-yuan /traits/speech): lin-yuan /traits/speech: traits are "
         "the node's baseline")
+
+
+# --- credentials are sent, never shown or kept ----------------------------------------------
+
+KEY = "sk-test-0123456789/abcdef"
+
+
+def _kept_files(root: Path) -> str:
+    return "".join(p.read_text(encoding="utf-8") for p in (root / ".git" / "narr" / "failed").glob("*.json"))
+
+
+def _echo(status: int, authorization: str) -> Answer:
+    """What a proxy that echoes the request's headers in its error might send."""
+    return Answer(status=status, body=json.dumps({"error": {
+        "message": f"invalid credentials: Authorization: {authorization}",
+        "request": {"headers": {"authorization": authorization}}}}).encode())
+
+
+def test_user_and_password_in_base_url_are_sent_as_basic_auth_and_never_shown(
+        flat_world: Path, llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    import base64
+
+    host = llm.url.removeprefix("http://")
+    monkeypatch.setenv("NARR_LLM_BASE_URL", f"http://narr%40user:pa55-w0rd@{host}")
+    event(flat_world)
+    token = base64.b64encode(b"narr@user:pa55-w0rd").decode()
+    assert llm.requests[0]["headers"]["Authorization"] == f"Basic {token}"
+    assert llm.requests[0]["path"] == "/v1/chat/completions"
+
+    llm.default = _echo(400, f"Basic {token}")
+    narr = CLI(flat_world)
+    result = narr("event", "--diffuser", "llm", "Lin Yuan waits", expect=18)
+    err = result.stderr
+    assert err.splitlines()[0] == ("narr: error: the LLM server answered HTTP 400 Bad Request: "
+                                   "invalid credentials: Authorization: Basic ***")
+    kept_text = _kept_files(flat_world) + narr("failed", "--json").stdout
+    for secret in ("pa55-w0rd", token, "narr@user:"):
+        assert secret not in err and secret not in kept_text
+    assert f"POST {llm.url}/chat/completions" in kept_text  # the address stays, without the password
+
+
+def test_unreachable_server_with_credentials_in_the_url(flat_world: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("NARR_LLM_BASE_URL", f"http://me:hunter2-pw@127.0.0.1:{port}/v1")
+    exc = failing_event(flat_world)
+    assert exc.message == (f"cannot reach the LLM server at http://127.0.0.1:{port}/v1/chat/completions: "
+                           "Connection refused")
+    assert "hunter2-pw" not in _kept_files(flat_world)
+    monkeypatch.setenv("NARR_LLM_BASE_URL", "ftp://me:hunter2-pw@example.invalid/v1")
+    exc = failing_event(flat_world)
+    assert exc.message == "the llm base_url 'ftp://example.invalid/v1' is not an http:// or https:// URL"
+
+
+def test_a_server_echoing_the_key_does_not_get_it_shown_or_kept(
+        flat_world: Path, llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NARR_LLM_API_KEY_ENV", "TEST_KEY")
+    monkeypatch.setenv("TEST_KEY", KEY)
+    llm.default = _echo(401, f"Bearer {KEY}")
+    exc = failing_event(flat_world)
+    assert exc.message == ("the LLM server answered HTTP 401 Unauthorized: "
+                           "invalid credentials: Authorization: Bearer ***")
+    [item] = kept(flat_world)
+    assert item.raw_reply is not None and "Bearer ***" in item.raw_reply
+    assert "0123456789" not in _kept_files(flat_world)
+
+    llm.default = completion(f"your key is {KEY}, I will not help")  # a model that echoes it
+    exc = failing_event(flat_world)
+    assert "0123456789" not in exc.message + " ".join(exc.details)
+    assert "your key is ***" in (kept(flat_world)[0].raw_reply or "")
+    assert "0123456789" not in _kept_files(flat_world)

@@ -16,14 +16,16 @@ at once with the server's own message: asking again would not change the answer.
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
+import re
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, overload
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from narrative import __version__
 from narrative.errors import DiffuserError
@@ -57,6 +59,7 @@ class ChatClient:
     temperature: float | None = None
     modes: list[str] = field(default_factory=lambda: list(MODES))
     notes: list[str] = field(default_factory=list)
+    basic_auth: str | None = None  # "user:password" from base_url, sent as a header, never shown
 
     @classmethod
     def from_settings(cls, settings: LLMSettings) -> ChatClient:
@@ -77,15 +80,42 @@ class ChatClient:
                          "server that needs no key",
                 )
         modes: list[str] = list(MODES) if settings.response_format == "auto" else [settings.response_format]
-        return cls(url=endpoint(settings.base_url), model=settings.model, timeout=settings.timeout,
-                   api_key=api_key, temperature=settings.temperature, modes=modes)
+        url, userinfo = split_userinfo(endpoint(settings.base_url))
+        client = cls(url=url, model=settings.model, timeout=settings.timeout, api_key=api_key,
+                     temperature=settings.temperature, modes=modes, basic_auth=userinfo)
+        if userinfo and api_key:
+            client.notes.append("the user:password in base_url is not sent: the API key is")
+        return client
 
     @property
     def mode(self) -> str:
         return self.modes[0]
 
     def complete(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> Reply:
-        """Send the conversation; step down the JSON modes while the server rejects them."""
+        """Send the conversation; step down the JSON modes while the server rejects them.
+
+        Whatever comes back, reply or error, has the credentials taken out first: a
+        server (or a proxy) that echoes the Authorization header must not get the key
+        printed, nor kept with a failed event under ``.git/narr/failed/``.
+        """
+        try:
+            reply = self._complete(messages, schema)
+        except DiffuserError as exc:
+            raise redacted(exc, self.secrets()) from None
+        hide = self.secrets()
+        return Reply(content=redact(reply.content, hide, story=True),
+                     refusal=redact(reply.refusal, hide, story=True),
+                     finish_reason=reply.finish_reason, body=redact(reply.body, hide))
+
+    def secrets(self) -> list[str]:
+        """What must never be shown: the key, and base_url's user:password in every form."""
+        out = [self.api_key or ""]
+        if self.basic_auth:
+            _user, _, password = self.basic_auth.partition(":")
+            out += [self.basic_auth, password, _basic_token(self.basic_auth)]
+        return [s for s in out if len(s) >= MIN_SECRET]
+
+    def _complete(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> Reply:
         while True:
             try:
                 return self._post(self._body(messages, schema))
@@ -115,6 +145,8 @@ class ChatClient:
                    "User-Agent": f"narr/{__version__}"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
+        elif self.basic_auth:
+            headers["Authorization"] = f"Basic {_basic_token(self.basic_auth)}"
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         req = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
         deadline = time.monotonic() + self.timeout  # for the whole answer, not each read
@@ -170,7 +202,8 @@ def endpoint(base_url: str) -> str:
     """``http://host:port/v1`` -> ``http://host:port/v1/chat/completions`` (a full URL is kept)."""
     parts = urlsplit(base_url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise DiffuserError(f"the llm base_url {base_url!r} is not an http:// or https:// URL",
+        shown = split_userinfo(base_url)[0] if "@" in parts.netloc else base_url
+        raise DiffuserError(f"the llm base_url {shown!r} is not an http:// or https:// URL",
                             hint="e.g. http://127.0.0.1:11434/v1")
     url = base_url.rstrip("/")
     return url if url.endswith("/chat/completions") else url + "/chat/completions"
@@ -206,6 +239,65 @@ def bare_schema(schema: Any) -> Any:
             value = bare_schema(value)
         out[key] = value
     return out
+
+
+MIN_SECRET = 4  # a shorter "secret" would blank out ordinary words wherever it occurs
+_AUTH_VALUE = re.compile(r"\b(Bearer|Basic)(\s+)[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE)
+
+
+def split_userinfo(url: str) -> tuple[str, str | None]:
+    """``http://user:pw@host/v1`` -> (``http://host/v1``, ``"user:pw"``), percent-decoded.
+
+    urllib would take ``user:pw@host`` for the host name; and the URL is printed in
+    errors, which must not show the password. So it is sent as a Basic header instead.
+    """
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, sep, password = userinfo.partition(":")
+    creds = unquote(user) + (":" + unquote(password) if sep else "")
+    return urlunsplit(parts._replace(netloc=hostport)), creds or None
+
+
+def _basic_token(userinfo: str) -> str:
+    if ":" not in userinfo:
+        userinfo += ":"
+    return base64.b64encode(userinfo.encode("utf-8")).decode("ascii")
+
+
+@overload
+def redact(text: str, secrets: list[str], *, story: bool = False) -> str: ...
+
+
+@overload
+def redact(text: None, secrets: list[str], *, story: bool = False) -> None: ...
+
+
+def redact(text: str | None, secrets: list[str], *, story: bool = False) -> str | None:
+    """``text`` with every secret (and any ``Bearer ...``/``Basic ...`` value) as ``***``.
+
+    Secrets are also looked for as JSON writes them (``/`` may be ``\\/``), since an
+    echo usually arrives inside a JSON error body. In a model's answer (``story``),
+    which may become the world, only the secrets themselves are replaced: "Bearer
+    of the seal" is prose there, not a header.
+    """
+    if not text:
+        return text
+    for secret in sorted(secrets, key=len, reverse=True):
+        for form in {secret, json.dumps(secret)[1:-1], json.dumps(secret)[1:-1].replace("/", "\\/")}:
+            text = text.replace(form, "***")
+    return text if story else _AUTH_VALUE.sub(r"\1\2***", text)
+
+
+def redacted(exc: DiffuserError, secrets: list[str]) -> DiffuserError:
+    """The same error with every secret taken out of what it shows and what is kept of it."""
+    def clean(text: str) -> str:
+        return redact(text, secrets)
+
+    return DiffuserError(clean(exc.message), hint=clean(exc.hint) if exc.hint else None,
+                         details=[clean(d) for d in exc.details],
+                         raw_reply=clean(exc.raw_reply) if exc.raw_reply else None)
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
