@@ -17,7 +17,8 @@ the variables winning over the file::
     render = false                           # NARR_LLM_RENDER: always write narrative text
 
     [exec]
-    command = ["python3", "/home/me/bin/exec-diffuser.py"]   # NARR_EXEC_COMMAND (a shell-like string)
+    command = ["python3", "/home/me/bin/exec-diffuser.py"]   # NARR_EXEC_COMMAND (a shell-like string);
+                                                             # "./x.sh" is next to this file
     timeout = 30                                             # NARR_EXEC_TIMEOUT (seconds)
 
     [diffuser]
@@ -156,9 +157,25 @@ def load_user_config(env: Mapping[str, str] | None = None) -> UserConfig:
     sources: dict[str, str] = {}
     llm = _section(raw, "llm", LLMSettings, env, path, sources)
     exec_ = _section(raw, "exec", ExecSettings, env, path, sources)
+    if exec_.command:
+        exec_ = exec_.model_copy(update={"command": resolve_command(exec_.command, path.parent)})
     diffuser = _section(raw, "diffuser", DiffuserSettings, env, path, sources)
     return UserConfig(llm=llm, exec=exec_, diffuser=diffuser,
                       path=path if raw is not None else None, sources=sources)
+
+
+def resolve_command(command: list[str], base: Path) -> list[str]:
+    """``./x.sh`` or ``bin/x`` as a path under ``base``, the user's config directory.
+
+    Resolved against narr's working directory, a relative command would run a
+    script inside the world whenever narr is started from the world's root, and a
+    cloned world can carry any script. A bare name (``python3``) is still looked up
+    on PATH; arguments are passed as they are.
+    """
+    program = command[0]
+    if os.path.isabs(program) or ("/" not in program and os.sep not in program):
+        return command
+    return [os.path.normpath(base / program), *command[1:]]
 
 
 def _section(raw: dict[str, Any] | None, section: str, model: type[S], env: Mapping[str, str],

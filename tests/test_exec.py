@@ -341,3 +341,47 @@ def test_stderr_that_is_not_utf8_is_shown_escaped(flat_world: Path, use: Any, tm
                          "print('{\"ops\": []}')\n"))
     result = event(flat_world)
     assert result.proposal is not None and "stderr: odd \\xfe" in result.proposal.notes
+
+
+# --- a relative command never names a file in the world ------------------------------------
+
+
+def _shell_script(path: Path, body: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\ncat > /dev/null\n{body}\n", encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+MOVE_JSON = json.dumps({"ops": [{"op": "set", "target": "lin-yuan", "field": "/state/location",
+                                 "value": "ferry"}]})
+
+
+@pytest.mark.parametrize("where", ["env", "file"])
+def test_a_relative_command_is_next_to_the_config_file_not_in_the_world(
+        flat_world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    marker = tmp_path / "world-script-ran"
+    _shell_script(flat_world / "x.sh", f"touch {shlex.quote(str(marker))}\necho '{{\"ops\": []}}'")
+    config_dir = tmp_path / "user-config" / "narr"
+    _shell_script(config_dir / "x.sh", f"echo '{MOVE_JSON}'")
+    if where == "env":
+        monkeypatch.setenv("NARR_EXEC_COMMAND", "./x.sh")
+    else:
+        (config_dir / "config.toml").write_text('[exec]\ncommand = ["./x.sh"]\n', encoding="utf-8")
+    monkeypatch.chdir(flat_world)  # narr started from the world's root
+    result = event(flat_world)
+    assert not marker.exists(), "a script inside the world ran"
+    assert read_node(flat_world, "lin-yuan")["state"]["location"] == "ferry"
+    assert result.proposal is not None
+    assert result.proposal.notes[0] == f"{config_dir / 'x.sh'} proposed 1 operation(s)"
+
+
+def test_a_relative_command_missing_from_the_config_dir_says_where_narr_looked(
+        flat_world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _shell_script(flat_world / "bin" / "x.sh", "echo '{}'")
+    monkeypatch.setenv("NARR_EXEC_COMMAND", "bin/x.sh --fast")
+    monkeypatch.chdir(flat_world)
+    exc = failing_event(flat_world)
+    looked = tmp_path / "user-config" / "narr" / "bin" / "x.sh"
+    assert exc.message == (f"cannot run the exec command {quoted(f'{looked} --fast')}: "
+                           "No such file or directory")

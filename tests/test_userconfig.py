@@ -123,3 +123,15 @@ def test_world_settings_are_not_user_settings(flat_world: Path, home: dict[str, 
     monkeypatch.chdir(flat_world)
     config = load_user_config(home)
     assert config.llm.base_url is None and config.exec.command is None
+
+
+def test_a_relative_command_is_resolved_against_the_config_directory(home: dict[str, str],
+                                                                      tmp_path: Path) -> None:
+    path = write(tmp_path / "conf" / "narr.toml", '[exec]\ncommand = "./tools/x.sh ./arg"\n')
+    env = {**home, "NARR_CONFIG": str(path)}
+    assert load_user_config(env).exec.command == [str(tmp_path / "conf" / "tools" / "x.sh"), "./arg"]
+    assert load_user_config({**env, "NARR_EXEC_COMMAND": "../x.sh"}).exec.command == [
+        str(tmp_path / "x.sh")]
+    assert load_user_config({**env, "NARR_EXEC_COMMAND": "python3 x.py"}).exec.command == [
+        "python3", "x.py"]  # a bare name is looked up on PATH
+    assert load_user_config({**env, "NARR_EXEC_COMMAND": "/bin/true"}).exec.command == ["/bin/true"]

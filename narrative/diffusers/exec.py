@@ -7,9 +7,10 @@ part of narr. Its answer goes through the same validation as every diffuser's.
 
 The command comes only from the user's own configuration or command line, never
 from the world: a world is tracked and cloned, and cloning someone's world must
-never run their code. It runs without a shell, in narr's own working directory
-(so a relative path can never name a script inside the world), in its own process
-group so a timeout stops it and anything it started.
+never run their code. So a relative command (``./x.sh``) names a file next to the
+user's config file, never one in narr's working directory, which may be the
+world's root (:func:`~narrative.userconfig.resolve_command`). It runs without a
+shell, in its own process group so a timeout stops it and anything it started.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from narrative.diffusers.exec_protocol import PROTOCOL_VERSION, ExecProposal
 from narrative.errors import DiffuserError
 from narrative.model import Delta
 from narrative.nodefile import json_problem
-from narrative.userconfig import ExecSettings, load_user_config
+from narrative.userconfig import ExecSettings, config_path, load_user_config, resolve_command
 
 if TYPE_CHECKING:
     from narrative.engine.pending import EventRequest
@@ -59,6 +60,9 @@ class ExecDiffuser:
         if self._command is not None:
             command = self._command if isinstance(self._command, str) else list(self._command)
             base = ExecSettings.model_validate({"command": command, "timeout": base.timeout})
+            if base.command:
+                base = base.model_copy(update={"command": resolve_command(
+                    base.command, config_path().parent)})
         return base
 
     def propose(self, view: WorldView, request: EventRequest) -> Proposal:
