@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 from helpers import CLI, read_node, snapshot
 
+from narrative.diffusers import chat
 from narrative.diffusers.base import get_diffuser
-from narrative.diffusers.chat import bare_schema
+from narrative.diffusers.chat import MAX_ATTEMPTS, bare_schema
 from narrative.engine import pending
 from narrative.engine.event import EventResult, retry, run_event
 from narrative.engine.pending import EventRequest
@@ -149,6 +150,7 @@ def llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLM]:
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     fake.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    monkeypatch.setattr(chat, "RETRY_WAIT", 0.0)  # retries at once: the tests stay fast
     monkeypatch.setenv("NARR_LLM_BASE_URL", fake.url)
     monkeypatch.setenv("NARR_LLM_MODEL", "test-model")
     monkeypatch.setenv("NARR_LLM_TIMEOUT", TIMEOUT)
@@ -381,12 +383,12 @@ def test_slow_server_times_out(flat_world: Path, llm: FakeLLM) -> None:
      "the server is rate limiting or out of quota; try again later"),
 ])
 def test_http_errors(flat_world: Path, llm: FakeLLM, status: int, message: str, hint: str) -> None:
-    llm.answer(error(status, "model crashed"))
+    llm.default = error(status, "model crashed")
     exc = failing_event(flat_world)
     assert isinstance(exc, DiffuserError)
     assert exc.message == message
     assert exc.hint is not None and exc.hint.startswith(hint)
-    assert len(llm.requests) == 1
+    assert len(llm.requests) == (MAX_ATTEMPTS if status in (429, 500) else 1)  # asked again
     assert kept(flat_world)[0].raw_reply == '{"error": {"message": "model crashed"}}'
     assert_retry_succeeds(flat_world, llm)
 
@@ -449,10 +451,11 @@ def test_garbage_from_the_server(flat_world: Path, llm: FakeLLM, answer: Answer,
 
 
 def test_server_hangs_up(flat_world: Path, llm: FakeLLM) -> None:
-    llm.answer(Answer(status=0))
+    llm.default = Answer(status=0)
     exc = failing_event(flat_world)
     assert exc.message == (f"the connection to the LLM server at {llm.url}/chat/completions broke: "
                            "Remote end closed connection without response")
+    assert len(llm.requests) == MAX_ATTEMPTS
     assert_retry_succeeds(flat_world, llm)
 
 
@@ -522,7 +525,8 @@ def test_world_cannot_configure_the_endpoint(flat_world: Path, llm: FakeLLM,
      "the model's reply is not a valid delta, even after one repair attempt: "
      "op 1 (set): no node 'lin-yaun' in the world"),
     ([Answer(body=b"{}", delay=5)], "the LLM server at {url}/chat/completions did not answer within 0.3s"),
-    ([error(503, "loading model")], "the LLM server answered HTTP 503 Service Unavailable: loading model"),
+    ([error(503, "loading model")] * MAX_ATTEMPTS,
+     "the LLM server answered HTTP 503 Service Unavailable: loading model"),
     ([completion(None, refusal="No.")], "the model refused: No."),
     ([Answer(body=b"<html></html>")],
      "the LLM server's answer is not a chat completion: it is not JSON ('<html></html>')"),
@@ -550,7 +554,7 @@ def test_cli_failures_change_nothing_and_retry_works(flat_world: Path, llm: Fake
 
 def test_cli_json_error_and_text_output(flat_world: Path, llm: FakeLLM) -> None:
     narr = CLI(flat_world)
-    llm.answer(error(500, "boom"))
+    llm.answer(*[error(500, "boom")] * MAX_ATTEMPTS)
     result = narr("event", "--diffuser", "llm", MOVE, "--json", expect=18)
     err = json.loads(result.stderr)
     assert err["type"] == "DiffuserError" and err["exit_code"] == 18
@@ -752,3 +756,65 @@ def test_a_server_echoing_the_key_does_not_get_it_shown_or_kept(
     assert "0123456789" not in exc.message + " ".join(exc.details)
     assert "your key is ***" in (kept(flat_world)[0].raw_reply or "")
     assert "0123456789" not in _kept_files(flat_world)
+
+
+# --- asking again after a rate limit, a failing server or a broken connection -----------------
+
+
+@pytest.mark.parametrize("first", [
+    error(429, "slow down"), error(502, "bad gateway"), error(503, "loading model"), Answer(status=0)])
+def test_a_passing_failure_is_asked_again(flat_world: Path, llm: FakeLLM, first: Answer) -> None:
+    llm.answer(first)
+    result = event(flat_world)
+    assert len(llm.requests) == 2
+    assert read_node(flat_world, "lin-yuan")["state"]["location"] == "ferry"
+    assert result.proposal is not None
+    what = f"HTTP {first.status}" if first.status else "a broken connection"
+    assert f"asked the server again after {what} (waited 0.0s)" in result.proposal.notes
+
+
+def test_a_format_complaint_in_a_5xx_steps_down_instead(flat_world: Path, llm: FakeLLM) -> None:
+    llm.answer(error(500, "grammar compilation failed for json_schema"))
+    event(flat_world)
+    assert [b.get("response_format", {}).get("type") for b in llm.bodies] == ["json_schema", "json_object"]
+
+
+def test_retries_stay_within_the_timeout(flat_world: Path, llm: FakeLLM,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Retry-After longer than the time left is not waited for: the event fails at once."""
+    import time
+
+    llm.default = Answer(status=429, body=b'{"error": {"message": "quota"}}', headers={"Retry-After": "30"})
+    start = time.monotonic()
+    exc = failing_event(flat_world)
+    assert time.monotonic() - start < 2
+    assert len(llm.requests) == 1
+    assert exc.hint is not None and exc.hint.endswith("(it asked to wait 30s); the event is kept: "
+                                                      "fix the problem and run narr event --retry")
+    monkeypatch.setattr(chat, "RETRY_WAIT", 10.0)  # a backoff past the deadline: no retry either
+    llm.default = error(503, "busy")
+    failing_event(flat_world)
+    assert len(llm.requests) == 2
+
+
+def test_retry_after_is_honoured(flat_world: Path, llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NARR_LLM_TIMEOUT", "5")
+    llm.answer(Answer(status=429, body=b"{}", headers={"Retry-After": "0.2"}))
+    result = event(flat_world)
+    assert len(llm.requests) == 2
+    assert result.proposal is not None
+    assert "asked the server again after HTTP 429 (waited 0.2s)" in result.proposal.notes
+
+
+def test_retry_after_header_forms() -> None:
+    from email.utils import format_datetime
+
+    from narrative.diffusers.chat import retry_after
+
+    assert retry_after("7") == 7 and retry_after(" 0 ") == 0 and retry_after("-3") == 0
+    assert retry_after(None) is None and retry_after("soon") is None and retry_after("nan") is None
+    assert retry_after("99999999") == 3600
+    import datetime as dt
+
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=120)
+    assert 100 < (retry_after(format_datetime(later, usegmt=True)) or 0) <= 120

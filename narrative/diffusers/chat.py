@@ -1,4 +1,4 @@
-"""A small client for OpenAI-compatible chat completions, on the standard library only.
+"""A small client for OpenAI-compatible chat completions, on the standard library and tenacity.
 
 One POST to ``{base_url}/chat/completions`` per call: that one request shape is
 spoken by Ollama, llama.cpp's server, vLLM and hosted APIs alike, so narr needs
@@ -12,20 +12,29 @@ strictest form first (``response_format`` ``json_schema``) and steps down to
 ``json_object`` and then to plain instructions when a server's error says it does
 not take that form. Any other rejection (an unknown model, a bad parameter) fails
 at once with the server's own message: asking again would not change the answer.
+A rate limit (429), a server error (5xx) or a connection reset is asked again,
+with growing waits and ``Retry-After`` honoured, but never past the timeout;
+tenacity runs that loop, since backoff with jitter and a stop rule are easy to get
+subtly wrong by hand.
 """
 
 from __future__ import annotations
 
 import base64
+import email.utils
 import http.client
 import json
+import random
 import re
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, overload
 from urllib.parse import unquote, urlsplit, urlunsplit
+
+import tenacity
 
 from narrative import __version__
 from narrative.errors import DiffuserError
@@ -116,9 +125,12 @@ class ChatClient:
         return [s for s in out if len(s) >= MIN_SECRET]
 
     def _complete(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> Reply:
+        deadline = time.monotonic() + self.timeout  # for the whole answer, retries included
         while True:
             try:
-                return self._post(self._body(messages, schema))
+                return self._retrying(deadline)(self._post, self._body(messages, schema), deadline)
+            except _Broken as broken:
+                raise broken.error from None
             except _HTTPFailure as failure:
                 if len(self.modes) > 1 and failure.may_be_about_format():
                     self.notes.append(f"the server rejected response_format {self.mode} "
@@ -126,6 +138,42 @@ class ChatClient:
                     self.modes.pop(0)
                     continue
                 raise failure.error(self.url) from None
+
+    def _retrying(self, deadline: float) -> tenacity.Retrying:
+        """Ask again after a 429, a 5xx or a connection reset, as long as the deadline allows.
+
+        A rate limit or a server restarting behind a proxy passes within seconds, and
+        failing the event for it would only make the user type ``--retry``. The waits
+        grow (``RETRY_WAIT`` doubled, with jitter), a ``Retry-After`` the server sends
+        is honoured, and no wait runs past the timeout: then the last error stands.
+        """
+        def retryable(exc: BaseException) -> bool:
+            if isinstance(exc, _Broken):
+                return True
+            if not isinstance(exc, _HTTPFailure) or not exc.transient():
+                return False
+            return not (len(self.modes) > 1 and exc.may_be_about_format())  # stepping down first
+
+        def wait(state: tenacity.RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            after = getattr(exc, "retry_after", None)
+            if after is not None:
+                return float(after)
+            grown = RETRY_WAIT * 2.0 ** (state.attempt_number - 1)
+            return min(grown, MAX_RETRY_WAIT) + random.uniform(0, RETRY_WAIT)
+
+        def stop(state: tenacity.RetryCallState) -> bool:
+            return (state.attempt_number >= MAX_ATTEMPTS
+                    or time.monotonic() + state.upcoming_sleep >= deadline)
+
+        def noted(state: tenacity.RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome else None
+            what = f"HTTP {exc.status}" if isinstance(exc, _HTTPFailure) else "a broken connection"
+            self.notes.append(f"asked the server again after {what} (waited {state.upcoming_sleep:.1f}s)")
+
+        return tenacity.Retrying(
+            retry=tenacity.retry_if_exception(retryable), wait=wait, before_sleep=noted,
+            stop=stop, reraise=True)
 
     def _body(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> dict[str, Any]:
         body: dict[str, Any] = {"messages": messages, "stream": False}
@@ -140,7 +188,7 @@ class ChatClient:
             body["response_format"] = {"type": "json_object"}
         return body
 
-    def _post(self, body: dict[str, Any]) -> Reply:
+    def _post(self, body: dict[str, Any], deadline: float) -> Reply:
         headers = {"Content-Type": "application/json", "Accept": "application/json",
                    "User-Agent": f"narr/{__version__}"}
         if self.api_key:
@@ -149,18 +197,23 @@ class ChatClient:
             headers["Authorization"] = f"Basic {_basic_token(self.basic_auth)}"
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         req = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
-        deadline = time.monotonic() + self.timeout  # for the whole answer, not each read
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise self._timeout()
         try:
-            with _opener(self.url).open(req, timeout=self.timeout) as resp:
+            with _opener(self.url).open(req, timeout=left) as resp:
                 raw = self._read(resp, deadline)
         except urllib.error.HTTPError as exc:
             failure = _HTTPFailure(exc.code, str(exc.reason), _error_body(exc))
             failure.location = exc.headers.get("Location") if exc.headers else None
+            failure.retry_after = retry_after(exc.headers.get("Retry-After") if exc.headers else None)
             failure.keyed = bool(self.api_key)
             raise failure from None
         except urllib.error.URLError as exc:
             if isinstance(exc.reason, TimeoutError):
                 raise self._timeout() from None
+            if isinstance(exc.reason, ConnectionResetError):
+                raise self._broken(exc.reason) from None
             raise DiffuserError(
                 f"cannot reach the LLM server at {self.url}: {_reason(exc.reason)}",
                 hint="is the server running, and is base_url right? (Ollama: "
@@ -169,10 +222,12 @@ class ChatClient:
         except TimeoutError:
             raise self._timeout() from None
         except (OSError, http.client.HTTPException) as exc:
-            raise DiffuserError(
-                f"the connection to the LLM server at {self.url} broke: {_reason(exc)}",
-            ) from None
+            raise self._broken(exc) from None
         return parse_completion(raw, self.url)
+
+    def _broken(self, exc: BaseException) -> _Broken:
+        return _Broken(DiffuserError(
+            f"the connection to the LLM server at {self.url} broke: {_reason(exc)}"))
 
     def _read(self, resp: Any, deadline: float) -> bytes:
         chunks: list[bytes] = []
@@ -358,6 +413,40 @@ _HINTS = {
 }
 
 
+RETRY_WAIT = 0.5  # seconds before the first retry, doubled each time (tests set it to 0)
+MAX_RETRY_WAIT = 8.0
+MAX_ATTEMPTS = 4  # one request and up to three retries, all within the timeout
+MAX_RETRY_AFTER = 3600.0
+
+
+def retry_after(value: str | None) -> float | None:
+    """A ``Retry-After`` header in seconds: delta-seconds or an HTTP date; None if neither."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            return None
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    if seconds != seconds:  # NaN
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+
+
+class _Broken(Exception):
+    """The connection broke mid-exchange (a reset, a hang-up): worth asking again."""
+
+    def __init__(self, error: DiffuserError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
 class _HTTPFailure(Exception):
     def __init__(self, status: int, reason: str, body: str) -> None:
         super().__init__(status)
@@ -365,7 +454,12 @@ class _HTTPFailure(Exception):
         self.reason = reason
         self.body = body
         self.location: str | None = None
+        self.retry_after: float | None = None
         self.keyed = False
+
+    def transient(self) -> bool:
+        """A rate limit or a server-side failure, which asking again later may get past."""
+        return self.status == 429 or self.status >= 500
 
     def may_be_about_format(self) -> bool:
         """A 400, 422 or 5xx whose body names the JSON mode; asking again without it may work."""
@@ -383,6 +477,8 @@ class _HTTPFailure(Exception):
                     "follow redirects (they would carry your key): put the final URL in base_url")
         if hint is None and self.status >= 500:
             hint = "the server failed; its own log may say why"
+        if self.retry_after and hint:
+            hint += f" (it asked to wait {self.retry_after:g}s)"
         return DiffuserError(
             f"the LLM server answered HTTP {self.status} {self.reason}" + (f": {detail}" if detail else ""),
             hint=hint, details=[f"POST {url}"], raw_reply=self.body[:MAX_KEPT_BODY] or None,
