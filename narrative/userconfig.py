@@ -13,11 +13,12 @@ the variables winning over the file::
     api_key_env = "OPENAI_API_KEY"           # NARR_LLM_API_KEY_ENV: the *name* of the variable
     timeout = 120                            # NARR_LLM_TIMEOUT (seconds)
     response_format = "auto"                 # NARR_LLM_RESPONSE_FORMAT
-    temperature = 0.2                        # NARR_LLM_TEMPERATURE
+    temperature = 0.2                        # NARR_LLM_TEMPERATURE; "omit" sends none
     render = false                           # NARR_LLM_RENDER: always write narrative text
 
     [exec]
-    command = ["python3", "/home/me/bin/exec-diffuser.py"]   # NARR_EXEC_COMMAND (a shell-like string)
+    command = ["python3", "/home/me/bin/exec-diffuser.py"]   # NARR_EXEC_COMMAND (a shell-like string);
+                                                             # "./x.sh" is next to this file
     timeout = 30                                             # NARR_EXEC_TIMEOUT (seconds)
 
     [diffuser]
@@ -56,8 +57,22 @@ class LLMSettings(BaseModel):
     api_key_env: str | None = Field(default=None, description="Name of the variable holding the key.")
     timeout: float = Field(default=120.0, gt=0)
     response_format: ResponseFormat = "auto"
-    temperature: float | None = Field(default=0.2, ge=0)
+    temperature: float | None = Field(
+        default=0.2, ge=0, description='"omit" (None) sends no temperature: some models refuse one.')
     render: bool = False
+
+    @field_validator("temperature", mode="before")
+    @classmethod
+    def _omit(cls, value: Any) -> Any:
+        # Reasoning models (OpenAI's o-series) reject any temperature; TOML has no null.
+        if isinstance(value, str):
+            if value.strip().lower() == "omit":
+                return None
+            try:
+                return float(value)
+            except ValueError:
+                raise ValueError('a number of 0 or more, or "omit" to send none') from None
+        return value
 
     def api_key(self) -> str | None:
         """The key, read from the variable ``api_key_env`` names (None when none is named)."""
@@ -142,9 +157,25 @@ def load_user_config(env: Mapping[str, str] | None = None) -> UserConfig:
     sources: dict[str, str] = {}
     llm = _section(raw, "llm", LLMSettings, env, path, sources)
     exec_ = _section(raw, "exec", ExecSettings, env, path, sources)
+    if exec_.command:
+        exec_ = exec_.model_copy(update={"command": resolve_command(exec_.command, path.parent)})
     diffuser = _section(raw, "diffuser", DiffuserSettings, env, path, sources)
     return UserConfig(llm=llm, exec=exec_, diffuser=diffuser,
                       path=path if raw is not None else None, sources=sources)
+
+
+def resolve_command(command: list[str], base: Path) -> list[str]:
+    """``./x.sh`` or ``bin/x`` as a path under ``base``, the user's config directory.
+
+    Resolved against narr's working directory, a relative command would run a
+    script inside the world whenever narr is started from the world's root, and a
+    cloned world can carry any script. A bare name (``python3``) is still looked up
+    on PATH; arguments are passed as they are.
+    """
+    program = command[0]
+    if os.path.isabs(program) or ("/" not in program and os.sep not in program):
+        return command
+    return [os.path.normpath(base / program), *command[1:]]
 
 
 def _section(raw: dict[str, Any] | None, section: str, model: type[S], env: Mapping[str, str],

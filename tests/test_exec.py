@@ -317,3 +317,71 @@ def test_causes_that_are_not_events_are_dropped(flat_world: Path, use: Any, tmp_
     assert result.record.causes == []
     assert result.proposal is not None
     assert any("dropped causes that are not events" in n for n in result.proposal.notes)
+
+
+# --- output narr must not store altered ----------------------------------------------------
+
+
+def test_output_that_is_not_utf8_is_refused(flat_world: Path, use: Any, tmp_path: Path) -> None:
+    """Bytes that are not UTF-8 are refused, never stored as U+FFFD in a node."""
+    use(script(tmp_path, "import json, sys\nsys.stdin.read()\nsys.stderr.buffer.write(b'warn \\xfe\\n')\n"
+                         "op = {'op': 'set', 'target': 'lin-yuan', 'field': '/state/mood', 'value': '@'}\n"
+                         "out = json.dumps({'ops': [op]}).encode().replace(b'@', b'\\xff')\n"
+                         "sys.stdout.buffer.write(out)\n"))
+    exc = failing_event(flat_world)
+    prog = quoted(command(tmp_path / "prog.py"))
+    assert exc.message == f"the exec command {prog} printed output that is not UTF-8 text (byte 79)"
+    [item] = kept(flat_world)
+    assert item.raw_reply is not None and "\\xff" in item.raw_reply and "\ufffd" not in item.raw_reply
+    retry_with_example(flat_world, use)
+
+
+def test_stderr_that_is_not_utf8_is_shown_escaped(flat_world: Path, use: Any, tmp_path: Path) -> None:
+    use(script(tmp_path, "import sys\nsys.stdin.read()\nsys.stderr.buffer.write(b'odd \\xfe\\n')\n"
+                         "print('{\"ops\": []}')\n"))
+    result = event(flat_world)
+    assert result.proposal is not None and "stderr: odd \\xfe" in result.proposal.notes
+
+
+# --- a relative command never names a file in the world ------------------------------------
+
+
+def _shell_script(path: Path, body: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\ncat > /dev/null\n{body}\n", encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+MOVE_JSON = json.dumps({"ops": [{"op": "set", "target": "lin-yuan", "field": "/state/location",
+                                 "value": "ferry"}]})
+
+
+@pytest.mark.parametrize("where", ["env", "file"])
+def test_a_relative_command_is_next_to_the_config_file_not_in_the_world(
+        flat_world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    marker = tmp_path / "world-script-ran"
+    _shell_script(flat_world / "x.sh", f"touch {shlex.quote(str(marker))}\necho '{{\"ops\": []}}'")
+    config_dir = tmp_path / "user-config" / "narr"
+    _shell_script(config_dir / "x.sh", f"echo '{MOVE_JSON}'")
+    if where == "env":
+        monkeypatch.setenv("NARR_EXEC_COMMAND", "./x.sh")
+    else:
+        (config_dir / "config.toml").write_text('[exec]\ncommand = ["./x.sh"]\n', encoding="utf-8")
+    monkeypatch.chdir(flat_world)  # narr started from the world's root
+    result = event(flat_world)
+    assert not marker.exists(), "a script inside the world ran"
+    assert read_node(flat_world, "lin-yuan")["state"]["location"] == "ferry"
+    assert result.proposal is not None
+    assert result.proposal.notes[0] == f"{config_dir / 'x.sh'} proposed 1 operation(s)"
+
+
+def test_a_relative_command_missing_from_the_config_dir_says_where_narr_looked(
+        flat_world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _shell_script(flat_world / "bin" / "x.sh", "echo '{}'")
+    monkeypatch.setenv("NARR_EXEC_COMMAND", "bin/x.sh --fast")
+    monkeypatch.chdir(flat_world)
+    exc = failing_event(flat_world)
+    looked = tmp_path / "user-config" / "narr" / "bin" / "x.sh"
+    assert exc.message == (f"cannot run the exec command {quoted(f'{looked} --fast')}: "
+                           "No such file or directory")

@@ -20,7 +20,9 @@ import pytest
 from helpers import CLI, read_node, snapshot
 
 from narrative.delta.request import EventRequest
+from narrative.diffusers import chat
 from narrative.diffusers.base import get_diffuser
+from narrative.diffusers.chat import MAX_ATTEMPTS, bare_schema
 from narrative.engine import failed as pending
 from narrative.engine.event import EventResult, retry, run_event
 from narrative.errors import DiffuserError, NarrError
@@ -148,6 +150,7 @@ def llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLM]:
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     fake.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    monkeypatch.setattr(chat, "RETRY_WAIT", 0.0)  # retries at once: the tests stay fast
     monkeypatch.setenv("NARR_LLM_BASE_URL", fake.url)
     monkeypatch.setenv("NARR_LLM_MODEL", "test-model")
     monkeypatch.setenv("NARR_LLM_TIMEOUT", TIMEOUT)
@@ -221,7 +224,8 @@ def test_proposal_is_validated_and_recorded(world: Path, llm: FakeLLM) -> None:
     body = request["json"]
     assert body["model"] == "test-model" and body["stream"] is False
     assert body["response_format"]["type"] == "json_schema"
-    assert body["response_format"]["json_schema"]["schema"] == Delta.model_json_schema(mode="validation")
+    assert body["response_format"]["json_schema"]["schema"] == bare_schema(
+        Delta.model_json_schema(mode="validation"))
     system, user = body["messages"]
     assert system["role"] == "system" and '"title":"narr delta"' in system["content"]
     sent = json.loads(user["content"])
@@ -301,8 +305,6 @@ def test_causes_must_be_recent_events(flat_world: Path, llm: FakeLLM) -> None:
     (reply({"ops": [{"op": "teleport", "target": "lin-yuan"}]}), "/ops/0: Input tag 'teleport'"),
     (reply({"ops": [{**GOOD_OPS[0], "target": "lin-yaun"}]}),
      "op 1 (set): no node 'lin-yaun' in the world"),
-    (reply({"ops": [{"op": "set", "target": "lin-yuan", "field": "/traits/speech", "value": "loud"}]}),
-     "op 1 (set): lin-yuan /traits/speech: traits are the node's baseline"),
     (completion('{"ops": [{"op": "set", "target": "lin-yu', finish="length"),
      "(the reply was cut off at the server's token limit)"),
 ])
@@ -381,21 +383,35 @@ def test_slow_server_times_out(flat_world: Path, llm: FakeLLM) -> None:
      "the server is rate limiting or out of quota; try again later"),
 ])
 def test_http_errors(flat_world: Path, llm: FakeLLM, status: int, message: str, hint: str) -> None:
-    llm.answer(error(status, "model crashed"))
+    llm.default = error(status, "model crashed")
     exc = failing_event(flat_world)
     assert isinstance(exc, DiffuserError)
     assert exc.message == message
     assert exc.hint is not None and exc.hint.startswith(hint)
-    assert len(llm.requests) == 1
+    assert len(llm.requests) == (MAX_ATTEMPTS if status in (429, 500) else 1)  # asked again
     assert kept(flat_world)[0].raw_reply == '{"error": {"message": "model crashed"}}'
     assert_retry_succeeds(flat_world, llm)
 
 
-def test_bad_request_in_every_json_mode_reports_the_last(flat_world: Path, llm: FakeLLM) -> None:
-    llm.default = error(400, "model 'test-model' not found")
+@pytest.mark.parametrize(("status", "reason"), [(400, "Bad Request"), (422, "Unprocessable Entity")])
+def test_a_bad_request_not_about_the_format_fails_at_once(flat_world: Path, llm: FakeLLM,
+                                                          status: int, reason: str) -> None:
+    llm.default = error(status, "model 'test-model' not found")
     exc = failing_event(flat_world)
-    assert exc.message == "the LLM server answered HTTP 400 Bad Request: model 'test-model' not found"
-    assert len(llm.requests) == 3
+    assert exc.message == f"the LLM server answered HTTP {status} {reason}: model 'test-model' not found"
+    assert len(llm.requests) == 1
+
+
+@pytest.mark.parametrize("message", [
+    "litellm.UnsupportedParamsError: openai does not support parameters: ['response_format']",
+    "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.",
+    "Structured output is not supported by this backend",
+    "JSON schema conversion failed: unsupported keyword",
+])
+def test_a_complaint_about_the_format_steps_down(flat_world: Path, llm: FakeLLM, message: str) -> None:
+    llm.answer(error(400, message))
+    event(flat_world)
+    assert [b.get("response_format", {}).get("type") for b in llm.bodies] == ["json_schema", "json_object"]
 
 
 @pytest.mark.parametrize(("answer", "message"), [
@@ -435,10 +451,11 @@ def test_garbage_from_the_server(flat_world: Path, llm: FakeLLM, answer: Answer,
 
 
 def test_server_hangs_up(flat_world: Path, llm: FakeLLM) -> None:
-    llm.answer(Answer(status=0))
+    llm.default = Answer(status=0)
     exc = failing_event(flat_world)
     assert exc.message == (f"the connection to the LLM server at {llm.url}/chat/completions broke: "
                            "Remote end closed connection without response")
+    assert len(llm.requests) == MAX_ATTEMPTS
     assert_retry_succeeds(flat_world, llm)
 
 
@@ -508,7 +525,8 @@ def test_world_cannot_configure_the_endpoint(flat_world: Path, llm: FakeLLM,
      "the model's reply is not a valid delta, even after one repair attempt: "
      "op 1 (set): no node 'lin-yaun' in the world"),
     ([Answer(body=b"{}", delay=5)], "the LLM server at {url}/chat/completions did not answer within 0.3s"),
-    ([error(503, "loading model")], "the LLM server answered HTTP 503 Service Unavailable: loading model"),
+    ([error(503, "loading model")] * MAX_ATTEMPTS,
+     "the LLM server answered HTTP 503 Service Unavailable: loading model"),
     ([completion(None, refusal="No.")], "the model refused: No."),
     ([Answer(body=b"<html></html>")],
      "the LLM server's answer is not a chat completion: it is not JSON ('<html></html>')"),
@@ -536,7 +554,7 @@ def test_cli_failures_change_nothing_and_retry_works(flat_world: Path, llm: Fake
 
 def test_cli_json_error_and_text_output(flat_world: Path, llm: FakeLLM) -> None:
     narr = CLI(flat_world)
-    llm.answer(error(500, "boom"))
+    llm.answer(*[error(500, "boom")] * MAX_ATTEMPTS)
     result = narr("event", "--diffuser", "llm", MOVE, "--json", expect=18)
     err = json.loads(result.stderr)
     assert err["type"] == "DiffuserError" and err["exit_code"] == 18
@@ -582,3 +600,221 @@ def test_a_huge_reply_is_refused(flat_world: Path, llm: FakeLLM) -> None:
     llm.answer(Answer(body=b"x" * (MAX_REPLY_BYTES + 1)))
     err = failing_event(flat_world)
     assert "sent more than 8 MB" in err.message
+
+
+# --- answers narr must not store altered ---------------------------------------------------
+
+
+def test_an_answer_that_is_not_utf8_is_refused(flat_world: Path, llm: FakeLLM) -> None:
+    """Bytes that are not UTF-8 are refused, never turned into U+FFFD in the world."""
+    body = reply({"ops": [{**GOOD_OPS[0], "value": "FERRY"}]}).body.replace(b"FERRY", b"\xff\xfe")
+    llm.answer(Answer(body=body))
+    err = failing_event(flat_world)
+    at = body.index(b"\xff")
+    assert err.message == f"the LLM server's answer is not UTF-8 text (byte {at})"
+    [item] = kept(flat_world)
+    assert item.raw_reply is not None and "\\xff\\xfe" in item.raw_reply
+    assert "\ufffd" not in item.raw_reply
+    assert_retry_succeeds(flat_world, llm)
+
+
+# --- what strict structured-output backends accept ------------------------------------------
+
+
+def _keywords(schema: Any, found: set[str]) -> set[str]:
+    """Every keyword used in a JSON Schema, not counting the names of its properties."""
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            found.add(key)
+            if key in ("properties", "$defs", "patternProperties") and isinstance(value, dict):
+                for sub in value.values():
+                    _keywords(sub, found)
+            else:
+                _keywords(value, found)
+    elif isinstance(schema, list):
+        for sub in schema:
+            _keywords(sub, found)
+    return found
+
+
+def test_the_schema_sent_as_response_format_has_no_title_or_description(flat_world: Path,
+                                                                         llm: FakeLLM) -> None:
+    """outlines-core (vLLM's structured output) refuses ``title`` and ``description``."""
+    event(flat_world)
+    sent = llm.bodies[0]["response_format"]["json_schema"]["schema"]
+    assert "title" not in json.dumps(sent) and "description" not in json.dumps(sent)
+    full = Delta.model_json_schema(mode="validation")
+    assert _keywords(full, set()) - _keywords(sent, set()) == {"title", "description"}
+    assert '"description":' in llm.bodies[0]["messages"][0]["content"]  # the model still reads them
+
+
+def test_bare_schema_keeps_properties_named_like_annotations() -> None:
+    schema = {"title": "T", "type": "object", "properties": {
+        "title": {"type": "string", "title": "Title", "default": "x"},
+        "description": {"const": {"title": "data"}, "description": "d"}},
+        "anyOf": [{"description": "a", "type": "object"}]}
+    assert bare_schema(schema) == {"type": "object", "properties": {
+        "title": {"type": "string", "default": "x"}, "description": {"const": {"title": "data"}}},
+        "anyOf": [{"type": "object"}]}
+
+
+def test_temperature_omit_sends_none(flat_world: Path, llm: FakeLLM,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """o-series models reject any temperature, so it can be left out of the request."""
+    event(flat_world)
+    assert llm.bodies[0]["temperature"] == 0.2
+    monkeypatch.setenv("NARR_LLM_TEMPERATURE", "omit")
+    event(flat_world, "Lin Yuan waits at the ferry")
+    assert "temperature" not in llm.bodies[1]
+
+
+def test_an_op_on_traits_is_dropped_and_the_rest_kept(flat_world: Path, llm: FakeLLM) -> None:
+    """As for exec: the review drops the one bad operation with a note; no repair, no failure."""
+    speech = read_node(flat_world, "lin-yuan")["traits"]["speech"]
+    llm.answer(reply({"ops": [{"op": "set", "target": "lin-yuan", "field": "/traits/speech",
+                               "value": "loud"}, *GOOD_OPS]}))
+    result = event(flat_world)
+    assert len(llm.requests) == 1
+    node = read_node(flat_world, "lin-yuan")
+    assert node["traits"]["speech"] == speech and node["state"]["location"] == "ferry"
+    assert result.proposal is not None
+    assert result.proposal.notes[1].startswith(
+        "refused proposed op 1 (set lin-yuan /traits/speech): lin-yuan /traits/speech: traits are "
+        "the node's baseline")
+
+
+# --- credentials are sent, never shown or kept ----------------------------------------------
+
+KEY = "sk-test-0123456789/abcdef"
+
+
+def _kept_files(root: Path) -> str:
+    return "".join(p.read_text(encoding="utf-8") for p in (root / ".git" / "narr" / "failed").glob("*.json"))
+
+
+def _echo(status: int, authorization: str) -> Answer:
+    """What a proxy that echoes the request's headers in its error might send."""
+    return Answer(status=status, body=json.dumps({"error": {
+        "message": f"invalid credentials: Authorization: {authorization}",
+        "request": {"headers": {"authorization": authorization}}}}).encode())
+
+
+def test_user_and_password_in_base_url_are_sent_as_basic_auth_and_never_shown(
+        flat_world: Path, llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    import base64
+
+    host = llm.url.removeprefix("http://")
+    monkeypatch.setenv("NARR_LLM_BASE_URL", f"http://narr%40user:pa55-w0rd@{host}")
+    event(flat_world)
+    token = base64.b64encode(b"narr@user:pa55-w0rd").decode()
+    assert llm.requests[0]["headers"]["Authorization"] == f"Basic {token}"
+    assert llm.requests[0]["path"] == "/v1/chat/completions"
+
+    llm.default = _echo(400, f"Basic {token}")
+    narr = CLI(flat_world)
+    result = narr("event", "--diffuser", "llm", "Lin Yuan waits", expect=18)
+    err = result.stderr
+    assert err.splitlines()[0] == ("narr: error: the LLM server answered HTTP 400 Bad Request: "
+                                   "invalid credentials: Authorization: Basic ***")
+    kept_text = _kept_files(flat_world) + narr("failed", "--json").stdout
+    for secret in ("pa55-w0rd", token, "narr@user:"):
+        assert secret not in err and secret not in kept_text
+    assert f"POST {llm.url}/chat/completions" in kept_text  # the address stays, without the password
+
+
+def test_unreachable_server_with_credentials_in_the_url(flat_world: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("NARR_LLM_BASE_URL", f"http://me:hunter2-pw@127.0.0.1:{port}/v1")
+    exc = failing_event(flat_world)
+    assert exc.message == (f"cannot reach the LLM server at http://127.0.0.1:{port}/v1/chat/completions: "
+                           "Connection refused")
+    assert "hunter2-pw" not in _kept_files(flat_world)
+    monkeypatch.setenv("NARR_LLM_BASE_URL", "ftp://me:hunter2-pw@example.invalid/v1")
+    exc = failing_event(flat_world)
+    assert exc.message == "the llm base_url 'ftp://example.invalid/v1' is not an http:// or https:// URL"
+
+
+def test_a_server_echoing_the_key_does_not_get_it_shown_or_kept(
+        flat_world: Path, llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NARR_LLM_API_KEY_ENV", "TEST_KEY")
+    monkeypatch.setenv("TEST_KEY", KEY)
+    llm.default = _echo(401, f"Bearer {KEY}")
+    exc = failing_event(flat_world)
+    assert exc.message == ("the LLM server answered HTTP 401 Unauthorized: "
+                           "invalid credentials: Authorization: Bearer ***")
+    [item] = kept(flat_world)
+    assert item.raw_reply is not None and "Bearer ***" in item.raw_reply
+    assert "0123456789" not in _kept_files(flat_world)
+
+    llm.default = completion(f"your key is {KEY}, I will not help")  # a model that echoes it
+    exc = failing_event(flat_world)
+    assert "0123456789" not in exc.message + " ".join(exc.details)
+    assert "your key is ***" in (kept(flat_world)[0].raw_reply or "")
+    assert "0123456789" not in _kept_files(flat_world)
+
+
+# --- asking again after a rate limit, a failing server or a broken connection -----------------
+
+
+@pytest.mark.parametrize("first", [
+    error(429, "slow down"), error(502, "bad gateway"), error(503, "loading model"), Answer(status=0)])
+def test_a_passing_failure_is_asked_again(flat_world: Path, llm: FakeLLM, first: Answer) -> None:
+    llm.answer(first)
+    result = event(flat_world)
+    assert len(llm.requests) == 2
+    assert read_node(flat_world, "lin-yuan")["state"]["location"] == "ferry"
+    assert result.proposal is not None
+    what = f"HTTP {first.status}" if first.status else "a broken connection"
+    assert f"asked the server again after {what} (waited 0.0s)" in result.proposal.notes
+
+
+def test_a_format_complaint_in_a_5xx_steps_down_instead(flat_world: Path, llm: FakeLLM) -> None:
+    llm.answer(error(500, "grammar compilation failed for json_schema"))
+    event(flat_world)
+    assert [b.get("response_format", {}).get("type") for b in llm.bodies] == ["json_schema", "json_object"]
+
+
+def test_retries_stay_within_the_timeout(flat_world: Path, llm: FakeLLM,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Retry-After longer than the time left is not waited for: the event fails at once."""
+    import time
+
+    llm.default = Answer(status=429, body=b'{"error": {"message": "quota"}}', headers={"Retry-After": "30"})
+    start = time.monotonic()
+    exc = failing_event(flat_world)
+    assert time.monotonic() - start < 2
+    assert len(llm.requests) == 1
+    assert exc.hint is not None and exc.hint.endswith("(it asked to wait 30s); the event is kept: "
+                                                      "fix the problem and run narr event --retry")
+    monkeypatch.setattr(chat, "RETRY_WAIT", 10.0)  # a backoff past the deadline: no retry either
+    llm.default = error(503, "busy")
+    failing_event(flat_world)
+    assert len(llm.requests) == 2
+
+
+def test_retry_after_is_honoured(flat_world: Path, llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NARR_LLM_TIMEOUT", "5")
+    llm.answer(Answer(status=429, body=b"{}", headers={"Retry-After": "0.2"}))
+    result = event(flat_world)
+    assert len(llm.requests) == 2
+    assert result.proposal is not None
+    assert "asked the server again after HTTP 429 (waited 0.2s)" in result.proposal.notes
+
+
+def test_retry_after_header_forms() -> None:
+    from email.utils import format_datetime
+
+    from narrative.diffusers.chat import retry_after
+
+    assert retry_after("7") == 7 and retry_after(" 0 ") == 0 and retry_after("-3") == 0
+    assert retry_after(None) is None and retry_after("soon") is None and retry_after("nan") is None
+    assert retry_after("99999999") == 3600
+    import datetime as dt
+
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=120)
+    assert 100 < (retry_after(format_datetime(later, usegmt=True)) or 0) <= 120

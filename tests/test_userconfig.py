@@ -67,6 +67,15 @@ ignored = true
     assert config.sources["llm.base_url"] == str(path)
 
 
+def test_temperature_can_be_omitted(home: dict[str, str], tmp_path: Path) -> None:
+    path = write(tmp_path / "c.toml", '[llm]\ntemperature = "omit"\n')
+    assert load_user_config({**home, "NARR_CONFIG": str(path)}).llm.temperature is None
+    env = {**home, "NARR_LLM_TEMPERATURE": "omit"}
+    assert load_user_config(env).llm.temperature is None
+    assert load_user_config({**env, "NARR_LLM_TEMPERATURE": "0.7"}).llm.temperature == 0.7
+    assert load_user_config(home).llm.temperature == 0.2
+
+
 def test_api_key_is_read_from_the_named_variable(home: dict[str, str],
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     config = load_user_config({**home, "NARR_LLM_API_KEY_ENV": "SOME_KEY"})
@@ -84,6 +93,10 @@ def test_api_key_is_read_from_the_named_variable(home: dict[str, str],
     ("", {"NARR_LLM_RESPONSE_FORMAT": "yaml"},
      "NARR_LLM_RESPONSE_FORMAT: llm.response_format: Input should be 'auto', 'json_schema', "
      "'json_object' or 'none'"),
+    ("[llm]\ntemperature = 'warm'\n", {},
+     '{path}: llm.temperature: a number of 0 or more, or "omit" to send none'),
+    ("", {"NARR_LLM_TEMPERATURE": "-1"},
+     "NARR_LLM_TEMPERATURE: llm.temperature: Input should be greater than or equal to 0"),
     ("", {"NARR_EXEC_COMMAND": "python3 'unclosed"},
      "NARR_EXEC_COMMAND: exec.command: cannot split the command: No closing quotation"),
     ("llm = 3\n", {}, "{path}: [llm] must be a table"),
@@ -110,3 +123,15 @@ def test_world_settings_are_not_user_settings(flat_world: Path, home: dict[str, 
     monkeypatch.chdir(flat_world)
     config = load_user_config(home)
     assert config.llm.base_url is None and config.exec.command is None
+
+
+def test_a_relative_command_is_resolved_against_the_config_directory(home: dict[str, str],
+                                                                      tmp_path: Path) -> None:
+    path = write(tmp_path / "conf" / "narr.toml", '[exec]\ncommand = "./tools/x.sh ./arg"\n')
+    env = {**home, "NARR_CONFIG": str(path)}
+    assert load_user_config(env).exec.command == [str(tmp_path / "conf" / "tools" / "x.sh"), "./arg"]
+    assert load_user_config({**env, "NARR_EXEC_COMMAND": "../x.sh"}).exec.command == [
+        str(tmp_path / "x.sh")]
+    assert load_user_config({**env, "NARR_EXEC_COMMAND": "python3 x.py"}).exec.command == [
+        "python3", "x.py"]  # a bare name is looked up on PATH
+    assert load_user_config({**env, "NARR_EXEC_COMMAND": "/bin/true"}).exec.command == ["/bin/true"]

@@ -1,4 +1,4 @@
-"""A small client for OpenAI-compatible chat completions, on the standard library only.
+"""A small client for OpenAI-compatible chat completions, on the standard library and tenacity.
 
 One POST to ``{base_url}/chat/completions`` per call: that one request shape is
 spoken by Ollama, llama.cpp's server, vLLM and hosted APIs alike, so narr needs
@@ -9,19 +9,32 @@ chat completion), because the fix differs for each.
 
 Servers differ in how they constrain output to JSON, so the request asks for the
 strictest form first (``response_format`` ``json_schema``) and steps down to
-``json_object`` and then to plain instructions when a server rejects the field.
+``json_object`` and then to plain instructions when a server's error says it does
+not take that form. Any other rejection (an unknown model, a bad parameter) fails
+at once with the server's own message: asking again would not change the answer.
+A rate limit (429), a server error (5xx) or a connection reset is asked again,
+with growing waits and ``Retry-After`` honoured, but never past the timeout;
+tenacity runs that loop, since backoff with jitter and a stop rule are easy to get
+subtly wrong by hand.
 """
 
 from __future__ import annotations
 
+import base64
+import email.utils
 import http.client
 import json
+import random
+import re
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import urlsplit
+from datetime import UTC, datetime
+from typing import Any, overload
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+import tenacity
 
 from narrative import __version__
 from narrative.errors import DiffuserError
@@ -30,7 +43,10 @@ from narrative.userconfig import LLMSettings
 MODES = ("json_schema", "json_object", "none")
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 MAX_KEPT_BODY = 20_000
-_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar")
+# What a server's complaint about the JSON mode says (OpenAI, LiteLLM, vLLM, llama.cpp):
+# only such a complaint makes narr step down; any other 400 is the user's to fix, at once.
+_FORMAT_WORDS = ("response_format", "json_schema", "json schema", "json_object", "structured output",
+                 "guided_json", "guided decoding", "grammar")
 
 
 @dataclass
@@ -52,6 +68,7 @@ class ChatClient:
     temperature: float | None = None
     modes: list[str] = field(default_factory=lambda: list(MODES))
     notes: list[str] = field(default_factory=list)
+    basic_auth: str | None = None  # "user:password" from base_url, sent as a header, never shown
 
     @classmethod
     def from_settings(cls, settings: LLMSettings) -> ChatClient:
@@ -72,18 +89,48 @@ class ChatClient:
                          "server that needs no key",
                 )
         modes: list[str] = list(MODES) if settings.response_format == "auto" else [settings.response_format]
-        return cls(url=endpoint(settings.base_url), model=settings.model, timeout=settings.timeout,
-                   api_key=api_key, temperature=settings.temperature, modes=modes)
+        url, userinfo = split_userinfo(endpoint(settings.base_url))
+        client = cls(url=url, model=settings.model, timeout=settings.timeout, api_key=api_key,
+                     temperature=settings.temperature, modes=modes, basic_auth=userinfo)
+        if userinfo and api_key:
+            client.notes.append("the user:password in base_url is not sent: the API key is")
+        return client
 
     @property
     def mode(self) -> str:
         return self.modes[0]
 
     def complete(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> Reply:
-        """Send the conversation; step down the JSON modes while the server rejects them."""
+        """Send the conversation; step down the JSON modes while the server rejects them.
+
+        Whatever comes back, reply or error, has the credentials taken out first: a
+        server (or a proxy) that echoes the Authorization header must not get the key
+        printed, nor kept with a failed event under ``.git/narr/failed/``.
+        """
+        try:
+            reply = self._complete(messages, schema)
+        except DiffuserError as exc:
+            raise redacted(exc, self.secrets()) from None
+        hide = self.secrets()
+        return Reply(content=redact(reply.content, hide, story=True),
+                     refusal=redact(reply.refusal, hide, story=True),
+                     finish_reason=reply.finish_reason, body=redact(reply.body, hide))
+
+    def secrets(self) -> list[str]:
+        """What must never be shown: the key, and base_url's user:password in every form."""
+        out = [self.api_key or ""]
+        if self.basic_auth:
+            _user, _, password = self.basic_auth.partition(":")
+            out += [self.basic_auth, password, _basic_token(self.basic_auth)]
+        return [s for s in out if len(s) >= MIN_SECRET]
+
+    def _complete(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> Reply:
+        deadline = time.monotonic() + self.timeout  # for the whole answer, retries included
         while True:
             try:
-                return self._post(self._body(messages, schema))
+                return self._retrying(deadline)(self._post, self._body(messages, schema), deadline)
+            except _Broken as broken:
+                raise broken.error from None
             except _HTTPFailure as failure:
                 if len(self.modes) > 1 and failure.may_be_about_format():
                     self.notes.append(f"the server rejected response_format {self.mode} "
@@ -91,6 +138,42 @@ class ChatClient:
                     self.modes.pop(0)
                     continue
                 raise failure.error(self.url) from None
+
+    def _retrying(self, deadline: float) -> tenacity.Retrying:
+        """Ask again after a 429, a 5xx or a connection reset, as long as the deadline allows.
+
+        A rate limit or a server restarting behind a proxy passes within seconds, and
+        failing the event for it would only make the user type ``--retry``. The waits
+        grow (``RETRY_WAIT`` doubled, with jitter), a ``Retry-After`` the server sends
+        is honoured, and no wait runs past the timeout: then the last error stands.
+        """
+        def retryable(exc: BaseException) -> bool:
+            if isinstance(exc, _Broken):
+                return True
+            if not isinstance(exc, _HTTPFailure) or not exc.transient():
+                return False
+            return not (len(self.modes) > 1 and exc.may_be_about_format())  # stepping down first
+
+        def wait(state: tenacity.RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            after = getattr(exc, "retry_after", None)
+            if after is not None:
+                return float(after)
+            grown = RETRY_WAIT * 2.0 ** (state.attempt_number - 1)
+            return min(grown, MAX_RETRY_WAIT) + random.uniform(0, RETRY_WAIT)
+
+        def stop(state: tenacity.RetryCallState) -> bool:
+            return (state.attempt_number >= MAX_ATTEMPTS
+                    or time.monotonic() + state.upcoming_sleep >= deadline)
+
+        def noted(state: tenacity.RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome else None
+            what = f"HTTP {exc.status}" if isinstance(exc, _HTTPFailure) else "a broken connection"
+            self.notes.append(f"asked the server again after {what} (waited {state.upcoming_sleep:.1f}s)")
+
+        return tenacity.Retrying(
+            retry=tenacity.retry_if_exception(retryable), wait=wait, before_sleep=noted,
+            stop=stop, reraise=True)
 
     def _body(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> dict[str, Any]:
         body: dict[str, Any] = {"messages": messages, "stream": False}
@@ -100,30 +183,37 @@ class ChatClient:
             body["temperature"] = self.temperature
         if self.mode == "json_schema":
             body["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": "narr_delta", "schema": schema, "strict": False}}
+                "name": "narr_delta", "schema": bare_schema(schema), "strict": False}}
         elif self.mode == "json_object":
             body["response_format"] = {"type": "json_object"}
         return body
 
-    def _post(self, body: dict[str, Any]) -> Reply:
+    def _post(self, body: dict[str, Any], deadline: float) -> Reply:
         headers = {"Content-Type": "application/json", "Accept": "application/json",
                    "User-Agent": f"narr/{__version__}"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
+        elif self.basic_auth:
+            headers["Authorization"] = f"Basic {_basic_token(self.basic_auth)}"
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         req = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
-        deadline = time.monotonic() + self.timeout  # for the whole answer, not each read
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise self._timeout()
         try:
-            with _opener(self.url).open(req, timeout=self.timeout) as resp:
+            with _opener(self.url).open(req, timeout=left) as resp:
                 raw = self._read(resp, deadline)
         except urllib.error.HTTPError as exc:
             failure = _HTTPFailure(exc.code, str(exc.reason), _error_body(exc))
             failure.location = exc.headers.get("Location") if exc.headers else None
+            failure.retry_after = retry_after(exc.headers.get("Retry-After") if exc.headers else None)
             failure.keyed = bool(self.api_key)
             raise failure from None
         except urllib.error.URLError as exc:
             if isinstance(exc.reason, TimeoutError):
                 raise self._timeout() from None
+            if isinstance(exc.reason, ConnectionResetError):
+                raise self._broken(exc.reason) from None
             raise DiffuserError(
                 f"cannot reach the LLM server at {self.url}: {_reason(exc.reason)}",
                 hint="is the server running, and is base_url right? (Ollama: "
@@ -132,10 +222,12 @@ class ChatClient:
         except TimeoutError:
             raise self._timeout() from None
         except (OSError, http.client.HTTPException) as exc:
-            raise DiffuserError(
-                f"the connection to the LLM server at {self.url} broke: {_reason(exc)}",
-            ) from None
+            raise self._broken(exc) from None
         return parse_completion(raw, self.url)
+
+    def _broken(self, exc: BaseException) -> _Broken:
+        return _Broken(DiffuserError(
+            f"the connection to the LLM server at {self.url} broke: {_reason(exc)}"))
 
     def _read(self, resp: Any, deadline: float) -> bytes:
         chunks: list[bytes] = []
@@ -165,10 +257,102 @@ def endpoint(base_url: str) -> str:
     """``http://host:port/v1`` -> ``http://host:port/v1/chat/completions`` (a full URL is kept)."""
     parts = urlsplit(base_url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise DiffuserError(f"the llm base_url {base_url!r} is not an http:// or https:// URL",
+        shown = split_userinfo(base_url)[0] if "@" in parts.netloc else base_url
+        raise DiffuserError(f"the llm base_url {shown!r} is not an http:// or https:// URL",
                             hint="e.g. http://127.0.0.1:11434/v1")
     url = base_url.rstrip("/")
     return url if url.endswith("/chat/completions") else url + "/chat/completions"
+
+
+_ANNOTATIONS = frozenset({"title", "description"})
+_SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperties", "dependentSchemas"})
+_SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems", "items"})
+_SCHEMA_ONE = frozenset({"items", "additionalProperties", "propertyNames", "not", "if", "then", "else",
+                         "contains", "additionalItems", "unevaluatedItems", "unevaluatedProperties"})
+
+
+def bare_schema(schema: Any) -> Any:
+    """The schema without ``title`` and ``description``, at every depth, for ``response_format``.
+
+    Some structured-output backends (outlines-core, behind vLLM) refuse a schema
+    that carries them, and they constrain nothing. Only keywords are dropped: a
+    property *named* ``title`` stays, and ``const``, ``enum`` and ``default``
+    values are data, left as they are. The model still reads the whole schema,
+    annotations included, in the system prompt.
+    """
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _ANNOTATIONS:
+            continue
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            value = {name: bare_schema(sub) for name, sub in value.items()}
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            value = [bare_schema(sub) for sub in value]
+        elif key in _SCHEMA_ONE:
+            value = bare_schema(value)
+        out[key] = value
+    return out
+
+
+MIN_SECRET = 4  # a shorter "secret" would blank out ordinary words wherever it occurs
+_AUTH_VALUE = re.compile(r"\b(Bearer|Basic)(\s+)[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE)
+
+
+def split_userinfo(url: str) -> tuple[str, str | None]:
+    """``http://user:pw@host/v1`` -> (``http://host/v1``, ``"user:pw"``), percent-decoded.
+
+    urllib would take ``user:pw@host`` for the host name; and the URL is printed in
+    errors, which must not show the password. So it is sent as a Basic header instead.
+    """
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, sep, password = userinfo.partition(":")
+    creds = unquote(user) + (":" + unquote(password) if sep else "")
+    return urlunsplit(parts._replace(netloc=hostport)), creds or None
+
+
+def _basic_token(userinfo: str) -> str:
+    if ":" not in userinfo:
+        userinfo += ":"
+    return base64.b64encode(userinfo.encode("utf-8")).decode("ascii")
+
+
+@overload
+def redact(text: str, secrets: list[str], *, story: bool = False) -> str: ...
+
+
+@overload
+def redact(text: None, secrets: list[str], *, story: bool = False) -> None: ...
+
+
+def redact(text: str | None, secrets: list[str], *, story: bool = False) -> str | None:
+    """``text`` with every secret (and any ``Bearer ...``/``Basic ...`` value) as ``***``.
+
+    Secrets are also looked for as JSON writes them (``/`` may be ``\\/``), since an
+    echo usually arrives inside a JSON error body. In a model's answer (``story``),
+    which may become the world, only the secrets themselves are replaced: "Bearer
+    of the seal" is prose there, not a header.
+    """
+    if not text:
+        return text
+    for secret in sorted(secrets, key=len, reverse=True):
+        for form in {secret, json.dumps(secret)[1:-1], json.dumps(secret)[1:-1].replace("/", "\\/")}:
+            text = text.replace(form, "***")
+    return text if story else _AUTH_VALUE.sub(r"\1\2***", text)
+
+
+def redacted(exc: DiffuserError, secrets: list[str]) -> DiffuserError:
+    """The same error with every secret taken out of what it shows and what is kept of it."""
+    def clean(text: str) -> str:
+        return redact(text, secrets)
+
+    return DiffuserError(clean(exc.message), hint=clean(exc.hint) if exc.hint else None,
+                         details=[clean(d) for d in exc.details],
+                         raw_reply=clean(exc.raw_reply) if exc.raw_reply else None)
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -195,7 +379,7 @@ def _reason(reason: object) -> str:
 
 def _error_body(exc: urllib.error.HTTPError) -> str:
     try:
-        return exc.read().decode("utf-8", "replace")
+        return exc.read().decode("utf-8", "backslashreplace")  # an error message, for a person
     except (OSError, http.client.HTTPException):
         return ""
 
@@ -229,6 +413,40 @@ _HINTS = {
 }
 
 
+RETRY_WAIT = 0.5  # seconds before the first retry, doubled each time (tests set it to 0)
+MAX_RETRY_WAIT = 8.0
+MAX_ATTEMPTS = 4  # one request and up to three retries, all within the timeout
+MAX_RETRY_AFTER = 3600.0
+
+
+def retry_after(value: str | None) -> float | None:
+    """A ``Retry-After`` header in seconds: delta-seconds or an HTTP date; None if neither."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            return None
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    if seconds != seconds:  # NaN
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+
+
+class _Broken(Exception):
+    """The connection broke mid-exchange (a reset, a hang-up): worth asking again."""
+
+    def __init__(self, error: DiffuserError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
 class _HTTPFailure(Exception):
     def __init__(self, status: int, reason: str, body: str) -> None:
         super().__init__(status)
@@ -236,12 +454,18 @@ class _HTTPFailure(Exception):
         self.reason = reason
         self.body = body
         self.location: str | None = None
+        self.retry_after: float | None = None
         self.keyed = False
 
+    def transient(self) -> bool:
+        """A rate limit or a server-side failure, which asking again later may get past."""
+        return self.status == 429 or self.status >= 500
+
     def may_be_about_format(self) -> bool:
-        if self.status in (400, 422):
-            return True
-        return self.status >= 500 and any(w in self.body.lower() for w in _FORMAT_WORDS)
+        """A 400, 422 or 5xx whose body names the JSON mode; asking again without it may work."""
+        if self.status not in (400, 422) and self.status < 500:
+            return False
+        return any(w in self.body.lower() for w in _FORMAT_WORDS)
 
     def error(self, url: str) -> DiffuserError:
         detail = server_message(self.body)
@@ -253,6 +477,8 @@ class _HTTPFailure(Exception):
                     "follow redirects (they would carry your key): put the final URL in base_url")
         if hint is None and self.status >= 500:
             hint = "the server failed; its own log may say why"
+        if self.retry_after and hint:
+            hint += f" (it asked to wait {self.retry_after:g}s)"
         return DiffuserError(
             f"the LLM server answered HTTP {self.status} {self.reason}" + (f": {detail}" if detail else ""),
             hint=hint, details=[f"POST {url}"], raw_reply=self.body[:MAX_KEPT_BODY] or None,
@@ -261,7 +487,14 @@ class _HTTPFailure(Exception):
 
 def parse_completion(raw: bytes, url: str) -> Reply:
     """The first choice of a chat-completions answer; anything else is called garbage, clearly."""
-    text = raw.decode("utf-8", "replace")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DiffuserError(
+            f"the LLM server's answer is not UTF-8 text (byte {exc.start})",
+            hint=f"is {url} an OpenAI-compatible chat-completions endpoint? They answer in UTF-8",
+            raw_reply=raw.decode("utf-8", "backslashreplace")[:MAX_KEPT_BODY],
+        ) from None
 
     def garbage(why: str) -> DiffuserError:
         return DiffuserError(

@@ -7,9 +7,10 @@ part of narr. Its answer goes through the same validation as every diffuser's.
 
 The command comes only from the user's own configuration or command line, never
 from the world: a world is tracked and cloned, and cloning someone's world must
-never run their code. It runs without a shell, in narr's own working directory
-(so a relative path can never name a script inside the world), in its own process
-group so a timeout stops it and anything it started.
+never run their code. So a relative command (``./x.sh``) names a file next to the
+user's config file, never one in narr's working directory, which may be the
+world's root (:func:`~narrative.userconfig.resolve_command`). It runs without a
+shell, in its own process group so a timeout stops it and anything it started.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from narrative.diffusers.exec_protocol import PROTOCOL_VERSION, ExecProposal
 from narrative.errors import DiffuserError
 from narrative.model import Delta
 from narrative.nodefile import json_problem
-from narrative.userconfig import ExecSettings, load_user_config
+from narrative.userconfig import ExecSettings, config_path, load_user_config, resolve_command
 
 if TYPE_CHECKING:
     from narrative.delta.request import EventRequest
@@ -59,6 +60,9 @@ class ExecDiffuser:
         if self._command is not None:
             command = self._command if isinstance(self._command, str) else list(self._command)
             base = ExecSettings.model_validate({"command": command, "timeout": base.timeout})
+            if base.command:
+                base = base.model_copy(update={"command": resolve_command(
+                    base.command, config_path().parent)})
         return base
 
     def propose(self, world: World, request: EventRequest) -> Proposal:
@@ -119,7 +123,8 @@ def run(command: list[str], payload: dict[str, Any], timeout: float,
         drain.thread.join(EXIT_GRACE)
         if not drain.thread.is_alive():  # else a process that left the group holds it: let go
             drain.pipe.close()
-    stdout, stderr = _text(out.data()), _text(err.data())
+    raw_out, stderr = out.data(), _shown(err.data())
+    stdout = _shown(raw_out)  # for the errors below; a clean answer must be UTF-8 (at the end)
     if timed_out:
         raise DiffuserError(
             f"the exec command {quoted} did not finish within {timeout:g}s and was stopped",
@@ -140,7 +145,13 @@ def run(command: list[str], payload: dict[str, Any], timeout: float,
         raise DiffuserError(f"the exec command {quoted} {how}" + (f": {last[-1]}" if last else ""),
                             details=[f"stderr: {line}" for line in last] if len(last) > 1 else [],
                             raw_reply=stdout[:MAX_KEPT_OUTPUT] or None)
-    return stdout, stderr
+    try:
+        return raw_out.decode("utf-8"), stderr
+    except UnicodeDecodeError as exc:
+        raise DiffuserError(
+            f"the exec command {quoted} printed output that is not UTF-8 text (byte {exc.start})",
+            hint="it must print one JSON document, encoded as UTF-8, on stdout",
+            raw_reply=stdout[:MAX_KEPT_OUTPUT] or None) from None
 
 
 class _Drain:
@@ -232,8 +243,12 @@ def _prog(command: list[str]) -> str:
     return shlex.join(command)
 
 
-def _text(data: bytes | None) -> str:
-    return (data or b"").decode("utf-8", "replace")
+def _shown(data: bytes | None) -> str:
+    """Output as text for a person to read: bytes that are not UTF-8 show as ``\\xff``.
+
+    Never U+FFFD, which would silently turn what the program printed into something else.
+    """
+    return (data or b"").decode("utf-8", "backslashreplace")
 
 
 def _tail(text: str, n: int = STDERR_NOTES) -> list[str]:

@@ -3,7 +3,8 @@
 The model gets the event, the context pack and the delta's JSON Schema, and must
 answer with one JSON delta. Its answer is trusted no further than any other
 diffuser's: it is parsed, validated with the same pydantic models, and checked
-against the world (ids that exist, traits untouched) before the engine sees it.
+against the world (ids that exist) before the engine sees it; an operation on
+``traits`` is dropped by the same review as every diffuser's, the rest kept.
 A model that gets it wrong is told exactly what is wrong and gets *one* repair
 attempt, since most mistakes (an invented id, a missing field) are fixed by
 being named; a second failure ends the event cleanly with the raw reply kept,
@@ -20,12 +21,13 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from narrative import fields
 from narrative.delta.parse import validate_delta
 from narrative.diffusers.base import Proposal, register
 from narrative.diffusers.chat import MAX_KEPT_BODY, ChatClient, Reply
 from narrative.diffusers.context import build_context
 from narrative.errors import DiffuserError, InvalidInputError
-from narrative.model import CreateOp, Delta
+from narrative.model import CreateOp, Delta, Op, SetOp, UnsetOp
 from narrative.userconfig import LLMSettings, load_user_config
 
 if TYPE_CHECKING:
@@ -190,16 +192,34 @@ def parse_json_reply(text: str) -> tuple[Any, str | None]:
 
 
 def world_problems(world: World, delta: Delta, explicit: Delta) -> list[str]:
-    """What the engine would refuse in this delta (missing ids, traits, ...), found in a dry draft."""
+    """What the engine would refuse in this delta (missing ids, ...), found in a dry draft.
+
+    An operation on a field no diffuser may change (``/traits``, ``/id``, ...) is no
+    problem of the reply: the review drops it with a note and keeps the rest, as it
+    does for every diffuser, so it costs neither a repair nor the event.
+    """
     from narrative.delta.draft import Draft
 
     probe = Draft(world, "probe")
-    probe.apply(delta)
+    for i, op in enumerate(delta.ops, 1):
+        if not fixed_field(op):
+            probe.apply_op(op, f"op {i} ({op.op})")
     for op in explicit.ops:  # the model may point at a node the user creates in this event
         if isinstance(op, CreateOp):
             probe.apply_op(op, "explicit create")
     probe.validate()
     return list(probe.problems)
+
+
+FIXED_FIELDS = frozenset({"traits", "id", "layer", "created_by_event"})
+
+
+def fixed_field(op: Op) -> bool:
+    """Whether ``op`` sets or unsets a field that only the user (or narr) changes."""
+    if not isinstance(op, SetOp | UnsetOp):
+        return False
+    tokens = fields.split(op.field)
+    return bool(tokens) and tokens[0] in FIXED_FIELDS
 
 
 def _refused(text: str, reply: Reply) -> None:
