@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from narrative import fields
+from narrative.delta.world import World
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.ids import Layout, parse_node_path
 from narrative.model import Change
@@ -43,7 +44,7 @@ class Carried:
 NODE_GONE = "the node no longer exists"
 
 
-def carry(changes: list[Change], target: WorldView, into: dict[str, NodeDict | None] | None = None,
+def carry(changes: list[Change], target: World, into: dict[str, NodeDict | None] | None = None,
           ) -> Carried:
     """Apply ``changes`` (made against some base) onto ``target``, the user's value winning.
 
@@ -104,7 +105,7 @@ def _collision(ch: Change, now: Any, note: str | None = None) -> dict[str, Any]:
     return item
 
 
-def overrides_for(target: WorldView, nodes: dict[str, NodeDict | None]) -> dict[str, bytes | None]:
+def overrides_for(target: World, nodes: dict[str, NodeDict | None]) -> dict[str, bytes | None]:
     """Working-tree file contents that put ``nodes`` (id -> node, None = gone) in place."""
     out: dict[str, bytes | None] = {}
     for node_id, node in nodes.items():

@@ -1,6 +1,6 @@
 """The handle on one world: its git repository, its settings and its private state.
 
-narr's private state (lock, journal, derived index, set-aside edits, failed
+narr's private state (lock, journal, derived catalog, set-aside edits, failed
 events) lives under ``.git/narr/``: never tracked, never cloned, and recoverable
 from the history when it is lost.
 """
