@@ -246,3 +246,12 @@ def test_the_event_graph_is_rebuilt_when_the_cache_is_deleted(
     after = (narr.json("why", "lin-yuan", "state.mood"), narr.json("history", "lin-yuan"),
              narr.json("search", "ferry"))
     assert after == before
+
+
+def test_both_layouts_answer_alike(narr: CLI, world: Path) -> None:
+    ids = session(narr, world)
+    assert narr.json("why", "lin-yuan", "state.mood")["event"]["id"] == ids["angry"]
+    assert [e["id"] for e in narr.json("history", "black-ring")["events"]] == [ids["suspect"]]
+    assert narr.json("history", "temple-bell")["events"][0]["changes"][0]["reason"] == "event lifecycle"
+    assert [h["id"] for h in narr.json("search", "苏晴怀疑")["hits"]] == [ids["suspect"]]
+    assert narr.json("graph")["world"] == {"nodes": 18, "edges": 25}
