@@ -28,7 +28,8 @@ _API = frozenset({
     "event", "failed_events", "get_diffuser", "get_node", "get_value", "init_world",
     "list_branches", "list_chains", "list_nodes", "list_set_asides", "log", "open_world", "reflog",
     "register", "replay", "reset", "restore", "retry", "revert", "run_event", "show", "status",
-    "switch",
+    "switch", "Brief", "brief", "Connection", "GraphExport", "connect", "export_graph",
+    "NodeHistory", "history_of", "SearchResult", "search", "WhyResult", "why",
 })
 
 

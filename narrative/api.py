@@ -30,17 +30,22 @@ from narrative.delta.world import DictWorld, World
 from narrative.diffusers.base import default_name as default_diffuser
 from narrative.diffusers.base import get_diffuser, register
 from narrative.engine.branches import create_branch, delete_branch, list_branches, reflog, switch
+from narrative.engine.brief import Brief, brief
 from narrative.engine.check import CheckReport, check
 from narrative.engine.event import EventResult, retry, run_event
 from narrative.engine.failed import listing as failed_events
+from narrative.engine.graphs import Connection, GraphExport, connect, export_graph
+from narrative.engine.history_of import NodeHistory, history_of
 from narrative.engine.init import InitResult, init_world
 from narrative.engine.log import Entry, log, show
 from narrative.engine.nodes import get_node, get_value, list_nodes
 from narrative.engine.replay import ReplayResult, list_chains, replay
 from narrative.engine.reset import ResetResult, reset
 from narrative.engine.revert import revert
+from narrative.engine.search import SearchResult, search
 from narrative.engine.setaside import RestoreResult, list_set_asides, restore
 from narrative.engine.status import Status, status
+from narrative.engine.why import WhyResult, why
 from narrative.errors import (
     BusyError,
     CheckFailedError,
@@ -91,11 +96,13 @@ def event(world: WorldRepo, content: str, *ops: Op, diffuser: str | None = None,
 
 
 __all__ = [
+    "Brief",
     "BusyError",
     "Change",
     "CheckFailedError",
     "CheckReport",
     "ConflictError",
+    "Connection",
     "CreateOp",
     "Delta",
     "DictWorld",
@@ -107,11 +114,13 @@ __all__ = [
     "EventRequest",
     "EventResult",
     "ExpireOp",
+    "GraphExport",
     "InitResult",
     "InvalidInputError",
     "InvalidWorldError",
     "NarrError",
     "Node",
+    "NodeHistory",
     "NotAWorldError",
     "NotFoundError",
     "NothingToDoError",
@@ -121,22 +130,28 @@ __all__ = [
     "ReplayResult",
     "ResetResult",
     "RestoreResult",
+    "SearchResult",
     "SetOp",
     "Status",
     "UnrelateOp",
     "UnsetOp",
+    "WhyResult",
     "World",
     "WorldRepo",
     "batch",
+    "brief",
     "check",
+    "connect",
     "create_branch",
     "default_diffuser",
     "delete_branch",
     "event",
+    "export_graph",
     "failed_events",
     "get_diffuser",
     "get_node",
     "get_value",
+    "history_of",
     "init_world",
     "list_branches",
     "list_chains",
@@ -152,7 +167,9 @@ __all__ = [
     "retry",
     "revert",
     "run_event",
+    "search",
     "show",
     "status",
     "switch",
+    "why",
 ]

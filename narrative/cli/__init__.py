@@ -69,12 +69,14 @@ def _register() -> None:
         check_cmd,
         event_cmd,
         init_cmd,
+        query_cmd,
         read_cmd,
         schema_cmd,
         travel_cmd,
     )
 
-    for module in (init_cmd, event_cmd, read_cmd, travel_cmd, branch_cmd, check_cmd, schema_cmd):
+    for module in (init_cmd, event_cmd, read_cmd, query_cmd, travel_cmd, branch_cmd, check_cmd,
+                   schema_cmd):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -6,6 +6,16 @@ a layer holds, which node carries a name, which commit holds an event id. It
 describes one ``world/`` tree (recorded in ``meta``) and follows HEAD by applying
 the changes narr makes, or by diffing trees when something else moved HEAD.
 It is a cache: deleting it loses nothing, it is rebuilt from the history.
+
+It also holds the event graph and the text index the query commands read
+(``why``, ``history``, ``search``, ``graph``, ``brief``): one row per commit
+(``chain``), the field values each event wrote (``writes``), its causal edges
+(``deps``) and full-text tables (FTS5, ``trigram`` tokenizer, so Chinese, which has
+no spaces, is searchable too). Those rows are keyed by commit id and a commit's
+first-parent chain never changes, so they stay true whatever HEAD does; a query
+walks the chain of the commit it asks about (:meth:`Catalog.use_chain`), and
+:meth:`Catalog.follow_chain` indexes only the commits it has not seen, newest
+back to the first one it knows.
 """
 
 from __future__ import annotations
@@ -21,7 +31,7 @@ import pygit2
 from narrative.ids import Layout, normalize_name, parse_node_path
 from narrative.store.trees import EMPTY_TREE, diff_blobs, walk_blobs
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -38,13 +48,38 @@ CREATE TABLE IF NOT EXISTS edges (src TEXT NOT NULL, type TEXT NOT NULL, dst TEX
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src);
 CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, commit_id TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS chain (
+    commit_id TEXT PRIMARY KEY, parent TEXT, seq INTEGER NOT NULL, event_id TEXT,
+    kind TEXT NOT NULL, content TEXT NOT NULL, narrative TEXT, timestamp TEXT,
+    created_at TEXT, close_scene INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS writes (
+    commit_id TEXT NOT NULL, pos INTEGER NOT NULL, source TEXT NOT NULL,
+    target TEXT NOT NULL, field TEXT NOT NULL, old TEXT, new TEXT
+);
+CREATE INDEX IF NOT EXISTS writes_target ON writes(target, field);
+CREATE INDEX IF NOT EXISTS writes_commit ON writes(commit_id);
+CREATE TABLE IF NOT EXISTS deps (
+    commit_id TEXT NOT NULL, cause TEXT NOT NULL, kind TEXT NOT NULL,
+    target TEXT NOT NULL, field TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS deps_commit ON deps(commit_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS node_text USING fts5(
+    id UNINDEXED, name, aliases, summary, body, tokenize='trigram');
+CREATE VIRTUAL TABLE IF NOT EXISTS event_text USING fts5(
+    commit_id UNINDEXED, content, narrative, tokenize='trigram');
 """
+
+_CLEAR = ("DELETE FROM meta; DELETE FROM nodes; DELETE FROM names; DELETE FROM edges;"
+          "DELETE FROM events; DELETE FROM chain; DELETE FROM writes; DELETE FROM deps;"
+          "DELETE FROM node_text; DELETE FROM event_text;")
 
 
 class Catalog:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._db: sqlite3.Connection | None = None
+        self._cur_tip: str | None = None  # whose chain the temporary table ``cur`` holds
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -65,10 +100,7 @@ class Catalog:
                 db.executescript(_SCHEMA)
                 row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
                 if row is None or row[0] != SCHEMA_VERSION:
-                    db.executescript(
-                        "DELETE FROM meta; DELETE FROM nodes; DELETE FROM names;"
-                        "DELETE FROM edges; DELETE FROM events;"
-                    )
+                    db.executescript(_CLEAR)
                     db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
                 return db
             except sqlite3.DatabaseError:
@@ -80,6 +112,7 @@ class Catalog:
         raise AssertionError("unreachable")
 
     def close(self) -> None:
+        self._cur_tip = None
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -113,6 +146,7 @@ class Catalog:
         db.execute("DELETE FROM nodes")
         db.execute("DELETE FROM names")
         db.execute("DELETE FROM edges")
+        db.execute("DELETE FROM node_text")
         if world_tree == EMPTY_TREE:
             return
         tree = repo[world_tree]
@@ -172,6 +206,7 @@ class Catalog:
         db.execute("DELETE FROM nodes WHERE id=?", (node_id,))
         db.execute("DELETE FROM names WHERE id=?", (node_id,))
         db.execute("DELETE FROM edges WHERE src=?", (node_id,))
+        db.execute("DELETE FROM node_text WHERE id=?", (node_id,))
 
     def _insert(self, node: Mapping[str, Any]) -> None:
         db = self.db
@@ -193,6 +228,8 @@ class Catalog:
                 for dst in targets
             ]
             db.executemany("INSERT INTO edges VALUES (?,?,?)", rows)
+        db.execute("INSERT INTO node_text VALUES (?,?,?,?,?)",
+                   (node_id, name, " ".join(aliases), str(node.get("summary", "")), searchable_text(node)))
 
     # --- queries ----------------------------------------------------------------------
 
@@ -305,6 +342,258 @@ class Catalog:
             "SELECT event_id, commit_id FROM events WHERE event_id LIKE ? ESCAPE '\\' LIMIT 20",
             (escaped + "%",),
         ).fetchall()
+
+    # --- the event graph ----------------------------------------------------------------
+
+    def follow_chain(self, repo: pygit2.Repository, tip: pygit2.Commit | None) -> int:
+        """Index the commits of ``tip``'s first-parent chain not indexed yet; how many were new.
+
+        Walks back from ``tip`` to the first commit already known (a reset or a
+        switch usually finds one at once), then indexes the new ones oldest first,
+        so each finds its parent's chain complete when its causes are worked out.
+        """
+        if tip is None:
+            return 0
+        db = self.db
+        fresh: list[pygit2.Commit] = []
+        commit: pygit2.Commit | None = tip
+        while commit is not None:
+            if db.execute("SELECT 1 FROM chain WHERE commit_id=?", (str(commit.id),)).fetchone():
+                break
+            fresh.append(commit)
+            commit = commit.parents[0] if commit.parents else None
+        if not fresh:
+            return 0
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for commit in reversed(fresh):
+                self._index_commit(commit)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            self._cur_tip = None
+            raise
+        return len(fresh)
+
+    def _index_commit(self, commit: pygit2.Commit) -> None:
+        db = self.db
+        cid = str(commit.id)
+        parent = str(commit.parents[0].id) if commit.parents else None
+        seq = 0
+        if parent is not None:
+            row = db.execute("SELECT seq FROM chain WHERE commit_id=?", (parent,)).fetchone()
+            seq = int(row[0]) + 1 if row else 0
+        if parent is not None:
+            self.use_chain(parent)
+        else:
+            self._cur_table()
+            db.execute("DELETE FROM cur")
+        self._index_record(commit, cid, parent, seq)
+        db.execute("INSERT INTO cur VALUES (?,?)", (cid, seq))  # the chain grows by one
+        self._cur_tip = cid
+
+    def _index_record(self, commit: pygit2.Commit, cid: str, parent: str | None, seq: int) -> None:
+        from narrative.store import records
+
+        db = self.db
+        rec = records.decode_raw(commit.message)
+        if rec is None:
+            db.execute("INSERT OR REPLACE INTO chain VALUES (?,?,?,?,?,?,?,?,?,?)",
+                       (cid, parent, seq, None, "commit", commit.message.strip().split("\n")[0],
+                        None, None, None, 0))
+            return
+        db.execute("INSERT OR REPLACE INTO chain VALUES (?,?,?,?,?,?,?,?,?,?)",
+                   (cid, parent, seq, rec["id"], rec["kind"], rec["content"] or "",
+                    rec["narrative_text"], rec["timestamp"], rec["created_at"],
+                    1 if rec["close_scene"] else 0))
+        db.execute("INSERT OR REPLACE INTO events VALUES (?,?)", (rec["id"], cid))
+        db.execute("INSERT INTO event_text VALUES (?,?,?)",
+                   (cid, rec["content"] or "", rec["narrative_text"] or ""))
+        rows = []
+        pos = 0
+        for source, changes in (("edit", rec["edits"]), ("diffusion", rec["diffusions"])):
+            for ch in changes if isinstance(changes, list) else []:
+                if not isinstance(ch, Mapping):
+                    continue
+                rows.append((cid, pos, source, str(ch.get("target", "")), str(ch.get("field", "")),
+                             _dump(ch["old_value"]) if "old_value" in ch else None,
+                             _dump(ch["new_value"]) if "new_value" in ch else None))
+                pos += 1
+        db.executemany("INSERT INTO writes VALUES (?,?,?,?,?,?,?)", rows)
+        if parent is None:
+            return
+        deps: set[tuple[str, str, str, str, str]] = set()
+        own_edits = {(r[3], r[4]): r[6] for r in rows if r[2] == "edit"}
+        for _, _, source, target, fld, old, _ in rows:
+            if source != "diffusion" or old is None or fld == "":
+                continue
+            if (target, fld) in own_edits and own_edits[(target, fld)] == old:
+                continue  # it read the hand edit this event records
+            writer = self._last_writer(target, fld)
+            if writer is not None and writer[1] == old:
+                deps.add((cid, writer[0], "read", target, fld))
+        for cause in rec["causes"] if isinstance(rec["causes"], list) else []:
+            row = db.execute("SELECT chain.commit_id FROM chain JOIN cur USING (commit_id) "
+                             "WHERE chain.event_id=?", (str(cause),)).fetchone()
+            if row is not None:
+                deps.add((cid, row[0], "declared", "", ""))
+        db.executemany("INSERT INTO deps VALUES (?,?,?,?,?)", sorted(deps))
+
+    def _last_writer(self, target: str, fld: str) -> tuple[str, str | None, str] | None:
+        """``(commit, value written there as JSON, source)`` of the newest change on the
+        current chain to ``target``'s ``fld`` or a field containing it, or None."""
+        prefixes = _prefixes(fld)
+        marks = ",".join("?" * len(prefixes))
+        row = self.db.execute(
+            "SELECT w.commit_id, w.field, w.new, w.source FROM writes w JOIN cur USING (commit_id)"
+            f" WHERE w.target=? AND w.field IN ({marks}) ORDER BY cur.seq DESC, w.pos DESC LIMIT 1",
+            (target, *prefixes)).fetchone()
+        if row is None:
+            return None
+        return row[0], _sub_value(row[2], row[1], fld), row[3]
+
+    def use_chain(self, tip: str) -> None:
+        """Fill the temporary table ``cur`` with ``tip``'s first-parent chain (indexed already)."""
+        if self._cur_tip == tip:
+            return
+        db = self.db
+        self._cur_table()
+        db.execute("DELETE FROM cur")
+        db.execute(
+            "INSERT INTO cur WITH RECURSIVE c(commit_id, parent, seq) AS ("
+            " SELECT commit_id, parent, seq FROM chain WHERE commit_id=?"
+            " UNION ALL SELECT chain.commit_id, chain.parent, chain.seq FROM chain"
+            " JOIN c ON chain.commit_id = c.parent)"
+            " SELECT commit_id, seq FROM c", (tip,))
+        self._cur_tip = tip
+
+    def _cur_table(self) -> None:
+        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS cur (commit_id TEXT PRIMARY KEY, seq INTEGER)")
+
+    def chain_rows(self, tip: str, limit: int | None = None) -> list[tuple[Any, ...]]:
+        """``(commit, seq, event_id, kind, content, narrative, timestamp, created_at,
+        close_scene)`` of ``tip``'s chain, newest first."""
+        self.use_chain(tip)
+        q = ("SELECT chain.commit_id, chain.seq, event_id, kind, content, narrative, timestamp,"
+             " created_at, close_scene FROM chain JOIN cur USING (commit_id) ORDER BY cur.seq DESC")
+        if limit is not None:
+            return self.db.execute(q + " LIMIT ?", (limit,)).fetchall()
+        return self.db.execute(q).fetchall()
+
+    def chain_writes(self, tip: str, target: str | None = None) -> list[tuple[Any, ...]]:
+        """``(commit, seq, pos, source, target, field, old, new)`` on ``tip``'s chain (of
+        ``target``, or every change), oldest first; values are JSON text, None when absent."""
+        self.use_chain(tip)
+        q = ("SELECT w.commit_id, cur.seq, w.pos, w.source, w.target, w.field, w.old, w.new"
+             " FROM writes w JOIN cur USING (commit_id)")
+        if target is None:
+            return self.db.execute(q + " ORDER BY cur.seq, w.pos").fetchall()
+        return self.db.execute(q + " WHERE w.target=? ORDER BY cur.seq, w.pos", (target,)).fetchall()
+
+    def commit_writes(self, commit: str, seq: int) -> list[tuple[Any, ...]]:
+        """The rows of :meth:`chain_writes` for one commit (``seq`` its place on the chain)."""
+        return self.db.execute(
+            "SELECT commit_id, ?, pos, source, target, field, old, new FROM writes"
+            " WHERE commit_id=? ORDER BY pos", (seq, commit)).fetchall()
+
+    def chain_pointing_at(self, tip: str, node_id: str) -> list[tuple[Any, ...]]:
+        """Like :meth:`chain_writes`, for changes to other nodes that may concern ``node_id``:
+        a relation to it, or a whole node whose text names its id (callers check which)."""
+        self.use_chain(tip)
+        return self.db.execute(
+            "SELECT w.commit_id, cur.seq, w.pos, w.source, w.target, w.field, w.old, w.new"
+            " FROM writes w JOIN cur USING (commit_id) WHERE w.target != ? AND ("
+            " (w.field LIKE '/relations/%' AND instr(w.field, ?) > 0)"
+            " OR (w.field = '' AND (instr(coalesce(w.new, ''), ?) > 0"
+            "  OR instr(coalesce(w.old, ''), ?) > 0))) ORDER BY cur.seq, w.pos",
+            (node_id, "/" + node_id, json.dumps(node_id), json.dumps(node_id))).fetchall()
+
+    def chain_deps(self, tip: str) -> list[tuple[str, str, str, str, str]]:
+        """``(commit, cause commit, kind, target, field)`` of every causal edge on the chain."""
+        self.use_chain(tip)
+        return self.db.execute(
+            "SELECT d.commit_id, d.cause, d.kind, d.target, d.field FROM deps d"
+            " JOIN cur USING (commit_id) ORDER BY d.commit_id, d.cause, d.target, d.field"
+        ).fetchall()
+
+    # --- full text --------------------------------------------------------------------
+
+    def search_nodes(self, terms: list[str], limit: int) -> list[tuple[str, float]]:
+        """``(id, score)`` of nodes whose text holds every term, best first (lower is better)."""
+        if all(len(t) >= 3 for t in terms):
+            return self.db.execute(
+                "SELECT id, bm25(node_text, 0, 10.0, 8.0, 3.0, 1.0) AS score FROM node_text"
+                " WHERE node_text MATCH ? ORDER BY score, id LIMIT ?",
+                (_match(terms), limit)).fetchall()
+        where = " AND ".join(["(name || ' ' || aliases || ' ' || summary || ' ' || body) LIKE ?"
+                              " ESCAPE '\\'"] * len(terms))
+        return self.db.execute(
+            f"SELECT id, 0.0 FROM node_text WHERE {where} ORDER BY id LIMIT ?",
+            (*(_like(t) for t in terms), limit)).fetchall()
+
+    def search_events(self, tip: str, terms: list[str], limit: int) -> list[tuple[str, float]]:
+        """``(commit, score)`` of events on ``tip``'s chain whose text holds every term."""
+        self.use_chain(tip)
+        if all(len(t) >= 3 for t in terms):
+            return self.db.execute(
+                "SELECT event_text.commit_id, bm25(event_text, 0, 5.0, 1.0) AS score FROM event_text"
+                " JOIN cur ON cur.commit_id = event_text.commit_id WHERE event_text MATCH ?"
+                " ORDER BY score, cur.seq DESC LIMIT ?", (_match(terms), limit)).fetchall()
+        where = " AND ".join(["(content || ' ' || narrative) LIKE ? ESCAPE '\\'"] * len(terms))
+        return self.db.execute(
+            "SELECT event_text.commit_id, 0.0 FROM event_text JOIN cur"
+            f" ON cur.commit_id = event_text.commit_id WHERE {where} ORDER BY cur.seq DESC LIMIT ?",
+            (*(_like(t) for t in terms), limit)).fetchall()
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def _prefixes(fld: str) -> list[str]:
+    """``fld`` and every pointer containing it: ``/a/b`` -> ``["", "/a", "/a/b"]``."""
+    parts = fld.split("/")
+    return ["/".join(parts[:k]) for k in range(1, len(parts) + 1)]
+
+
+def _sub_value(new: str | None, written: str, fld: str) -> str | None:
+    """The JSON text of ``fld`` inside a value written at ``written`` (a prefix of it)."""
+    if new is None or written == fld:
+        return new
+    from narrative import fields
+
+    value = fields.get(json.loads(new), fld[len(written):])
+    return None if value is fields.ABSENT else _dump(value)
+
+
+def searchable_text(node: Mapping[str, Any]) -> str:
+    """The searchable text of a node's state and relations: keys, values and targets."""
+    parts: list[str] = [str(node.get("id", "")), str(node.get("kind", ""))]
+
+    def walk(value: Any) -> None:
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                parts.append(str(k))
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+        elif value is not None:
+            parts.append(str(value))
+
+    walk(node.get("state", {}))
+    walk(node.get("relations", {}))
+    return " ".join(parts)
+
+
+def _match(terms: list[str]) -> str:
+    """An FTS5 query holding every term as a literal string (quotes doubled)."""
+    return " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def _like(term: str) -> str:
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
 
 
 def _load(repo: pygit2.Repository, oid: Any) -> dict[str, Any] | None:

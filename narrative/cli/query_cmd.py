@@ -1,0 +1,252 @@
+"""Asking the story: ``why``, ``history``, ``search``, ``graph``, ``brief``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from narrative.cli.context import Context, pass_context
+from narrative.cli.output import ARROW, emit_json, json_option, short, value_text
+
+_FIELD_ABSENT = "(absent)"
+
+
+def _event_text(ev: dict[str, Any] | None) -> str:
+    if not ev:
+        return "(none)"
+    when = f" [{ev['timestamp']}]" if ev.get("timestamp") else ""
+    return f"{short(ev['commit'])} {ev['content']}{when}"
+
+
+def _old_new(d: dict[str, Any]) -> str:
+    old = value_text(d["old_value"]) if "old_value" in d else _FIELD_ABSENT
+    new = value_text(d["new_value"]) if "new_value" in d else _FIELD_ABSENT
+    return f"{old} {ARROW} {new}"
+
+
+@click.command("why")
+@click.argument("node_id")
+@click.argument("field")
+@click.option("--at", "at", metavar="REV", help="Ask about the story as it stood at a revision or event.")
+@json_option
+@pass_context
+def why_cmd(ctx: Context, node_id: str, field: str, at: str | None, as_json: bool) -> None:
+    """Which event (or hand edit) set a field's value, and the events it followed from."""
+    from narrative.engine.why import why
+
+    d = why(ctx.world, node_id, field, at).to_json()
+    if as_json:
+        emit_json(d)
+        return
+    value = value_text(d["value"], None) if "value" in d else _FIELD_ABSENT
+    click.echo(f"{d['node']} {d['field']} = {value}")
+    if d["uncommitted"] is not None:
+        was = d["uncommitted"].get("committed_value", ...)
+        click.echo("  from a hand edit not yet recorded (the next event records it); "
+                   f"the last event left {value_text(was) if was is not ... else _FIELD_ABSENT}")
+    change = d.get("change")
+    if change is not None:
+        what = "a hand edit, recorded by event" if change["by"] == "edit" else "event"
+        click.echo(f"  set by {what} {_event_text(d['event'])}")
+        if "old_value" in d or "new_value" in d:
+            click.echo(f"  {_old_new(d)}")
+        if change["field"] != d["field"]:
+            click.echo(f"  (its change: {change['target']} {change['field'] or '(whole node)'}: "
+                       f"{_old_new(change)})")
+    elif d["source"] == "genesis" or (d["uncommitted"] is not None and d["event"]):
+        click.echo(f"  as the world began: {_event_text(d['event'])}")
+    elif d["uncommitted"] is None:
+        click.echo("  no recorded change explains it (a plain git commit changed the world?)")
+    if d["ancestry"]:
+        click.echo("  follows from, newest first:")
+        for a in d["ancestry"]:
+            links = ", ".join(
+                f"{'declared cause' if x['kind'] == 'declared' else x['target'] + ' ' + x['field']}"
+                f" {ARROW} {short(x['commit'])}" for x in a["led_to"])
+            click.echo(f"    {_event_text(a)}  ({links})")
+    elif change is not None:
+        click.echo("  it read nothing an earlier event wrote")
+
+
+def _history_line(ch: dict[str, Any]) -> str:
+    hand = "hand edit: " if ch["by"] == "edit" else ""
+    what = ch["what"]
+    if what == "created":
+        return f"{hand}created"
+    if what == "ended":
+        return f"{hand}ended ({ch['reason']})"
+    if what == "relation":
+        arrow = f"{ch['type']} {ARROW} {ch['other']}" if ch["direction"] == "out" else (
+            f"{ch['other']} {ch['type']} {ARROW} it")
+        tail = f": {_old_new(ch)}" if ch["change"] == "changed" else ""
+        return f"{hand}relation {ch['change']}: {arrow}{tail}"
+    return f"{hand}{ch['field']}: {_old_new(ch)}"
+
+
+@click.command("history")
+@click.argument("node_id")
+@click.option("--at", "at", metavar="REV", help="The story line ending at a revision or event.")
+@json_option
+@pass_context
+def history_cmd(ctx: Context, node_id: str, at: str | None, as_json: bool) -> None:
+    """Everything that happened to a node, event by event, oldest first."""
+    from narrative.engine.history_of import history_of
+
+    d = history_of(ctx.world, node_id, at).to_json()
+    if as_json:
+        emit_json(d)
+        return
+    if d["at_genesis"]:
+        click.echo(f"{d['node']}: in the world from genesis")
+    for ev in d["events"]:
+        click.echo(_event_text(ev))
+        for ch in ev["changes"]:
+            click.echo(f"  {_history_line(ch)}")
+        if not ev["changes"] and ev["mentioned"]:
+            click.echo("  named, not changed")
+    if not d["exists"]:
+        click.echo(f"{d['node']} is no longer in the world")
+
+
+@click.command("search")
+@click.argument("query")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Show at most N results.")
+@json_option
+@pass_context
+def search_cmd(ctx: Context, query: str, limit: int, as_json: bool) -> None:
+    """Nodes and events whose text holds every word of QUERY (English or Chinese), best first."""
+    from narrative.engine.search import search
+
+    d = search(ctx.world, query, limit).to_json()
+    if as_json:
+        emit_json(d)
+        return
+    if not d["hits"]:
+        click.echo(f"nothing matches {query!r}")
+    for h in d["hits"]:
+        if h["kind"] == "node":
+            mark = "  [hand-edited]" if h["edited"] else ""
+            kind = f"/{h['node_kind']}" if h["node_kind"] else ""
+            click.echo(f"node   {h['id']}  {h['name']} ({h['layer']}{kind}){mark}")
+        else:
+            click.echo(f"event  {_event_text(h)}")
+
+
+_FORMAT = click.option("--format", "fmt", type=click.Choice(["dot", "mermaid", "graphml", "json"]),
+                       default="dot", show_default=True, help="Output format.")
+_DEPTH = click.option("--depth", type=click.IntRange(min=0), default=1, show_default=True,
+                      help="With --around: how many steps away to keep.")
+
+
+@click.group("graph", invoke_without_command=True)
+@json_option
+@click.pass_context
+def graph_group(click_ctx: click.Context, as_json: bool) -> None:
+    """Export the world graph or the event graph (dot, mermaid, graphml, json), or connect two nodes.
+
+    Alone, it counts what each graph holds.
+    """
+    if click_ctx.invoked_subcommand is not None:
+        return
+    from narrative.engine.graphs import sizes
+
+    ctx = click_ctx.find_object(Context)
+    assert ctx is not None
+    d = sizes(ctx.world)
+    if as_json:
+        emit_json(d)
+        return
+    click.echo(f"world: {d['world']['nodes']} nodes, {d['world']['edges']} relations")
+    click.echo(f"events: {d['events']['nodes']} commits on the story line, "
+               f"{d['events']['edges']} causal edges")
+
+
+def _emit_graph(ctx: Context, which: str, fmt: str, around: str | None, depth: int, as_json: bool) -> None:
+    from narrative.engine.graphs import export_graph
+
+    d = export_graph(ctx.world, which, fmt, around, depth).to_json()
+    if as_json:
+        emit_json(d)
+    else:
+        click.echo(d["output"], nl=False)
+
+
+@graph_group.command("world")
+@_FORMAT
+@click.option("--around", metavar="NODE", help="Only the nodes near this one.")
+@_DEPTH
+@json_option
+@pass_context
+def graph_world_cmd(ctx: Context, fmt: str, around: str | None, depth: int, as_json: bool) -> None:
+    """The world graph at HEAD: nodes and their relations."""
+    _emit_graph(ctx, "world", fmt, around, depth, as_json)
+
+
+@graph_group.command("events")
+@_FORMAT
+@click.option("--around", metavar="REV", help="Only the events causally near this one.")
+@_DEPTH
+@json_option
+@pass_context
+def graph_events_cmd(ctx: Context, fmt: str, around: str | None, depth: int, as_json: bool) -> None:
+    """The event graph of the story line: which event depends on which."""
+    _emit_graph(ctx, "events", fmt, around, depth, as_json)
+
+
+@graph_group.command("connect")
+@click.argument("source")
+@click.argument("target")
+@json_option
+@pass_context
+def graph_connect_cmd(ctx: Context, source: str, target: str, as_json: bool) -> None:
+    """The shortest chains of relations between two nodes, either way round."""
+    from narrative.engine.graphs import connect
+
+    d = connect(ctx.world, source, target).to_json()
+    if as_json:
+        emit_json(d)
+        return
+    if not d["paths"]:
+        click.echo(f"{source} and {target} are not connected")
+        return
+    for path in d["paths"]:
+        parts = [path[0]["from"]] if path else [source]
+        for hop in path:
+            rels = " | ".join(f"-{r['type']}->" if r["direction"] == "forward" else f"<-{r['type']}-"
+                              for r in hop["relations"])
+            parts += [rels, hop["to"]]
+        click.echo(" ".join(parts))
+
+
+@click.command("brief")
+@click.argument("goal", required=False)
+@click.option("--focus", "focus", multiple=True, metavar="NODE", help="A node to centre on (repeatable).")
+@click.option("--budget", type=click.IntRange(min=1), default=4000, show_default=True,
+              help="At most this many characters of items.")
+@click.option("--pov", metavar="NODE", help="Only what this character can know.")
+@json_option
+@pass_context
+def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: int, pov: str | None,
+              as_json: bool) -> None:
+    """What to have in hand for the next event: focus, continuity, recent events, each with its reason."""
+    from narrative.engine.brief import brief
+
+    d = brief(ctx.world, goal, list(focus), budget, pov).to_json()
+    if as_json:
+        emit_json(d)
+        return
+    click.echo(f"Story at {_event_text(d['head'])}" + (f"; point of view: {d['pov']}" if d["pov"] else ""))
+    section = None
+    for item in d["items"]:
+        if item["section"] != section:
+            section = item["section"]
+            click.echo(f"\n{section}:")
+        click.echo(f"  {item['text']}")
+        click.echo(f"    ({item['reason']})")
+    tail = f"; {d['dropped']} more left out" if d["dropped"] else ""
+    click.echo(f"\n{d['used']} of {d['budget']} characters{tail}")
+
+
+COMMANDS = [why_cmd, history_cmd, search_cmd, graph_group, brief_cmd]

@@ -1,0 +1,82 @@
+"""``narr search QUERY``: nodes and events whose words hold every term of the query, best first.
+
+The text index lives in the derived catalog: SQLite FTS5 with the ``trigram``
+tokenizer, which indexes every three characters, so Chinese (no spaces between
+words) is found as readily as English, and a term matches inside words. Results
+are ranked with BM25 (a name counts more than a summary, a summary more than
+state). A term shorter than three characters has no trigram: then the query runs
+as a substring scan (``LIKE``), unranked, and events come newest first. Nodes
+come before events either way (the things first, then what happened to them):
+BM25 scores of two tables are not on one scale.
+
+Nodes are searched as committed at HEAD, corrected for the hand-edited files
+(checked directly, they are few); events along the current story line only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from narrative.engine.eventgraph import Story, tip_of
+from narrative.errors import InvalidInputError
+from narrative.ids import normalize_name
+from narrative.store import worktree
+from narrative.store.worldrepo import WorldRepo
+
+
+@dataclass
+class SearchResult:
+    query: str
+    mode: str  # "ranked" (FTS5, BM25) or "substring" (LIKE)
+    hits: list[dict[str, Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"query": self.query, "mode": self.mode, "hits": self.hits}
+
+
+def _node_text(node: dict[str, Any]) -> str:
+    from narrative.store.catalog import searchable_text
+
+    return normalize_name(" ".join([str(node.get("name", "")), *map(str, node.get("aliases", [])),
+                                    str(node.get("summary", "")), searchable_text(node)]))
+
+
+def search(wr: WorldRepo, query: str, limit: int = 20) -> SearchResult:
+    terms = query.split()
+    if not terms:
+        raise InvalidInputError("the search query is empty")
+    if limit < 1:
+        raise InvalidInputError("--limit must be at least 1")
+    head = tip_of(wr)
+    if head is None:
+        return SearchResult(query, "ranked", [])
+    cache = wr.catalog
+    cache.sync(wr.repo, wr.world_tree_id(head.tree), wr.config.layout)
+    ranked = all(len(t) >= 3 for t in terms)
+    edits = worktree.scan_for_reader(wr, head.tree).edits
+    scored: list[tuple[float, int, dict[str, Any]]] = []
+    listing = {row[0]: row for row in cache.listing()}
+    for node_id, score in cache.search_nodes(terms, limit + len(edits)):
+        if node_id in edits:
+            continue
+        _, layer, kind, name, _ = listing[node_id]
+        scored.append((score, 0, {"kind": "node", "id": node_id, "name": name, "layer": layer,
+                                  "node_kind": kind, "edited": False, "score": round(-score, 4)}))
+    wanted = [normalize_name(t) for t in terms]
+    for node_id, e in sorted(edits.items()):
+        if e.new is not None and all(t in _node_text(dict(e.new)) for t in wanted):
+            scored.append((-1e9, 0, {"kind": "node", "id": node_id, "name": e.new.get("name", ""),
+                                     "layer": e.new.get("layer", ""), "node_kind": e.new.get("kind", ""),
+                                     "edited": True, "score": None}))
+    story = Story(wr, str(head.id))
+    for commit, score in cache.search_events(str(head.id), terms, limit):
+        ev = story.by_commit[commit]
+        scored.append((score, 1, {"kind": "event", **ev.to_json(), "score": round(-score, 4)}))
+    if ranked:
+        scored.sort(key=lambda t: (t[1], t[0]))
+    else:
+        for _, _, hit in scored:
+            hit["score"] = None
+        scored.sort(key=lambda t: t[1])
+    return SearchResult(query, "ranked" if ranked else "substring", [h for _, _, h in scored[:limit]])

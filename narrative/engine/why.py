@@ -1,0 +1,96 @@
+"""``narr why NODE FIELD``: which change put a value where it is, and what that change followed from.
+
+The answer comes from the records alone: the newest change on the story line to
+the field (or to a field containing it, such as the node's creation), whether an
+event's diffusion or a hand edit an event recorded, then that event's causal
+ancestry in the event graph. A value the user typed and no event recorded yet is
+named as such: nothing in the history explains it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from narrative import fields
+from narrative.engine.eventgraph import EventInfo, Story, Write, tip_of
+from narrative.engine.nodes import get_node, parse_field
+from narrative.errors import NotFoundError
+from narrative.store.worldrepo import WorldRepo
+
+
+@dataclass
+class WhyResult:
+    node: str
+    field: str
+    value: Any  # fields.ABSENT when the field is not there
+    source: str  # "event", "hand edit", "genesis", "unrecorded hand edit" or "unexplained"
+    event: EventInfo | None = None
+    change: Write | None = None
+    uncommitted: dict[str, Any] | None = None
+    ancestry: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"node": self.node, "field": self.field, "source": self.source}
+        if self.value is not fields.ABSENT:
+            out["value"] = self.value
+        out["event"] = self.event.to_json() if self.event else None
+        if self.change is not None:
+            out["change"] = {**self.change.change(), "by": self.change.source}
+            for key, part in (("old_value", self.change.old), ("new_value", self.change.new)):
+                sub = _inside(part, self.change.field, self.field)
+                if sub is not fields.ABSENT:
+                    out[key] = sub
+        out["uncommitted"] = self.uncommitted
+        out["ancestry"] = self.ancestry
+        return out
+
+
+def _inside(value: Any, written: str, asked: str) -> Any:
+    """The asked field's part of a value written at ``written`` (which contains it)."""
+    if value is fields.ABSENT or not asked.startswith(written):
+        return value if written == asked else fields.ABSENT
+    return fields.get(value, asked[len(written):]) if asked != written else value
+
+
+def _relevant(w: Write, ptr: str) -> bool:
+    """Whether change ``w`` wrote ``ptr``: the field itself, one containing it, or one inside it."""
+    return w.field == ptr or ptr.startswith(w.field + "/") or w.field == "" or (
+        w.field.startswith(ptr + "/"))
+
+
+def why(wr: WorldRepo, node_id: str, field_text: str, at: str | None = None) -> WhyResult:
+    ptr = parse_field(field_text)
+    tip = tip_of(wr, at)
+    if tip is None:
+        raise NotFoundError("the story has no events yet")
+    _, node = get_node(wr, node_id, at)
+    value = fields.value_in(node, ptr)
+    uncommitted = None
+    if at is None:
+        committed: Any = fields.ABSENT
+        try:
+            _, committed_node = get_node(wr, node_id, "HEAD")
+            committed = fields.value_in(committed_node, ptr)
+        except NotFoundError:
+            pass
+        if not fields.same(value, committed):
+            uncommitted = {"committed_value": committed} if committed is not fields.ABSENT else {}
+    story = Story(wr, str(tip.id))
+    writer = next((w for w in reversed(story.writes(node_id)) if _relevant(w, ptr)), None)
+    if value is fields.ABSENT and uncommitted is None and (writer is None or writer.field == ""):
+        raise NotFoundError(f"{node_id} has no field {ptr}"
+                            + (f" at {at}" if at else ""))
+    result = WhyResult(node_id, ptr, value, "unexplained", uncommitted=uncommitted)
+    if writer is not None:
+        result.event = story.by_commit[writer.commit]
+        result.change = writer
+        result.source = "event" if writer.source == "diffusion" else "hand edit"
+        result.ancestry = story.ancestry(writer.commit)
+    elif story.events and story.events[-1].kind == "genesis":
+        result.event = story.events[-1]
+        result.source = "genesis"
+    if uncommitted is not None:
+        result.source = "unrecorded hand edit"
+    return result
