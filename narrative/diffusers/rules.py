@@ -106,6 +106,7 @@ class RulesDiffuser:
         nodes = {i: world.get(i) for m in named for i in m.ids}
         refs = referents.resolve(text, named, nodes, lex, analysis, lambda: _recent(world))
         mentions = refs.mentions
+        analysis.drop_before({m.start for m, why in refs.set_aside if "contrast" in why})
         for m in mentions:
             for i in m.ids:
                 if i not in nodes:
@@ -113,7 +114,7 @@ class RulesDiffuser:
         builder = _Builder(world)
         notes: list[str] = []
         applied = 0
-        terminators = lex.terminators()
+        terminators = lex.terminators
         firings = _within_budget(lambda: find_firings(rules, text, mentions, nodes, terminators,
                                                               frozenset(refs.zeros)))
         for firing in firings:
