@@ -11,7 +11,7 @@ backward, both ways, or over the sentence it starts or ends) and its scope stops
 at a termination term or a clause boundary. Kinds: negated, almost happened,
 hesitated, intended (planned, wished, tried), ordered (or requested, obliged),
 reported (claimed, believed), hypothetical (a condition, a possibility),
-question, imagined (dreamed, remembered).
+question, imagined (dreamed, remembered), unrealised ("before he reaches ...").
 
 The words are data: ``cues.toml`` beside this module, in English and Chinese,
 to which a world's rule files add (a ``[cues]`` table). A rule is blocked only by
@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Scope = Literal["phrase", "clause", "sentence"]
 KINDS = ("negated", "almost", "hesitated", "intended", "ordered", "reported", "hypothetical",
-         "question", "imagined")
+         "question", "imagined", "unrealised")
 ROLES = ("forward", "backward", "both", "initial", "final")
 REASONS = {
     "negated": "negated",
@@ -50,6 +50,7 @@ REASONS = {
     "hypothetical": "condition or possibility",
     "question": "question",
     "imagined": "dreamed, imagined or remembered",
+    "unrealised": "not yet happened",
 }
 SENTENCE_END = re.compile(r"[.!?;。！？；\n]+[\"'”’」』)）]*")
 PUNCT_BOUNDARY = re.compile(r"[,，:：—–(（)）\"“”「」『』]")
@@ -91,6 +92,7 @@ class CueSet(BaseModel):
     hypothetical: CueKind | None = None
     question: CueKind | None = None
     imagined: CueKind | None = None
+    unrealised: CueKind | None = None
 
 
 @lru_cache(maxsize=1)
@@ -234,8 +236,10 @@ class Analysis:
         for m in SENTENCE_END.finditer(text):
             self.sentences.append((pos, m.end()))
             pos = m.end()
-        if pos < len(text) or not self.sentences:
+        if text[pos:].strip() or not self.sentences:
             self.sentences.append((pos, len(text)))
+        elif pos < len(text):
+            self.sentences[-1] = (self.sentences[-1][0], len(text))
         self._sentence_starts = [s for s, _ in self.sentences]
         # clause ends (for clause scopes) and phrase ends (for phrase scopes)
         ends = list(lex.end_rx.finditer(text))
@@ -308,7 +312,13 @@ class Analysis:
         return best
 
 
+# When two cues start at the same word ("Will ...?": a question and a future), the one
+# framing the whole sentence names the reason.
+_PRIORITY = ("question", "hypothetical", "reported", "imagined", "ordered", "intended", "unrealised",
+             "hesitated", "almost", "negated")
+
+
 def _nearer(a: Cue, b: Cue, words: list[tuple[int, int]]) -> bool:
     first = min(s for s, _ in words)
-    da, db = abs(first - a.start), abs(first - b.start)
-    return da < db
+    return ((abs(first - a.start), _PRIORITY.index(a.kind))
+            < (abs(first - b.start), _PRIORITY.index(b.kind)))

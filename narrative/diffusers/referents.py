@@ -16,8 +16,9 @@ them, bound to one character, and sets aside names that must not fill a slot:
   ("Lin Yuan and Su Qing"). It only ever fills a rule's slot that it stands right
   before (checked by :func:`zero_fits`), so "有人拿走了黑戒" (someone took it) does
   not give the ring to the last subject.
-- a name after an exclusion word ("not Su Qing", "instead of Lin Yuan", "不是苏晴")
-  and a possessor ("Lin Yuan's sister", "林远的妹妹") is set aside.
+- a name after an exclusion word ("not Su Qing", "instead of Lin Yuan", "不是苏晴"),
+  a possessor ("Lin Yuan's sister", "林远的妹妹") and a name inside a relative clause
+  or a parenthesis ("Old Zhou, who never trusted Su Qing, walks ...") is set aside.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ _POSSESSIVE = re.compile(r"(?:['’]s?(?!\w)|的)")
 # what may stand between a dropped subject and its verb
 FILLERS_ZH = ("又", "也", "便", "就", "才", "还", "再", "都", "随即", "立刻", "马上", "转身", "连忙",
               "急忙", "赶紧", "悄悄", "默默", "径直", "慢慢", "缓缓", "终于", "随后", "独自", "一路",
-              "匆匆", "快步", "冒雨", "冒着雨", "冒着大雨", "顺手", "一把", "轻轻", "狠狠", "当即", "也就")
+              "匆匆", "快步", "冒雨", "冒着雨", "冒着大雨", "顺手", "一把", "轻轻", "狠狠", "当即", "也就",
+              "却", "但", "可", "竟", "竟然", "居然", "果然", "仍", "仍然", "依然", "只好", "只得", "已经")
 _FILLERS = re.compile(r"(?:\s|[a-z]+ly(?![a-z])|" + "|".join(sorted(FILLERS_ZH, key=len, reverse=True))
                       + r"|地)*", re.IGNORECASE)
 
@@ -82,8 +84,9 @@ def resolve(text: str, mentions: list[Mention], nodes: dict[str, NodeDict | None
     """
     set_aside: list[tuple[Mention, str]] = []
     kept: list[Mention] = []
+    parentheses = [p.span() for p in _PARENTHESIS.finditer(text)]
     for m in mentions:
-        why = _aside(text, m, nodes, lex)
+        why = _aside(text, m, nodes, lex, parentheses)
         if why:
             set_aside.append((m, why))
         else:
@@ -115,7 +118,14 @@ def resolve(text: str, mentions: list[Mention], nodes: dict[str, NodeDict | None
     return Referents(final, zero_ids, set_aside)
 
 
-def _aside(text: str, m: Mention, nodes: dict[str, NodeDict | None], lex: Lexicon) -> str | None:
+_PARENTHESIS = re.compile(r",\s*(?:who|whom|whose|which|where|once|still|already)\b[^,.;!?]*,"
+                          r"|\([^()]*\)|（[^（）]*）|——[^——]*——", re.IGNORECASE)
+
+
+def _aside(text: str, m: Mention, nodes: dict[str, NodeDict | None], lex: Lexicon,
+           parentheses: list[tuple[int, int]]) -> str | None:
+    if any(s <= m.start and m.end <= e for s, e in parentheses):
+        return "set aside (inside a relative clause or parenthesis)"
     before = text[max(0, m.start - 20):m.start]
     if lex.exclusion_rx is not None and lex.exclusion_rx.search(before):
         return "set aside (contrast)"

@@ -17,6 +17,7 @@ word or an ambiguous name, and "no rule matched" are reported as notes.
 
 from __future__ import annotations
 
+import copy
 import json
 import signal
 import threading
@@ -136,13 +137,13 @@ class RulesDiffuser:
             if problem:
                 notes.append(f"{where} not applied to {words!r}: {problem}")
                 continue
-            before = (len(builder.ops), builder.close_scene)
+            before = (builder.changes, builder.close_scene)
             env = _Env(firing.rule, builder, slots)
             skipped = builder.fire(firing.rule, env)
             applied += 1
             bound = ", ".join(f"{k}={v}" for k, v in env.values.items() if v is not None)
             text_of = f"{words!r}" + (f" ({bound})" if bound else "")
-            tail = "" if (len(builder.ops), builder.close_scene) != before else "; already so"
+            tail = "" if (builder.changes, builder.close_scene) != before else "; already so"
             notes.append(f"{where}: {text_of}{tail}")
             notes.extend(f"{where}: {s}" for s in skipped)
         if not applied:
@@ -303,16 +304,21 @@ class _Builder:
         self.draft = Draft(world, "rules")
         self.ops: list[Op] = []
         self.close_scene = False
+        self.changes = 0  # operations that changed the scratch world ("already so" when none did)
 
     def current(self, node_id: str) -> NodeDict | None:
         return self.draft.current(node_id)
 
     def add(self, op: Op) -> None:
         warnings = len(self.draft.warnings)
+        node = op.source if isinstance(op, RelateOp) else op.target if isinstance(op, SetOp) else None
+        before = copy.deepcopy(self.current(node)) if node is not None else None
         self.draft.apply_op(op, "rules")
         if isinstance(op, UnsetOp | UnrelateOp) and len(self.draft.warnings) > warnings:
             del self.draft.warnings[warnings:]  # nothing to remove: leave the operation out
             return
+        if node is None or self.current(node) != before:
+            self.changes += 1
         self.ops.append(op)
 
     def fire(self, rule: LoadedRule, env: _Env) -> list[str]:
