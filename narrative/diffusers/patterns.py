@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Protocol
 
 MAX_PARTS = 12
@@ -80,6 +81,7 @@ class Match:
     slots: dict[str, int] = field(default_factory=dict)
     blocked_by: str | None = None
     skipped: int = 0  # characters inside the match that no part of the pattern covers
+    words: tuple[tuple[int, int], ...] = ()  # where the pattern's own words matched
 
     @property
     def length(self) -> int:
@@ -185,11 +187,15 @@ def abstract(text: str, mentions: Sequence[Span], marks: dict[int, str]) -> tupl
 
 
 def find(pattern: Pattern, text: str, mentions: Sequence[Span], allowed: dict[str, set[int]],
-         unless: Sequence[str] = ()) -> list[Match]:
+         unless: Sequence[str] = (), terminators: re.Pattern[str] | None = None) -> list[Match]:
     """Every non-overlapping, tightest match of ``pattern`` in ``text``.
 
     ``allowed`` gives, for each slot, the mentions (by index) that may fill it; a
     match containing one of the ``unless`` words is returned with ``blocked_by`` set.
+    With ``terminators`` (punctuation and words that end a phrase), an ``unless``
+    word blocks only when one of the pattern's words follows it with no terminator
+    between: in "Lin Yuan did not hesitate and walked to the gate", "not" is about
+    hesitating.
     """
     if any(not allowed.get(s) for s in pattern.slots):
         return []
@@ -220,15 +226,33 @@ def find(pattern: Pattern, text: str, mentions: Sequence[Span], allowed: dict[st
             if tighter is not None:
                 best = tighter
                 break
-        blocked = next((w for stop, w in stops if stop.search(s, best.start(), best.end())), None)
+        word_groups = [g for g in range(1, rx.groups + 1)
+                       if pattern.parts[g - 1].slot is None and best.start(g) >= 0]
+        blocked = next((w for stop, w in stops
+                        if _governs(s, stop, best, word_groups, terminators)), None)
         if blocked is None:
             blocked = _negated(s, best)
         slots = {name: at[back[best.start(name)]] for name in pattern.slots}
         covered = sum(back[best.end(g)] - back[best.start(g)] for g in range(1, rx.groups + 1))
         start, end = back[best.start()], back[best.end()]
-        out.append(Match(start, end, slots, blocked, end - start - covered))
+        words = tuple((back[best.start(g)], back[best.end(g)]) for g in word_groups)
+        out.append(Match(start, end, slots, blocked, end - start - covered, words))
         pos = best.end()
     return out
+
+
+def _governs(s: str, stop: re.Pattern[str], m: re.Match[str], word_groups: list[int],
+             terminators: re.Pattern[str] | None) -> bool:
+    """Whether an ``unless`` word inside the match stands over one of the pattern's words."""
+    for found in stop.finditer(s, m.start(), m.end()):
+        if terminators is None:
+            return True
+        after = [m.start(g) for g in word_groups if m.start(g) >= found.end()]
+        if not after:
+            return True  # nothing of the pattern follows it: keep the cautious reading
+        if terminators.search(s, found.end(), min(after)) is None:
+            return True
+    return False
 
 
 def _negated(s: str, m: re.Match[str]) -> str | None:
@@ -251,6 +275,16 @@ def _negated(s: str, m: re.Match[str]) -> str | None:
             continue  # 不得不去: he has to go
         return s[before]
     return None
+
+
+@lru_cache(maxsize=4096)
+def _words_rx(words: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(word_regex(a) for a in sorted(words, key=len, reverse=True)), re.IGNORECASE)
+
+
+def part_starts_at(part: Part, text: str, pos: int) -> bool:
+    """Whether the words of ``part`` start ``text`` at ``pos``."""
+    return part.slot is None and _words_rx(part.words).match(normalize_text(text), pos) is not None
 
 
 def _part_regex(part: Part, names: list[str]) -> str:

@@ -53,6 +53,7 @@ from pydantic import (
 
 from narrative.delta.draft import SETTABLE
 from narrative.diffusers import patterns
+from narrative.diffusers.clauses import CueSet
 from narrative.errors import InvalidWorldError
 from narrative.ids import ID_PATTERN, Layer, Lifecycle, id_problem
 
@@ -280,6 +281,9 @@ class RuleFile(_Strict):
     vars: dict[VarName, VarSpec] = Field(default_factory=dict,
                                          description="Variables shared by the file's rules.")
     rules: list[Rule] = Field(default_factory=list)
+    cues: CueSet | None = Field(
+        default=None, description="Cue words added to narr's own (see narrative/diffusers/cues.toml): "
+                                  "words that make a clause negated, reported, hypothetical ...")
 
 
 class LoadedRule:
@@ -414,22 +418,30 @@ def template_names(value: Any) -> set[str]:
 
 def load_rules(root: Path) -> list[LoadedRule]:
     """Every rule under ``root/rules``, in file-name order then file order."""
+    return load_rule_set(root)[0]
+
+
+def load_rule_set(root: Path) -> tuple[list[LoadedRule], tuple[str, ...]]:
+    """The rules under ``root/rules``, and the ``[cues]`` tables of their files (as JSON)."""
     directory = root / RULES_DIR
     if not directory.is_dir():
-        return []
+        return [], ()
     out: list[LoadedRule] = []
+    cues: list[str] = []
     seen: dict[str, str] = {}
     for path in sorted(directory.iterdir()):
         if path.suffix not in RULE_SUFFIXES or not path.is_file():
             continue
         source = f"{RULES_DIR}/{path.name}"
         file = parse_rule_file(path.read_bytes(), source)
+        if file.cues is not None:
+            cues.append(file.cues.model_dump_json(exclude_defaults=True))
         for rule in file.rules:
             if rule.id in seen:
                 raise InvalidWorldError(f"{source}: rule {rule.id!r} is also defined in {seen[rule.id]}")
             seen[rule.id] = source
             out.append(LoadedRule(rule, source, file))
-    return out
+    return out, tuple(cues)
 
 
 def json_schema() -> dict[str, Any]:

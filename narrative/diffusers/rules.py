@@ -17,6 +17,7 @@ word or an ambiguous name, and "no rule matched" are reported as notes.
 
 from __future__ import annotations
 
+import copy
 import json
 import signal
 import threading
@@ -29,7 +30,7 @@ from pydantic import ValidationError
 
 from narrative import fields
 from narrative.delta.draft import Draft
-from narrative.diffusers import patterns
+from narrative.diffusers import clauses, patterns, referents
 from narrative.diffusers.base import Proposal, register
 from narrative.diffusers.context import DisjointSpans, Mention, find_mentions
 from narrative.diffusers.rulefile import (
@@ -43,7 +44,7 @@ from narrative.diffusers.rulefile import (
     UnrelateAction,
     UnsetAction,
     VarSpec,
-    load_rules,
+    load_rule_set,
 )
 from narrative.errors import DiffuserError
 from narrative.ids import id_problem
@@ -96,39 +97,95 @@ class RulesDiffuser:
         self.root = root
 
     def propose(self, world: World, request: EventRequest) -> Proposal:
-        rules = load_rules(self.root)
+        rules, cue_tables = load_rule_set(self.root)
         if not rules:
             return Proposal(notes=["no rules in this world (rules/*.toml)"])
         text = request.content
-        mentions = find_mentions(world, text)
-        nodes = {i: world.get(i) for m in mentions for i in m.ids}
+        lex = clauses.lexicon(cue_tables)
+        analysis = lex.analyse(text)
+        named = find_mentions(world, text)
+        nodes = {i: world.get(i) for m in named for i in m.ids}
+        refs = referents.resolve(text, named, nodes, lex, analysis, lambda: _recent(world))
+        mentions = refs.mentions
+        analysis.drop_before({m.start for m, why in refs.set_aside if "contrast" in why})
+        for m in mentions:
+            for i in m.ids:
+                if i not in nodes:
+                    nodes[i] = world.get(i)
         builder = _Builder(world)
         notes: list[str] = []
         applied = 0
-        firings = _within_budget(lambda: find_firings(rules, text, mentions, nodes))
+        terminators = lex.terminators
+        firings = _within_budget(lambda: find_firings(rules, text, mentions, nodes, terminators,
+                                                              frozenset(refs.zeros)))
         for firing in firings:
             words = text[firing.match.start : firing.match.end]
             where = f"rule {firing.rule.rule.id} ({firing.rule.source})"
+            if any(k in refs.zeros and not referents.zero_fits(text, mentions[k], firing.match.words)
+                   for k in firing.match.slots.values()):
+                notes.append(f"{where} not applied to {words!r}: nobody named does it")
+                continue
             if firing.match.blocked_by is not None:
                 notes.append(f"{where} not applied: {firing.match.blocked_by!r} in {words!r}")
+                continue
+            cue = analysis.blocking(list(firing.match.words))
+            if cue is not None:
+                notes.append(f"{where} not applied to {words!r}: "
+                             f"{_reason(cue, analysis, mentions, nodes)}")
                 continue
             slots, problem = _bind_slots(firing, mentions, nodes)
             if problem:
                 notes.append(f"{where} not applied to {words!r}: {problem}")
                 continue
-            before = (len(builder.ops), builder.close_scene)
+            before = (builder.changes, builder.close_scene)
             env = _Env(firing.rule, builder, slots)
             skipped = builder.fire(firing.rule, env)
             applied += 1
             bound = ", ".join(f"{k}={v}" for k, v in env.values.items() if v is not None)
             text_of = f"{words!r}" + (f" ({bound})" if bound else "")
-            tail = "" if (len(builder.ops), builder.close_scene) != before else "; nothing to change"
+            tail = "" if (builder.changes, builder.close_scene) != before else "; already so"
             notes.append(f"{where}: {text_of}{tail}")
             notes.extend(f"{where}: {s}" for s in skipped)
         if not applied:
             verb = "applied to" if firings else "matched"
             notes.append(f"no rule {verb} {text!r}")
         return Proposal(delta=Delta(ops=builder.ops, close_scene=builder.close_scene), notes=notes)
+
+
+RECENT_FOR_REFERENTS = 3  # events looked back at for a "he" or a dropped subject naming no one
+
+
+def _recent(world: World) -> list[list[tuple[str, NodeDict]]]:
+    """The nodes each of the last few events named, newest first, in the order it named them."""
+    out: list[list[tuple[str, NodeDict]]] = []
+    for event in world.recent_events(RECENT_FOR_REFERENTS):
+        content = event.get("content")
+        if not isinstance(content, str):
+            continue
+        named: list[tuple[str, NodeDict]] = []
+        for m in find_mentions(world, content):
+            if len(m.ids) == 1:
+                node = world.get(m.ids[0])
+                if node is not None:
+                    named.append((m.ids[0], node))
+        out.append(named)
+    return out
+
+
+def _reason(cue: clauses.Cue, analysis: clauses.Analysis, mentions: list[Mention],
+            nodes: dict[str, Any]) -> str:
+    """Why a clause asserts nothing: "question ('?')", "reported by Old Zhou ('claims')"."""
+    if cue.kind == "reported":
+        s0, s1 = analysis.sentence_of(cue.start)
+        near = [m for m in mentions if s0 <= m.start < s1 and m.start < m.end and len(m.ids) == 1
+                and (nodes.get(m.ids[0]) or {}).get("layer") == "character"
+                and not cue.scope_start <= m.start < cue.scope_end]
+        before = [m for m in near if m.end <= cue.start]
+        who = before[-1] if before else (near[0] if near else None)
+        if who is not None:
+            name = (nodes.get(who.ids[0]) or {}).get("name") or who.text
+            return f"reported by {name} ({cue.term!r})"
+    return f"{cue.reason} ({cue.term!r})"
 
 
 MATCH_BUDGET = 10.0  # seconds for all rules against one text; ~1.7 s for 100 KB of prose
@@ -168,8 +225,13 @@ def _within_budget(work: Callable[[], list[Firing]]) -> list[Firing]:
 
 
 def find_firings(rules: list[LoadedRule], text: str, mentions: list[Mention],
-                 nodes: dict[str, Any]) -> list[Firing]:
-    """The firings of every rule in ``text``, in the order of the text."""
+                 nodes: dict[str, Any], terminators: Any = None,
+                 zeros: frozenset[int] = frozenset()) -> list[Firing]:
+    """The firings of every rule in ``text``, in the order of the text.
+
+    A dropped subject (one of ``zeros``) may only fill a pattern's first slot: it
+    is a subject, never the second of "{who} and {who2}" nor an object.
+    """
     out: list[Firing] = []
     by_group: dict[str, list[Firing]] = {}
     known: dict[str, set[int]] = {}  # the same kind of variable recurs in many patterns
@@ -184,8 +246,14 @@ def find_firings(rules: list[LoadedRule], text: str, mentions: list[Mention],
         found: list[Firing] = []
         try:
             for pi, pattern in enumerate(rule.patterns):
-                allowed = {s: candidates(rule.vars.get(s, ANY)) for s in pattern.slots}
-                for m in patterns.find(pattern, text, mentions, allowed, rule.unless):
+                first = pattern.parts[0].slot
+                verb = pattern.parts[1] if len(pattern.parts) > 1 else None
+                unfit = {k for k in zeros if verb is None or not patterns.part_starts_at(
+                    verb, text, referents.after_fillers(text, mentions[k].end))}
+                allowed = {s: candidates(rule.vars.get(s, ANY)) - (unfit if s == first else zeros)
+                           for s in pattern.slots}
+                for m in patterns.find(pattern, text, mentions, allowed, rule.unless,
+                                           terminators):
                     found.append(Firing(order, rule, pi, m))
         except _OutOfTime:
             raise _OutOfTime(f"rule {rule.rule.id} ({rule.source})") from None
@@ -236,16 +304,21 @@ class _Builder:
         self.draft = Draft(world, "rules")
         self.ops: list[Op] = []
         self.close_scene = False
+        self.changes = 0  # operations that changed the scratch world ("already so" when none did)
 
     def current(self, node_id: str) -> NodeDict | None:
         return self.draft.current(node_id)
 
     def add(self, op: Op) -> None:
         warnings = len(self.draft.warnings)
+        node = op.source if isinstance(op, RelateOp) else op.target if isinstance(op, SetOp) else None
+        before = copy.deepcopy(self.current(node)) if node is not None else None
         self.draft.apply_op(op, "rules")
         if isinstance(op, UnsetOp | UnrelateOp) and len(self.draft.warnings) > warnings:
             del self.draft.warnings[warnings:]  # nothing to remove: leave the operation out
             return
+        if node is None or self.current(node) != before:
+            self.changes += 1
         self.ops.append(op)
 
     def fire(self, rule: LoadedRule, env: _Env) -> list[str]:
