@@ -29,7 +29,8 @@ _API = frozenset({
     "list_branches", "list_chains", "list_nodes", "list_set_asides", "log", "open_world", "reflog",
     "register", "replay", "reset", "restore", "retry", "revert", "run_event", "show", "status",
     "switch", "Brief", "brief", "Connection", "GraphExport", "connect", "export_graph",
-    "NodeHistory", "history_of", "SearchResult", "search", "WhyResult", "why",
+    "NodeHistory", "history_of", "SearchResult", "search", "WhyResult", "why", "Book", "book",
+    "Codex", "codex",
 })
 
 

@@ -29,9 +29,11 @@ from narrative.delta.request import EventRequest
 from narrative.delta.world import DictWorld, World
 from narrative.diffusers.base import default_name as default_diffuser
 from narrative.diffusers.base import get_diffuser, register
+from narrative.engine.book import Book, book
 from narrative.engine.branches import create_branch, delete_branch, list_branches, reflog, switch
 from narrative.engine.brief import Brief, brief
 from narrative.engine.check import CheckReport, check
+from narrative.engine.codex import Codex, codex
 from narrative.engine.event import EventResult, retry, run_event
 from narrative.engine.failed import listing as failed_events
 from narrative.engine.graphs import Connection, GraphExport, connect, export_graph
@@ -96,11 +98,13 @@ def event(world: WorldRepo, content: str, *ops: Op, diffuser: str | None = None,
 
 
 __all__ = [
+    "Book",
     "Brief",
     "BusyError",
     "Change",
     "CheckFailedError",
     "CheckReport",
+    "Codex",
     "ConflictError",
     "Connection",
     "CreateOp",
@@ -139,8 +143,10 @@ __all__ = [
     "World",
     "WorldRepo",
     "batch",
+    "book",
     "brief",
     "check",
+    "codex",
     "connect",
     "create_branch",
     "default_diffuser",

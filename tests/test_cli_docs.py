@@ -20,6 +20,7 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 NO_JSON = {
     "edit": "opens an editor on the node's file",
     "schema": "prints a JSON Schema: JSON already",
+    "export": "a group: each of its subcommands prints the data and takes --json",
 }
 
 

@@ -68,6 +68,7 @@ def _register() -> None:
         branch_cmd,
         check_cmd,
         event_cmd,
+        export_cmd,
         init_cmd,
         query_cmd,
         read_cmd,
@@ -75,8 +76,8 @@ def _register() -> None:
         travel_cmd,
     )
 
-    for module in (init_cmd, event_cmd, read_cmd, query_cmd, travel_cmd, branch_cmd, check_cmd,
-                   schema_cmd):
+    for module in (init_cmd, event_cmd, read_cmd, query_cmd, export_cmd, travel_cmd, branch_cmd,
+                   check_cmd, schema_cmd):
         for command in module.COMMANDS:
             main.add_command(command)
 

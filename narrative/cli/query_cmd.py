@@ -163,10 +163,11 @@ def graph_group(click_ctx: click.Context, as_json: bool) -> None:
                f"{d['events']['edges']} causal edges")
 
 
-def _emit_graph(ctx: Context, which: str, fmt: str, around: str | None, depth: int, as_json: bool) -> None:
+def _emit_graph(ctx: Context, which: str, fmt: str, around: str | None, depth: int, as_json: bool,
+                at: str | None = None) -> None:
     from narrative.engine.graphs import export_graph
 
-    d = export_graph(ctx.world, which, fmt, around, depth).to_json()
+    d = export_graph(ctx.world, which, fmt, around, depth, at).to_json()
     if as_json:
         emit_json(d)
     else:
@@ -177,11 +178,13 @@ def _emit_graph(ctx: Context, which: str, fmt: str, around: str | None, depth: i
 @_FORMAT
 @click.option("--around", metavar="NODE", help="Only the nodes near this one.")
 @_DEPTH
+@click.option("--at", "at", metavar="REV", help="The world as it stood at a revision or event.")
 @json_option
 @pass_context
-def graph_world_cmd(ctx: Context, fmt: str, around: str | None, depth: int, as_json: bool) -> None:
-    """The world graph at HEAD: nodes and their relations."""
-    _emit_graph(ctx, "world", fmt, around, depth, as_json)
+def graph_world_cmd(ctx: Context, fmt: str, around: str | None, depth: int, at: str | None,
+                    as_json: bool) -> None:
+    """The world graph at HEAD (or --at an earlier event): nodes and their relations."""
+    _emit_graph(ctx, "world", fmt, around, depth, as_json, at)
 
 
 @graph_group.command("events")

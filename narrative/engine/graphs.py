@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from narrative.engine.eventgraph import Story, tip_of
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import check_id
+from narrative.nodefile import edges_of
 from narrative.store import history
 from narrative.store.worldrepo import WorldRepo
 
@@ -44,12 +45,29 @@ class GraphExport:
                 "edges": self.edges, "output": self.text}
 
 
-def world_graph(wr: WorldRepo) -> nx.MultiDiGraph:
-    """Every committed node (with its name, layer, kind) and every relation, keyed by type."""
+def world_graph(wr: WorldRepo, at: str | None = None) -> nx.MultiDiGraph:
+    """Every committed node (with its name, layer, kind) and every relation, keyed by type.
+
+    At HEAD the catalog answers; at an earlier revision (``at``) the nodes are read
+    from that commit's tree, in the same order, so both give the same output for HEAD.
+    """
     import networkx as nx
 
-    head = wr.head_commit()
     g = nx.MultiDiGraph()
+    if at is not None:
+        from narrative.engine.nodes import nodes_in
+
+        nodes = nodes_in(wr, history.resolve(wr, at).tree)
+        for node_id in sorted(nodes):
+            n = nodes[node_id]
+            g.add_node(node_id, label=n.get("name", ""), layer=n.get("layer", ""),
+                       kind=n.get("kind", ""), lifecycle=n.get("lifecycle", "permanent"))
+        edges = sorted((src, rtype, dst) for src in nodes
+                       for rtype, dst in edges_of(nodes[src]) if dst in nodes)
+        for src, rtype, dst in edges:
+            g.add_edge(src, dst, key=rtype, label=rtype)
+        return g
+    head = wr.head_commit()
     if head is None:
         return g
     cache = wr.catalog
@@ -89,13 +107,16 @@ def _around(g: nx.Graph, center: str, depth: int) -> nx.Graph:
 
 
 def export_graph(wr: WorldRepo, which: str, fmt: str = "dot", around: str | None = None,
-                 depth: int = 1) -> GraphExport:
+                 depth: int = 1, at: str | None = None) -> GraphExport:
+    """The world graph (at HEAD, or as of revision ``at``) or the event graph, rendered."""
     if fmt not in FORMATS:
         raise InvalidInputError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if depth < 0:
         raise InvalidInputError("--depth must be 0 or more")
+    if at is not None and which != "world":
+        raise InvalidInputError("--at is for the world graph; the event graph is the current story line's")
     if which == "world":
-        g: Any = world_graph(wr)
+        g: Any = world_graph(wr, at)
         if around is not None:
             check_id(around)
             g = _around(g, around, depth)

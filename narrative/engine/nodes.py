@@ -7,16 +7,19 @@ write that a crash interrupted, so it never shows a half-written world.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from narrative import fields
-from narrative.errors import InvalidInputError, NotFoundError
-from narrative.ids import LAYERS, check_id, node_path, parse_node_path
+from narrative.errors import InvalidInputError, InvalidWorldError, NotFoundError
+from narrative.ids import LAYERS, WORLD_DIR, check_id, node_path, parse_node_path
 from narrative.nodefile import NodeDict, load_trusted, parse_node_file
 from narrative.store import history, worktree
 from narrative.store.move import finish_interrupted
-from narrative.store.trees import blob_at, hash_bytes
+from narrative.store.trees import blob_at, hash_bytes, subtree, walk_blobs
 from narrative.store.worldrepo import WorldRepo
+
+if TYPE_CHECKING:
+    import pygit2
 
 
 def parse_field(text: str) -> str:
@@ -125,3 +128,57 @@ def list_nodes(wr: WorldRepo, layer: str | None = None) -> list[dict[str, Any]]:
             if placed is not None and placed[1] not in edits.edits and placed[1] in rows:
                 rows[placed[1]]["edited"] = "invalid"
     return [rows[k] for k in sorted(rows)]
+
+
+def nodes_in(wr: WorldRepo, tree: pygit2.Tree | None) -> dict[str, NodeDict]:
+    """Every node a commit's tree holds, by id: the whole world as it stood at that commit.
+
+    The catalog describes one tree only (HEAD's), so a past world is read from its
+    blobs. They are trusted as :func:`get_node` trusts them (narr validated each when
+    it sealed it); one that is not even a JSON object is named, never skipped.
+    """
+    world = subtree(tree, WORLD_DIR)
+    out: dict[str, NodeDict] = {}
+    if world is None:
+        return out
+    layout = wr.config.layout
+    for path, oid in walk_blobs(wr.repo, world, WORLD_DIR):
+        placed = parse_node_path(path, layout)
+        if placed is None:
+            continue
+        try:
+            node = load_trusted(wr.blob_bytes(oid))
+        except ValueError as exc:
+            raise InvalidWorldError(f"{path}: not a node ({exc})",
+                                    hint="narr check names the commit that wrote it") from exc
+        out[str(node.get("id") or placed[1])] = node
+    return out
+
+
+def current_nodes(wr: WorldRepo) -> tuple[dict[str, NodeDict], dict[str, str]]:
+    """The world as the user sees it: HEAD's nodes with the hand edits laid over them.
+
+    Returns the nodes by id and, for each hand-edited node, ``"new"``,
+    ``"modified"`` or ``"deleted"``. A node file that does not parse is an error
+    here (``narr status`` names it): a whole-world reader cannot guess what it meant.
+    """
+    finish_interrupted(wr)
+    head = wr.head_commit()
+    if head is None:
+        return {}, {}
+    nodes = nodes_in(wr, head.tree)
+    edits = worktree.scan_for_reader(wr, head.tree)
+    if edits.problems:
+        more = f" (and {len(edits.problems) - 1} more)" if len(edits.problems) > 1 else ""
+        raise InvalidWorldError(edits.problems[0] + more, details=list(edits.problems),
+                                hint="fix the file (narr status lists every problem), or read "
+                                     "the committed world with --at HEAD")
+    marks: dict[str, str] = {}
+    for node_id, e in sorted(edits.edits.items()):
+        if e.new is None:
+            nodes.pop(node_id, None)
+            marks[node_id] = "deleted"
+        else:
+            nodes[node_id] = e.new
+            marks[node_id] = "new" if e.old is None else "modified"
+    return nodes, marks
