@@ -144,7 +144,7 @@ def set_aside(wr: WorldRepo, head: pygit2.Commit, scan: HandEdits, reason: str,
         elif oid == "not-a-file":
             continue
         else:
-            blobs[path] = wr.repo.create_blob(wr.abs(path).read_bytes())
+            blobs[path] = wr.repo.create_blob(wr.stored_bytes(path, wr.abs(path).read_bytes()))
     if not blobs:
         return None
     return refs.save_set_aside(wr, head, blobs, reason, when)
@@ -295,7 +295,7 @@ def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
                 full.unlink(missing_ok=True)
             else:
                 full.parent.mkdir(parents=True, exist_ok=True)
-                journal.write_atomic(full, data, tmp)
+                journal.write_atomic(full, wr.checkout_bytes(path, data), tmp)
         marks = _restored(wr)
         marks[item.ref] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         journal.write_atomic(_restored_file(wr), json.dumps(marks, indent=1).encode(), tmp)

@@ -180,7 +180,7 @@ def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> list[str]:
     now_by_path: dict[str, str | None] = {}
     for u in updates:
         full = wr.abs(u.path)
-        now = _hash(full)
+        now = _hash(wr, u.path)
         if now != u.after:
             if now == u.before:
                 if u.after is None:
@@ -188,7 +188,7 @@ def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> list[str]:
                     _prune_dirs(full.parent, wr.root)
                 else:
                     full.parent.mkdir(parents=True, exist_ok=True)
-                    write_atomic(full, wr.blob_bytes(u.after), tmp_dir)
+                    write_atomic(full, wr.checkout_bytes(u.path, wr.blob_bytes(u.after)), tmp_dir)
                 now = u.after
             else:
                 kept.append(u.path)
@@ -204,7 +204,7 @@ def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> list[str]:
 
 def flush_index(wr: WorldRepo) -> None:
     """Write the index entries a batch deferred."""
-    entries = {path: (_hash(wr.abs(path)), oid) for path, oid in wr.deferred_index.items()}
+    entries = {path: (_hash(wr, path), oid) for path, oid in wr.deferred_index.items()}
     wr.deferred_index.clear()
     if entries:
         _write_index(wr, entries)
@@ -239,11 +239,13 @@ def _write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]
                  "command is running)") from None
 
 
-def _hash(path: Path) -> str | None:
+def _hash(wr: WorldRepo, relpath: str) -> str | None:
+    """The blob id git would store for the working-tree file (its clean filters applied)."""
+    path = wr.abs(relpath)
     try:
         if path.is_symlink() or not path.is_file():
             return None if not path.exists() and not path.is_symlink() else "not-a-file"
-        return str(pygit2.hashfile(str(path)))
+        return wr.worktree_oid(relpath, path.read_bytes())
     except FileNotFoundError:
         return None
 

@@ -76,7 +76,7 @@ def scan(wr: WorldRepo, head_tree: pygit2.Tree | None) -> HandEdits:
             continue
         head_blob = blob_at(head_tree, path)
         full = wr.abs(path)
-        data, raw_oid, problem = _read_regular(full, path)
+        data, raw_oid, problem = _read_regular(wr, full, path)
         if problem:
             out.problems.append(problem)
             out.raw[path] = "not-a-file"
@@ -186,8 +186,13 @@ def _index_is(index: pygit2.Index, tree: pygit2.Tree, *, keep: bool = False) -> 
     return same
 
 
-def _read_regular(full: Any, path: str) -> tuple[bytes | None, str | None, str | None]:
-    """``(bytes, blob id, problem)`` of a working-tree file; bytes None when it is gone."""
+def _read_regular(wr: WorldRepo, full: Any,
+                  path: str) -> tuple[bytes | None, str | None, str | None]:
+    """``(bytes, blob id, problem)`` of a working-tree file; bytes None when it is gone.
+
+    The blob id is the one ``git add`` would store (line endings converted), so a
+    file narr checked out with CRLF endings equals its blob.
+    """
     try:
         if full.is_symlink():
             return None, None, f"{path}: is a symbolic link; node files must be regular files"
@@ -198,7 +203,7 @@ def _read_regular(full: Any, path: str) -> tuple[bytes | None, str | None, str |
         return None, None, None
     except OSError as exc:
         return None, None, f"{path}: cannot be read ({exc.strerror})"
-    return data, str(pygit2.hash(data)), None
+    return data, wr.worktree_oid(path, data), None
 
 
 def _head_node(blob: pygit2.Blob | None, path: str, layout: Layout) -> NodeDict | None:

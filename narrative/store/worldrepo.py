@@ -148,6 +148,25 @@ class WorldRepo:
         assert isinstance(obj, pygit2.Blob)
         return obj.data
 
+    def checkout_bytes(self, path: str, data: bytes) -> bytes:
+        """The bytes git would check out at ``path`` for a blob holding ``data``.
+
+        Line-ending settings (``core.autocrlf``, ``eol``/``text`` attributes) make the
+        working-tree file differ from the blob; narr writes what ``git checkout``
+        would, or every file it wrote would look changed by hand.
+        """
+        filters = self.repo.load_filter_list(path, pygit2.enums.FilterMode.TO_WORKTREE)
+        return filters.apply_to_buffer(data) if filters is not None else data
+
+    def worktree_oid(self, path: str, data: bytes) -> str:
+        """The blob id ``git add`` would store for ``data`` found at ``path`` (filters applied)."""
+        return str(pygit2.hash(self.stored_bytes(path, data)))
+
+    def stored_bytes(self, path: str, data: bytes) -> bytes:
+        """The bytes ``git add`` would store for ``data`` found at ``path``."""
+        filters = self.repo.load_filter_list(path, pygit2.enums.FilterMode.TO_ODB)
+        return filters.apply_to_buffer(data) if filters is not None else data
+
     def signature(self, when: datetime | None = None) -> pygit2.Signature:
         """The configured git identity, or a neutral one so a fresh machine can still write."""
         when = when or datetime.now(UTC)
