@@ -7,10 +7,12 @@ leaves the world and its history as they were.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
-from helpers import CLI, git, node_file, read_node
+from helpers import CLI, git, node_file, read_node, rel_path, snapshot
 
 EXPLICIT = ["--diffuser", "explicit"]
 ONE_LAYOUT = pytest.mark.parametrize("layout", ["flat"])
@@ -57,3 +59,42 @@ def test_line_ending_conversion_keeps_every_event(world: Path, narr: CLI, settin
     narr("reset", "HEAD~1")
     assert read_node(world, "lin-yuan")["state"]["mood"] == "wary"
     assert git(world, "status", "--porcelain") == ""
+
+
+# --- a crafted journal ----------------------------------------------------------------
+
+
+def _crafted_journal(root: Path, path: str) -> dict[str, Any]:
+    head = git(root, "rev-parse", "HEAD").strip()
+    blob = git(root, "rev-parse", f"HEAD:{rel_path(root, 'lin-yuan', 'character')}").strip()
+    return {"ref": "refs/heads/main", "old": head, "new": head, "message": "crafted",
+            "updates": [{"path": path, "before": None, "after": blob, "index": None}]}
+
+
+@ONE_LAYOUT
+@pytest.mark.parametrize("path", ["../../x", "world/../../x", "/tmp/x", "world/character/../../x",
+                                  ".git/config", "world\\..\\..\\x", "narr.toml"])
+def test_a_crafted_journal_is_set_aside_not_executed(world: Path, narr: CLI, path: str) -> None:
+    narr_dir = world / ".git" / "narr"
+    (narr_dir / "journal.json").write_text(json.dumps(_crafted_journal(world, path)))
+    before = snapshot(world)
+    result = narr("status")
+    assert "journal narr did not write" in result.stderr
+    assert ".git/narr/journal.rejected.json" in result.stderr
+    assert not (world.parent.parent / "x").exists() and not (world.parent / "x").exists()
+    assert snapshot(world) == before
+    assert not (narr_dir / "journal.json").exists()
+    assert (narr_dir / "journal.rejected.json").exists()
+    narr("event", "on we go", *EXPLICIT, "--set", "lin-yuan.state.mood=calm")
+    assert narr.json("check")["ok"]
+
+
+@ONE_LAYOUT
+@pytest.mark.parametrize("payload", ["[]", '{"ref": 1}', "not json", '{"ref": "refs/heads/main", '
+                                     '"old": null, "new": "x", "message": "", "updates": [1]}'])
+def test_a_malformed_journal_is_set_aside(world: Path, narr: CLI, payload: str) -> None:
+    (world / ".git" / "narr" / "journal.json").write_text(payload)
+    result = narr("event", "on we go", *EXPLICIT, "--set", "lin-yuan.state.mood=calm")
+    assert "journal narr did not write" in result.stderr
+    assert (world / ".git" / "narr" / "journal.rejected.json").read_text() == payload
+    assert read_node(world, "lin-yuan")["state"]["mood"] == "calm"

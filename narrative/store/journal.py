@@ -16,12 +16,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import pygit2
 
 from narrative.errors import BusyError, ConflictError
+from narrative.ids import WORLD_DIR
 from narrative.store.worldrepo import WorldRepo
 
 JOURNAL = "journal.json"
@@ -131,12 +134,12 @@ def recover(wr: WorldRepo) -> str | None:
     except FileNotFoundError:
         return None
     except ValueError:
-        journal.unlink(missing_ok=True)
-        return "dropped an unreadable journal of an interrupted narr command"
-    txn = Transaction(
-        ref=payload["ref"], old=payload["old"], new=payload["new"], message=payload["message"],
-        updates=tuple(PathUpdate(**u) for u in payload["updates"]),
-    )
+        payload = None
+    txn = _parse_journal(wr, payload)
+    if txn is None:
+        kept = _set_journal_aside(journal)
+        return (f"a journal narr did not write (or that is damaged) was found and not acted on; "
+                f"it is kept as {kept.relative_to(wr.root)}; nothing was changed")
     current = _ref_target(wr, txn.ref)
     if current == txn.new:
         _clear_leftover_locks(wr, txn.ref, journal)
@@ -152,6 +155,77 @@ def recover(wr: WorldRepo) -> str | None:
 
 
 SYMBOLIC = "ref: "
+REJECTED = "journal.rejected.json"
+_OID = re.compile(r"[0-9a-f]{40}")
+
+
+def _parse_journal(wr: WorldRepo, payload: Any) -> Transaction | None:
+    """The journal's transaction, or None when it is not one narr could have written.
+
+    A journal tells narr which files to write: a crafted one naming ``../x`` or
+    ``.git/config`` would write anywhere, so every path must be a plain relative
+    path under ``world/``, every blob must exist and every ref be a branch or HEAD.
+    """
+    try:
+        if not isinstance(payload, dict) or set(payload) != {"ref", "old", "new", "message",
+                                                             "updates"}:
+            return None
+        updates = payload["updates"]
+        if not isinstance(updates, list) or not all(
+                isinstance(u, dict) and set(u) == {"path", "before", "after", "index"}
+                for u in updates):
+            return None
+        txn = Transaction(ref=payload["ref"], old=payload["old"], new=payload["new"],
+                          message=payload["message"],
+                          updates=tuple(PathUpdate(**u) for u in updates))
+    except TypeError:
+        return None
+    if not (txn.ref == "HEAD" or (isinstance(txn.ref, str) and txn.ref.startswith("refs/heads/")
+                                  and pygit2.reference_is_valid_name(txn.ref))):
+        return None
+    if not isinstance(txn.message, str):
+        return None
+    if txn.old is not None and not _is_ref_target(txn.old):
+        return None
+    if not _is_ref_target(txn.new):
+        return None
+    for u in txn.updates:
+        if not _plain_world_path(u.path):
+            return None
+        if not (u.before is None or u.before == "not-a-file"
+                or (isinstance(u.before, str) and _OID.fullmatch(u.before))):
+            return None
+        for oid in (u.after, u.index):
+            if oid is not None and not (isinstance(oid, str) and _OID.fullmatch(oid)
+                                        and oid in wr.repo):
+                return None
+    return txn
+
+
+def _is_ref_target(target: object) -> bool:
+    """A commit id, or ``ref: refs/heads/x`` (what :func:`_ref_target` returns)."""
+    if not isinstance(target, str):
+        return False
+    if target.startswith(SYMBOLIC):
+        name = target[len(SYMBOLIC):]
+        return name.startswith("refs/heads/") and pygit2.reference_is_valid_name(name)
+    return _OID.fullmatch(target) is not None
+
+
+def _plain_world_path(path: object) -> bool:
+    """A relative POSIX path under ``world/`` with no ``.``, ``..``, empty or odd parts."""
+    if not isinstance(path, str) or "\\" in path or "\0" in path:
+        return False
+    parts = path.split("/")
+    return (len(parts) >= 3 and parts[0] == WORLD_DIR
+            and all(p not in ("", ".", "..") and p.lower() != ".git" for p in parts))
+
+
+def _set_journal_aside(journal: Path) -> Path:
+    """Rename a journal narr will not execute, so it can be looked at (never deleted)."""
+    kept = journal.with_name(REJECTED)
+    os.replace(journal, kept)
+    return kept
 
 
 def _ref_target(wr: WorldRepo, ref: str) -> str | None:
