@@ -7,12 +7,20 @@ leaves the world and its history as they were.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import CLI, git, node_file, read_node, rel_path, snapshot
+
+from narrative.store import journal
 
 EXPLICIT = ["--diffuser", "explicit"]
 ONE_LAYOUT = pytest.mark.parametrize("layout", ["flat"])
@@ -98,3 +106,215 @@ def test_a_malformed_journal_is_set_aside(world: Path, narr: CLI, payload: str) 
     assert "journal narr did not write" in result.stderr
     assert (world / ".git" / "narr" / "journal.rejected.json").read_text() == payload
     assert read_node(world, "lin-yuan")["state"]["mood"] == "calm"
+
+
+# --- a read-only world --------------------------------------------------------------
+
+STORAGE = 19
+READERS = [("status",), ("check",), ("log",), ("nodes",), ("get", "lin-yuan")]
+
+
+def _can_mount_read_only() -> bool:
+    if not shutil.which("unshare"):
+        return False
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", "mount --bind -o ro / / 2>/dev/null"],
+                          capture_output=True)
+    return proc.returncode == 0
+
+
+@ONE_LAYOUT
+@pytest.mark.skipif(not _can_mount_read_only(), reason="needs a private read-only bind mount")
+def test_a_read_only_mount_is_read_not_written(world: Path, narr: CLI) -> None:
+    narr("event", "calm down", *EXPLICIT, "--set", "lin-yuan.state.mood=calm")
+    for leftover in (world / ".git" / "narr").glob("lock*"):
+        leftover.unlink()
+    before = snapshot(world)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        script = (f"mount --bind -o ro {world} {world} && mount -o remount,bind,ro {world} {world}"
+                  f" && exec {sys.executable} -m narrative -C {world} \"$@\"")
+        return subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", *args],
+                              capture_output=True, text=True)
+
+    for args in READERS:
+        proc = run(*args)
+        assert proc.returncode == 0, (args, proc.stderr)
+        assert proc.stderr == ""
+    proc = run("event", "storm", *EXPLICIT, "--set", "lin-yuan.state.mood=wild")
+    assert proc.returncode == STORAGE
+    assert proc.stderr.startswith("narr: error: the world is read-only: cannot write ")
+    assert "Traceback" not in proc.stderr
+    assert snapshot(world) == before
+
+
+def _refuse_writes(monkeypatch: pytest.MonkeyPatch, root: Path, code: int,
+                   match: str = "") -> None:
+    """Make the file system refuse to create files under ``root/.git`` (as root, chmod cannot)."""
+    real_open = os.open
+    git_dir = str(root / ".git")
+
+    def fake_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if (str(path).startswith(git_dir) and match in str(path)
+                and flags & (os.O_CREAT | os.O_WRONLY | os.O_RDWR)):
+            raise OSError(code, os.strerror(code), str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", fake_open)
+
+
+@ONE_LAYOUT
+def test_a_read_only_world_is_read_without_writing(world: Path, narr: CLI,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    narr("event", "calm down", *EXPLICIT, "--set", "lin-yuan.state.mood=calm")
+    (world / ".git" / "narr" / "index.sqlite").unlink()  # the cache, too, must do without
+    before = snapshot(world)
+    narr_dir = str(world / ".git" / "narr")
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if (
+        str(p).startswith(narr_dir) and mode & os.W_OK) else real_access(p, mode, **kw))
+    _refuse_writes(monkeypatch, world, errno.EROFS)
+    for args in READERS:
+        assert narr(*args).stderr == ""
+    assert narr.json("get", "lin-yuan")["state"]["mood"] == "calm"
+    result = narr("event", "storm", *EXPLICIT, "--set", "lin-yuan.state.mood=wild", expect=STORAGE)
+    assert result.stderr.startswith(
+        f"narr: error: the world is read-only: cannot write {world / '.git/narr/lock'}")
+    assert snapshot(world) == before
+    assert not (world / ".git" / "narr" / "index.sqlite").exists()
+
+
+# --- a full disk ----------------------------------------------------------------------
+
+
+@ONE_LAYOUT
+def test_a_full_disk_at_the_lock_keeps_the_event(world: Path, narr: CLI,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    before = snapshot(world)
+    with monkeypatch.context() as patch:
+        _refuse_writes(patch, world, errno.ENOSPC, match="lock")
+        result = narr("event", "storm", *EXPLICIT, "--set", "lin-yuan.state.mood=wild",
+                      expect=STORAGE)
+    assert result.stderr.splitlines()[0].startswith("narr: error: the disk is full: cannot write ")
+    assert "narr event --retry" in result.stderr
+    assert snapshot(world) == before
+    narr("event", "--retry")
+    assert read_node(world, "lin-yuan")["state"]["mood"] == "wild"
+    assert narr.json("check")["ok"]
+
+
+def _full_disk_for(monkeypatch: pytest.MonkeyPatch, prefix: str) -> None:
+    """Writes of temporary files named ``prefix...`` fail as on a full disk."""
+    real_open = open
+
+    def fake_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if "w" in mode and Path(file).name.startswith(prefix):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(file))
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(journal, "open", fake_open, raising=False)
+
+
+@ONE_LAYOUT
+def test_a_full_disk_before_the_story_moves_changes_nothing(
+        world: Path, narr: CLI, monkeypatch: pytest.MonkeyPatch) -> None:
+    before, head = snapshot(world), git(world, "rev-parse", "HEAD")
+    with monkeypatch.context() as patch:
+        _full_disk_for(patch, "journal.json")
+        result = narr("event", "storm", *EXPLICIT, "--set", "lin-yuan.state.mood=wild",
+                      expect=STORAGE)
+    assert result.stderr.splitlines()[0] == (
+        f"narr: error: the disk is full: cannot write {world / '.git/narr/journal.json'} "
+        "(No space left on device)")
+    assert git(world, "rev-parse", "HEAD") == head
+    assert snapshot(world) == before
+    assert list((world / ".git" / "narr" / "tmp").iterdir()) == []  # nothing half-written
+    narr("event", "--retry")
+    assert read_node(world, "lin-yuan")["state"]["mood"] == "wild"
+
+
+@ONE_LAYOUT
+def test_a_full_disk_after_the_story_moved_is_finished_later(
+        world: Path, narr: CLI, monkeypatch: pytest.MonkeyPatch) -> None:
+    with monkeypatch.context() as patch:
+        _full_disk_for(patch, "lin-yuan.json")
+        result = narr("event", "storm", *EXPLICIT, "--set", "lin-yuan.state.mood=wild",
+                      expect=STORAGE)
+    assert "the story has moved" in result.stderr
+    assert narr.json("failed") == [] or "storm" not in json.dumps(narr.json("failed"))
+    result = narr("status")
+    assert "finished an interrupted narr command" in result.stderr
+    assert read_node(world, "lin-yuan")["state"]["mood"] == "wild"
+    assert narr.json("check")["ok"]
+
+
+@ONE_LAYOUT
+def test_a_full_cache_is_a_clear_error(world: Path, narr: CLI,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from narrative.store.cache import WorldIndex
+
+    def full(*args: Any, **kwargs: Any) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(WorldIndex, "apply", full)
+        narr("event", "calm down", *EXPLICIT, "--set", "lin-yuan.state.mood=calm")
+        patch.setattr(WorldIndex, "sync", full)
+        result = narr("nodes", expect=STORAGE)
+    assert result.stderr.startswith("narr: error: the disk is full: narr's cache cannot be written")
+    assert narr.json("check")["ok"]
+    assert "lin-yuan" in narr("nodes").stdout
+
+
+# --- no fcntl (Windows) -----------------------------------------------------------------
+
+WITHOUT_FCNTL = """
+import os, sys, warnings
+sys.modules["fcntl"] = None  # as on Windows: importing it fails
+del os.pwrite
+warnings.simplefilter("ignore")
+from narrative.cli import main
+main(sys.argv[1:])
+"""
+
+HOLD_WITHOUT_FCNTL = """
+import os, sys, time, warnings
+sys.modules["fcntl"] = None
+warnings.simplefilter("ignore")
+from pathlib import Path
+from narrative.store.lock import WriteLock
+lock = WriteLock(Path(sys.argv[1]), timeout=0)
+lock.acquire()
+print("held", flush=True)
+sys.stdin.readline()
+lock.release()
+"""
+
+
+@ONE_LAYOUT
+def test_the_lock_works_without_fcntl(world: Path) -> None:
+    def narr(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", WITHOUT_FCNTL, "-C", str(world), *args],
+                              capture_output=True, text=True,
+                              env={**os.environ, "NARR_LOCK_TIMEOUT": "0.2"})
+
+    proc = narr("event", "calm down", *EXPLICIT, "--set", "lin-yuan.state.mood=calm")
+    assert proc.returncode == 0, proc.stderr
+    assert read_node(world, "lin-yuan")["state"]["mood"] == "calm"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_WITHOUT_FCNTL,
+                               str(world / ".git" / "narr" / "lock")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdin is not None
+    try:
+        assert holder.stdout.readline() == "held\n"
+        busy = narr("event", "storm", *EXPLICIT, "--set", "lin-yuan.state.mood=wild")
+        assert busy.returncode == 15
+        assert busy.stderr.startswith(
+            f"narr: error: another narr process (pid {holder.pid}: -c ")
+        assert narr("status").returncode == 0
+    finally:
+        holder.stdin.write("\n")
+        holder.stdin.close()
+        holder.wait(10)
+        holder.stdout.close()
+    assert narr("event", "--retry").returncode == 0
+    assert read_node(world, "lin-yuan")["state"]["mood"] == "wild"

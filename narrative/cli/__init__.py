@@ -8,20 +8,28 @@ exit 2; anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import click
+import pygit2
 
 from narrative import __version__
 from narrative.cli.context import Context
-from narrative.errors import NarrError
+from narrative.errors import NarrError, RepositoryDamagedError, StorageError, storage_error
 
 
 class NarrGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            except (OSError, sqlite3.Error, pygit2.GitError) as exc:
+                converted = environment_error(exc)
+                if converted is None:
+                    raise
+                raise converted from exc
         except NarrError as exc:
             obj = ctx.obj
             report_error(exc, as_json=isinstance(obj, Context) and obj.json)
@@ -30,6 +38,41 @@ class NarrGroup(click.Group):
             obj = ctx.obj
             if isinstance(obj, Context):
                 obj.close()
+
+
+_FULL_DB = ("database or disk is full", "disk i/o error")
+_READ_ONLY_DB = ("readonly database", "unable to open database file")
+
+
+def environment_error(exc: BaseException) -> NarrError | None:
+    """The typed error for a failure of the machine or the repository, not of narr.
+
+    The library converts these where it can say more (which file, whether the
+    story moved); this is the net under the rest, so a full disk, a read-only
+    mount or a damaged object is one clear message, never a traceback.
+    """
+    if isinstance(exc, OSError):
+        return storage_error(exc, exc.filename or "a file")
+    if isinstance(exc, sqlite3.Error):
+        text = str(exc).lower()
+        if any(s in text for s in _FULL_DB):
+            return StorageError(f"the disk is full: narr's cache cannot be written ({exc})",
+                                hint="free some space and run the command again")
+        if any(s in text for s in _READ_ONLY_DB):
+            return StorageError(f"the world is read-only: narr's cache cannot be written ({exc})")
+        return None
+    if isinstance(exc, pygit2.GitError):
+        text = str(exc)
+        if "No space left" in text:
+            return StorageError(f"the disk is full: git cannot write ({text})",
+                                hint="free some space and run the command again")
+        if "Read-only file system" in text or "Permission denied" in text:
+            return StorageError(f"the world is read-only: git cannot write ({text})")
+        return RepositoryDamagedError(
+            f"the repository is damaged: {text}",
+            hint="narr check names what is broken; git fsck says more (a clone or a backup "
+                 "has the history)")
+    return None
 
 
 def report_error(exc: NarrError, *, as_json: bool = False) -> None:

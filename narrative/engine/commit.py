@@ -7,6 +7,8 @@ there is one place that writes history and one crash-safety story
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -78,10 +80,13 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
         updates=tuple(updates),
     ))
 
-    cache = wr.index_cache
-    cache.apply(finals, wr.world_tree_id(tree), wr.world_tree_id(new_tree_obj), repo,
-                wr.config.layout)
-    cache.remember_event(record.id, str(commit))
+    # The event is recorded; a cache narr cannot update now (a full disk) is no failure:
+    # it still names the old tree, so it follows HEAD by a tree diff next time.
+    with contextlib.suppress(sqlite3.Error):
+        cache = wr.index_cache
+        cache.apply(finals, wr.world_tree_id(tree), wr.world_tree_id(new_tree_obj), repo,
+                    wr.config.layout)
+        cache.remember_event(record.id, str(commit))
     if wr.batching:
         wr.batch_clean = True  # the hand edits are recorded; later events of the batch skip the scan
     return Sealed(str(commit), kept)

@@ -23,7 +23,7 @@ from typing import Any
 
 import pygit2
 
-from narrative.errors import BusyError, ConflictError
+from narrative.errors import BusyError, ConflictError, StorageError, storage_error
 from narrative.ids import WORLD_DIR
 from narrative.store.worldrepo import WorldRepo
 
@@ -52,12 +52,21 @@ def _journal_path(wr: WorldRepo) -> Path:
 
 
 def write_atomic(path: Path, data: bytes, tmp_dir: Path) -> None:
-    """Replace ``path`` with ``data`` so a reader sees the old bytes or the new, never half."""
-    tmp_dir.mkdir(parents=True, exist_ok=True)
+    """Replace ``path`` with ``data`` so a reader sees the old bytes or the new, never half.
+
+    A full or read-only disk is a :class:`StorageError` naming the file, and leaves
+    no half-written temporary file behind.
+    """
     tmp = tmp_dir / f"{path.name}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
+    try:
+        tmp_dir.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise storage_error(exc, str(path)) or exc from None
 
 
 def run(wr: WorldRepo, txn: Transaction) -> list[str]:
@@ -79,9 +88,18 @@ def run(wr: WorldRepo, txn: Transaction) -> list[str]:
         _set_ref(wr, txn.ref, txn.new, txn.message)
     except (pygit2.GitError, OSError) as exc:
         journal.unlink(missing_ok=True)  # nothing moved: nothing to recover
+        full = storage_error(exc, txn.ref) if isinstance(exc, OSError) else None
+        if full is not None:
+            raise full from None
         raise BusyError(f"cannot move {txn.ref}: {exc}",
                         hint="another git process may be at work; nothing was changed") from None
-    kept = _apply(wr, txn.updates)
+    try:
+        kept = _apply(wr, txn.updates)
+    except StorageError as exc:
+        exc.recorded = True  # the journal stays: the next command finishes the job
+        exc.hint = ("the story has moved; free some space and any narr command finishes "
+                    "writing the files")
+        raise
     journal.unlink(missing_ok=True)
     return kept
 

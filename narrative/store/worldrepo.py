@@ -7,7 +7,10 @@ from the history when it is lost.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import tempfile
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -60,6 +63,7 @@ class WorldRepo:
         self.batching = False
         self.batch_clean = False
         self.deferred_index: dict[str, str | None] = {}
+        self._scratch: Path | None = None  # a reader's copy of the cache (read-only world)
 
     # --- opening ----------------------------------------------------------------------
 
@@ -185,7 +189,27 @@ class WorldRepo:
     def index_cache(self) -> WorldIndex:
         from narrative.store.cache import WorldIndex
 
+        if self.read_only():
+            return WorldIndex(self._private_copy_of_cache())
         return WorldIndex(self.narr_dir / "index.sqlite")
+
+    def read_only(self) -> bool:
+        """Whether narr's private state cannot be written (a read-only mount, no permission)."""
+        where = self.narr_dir if self.narr_dir.is_dir() else self.git_dir
+        return not os.access(where, os.W_OK)
+
+    def _private_copy_of_cache(self) -> Path:
+        """A copy of the derived index a reader of a read-only world may update.
+
+        The index is a cache, so a reader works on a throw-away copy (rebuilt from
+        the history when there is none) rather than fail or write into the world.
+        """
+        self._scratch = Path(tempfile.mkdtemp(prefix="narr-readonly-"))
+        copy = self._scratch / "index.sqlite"
+        for suffix in ("", "-wal"):
+            with contextlib.suppress(OSError):
+                shutil.copyfile(self.narr_dir / f"index.sqlite{suffix}", f"{copy}{suffix}")
+        return copy
 
     def abs(self, relpath: str) -> Path:
         return self.root / relpath
@@ -193,6 +217,9 @@ class WorldRepo:
     def close(self) -> None:
         if "index_cache" in self.__dict__:
             self.index_cache.close()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
         self.repo.free()
 
 
