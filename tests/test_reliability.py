@@ -318,3 +318,63 @@ def test_the_lock_works_without_fcntl(world: Path) -> None:
         holder.stdout.close()
     assert narr("event", "--retry").returncode == 0
     assert read_node(world, "lin-yuan")["state"]["mood"] == "wild"
+
+
+# --- a damaged repository -------------------------------------------------------------
+
+DAMAGED = 17
+
+
+def _loose_object(root: Path, rev: str) -> Path:
+    oid = git(root, "rev-parse", rev).strip()
+    path = root / ".git" / "objects" / oid[:2] / oid[2:]
+    assert path.exists()
+    path.chmod(0o644)
+    return path
+
+
+@ONE_LAYOUT
+def test_a_corrupt_blob_is_reported_not_a_traceback(world: Path, narr: CLI) -> None:
+    narr("event", "calm down", *EXPLICIT, "--set", "lin-yuan.state.mood=calm")
+    _loose_object(world, f"HEAD:{rel_path(world, 'lin-yuan', 'character')}").write_bytes(b"junk")
+    result = narr("check", expect=DAMAGED)
+    assert result.stderr.startswith("narr: error: check failed: the repository is damaged: ")
+    assert "git fsck" in result.stderr
+    for args in (("get", "lin-yuan", "--at", "HEAD"), ("status",)):
+        result = narr(*args, expect=DAMAGED)
+        assert result.stderr.startswith("narr: error: the repository is damaged: ")
+
+
+@ONE_LAYOUT
+def test_a_missing_head_commit_is_reported(world: Path, narr: CLI) -> None:
+    narr("event", "calm down", *EXPLICIT, "--set", "lin-yuan.state.mood=calm")
+    _loose_object(world, "HEAD").unlink()
+    assert "the repository is damaged" in narr("check", expect=DAMAGED).stderr
+    result = narr("event", "storm", *EXPLICIT, "--set", "lin-yuan.state.mood=wild", expect=DAMAGED)
+    assert result.stderr.startswith("narr: error: the repository is damaged: ")
+
+
+@ONE_LAYOUT
+def test_a_dangling_abandoned_chain_is_skipped(world: Path, narr: CLI) -> None:
+    narr("event", "calm down", *EXPLICIT, "--set", "lin-yuan.state.mood=calm")
+    narr("reset", "HEAD~1")
+    dangling = world / ".git" / "refs" / "narr" / "abandoned" / "0-lost-main"
+    dangling.write_text("1234567890123456789012345678901234567890\n")
+    assert len(narr.json("chains")) == 1
+    assert "refs/narr/abandoned/0-lost-main names a commit" in narr("check").stderr
+    narr("replay", "1")
+    assert read_node(world, "lin-yuan")["state"]["mood"] == "calm"
+
+
+@ONE_LAYOUT
+def test_a_shallow_clone_is_named_not_broken(world: Path, narr: CLI, tmp_path: Path) -> None:
+    for mood in ("calm", "wary"):
+        narr("event", f"now {mood}", *EXPLICIT, "--set", f"lin-yuan.state.mood={mood}")
+    clone = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{world}", str(clone)],
+                   check=True)
+    result = CLI(clone)("check")
+    assert result.stderr.startswith("narr: warning: this is a shallow clone: the history before ")
+    assert result.stdout.startswith("ok: ")
+    CLI(clone)("event", "on", *EXPLICIT, "--set", "lin-yuan.state.mood=calm")
+    assert CLI(clone).json("check")["ok"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+import pygit2
 
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option, warn
@@ -22,7 +23,14 @@ def check_cmd(ctx: Context, rev: str | None, history_only: bool, as_json: bool) 
     from narrative.engine.check import check
     from narrative.errors import CheckFailedError
 
-    report = check(ctx.world, rev, world=not history_only)
+    try:
+        report = check(ctx.world, rev, world=not history_only)
+    except (pygit2.GitError, KeyError) as exc:
+        # an object git cannot read (a damaged file, a commit lost from .git/objects)
+        raise CheckFailedError(
+            f"check failed: the repository is damaged: {str(exc).strip(chr(34))}",
+            hint="git fsck names every damaged object; a clone or a backup has the history"
+        ) from None
     for message in report.warnings:
         warn(message)
     if as_json:
