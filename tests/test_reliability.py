@@ -378,3 +378,61 @@ def test_a_shallow_clone_is_named_not_broken(world: Path, narr: CLI, tmp_path: P
     assert result.stdout.startswith("ok: ")
     CLI(clone)("event", "on", *EXPLICIT, "--set", "lin-yuan.state.mood=calm")
     assert CLI(clone).json("check")["ok"]
+
+
+# --- odd files, odd pointers, odd settings ------------------------------------------------
+
+
+@ONE_LAYOUT
+def test_a_directory_or_fifo_named_like_a_node_is_flagged(world: Path, narr: CLI) -> None:
+    (world / "world" / "character" / "ghost.json").mkdir()
+    os.mkfifo(world / "world" / "item" / "pipe.json")
+    result = narr("check", expect=17)
+    assert result.stdout.splitlines() == [
+        "working tree: world/character/ghost.json: is a directory where a node file was expected",
+        "working tree: world/item/pipe.json: is not a regular file (a FIFO, socket or device); "
+        "node files must be regular files"]
+
+
+@ONE_LAYOUT
+def test_a_fifo_in_place_of_a_node_file_is_refused_not_read(world: Path, narr: CLI) -> None:
+    path = node_file(world, "black-ring")
+    path.unlink()
+    os.mkfifo(path)  # reading it would wait for ever (and snapshot() would read it)
+    head = git(world, "rev-parse", "HEAD")
+    result = narr("event", "storm", *EXPLICIT, "--set", "lin-yuan.state.mood=wild", expect=13)
+    assert "black-ring.json: is not a regular file (a FIFO, socket or device)" in result.stderr
+    assert git(world, "rev-parse", "HEAD") == head
+    assert read_node(world, "lin-yuan")["state"]["mood"] == "anxious"
+
+
+@ONE_LAYOUT
+@pytest.mark.parametrize("spec", ["lin-yuan/state/a~2b=1", "lin-yuan/state/a~=1", "lin-yuan/a~b=1"])
+def test_an_invalid_pointer_escape_is_refused(world: Path, narr: CLI, spec: str) -> None:
+    before = snapshot(world)
+    result = narr("event", "odd", *EXPLICIT, "--set", spec, expect=12)
+    assert result.stderr.startswith(f"narr: error: --set {spec!r}: field '/")
+    assert "'~' must be written '~0' in a JSON pointer" in result.stderr
+    assert snapshot(world) == before
+    narr("event", "fine", *EXPLICIT, "--set", "lin-yuan/state/a~0b=1", "--set", "lin-yuan.state.c~2=2")
+    assert {"a~b": 1, "c~2": 2}.items() <= read_node(world, "lin-yuan")["state"].items()
+
+
+def test_a_name_with_control_characters_makes_a_valid_settings_file(tmp_path: Path) -> None:
+    from narrative.config import load_config
+    from narrative.engine.init import init_world
+
+    name = "bad\x01name\ttab \"quoted\" \\ \x7f"
+    init_world(tmp_path / "w", name=name)
+    assert load_config(tmp_path / "w").name == name
+    assert CLI(tmp_path / "w").json("status")["branch"] == "main"
+
+
+@ONE_LAYOUT
+def test_a_misspelt_setting_is_named(world: Path, narr: CLI) -> None:
+    toml = world / "narr.toml"
+    toml.write_text(toml.read_text().replace("layout =", "layuot =") + "\n[extra]\nx = 1\n")
+    result = narr("status")
+    assert result.stderr == (
+        "narr: warning: narr.toml: unknown keys world.layuot, extra (ignored; known keys: "
+        "world.name, world.language, world.layout, diffuser.default)\n")

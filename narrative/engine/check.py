@@ -121,7 +121,9 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         from narrative.engine.read import hand_edit_problems
 
         scan = worktree.scan_for_reader(wr, head.tree)
-        report.worktree_problems = [*scan.problems, *hand_edit_problems(wr, head.tree, scan)]
+        odd = [p for p in worktree.odd_json_entries(wr) if p not in scan.problems]
+        report.worktree_problems = [*scan.problems, *odd,
+                                    *hand_edit_problems(wr, head.tree, scan)]
     return report
 
 

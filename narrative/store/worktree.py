@@ -8,14 +8,23 @@ changed; only those are read and parsed.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pygit2
 
 from narrative.errors import InvalidWorldError
-from narrative.ids import LAYERS, Layout, is_world_path, node_path, parse_node_path
+from narrative.ids import (
+    LAYERS,
+    WORLD_DIR,
+    Layout,
+    is_world_path,
+    node_path,
+    parse_node_path,
+)
 from narrative.nodefile import NodeDict, dump, load_trusted, parse_node_file
 from narrative.store.trees import blob_at
 from narrative.store.worldrepo import WorldRepo
@@ -198,6 +207,9 @@ def _read_regular(wr: WorldRepo, full: Any,
             return None, None, f"{path}: is a symbolic link; node files must be regular files"
         if full.is_dir():
             return None, None, f"{path}: is a directory where a node file was expected"
+        if full.exists() and not full.is_file():  # reading a FIFO would wait for ever
+            return None, None, f"{path}: is not a regular file (a FIFO, socket or device); " \
+                               "node files must be regular files"
         data = full.read_bytes()
     except FileNotFoundError:
         return None, None, None
@@ -240,6 +252,31 @@ def _misplaced(path: str, layout: Layout) -> str:
         return f"{path}: node files sit directly in world/{parts[1]}/ in a flat world"
     return (f"{path}: not a node file (node files are world/<layer>/<id>.json with layer one of "
             f"{', '.join(LAYERS)})")
+
+
+def odd_json_entries(wr: WorldRepo) -> list[str]:
+    """Entries under ``world/`` named like node files that are no regular file.
+
+    git does not see an (empty) directory or a FIFO, so a ``lin-yuan.json`` that is
+    one would silently not be a node: ``narr check`` names them, as it names
+    symbolic links. A walk of the working tree, so only the full check pays it.
+    """
+    out: list[str] = []
+    root = wr.abs(WORLD_DIR)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [*dirnames, *filenames]:
+            if not name.endswith(".json"):
+                continue
+            full = Path(dirpath) / name
+            rel = full.relative_to(wr.root).as_posix()
+            if full.is_symlink() or full.is_file():
+                continue
+            if full.is_dir():
+                out.append(f"{rel}: is a directory where a node file was expected")
+            else:
+                out.append(f"{rel}: is not a regular file (a FIFO, socket or device); "
+                           "node files must be regular files")
+    return sorted(out)
 
 
 def scan_for_event(wr: WorldRepo, head_tree: pygit2.Tree | None) -> HandEdits:
