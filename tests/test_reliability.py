@@ -436,3 +436,27 @@ def test_a_misspelt_setting_is_named(world: Path, narr: CLI) -> None:
     assert result.stderr == (
         "narr: warning: narr.toml: unknown keys world.layuot, extra (ignored; known keys: "
         "world.name, world.language, world.layout, diffuser.default)\n")
+
+
+# --- hand edits committed with plain git ------------------------------------------------
+
+
+@ONE_LAYOUT
+def test_check_says_how_to_recover_from_a_plain_commit(world: Path, narr: CLI) -> None:
+    narr("event", "calm down", *EXPLICIT, "--set", "lin-yuan.state.mood=calm")
+    last = git(world, "rev-parse", "HEAD").strip()
+    path = node_file(world, "lin-yuan")
+    path.write_text(path.read_text().replace('"calm"', '"wary"'))
+    git(world, "commit", "-q", "-am", "oops")
+    result = narr("check", expect=17)
+    hint = result.stderr.splitlines()[-1]
+    assert hint == ("hint: plain git commits changed world/; to make their changes hand edits "
+                    "again (kept, and recorded by the next event), keep them on a branch and "
+                    "move back to the last event: git branch narr-plain-commits && "
+                    f"git reset --mixed {last[:12]}")
+    git(world, "branch", "narr-plain-commits")
+    git(world, "reset", "-q", "--mixed", last[:12])
+    assert narr.json("check")["ok"]
+    log = narr.json("event", "a beat", *EXPLICIT)
+    assert [(e["target"], e["new_value"]) for e in log["edits"]] == [("lin-yuan", "wary")]
+    assert narr.json("check")["ok"]
