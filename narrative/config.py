@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import tomli_w
+
 from narrative.errors import InvalidWorldError
 from narrative.ids import LAYOUTS, Layout
 
@@ -47,8 +49,33 @@ class WorldConfig:
 
 
 def _toml_str(value: str) -> str:
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return f'"{escaped}"'
+    """``value`` as a TOML string, by tomli-w: control characters must be escaped too.
+
+    The file is written from a template (its comments guide the user), so only the
+    values go through the TOML writer.
+    """
+    return tomli_w.dumps({"v": value}).removeprefix("v = ").rstrip("\n")
+
+
+KNOWN_KEYS: dict[str, tuple[str, ...]] = {
+    "world": ("name", "language", "layout"),
+    "diffuser": ("default",),
+}
+
+
+def unknown_keys(raw: dict[str, Any]) -> list[str]:
+    """Keys of ``narr.toml`` narr does not read: most likely misspelt, so never silent."""
+    out = []
+    for key, value in raw.items():
+        if key not in KNOWN_KEYS:
+            out.append(key)
+        elif isinstance(value, dict):
+            out.extend(f"{key}.{sub}" for sub in value if sub not in KNOWN_KEYS[key])
+    return out
+
+
+def known_keys() -> str:
+    return ", ".join(f"{table}.{key}" for table, keys in KNOWN_KEYS.items() for key in keys)
 
 
 def parse_config(text: str, source: str = CONFIG_FILE) -> WorldConfig:

@@ -7,6 +7,8 @@ escapes is a bug in narr and keeps its traceback.
 
 from __future__ import annotations
 
+import errno
+
 
 class NarrError(Exception):
     """Base of every error a user can cause; ``exit_code`` comes from the table below."""
@@ -88,6 +90,28 @@ class DiffuserError(NarrError):
         self.raw_reply = raw_reply
 
 
+class StorageError(NarrError):
+    """The file system refused a write: the world is read-only, or the disk is full.
+
+    ``recorded`` says whether the story had already moved when it happened (the
+    next command finishes the job) or nothing was changed (the request can be
+    run again once there is room).
+    """
+
+    exit_code = 19
+
+    def __init__(self, message: str, *, hint: str | None = None,
+                 details: list[str] | None = None, recorded: bool = False) -> None:
+        super().__init__(message, hint=hint, details=details)
+        self.recorded = recorded
+
+
+class RepositoryDamagedError(NarrError):
+    """git cannot read the repository: a damaged object, a missing commit, a broken ref."""
+
+    exit_code = 17
+
+
 EXIT_CODES: dict[str, int] = {
     cls.__name__: cls.exit_code
     for cls in (
@@ -101,5 +125,27 @@ EXIT_CODES: dict[str, int] = {
         NothingToDoError,
         CheckFailedError,
         DiffuserError,
+        StorageError,
+        RepositoryDamagedError,
     )
 }
+
+
+_READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
+_FULL = (errno.ENOSPC, errno.EDQUOT) if hasattr(errno, "EDQUOT") else (errno.ENOSPC,)
+
+
+def storage_error(exc: OSError, what: str, *, recorded: bool = False) -> StorageError | None:
+    """The typed error for a write the file system refused (None: some other failure)."""
+    reason = exc.strerror or str(exc)
+    if exc.errno in _FULL:
+        return StorageError(
+            f"the disk is full: cannot write {what} ({reason})", recorded=recorded,
+            hint="free some space and run the command again" + (
+                "; the story has moved, the next narr command finishes the job" if recorded else
+                "; nothing was changed"))
+    if exc.errno in _READ_ONLY:
+        return StorageError(
+            f"the world is read-only: cannot write {what} ({reason})", recorded=recorded,
+            hint="narr can read this world (status, log, get, check) but not change it")
+    return None

@@ -9,6 +9,7 @@ missing is *absent*, which is not ``null``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +60,22 @@ def split(ptr: str) -> list[str]:
     if not ptr.startswith("/"):
         raise ValueError(f"{ptr!r} is not a JSON pointer")
     return [t.replace("~1", "/").replace("~0", "~") for t in ptr[1:].split("/")]
+
+
+_BAD_ESCAPE = re.compile(r"~(?![01])")
+
+
+def escape_problem(ptr: str) -> str | None:
+    """Why ``ptr`` is no valid JSON pointer (RFC 6901: ``~`` only as ``~0`` or ``~1``), or None.
+
+    :func:`split` reads any other ``~`` literally (history written before this
+    check must stay readable), but other JSON-pointer tools refuse it, so input
+    is checked here: the same field must not have two spellings.
+    """
+    if _BAD_ESCAPE.search(ptr):
+        return (f"field {ptr!r}: '~' must be written '~0' in a JSON pointer ('~1' is '/'); "
+                "other escapes are not valid")
+    return None
 
 
 def get(doc: Any, ptr: str) -> Any:

@@ -119,6 +119,7 @@ LIN_YUAN = """\
 #### Traits
 
 - hand: left-handed
+- pronouns: he
 - scar: old scar over the left eyebrow
 - speech: short sentences, never exclaims
 - temper: patient, suspicious, loyal

@@ -21,7 +21,19 @@ from narrative.errors import NarrError
 class NarrGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            except (NarrError, click.exceptions.ClickException, click.exceptions.Exit,
+                    click.exceptions.Abort):
+                raise
+            except Exception as exc:
+                # loaded only when something failed: git stays out of narr's start-up
+                from narrative.store.failures import environment_error
+
+                converted = environment_error(exc)
+                if converted is None:
+                    raise
+                raise converted from exc
         except NarrError as exc:
             obj = ctx.obj
             report_error(exc, as_json=isinstance(obj, Context) and obj.json)

@@ -23,12 +23,23 @@ class Context:
             from narrative.store.worldrepo import WorldRepo
 
             self._world = WorldRepo.open(self.directory)
+            _warn_unknown_keys(self._world)
         return self._world
 
     def close(self) -> None:
         if self._world is not None:
             self._world.close()
             self._world = None
+
+
+def _warn_unknown_keys(wr: WorldRepo) -> None:
+    """A misspelt setting in narr.toml would be silently ignored: say which, and what is known."""
+    from narrative.config import CONFIG_FILE, known_keys, unknown_keys
+
+    unknown = unknown_keys(wr.config.raw)
+    if unknown:
+        click.echo(f"narr: warning: {CONFIG_FILE}: unknown key{'s' if len(unknown) > 1 else ''} "
+                   f"{', '.join(unknown)} (ignored; known keys: {known_keys()})", err=True)
 
 
 pass_context = click.make_pass_decorator(Context)

@@ -137,10 +137,30 @@ def _request(content: str, sets: tuple[str, ...], unsets: tuple[str, ...],
                 raise InvalidInputError(f"--delta {delta_file}: cannot read ({exc.strerror})") from None
             delta = read_delta(delta_file, data)
     create_ops = [flags.read_node_file(path) for path in creates]
+    _refuse_bad_escapes("--set", [spec.partition("=")[0] for spec in sets], sets)
+    _refuse_bad_escapes("--unset", list(unsets), unsets)
     merged = flags.build_delta(delta=delta, creates=create_ops, sets=sets, unsets=unsets,
                                   relates=relates, unrelates=unrelates, expires=expires)
     return EventRequest(content=content, delta=merged, narrative_text=narrative_text,
                         timestamp=timestamp, close_scene=close_scene)
+
+
+def _refuse_bad_escapes(flag: str, targets: list[str], specs: Any) -> None:
+    """``ID/a~2b`` is no JSON pointer (only ``~0`` and ``~1`` are escapes): say so.
+
+    The dotted form (``ID.a~2b``) names keys literally, so only a path written
+    with slashes is a pointer to check.
+    """
+    from narrative.errors import InvalidInputError
+    from narrative.fields import escape_problem
+
+    for target, spec in zip(targets, specs, strict=True):
+        slash, dot = target.find("/"), target.find(".")
+        if slash < 0 or 0 <= dot < slash:
+            continue
+        problem = escape_problem(target[slash:])
+        if problem:
+            raise InvalidInputError(f"{flag} {spec!r}: {problem}")
 
 
 @click.group("failed", invoke_without_command=True)

@@ -19,7 +19,7 @@ from narrative.errors import InvalidWorldError
 from narrative.ids import LAYERS, Layout, node_path, parse_node_path
 from narrative.model import EventRecord
 from narrative.nodefile import NodeDict, load_trusted, validate
-from narrative.store import history, records, worktree
+from narrative.store import history, records, refs, worktree
 from narrative.store.trees import EMPTY_TREE, blob_at, diff_blobs, subtree, walk_blobs
 from narrative.store.worldrepo import WorldRepo
 
@@ -82,6 +82,14 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         head = history.resolve(wr, rev)
     chain = list(history.first_parent(head))
     chain.reverse()
+    boundary = _shallow_boundary(repo, chain)
+    if boundary is not None:
+        report.warnings.append(
+            f"this is a shallow clone: the history before {str(boundary.id)[:10]} is not here, "
+            "so that commit's event is not checked (git fetch --unshallow brings the rest)")
+    if rev is None:
+        report.warnings.extend(f"{name} names a commit this repository does not hold; it is "
+                               "left out of narr chains and narr edits" for name in refs.dangling(wr))
 
     seen_ids: dict[str, str] = {}
     prev_record: EventRecord | None = None
@@ -91,7 +99,8 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         report.commits += 1
         rec = records.decode(c.message)
         parent = c.parents[0] if c.parents else None
-        problems = _check_commit(repo, layout, c, parent, rec, prev_record, seen_ids)
+        problems = [] if c is boundary else _check_commit(repo, layout, c, parent, rec,
+                                                          prev_record, seen_ids)
         if rec is not None:
             report.events += rec.kind == "event"
             seen_ids.setdefault(rec.id, str(c.id))
@@ -107,8 +116,23 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         from narrative.engine.status import hand_edit_problems
 
         scan = worktree.scan_for_reader(wr, head.tree)
-        report.worktree_problems = [*scan.problems, *hand_edit_problems(wr, head.tree, scan)]
+        odd = [p for p in worktree.odd_json_entries(wr) if p not in scan.problems]
+        report.worktree_problems = [*scan.problems, *odd,
+                                    *hand_edit_problems(wr, head.tree, scan)]
     return report
+
+
+def _shallow_boundary(repo: pygit2.Repository,
+                      chain: list[pygit2.Commit]) -> pygit2.Commit | None:
+    """The oldest commit of a shallow clone when its parents were left behind.
+
+    It has no parent here, but it is no genesis: the events before it are just
+    not in this copy, which is not a broken history.
+    """
+    if not repo.is_shallow or not chain or chain[0].parents:
+        return None
+    rec = records.decode(chain[0].message)
+    return None if rec is not None and rec.kind == "genesis" else chain[0]
 
 
 def _check_commit(repo: pygit2.Repository, layout: Layout, c: pygit2.Commit,

@@ -26,6 +26,7 @@ from narrative.errors import (
     InvalidInputError,
     InvalidWorldError,
     NothingToDoError,
+    StorageError,
 )
 from narrative.ids import new_event_id
 from narrative.model import Change, EventRecord
@@ -98,12 +99,13 @@ def run_event(wr: WorldRepo, request: EventRequest, *, dry_run: bool = False,
             if keep_failed and not dry_run and failed.forget_same(wr, request):
                 result.warnings.append("a failed event kept with the same words and changes is "
                                        "recorded now, so it is forgotten")
-    except (InvalidInputError, InvalidWorldError, DiffuserError, BusyError, ConflictError) as exc:
-        if keep_failed and not dry_run:
+    except (InvalidInputError, InvalidWorldError, DiffuserError, BusyError, ConflictError,
+            StorageError) as exc:
+        if keep_failed and not dry_run and not getattr(exc, "recorded", False):
             failed.save(wr, request, exc.message, exc.details,
                          raw_reply=getattr(exc, "raw_reply", None))
             kept = ("the event is kept: narr event --retry runs it again"
-                    if isinstance(exc, BusyError | ConflictError) else
+                    if isinstance(exc, BusyError | ConflictError | StorageError) else
                     "the event is kept (narr failed): fix the world and run narr event --retry, "
                     "or type it again with its changes corrected"
                     if isinstance(exc, InvalidInputError) else

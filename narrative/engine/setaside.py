@@ -145,7 +145,7 @@ def set_aside(wr: WorldRepo, head: pygit2.Commit, scan: HandEdits, reason: str,
         elif oid == "not-a-file":
             continue
         else:
-            blobs[path] = wr.repo.create_blob(wr.abs(path).read_bytes())
+            blobs[path] = wr.repo.create_blob(wr.stored_bytes(path, wr.abs(path).read_bytes()))
     if not blobs:
         return None
     return refs.save_set_aside(wr, head, blobs, reason, when)

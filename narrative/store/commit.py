@@ -7,6 +7,8 @@ of the story goes (:func:`narrative.store.move.move`).
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -77,7 +79,10 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
         message=f"narr {_verb(record)}: {records.subject_of(record.content)}",
         updates=tuple(updates), tree=new_tree_obj, nodes=finals, from_tree=tree,
     ))
-    wr.catalog.remember_event(record.id, str(commit))
+    # The event is recorded; a cache narr cannot update now (a full disk) is no failure:
+    # it still names the old tree, so it follows HEAD by a tree diff next time.
+    with contextlib.suppress(sqlite3.Error):
+        wr.catalog.remember_event(record.id, str(commit))
     if wr.batch is not None:
         wr.batch.clean = True  # the hand edits are recorded; later events of the batch skip the scan
     return Sealed(str(commit), moved.kept)

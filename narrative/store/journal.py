@@ -16,12 +16,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import pygit2
 
-from narrative.errors import BusyError, ConflictError
+from narrative.errors import BusyError, ConflictError, StorageError, storage_error
+from narrative.ids import WORLD_DIR
 from narrative.store.worldrepo import WorldRepo
 
 JOURNAL = "journal.json"
@@ -49,12 +52,21 @@ def _journal_path(wr: WorldRepo) -> Path:
 
 
 def write_atomic(path: Path, data: bytes, tmp_dir: Path) -> None:
-    """Replace ``path`` with ``data`` so a reader sees the old bytes or the new, never half."""
-    tmp_dir.mkdir(parents=True, exist_ok=True)
+    """Replace ``path`` with ``data`` so a reader sees the old bytes or the new, never half.
+
+    A full or read-only disk is a :class:`StorageError` naming the file, and leaves
+    no half-written temporary file behind.
+    """
     tmp = tmp_dir / f"{path.name}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
+    try:
+        tmp_dir.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise storage_error(exc, str(path)) or exc from None
 
 
 def run(wr: WorldRepo, txn: Transaction) -> list[str]:
@@ -77,9 +89,18 @@ def run(wr: WorldRepo, txn: Transaction) -> list[str]:
             _set_ref(wr, txn.ref, txn.new, txn.message)
     except (pygit2.GitError, OSError) as exc:
         journal.unlink(missing_ok=True)  # nothing moved: nothing to recover
+        full = storage_error(exc, txn.ref or "the working tree") if isinstance(exc, OSError) else None
+        if full is not None:
+            raise full from None
         raise BusyError(f"cannot move {txn.ref}: {exc}",
                         hint="another git process may be at work; nothing was changed") from None
-    kept = _apply(wr, txn.updates)
+    try:
+        kept = _apply(wr, txn.updates)
+    except StorageError as exc:
+        exc.recorded = True  # the journal stays: the next command finishes the job
+        exc.hint = ("the story has moved; free some space and any narr command finishes "
+                    "writing the files")
+        raise
     journal.unlink(missing_ok=True)
     return kept
 
@@ -132,12 +153,12 @@ def recover(wr: WorldRepo) -> str | None:
     except FileNotFoundError:
         return None
     except ValueError:
-        journal.unlink(missing_ok=True)
-        return "dropped an unreadable journal of an interrupted narr command"
-    txn = Transaction(
-        ref=payload["ref"], old=payload["old"], new=payload["new"], message=payload["message"],
-        updates=tuple(PathUpdate(**u) for u in payload["updates"]),
-    )
+        payload = None
+    txn = _parse_journal(wr, payload)
+    if txn is None:
+        kept = _set_journal_aside(journal)
+        return (f"a journal narr did not write (or that is damaged) was found and not acted on; "
+                f"it is kept as {kept.relative_to(wr.root)}; nothing was changed")
     # Without a ref there is no commit point: the files are brought forward, which
     # leaves alone any the user changed meanwhile.
     current = _ref_target(wr, txn.ref) if txn.ref is not None else txn.new
@@ -155,6 +176,78 @@ def recover(wr: WorldRepo) -> str | None:
 
 
 SYMBOLIC = "ref: "
+REJECTED = "journal.rejected.json"
+_OID = re.compile(r"[0-9a-f]{40}")
+
+
+def _parse_journal(wr: WorldRepo, payload: Any) -> Transaction | None:
+    """The journal's transaction, or None when it is not one narr could have written.
+
+    A journal tells narr which files to write: a crafted one naming ``../x`` or
+    ``.git/config`` would write anywhere, so every path must be a plain relative
+    path under ``world/``, every blob must exist and every ref be a branch or HEAD.
+    """
+    try:
+        if not isinstance(payload, dict) or set(payload) != {"ref", "old", "new", "message",
+                                                             "updates"}:
+            return None
+        updates = payload["updates"]
+        if not isinstance(updates, list) or not all(
+                isinstance(u, dict) and set(u) == {"path", "before", "after", "index"}
+                for u in updates):
+            return None
+        txn = Transaction(ref=payload["ref"], old=payload["old"], new=payload["new"],
+                          message=payload["message"],
+                          updates=tuple(PathUpdate(**u) for u in updates))
+    except TypeError:
+        return None
+    if not (txn.ref is None or txn.ref == "HEAD" or (
+            isinstance(txn.ref, str) and txn.ref.startswith("refs/heads/")
+            and pygit2.reference_is_valid_name(txn.ref))):
+        return None
+    if not isinstance(txn.message, str):
+        return None
+    if txn.old is not None and not _is_ref_target(txn.old):
+        return None
+    if not _is_ref_target(txn.new):
+        return None
+    for u in txn.updates:
+        if not _plain_world_path(u.path):
+            return None
+        if not (u.before is None or u.before == "not-a-file"
+                or (isinstance(u.before, str) and _OID.fullmatch(u.before))):
+            return None
+        for oid in (u.after, u.index):
+            if oid is not None and not (isinstance(oid, str) and _OID.fullmatch(oid)
+                                        and oid in wr.repo):
+                return None
+    return txn
+
+
+def _is_ref_target(target: object) -> bool:
+    """A commit id, or ``ref: refs/heads/x`` (what :func:`_ref_target` returns)."""
+    if not isinstance(target, str):
+        return False
+    if target.startswith(SYMBOLIC):
+        name = target[len(SYMBOLIC):]
+        return name.startswith("refs/heads/") and pygit2.reference_is_valid_name(name)
+    return _OID.fullmatch(target) is not None
+
+
+def _plain_world_path(path: object) -> bool:
+    """A relative POSIX path under ``world/`` with no ``.``, ``..``, empty or odd parts."""
+    if not isinstance(path, str) or "\\" in path or "\0" in path:
+        return False
+    parts = path.split("/")
+    return (len(parts) >= 3 and parts[0] == WORLD_DIR
+            and all(p not in ("", ".", "..") and p.lower() != ".git" for p in parts))
+
+
+def _set_journal_aside(journal: Path) -> Path:
+    """Rename a journal narr will not execute, so it can be looked at (never deleted)."""
+    kept = journal.with_name(REJECTED)
+    os.replace(journal, kept)
+    return kept
 
 
 def _ref_target(wr: WorldRepo, ref: str) -> str | None:
@@ -183,7 +276,7 @@ def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> list[str]:
     now_by_path: dict[str, str | None] = {}
     for u in updates:
         full = wr.abs(u.path)
-        now = _hash(full)
+        now = _hash(wr, u.path)
         if now != u.after:
             if now == u.before:
                 if u.after is None:
@@ -191,7 +284,7 @@ def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> list[str]:
                     _prune_dirs(full.parent, wr.root)
                 else:
                     full.parent.mkdir(parents=True, exist_ok=True)
-                    write_atomic(full, wr.blob_bytes(u.after), tmp_dir)
+                    write_atomic(full, wr.checkout_bytes(u.path, wr.blob_bytes(u.after)), tmp_dir)
                 now = u.after
             else:
                 kept.append(u.path)
@@ -207,7 +300,7 @@ def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> list[str]:
 
 def flush_index(wr: WorldRepo, deferred: dict[str, str | None]) -> None:
     """Write the index entries a batch deferred."""
-    entries = {path: (_hash(wr.abs(path)), oid) for path, oid in deferred.items()}
+    entries = {path: (_hash(wr, path), oid) for path, oid in deferred.items()}
     if entries:
         _write_index(wr, entries)
 
@@ -241,11 +334,13 @@ def _write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]
                  "command is running)") from None
 
 
-def _hash(path: Path) -> str | None:
+def _hash(wr: WorldRepo, relpath: str) -> str | None:
+    """The blob id git would store for the working-tree file (its clean filters applied)."""
+    path = wr.abs(relpath)
     try:
         if path.is_symlink() or not path.is_file():
             return None if not path.exists() and not path.is_symlink() else "not-a-file"
-        return str(pygit2.hashfile(str(path)))
+        return wr.worktree_oid(relpath, path.read_bytes())
     except FileNotFoundError:
         return None
 

@@ -1,21 +1,27 @@
 """The world's write lock: two narr processes never interleave writes.
 
-``flock`` is released by the kernel when a process dies, so a ``kill -9`` never
-leaves a stale lock behind. The holder writes its pid and command into the lock
-file so the process that is turned away can say who is busy.
+The lock is ``filelock``'s: ``flock`` on POSIX, ``msvcrt.locking`` on Windows,
+both released by the system when a process dies, so a ``kill -9`` never leaves a
+stale lock behind. The holder writes its pid and command into a file beside the
+lock so the process that is turned away can say who is busy.
+
+A world on a read-only (or full) file system cannot take the lock: writers say
+so with a :class:`~narrative.errors.StorageError`, readers go on without it.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import time
 from pathlib import Path
 from types import TracebackType
 
-from narrative.errors import BusyError
+from filelock import BaseFileLock, FileLock, Timeout
+
+from narrative.errors import BusyError, StorageError, storage_error
 
 DEFAULT_TIMEOUT = 3.0
+POLL = 0.05
 
 
 def lock_timeout() -> float:
@@ -31,65 +37,70 @@ class WriteLock:
     def __init__(self, path: Path, timeout: float | None = None) -> None:
         self.path = path
         self.timeout = lock_timeout() if timeout is None else timeout
-        self._fd: int | None = None
+        self._lock: BaseFileLock | None = None
         self._depth = 0
 
+    @property
+    def holder_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".holder")
+
     def acquire(self) -> None:
-        if self._fd is not None:
+        if self._lock is not None:
             self._depth += 1
             return
-        import fcntl
-
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = time.monotonic() + self.timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    holder = _read_holder(fd)
-                    os.close(fd)
-                    raise BusyError(
-                        f"another narr process{holder} is changing this world",
-                        hint="wait for it to finish and run the command again",
-                    ) from None
-                time.sleep(0.05)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()} {' '.join(sys.argv[:4])}\n".encode("utf-8", "replace"), 0)
-        self._fd = fd
+        lock: BaseFileLock | None = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            lock = FileLock(str(self.path))
+            lock.acquire(timeout=self.timeout, poll_interval=POLL)
+        except Timeout:
+            raise BusyError(
+                f"another narr process{_read_holder(self.holder_path)} is changing this world",
+                hint="wait for it to finish and run the command again",
+            ) from None
+        except OSError as exc:
+            raise _refused(exc, self.path) from None
+        try:
+            self.holder_path.write_bytes(
+                f"{os.getpid()} {' '.join(sys.argv[:4])}\n".encode("utf-8", "replace"))
+        except OSError as exc:
+            lock.release()
+            raise _refused(exc, self.holder_path) from None
+        self._lock = lock
         self._depth = 1
 
     def try_acquire(self) -> bool:
-        """Take the lock only if it is free right now (readers that may tidy up use this)."""
+        """Take the lock only if it is free right now (readers that may tidy up use this).
+
+        A read-only or full file system is no reason for a reader to fail: it then
+        simply does without the lock (and does not tidy up).
+        """
         saved, self.timeout = self.timeout, 0.0
         try:
             self.acquire()
-        except BusyError:
+        except (BusyError, StorageError):
             return False
         finally:
             self.timeout = saved
         return True
 
     def release(self) -> None:
-        if self._fd is None:
+        if self._lock is None:
             return
         self._depth -= 1
         if self._depth > 0:
             return
-        import fcntl
-
-        fd, self._fd = self._fd, None
+        lock, self._lock = self._lock, None
         try:
-            os.ftruncate(fd, 0)
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            self.holder_path.write_bytes(b"")
+        except OSError:
+            pass  # only a name for a busy message; the lock itself is what counts
         finally:
-            os.close(fd)
+            lock.release()
 
     @property
     def held(self) -> bool:
-        return self._fd is not None
+        return self._lock is not None
 
     def __enter__(self) -> WriteLock:
         self.acquire()
@@ -104,9 +115,14 @@ class WriteLock:
         self.release()
 
 
-def _read_holder(fd: int) -> str:
+def _refused(exc: OSError, path: Path) -> StorageError | OSError:
+    """The typed error for a lock the file system would not let narr create."""
+    return storage_error(exc, str(path)) or exc
+
+
+def _read_holder(path: Path) -> str:
     try:
-        text = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+        text = path.read_bytes()[:200].decode("utf-8", "replace").strip()
     except OSError:
         return ""
     if not text:

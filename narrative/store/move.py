@@ -14,6 +14,8 @@ changed, are touched; the cost follows the events crossed, not the world's size.
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -135,10 +137,14 @@ def move(wr: WorldRepo, m: Move) -> Moved:
     kept = journal.run(wr, journal.Transaction(ref=m.ref, old=m.old, new=m.new, message=m.message,
                                                updates=m.updates))
     if m.ref is not None:
-        cache = wr.catalog
-        new_world = wr.world_tree_id(m.tree)
-        if m.nodes is not None and m.from_tree is not None:
-            cache.apply(m.nodes, wr.world_tree_id(m.from_tree), new_world, wr.repo, wr.config.layout)
-        else:
-            cache.sync(wr.repo, new_world, wr.config.layout)
+        # The story has moved; a catalog narr cannot update now (a full disk) is no failure:
+        # it still names the old tree, so it follows HEAD by a tree diff next time.
+        with contextlib.suppress(sqlite3.Error):
+            cache = wr.catalog
+            new_world = wr.world_tree_id(m.tree)
+            if m.nodes is not None and m.from_tree is not None:
+                cache.apply(m.nodes, wr.world_tree_id(m.from_tree), new_world, wr.repo,
+                            wr.config.layout)
+            else:
+                cache.sync(wr.repo, new_world, wr.config.layout)
     return Moved(kept)

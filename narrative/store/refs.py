@@ -37,8 +37,27 @@ def head_reflog(wr: WorldRepo) -> list[pygit2.RefLogEntry]:
 
 
 def _listed(wr: WorldRepo, prefix: str) -> list[str]:
-    """Names under ``prefix``, newest first."""
-    return sorted((n for n in wr.repo.references if n.startswith(prefix)), reverse=True)
+    """Names under ``prefix`` whose commit is here, newest first (see :func:`dangling`)."""
+    return sorted((n for n in wr.repo.references if n.startswith(prefix)
+                   and _target_present(wr, n)), reverse=True)
+
+
+def dangling(wr: WorldRepo) -> list[str]:
+    """narr's refs naming a commit the repository does not hold (lost objects, a bad copy).
+
+    They are left out of every listing, so one lost chain does not stop the rest
+    from being listed or replayed; ``narr check`` names them.
+    """
+    return sorted(n for n in wr.repo.references
+                  if n.startswith((ABANDONED, SET_ASIDE)) and not _target_present(wr, n))
+
+
+def _target_present(wr: WorldRepo, name: str) -> bool:
+    try:
+        target = wr.repo.references[name].resolve().target
+    except (KeyError, pygit2.GitError):
+        return False
+    return isinstance(target, pygit2.Oid) and target in wr.repo
 
 
 def abandoned_refs(wr: WorldRepo) -> list[str]:

@@ -8,14 +8,23 @@ changed; only those are read and parsed.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pygit2
 
 from narrative.errors import InvalidWorldError
-from narrative.ids import LAYERS, Layout, is_world_path, node_path, parse_node_path
+from narrative.ids import (
+    LAYERS,
+    WORLD_DIR,
+    Layout,
+    is_world_path,
+    node_path,
+    parse_node_path,
+)
 from narrative.nodefile import NodeDict, dump, load_trusted, parse_node_file
 from narrative.store.trees import blob_at
 from narrative.store.worldrepo import WorldRepo
@@ -76,7 +85,7 @@ def scan(wr: WorldRepo, head_tree: pygit2.Tree | None) -> HandEdits:
             continue
         head_blob = blob_at(head_tree, path)
         full = wr.abs(path)
-        data, raw_oid, problem = _read_regular(full, path)
+        data, raw_oid, problem = _read_regular(wr, full, path)
         if problem:
             out.problems.append(problem)
             out.raw[path] = "not-a-file"
@@ -186,19 +195,27 @@ def _index_is(index: pygit2.Index, tree: pygit2.Tree, *, keep: bool = False) -> 
     return same
 
 
-def _read_regular(full: Any, path: str) -> tuple[bytes | None, str | None, str | None]:
-    """``(bytes, blob id, problem)`` of a working-tree file; bytes None when it is gone."""
+def _read_regular(wr: WorldRepo, full: Any,
+                  path: str) -> tuple[bytes | None, str | None, str | None]:
+    """``(bytes, blob id, problem)`` of a working-tree file; bytes None when it is gone.
+
+    The blob id is the one ``git add`` would store (line endings converted), so a
+    file narr checked out with CRLF endings equals its blob.
+    """
     try:
         if full.is_symlink():
             return None, None, f"{path}: is a symbolic link; node files must be regular files"
         if full.is_dir():
             return None, None, f"{path}: is a directory where a node file was expected"
+        if full.exists() and not full.is_file():  # reading a FIFO would wait for ever
+            return None, None, f"{path}: is not a regular file (a FIFO, socket or device); " \
+                               "node files must be regular files"
         data = full.read_bytes()
     except FileNotFoundError:
         return None, None, None
     except OSError as exc:
         return None, None, f"{path}: cannot be read ({exc.strerror})"
-    return data, str(pygit2.hash(data)), None
+    return data, wr.worktree_oid(path, data), None
 
 
 def _head_node(blob: pygit2.Blob | None, path: str, layout: Layout) -> NodeDict | None:
@@ -235,6 +252,31 @@ def _misplaced(path: str, layout: Layout) -> str:
         return f"{path}: node files sit directly in world/{parts[1]}/ in a flat world"
     return (f"{path}: not a node file (node files are world/<layer>/<id>.json with layer one of "
             f"{', '.join(LAYERS)})")
+
+
+def odd_json_entries(wr: WorldRepo) -> list[str]:
+    """Entries under ``world/`` named like node files that are no regular file.
+
+    git does not see an (empty) directory or a FIFO, so a ``lin-yuan.json`` that is
+    one would silently not be a node: ``narr check`` names them, as it names
+    symbolic links. A walk of the working tree, so only the full check pays it.
+    """
+    out: list[str] = []
+    root = wr.abs(WORLD_DIR)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [*dirnames, *filenames]:
+            if not name.endswith(".json"):
+                continue
+            full = Path(dirpath) / name
+            rel = full.relative_to(wr.root).as_posix()
+            if full.is_symlink() or full.is_file():
+                continue
+            if full.is_dir():
+                out.append(f"{rel}: is a directory where a node file was expected")
+            else:
+                out.append(f"{rel}: is not a regular file (a FIFO, socket or device); "
+                           "node files must be regular files")
+    return sorted(out)
 
 
 def scan_for_event(wr: WorldRepo, head_tree: pygit2.Tree | None) -> HandEdits:

@@ -7,7 +7,10 @@ from the history when it is lost.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import tempfile
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -64,6 +67,7 @@ class WorldRepo:
         # The batch this handle runs in (narrative.store.batch), or None: one object with
         # its own state, set and cleared only by ``batch()``.
         self.batch: Batch | None = None
+        self._scratch: Path | None = None  # a reader's copy of the catalog (read-only world)
 
     # --- opening ----------------------------------------------------------------------
 
@@ -152,6 +156,25 @@ class WorldRepo:
         assert isinstance(obj, pygit2.Blob)
         return obj.data
 
+    def checkout_bytes(self, path: str, data: bytes) -> bytes:
+        """The bytes git would check out at ``path`` for a blob holding ``data``.
+
+        Line-ending settings (``core.autocrlf``, ``eol``/``text`` attributes) make the
+        working-tree file differ from the blob; narr writes what ``git checkout``
+        would, or every file it wrote would look changed by hand.
+        """
+        filters = self.repo.load_filter_list(path, pygit2.enums.FilterMode.TO_WORKTREE)
+        return filters.apply_to_buffer(data) if filters is not None else data
+
+    def worktree_oid(self, path: str, data: bytes) -> str:
+        """The blob id ``git add`` would store for ``data`` found at ``path`` (filters applied)."""
+        return str(pygit2.hash(self.stored_bytes(path, data)))
+
+    def stored_bytes(self, path: str, data: bytes) -> bytes:
+        """The bytes ``git add`` would store for ``data`` found at ``path``."""
+        filters = self.repo.load_filter_list(path, pygit2.enums.FilterMode.TO_ODB)
+        return filters.apply_to_buffer(data) if filters is not None else data
+
     def signature(self, when: datetime | None = None) -> pygit2.Signature:
         """The configured git identity, or a neutral one so a fresh machine can still write."""
         when = when or datetime.now(UTC)
@@ -170,7 +193,27 @@ class WorldRepo:
     def catalog(self) -> Catalog:
         from narrative.store.catalog import Catalog
 
+        if self.read_only():
+            return Catalog(self._private_copy_of_cache())
         return Catalog(self.narr_dir / "catalog.sqlite")
+
+    def read_only(self) -> bool:
+        """Whether narr's private state cannot be written (a read-only mount, no permission)."""
+        where = self.narr_dir if self.narr_dir.is_dir() else self.git_dir
+        return not os.access(where, os.W_OK)
+
+    def _private_copy_of_cache(self) -> Path:
+        """A copy of the derived catalog a reader of a read-only world may update.
+
+        The catalog is a cache, so a reader works on a throw-away copy (rebuilt from
+        the history when there is none) rather than fail or write into the world.
+        """
+        self._scratch = Path(tempfile.mkdtemp(prefix="narr-readonly-"))
+        copy = self._scratch / "catalog.sqlite"
+        for suffix in ("", "-wal"):
+            with contextlib.suppress(OSError):
+                shutil.copyfile(self.narr_dir / f"catalog.sqlite{suffix}", f"{copy}{suffix}")
+        return copy
 
     def abs(self, relpath: str) -> Path:
         return self.root / relpath
@@ -178,6 +221,9 @@ class WorldRepo:
     def close(self) -> None:
         if "catalog" in self.__dict__:
             self.catalog.close()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
         self.repo.free()
 
 
