@@ -29,6 +29,7 @@ from narrative.delta.request import EventRequest
 from narrative.delta.world import DictWorld, World
 from narrative.diffusers.base import default_name as default_diffuser
 from narrative.diffusers.base import get_diffuser, register
+from narrative.engine.audit import AuditReport, Finding, audit
 from narrative.engine.branches import create_branch, delete_branch, list_branches, reflog, switch
 from narrative.engine.brief import Brief, brief
 from narrative.engine.check import CheckReport, check
@@ -50,6 +51,7 @@ from narrative.errors import (
     BusyError,
     CheckFailedError,
     ConflictError,
+    ContinuityError,
     DiffuserError,
     InvalidInputError,
     InvalidWorldError,
@@ -96,6 +98,7 @@ def event(world: WorldRepo, content: str, *ops: Op, diffuser: str | None = None,
 
 
 __all__ = [
+    "AuditReport",
     "Brief",
     "BusyError",
     "Change",
@@ -103,6 +106,7 @@ __all__ = [
     "CheckReport",
     "ConflictError",
     "Connection",
+    "ContinuityError",
     "CreateOp",
     "Delta",
     "DictWorld",
@@ -114,6 +118,7 @@ __all__ = [
     "EventRequest",
     "EventResult",
     "ExpireOp",
+    "Finding",
     "GraphExport",
     "InitResult",
     "InvalidInputError",
@@ -138,6 +143,7 @@ __all__ = [
     "WhyResult",
     "World",
     "WorldRepo",
+    "audit",
     "batch",
     "brief",
     "check",

@@ -88,6 +88,12 @@ class DiffuserError(NarrError):
         self.raw_reply = raw_reply
 
 
+class ContinuityError(NarrError):
+    """``narr audit`` found actions in a chapter that the world contradicts."""
+
+    exit_code = 19
+
+
 EXIT_CODES: dict[str, int] = {
     cls.__name__: cls.exit_code
     for cls in (
@@ -101,5 +107,6 @@ EXIT_CODES: dict[str, int] = {
         NothingToDoError,
         CheckFailedError,
         DiffuserError,
+        ContinuityError,
     )
 }

@@ -65,6 +65,7 @@ def main(ctx: click.Context, directory: Path) -> None:
 
 def _register() -> None:
     from narrative.cli import (
+        audit_cmd,
         branch_cmd,
         check_cmd,
         event_cmd,
@@ -75,8 +76,8 @@ def _register() -> None:
         travel_cmd,
     )
 
-    for module in (init_cmd, event_cmd, read_cmd, query_cmd, travel_cmd, branch_cmd, check_cmd,
-                   schema_cmd):
+    for module in (init_cmd, event_cmd, read_cmd, query_cmd, audit_cmd, travel_cmd, branch_cmd,
+                   check_cmd, schema_cmd):
         for command in module.COMMANDS:
             main.add_command(command)
 
