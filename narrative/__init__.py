@@ -31,6 +31,7 @@ _API = frozenset({
     "switch", "Brief", "brief", "Connection", "GraphExport", "connect", "export_graph",
     "NodeHistory", "history_of", "SearchResult", "search", "WhyResult", "why", "Book", "book",
     "Codex", "codex",
+    "AuditReport", "ContinuityError", "Finding", "audit",
 })
 
 

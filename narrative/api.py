@@ -29,6 +29,7 @@ from narrative.delta.request import EventRequest
 from narrative.delta.world import DictWorld, World
 from narrative.diffusers.base import default_name as default_diffuser
 from narrative.diffusers.base import get_diffuser, register
+from narrative.engine.audit import AuditReport, Finding, audit
 from narrative.engine.book import Book, book
 from narrative.engine.branches import create_branch, delete_branch, list_branches, reflog, switch
 from narrative.engine.brief import Brief, brief
@@ -52,6 +53,7 @@ from narrative.errors import (
     BusyError,
     CheckFailedError,
     ConflictError,
+    ContinuityError,
     DiffuserError,
     InvalidInputError,
     InvalidWorldError,
@@ -98,6 +100,7 @@ def event(world: WorldRepo, content: str, *ops: Op, diffuser: str | None = None,
 
 
 __all__ = [
+    "AuditReport",
     "Book",
     "Brief",
     "BusyError",
@@ -107,6 +110,7 @@ __all__ = [
     "Codex",
     "ConflictError",
     "Connection",
+    "ContinuityError",
     "CreateOp",
     "Delta",
     "DictWorld",
@@ -118,6 +122,7 @@ __all__ = [
     "EventRequest",
     "EventResult",
     "ExpireOp",
+    "Finding",
     "GraphExport",
     "InitResult",
     "InvalidInputError",
@@ -142,6 +147,7 @@ __all__ = [
     "WhyResult",
     "World",
     "WorldRepo",
+    "audit",
     "batch",
     "book",
     "brief",

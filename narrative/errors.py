@@ -111,6 +111,11 @@ class RepositoryDamagedError(NarrError):
 
     exit_code = 17
 
+class ContinuityError(NarrError):
+    """``narr audit`` found actions in a chapter that the world contradicts."""
+
+    exit_code = 20
+
 
 EXIT_CODES: dict[str, int] = {
     cls.__name__: cls.exit_code
@@ -127,6 +132,7 @@ EXIT_CODES: dict[str, int] = {
         DiffuserError,
         StorageError,
         RepositoryDamagedError,
+        ContinuityError,
     )
 }
 

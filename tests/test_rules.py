@@ -4,6 +4,7 @@ and every way a rule file can be wrong."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +54,26 @@ def test_a_star_takes_any_ending() -> None:
     assert find("{who} walk* to {place}", "Lin Yuan walked to the ferry", names)
     assert find("{who} walk* to {place}", "Lin Yuan walking to the ferry", names)
     assert not find("{who} walks to {place}", "Lin Yuan walked to the ferry", names)
+
+
+def test_a_tilde_verb_takes_every_inflection_irregular_ones_included() -> None:
+    names = {"who": ["Lin Yuan"], "place": ["the ferry"]}
+    for text in ("Lin Yuan goes to the ferry", "Lin Yuan went to the ferry", "Lin Yuan has gone to the ferry",
+                 "Lin Yuan is going to the ferry"):
+        assert find("{who} (~go|~walk) to {place}", text, names), text
+    assert not find("{who} ~go to {place}", "Lin Yuan goest to the ferry", names)
+    items = {"who": ["Su Qing"], "item": ["the ring"]}
+    for text in ("Su Qing took the ring", "Su Qing has taken the ring", "Su Qing picked up the ring"):
+        assert find("{who} (~take|~pick up) {item}", text, items), text
+    assert patterns.parse("{who} ~burn {item}").parts[1].words == (
+        "burn", "burns", "burned", "burnt", "burning")
+
+
+def test_a_tilde_verb_is_checked_when_the_rule_is_read() -> None:
+    for bad, why in [("{who} ~went {x}", "base form (~go)"), ("{who} ~walk* {x}", "do not go together"),
+                     ("{who} a~b {x}", "may only start a word"), ("{who} ~走 {x}", "English verb")]:
+        with pytest.raises(ValueError, match=re.escape(why)):
+            patterns.parse(bad)
 
 
 def test_chinese_matches_without_spaces_and_with_words_between() -> None:

@@ -77,6 +77,7 @@ def main(ctx: click.Context, directory: Path) -> None:
 
 def _register() -> None:
     from narrative.cli import (
+        audit_cmd,
         branch_cmd,
         check_cmd,
         event_cmd,
@@ -88,7 +89,7 @@ def _register() -> None:
         travel_cmd,
     )
 
-    for module in (init_cmd, event_cmd, read_cmd, query_cmd, export_cmd, travel_cmd, branch_cmd,
+    for module in (init_cmd, event_cmd, read_cmd, query_cmd, export_cmd, audit_cmd, travel_cmd, branch_cmd,
                    check_cmd, schema_cmd):
         for command in module.COMMANDS:
             main.add_command(command)

@@ -7,6 +7,9 @@ example ``{who} (walks|goes) (to|into) {place}`` or ``{who}(来到|走到){place
   whole word only (``walk`` does not match ``walkway``), and a trailing ``*``
   takes any ending (``walk*``: walks, walked, walking). Chinese (and Japanese,
   Korean) words match anywhere, since those scripts put no spaces between words.
+- ``~verb`` stands for every English form of the verb, irregular ones included
+  (``~go``: go, goes, went, gone, going; ``~pick up``: picks up, picked up ...),
+  from :mod:`narrative.diffusers.inflect`. Only the word after ``~`` is inflected.
 - A slot is filled by one node that the text names by name or alias (found with
   the world's own name index, longest name first), and that the variable's
   constraints accept.
@@ -28,13 +31,17 @@ world's rules cannot inject an expression of their own.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
+from narrative.diffusers import inflect
+
 MAX_PARTS = 12
+MAX_FORMS = 64  # forms one alternative may expand to ("~go ~run" is 5 x 5)
 MAX_GAP = 60  # characters between two parts of a pattern: a clause, not a chapter
 GAP = rf"[^.!?;。！？；\n]{{0,{MAX_GAP}}}?"
 NEGATIONS = "不没未别"  # 莫 is also a surname (莫长老): not a negation here
@@ -97,7 +104,7 @@ def parse(text: str) -> Pattern:
         literal = "".join(buf).strip()
         buf.clear()
         if literal:
-            parts.append(Part(words=(_check_words(literal, text),)))
+            parts.append(Part(words=_expand(_check_words(literal, text), text)))
 
     i, n = 0, len(text)
     while i < n:
@@ -120,7 +127,8 @@ def parse(text: str) -> Pattern:
                 alts = tuple(a.strip() for a in inner.split("|"))
                 if any(not a for a in alts):
                     raise ValueError(f"pattern {text!r}: empty alternative in ({inner})")
-                parts.append(Part(words=tuple(_check_words(a, text) for a in alts)))
+                parts.append(Part(words=tuple(dict.fromkeys(
+                    w for a in alts for w in _expand(_check_words(a, text), text)))))
             i = j + 1
         elif c in "})|":
             raise ValueError(f"pattern {text!r}: unexpected {c!r}")
@@ -142,6 +150,29 @@ def _check_words(words: str, pattern: str) -> str:
     if _BAD_STAR.search(words):
         raise ValueError(f"pattern {pattern!r}: '*' may only end a word ({words!r})")
     return words
+
+
+def _expand(words: str, pattern: str) -> tuple[str, ...]:
+    """The words with each ``~verb`` token replaced by every form of the verb (``~go`` -> went ...)."""
+    if "~" not in words:
+        return (words,)
+    options: list[tuple[str, ...]] = []
+    for token in words.split():
+        if not token.startswith("~"):
+            if "~" in token:
+                raise ValueError(f"pattern {pattern!r}: '~' may only start a word ({words!r})")
+            options.append((token,))
+            continue
+        if token.endswith("*"):
+            raise ValueError(f"pattern {pattern!r}: '~' and '*' do not go together ({token!r})")
+        try:
+            options.append(inflect.verb_forms(token[1:]))
+        except ValueError as exc:
+            raise ValueError(f"pattern {pattern!r}: {exc}") from None
+    out = [" ".join(combo) for combo in itertools.product(*options)]
+    if len(out) > MAX_FORMS:
+        raise ValueError(f"pattern {pattern!r}: {words!r} gives more than {MAX_FORMS} forms")
+    return tuple(out)
 
 
 def _ascii_alnum(ch: str) -> bool:

@@ -18,15 +18,19 @@ A file looks like this (TOML)::
     [[rules]]
     id = "go"
     summary = "Someone goes to a place"
-    match = ["{who} (walks|goes) (to|into) {place}", "{who}(来到|走到){place}"]
+    match = ["{who} (~walk|~go) (to|into) {place}", "{who}(来到|走到){place}"]
+    require = ["who.state.health != dead"]
     do = [{ set = "who.state.location", value = "{place}" }]
 
-``match`` patterns are text with ``{var}`` slots and ``(a|b)`` alternatives
-(:mod:`narrative.diffusers.patterns`); a slot is filled by a node the event names
-by name or alias. ``do`` lists actions; every name in them is a variable, bound to
-a node id: a slot, a fixed node (``{ id = "qingyun-sect" }``), a node named by a
-field of another (``{ from = "item.state.holder" }``) or a node created by an
-earlier action (``as``). An action that needs a variable the event did not bind is
+``match`` patterns are text with ``{var}`` slots, ``(a|b)`` alternatives and
+``~verb`` for every form of an English verb (:mod:`narrative.diffusers.patterns`);
+a slot is filled by a node the event names by name or alias. ``require`` lists
+preconditions (:class:`Requirement`) that ``narr audit`` checks before the actions:
+``require = ["giver.relations.holds.{item}", "giver.state.health != dead"]``.
+``do`` lists actions; every name in them is a variable, bound to a node id: a
+slot, a fixed node (``{ id = "qingyun-sect" }``), a node named by a field of
+another (``{ from = "item.state.holder" }``) or a node created by an earlier
+action (``as``). An action that needs a variable the event did not bind is
 skipped, so one rule can cover "Lin Yuan goes to ..." and "Lin Yuan and Su Qing go
 to ...". Values are templates: ``"{place}"`` is the bound id, ``"{who.state.mood}"``
 the JSON value of a field, ``"Crowd at {place.name}"`` text.
@@ -41,6 +45,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Discriminator,
@@ -250,6 +255,74 @@ Action = Annotated[
 ]
 
 
+_REQ_VAR = r"[a-z][a-z0-9_]{0,39}"
+_REQ_SEGMENT = r"(?:\{" + _REQ_VAR + r"\}|[^\s.{}!=\"]{1,64})"
+REQUIRE_RE = re.compile(
+    r"^\s*(?P<neg>!)?\s*(?P<var>" + _REQ_VAR + r")(?P<path>(?:\." + _REQ_SEGMENT + r"){1,8})"
+    r"\s*(?:(?P<op>==|!=)\s*(?P<value>\S.*?))?\s*$")
+_BARE_VALUE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,79}$")
+_VAR_VALUE = re.compile(r"^\{(" + _REQ_VAR + r")\}$")
+
+
+class Requirement:
+    """One precondition of a rule, parsed: ``[!]var.field.path [(==|!=) value]``.
+
+    The format is deliberately tiny (a path, an optional comparison, no code): a
+    world's rules are data a stranger wrote. ``path`` segments may be ``{var}``,
+    the id bound to a variable (``giver.relations.holds.{item}``). ``value`` is
+    ``{var}``, a JSON literal (``"dead"``, ``3``, ``true``, ``null``) or a bare word
+    (``dead``), which is a string.
+
+    - ``var.path``: the field (or relation) is there, and not ``null`` or ``false``.
+    - ``!var.path``: it is not.
+    - ``var.path == value`` / ``!= value``: compared with the value. A field the
+      world does not have contradicts neither: the world says nothing about it.
+    """
+
+    def __init__(self, text: str) -> None:
+        m = REQUIRE_RE.match(text)
+        if m is None:
+            raise ValueError(f"require {text!r} must be '[!]var.field.path [== or != value]' "
+                             "(e.g. giver.relations.holds.{item}, who.state.health != dead)")
+        self.text = text.strip()
+        self.negated = bool(m.group("neg"))
+        self.var: str = m.group("var")
+        self.path: tuple[str, ...] = tuple(m.group("path")[1:].split("."))
+        self.op: str | None = m.group("op")
+        if self.negated and self.op:
+            raise ValueError(f"require {text!r}: '!' and a comparison do not go together "
+                             "(write 'x != y')")
+        self.value: Any = None
+        self.value_var: str | None = None
+        if self.op is not None:
+            raw = m.group("value")
+            var = _VAR_VALUE.match(raw)
+            if var:
+                self.value_var = var.group(1)
+            else:
+                try:
+                    self.value = json.loads(raw)
+                except ValueError:
+                    if not _BARE_VALUE.match(raw):
+                        raise ValueError(f"require {text!r}: {raw!r} is not a value "
+                                         "(a {var}, a JSON literal or one bare word)") from None
+                    self.value = raw
+
+    @property
+    def names(self) -> set[str]:
+        """The variables the requirement reads."""
+        out = {self.var} | {s[1:-1] for s in self.path if s.startswith("{")}
+        return out | ({self.value_var} if self.value_var else set())
+
+
+def _requirement(text: str) -> str:
+    Requirement(text)  # raises ValueError naming the problem
+    return text
+
+
+RequireText = Annotated[str, AfterValidator(_requirement)]
+
+
 class Rule(_Strict):
     """One rule: when a pattern matches the event text, its actions are proposed."""
 
@@ -258,10 +331,21 @@ class Rule(_Strict):
     group: str | None = Field(
         default=None,
         description="Rules of one group never fire on overlapping words: the longest match wins.")
-    match: list[str] = Field(min_length=1, description="Patterns; the first that matches a span wins.")
+    match: list[str] = Field(
+        min_length=1,
+        description="Patterns; the first that matches a span wins. Words, {var} slots, (a|b) "
+                    "alternatives; 'walk*' takes any ending; '~go' is every form of an English "
+                    "verb (go, goes, went, gone, going; '~pick up': picks up, picked up ...).")
     unless: list[str] = Field(default_factory=list,
                               description="Words that, inside the matched words, stop the rule.")
     vars: dict[VarName, VarSpec] = Field(default_factory=dict)
+    require: list[RequireText] = Field(
+        default_factory=list, max_length=16,
+        description="Preconditions, checked before the actions (narr audit reports those the "
+                    "world contradicts): '[!]var.field.path [== or != value]', a path segment "
+                    "may be '{var}' (giver.relations.holds.{item}, who.state.health != dead, "
+                    "who.state.location == {place}). A requirement whose variables are not "
+                    "bound, or that compares a field the node lacks, is not contradicted.")
     do: list[Action] = Field(min_length=1)
 
     @field_validator("match")
@@ -295,13 +379,20 @@ class LoadedRule:
         self.vars: dict[str, VarSpec] = {**file.vars, **rule.vars}
         self.unless = [*file.unless, *rule.unless]
         self.patterns = [patterns.parse(p) for p in rule.match]
-        self.needs = _needed(rule, self.vars)
+        self.requires = [Requirement(r) for r in rule.require]
+        self.needs = _needed(rule, self.vars) | _derived_from(
+            {n for r in self.requires for n in r.names}, self.vars)
 
 
 def _needed(rule: Rule, known: dict[str, VarSpec]) -> set[str]:
     """The variables a rule's actions use, with those their derived variables are read from."""
+    return _derived_from({n for action in rule.do for n in _names_used(action)}, known)
+
+
+def _derived_from(names: set[str], known: dict[str, VarSpec]) -> set[str]:
+    """``names`` with every variable their derived variables are read from."""
     needs: set[str] = set()
-    todo = [n for action in rule.do for n in _names_used(action)]
+    todo = list(names)
     while todo:
         name = todo.pop()
         if name in needs:
@@ -362,6 +453,12 @@ def _check_references(file: RuleFile, source: str) -> None:
                     raise InvalidWorldError(f"{source}: rule {rule.id!r} /do/{i}: {problem}")
             if isinstance(action, CreateAction) and action.as_:
                 bound.add(action.as_)
+        slots = {s for p in rule.match for s in patterns.parse(p).slots}
+        for i, text in enumerate(rule.require):
+            for name in sorted(Requirement(text).names):
+                problem = _unbindable(name, known, slots, set())
+                if problem:
+                    raise InvalidWorldError(f"{source}: rule {rule.id!r} /require/{i}: {problem}")
 
 
 def _unbindable(name: str, known: dict[str, VarSpec], bound: set[str], seen: set[str]) -> str | None:

@@ -13,6 +13,12 @@ nothing (removing an edge or a field that is not there) are left out. Everything
 else goes to the engine, which arbitrates new nodes and screens every operation,
 as it does for any diffuser. Every firing, every firing stopped by an ``unless``
 word or an ambiguous name, and "no rule matched" are reported as notes.
+
+A rule's ``require`` list (its preconditions) is checked against the scratch
+world just before the firing's actions, so "gives Su Qing the ring" is checked
+against who holds the ring after the words before it. An unmet precondition does
+not stop the firing (the words say it happened; the world may be what is wrong)
+but is reported: as a note on an event, and as an :class:`Unmet` to ``narr audit``.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from narrative.diffusers.rulefile import (
     ExpireAction,
     LoadedRule,
     RelateAction,
+    Requirement,
     SetAction,
     UnrelateAction,
     UnsetAction,
@@ -86,6 +93,30 @@ class Firing:
         return self.match.start < other.match.end and other.match.start < self.match.end
 
 
+@dataclass(frozen=True)
+class Unmet:
+    """A precondition of a firing that the world, as the text had left it, contradicts."""
+
+    rule: str
+    source: str
+    requirement: str
+    start: int  # the firing's words in the text
+    end: int
+    node: str
+    field: str  # a JSON pointer into the node
+    value: Any  # what the world holds there (fields.ABSENT: nothing)
+    wanted: str  # what the requirement asked, in words
+
+    @property
+    def present(self) -> bool:
+        return self.value is not fields.ABSENT
+
+    def describe(self) -> str:
+        """``su-qing /relations/holds/black-ring is absent, but must be there``."""
+        held = json.dumps(self.value, ensure_ascii=False) if self.present else "absent"
+        return f"{self.node} {self.field} is {held}, but {self.wanted}"
+
+
 class _Unbound(Exception):
     """An action needs a variable (or a field) this firing did not bind: skip the action."""
 
@@ -97,9 +128,13 @@ class RulesDiffuser:
         self.root = root
 
     def propose(self, world: World, request: EventRequest) -> Proposal:
+        return self.propose_checked(world, request)[0]
+
+    def propose_checked(self, world: World, request: EventRequest) -> tuple[Proposal, list[Unmet]]:
+        """The proposal, and the preconditions of its firings that the world contradicts."""
         rules, cue_tables = load_rule_set(self.root)
         if not rules:
-            return Proposal(notes=["no rules in this world (rules/*.toml)"])
+            return Proposal(notes=["no rules in this world (rules/*.toml)"]), []
         text = request.content
         lex = clauses.lexicon(cue_tables)
         analysis = lex.analyse(text)
@@ -114,6 +149,7 @@ class RulesDiffuser:
                     nodes[i] = world.get(i)
         builder = _Builder(world)
         notes: list[str] = []
+        unmet: list[Unmet] = []
         applied = 0
         terminators = lex.terminators
         firings = _within_budget(lambda: find_firings(rules, text, mentions, nodes, terminators,
@@ -139,6 +175,9 @@ class RulesDiffuser:
                 continue
             before = (builder.changes, builder.close_scene)
             env = _Env(firing.rule, builder, slots)
+            found = [u for req in firing.rule.requires
+                     if (u := _check(req, env, firing)) is not None]
+            unmet.extend(found)
             skipped = builder.fire(firing.rule, env)
             applied += 1
             bound = ", ".join(f"{k}={v}" for k, v in env.values.items() if v is not None)
@@ -146,10 +185,41 @@ class RulesDiffuser:
             tail = "" if (builder.changes, builder.close_scene) != before else "; already so"
             notes.append(f"{where}: {text_of}{tail}")
             notes.extend(f"{where}: {s}" for s in skipped)
+            notes.extend(f"{where}: the world contradicts {u.requirement!r}: {u.describe()}"
+                         for u in found)
         if not applied:
             verb = "applied to" if firings else "matched"
             notes.append(f"no rule {verb} {text!r}")
-        return Proposal(delta=Delta(ops=builder.ops, close_scene=builder.close_scene), notes=notes)
+        proposal = Proposal(delta=Delta(ops=builder.ops, close_scene=builder.close_scene), notes=notes)
+        return proposal, unmet
+
+
+def _check(req: Requirement, env: _Env, firing: Firing) -> Unmet | None:
+    """The requirement, when the scratch world contradicts it (None: met, or nothing to check)."""
+    try:
+        node_id = env.id(req.var)
+        path = [env.id(s[1:-1]) if s.startswith("{") else s for s in req.path]
+        want = env.id(req.value_var) if req.value_var else req.value
+    except _Unbound:
+        return None  # "who2" in a sentence about one person: nothing to check
+    node = env.builder.current(node_id)
+    if node is None:
+        return None
+    ptr = fields.pointer(*path)
+    value = fields.get(node, ptr)
+    if req.op is None:
+        there = value is not fields.ABSENT and value is not None and value is not False
+        if there != req.negated:
+            return None
+        wanted = "must not be there" if req.negated else "must be there"
+    elif value is fields.ABSENT or fields.same(value, want) == (req.op == "=="):
+        return None
+    else:
+        shown = json.dumps(want, ensure_ascii=False)
+        wanted = f"must be {shown}" if req.op == "==" else f"must not be {shown}"
+    rule = firing.rule
+    return Unmet(rule.rule.id, rule.source, req.text, firing.match.start, firing.match.end,
+                 node_id, ptr, copy.deepcopy(value), wanted)
 
 
 RECENT_FOR_REFERENTS = 3  # events looked back at for a "he" or a dropped subject naming no one

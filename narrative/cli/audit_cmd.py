@@ -1,0 +1,64 @@
+"""``narr audit``: check a chapter draft against the world before it becomes events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from narrative.cli.context import Context, pass_context
+from narrative.cli.output import emit_json, json_option, short, value_text, warn
+
+
+def _finding_lines(f: dict[str, Any]) -> list[str]:
+    value = value_text(f["value"]) if f["present"] else "(absent)"
+    return [f"sentence {f['number']}: {f['sentence']}",
+            f"  {f['words']!r} (rule {f['rule']}, {f['source']}) needs {f['requirement']}",
+            f"  {f['node']} {f['field']} = {value}"]
+
+
+@click.command("audit")
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.option("--at", "at", metavar="REV",
+              help="Check against the world as it stood at a revision or event.")
+@json_option
+@pass_context
+def audit_cmd(ctx: Context, file: Any, at: str | None, as_json: bool) -> None:
+    """Check a chapter draft (FILE, or - for stdin) for continuity with the world.
+
+    Each sentence is simulated, in order, as a dry-run rules event on a copy of the
+    world (the world as it stands, or --at REV), and every action whose rule's
+    preconditions (require) the world contradicts at that point is listed: a dead
+    character acting, a gift of something the giver does not hold, a secret told
+    by someone who does not know it. Nothing is written. Exits 20 when something
+    contradicts the world, 0 when the chapter is consistent with it.
+    """
+    from narrative.engine.audit import audit
+    from narrative.errors import ContinuityError
+
+    report = audit(ctx.world, file.read(), at)
+    for message in report.warnings:
+        warn(message)
+    d = report.to_json()
+    if as_json:
+        emit_json(d)
+    else:
+        for f in d["findings"]:
+            for line in _finding_lines(f):
+                click.echo(line)
+        where = f"{at} ({short(d['commit'])})" if at else short(d["commit"])
+        n, s = len(d["findings"]), d["sentences"]
+        if n:
+            click.echo(f"{n} contradiction{'' if n == 1 else 's'} in {s} sentence"
+                       f"{'' if s == 1 else 's'}, against the world at {where}")
+        else:
+            click.echo(f"ok: {s} sentence{'' if s == 1 else 's'}, nothing contradicts the world "
+                       f"at {where}")
+    if not report.ok:
+        first = report.findings[0]
+        raise ContinuityError(
+            f"the chapter contradicts the world {len(report.findings)} time(s); first in "
+            f"sentence {first.number}: {first.message}")
+
+
+COMMANDS = [audit_cmd]
