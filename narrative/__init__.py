@@ -30,7 +30,7 @@ _API = frozenset({
     "register", "replay", "reset", "restore", "retry", "revert", "run_event", "show", "status",
     "switch", "Brief", "brief", "Connection", "GraphExport", "connect", "export_graph",
     "NodeHistory", "history_of", "SearchResult", "search", "WhyResult", "why", "Book", "book",
-    "Codex", "codex",
+    "Codex", "codex", "resolve_node", "NewNode", "new_node",
 })
 
 

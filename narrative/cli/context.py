@@ -25,6 +25,12 @@ class Context:
             self._world = WorldRepo.open(self.directory)
         return self._world
 
+    def node(self, text: str, *, must_exist: bool = True, context: str | None = None) -> str:
+        """The id of the node ``text`` names: its id, a name or an alias (engine.naming)."""
+        from narrative.engine.naming import Names
+
+        return Names(self.world).resolve(text, must_exist=must_exist, context=context)
+
     def close(self) -> None:
         if self._world is not None:
             self._world.close()
