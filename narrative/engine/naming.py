@@ -26,7 +26,6 @@ from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import id_problem, normalize_name
 from narrative.nodefile import names_of
 from narrative.store import worktree
-from narrative.store.move import finish_interrupted
 from narrative.store.view import WorldView
 from narrative.store.worldrepo import WorldRepo
 
@@ -40,7 +39,8 @@ class Names:
     """The names of the world as the user sees it now (committed nodes plus hand edits)."""
 
     def __init__(self, wr: WorldRepo) -> None:
-        finish_interrupted(wr)
+        # No finish_interrupted() here: the command that follows finishes an interrupted
+        # write itself and reports it; a name lookup only needs the committed catalog.
         head = wr.head_commit()
         self.tree = head.tree if head is not None else None
         self.view = WorldView(wr, self.tree, worktree.scan_for_reader(wr, self.tree))
