@@ -32,6 +32,7 @@ _API = frozenset({
     "NodeHistory", "history_of", "SearchResult", "search", "WhyResult", "why", "Book", "book",
     "Codex", "codex",
     "AuditReport", "ContinuityError", "Finding", "audit",
+    "resolve_node", "NewNode", "new_node",
 })
 
 

@@ -41,6 +41,8 @@ from narrative.engine.graphs import Connection, GraphExport, connect, export_gra
 from narrative.engine.history_of import NodeHistory, history_of
 from narrative.engine.init import InitResult, init_world
 from narrative.engine.log import Entry, log, show
+from narrative.engine.naming import resolve_node
+from narrative.engine.new import NewNode, new_node
 from narrative.engine.nodes import get_node, get_value, list_nodes
 from narrative.engine.replay import ReplayResult, list_chains, replay
 from narrative.engine.reset import ResetResult, reset
@@ -128,6 +130,7 @@ __all__ = [
     "InvalidInputError",
     "InvalidWorldError",
     "NarrError",
+    "NewNode",
     "Node",
     "NodeHistory",
     "NotAWorldError",
@@ -170,11 +173,13 @@ __all__ = [
     "list_nodes",
     "list_set_asides",
     "log",
+    "new_node",
     "open_world",
     "reflog",
     "register",
     "replay",
     "reset",
+    "resolve_node",
     "restore",
     "retry",
     "revert",

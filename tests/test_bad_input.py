@@ -334,6 +334,11 @@ UNSAFE = ["../x", "a/b", "", "x" * (MAX_ID_LENGTH + 1), "y" * 5000, "Lin-Yuan", 
 UNSAFE_IN_SPECS = [u for u in UNSAFE if "." not in u and "/" not in u]
 
 
+# Node arguments take names too; these name no node (case aside "Lin-Yuan" is lin-yuan's id,
+# and "lin_yuan\n" is an id once the typed newline is stripped).
+NAMING_NOTHING = [u for u in UNSAFE if u not in ("Lin-Yuan", "lin_yuan\n")]
+
+
 def test_every_unsafe_id_is_unsafe() -> None:
     for bad in UNSAFE:
         assert id_problem(bad) is not None, bad
@@ -352,14 +357,14 @@ def test_unsafe_id_in_get_path_and_edit(narr: CLI, world: Path, tmp_path: Path) 
     script.write_text(f"open({str(marker)!r}, 'w').write('ran')\n", encoding="utf-8")
     os.environ["EDITOR"] = f"{sys.executable} {script}"
     try:
-        for bad in UNSAFE:
-            first = f"narr: error: unsafe node id: {_unsafe(bad)}"
-            refused(narr, world, "get", "--", bad, code=INVALID_INPUT, first=first)
-            refused(narr, world, "get", "--at", "HEAD", "--", bad, "state", code=INVALID_INPUT,
+        for bad in NAMING_NOTHING:  # not an id, so a name: and no node is called that
+            first = f"narr: error: no node named {bad!r} in the world"
+            refused(narr, world, "get", "--", bad, code=NOT_FOUND, first=first)
+            refused(narr, world, "get", "--at", "HEAD", "--", bad, "state", code=NOT_FOUND,
                     first=first)
-            refused(narr, world, "path", "--", bad, code=INVALID_INPUT, first=first)
-            refused(narr, world, "path", "--layer", "item", "--", bad, code=INVALID_INPUT, first=first)
-            refused(narr, world, "edit", "--layer", "item", "--", bad, code=INVALID_INPUT, first=first)
+            refused(narr, world, "path", "--", bad, code=NOT_FOUND, first=first)
+            refused(narr, world, "path", "--layer", "item", "--", bad, code=NOT_FOUND, first=first)
+            refused(narr, world, "edit", "--layer", "item", "--", bad, code=NOT_FOUND, first=first)
     finally:
         del os.environ["EDITOR"]
     assert not marker.exists()
@@ -367,17 +372,19 @@ def test_unsafe_id_in_get_path_and_edit(narr: CLI, world: Path, tmp_path: Path) 
 
 @FLAT_ONLY
 def test_unsafe_id_in_set_unset_and_expire(narr: CLI, world: Path) -> None:
-    for bad in UNSAFE_IN_SPECS:
-        problem = _unsafe(bad)
+    for bad in (u for u in UNSAFE_IN_SPECS if u in NAMING_NOTHING):
         for flag, spec in (("--set", f"{bad}.state.a=1"), ("--unset", f"{bad}.state.a")):
             shown = repr(spec.partition("=")[0])
-            first = (f"narr: error: {flag} {shown}: expected ID.field.path: it must start with a "
-                     "node id (e.g. lin-yuan.state.mood)" if not bad else
-                     f"narr: error: unsafe node id in {flag} {shown}: {problem}")
-            event_refused(narr, world, BEAT, flag, spec, code=INVALID_INPUT, first=first)
-    for bad in UNSAFE:
-        event_refused(narr, world, BEAT, "--expire", bad, code=INVALID_INPUT,
-                      first=f"narr: error: unsafe --expire id: {_unsafe(bad)}")
+            if not bad:
+                event_refused(narr, world, BEAT, flag, spec, code=INVALID_INPUT,
+                              first=f"narr: error: {flag} {shown}: expected NODE.field.path: it must "
+                                    "start with a node's id or name (e.g. lin-yuan.state.mood)")
+                continue
+            event_refused(narr, world, BEAT, flag, spec, code=NOT_FOUND,
+                          first=f"narr: error: {flag} {shown}: no node named {bad!r} in the world")
+    for bad in NAMING_NOTHING:
+        event_refused(narr, world, BEAT, "--expire", bad, code=NOT_FOUND,
+                      first=f"narr: error: --expire {bad!r}: no node named {bad.strip()!r} in the world")
 
 
 @FLAT_ONLY
@@ -392,17 +399,20 @@ def test_path_like_set_specs_are_refused(narr: CLI, world: Path) -> None:
 
 @FLAT_ONLY
 def test_unsafe_id_in_relate_and_unrelate(narr: CLI, world: Path) -> None:
-    for bad in (u for u in UNSAFE if u):
-        problem = _unsafe(bad)
+    for bad in (u for u in NAMING_NOTHING if u and ":" not in u and "=" not in u):
+        shown = bad.strip()
         for flag in ("--relate", "--unrelate"):
             spec = f"lin-yuan:knows:{bad}"
-            event_refused(narr, world, BEAT, flag, spec, code=INVALID_INPUT,
-                          first=f"narr: error: unsafe target id in {flag} {spec!r}: {problem}")
+            event_refused(narr, world, BEAT, flag, spec, code=NOT_FOUND,
+                          first=f"narr: error: target of {flag} {spec!r}: no node named {shown!r} "
+                                "in the world")
             spec = f"{bad}:knows:lin-yuan"
-            event_refused(narr, world, BEAT, flag, spec, code=INVALID_INPUT,
-                          first=f"narr: error: unsafe source id in {flag} {spec!r}: {problem}")
-    event_refused(narr, world, BEAT, "--relate", "a:b:../c", code=INVALID_INPUT,
-                  first=f"narr: error: unsafe target id in --relate 'a:b:../c': {_unsafe('../c')}")
+            event_refused(narr, world, BEAT, flag, spec, code=NOT_FOUND,
+                          first=f"narr: error: source of {flag} {spec!r}: no node named {shown!r} "
+                                "in the world")
+    event_refused(narr, world, BEAT, "--relate", "lin-yuan:b:../c", code=NOT_FOUND,
+                  first="narr: error: target of --relate 'lin-yuan:b:../c': no node named '../c' "
+                        "in the world")
 
 
 @FLAT_ONLY

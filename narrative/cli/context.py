@@ -26,6 +26,12 @@ class Context:
             _warn_unknown_keys(self._world)
         return self._world
 
+    def node(self, text: str, *, must_exist: bool = True, context: str | None = None) -> str:
+        """The id of the node ``text`` names: its id, a name or an alias (engine.naming)."""
+        from narrative.engine.naming import Names
+
+        return Names(self.world).resolve(text, must_exist=must_exist, context=context)
+
     def close(self) -> None:
         if self._world is not None:
             self._world.close()

@@ -18,16 +18,18 @@ if TYPE_CHECKING:
 
 @click.command("event")
 @click.argument("content", required=False)
-@click.option("--set", "sets", multiple=True, metavar="ID.FIELD=VALUE",
-              help="Set a field (VALUE is JSON when it parses, else text). Repeatable.")
-@click.option("--unset", "unsets", multiple=True, metavar="ID.FIELD", help="Remove a field.")
+@click.option("--set", "sets", multiple=True, metavar="NODE.FIELD=VALUE",
+              help="Set a field (VALUE is JSON when it parses, else text). NODE is an id, a name "
+                   "or an alias ('林远.state.mood=calm'); for a name holding dots the longest "
+                   "part that names a node wins. Repeatable.")
+@click.option("--unset", "unsets", multiple=True, metavar="NODE.FIELD", help="Remove a field.")
 @click.option("--relate", "relates", multiple=True, metavar="SRC:TYPE:DST[=ATTRS]",
               help="Add a relation (ATTRS: a JSON object).")
 @click.option("--unrelate", "unrelates", multiple=True, metavar="SRC:TYPE:DST",
               help="Remove a relation.")
 @click.option("--create", "creates", multiple=True, metavar="FILE.json",
               type=click.Path(dir_okay=False), help="Create a node from a whole node file.")
-@click.option("--expire", "expires", multiple=True, metavar="ID", help="End a node.")
+@click.option("--expire", "expires", multiple=True, metavar="NODE", help="End a node.")
 @click.option("--delta", "delta_file", metavar="FILE|-",
               help="A JSON delta (schemas/delta.schema.json); '-' reads standard input.")
 @click.option("--text", "narrative_text", help="The narrative text of the event.")
@@ -85,7 +87,7 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
             raise click.UsageError("--at needs a story time (\"Day 3, dusk\"); leave it out for none")
         name = diffuser_name or default_name(wr)
         diffuser = get_diffuser(name, wr)
-        request = _request(content, sets, unsets, relates, unrelates, creates, expires,
+        request = _request(wr, content, sets, unsets, relates, unrelates, creates, expires,
                            delta_file, narrative_text, timestamp, close_scene)
         request.diffuser = name
         request.render = render
@@ -115,7 +117,7 @@ def proposal_lines(proposal: dict[str, Any] | None) -> list[str]:
     return [f"{proposal['diffuser']}:", *(f"  {note}" for note in proposal["notes"])]
 
 
-def _request(content: str, sets: tuple[str, ...], unsets: tuple[str, ...],
+def _request(wr: WorldRepo, content: str, sets: tuple[str, ...], unsets: tuple[str, ...],
              relates: tuple[str, ...], unrelates: tuple[str, ...], creates: tuple[str, ...],
              expires: tuple[str, ...], delta_file: str | None, narrative_text: str | None,
              timestamp: str | None, close_scene: bool) -> EventRequest:
@@ -136,11 +138,14 @@ def _request(content: str, sets: tuple[str, ...], unsets: tuple[str, ...],
             except OSError as exc:
                 raise InvalidInputError(f"--delta {delta_file}: cannot read ({exc.strerror})") from None
             delta = read_delta(delta_file, data)
+    from narrative.engine.naming import Names
+
     create_ops = [flags.read_node_file(path) for path in creates]
     _refuse_bad_escapes("--set", [spec.partition("=")[0] for spec in sets], sets)
     _refuse_bad_escapes("--unset", list(unsets), unsets)
+    names = Names(wr) if (sets or unsets or relates or unrelates or expires) else None
     merged = flags.build_delta(delta=delta, creates=create_ops, sets=sets, unsets=unsets,
-                                  relates=relates, unrelates=unrelates, expires=expires)
+                               relates=relates, unrelates=unrelates, expires=expires, names=names)
     return EventRequest(content=content, delta=merged, narrative_text=narrative_text,
                         timestamp=timestamp, close_scene=close_scene)
 

@@ -8,16 +8,16 @@ proposes, so they go through exactly the same validation.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import ValidationError
 
 from narrative import fields
 from narrative.delta.parse import parse_input
 from narrative.errors import InvalidInputError
-from narrative.ids import check_id
+from narrative.ids import check_id, id_problem
 from narrative.model import (
     CreateOp,
     Delta,
@@ -52,46 +52,102 @@ def _no_constant(name: str) -> Any:
     raise ValueError(name)
 
 
-def parse_target_field(spec: str, flag: str) -> tuple[str, str]:
-    """``lin-yuan.state.location`` or ``lin-yuan/state/location`` -> (id, JSON pointer)."""
-    slash, dot = spec.find("/"), spec.find(".")
-    cut = min(i for i in (slash, dot, len(spec)) if i >= 0)
-    node_id, rest = spec[:cut], spec[cut:]
-    if not node_id:
-        raise InvalidInputError(f"{flag} {spec!r}: expected ID.field.path: it must start with a "
-                                "node id (e.g. lin-yuan.state.mood)")
+class NodeNames(Protocol):
+    """What the flags need to turn a typed node into an id (:class:`narrative.engine.naming.Names`)."""
+
+    def candidates(self, text: str) -> list[str]: ...
+
+    def resolve(self, text: str, *, must_exist: bool = True, context: str | None = None) -> str: ...
+
+
+class _IdsOnly:
+    """Without a world to ask, a node must be given by its id (the library's own callers)."""
+
+    def candidates(self, text: str) -> list[str]:
+        return [text] if id_problem(text) is None else []
+
+    def resolve(self, text: str, *, must_exist: bool = True, context: str | None = None) -> str:
+        return check_id(text, what=context or "node id")
+
+
+def _resolver(names: NodeNames | None, created: Collection[str]) -> Callable[[str, str], str]:
+    """``resolve(text, what)``; a node created by the same event is taken by its id as it is.
+
+    A well-formed id that names nothing is passed on too: the event itself says what is
+    missing and keeps the event for ``--retry`` (the node may be made before the retry).
+    """
+    chosen = names or _IdsOnly()
+
+    def resolve(text: str, what: str) -> str:
+        if text in created:
+            return text
+        return chosen.resolve(text, must_exist=False, context=what)
+    return resolve
+
+
+def parse_target_field(spec: str, flag: str, names: NodeNames | None = None,
+                       created: Collection[str] = ()) -> tuple[str, str]:
+    """``NODE.state.location`` or ``NODE/state/location`` -> (id, JSON pointer).
+
+    NODE is an id, a name or an alias. A name may itself hold dots or slashes
+    ("Dr. Wu.state.mood"): the longest part before a ``.`` or ``/`` that names a
+    node is the node, the rest is the field.
+    """
+    cuts = [i for i, ch in enumerate(spec) if ch in "./"]
+    cut = cuts[0] if cuts else len(spec)
+    if names is not None:
+        for i in reversed(cuts):
+            head = spec[:i].strip()
+            if head and (head in created or names.candidates(head)):
+                cut = i
+                break
+    node_text, rest = spec[:cut].strip(), spec[cut:]
+    if not node_text:
+        raise InvalidInputError(f"{flag} {spec!r}: expected NODE.field.path: it must start with a "
+                                "node's id or name (e.g. lin-yuan.state.mood)")
     if not rest or rest in (".", "/"):
-        raise InvalidInputError(f"{flag} {spec!r}: expected ID.field.path (e.g. lin-yuan.state.mood)")
-    check_id(node_id, what=f"node id in {flag} {spec!r}")
+        raise InvalidInputError(f"{flag} {spec!r}: expected NODE.field.path (e.g. lin-yuan.state.mood)")
+    if names is None and node_text not in created:
+        check_id(node_text, what=f"node id in {flag} {spec!r}")
+        node_id = node_text
+    else:
+        node_id = _resolver(names, created)(node_text, f"{flag} {spec!r}")
     ptr = rest if rest.startswith("/") else fields.pointer(*rest[1:].split("."))
     if any(t == "" for t in fields.split(ptr)):
         raise InvalidInputError(f"{flag} {spec!r}: empty field name in the path")
     return node_id, ptr
 
 
-def parse_set(spec: str) -> SetOp:
+def parse_set(spec: str, names: NodeNames | None = None, created: Collection[str] = ()) -> SetOp:
     left, eq, value = spec.partition("=")
     if not eq:
-        raise InvalidInputError(f"--set {spec!r}: expected ID.field=VALUE")
-    node_id, ptr = parse_target_field(left, "--set")
+        raise InvalidInputError(f"--set {spec!r}: expected NODE.field=VALUE")
+    node_id, ptr = parse_target_field(left, "--set", names, created)
     return SetOp(op="set", target=node_id, field=ptr, value=parse_value(value))
 
 
-def parse_unset(spec: str) -> UnsetOp:
-    node_id, ptr = parse_target_field(spec, "--unset")
+def parse_unset(spec: str, names: NodeNames | None = None, created: Collection[str] = ()) -> UnsetOp:
+    node_id, ptr = parse_target_field(spec, "--unset", names, created)
     return UnsetOp(op="unset", target=node_id, field=ptr)
 
 
-def parse_edge(spec: str, flag: str) -> tuple[str, str, str, dict[str, Any] | None]:
-    """``SRC:TYPE:DST`` (``--relate`` also takes ``=JSON-ATTRS``) -> parts."""
+def parse_edge(spec: str, flag: str, names: NodeNames | None = None,
+               created: Collection[str] = ()) -> tuple[str, str, str, dict[str, Any] | None]:
+    """``SRC:TYPE:DST`` (``--relate`` also takes ``=JSON-ATTRS``) -> parts; SRC and DST are
+    ids, names or aliases (a name holding ':' or '=' must be given by its id)."""
     body, eq, attrs_text = spec.partition("=")
-    parts = body.split(":")
+    parts = [p.strip() for p in body.split(":")]
     if len(parts) != 3 or not all(parts):
         raise InvalidInputError(
             f"{flag} {spec!r}: expected SOURCE:TYPE:TARGET (e.g. su-qing:suspects:lin-yuan)")
     src, rtype, dst = parts
-    check_id(src, what=f"source id in {flag} {spec!r}")
-    check_id(dst, what=f"target id in {flag} {spec!r}")
+    if names is None:
+        check_id(src, what=f"source id in {flag} {spec!r}")
+        check_id(dst, what=f"target id in {flag} {spec!r}")
+    else:
+        resolve = _resolver(names, created)
+        src = resolve(src, f"source of {flag} {spec!r}")
+        dst = resolve(dst, f"target of {flag} {spec!r}")
     attrs = None
     if eq:
         attrs = parse_value(attrs_text)
@@ -109,14 +165,16 @@ def _op(model: type[OpT], data: dict[str, Any], what: str) -> OpT:
         raise InvalidInputError(f"{what}: {loc}: {first['msg']}") from None
 
 
-def parse_relate(spec: str) -> RelateOp:
-    src, rtype, dst, attrs = parse_edge(spec, "--relate")
+def parse_relate(spec: str, names: NodeNames | None = None,
+                 created: Collection[str] = ()) -> RelateOp:
+    src, rtype, dst, attrs = parse_edge(spec, "--relate", names, created)
     return _op(RelateOp, {"op": "relate", "source": src, "type": rtype, "target": dst,
                           "attrs": attrs or {}}, f"--relate {spec!r}")
 
 
-def parse_unrelate(spec: str) -> UnrelateOp:
-    src, rtype, dst, attrs = parse_edge(spec, "--unrelate")
+def parse_unrelate(spec: str, names: NodeNames | None = None,
+                   created: Collection[str] = ()) -> UnrelateOp:
+    src, rtype, dst, attrs = parse_edge(spec, "--unrelate", names, created)
     if attrs is not None:
         raise InvalidInputError(f"--unrelate {spec!r}: takes no attributes")
     return _op(UnrelateOp, {"op": "unrelate", "source": src, "type": rtype, "target": dst},
@@ -145,15 +203,22 @@ def read_node_file(path: str, data: bytes | None = None) -> CreateOp:
 def build_delta(*, delta: Delta | None = None, creates: Iterable[CreateOp] = (),
                 sets: Iterable[str] = (), unsets: Iterable[str] = (),
                 relates: Iterable[str] = (), unrelates: Iterable[str] = (),
-                expires: Iterable[str] = ()) -> Delta:
+                expires: Iterable[str] = (), names: NodeNames | None = None) -> Delta:
     """One delta from the command line's flags, in a fixed order: a ``--delta`` file's
-    operations, creations, field changes, relation changes, expiries."""
+    operations, creations, field changes, relation changes, expiries.
+
+    With ``names`` the flags may name nodes by name or alias; a node the same event
+    creates is named by its id.
+    """
     ops: list[Op] = list(delta.ops) if delta else []
     ops.extend(creates)
-    ops.extend(parse_set(s) for s in sets)
-    ops.extend(parse_unset(s) for s in unsets)
-    ops.extend(parse_relate(s) for s in relates)
-    ops.extend(parse_unrelate(s) for s in unrelates)
-    ops.extend(ExpireOp(op="expire", target=check_id(i, what="--expire id")) for i in expires)
+    created = {op.node.id for op in ops if isinstance(op, CreateOp)}
+    ops.extend(parse_set(s, names, created) for s in sets)
+    ops.extend(parse_unset(s, names, created) for s in unsets)
+    ops.extend(parse_relate(s, names, created) for s in relates)
+    ops.extend(parse_unrelate(s, names, created) for s in unrelates)
+    resolve = _resolver(names, created)
+    ops.extend(ExpireOp(op="expire", target=resolve(i.strip(), "--expire id" if names is None
+                                                    else f"--expire {i!r}")) for i in expires)
     base = delta or Delta()
     return base.model_copy(update={"ops": ops})

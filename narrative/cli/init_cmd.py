@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import cast
 
@@ -10,6 +11,7 @@ import click
 
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option
+from narrative.errors import InvalidWorldError
 
 
 @click.command("init")
@@ -20,10 +22,16 @@ from narrative.cli.output import emit_json, json_option
                    "(for tens of thousands of nodes).")
 @click.option("--name", help="The world's name (default: the sample's, or the directory's).")
 @click.option("--language", help="The story's main language, e.g. en or zh.")
+@click.option("--rules", type=click.Choice(["en", "zh", "both"]),
+              help="Give the world narr's generic rules (movement, items, health, relations, "
+                   "secrets, weather, crowds) in English, Chinese or both.")
+@click.option("--here", is_flag=True,
+              help="Make the existing git repository (history kept) a world, with a genesis "
+                   "commit on top.")
 @json_option
 @pass_context
 def init_cmd(ctx: Context, directory: Path | None, sample: bool, layout: str, name: str | None,
-             language: str | None, as_json: bool) -> None:
+             language: str | None, rules: str | None, here: bool, as_json: bool) -> None:
     """Create a new world: a git repository with narr.toml, world/ and a genesis commit."""
     from narrative.engine.init import init_world
 
@@ -31,7 +39,7 @@ def init_cmd(ctx: Context, directory: Path | None, sample: bool, layout: str, na
     if not target.is_absolute():
         target = ctx.directory / target
     result = init_world(target, sample=sample, layout=layout,  # type: ignore[arg-type]
-                        name=name, language=language)
+                        name=name, language=language, rules=rules, here=here)
     if as_json:
         emit_json({"root": str(result.root), "commit": result.commit, "id": result.event_id,
                    "nodes": result.nodes, "layout": result.layout})
@@ -39,17 +47,19 @@ def init_cmd(ctx: Context, directory: Path | None, sample: bool, layout: str, na
     click.echo(f"Created a {result.layout} world at {result.root} with {result.nodes} nodes "
                f"(genesis {result.commit[:10]}).")
     if directory is not None:
-        click.echo(f"Next: cd {directory} && narr nodes")
+        first = "narr nodes" if sample else "narr new character NAME"
+        click.echo(f"Next: cd {directory} && {first}")
 
 
 @click.command("path")
-@click.argument("node_id")
+@click.argument("node_id", metavar="NODE")
 @click.option("--layer", type=click.Choice(["character", "item", "ambient", "background"]),
               help="For a node that does not exist yet: the layer it will live in.")
 @json_option
 @pass_context
 def path_cmd(ctx: Context, node_id: str, layer: str | None, as_json: bool) -> None:
-    """Print the path of a node's file (relative to the world's root)."""
+    """Print the path of a node's file (relative to the world's root); NODE is an id, name or alias."""
+    node_id = ctx.node(node_id, must_exist=False)
     path = _node_path(ctx, node_id, layer)
     if as_json:
         emit_json({"id": node_id, "path": path})
@@ -58,7 +68,7 @@ def path_cmd(ctx: Context, node_id: str, layer: str | None, as_json: bool) -> No
 
 
 @click.command("edit")
-@click.argument("node_id")
+@click.argument("node_id", metavar="NODE")
 @click.option("--layer", type=click.Choice(["character", "item", "ambient", "background"]),
               help="Create the node by hand in this layer if it does not exist yet.")
 @pass_context
@@ -68,6 +78,7 @@ def edit_cmd(ctx: Context, node_id: str, layer: str | None) -> None:
     from narrative.nodefile import dump
 
     wr = ctx.world
+    node_id = ctx.node(node_id, must_exist=False)
     path = _node_path(ctx, node_id, layer)
     full = wr.abs(path)
     if not full.exists():
@@ -80,8 +91,67 @@ def edit_cmd(ctx: Context, node_id: str, layer: str | None) -> None:
         }))
         click.echo(f"Created {path}; the next event records it as a hand edit.", err=True)
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-    click.edit(filename=str(full), editor=editor)
+    while True:
+        click.edit(filename=str(full), editor=editor)
+        problem = _edit_problem(ctx, path)
+        if problem is None:
+            break
+        if not (sys.stdin.isatty() and sys.stderr.isatty()):
+            raise problem
+        click.echo(f"narr: {problem.message}", err=True)
+        if not click.confirm("Reopen the file to fix it?", default=True, err=True):
+            raise problem
     click.echo(path)
+
+
+def _edit_problem(ctx: Context, path: str) -> InvalidWorldError | None:
+    """What is wrong with the file the editor left (file, line, field), or None.
+
+    Checked as the editor closes because the next event would refuse it anyway,
+    long after the user has forgotten what they typed. The file is left as it is:
+    it holds the user's work.
+    """
+    from narrative.nodefile import parse_node_file
+
+    wr = ctx.world
+    full = wr.abs(path)
+    if not full.exists():
+        return None  # deleting a node by hand is an edit too
+    try:
+        parse_node_file(full.read_bytes(), path, wr.config.layout)
+    except InvalidWorldError as exc:
+        exc.hint = ("the file is kept as you left it; fix it (narr edit again) or undo it with "
+                    f"git checkout -- {path}; until then the next event refuses")
+        return exc
+    return None
+
+
+@click.command("new")
+@click.argument("layer", type=click.Choice(["character", "item", "ambient", "background"]))
+@click.argument("name")
+@click.option("--kind", default="", help="What it is within its layer: place, weapon, secret, sect ...")
+@click.option("--alias", "aliases", multiple=True, help="Another name it goes by (repeatable).")
+@click.option("--lifecycle", type=click.Choice(["permanent", "scene", "event"]), default="permanent",
+              show_default=True, help="How long it lasts: for good, the scene, or one event.")
+@click.option("--summary", default="", help="One line saying what it is.")
+@json_option
+@pass_context
+def new_cmd(ctx: Context, layer: str, name: str, kind: str, aliases: tuple[str, ...], lifecycle: str,
+            summary: str, as_json: bool) -> None:
+    """Make a node named NAME in LAYER; its id is made from the name (林远 -> lin-yuan).
+
+    The file is a hand edit: the next event records it. A name (or alias) the
+    world already uses is refused.
+    """
+    from narrative.engine.new import new_node
+
+    made = new_node(ctx.world, layer, name, kind=kind, aliases=list(aliases), lifecycle=lifecycle,
+                    summary=summary)
+    if as_json:
+        emit_json(made.to_json())
+        return
+    click.echo(f"{made.id} {made.path}")
+    click.echo("The next event records it; narr edit " + made.id + " fills it in.", err=True)
 
 
 def _node_path(ctx: Context, node_id: str, layer: str | None) -> str:
@@ -98,4 +168,4 @@ def _node_path(ctx: Context, node_id: str, layer: str | None) -> str:
         return node_path(node_id, layer, wr.config.layout)  # type: ignore[arg-type]
 
 
-COMMANDS = [init_cmd, path_cmd, edit_cmd]
+COMMANDS = [init_cmd, new_cmd, path_cmd, edit_cmd]

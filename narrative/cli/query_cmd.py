@@ -26,7 +26,7 @@ def _old_new(d: dict[str, Any]) -> str:
 
 
 @click.command("why")
-@click.argument("node_id")
+@click.argument("node_id", metavar="NODE")
 @click.argument("field")
 @click.option("--at", "at", metavar="REV", help="Ask about the story as it stood at a revision or event.")
 @json_option
@@ -35,7 +35,7 @@ def why_cmd(ctx: Context, node_id: str, field: str, at: str | None, as_json: boo
     """Which event (or hand edit) set a field's value, and the events it followed from."""
     from narrative.engine.why import why
 
-    d = why(ctx.world, node_id, field, at).to_json()
+    d = why(ctx.world, ctx.node(node_id, must_exist=False), field, at).to_json()
     if as_json:
         emit_json(d)
         return
@@ -85,7 +85,7 @@ def _history_line(ch: dict[str, Any]) -> str:
 
 
 @click.command("history")
-@click.argument("node_id")
+@click.argument("node_id", metavar="NODE")
 @click.option("--at", "at", metavar="REV", help="The story line ending at a revision or event.")
 @json_option
 @pass_context
@@ -93,7 +93,7 @@ def history_cmd(ctx: Context, node_id: str, at: str | None, as_json: bool) -> No
     """Everything that happened to a node, event by event, oldest first."""
     from narrative.engine.history_of import history_of
 
-    d = history_of(ctx.world, node_id, at).to_json()
+    d = history_of(ctx.world, ctx.node(node_id, must_exist=False), at).to_json()
     if as_json:
         emit_json(d)
         return
@@ -167,6 +167,8 @@ def _emit_graph(ctx: Context, which: str, fmt: str, around: str | None, depth: i
                 at: str | None = None) -> None:
     from narrative.engine.graphs import export_graph
 
+    if around is not None and which == "world":
+        around = ctx.node(around, must_exist=at is None, context="--around")
     d = export_graph(ctx.world, which, fmt, around, depth, at).to_json()
     if as_json:
         emit_json(d)
@@ -207,7 +209,7 @@ def graph_connect_cmd(ctx: Context, source: str, target: str, as_json: bool) -> 
     """The shortest chains of relations between two nodes, either way round."""
     from narrative.engine.graphs import connect
 
-    d = connect(ctx.world, source, target).to_json()
+    d = connect(ctx.world, ctx.node(source), ctx.node(target)).to_json()
     if as_json:
         emit_json(d)
         return
@@ -236,6 +238,8 @@ def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: in
     """What to have in hand for the next event: focus, continuity, recent events, each with its reason."""
     from narrative.engine.brief import brief
 
+    focus = tuple(ctx.node(f, context="--focus") for f in focus)
+    pov = ctx.node(pov, context="--pov") if pov is not None else None
     d = brief(ctx.world, goal, list(focus), budget, pov).to_json()
     if as_json:
         emit_json(d)

@@ -66,16 +66,19 @@ def show_cmd(ctx: Context, rev: str, as_json: bool) -> None:
 
 
 @click.command("get")
-@click.argument("node_id")
+@click.argument("node_id", metavar="NODE")
 @click.argument("field", required=False)
 @click.option("--at", "at", metavar="REV", help="The node as it was at a revision or event.")
 @json_option
 @pass_context
 def get_cmd(ctx: Context, node_id: str, field: str | None, at: str | None, as_json: bool) -> None:
-    """A node (or one FIELD, dotted or a JSON pointer) as the world holds it now or --at REV."""
+    """A node (or one FIELD, dotted or a JSON pointer) as the world holds it now or --at REV.
+
+    NODE is the node's id, name or alias.
+    """
     from narrative.engine.nodes import get_value
 
-    value = get_value(ctx.world, node_id, field, at)
+    value = get_value(ctx.world, ctx.node(node_id, must_exist=False), field, at)
     if as_json or not isinstance(value, str):
         click.echo(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))
     else:

@@ -33,6 +33,8 @@ def reset_cmd(ctx: Context, rev: str | None, before: str | None, keep_edits: boo
     """
     from narrative.engine.reset import reset
 
+    if before is not None:
+        before = ctx.node(before, must_exist=False, context="--before")
     result = reset(ctx.world, rev, before=before, keep_edits=keep_edits, hard=hard).to_json()
     if as_json:
         emit_json(result)

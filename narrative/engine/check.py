@@ -91,16 +91,21 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         report.warnings.extend(f"{name} names a commit this repository does not hold; it is "
                                "left out of narr chains and narr edits" for name in refs.dangling(wr))
 
+    # A world made in an existing repository (narr init --here) has the repository's own
+    # history under its genesis: that prehistory is git's, not the story's, and is not checked.
+    start = next((i for i, c in enumerate(chain) if _is_genesis(c)), 0)
     seen_ids: dict[str, str] = {}
     prev_record: EventRecord | None = None
     for i, c in enumerate(chain):
         if progress:
             progress(i + 1, len(chain))
         report.commits += 1
+        if i < start:
+            continue
         rec = records.decode(c.message)
         parent = c.parents[0] if c.parents else None
-        problems = [] if c is boundary else _check_commit(repo, layout, c, parent, rec,
-                                                          prev_record, seen_ids)
+        problems = [] if c is boundary else _check_commit(
+            repo, layout, c, parent if i > start or rec is None else None, rec, prev_record, seen_ids)
         if rec is not None:
             report.events += rec.kind == "event"
             seen_ids.setdefault(rec.id, str(c.id))
@@ -133,6 +138,11 @@ def _shallow_boundary(repo: pygit2.Repository,
         return None
     rec = records.decode(chain[0].message)
     return None if rec is not None and rec.kind == "genesis" else chain[0]
+
+
+def _is_genesis(c: pygit2.Commit) -> bool:
+    rec = records.decode(c.message)
+    return rec is not None and rec.kind == "genesis"
 
 
 def _check_commit(repo: pygit2.Repository, layout: Layout, c: pygit2.Commit,

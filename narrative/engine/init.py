@@ -13,7 +13,9 @@ from narrative.ids import LAYERS, LAYOUTS, WORLD_DIR, Layout, new_event_id, node
 from narrative.model import EventRecord
 from narrative.nodefile import NodeDict, dump, parse_json, validate
 from narrative.store import records
-from narrative.store.worldrepo import WorldRepo, init_repository
+from narrative.store.worldrepo import WorldRepo, init_repository, open_repository
+
+RULE_SETS: tuple[str, ...] = ("en", "zh", "both")
 
 GITIGNORE = """\
 # editor leftovers must never look like hand edits of the world
@@ -58,12 +60,49 @@ def read_seed_nodes(source: Path) -> list[NodeDict]:
     return nodes
 
 
+def generic_rules_dir(rules: str) -> Path:
+    """narr's generic rule set for a language (``en``, ``zh`` or ``both``), shipped in the package."""
+    if rules not in RULE_SETS:
+        raise InvalidInputError(f"unknown rule set {rules!r}; expected one of {', '.join(RULE_SETS)}")
+    found = Path(__file__).resolve().parent.parent / "rules_generic" / rules
+    if not found.is_dir():
+        raise InvalidWorldError("the generic rules are missing from this installation of narr")
+    return found
+
+
+def _copy_rules(rules: str, root: Path) -> list[str]:
+    """Copy a generic rule set into ``root/rules``; the repository-relative paths written."""
+    from narrative.diffusers.rulefile import RULES_DIR
+
+    target = root / RULES_DIR
+    target.mkdir(parents=True, exist_ok=True)
+    out = []
+    for src in sorted(generic_rules_dir(rules).glob("*.toml")):
+        shutil.copy2(src, target / src.name)
+        out.append(f"{RULES_DIR}/{src.name}")
+    return out
+
+
 def init_world(directory: str | Path, *, sample: bool = False, layout: Layout = "flat",
                name: str | None = None, language: str | None = None,
-               when: datetime | None = None) -> InitResult:
+               when: datetime | None = None, rules: str | None = None,
+               here: bool = False) -> InitResult:
+    """Create a world in ``directory``: a new repository, or with ``here`` an existing one.
+
+    ``rules`` (``en``, ``zh``, ``both``) gives a new world narr's generic rules, so plain
+    events change it from the first one; the sample world brings its own.
+    """
     if layout not in LAYOUTS:
         raise InvalidInputError(f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
+    if rules is not None:
+        generic_rules_dir(rules)
+        if sample:
+            raise InvalidInputError("--rules is for a world of your own; the sample brings its rules")
     root = Path(directory).resolve()
+    if here:
+        if sample:
+            raise InvalidInputError("--here turns your repository into a world; it takes no --sample")
+        return _init_here(root, layout=layout, name=name, language=language, when=when, rules=rules)
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise InvalidInputError(f"{root} exists and is not empty",
                                 hint="narr init creates a world in a new or empty directory")
@@ -82,7 +121,8 @@ def init_world(directory: str | Path, *, sample: bool = False, layout: Layout = 
                 extra.append((item, item.name))
     config = WorldConfig(
         name=name or (src_config.name if src_config else root.name),
-        language=language or (src_config.language if src_config else "en"),
+        language=language or (src_config.language if src_config else
+                              "zh" if rules == "zh" else "en"),
         layout=layout,
         diffuser=src_config.diffuser if src_config else "rules",
     )
@@ -101,6 +141,8 @@ def init_world(directory: str | Path, *, sample: bool = False, layout: Layout = 
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_bytes(dump(node))
             paths.append(rel)
+        if rules is not None:
+            paths.extend(_copy_rules(rules, root))
         for src, rel_name in extra:
             dst = root / rel_name
             if src.is_dir():
@@ -139,3 +181,77 @@ def init_world(directory: str | Path, *, sample: bool = False, layout: Layout = 
                     child.unlink(missing_ok=True)
         raise
     return InitResult(root, str(commit), event_id, len(nodes), layout)
+
+
+def _init_here(root: Path, *, layout: Layout, name: str | None, language: str | None,
+               when: datetime | None, rules: str | None) -> InitResult:
+    """Make the git repository at ``root`` a world: narr.toml, world/ and a genesis commit on
+    top of its history, which stays as it was (narr log shows it as plain git commits).
+
+    Refused unless the working tree is clean: the genesis commit must hold exactly what
+    narr adds, never a half-finished change of the user's.
+    """
+    repo = open_repository(root)
+    if repo is None:
+        raise InvalidInputError(f"{root} is not the top of a git repository",
+                                hint="narr init DIR makes a new one; git init first to use --here")
+    if (root / CONFIG_FILE).exists():
+        raise InvalidInputError(f"{root} is already a narr world ({CONFIG_FILE} exists)")
+    if (root / WORLD_DIR).exists():
+        raise InvalidInputError(f"{root}/{WORLD_DIR} already exists; narr keeps the story there",
+                                hint="move it aside, then run narr init --here again")
+    if repo.head_is_unborn:
+        raise InvalidInputError(f"{root} has no commits yet", hint="narr init DIR makes a new world")
+    dirty = [path for path, flags in repo.status().items() if flags != 0 and not flags & (1 << 14)]
+    if dirty:
+        raise InvalidInputError(f"{root} has uncommitted changes ({len(dirty)} file(s), "
+                                f"first {sorted(dirty)[0]})", hint="commit or stash them first")
+    head = repo.head.peel()
+    config = WorldConfig(name=name or root.name, language=language or ("zh" if rules == "zh" else "en"),
+                         layout=layout, diffuser="rules")
+    made: list[Path] = []
+    try:
+        (root / CONFIG_FILE).write_text(config.render(), encoding="utf-8")
+        made.append(root / CONFIG_FILE)
+        paths = [CONFIG_FILE]
+        if not (root / ".gitignore").exists():
+            (root / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+            made.append(root / ".gitignore")
+            paths.append(".gitignore")
+        made.append(root / WORLD_DIR)
+        for layer in LAYERS:
+            (root / WORLD_DIR / layer).mkdir(parents=True, exist_ok=True)
+        if rules is not None:
+            from narrative.diffusers.rulefile import RULES_DIR
+
+            if (root / RULES_DIR).exists():
+                raise InvalidInputError(f"{root}/{RULES_DIR} already exists; leave out --rules "
+                                        "or move it aside")
+            made.append(root / RULES_DIR)
+            paths.extend(_copy_rules(rules, root))
+        index = repo.index
+        index.read()
+        for rel in paths:
+            index.add(rel)
+        tree = index.write_tree()
+        wr = WorldRepo(root, repo, config)
+        event_id = new_event_id()
+        from narrative.engine.event import iso, now_utc
+
+        when = when or now_utc()
+        record = EventRecord(kind="genesis", id=event_id, parent=None,
+                             content=f"Genesis: {config.name}", created_at=iso(when))
+        sig = wr.signature(when)
+        commit = repo.create_commit("HEAD", sig, sig, records.encode(record), tree, [head.id])
+        index.write()
+        wr.catalog.sync(repo, wr.world_tree_id(repo[tree]), layout)  # type: ignore[arg-type]
+        wr.catalog.remember_event(event_id, str(commit))
+        wr.close()
+    except BaseException:
+        for path in reversed(made):
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+        raise
+    return InitResult(root, str(commit), event_id, 0, layout)

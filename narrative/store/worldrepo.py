@@ -56,6 +56,17 @@ def init_repository(root: Path) -> pygit2.Repository:
     return pygit2.init_repository(str(root), initial_head="main")
 
 
+def open_repository(root: Path) -> pygit2.Repository | None:
+    """The git repository whose working tree is exactly ``root``, or None."""
+    found = pygit2.discover_repository(str(root))
+    if found is None:
+        return None
+    repo = pygit2.Repository(found)
+    if repo.workdir is None or Path(repo.workdir).resolve() != root.resolve():
+        return None
+    return repo
+
+
 class WorldRepo:
     def __init__(self, root: Path, repo: pygit2.Repository, config: WorldConfig) -> None:
         self.root = root

@@ -1,0 +1,117 @@
+"""``narr new``: a node file from a layer and a name, with an id made for it.
+
+The node is written to the working tree only; the next event records it as it
+records any hand edit, so a new node and a hand-made one travel the same road
+(``narr status`` shows it, ``narr reset`` sets it aside, ``narr check`` explains it).
+
+Ids become file names and stay ASCII slugs (:data:`narrative.ids.ID_PATTERN`).
+A Chinese name gets its pinyin without tones (林远 -> ``lin-yuan``), so the file
+list stays readable and sorts like the names do; other scripts are folded to
+ASCII where Unicode can, and a name with nothing left becomes ``node``.
+A taken id gets ``-2``, ``-3`` ...: two different nodes may well share a
+romanisation (林远 and 林园), and the names, not the ids, tell them apart.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Final
+
+from narrative.engine.naming import Names
+from narrative.errors import InvalidInputError
+from narrative.ids import LAYERS, LIFECYCLES, MAX_ID_LENGTH, id_problem, node_path, normalize_name
+from narrative.nodefile import dump, validate
+from narrative.store.worldrepo import WorldRepo
+
+_CJK: Final = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_NOT_SLUG: Final = re.compile(r"[^a-z0-9]+")
+_SLUG_ROOM: Final = MAX_ID_LENGTH - 4  # room for a "-NNN" suffix
+
+
+@dataclass
+class NewNode:
+    id: str
+    path: str
+    node: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "path": self.path, "name": self.node["name"],
+                "layer": self.node["layer"], "kind": self.node["kind"],
+                "aliases": self.node["aliases"]}
+
+
+def slugify(name: str) -> str:
+    """A readable id stem for ``name``: pinyin for Chinese, ASCII-folded words otherwise."""
+    text = unicodedata.normalize("NFKC", name)
+    if _CJK.search(text):
+        from pypinyin import lazy_pinyin
+
+        # one syllable per character, other runs as they are: "林远2号" -> lin yuan 2 hao
+        text = " ".join(lazy_pinyin(text))
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    slug = _NOT_SLUG.sub("-", ascii_text.lower()).strip("-")[:_SLUG_ROOM].strip("-")
+    if not slug:
+        return "node"
+    if id_problem(slug) is not None:  # a device name such as "con"
+        slug = f"{slug}-node"
+    return slug
+
+
+def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: list[str] | None = None,
+             lifecycle: str = "permanent", summary: str = "") -> NewNode:
+    """Write a new node file named ``name`` in ``layer``; refuse a name the world already uses."""
+    if layer not in LAYERS:
+        raise InvalidInputError(f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}")
+    if lifecycle not in LIFECYCLES:
+        raise InvalidInputError(f"unknown lifecycle {lifecycle!r}; expected one of {', '.join(LIFECYCLES)}")
+    name = " ".join(name.split())
+    if not name:
+        raise InvalidInputError("a node needs a name", hint='narr new character "Lin Yuan"')
+    aliases = [" ".join(a.split()) for a in aliases or []]
+    if any(not a for a in aliases):
+        raise InvalidInputError("an --alias cannot be empty")
+    names = Names(wr)
+    wanted = [name, *aliases]
+    seen: set[str] = set()
+    for text in wanted:
+        norm = normalize_name(text)
+        if norm in seen:
+            raise InvalidInputError(f"{text!r} is given twice (names compare case aside)")
+        seen.add(norm)
+        taken = sorted(names.view.ids_by_name([norm]).get(norm, set())) if names.tree is not None else []
+        if taken:
+            owners = ", ".join(f"{i} ({names.display_name(i)})" for i in taken)
+            raise InvalidInputError(
+                f"the name {text!r} is already used by {owners}",
+                hint=(f"to mean that node, use it (narr get {taken[0]}); for a different one, give "
+                      "another name, or tell them apart with --alias"))
+    node_id = _free_id(wr, names, slugify(name))
+    node: dict[str, Any] = {
+        "id": node_id, "name": name, "layer": layer, "kind": kind.strip(),
+        "aliases": aliases, "summary": summary.strip(), "lifecycle": lifecycle,
+        "created_by_event": None, "traits": {}, "state": {}, "relations": {},
+    }
+    path = node_path(node_id, layer, wr.config.layout)
+    canonical = validate(node, path)
+    full = wr.abs(path)
+    full.parent.mkdir(parents=True, exist_ok=True)
+    with open(full, "xb") as fh:  # never over a file someone else just made
+        fh.write(dump(canonical))
+    return NewNode(node_id, path, dict(canonical))
+
+
+def _free_id(wr: WorldRepo, names: Names, stem: str) -> str:
+    """``stem``, or ``stem-2``, ``stem-3`` ...: the first id no node (committed, edited, or a
+    stray file in any layer) has."""
+    head = names.tree
+    n = 1
+    while True:
+        candidate = stem if n == 1 else f"{stem}-{n}"
+        taken = names.view.exists(candidate) or (head is not None and names.view.committed_path(
+            candidate) is not None) or any(
+            wr.abs(node_path(candidate, lay, wr.config.layout)).exists() for lay in LAYERS)
+        if not taken:
+            return candidate
+        n += 1
