@@ -285,3 +285,45 @@ def test_a_server_of_other_code_is_never_used(served: Path) -> None:
     assert fresh["pid"] != record["pid"]
     assert server_status(served)["current"] is True
     stop(served, fresh["pid"])
+
+
+def test_a_hinted_scan_finds_what_a_full_scan_finds(flat_world: Path) -> None:
+    """In one process: after each kind of change, the watcher's scan equals the walk of every file."""
+    from narrative.store import watch, worktree
+    from narrative.store.worldrepo import WorldRepo
+
+    watcher = watch.WorldWatcher(flat_world, flat_world / ".git")
+    watcher.start()
+    root = flat_world
+    lin = node_file(root, "lin-yuan")
+    bell = node_file(root, "temple-bell")
+    layer_dir = lin.parent
+    steps = [
+        lambda: None,
+        lambda: edit_node(root, "lin-yuan", mood="odd"),
+        lambda: bell.unlink(),
+        lambda: (root / "notes.txt").write_text("outside world/\n", "utf-8"),
+        lambda: shutil.copytree(layer_dir, root / "world" / "stray"),
+        lambda: shutil.rmtree(root / "world" / "stray"),
+        lambda: git(root, "checkout", "--", "."),
+        lambda: os.utime(lin),
+        lambda: git(root, "add", "-A"),
+        lambda: git(root, "reset", "-q"),
+        lambda: edit_node(root, "elder-mo", mood="stern"),
+        lambda: None,
+    ]
+    try:
+        for i, step in enumerate(steps):
+            step()
+            wr = WorldRepo.open(root)
+            try:
+                head = wr.head_commit()
+                tree = head.tree if head else None
+                hinted = worktree.changed_paths(wr, tree)
+                full = worktree._changed(wr, tree, None)[0]
+                assert hinted == full, f"step {i}"
+            finally:
+                wr.close()
+        assert watcher.describe()["hinted_scans"] >= 5
+    finally:
+        watcher.stop()

@@ -451,7 +451,10 @@ def run_cli(argv: list[str], prog_name: str) -> int:
     ``--help``, ``Aborted!``) and ends in ``SystemExit``, caught here.
     """
     from narrative.cli import main
+    from narrative.store.lock import running_command
 
+    # A writer turned away names the holder: "narr event ...", not "narr serve".
+    running_command(["narr", *argv])
     try:
         main.main(args=argv, prog_name=prog_name, standalone_mode=True)
     except SystemExit as exc:
@@ -465,6 +468,7 @@ def run_cli(argv: list[str], prog_name: str) -> int:
         traceback.print_exc(file=sys.stderr)
         return 1
     finally:
+        running_command(None)
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()
     return 0

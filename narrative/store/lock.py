@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from types import TracebackType
@@ -16,6 +17,20 @@ from types import TracebackType
 from narrative.errors import BusyError
 
 DEFAULT_TIMEOUT = 3.0
+
+
+_running = threading.local()
+
+
+def command() -> list[str]:
+    """The command line to name in the lock file: the process's, or the request a server runs."""
+    argv: list[str] | None = getattr(_running, "argv", None)
+    return argv if argv is not None else sys.argv
+
+
+def running_command(argv: list[str] | None) -> None:
+    """Name ``argv`` (None: the process's own) as this thread's command in lock files it takes."""
+    _running.argv = argv
 
 
 def lock_timeout() -> float:
@@ -57,7 +72,7 @@ class WriteLock:
                     ) from None
                 time.sleep(0.05)
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()} {' '.join(sys.argv[:4])}\n".encode("utf-8", "replace"), 0)
+        os.pwrite(fd, f"{os.getpid()} {' '.join(command()[:4])}\n".encode("utf-8", "replace"), 0)
         self._fd = fd
         self._depth = 1
 

@@ -35,6 +35,7 @@ from typing import Any
 COOKIES = "watch-cookies"
 DEFAULT_LIMIT = 5000
 _SYNC_TIMEOUT = 1.0
+_DELETED = 3  # watchfiles.Change.deleted
 
 IndexSig = tuple[int, int, int, int] | None
 
@@ -168,9 +169,10 @@ class WorldWatcher:
         root = str(self.root) + os.sep
         with self._mutex:
             self.stats.events += len(changes)
-            for _kind, path in changes:
+            for kind, path in changes:
                 if path.startswith(cookies):
-                    self._cookies.add(path[len(cookies):])
+                    if kind != _DELETED:  # its removal is no news
+                        self._cookies.add(path[len(cookies):])
                     continue
                 if path.startswith(git) or path == str(self.git_dir) or not path.startswith(root):
                     if path == str(self.root) or path == str(self.git_dir):
