@@ -30,7 +30,6 @@ import os
 import socket
 import struct
 import sys
-from pathlib import Path
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs a thin client ~5 ms
 if TYPE_CHECKING:
@@ -62,37 +61,43 @@ def code_version() -> str:
 
     from narrative import __version__
 
-    package = Path(__file__).resolve().parent
+    package = os.path.dirname(os.path.realpath(__file__))
     digest = hashlib.sha1()
     for dirpath, dirnames, filenames in os.walk(package):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         for name in sorted(filenames):
             if name.endswith(".py"):
-                st = os.stat(os.path.join(dirpath, name))
-                rel = os.path.relpath(os.path.join(dirpath, name), package)
+                path = os.path.join(dirpath, name)
+                st = os.stat(path)
+                rel = os.path.relpath(path, package)
                 digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
     return f"{__version__}+{digest.hexdigest()[:16]}"
 
 
-def find_git_dir(start: Path) -> Path | None:
+def find_git_dir(start: str) -> str | None:
     """The git directory of the repository holding ``start``, searching upwards as git does.
 
-    A ``.git`` file (a linked worktree, a submodule) names the real one.
+    A ``.git`` file (a linked worktree, a submodule) names the real one. (Paths are
+    strings: importing pathlib would cost a thin client more than this whole search.)
     """
-    for directory in (start, *start.parents):
-        dot_git = directory / ".git"
-        if dot_git.is_dir():
+    directory = os.path.abspath(start)
+    while True:
+        dot_git = os.path.join(directory, ".git")
+        if os.path.isdir(dot_git):
             return dot_git
-        if dot_git.is_file():
+        if os.path.isfile(dot_git):
             try:
-                text = dot_git.read_text("utf-8").strip()
+                with open(dot_git, encoding="utf-8") as fh:
+                    text = fh.read().strip()
             except OSError:
                 return None
             if text.startswith("gitdir:"):
-                target = Path(text[len("gitdir:"):].strip())
-                return (directory / target).resolve() if not target.is_absolute() else target
+                return os.path.normpath(os.path.join(directory, text[len("gitdir:"):].strip()))
             return None
-    return None
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
 
 
 def split_globals(argv: list[str]) -> tuple[str | None, str | None]:
@@ -117,9 +122,10 @@ def split_globals(argv: list[str]) -> tuple[str | None, str | None]:
     return directory, None
 
 
-def read_server_file(git_dir: Path) -> dict[str, Any] | None:
+def read_server_file(git_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
     try:
-        info = json.loads((git_dir / "narr" / SERVER_FILE).read_text("utf-8"))
+        with open(os.path.join(git_dir, "narr", SERVER_FILE), encoding="utf-8") as fh:
+            info = json.load(fh)
     except (OSError, ValueError):
         return None
     return info if isinstance(info, dict) else None
@@ -168,9 +174,8 @@ def connect(argv: list[str]) -> socket.socket | None:
     directory, command = split_globals(argv)
     if command in LOCAL_COMMANDS:
         return None
-    start = Path(directory) if directory is not None else Path(".")
     try:
-        git_dir = find_git_dir(start.resolve())
+        git_dir = find_git_dir(os.path.realpath(directory if directory is not None else "."))
     except OSError:
         return None
     if git_dir is None:
