@@ -24,6 +24,7 @@ pid, code version (:func:`narrative.client.code_version`), socket and port.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -226,6 +227,7 @@ class Server:
         self.started = time.time()
         self.requests = 0
         self._http: Any = None
+        self._lock_fd = -1
 
     # --- running --------------------------------------------------------------------
 
@@ -236,6 +238,15 @@ class Server:
             raise ConflictError(f"a narr server already serves this world (pid {existing['pid']})",
                                 hint="narr serve --status shows it; narr serve --stop stops it")
         narr_dir(self.git_dir)
+        # Held for the server's life (the kernel drops it when the process dies), so two
+        # servers started at once cannot both believe they serve the world.
+        self._lock_fd = os.open(self.git_dir / "narr" / "server.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._lock_fd)
+            raise ConflictError("another narr server is starting or running for this world",
+                                hint="narr serve --status shows it") from None
         os.chdir(self.home_cwd)
         streams.install()
         from narrative.cli import main as _cli  # noqa: F401  (imported once, warm for every request)
@@ -272,6 +283,7 @@ class Server:
             _remove_record(self.git_dir, os.getpid())
             with contextlib.suppress(OSError):
                 self.socket.unlink()
+            os.close(self._lock_fd)
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         self.stopping.set()
