@@ -23,7 +23,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -124,6 +125,7 @@ class Bench:
     diffuser_flag: list[str] = field(default_factory=list)
     reset_flags: list[str] | None = None
     reset_note: str = ""
+    has_server: bool = False
 
     @property
     def cache(self) -> Path:
@@ -216,6 +218,24 @@ class Bench:
     def narr_cmd(self, *args: str) -> list[str]:
         return [self.narr, *args]
 
+    def client_cmd(self, *args: str) -> list[str]:
+        """The thin client (``python -m narrative``), which hands commands to a running server."""
+        return [sys.executable, "-m", "narrative", *args]
+
+
+@contextmanager
+def served(bench: Bench, root: Path | None) -> Iterator[Path | None]:
+    """``narr serve --detach`` on ``root`` for the block (nothing when this narr has no server)."""
+    if root is None:
+        yield None
+        return
+    subprocess.run(bench.client_cmd("-C", str(root), "serve", "--detach"), check=True,
+                   capture_output=True)
+    try:
+        yield root
+    finally:
+        subprocess.run(bench.client_cmd("-C", str(root), "serve", "--stop"), capture_output=True)
+
 
 def copy_tree(src: Path, dst: Path) -> None:
     dst.parent.mkdir(parents=True, exist_ok=True)
@@ -235,6 +255,8 @@ def detect_cli(bench: Bench) -> None:
     help_event = subprocess.run(bench.narr_cmd("event", "--help"), capture_output=True, text=True)
     if "--diffuser" in help_event.stdout:
         bench.diffuser_flag = ["--diffuser", "explicit"]
+    serve = subprocess.run(bench.client_cmd("serve", "--help"), capture_output=True, text=True)
+    bench.has_server = serve.returncode == 0
     reset = subprocess.run(bench.narr_cmd("reset", "--help"), capture_output=True, text=True)
     if reset.returncode == 0:
         flags = []
@@ -317,9 +339,20 @@ def section_session(bench: Bench, layout: str, nodes: int) -> None:
     world = f"{human(nodes)} nodes, {layout}"
     a = bench.copy(src, f"{layout}-{nodes}-narr")
     b = bench.copy(src, f"{layout}-{nodes}-git")
+    # A third copy for the same commands through the thin client and a running server.
+    c = bench.copy(src, f"{layout}-{nodes}-served") if bench.has_server else None
     rounds = bench.profile.rounds
     rng = random.Random(nodes)
     log(f"session: {world}")
+    with served(bench, c):
+        _session(bench, a, b, c, info, layout, nodes, world, rounds, rng)
+    for root in (a, b, c):
+        if root is not None:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _session(bench: Bench, a: Path, b: Path, c: Path | None, info: dict[str, Any], layout: str,
+             nodes: int, world: str, rounds: int, rng: random.Random) -> None:
 
     if bench.want("event"):
         plan: dict[int, list[tuple[str, str]]] = {}
@@ -343,8 +376,19 @@ def section_session(bench: Bench, layout: str, nodes: int) -> None:
             run = _git_commit_steps(b, f"Round {r}: three things change")
             return Run(time.perf_counter() - t0, run.cpu_s)
 
-        series = alternate([Variant("narr event (3 --set)", narr_event),
-                            Variant("write 3 files; git add -A && git commit", git_event)], rounds)
+        def served_event(r: int) -> Run:
+            assert c is not None
+            sets = []
+            for node_id, _layer in targets(r):
+                sets += ["--set", f"{node_id}.state.mood=mood of round {r}"]
+            return run_timed(bench.client_cmd("event", f"Round {r}: three things change", *sets,
+                                              *bench.diffuser_flag), c)
+
+        variants = [Variant("narr event (3 --set)", narr_event),
+                    Variant("write 3 files; git add -A && git commit", git_event)]
+        if c is not None:
+            variants.append(Variant("narr event (3 --set), with a server", served_event))
+        series = alternate(variants, rounds)
         comparison(bench, "narr event (3 --set)", "write 3 files; git add -A && git commit", world,
                    series, nodes=nodes, layout=layout)
         # Peak memory of one more event on each side, measured outside this (large) process.
@@ -363,7 +407,7 @@ def section_session(bench: Bench, layout: str, nodes: int) -> None:
                 f"git commit {commit_mib} MiB")
 
     if bench.want("reset"):
-        section_reset(bench, a, b, info, layout, nodes, world)
+        section_reset(bench, a, b, info, layout, nodes, world, c)
 
     if bench.want("status"):
         for label, edits in (("clean", 0), ("5 hand edits", 5)):
@@ -372,12 +416,18 @@ def section_session(bench: Bench, layout: str, nodes: int) -> None:
                 from narrative.ids import node_path
 
                 for node_id, layer in rng.sample(info["permanent"], edits):
-                    path = a / node_path(node_id, layer, layout)  # type: ignore[arg-type]
-                    saved.append((path, path.read_bytes()))
-                    _edit_file(a, layout, node_id, layer, "note", "changed by hand")
-            series = alternate([Variant("narr status", lambda r: run_timed(bench.narr_cmd("status"), a)),
-                                Variant("git status", lambda r: run_timed(["git", "status"], a))],
-                               bench.profile.read_rounds)
+                    for root in (a, c):
+                        if root is None:
+                            continue
+                        path = root / node_path(node_id, layer, layout)  # type: ignore[arg-type]
+                        saved.append((path, path.read_bytes()))
+                        _edit_file(root, layout, node_id, layer, "note", "changed by hand")
+            variants = [Variant("narr status", lambda r: run_timed(bench.narr_cmd("status"), a)),
+                        Variant("git status", lambda r: run_timed(["git", "status"], a))]
+            if c is not None:
+                variants.append(Variant("narr status, with a server",
+                                        lambda r: run_timed(bench.client_cmd("status"), c)))
+            series = alternate(variants, bench.profile.read_rounds)
             comparison(bench, f"narr status ({label})", "git status", world, series,
                        nodes=nodes, layout=layout)
             for path, data in saved:
@@ -396,12 +446,10 @@ def section_session(bench: Bench, layout: str, nodes: int) -> None:
             log(f"  CHECK FAILED: {proc.stdout[-300:]} {proc.stderr[-300:]}")
         else:
             log(f"  narr check --history-only ok ({time.perf_counter() - t0:.1f} s)")
-    shutil.rmtree(a, ignore_errors=True)
-    shutil.rmtree(b, ignore_errors=True)
 
 
 def section_reset(bench: Bench, a: Path, b: Path, info: dict[str, Any], layout: str, nodes: int,
-                  world: str) -> None:
+                  world: str, c: Path | None = None) -> None:
     """``narr reset HEAD~3`` vs ``git reset --hard HEAD~3``, three fresh events undone each round."""
     if bench.reset_flags is None:
         return
@@ -428,13 +476,30 @@ def section_reset(bench: Bench, a: Path, b: Path, info: dict[str, Any], layout: 
                 _edit_file(b, layout, node_id, layer, "mood", f"reset round {r}.{k}")
             _git_commit_steps(b, f"To be undone {r}.{k}")
 
-    series = alternate([
+    def served_prepare(r: int) -> None:
+        # Through the server too, so that its file watcher knows the index these events leave.
+        assert c is not None
+        for k in range(3):
+            sets = []
+            for t, _ in _three_targets(info, rng):
+                sets += ["--set", f"{t}.state.mood=reset round {r}.{k}"]
+            subprocess.run(bench.client_cmd("event", f"To be undone {r}.{k}", *sets,
+                                            *bench.diffuser_flag), cwd=c, check=True,
+                           capture_output=True)
+
+    variants = [
         Variant("narr reset HEAD~3",
                 lambda r: run_timed(bench.narr_cmd("reset", "HEAD~3", *(bench.reset_flags or [])), a),
                 prepare=narr_prepare),
         Variant("git reset --hard HEAD~3",
                 lambda r: run_timed(["git", "reset", "-q", "--hard", "HEAD~3"], b), prepare=git_prepare),
-    ], bench.profile.rounds)
+    ]
+    if c is not None:
+        variants.append(Variant(
+            "narr reset HEAD~3, with a server",
+            lambda r: run_timed(bench.client_cmd("reset", "HEAD~3", *(bench.reset_flags or [])), c),
+            prepare=served_prepare))
+    series = alternate(variants, bench.profile.rounds)
     comparison(bench, "narr reset HEAD~3", "git reset --hard HEAD~3", world, series,
                nodes=nodes, layout=layout)
 

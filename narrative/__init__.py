@@ -12,7 +12,9 @@ that need them, so ``narr --version`` and a thin client start fast.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a thin client's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 __version__ = "0.1.0"
 

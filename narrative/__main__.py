@@ -1,3 +1,3 @@
-from narrative.cli import main
+from narrative.client import main
 
 main()

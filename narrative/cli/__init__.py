@@ -44,14 +44,19 @@ class NarrGroup(click.Group):
                 obj.close()
 
 
+def error_json(exc: NarrError) -> dict[str, Any]:
+    """The error as ``--json`` prints it (and the HTTP API answers it)."""
+    payload: dict[str, Any] = {"error": exc.message, "type": type(exc).__name__,
+                               "exit_code": exc.exit_code, "details": exc.details, "hint": exc.hint}
+    conflicts = getattr(exc, "conflicts", None)
+    if conflicts:
+        payload["conflicts"] = conflicts
+    return payload
+
+
 def report_error(exc: NarrError, *, as_json: bool = False) -> None:
     if as_json:
-        payload = {"error": exc.message, "type": type(exc).__name__,
-                   "exit_code": exc.exit_code, "details": exc.details, "hint": exc.hint}
-        conflicts = getattr(exc, "conflicts", None)
-        if conflicts:
-            payload["conflicts"] = conflicts
-        click.echo(json.dumps(payload, ensure_ascii=False), err=True)
+        click.echo(json.dumps(error_json(exc), ensure_ascii=False), err=True)
         return
     click.echo(f"narr: error: {exc.message}", err=True)
     for line in exc.details[1:] if exc.details and exc.details[0] in exc.message else exc.details:
@@ -86,11 +91,12 @@ def _register() -> None:
         query_cmd,
         read_cmd,
         schema_cmd,
+        serve_cmd,
         travel_cmd,
     )
 
-    for module in (init_cmd, event_cmd, read_cmd, query_cmd, export_cmd, audit_cmd, travel_cmd, branch_cmd,
-                   check_cmd, schema_cmd):
+    for module in (init_cmd, event_cmd, read_cmd, query_cmd, export_cmd, audit_cmd, travel_cmd,
+                   branch_cmd, check_cmd, schema_cmd, serve_cmd):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -25,6 +25,7 @@ import pygit2
 
 from narrative.errors import BusyError, ConflictError, StorageError, storage_error
 from narrative.ids import WORLD_DIR
+from narrative.store import watch
 from narrative.store.worldrepo import WorldRepo
 
 JOURNAL = "journal.json"
@@ -308,7 +309,9 @@ def flush_index(wr: WorldRepo, deferred: dict[str, str | None]) -> None:
 def _write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]]) -> None:
     """Set index entries (path -> (blob now in the working tree, blob the index must hold))."""
     index = wr.repo.index
+    before = watch.index_sig(wr.git_dir)
     index.read(force=False)  # re-read only if it changed on disk since libgit2 loaded it
+    read = watch.index_sig(wr.git_dir)
     for path, (now, oid) in entries.items():
         if oid is None:
             if path in index:
@@ -332,6 +335,7 @@ def _write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]
             f"the story moved, but git's index could not be written ({exc})",
             hint="the next narr command finishes the job (remove .git/index.lock if no git "
                  "command is running)") from None
+    watch.index_written(wr.git_dir, before, read, watch.index_sig(wr.git_dir))
 
 
 def _hash(wr: WorldRepo, relpath: str) -> str | None:

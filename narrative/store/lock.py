@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from pathlib import Path
 from types import TracebackType
 
@@ -22,6 +23,20 @@ from narrative.errors import BusyError, StorageError, storage_error
 
 DEFAULT_TIMEOUT = 3.0
 POLL = 0.05
+
+
+_running = threading.local()
+
+
+def command() -> list[str]:
+    """The command line to name in the lock file: the process's, or the request a server runs."""
+    argv: list[str] | None = getattr(_running, "argv", None)
+    return argv if argv is not None else sys.argv
+
+
+def running_command(argv: list[str] | None) -> None:
+    """Name ``argv`` (None: the process's own) as this thread's command in lock files it takes."""
+    _running.argv = argv
 
 
 def lock_timeout() -> float:
@@ -62,7 +77,7 @@ class WriteLock:
             raise _refused(exc, self.path) from None
         try:
             self.holder_path.write_bytes(
-                f"{os.getpid()} {' '.join(sys.argv[:4])}\n".encode("utf-8", "replace"))
+                f"{os.getpid()} {' '.join(command()[:4])}\n".encode("utf-8", "replace"))
         except OSError as exc:
             lock.release()
             raise _refused(exc, self.holder_path) from None

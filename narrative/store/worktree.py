@@ -26,6 +26,7 @@ from narrative.ids import (
     parse_node_path,
 )
 from narrative.nodefile import NodeDict, dump, load_trusted, parse_node_file
+from narrative.store import watch
 from narrative.store.trees import blob_at
 from narrative.store.worldrepo import WorldRepo
 
@@ -149,19 +150,48 @@ def changed_paths(wr: WorldRepo, head_tree: pygit2.Tree | None) -> set[str]:
     hash it; under the write lock ``UPDATE_INDEX`` refreshes the entry when the
     content is the same and libgit2 writes the index, as ``git status`` does, so
     the cost is paid once, not at every event.
+
+    Inside ``narr serve`` a file watcher (:mod:`narrative.store.watch`) may name
+    the only paths that can differ; then only those are examined.
     """
+    watcher = watch.for_git_dir(wr.git_dir)
+    if watcher is None:
+        return _changed(wr, head_tree, None)[0]
+    ticket = watcher.begin_scan()
+    try:
+        out, differing = _changed(wr, head_tree, ticket.candidates)
+    except _Unsure as exc:
+        ticket.candidates, ticket.reason = None, str(exc)
+        out, differing = _changed(wr, head_tree, None)
+    watcher.end_scan(ticket, differing)
+    return out
+
+
+class _Unsure(Exception):
+    """A hinted scan met something only a full scan can judge."""
+
+
+def _changed(wr: WorldRepo, head_tree: pygit2.Tree | None,
+             candidates: set[str] | None) -> tuple[set[str], set[str]]:
+    """(paths differing from HEAD, the subset where the working tree differs from the index)."""
     index = wr.repo.index
     index.read(force=False)
     # Only a writer may refresh (libgit2 then writes the index): a reader racing an
     # event could otherwise write back an index the event has just replaced.
     # Nor while git's own index.lock exists (git at work, or a process killed inside
     # an index write): scan read-only; a writer then refuses before it moves anything.
-    refresh = wr.lock.held and not (wr.git_dir / "index.lock").exists()
-    flags = _SCAN_FLAGS if refresh else _SCAN_FLAGS & ~pygit2.enums.DiffOption.UPDATE_INDEX
+    # A hinted scan never writes the index: the watcher knows the one it has.
+    refresh = (candidates is None and wr.lock.held
+               and not (wr.git_dir / "index.lock").exists())
     out: set[str] = set()
-    for delta in index.diff_to_workdir(flags=flags).deltas:
-        out.add(delta.old_file.path)
-        out.add(delta.new_file.path)
+    if candidates is None:
+        flags = _SCAN_FLAGS if refresh else _SCAN_FLAGS & ~pygit2.enums.DiffOption.UPDATE_INDEX
+        for delta in index.diff_to_workdir(flags=flags).deltas:
+            out.add(delta.old_file.path)
+            out.add(delta.new_file.path)
+    else:
+        out.update(_hinted(wr, index, candidates))
+    differing = set(out)
     if head_tree is not None:
         if not _index_is(index, head_tree, keep=refresh):
             for delta in index.diff_to_tree(head_tree).deltas:
@@ -169,7 +199,52 @@ def changed_paths(wr: WorldRepo, head_tree: pygit2.Tree | None) -> set[str]:
                 out.add(delta.new_file.path)
     else:
         out.update(entry.path for entry in index)
+    return out, differing
+
+
+_WT_CHANGED = (_FS.WT_NEW | _FS.WT_MODIFIED | _FS.WT_DELETED | _FS.WT_TYPECHANGE
+               | _FS.WT_RENAMED | _FS.WT_UNREADABLE | _FS.CONFLICTED)
+
+
+def _hinted(wr: WorldRepo, index: pygit2.Index, candidates: set[str]) -> set[str]:
+    """Which of ``candidates`` (files or directories) differ between working tree and index."""
+    out: set[str] = set()
+    for path in sorted(_expand(wr, index, candidates)):
+        try:
+            flags = wr.repo.status_file(path)
+        except KeyError:
+            continue  # in neither the index nor the working tree
+        except (ValueError, pygit2.GitError) as exc:
+            raise _Unsure(f"a path the watcher named could not be examined ({exc})") from None
+        if flags & _FS.IGNORED:
+            continue
+        if flags & _WT_CHANGED:
+            out.add(path)
     return out
+
+
+def _expand(wr: WorldRepo, index: pygit2.Index, candidates: set[str]) -> set[str]:
+    """File paths behind the watcher's paths: a directory stands for everything in or under it."""
+    files: set[str] = set()
+    gone_dirs: list[str] = []
+    for rel in candidates:
+        if rel == ".git" or rel.startswith(".git/") or "/.git/" in f"/{rel}/":
+            continue
+        full = wr.root / rel
+        if full.is_dir() and not full.is_symlink():
+            for dirpath, dirnames, filenames in os.walk(full):
+                dirnames[:] = [d for d in dirnames if d != ".git"]
+                base = os.path.relpath(dirpath, wr.root).replace(os.sep, "/")
+                files.update(f"{base}/{name}" for name in filenames)
+            gone_dirs.append(rel)  # files the index holds under it may be gone
+        elif full.exists() or full.is_symlink() or rel in index:
+            files.add(rel)
+        else:
+            gone_dirs.append(rel)
+    if gone_dirs:
+        prefixes = tuple(f"{d}/" for d in gone_dirs)
+        files.update(entry.path for entry in index if entry.path.startswith(prefixes))
+    return files
 
 
 _REBUILT_TREES = 0.005  # seconds: longer than a lookup of intact cached trees ever takes

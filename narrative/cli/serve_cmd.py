@@ -1,0 +1,135 @@
+"""``narr serve``: keep narr warm for this world (see :mod:`narrative.serve.server`)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from narrative.cli.context import Context, pass_context
+from narrative.cli.output import emit_json, json_option
+
+_START_TIMEOUT = 20.0
+
+
+@click.command("serve")
+@click.option("--detach", is_flag=True, help="Start the server in the background and return once it "
+                                             "listens.")
+@click.option("--stop", "stop_it", is_flag=True, help="Stop this world's server.")
+@click.option("--status", "show_status", is_flag=True, help="Say whether a server runs, and how.")
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help="Also serve the JSON API on http://127.0.0.1:PORT/api/ (0: any free port).")
+@json_option
+@pass_context
+def serve_cmd(ctx: Context, detach: bool, stop_it: bool, show_status: bool, port: int | None,
+              as_json: bool) -> None:
+    """Run a server that keeps this world open, so narr commands answer in milliseconds.
+
+    While it runs, narr commands in this world are handed to it over a Unix
+    socket in .git/narr/ instead of starting Python afresh, and hand edits are
+    found from a file watcher instead of a walk of every file. Output and exit
+    codes are the same either way. Without --detach it runs in the foreground
+    until interrupted.
+    """
+    from narrative import client
+    from narrative.errors import InvalidInputError
+    from narrative.serve import server
+
+    if sum((detach, stop_it, show_status)) > 1:
+        raise click.UsageError("--detach, --stop and --status go one at a time")
+    wr = ctx.world
+    root, git_dir = wr.root, wr.git_dir
+    ctx.close()  # the server opens the world afresh for every request
+    if stop_it:
+        info = server.stop(git_dir)
+        _report({"running": False, "stopped": info is not None,
+                 "pid": info.get("pid") if info else None}, as_json)
+        return
+    if show_status:
+        live = server.control(git_dir, "status")
+        record = server.running(git_dir)
+        if live is None and record is None:
+            _report({"running": False}, as_json)
+            return
+        data = {"running": True, **(record or {}), **(live or {}),
+                "current": (record or live or {}).get("version") == client.code_version()}
+        _report(data, as_json)
+        return
+    current = server.running(git_dir)
+    if current is not None and current.get("version") != client.code_version():
+        server.stop(git_dir)  # a server of other code is never used: make way for this one
+        current = None
+    if detach:
+        if current is None:
+            current = _spawn(root, port)
+        _report({"running": True, **current}, as_json)
+        return
+    if current is not None:
+        raise InvalidInputError(f"a narr server already serves this world (pid {current['pid']})",
+                                hint="narr serve --stop stops it")
+    srv = server.Server(root, git_dir, port)
+    srv.run(ready=lambda record: _report({"running": True, **record}, as_json))
+
+
+def _spawn(root: Path, port: int | None) -> dict[str, Any]:
+    from narrative.errors import NarrError
+    from narrative.serve import server
+
+    wr_git = _git_dir(root)
+    log = (wr_git / "narr" / "server.log")
+    server.narr_dir(wr_git)
+    args = [sys.executable, "-m", "narrative", "-C", str(root), "serve"]
+    if port is not None:
+        args += ["--port", str(port)]
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                start_new_session=True, cwd=root)
+    deadline = time.monotonic() + _START_TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            break
+        info = server.running(wr_git)
+        if info is not None and info.get("pid") == proc.pid:
+            return info
+        time.sleep(0.02)
+    tail = log.read_text("utf-8", "replace").strip().splitlines()[-3:] if log.exists() else []
+    if proc.poll() is None:
+        proc.kill()
+    raise NarrError("narr serve --detach: the server did not start", details=tail,
+                    hint=f"its output is in {log}")
+
+
+def _git_dir(root: Path) -> Path:
+    from narrative.store.worldrepo import WorldRepo
+
+    wr = WorldRepo.open(root)
+    try:
+        return wr.git_dir
+    finally:
+        wr.close()
+
+
+def _report(data: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        emit_json(data)
+    elif not data.get("running"):
+        click.echo("narr serve: stopped (pid {})".format(data["pid"]) if data.get("stopped")
+                   else "narr serve: no server runs for this world")
+    else:
+        where = data.get("socket")
+        port = f", http://127.0.0.1:{data['port']}/api/" if data.get("port") else ""
+        click.echo(f"narr serve: pid {data['pid']}, listening on {where}{port}")
+        watcher = data.get("watcher")
+        if watcher:
+            click.echo(f"  {data.get('requests', 0)} requests; scans: {watcher['hinted_scans']} "
+                       f"from the file watcher, {watcher['full_scans']} full")
+        if data.get("current") is False:
+            click.echo("  it runs other code than this narr: clients do not use it")
+    sys.stdout.flush()
+
+
+COMMANDS = [serve_cmd]

@@ -1,0 +1,317 @@
+"""The ``narr`` entry point: hand the command to a running ``narr serve``, else run it here.
+
+Starting Python and importing click, pygit2 and pydantic costs a command 80 to
+200 ms before it does any work. When the world has a server (``narr serve``)
+of exactly this code, this module, which imports only the standard library,
+forwards the arguments, the working directory, a few environment variables and
+whether stdout and stderr are terminals over the server's Unix socket, streams
+back stdout and stderr, and exits with the server's exit code. The server runs
+the same click command with the same error conversion, so the output is the
+same bytes either way.
+
+Anything doubtful runs in this process instead (:func:`narrative.cli.main`): no
+world found, no server, a server of other code (an edited checkout counts),
+a refused connection, ``NARR_NO_SERVER=1``, and the commands that need this
+process itself (``serve``, ``edit``, which opens an editor on the terminal, and
+``init``).
+
+The protocol (also spoken by :mod:`narrative.serve.server`): the client sends one
+frame holding a JSON request; the server answers with frames on channel 1
+(stdout bytes), 2 (stderr bytes), 3 (a request for standard input, answered by
+the client with channel-0 frames, the empty one marking its end) and finally 9
+(the exit code as decimal text), or 4 alone when it ran nothing. A frame is one channel byte, a 4-byte
+big-endian length and the payload.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import struct
+import sys
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs a thin client ~5 ms
+if TYPE_CHECKING:
+    from typing import Any
+
+# Commands that must run in the caller's own process.
+LOCAL_COMMANDS = frozenset({"serve", "edit", "init"})
+SERVER_FILE = "server.json"
+STDIN, STDOUT, STDERR, WANT_STDIN, REFUSED, EXIT = 0, 1, 2, 3, 4, 9
+_HEADER = struct.Struct(">BI")
+# The environment a command can read: narr's settings, where the user's config
+# lives, what an exec diffuser runs with, and API keys an llm diffuser names.
+ENV_NAMES = frozenset({"HOME", "XDG_CONFIG_HOME", "PATH", "LANG", "LC_ALL", "LC_CTYPE",
+                       "EDITOR", "VISUAL", "TZ", "GIT_DIR", "GIT_WORK_TREE"})
+
+
+def forwarded_env(environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+    """The variables a request carries (and a server compares with its own)."""
+    return {k: v for k, v in environ.items()
+            if k in ENV_NAMES or k.startswith("NARR_") or k.endswith("_API_KEY")}
+
+
+def code_version() -> str:
+    """``__version__`` plus a digest of the package's source files' sizes and mtimes.
+
+    An edited checkout is different code: its server must not answer for it.
+    """
+    import hashlib
+
+    from narrative import __version__
+
+    package = os.path.dirname(os.path.realpath(__file__))
+    digest = hashlib.sha1()
+    for dirpath, dirnames, filenames in os.walk(package):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                path = os.path.join(dirpath, name)
+                st = os.stat(path)
+                rel = os.path.relpath(path, package)
+                digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return f"{__version__}+{digest.hexdigest()[:16]}"
+
+
+def find_git_dir(start: str) -> str | None:
+    """The git directory of the repository holding ``start``, searching upwards as git does.
+
+    A ``.git`` file (a linked worktree, a submodule) names the real one. (Paths are
+    strings: importing pathlib would cost a thin client more than this whole search.)
+    """
+    directory = os.path.abspath(start)
+    while True:
+        dot_git = os.path.join(directory, ".git")
+        if os.path.isdir(dot_git):
+            return dot_git
+        if os.path.isfile(dot_git):
+            try:
+                with open(dot_git, encoding="utf-8") as fh:
+                    text = fh.read().strip()
+            except OSError:
+                return None
+            if text.startswith("gitdir:"):
+                return os.path.normpath(os.path.join(directory, text[len("gitdir:"):].strip()))
+            return None
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def split_globals(argv: list[str]) -> tuple[str | None, str | None]:
+    """``(-C directory, the command's name)`` from narr's arguments (None where absent)."""
+    directory = None
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "-C":
+            if i + 1 >= len(argv):
+                return directory, None
+            directory = argv[i + 1]
+            i += 2
+            continue
+        if arg.startswith("-C"):
+            directory = arg[2:]
+        elif arg == "--":
+            return directory, argv[i + 1] if i + 1 < len(argv) else None
+        elif not arg.startswith("-"):
+            return directory, arg
+        i += 1
+    return directory, None
+
+
+def read_server_file(git_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
+    try:
+        with open(os.path.join(git_dir, "narr", SERVER_FILE), encoding="utf-8") as fh:
+            info = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    return info if isinstance(info, dict) else None
+
+
+def pid_alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def send_frame(sock: socket.socket, channel: int, payload: bytes) -> None:
+    sock.sendall(_HEADER.pack(channel, len(payload)) + payload)
+
+
+def recv_exact(sock: socket.socket, n: int) -> bytes | None:
+    chunks = []
+    while n:
+        chunk = sock.recv(min(n, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def recv_frame(sock: socket.socket) -> tuple[int, bytes] | None:
+    head = recv_exact(sock, _HEADER.size)
+    if head is None:
+        return None
+    channel, length = _HEADER.unpack(head)
+    payload = recv_exact(sock, length) if length else b""
+    return None if payload is None else (channel, payload)
+
+
+def connect(argv: list[str]) -> socket.socket | None:
+    """A connection to this world's server of this very code, or None."""
+    if os.environ.get("NARR_NO_SERVER"):
+        return None
+    directory, command = split_globals(argv)
+    if command in LOCAL_COMMANDS:
+        return None
+    try:
+        git_dir = find_git_dir(os.path.realpath(directory if directory is not None else "."))
+    except OSError:
+        return None
+    if git_dir is None:
+        return None
+    info = read_server_file(git_dir)
+    if info is None or not pid_alive(info.get("pid")):
+        return None
+    if info.get("version") != code_version():
+        return None
+    path = info.get("socket")
+    if not isinstance(path, str):
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def program_name() -> str:
+    """What click would call this program in its messages (its own detection, spelt out)."""
+    main_module = sys.modules.get("__main__")
+    package = getattr(main_module, "__package__", None)
+    path = sys.argv[0] if sys.argv and sys.argv[0] else "narr"
+    if not package:
+        return os.path.basename(path)
+    name = os.path.splitext(os.path.basename(path))[0]
+    module = package if name == "__main__" else f"{package}.{name}"
+    return f"python -m {module.lstrip('.')}"
+
+
+def needs_cwd(argv: list[str]) -> bool:
+    """Whether the command may resolve a path against the working directory.
+
+    True unless ``-C`` is absolute and no argument names an existing relative path;
+    a server runs such commands alone, in the client's directory.
+    """
+    directory, _ = split_globals(argv)
+    if directory is None or not os.path.isabs(directory):
+        return True
+    for arg in argv:
+        for part in (arg, arg.partition("=")[2]):
+            if part and part != "-" and not os.path.isabs(part) and os.path.exists(part):
+                return True
+    return False
+
+
+def request(argv: list[str]) -> dict[str, Any]:
+    import shutil
+
+    size = shutil.get_terminal_size()
+    return {"argv": argv, "prog_name": program_name(), "cwd": os.getcwd(),
+            "needs_cwd": needs_cwd(argv), "env": forwarded_env(os.environ),
+            "stdout_tty": _isatty(sys.stdout), "stderr_tty": _isatty(sys.stderr),
+            "stdin_tty": _isatty(sys.stdin), "columns": size.columns, "lines": size.lines,
+            "version": code_version()}
+
+
+def forward(sock: socket.socket, argv: list[str]) -> int | None:
+    """Run ``argv`` on the server; its exit code, or None when the request could not be sent."""
+    out = sys.stdout.buffer
+    err = sys.stderr.buffer
+    try:
+        send_frame(sock, STDIN, json.dumps(request(argv)).encode())
+    except OSError:
+        sock.close()
+        return None  # the request never left: nothing ran
+    try:
+        while True:
+            frame = recv_frame(sock)
+            if frame is None:
+                break
+            channel, payload = frame
+            try:
+                if channel == STDOUT:
+                    out.write(payload)
+                elif channel == STDERR:
+                    out.flush()
+                    err.write(payload)
+                    err.flush()
+                elif channel == EXIT:
+                    out.flush()
+                    return int(payload.decode())
+            except BrokenPipeError:
+                # The reader went away (narr log | head): exit as click does then.
+                _quiet_stdout()
+                return 1
+            if channel == WANT_STDIN:
+                data = sys.stdin.buffer.read() if sys.stdin is not None else b""
+                for i in range(0, len(data), 1 << 20):
+                    send_frame(sock, STDIN, data[i:i + (1 << 20)])
+                send_frame(sock, STDIN, b"")
+            elif channel == REFUSED:
+                return None  # the server ran nothing (it is stopping): run it here
+    except OSError:
+        pass
+    finally:
+        sock.close()
+    # The request was delivered, so the command may have run: running it again here
+    # could record an event twice.
+    out.flush()
+    err.write(b"narr: error: the narr server stopped while running this command; "
+              b"run narr status to see where the story stands\n")
+    err.flush()
+    return 1
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe, let the interpreter's final flush of stdout fail silently."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    sock = connect(argv)
+    if sock is not None:
+        code = forward(sock, argv)
+        if code is not None:
+            sys.exit(code)
+    from narrative.cli import main as cli_main
+
+    cli_main(prog_name=program_name())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,486 @@
+"""``narr serve``: one long-running process per world that runs narr commands for thin clients.
+
+The server imports narr once and keeps it imported; each request runs the very
+click command the client would have run (``narrative.cli.main``, standalone, so
+click's own usage errors, ``--help`` and exit codes are untouched) with the
+client's arguments, working directory, environment and terminal. Each command
+opens its own :class:`~narrative.store.worldrepo.WorldRepo`, so two requests
+never share a handle or its re-entrant write lock: writers exclude each other
+through the world's ``flock`` exactly as two processes do.
+
+Commands that only read run at once, each on its own thread. Every other
+command (events, resets, replays...) runs on the main thread, one at a time:
+the rules diffuser's time budget is a signal timer, and signals only reach the
+main thread. A request whose working directory or environment differs from the
+server's runs alone, with the process's directory and environment set to its
+own for the duration.
+
+The server listens on a Unix socket (mode 0600, in ``.git/narr/``, made private
+to the user, or under a private directory in the temporary directory when that
+path is too long for a socket) and records itself in ``.git/narr/server.json``:
+pid, code version (:func:`narrative.client.code_version`), socket and port.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import queue
+import secrets
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from narrative import client
+from narrative.errors import ConflictError, InvalidInputError, NarrError
+from narrative.serve import streams
+
+READERS = frozenset({"status", "log", "show", "get", "nodes", "why", "history", "search", "brief",
+                     "graph", "chains", "reflog", "schema", "path", "check"})
+TOKEN_FILE = "token"
+REFUSED = client.REFUSED
+_MAX_SOCKET_PATH = 100
+
+
+def narr_dir(git_dir: Path) -> Path:
+    """``.git/narr``, made private to the user: the socket and the token live there."""
+    path = git_dir / "narr"
+    path.mkdir(parents=True, exist_ok=True)
+    os.chmod(path, 0o700)
+    return path
+
+
+def socket_path(git_dir: Path) -> Path:
+    path = git_dir / "narr" / "server.sock"
+    if len(os.fsencode(path)) <= _MAX_SOCKET_PATH:
+        return path
+    # A Unix socket's path is limited to about 100 bytes; a deep world gets one in a
+    # directory only this user can enter.
+    private = Path(tempfile.gettempdir()) / f"narr-{os.getuid()}"
+    private.mkdir(mode=0o700, exist_ok=True)
+    st = private.lstat()
+    if st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise ConflictError(f"{private} is not private to this user; narr will not put its socket "
+                            "there", hint="remove it, or serve a world with a shorter path")
+    digest = hashlib.sha1(os.fsencode(git_dir)).hexdigest()[:16]
+    return private / f"{digest}.sock"
+
+
+def token(git_dir: Path) -> str:
+    """The world's bearer token for the HTTP API, made on first use (mode 0600)."""
+    path = narr_dir(git_dir) / TOKEN_FILE
+    try:
+        existing = path.read_text("ascii").strip()
+    except FileNotFoundError:
+        existing = ""
+    if existing:
+        return existing
+    value = secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(value + "\n")
+    os.chmod(path, 0o600)
+    return value
+
+
+def running(git_dir: Path) -> dict[str, Any] | None:
+    """The live server's record (whatever its version), or None."""
+    info = client.read_server_file(git_dir)
+    if info is None or not client.pid_alive(info.get("pid")):
+        return None
+    return info
+
+
+def control(git_dir: Path, what: str, timeout: float = 5.0) -> dict[str, Any] | None:
+    """Ask the live server for ``status``; None when there is none or it does not answer."""
+    info = running(git_dir)
+    if info is None or not isinstance(info.get("socket"), str):
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(info["socket"])
+        client.send_frame(sock, client.STDIN, json.dumps({"control": what}).encode())
+        frame = client.recv_frame(sock)
+    except OSError:
+        return None
+    finally:
+        sock.close()
+    if frame is None:
+        return None
+    answer = json.loads(frame[1])
+    return answer if isinstance(answer, dict) else None
+
+
+def stop(git_dir: Path, timeout: float = 10.0) -> dict[str, Any] | None:
+    """Stop the world's server (any version); its record, or None when none was running."""
+    info = running(git_dir)
+    if info is None:
+        _remove_record(git_dir, None)
+        return None
+    pid = int(info["pid"])
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while client.pid_alive(pid) and time.monotonic() < deadline:
+        _reap(pid)
+        time.sleep(0.02)
+    if client.pid_alive(pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        _reap(pid)
+    _remove_record(git_dir, pid)
+    return info
+
+
+def _reap(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def _remove_record(git_dir: Path, pid: int | None) -> None:
+    info = client.read_server_file(git_dir)
+    if info is not None and (pid is None or info.get("pid") == pid):
+        if pid is None and client.pid_alive(info.get("pid")):
+            return
+        with contextlib.suppress(OSError):
+            (git_dir / "narr" / client.SERVER_FILE).unlink()
+        sock = info.get("socket")
+        if isinstance(sock, str):
+            with contextlib.suppress(OSError):
+                Path(sock).unlink()
+
+
+class _Globals:
+    """The process's working directory and environment: shared by many, or owned by one."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._shared = 0
+        self._owned = False
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._owned)
+            self._shared += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._shared -= 1
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def owned(self, cwd: str, env: dict[str, str], home_cwd: str,
+              home_env: dict[str, str]) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._owned and self._shared == 0)
+            self._owned = True
+        try:
+            for key in home_env:
+                if key not in env:
+                    os.environ.pop(key, None)
+            os.environ.update(env)
+            os.chdir(cwd)
+            yield
+        finally:
+            for key in env:
+                if key not in home_env:
+                    os.environ.pop(key, None)
+            os.environ.update(home_env)
+            os.chdir(home_cwd)
+            with self._cond:
+                self._owned = False
+                self._cond.notify_all()
+
+
+@dataclass
+class Server:
+    root: Path
+    git_dir: Path
+    port: int | None = None
+    version: str = field(default_factory=client.code_version)
+
+    def __post_init__(self) -> None:
+        self.root = self.root.resolve()
+        self.git_dir = self.git_dir.resolve()
+        self.socket = socket_path(self.git_dir)
+        self.jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
+        self.stopping = threading.Event()
+        self.globals = _Globals()
+        self.home_cwd = str(self.root)
+        self.home_env = client.forwarded_env(os.environ)
+        self.http_port: int | None = None
+        self.watcher: Any = None
+        self.started = time.time()
+        self.requests = 0
+        self._http: Any = None
+        self._lock_fd = -1
+
+    # --- running --------------------------------------------------------------------
+
+    def run(self, ready: Callable[[dict[str, Any]], None] | None = None) -> None:
+        """Serve until SIGTERM, SIGINT or ``narr serve --stop``."""
+        existing = running(self.git_dir)
+        if existing is not None and existing.get("pid") != os.getpid():
+            raise ConflictError(f"a narr server already serves this world (pid {existing['pid']})",
+                                hint="narr serve --status shows it; narr serve --stop stops it")
+        narr_dir(self.git_dir)
+        # Held for the server's life (the kernel drops it when the process dies), so two
+        # servers started at once cannot both believe they serve the world.
+        self._lock_fd = os.open(self.git_dir / "narr" / "server.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._lock_fd)
+            raise ConflictError("another narr server is starting or running for this world",
+                                hint="narr serve --status shows it") from None
+        os.chdir(self.home_cwd)
+        streams.install()
+        from narrative.cli import main as _cli  # noqa: F401  (imported once, warm for every request)
+
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+        listener: socket.socket | None = None
+        try:
+            self._start_watcher()
+            listener = self._listen()
+            if self.port is not None:
+                self._start_http()
+            threading.Thread(target=self._accept, args=(listener,), name="narr-accept",
+                             daemon=True).start()
+            record = self._write_record()
+            if ready is not None:
+                ready(record)
+            while not self.stopping.is_set():
+                try:
+                    job = self.jobs.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+                if job is not None:
+                    job()
+        finally:
+            self.stopping.set()
+            if listener is not None:
+                listener.close()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            if self._http is not None:
+                self._http.should_exit = True
+            if self.watcher is not None:
+                self.watcher.stop()
+            _remove_record(self.git_dir, os.getpid())
+            with contextlib.suppress(OSError):
+                self.socket.unlink()
+            os.close(self._lock_fd)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.stopping.set()
+
+    def _start_watcher(self) -> None:
+        try:
+            from narrative.store.watch import WorldWatcher
+
+            watcher = WorldWatcher(self.root, self.git_dir)
+            watcher.start()
+        except Exception as exc:  # no watcher: every scan is a full one, as without a server
+            print(f"narr serve: not watching files ({exc})", file=sys.__stderr__)
+            return
+        self.watcher = watcher
+
+    def _listen(self) -> socket.socket:
+        with contextlib.suppress(FileNotFoundError):
+            self.socket.unlink()
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)
+        try:
+            listener.bind(str(self.socket))
+        finally:
+            os.umask(old)
+        os.chmod(self.socket, 0o600)
+        listener.listen(64)
+        return listener
+
+    def _write_record(self) -> dict[str, Any]:
+        record = {"pid": os.getpid(), "version": self.version, "socket": str(self.socket),
+                  "root": str(self.root), "port": self.http_port, "started": self.started}
+        path = self.git_dir / "narr" / client.SERVER_FILE
+        tmp = path.with_name(f".{client.SERVER_FILE}.{os.getpid()}")
+        tmp.write_text(json.dumps(record, indent=2) + "\n", "utf-8")
+        os.replace(tmp, path)
+        return record
+
+    def _start_http(self) -> None:
+        import uvicorn
+
+        from narrative.serve.http import make_app
+
+        app = make_app(self, token(self.git_dir))
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port or 0, log_level="warning",
+                                lifespan="off")
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, name="narr-http", daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 10
+        while not server.started and thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if not server.started:
+            raise InvalidInputError(f"narr serve: cannot listen on 127.0.0.1:{self.port}",
+                                    hint="choose another --port")
+        self._http = server
+        self.http_port = int(server.servers[0].sockets[0].getsockname()[1])
+
+    def status(self) -> dict[str, Any]:
+        return {"pid": os.getpid(), "version": self.version, "socket": str(self.socket),
+                "root": str(self.root), "port": self.http_port, "started": self.started,
+                "requests": self.requests,
+                "watcher": self.watcher.describe() if self.watcher is not None else None}
+
+    # --- requests -------------------------------------------------------------------
+
+    def _accept(self, listener: socket.socket) -> None:
+        while not self.stopping.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                frame = client.recv_frame(conn)
+                if frame is None:
+                    return
+                req = json.loads(frame[1])
+                if "control" in req:
+                    self._control(conn, req["control"])
+                    return
+                if self.stopping.is_set() or req.get("version") != self.version:
+                    client.send_frame(conn, REFUSED, b"")
+                    return
+                self.requests += 1
+                self.run_request(conn, req)
+            except (OSError, ValueError):
+                return
+
+    def _control(self, conn: socket.socket, what: str) -> None:
+        if what == "stop":
+            self.stopping.set()
+        client.send_frame(conn, client.STDOUT, json.dumps(self.status()).encode())
+
+    def run_request(self, conn: socket.socket, req: dict[str, Any]) -> None:
+        lock = threading.Lock()  # the stdin request and the output share the connection
+
+        def write(channel: int, data: bytes) -> None:
+            with lock, contextlib.suppress(OSError):
+                client.send_frame(conn, channel, data)
+
+        def read_stdin() -> bytes:
+            write(client.WANT_STDIN, b"")
+            chunks: list[bytes] = []
+            while True:
+                frame = client.recv_frame(conn)
+                if frame is None or not frame[1]:
+                    return b"".join(chunks)
+                chunks.append(frame[1])
+
+        request_io = streams.RequestIO(
+            write, read_stdin, stdout_tty=bool(req.get("stdout_tty")),
+            stderr_tty=bool(req.get("stderr_tty")), stdin_tty=bool(req.get("stdin_tty")),
+            columns=int(req.get("columns", 80)), lines=int(req.get("lines", 24)))
+        argv = [str(a) for a in req.get("argv", [])]
+        _, command = client.split_globals(argv)
+        cwd = str(req.get("cwd", self.home_cwd)) if req.get("needs_cwd", True) else self.home_cwd
+        env = {str(k): str(v) for k, v in dict(req.get("env", {})).items()}
+        done = threading.Event()
+        code: list[int] = [1]
+
+        def job() -> None:
+            try:
+                with self._globals_for(cwd, env), streams.serving(request_io):
+                    code[0] = run_cli(argv, str(req.get("prog_name", "narr")))
+            finally:
+                done.set()
+
+        if command in READERS:
+            job()
+        else:
+            self.jobs.put(job)
+            while not done.wait(0.5):
+                if self.stopping.is_set() and self.jobs.empty() and not done.is_set():
+                    # Stopped before the job ran: nothing happened, say so.
+                    break
+        if done.is_set():
+            write(client.EXIT, str(code[0]).encode())
+        else:
+            write(REFUSED, b"")
+
+    def _globals_for(self, cwd: str, env: dict[str, str]) -> contextlib.AbstractContextManager[None]:
+        if cwd == self.home_cwd and env == self.home_env:
+            return self.globals.shared()
+        return self.globals.owned(cwd, env, self.home_cwd, self.home_env)
+
+    def submit(self, work: Callable[[], Any]) -> Any:
+        """Run ``work`` on the main thread (for the HTTP API's writes); its result or its error."""
+        result: list[Any] = []
+        error: list[BaseException] = []
+        done = threading.Event()
+
+        def job() -> None:
+            try:
+                with self.globals.shared():
+                    result.append(work())
+            except BaseException as exc:
+                error.append(exc)
+            finally:
+                done.set()
+
+        self.jobs.put(job)
+        while not done.wait(0.5):
+            if self.stopping.is_set():
+                raise NarrError("the narr server is stopping")
+        if error:
+            raise error[0]
+        return result[0]
+
+
+def run_cli(argv: list[str], prog_name: str) -> int:
+    """Run one narr command as the ``narr`` process would, on this thread's streams; its exit code.
+
+    click's standalone mode does the work the process would do (usage errors,
+    ``--help``, ``Aborted!``) and ends in ``SystemExit``, caught here.
+    """
+    from narrative.cli import main
+    from narrative.store.lock import running_command
+
+    # A writer turned away names the holder: "narr event ...", not "narr serve".
+    running_command(["narr", *argv])
+    try:
+        main.main(args=argv, prog_name=prog_name, standalone_mode=True)
+    except SystemExit as exc:
+        if exc.code is None:
+            return 0
+        if isinstance(exc.code, int):
+            return exc.code
+        print(exc.code, file=sys.stderr)
+        return 1
+    except BaseException:
+        traceback.print_exc(file=sys.stderr)
+        return 1
+    finally:
+        running_command(None)
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+    return 0

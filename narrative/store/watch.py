@@ -1,0 +1,268 @@
+"""What changed in a world since its last scan, from inotify: a hint that lets the scan skip the walk.
+
+Finding hand edits (:func:`narrative.store.worktree.changed_paths`) costs a
+``stat`` of every file in the world. A long-running ``narr serve`` watches the
+world's directory with ``watchfiles`` instead and keeps the paths that may
+differ from git's index: the ones a full scan found changed, plus every path
+touched since. A scan then examines only those, as git's fsmonitor does.
+
+The hint is only trusted when it provably covers everything; otherwise the scan
+walks the whole tree. It is not trusted:
+
+- before one full scan has run with the watcher listening (the server just started);
+- after the watcher overflowed (more than ``NARR_WATCH_LIMIT`` pending paths) or stopped;
+- when git's index file is not the one narr last saw: a plain ``git add``, ``git reset``,
+  ``git commit`` or ``git status`` beside the server may change what the index holds, so
+  files nobody touched can now differ from it. Indexes narr writes itself are known
+  (:func:`index_written`);
+- when the watcher cannot show within a second that it has seen every change made
+  before the scan began: a cookie file is written and the scan waits for its event,
+  which inotify delivers after all the earlier ones.
+
+Whether the index equals HEAD's tree is always checked in full (a cached-tree lookup),
+so commits and resets that move HEAD are seen whatever the watcher says.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+COOKIES = "watch-cookies"
+DEFAULT_LIMIT = 5000
+_SYNC_TIMEOUT = 1.0
+_DELETED = 3  # watchfiles.Change.deleted
+
+IndexSig = tuple[int, int, int, int] | None
+
+# The watchers of this process, by git directory: scans look theirs up here, so
+# nothing above the store has to carry a hint around.
+_WATCHERS: dict[str, WorldWatcher] = {}
+
+
+def index_sig(git_dir: Path) -> IndexSig:
+    """Enough of the index file's ``stat`` to tell that it was rewritten."""
+    try:
+        st = os.stat(git_dir / "index")
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def for_git_dir(git_dir: Path) -> WorldWatcher | None:
+    if not _WATCHERS:
+        return None
+    return _WATCHERS.get(os.path.realpath(git_dir))
+
+
+def index_written(git_dir: Path, before: IndexSig, read: IndexSig, after: IndexSig) -> None:
+    """narr wrote the index: ``before``/``read`` around reading it, ``after`` once written.
+
+    When what narr read was the index the watcher knew, the new one is known too:
+    narr's own writes keep index and working tree in step for every path but the
+    ones it wrote, and those the watcher saw being written.
+    """
+    watcher = for_git_dir(git_dir)
+    if watcher is not None:
+        watcher.own_index_write(before, read, after)
+
+
+def limit() -> int:
+    try:
+        return max(1, int(os.environ.get("NARR_WATCH_LIMIT", DEFAULT_LIMIT)))
+    except ValueError:
+        return DEFAULT_LIMIT
+
+
+@dataclass
+class Ticket:
+    """One scan in progress: what it may look at (None: everything) and when it began."""
+
+    candidates: set[str] | None
+    seq: int
+    epoch: int
+    sig: IndexSig
+    reason: str = ""
+
+
+@dataclass
+class Stats:
+    full: int = 0
+    hinted: int = 0
+    last_full_reason: str = ""
+    events: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"full_scans": self.full, "hinted_scans": self.hinted,
+                "last_full_reason": self.last_full_reason, "events": self.events}
+
+
+@dataclass
+class WorldWatcher:
+    root: Path
+    git_dir: Path
+    max_paths: int = field(default_factory=limit)
+
+    def __post_init__(self) -> None:
+        self.root = Path(os.path.realpath(self.root))
+        self.git_dir = Path(os.path.realpath(self.git_dir))
+        self.cookie_dir = self.git_dir / "narr" / COOKIES
+        self._mutex = threading.Condition()
+        self._dirty: dict[str, int] = {}
+        self._seq = 0
+        self._epoch = 0
+        self._valid = False
+        self._why = "the server has just started"
+        self._base: IndexSig = None
+        self._cookies: set[str] = set()
+        self._counter = itertools.count()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._running = False
+        self.stats = Stats()
+
+    # --- the watching thread --------------------------------------------------------
+
+    def start(self) -> None:
+        from watchfiles._rust_notify import RustNotify
+
+        self.cookie_dir.mkdir(parents=True, exist_ok=True)
+        for stale in self.cookie_dir.iterdir():
+            stale.unlink(missing_ok=True)
+        # Watching starts here, before the thread runs: nothing made from now on is missed.
+        notify = RustNotify([str(self.root)], False, False, 50, True, False)
+        self._running = True
+        self._thread = threading.Thread(target=self._run, args=(notify,), name="narr-watch",
+                                        daemon=True)
+        self._thread.start()
+        _WATCHERS[str(self.git_dir)] = self
+
+    def stop(self) -> None:
+        _WATCHERS.pop(str(self.git_dir), None)
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+
+    def _run(self, notify: Any) -> None:
+        try:
+            with notify:
+                while not self._stop.is_set():
+                    changes = notify.watch(20, 1, 200, self._stop)
+                    if isinstance(changes, set):
+                        self._absorb(changes)
+        except Exception as exc:  # the watcher is a hint: losing it only costs full scans
+            self._distrust(f"the watcher stopped ({exc})")
+        finally:
+            with self._mutex:
+                self._running = False
+                self._valid = False
+                self._why = self._why or "the watcher stopped"
+                self._mutex.notify_all()
+
+    def _absorb(self, changes: set[tuple[int, str]]) -> None:
+        git = str(self.git_dir) + os.sep
+        cookies = str(self.cookie_dir) + os.sep
+        root = str(self.root) + os.sep
+        with self._mutex:
+            self.stats.events += len(changes)
+            for kind, path in changes:
+                if path.startswith(cookies):
+                    if kind != _DELETED:  # its removal is no news
+                        self._cookies.add(path[len(cookies):])
+                    continue
+                if path.startswith(git) or path == str(self.git_dir) or not path.startswith(root):
+                    if path == str(self.root) or path == str(self.git_dir):
+                        self._distrust_locked("the world's directory itself changed")
+                    continue  # git's own files: the index signature covers them
+                rel = path[len(root):].replace(os.sep, "/")
+                self._seq += 1
+                self._dirty[rel] = self._seq
+            if len(self._dirty) > self.max_paths:
+                self._distrust_locked(f"the watcher overflowed (more than {self.max_paths} "
+                                      "changed paths)")
+            self._mutex.notify_all()
+
+    def _distrust(self, why: str) -> None:
+        with self._mutex:
+            self._distrust_locked(why)
+
+    def _distrust_locked(self, why: str) -> None:
+        self._valid = False
+        self._why = why
+        self._epoch += 1
+        self._dirty.clear()
+
+    def overflow(self) -> None:
+        """Behave as if inotify's queue overflowed: the next scan walks everything."""
+        self._distrust("the watcher overflowed")
+
+    # --- what scans ask -------------------------------------------------------------
+
+    def _sync(self) -> bool:
+        """Wait until every change made before now has reached :meth:`_absorb`."""
+        name = f"{os.getpid()}-{threading.get_ident()}-{next(self._counter)}"
+        path = self.cookie_dir / name
+        try:
+            path.write_bytes(b"")
+        except OSError:
+            return False
+        try:
+            with self._mutex:
+                return self._mutex.wait_for(
+                    lambda: name in self._cookies or not self._running, timeout=_SYNC_TIMEOUT
+                ) and name in self._cookies
+        finally:
+            with self._mutex:
+                self._cookies.discard(name)
+            path.unlink(missing_ok=True)
+
+    def begin_scan(self) -> Ticket:
+        sig = index_sig(self.git_dir)
+        synced = self._running and self._valid and self._sync()
+        with self._mutex:
+            ticket = Ticket(None, self._seq, self._epoch, sig)
+            if not self._running:
+                ticket.reason = "the watcher is not running"
+            elif not self._valid:
+                ticket.reason = self._why
+            elif sig != self._base:
+                ticket.reason = "git's index changed outside narr"
+            elif not synced:
+                ticket.reason = "the watcher did not confirm it was up to date"
+            else:
+                ticket.candidates = set(self._dirty)
+            return ticket
+
+    def end_scan(self, ticket: Ticket, differing: set[str]) -> None:
+        """The scan ``ticket`` found ``differing`` (working tree against the index) and nothing else."""
+        with self._mutex:
+            if ticket.epoch != self._epoch:
+                return  # distrusted meanwhile: the paths it knew are gone anyway
+            considered = self._dirty.keys() if ticket.candidates is None else ticket.candidates
+            for path in [p for p in considered if p not in differing]:
+                if self._dirty.get(path, ticket.seq + 1) <= ticket.seq:
+                    del self._dirty[path]
+            for path in differing:
+                self._dirty.setdefault(path, ticket.seq)
+            if ticket.candidates is None:
+                self.stats.full += 1
+                self.stats.last_full_reason = ticket.reason
+                if self._running:
+                    self._valid = True
+                    self._base = ticket.sig
+            else:
+                self.stats.hinted += 1
+
+    def own_index_write(self, before: IndexSig, read: IndexSig, after: IndexSig) -> None:
+        with self._mutex:
+            if self._valid and before == read == self._base:
+                self._base = after
+
+    def describe(self) -> dict[str, Any]:
+        with self._mutex:
+            return {"running": self._running, "trusted": self._valid,
+                    "pending_paths": len(self._dirty), **self.stats.to_json()}

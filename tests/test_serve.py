@@ -1,0 +1,329 @@
+"""``narr serve`` and the thin client: the same bytes as without a server, and nothing missed.
+
+Every test runs real processes (``python -m narrative``, the thin client) against a
+real server on a Unix socket, and stops that server when it ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import edit_node, git, node_file
+
+LOCAL = {"NARR_NO_SERVER": "1"}
+
+
+def run(root: Path, *args: str, env: dict[str, str] | None = None,
+        input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "narrative", "-C", str(root), *args],
+                          capture_output=True, input=input, env={**os.environ, **(env or {})},
+                          timeout=60)
+
+
+def server_status(root: Path) -> dict[str, Any]:
+    proc = run(root, "serve", "--status", "--json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+def start(root: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    proc = run(root, "serve", "--detach", "--json", *args, env=env)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+def stop(root: Path, pid: int | None) -> None:
+    run(root, "serve", "--stop")
+    if pid is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def served(flat_world: Path) -> Iterator[Path]:
+    info = start(flat_world)
+    try:
+        yield flat_world
+    finally:
+        stop(flat_world, info.get("pid"))
+
+
+VARYING = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # event ids
+                     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"  # times
+                     r"|\b[0-9a-f]{10}\b")  # commits (short)
+
+
+def same(a: subprocess.CompletedProcess[bytes], b: subprocess.CompletedProcess[bytes],
+         varying: bool = False) -> None:
+    """Equal exit codes, stdout and stderr (ids and times masked when they are made afresh)."""
+    def text(data: bytes) -> str:
+        return VARYING.sub("*", data.decode()) if varying else data.decode()
+
+    assert (a.returncode, text(a.stdout), text(a.stderr)) == (
+        b.returncode, text(b.stdout), text(b.stderr))
+
+
+def requests(root: Path) -> int:
+    return int(server_status(root)["requests"])
+
+
+READS = [
+    ("status",), ("status", "--json"), ("log",), ("log", "--json"), ("show", "HEAD"),
+    ("get", "lin-yuan"), ("get", "lin-yuan", "state.location"), ("nodes",), ("nodes", "--json"),
+    ("event", "Lin Yuan walks to the ferry", "--set", "lin-yuan.state.location=ferry",
+     "--dry-run", "--json"),
+    ("get", "no-such-node"), ("get", "no-such-node", "--json"), ("show", "nowhere"),
+    ("bogus-command",), ("event",), ("--version",), ("status", "--help"),
+]
+
+
+def test_the_fast_path_prints_the_same_bytes(served: Path) -> None:
+    before = requests(served)
+    for args in READS:
+        same(run(served, *args), run(served, *args, env=LOCAL), varying="--dry-run" in args)
+    assert requests(served) - before == len(READS)
+
+
+def test_writes_through_the_server_match_the_in_process_path(served: Path, tmp_path: Path) -> None:
+    twin = tmp_path / "twin"
+    shutil.copytree(served, twin, symlinks=True,
+                    ignore=shutil.ignore_patterns("server.sock", "server.json", "watch-cookies"))
+    args = ("event", "Lin Yuan walks to the ferry", "--set", "lin-yuan.state.location=ferry")
+    served_event, local_event = run(served, *args), run(twin, *args, env=LOCAL)
+    assert served_event.returncode == local_event.returncode == 0
+    same(served_event, local_event, varying=True)  # the commits differ by their time
+    same(run(served, "reset", "HEAD~1"), run(twin, "reset", "HEAD~1", env=LOCAL), varying=True)
+    same(run(served, "status"), run(twin, "status", env=LOCAL))
+    same(run(served, "log", "--json"), run(twin, "log", "--json", env=LOCAL))
+    # Standard input reaches a command that reads it.
+    content = b"Lin Yuan looks at the river"
+    piped = run(served, "event", "-", "--dry-run", input=content)
+    assert b"Lin Yuan looks at the river" in piped.stdout
+    same(piped, run(served, "event", "-", "--dry-run", input=content, env=LOCAL), varying=True)
+
+
+def test_hand_edits_are_seen_and_recorded(served: Path) -> None:
+    same(run(served, "status"), run(served, "status", env=LOCAL))
+    edit_node(served, "lin-yuan", mood="furious")
+    new = node_file(served, "black-ring").parent / "strange-stone.json"
+    shutil.copy(node_file(served, "black-ring"), new)
+    new.write_text(new.read_text("utf-8").replace('"black-ring"', '"strange-stone"'), "utf-8")
+    status = run(served, "status", "--json")
+    assert status.returncode == 0
+    edits = {(e["target"], e["field"]) for e in json.loads(status.stdout)["edits"]}
+    assert ("lin-yuan", "/state/mood") in edits
+    assert any(node == "strange-stone" for node, _ in edits)
+    same(status, run(served, "status", "--json", env=LOCAL))
+    event = run(served, "event", "Time passes", "--json")
+    assert event.returncode == 0, event.stderr
+    recorded = {(e["target"], e["field"]) for e in json.loads(event.stdout)["edits"]}
+    assert ("lin-yuan", "/state/mood") in recorded
+    clean = run(served, "status", "--json")
+    assert json.loads(clean.stdout)["edits"] == []
+    same(clean, run(served, "status", "--json", env=LOCAL))
+    assert server_status(served)["watcher"]["hinted_scans"] >= 1
+
+
+def test_plain_git_beside_the_server_is_noticed(served: Path) -> None:
+    assert run(served, "event", "Lin Yuan sits", "--set", "lin-yuan.state.mood=calm").returncode == 0
+    assert run(served, "status").returncode == 0  # the watcher's knowledge is current
+    git(served, "reset", "-q", "--mixed", "HEAD~1")  # the event's changes become hand edits
+    seen = run(served, "status", "--json")
+    assert ("lin-yuan", "/state/mood") in {(e["target"], e["field"])
+                                           for e in json.loads(seen.stdout)["edits"]}
+    same(seen, run(served, "status", "--json", env=LOCAL))
+    git(served, "commit", "-q", "-am", "by hand")  # plain git records them
+    committed = run(served, "status", "--json")
+    assert json.loads(committed.stdout)["edits"] == []
+    same(committed, run(served, "status", "--json", env=LOCAL))
+
+
+def test_a_killed_server_is_not_waited_for_and_nothing_is_lost(flat_world: Path) -> None:
+    info = start(flat_world)
+    try:
+        assert run(flat_world, "event", "Lin Yuan waits", "--set",
+                   "lin-yuan.state.mood=patient").returncode == 0
+        os.kill(info["pid"], signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                os.kill(info["pid"], 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.02)
+        edit_node(flat_world, "lin-yuan", mood="restless")
+        after = run(flat_world, "status")
+        assert after.returncode == 0 and b"restless" in after.stdout
+        same(after, run(flat_world, "status", env=LOCAL))
+        event = run(flat_world, "event", "Lin Yuan stands", "--set", "lin-yuan.state.location=gate")
+        assert event.returncode == 0, event.stderr
+        log = run(flat_world, "log", "--json")
+        assert [e["content"] for e in json.loads(log.stdout)][:2] == ["Lin Yuan stands",
+                                                                     "Lin Yuan waits"]
+        assert server_status(flat_world) == {"running": False}
+    finally:
+        stop(flat_world, info["pid"])
+
+
+def test_a_read_runs_while_a_write_is_in_progress(flat_world: Path, tmp_path: Path) -> None:
+    slow = tmp_path / "slow.py"
+    slow.write_text("import sys, time\nsys.stdin.read()\ntime.sleep(1.5)\nprint('{\"ops\": []}')\n",
+                    "utf-8")
+    env = {"NARR_EXEC_COMMAND": f"{sys.executable} {slow}", "NARR_EXEC_TIMEOUT": "20"}
+    info = start(flat_world, env=env)
+    try:
+        writer = subprocess.Popen(
+            [sys.executable, "-m", "narrative", "-C", str(flat_world), "event", "Lin Yuan runs",
+             "--diffuser", "exec", "--set", "lin-yuan.state.location=gate"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **env})
+        time.sleep(0.5)
+        began = time.monotonic()
+        reader = run(flat_world, "log", "-n", "1", env=env)
+        took = time.monotonic() - began
+        _, werr = writer.communicate(timeout=30)
+        assert writer.returncode == 0, werr
+        assert reader.returncode == 0
+        assert took < 1.0, f"the read waited for the write ({took:.2f}s)"
+        assert b"Lin Yuan runs" not in reader.stdout
+        assert b"Lin Yuan runs" in run(flat_world, "log", "-n", "1", env=env).stdout
+    finally:
+        stop(flat_world, info["pid"])
+
+
+def test_an_overflowing_watcher_means_a_full_scan(flat_world: Path) -> None:
+    info = start(flat_world, env={"NARR_WATCH_LIMIT": "3"})
+    try:
+        run(flat_world, "status")  # the first scan is always a full one
+        run(flat_world, "status")
+        watcher = server_status(flat_world)["watcher"]
+        assert watcher["hinted_scans"] >= 1
+        full = watcher["full_scans"]
+        for node_id, mood in [("lin-yuan", "a"), ("elder-mo", "b"), ("black-ring", "c"),
+                              ("autumn-rain", "d")]:
+            edit_node(flat_world, node_id, mood=mood)
+        status = run(flat_world, "status", "--json")
+        watcher = server_status(flat_world)["watcher"]
+        assert watcher["full_scans"] == full + 1
+        assert "overflow" in watcher["last_full_reason"]
+        assert len(json.loads(status.stdout)["edits"]) == 4
+        same(status, run(flat_world, "status", "--json", env=LOCAL))
+    finally:
+        stop(flat_world, info["pid"])
+
+
+def _http(port: int, path: str, token: str | None, method: str = "GET",
+          body: bytes | None = None) -> tuple[int, Any]:
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=body, method=method)
+    if token is not None:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_the_http_api_wants_the_token(flat_world: Path) -> None:
+    info = start(flat_world, "--port", "0")
+    try:
+        port = info["port"]
+        token_file = flat_world / ".git" / "narr" / "token"
+        assert token_file.stat().st_mode & 0o777 == 0o600
+        token = token_file.read_text("ascii").strip()
+        assert _http(port, "/api/status", None)[0] == 401
+        assert _http(port, "/api/status", "wrong")[0] == 401
+        code, body = _http(port, "/api/status", token)
+        assert code == 200
+        assert body == json.loads(run(flat_world, "status", "--json", env=LOCAL).stdout)
+        code, body = _http(port, "/api/nodes/no-such-node", token)
+        cli = json.loads(run(flat_world, "get", "no-such-node", "--json", env=LOCAL).stderr)
+        assert (code, body) == (404, cli)
+        node = json.loads(node_file(flat_world, "lin-yuan").read_text("utf-8"))
+        node["state"]["mood"] = "curious"
+        code, body = _http(port, "/api/nodes/lin-yuan", token, "PUT", json.dumps(node).encode())
+        assert code == 200
+        code, body = _http(port, "/api/nodes/lin-yuan", token, "PUT", b'{"id": "lin-yuan"}')
+        assert code == 422 and body["type"] == "InvalidWorldError" and body["exit_code"] == 13
+        code, body = _http(port, "/api/events", token, "POST", json.dumps({
+            "content": "Lin Yuan wonders", "ops": [
+                {"op": "set", "target": "lin-yuan", "field": "/state/location", "value": "gate"}],
+        }).encode())
+        assert code == 200 and body["commit"]
+        assert {(e["target"], e["field"]) for e in body["edits"]} == {("lin-yuan", "/state/mood")}
+        code, log = _http(port, "/api/log?n=1", token)
+        assert code == 200 and log[0]["content"] == "Lin Yuan wonders"
+        assert _http(port, "/api/openapi.json", token)[1]["paths"]["/api/events"]
+    finally:
+        stop(flat_world, info["pid"])
+
+
+def test_a_server_of_other_code_is_never_used(served: Path) -> None:
+    record_path = served / ".git" / "narr" / "server.json"
+    record = json.loads(record_path.read_text("utf-8"))
+    record["version"] = "0.0.0+elsewhere"
+    record_path.write_text(json.dumps(record), "utf-8")
+    before = requests(served)
+    same(run(served, "status"), run(served, "status", env=LOCAL))
+    assert requests(served) == before
+    assert server_status(served)["current"] is False
+    # Starting a server replaces it.
+    fresh = start(served)
+    assert fresh["pid"] != record["pid"]
+    assert server_status(served)["current"] is True
+    stop(served, fresh["pid"])
+
+
+def test_a_hinted_scan_finds_what_a_full_scan_finds(flat_world: Path) -> None:
+    """In one process: after each kind of change, the watcher's scan equals the walk of every file."""
+    from narrative.store import watch, worktree
+    from narrative.store.worldrepo import WorldRepo
+
+    watcher = watch.WorldWatcher(flat_world, flat_world / ".git")
+    watcher.start()
+    root = flat_world
+    lin = node_file(root, "lin-yuan")
+    bell = node_file(root, "temple-bell")
+    layer_dir = lin.parent
+    steps = [
+        lambda: None,
+        lambda: edit_node(root, "lin-yuan", mood="odd"),
+        lambda: bell.unlink(),
+        lambda: (root / "notes.txt").write_text("outside world/\n", "utf-8"),
+        lambda: shutil.copytree(layer_dir, root / "world" / "stray"),
+        lambda: shutil.rmtree(root / "world" / "stray"),
+        lambda: git(root, "checkout", "--", "."),
+        lambda: os.utime(lin),
+        lambda: git(root, "add", "-A"),
+        lambda: git(root, "reset", "-q"),
+        lambda: edit_node(root, "elder-mo", mood="stern"),
+        lambda: None,
+    ]
+    try:
+        for i, step in enumerate(steps):
+            step()
+            wr = WorldRepo.open(root)
+            try:
+                head = wr.head_commit()
+                tree = head.tree if head else None
+                hinted = worktree.changed_paths(wr, tree)
+                full = worktree._changed(wr, tree, None)[0]
+                assert hinted == full, f"step {i}"
+            finally:
+                wr.close()
+        assert watcher.describe()["hinted_scans"] >= 5
+    finally:
+        watcher.stop()
