@@ -27,7 +27,7 @@ def test_the_evaluation_set_has_no_wrong_writes(tmp_path: Path) -> None:
     assert {r["lang"] for r in rows} == {"en", "zh"}
     assert {"plain", "two actions", "pronoun", "dropped subject", "contrast", "negated", "question",
             "condition", "reported", "ordered", "intended", "hesitated", "imagined",
-            "almost"} <= {r["category"] for r in rows}
+            "almost", "list"} <= {r["category"] for r in rows}
     report = mod.evaluate(scratch=tmp_path)
     print(f"\n{report.table()}")
     wrong = [(o.text, sorted(o.wrong)) for o in report.outcomes if o.wrong]

@@ -149,6 +149,23 @@ def test_proposal_shaped_answer(flat_world: Path, use: Any, tmp_path: Path) -> N
         "mood from the weather", "stderr: working"]
 
 
+def test_cli_prints_the_rendered_text(flat_world: Path, use: Any, tmp_path: Path) -> None:
+    """``narr event --render``: the text the diffuser wrote is printed, not only kept."""
+    answer = ExecProposal(delta=Delta.model_validate({"ops": [
+        {"op": "set", "target": "lin-yuan", "field": "/state/mood", "value": "calm"}]}),
+        narrative_text="Rain on the river.\n\nLin Yuan breathed.")
+    use(script(tmp_path, "import json, sys\nassert json.load(sys.stdin)['render'] is True\n"
+                         f"print({answer.model_dump_json()!r})\n"))
+    narr = CLI(flat_world)
+    out = narr("event", "--diffuser", "exec", "--render", "Lin Yuan rests").stdout
+    assert "\ntext:\n  Rain on the river.\n\n  Lin Yuan breathed.\nexec:\n" in out
+    log = narr("log", "--json").stdout
+    assert "Lin Yuan breathed." in log
+    # text the user gave is theirs: kept, not echoed back as if rendered
+    out = narr("event", "--diffuser", "exec", "--render", "--text", "Mine.", "Lin Yuan rests").stdout
+    assert "text:" not in out and "Rain on the river" not in out
+
+
 def test_command_given_directly_overrides_config(flat_world: Path, use: Any, tmp_path: Path) -> None:
     use(script(tmp_path, "import sys\nsys.exit(1)\n"))
     wr = WorldRepo.open(flat_world)

@@ -151,11 +151,11 @@ def test_a_name_shared_by_two_nodes_is_not_guessed(flat_world: Path) -> None:
     narr = CLI(flat_world)
     edit_node(flat_world, "lin-xue", aliases=["林雪", "Xue", "Yuan"])
     before = read_node(flat_world, "lin-yuan")["state"]
-    rec = narr.json("event", "Yuan walks to the ferry")
+    rec = narr.json("event", "At dusk, Yuan walks to the ferry")
     assert rec["proposal"]["notes"] == [
         "rule go (rules/movement.toml) not applied to 'Yuan walks to the ferry': "
         "'Yuan' could be lin-xue or lin-yuan",
-        "no rule applied to 'Yuan walks to the ferry'"]
+        "no rule applied to 'At dusk, Yuan walks to the ferry'"]
     assert read_node(flat_world, "lin-yuan")["state"] == before
 
 

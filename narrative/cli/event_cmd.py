@@ -106,8 +106,21 @@ def _print_result(wr: WorldRepo, result: EventResult, as_json: bool) -> None:
     click.echo(f"{head} {rec['content']}")
     for line in record_lines(rec, expired=result.expired):
         click.echo(line)
+    for line in rendered_lines(rec, result.proposal.narrative_text if result.proposal else None):
+        click.echo(line)
     for line in proposal_lines(rec.get("proposal")):
         click.echo(line)
+
+
+def rendered_lines(rec: dict[str, Any], rendered: str | None) -> list[str]:
+    """The narrative text the diffuser wrote (``--render``), when the event kept it.
+
+    Text given with ``--text`` wins over a rendered one and is not echoed back.
+    """
+    text = rec.get("narrative_text")
+    if not rendered or not text or text != rendered:
+        return []
+    return ["text:", *(f"  {line}" if line.strip() else "" for line in text.strip().splitlines())]
 
 
 def proposal_lines(proposal: dict[str, Any] | None) -> list[str]:

@@ -11,6 +11,7 @@ The cost follows the length of the text, not the size of the world.
 from __future__ import annotations
 
 import bisect
+import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -113,6 +114,7 @@ def find_mentions(world: World, text: str) -> list[Mention]:
     for norm, named in hits.items():
         for i, j in by_norm.get(norm, []):
             found.append((i, j, tuple(sorted(named))))
+    found = [(i, j, kept) for i, j, ids in found if (kept := _as_name(world, text, i, j, ids))]
     found.sort(key=lambda t: (-(t[1] - t[0]), t[0]))
     taken = DisjointSpans()
     out: list[Mention] = []
@@ -122,6 +124,49 @@ def find_mentions(world: World, text: str) -> list[Mention]:
         taken.add(i, j)
         out.append(Mention(i, j, text[i:j], ids))
     return sorted(out, key=lambda m: m.start)
+
+
+_ONE_WORD = re.compile(r"[A-Za-z][a-z]*(?:['’-][A-Za-z]+)?")
+_BEFORE_SENTENCE = re.compile(r"(?:^|[.!?;:。！？；：\n])[\s\"'“‘(\[«「『—-]*$")
+
+
+def _as_name(world: World, text: str, i: int, j: int, ids: tuple[str, ...]) -> tuple[str, ...]:
+    """The nodes a span names, without characters whose one-word alias is used here as a common word.
+
+    A character called "Crane" or "Bell" must not walk whenever "a crane walks by"
+    or "the bell rings". A one-word name or alias of a character that is also an
+    English word counts as the name only where the text writes it capitalised
+    inside a sentence; at the start of a sentence, where every word is capitalised,
+    only when the character lists it in its ``name_words`` trait (the world says
+    that word is a name). Aliases with an article ("the elder", "the ferryman"),
+    names of several words, other layers and names that are no English word
+    ("Qing", "Xue") are names as written.
+    """
+    word = text[i:j]
+    if not _ONE_WORD.fullmatch(word):
+        return ids
+    mid_sentence = text[i].isupper() and not _BEFORE_SENTENCE.search(text, 0, i)
+    if mid_sentence:
+        return ids
+    kept = []
+    for node_id in ids:
+        node = world.get(node_id)
+        if node is None or node.get("layer") != "character":
+            kept.append(node_id)
+            continue
+        declared = (node.get("traits") or {}).get("name_words")
+        named = (text[i].isupper() and isinstance(declared, list)
+                 and word.lower() in {str(w).lower() for w in declared})
+        if named or not _english_word(word):
+            kept.append(node_id)
+    return tuple(kept)
+
+
+def _english_word(word: str) -> bool:
+    """Whether ``word`` is an English word (lemminflect's lexicon: "crane", "bell", "yuan")."""
+    from narrative.diffusers.inflect import is_word
+
+    return is_word(word)
 
 
 def _name_reach(world: World) -> Callable[[str], int]:

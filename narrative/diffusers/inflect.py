@@ -42,3 +42,11 @@ def verb_forms(lemma: str) -> tuple[str, ...]:
             if form not in forms:
                 forms.append(form)
     return tuple(forms)
+
+
+@lru_cache(maxsize=4096)
+def is_word(word: str) -> bool:
+    """Whether lemminflect's lexicon knows ``word`` (any part of speech): "crane" yes, "qing" no."""
+    import lemminflect
+
+    return bool(lemminflect.getAllLemmas(word.lower()))

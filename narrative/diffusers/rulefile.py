@@ -382,6 +382,41 @@ class LoadedRule:
         self.requires = [Requirement(r) for r in rule.require]
         self.needs = _needed(rule, self.vars) | _derived_from(
             {n for r in self.requires for n in r.names}, self.vars)
+        self.each = {s for p in self.patterns for s in p.slots
+                     if per_subject(rule, s, self.vars)}
+        """Slots that a list of names fills one by one (see :func:`per_subject`)."""
+
+
+def per_subject(rule: Rule, var: str, known: dict[str, VarSpec]) -> bool:
+    """Whether the actions about ``var`` concern it alone, so a list there means each of them.
+
+    "Lin Yuan, Su Qing and Old Zhou go to the ferry" moves all three: every action
+    naming ``who`` sets or unsets one of its fields, or relates it to something
+    (``who:knows:secret``). A rule that also writes ``var`` somewhere else (a
+    holder: ``item.state.holder = "{who}"``), moves an edge away from others
+    (``*:holds:item``) or derives a variable from it is about one of them only.
+    """
+    if any(spec.from_ is not None and spec.from_.split(".")[0] == var for spec in known.values()):
+        return False
+    used = False
+    for action in rule.do:
+        if var not in _names_used(action):
+            continue
+        used = True
+        if isinstance(action, SetAction | UnsetAction):
+            path = action.set if isinstance(action, SetAction) else action.unset
+            if path.split(".")[0] != var or (isinstance(action, SetAction)
+                                            and var in template_names(action.value)):
+                return False
+        elif isinstance(action, RelateAction | UnrelateAction):
+            edge = action.relate if isinstance(action, RelateAction) else action.unrelate
+            src, _, dst = edge.split(":")
+            if src != var or dst in (var, "*") or (isinstance(action, RelateAction)
+                                                  and var in template_names(action.attrs)):
+                return False
+        else:
+            return False
+    return used
 
 
 def _needed(rule: Rule, known: dict[str, VarSpec]) -> set[str]:

@@ -24,7 +24,10 @@ but is reported: as a note on an event, and as an :class:`Unmet` to ``narr audit
 from __future__ import annotations
 
 import copy
+import dataclasses
+import itertools
 import json
+import re
 import signal
 import threading
 from collections.abc import Callable
@@ -169,24 +172,27 @@ class RulesDiffuser:
                 notes.append(f"{where} not applied to {words!r}: "
                              f"{_reason(cue, analysis, mentions, nodes)}")
                 continue
-            slots, problem = _bind_slots(firing, mentions, nodes)
-            if problem:
-                notes.append(f"{where} not applied to {words!r}: {problem}")
-                continue
-            before = (builder.changes, builder.close_scene)
-            env = _Env(firing.rule, builder, slots)
-            found = [u for req in firing.rule.requires
-                     if (u := _check(req, env, firing)) is not None]
-            unmet.extend(found)
-            skipped = builder.fire(firing.rule, env)
-            applied += 1
-            bound = ", ".join(f"{k}={v}" for k, v in env.values.items() if v is not None)
-            text_of = f"{words!r}" + (f" ({bound})" if bound else "")
-            tail = "" if (builder.changes, builder.close_scene) != before else "; already so"
-            notes.append(f"{where}: {text_of}{tail}")
-            notes.extend(f"{where}: {s}" for s in skipped)
-            notes.extend(f"{where}: the world contradicts {u.requirement!r}: {u.describe()}"
-                         for u in found)
+            for each in [firing, *_listed(firing, text, mentions, nodes)]:
+                slots, problem = _bind_slots(each, mentions, nodes)
+                if problem:
+                    notes.append(f"{where} not applied to {words!r}: {problem}")
+                    continue
+                before = (builder.changes, builder.close_scene)
+                env = _Env(each.rule, builder, slots)
+                found = [u for req in each.rule.requires
+                         if (u := _check(req, env, each)) is not None]
+                unmet.extend(found)
+                skipped = builder.fire(each.rule, env)
+                applied += 1
+                bound = ", ".join(f"{k}={v}" for k, v in env.values.items() if v is not None)
+                text_of = f"{words!r}" + (f" ({bound})" if bound else "")
+                if each is not firing:
+                    text_of += " (one of a list)"
+                tail = "" if (builder.changes, builder.close_scene) != before else "; already so"
+                notes.append(f"{where}: {text_of}{tail}")
+                notes.extend(f"{where}: {s}" for s in skipped)
+                notes.extend(f"{where}: the world contradicts {u.requirement!r}: {u.describe()}"
+                             for u in found)
         if not applied:
             verb = "applied to" if firings else "matched"
             notes.append(f"no rule {verb} {text!r}")
@@ -324,7 +330,8 @@ def find_firings(rules: list[LoadedRule], text: str, mentions: list[Mention],
                            for s in pattern.slots}
                 for m in patterns.find(pattern, text, mentions, allowed, rule.unless,
                                            terminators):
-                    found.append(Firing(order, rule, pi, m))
+                    if not _verb_has_own_subject(text, m, mentions, zeros):
+                        found.append(Firing(order, rule, pi, m))
         except _OutOfTime:
             raise _OutOfTime(f"rule {rule.rule.id} ({rule.source})") from None
         kept = _disjoint(sorted(found, key=lambda f: (f.pattern, f.match.start)))
@@ -335,6 +342,19 @@ def find_firings(rules: list[LoadedRule], text: str, mentions: list[Mention],
     for firings in by_group.values():
         out.extend(_disjoint(sorted(firings, key=Firing.rank)))
     return sorted(out, key=lambda f: (f.match.start, f.order))
+
+
+def _verb_has_own_subject(text: str, match: patterns.Match, mentions: list[Mention],
+                          zeros: frozenset[int]) -> bool:
+    """Whether a dropped subject stands right before the match's first word, so the names
+    before it are not that word's subject: "greets Old Zhou and Elder Mo, then walks ..."."""
+    for z in zeros:
+        pos = mentions[z].start
+        after = [s for s, _ in match.words if s >= pos]
+        if (match.start < pos and after and z not in match.slots.values()
+                and referents.after_fillers(text, mentions[z].end) >= min(after)):
+            return True
+    return False
 
 
 def _disjoint(firings: list[Firing]) -> list[Firing]:
@@ -352,6 +372,80 @@ def _disjoint(firings: list[Firing]) -> list[Firing]:
 def _candidates(spec: VarSpec, mentions: list[Mention], nodes: dict[str, Any]) -> set[int]:
     return {k for k, m in enumerate(mentions)
             if any(nodes.get(i) is not None and spec.accepts(nodes[i]) for i in m.ids)}
+
+
+# What joins the names of a list: "A, B and C", "A, B, and C", "林远、苏晴和老周", "林远、苏晴、老周"
+_JOIN_COMMA = re.compile(r"\s*,\s*")
+_JOIN_AND = re.compile(r"\s*(?:,\s*)?(?:and|&)\s+|\s*&\s*", re.IGNORECASE)
+_JOIN_ZH = re.compile(r"\s*(?:、|和|与|跟|同|及|以及)\s*")
+
+
+def coordinated(text: str, mentions: list[Mention], k: int, fits: set[int]) -> list[int]:
+    """The mentions listed together with mention ``k``, in order (``[k]`` when it stands alone).
+
+    Only mentions in ``fits`` (those the slot accepts) count as members. An English
+    list ends with "and" ("Lin Yuan, Su Qing and Old Zhou"); names joined by commas
+    alone are not one ("Su Qing, Lin Yuan walks ..." speaks to her). In Chinese,
+    "、" and "和/与/跟/同/及" join a list.
+    """
+    order = sorted((i for i in fits if mentions[i].start < mentions[i].end),
+                   key=lambda i: mentions[i].start)
+    if k not in order:
+        return [k]
+    pos = order.index(k)
+
+    def join(a: int, b: int) -> str | None:
+        gap = text[mentions[a].end:mentions[b].start]
+        if _JOIN_ZH.fullmatch(gap):
+            return "zh"
+        if _JOIN_AND.fullmatch(gap):
+            return "and"
+        if _JOIN_COMMA.fullmatch(gap):
+            return ","
+        return None
+
+    lo = hi = pos
+    while lo > 0 and join(order[lo - 1], order[lo]) is not None:
+        lo -= 1
+    while hi + 1 < len(order) and join(order[hi], order[hi + 1]) is not None:
+        hi += 1
+    members = order[lo:hi + 1]
+    joins = [join(a, b) for a, b in itertools.pairwise(members)]
+    if "zh" not in joins:
+        # English: commas, then one "and" that closes the list; cut at the first "and"
+        ands = [n for n, j in enumerate(joins) if j == "and"]
+        if not ands:
+            return [k]
+        members = members[:ands[0] + 2]
+    return members if k in members else [k]
+
+
+def _listed(firing: Firing, text: str, mentions: list[Mention], nodes: dict[str, Any]) -> list[Firing]:
+    """One more firing for each other name listed with the subject of a per-subject rule.
+
+    "Lin Yuan, Su Qing and Old Zhou go to the ferry": the tightest match binds
+    "Su Qing and Old Zhou"; Lin Yuan, listed with them, goes too.
+    """
+    pattern = firing.rule.patterns[firing.pattern]
+    first = pattern.parts[0].slot
+    if first is None or first not in firing.rule.each:
+        return []
+    k = firing.match.slots[first]
+    spec = firing.rule.vars.get(first, ANY)
+    fits = _candidates(spec, mentions, nodes)
+    members = coordinated(text, mentions, k, fits)
+    if len(members) < 2:
+        return []
+    bound = set(firing.match.slots.values())
+    rest = {name: m for name, m in firing.match.slots.items() if m not in members}
+    bound_ids = {i for m in bound for i in mentions[m].ids}
+    out = []
+    for m in members:
+        if m in bound or set(mentions[m].ids) <= bound_ids:
+            continue
+        match = dataclasses.replace(firing.match, slots={first: m, **rest})
+        out.append(dataclasses.replace(firing, match=match))
+    return out
 
 
 def _bind_slots(firing: Firing, mentions: list[Mention],
