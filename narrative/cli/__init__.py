@@ -82,6 +82,7 @@ def _register() -> None:
         check_cmd,
         event_cmd,
         export_cmd,
+        import_cmd,
         init_cmd,
         query_cmd,
         read_cmd,
@@ -89,8 +90,8 @@ def _register() -> None:
         travel_cmd,
     )
 
-    for module in (init_cmd, event_cmd, read_cmd, query_cmd, export_cmd, audit_cmd, travel_cmd, branch_cmd,
-                   check_cmd, schema_cmd):
+    for module in (init_cmd, event_cmd, read_cmd, query_cmd, export_cmd, import_cmd, audit_cmd,
+                   travel_cmd, branch_cmd, check_cmd, schema_cmd):
         for command in module.COMMANDS:
             main.add_command(command)
 
