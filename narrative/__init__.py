@@ -35,6 +35,7 @@ _API = frozenset({
     "Codex", "codex",
     "AuditReport", "ContinuityError", "Finding", "audit",
     "resolve_node", "NewNode", "new_node",
+    "ImportResult", "import_bible",
 })
 
 

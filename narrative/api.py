@@ -30,6 +30,7 @@ from narrative.delta.world import DictWorld, World
 from narrative.diffusers.base import default_name as default_diffuser
 from narrative.diffusers.base import get_diffuser, register
 from narrative.engine.audit import AuditReport, Finding, audit
+from narrative.engine.bible import ImportResult, import_bible
 from narrative.engine.book import Book, book
 from narrative.engine.branches import create_branch, delete_branch, list_branches, reflog, switch
 from narrative.engine.brief import Brief, brief
@@ -126,6 +127,7 @@ __all__ = [
     "ExpireOp",
     "Finding",
     "GraphExport",
+    "ImportResult",
     "InitResult",
     "InvalidInputError",
     "InvalidWorldError",
@@ -167,6 +169,7 @@ __all__ = [
     "get_node",
     "get_value",
     "history_of",
+    "import_bible",
     "init_world",
     "list_branches",
     "list_chains",

@@ -69,15 +69,18 @@ def report_error(exc: NarrError, *, as_json: bool = False) -> None:
 @click.version_option(__version__, "--version", prog_name="narr", message="%(prog)s %(version)s")
 @click.option("-C", "directory", type=click.Path(file_okay=False, path_type=Path), default=".",
               help="Run as if narr was started in this directory.")
+@click.option("--no-color", "--no-colour", "no_color", is_flag=True,
+              help="No colours, even on a terminal (NO_COLOR does the same).")
+@click.option("--no-pager", is_flag=True, help="Print long output directly, without a pager.")
 @click.pass_context
-def main(ctx: click.Context, directory: Path) -> None:
+def main(ctx: click.Context, directory: Path, no_color: bool, no_pager: bool) -> None:
     """narr: a git-backed, versioned narrative engine.
 
     The story's state is a world graph of JSON files under world/; every story
     event is a git commit that records what it changed. Plain git (log, show,
     blame, diff) browses the history.
     """
-    ctx.obj = Context(directory)
+    ctx.obj = Context(directory, no_color=no_color, no_pager=no_pager)
 
 
 def _register() -> None:
@@ -87,6 +90,7 @@ def _register() -> None:
         check_cmd,
         event_cmd,
         export_cmd,
+        import_cmd,
         init_cmd,
         query_cmd,
         read_cmd,
@@ -95,8 +99,8 @@ def _register() -> None:
         travel_cmd,
     )
 
-    for module in (init_cmd, event_cmd, read_cmd, query_cmd, export_cmd, audit_cmd, travel_cmd,
-                   branch_cmd, check_cmd, schema_cmd, serve_cmd):
+    for module in (init_cmd, event_cmd, read_cmd, query_cmd, export_cmd, import_cmd, audit_cmd,
+                   travel_cmd, branch_cmd, check_cmd, schema_cmd, serve_cmd):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import emit_json, json_option, short, warn
+from narrative.cli.output import emit_json, json_option, one_line, short, warn
 
 
 @click.command("branch")
@@ -29,7 +29,7 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, as
             return
         for row in rows:
             mark = "*" if row["current"] else " "
-            click.echo(f"{mark} {row['name']:<20} {short(row['commit'])} {row['content']}")
+            click.echo(f"{mark} {row['name']:<20} {short(row['commit'])} {one_line(row['content'])}")
         return
     if delete:
         if rev is not None:
@@ -45,7 +45,7 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, as
     if as_json:
         emit_json(data)
     else:
-        click.echo(f"Created branch {name} at {short(data['commit'])} {data['content']}")
+        click.echo(f"Created branch {name} at {short(data['commit'])} {one_line(data['content'])}")
 
 
 @click.command("switch")
@@ -65,7 +65,7 @@ def switch_cmd(ctx: Context, name: str, create: bool, set_aside: bool, as_json: 
         return
     for note in result["warnings"]:
         warn(note)
-    click.echo(f"Switched to {name}, at {short(result['commit'])} {result['content']}")
+    click.echo(f"Switched to {name}, at {short(result['commit'])} {one_line(result['content'])}")
     if result["set_aside"]:
         click.echo("Your uncommitted hand edits were set aside: narr edits")
 

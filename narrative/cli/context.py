@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,10 +13,17 @@ if TYPE_CHECKING:
 
 
 class Context:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, no_color: bool = False, no_pager: bool = False) -> None:
         self.directory = directory
         self.json = False
+        self.no_color = no_color
+        self.no_pager = no_pager
         self._world: WorldRepo | None = None
+        # decided once, on the real streams: the pager's buffer later stands in for stdout
+        from narrative.cli.terminal import colour_allowed
+
+        self.colour_out = colour_allowed(self, sys.stdout)
+        self.colour_err = colour_allowed(self, sys.stderr)
 
     @property
     def world(self) -> WorldRepo:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import emit_json, group_listing, json_option, record_lines, short, warn
+from narrative.cli.output import emit_json, group_listing, json_option, one_line, record_lines, short, warn
 
 if TYPE_CHECKING:
     from narrative.delta.request import EventRequest
@@ -103,7 +103,7 @@ def _print_result(wr: WorldRepo, result: EventResult, as_json: bool) -> None:
         warn(message)
     rec = result.to_json()
     head = f"[{wr.branch()} {short(result.commit)}]" if result.commit else "[dry run: nothing recorded]"
-    click.echo(f"{head} {rec['content']}")
+    click.echo(f"{head} {one_line(rec['content'])}")
     for line in record_lines(rec, expired=result.expired):
         click.echo(line)
     for line in rendered_lines(rec, result.proposal.narrative_text if result.proposal else None):

@@ -6,6 +6,7 @@ import click
 
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option
+from narrative.cli.terminal import no_pager_option, paged
 
 _FORMAT = click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md",
                        show_default=True, help="Markdown to read, or JSON (the same as --json).")
@@ -15,6 +16,7 @@ _FORMAT = click.option("--format", "fmt", type=click.Choice(["md", "json"]), def
 @click.option("--from", "start", metavar="REV",
               help="Start after this event (default: the beginning, after the genesis).")
 @click.option("--to", "end", metavar="REV", help="End with this event (default: HEAD).")
+@no_pager_option
 @_FORMAT
 @json_option
 @pass_context
@@ -25,7 +27,8 @@ def story_cmd(ctx: Context, start: str | None, end: str | None, fmt: str, as_jso
     result = book(ctx.world, start, end)
     if as_json or fmt == "json":
         emit_json(result.to_json())
-    else:
+        return
+    with paged(ctx):
         click.echo(result.to_markdown(), nl=False)
 
 

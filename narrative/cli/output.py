@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from narrative.cli.context import Context
+from narrative.cli.terminal import paint
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,7 +54,7 @@ def change_line(ch: dict[str, Any], limit: int | None = 70,
             return f"{target}: expired" + ("" if why.startswith("expired") else f" ({why})")
     old = value_text(ch["old_value"], limit) if "old_value" in ch else "(absent)"
     new = value_text(ch["new_value"], limit) if "new_value" in ch else "(absent)"
-    return f"{target} {field}: {old} {ARROW} {new}"
+    return f"{target} {field}: {paint(old, 'old')} {ARROW} {paint(new, 'new')}"
 
 
 def record_lines(rec: dict[str, Any], *, full: bool = False,
@@ -66,7 +67,7 @@ def record_lines(rec: dict[str, Any], *, full: bool = False,
     if rec.get("close_scene"):
         lines.append("  closes the scene")
     for ch in rec.get("edits", []):
-        lines.append(f"  hand edit  {change_line(ch, limit)}")
+        lines.append(f"  {paint('hand edit', 'edit')}  {change_line(ch, limit)}")
     if expired is None:
         expired = _expiry_reasons(rec)
     for ch in rec.get("diffusions", []):
@@ -116,7 +117,19 @@ def group_listing(click_ctx: click.Context, as_json: bool,
 
 
 def warn(message: str) -> None:
-    click.echo(f"narr: warning: {message}", err=True)
+    click.echo(paint(f"narr: warning: {message}", "warning", err=True), err=True)
+
+
+ONE_LINE = 72
+
+
+def one_line(content: str | None, limit: int = ONE_LINE) -> str:
+    """An event's content on one line: its first line, cut at ``limit`` characters, "…" when cut."""
+    lines = (content or "").strip().splitlines() or [""]
+    text = lines[0].strip()
+    if len(text) > limit:
+        return text[: limit - 1] + "…"
+    return text + (" …" if len(lines) > 1 else "")
 
 
 def short(commit: str | None) -> str:

@@ -7,7 +7,8 @@ from typing import Any
 import click
 
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import ARROW, emit_json, json_option, short, value_text
+from narrative.cli.output import ARROW, emit_json, json_option, one_line, short, value_text
+from narrative.cli.terminal import no_pager_option, paged
 
 _FIELD_ABSENT = "(absent)"
 
@@ -16,7 +17,7 @@ def _event_text(ev: dict[str, Any] | None) -> str:
     if not ev:
         return "(none)"
     when = f" [{ev['timestamp']}]" if ev.get("timestamp") else ""
-    return f"{short(ev['commit'])} {ev['content']}{when}"
+    return f"{short(ev['commit'])} {one_line(ev['content'])}{when}"
 
 
 def _old_new(d: dict[str, Any]) -> str:
@@ -87,6 +88,7 @@ def _history_line(ch: dict[str, Any]) -> str:
 @click.command("history")
 @click.argument("node_id", metavar="NODE")
 @click.option("--at", "at", metavar="REV", help="The story line ending at a revision or event.")
+@no_pager_option
 @json_option
 @pass_context
 def history_cmd(ctx: Context, node_id: str, at: str | None, as_json: bool) -> None:
@@ -97,6 +99,11 @@ def history_cmd(ctx: Context, node_id: str, at: str | None, as_json: bool) -> No
     if as_json:
         emit_json(d)
         return
+    with paged(ctx):
+        _history_lines(d)
+
+
+def _history_lines(d: dict[str, Any]) -> None:
     if d["at_genesis"]:
         click.echo(f"{d['node']}: in the world from genesis")
     for ev in d["events"]:

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import change_line, emit_json, json_option, record_lines, short, warn
+from narrative.cli.output import change_line, emit_json, json_option, one_line, record_lines, short, warn
+from narrative.cli.terminal import no_pager_option, paged, paint
 
 
 @click.command("log")
 @click.argument("rev", required=False, default="HEAD")
 @click.option("-n", "limit", type=click.IntRange(min=0), help="Show at most N events.")
+@no_pager_option
 @json_option
 @pass_context
 def log_cmd(ctx: Context, rev: str, limit: int | None, as_json: bool) -> None:
@@ -23,6 +26,11 @@ def log_cmd(ctx: Context, rev: str, limit: int | None, as_json: bool) -> None:
     if as_json:
         emit_json(entries)
         return
+    with paged(ctx):
+        _log_lines(entries)
+
+
+def _log_lines(entries: list[dict[str, Any]]) -> None:
     for e in entries:
         counts = []
         if e.get("diffusions"):
@@ -33,12 +41,13 @@ def log_cmd(ctx: Context, rev: str, limit: int | None, as_json: bool) -> None:
         tail = f"  ({', '.join(counts)})" if counts else ""
         mark = {"genesis": "  (genesis)", "commit": "  (a plain git commit, not an event)"}.get(
             e["kind"], "")
-        click.echo(f"{short(e['commit'])} {e['content'].splitlines()[0] if e['content'] else ''}"
+        click.echo(f"{short(e['commit'])} {one_line(e['content'])}"
                    f"{when}{tail}{mark}")
 
 
 @click.command("show")
 @click.argument("rev", required=False, default="HEAD")
+@no_pager_option
 @json_option
 @pass_context
 def show_cmd(ctx: Context, rev: str, as_json: bool) -> None:
@@ -49,6 +58,11 @@ def show_cmd(ctx: Context, rev: str, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
+    with paged(ctx):
+        _show_lines(data)
+
+
+def _show_lines(data: dict[str, Any]) -> None:
     click.echo(f"commit {data['commit']}")
     if data.get("id"):
         click.echo(f"event  {data['id']} ({data['kind']})")
@@ -123,10 +137,10 @@ def status_cmd(ctx: Context, as_json: bool) -> None:
         return
     head = st["head"]
     where = f"On branch {st['branch']}" if st["branch"] else "HEAD is detached"
-    click.echo(f"{where}, at {short(head['commit'])} {head['content'].splitlines()[0]}"
+    click.echo(f"{where}, at {short(head['commit'])} {one_line(head['content'])}"
                if head else where)
     if st["edits"]:
-        click.echo("\nHand edits (the next event records them):")
+        click.echo("\n" + paint("Hand edits (the next event records them):", "edit"))
         for ch in st["edits"]:
             click.echo(f"  {change_line(ch)}")
     if st["reformat"]:

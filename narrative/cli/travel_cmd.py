@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import change_line, emit_json, group_listing, json_option, short, warn
+from narrative.cli.output import change_line, emit_json, group_listing, json_option, one_line, short, warn
 
 
 @click.command("reset")
@@ -42,12 +42,12 @@ def reset_cmd(ctx: Context, rev: str | None, before: str | None, keep_edits: boo
     for note in result["warnings"]:
         warn(note)
     ev = result["event"]
-    click.echo(f"The story now stands at {short(result['to'])} {ev['content']}")
+    click.echo(f"The story now stands at {short(result['to'])} {one_line(ev['content'])}")
     if result["undone"]:
         n = len(result["undone"])
         click.echo(f"  undid {n} event{'s' if n != 1 else ''}, newest first:")
         for u in result["undone"][:10]:
-            click.echo(f"    {short(u['commit'])} {u['content']}")
+            click.echo(f"    {short(u['commit'])} {one_line(u['content'])}")
         if n > 10:
             click.echo(f"    ... and {n - 10} more")
     if result["restored_edits"]:
@@ -92,11 +92,11 @@ def chains_cmd(ctx: Context, as_json: bool) -> None:
         if c["length"] == 0:
             click.echo(f"{c['n']:>3}  {c['name']}  (back on the story line)")
             continue
-        first = c["first"]["content"] if c["first"] else ""
+        first = one_line(c["first"]["content"]) if c["first"] else ""
         click.echo(f"{c['n']:>3}  {c['name']}  {c['length']} event(s), abandoned {c['abandoned_at']}")
         click.echo(f"       first: {first}")
         if c["length"] > 1:
-            click.echo(f"       last:  {c['last']['content']}")
+            click.echo(f"       last:  {one_line(c['last']['content'])}")
 
 
 @click.command("replay")
@@ -126,7 +126,7 @@ def replay_cmd(ctx: Context, chain: str, reuse: bool, diffuser: str | None, as_j
                        f"{n} event{'s' if n != 1 else ''} came back unchanged")
         else:
             for e in data["events"]:
-                click.echo(f"[{short(e['commit'])}] {e['content']}")
+                click.echo(f"[{short(e['commit'])}] {one_line(e['content'])}")
             click.echo(f"Replayed {len(data['events'])} of {data['total']} event(s).")
             if data["skipped"]:
                 click.echo("Not replayed: commits made with plain git, not events (still in the chain; "
@@ -161,7 +161,7 @@ def revert_cmd(ctx: Context, rev: str, message: str | None, as_json: bool) -> No
         emit_json(result.to_json())
         return
     rec = result.to_json()
-    click.echo(f"[{ctx.world.branch()} {short(result.commit)}] {rec['content']}")
+    click.echo(f"[{ctx.world.branch()} {short(result.commit)}] {one_line(rec['content'])}")
     for line in record_lines(rec):
         click.echo(line)
     for note in result.warnings:
@@ -183,7 +183,7 @@ def reflog_cmd(ctx: Context, limit: int | None, as_json: bool) -> None:
     for e in entries:
         click.echo(f"HEAD@{{{e['n']}}} {short(e['new'])} {e['when']}  {e['message']}")
         if e["content"] and e["content"] not in e["message"]:
-            click.echo(f"           now at: {e['content']}")
+            click.echo(f"           now at: {one_line(e['content'])}")
 
 
 @click.group("edits", invoke_without_command=True)

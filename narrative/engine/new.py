@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -87,7 +88,7 @@ def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: l
                 f"the name {text!r} is already used by {owners}",
                 hint=(f"to mean that node, use it (narr get {taken[0]}); for a different one, give "
                       "another name, or tell them apart with --alias"))
-    node_id = _free_id(wr, names, slugify(name))
+    node_id = free_id(wr, names, slugify(name))
     node: dict[str, Any] = {
         "id": node_id, "name": name, "layer": layer, "kind": kind.strip(),
         "aliases": aliases, "summary": summary.strip(), "lifecycle": lifecycle,
@@ -102,15 +103,15 @@ def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: l
     return NewNode(node_id, path, dict(canonical))
 
 
-def _free_id(wr: WorldRepo, names: Names, stem: str) -> str:
+def free_id(wr: WorldRepo, names: Names, stem: str, also_taken: Collection[str] = ()) -> str:
     """``stem``, or ``stem-2``, ``stem-3`` ...: the first id no node (committed, edited, or a
-    stray file in any layer) has."""
+    stray file in any layer) has, nor any of ``also_taken`` (ids given out but not yet written)."""
     head = names.tree
     n = 1
     while True:
         candidate = stem if n == 1 else f"{stem}-{n}"
-        taken = names.view.exists(candidate) or (head is not None and names.view.committed_path(
-            candidate) is not None) or any(
+        taken = candidate in also_taken or names.view.exists(candidate) or (
+            head is not None and names.view.committed_path(candidate) is not None) or any(
             wr.abs(node_path(candidate, lay, wr.config.layout)).exists() for lay in LAYERS)
         if not taken:
             return candidate

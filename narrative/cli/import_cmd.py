@@ -1,0 +1,65 @@
+"""``narr import``: story bibles (lorebooks, character cards, notes, a codex) become nodes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from narrative.cli.context import Context, pass_context
+from narrative.cli.output import emit_json, json_option, short, warn
+from narrative.ids import LAYERS
+
+
+@click.command("import")
+@click.argument("source", metavar="FILE|DIR", type=click.Path(path_type=Path))
+@click.option("--layer", type=click.Choice(LAYERS), default="background", show_default=True,
+              help="The layer of lorebook entries and of notes whose front matter names none.")
+@click.option("--dry-run", is_flag=True, help="Say what would be imported, changing nothing.")
+@json_option
+@pass_context
+def import_cmd(ctx: Context, source: Path, layer: str, dry_run: bool, as_json: bool) -> None:
+    """Bring in a story bible as nodes, in one event: what the world has already is left alone.
+
+    FILE is a SillyTavern lorebook (World Info) or character card (JSON), a
+    Markdown note with YAML front matter, or a `narr export codex` Markdown file;
+    DIR is a folder of them (an Obsidian vault, say).
+    """
+    from narrative.engine.bible import import_bible
+
+    source = ctx.directory / source  # relative to -C, as git's paths are
+    wr = ctx.world
+    result = import_bible(wr, source, layer=layer, dry_run=dry_run)
+    data = result.to_json()
+    if as_json:
+        emit_json(data)
+        return
+    for message in data["warnings"]:
+        warn(message)
+    for line in import_lines(data, wr.branch()):
+        click.echo(line)
+
+
+def import_lines(d: dict[str, Any], branch: str | None) -> list[str]:
+    """The human view of an import's ``--json``."""
+    read = ", ".join(f"{s['path']} ({s['format']}, {s['entries']} "
+                     f"entr{'y' if s['entries'] == 1 else 'ies'})" for s in d["sources"])
+    lines = []
+    if d["content"] is None:
+        lines.append(f"Nothing to import: the world has everything in {read}")
+    elif d["dry_run"]:
+        lines.append(f"[dry run: nothing recorded] {d['content']}: {read}")
+    else:
+        lines.append(f"[{branch or 'HEAD'} {short(d['commit'])}] {d['content']}: {read}")
+    for c in d["created"]:
+        lines.append(f"  created {c['id']} ({c['layer']}, {c['name']}) from {c['source']}")
+    for r in d["related"]:
+        lines.append(f"  related {r['source']} -{r['type']}-> {r['target']}")
+    for e in d["existing"]:
+        added = f"; added {', '.join(e['added'])}" if e["added"] else ""
+        lines.append(f"  already there: {e['name']} from {e['source']} is {e['id']} ({e['how']}){added}")
+    return lines
+
+
+COMMANDS = [import_cmd]

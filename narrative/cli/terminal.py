@@ -1,0 +1,131 @@
+"""Terminal habits: colour and a pager when a person reads, plain text when a program does.
+
+Colour is on only when the stream is a terminal and neither ``NO_COLOR`` (any
+non-empty value, https://no-color.org) nor ``narr --no-color`` says otherwise:
+old values red, new values green, hand edits and warnings yellow. A pipe never
+gets escape codes, so what scripts parse does not change.
+
+Long output of ``log``, ``history``, ``story`` and ``show`` goes through a pager
+as git's does: ``NARR_PAGER``, else ``PAGER``, else ``less``, run by the shell,
+with ``LESS=FRX`` unless ``LESS`` is set (quit when it fits, keep the colours, leave
+the text on the screen). Only when stdout is a terminal and the text is longer than
+the window; an empty ``NARR_PAGER``, ``cat`` or ``--no-pager`` prints directly.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, redirect_stdout
+from typing import Any, Final, TypeVar
+
+import click
+
+from narrative.cli.context import Context
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+COLOURS: Final = {"old": "red", "new": "green", "edit": "yellow", "warning": "yellow"}
+
+
+def colour_allowed(ctx: Context | None, stream: object) -> bool:
+    if os.environ.get("NO_COLOR") or (ctx is not None and ctx.no_color):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _context() -> Context | None:
+    click_ctx = click.get_current_context(silent=True)
+    return click_ctx.find_object(Context) if click_ctx is not None else None
+
+
+def paint(text: str, role: str, *, err: bool = False) -> str:
+    """``text`` in the colour of ``role`` (``old``, ``new``, ``edit``, ``warning``) when colour is on."""
+    ctx = _context()
+    if ctx is None:
+        return text
+    on = ctx.colour_err if err else ctx.colour_out
+    return click.style(text, fg=COLOURS[role]) if on else text
+
+
+class _Captured(io.StringIO):
+    """Output held for the pager: a terminal as click sees it, so the colours stay."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def pager_command() -> str | None:
+    """The pager to run, or None to print directly."""
+    for name in ("NARR_PAGER", "PAGER"):
+        if name in os.environ:
+            command = os.environ[name].strip()
+            break
+    else:
+        command = "less"
+    if command in ("", "cat"):
+        return None
+    try:
+        program = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return None
+    return command if shutil.which(program) is not None else None
+
+
+@contextmanager
+def paged(ctx: Context) -> Iterator[None]:
+    """Hold what the block prints; page it if it is longer than the terminal, else print it."""
+    out = sys.stdout
+    command = pager_command()
+    if ctx.no_pager or command is None or not out.isatty():
+        yield
+        return
+    held = _Captured()
+    try:
+        with redirect_stdout(held):
+            yield
+    finally:
+        text = held.getvalue()
+        if text.count("\n") < shutil.get_terminal_size().lines:
+            out.write(text)
+            out.flush()
+        else:
+            run_pager(command, text)
+
+
+def run_pager(command: str, text: str) -> None:
+    env = dict(os.environ)
+    env.setdefault("LESS", "FRX")
+    sys.stdout.flush()
+    proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env)
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(text.encode("utf-8"))
+        proc.stdin.close()
+    except BrokenPipeError:  # the reader quit the pager before the end
+        pass
+    while True:
+        try:
+            proc.wait()
+            return
+        except KeyboardInterrupt:  # ^C belongs to the pager, as with git
+            continue
+
+
+def _no_pager(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    obj = ctx.find_object(Context)
+    if obj is not None and value:
+        obj.no_pager = True
+    return value
+
+
+def no_pager_option(func: F) -> F:
+    """``--no-pager`` on a command that pages, as well as before it (``narr --no-pager log``)."""
+    return click.option("--no-pager", is_flag=True, expose_value=False, callback=_no_pager,
+                        help="Print directly, without a pager.")(func)

@@ -1,0 +1,140 @@
+"""``narr import``: lorebooks, character cards, Markdown notes and narr's own codex become nodes.
+
+Each format is read from a small file in ``tests/data/import/``; the state is checked
+through the library, and a second import of the same file must add nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import CLI, git, read_node, snapshot
+
+import narrative as narr_lib
+
+DATA = Path(__file__).resolve().parent / "data" / "import"
+
+
+def _empty_world(tmp_path: Path, name: str = "w") -> CLI:
+    CLI(tmp_path)("init", str(tmp_path / name))
+    return CLI(tmp_path / name)
+
+
+def _nodes(root: Path) -> dict[str, dict[str, Any]]:
+    wr = narr_lib.open_world(root)
+    try:
+        return {n["id"]: dict(narr_lib.get_node(wr, n["id"])[1]) for n in narr_lib.list_nodes(wr)}
+    finally:
+        wr.close()
+
+
+def test_a_lorebook_becomes_background_nodes_in_one_event(tmp_path: Path) -> None:
+    narr = _empty_world(tmp_path)
+    out = narr.json("import", str(DATA / "lorebook.json"))
+    assert out["sources"] == [{"path": "lorebook.json", "format": "lorebook", "entries": 3}]
+    assert [c["id"] for c in out["created"]] == ["qingyun-sect", "cold-river-ferry", "hei-jie"]
+    assert out["content"] == "Import lorebook.json" and out["commit"]
+    ferry = read_node(narr.root, "cold-river-ferry")
+    assert ferry["layer"] == "background"
+    assert ferry["aliases"] == ["the ferry"]  # the name itself and the regular expression are left out
+    assert ferry["summary"] == "The last crossing before the mountains."
+    assert read_node(narr.root, "hei-jie")["name"] == "黑戒"  # no title: the first key names it
+    assert read_node(narr.root, "qingyun-sect")["aliases"] == ["青云门"]
+    assert git(narr.root, "log", "--format=%s").splitlines()[0] == "Import lorebook.json"
+    assert len(git(narr.root, "log", "--format=%H").split()) == 2  # genesis and the one import
+
+    before = snapshot(narr.root)
+    again = narr("import", str(DATA / "lorebook.json"))
+    assert again.stdout.startswith("Nothing to import: the world has everything in lorebook.json")
+    assert "already there: Qingyun Sect from lorebook.json#0 is qingyun-sect" in again.stdout
+    assert snapshot(narr.root) == before
+
+
+def test_the_array_form_and_the_layer_option(tmp_path: Path) -> None:
+    narr = _empty_world(tmp_path)
+    out = narr.json("import", str(DATA / "lorebook-array.json"), "--layer", "ambient")
+    assert [(c["id"], c["layer"]) for c in out["created"]] == [("autumn-rain", "ambient"),
+                                                               ("old-zhou", "ambient")]
+    assert read_node(narr.root, "autumn-rain")["aliases"] == ["the rain"]
+
+
+def test_a_character_card_becomes_a_character(tmp_path: Path) -> None:
+    narr = _empty_world(tmp_path)
+    out = narr.json("import", str(DATA / "card.json"))
+    assert out["sources"][0]["format"] == "character card"
+    node = read_node(narr.root, "su-qing")
+    assert (node["name"], node["layer"], node["kind"]) == ("苏晴", "character", "person")
+    assert node["summary"] == "A disciple of the Qingyun Sect who trusts no one."
+    assert node["traits"] == {"personality": "wary, loyal"}
+    assert narr.json("import", str(DATA / "card.json"))["created"] == []
+
+
+def test_a_folder_of_notes_with_front_matter(tmp_path: Path) -> None:
+    narr = _empty_world(tmp_path)
+    narr("import", str(DATA / "card.json"))
+    out = narr.json("import", str(DATA / "notes"))
+    assert [s["path"] for s in out["sources"]] == ["Lin Yuan.md", "Su Qing.md", "places/Temple.md"]
+    assert [c["id"] for c in out["created"]] == ["lin-yuan", "temple-of-the-bell"]
+    # the note "Su Qing" has the alias 苏晴, the card's character: the same node
+    assert [(e["name"], e["id"]) for e in out["existing"]] == [("Su Qing", "su-qing")]
+    lin = read_node(narr.root, "lin-yuan")
+    assert (lin["layer"], lin["kind"], lin["aliases"]) == ("character", "person", ["林远", "Young Lin"])
+    assert lin["summary"] == "A fisherman's son who found the ring in the river. He does not know what it is."
+    assert lin["relations"] == {"distrusts": {"su-qing": {}}}
+    temple = read_node(narr.root, "temple-of-the-bell")
+    assert (temple["name"], temple["summary"]) == ("Temple of the Bell", "Where the evening bell rings.")
+    assert narr.json("import", str(DATA / "notes"))["commit"] is None
+
+
+def test_dry_run_changes_nothing(tmp_path: Path) -> None:
+    narr = _empty_world(tmp_path)
+    before = snapshot(narr.root)
+    out = narr.json("import", str(DATA / "notes"), "--dry-run")
+    assert out["dry_run"] is True and out["commit"] is None
+    assert [c["id"] for c in out["created"]] == ["lin-yuan", "su-qing", "temple-of-the-bell"]
+    assert narr("import", str(DATA / "notes"), "--dry-run").stdout.startswith(
+        "[dry run: nothing recorded] Import notes: ")
+    assert snapshot(narr.root) == before
+
+
+def test_a_codex_round_trip_into_an_empty_world(flat_world: Path, tmp_path: Path) -> None:
+    sample = CLI(flat_world)
+    sample("event", "Lin Yuan trusts Su Qing", "--relate", "lin-yuan:trusts:su-qing={\"since\": \"day 2\"}")
+    codex = tmp_path / "bible.md"
+    codex.write_text(sample("export", "codex").stdout, encoding="utf-8")
+    narr = _empty_world(tmp_path, "x")
+    out = narr.json("import", str(codex))
+    assert out["sources"][0]["format"] == "codex"
+    original, copy = _nodes(flat_world), _nodes(narr.root)
+    assert set(copy) == set(original)
+    keep = ("name", "layer", "kind", "aliases", "summary", "lifecycle", "traits", "state", "relations")
+    for node_id, node in original.items():
+        assert {k: copy[node_id][k] for k in keep} == {k: node[k] for k in keep}, node_id
+    assert copy["lin-yuan"]["relations"]["trusts"] == {"su-qing": {"since": "day 2"}}
+    assert narr.json("import", str(codex))["commit"] is None
+
+
+def test_errors_name_the_file(tmp_path: Path) -> None:
+    narr = _empty_world(tmp_path)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"hello": 1}), encoding="utf-8")
+    result = narr("import", str(bad), expect=12)
+    assert result.stderr.startswith("narr: error: bad.json: not a lorebook or a character card\n")
+    note = tmp_path / "n.md"
+    note.write_text("---\nlayer: heaven\n---\nHi.\n", encoding="utf-8")
+    assert "n.md: unknown layer 'heaven'" in narr("import", str(note), expect=12).stderr
+    assert narr("import", str(tmp_path / "missing.json"), expect=11).stderr.startswith("narr: error: ")
+
+
+@pytest.mark.parametrize("name", ["lorebook.json", "card.json"])
+def test_the_library_call(tmp_path: Path, name: str) -> None:
+    _empty_world(tmp_path)
+    wr = narr_lib.open_world(tmp_path / "w")
+    try:
+        result = narr_lib.import_bible(wr, DATA / name, dry_run=True)
+    finally:
+        wr.close()
+    assert isinstance(result, narr_lib.ImportResult) and result.created and result.event is not None

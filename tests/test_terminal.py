@@ -1,0 +1,81 @@
+"""Terminal habits: colour and a pager on a terminal, plain text in a pipe.
+
+narr runs as its own process in a pseudo-terminal (pexpect), the only way to see
+what a person at a terminal sees; the pipe case runs it with its output captured.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pexpect
+from helpers import CLI, narr_subprocess
+
+RED, GREEN, ESC = "\x1b[31m", "\x1b[32m", "\x1b["
+PAGER = 'echo "LESS=$LESS"; sed "s/^/PAGED:/"'
+
+
+def _tty(root: Path, *args: str, rows: int = 40, **env: str) -> str:
+    """What narr prints on a terminal of ``rows`` lines."""
+    full = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "LESS", "PAGER", "NARR_PAGER")}
+    full.update(env)
+    child = pexpect.spawn(sys.executable, ["-m", "narrative", "-C", str(root), *args], env=full,
+                          dimensions=(rows, 120), encoding="utf-8", timeout=60)
+    out = child.read()
+    child.close()
+    assert child.exitstatus == 0, out
+    return str(out).replace("\r\n", "\n")
+
+
+def _world_with_a_change(flat_world: Path) -> Path:
+    CLI(flat_world)("event", "Lin Yuan calms down", "--set", "lin-yuan.state.location=temple")
+    return flat_world
+
+
+def test_colours_on_a_terminal(flat_world: Path) -> None:
+    root = _world_with_a_change(flat_world)
+    out = _tty(root, "show", NARR_PAGER="")
+    assert f'lin-yuan /state/location: {RED}"qingyun-gate"' in out
+    assert f'{GREEN}"temple"' in out
+
+
+def test_no_color_and_the_flag_turn_colours_off(flat_world: Path) -> None:
+    root = _world_with_a_change(flat_world)
+    assert ESC not in _tty(root, "show", NARR_PAGER="", NO_COLOR="1")
+    assert ESC not in _tty(root, "--no-color", "show", NARR_PAGER="")
+
+
+def test_long_output_goes_through_the_pager_on_a_terminal(flat_world: Path) -> None:
+    root = _world_with_a_change(flat_world)
+    out = _tty(root, "show", rows=5, NARR_PAGER=PAGER)
+    assert out.startswith("LESS=FRX\nPAGED:commit ")
+    assert f"PAGED:  lin-yuan /state/location: {RED}" in out  # the colours reach the pager
+    assert "PAGED:" not in _tty(root, "show", "--no-pager", rows=5, NARR_PAGER=PAGER)
+    assert "PAGED:" not in _tty(root, "--no-pager", "log", rows=5, PAGER=PAGER)
+    assert _tty(root, "log", rows=2, PAGER=PAGER).startswith("LESS=FRX\nPAGED:")
+    # output that fits the window is printed as it is
+    assert "PAGED:" not in _tty(root, "log", "-n", "1", rows=5, NARR_PAGER=PAGER)
+
+
+def test_a_pipe_gets_no_pager_and_no_colour(flat_world: Path) -> None:
+    root = _world_with_a_change(flat_world)
+    proc = narr_subprocess(root, "show", env={"NARR_PAGER": PAGER, "NO_COLOR": ""})
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("commit ") and ESC not in proc.stdout and "PAGED" not in proc.stdout
+    assert 'lin-yuan /state/location: "qingyun-gate" → "temple"' in proc.stdout
+
+
+def test_long_event_contents_are_one_line_except_in_show_and_story(flat_world: Path) -> None:
+    narr = CLI(flat_world)
+    words = "Lin Yuan " + "walks on and on " * 8 + "to the ferry"
+    result = narr("event", words + "\nand then the rain.")
+    first = result.stdout.splitlines()[0]
+    assert first.endswith(words[:71] + "…") and len(first.split("] ", 1)[1]) == 72
+    assert narr("log", "-n", "1").stdout.split(" ", 1)[1] == words[:71] + "…  (1 change)\n"
+    narr("event", "Short one\nsecond line")
+    assert narr("log", "-n", "1").stdout.split(" ", 1)[1].startswith("Short one …")
+    shown = narr("show", "HEAD~1").stdout
+    assert f"    {words}\n    and then the rain.\n" in shown
+    assert words in narr("story").stdout
