@@ -33,6 +33,7 @@ _API = frozenset({
     "Codex", "codex",
     "AuditReport", "ContinuityError", "Finding", "audit",
     "resolve_node", "NewNode", "new_node",
+    "AdoptResult", "adopt",
 })
 
 
