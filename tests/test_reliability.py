@@ -233,6 +233,22 @@ def test_a_full_disk_before_the_story_moves_changes_nothing(
 
 
 @ONE_LAYOUT
+def test_a_full_disk_before_a_reset_moves_keeps_no_extra_copies(
+        world: Path, narr: CLI, monkeypatch: pytest.MonkeyPatch) -> None:
+    narr("event", "calm down", *EXPLICIT, "--set", "su-qing.state.mood=calm")
+    path = node_file(world, "lin-yuan")
+    path.write_text(path.read_text().replace('"anxious"', '"wary"'))
+    before = snapshot(world)
+    with monkeypatch.context() as patch:
+        _full_disk_for(patch, "journal.json")
+        result = narr("reset", "HEAD~1", expect=STORAGE)
+    assert "nothing was changed" in result.stderr
+    assert snapshot(world) == before  # no set-aside edits, no abandoned chain left behind
+    assert narr.json("reset", "HEAD~1")["set_aside"]
+    assert len(narr.json("edits")) == 1
+
+
+@ONE_LAYOUT
 def test_a_full_disk_after_the_story_moved_is_finished_later(
         world: Path, narr: CLI, monkeypatch: pytest.MonkeyPatch) -> None:
     with monkeypatch.context() as patch:
