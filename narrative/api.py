@@ -29,6 +29,7 @@ from narrative.delta.request import EventRequest
 from narrative.delta.world import DictWorld, World
 from narrative.diffusers.base import default_name as default_diffuser
 from narrative.diffusers.base import get_diffuser, register
+from narrative.engine.adopt import AdoptResult, adopt
 from narrative.engine.audit import AuditReport, Finding, audit
 from narrative.engine.bible import ImportResult, import_bible
 from narrative.engine.book import Book, book
@@ -103,6 +104,7 @@ def event(world: WorldRepo, content: str, *ops: Op, diffuser: str | None = None,
 
 
 __all__ = [
+    "AdoptResult",
     "AuditReport",
     "Book",
     "Brief",
@@ -152,6 +154,7 @@ __all__ = [
     "WhyResult",
     "World",
     "WorldRepo",
+    "adopt",
     "audit",
     "batch",
     "book",

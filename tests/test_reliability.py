@@ -233,6 +233,22 @@ def test_a_full_disk_before_the_story_moves_changes_nothing(
 
 
 @ONE_LAYOUT
+def test_a_full_disk_before_a_reset_moves_keeps_no_extra_copies(
+        world: Path, narr: CLI, monkeypatch: pytest.MonkeyPatch) -> None:
+    narr("event", "calm down", *EXPLICIT, "--set", "su-qing.state.mood=calm")
+    path = node_file(world, "lin-yuan")
+    path.write_text(path.read_text().replace('"anxious"', '"wary"'))
+    before = snapshot(world)
+    with monkeypatch.context() as patch:
+        _full_disk_for(patch, "journal.json")
+        result = narr("reset", "HEAD~1", expect=STORAGE)
+    assert "nothing was changed" in result.stderr
+    assert snapshot(world) == before  # no set-aside edits, no abandoned chain left behind
+    assert narr.json("reset", "HEAD~1")["set_aside"]
+    assert len(narr.json("edits")) == 1
+
+
+@ONE_LAYOUT
 def test_a_full_disk_after_the_story_moved_is_finished_later(
         world: Path, narr: CLI, monkeypatch: pytest.MonkeyPatch) -> None:
     with monkeypatch.context() as patch:
@@ -451,21 +467,64 @@ def test_a_misspelt_setting_is_named(world: Path, narr: CLI) -> None:
 
 
 @ONE_LAYOUT
-def test_check_says_how_to_recover_from_a_plain_commit(world: Path, narr: CLI) -> None:
+def test_adopt_makes_a_plain_commit_hand_edits_again(world: Path, narr: CLI) -> None:
     narr("event", "calm down", *EXPLICIT, "--set", "lin-yuan.state.mood=calm")
     last = git(world, "rev-parse", "HEAD").strip()
     path = node_file(world, "lin-yuan")
     path.write_text(path.read_text().replace('"calm"', '"wary"'))
+    (world / "notes.txt").write_text("a note\n")
+    git(world, "add", "notes.txt")
     git(world, "commit", "-q", "-am", "oops")
+    plain = git(world, "rev-parse", "HEAD").strip()
+    before = snapshot(world)
     result = narr("check", expect=17)
-    hint = result.stderr.splitlines()[-1]
-    assert hint == ("hint: plain git commits changed world/; to make their changes hand edits "
-                    "again (kept, and recorded by the next event), keep them on a branch and "
-                    "move back to the last event: git branch narr-plain-commits && "
-                    f"git reset --mixed {last[:12]}")
-    git(world, "branch", "narr-plain-commits")
-    git(world, "reset", "-q", "--mixed", last[:12])
-    assert narr.json("check")["ok"]
+    assert result.stderr.splitlines()[-1] == (
+        "hint: plain git commits changed world/; narr adopt moves the branch back to the last "
+        "event and keeps their changes as hand edits (the next event records them; the "
+        "commits stay under refs/narr/adopted/)")
+    out = narr.json("adopt")
+    assert (out["from"], out["to"]) == (plain, last)
+    assert [c["commit"] for c in out["adopted"]] == [plain]
+    assert out["world_paths"] == [rel_path(world, "lin-yuan", "character")]
+    assert out["other_paths"] == ["notes.txt"]
+    assert out["kept_as"].startswith("refs/narr/adopted/") and out["kept_as"].endswith("-main")
+    assert git(world, "rev-parse", out["kept_as"]).strip() == plain
+    assert git(world, "rev-parse", "HEAD").strip() == last
+    after = snapshot(world)
+    assert {k: v for k, v in after.items() if not k.startswith(".git")} == {
+        k: v for k, v in before.items() if not k.startswith(".git")}
+    assert "?? notes.txt" in git(world, "status", "--porcelain")
+    edits = narr.json("status")["edits"]
+    assert [(e["target"], e["new_value"]) for e in edits] == [("lin-yuan", "wary")]
     log = narr.json("event", "a beat", *EXPLICIT)
     assert [(e["target"], e["new_value"]) for e in log["edits"]] == [("lin-yuan", "wary")]
     assert narr.json("check")["ok"]
+    assert git(world, "fsck", "--no-dangling", "--no-progress").strip() == ""
+
+
+@ONE_LAYOUT
+def test_adopt_refuses_when_there_is_nothing_to_adopt(world: Path, narr: CLI) -> None:
+    before = snapshot(world)
+    result = narr("adopt", expect=16)
+    assert result.stderr == ("narr: error: HEAD is a narr event: there are no plain commits "
+                             "to adopt\nhint: narr status shows the hand edits the next event "
+                             "records\n")
+    assert snapshot(world) == before
+    (world / "notes.txt").write_text("a note\n")
+    git(world, "add", "notes.txt")
+    git(world, "commit", "-q", "-m", "notes")
+    result = narr("adopt", expect=16)
+    assert "the 1 plain commit after the last event do not change world/" in result.stderr
+    git(world, "checkout", "-q", "--detach")
+    result = narr("adopt", expect=12)
+    assert "HEAD is detached" in result.stderr
+
+
+@ONE_LAYOUT
+def test_adopt_refuses_during_a_git_merge(world: Path, narr: CLI) -> None:
+    narr("event", "calm down", *EXPLICIT, "--set", "lin-yuan.state.mood=calm")
+    head = git(world, "rev-parse", "HEAD").strip()
+    (world / ".git" / "MERGE_HEAD").write_text(head + "\n")
+    result = narr("adopt", expect=14)
+    assert "a git merge is in progress" in result.stderr
+    assert git(world, "rev-parse", "HEAD").strip() == head

@@ -1,4 +1,5 @@
-"""``narr check`` and ``narr gc``: verify that the history explains the world; keep it small."""
+"""``narr check``, ``narr adopt`` and ``narr gc``: verify that the history explains the world,
+make plain commits it cannot explain hand edits again, keep it small."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import emit_json, json_option, warn
+from narrative.cli.output import emit_json, json_option, short, warn
 
 if TYPE_CHECKING:
     from narrative.engine.check import CheckReport
@@ -60,25 +61,51 @@ def check_cmd(ctx: Context, rev: str | None, history_only: bool, as_json: bool) 
 
 
 def _plain_commit_hint(ctx: Context, report: CheckReport) -> str | None:
-    """How to recover when plain git commits (``git commit -am``) absorbed hand edits.
-
-    Moving the branch back to the last event with ``git reset --mixed`` keeps the
-    files, so their changes become hand edits again, which the next event records.
-    """
+    """How to recover when plain git commits (``git commit -am``) absorbed hand edits."""
     plain = [p for p in report.problems if p.commit and p.event is None
              and "is not a narr event" in p.problem]
-    if not plain or plain[0].commit is None:
+    if not plain:
         return None
-    from narrative.store.history import peel_commit
+    return ("plain git commits changed world/; narr adopt moves the branch back to the last "
+            "event and keeps their changes as hand edits (the next event records them; the "
+            "commits stay under refs/narr/adopted/)")
 
-    commit = peel_commit(ctx.world, plain[0].commit)
-    parents = commit.parents if commit is not None else []
-    if not parents:
-        return None
-    last = str(parents[0].id)[:12]
-    return (f"plain git commits changed world/; to make their changes hand edits again "
-            f"(kept, and recorded by the next event), keep them on a branch and move back to "
-            f"the last event: git branch narr-plain-commits && git reset --mixed {last}")
+
+@click.command("adopt")
+@json_option
+@pass_context
+def adopt_cmd(ctx: Context, as_json: bool) -> None:
+    """Make plain git commits on top of the last event hand edits again.
+
+    After a git commit -am absorbed hand edits, the branch moves back to the last
+    event on the story line and every file stays as it is: the commits' changes
+    under world/ become hand edits the next event records, their changes outside
+    world/ become uncommitted changes. The commits are kept under refs/narr/adopted/.
+    """
+    from narrative.engine.adopt import adopt
+
+    result = adopt(ctx.world).to_json()
+    if as_json:
+        emit_json(result)
+        return
+    for note in result["warnings"]:
+        warn(note)
+    n = len(result["adopted"])
+    click.echo(f"The story now stands at {short(result['to'])} {result['event']['content']}")
+    click.echo(f"  adopted {n} plain commit{'s' if n != 1 else ''}, kept as "
+               f"{result['kept_as'].removeprefix('refs/narr/')}:")
+    for c in result["adopted"][:10]:
+        click.echo(f"    {short(c['commit'])} {c['subject']}")
+    if n > 10:
+        click.echo(f"    ... and {n - 10} more")
+    k = len(result["world_paths"])
+    click.echo(f"  {k} file{'s' if k != 1 else ''} under world/ now hand edits "
+               "(narr status; the next event records them)")
+    if result["other_paths"]:
+        k = len(result["other_paths"])
+        click.echo(f"  {k} file{'s' if k != 1 else ''} outside world/ now uncommitted changes "
+                   "(git status): " + ", ".join(result["other_paths"][:5])
+                   + (" ..." if k > 5 else ""))
 
 
 @click.command("gc")
@@ -101,4 +128,4 @@ def gc_cmd(ctx: Context, as_json: bool) -> None:
                f"({result['loose_before']} loose objects -> {result['loose_after']})")
 
 
-COMMANDS = [check_cmd, gc_cmd]
+COMMANDS = [check_cmd, gc_cmd, adopt_cmd]

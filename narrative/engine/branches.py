@@ -148,7 +148,7 @@ def switch(wr: WorldRepo, name: str, *, set_aside: bool = False, create: bool = 
             old=journal.SYMBOLIC + current if current else str(head.id),
             new=journal.SYMBOLIC + HEADS + name,
             message=f"narr switch: to {name}",
-            updates=tuple(updates), tree=target.tree,
+            updates=tuple(updates), tree=target.tree, made_refs=(saved,),
         ))
         return SwitchResult(name, str(target.id), _content(target), saved, recovered)
 

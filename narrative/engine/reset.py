@@ -181,7 +181,7 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
         moved = move.move(wr, move.Move(
             ref=ref, old=str(head.id), new=str(target.id),
             message=f"narr reset: moving to {label} ({records.subject_of(summary['content'])})",
-            updates=tuple(updates), tree=target.tree,
+            updates=tuple(updates), tree=target.tree, made_refs=(saved, abandoned),
         ))
         _remember(wr, target, first_undone)
         return ResetResult(

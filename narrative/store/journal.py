@@ -213,7 +213,7 @@ def _parse_journal(wr: WorldRepo, payload: Any) -> Transaction | None:
     if not _is_ref_target(txn.new):
         return None
     for u in txn.updates:
-        if not _plain_world_path(u.path):
+        if not plain_world_path(u.path):
             return None
         if not (u.before is None or u.before == "not-a-file"
                 or (isinstance(u.before, str) and _OID.fullmatch(u.before))):
@@ -235,7 +235,7 @@ def _is_ref_target(target: object) -> bool:
     return _OID.fullmatch(target) is not None
 
 
-def _plain_world_path(path: object) -> bool:
+def plain_world_path(path: object) -> bool:
     """A relative POSIX path under ``world/`` with no ``.``, ``..``, empty or odd parts."""
     if not isinstance(path, str) or "\\" in path or "\0" in path:
         return False
@@ -277,7 +277,7 @@ def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> list[str]:
     now_by_path: dict[str, str | None] = {}
     for u in updates:
         full = wr.abs(u.path)
-        now = _hash(wr, u.path)
+        now = hash_file(wr, u.path)
         if now != u.after:
             if now == u.before:
                 if u.after is None:
@@ -295,18 +295,18 @@ def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> list[str]:
         # full scan finds those entries stale and repairs them.
         wr.batch.deferred_index.update({u.path: u.index for u in updates})
         return kept
-    _write_index(wr, {u.path: (now_by_path[u.path], u.index) for u in updates})
+    write_index(wr, {u.path: (now_by_path[u.path], u.index) for u in updates})
     return kept
 
 
 def flush_index(wr: WorldRepo, deferred: dict[str, str | None]) -> None:
     """Write the index entries a batch deferred."""
-    entries = {path: (_hash(wr, path), oid) for path, oid in deferred.items()}
+    entries = {path: (hash_file(wr, path), oid) for path, oid in deferred.items()}
     if entries:
-        _write_index(wr, entries)
+        write_index(wr, entries)
 
 
-def _write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]]) -> None:
+def write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]]) -> None:
     """Set index entries (path -> (blob now in the working tree, blob the index must hold))."""
     index = wr.repo.index
     before = watch.index_sig(wr.git_dir)
@@ -338,7 +338,7 @@ def _write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]
     watch.index_written(wr.git_dir, before, read, watch.index_sig(wr.git_dir))
 
 
-def _hash(wr: WorldRepo, relpath: str) -> str | None:
+def hash_file(wr: WorldRepo, relpath: str) -> str | None:
     """The blob id git would store for the working-tree file (its clean filters applied)."""
     path = wr.abs(relpath)
     try:

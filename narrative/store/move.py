@@ -19,18 +19,16 @@ import sqlite3
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from narrative.errors import BusyError, InvalidWorldError
+import pygit2
+
+from narrative.errors import BusyError, InvalidWorldError, NarrError, StorageError
 from narrative.nodefile import NodeDict
 from narrative.store import journal
 from narrative.store.lock import WriteLock
 from narrative.store.trees import blob_at, diff_blobs
 from narrative.store.worktree import HandEdits
 from narrative.store.worldrepo import WorldRepo
-
-if TYPE_CHECKING:
-    import pygit2
 
 
 @contextmanager
@@ -111,6 +109,26 @@ def plan(wr: WorldRepo, head_tree: pygit2.Tree, new_tree: pygit2.Tree, scan: Han
     return updates
 
 
+def journaled(path: str) -> bool:
+    """Whether the journal may name ``path`` (a node-file-shaped path under ``world/``)."""
+    return journal.plain_world_path(path)
+
+
+def index_to(wr: WorldRepo, tree: pygit2.Tree, paths: list[str]) -> None:
+    """Set the index entries of ``paths`` to ``tree``'s blobs, leaving the files alone.
+
+    For paths the journal does not name (outside ``world/``): a crash before this
+    leaves them staged, which loses nothing.
+    """
+    if not paths:
+        return
+    entries = {}
+    for path in paths:
+        blob = blob_at(tree, path)
+        entries[path] = (journal.hash_file(wr, path), str(blob.id) if blob is not None else None)
+    journal.write_index(wr, entries)
+
+
 @dataclass(frozen=True)
 class Move:
     """One move of the story: the ref, where it goes, the files that come along."""
@@ -125,6 +143,9 @@ class Move:
     # catalog applies it instead of diffing trees
     nodes: Mapping[str, NodeDict | None] | None = None
     from_tree: pygit2.Tree | None = None
+    # refs made just for this move (set-aside edits, an abandoned chain): dropped again when
+    # the story never moved (a full disk at the journal), so a second try keeps one copy
+    made_refs: tuple[str | None, ...] = ()
 
 
 @dataclass
@@ -134,8 +155,16 @@ class Moved:
 
 def move(wr: WorldRepo, m: Move) -> Moved:
     """Run ``m`` through the journal, then bring the catalog to the new world."""
-    kept = journal.run(wr, journal.Transaction(ref=m.ref, old=m.old, new=m.new, message=m.message,
-                                               updates=m.updates))
+    try:
+        kept = journal.run(wr, journal.Transaction(ref=m.ref, old=m.old, new=m.new,
+                                                   message=m.message, updates=m.updates))
+    except NarrError as exc:
+        if not (isinstance(exc, StorageError) and exc.recorded):  # nothing moved
+            for name in m.made_refs:
+                if name is not None:
+                    with contextlib.suppress(KeyError, OSError, pygit2.GitError):
+                        wr.repo.references.delete(name)
+        raise
     if m.ref is not None:
         # The story has moved; a catalog narr cannot update now (a full disk) is no failure:
         # it still names the old tree, so it follows HEAD by a tree diff next time.

@@ -1,6 +1,6 @@
-"""narr's own refs: abandoned story chains and set-aside hand edits, kept for good.
+"""narr's own refs: abandoned story chains, set-aside hand edits, adopted plain commits.
 
-Both live under ``refs/narr/``, so every git tool (and ``git gc``) treats them as
+All live under ``refs/narr/``, so every git tool (and ``git gc``) treats them as
 reachable: a reset never makes an event or a hand edit unreachable. Names sort
 chronologically (they start with a time-ordered id), and the newest is number 1
 in ``narr chains`` and ``narr edits``.
@@ -20,6 +20,7 @@ from narrative.store.worldrepo import WorldRepo
 
 ABANDONED = "refs/narr/abandoned/"
 SET_ASIDE = "refs/narr/edits/"
+ADOPTED = "refs/narr/adopted/"
 SET_ASIDE_MARKER = "narr-set-aside v1"
 
 
@@ -49,7 +50,7 @@ def dangling(wr: WorldRepo) -> list[str]:
     from being listed or replayed; ``narr check`` names them.
     """
     return sorted(n for n in wr.repo.references
-                  if n.startswith((ABANDONED, SET_ASIDE)) and not _target_present(wr, n))
+                  if n.startswith((ABANDONED, SET_ASIDE, ADOPTED)) and not _target_present(wr, n))
 
 
 def _target_present(wr: WorldRepo, name: str) -> bool:
@@ -78,6 +79,26 @@ def keep_abandoned(wr: WorldRepo, tip: pygit2.Oid, branch: str, message: str) ->
     name = f"{ABANDONED}{new_event_id()}-{branch.replace('/', '-')}"
     repo.create_reference_direct(name, tip, False, message=message)
     return name
+
+
+@dataclass(frozen=True)
+class Kept:
+    name: str
+    new: bool  # made now (False: an existing ref already kept the commit)
+
+
+def keep_adopted(wr: WorldRepo, tip: pygit2.Oid, branch: str, message: str) -> Kept:
+    """Keep plain commits ``narr adopt`` moves off a branch under ``refs/narr/adopted/``.
+
+    An adopted ref that already keeps ``tip`` (an adopt a crash cut short) is reused.
+    """
+    repo = wr.repo
+    for name in _listed(wr, ADOPTED):
+        if repo.references[name].target == tip:
+            return Kept(name, False)
+    name = f"{ADOPTED}{new_event_id()}-{branch.replace('/', '-')}"
+    repo.create_reference_direct(name, tip, False, message=message)
+    return Kept(name, True)
 
 
 @dataclass
