@@ -36,6 +36,7 @@ _API = frozenset({
     "AuditReport", "ContinuityError", "Finding", "audit",
     "resolve_node", "NewNode", "new_node",
     "ImportResult", "import_bible",
+    "log_of", "node_log", "drop_chain",
 })
 
 
