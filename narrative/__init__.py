@@ -37,6 +37,7 @@ _API = frozenset({
     "resolve_node", "NewNode", "new_node",
     "ImportResult", "import_bible",
     "AdoptResult", "adopt",
+    "log_of", "node_log", "drop_chain",
 })
 
 

@@ -42,11 +42,11 @@ from narrative.engine.failed import listing as failed_events
 from narrative.engine.graphs import Connection, GraphExport, connect, export_graph
 from narrative.engine.history_of import NodeHistory, history_of
 from narrative.engine.init import InitResult, init_world
-from narrative.engine.log import Entry, log, show
+from narrative.engine.log import Entry, log, log_of, node_log, show
 from narrative.engine.naming import resolve_node
 from narrative.engine.new import NewNode, new_node
 from narrative.engine.nodes import get_node, get_value, list_nodes
-from narrative.engine.replay import ReplayResult, list_chains, replay
+from narrative.engine.replay import ReplayResult, drop_chain, list_chains, replay
 from narrative.engine.reset import ResetResult, reset
 from narrative.engine.revert import revert
 from narrative.engine.search import SearchResult, search
@@ -165,6 +165,7 @@ __all__ = [
     "create_branch",
     "default_diffuser",
     "delete_branch",
+    "drop_chain",
     "event",
     "export_graph",
     "failed_events",
@@ -179,7 +180,9 @@ __all__ = [
     "list_nodes",
     "list_set_asides",
     "log",
+    "log_of",
     "new_node",
+    "node_log",
     "open_world",
     "reflog",
     "register",

@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import emit_json, group_listing, json_option, one_line, record_lines, short, warn
+from narrative.cli.output import (
+    emit_json,
+    group_listing,
+    json_option,
+    local_time,
+    one_line,
+    record_lines,
+    short,
+    warn,
+)
 
 if TYPE_CHECKING:
     from narrative.delta.request import EventRequest
@@ -191,7 +200,7 @@ def failed_cmd(click_ctx: click.Context, as_json: bool) -> None:
     for item in group_listing(click_ctx, as_json, listing, "No failed events kept."):
         via = f" (diffuser {item['diffuser']})" if item["diffuser"] else ""
         words = item["content"] if len(item["content"]) <= 70 else item["content"][:69] + "…"
-        click.echo(f"{item['n']:>3}  {item['saved_at']}  {words!r}{via}")
+        click.echo(f"{item['n']:>3}  {local_time(item['saved_at'])}  {words!r}{via}")
         click.echo(f"       {item['error']}")
         for line in [d for d in item["details"] if d not in item["error"]][:5]:
             click.echo(f"         {line}")

@@ -134,3 +134,25 @@ def one_line(content: str | None, limit: int = ONE_LINE) -> str:
 
 def short(commit: str | None) -> str:
     return (commit or "")[:10]
+
+
+def short_event(event_id: str | None) -> str:
+    """The part of an event id that tells it apart: its last eight hex digits (the leading
+    ones are a timestamp its neighbours share); ``narr`` takes them wherever it takes an id."""
+    return (event_id or "").replace("-", "")[-8:]
+
+
+def local_time(stamp: str | None) -> str:
+    """An ISO 8601 time (``2026-11-30T10:45:00Z``, as ``--json`` gives) in local time for
+    text: ``2026-11-30 11:45``; text that is not a time is shown as it is."""
+    from datetime import UTC, datetime
+
+    if not stamp:
+        return ""
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return stamp
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone().strftime("%Y-%m-%d %H:%M")

@@ -8,21 +8,38 @@ from typing import Any
 import click
 
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import change_line, emit_json, json_option, one_line, record_lines, short, warn
+from narrative.cli.output import (
+    change_line,
+    emit_json,
+    json_option,
+    local_time,
+    one_line,
+    record_lines,
+    short,
+    warn,
+)
 from narrative.cli.terminal import no_pager_option, paged, paint
 
 
 @click.command("log")
-@click.argument("rev", required=False, default="HEAD")
+@click.argument("rev", required=False, default="HEAD", metavar="[REV | A..B | NODE]")
 @click.option("-n", "limit", type=click.IntRange(min=0), help="Show at most N events.")
+@click.option("--node", "as_node", is_flag=True,
+              help="Take the argument as a node (name, alias or id), never as a revision.")
 @no_pager_option
 @json_option
 @pass_context
-def log_cmd(ctx: Context, rev: str, limit: int | None, as_json: bool) -> None:
-    """The story so far: events along the first-parent chain, newest first."""
-    from narrative.engine.log import log
+def log_cmd(ctx: Context, rev: str, limit: int | None, as_node: bool, as_json: bool) -> None:
+    """The story so far: events along the first-parent chain, newest first.
 
-    entries = [e.to_json() for e in log(ctx.world, limit, rev)]
+    REV starts the line elsewhere (HEAD~3, a branch, an event id); A..B lists the
+    events on B's line that A does not reach, as git does; NODE (a name, alias or
+    id) lists the events that touched that node: its changes, hand edits recorded
+    on it, relations pointed at it. Text that is both a revision and a node is refused.
+    """
+    from narrative.engine.log import log_of
+
+    entries = [e.to_json() for e in log_of(ctx.world, rev, limit, node=True if as_node else None)]
     if as_json:
         emit_json(entries)
         return
@@ -67,7 +84,7 @@ def _show_lines(data: dict[str, Any]) -> None:
     if data.get("id"):
         click.echo(f"event  {data['id']} ({data['kind']})")
         click.echo(f"parent {data.get('parent')}")
-        click.echo(f"at     {data.get('created_at')}")
+        click.echo(f"at     {local_time(data.get('created_at'))}")
     click.echo("")
     for line in data["content"].splitlines() or [""]:
         click.echo(f"    {line}")
@@ -158,7 +175,7 @@ def status_cmd(ctx: Context, as_json: bool) -> None:
     if st["failed_events"]:
         click.echo("\nFailed events kept (narr failed lists them; narr event --retry runs the newest):")
         for f in st["failed_events"]:
-            click.echo(f"  {f['saved_at']}  {f['content']!r}: {f['error']}")
+            click.echo(f"  {local_time(f['saved_at'])}  {f['content']!r}: {f['error']}")
     if not (st["edits"] or st["problems"] or st["outside_world"] or st["failed_events"]):
         click.echo("Nothing to record: the world is as the last event left it.")
 

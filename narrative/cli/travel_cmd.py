@@ -8,7 +8,17 @@ from typing import Any
 import click
 
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import change_line, emit_json, group_listing, json_option, one_line, short, warn
+from narrative.cli.output import (
+    change_line,
+    emit_json,
+    group_listing,
+    json_option,
+    local_time,
+    one_line,
+    short,
+    short_event,
+    warn,
+)
 
 
 @click.command("reset")
@@ -64,8 +74,8 @@ def reset_cmd(ctx: Context, rev: str | None, before: str | None, keep_edits: boo
         else:
             click.echo(f"  collision, your value kept: {where}")
     if result["abandoned"]:
-        click.echo(f"  the undone chain is kept as {result['abandoned'].rsplit('/', 1)[-1]} "
-                   "(narr chains; narr replay 1)")
+        kept = chain_label(result["abandoned"])
+        click.echo(f"  the undone chain is kept as {kept} (narr chains; narr replay {kept})")
     elif result["undone"]:
         click.echo("  the undone events were already kept in an abandoned chain (narr chains)")
     if result["set_aside"]:
@@ -74,67 +84,119 @@ def reset_cmd(ctx: Context, rev: str | None, before: str | None, keep_edits: boo
         warn(f"{path} changed while narr was working; your version is kept")
 
 
-@click.command("chains")
+def chain_label(ref: str) -> str:
+    """The readable name in an abandoned chain's ref (``.../7-rain-stops-4f2a`` -> ``rain-stops-4f2a``)."""
+    tail = ref.rsplit("/", 1)[-1]
+    number, _, label = tail.partition("-")
+    return label if number.isdigit() and label else tail
+
+
+@click.group("chains", invoke_without_command=True)
 @json_option
-@pass_context
-def chains_cmd(ctx: Context, as_json: bool) -> None:
-    """Abandoned chains of events (kept for good), newest first."""
+@click.pass_context
+def chains_cmd(click_ctx: click.Context, as_json: bool) -> None:
+    """Abandoned chains of events (kept for good), newest first, by number and name.
+
+    A chain keeps its number and name for good; narr replay and narr chains drop
+    take either. Chains already replayed are marked so.
+    """
     from narrative.engine.replay import list_chains
 
-    chains = list_chains(ctx.world)
-    if as_json:
-        emit_json(chains)
-        return
-    if not chains:
-        click.echo("No abandoned chains.")
-        return
-    for c in chains:
+    for c in group_listing(click_ctx, as_json, list_chains, "No abandoned chains."):
+        mark = "  (replayed)" if c["replayed"] else ""
         if c["length"] == 0:
-            click.echo(f"{c['n']:>3}  {c['name']}  (back on the story line)")
+            click.echo(f"{c['n']:>3}  {c['name']}  (back on the story line){mark}")
             continue
-        first = one_line(c["first"]["content"]) if c["first"] else ""
-        click.echo(f"{c['n']:>3}  {c['name']}  {c['length']} event(s), abandoned {c['abandoned_at']}")
+        first = f"{short_event(c['first']['id'])} {one_line(c['first']['content'])}"
+        click.echo(f"{c['n']:>3}  {c['name']}  {c['length']} event(s), abandoned "
+                   f"{local_time(c['abandoned_at'])}{mark}")
         click.echo(f"       first: {first}")
         if c["length"] > 1:
-            click.echo(f"       last:  {one_line(c['last']['content'])}")
+            click.echo(f"       last:  {short_event(c['last']['id'])} "
+                       f"{one_line(c['last']['content'])}")
+
+
+@chains_cmd.command("drop")
+@click.argument("which")
+@click.option("--force", is_flag=True,
+              help="Drop it even if some of its events are kept by no other ref (they are lost).")
+@json_option
+@pass_context
+def chains_drop_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> None:
+    """Delete abandoned chain WHICH (number or name); refused while it alone keeps events."""
+    from narrative.engine.replay import drop_chain
+
+    result = drop_chain(ctx.world, which, force=force)
+    if as_json:
+        emit_json(result)
+        return
+    lost = len(result["lost"])
+    click.echo(f"Dropped chain {result['dropped']}"
+               + (f"; {lost} event{'s' if lost != 1 else ''} lost with it" if lost else ""))
+
+
+SUMMARY_OVER = 5
+"""A replay of more events than this prints a summary instead of one line per event."""
 
 
 @click.command("replay")
 @click.argument("chain")
+@click.option("--to", "to", metavar="EVENT",
+              help="Replay the chain only up to EVENT (an event id, its start or last digits).")
 @click.option("--reuse", is_flag=True,
               help="Re-apply the recorded changes instead of running the diffuser again.")
 @click.option("--diffuser", help="Diffuser to run the events through (default: the world's).")
 @json_option
 @pass_context
-def replay_cmd(ctx: Context, chain: str, reuse: bool, diffuser: str | None, as_json: bool) -> None:
-    """Re-run an abandoned CHAIN (number from narr chains, name, or tip) on top of HEAD."""
+def replay_cmd(ctx: Context, chain: str, to: str | None, reuse: bool, diffuser: str | None,
+               as_json: bool) -> None:
+    """Re-run an abandoned CHAIN (number or name from narr chains, or tip) on top of HEAD."""
     from narrative.engine.replay import replay
 
     progress = None
     if not as_json and sys.stderr.isatty():
         progress = _progress_bar()
-    result = replay(ctx.world, chain, reuse=reuse, diffuser_name=diffuser, progress=progress)
+    result = replay(ctx.world, chain, reuse=reuse, diffuser_name=diffuser, progress=progress, to=to)
     data = result.to_json()
     if as_json:
         emit_json(data)
     else:
         for note in data["warnings"]:
             warn(note)
-        if data["fast_forward"]:
-            n = len(data["events"])
-            click.echo(f"Fast-forwarded: the story stands at {short(data['head'])} again; "
-                       f"{n} event{'s' if n != 1 else ''} came back unchanged")
-        else:
-            for e in data["events"]:
-                click.echo(f"[{short(e['commit'])}] {one_line(e['content'])}")
-            click.echo(f"Replayed {len(data['events'])} of {data['total']} event(s).")
-            if data["skipped"]:
-                click.echo("Not replayed: commits made with plain git, not events (still in the chain; "
-                           "git cherry-pick brings one back):")
-                for c in data["skipped"]:
-                    click.echo(f"  {short(c['commit'])} {c['subject']}")
+        for line in replay_lines(data):
+            click.echo(line)
     if result.conflict is not None:
         raise result.conflict
+
+
+def replay_lines(data: dict[str, Any]) -> list[str]:
+    """The text of a replay: one line per event when few, else what came out different."""
+    n = len(data["events"])
+    if data["fast_forward"]:
+        return [f"Fast-forwarded: the story stands at {short(data['head'])} again; "
+                f"{n} event{'s' if n != 1 else ''} came back unchanged"]
+    differs = {d["id"] for d in data["different"]}
+    out = []
+    if n <= SUMMARY_OVER:
+        for e in data["events"]:
+            mark = "  (changes differ from the original)" if e["id"] in differs else ""
+            out.append(f"[{short(e['commit'])}] {one_line(e['content'])}{mark}")
+    out.append(f"Replayed {n} of {data['total']} event(s) from chain {data['chain']}.")
+    if n > SUMMARY_OVER:
+        if data["different"]:
+            out.append(f"{len(data['different'])} came out different from the original:")
+            for d in data["different"][:10]:
+                out.append(f"  {short(d['commit'])} {one_line(d['content'])}  "
+                           f"({d['original_changes']} change(s) then, {d['changes']} now)")
+            if len(data["different"]) > 10:
+                out.append(f"  ... and {len(data['different']) - 10} more")
+        else:
+            out.append("Every event made the same changes as the original.")
+    if data["skipped"]:
+        out.append("Not replayed: commits made with plain git, not events (still in the chain; "
+                   "git cherry-pick brings one back):")
+        out += [f"  {short(c['commit'])} {c['subject']}" for c in data["skipped"]]
+    return out
 
 
 def _progress_bar() -> Any:
@@ -181,7 +243,7 @@ def reflog_cmd(ctx: Context, limit: int | None, as_json: bool) -> None:
         emit_json(entries)
         return
     for e in entries:
-        click.echo(f"HEAD@{{{e['n']}}} {short(e['new'])} {e['when']}  {e['message']}")
+        click.echo(f"HEAD@{{{e['n']}}} {short(e['new'])} {local_time(e['when'])}  {e['message']}")
         if e["content"] and e["content"] not in e["message"]:
             click.echo(f"           now at: {one_line(e['content'])}")
 
@@ -194,8 +256,8 @@ def edits_cmd(click_ctx: click.Context, as_json: bool) -> None:
     from narrative.engine.setaside import list_set_asides
 
     for item in group_listing(click_ctx, as_json, list_set_asides, "No set-aside hand edits."):
-        done = f", restored {item['restored_at']}" if item["restored_at"] else ""
-        click.echo(f"{item['n']:>3}  {item['created_at']}  {item['reason']}{done}")
+        done = f", restored {local_time(item['restored_at'])}" if item["restored_at"] else ""
+        click.echo(f"{item['n']:>3}  {local_time(item['created_at'])}  {item['reason']}{done}")
         for ch in item["changes"][:8]:
             click.echo(f"       {change_line(ch)}")
         for path in item["raw_files"]:

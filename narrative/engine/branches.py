@@ -90,7 +90,9 @@ def delete_branch(wr: WorldRepo, name: str) -> dict[str, Any]:
         others = [wr.repo.branches.local[b].target for b in wr.repo.branches.local if b != name]
         kept = None
         if not any(o == tip.id or wr.repo.descendant_of(o, tip.id) for o in others):
-            kept = refs.keep_abandoned(wr, tip.id, name, f"narr branch --delete {name}")
+            head = wr.head_commit()
+            kept = refs.keep_abandoned(wr, tip.id, name, f"narr branch --delete {name}",
+                                       head.id if head is not None else None)
         branch.delete()
         return {"name": name, "commit": str(tip.id), "kept_as": kept}
 
@@ -161,7 +163,7 @@ def reflog(wr: WorldRepo, limit: int | None = None) -> list[dict[str, Any]]:
             break
         landed = history.peel_commit(wr, str(entry.oid_new))
         content = _content(landed) if landed is not None else ""
-        when = datetime.fromtimestamp(entry.committer.time, UTC).strftime("%Y-%m-%d %H:%M:%S")
+        when = datetime.fromtimestamp(entry.committer.time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         out.append({"n": n, "old": str(entry.oid_old), "new": str(entry.oid_new),
                     "message": entry.message, "when": when, "content": content})
     return out

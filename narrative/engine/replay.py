@@ -56,22 +56,35 @@ def chain_commits(repo: pygit2.Repository, tip: pygit2.Commit, head: pygit2.Oid 
 
 
 def list_chains(wr: WorldRepo) -> list[dict[str, Any]]:
+    """Abandoned chains, newest first, each with its stable number and readable name."""
     head = wr.head_commit()
     head_id = head.id if head is not None else None
+    tips = _tips(wr)
+    numbers = refs.chain_numbers(list(tips))
     out = []
-    for n, (name, tip) in enumerate(_tips(wr).items(), 1):
+    for name, tip in tips.items():
         commits = chain_commits(wr.repo, tip, head_id)
         first = _brief(commits[0]) if commits else None
         last = _brief(commits[-1]) if commits else None
-        short_name = name.removeprefix(refs.ABANDONED)
+        parsed = refs.chain_name(name)
         out.append({
-            "n": n, "name": short_name, "ref": name, "tip": str(tip.id),
-            "tip_event": (records.decode(tip.message) or _NoRecord).id,
+            "n": numbers[name], "name": _label(name, tip), "key": parsed.key, "ref": name,
+            "tip": str(tip.id), "tip_event": (records.decode(tip.message) or _NoRecord).id,
             "length": len(commits), "first": first, "last": last,
-            "abandoned_at": _when(short_name), "base": str(commits[0].parents[0].id)
+            "abandoned_at": _when(parsed.key), "base": str(commits[0].parents[0].id)
             if commits and commits[0].parents else None,
+            "replayed": refs.replayed(wr, name),
         })
     return out
+
+
+def _label(name: str, tip: pygit2.Commit) -> str:
+    """A chain's readable name: stored in its ref, or for an older ref made from its tip."""
+    stored = refs.chain_name(name).label
+    if stored is not None:
+        return stored
+    rec = records.decode(tip.message)
+    return f"{refs.chain_words(rec.content if rec else tip.message)}-{str(tip.id)[:4]}"
 
 
 class _NoRecord:
@@ -104,17 +117,26 @@ def _tips(wr: WorldRepo) -> dict[str, pygit2.Commit]:
 
 
 def pick_chain(wr: WorldRepo, which: str) -> tuple[str, pygit2.Commit]:
+    """The chain ``which`` names: its number, its readable name (or the start of it), its
+    ref or key (``<uuid7>-<branch>``, the names before chains had words), or the start
+    of its key, tip commit or tip event id (four characters at least)."""
+    which = which.strip()
     tips = _tips(wr)
-    names = list(tips)
-    if which.isdigit() and 1 <= int(which) <= len(names):
-        name = names[int(which) - 1]
-        return name, tips[name]
-    for name in names:
-        if which in (name, name.removeprefix(refs.ABANDONED)):
+    numbers = refs.chain_numbers(list(tips))
+    if which.isdigit():
+        for name, n in numbers.items():
+            if n == int(which):
+                return name, tips[name]
+    labels = {name: _label(name, tip) for name, tip in tips.items()}
+    for name in tips:
+        if which in (name, name.removeprefix(refs.ABANDONED), refs.chain_name(name).key,
+                     labels[name]):
             return name, tips[name]
     found: dict[str, pygit2.Commit] = {}
-    if len(which) >= 4:
-        for name, tip in tips.items():
+    for name, tip in tips.items():
+        if labels[name].startswith(which):
+            found[name] = tip
+        elif len(which) >= 4:
             rec = records.decode(tip.message)
             if (name.removeprefix(refs.ABANDONED).startswith(which) or str(tip.id).startswith(which)
                     or (rec and rec.id.startswith(which))):
@@ -124,8 +146,55 @@ def pick_chain(wr: WorldRepo, which: str) -> tuple[str, pygit2.Commit]:
     if found:
         raise InvalidInputError(f"{which!r} matches {len(found)} abandoned chains; give more of it "
                                 "or its number (narr chains lists them)")
-    listed = f"1..{len(names)}" if names else "there are none"
+    listed = ", ".join(str(n) for n in sorted(numbers.values())) if numbers else "there are none"
     raise NotFoundError(f"no abandoned chain {which!r} ({listed}; narr chains lists them)")
+
+
+def _pick_event(commits: list[pygit2.Commit], which: str, chain: str) -> int:
+    """Where in the chain ``which`` (an event id, its start or its last digits, or the start
+    of a commit id) is."""
+    which = which.strip().lower()
+    hits = []
+    for i, commit in enumerate(commits):
+        rec = records.decode(commit.message)
+        ids = [str(commit.id)] + ([rec.id] if rec is not None else [])
+        if any(x == which for x in ids) or (len(which) >= 4 and any(
+                x.startswith(which) or x.replace("-", "").endswith(which.replace("-", ""))
+                for x in ids)):
+            hits.append(i)
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        raise InvalidInputError(f"--to {which!r} matches {len(hits)} events of chain {chain}; "
+                                "give more of it")
+    raise NotFoundError(f"--to {which!r}: no such event in chain {chain} "
+                        "(narr log CHAIN-TIP lists its events)")
+
+
+def drop_chain(wr: WorldRepo, which: str, *, force: bool = False) -> dict[str, Any]:
+    """Delete an abandoned chain's ref. Refused when some of its events are kept by no
+    other ref (deleting would lose them) unless ``force``."""
+    with move.writing(wr):
+        name, tip = pick_chain(wr, which)
+        label = _label(name, tip)
+        others = refs.reachable_elsewhere(wr, name)
+        lost = []
+        for commit in history.first_parent(tip):
+            if any(history.is_ancestor(wr, commit.id, o) for o in others):
+                break
+            rec = records.decode(commit.message)
+            if rec is not None and rec.kind == "event":
+                lost.append({"commit": str(commit.id), "id": rec.id, "content": rec.content})
+        if lost and not force:
+            raise ConflictError(
+                f"chain {label} holds {len(lost)} event(s) no other ref keeps; dropping it "
+                "loses them",
+                details=[f"{e['commit'][:10]} {e['content'].splitlines()[0] if e['content'] else ''}"
+                         for e in lost[:10]],
+                hint=f"narr replay {label} brings them back first; narr chains drop {label} "
+                     "--force drops them for good")
+        refs.drop_abandoned(wr, name)
+        return {"dropped": label, "ref": name, "tip": str(tip.id), "lost": lost}
 
 
 @dataclass
@@ -133,18 +202,21 @@ class ReplayResult:
     chain: str
     total: int
     events: list[EventResult] = field(default_factory=list)
+    ref: str = ""
     fast_forward: bool = False
     head: str | None = None
     conflict: ConflictError | None = None
     # commits in the chain that are not events (made with plain git): not replayed
     skipped: list[dict[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # replayed events whose diffusions are not the original's (what they set, not the old values)
+    different: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "chain": self.chain, "total": self.total, "fast_forward": self.fast_forward,
             "head": self.head, "skipped": self.skipped, "warnings": self.warnings,
-            "events": [e.to_json() for e in self.events],
+            "events": [e.to_json() for e in self.events], "different": self.different,
         }
         if self.conflict is not None:
             out["conflict"] = {"message": self.conflict.message, "conflicts": self.conflict.conflicts}
@@ -152,38 +224,51 @@ class ReplayResult:
 
 
 def replay(wr: WorldRepo, which: str, *, reuse: bool = False, diffuser_name: str | None = None,
-           progress: Progress | None = None) -> ReplayResult:
+           progress: Progress | None = None, to: str | None = None) -> ReplayResult:
+    """Run chain ``which`` again on top of HEAD, up to and including event ``to`` if given."""
     with move.writing(wr) as recovered:
-        ref = wr.require_branch()
-        name, tip = pick_chain(wr, which)
-        head = wr.head_commit()
-        assert head is not None
-        every = chain_commits(wr.repo, tip, head.id)
-        commits = [c for c in every
-                   if (r := records.decode(c.message)) is not None and r.kind == "event"]
-        result = ReplayResult(name.removeprefix(refs.ABANDONED), len(commits), warnings=recovered)
-        replayed = {c.id for c in commits}
-        result.skipped = [{"commit": str(c.id), "subject": c.message.strip().split("\n")[0]}
-                          for c in every if c.id not in replayed]
-        if not commits:
-            result.head = str(head.id)
+        result = _replay(wr, which, reuse, diffuser_name, progress, to, recovered)
+        if result.conflict is None and result.events and result.head is not None:
+            refs.mark_replayed(wr, result.ref, result.head)
+        return result
+
+
+def _replay(wr: WorldRepo, which: str, reuse: bool, diffuser_name: str | None,
+            progress: Progress | None, to: str | None, recovered: list[str]) -> ReplayResult:
+    ref = wr.require_branch()
+    name, tip = pick_chain(wr, which)
+    head = wr.head_commit()
+    assert head is not None
+    every = chain_commits(wr.repo, tip, head.id)
+    label = _label(name, tip)
+    if to is not None:
+        every = every[:_pick_event(every, to, label) + 1]
+        tip = every[-1]
+    commits = [c for c in every
+               if (r := records.decode(c.message)) is not None and r.kind == "event"]
+    result = ReplayResult(label, len(commits), warnings=recovered, ref=name)
+    replayed = {c.id for c in commits}
+    result.skipped = [{"commit": str(c.id), "subject": c.message.strip().split("\n")[0]}
+                      for c in every if c.id not in replayed]
+    if not commits:
+        result.head = str(head.id)
+        return result
+    if reuse and commits[0].parents and commits[0].parents[0].id == head.id:
+        scan = worktree.scan(wr, head.tree)
+        if _restorable(scan, commits[0]):
+            _fast_forward(wr, ref, head, tip, scan)
+            result.fast_forward = True
+            result.head = str(tip.id)
+            result.events = []
+            for c in commits:
+                rec = records.decode(c.message)
+                assert rec is not None
+                result.events.append(EventResult(rec, str(c.id)))
+            if progress:
+                progress(len(commits), len(commits), "")
             return result
-        if reuse and commits[0].parents and commits[0].parents[0].id == head.id:
-            scan = worktree.scan(wr, head.tree)
-            if _restorable(scan, commits[0]):
-                _fast_forward(wr, ref, head, tip, scan)
-                result.fast_forward = True
-                result.head = str(tip.id)
-                result.events = []
-                for c in commits:
-                    rec = records.decode(c.message)
-                    assert rec is not None
-                    result.events.append(EventResult(rec, str(c.id)))
-                if progress:
-                    progress(len(commits), len(commits), "")
-                return result
-        with batch(wr):  # one scan and one index write for the whole chain
-            return _replay_events(wr, commits, result, reuse, diffuser_name, progress)
+    with batch(wr):  # one scan and one index write for the whole chain
+        return _replay_events(wr, commits, result, reuse, diffuser_name, progress)
 
 
 def _replay_events(wr: WorldRepo, commits: list[pygit2.Commit], result: ReplayResult,
@@ -213,12 +298,28 @@ def _replay_events(wr: WorldRepo, commits: list[pygit2.Commit], result: ReplayRe
             )
             break
         request = _request(rec, reuse, edits, diffusions)
-        result.events.append(run_event(wr, request, diffuser=diffuser, keep_failed=False))
+        done = run_event(wr, request, diffuser=diffuser, keep_failed=False)
+        result.events.append(done)
+        if _effects(done.record.diffusions) != _effects(rec.diffusions):
+            result.different.append({"original": rec.id, "id": done.record.id,
+                                     "commit": done.commit, "content": rec.content,
+                                     "original_changes": len(rec.diffusions),
+                                     "changes": len(done.record.diffusions)})
     if progress:
         progress(len(result.events), len(commits), "")
     head_now = wr.head_commit()
     result.head = str(head_now.id) if head_now is not None else None
     return result
+
+
+def _effects(changes: list[Change]) -> set[str]:
+    """What changes did, old values aside: a replay onto a moved world starts elsewhere."""
+    out = set()
+    for ch in changes:
+        data = ch.model_dump(mode="json")
+        data.pop("old_value", None)
+        out.add(fields.canonical(data))
+    return out
 
 
 def _request(rec: EventRecord, reuse: bool, edits: list[Change],

@@ -175,7 +175,7 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
         abandoned = None
         if head.id != target.id and not wr.repo.descendant_of(target.id, head.id):
             abandoned = refs.keep_abandoned(wr, head.id, branch,
-                                            f"narr reset: abandoned on {branch}")
+                                            f"narr reset: abandoned on {branch}", target.id)
         label = rev or f"before {before}"
         summary = _summary(target)
         moved = move.move(wr, move.Move(

@@ -203,6 +203,19 @@ def _node(blob: pygit2.Blob | None, path: str, layout: Layout) -> NodeDict | Non
         return None
 
 
+def _utc(stamp: str | None) -> str | None:
+    """A stored time as ISO 8601 UTC (set-asides made before stored theirs with an offset)."""
+    if not stamp:
+        return stamp
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return stamp
+    if when.tzinfo is None:
+        return stamp
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def list_set_asides(wr: WorldRepo) -> list[dict[str, Any]]:
     restored = _restored(wr)
     out = []
@@ -211,7 +224,7 @@ def list_set_asides(wr: WorldRepo) -> list[dict[str, Any]]:
         changes, raw = changes_of(wr, item)
         out.append({
             "n": n, "ref": name, "commit": str(item.commit.id),
-            "created_at": item.meta.get("created_at"), "reason": item.meta.get("reason"),
+            "created_at": _utc(item.meta.get("created_at")), "reason": item.meta.get("reason"),
             "head": item.meta.get("head"), "paths": item.meta.get("paths", []),
             "changes": [c.model_dump(mode="json") for c in changes],
             "raw_files": sorted(raw), "restored_at": restored.get(name),

@@ -336,11 +336,13 @@ class Catalog:
             db.execute("ROLLBACK")
             raise
 
-    def find_events(self, prefix: str) -> list[tuple[str, str]]:
+    def find_events(self, prefix: str, *, suffix: bool = False) -> list[tuple[str, str]]:
+        """Events whose id starts with ``prefix`` (or, with ``suffix``, ends with it)."""
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        pattern = "%" + escaped if suffix else escaped + "%"
         return self.db.execute(
             "SELECT event_id, commit_id FROM events WHERE event_id LIKE ? ESCAPE '\\' LIMIT 20",
-            (escaped + "%",),
+            (pattern,),
         ).fetchall()
 
     # --- the event graph ----------------------------------------------------------------

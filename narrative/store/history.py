@@ -21,7 +21,7 @@ from narrative.store.worldrepo import WorldRepo
 if TYPE_CHECKING:
     from narrative.model import EventRecord
 
-_EVENT_PREFIX = re.compile(r"^[0-9a-f]{8}-[0-9a-f-]*$|^[0-9a-f]{8,}$")
+_EVENT_PREFIX = re.compile(r"^[0-9a-f]{8}-[0-9a-f-]*$|^[0-9a-f]{6,}$")
 
 
 def first_parent(commit: pygit2.Commit | None, *, stop: pygit2.Oid | None = None
@@ -93,12 +93,20 @@ def _unresolved(wr: WorldRepo, rev: str) -> str:
     return f"{rev!r} is neither a git revision nor an event id of this world"
 
 
+_EVENT_SUFFIX = re.compile(r"^[0-9a-f]{6,12}$")
+
+
 def find_event(wr: WorldRepo, prefix: str) -> pygit2.Commit | None:
+    """The commit of the event whose id starts with ``prefix``, or (six to twelve hex
+    digits with no match as a start) ends with it: the digits ``narr`` shows in text,
+    since an event id's leading digits are a timestamp its neighbours share."""
     cache = wr.catalog
     hits = cache.find_events(prefix)
     if not hits:
         index_all_events(wr)
         hits = cache.find_events(prefix)
+    if not hits and _EVENT_SUFFIX.match(prefix):
+        hits = cache.find_events(prefix, suffix=True)
     live: list[tuple[str, pygit2.Commit]] = []
     for event_id, commit_id in hits:
         try:

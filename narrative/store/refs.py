@@ -2,15 +2,25 @@
 
 All live under ``refs/narr/``, so every git tool (and ``git gc``) treats them as
 reachable: a reset never makes an event or a hand edit unreachable. Names sort
-chronologically (they start with a time-ordered id), and the newest is number 1
-in ``narr chains`` and ``narr edits``.
+chronologically (they start with a time-ordered id); the newest is number 1 in
+``narr edits``.
+
+An abandoned chain's ref also carries its number and a readable name, fixed when it
+is made: ``refs/narr/abandoned/<uuid7>-<branch>/<n>-<words>-<hash>``, where the
+words are the first words of the oldest undone event and the hash is the start of
+the tip's commit id (``7-rain-stops-4f2a``). The number is one more than any chain's
+before it, so a chain keeps its number for good. Chains kept before names existed
+(``refs/narr/abandoned/<uuid7>-<branch>``) are numbered by age among themselves and
+named from their tip. A chain replayed is marked by ``refs/narr/replayed/<key>``,
+pointing at the story line's tip after the replay.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import pygit2
@@ -19,6 +29,9 @@ from narrative.ids import new_event_id
 from narrative.store.worldrepo import WorldRepo
 
 ABANDONED = "refs/narr/abandoned/"
+REPLAYED = "refs/narr/replayed/"
+_STOP_WORDS = frozenset({"a", "an", "the"})
+_STORED = re.compile(r"^(\d+)-(.+)$")
 SET_ASIDE = "refs/narr/edits/"
 ADOPTED = "refs/narr/adopted/"
 SET_ASIDE_MARKER = "narr-set-aside v1"
@@ -69,14 +82,75 @@ def set_aside_refs(wr: WorldRepo) -> list[str]:
     return _listed(wr, SET_ASIDE)
 
 
-def keep_abandoned(wr: WorldRepo, tip: pygit2.Oid, branch: str, message: str) -> str | None:
-    """Keep ``tip`` under ``refs/narr/abandoned/`` unless an abandoned ref already keeps it."""
+def chain_words(content: str) -> str:
+    """The first (up to three) words of ``content``, slugified: ``"The rain stops."`` ->
+    ``rain-stops``; a word without spaces (Chinese) is cut at eight characters."""
+    words = [w[:8] for w in re.findall(r"[^\W_]+", content.lower()) if w not in _STOP_WORDS][:3]
+    slug = "-".join(words)
+    if not slug or not pygit2.reference_is_valid_name(f"{ABANDONED}x/{slug}"):
+        return "chain"
+    return slug
+
+
+@dataclass(frozen=True)
+class ChainName:
+    """What an abandoned ref's name says: its key (``<uuid7>-<branch>``), and, for refs
+    made since chains have names, its number and readable name."""
+
+    ref: str
+    key: str
+    number: int | None
+    label: str | None
+
+
+def chain_name(ref: str) -> ChainName:
+    rest = ref.removeprefix(ABANDONED)
+    key, _, tail = rest.partition("/")
+    m = _STORED.match(tail)
+    if m is None:
+        return ChainName(ref, key, None, None)
+    return ChainName(ref, key, int(m.group(1)), m.group(2))
+
+
+def chain_numbers(names: list[str]) -> dict[str, int]:
+    """Each abandoned ref's number: its stored one, or for an older ref its place by age
+    among the refs that store none."""
+    parsed = [chain_name(n) for n in names]
+    old = sorted(p.ref for p in parsed if p.number is None)
+    out = {ref: i for i, ref in enumerate(old, 1)}
+    out.update({p.ref: p.number for p in parsed if p.number is not None})
+    return out
+
+
+def keep_abandoned(wr: WorldRepo, tip: pygit2.Oid, branch: str, message: str,
+                   base: pygit2.Oid | None = None) -> str | None:
+    """Keep ``tip`` under ``refs/narr/abandoned/`` unless an abandoned ref already keeps it.
+
+    ``base`` is where the story line goes back to: the chain's name comes from its
+    oldest commit not in ``base``'s history (the tip's when no base is given).
+    """
+    from narrative.store import records
+
     repo = wr.repo
-    for name in abandoned_refs(wr):
+    present = abandoned_refs(wr)
+    for name in present:
         kept = repo.references[name].target
         if kept == tip or repo.descendant_of(kept, tip):
             return None
-    name = f"{ABANDONED}{new_event_id()}-{branch.replace('/', '-')}"
+    commit = repo[tip]
+    assert isinstance(commit, pygit2.Commit)
+    first = commit
+    while base is not None and first.parents:
+        parent = first.parents[0]
+        if parent.id == base or repo.descendant_of(base, parent.id):
+            break
+        first = parent
+    rec = records.decode(first.message)
+    words = chain_words(rec.content if rec is not None else first.message)
+    taken = chain_numbers([n for n in wr.repo.references if n.startswith(ABANDONED)])
+    number = max([len(taken), *taken.values()], default=0) + 1
+    name = (f"{ABANDONED}{new_event_id()}-{branch.replace('/', '-')}/"
+            f"{number}-{words}-{str(tip)[:4]}")
     repo.create_reference_direct(name, tip, False, message=message)
     return name
 
@@ -101,6 +175,41 @@ def keep_adopted(wr: WorldRepo, tip: pygit2.Oid, branch: str, message: str) -> K
     return Kept(name, True)
 
 
+def mark_replayed(wr: WorldRepo, ref: str, head: str) -> None:
+    wr.repo.create_reference_direct(REPLAYED + chain_name(ref).key, pygit2.Oid(hex=head), True,
+                                    message="narr replay")
+
+
+def replayed(wr: WorldRepo, ref: str) -> bool:
+    return REPLAYED + chain_name(ref).key in wr.repo.references
+
+
+def drop_abandoned(wr: WorldRepo, ref: str) -> None:
+    """Delete an abandoned chain's ref (and its replayed mark)."""
+    for name in (ref, REPLAYED + chain_name(ref).key):
+        if name in wr.repo.references:
+            wr.repo.references.delete(name)
+
+
+def reachable_elsewhere(wr: WorldRepo, ref: str) -> set[pygit2.Oid]:
+    """Tips of every ref but ``ref`` (branches, tags, HEAD, narr's own refs)."""
+    out: set[pygit2.Oid] = set()
+    for name in wr.repo.references:
+        if name == ref or name.startswith(REPLAYED):
+            continue
+        try:
+            target = wr.repo.references[name].resolve().target
+        except (KeyError, pygit2.GitError):
+            continue
+        if isinstance(target, pygit2.Oid) and target in wr.repo:
+            out.add(target)
+    if wr.repo.head_is_detached:
+        head = wr.repo.head.target
+        if isinstance(head, pygit2.Oid):
+            out.add(head)
+    return out
+
+
 @dataclass
 class SetAside:
     """Hand edits a reset (or a switch) moved out of the way, stored as a commit."""
@@ -122,7 +231,7 @@ def save_set_aside(wr: WorldRepo, head: pygit2.Commit, blobs: dict[str, pygit2.O
     repo = wr.repo
     tree = update_tree(repo, head.tree.id, blobs)
     meta = {"reason": reason, "head": str(head.id), "paths": sorted(blobs),
-            "created_at": (when or datetime.now().astimezone()).strftime("%Y-%m-%dT%H:%M:%S%z")}
+            "created_at": (when or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
     message = (f"narr: hand edits set aside ({reason})\n\n{SET_ASIDE_MARKER}\n"
                f"{json.dumps(meta, ensure_ascii=False, indent=2)}\n")
     sig = wr.signature(when)
