@@ -64,7 +64,8 @@ def served(flat_world: Path) -> Iterator[Path]:
 
 VARYING = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # event ids
                      r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"  # times
-                     r"|\b[0-9a-f]{10}\b")  # commits (short)
+                     r"|\b[0-9a-f]{10}\b"  # commits (short)
+                     r"|(?<=-)[0-9a-f]{4}\b")  # the tip's hash in an abandoned chain's name
 
 
 def same(a: subprocess.CompletedProcess[bytes], b: subprocess.CompletedProcess[bytes],
