@@ -36,6 +36,8 @@ _API = frozenset({
     "AuditReport", "ContinuityError", "Finding", "audit",
     "resolve_node", "NewNode", "new_node",
     "ImportResult", "import_bible",
+    "Conflict", "MergeResult", "merge", "abort_merge", "merge_conflicts", "continue_merge",
+    "resolve_conflict",
 })
 
 

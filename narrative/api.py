@@ -42,6 +42,10 @@ from narrative.engine.graphs import Connection, GraphExport, connect, export_gra
 from narrative.engine.history_of import NodeHistory, history_of
 from narrative.engine.init import InitResult, init_world
 from narrative.engine.log import Entry, log, show
+from narrative.engine.merge import Conflict, MergeResult, continue_merge, merge
+from narrative.engine.merge import abort as abort_merge
+from narrative.engine.merge import conflicts as merge_conflicts
+from narrative.engine.merge import resolve as resolve_conflict
 from narrative.engine.naming import resolve_node
 from narrative.engine.new import NewNode, new_node
 from narrative.engine.nodes import get_node, get_value, list_nodes
@@ -111,6 +115,7 @@ __all__ = [
     "CheckFailedError",
     "CheckReport",
     "Codex",
+    "Conflict",
     "ConflictError",
     "Connection",
     "ContinuityError",
@@ -131,6 +136,7 @@ __all__ = [
     "InitResult",
     "InvalidInputError",
     "InvalidWorldError",
+    "MergeResult",
     "NarrError",
     "NewNode",
     "Node",
@@ -152,6 +158,7 @@ __all__ = [
     "WhyResult",
     "World",
     "WorldRepo",
+    "abort_merge",
     "audit",
     "batch",
     "book",
@@ -159,6 +166,7 @@ __all__ = [
     "check",
     "codex",
     "connect",
+    "continue_merge",
     "create_branch",
     "default_diffuser",
     "delete_branch",
@@ -176,12 +184,15 @@ __all__ = [
     "list_nodes",
     "list_set_asides",
     "log",
+    "merge",
+    "merge_conflicts",
     "new_node",
     "open_world",
     "reflog",
     "register",
     "replay",
     "reset",
+    "resolve_conflict",
     "resolve_node",
     "restore",
     "retry",
