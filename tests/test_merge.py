@@ -51,7 +51,12 @@ def test_merge_without_conflicts(narr: CLI, world: Path) -> None:
     assert report["ok"], report["problems"]
     assert narr.json("status")["edits"] == []
     git(world, "fsck", "--no-progress")
+    assert narr.json("show", "HEAD")["kind"] == "merge"
+    narr("log")
     narr("event", "Afterwards", "--set", "lamp.state.lit=true")  # the story goes on
+    assert narr.json("check")["ok"]
+    narr("reset", "HEAD~2")  # undoing the merge goes back along the first parent
+    assert git(world, "rev-parse", "HEAD").strip() == head
     assert narr.json("check")["ok"]
 
 
