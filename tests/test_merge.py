@@ -96,6 +96,8 @@ def test_conflicts_resolved_with_ours_theirs_and_value(narr: CLI, world: Path) -
     state = json.loads((world / ".git" / "narr" / "merge.json").read_text("utf-8"))
     assert state["branch"] == "alt" and len(state["conflicts"]) == 3
     narr("event", "Meanwhile", "--set", "lin-yuan.state.x=1", expect=14)  # refused mid-merge
+    narr("switch", "alt", expect=14)
+    assert any("narr merge is in progress" in w for w in narr.json("status")["warnings"])
     narr("merge", "--continue", expect=14)  # not all resolved
     listed = narr.json("conflicts")
     assert listed["unresolved"] == 3
