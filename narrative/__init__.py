@@ -38,6 +38,8 @@ _API = frozenset({
     "ImportResult", "import_bible",
     "AdoptResult", "adopt",
     "log_of", "node_log", "drop_chain",
+    "Conflict", "MergeResult", "merge", "abort_merge", "merge_conflicts", "continue_merge",
+    "resolve_conflict",
 })
 
 

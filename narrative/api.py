@@ -43,6 +43,10 @@ from narrative.engine.graphs import Connection, GraphExport, connect, export_gra
 from narrative.engine.history_of import NodeHistory, history_of
 from narrative.engine.init import InitResult, init_world
 from narrative.engine.log import Entry, log, log_of, node_log, show
+from narrative.engine.merge import Conflict, MergeResult, continue_merge, merge
+from narrative.engine.merge import abort as abort_merge
+from narrative.engine.merge import conflicts as merge_conflicts
+from narrative.engine.merge import resolve as resolve_conflict
 from narrative.engine.naming import resolve_node
 from narrative.engine.new import NewNode, new_node
 from narrative.engine.nodes import get_node, get_value, list_nodes
@@ -113,6 +117,7 @@ __all__ = [
     "CheckFailedError",
     "CheckReport",
     "Codex",
+    "Conflict",
     "ConflictError",
     "Connection",
     "ContinuityError",
@@ -133,6 +138,7 @@ __all__ = [
     "InitResult",
     "InvalidInputError",
     "InvalidWorldError",
+    "MergeResult",
     "NarrError",
     "NewNode",
     "Node",
@@ -154,6 +160,7 @@ __all__ = [
     "WhyResult",
     "World",
     "WorldRepo",
+    "abort_merge",
     "adopt",
     "audit",
     "batch",
@@ -162,6 +169,7 @@ __all__ = [
     "check",
     "codex",
     "connect",
+    "continue_merge",
     "create_branch",
     "default_diffuser",
     "delete_branch",
@@ -181,6 +189,8 @@ __all__ = [
     "list_set_asides",
     "log",
     "log_of",
+    "merge",
+    "merge_conflicts",
     "new_node",
     "node_log",
     "open_world",
@@ -188,6 +198,7 @@ __all__ = [
     "register",
     "replay",
     "reset",
+    "resolve_conflict",
     "resolve_node",
     "restore",
     "retry",

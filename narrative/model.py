@@ -110,6 +110,11 @@ class Change(BaseModel):
     field: Pointer
     old_value: Any = None
     new_value: Any = None
+    side: Literal["theirs", "resolved"] | None = Field(
+        default=None,
+        description="In a merge event: the change came from the merged branch (theirs) or "
+                    "resolves a conflict (resolved); absent elsewhere.",
+    )
 
     @property
     def has_old(self) -> bool:
@@ -137,6 +142,8 @@ class Change(BaseModel):
                 data.pop("old_value", None)
             if not self.has_new:
                 data.pop("new_value", None)
+            if self.side is None:
+                data.pop("side", None)
         return data
 
 
@@ -235,7 +242,7 @@ class EventRecord(BaseModel):
     model_config = ConfigDict(extra="forbid", title="narr event record")
 
     narr: int = Field(default=FORMAT_VERSION, description="Record format version.")
-    kind: Literal["genesis", "event"] = "event"
+    kind: Literal["genesis", "event", "merge"] = "event"
     id: str
     parent: str | None
     content: str
@@ -249,6 +256,8 @@ class EventRecord(BaseModel):
     causes: list[str] = Field(default_factory=list)
     reverts: str | None = None
     replay_of: str | None = None
+    merged: str | None = Field(
+        default=None, description="A merge event: the branch merged (its tip is the second parent).")
     explicit: list[Op] = Field(
         default_factory=list,
         description="The changes the user spelled out (--set, --delta ...), kept so a replay "

@@ -92,6 +92,7 @@ def _register() -> None:
         export_cmd,
         import_cmd,
         init_cmd,
+        merge_cmd,
         query_cmd,
         read_cmd,
         schema_cmd,
@@ -100,7 +101,7 @@ def _register() -> None:
     )
 
     for module in (init_cmd, event_cmd, read_cmd, query_cmd, export_cmd, import_cmd, audit_cmd,
-                   travel_cmd, branch_cmd, check_cmd, schema_cmd, serve_cmd):
+                   travel_cmd, branch_cmd, merge_cmd, check_cmd, schema_cmd, serve_cmd):
         for command in module.COMMANDS:
             main.add_command(command)
 

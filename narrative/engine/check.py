@@ -1,7 +1,8 @@
 """``narr check``: the history explains the world, and the world is valid.
 
 For every event on the story line, ``tree(parent) + edits + diffusions ==
-tree(event)``, compared node by node as JSON on exactly the nodes the event
+tree(event)`` (a merge event's parent is its first parent, the story line it
+continues), compared node by node as JSON on exactly the nodes the event
 touched (a tree diff finds them, so the cost follows the size of the events, not
 of the world). Then every node of the current world is validated once: a valid
 node, in the right file, with an id used once, whose relations point at nodes
@@ -107,7 +108,7 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         problems = [] if c is boundary else _check_commit(
             repo, layout, c, parent if i > start or rec is None else None, rec, prev_record, seen_ids)
         if rec is not None:
-            report.events += rec.kind == "event"
+            report.events += rec.kind in ("event", "merge")
             seen_ids.setdefault(rec.id, str(c.id))
         for p in problems:
             report.problems.append(Problem(str(c.id), rec.id if rec else None,
@@ -197,7 +198,7 @@ def _check_commit(repo: pygit2.Repository, layout: Layout, c: pygit2.Commit,
                            got if got is not None else fields.ABSENT):
             detail = _mismatch(node_id, want, got)
             problems.append(f"node {node_id}: the committed file does not match the record ({detail})")
-    for ch in rec.diffusions:
+    for ch in rec.diffusions if rec.kind == "event" else []:  # a merge brings others' nodes
         if ch.field == "" and ch.has_new and isinstance(ch.new_value, dict) and (
                 ch.new_value.get("created_by_event") != rec.id):
             problems.append(f"node {ch.target} was created by this event but its "

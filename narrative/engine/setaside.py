@@ -265,6 +265,7 @@ class RestoreResult:
 def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
     """Put set-aside edits back into the working tree as hand edits."""
     with move.writing(wr) as recovered:
+        wr.require_no_git_operation()  # edits put back under a stopped merge would block it
         item = pick(wr, which)
         head = wr.head_commit()
         assert head is not None

@@ -29,15 +29,17 @@ class Sealed:
 
 
 def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecord,
-         *, when: datetime | None = None) -> Sealed:
+         *, when: datetime | None = None, merged: pygit2.Commit | None = None) -> Sealed:
     """Commit ``finals`` (node id -> node after the event, None = gone) on top of the view's tree.
 
     ``finals`` holds every node whose committed state changes: hand edits the event
-    absorbs and the event's own diffusions.
+    absorbs and the event's own diffusions. ``merged`` is a merge event's second
+    parent (the merged branch's tip); the first parent is always HEAD, the story
+    line the record's changes start from.
     """
     wr = view.wr
     repo = wr.repo
-    ref = wr.require_branch()
+    ref = wr.require_branch(merging=merged is not None)
     head = wr.head_commit()
     assert head is not None and view.tree is not None
     tree = view.tree
@@ -58,7 +60,8 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
 
     new_tree = update_tree(repo, tree.id, tree_changes)
     sig = wr.signature(when)
-    commit = repo.create_commit(None, sig, sig, records.encode(record), new_tree, [head.id])
+    commit = repo.create_commit(None, sig, sig, records.encode(record), new_tree,
+                               [head.id, *([merged.id] if merged is not None else [])])
 
     new_tree_obj = repo[new_tree]
     assert isinstance(new_tree_obj, pygit2.Tree)

@@ -56,7 +56,8 @@ RECORD_FIELDS: dict[str, Any] = {
     "narr": 1, "kind": "event", "id": None, "parent": None, "content": "",
     "diffusions": [], "edits": [], "narrative_text": None, "timestamp": None,
     "created_at": None, "close_scene": False, "diffuser": None, "causes": [],
-    "reverts": None, "replay_of": None, "explicit": [],
+    "reverts": None, "replay_of": None, "merged": None,
+    "explicit": [],
 }
 
 

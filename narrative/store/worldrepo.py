@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 
 _CACHE_TUNED = False
+MERGE_STATE = "merge.json"  # under .git/narr/: a merge stopped on conflicts
 
 
 def _tune_object_cache() -> None:
@@ -125,7 +126,7 @@ class WorldRepo:
             return None
         return self.repo.head.peel(pygit2.Commit)
 
-    def require_no_git_operation(self) -> None:
+    def require_no_git_operation(self, *, merging: bool = False) -> None:
         """Refuse to move the story while git is half-way through a merge, rebase or the like.
 
         Moving the branch then would leave git's own state (MERGE_HEAD...) pointing at
@@ -138,10 +139,18 @@ class WorldRepo:
                 f"a git {what} is in progress in this repository; narr will not move the story "
                 "under it", hint="finish it (git commit, git rebase --continue) or abort it "
                                  "(git merge --abort, git rebase --abort) first")
+        if not merging and (self.narr_dir / MERGE_STATE).exists():
+            raise ConflictError(
+                "a narr merge is in progress (it stopped on conflicts); narr will not move the "
+                "story under it", hint="narr conflicts lists them: narr resolve each, then "
+                                       "narr merge --continue, or narr merge --abort")
 
-    def require_branch(self) -> str:
-        """The current branch's ref; events and resets only move branches."""
-        self.require_no_git_operation()
+    def require_branch(self, *, merging: bool = False) -> str:
+        """The current branch's ref; events and resets only move branches.
+
+        ``merging``: the caller is the stopped merge itself, going on.
+        """
+        self.require_no_git_operation(merging=merging)
         ref = self.head_ref()
         if ref is None:
             raise InvalidInputError(

@@ -1,0 +1,99 @@
+"""Merging story lines: ``narr merge``, ``narr conflicts``, ``narr resolve``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from narrative.cli.context import Context, pass_context
+from narrative.cli.output import emit_json, json_option, short, warn
+
+
+@click.command("merge")
+@click.argument("branch", required=False)
+@click.option("--continue", "go_on", is_flag=True,
+              help="Commit the stopped merge once every conflict is resolved.")
+@click.option("--abort", is_flag=True, help="Forget the stopped merge (the world never changed).")
+@json_option
+@pass_context
+def merge_cmd(ctx: Context, branch: str | None, go_on: bool, abort: bool, as_json: bool) -> None:
+    """Merge story branch BRANCH into the current one, node by node and field by field.
+
+    Changes to different fields (and different relation edges) merge cleanly; the
+    same field changed to different values is a conflict: the merge stops with
+    nothing committed (narr conflicts, narr resolve, narr merge --continue).
+    """
+    from narrative.engine import merge as merging
+
+    if sum((branch is not None, go_on, abort)) != 1:
+        raise click.UsageError("give a BRANCH, --continue or --abort")
+    wr = ctx.world
+    if abort:
+        data: dict[str, Any] = merging.abort(wr)
+        if as_json:
+            emit_json(data)
+        else:
+            click.echo(f"Merge of {data['branch']} aborted; nothing was changed")
+        return
+    result = (merging.continue_merge(wr) if go_on else merging.merge(wr, branch or "")).to_json()
+    if as_json:
+        emit_json(result)
+        return
+    for note in result["warnings"]:
+        warn(note)
+    if result["fast_forward"]:
+        click.echo(f"Fast-forward to {result['branch']}, at {short(result['commit'])}")
+        return
+    diffusions = result["record"]["diffusions"]
+    sides = {side: sum(1 for d in diffusions if d.get("side") == side)
+             for side in ("theirs", "resolved")}
+    click.echo(f"Merged {result['branch']} as {short(result['commit'])}: "
+               f"{sides['theirs']} change(s) from {result['branch']}, "
+               f"{sides['resolved']} resolved")
+
+
+@click.command("conflicts")
+@json_option
+@pass_context
+def conflicts_cmd(ctx: Context, as_json: bool) -> None:
+    """List the conflicts of the merge in progress, with the resolutions chosen so far."""
+    from narrative.engine.merge import conflict_line, conflicts
+
+    data = conflicts(ctx.world)
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(f"Merging {data['branch']}: {data['unresolved']} of {len(data['conflicts'])} "
+               "conflict(s) unresolved")
+    for c in data["conflicts"]:
+        mark = "resolved" if c["resolved"] else "open    "
+        click.echo(f"  {mark} {conflict_line(c)}")
+
+
+@click.command("resolve")
+@click.argument("node")
+@click.argument("field")
+@click.option("--ours", "take", flag_value="ours", help="Keep this story line's value.")
+@click.option("--theirs", "take", flag_value="theirs", help="Take the merged branch's value.")
+@click.option("--value", "value", metavar="JSON", help="Set this value (JSON; a bare word is a string).")
+@json_option
+@pass_context
+def resolve_cmd(ctx: Context, node: str, field: str, take: str | None, value: str | None,
+                as_json: bool) -> None:
+    """Resolve the conflict on NODE's FIELD (a JSON pointer such as /state/mood; '' is the whole node)."""
+    from narrative.engine import merge as merging
+
+    if (take is None) == (value is None):
+        raise click.UsageError("give one of --ours, --theirs or --value JSON")
+    parsed = merging.parse_value(value) if value is not None else merging.ABSENT
+    data = merging.resolve(ctx.world, node, field, take=take, value=parsed)
+    if as_json:
+        emit_json(data)
+        return
+    left = data["unresolved"]
+    click.echo(f"Resolved {node} {field or '(whole node)'}; "
+               + (f"{left} conflict(s) left" if left else "narr merge --continue commits the merge"))
+
+
+COMMANDS = [merge_cmd, conflicts_cmd, resolve_cmd]

@@ -1,0 +1,428 @@
+"""``narr merge``: two story lines become one, three-way per node and per JSON field.
+
+The base is the merge base of HEAD (ours) and the branch (theirs). A node only
+theirs changed comes over whole; a node both changed merges field by field, the
+fields :func:`narrative.fields.diff` yields (every relation edge is a field of its
+own, ``/relations/<type>/<target>``):
+
+- a field changed on one side only takes that side's value;
+- a field changed on both sides to the same value is no conflict;
+- a field changed on both sides to different values (or one side changing a
+  field inside another the other side replaced) is a conflict;
+- a node created on both sides with the same id merges the same way from an
+  empty base: equal content is one node, different content a conflict per field
+  (who created it, ``created_by_event``, stays ours);
+- a node ended on one side and changed on the other is a conflict on the whole
+  node (field ``""``).
+
+The merge is an event: a commit with two parents (HEAD, then the branch tip)
+whose record (kind ``merge``) lists as diffusions the changes from the first
+parent's world to the merged world, each with the side it came from
+(``theirs``, or ``resolved`` for a conflict's resolution); ``narr check``
+verifies it like any event. When HEAD is an ancestor of the branch, the story
+just moves there (a fast-forward).
+
+On conflicts nothing is committed: the state is kept (:mod:`narrative.store.mergestate`)
+until ``narr merge --continue`` or ``--abort``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from narrative import fields
+from narrative.engine.event import iso, now_utc
+from narrative.errors import (
+    ConflictError,
+    InvalidInputError,
+    InvalidWorldError,
+    NotFoundError,
+    NothingToDoError,
+)
+from narrative.ids import new_event_id
+from narrative.model import Change, EventRecord
+from narrative.nodefile import NodeDict, as_node_dict, validate
+from narrative.store import history, mergestate, move, records, worktree
+from narrative.store.commit import seal
+from narrative.store.view import WorldView
+from narrative.store.worldrepo import WorldRepo
+
+if TYPE_CHECKING:
+    import pygit2
+
+HEADS = "refs/heads/"
+ABSENT = fields.ABSENT
+WHOLE_NODE = ""
+
+
+@dataclass
+class Conflict:
+    node: str
+    field: str  # a JSON pointer; "" is the whole node
+    base: Any
+    ours: Any
+    theirs: Any
+
+    @property
+    def key(self) -> str:
+        return f"{self.node}\t{self.field}"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"node": self.node, "field": self.field}
+        for name in ("base", "ours", "theirs"):  # a key left out: the value is absent
+            value = getattr(self, name)
+            if value is not ABSENT:
+                out[name] = value
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Conflict:
+        return cls(data["node"], data["field"], data.get("base", ABSENT),
+                   data.get("ours", ABSENT), data.get("theirs", ABSENT))
+
+
+@dataclass
+class MergeResult:
+    branch: str
+    commit: str | None = None
+    fast_forward: bool = False
+    record: EventRecord | None = None
+    conflicts: list[Conflict] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"branch": self.branch, "commit": self.commit,
+                               "fast_forward": self.fast_forward, "warnings": self.warnings}
+        out["record"] = records.record_json(self.record) if self.record is not None else None
+        return out
+
+
+@dataclass
+class _Plan:
+    finals: dict[str, NodeDict | None]  # node id -> merged node (None: gone), where it differs
+    conflicts: list[Conflict]
+    resolved: set[str]  # keys of the conflicts whose resolution is in ``finals``
+
+
+# --- the three-way merge (pure) ---------------------------------------------------------
+
+
+def _overlaps(a: str, b: str) -> bool:
+    return a == b or a.startswith(b + "/") or b.startswith(a + "/")
+
+
+def merge_node(node_id: str, base: NodeDict | None, ours: NodeDict | None,
+               theirs: NodeDict | None) -> tuple[NodeDict | None, list[Conflict]]:
+    """The merged node (ours where there is a conflict) and the conflicts."""
+    if fields.same(_v(ours), _v(theirs)) or fields.same(_v(base), _v(theirs)):
+        return ours, []
+    if fields.same(_v(base), _v(ours)):
+        return theirs, []
+    if ours is None or theirs is None:
+        return ours, [Conflict(node_id, WHOLE_NODE, _v(base), _v(ours), _v(theirs))]
+    start: dict[str, Any] = dict(base) if base is not None else {}
+    mine = fields.diff(node_id, start, ours)
+    other = fields.diff(node_id, start, theirs)
+    merged: dict[str, Any] = copy.deepcopy(dict(ours))
+    conflicts: list[Conflict] = []
+    clean: list[Change] = []
+    for ch in other:
+        if base is None and ch.field == "/created_by_event":
+            continue  # made on both sides: the node stays ours
+        clash = [m for m in mine if _overlaps(m.field, ch.field)]
+        if not clash:
+            clean.append(ch)
+            continue
+        if len(clash) == 1 and clash[0].field == ch.field and fields.same(clash[0].new, ch.new):
+            continue
+        where = min([ch.field, *(m.field for m in clash)], key=len)
+        if any(c.field == where for c in conflicts):
+            continue
+        conflicts.append(Conflict(node_id, where, fields.get(start, where),
+                                  fields.get(ours, where), fields.get(theirs, where)))
+    nodes: dict[str, Any] = {node_id: merged}
+    problems = fields.apply_changes(nodes, clean, verify_old=False)
+    if problems:  # a change that cannot land on ours: the two versions, field by field
+        raise InvalidWorldError(f"node {node_id} cannot be merged: {problems[0]}", details=problems)
+    return nodes[node_id], conflicts
+
+
+def _v(node: Any) -> Any:
+    return ABSENT if node is None else node
+
+
+def _resolve_into(node: NodeDict | None, c: Conflict, value: Any) -> NodeDict | None:
+    if c.field == WHOLE_NODE:
+        return None if value is ABSENT else as_node_dict(dict(value))
+    if node is None:
+        raise InvalidInputError(f"{c.node} {c.field}: the node is gone, a field cannot be set")
+    out: dict[str, Any] = copy.deepcopy(dict(node))
+    if value is ABSENT:
+        fields.drop(out, c.field)
+    else:
+        fields.put(out, c.field, copy.deepcopy(value))
+    return as_node_dict(out)
+
+
+# --- reading the three worlds -----------------------------------------------------------
+
+
+def _plan(wr: WorldRepo, base: pygit2.Commit, ours: pygit2.Commit, theirs: pygit2.Commit,
+          resolutions: dict[str, Any]) -> _Plan:
+    views = {name: WorldView(wr, c.tree) for name, c in
+             (("base", base), ("ours", ours), ("theirs", theirs))}
+    mine = mergestate.changed_nodes(wr, base.tree, ours.tree)
+    other = mergestate.changed_nodes(wr, base.tree, theirs.tree)
+
+    def node(which: str, node_id: str) -> NodeDict | None:
+        found = views[which].committed_file(node_id)
+        return found[1] if found is not None else None
+
+    finals: dict[str, NodeDict | None] = {}
+    conflicts: list[Conflict] = []
+    resolved: set[str] = set()
+    for node_id in sorted(other):
+        o = node("ours", node_id) if node_id in mine else node("base", node_id)
+        merged, found = merge_node(node_id, node("base", node_id), o, node("theirs", node_id))
+        for c in found:
+            if c.key in resolutions:
+                merged = _resolve_into(merged, c, _stored(resolutions[c.key]))
+                resolved.add(c.key)
+        conflicts.extend(found)
+        if not fields.same(_v(merged), _v(o)):
+            finals[node_id] = merged
+    return _Plan(finals, conflicts, resolved)
+
+
+def _stored(value: Any) -> Any:
+    """A resolution as merge.json keeps it: ``{"value": ...}``, or ``{}`` for absent."""
+    return value.get("value", ABSENT)
+
+
+def _validate(wr: WorldRepo, head: pygit2.Commit, finals: dict[str, NodeDict | None]) -> None:
+    """The merged world must be valid where it changed: nodes, and relations to live nodes."""
+    view = WorldView(wr, head.tree)
+    problems: list[str] = []
+    for node_id, node in sorted(finals.items()):
+        if node is None:
+            continue
+        try:
+            validate(node, f"node {node_id}")
+        except InvalidWorldError as exc:
+            problems.extend(exc.details or [exc.message])
+            continue
+        for rtype, targets in node.get("relations", {}).items():
+            for dst in targets:
+                alive = finals[dst] is not None if dst in finals else (
+                    view.committed_path(dst) is not None)
+                if not alive:
+                    problems.append(f"node {node_id}: relation {rtype}->{dst} points at a node "
+                                    "the merged world does not have")
+    gone = [node_id for node_id, node in finals.items() if node is None]
+    for src, rtype, dst in view.incoming(gone) if gone else []:
+        if src in finals:
+            continue  # the merged node's own relations were checked above
+        problems.append(f"node {src}: relation {rtype}->{dst} points at a node the merge ends")
+    if problems:
+        raise ConflictError(f"the merged world would not be valid: {problems[0]}",
+                            details=problems, hint="nothing was changed; resolve the conflicts "
+                            "differently (narr resolve ... --value) or record an event on either "
+                            "branch first")
+
+
+# --- the commands -----------------------------------------------------------------------
+
+
+def _theirs(wr: WorldRepo, branch: str) -> pygit2.Commit:
+    if branch.startswith("-"):
+        raise InvalidInputError(f"{branch!r} is not a branch")
+    if branch not in wr.repo.branches.local:
+        raise NotFoundError(f"no branch named {branch!r}", hint="narr branch lists them")
+    tip = history.peel_commit(wr, HEADS + branch)
+    if tip is None:
+        raise NotFoundError(f"branch {branch!r} points at no commit of this repository")
+    return tip
+
+
+def _refuse_hand_edits(wr: WorldRepo, head: pygit2.Commit) -> None:
+    scan = worktree.scan(wr, head.tree)
+    if scan.raw or scan.problems:
+        n = len(scan.raw) or len(scan.problems)
+        raise ConflictError(
+            f"there are uncommitted hand edits ({n} file(s)); a merge would leave them "
+            "between two story lines",
+            hint="record them with an event first, or set them aside (narr switch --set-aside "
+                 "to another branch, or narr reset --set-aside)")
+
+
+def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeResult:
+    """Merge ``branch`` into the current one; raises ConflictError (state kept) on conflicts."""
+    with move.writing(wr) as recovered:
+        ref = wr.require_branch()
+        if branch == wr.branch():
+            raise NothingToDoError(f"{branch} is the current branch")
+        theirs = _theirs(wr, branch)
+        head = wr.head_commit()
+        assert head is not None
+        result = MergeResult(branch, warnings=recovered)
+        if history.is_ancestor(wr, theirs.id, head.id):
+            raise NothingToDoError(f"already up to date: {branch} is part of this story line")
+        _refuse_hand_edits(wr, head)
+        if history.is_ancestor(wr, head.id, theirs.id):
+            rec = records.decode(theirs.message)
+            move.move(wr, move.Move(
+                ref=ref, old=str(head.id), new=str(theirs.id),
+                message=f"narr merge: fast-forward to {branch}",
+                updates=tuple(move.plan(wr, head.tree, theirs.tree, worktree.scan(wr, head.tree))),
+                tree=theirs.tree,
+            ))
+            result.commit, result.fast_forward, result.record = str(theirs.id), True, rec
+            return result
+        base = mergestate.merge_base(wr, head.id, theirs.id)
+        if base is None:
+            raise ConflictError(f"{branch} shares no history with this story line; there is "
+                                "nothing to merge from")
+        plan = _plan(wr, base, head, theirs, {})
+        if plan.conflicts:
+            state = {"branch": branch, "ours": str(head.id), "theirs": str(theirs.id),
+                     "base": str(base.id), "conflicts": [c.to_json() for c in plan.conflicts],
+                     "resolutions": {}}
+            mergestate.save(wr, state)
+            raise _conflict_error(branch, plan.conflicts)
+        return _seal(wr, head, theirs, branch, plan, result, when)
+
+
+def _conflict_error(branch: str, conflicts: list[Conflict]) -> ConflictError:
+    n = len(conflicts)
+    return ConflictError(
+        f"merging {branch} stopped on {n} conflict{'s' if n != 1 else ''}; nothing was committed",
+        conflicts=[c.to_json() for c in conflicts],
+        details=[conflict_line(c.to_json()) for c in conflicts],
+        hint="narr resolve NODE FIELD --ours|--theirs|--value JSON for each, then "
+             "narr merge --continue (or narr merge --abort)")
+
+
+def conflict_line(c: dict[str, Any]) -> str:
+    def val(key: str) -> str:
+        return fields.show(c[key]) if key in c else "(absent)"
+
+    return (f"{c['node']} {c['field'] or '(whole node)'}: base {val('base')}, "
+            f"ours {val('ours')}, theirs {val('theirs')}")
+
+
+def _seal(wr: WorldRepo, head: pygit2.Commit, theirs: pygit2.Commit, branch: str, plan: _Plan,
+          result: MergeResult, when: datetime | None) -> MergeResult:
+    _validate(wr, head, plan.finals)
+    conflict_fields = [(c.node, c.field) for c in plan.conflicts]
+    view = WorldView(wr, head.tree)
+    diffusions: list[Change] = []
+    for node_id, node in sorted(plan.finals.items()):
+        found = view.committed_file(node_id)
+        for ch in fields.node_changes(node_id, found[1] if found else None, node):
+            resolved = any(n == node_id and _overlaps(f, ch.field) for n, f in conflict_fields)
+            diffusions.append(ch.model_copy(update={"side": "resolved" if resolved else "theirs"}))
+    when = when or now_utc()
+    parent = history.last_record(head)
+    other = history.last_record(theirs)
+    record = EventRecord(
+        kind="merge", id=new_event_id(), parent=parent.id if parent else None,
+        content=f"Merge branch {branch}", diffusions=diffusions, created_at=iso(when),
+        causes=[other.id] if other is not None else [], merged=branch,
+    )
+    sealed = seal(view, plan.finals, record, when=when, merged=theirs)
+    result.commit, result.record = sealed.commit, record
+    return result
+
+
+def _require_state(wr: WorldRepo) -> dict[str, Any]:
+    state = mergestate.load(wr)
+    if state is None:
+        raise NothingToDoError("no merge is in progress")
+    return state
+
+
+def conflicts(wr: WorldRepo) -> dict[str, Any]:
+    """The stopped merge: its branch and every conflict with the resolution chosen, if any."""
+    state = _require_state(wr)
+    rows = []
+    for c in state["conflicts"]:
+        key = f"{c['node']}\t{c['field']}"
+        res = state["resolutions"].get(key)
+        rows.append({**c, "resolved": res is not None,
+                     **({"resolution": res["value"]} if res and "value" in res else {})})
+    return {"branch": state["branch"], "ours": state["ours"], "theirs": state["theirs"],
+            "base": state["base"], "conflicts": rows,
+            "unresolved": sum(1 for r in rows if not r["resolved"])}
+
+
+def resolve(wr: WorldRepo, node: str, field_: str, *, take: str | None = None,
+            value: Any = ABSENT) -> dict[str, Any]:
+    """Choose a conflict's outcome: ``take`` "ours" or "theirs", or an explicit ``value``."""
+    with move.writing(wr):
+        state = _require_state(wr)
+        found = [c for c in state["conflicts"] if c["node"] == node and c["field"] == field_]
+        if not found:
+            raise NotFoundError(f"no conflict on {node} {field_ or '(whole node)'}",
+                                hint="narr conflicts lists them")
+        c = found[0]
+        if take in ("ours", "theirs"):
+            chosen: dict[str, Any] = {"value": c[take]} if take in c else {}
+        elif take is None and value is not ABSENT:
+            chosen = {"value": value}
+        else:
+            raise InvalidInputError("say which: --ours, --theirs or --value JSON")
+        state["resolutions"][f"{node}\t{field_}"] = chosen
+        mergestate.save(wr, state)
+        return conflicts(wr)
+
+
+def continue_merge(wr: WorldRepo, *, when: datetime | None = None) -> MergeResult:
+    """Commit the stopped merge once every conflict is resolved."""
+    with move.writing(wr) as recovered:
+        state = _require_state(wr)
+        wr.require_branch(merging=True)
+        head = wr.head_commit()
+        assert head is not None
+        if str(head.id) != state["ours"]:
+            raise ConflictError("the story line moved since the merge stopped",
+                                hint="narr merge --abort, then merge again")
+        open_ = [c for c in state["conflicts"]
+                 if f"{c['node']}\t{c['field']}" not in state["resolutions"]]
+        if open_:
+            raise ConflictError(f"{len(open_)} conflict(s) are not resolved yet",
+                                conflicts=open_, details=[conflict_line(c) for c in open_],
+                                hint="narr resolve NODE FIELD --ours|--theirs|--value JSON")
+        _refuse_hand_edits(wr, head)
+        repo = wr.repo
+        theirs, base = repo[state["theirs"]], repo[state["base"]]
+        plan = _plan(wr, base, head, theirs, state["resolutions"])  # type: ignore[arg-type]
+        missing = [c for c in plan.conflicts if c.key not in plan.resolved]
+        if missing:  # the worlds are what they were, so this is only a damaged state file
+            raise _conflict_error(state["branch"], missing)
+        result = MergeResult(state["branch"], warnings=recovered)
+        _seal(wr, head, theirs, state["branch"], plan, result, when)  # type: ignore[arg-type]
+        mergestate.drop(wr)
+        return result
+
+
+def abort(wr: WorldRepo) -> dict[str, Any]:
+    """Forget the stopped merge; the world was never changed by it."""
+    with move.writing(wr):
+        state = _require_state(wr)
+        mergestate.drop(wr)
+        return {"branch": state["branch"], "aborted": True}
+
+
+def parse_value(text: str) -> Any:
+    """A resolution's ``--value``: JSON, or a bare word taken as a string."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        if text and not text.lstrip().startswith(("{", "[", '"')):
+            return text
+        raise InvalidInputError(f"--value {text!r} is not valid JSON") from None
+

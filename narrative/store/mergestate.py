@@ -1,0 +1,81 @@
+"""A merge that stopped on conflicts: ``.git/narr/merge.json``, and the nodes two trees differ in.
+
+The state file is the only thing a stopped merge writes: the branch, the three
+commits (ours, theirs, their merge base), the conflicts and the resolutions
+chosen so far. The world, the index and HEAD are untouched until
+``narr merge --continue`` seals the merge event, so dropping the file is the
+whole of ``narr merge --abort``. While it exists, every command that moves the
+story refuses (:meth:`narrative.store.worldrepo.WorldRepo.require_no_git_operation`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+from narrative.ids import parse_node_path
+from narrative.store.trees import diff_blobs, subtree, walk_blobs
+from narrative.store.worldrepo import MERGE_STATE, WorldRepo
+
+if TYPE_CHECKING:
+    import pygit2
+
+
+def load(wr: WorldRepo) -> dict[str, Any] | None:
+    """The stopped merge's state, or None when no merge is in progress."""
+    path = wr.narr_dir / MERGE_STATE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def save(wr: WorldRepo, state: dict[str, Any]) -> None:
+    """Write the state whole (a temporary file renamed over the old one)."""
+    wr.narr_dir.mkdir(parents=True, exist_ok=True)
+    path = wr.narr_dir / MERGE_STATE
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n",
+                   encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def drop(wr: WorldRepo) -> bool:
+    """Forget the stopped merge; False when there was none."""
+    try:
+        (wr.narr_dir / MERGE_STATE).unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def merge_base(wr: WorldRepo, a: pygit2.Oid, b: pygit2.Oid) -> pygit2.Commit | None:
+    """The best common ancestor of two commits, or None when their histories never meet."""
+    base = wr.repo.merge_base(a, b)
+    if base is None:
+        return None
+    commit = wr.repo[base]
+    return commit  # type: ignore[return-value]
+
+
+def changed_nodes(wr: WorldRepo, old: pygit2.Tree, new: pygit2.Tree) -> set[str]:
+    """Ids of the nodes whose files differ between two commit trees (added, changed or gone)."""
+    repo = wr.repo
+    layout = wr.config.layout
+    a, b = subtree(old, "world"), subtree(new, "world")
+    if a is None and b is None:
+        return set()
+    if a is None or b is None:
+        tree = b if b is not None else a
+        assert tree is not None
+        paths = [p for p, _ in walk_blobs(repo, tree, "world")]
+    else:
+        paths = [p for p, _, _ in diff_blobs(repo, a, b, "world")]
+    out = set()
+    for path in paths:
+        placed = parse_node_path(path, layout)
+        if placed is not None:
+            out.add(placed[1])
+    return out

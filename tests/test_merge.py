@@ -1,0 +1,209 @@
+"""Merging story lines: three-way per node and per JSON field, conflicts, abort, fast-forward."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import CLI, edit_node, git, read_node, snapshot
+from hypothesis import given
+from hypothesis import strategies as st
+
+from narrative import fields
+from narrative.engine.merge import merge_node
+
+
+def two_lines(narr: CLI, world: Path) -> None:
+    """main and 'alt' from a common base, each with its own events."""
+    narr("branch", "alt")
+    narr("event", "Lin Yuan tires", "--set", "lin-yuan.state.mood=tired",
+         "--relate", "lin-yuan:knows:old-zhou")
+    narr("switch", "alt")
+    (world / "lamp.json").write_text(json.dumps(
+        {"id": "lamp", "name": "Lamp", "layer": "item", "summary": "An oil lamp."}), "utf-8")
+    narr("event", "Su Qing lights a lamp", "--set", "su-qing.state.mood=calm",
+         "--relate", "lin-yuan:owes:su-qing", "--create", str(world / "lamp.json"))
+    (world / "lamp.json").unlink()
+    narr("switch", "main")
+
+
+def test_merge_without_conflicts(narr: CLI, world: Path) -> None:
+    two_lines(narr, world)
+    head = git(world, "rev-parse", "HEAD").strip()
+    alt = git(world, "rev-parse", "alt").strip()
+    out = narr.json("merge", "alt")
+    assert not out["fast_forward"]
+    record = out["record"]
+    assert record["kind"] == "merge" and record["merged"] == "alt"
+    assert {d["side"] for d in record["diffusions"]} == {"theirs"}
+    assert {(d["target"], d["field"]) for d in record["diffusions"]} == {
+        ("su-qing", "/state/mood"), ("lin-yuan", "/relations/owes/su-qing"), ("lamp", "")}
+    parents = git(world, "rev-list", "--parents", "-n1", "HEAD").split()
+    assert parents[1:] == [head, alt]  # HEAD first, the branch's tip second
+    lin = read_node(world, "lin-yuan")
+    assert lin["state"]["mood"] == "tired"  # ours
+    assert "old-zhou" in lin["relations"]["knows"] and "su-qing" in lin["relations"]["owes"]
+    assert read_node(world, "su-qing")["state"]["mood"] == "calm"  # theirs
+    assert read_node(world, "lamp")["name"] == "Lamp"  # created on theirs
+    report = narr.json("check")
+    assert report["ok"], report["problems"]
+    assert narr.json("status")["edits"] == []
+    git(world, "fsck", "--no-progress")
+    assert narr.json("show", "HEAD")["kind"] == "merge"
+    narr("log")
+    narr("event", "Afterwards", "--set", "lamp.state.lit=true")  # the story goes on
+    assert narr.json("check")["ok"]
+    narr("reset", "HEAD~2")  # undoing the merge goes back along the first parent
+    assert git(world, "rev-parse", "HEAD").strip() == head
+    assert narr.json("check")["ok"]
+
+
+def test_merge_same_change_on_both_sides_is_no_conflict(narr: CLI, world: Path) -> None:
+    narr("branch", "alt")
+    narr("event", "Tired here", "--set", "lin-yuan.state.mood=tired")
+    narr("switch", "alt")
+    narr("event", "Tired there", "--set", "lin-yuan.state.mood=tired",
+         "--set", "lin-yuan.state.goal=sleep")
+    narr("switch", "main")
+    out = narr.json("merge", "alt")
+    assert [(d["field"], d["new_value"]) for d in out["record"]["diffusions"]] == [
+        ("/state/goal", "sleep")]
+    assert narr.json("check")["ok"]
+
+
+def conflicting(narr: CLI) -> None:
+    narr("branch", "alt")
+    narr("event", "Here", "--set", "lin-yuan.state.mood=tired",
+         "--set", "su-qing.state.mood=angry", "--set", "black-ring.state.colour=red")
+    narr("switch", "alt")
+    narr("event", "There", "--set", "lin-yuan.state.mood=elated",
+         "--set", "su-qing.state.mood=calm", "--set", "black-ring.state.colour=blue",
+         "--set", "old-zhou.state.mood=sleepy")
+    narr("switch", "main")
+
+
+def test_conflicts_resolved_with_ours_theirs_and_value(narr: CLI, world: Path) -> None:
+    conflicting(narr)
+    before = snapshot(world)
+    err = json.loads(narr("merge", "alt", "--json", expect=14).stderr)
+    assert err["type"] == "ConflictError"
+    assert {(c["node"], c["field"], c["ours"], c["theirs"]) for c in err["conflicts"]} == {
+        ("lin-yuan", "/state/mood", "tired", "elated"), ("su-qing", "/state/mood", "angry", "calm"),
+        ("black-ring", "/state/colour", "red", "blue")}
+    assert snapshot(world) == before  # nothing committed, the world untouched
+    state = json.loads((world / ".git" / "narr" / "merge.json").read_text("utf-8"))
+    assert state["branch"] == "alt" and len(state["conflicts"]) == 3
+    narr("event", "Meanwhile", "--set", "lin-yuan.state.x=1", expect=14)  # refused mid-merge
+    narr("switch", "alt", expect=14)
+    assert any("narr merge is in progress" in w for w in narr.json("status")["warnings"])
+    narr("merge", "--continue", expect=14)  # not all resolved
+    listed = narr.json("conflicts")
+    assert listed["unresolved"] == 3
+    narr("resolve", "lin-yuan", "/state/mood", "--ours")
+    narr("resolve", "su-qing", "/state/mood", "--theirs")
+    narr("resolve", "nobody", "/state/mood", "--ours", expect=11)
+    assert narr.json("resolve", "black-ring", "/state/colour", "--value", '"purple"')["unresolved"] == 0
+    out = narr.json("merge", "--continue")
+    sides = {(d["target"], d["field"]): d["side"] for d in out["record"]["diffusions"]}
+    assert sides == {("su-qing", "/state/mood"): "resolved",
+                     ("black-ring", "/state/colour"): "resolved",
+                     ("old-zhou", "/state/mood"): "theirs"}
+    assert read_node(world, "lin-yuan")["state"]["mood"] == "tired"
+    assert read_node(world, "su-qing")["state"]["mood"] == "calm"
+    assert read_node(world, "black-ring")["state"]["colour"] == "purple"
+    assert read_node(world, "old-zhou")["state"]["mood"] == "sleepy"
+    assert not (world / ".git" / "narr" / "merge.json").exists()
+    assert narr.json("check")["ok"]
+    narr("conflicts", expect=16)
+
+
+def test_abort_leaves_everything_as_before(narr: CLI, world: Path) -> None:
+    conflicting(narr)
+    before = snapshot(world)
+    narr("merge", "alt", expect=14)
+    narr("merge", "alt", expect=14)  # one merge at a time
+    assert narr.json("merge", "--abort")["aborted"]
+    assert snapshot(world) == before
+    assert not (world / ".git" / "narr" / "merge.json").exists()
+    narr("merge", "--abort", expect=16)
+    narr("event", "Free again", "--set", "lin-yuan.state.x=1")
+
+
+def test_expired_on_one_side_changed_on_the_other(narr: CLI, world: Path) -> None:
+    narr("branch", "alt")
+    narr("event", "The lantern goes out for good", "--expire", "paper-lantern")
+    narr("switch", "alt")
+    narr("event", "The lantern flickers", "--set", "paper-lantern.state.lit=true")
+    narr("switch", "main")
+    err = json.loads(narr("merge", "alt", "--json", expect=14).stderr)
+    assert [(c["node"], c["field"], "ours" in c) for c in err["conflicts"]] == [
+        ("paper-lantern", "", False)]
+    narr("resolve", "paper-lantern", "", "--ours")
+    narr("merge", "--continue")
+    assert narr.json("check")["ok"]
+
+
+def test_fast_forward(narr: CLI, world: Path) -> None:
+    narr("branch", "alt")
+    narr("switch", "alt")
+    narr("event", "Ahead", "--set", "lin-yuan.state.mood=tired")
+    narr("switch", "main")
+    out = narr.json("merge", "alt")
+    assert out["fast_forward"]
+    assert git(world, "rev-parse", "HEAD").strip() == git(world, "rev-parse", "alt").strip()
+    assert read_node(world, "lin-yuan")["state"]["mood"] == "tired"
+    assert narr.json("status")["edits"] == []
+    narr("merge", "alt", expect=16)  # already up to date
+
+
+def test_refuses_with_hand_edits(narr: CLI, world: Path) -> None:
+    two_lines(narr, world)
+    edit_node(world, "old-zhou", mood="grumpy")
+    before = snapshot(world)
+    result = narr("merge", "alt", expect=14)
+    assert "uncommitted hand edits" in result.stderr and "record them with an event" in result.stderr
+    assert snapshot(world) == before
+
+
+# --- the property: different fields merge to base + both sides ---------------------------
+
+BASE: dict[str, Any] = {"id": "n", "name": "N", "layer": "item", "state": {"a": 1, "b": {"c": 2}},
+                        "relations": {"holds": {"x": {}}}}
+FIELDS = ["/state/a", "/state/b/c", "/state/d", "/summary", "/relations/holds/y",
+          "/relations/knows/z", "/relations/holds/x"]
+VALUES = st.one_of(st.integers(-3, 3), st.text(max_size=3), st.booleans(), st.none(),
+                   st.just(fields.ABSENT))
+
+
+def _applied(node: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    out = json.loads(json.dumps(node))
+    for ptr, value in changes.items():
+        if ptr.startswith("/relations/"):
+            value = {} if value is not fields.ABSENT else value
+        if value is fields.ABSENT:
+            fields.drop(out, ptr)
+        else:
+            fields.put(out, ptr, value)
+    return out
+
+
+@given(st.dictionaries(st.sampled_from(FIELDS), VALUES, max_size=3),
+       st.dictionaries(st.sampled_from(FIELDS), VALUES, max_size=3))
+def test_merge_of_different_fields_is_base_plus_both(ours_set: dict[str, Any],
+                                                    theirs_set: dict[str, Any]) -> None:
+    theirs_set = {k: v for k, v in theirs_set.items() if k not in ours_set}
+    ours, theirs = _applied(BASE, ours_set), _applied(BASE, theirs_set)
+    merged, conflicts = merge_node("n", BASE, ours, theirs)  # type: ignore[arg-type]
+    assert conflicts == []
+    assert fields.same(merged, _applied(BASE, {**ours_set, **theirs_set}))
+
+
+@pytest.mark.parametrize("equal", [True, False])
+def test_created_on_both_sides(equal: bool) -> None:
+    a = {"id": "n", "name": "N", "layer": "item", "created_by_event": "e1", "summary": "s"}
+    b = {**a, "created_by_event": "e2", "summary": "s" if equal else "t"}
+    merged, conflicts = merge_node("n", None, a, b)  # type: ignore[arg-type]
+    assert merged == a
+    assert [(c.field, c.ours, c.theirs) for c in conflicts] == ([] if equal else [("/summary", "s", "t")])
