@@ -71,7 +71,7 @@ class Profile:
 PROFILES = {
     "smoke": Profile(kills=12, writers=2, events_per_writer=3),
     "quick": Profile(kills=120, writers=4, events_per_writer=6),
-    "full": Profile(kills=1000, writers=4, events_per_writer=40),
+    "full": Profile(kills=1000, writers=4, events_per_writer=100),
 }
 
 
