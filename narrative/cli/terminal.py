@@ -17,8 +17,6 @@ from __future__ import annotations
 import io
 import os
 import shlex
-import shutil
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stdout
@@ -75,6 +73,8 @@ def pager_command() -> str | None:
         program = shlex.split(command)[0]
     except (ValueError, IndexError):
         return None
+    import shutil  # loaded only where a pager may run
+
     return command if shutil.which(program) is not None else None
 
 
@@ -92,6 +92,8 @@ def paged(ctx: Context) -> Iterator[None]:
             yield
     finally:
         text = held.getvalue()
+        import shutil
+
         if text.count("\n") < shutil.get_terminal_size().lines:
             out.write(text)
             out.flush()
@@ -103,6 +105,8 @@ def run_pager(command: str, text: str) -> None:
     env = dict(os.environ)
     env.setdefault("LESS", "FRX")
     sys.stdout.flush()
+    import subprocess
+
     proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env)
     assert proc.stdin is not None
     try:

@@ -87,8 +87,8 @@ def log_of(wr: WorldRepo, what: str = "HEAD", limit: int | None = None, *,
     ``node`` None decides (a revision first, then a node name, alias or id; both is an
     error), True takes ``what`` as a node, False as a revision.
     """
-    if node is False or ".." in what or wr.repo.head_is_unborn:
-        return log(wr, limit, what)
+    if node is False or ".." in what or wr.repo.head_is_unborn or (node is None and what == "HEAD"):
+        return log(wr, limit, what)  # plain `narr log` asks nothing of the names: no walk
     from narrative.engine.naming import Names
 
     if node is True:

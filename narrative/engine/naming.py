@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Final
 
 from narrative.errors import InvalidInputError, NotFoundError
-from narrative.ids import id_problem, normalize_name
+from narrative.ids import LAYERS, id_problem, node_path, normalize_name
 from narrative.nodefile import names_of
 from narrative.store import worktree
 from narrative.store.view import WorldView
@@ -41,12 +41,29 @@ class Names:
     def __init__(self, wr: WorldRepo) -> None:
         # No finish_interrupted() here: the command that follows finishes an interrupted
         # write itself and reports it; a name lookup only needs the committed catalog.
+        self.wr = wr
         head = wr.head_commit()
         self.tree = head.tree if head is not None else None
-        self.view = WorldView(wr, self.tree, worktree.scan_for_reader(wr, self.tree))
+        self._view: WorldView | None = None
+
+    @property
+    def view(self) -> WorldView:
+        """The edited world; scanning for hand edits costs a walk, so only when a name is asked."""
+        if self._view is None:
+            self._view = WorldView(self.wr, self.tree, worktree.scan_for_reader(self.wr, self.tree))
+        return self._view
+
+    def _file_of(self, node_id: str) -> bool:
+        """Whether the working tree holds a file for ``node_id``: an id named as it is needs
+        no walk of the world (most commands are given ids)."""
+        layout = self.wr.config.layout
+        return any(self.wr.abs(node_path(node_id, layer, layout)).is_file() for layer in LAYERS)
 
     def candidates(self, text: str) -> list[str]:
         """Ids of the nodes ``text`` names: the node with that id, else every carrier of the name."""
+        for node_id in (text, text.lower()):
+            if id_problem(node_id) is None and self._file_of(node_id):
+                return [node_id]
         for node_id in (text, text.lower()):
             if id_problem(node_id) is None and self.view.exists(node_id):
                 return [node_id]

@@ -1,8 +1,11 @@
 """The world's write lock: two narr processes never interleave writes.
 
-The lock is ``filelock``'s: ``flock`` on POSIX, ``msvcrt.locking`` on Windows,
-both released by the system when a process dies, so a ``kill -9`` never leaves a
-stale lock behind. The holder writes its pid and command into a file beside the
+The lock is ``flock`` on POSIX and ``filelock``'s elsewhere (``msvcrt.locking``
+on Windows), both released by the system when a process dies, so a ``kill -9``
+never leaves a stale lock behind. POSIX takes ``flock`` directly because importing
+filelock (with the logging and asyncio machinery it brings) costs 40-80 ms, which
+every reader that tidies the stat cache would pay: more than the rest of
+``narr status`` on a small world. The holder writes its pid and command into a file beside the
 lock so the process that is turned away can say who is busy.
 
 A world on a read-only (or full) file system cannot take the lock: writers say
@@ -16,8 +19,7 @@ import sys
 import threading
 from pathlib import Path
 from types import TracebackType
-
-from filelock import BaseFileLock, FileLock, Timeout
+from typing import Any
 
 from narrative.errors import BusyError, StorageError, storage_error
 
@@ -39,6 +41,56 @@ def running_command(argv: list[str] | None) -> None:
     _running.argv = argv
 
 
+class _Timeout(Exception):
+    pass
+
+
+class _Flock:
+    """An exclusive ``flock`` on one file, with filelock's ``acquire``/``release`` shape."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self, timeout: float, poll_interval: float) -> None:
+        import fcntl
+        import time
+
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self._fd = fd
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise _Timeout() from None
+                time.sleep(poll_interval)
+
+    def release(self) -> None:
+        import fcntl
+
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)
+
+
+def _new_lock(path: Path) -> tuple[Any, type[Exception]]:
+    """The lock object for ``path`` and the exception its ``acquire`` raises on time-out."""
+    try:
+        import fcntl  # noqa: F401  (only whether it exists)
+    except ImportError:
+        from filelock import FileLock, Timeout
+
+        return FileLock(str(path)), Timeout
+    return _Flock(str(path)), _Timeout
+
+
 def lock_timeout() -> float:
     try:
         return max(0.0, float(os.environ.get("NARR_LOCK_TIMEOUT", DEFAULT_TIMEOUT)))
@@ -52,7 +104,7 @@ class WriteLock:
     def __init__(self, path: Path, timeout: float | None = None) -> None:
         self.path = path
         self.timeout = lock_timeout() if timeout is None else timeout
-        self._lock: BaseFileLock | None = None
+        self._lock: Any = None  # a _Flock, or a filelock lock where fcntl does not exist
         self._depth = 0
 
     @property
@@ -63,12 +115,14 @@ class WriteLock:
         if self._lock is not None:
             self._depth += 1
             return
-        lock: BaseFileLock | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            lock = FileLock(str(self.path))
+            lock, timed_out = _new_lock(self.path)
+        except OSError as exc:
+            raise _refused(exc, self.path) from None
+        try:
             lock.acquire(timeout=self.timeout, poll_interval=POLL)
-        except Timeout:
+        except timed_out:
             raise BusyError(
                 f"another narr process{_read_holder(self.holder_path)} is changing this world",
                 hint="wait for it to finish and run the command again",
