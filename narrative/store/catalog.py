@@ -31,7 +31,7 @@ import pygit2
 from narrative.ids import Layout, normalize_name, parse_node_path
 from narrative.store.trees import EMPTY_TREE, diff_blobs, walk_blobs
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -64,6 +64,10 @@ CREATE TABLE IF NOT EXISTS deps (
     target TEXT NOT NULL, field TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS deps_commit ON deps(commit_id);
+CREATE TABLE IF NOT EXISTS node_text_src (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, aliases TEXT NOT NULL, summary TEXT NOT NULL,
+    body TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS node_text_stale (id TEXT PRIMARY KEY);
 CREATE VIRTUAL TABLE IF NOT EXISTS node_text USING fts5(
     id UNINDEXED, name, aliases, summary, body, tokenize='trigram');
 CREATE VIRTUAL TABLE IF NOT EXISTS event_text USING fts5(
@@ -72,7 +76,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS event_text USING fts5(
 
 _CLEAR = ("DELETE FROM meta; DELETE FROM nodes; DELETE FROM names; DELETE FROM edges;"
           "DELETE FROM events; DELETE FROM chain; DELETE FROM writes; DELETE FROM deps;"
-          "DELETE FROM node_text; DELETE FROM event_text;")
+          "DELETE FROM node_text; DELETE FROM event_text; DELETE FROM node_text_src;"
+          "DELETE FROM node_text_stale;")
 
 
 class Catalog:
@@ -147,6 +152,8 @@ class Catalog:
         db.execute("DELETE FROM names")
         db.execute("DELETE FROM edges")
         db.execute("DELETE FROM node_text")
+        db.execute("DELETE FROM node_text_src")
+        db.execute("DELETE FROM node_text_stale")
         if world_tree == EMPTY_TREE:
             return
         tree = repo[world_tree]
@@ -206,7 +213,8 @@ class Catalog:
         db.execute("DELETE FROM nodes WHERE id=?", (node_id,))
         db.execute("DELETE FROM names WHERE id=?", (node_id,))
         db.execute("DELETE FROM edges WHERE src=?", (node_id,))
-        db.execute("DELETE FROM node_text WHERE id=?", (node_id,))
+        db.execute("DELETE FROM node_text_src WHERE id=?", (node_id,))
+        db.execute("INSERT OR IGNORE INTO node_text_stale VALUES (?)", (node_id,))
 
     def _insert(self, node: Mapping[str, Any]) -> None:
         db = self.db
@@ -228,8 +236,12 @@ class Catalog:
                 for dst in targets
             ]
             db.executemany("INSERT INTO edges VALUES (?,?,?)", rows)
-        db.execute("INSERT INTO node_text VALUES (?,?,?,?,?)",
-                   (node_id, name, " ".join(aliases), str(node.get("summary", "")), searchable_text(node)))
+        # The full-text index itself is brought up to date by the next search
+        # (_refresh_text): writing FTS segments at every event cost more than the event.
+        db.execute("INSERT OR REPLACE INTO node_text_src VALUES (?,?,?,?,?)",
+                   (node_id, name, " ".join(aliases), str(node.get("summary", "")),
+                    searchable_text(node)))
+        db.execute("INSERT OR IGNORE INTO node_text_stale VALUES (?)", (node_id,))
 
     # --- queries ----------------------------------------------------------------------
 
@@ -520,8 +532,31 @@ class Catalog:
 
     # --- full text --------------------------------------------------------------------
 
+    def _refresh_text(self) -> None:
+        """Bring the full-text index up to the nodes changed since the last search."""
+        db = self.db
+        stale = int(db.execute("SELECT COUNT(*) FROM node_text_stale").fetchone()[0])
+        if not stale:
+            return
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if stale * 4 >= int(db.execute("SELECT COUNT(*) FROM node_text_src").fetchone()[0]):
+                db.execute("DELETE FROM node_text")  # most of it: rebuilding is cheaper
+                db.execute("INSERT INTO node_text SELECT id, name, aliases, summary, body"
+                           " FROM node_text_src")
+            else:
+                db.execute("DELETE FROM node_text WHERE id IN (SELECT id FROM node_text_stale)")
+                db.execute("INSERT INTO node_text SELECT s.id, s.name, s.aliases, s.summary, s.body"
+                           " FROM node_text_src s JOIN node_text_stale USING (id)")
+            db.execute("DELETE FROM node_text_stale")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
     def search_nodes(self, terms: list[str], limit: int) -> list[tuple[str, float]]:
         """``(id, score)`` of nodes whose text holds every term, best first (lower is better)."""
+        self._refresh_text()
         if all(len(t) >= 3 for t in terms):
             return self.db.execute(
                 "SELECT id, bm25(node_text, 0, 10.0, 8.0, 3.0, 1.0) AS score FROM node_text"
