@@ -6,6 +6,7 @@ import shutil
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from narrative.config import CONFIG_FILE, WorldConfig
 from narrative.errors import InvalidInputError, InvalidWorldError
@@ -14,6 +15,9 @@ from narrative.model import EventRecord
 from narrative.nodefile import NodeDict, dump, parse_json, validate
 from narrative.store import records
 from narrative.store.worldrepo import WorldRepo, init_repository, open_repository
+
+if TYPE_CHECKING:
+    import pygit2
 
 RULE_SETS: tuple[str, ...] = ("en", "zh", "both")
 
@@ -157,19 +161,10 @@ def init_world(directory: str | Path, *, sample: bool = False, layout: Layout = 
         index.write()
         tree = index.write_tree()
         wr = WorldRepo(root, repo, config)
-        event_id = new_event_id()
-        from narrative.engine.event import iso, now_utc
-
-        when = when or now_utc()
-        record = EventRecord(kind="genesis", id=event_id, parent=None,
-                             content=f"Genesis: {config.name}", created_at=iso(when))
-        sig = wr.signature(when)
-        commit = repo.create_commit(None, sig, sig, records.encode(record), tree, [])
+        commit, event_id = _genesis(wr, tree, None, [], when)
         repo.create_reference_direct("refs/heads/main", commit, True,
                                message=f"narr init: genesis of {config.name}")
-        wr.catalog.sync(repo, wr.world_tree_id(repo[tree]), layout)  # type: ignore[arg-type]
-        wr.catalog.remember_event(event_id, str(commit))
-        wr.close()
+        _catalog(wr, tree, commit, event_id)
     except BaseException:
         if created_root:
             shutil.rmtree(root, ignore_errors=True)
@@ -235,18 +230,9 @@ def _init_here(root: Path, *, layout: Layout, name: str | None, language: str | 
             index.add(rel)
         tree = index.write_tree()
         wr = WorldRepo(root, repo, config)
-        event_id = new_event_id()
-        from narrative.engine.event import iso, now_utc
-
-        when = when or now_utc()
-        record = EventRecord(kind="genesis", id=event_id, parent=None,
-                             content=f"Genesis: {config.name}", created_at=iso(when))
-        sig = wr.signature(when)
-        commit = repo.create_commit("HEAD", sig, sig, records.encode(record), tree, [head.id])
+        commit, event_id = _genesis(wr, tree, "HEAD", [head.id], when)
         index.write()
-        wr.catalog.sync(repo, wr.world_tree_id(repo[tree]), layout)  # type: ignore[arg-type]
-        wr.catalog.remember_event(event_id, str(commit))
-        wr.close()
+        _catalog(wr, tree, commit, event_id)
     except BaseException:
         for path in reversed(made):
             if path.is_dir():
@@ -255,3 +241,23 @@ def _init_here(root: Path, *, layout: Layout, name: str | None, language: str | 
                 path.unlink(missing_ok=True)
         raise
     return InitResult(root, str(commit), event_id, 0, layout)
+
+
+def _genesis(wr: WorldRepo, tree: pygit2.Oid, ref: str | None, parents: list[pygit2.Oid],
+             when: datetime | None) -> tuple[pygit2.Oid, str]:
+    """Commit the genesis record on ``tree`` (moving ``ref`` if given): (commit id, event id)."""
+    from narrative.engine.event import iso, now_utc
+
+    event_id = new_event_id()
+    when = when or now_utc()
+    record = EventRecord(kind="genesis", id=event_id, parent=None,
+                         content=f"Genesis: {wr.config.name}", created_at=iso(when))
+    sig = wr.signature(when)
+    return wr.repo.create_commit(ref, sig, sig, records.encode(record), tree, parents), event_id
+
+
+def _catalog(wr: WorldRepo, tree: pygit2.Oid, commit: pygit2.Oid, event_id: str) -> None:
+    """Bring the new world's catalog to its genesis, then let the handle go."""
+    wr.catalog.sync(wr.repo, wr.world_tree_id(wr.repo[tree]), wr.config.layout)  # type: ignore[arg-type]
+    wr.catalog.remember_event(event_id, str(commit))
+    wr.close()
