@@ -52,7 +52,3 @@ def batch(wr: WorldRepo) -> Iterator[WorldRepo]:
             deferred, wr.batch = wr.batch.deferred_index, None
             journal.flush_index(wr, deferred)
         maintenance.auto_gc(wr)
-
-
-def in_batch(wr: WorldRepo) -> bool:
-    return wr.batch is not None
