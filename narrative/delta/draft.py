@@ -405,10 +405,6 @@ class Draft:
             out.extend(fields.node_changes(node_id, self.world.get(node_id), self.nodes[node_id]))
         return out
 
-    def changed_ids(self) -> list[str]:
-        return [i for i in self.order
-                if not fields.same(self.world.get(i) or fields.ABSENT, self.nodes[i] or fields.ABSENT)]
-
 
 def _set(node: NodeDict, tokens: list[str], value: Any) -> str | None:
     """Set ``value`` at ``tokens``, creating missing objects on the way; a problem or None."""
