@@ -50,6 +50,7 @@ from narrative.engine.merge import resolve as resolve_conflict
 from narrative.engine.naming import resolve_node
 from narrative.engine.new import NewNode, new_node
 from narrative.engine.nodes import get_node, get_value, list_nodes
+from narrative.engine.remote import CloneResult, PullResult, PushResult, clone, pull, push
 from narrative.engine.replay import ReplayResult, drop_chain, list_chains, replay
 from narrative.engine.reset import ResetResult, reset
 from narrative.engine.revert import revert
@@ -116,6 +117,7 @@ __all__ = [
     "Change",
     "CheckFailedError",
     "CheckReport",
+    "CloneResult",
     "Codex",
     "Conflict",
     "ConflictError",
@@ -148,6 +150,8 @@ __all__ = [
     "NothingToDoError",
     "Op",
     "Proposal",
+    "PullResult",
+    "PushResult",
     "RelateOp",
     "ReplayResult",
     "ResetResult",
@@ -167,6 +171,7 @@ __all__ = [
     "book",
     "brief",
     "check",
+    "clone",
     "codex",
     "connect",
     "continue_merge",
@@ -194,6 +199,8 @@ __all__ = [
     "new_node",
     "node_log",
     "open_world",
+    "pull",
+    "push",
     "reflog",
     "register",
     "replay",

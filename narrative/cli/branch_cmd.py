@@ -56,7 +56,11 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, as
 @json_option
 @pass_context
 def switch_cmd(ctx: Context, name: str, create: bool, set_aside: bool, as_json: bool) -> None:
-    """Move to story branch NAME; the world becomes that branch's."""
+    """Move to story branch NAME; the world becomes that branch's.
+
+    A NAME only one remote has (origin/NAME, as last fetched) becomes a local
+    branch following it, as git switch does.
+    """
     from narrative.engine.branches import switch
 
     result = switch(ctx.world, name, set_aside=set_aside, create=create).to_json()
@@ -65,6 +69,9 @@ def switch_cmd(ctx: Context, name: str, create: bool, set_aside: bool, as_json: 
         return
     for note in result["warnings"]:
         warn(note)
+    if result["tracking"]:
+        click.echo(f"Branch {name} made from {result['tracking']} (narr pull and narr push "
+                   "follow it)")
     click.echo(f"Switched to {name}, at {short(result['commit'])} {one_line(result['content'])}")
     if result["set_aside"]:
         click.echo("Your uncommitted hand edits were set aside: narr edits")

@@ -104,11 +104,12 @@ def chains_cmd(click_ctx: click.Context, as_json: bool) -> None:
 
     for c in group_listing(click_ctx, as_json, list_chains, "No abandoned chains."):
         mark = "  (replayed)" if c["replayed"] else ""
+        n = f"{c['remote']}/{c['n']}" if c["remote"] else str(c["n"])
         if c["length"] == 0:
-            click.echo(f"{c['n']:>3}  {c['name']}  (back on the story line){mark}")
+            click.echo(f"{n:>3}  {c['name']}  (back on the story line){mark}")
             continue
         first = f"{short_event(c['first']['id'])} {one_line(c['first']['content'])}"
-        click.echo(f"{c['n']:>3}  {c['name']}  {c['length']} event(s), abandoned "
+        click.echo(f"{n:>3}  {c['name']}  {c['length']} event(s), abandoned "
                    f"{local_time(c['abandoned_at'])}{mark}")
         click.echo(f"       first: {first}")
         if c["length"] > 1:

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     import pygit2
 
 HEADS = "refs/heads/"
+REMOTE_HEADS = "refs/remotes/"
 ABSENT = fields.ABSENT
 WHOLE_NODE = ""
 
@@ -238,11 +239,20 @@ def _validate(wr: WorldRepo, head: pygit2.Commit, finals: dict[str, NodeDict | N
 
 
 def _theirs(wr: WorldRepo, branch: str) -> pygit2.Commit:
+    """What to merge: a branch, a remote's branch as last fetched (``origin/main``), or any
+    revision (a commit hash, an event id: the second parent of a plain ``git merge``)."""
     if branch.startswith("-"):
         raise InvalidInputError(f"{branch!r} is not a branch")
-    if branch not in wr.repo.branches.local:
-        raise NotFoundError(f"no branch named {branch!r}", hint="narr branch lists them")
-    tip = history.peel_commit(wr, HEADS + branch)
+    ref = HEADS + branch if branch in wr.repo.branches.local else (
+        REMOTE_HEADS + branch if REMOTE_HEADS + branch in wr.repo.references else None)
+    if ref is None:
+        try:
+            return history.resolve(wr, branch)
+        except NotFoundError:
+            raise NotFoundError(f"no branch named {branch!r}",
+                                hint="narr branch lists them; a remote's branch is "
+                                     "REMOTE/BRANCH after narr pull or git fetch") from None
+    tip = history.peel_commit(wr, ref)
     if tip is None:
         raise NotFoundError(f"branch {branch!r} points at no commit of this repository")
     return tip
