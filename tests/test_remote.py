@@ -101,7 +101,8 @@ def test_undone_chains_travel_both_ways_without_colliding(pair: tuple[CLI, CLI])
     for side, who in ((alice, "alice"), (bob, "bob")):
         side("event", f"{who} one", "--set", f"lin-yuan.state.{who}=1")
         side("event", f"{who} two", "--set", f"lin-yuan.state.{who}=2")
-        side("reset", "HEAD~1")  # both now have a chain numbered 1
+        edit_node(side.root, "old-zhou", mood=who)
+        side("reset", "HEAD~1")  # both now have a chain numbered 1 and set-aside edits
     alice("push")
     bob("pull")
     bob("push")
@@ -110,6 +111,12 @@ def test_undone_chains_travel_both_ways_without_colliding(pair: tuple[CLI, CLI])
         chains = side.json("chains")
         assert sorted((c["remote"] or "", c["n"], c["first"]["content"]) for c in chains) == sorted(
             [("", 1, f"{mine} two"), ("origin", 1, f"{theirs} two")])
+    edits = bob.json("edits")
+    assert [(e["remote"], e["n"]) for e in edits] == [(None, 1), ("origin", 1)]
+    bob("edits", "drop", "origin/1", expect=12)
+    bob("edits", "restore", "origin/1")
+    assert read_node(bob.root, "old-zhou")["state"]["mood"] == "alice"
+    bob("event", "Alice's edit, recorded")
     # Bob replays Alice's chain by its origin number; Alice sees it replayed after a pull
     out = bob.json("replay", "origin/1", "--reuse")
     assert [e["content"] for e in out["events"]] == ["alice two"]

@@ -258,7 +258,8 @@ def edits_cmd(click_ctx: click.Context, as_json: bool) -> None:
 
     for item in group_listing(click_ctx, as_json, list_set_asides, "No set-aside hand edits."):
         done = f", restored {local_time(item['restored_at'])}" if item["restored_at"] else ""
-        click.echo(f"{item['n']:>3}  {local_time(item['created_at'])}  {item['reason']}{done}")
+        n = f"{item['remote']}/{item['n']}" if item["remote"] else str(item["n"])
+        click.echo(f"{n:>3}  {local_time(item['created_at'])}  {item['reason']}{done}")
         for ch in item["changes"][:8]:
             click.echo(f"       {change_line(ch)}")
         for path in item["raw_files"]:
