@@ -207,3 +207,34 @@ def test_created_on_both_sides(equal: bool) -> None:
     merged, conflicts = merge_node("n", None, a, b)  # type: ignore[arg-type]
     assert merged == a
     assert [(c.field, c.ours, c.theirs) for c in conflicts] == ([] if equal else [("/summary", "s", "t")])
+
+
+# --- a plain git merge, explained and turned into a merge event --------------------------
+
+
+@pytest.mark.parametrize("events_after", [0, 1])
+def test_check_explains_a_plain_git_merge_and_its_fix_works(flat_world: Path,
+                                                            events_after: int) -> None:
+    import shlex
+
+    narr = CLI(flat_world)
+    two_lines(narr, flat_world)
+    git(flat_world, "merge", "--quiet", "--no-edit", "alt")  # a line merge: no event explains it
+    merged_by_git = {k: v for k, v in snapshot(flat_world).items() if k.startswith("world/")}
+    if events_after:
+        narr("event", "After the merge", "--set", "lamp.state.lit=true")
+    report = json.loads(narr("check", "--json", expect=17).stdout)
+    [problem] = report["problems"]
+    assert "plain git merge of alt" in problem["problem"]
+    assert problem["fix"][1] == "narr merge alt" and len(problem["fix"]) == 2 + events_after
+    assert "narr reset" in narr("check", expect=17).stderr  # the hint gives the commands
+    for command in problem["fix"]:
+        narr(*shlex.split(command)[1:])
+    assert narr.json("check")["ok"]
+    assert narr.json("show", "HEAD~" + str(events_after))["kind"] == "merge"
+    now = {k: v for k, v in snapshot(flat_world).items() if k.startswith("world/")}
+    if events_after:
+        assert read_node(flat_world, "lamp")["state"]["lit"] is True
+    else:
+        assert now == merged_by_git  # the same world, now explained
+    assert narr.json("status")["edits"] == []
