@@ -238,3 +238,54 @@ def test_check_explains_a_plain_git_merge_and_its_fix_works(flat_world: Path,
     else:
         assert now == merged_by_git  # the same world, now explained
     assert narr.json("status")["edits"] == []
+
+
+# --- nodes both lines created -------------------------------------------------------------
+
+
+def _create(narr: CLI, world: Path, content: str, node: dict[str, Any], *extra: str) -> None:
+    path = world.parent / f"{node['id']}.json"
+    path.write_text(json.dumps(node), "utf-8")
+    narr("event", content, "--create", str(path), *extra)
+    path.unlink()
+
+
+def test_one_name_created_on_both_sides_is_one_node(narr: CLI, world: Path) -> None:
+    narr("branch", "alt")
+    _create(narr, world, "A lamp here", {
+        "id": "lamp", "name": "Lamp", "layer": "item", "state": {"lit": False},
+        "relations": {"near": {"lin-yuan": {}}, "lights": {"ferry": {"how": "dimly"}}}})
+    narr("switch", "alt")
+    _create(narr, world, "A lamp there", {
+        "id": "oil-lamp", "name": "Oil lamp", "aliases": ["lamp"], "layer": "item",
+        "state": {"fuel": "oil"},
+        "relations": {"near": {"su-qing": {}}, "lights": {"ferry": {"how": "brightly"}}}},
+        "--relate", "su-qing:carries:oil-lamp")
+    narr("switch", "main")
+    err = json.loads(narr("merge", "alt", "--json", expect=14).stderr)
+    assert [(c["node"], c["field"], "base" in c, c["ours"], c["theirs"]) for c in err["conflicts"]] == [
+        ("lamp", "/relations/lights/ferry", False, {"how": "dimly"}, {"how": "brightly"})]
+    narr("resolve", "lamp", "/relations/lights/ferry", "--theirs")
+    out = narr.json("merge", "--continue")
+    assert out["joined"] == [{"theirs": "oil-lamp", "ours": "lamp", "name": "Lamp"}]
+    lamp = read_node(world, "lamp")
+    assert lamp["name"] == "Lamp" and lamp["aliases"] == ["Oil lamp"]  # ours; theirs an alias
+    assert lamp["state"] == {"lit": False, "fuel": "oil"}
+    assert lamp["relations"] == {"near": {"lin-yuan": {}, "su-qing": {}},
+                                 "lights": {"ferry": {"how": "brightly"}}}
+    assert read_node(world, "su-qing")["relations"]["carries"] == {"lamp": {}}  # rewritten
+    narr("get", "oil-lamp", expect=11)
+    assert narr.json("check")["ok"]
+
+
+def test_created_on_both_sides_merges_edge_by_edge() -> None:
+    a = {"id": "n", "name": "N", "layer": "item", "state": {"x": 1},
+         "relations": {"knows": {"a": {}}, "trusts": {"c": {"since": 1}}}}
+    b = {"id": "n", "name": "N", "layer": "item", "state": {"y": 2},
+         "relations": {"knows": {"b": {}}, "trusts": {"c": {"since": 2}}}}
+    merged, conflicts = merge_node("n", None, a, b)  # type: ignore[arg-type]
+    assert [(c.field, c.base, c.ours, c.theirs) for c in conflicts] == [
+        ("/relations/trusts/c", fields.ABSENT, {"since": 1}, {"since": 2})]
+    assert merged is not None
+    assert merged["state"] == {"x": 1, "y": 2}
+    assert merged["relations"]["knows"] == {"a": {}, "b": {}}

@@ -51,6 +51,8 @@ def merge_cmd(ctx: Context, branch: str | None, go_on: bool, abort: bool, as_jso
     click.echo(f"Merged {result['branch']} as {short(result['commit'])}: "
                f"{sides['theirs']} change(s) from {result['branch']}, "
                f"{sides['resolved']} resolved")
+    for j in result["joined"]:
+        click.echo(f"  {j['theirs']} became {j['ours']}: both lines created {j['name']!r}")
 
 
 @click.command("conflicts")
