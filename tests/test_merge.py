@@ -289,3 +289,34 @@ def test_created_on_both_sides_merges_edge_by_edge() -> None:
     assert merged is not None
     assert merged["state"] == {"x": 1, "y": 2}
     assert merged["relations"]["knows"] == {"a": {}, "b": {}}
+
+
+# --- a merge in the history: why, history, revert, reset ------------------------------------
+
+
+def test_why_history_revert_and_reset_of_a_merge(narr: CLI, world: Path) -> None:
+    two_lines(narr, world)
+    before = {k: v for k, v in snapshot(world).items() if k.startswith("world/")}
+    merge = narr.json("merge", "alt")["record"]
+    why = narr.json("why", "su-qing", "state.mood")
+    assert (why["event"]["kind"], why["new_value"]) == ("merge", "calm")
+    assert why["merged_from"]["content"] == "Su Qing lights a lamp"
+    ours = narr.json("why", "lin-yuan", "state.mood")
+    assert ours["event"]["content"] == "Lin Yuan tires" and ours["merged_from"] is None
+    history = narr.json("history", "su-qing")["events"]
+    assert [(e["kind"], [c["field"] for c in e["changes"]]) for e in history] == [
+        ("merge", ["/state/mood", "/relations/owes/su-qing"])]
+    reverted = narr.json("revert", "HEAD")  # undoes what the merge brought, as git revert -m 1
+    assert reverted["reverts"] == merge["id"]
+    assert {(d["target"], d["field"]) for d in reverted["diffusions"]} == {
+        (d["target"], d["field"]) for d in merge["diffusions"]}
+    assert {k: v for k, v in snapshot(world).items() if k.startswith("world/")} == before
+    assert narr.json("check")["ok"]
+    narr("merge", "alt", expect=16)  # its events are in the story line already
+    narr("revert", "HEAD~1", expect=16)  # the merge is undone already
+    narr("reset", "HEAD~1")  # back across the revert: the merged world again
+    assert read_node(world, "su-qing")["state"]["mood"] == "calm"
+    narr("reset", "HEAD~1")  # back across the merge: the first parent
+    assert {k: v for k, v in snapshot(world).items() if k.startswith("world/")} == before
+    assert narr.json("check")["ok"]
+    assert len(narr.json("chains")) == 1  # the merge and its revert are kept
