@@ -320,3 +320,20 @@ def test_why_history_revert_and_reset_of_a_merge(narr: CLI, world: Path) -> None
     assert {k: v for k, v in snapshot(world).items() if k.startswith("world/")} == before
     assert narr.json("check")["ok"]
     assert len(narr.json("chains")) == 1  # the merge and its revert are kept
+
+
+def test_a_name_two_nodes_carry_is_not_joined() -> None:
+    from narrative.engine.merge import _joins
+
+    def lamp(node_id: str, name: str) -> dict[str, Any]:
+        return {"id": node_id, "name": name, "layer": "item"}
+
+    worlds: dict[str, dict[str, Any]] = {
+        "base": {}, "ours": {"lamp": lamp("lamp", "Lamp"), "cup": lamp("cup", "Cup")},
+        "theirs": {"oil-lamp": lamp("oil-lamp", "the lamp"), "lantern": lamp("lantern", "LAMP"),
+                   "mug": lamp("mug", "cup")}}
+
+    def node(which: str, node_id: str) -> Any:
+        return worlds[which].get(node_id)
+
+    assert _joins({"lamp", "cup"}, {"oil-lamp", "lantern", "mug"}, node) == {"mug": "cup"}
