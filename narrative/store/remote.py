@@ -59,6 +59,8 @@ def _git() -> str:
 
 
 def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    # git never waits for a password nobody may be there to type (a script, an agent),
+    # unless the user says otherwise; SSH keys and credential helpers work as ever.
     env = {**os.environ, "GIT_TERMINAL_PROMPT": os.environ.get("GIT_TERMINAL_PROMPT", "0"),
            "LC_ALL": "C"}
     try:
@@ -69,10 +71,16 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _failed(what: str, proc: subprocess.CompletedProcess[str]) -> NarrError:
-    lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+    lines = [ln for ln in proc.stderr.strip().splitlines()
+             if ln.strip() and not ln.startswith("hint:")]
     reason = next((ln.removeprefix("fatal: ").removeprefix("error: ") for ln in lines
                    if ln.startswith(("fatal:", "error:"))), lines[-1] if lines else "")
-    return NarrError(f"{what} failed: {reason or f'git exited {proc.returncode}'}", details=lines)
+    hint = None
+    if "terminal prompts disabled" in proc.stderr:
+        hint = ("the server asks for a user name and password: set up a git credential helper "
+                "or an SSH key, or let git ask (GIT_TERMINAL_PROMPT=1)")
+    return NarrError(f"{what} failed: {reason or f'git exited {proc.returncode}'}",
+                     details=[ln for ln in lines if not reason or reason not in ln], hint=hint)
 
 
 def clone(url: str, target: Path, remote: str = "origin") -> None:
