@@ -163,6 +163,9 @@ def test_careless_and_hostile_uses(pair: tuple[CLI, CLI], tmp_path: Path, hub: P
     CLI(tmp_path)("clone", str(plain), "copy", expect=10)
     assert not (tmp_path / "copy").exists()
     CLI(tmp_path)("clone", str(tmp_path / "nowhere"), "x", expect=1)
+    empty = tmp_path / "empty.git"
+    git(tmp_path, "init", "--quiet", "--bare", str(empty))
+    CLI(tmp_path)("clone", str(empty), "x", expect=11)
     assert not (tmp_path / "x").exists()
     bob("push", "elsewhere", expect=11)
     bob("pull", "origin", "no-such-line", expect=11)

@@ -92,7 +92,10 @@ def clone(url: str, directory: str | Path | None = None, *, remote_name: str = "
         raise InvalidInputError(f"{target} already exists and is not an empty directory")
     existed = target.exists()
     target.parent.mkdir(parents=True, exist_ok=True)
-    remote.clone(url, target, remote_name)
+    if not remote.clone(url, target, remote_name):
+        _remove(target, existed)
+        raise NotFoundError(f"{url} holds no story yet (an empty repository); nothing was cloned",
+                            hint="narr push from a world sends one there")
     try:
         wr = WorldRepo.open(target)
     except NotAWorldError:

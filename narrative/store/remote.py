@@ -83,24 +83,25 @@ def _failed(what: str, proc: subprocess.CompletedProcess[str]) -> NarrError:
                      details=[ln for ln in lines if not reason or reason not in ln], hint=hint)
 
 
-def clone(url: str, target: Path, remote: str = "origin") -> None:
-    """``git clone`` with narr's refs fetched too (and configured for every later fetch)."""
+def clone(url: str, target: Path, remote: str = "origin") -> bool:
+    """``git clone`` with narr's refs fetched too (and configured for every later fetch);
+    False when the repository was empty (nothing to check out)."""
     args = ["clone", "--quiet", "--origin", remote]
     for spec in fetch_refspecs(remote)[1:]:
         args += ["-c", f"remote.{remote}.fetch={spec}"]
     proc = _run([*args, "--", url, str(target)], target.parent)
     if proc.returncode != 0:
         raise _failed(f"cloning {url}", proc)
-    _check_out_a_branch(target, remote)
+    return _check_out_a_branch(target, remote)
 
 
-def _check_out_a_branch(target: Path, remote: str) -> None:
+def _check_out_a_branch(target: Path, remote: str) -> bool:
     """A bare repository made with ``git init --bare`` names a default branch nobody pushed
     (``master`` where the world's is ``main``): git then checks nothing out. Take the
-    remote's only branch, or its ``main`` or ``master``, as git would have."""
+    remote's ``main`` or ``master``, else its first branch by name."""
     repo = pygit2.Repository(str(target))
     if not repo.head_is_unborn:
-        return
+        return True
     unborn = repo.references["HEAD"].target
     if isinstance(unborn, str):  # git configured it to follow a branch that does not exist
         for key in ("remote", "merge"):
@@ -110,12 +111,13 @@ def _check_out_a_branch(target: Path, remote: str) -> None:
     prefix = f"refs/remotes/{remote}/"
     names = sorted(n.removeprefix(prefix) for n in repo.references
                    if n.startswith(prefix) and n != prefix + "HEAD")
-    pick = next((n for n in ("main", "master") if n in names), names[0] if len(names) == 1 else None)
-    if pick is None:
-        return  # nothing pushed yet, or several lines and none to prefer: the caller says so
+    if not names:
+        return False  # nothing pushed there yet
+    pick = next((n for n in ("main", "master") if n in names), names[0])
     proc = _run(["checkout", "--quiet", "-b", pick, "--track", f"{remote}/{pick}"], target)
     if proc.returncode != 0:
         raise _failed(f"checking out {remote}/{pick}", proc)
+    return True
 
 
 def remote_names(wr: WorldRepo) -> list[str]:
