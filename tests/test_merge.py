@@ -337,3 +337,19 @@ def test_a_name_two_nodes_carry_is_not_joined() -> None:
         return worlds[which].get(node_id)
 
     assert _joins({"lamp", "cup"}, {"oil-lamp", "lantern", "mug"}, node) == {"mug": "cup"}
+
+
+CREATED: dict[str, Any] = {"id": "n", "name": "N", "layer": "item", "state": {}, "relations": {}}
+CREATED_FIELDS = ["/state/a", "/state/d", "/summary", "/relations/holds/y", "/relations/knows/z",
+                  "/kind"]
+
+
+@given(st.dictionaries(st.sampled_from(CREATED_FIELDS), VALUES, max_size=3),
+       st.dictionaries(st.sampled_from(CREATED_FIELDS), VALUES, max_size=3))
+def test_created_on_both_sides_with_different_fields_is_both(ours_set: dict[str, Any],
+                                                            theirs_set: dict[str, Any]) -> None:
+    theirs_set = {k: v for k, v in theirs_set.items() if k not in ours_set}
+    ours, theirs = _applied(CREATED, ours_set), _applied(CREATED, theirs_set)
+    merged, conflicts = merge_node("n", None, ours, theirs)  # type: ignore[arg-type]
+    assert conflicts == []
+    assert fields.same(merged, _applied(CREATED, {**ours_set, **theirs_set}))
