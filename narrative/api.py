@@ -33,7 +33,14 @@ from narrative.engine.adopt import AdoptResult, adopt
 from narrative.engine.audit import AuditReport, Finding, audit
 from narrative.engine.bible import ImportResult, import_bible
 from narrative.engine.book import Book, book
-from narrative.engine.branches import create_branch, delete_branch, list_branches, reflog, switch
+from narrative.engine.branches import (
+    create_branch,
+    delete_branch,
+    list_branches,
+    list_remote_branches,
+    reflog,
+    switch,
+)
 from narrative.engine.brief import Brief, brief
 from narrative.engine.check import CheckReport, check
 from narrative.engine.codex import Codex, codex
@@ -191,6 +198,7 @@ __all__ = [
     "list_branches",
     "list_chains",
     "list_nodes",
+    "list_remote_branches",
     "list_set_asides",
     "log",
     "log_of",

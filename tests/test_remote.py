@@ -140,6 +140,9 @@ def test_switch_finds_a_remote_branch(pair: tuple[CLI, CLI]) -> None:
     alice("push")
     bob("switch", "alt", expect=11)  # not fetched yet
     bob("pull")
+    assert "narr switch alt" in bob("switch", "origin/alt", expect=11).stderr
+    assert {(b["name"], b["followed_by"]) for b in bob.json("branch", "-r")} == {
+        ("origin/main", "main"), ("origin/alt", None)}
     out = bob.json("switch", "alt")
     assert out["tracking"] == "origin/alt"
     assert read_node(bob.root, "lin-yuan")["state"]["mood"] == "bold"

@@ -13,13 +13,27 @@ from narrative.cli.output import emit_json, json_option, one_line, short, warn
 @click.argument("rev", required=False)
 @click.option("--delete", "-d", "delete", is_flag=True,
               help="Delete branch NAME (its events stay kept under refs/narr/abandoned/).")
+@click.option("--remotes", "-r", "remotes", is_flag=True,
+              help="List the remotes' branches as last fetched (origin/alt).")
 @json_option
 @pass_context
-def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, as_json: bool) -> None:
+def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, remotes: bool,
+               as_json: bool) -> None:
     """List story branches, or create branch NAME at REV (default: the current event)."""
     from narrative.engine import branches
 
     wr = ctx.world
+    if remotes:
+        if name is not None or delete:
+            raise click.UsageError("--remotes only lists")
+        found = branches.list_remote_branches(wr)
+        if as_json:
+            emit_json(found)
+            return
+        for row in found:
+            local = f"  (followed by {row['followed_by']})" if row["followed_by"] else ""
+            click.echo(f"  {row['name']:<20} {short(row['commit'])} {one_line(row['content'])}{local}")
+        return
     if name is None:
         if delete:
             raise click.UsageError("--delete needs a branch NAME")

@@ -16,6 +16,7 @@ from narrative.store import history, journal, move, records, refs, remote, workt
 from narrative.store.worldrepo import WorldRepo
 
 HEADS = "refs/heads/"
+REMOTE_HEADS = "refs/remotes/"
 
 
 _HEXLIKE = re.compile(r"[0-9a-f]{4,40}")
@@ -57,6 +58,27 @@ def _tip(wr: WorldRepo, name: str) -> pygit2.Commit:
 def _content(commit: pygit2.Commit) -> str:
     rec = records.decode(commit.message)
     return rec.content if rec else commit.message.strip().splitlines()[0]
+
+
+def list_remote_branches(wr: WorldRepo) -> list[dict[str, Any]]:
+    """The remotes' branches as last fetched (``origin/alt``), with the local branch that
+    follows each, if any."""
+    following = {}
+    for name in wr.repo.branches.local:
+        up_remote, up_branch = remote.upstream(wr, name)
+        if up_remote and up_branch:
+            following[f"{up_remote}/{up_branch}"] = name
+    out = []
+    for ref in sorted(wr.repo.references):
+        if not ref.startswith(REMOTE_HEADS) or ref.endswith("/HEAD"):
+            continue
+        commit = history.peel_commit(wr, ref)
+        if commit is None:
+            continue
+        name = ref.removeprefix(REMOTE_HEADS)
+        out.append({"name": name, "remote": name.partition("/")[0], "commit": str(commit.id),
+                    "content": _content(commit), "followed_by": following.get(name)})
+    return out
 
 
 def list_branches(wr: WorldRepo) -> list[dict[str, Any]]:
@@ -117,6 +139,10 @@ def _remote_branch(wr: WorldRepo, name: str) -> tuple[str, pygit2.Commit]:
     ``git switch`` guesses: the remote and the commit a new tracking branch starts at."""
     found = remote.remote_branches_named(wr, name)
     if not found:
+        head, _, rest = name.partition("/")
+        if rest and remote.tracking_ref(head, rest) in wr.repo.references:
+            raise NotFoundError(f"{name} is {head}'s branch; story lines are written on local "
+                                "branches", hint=f"narr switch {rest} makes one following it")
         raise NotFoundError(f"no branch named {name!r}",
                             hint=f"narr switch -c {name} creates it; narr pull fetches a "
                                  "remote's branches")
