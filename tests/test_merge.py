@@ -353,3 +353,25 @@ def test_created_on_both_sides_with_different_fields_is_both(ours_set: dict[str,
     merged, conflicts = merge_node("n", None, ours, theirs)  # type: ignore[arg-type]
     assert conflicts == []
     assert fields.same(merged, _applied(CREATED, {**ours_set, **theirs_set}))
+
+
+def test_one_id_created_on_both_sides_conflicts_edge_by_edge(flat_world: Path) -> None:
+    narr = CLI(flat_world)
+    narr("branch", "alt")
+    _create(narr, flat_world, "A lamp here", {
+        "id": "lamp", "name": "Lamp", "layer": "item",
+        "relations": {"near": {"lin-yuan": {}}, "lights": {"ferry": {"how": "dimly"}}}})
+    narr("switch", "alt")
+    _create(narr, flat_world, "A lamp there", {
+        "id": "lamp", "name": "Lamp", "layer": "item",
+        "relations": {"near": {"su-qing": {}}, "lights": {"ferry": {"how": "brightly"}}}})
+    narr("switch", "main")
+    err = json.loads(narr("merge", "alt", "--json", expect=14).stderr)
+    assert err["conflicts"] == [{"node": "lamp", "field": "/relations/lights/ferry",
+                                 "ours": {"how": "dimly"}, "theirs": {"how": "brightly"}}]
+    narr("resolve", "lamp", "/relations/lights/ferry", "--value", '{"how": "warmly"}')
+    out = narr.json("merge", "--continue")
+    assert out["joined"] == []
+    assert read_node(flat_world, "lamp")["relations"] == {
+        "near": {"lin-yuan": {}, "su-qing": {}}, "lights": {"ferry": {"how": "warmly"}}}
+    assert narr.json("check")["ok"]
