@@ -170,6 +170,19 @@ def test_careless_and_hostile_uses(pair: tuple[CLI, CLI], tmp_path: Path, hub: P
     git(tmp_path, "init", "--quiet", "--bare", str(empty))
     CLI(tmp_path)("clone", str(empty), "x", expect=11)
     assert not (tmp_path / "x").exists()
+    # a remote holding refs no narr made under narr's names: left out, never a crash
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=alice.root, input="x",
+                          capture_output=True, text=True, check=True).stdout.strip()
+    tree = git(alice.root, "write-tree").strip()
+    root = git(alice.root, "commit-tree", tree, "-m", "not a set-aside").strip()
+    git(alice.root, "push", "--quiet", str(hub), f"{blob}:refs/narr/abandoned/blob",
+        f"{root}:refs/narr/edits/root", f"{root}:refs/narr/abandoned/x/y/z")
+    bob("pull")
+    chains = bob.json("chains")
+    assert [(c["remote"], c["key"], c["tip"]) for c in chains] == [("origin", "x", root)]
+    assert chains[0]["name"] == f"origin/not-set-aside-{root[:4]}"  # the blob is left out
+    assert bob.json("edits") == []
+    assert bob.json("check")["ok"]
     bob("push", "elsewhere", expect=11)
     bob("pull", "origin", "no-such-line", expect=11)
     edit_node(bob.root, "old-zhou", mood="grumpy")

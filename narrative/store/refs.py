@@ -93,7 +93,21 @@ def fetched_refs(wr: WorldRepo, kind: str) -> list[str]:
         remote, sep, tail = name.removeprefix(REMOTES).partition(f"/{kind}/")
         if sep and remote and f"refs/narr/{kind}/{tail}" not in wr.repo.references:
             out.append(name)
-    return sorted((n for n in out if _target_present(wr, n)), reverse=True)
+    return sorted((n for n in out if _well_formed(wr, n, kind)), reverse=True)
+
+
+def _well_formed(wr: WorldRepo, name: str, kind: str) -> bool:
+    """A fetched ref is what its kind says: a commit (set-aside edits: one narr made, on top
+    of the commit it set them aside from). Anything else a remote holds is left out."""
+    if not _target_present(wr, name):
+        return False
+    try:
+        commit = wr.repo.references[name].peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError):
+        return False
+    if kind == "edits":
+        return bool(commit.parents) and f"\n\n{SET_ASIDE_MARKER}\n" in commit.message
+    return True
 
 
 def remote_of(ref: str) -> str | None:
