@@ -158,8 +158,9 @@ def push(wr: WorldRepo, remote_name: str | None = None, branch: str | None = Non
         raise NotFoundError(f"branch {branch!r} points at no commit of this repository")
     tracking = remote.tracking_ref(name, branch)
     was_there = tracking in wr.repo.references
-    with wr.lock:  # the refs sent are the refs as they stand, not half-way through a command
-        pushed = remote.push(wr, name, branch)
+    # No write lock: git reads each ref once, and every ref narr moves moves atomically, so
+    # a push never sends half an event; a slow network must not stop the writer meanwhile.
+    pushed = remote.push(wr, name, branch)
     head_ref = f"refs/heads/{branch}"
     status = "up to date" if head_ref in pushed.up_to_date else (
         "updated" if was_there else "new")
