@@ -33,7 +33,14 @@ from narrative.engine.adopt import AdoptResult, adopt
 from narrative.engine.audit import AuditReport, Finding, audit
 from narrative.engine.bible import ImportResult, import_bible
 from narrative.engine.book import Book, book
-from narrative.engine.branches import create_branch, delete_branch, list_branches, reflog, switch
+from narrative.engine.branches import (
+    create_branch,
+    delete_branch,
+    list_branches,
+    list_remote_branches,
+    reflog,
+    switch,
+)
 from narrative.engine.brief import Brief, brief
 from narrative.engine.check import CheckReport, check
 from narrative.engine.codex import Codex, codex
@@ -50,6 +57,7 @@ from narrative.engine.merge import resolve as resolve_conflict
 from narrative.engine.naming import resolve_node
 from narrative.engine.new import NewNode, new_node
 from narrative.engine.nodes import get_node, get_value, list_nodes
+from narrative.engine.remote import CloneResult, PullResult, PushResult, clone, pull, push
 from narrative.engine.replay import ReplayResult, drop_chain, list_chains, replay
 from narrative.engine.reset import ResetResult, reset
 from narrative.engine.revert import revert
@@ -116,6 +124,7 @@ __all__ = [
     "Change",
     "CheckFailedError",
     "CheckReport",
+    "CloneResult",
     "Codex",
     "Conflict",
     "ConflictError",
@@ -148,6 +157,8 @@ __all__ = [
     "NothingToDoError",
     "Op",
     "Proposal",
+    "PullResult",
+    "PushResult",
     "RelateOp",
     "ReplayResult",
     "ResetResult",
@@ -167,6 +178,7 @@ __all__ = [
     "book",
     "brief",
     "check",
+    "clone",
     "codex",
     "connect",
     "continue_merge",
@@ -186,6 +198,7 @@ __all__ = [
     "list_branches",
     "list_chains",
     "list_nodes",
+    "list_remote_branches",
     "list_set_asides",
     "log",
     "log_of",
@@ -194,6 +207,8 @@ __all__ = [
     "new_node",
     "node_log",
     "open_world",
+    "pull",
+    "push",
     "reflog",
     "register",
     "replay",

@@ -35,8 +35,10 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs a thin 
 if TYPE_CHECKING:
     from typing import Any
 
-# Commands that must run in the caller's own process.
-LOCAL_COMMANDS = frozenset({"serve", "edit", "init"})
+# Commands that must run in the caller's own process: the transport commands run git,
+# which reaches servers through the caller's SSH agent and credential helpers (variables a
+# request does not carry), and a clone makes a directory where the caller stands.
+LOCAL_COMMANDS = frozenset({"serve", "edit", "init", "clone", "push", "pull"})
 SERVER_FILE = "server.json"
 STDIN, STDOUT, STDERR, WANT_STDIN, REFUSED, EXIT = 0, 1, 2, 3, 4, 9
 _HEADER = struct.Struct(">BI")

@@ -207,3 +207,171 @@ def test_created_on_both_sides(equal: bool) -> None:
     merged, conflicts = merge_node("n", None, a, b)  # type: ignore[arg-type]
     assert merged == a
     assert [(c.field, c.ours, c.theirs) for c in conflicts] == ([] if equal else [("/summary", "s", "t")])
+
+
+# --- a plain git merge, explained and turned into a merge event --------------------------
+
+
+@pytest.mark.parametrize("events_after", [0, 1])
+def test_check_explains_a_plain_git_merge_and_its_fix_works(flat_world: Path,
+                                                            events_after: int) -> None:
+    import shlex
+
+    narr = CLI(flat_world)
+    two_lines(narr, flat_world)
+    git(flat_world, "merge", "--quiet", "--no-edit", "alt")  # a line merge: no event explains it
+    merged_by_git = {k: v for k, v in snapshot(flat_world).items() if k.startswith("world/")}
+    if events_after:
+        narr("event", "After the merge", "--set", "lamp.state.lit=true")
+    report = json.loads(narr("check", "--json", expect=17).stdout)
+    [problem] = report["problems"]
+    assert "plain git merge of alt" in problem["problem"]
+    assert problem["fix"][1] == "narr merge alt" and len(problem["fix"]) == 2 + events_after
+    assert "narr reset" in narr("check", expect=17).stderr  # the hint gives the commands
+    for command in problem["fix"]:
+        narr(*shlex.split(command)[1:])
+    assert narr.json("check")["ok"]
+    assert narr.json("show", "HEAD~" + str(events_after))["kind"] == "merge"
+    now = {k: v for k, v in snapshot(flat_world).items() if k.startswith("world/")}
+    if events_after:
+        assert read_node(flat_world, "lamp")["state"]["lit"] is True
+    else:
+        assert now == merged_by_git  # the same world, now explained
+    assert narr.json("status")["edits"] == []
+
+
+# --- nodes both lines created -------------------------------------------------------------
+
+
+def _create(narr: CLI, world: Path, content: str, node: dict[str, Any], *extra: str) -> None:
+    path = world.parent / f"{node['id']}.json"
+    path.write_text(json.dumps(node), "utf-8")
+    narr("event", content, "--create", str(path), *extra)
+    path.unlink()
+
+
+def test_one_name_created_on_both_sides_is_one_node(narr: CLI, world: Path) -> None:
+    narr("branch", "alt")
+    _create(narr, world, "A lamp here", {
+        "id": "lamp", "name": "Lamp", "layer": "item", "state": {"lit": False},
+        "relations": {"near": {"lin-yuan": {}}, "lights": {"ferry": {"how": "dimly"}}}})
+    narr("switch", "alt")
+    _create(narr, world, "A lamp there", {
+        "id": "oil-lamp", "name": "Oil lamp", "aliases": ["lamp"], "layer": "item",
+        "state": {"fuel": "oil"},
+        "relations": {"near": {"su-qing": {}}, "lights": {"ferry": {"how": "brightly"}}}},
+        "--relate", "su-qing:carries:oil-lamp")
+    narr("switch", "main")
+    err = json.loads(narr("merge", "alt", "--json", expect=14).stderr)
+    assert [(c["node"], c["field"], "base" in c, c["ours"], c["theirs"]) for c in err["conflicts"]] == [
+        ("lamp", "/relations/lights/ferry", False, {"how": "dimly"}, {"how": "brightly"})]
+    narr("resolve", "lamp", "/relations/lights/ferry", "--theirs")
+    out = narr.json("merge", "--continue")
+    assert out["joined"] == [{"theirs": "oil-lamp", "ours": "lamp", "name": "Lamp"}]
+    lamp = read_node(world, "lamp")
+    assert lamp["name"] == "Lamp" and lamp["aliases"] == ["Oil lamp"]  # ours; theirs an alias
+    assert lamp["state"] == {"lit": False, "fuel": "oil"}
+    assert lamp["relations"] == {"near": {"lin-yuan": {}, "su-qing": {}},
+                                 "lights": {"ferry": {"how": "brightly"}}}
+    assert read_node(world, "su-qing")["relations"]["carries"] == {"lamp": {}}  # rewritten
+    narr("get", "oil-lamp", expect=11)
+    assert narr.json("check")["ok"]
+
+
+def test_created_on_both_sides_merges_edge_by_edge() -> None:
+    a = {"id": "n", "name": "N", "layer": "item", "state": {"x": 1},
+         "relations": {"knows": {"a": {}}, "trusts": {"c": {"since": 1}}}}
+    b = {"id": "n", "name": "N", "layer": "item", "state": {"y": 2},
+         "relations": {"knows": {"b": {}}, "trusts": {"c": {"since": 2}}}}
+    merged, conflicts = merge_node("n", None, a, b)  # type: ignore[arg-type]
+    assert [(c.field, c.base, c.ours, c.theirs) for c in conflicts] == [
+        ("/relations/trusts/c", fields.ABSENT, {"since": 1}, {"since": 2})]
+    assert merged is not None
+    assert merged["state"] == {"x": 1, "y": 2}
+    assert merged["relations"]["knows"] == {"a": {}, "b": {}}
+
+
+# --- a merge in the history: why, history, revert, reset ------------------------------------
+
+
+def test_why_history_revert_and_reset_of_a_merge(narr: CLI, world: Path) -> None:
+    two_lines(narr, world)
+    before = {k: v for k, v in snapshot(world).items() if k.startswith("world/")}
+    merge = narr.json("merge", "alt")["record"]
+    why = narr.json("why", "su-qing", "state.mood")
+    assert (why["event"]["kind"], why["new_value"]) == ("merge", "calm")
+    assert why["merged_from"]["content"] == "Su Qing lights a lamp"
+    ours = narr.json("why", "lin-yuan", "state.mood")
+    assert ours["event"]["content"] == "Lin Yuan tires" and ours["merged_from"] is None
+    history = narr.json("history", "su-qing")["events"]
+    assert [(e["kind"], [c["field"] for c in e["changes"]]) for e in history] == [
+        ("merge", ["/state/mood", "/relations/owes/su-qing"])]
+    reverted = narr.json("revert", "HEAD")  # undoes what the merge brought, as git revert -m 1
+    assert reverted["reverts"] == merge["id"]
+    assert {(d["target"], d["field"]) for d in reverted["diffusions"]} == {
+        (d["target"], d["field"]) for d in merge["diffusions"]}
+    assert {k: v for k, v in snapshot(world).items() if k.startswith("world/")} == before
+    assert narr.json("check")["ok"]
+    narr("merge", "alt", expect=16)  # its events are in the story line already
+    narr("revert", "HEAD~1", expect=16)  # the merge is undone already
+    narr("reset", "HEAD~1")  # back across the revert: the merged world again
+    assert read_node(world, "su-qing")["state"]["mood"] == "calm"
+    narr("reset", "HEAD~1")  # back across the merge: the first parent
+    assert {k: v for k, v in snapshot(world).items() if k.startswith("world/")} == before
+    assert narr.json("check")["ok"]
+    assert len(narr.json("chains")) == 1  # the merge and its revert are kept
+
+
+def test_a_name_two_nodes_carry_is_not_joined() -> None:
+    from narrative.engine.merge import _joins
+
+    def lamp(node_id: str, name: str) -> dict[str, Any]:
+        return {"id": node_id, "name": name, "layer": "item"}
+
+    worlds: dict[str, dict[str, Any]] = {
+        "base": {}, "ours": {"lamp": lamp("lamp", "Lamp"), "cup": lamp("cup", "Cup")},
+        "theirs": {"oil-lamp": lamp("oil-lamp", "the lamp"), "lantern": lamp("lantern", "LAMP"),
+                   "mug": lamp("mug", "cup")}}
+
+    def node(which: str, node_id: str) -> Any:
+        return worlds[which].get(node_id)
+
+    assert _joins({"lamp", "cup"}, {"oil-lamp", "lantern", "mug"}, node) == {"mug": "cup"}
+
+
+CREATED: dict[str, Any] = {"id": "n", "name": "N", "layer": "item", "state": {}, "relations": {}}
+CREATED_FIELDS = ["/state/a", "/state/d", "/summary", "/relations/holds/y", "/relations/knows/z",
+                  "/kind"]
+
+
+@given(st.dictionaries(st.sampled_from(CREATED_FIELDS), VALUES, max_size=3),
+       st.dictionaries(st.sampled_from(CREATED_FIELDS), VALUES, max_size=3))
+def test_created_on_both_sides_with_different_fields_is_both(ours_set: dict[str, Any],
+                                                            theirs_set: dict[str, Any]) -> None:
+    theirs_set = {k: v for k, v in theirs_set.items() if k not in ours_set}
+    ours, theirs = _applied(CREATED, ours_set), _applied(CREATED, theirs_set)
+    merged, conflicts = merge_node("n", None, ours, theirs)  # type: ignore[arg-type]
+    assert conflicts == []
+    assert fields.same(merged, _applied(CREATED, {**ours_set, **theirs_set}))
+
+
+def test_one_id_created_on_both_sides_conflicts_edge_by_edge(flat_world: Path) -> None:
+    narr = CLI(flat_world)
+    narr("branch", "alt")
+    _create(narr, flat_world, "A lamp here", {
+        "id": "lamp", "name": "Lamp", "layer": "item",
+        "relations": {"near": {"lin-yuan": {}}, "lights": {"ferry": {"how": "dimly"}}}})
+    narr("switch", "alt")
+    _create(narr, flat_world, "A lamp there", {
+        "id": "lamp", "name": "Lamp", "layer": "item",
+        "relations": {"near": {"su-qing": {}}, "lights": {"ferry": {"how": "brightly"}}}})
+    narr("switch", "main")
+    err = json.loads(narr("merge", "alt", "--json", expect=14).stderr)
+    assert err["conflicts"] == [{"node": "lamp", "field": "/relations/lights/ferry",
+                                 "ours": {"how": "dimly"}, "theirs": {"how": "brightly"}}]
+    narr("resolve", "lamp", "/relations/lights/ferry", "--value", '{"how": "warmly"}')
+    out = narr.json("merge", "--continue")
+    assert out["joined"] == []
+    assert read_node(flat_world, "lamp")["relations"] == {
+        "near": {"lin-yuan": {}, "su-qing": {}}, "lights": {"ferry": {"how": "warmly"}}}
+    assert narr.json("check")["ok"]

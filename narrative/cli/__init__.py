@@ -95,13 +95,14 @@ def _register() -> None:
         merge_cmd,
         query_cmd,
         read_cmd,
+        remote_cmd,
         schema_cmd,
         serve_cmd,
         travel_cmd,
     )
 
     for module in (init_cmd, event_cmd, read_cmd, query_cmd, export_cmd, import_cmd, audit_cmd,
-                   travel_cmd, branch_cmd, merge_cmd, check_cmd, schema_cmd, serve_cmd):
+                   travel_cmd, branch_cmd, merge_cmd, remote_cmd, check_cmd, schema_cmd, serve_cmd):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -13,13 +13,27 @@ from narrative.cli.output import emit_json, json_option, one_line, short, warn
 @click.argument("rev", required=False)
 @click.option("--delete", "-d", "delete", is_flag=True,
               help="Delete branch NAME (its events stay kept under refs/narr/abandoned/).")
+@click.option("--remotes", "-r", "remotes", is_flag=True,
+              help="List the remotes' branches as last fetched (origin/alt).")
 @json_option
 @pass_context
-def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, as_json: bool) -> None:
+def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, remotes: bool,
+               as_json: bool) -> None:
     """List story branches, or create branch NAME at REV (default: the current event)."""
     from narrative.engine import branches
 
     wr = ctx.world
+    if remotes:
+        if name is not None or delete:
+            raise click.UsageError("--remotes only lists")
+        found = branches.list_remote_branches(wr)
+        if as_json:
+            emit_json(found)
+            return
+        for row in found:
+            local = f"  (followed by {row['followed_by']})" if row["followed_by"] else ""
+            click.echo(f"  {row['name']:<20} {short(row['commit'])} {one_line(row['content'])}{local}")
+        return
     if name is None:
         if delete:
             raise click.UsageError("--delete needs a branch NAME")
@@ -56,7 +70,11 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, as
 @json_option
 @pass_context
 def switch_cmd(ctx: Context, name: str, create: bool, set_aside: bool, as_json: bool) -> None:
-    """Move to story branch NAME; the world becomes that branch's."""
+    """Move to story branch NAME; the world becomes that branch's.
+
+    A NAME only one remote has (origin/NAME, as last fetched) becomes a local
+    branch following it, as git switch does.
+    """
     from narrative.engine.branches import switch
 
     result = switch(ctx.world, name, set_aside=set_aside, create=create).to_json()
@@ -65,6 +83,9 @@ def switch_cmd(ctx: Context, name: str, create: bool, set_aside: bool, as_json: 
         return
     for note in result["warnings"]:
         warn(note)
+    if result["tracking"]:
+        click.echo(f"Branch {name} made from {result['tracking']} (narr pull and narr push "
+                   "follow it)")
     click.echo(f"Switched to {name}, at {short(result['commit'])} {one_line(result['content'])}")
     if result["set_aside"]:
         click.echo("Your uncommitted hand edits were set aside: narr edits")

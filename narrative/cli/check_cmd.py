@@ -62,6 +62,9 @@ def check_cmd(ctx: Context, rev: str | None, history_only: bool, as_json: bool) 
 
 def _plain_commit_hint(ctx: Context, report: CheckReport) -> str | None:
     """How to recover when plain git commits (``git commit -am``) absorbed hand edits."""
+    merges = [p for p in report.problems if p.fix]
+    if merges:
+        return "a plain git merge: " + " && ".join(merges[0].fix)
     plain = [p for p in report.problems if p.commit and p.event is None
              and "is not a narr event" in p.problem]
     if not plain:

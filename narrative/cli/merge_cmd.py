@@ -20,6 +20,9 @@ from narrative.cli.output import emit_json, json_option, short, warn
 def merge_cmd(ctx: Context, branch: str | None, go_on: bool, abort: bool, as_json: bool) -> None:
     """Merge story branch BRANCH into the current one, node by node and field by field.
 
+    BRANCH may be a remote's branch as last fetched (origin/main) or any
+    revision (a commit, an event id).
+
     Changes to different fields (and different relation edges) merge cleanly; the
     same field changed to different values is a conflict: the merge stops with
     nothing committed (narr conflicts, narr resolve, narr merge --continue).
@@ -51,6 +54,8 @@ def merge_cmd(ctx: Context, branch: str | None, go_on: bool, abort: bool, as_jso
     click.echo(f"Merged {result['branch']} as {short(result['commit'])}: "
                f"{sides['theirs']} change(s) from {result['branch']}, "
                f"{sides['resolved']} resolved")
+    for j in result["joined"]:
+        click.echo(f"  {j['theirs']} became {j['ours']}: both lines created {j['name']!r}")
 
 
 @click.command("conflicts")

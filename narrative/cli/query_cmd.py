@@ -50,6 +50,8 @@ def why_cmd(ctx: Context, node_id: str, field: str, at: str | None, as_json: boo
     if change is not None:
         what = "a hand edit, recorded by event" if change["by"] == "edit" else "event"
         click.echo(f"  set by {what} {_event_text(d['event'])}")
+        if d["merged_from"]:
+            click.echo(f"  which brought it from {_event_text(d['merged_from'])}")
         if "old_value" in d or "new_value" in d:
             click.echo(f"  {_old_new(d)}")
         if change["field"] != d["field"]:

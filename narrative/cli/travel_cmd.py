@@ -98,17 +98,19 @@ def chains_cmd(click_ctx: click.Context, as_json: bool) -> None:
     """Abandoned chains of events (kept for good), newest first, by number and name.
 
     A chain keeps its number and name for good; narr replay and narr chains drop
-    take either. Chains already replayed are marked so.
+    take either. Chains already replayed are marked so. Chains another writer
+    pushed come after yours, as origin/N (origin/rain-stops-4f2a).
     """
     from narrative.engine.replay import list_chains
 
     for c in group_listing(click_ctx, as_json, list_chains, "No abandoned chains."):
         mark = "  (replayed)" if c["replayed"] else ""
+        n = f"{c['remote']}/{c['n']}" if c["remote"] else str(c["n"])
         if c["length"] == 0:
-            click.echo(f"{c['n']:>3}  {c['name']}  (back on the story line){mark}")
+            click.echo(f"{n:>3}  {c['name']}  (back on the story line){mark}")
             continue
         first = f"{short_event(c['first']['id'])} {one_line(c['first']['content'])}"
-        click.echo(f"{c['n']:>3}  {c['name']}  {c['length']} event(s), abandoned "
+        click.echo(f"{n:>3}  {c['name']}  {c['length']} event(s), abandoned "
                    f"{local_time(c['abandoned_at'])}{mark}")
         click.echo(f"       first: {first}")
         if c["length"] > 1:
@@ -150,7 +152,7 @@ SUMMARY_OVER = 5
 @pass_context
 def replay_cmd(ctx: Context, chain: str, to: str | None, reuse: bool, diffuser: str | None,
                as_json: bool) -> None:
-    """Re-run an abandoned CHAIN (number or name from narr chains, or tip) on top of HEAD."""
+    """Re-run an abandoned CHAIN (number or name from narr chains, origin/N, or tip) on top of HEAD."""
     from narrative.engine.replay import replay
 
     progress = None
@@ -252,12 +254,16 @@ def reflog_cmd(ctx: Context, limit: int | None, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def edits_cmd(click_ctx: click.Context, as_json: bool) -> None:
-    """Hand edits set aside by a reset or a switch; restore them with 'narr edits restore N'."""
+    """Hand edits set aside by a reset or a switch; restore them with 'narr edits restore N'.
+
+    Another writer's, fetched by narr pull or clone, come after yours as origin/N.
+    """
     from narrative.engine.setaside import list_set_asides
 
     for item in group_listing(click_ctx, as_json, list_set_asides, "No set-aside hand edits."):
         done = f", restored {local_time(item['restored_at'])}" if item["restored_at"] else ""
-        click.echo(f"{item['n']:>3}  {local_time(item['created_at'])}  {item['reason']}{done}")
+        n = f"{item['remote']}/{item['n']}" if item["remote"] else str(item["n"])
+        click.echo(f"{n:>3}  {local_time(item['created_at'])}  {item['reason']}{done}")
         for ch in item["changes"][:8]:
             click.echo(f"       {change_line(ch)}")
         for path in item["raw_files"]:

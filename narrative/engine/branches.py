@@ -12,10 +12,11 @@ if TYPE_CHECKING:
 
 from narrative.engine import setaside
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError, NothingToDoError
-from narrative.store import history, journal, move, records, refs, worktree
+from narrative.store import history, journal, move, records, refs, remote, worktree
 from narrative.store.worldrepo import WorldRepo
 
 HEADS = "refs/heads/"
+REMOTE_HEADS = "refs/remotes/"
 
 
 _HEXLIKE = re.compile(r"[0-9a-f]{4,40}")
@@ -57,6 +58,27 @@ def _tip(wr: WorldRepo, name: str) -> pygit2.Commit:
 def _content(commit: pygit2.Commit) -> str:
     rec = records.decode(commit.message)
     return rec.content if rec else commit.message.strip().splitlines()[0]
+
+
+def list_remote_branches(wr: WorldRepo) -> list[dict[str, Any]]:
+    """The remotes' branches as last fetched (``origin/alt``), with the local branch that
+    follows each, if any."""
+    following = {}
+    for name in wr.repo.branches.local:
+        up_remote, up_branch = remote.upstream(wr, name)
+        if up_remote and up_branch:
+            following[f"{up_remote}/{up_branch}"] = name
+    out = []
+    for ref in sorted(wr.repo.references):
+        if not ref.startswith(REMOTE_HEADS) or ref.endswith("/HEAD"):
+            continue
+        commit = history.peel_commit(wr, ref)
+        if commit is None:
+            continue
+        name = ref.removeprefix(REMOTE_HEADS)
+        out.append({"name": name, "remote": name.partition("/")[0], "commit": str(commit.id),
+                    "content": _content(commit), "followed_by": following.get(name)})
+    return out
 
 
 def list_branches(wr: WorldRepo) -> list[dict[str, Any]]:
@@ -104,15 +126,40 @@ class SwitchResult:
     content: str
     set_aside: str | None
     warnings: list[str] = field(default_factory=list)
+    tracking: str | None = None  # made from this remote branch (``origin/alt``)
 
     def to_json(self) -> dict[str, Any]:
         return {"branch": self.branch, "commit": self.commit, "content": self.content,
-                "set_aside": self.set_aside, "warnings": self.warnings}
+                "set_aside": self.set_aside, "warnings": self.warnings,
+                "tracking": self.tracking}
+
+
+def _remote_branch(wr: WorldRepo, name: str) -> tuple[str, pygit2.Commit]:
+    """A branch no local branch names, found on exactly one remote (as last fetched), as
+    ``git switch`` guesses: the remote and the commit a new tracking branch starts at."""
+    found = remote.remote_branches_named(wr, name)
+    if not found:
+        head, _, rest = name.partition("/")
+        if rest and remote.tracking_ref(head, rest) in wr.repo.references:
+            raise NotFoundError(f"{name} is {head}'s branch; story lines are written on local "
+                                "branches", hint=f"narr switch {rest} makes one following it")
+        raise NotFoundError(f"no branch named {name!r}",
+                            hint=f"narr switch -c {name} creates it; narr pull fetches a "
+                                 "remote's branches")
+    if len(found) > 1:
+        raise InvalidInputError(
+            f"{name!r} is a branch of {len(found)} remotes ({', '.join(found)})",
+            hint=f"narr branch {name} REMOTE/{name}, then narr switch {name}")
+    tip = history.peel_commit(wr, remote.tracking_ref(found[0], name))
+    if tip is None:
+        raise NotFoundError(f"{found[0]}/{name} points at no commit of this repository")
+    return found[0], tip
 
 
 def switch(wr: WorldRepo, name: str, *, set_aside: bool = False, create: bool = False,
            when: datetime | None = None) -> SwitchResult:
     _check_name(name)
+    tracked: tuple[str, pygit2.Commit] | None = None
     with move.writing(wr) as recovered:
         wr.require_no_git_operation()
         head = wr.head_commit()
@@ -120,10 +167,11 @@ def switch(wr: WorldRepo, name: str, *, set_aside: bool = False, create: bool = 
         if create:
             _refuse_clash(wr, name)
             target = head
+        elif name not in wr.repo.branches.local:
+            _refuse_clash(wr, name)
+            tracked = _remote_branch(wr, name)
+            target = tracked[1]
         else:
-            if name not in wr.repo.branches.local:
-                raise NotFoundError(f"no branch named {name!r}",
-                                    hint=f"narr switch -c {name} creates it")
             if name == wr.branch():
                 raise NothingToDoError(f"already on {name}")
             target = _tip(wr, name)
@@ -144,6 +192,9 @@ def switch(wr: WorldRepo, name: str, *, set_aside: bool = False, create: bool = 
                 saved = kept.ref if kept else None
         if create:
             wr.repo.branches.local.create(name, head)
+        elif tracked is not None:
+            wr.repo.branches.local.create(name, target)
+            remote.set_upstream(wr, name, tracked[0], name)
         current = wr.head_ref()
         move.move(wr, move.Move(
             ref="HEAD",
@@ -152,7 +203,9 @@ def switch(wr: WorldRepo, name: str, *, set_aside: bool = False, create: bool = 
             message=f"narr switch: to {name}",
             updates=tuple(updates), tree=target.tree, made_refs=(saved,),
         ))
-        return SwitchResult(name, str(target.id), _content(target), saved, recovered)
+        result = SwitchResult(name, str(target.id), _content(target), saved, recovered)
+        result.tracking = f"{tracked[0]}/{name}" if tracked is not None else None
+        return result
 
 
 def reflog(wr: WorldRepo, limit: int | None = None) -> list[dict[str, Any]]:

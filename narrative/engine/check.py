@@ -34,10 +34,11 @@ class Problem:
     event: str | None
     content: str | None
     problem: str
+    fix: list[str] = field(default_factory=list)  # narr commands that repair it, in order
 
     def to_json(self) -> dict[str, Any]:
         return {"commit": self.commit, "event": self.event, "content": self.content,
-                "problem": self.problem}
+                "problem": self.problem, "fix": self.fix}
 
     def __str__(self) -> str:
         where = f"event {self.event} ({self.commit[:10]})" if self.event and self.commit else (
@@ -110,9 +111,12 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         if rec is not None:
             report.events += rec.kind in ("event", "merge")
             seen_ids.setdefault(rec.id, str(c.id))
+        fix: list[str] = []
+        if rec is None and len(c.parents) > 1 and problems and c is not boundary:
+            problems, fix = _plain_merge(wr, c, head)
         for p in problems:
             report.problems.append(Problem(str(c.id), rec.id if rec else None,
-                                           rec.content if rec else c.message.strip()[:80], p))
+                                           rec.content if rec else c.message.strip()[:80], p, fix))
         prev_record = rec if rec is not None else prev_record
 
     if world:
@@ -126,6 +130,32 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         report.worktree_problems = [*scan.problems, *odd,
                                     *hand_edit_problems(wr, head.tree, scan)]
     return report
+
+
+def _plain_merge(wr: WorldRepo, c: pygit2.Commit, head: pygit2.Commit) -> tuple[list[str], list[str]]:
+    """A ``git merge`` (or ``git pull``) made a two-parent commit no event explains: say so,
+    and how to make it a merge event: back to its first parent (the plain merge, and any
+    events after it, are kept as an undone chain), ``narr merge`` its second parent, then
+    replay the events that came after it."""
+    first, second = c.parents[0], c.parents[1]
+    names = []  # branches at the second parent, local ones first: the nicest name for it
+    for ref in wr.repo.references:
+        remote = ref.startswith("refs/remotes/")
+        if not (ref.startswith("refs/heads/") or remote) or ref.endswith("/HEAD"):
+            continue
+        tip = history.peel_commit(wr, ref)
+        if tip is not None and tip.id == second.id:
+            names.append((remote, ref.removeprefix("refs/heads/").removeprefix("refs/remotes/")))
+    theirs = sorted(names)[0][1] if names else str(second.id)[:12]
+    fix = [f"narr reset {str(first.id)[:12]}", f"narr merge {theirs}"]
+    after = sum(1 for _ in history.first_parent(head, stop=c.id))
+    if after:
+        fix.append(f"narr replay {str(head.id)[:12]} --reuse")
+    more = (f"; the {after} commit(s) after it come back with the replay" if after else "")
+    return [f"this commit is a plain git merge of {theirs} into the story line: no narr event "
+            "explains what it changed under world/. To make it a merge event: "
+            + ", then ".join(fix) + " (the reset keeps the plain merge as an undone chain"
+            + more + ")"], fix
 
 
 def _shallow_boundary(repo: pygit2.Repository,

@@ -9,9 +9,13 @@ own, ``/relations/<type>/<target>``):
 - a field changed on both sides to the same value is no conflict;
 - a field changed on both sides to different values (or one side changing a
   field inside another the other side replaced) is a conflict;
-- a node created on both sides with the same id merges the same way from an
-  empty base: equal content is one node, different content a conflict per field
-  (who created it, ``created_by_event``, stays ours);
+- a node created on both sides with the same id merges the same way from a base
+  of defaults (no aliases, empty state and relations): equal content is one node,
+  different content a conflict per field or relation edge, whose base is the
+  default or absent (who created it, ``created_by_event``, stays ours);
+- nodes created on both sides under different ids for one name or alias become
+  one node: ours, with our id and name, theirs merged into it as above and every
+  relation theirs pointed at their node pointing at ours (:func:`_joins`);
 - a node ended on one side and changed on the other is a conflict on the whole
   node (field ``""``).
 
@@ -55,6 +59,7 @@ if TYPE_CHECKING:
     import pygit2
 
 HEADS = "refs/heads/"
+REMOTE_HEADS = "refs/remotes/"
 ABSENT = fields.ABSENT
 WHOLE_NODE = ""
 
@@ -93,10 +98,12 @@ class MergeResult:
     record: EventRecord | None = None
     conflicts: list[Conflict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    joined: list[dict[str, str]] = field(default_factory=list)  # see :func:`_joins`
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"branch": self.branch, "commit": self.commit,
-                               "fast_forward": self.fast_forward, "warnings": self.warnings}
+                               "fast_forward": self.fast_forward, "warnings": self.warnings,
+                               "joined": self.joined}
         out["record"] = records.record_json(self.record) if self.record is not None else None
         return out
 
@@ -106,9 +113,14 @@ class _Plan:
     finals: dict[str, NodeDict | None]  # node id -> merged node (None: gone), where it differs
     conflicts: list[Conflict]
     resolved: set[str]  # keys of the conflicts whose resolution is in ``finals``
+    joined: list[dict[str, str]] = field(default_factory=list)
 
 
 # --- the three-way merge (pure) ---------------------------------------------------------
+
+
+_DEFAULTS: dict[str, Any] = {"kind": "", "aliases": [], "summary": "", "lifecycle": "permanent",
+                             "traits": {}, "state": {}, "relations": {}}
 
 
 def _overlaps(a: str, b: str) -> bool:
@@ -124,7 +136,12 @@ def merge_node(node_id: str, base: NodeDict | None, ours: NodeDict | None,
         return theirs, []
     if ours is None or theirs is None:
         return ours, [Conflict(node_id, WHOLE_NODE, _v(base), _v(ours), _v(theirs))]
-    start: dict[str, Any] = dict(base) if base is not None else {}
+    # Made on both sides: the base is a node of defaults (empty containers, no aliases), so
+    # a field one side left at its default takes the other's value, and state fields and
+    # relation edges merge one by one (a conflict's base is absent), not as wholes.
+    start: dict[str, Any] = dict(base) if base is not None else {
+        key: copy.deepcopy(default) for key, default in _DEFAULTS.items()
+        if key in ours and key in theirs}
     mine = fields.diff(node_id, start, ours)
     other = fields.diff(node_id, start, theirs)
     merged: dict[str, Any] = copy.deepcopy(dict(ours))
@@ -182,12 +199,30 @@ def _plan(wr: WorldRepo, base: pygit2.Commit, ours: pygit2.Commit, theirs: pygit
         found = views[which].committed_file(node_id)
         return found[1] if found is not None else None
 
+    joins = _joins(mine, other, node)
+
+    def their(node_id: str) -> NodeDict | None:
+        """Theirs, with a joined node under our id and every relation to it following."""
+        src = next((t for t, o in joins.items() if o == node_id), node_id)
+        found = node("theirs", src)
+        if found is None or not joins:
+            return found
+        out = _renamed(found, joins)
+        mine_ = node("ours", node_id)
+        if src != node_id and mine_ is not None:  # one node: our name, theirs among the aliases
+            known = _names(mine_)
+            extra = [n for n in [found.get("name", ""), *found.get("aliases", [])]
+                     if n and not (_names(as_node_dict({"name": n})) & known)]
+            out = as_node_dict({**out, "name": mine_["name"],
+                                "aliases": [*mine_.get("aliases", []), *extra]})
+        return out
+
     finals: dict[str, NodeDict | None] = {}
     conflicts: list[Conflict] = []
     resolved: set[str] = set()
-    for node_id in sorted(other):
+    for node_id in sorted((other - set(joins)) | set(joins.values())):
         o = node("ours", node_id) if node_id in mine else node("base", node_id)
-        merged, found = merge_node(node_id, node("base", node_id), o, node("theirs", node_id))
+        merged, found = merge_node(node_id, node("base", node_id), o, their(node_id))
         for c in found:
             if c.key in resolutions:
                 merged = _resolve_into(merged, c, _stored(resolutions[c.key]))
@@ -195,7 +230,46 @@ def _plan(wr: WorldRepo, base: pygit2.Commit, ours: pygit2.Commit, theirs: pygit
         conflicts.extend(found)
         if not fields.same(_v(merged), _v(o)):
             finals[node_id] = merged
-    return _Plan(finals, conflicts, resolved)
+    joined = [{"theirs": t, "ours": o, "name": str((node("ours", o) or {}).get("name", o))}
+              for t, o in sorted(joins.items())]
+    return _Plan(finals, conflicts, resolved, joined)
+
+
+def _names(node: NodeDict) -> set[str]:
+    from narrative.delta.arbiter import key
+
+    return {k for k in (key(n) for n in [node.get("name", ""), *node.get("aliases", [])]) if k}
+
+
+def _joins(mine: set[str], other: set[str], node: Any) -> dict[str, str]:
+    """Nodes both lines created under different ids for one name: their id -> ours.
+
+    Two writers who each bring in "Lamp" (``lamp`` here, ``oil-lamp`` there) mean one
+    lamp: the merge makes it one node, with our id and name (their name and aliases join
+    ours as aliases), its other fields merged as for a node both created with one id,
+    and every relation the other line pointed at theirs pointing at ours. A name (or
+    alias, compared as the arbiter compares names) is matched only when exactly one
+    node on each side carries it.
+    """
+    created_ours = {n: _names(found) for n in mine if node("base", n) is None
+                    and node("theirs", n) is None and (found := node("ours", n)) is not None}
+    created_theirs = {n: _names(found) for n in other if node("base", n) is None
+                      and node("ours", n) is None and (found := node("theirs", n)) is not None}
+    joins: dict[str, str] = {}
+    for t, names in sorted(created_theirs.items()):
+        ours = [o for o, theirs in created_ours.items() if theirs & names]
+        rivals = [u for u, other_names in created_theirs.items() if other_names & names]
+        if len(ours) == 1 and len(rivals) == 1 and ours[0] not in joins.values():
+            joins[t] = ours[0]
+    return joins
+
+
+def _renamed(node: NodeDict, joins: dict[str, str]) -> NodeDict:
+    out: dict[str, Any] = copy.deepcopy(dict(node))
+    out["id"] = joins.get(out["id"], out["id"])
+    out["relations"] = {rtype: {joins.get(dst, dst): attrs for dst, attrs in targets.items()}
+                        for rtype, targets in out.get("relations", {}).items()}
+    return as_node_dict(out)
 
 
 def _stored(value: Any) -> Any:
@@ -238,11 +312,20 @@ def _validate(wr: WorldRepo, head: pygit2.Commit, finals: dict[str, NodeDict | N
 
 
 def _theirs(wr: WorldRepo, branch: str) -> pygit2.Commit:
+    """What to merge: a branch, a remote's branch as last fetched (``origin/main``), or any
+    revision (a commit hash, an event id: the second parent of a plain ``git merge``)."""
     if branch.startswith("-"):
         raise InvalidInputError(f"{branch!r} is not a branch")
-    if branch not in wr.repo.branches.local:
-        raise NotFoundError(f"no branch named {branch!r}", hint="narr branch lists them")
-    tip = history.peel_commit(wr, HEADS + branch)
+    ref = HEADS + branch if branch in wr.repo.branches.local else (
+        REMOTE_HEADS + branch if REMOTE_HEADS + branch in wr.repo.references else None)
+    if ref is None:
+        try:
+            return history.resolve(wr, branch)
+        except NotFoundError:
+            raise NotFoundError(f"no branch named {branch!r}",
+                                hint="narr branch lists them; a remote's branch is "
+                                     "REMOTE/BRANCH after narr pull or git fetch") from None
+    tip = history.peel_commit(wr, ref)
     if tip is None:
         raise NotFoundError(f"branch {branch!r} points at no commit of this repository")
     return tip
@@ -334,7 +417,7 @@ def _seal(wr: WorldRepo, head: pygit2.Commit, theirs: pygit2.Commit, branch: str
         causes=[other.id] if other is not None else [], merged=branch,
     )
     sealed = seal(view, plan.finals, record, when=when, merged=theirs)
-    result.commit, result.record = sealed.commit, record
+    result.commit, result.record, result.joined = sealed.commit, record, plan.joined
     return result
 
 

@@ -60,7 +60,7 @@ def list_chains(wr: WorldRepo) -> list[dict[str, Any]]:
     head = wr.head_commit()
     head_id = head.id if head is not None else None
     tips = _tips(wr)
-    numbers = refs.chain_numbers(list(tips))
+    numbers = _numbers(tips)
     out = []
     for name, tip in tips.items():
         commits = chain_commits(wr.repo, tip, head_id)
@@ -69,6 +69,7 @@ def list_chains(wr: WorldRepo) -> list[dict[str, Any]]:
         parsed = refs.chain_name(name)
         out.append({
             "n": numbers[name], "name": _label(name, tip), "key": parsed.key, "ref": name,
+            "remote": parsed.remote,
             "tip": str(tip.id), "tip_event": (records.decode(tip.message) or _NoRecord).id,
             "length": len(commits), "first": first, "last": last,
             "abandoned_at": _when(parsed.key), "base": str(commits[0].parents[0].id)
@@ -79,12 +80,31 @@ def list_chains(wr: WorldRepo) -> list[dict[str, Any]]:
 
 
 def _label(name: str, tip: pygit2.Commit) -> str:
-    """A chain's readable name: stored in its ref, or for an older ref made from its tip."""
-    stored = refs.chain_name(name).label
-    if stored is not None:
-        return stored
-    rec = records.decode(tip.message)
-    return f"{refs.chain_words(rec.content if rec else tip.message)}-{str(tip.id)[:4]}"
+    """A chain's readable name: stored in its ref, or for an older ref made from its tip;
+    a chain fetched from a remote is named after it (``origin/rain-stops-5004``)."""
+    parsed = refs.chain_name(name)
+    stored = parsed.label
+    if stored is None:
+        rec = records.decode(tip.message)
+        stored = f"{refs.chain_words(rec.content if rec else tip.message)}-{str(tip.id)[:4]}"
+    return f"{parsed.remote}/{stored}" if parsed.remote else stored
+
+
+def _numbers(tips: dict[str, pygit2.Commit]) -> dict[str, int]:
+    """Each chain's number: one's own numbered together, each remote's among themselves
+    (``origin/3`` is the number its writer sees as 3)."""
+    groups: dict[str | None, list[str]] = {}
+    for name in tips:
+        groups.setdefault(refs.chain_name(name).remote, []).append(name)
+    out: dict[str, int] = {}
+    for names in groups.values():
+        out.update(refs.chain_numbers(names))
+    return out
+
+
+def _number_text(name: str, n: int) -> str:
+    remote = refs.chain_name(name).remote
+    return f"{remote}/{n}" if remote else str(n)
 
 
 class _NoRecord:
@@ -110,10 +130,10 @@ def _when(name: str) -> str | None:
 
 
 def _tips(wr: WorldRepo) -> dict[str, pygit2.Commit]:
-    """Abandoned refs, newest first, with their tips; a ref whose commit is gone (a damaged
-    clone) is left out: there is nothing to list or replay."""
-    return {name: tip for name in refs.abandoned_refs(wr)
-            if (tip := history.peel_commit(wr, name)) is not None}
+    """Abandoned refs, newest first, then those fetched from remotes, with their tips; a ref
+    whose commit is gone (a damaged clone) is left out: there is nothing to list or replay."""
+    names = [*refs.abandoned_refs(wr), *refs.fetched_refs(wr, "abandoned")]
+    return {name: tip for name in names if (tip := history.peel_commit(wr, name)) is not None}
 
 
 def pick_chain(wr: WorldRepo, which: str) -> tuple[str, pygit2.Commit]:
@@ -122,11 +142,10 @@ def pick_chain(wr: WorldRepo, which: str) -> tuple[str, pygit2.Commit]:
     of its key, tip commit or tip event id (four characters at least)."""
     which = which.strip()
     tips = _tips(wr)
-    numbers = refs.chain_numbers(list(tips))
-    if which.isdigit():
-        for name, n in numbers.items():
-            if n == int(which):
-                return name, tips[name]
+    numbers = _numbers(tips)
+    for name, n in numbers.items():
+        if which == _number_text(name, n):
+            return name, tips[name]
     labels = {name: _label(name, tip) for name, tip in tips.items()}
     for name in tips:
         if which in (name, name.removeprefix(refs.ABANDONED), refs.chain_name(name).key,
@@ -146,7 +165,9 @@ def pick_chain(wr: WorldRepo, which: str) -> tuple[str, pygit2.Commit]:
     if found:
         raise InvalidInputError(f"{which!r} matches {len(found)} abandoned chains; give more of it "
                                 "or its number (narr chains lists them)")
-    listed = ", ".join(str(n) for n in sorted(numbers.values())) if numbers else "there are none"
+    listed = ", ".join(_number_text(name, n) for name, n in sorted(
+        numbers.items(), key=lambda item: (refs.chain_name(item[0]).remote or "", item[1]))
+    ) if numbers else "there are none"
     raise NotFoundError(f"no abandoned chain {which!r} ({listed}; narr chains lists them)")
 
 
@@ -177,6 +198,11 @@ def drop_chain(wr: WorldRepo, which: str, *, force: bool = False) -> dict[str, A
     with move.writing(wr):
         name, tip = pick_chain(wr, which)
         label = _label(name, tip)
+        remote = refs.chain_name(name).remote
+        if remote is not None:
+            raise InvalidInputError(
+                f"chain {label} is {remote}'s: dropping this copy would bring it back with the "
+                f"next narr pull", hint="only its writer drops it, on their own machine")
         others = refs.reachable_elsewhere(wr, name)
         lost = []
         for commit in history.first_parent(tip):

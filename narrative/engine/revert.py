@@ -1,7 +1,11 @@
 """``narr revert``: a new event that undoes an old one, history kept (seed 4.1's git revert).
 
 Only the event's diffusions are inverted; the hand edits it recorded were the
-user's own and stay. If any field the event wrote has changed since, the revert
+user's own and stay. A merge event reverts the same way: its diffusions are the
+changes relative to its first parent, so the revert takes out what the merged
+line brought and keeps the story line's own events (``git revert -m 1``). The
+merged line's events stay part of the history, so merging it again finds nothing
+to do; to bring them back, revert the revert. If any field the event wrote has changed since, the revert
 is refused with a field-level report: undoing it would silently overwrite a
 later part of the story.
 """
@@ -27,7 +31,7 @@ def revert(wr: WorldRepo, rev: str, *, content: str | None = None) -> EventResul
         assert head is not None
         commit = history.resolve(wr, rev)
         rec = records.decode(commit.message)
-        if rec is None or rec.kind != "event":
+        if rec is None or rec.kind not in ("event", "merge"):
             raise InvalidInputError(f"{rev} is not an event that can be reverted")
         if not history.is_ancestor(wr, commit.id, head.id):
             raise InvalidInputError(f"{rev} is not on the current story line",

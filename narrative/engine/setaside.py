@@ -216,14 +216,28 @@ def _utc(stamp: str | None) -> str | None:
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _numbered(wr: WorldRepo) -> list[tuple[str, int, str | None, str]]:
+    """Every set-aside as (its number as typed, number, remote, ref): one's own 1, 2...
+    newest first, then each remote's (``origin/1``...), fetched by narr pull or clone."""
+    out: list[tuple[str, int, str | None, str]] = [
+        (str(n), n, None, name) for n, name in enumerate(refs.set_aside_refs(wr), 1)]
+    counts: dict[str, int] = {}
+    for name in refs.fetched_refs(wr, "edits"):
+        remote = refs.remote_of(name)
+        assert remote is not None
+        counts[remote] = counts.get(remote, 0) + 1
+        out.append((f"{remote}/{counts[remote]}", counts[remote], remote, name))
+    return out
+
+
 def list_set_asides(wr: WorldRepo) -> list[dict[str, Any]]:
     restored = _restored(wr)
     out = []
-    for n, name in enumerate(refs.set_aside_refs(wr), 1):
+    for _, n, remote, name in _numbered(wr):
         item = refs.load_set_aside(wr, name)
         changes, raw = changes_of(wr, item)
         out.append({
-            "n": n, "ref": name, "commit": str(item.commit.id),
+            "n": n, "remote": remote, "ref": name, "commit": str(item.commit.id),
             "created_at": _utc(item.meta.get("created_at")), "reason": item.meta.get("reason"),
             "head": item.meta.get("head"), "paths": item.meta.get("paths", []),
             "changes": [c.model_dump(mode="json") for c in changes],
@@ -233,9 +247,11 @@ def list_set_asides(wr: WorldRepo) -> list[dict[str, Any]]:
 
 
 def pick(wr: WorldRepo, which: str) -> refs.SetAside:
-    names = refs.set_aside_refs(wr)
-    if which.isdigit() and 1 <= int(which) <= len(names):
-        return refs.load_set_aside(wr, names[int(which) - 1])
+    numbered = _numbered(wr)
+    for typed, _, _, name in numbered:
+        if which == typed:
+            return refs.load_set_aside(wr, name)
+    names = [name for *_, name in numbered]
     exact = [n for n in names if which in (n, n.rsplit("/", 1)[-1])]
     found = exact or [n for n in names if len(which) >= 4 and n.rsplit("/", 1)[-1].startswith(which)]
     if len(found) == 1:
@@ -243,7 +259,7 @@ def pick(wr: WorldRepo, which: str) -> refs.SetAside:
     if found:
         raise InvalidInputError(f"{which!r} matches {len(found)} set-aside edits; give more of it "
                                 "or its number (narr edits lists them)")
-    listed = f"1..{len(names)}" if names else "none are kept"
+    listed = ", ".join(typed for typed, *_ in numbered) if numbered else "none are kept"
     raise NotFoundError(f"no set-aside edits {which!r} ({listed}; narr edits lists them)")
 
 
@@ -321,5 +337,10 @@ def drop_set_aside(wr: WorldRepo, which: str) -> str:
     """Delete one set-aside (the only way narr ever forgets hand edits: on request)."""
     with wr.lock:
         item = pick(wr, which)
+        remote = refs.remote_of(item.ref)
+        if remote is not None:
+            raise InvalidInputError(
+                f"these set-aside edits are {remote}'s: dropping this copy would bring them back "
+                "with the next narr pull", hint="only their writer drops them")
         wr.repo.references.delete(item.ref)
         return item.ref

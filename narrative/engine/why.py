@@ -30,6 +30,8 @@ class WhyResult:
     change: Write | None = None
     uncommitted: dict[str, Any] | None = None
     ancestry: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    # a merge brought the value: the event on the merged line that wrote it
+    merged_from: EventInfo | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"node": self.node, "field": self.field, "source": self.source}
@@ -44,6 +46,7 @@ class WhyResult:
                     out[key] = sub
         out["uncommitted"] = self.uncommitted
         out["ancestry"] = self.ancestry
+        out["merged_from"] = self.merged_from.to_json() if self.merged_from else None
         return out
 
 
@@ -88,9 +91,25 @@ def why(wr: WorldRepo, node_id: str, field_text: str, at: str | None = None) -> 
         result.change = writer
         result.source = "event" if writer.source == "diffusion" else "hand edit"
         result.ancestry = story.ancestry(writer.commit)
+        if result.event.kind == "merge" and writer.source == "diffusion":
+            result.merged_from = _merged_from(wr, writer.commit, node_id, ptr)
     elif story.events and story.events[-1].kind == "genesis":
         result.event = story.events[-1]
         result.source = "genesis"
     if uncommitted is not None:
         result.source = "unrecorded hand edit"
     return result
+
+
+def _merged_from(wr: WorldRepo, merge_commit: str, node_id: str, ptr: str) -> EventInfo | None:
+    """The event on a merge's second line that last wrote ``ptr`` before the merge."""
+    from narrative.store import history
+
+    commit = history.peel_commit(wr, merge_commit)
+    if commit is None or len(commit.parents) < 2:
+        return None
+    second = tip_of(wr, str(commit.parents[1].id))  # indexes that line's chain
+    assert second is not None
+    line = Story(wr, str(second.id))
+    found = next((w for w in reversed(line.writes(node_id)) if _relevant(w, ptr)), None)
+    return line.by_commit[found.commit] if found is not None else None

@@ -35,6 +35,7 @@ _STORED = re.compile(r"^(\d+)-(.+)$")
 SET_ASIDE = "refs/narr/edits/"
 ADOPTED = "refs/narr/adopted/"
 SET_ASIDE_MARKER = "narr-set-aside v1"
+REMOTES = "refs/narr/remotes/"  # copies fetched from remotes: refs/narr/remotes/<remote>/<kind>/...
 
 
 def valid_branch_name(name: str) -> bool:
@@ -82,6 +83,45 @@ def set_aside_refs(wr: WorldRepo) -> list[str]:
     return _listed(wr, SET_ASIDE)
 
 
+def fetched_refs(wr: WorldRepo, kind: str) -> list[str]:
+    """Refs of ``kind`` (``abandoned``, ``edits``...) fetched from remotes, by remote, newest
+    first; one's own refs that went up to a remote and came back are left out."""
+    out = []
+    for name in wr.repo.references:
+        if not name.startswith(REMOTES):
+            continue
+        remote, sep, tail = name.removeprefix(REMOTES).partition(f"/{kind}/")
+        if sep and remote and f"refs/narr/{kind}/{tail}" not in wr.repo.references:
+            out.append(name)
+    return sorted((n for n in out if _well_formed(wr, n, kind)), reverse=True)
+
+
+def _well_formed(wr: WorldRepo, name: str, kind: str) -> bool:
+    """A fetched ref is what its kind says: a commit (set-aside edits: one narr made, on top
+    of the commit it set them aside from). Anything else a remote holds is left out."""
+    if not _target_present(wr, name):
+        return False
+    try:
+        commit = wr.repo.references[name].peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError):
+        return False
+    if kind == "edits":
+        return bool(commit.parents) and f"\n\n{SET_ASIDE_MARKER}\n" in commit.message
+    return True
+
+
+def remote_of(ref: str) -> str | None:
+    """The remote a fetched narr ref came from (None: one's own)."""
+    if not ref.startswith(REMOTES):
+        return None
+    rest = ref.removeprefix(REMOTES)
+    for kind in ("abandoned", "edits", "adopted", "replayed"):
+        remote, sep, _ = rest.partition(f"/{kind}/")
+        if sep:
+            return remote
+    return None
+
+
 def chain_words(content: str) -> str:
     """The first (up to three) words of ``content``, slugified: ``"The rain stops."`` ->
     ``rain-stops``; a word without spaces (Chinese) is cut at eight characters."""
@@ -101,15 +141,20 @@ class ChainName:
     key: str
     number: int | None
     label: str | None
+    remote: str | None = None  # fetched from this remote (None: one's own)
 
 
 def chain_name(ref: str) -> ChainName:
-    rest = ref.removeprefix(ABANDONED)
+    remote = remote_of(ref)
+    if remote is not None:
+        rest = ref.removeprefix(f"{REMOTES}{remote}/abandoned/")
+    else:
+        rest = ref.removeprefix(ABANDONED)
     key, _, tail = rest.partition("/")
     m = _STORED.match(tail)
     if m is None:
-        return ChainName(ref, key, None, None)
-    return ChainName(ref, key, int(m.group(1)), m.group(2))
+        return ChainName(ref, key, None, None, remote)
+    return ChainName(ref, key, int(m.group(1)), m.group(2), remote)
 
 
 def chain_numbers(names: list[str]) -> dict[str, int]:
@@ -181,7 +226,12 @@ def mark_replayed(wr: WorldRepo, ref: str, head: str) -> None:
 
 
 def replayed(wr: WorldRepo, ref: str) -> bool:
-    return REPLAYED + chain_name(ref).key in wr.repo.references
+    """Whether the chain was replayed here, or (as last fetched) by the writer of a remote."""
+    key = chain_name(ref).key
+    if REPLAYED + key in wr.repo.references:
+        return True
+    return any(n.startswith(REMOTES) and n.endswith(f"/replayed/{key}")
+               for n in wr.repo.references)
 
 
 def drop_abandoned(wr: WorldRepo, ref: str) -> None:

@@ -1,0 +1,119 @@
+"""Sharing a world: ``narr clone``, ``narr push``, ``narr pull``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from narrative.cli.context import Context, pass_context
+from narrative.cli.output import emit_json, json_option, one_line, short, warn
+
+
+def _counted(fetched: dict[str, int]) -> str:
+    words = {"abandoned": "undone chain(s)", "edits": "set-aside edit(s)",
+             "adopted": "adopted commit(s)", "replayed": "replay mark(s)"}
+    return ", ".join(f"{n} {words[k]}" for k, n in fetched.items() if n)
+
+
+@click.command("clone")
+@click.argument("url")
+@click.argument("directory", required=False)
+@json_option
+@pass_context
+def clone_cmd(ctx: Context, url: str, directory: str | None, as_json: bool) -> None:
+    """Copy the world at URL (any git URL, or a path) into DIRECTORY, undone chains included.
+
+    Every writer's undone chains and set-aside edits come along under
+    refs/narr/remotes/origin/ (narr chains lists them as origin/N), and the
+    derived catalog is built, so the copy answers at once.
+    """
+    from narrative.engine.remote import clone
+
+    local = ctx.directory / url
+    if "://" not in url and local.exists():
+        url = str(local.resolve())
+    target = Path(directory) if directory is not None else None
+    if target is not None and not target.is_absolute():
+        target = ctx.directory / target
+    if target is None:
+        from narrative.engine.remote import default_directory
+
+        target = ctx.directory / default_directory(url)
+    result = clone(url, target).to_json()
+    if as_json:
+        emit_json(result)
+        return
+    click.echo(f"Cloned {result['url']} into {result['path']}")
+    if result["commit"]:
+        click.echo(f"On branch {result['branch']}, at {short(result['commit'])} "
+                   f"{one_line(result['content'])}")
+    others = [b for b in result["branches"] if b != result["branch"]]
+    if others:
+        click.echo(f"Other story lines on {result['remote']}: {', '.join(others)} (narr switch NAME)")
+    brought = _counted(result["fetched"])
+    if brought:
+        click.echo(f"Also from {result['remote']}: {brought} (narr chains, narr edits)")
+
+
+@click.command("push")
+@click.argument("remote", required=False)
+@click.argument("branch", required=False)
+@json_option
+@pass_context
+def push_cmd(ctx: Context, remote: str | None, branch: str | None, as_json: bool) -> None:
+    """Send BRANCH (default: the current one) and your undone chains and set-aside edits to REMOTE.
+
+    REMOTE defaults to the branch's upstream, else origin. Only a fast-forward
+    is sent: when the remote has events this line lacks, narr pull first.
+    """
+    from narrative.engine.remote import push
+
+    result = push(ctx.world, remote, branch).to_json()
+    if as_json:
+        emit_json(result)
+        return
+    for ref, reason in result["refused"].items():
+        warn(f"{result['remote']} refused {ref} ({reason})")
+    what = {"new": "a new branch", "updated": "updated", "up to date": "already up to date"}
+    click.echo(f"Pushed {result['branch']} to {result['remote']} ({what[result['status']]}), "
+               f"at {short(result['commit'])}; {result['narr_refs']} narr ref(s) sent")
+    if result["upstream_set"]:
+        click.echo(f"{result['branch']} now follows {result['remote']}/{result['branch']} "
+                   "(narr pull and narr push need no names)")
+
+
+@click.command("pull")
+@click.argument("remote", required=False)
+@click.argument("branch", required=False)
+@json_option
+@pass_context
+def pull_cmd(ctx: Context, remote: str | None, branch: str | None, as_json: bool) -> None:
+    """Fetch from REMOTE, then fast-forward or merge its BRANCH into the current story line.
+
+    The merge is narr merge REMOTE/BRANCH: three-way per node and field; on
+    conflicts it stops (narr conflicts, narr resolve, narr merge --continue).
+    """
+    from narrative.engine.remote import pull
+
+    result = pull(ctx.world, remote, branch).to_json()
+    if as_json:
+        emit_json(result)
+        return
+    merged = result["merge"]
+    for note in merged["warnings"] if merged else []:
+        warn(note)
+    where = f"{result['remote']}/{result['branch']}"
+    if result["status"] == "up to date":
+        click.echo(f"Already up to date with {where}")
+    elif result["status"] == "fast-forward":
+        click.echo(f"Fast-forward to {where}, at {short(result['commit'])}")
+    else:
+        changes = len(merged["record"]["diffusions"]) if merged and merged["record"] else 0
+        click.echo(f"Merged {where} as {short(result['commit'])}: {changes} change(s)")
+    brought = _counted(result["fetched"])
+    if brought:
+        click.echo(f"New from {result['remote']}: {brought} (narr chains, narr edits)")
+
+
+COMMANDS = [clone_cmd, push_cmd, pull_cmd]
