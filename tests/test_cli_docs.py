@@ -19,6 +19,7 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 # Commands whose output is not data a program would parse, and why.
 NO_JSON = {
     "edit": "opens an editor on the node's file",
+    "completion": "prints a shell script",
     "schema": "prints a JSON Schema: JSON already",
     "export": "a group: each of its subcommands prints the data and takes --json",
 }

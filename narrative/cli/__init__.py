@@ -88,6 +88,7 @@ def _register() -> None:
         audit_cmd,
         branch_cmd,
         check_cmd,
+        completion,
         event_cmd,
         export_cmd,
         import_cmd,
@@ -101,7 +102,7 @@ def _register() -> None:
     )
 
     for module in (init_cmd, event_cmd, read_cmd, query_cmd, export_cmd, import_cmd, audit_cmd,
-                   travel_cmd, branch_cmd, merge_cmd, check_cmd, schema_cmd, serve_cmd):
+                   travel_cmd, branch_cmd, merge_cmd, check_cmd, schema_cmd, serve_cmd, completion):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import click
 
+from narrative.cli.completion import complete_branch, complete_rev
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option, one_line, short, warn
 
 
 @click.command("branch")
-@click.argument("name", required=False)
-@click.argument("rev", required=False)
+@click.argument("name", required=False, shell_complete=complete_branch)
+@click.argument("rev", required=False, shell_complete=complete_rev)
 @click.option("--delete", "-d", "delete", is_flag=True,
               help="Delete branch NAME (its events stay kept under refs/narr/abandoned/).")
 @json_option
@@ -49,7 +50,7 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, as
 
 
 @click.command("switch")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_branch)
 @click.option("-c", "--create", is_flag=True, help="Create the branch at the current event first.")
 @click.option("--set-aside", is_flag=True,
               help="Set uncommitted hand edits aside (narr edits) instead of refusing.")

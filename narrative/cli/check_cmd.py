@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from narrative.cli.completion import complete_rev
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option, short, warn
 
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
 
 @click.command("check")
-@click.argument("rev", required=False)
+@click.argument("rev", required=False, shell_complete=complete_rev)
 @click.option("--history-only", is_flag=True,
               help="Check the events only, not every node of the current world.")
 @json_option

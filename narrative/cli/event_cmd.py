@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from narrative.cli.completion import complete_node
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import (
     emit_json,
@@ -38,7 +39,8 @@ if TYPE_CHECKING:
               help="Remove a relation.")
 @click.option("--create", "creates", multiple=True, metavar="FILE.json",
               type=click.Path(dir_okay=False), help="Create a node from a whole node file.")
-@click.option("--expire", "expires", multiple=True, metavar="NODE", help="End a node.")
+@click.option("--expire", "expires", multiple=True, metavar="NODE", shell_complete=complete_node,
+              help="End a node.")
 @click.option("--delta", "delta_file", metavar="FILE|-",
               help="A JSON delta (schemas/delta.schema.json); '-' reads standard input.")
 @click.option("--text", "narrative_text", help="The narrative text of the event.")

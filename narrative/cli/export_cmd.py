@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from narrative.cli.completion import complete_rev
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option
 from narrative.cli.terminal import no_pager_option, paged
@@ -13,9 +14,10 @@ _FORMAT = click.option("--format", "fmt", type=click.Choice(["md", "json"]), def
 
 
 @click.command("story")
-@click.option("--from", "start", metavar="REV",
+@click.option("--from", "start", metavar="REV", shell_complete=complete_rev,
               help="Start after this event (default: the beginning, after the genesis).")
-@click.option("--to", "end", metavar="REV", help="End with this event (default: HEAD).")
+@click.option("--to", "end", metavar="REV", shell_complete=complete_rev,
+              help="End with this event (default: HEAD).")
 @no_pager_option
 @_FORMAT
 @json_option
@@ -41,7 +43,7 @@ def export_group() -> None:
 
 
 @export_group.command("codex")
-@click.option("--at", "at", metavar="REV",
+@click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
               help="The world as committed at a revision or event (default: now, hand edits included).")
 @_FORMAT
 @json_option

@@ -9,6 +9,7 @@ from typing import cast
 
 import click
 
+from narrative.cli.completion import complete_node
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option
 from narrative.errors import InvalidWorldError
@@ -52,7 +53,7 @@ def init_cmd(ctx: Context, directory: Path | None, sample: bool, layout: str, na
 
 
 @click.command("path")
-@click.argument("node_id", metavar="NODE")
+@click.argument("node_id", metavar="NODE", shell_complete=complete_node)
 @click.option("--layer", type=click.Choice(["character", "item", "ambient", "background"]),
               help="For a node that does not exist yet: the layer it will live in.")
 @json_option
@@ -68,7 +69,7 @@ def path_cmd(ctx: Context, node_id: str, layer: str | None, as_json: bool) -> No
 
 
 @click.command("edit")
-@click.argument("node_id", metavar="NODE")
+@click.argument("node_id", metavar="NODE", shell_complete=complete_node)
 @click.option("--layer", type=click.Choice(["character", "item", "ambient", "background"]),
               help="Create the node by hand in this layer if it does not exist yet.")
 @pass_context

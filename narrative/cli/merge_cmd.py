@@ -6,12 +6,13 @@ from typing import Any
 
 import click
 
+from narrative.cli.completion import complete_branch, complete_node
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option, short, warn
 
 
 @click.command("merge")
-@click.argument("branch", required=False)
+@click.argument("branch", required=False, shell_complete=complete_branch)
 @click.option("--continue", "go_on", is_flag=True,
               help="Commit the stopped merge once every conflict is resolved.")
 @click.option("--abort", is_flag=True, help="Forget the stopped merge (the world never changed).")
@@ -72,7 +73,7 @@ def conflicts_cmd(ctx: Context, as_json: bool) -> None:
 
 
 @click.command("resolve")
-@click.argument("node")
+@click.argument("node", shell_complete=complete_node)
 @click.argument("field")
 @click.option("--ours", "take", flag_value="ours", help="Keep this story line's value.")
 @click.option("--theirs", "take", flag_value="theirs", help="Take the merged branch's value.")

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from narrative.cli.completion import complete_node, complete_rev
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import ARROW, emit_json, json_option, one_line, short, value_text
 from narrative.cli.terminal import no_pager_option, paged
@@ -27,9 +28,10 @@ def _old_new(d: dict[str, Any]) -> str:
 
 
 @click.command("why")
-@click.argument("node_id", metavar="NODE")
+@click.argument("node_id", metavar="NODE", shell_complete=complete_node)
 @click.argument("field")
-@click.option("--at", "at", metavar="REV", help="Ask about the story as it stood at a revision or event.")
+@click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
+              help="Ask about the story as it stood at a revision or event.")
 @json_option
 @pass_context
 def why_cmd(ctx: Context, node_id: str, field: str, at: str | None, as_json: bool) -> None:
@@ -86,8 +88,9 @@ def _history_line(ch: dict[str, Any]) -> str:
 
 
 @click.command("history")
-@click.argument("node_id", metavar="NODE")
-@click.option("--at", "at", metavar="REV", help="The story line ending at a revision or event.")
+@click.argument("node_id", metavar="NODE", shell_complete=complete_node)
+@click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
+              help="The story line ending at a revision or event.")
 @no_pager_option
 @json_option
 @pass_context
@@ -185,9 +188,10 @@ def _emit_graph(ctx: Context, which: str, fmt: str, around: str | None, depth: i
 
 @graph_group.command("world")
 @_FORMAT
-@click.option("--around", metavar="NODE", help="Only the nodes near this one.")
+@click.option("--around", metavar="NODE", shell_complete=complete_node, help="Only the nodes near this one.")
 @_DEPTH
-@click.option("--at", "at", metavar="REV", help="The world as it stood at a revision or event.")
+@click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
+              help="The world as it stood at a revision or event.")
 @json_option
 @pass_context
 def graph_world_cmd(ctx: Context, fmt: str, around: str | None, depth: int, at: str | None,
@@ -208,8 +212,8 @@ def graph_events_cmd(ctx: Context, fmt: str, around: str | None, depth: int, as_
 
 
 @graph_group.command("connect")
-@click.argument("source")
-@click.argument("target")
+@click.argument("source", shell_complete=complete_node)
+@click.argument("target", shell_complete=complete_node)
 @json_option
 @pass_context
 def graph_connect_cmd(ctx: Context, source: str, target: str, as_json: bool) -> None:
@@ -234,10 +238,12 @@ def graph_connect_cmd(ctx: Context, source: str, target: str, as_json: bool) -> 
 
 @click.command("brief")
 @click.argument("goal", required=False)
-@click.option("--focus", "focus", multiple=True, metavar="NODE", help="A node to centre on (repeatable).")
+@click.option("--focus", "focus", multiple=True, metavar="NODE", shell_complete=complete_node,
+              help="A node to centre on (repeatable).")
 @click.option("--budget", type=click.IntRange(min=1), default=4000, show_default=True,
               help="At most this many characters of items.")
-@click.option("--pov", metavar="NODE", help="Only what this character can know.")
+@click.option("--pov", metavar="NODE", shell_complete=complete_node,
+              help="Only what this character can know.")
 @json_option
 @pass_context
 def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: int, pov: str | None,

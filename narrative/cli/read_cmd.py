@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from narrative.cli.completion import complete_node, complete_rev, complete_rev_or_node
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import (
     change_line,
@@ -22,7 +23,8 @@ from narrative.cli.terminal import no_pager_option, paged, paint
 
 
 @click.command("log")
-@click.argument("rev", required=False, default="HEAD", metavar="[REV | A..B | NODE]")
+@click.argument("rev", required=False, default="HEAD", metavar="[REV | A..B | NODE]",
+                shell_complete=complete_rev_or_node)
 @click.option("-n", "limit", type=click.IntRange(min=0), help="Show at most N events.")
 @click.option("--node", "as_node", is_flag=True,
               help="Take the argument as a node (name, alias or id), never as a revision.")
@@ -63,7 +65,7 @@ def _log_lines(entries: list[dict[str, Any]]) -> None:
 
 
 @click.command("show")
-@click.argument("rev", required=False, default="HEAD")
+@click.argument("rev", required=False, default="HEAD", shell_complete=complete_rev)
 @no_pager_option
 @json_option
 @pass_context
@@ -97,9 +99,10 @@ def _show_lines(data: dict[str, Any]) -> None:
 
 
 @click.command("get")
-@click.argument("node_id", metavar="NODE")
+@click.argument("node_id", metavar="NODE", shell_complete=complete_node)
 @click.argument("field", required=False)
-@click.option("--at", "at", metavar="REV", help="The node as it was at a revision or event.")
+@click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
+              help="The node as it was at a revision or event.")
 @json_option
 @pass_context
 def get_cmd(ctx: Context, node_id: str, field: str | None, at: str | None, as_json: bool) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from narrative.cli.completion import complete_chain, complete_node, complete_rev
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import (
     change_line,
@@ -22,8 +23,8 @@ from narrative.cli.output import (
 
 
 @click.command("reset")
-@click.argument("rev", required=False)
-@click.option("--before", "before", metavar="NODE",
+@click.argument("rev", required=False, shell_complete=complete_rev)
+@click.option("--before", "before", metavar="NODE", shell_complete=complete_node,
               help="Go back to just before the event that created NODE.")
 @click.option("--keep-edits", is_flag=True,
               help="Carry uncommitted hand edits over (yours win any collision) instead of "
@@ -117,7 +118,7 @@ def chains_cmd(click_ctx: click.Context, as_json: bool) -> None:
 
 
 @chains_cmd.command("drop")
-@click.argument("which")
+@click.argument("which", shell_complete=complete_chain)
 @click.option("--force", is_flag=True,
               help="Drop it even if some of its events are kept by no other ref (they are lost).")
 @json_option
@@ -140,7 +141,7 @@ SUMMARY_OVER = 5
 
 
 @click.command("replay")
-@click.argument("chain")
+@click.argument("chain", shell_complete=complete_chain)
 @click.option("--to", "to", metavar="EVENT",
               help="Replay the chain only up to EVENT (an event id, its start or last digits).")
 @click.option("--reuse", is_flag=True,
@@ -209,7 +210,7 @@ def _progress_bar() -> Any:
 
 
 @click.command("revert")
-@click.argument("rev")
+@click.argument("rev", shell_complete=complete_rev)
 @click.option("--message", "-m", help="The new event's content (default: 'Revert: ...').")
 @json_option
 @pass_context

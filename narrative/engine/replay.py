@@ -79,12 +79,7 @@ def list_chains(wr: WorldRepo) -> list[dict[str, Any]]:
 
 
 def _label(name: str, tip: pygit2.Commit) -> str:
-    """A chain's readable name: stored in its ref, or for an older ref made from its tip."""
-    stored = refs.chain_name(name).label
-    if stored is not None:
-        return stored
-    rec = records.decode(tip.message)
-    return f"{refs.chain_words(rec.content if rec else tip.message)}-{str(tip.id)[:4]}"
+    return refs.chain_label(name, tip)
 
 
 class _NoRecord:

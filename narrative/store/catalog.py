@@ -326,6 +326,19 @@ class Catalog:
             (first, chr(ord(first) + 1), *left_out)).fetchone()
         return int(row[0] or 0)
 
+    def name_rows(self) -> list[tuple[str, str, str, list[str]]]:
+        """``(id, layer, name, aliases)`` of every node, as written (not normalised)."""
+        out = []
+        for node_id, layer, name, aliases in self.db.execute(
+                "SELECT id, layer, name, aliases FROM nodes ORDER BY id"):
+            try:
+                listed = json.loads(aliases)
+            except ValueError:
+                listed = []
+            out.append((node_id, layer, name,
+                        [a for a in listed if isinstance(a, str)] if isinstance(listed, list) else []))
+        return out
+
     def listing(self, layer: str | None = None) -> list[tuple[str, str, str, str, str]]:
         """``(id, layer, kind, name, lifecycle)`` of every node (of ``layer``)."""
         q = "SELECT id, layer, kind, name, lifecycle FROM nodes"

@@ -112,6 +112,17 @@ def chain_name(ref: str) -> ChainName:
     return ChainName(ref, key, int(m.group(1)), m.group(2))
 
 
+def chain_label(ref: str, tip: pygit2.Commit) -> str:
+    """A chain's readable name: stored in its ref, or for an older ref made from its tip."""
+    stored = chain_name(ref).label
+    if stored is not None:
+        return stored
+    from narrative.store.records import decode_raw
+
+    raw = decode_raw(tip.message)
+    return f"{chain_words(str(raw['content']) if raw else tip.message)}-{str(tip.id)[:4]}"
+
+
 def chain_numbers(names: list[str]) -> dict[str, int]:
     """Each abandoned ref's number: its stored one, or for an older ref its place by age
     among the refs that store none."""

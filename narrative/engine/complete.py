@@ -1,0 +1,59 @@
+"""Shell completion's answers: the nodes, branches and chains a typed prefix may mean.
+
+A node is offered by the first of its id, name and aliases that starts with what was
+typed (compared as names are everywhere: Unicode-normalised, case aside), so
+``li`` offers ``lin-yuan`` and ``林`` offers ``林远``; with nothing typed, the ids.
+At most :data:`LIMIT` candidates, so a shell never waits on a world of 100k nodes.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from typing import Final
+
+from narrative.store.completion import branch_names, chain_labels, node_names
+from narrative.store.worldrepo import WorldRepo
+
+LIMIT: Final = 200
+
+
+@dataclass(frozen=True)
+class Candidate:
+    value: str
+    help: str = ""
+
+
+def _norm(text: str) -> str:
+    """As :func:`narrative.ids.normalize_name`, but a trailing space typed is kept."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    joined = " ".join(folded.split())
+    return joined + " " if joined and folded[-1:].isspace() else joined
+
+
+def nodes(wr: WorldRepo, typed: str) -> list[Candidate]:
+    want = _norm(typed)
+    out: list[Candidate] = []
+    for node in node_names(wr):
+        words = [node.id] if not want else [node.id, node.name, *node.aliases]
+        word = next((w for w in words if w and _norm(w).startswith(want)), None)
+        if word is None:
+            continue
+        about = node.name if word == node.id else node.id
+        out.append(Candidate(word, f"{about} ({node.layer})" if about else node.layer))
+        if len(out) >= LIMIT:
+            break
+    return out
+
+
+def branches(wr: WorldRepo, typed: str) -> list[Candidate]:
+    return [Candidate(b, "branch") for b in branch_names(wr) if b.startswith(typed)][:LIMIT]
+
+
+def chains(wr: WorldRepo, typed: str) -> list[Candidate]:
+    """Chains by readable name, or by number when a digit was typed."""
+    labels = chain_labels(wr)
+    if typed[:1].isdigit():
+        return [Candidate(str(n), label) for n, label in labels if str(n).startswith(typed)]
+    want = _norm(typed)
+    return [Candidate(label, f"chain {n}") for n, label in labels if _norm(label).startswith(want)]

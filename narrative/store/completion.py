@@ -1,0 +1,99 @@
+"""What a shell's completion offers: node names, branches, read fast and never failing.
+
+A completion runs at every press of TAB, so it reads the derived catalog (brought up
+to HEAD incrementally, as any reader does) and the list of node files under
+``world/``, never every node: a node file the catalog does not know yet (made with
+``narr new`` or by hand since the last event) is read on its own, at most
+:data:`MAX_UNCOMMITTED` of them; a file that is gone is left out. A hand edit that
+renamed a committed node is seen after the next event. When the catalog was never
+built it is not built at a keypress: the files are read as new ones are.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Final
+
+from narrative.ids import LAYERS, NODE_SUFFIX, WORLD_DIR, id_problem
+from narrative.store.worldrepo import WorldRepo
+
+MAX_UNCOMMITTED: Final = 200
+MAX_FILE_BYTES: Final = 1 << 20
+
+
+@dataclass(frozen=True)
+class NodeNames:
+    id: str
+    layer: str
+    name: str = ""
+    aliases: list[str] = field(default_factory=list)
+
+
+def node_files(wr: WorldRepo) -> dict[str, tuple[str, str]]:
+    """Id -> (layer, absolute path) of every node file in the working tree, by its name alone."""
+    out: dict[str, tuple[str, str]] = {}
+    base = os.path.join(wr.root, WORLD_DIR)
+    for layer in LAYERS:
+        for dirpath, dirnames, filenames in os.walk(os.path.join(base, layer)):
+            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+            for name in filenames:
+                if name.endswith(NODE_SUFFIX):
+                    node_id = name[: -len(NODE_SUFFIX)]
+                    if id_problem(node_id) is None:
+                        out.setdefault(node_id, (layer, os.path.join(dirpath, name)))
+    return out
+
+
+def _read_names(node_id: str, layer: str, path: str) -> NodeNames:
+    try:
+        if os.path.getsize(path) > MAX_FILE_BYTES:
+            return NodeNames(node_id, layer)
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return NodeNames(node_id, layer)
+    if not isinstance(data, dict):
+        return NodeNames(node_id, layer)
+    name = data.get("name")
+    aliases = data.get("aliases")
+    return NodeNames(node_id, layer, name if isinstance(name, str) else "",
+                     [a for a in aliases if isinstance(a, str)] if isinstance(aliases, list) else [])
+
+
+def node_names(wr: WorldRepo) -> list[NodeNames]:
+    """Every node of the working tree with the names the catalog (or its new file) gives it."""
+    files = node_files(wr)
+    known: dict[str, NodeNames] = {}
+    catalog = wr.catalog
+    if catalog.tree() is not None:
+        head = wr.head_commit()
+        catalog.sync(wr.repo, wr.world_tree_id(head.tree if head is not None else None),
+                     wr.config.layout)
+        known = {row[0]: NodeNames(*row) for row in catalog.name_rows()}
+    out = []
+    unread = MAX_UNCOMMITTED
+    for node_id in sorted(files):
+        layer, path = files[node_id]
+        if node_id in known:
+            out.append(known[node_id])
+        elif unread > 0:
+            unread -= 1
+            out.append(_read_names(node_id, layer, path))
+        else:
+            out.append(NodeNames(node_id, layer))
+    return out
+
+
+def branch_names(wr: WorldRepo) -> list[str]:
+    return sorted(wr.repo.branches.local)
+
+
+def chain_labels(wr: WorldRepo) -> list[tuple[int, str]]:
+    """``(number, readable name)`` of every abandoned chain, as ``narr chains`` names them."""
+    from narrative.store import history, refs
+
+    tips = {n: tip for n in refs.abandoned_refs(wr) if (tip := history.peel_commit(wr, n)) is not None}
+    numbers = refs.chain_numbers(list(tips))
+    return sorted((numbers[name], refs.chain_label(name, tip)) for name, tip in tips.items())
