@@ -10,6 +10,7 @@ import click
 from narrative.cli.completion import complete_rev
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option, short, warn
+from narrative.cli.terminal import progress_bar
 
 if TYPE_CHECKING:
     from narrative.engine.check import CheckReport
@@ -31,7 +32,8 @@ def check_cmd(ctx: Context, rev: str | None, history_only: bool, as_json: bool) 
     from narrative.store.failures import is_damage
 
     try:
-        report = check(ctx.world, rev, world=not history_only)
+        with progress_bar("Checking", as_json=as_json) as progress:
+            report = check(ctx.world, rev, world=not history_only, progress=progress)
     except Exception as exc:
         if not is_damage(exc):  # an object git cannot read (a damaged file, a lost commit)
             raise

@@ -9,6 +9,7 @@ import click
 
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option, short, warn
+from narrative.cli.terminal import progress_bar
 from narrative.ids import LAYERS
 
 
@@ -30,7 +31,8 @@ def import_cmd(ctx: Context, source: Path, layer: str, dry_run: bool, as_json: b
 
     source = ctx.directory / source  # relative to -C, as git's paths are
     wr = ctx.world
-    result = import_bible(wr, source, layer=layer, dry_run=dry_run)
+    with progress_bar("Importing", as_json=as_json) as progress:
+        result = import_bible(wr, source, layer=layer, dry_run=dry_run, progress=progress)
     data = result.to_json()
     if as_json:
         emit_json(data)

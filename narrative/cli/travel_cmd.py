@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
@@ -20,6 +19,7 @@ from narrative.cli.output import (
     short_event,
     warn,
 )
+from narrative.cli.terminal import progress_bar
 
 
 @click.command("reset")
@@ -154,10 +154,9 @@ def replay_cmd(ctx: Context, chain: str, to: str | None, reuse: bool, diffuser: 
     """Re-run an abandoned CHAIN (number or name from narr chains, or tip) on top of HEAD."""
     from narrative.engine.replay import replay
 
-    progress = None
-    if not as_json and sys.stderr.isatty():
-        progress = _progress_bar()
-    result = replay(ctx.world, chain, reuse=reuse, diffuser_name=diffuser, progress=progress, to=to)
+    with progress_bar("Replaying", as_json=as_json) as progress:
+        result = replay(ctx.world, chain, reuse=reuse, diffuser_name=diffuser, progress=progress,
+                        to=to)
     data = result.to_json()
     if as_json:
         emit_json(data)
@@ -198,15 +197,6 @@ def replay_lines(data: dict[str, Any]) -> list[str]:
                    "git cherry-pick brings one back):")
         out += [f"  {short(c['commit'])} {c['subject']}" for c in data["skipped"]]
     return out
-
-
-def _progress_bar() -> Any:
-    def show(done: int, total: int, content: str) -> None:
-        width = 30
-        filled = int(width * done / max(total, 1))
-        line = f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {content[:40]:<40}"
-        click.echo(line, err=True, nl=done == total)
-    return show
 
 
 @click.command("revert")

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import difflib
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -201,20 +202,29 @@ class _Candidates:
         return node_id in self.new or self.world.get(node_id) is not None
 
 
-def arbitrate(world: World, delta: Delta, *, close_scene: bool = False) -> tuple[Delta, list[Decision]]:
-    """The delta with duplicate creations turned into references, and the decisions taken."""
-    if not any(isinstance(op, CreateOp) for op in delta.ops):
+def arbitrate(world: World, delta: Delta, *, close_scene: bool = False,
+              progress: Callable[[int, int, str], None] | None = None) -> tuple[Delta, list[Decision]]:
+    """The delta with duplicate creations turned into references, and the decisions taken.
+
+    ``progress(done, total, name)`` hears of each creation weighed (an import of thousands).
+    """
+    creates = sum(isinstance(op, CreateOp) for op in delta.ops)
+    if not creates:
         return delta, []
     cands = _Candidates(world, delta, close_scene)
     mapping: dict[str, str] = {}
     decisions: list[Decision] = []
     out: list[Op] = []
     decided_at: dict[str, int] = {}  # proposed id -> where in ``out`` its create was decided
+    weighed = 0
     for op in delta.ops:
         if not isinstance(op, CreateOp):
             out.append(_rewrite(op, mapping))
             continue
         node = op.node
+        weighed += 1
+        if progress is not None:
+            progress(weighed, creates, node.name)
         decided_at[node.id] = len(out)
         found = cands.duplicate_of(node)
         if found is not None:
