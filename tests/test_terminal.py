@@ -30,7 +30,7 @@ def _tty(root: Path, *args: str, rows: int = 40, **env: str) -> str:
 
 
 def _world_with_a_change(flat_world: Path) -> Path:
-    CLI(flat_world)("event", "Lin Yuan calms down", "--set", "lin-yuan.state.location=temple")
+    CLI(flat_world)("event", "Lin Yuan calms down", "--set", 'lin-yuan.state.location="temple"')
     return flat_world
 
 

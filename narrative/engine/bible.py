@@ -88,7 +88,8 @@ class ImportResult:
         return {"commit": rec["commit"] if rec else None, "id": rec["id"] if rec else None,
                 "content": rec["content"] if rec else None, "dry_run": self.dry_run,
                 "sources": self.sources, "created": self.created, "existing": self.existing,
-                "related": self.related, "warnings": self.warnings}
+                "related": self.related, "warnings": self.warnings,
+                "edits": rec["edits"] if rec else []}
 
 
 # -- reading sources ---------------------------------------------------------------
