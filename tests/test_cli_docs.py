@@ -64,6 +64,18 @@ def test_every_command_has_help(path: tuple[str, ...]) -> None:
             assert param.help, f"narr {' '.join(path)} {param.opts[0]} has no help text"
 
 
+@pytest.mark.parametrize("path", [pytest.param((), id="narr"), *ALL])
+def test_every_command_shows_an_example(path: tuple[str, ...]) -> None:
+    """Each --help ends its description with "Example:" or "Examples:" and lines that run
+    the command itself (not some other one), indented under it."""
+    result = CliRunner().invoke(main, [*path, "--help"], prog_name="narr", catch_exceptions=False)
+    block = re.search(r"^  Examples?:\n((?:    \S.*\n)+)", result.stdout, flags=re.MULTILINE)
+    assert block is not None, f"narr {' '.join(path)} --help shows no example"
+    examples = [line.strip() for line in block.group(1).splitlines()]
+    command_line = " ".join(("narr", *path))
+    assert all(f"{command_line} " in f"{e} " for e in examples), examples
+
+
 def test_main_help_lists_every_command() -> None:
     result = CliRunner().invoke(main, ["--help"], prog_name="narr", catch_exceptions=False)
     assert result.exit_code == 0

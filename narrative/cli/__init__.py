@@ -79,6 +79,12 @@ def main(ctx: click.Context, directory: Path, no_color: bool, no_pager: bool) ->
     The story's state is a world graph of JSON files under world/; every story
     event is a git commit that records what it changed. Plain git (log, show,
     blame, diff) browses the history.
+
+    \b
+    Examples:
+      narr init my-world --sample && cd my-world
+      narr event "Lin Yuan walks to the ferry"
+      narr log
     """
     ctx.obj = Context(directory, no_color=no_color, no_pager=no_pager)
 

@@ -17,7 +17,14 @@ from narrative.cli.output import emit_json, json_option, one_line, short, warn
 @json_option
 @pass_context
 def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, as_json: bool) -> None:
-    """List story branches, or create branch NAME at REV (default: the current event)."""
+    """List story branches, or create branch NAME at REV (default: the current event).
+
+    \b
+    Examples:
+      narr branch
+      narr branch what-if HEAD~2
+      narr branch -d what-if
+    """
     from narrative.engine import branches
 
     wr = ctx.world
@@ -57,7 +64,13 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, as
 @json_option
 @pass_context
 def switch_cmd(ctx: Context, name: str, create: bool, set_aside: bool, as_json: bool) -> None:
-    """Move to story branch NAME; the world becomes that branch's."""
+    """Move to story branch NAME; the world becomes that branch's.
+
+    \b
+    Examples:
+      narr switch -c what-if
+      narr switch main --set-aside
+    """
     from narrative.engine.branches import switch
 
     result = switch(ctx.world, name, set_aside=set_aside, create=create).to_json()

@@ -26,6 +26,11 @@ def check_cmd(ctx: Context, rev: str | None, history_only: bool, as_json: bool) 
     """Check every event (parent + edits + diffusions == event) and every node.
 
     Exits non-zero and names the first broken event or node.
+
+    \b
+    Examples:
+      narr check
+      narr check HEAD~10 --history-only
     """
     from narrative.engine.check import check
     from narrative.errors import CheckFailedError
@@ -84,6 +89,10 @@ def adopt_cmd(ctx: Context, as_json: bool) -> None:
     event on the story line and every file stays as it is: the commits' changes
     under world/ become hand edits the next event records, their changes outside
     world/ become uncommitted changes. The commits are kept under refs/narr/adopted/.
+
+    \b
+    Example:
+      narr adopt
     """
     from narrative.engine.adopt import adopt
 
@@ -119,6 +128,10 @@ def gc_cmd(ctx: Context, as_json: bool) -> None:
 
     narr also starts git gc --auto in the background when loose objects pile up
     (NARR_AUTO_GC=0 turns that off). Nothing narr keeps is ever pruned.
+
+    \b
+    Example:
+      narr gc
     """
     from narrative.store.maintenance import gc
 

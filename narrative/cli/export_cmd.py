@@ -23,7 +23,12 @@ _FORMAT = click.option("--format", "fmt", type=click.Choice(["md", "json"]), def
 @json_option
 @pass_context
 def story_cmd(ctx: Context, start: str | None, end: str | None, fmt: str, as_json: bool) -> None:
-    """The book so far: the story line's events oldest first, with story time and narrative text."""
+    """The book so far: the story line's events oldest first, with story time and narrative text.
+
+    \b
+    Example:
+      narr story --to HEAD~2 > draft.md
+    """
     from narrative.engine.book import book
 
     result = book(ctx.world, start, end)
@@ -39,6 +44,10 @@ def export_group() -> None:
     """Write the story out as a document: ``narr export codex`` is the story bible.
 
     The book itself is ``narr story``.
+
+    \b
+    Example:
+      narr export codex > bible.md
     """
 
 
@@ -49,7 +58,13 @@ def export_group() -> None:
 @json_option
 @pass_context
 def codex_cmd(ctx: Context, at: str | None, fmt: str, as_json: bool) -> None:
-    """The story bible: every node by layer, with its state and relations both ways."""
+    """The story bible: every node by layer, with its state and relations both ways.
+
+    \b
+    Examples:
+      narr export codex > bible.md
+      narr export codex --at HEAD~5 --format json
+    """
     from narrative.engine.codex import codex
 
     result = codex(ctx.world, at)

@@ -24,6 +24,11 @@ def merge_cmd(ctx: Context, branch: str | None, go_on: bool, abort: bool, as_jso
     Changes to different fields (and different relation edges) merge cleanly; the
     same field changed to different values is a conflict: the merge stops with
     nothing committed (narr conflicts, narr resolve, narr merge --continue).
+
+    \b
+    Examples:
+      narr merge what-if
+      narr merge --continue
     """
     from narrative.engine import merge as merging
 
@@ -58,7 +63,12 @@ def merge_cmd(ctx: Context, branch: str | None, go_on: bool, abort: bool, as_jso
 @json_option
 @pass_context
 def conflicts_cmd(ctx: Context, as_json: bool) -> None:
-    """List the conflicts of the merge in progress, with the resolutions chosen so far."""
+    """List the conflicts of the merge in progress, with the resolutions chosen so far.
+
+    \b
+    Example:
+      narr conflicts
+    """
     from narrative.engine.merge import conflict_line, conflicts
 
     data = conflicts(ctx.world)
@@ -82,7 +92,13 @@ def conflicts_cmd(ctx: Context, as_json: bool) -> None:
 @pass_context
 def resolve_cmd(ctx: Context, node: str, field: str, take: str | None, value: str | None,
                 as_json: bool) -> None:
-    """Resolve the conflict on NODE's FIELD (a JSON pointer such as /state/mood; '' is the whole node)."""
+    """Resolve the conflict on NODE's FIELD (a JSON pointer such as /state/mood; '' is the whole node).
+
+    \b
+    Examples:
+      narr resolve lin-yuan state.mood --theirs
+      narr resolve lin-yuan /state/mood --value '"tired but elated"'
+    """
     from narrative.engine import merge as merging
 
     if (take is None) == (value is None):

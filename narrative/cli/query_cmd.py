@@ -35,7 +35,12 @@ def _old_new(d: dict[str, Any]) -> str:
 @json_option
 @pass_context
 def why_cmd(ctx: Context, node_id: str, field: str, at: str | None, as_json: bool) -> None:
-    """Which event (or hand edit) set a field's value, and the events it followed from."""
+    """Which event (or hand edit) set a field's value, and the events it followed from.
+
+    \b
+    Example:
+      narr why 林远 state.mood
+    """
     from narrative.engine.why import why
 
     d = why(ctx.world, ctx.node(node_id, must_exist=False), field, at).to_json()
@@ -95,7 +100,13 @@ def _history_line(ch: dict[str, Any]) -> str:
 @json_option
 @pass_context
 def history_cmd(ctx: Context, node_id: str, at: str | None, as_json: bool) -> None:
-    """Everything that happened to a node, event by event, oldest first."""
+    """Everything that happened to a node, event by event, oldest first.
+
+    \b
+    Examples:
+      narr history 林远
+      narr history temple-bell --at HEAD~3
+    """
     from narrative.engine.history_of import history_of
 
     d = history_of(ctx.world, ctx.node(node_id, must_exist=False), at).to_json()
@@ -126,7 +137,13 @@ def _history_lines(d: dict[str, Any]) -> None:
 @json_option
 @pass_context
 def search_cmd(ctx: Context, query: str, limit: int, as_json: bool) -> None:
-    """Nodes and events whose text holds every word of QUERY (English or Chinese), best first."""
+    """Nodes and events whose text holds every word of QUERY (English or Chinese), best first.
+
+    \b
+    Examples:
+      narr search 黑戒
+      narr search ferry --limit 5
+    """
     from narrative.engine.search import search
 
     d = search(ctx.world, query, limit).to_json()
@@ -157,6 +174,10 @@ def graph_group(click_ctx: click.Context, as_json: bool) -> None:
     """Export the world graph or the event graph (dot, mermaid, graphml, json), or connect two nodes.
 
     Alone, it counts what each graph holds.
+
+    \b
+    Example:
+      narr graph world --format dot | dot -Tsvg > world.svg
     """
     if click_ctx.invoked_subcommand is not None:
         return
@@ -196,7 +217,12 @@ def _emit_graph(ctx: Context, which: str, fmt: str, around: str | None, depth: i
 @pass_context
 def graph_world_cmd(ctx: Context, fmt: str, around: str | None, depth: int, at: str | None,
                     as_json: bool) -> None:
-    """The world graph at HEAD (or --at an earlier event): nodes and their relations."""
+    """The world graph at HEAD (or --at an earlier event): nodes and their relations.
+
+    \b
+    Example:
+      narr graph world --around 林远 --depth 2 --format mermaid
+    """
     _emit_graph(ctx, "world", fmt, around, depth, as_json, at)
 
 
@@ -207,7 +233,12 @@ def graph_world_cmd(ctx: Context, fmt: str, around: str | None, depth: int, at: 
 @json_option
 @pass_context
 def graph_events_cmd(ctx: Context, fmt: str, around: str | None, depth: int, as_json: bool) -> None:
-    """The event graph of the story line: which event depends on which."""
+    """The event graph of the story line: which event depends on which.
+
+    \b
+    Example:
+      narr graph events --format mermaid
+    """
     _emit_graph(ctx, "events", fmt, around, depth, as_json)
 
 
@@ -217,7 +248,12 @@ def graph_events_cmd(ctx: Context, fmt: str, around: str | None, depth: int, as_
 @json_option
 @pass_context
 def graph_connect_cmd(ctx: Context, source: str, target: str, as_json: bool) -> None:
-    """The shortest chains of relations between two nodes, either way round."""
+    """The shortest chains of relations between two nodes, either way round.
+
+    \b
+    Example:
+      narr graph connect lin-yuan elder-mo
+    """
     from narrative.engine.graphs import connect
 
     d = connect(ctx.world, ctx.node(source), ctx.node(target)).to_json()
@@ -248,7 +284,13 @@ def graph_connect_cmd(ctx: Context, source: str, target: str, as_json: bool) -> 
 @pass_context
 def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: int, pov: str | None,
               as_json: bool) -> None:
-    """What to have in hand for the next event: focus, continuity, recent events, each with its reason."""
+    """What to have in hand for the next event: focus, continuity, recent events, each with its reason.
+
+    \b
+    Examples:
+      narr brief "Su Qing confronts Lin Yuan"
+      narr brief --focus 林远 --pov su-qing --budget 2000
+    """
     from narrative.engine.brief import brief
 
     focus = tuple(ctx.node(f, context="--focus") for f in focus)

@@ -38,6 +38,12 @@ def log_cmd(ctx: Context, rev: str, limit: int | None, as_node: bool, as_json: b
     events on B's line that A does not reach, as git does; NODE (a name, alias or
     id) lists the events that touched that node: its changes, hand edits recorded
     on it, relations pointed at it. Text that is both a revision and a node is refused.
+
+    \b
+    Examples:
+      narr log -n 5
+      narr log main..what-if
+      narr log 林远
     """
     from narrative.engine.log import log_of
 
@@ -70,7 +76,13 @@ def _log_lines(entries: list[dict[str, Any]]) -> None:
 @json_option
 @pass_context
 def show_cmd(ctx: Context, rev: str, as_json: bool) -> None:
-    """One event's record: REV is a git revision (HEAD~2, a hash, a branch) or an event id."""
+    """One event's record: REV is a git revision (HEAD~2, a hash, a branch) or an event id.
+
+    \b
+    Examples:
+      narr show
+      narr show HEAD~2
+    """
     from narrative.engine.log import show
 
     data = show(ctx.world, rev).to_json()
@@ -109,6 +121,11 @@ def get_cmd(ctx: Context, node_id: str, field: str | None, at: str | None, as_js
     """A node (or one FIELD, dotted or a JSON pointer) as the world holds it now or --at REV.
 
     NODE is the node's id, name or alias.
+
+    \b
+    Examples:
+      narr get 林远
+      narr get "Lin Yuan" state.location --at HEAD~2
     """
     from narrative.engine.nodes import get_value
 
@@ -125,7 +142,12 @@ def get_cmd(ctx: Context, node_id: str, field: str | None, at: str | None, as_js
 @json_option
 @pass_context
 def nodes_cmd(ctx: Context, layer: str | None, as_json: bool) -> None:
-    """List the world's nodes (hand edits included)."""
+    """List the world's nodes (hand edits included).
+
+    \b
+    Example:
+      narr nodes --layer character
+    """
     from narrative.engine.nodes import list_nodes
 
     rows = list_nodes(ctx.world, layer)
@@ -146,7 +168,12 @@ def nodes_cmd(ctx: Context, layer: str | None, as_json: bool) -> None:
 @json_option
 @pass_context
 def status_cmd(ctx: Context, as_json: bool) -> None:
-    """Hand edits not yet recorded by an event, field by field, and anything in the way."""
+    """Hand edits not yet recorded by an event, field by field, and anything in the way.
+
+    \b
+    Example:
+      narr status
+    """
     from narrative.engine.status import status
 
     st = status(ctx.world).to_json()

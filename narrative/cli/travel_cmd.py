@@ -41,6 +41,11 @@ def reset_cmd(ctx: Context, rev: str | None, before: str | None, keep_edits: boo
     edits the next event had picked up. Nothing is lost: the undone events stay
     under refs/narr/abandoned/ (narr chains), and uncommitted hand edits are set
     aside (narr edits).
+
+    \b
+    Examples:
+      narr reset HEAD~2
+      narr reset --before black-ring
     """
     from narrative.engine.reset import reset
 
@@ -100,6 +105,10 @@ def chains_cmd(click_ctx: click.Context, as_json: bool) -> None:
 
     A chain keeps its number and name for good; narr replay and narr chains drop
     take either. Chains already replayed are marked so.
+
+    \b
+    Example:
+      narr chains
     """
     from narrative.engine.replay import list_chains
 
@@ -124,7 +133,13 @@ def chains_cmd(click_ctx: click.Context, as_json: bool) -> None:
 @json_option
 @pass_context
 def chains_drop_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> None:
-    """Delete abandoned chain WHICH (number or name); refused while it alone keeps events."""
+    """Delete abandoned chain WHICH (number or name); refused while it alone keeps events.
+
+    \b
+    Examples:
+      narr chains drop rain-stops-5004
+      narr chains drop 2 --force
+    """
     from narrative.engine.replay import drop_chain
 
     result = drop_chain(ctx.world, which, force=force)
@@ -151,7 +166,13 @@ SUMMARY_OVER = 5
 @pass_context
 def replay_cmd(ctx: Context, chain: str, to: str | None, reuse: bool, diffuser: str | None,
                as_json: bool) -> None:
-    """Re-run an abandoned CHAIN (number or name from narr chains, or tip) on top of HEAD."""
+    """Re-run an abandoned CHAIN (number or name from narr chains, or tip) on top of HEAD.
+
+    \b
+    Examples:
+      narr replay rain-stops-5004 --reuse
+      narr replay 2 --to ad311d30
+    """
     from narrative.engine.replay import replay
 
     with progress_bar("Replaying", as_json=as_json) as progress:
@@ -205,7 +226,12 @@ def replay_lines(data: dict[str, Any]) -> list[str]:
 @json_option
 @pass_context
 def revert_cmd(ctx: Context, rev: str, message: str | None, as_json: bool) -> None:
-    """Add a new event that undoes the changes of event REV, keeping history."""
+    """Add a new event that undoes the changes of event REV, keeping history.
+
+    \b
+    Example:
+      narr revert HEAD~1
+    """
     from narrative.cli.output import record_lines
     from narrative.engine.revert import revert
 
@@ -226,7 +252,12 @@ def revert_cmd(ctx: Context, rev: str, message: str | None, as_json: bool) -> No
 @json_option
 @pass_context
 def reflog_cmd(ctx: Context, limit: int | None, as_json: bool) -> None:
-    """Where HEAD has been: every event, reset, replay and switch, newest first."""
+    """Where HEAD has been: every event, reset, replay and switch, newest first.
+
+    \b
+    Example:
+      narr reflog -n 10
+    """
     from narrative.engine.branches import reflog
 
     entries = reflog(ctx.world, limit)
@@ -243,7 +274,12 @@ def reflog_cmd(ctx: Context, limit: int | None, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def edits_cmd(click_ctx: click.Context, as_json: bool) -> None:
-    """Hand edits set aside by a reset or a switch; restore them with 'narr edits restore N'."""
+    """Hand edits set aside by a reset or a switch; restore them with 'narr edits restore N'.
+
+    \b
+    Example:
+      narr edits
+    """
     from narrative.engine.setaside import list_set_asides
 
     for item in group_listing(click_ctx, as_json, list_set_asides, "No set-aside hand edits."):
@@ -264,7 +300,13 @@ def edits_cmd(click_ctx: click.Context, as_json: bool) -> None:
 @json_option
 @pass_context
 def edits_restore_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> None:
-    """Put set-aside edits WHICH (number from 'narr edits', default 1) back as hand edits."""
+    """Put set-aside edits WHICH (number from 'narr edits', default 1) back as hand edits.
+
+    \b
+    Examples:
+      narr edits restore
+      narr edits restore 2 --force
+    """
     from narrative.engine.setaside import restore
 
     result = restore(ctx.world, which, force=force).to_json()
@@ -283,7 +325,12 @@ def edits_restore_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> N
 @json_option
 @pass_context
 def edits_drop_cmd(ctx: Context, which: str, as_json: bool) -> None:
-    """Forget set-aside edits WHICH for good."""
+    """Forget set-aside edits WHICH for good.
+
+    \b
+    Example:
+      narr edits drop 2
+    """
     from narrative.engine.setaside import drop_set_aside
 
     name = drop_set_aside(ctx.world, which)
