@@ -34,9 +34,12 @@ def _norm(text: str) -> str:
 def nodes(wr: WorldRepo, typed: str) -> list[Candidate]:
     want = _norm(typed)
     out: list[Candidate] = []
-    for node in node_names(wr):
-        words = [node.id] if not want else [node.id, node.name, *node.aliases]
-        word = next((w for w in words if w and _norm(w).startswith(want)), None)
+    for node in node_names(wr, want, LIMIT):
+        if node.id.startswith(want):
+            word: str | None = node.id
+        else:
+            word = next((w for w in [node.name, *node.aliases] if w and _norm(w).startswith(want)),
+                        None)
         if word is None:
             continue
         about = node.name if word == node.id else node.id

@@ -1,12 +1,13 @@
 """What a shell's completion offers: node names, branches, read fast and never failing.
 
-A completion runs at every press of TAB, so it reads the derived catalog (brought up
-to HEAD incrementally, as any reader does) and the list of node files under
-``world/``, never every node: a node file the catalog does not know yet (made with
-``narr new`` or by hand since the last event) is read on its own, at most
-:data:`MAX_UNCOMMITTED` of them; a file that is gone is left out. A hand edit that
-renamed a committed node is seen after the next event. When the catalog was never
-built it is not built at a keypress: the files are read as new ones are.
+A completion runs at every press of TAB, so it asks the derived catalog (brought up
+to HEAD incrementally, as any reader does) for the nodes whose id, name or alias
+starts with what was typed, by indexed range queries, and lists the node files under
+``world/`` by name only: a file the catalog does not know yet (made with ``narr new``
+or by hand since the last event) is read on its own, at most :data:`MAX_UNCOMMITTED`
+of them, and a node whose file is gone is left out. A hand edit that renamed a
+committed node is seen after the next event. When the catalog was never built it is
+not built at a keypress: the files are read as new ones are.
 """
 
 from __future__ import annotations
@@ -62,28 +63,26 @@ def _read_names(node_id: str, layer: str, path: str) -> NodeNames:
                      [a for a in aliases if isinstance(a, str)] if isinstance(aliases, list) else [])
 
 
-def node_names(wr: WorldRepo) -> list[NodeNames]:
-    """Every node of the working tree with the names the catalog (or its new file) gives it."""
+def node_names(wr: WorldRepo, prefix: str = "", limit: int = 200) -> list[NodeNames]:
+    """The nodes of the working tree whose id, or name or alias as the catalog (or a new
+    file) has it, may start with ``prefix`` (normalised as names are), sorted by id; the
+    caller picks the exact word. The catalog answers at most ``limit`` of them."""
     files = node_files(wr)
-    known: dict[str, NodeNames] = {}
     catalog = wr.catalog
+    known: dict[str, NodeNames] = {}
+    committed: set[str] = set()
     if catalog.tree() is not None:
         head = wr.head_commit()
         catalog.sync(wr.repo, wr.world_tree_id(head.tree if head is not None else None),
                      wr.config.layout)
-        known = {row[0]: NodeNames(*row) for row in catalog.name_rows()}
-    out = []
-    unread = MAX_UNCOMMITTED
-    for node_id in sorted(files):
-        layer, path = files[node_id]
-        if node_id in known:
-            out.append(known[node_id])
-        elif unread > 0:
-            unread -= 1
-            out.append(_read_names(node_id, layer, path))
-        else:
-            out.append(NodeNames(node_id, layer))
-    return out
+        known = {row[0]: NodeNames(*row) for row in catalog.name_rows(prefix, limit)}
+        committed = {node_id for node_id, _layer in catalog.ids()}
+    out = [node for node_id, node in known.items() if node_id in files]
+    new = sorted(node_id for node_id in files if node_id not in committed)
+    for node_id in new[:MAX_UNCOMMITTED]:
+        out.append(_read_names(node_id, *files[node_id]))
+    out.extend(NodeNames(node_id, files[node_id][0]) for node_id in new[MAX_UNCOMMITTED:])
+    return sorted(out, key=lambda node: node.id)
 
 
 def branch_names(wr: WorldRepo) -> list[str]:
