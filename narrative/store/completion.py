@@ -1,13 +1,15 @@
 """What a shell's completion offers: node names, branches, read fast and never failing.
 
-A completion runs at every press of TAB, so it asks the derived catalog (brought up
-to HEAD incrementally, as any reader does) for the nodes whose id, name or alias
-starts with what was typed, by indexed range queries, and lists the node files under
-``world/`` by name only: a file the catalog does not know yet (made with ``narr new``
-or by hand since the last event) is read on its own, at most :data:`MAX_UNCOMMITTED`
-of them, and a node whose file is gone is left out. A hand edit that renamed a
-committed node is seen after the next event. When the catalog was never built it is
-not built at a keypress: the files are read as new ones are.
+A completion runs at every press of TAB, so it asks the derived catalog for the nodes
+whose id, name or alias starts with what was typed, by indexed range queries, and lists
+the node files under ``world/`` by name only: a file the catalog does not know (made
+with ``narr new`` or by hand since the last event) is read on its own, at most
+:data:`MAX_UNCOMMITTED` of them, and a node whose file is gone is left out. The
+catalog is read as it is, never brought up to date here: that would take its write
+lock, and a TAB must not wait for an event. narr keeps it at HEAD with every event, so
+it lags only after plain git moved HEAD; a committed node renamed by hand is offered by
+its new name once an event records the edit. When the catalog was never built it is not built
+at a keypress: the files are read as new ones are.
 """
 
 from __future__ import annotations
@@ -72,9 +74,6 @@ def node_names(wr: WorldRepo, prefix: str = "", limit: int = 200) -> list[NodeNa
     known: dict[str, NodeNames] = {}
     committed: set[str] = set()
     if catalog.tree() is not None:
-        head = wr.head_commit()
-        catalog.sync(wr.repo, wr.world_tree_id(head.tree if head is not None else None),
-                     wr.config.layout)
         known = {row[0]: NodeNames(*row) for row in catalog.name_rows(prefix, limit)}
         committed = {node_id for node_id, _layer in catalog.ids()}
     out = [node for node_id, node in known.items() if node_id in files]
