@@ -21,10 +21,10 @@ from narrative.cli import main
 
 
 def _complete(root: Path, line: str) -> list[str]:
-    """The values narr offers for what follows the last ``|`` of ``line``, or else its last
-    word (``narr`` itself left out)."""
+    """The values narr offers for the last word of ``line`` (``narr`` itself left out);
+    words holding spaces are separated by ``|`` instead."""
     head, bar, typed = line.rpartition("|")
-    words = head.split() if bar else line.split(" ")[:-1]
+    words = head.split("|") if bar else line.split(" ")[:-1]
     typed = typed if bar else line.split(" ")[-1]
     cls = get_completion_class("bash")
     assert cls is not None
@@ -59,6 +59,15 @@ def test_nodes_by_id_name_and_alias(small: CLI) -> None:
     small("new", "item", "黑戒", "--alias", "Black Ring")
     assert _complete(root, "get bl") == ["Black Ring"]
     assert _complete(root, "get hei") == ["hei-jie"]
+
+
+def test_fields_of_the_node_named_before(small: CLI) -> None:
+    root = small.root
+    small("event", "x", "--set", "林远.state.mood=calm", "--set", "林远.state.location=渡口")
+    assert _complete(root, "get 林远 state.") == ["state.location", "state.mood"]
+    assert _complete(root, "why|lin yuan|s") == ["state", "state.location", "state.mood", "summary"]
+    assert _complete(root, "get nobody s") == []
+    assert _complete(root, "get lin-yuan zz") == []
 
 
 def test_branches_and_chains(small: CLI) -> None:

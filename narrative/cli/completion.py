@@ -130,6 +130,18 @@ def complete_node(ctx: click.Context, _param: click.Parameter, incomplete: str) 
     return _guarded(ctx, lambda wr: complete.nodes(wr, incomplete))
 
 
+def complete_field(ctx: click.Context, _param: click.Parameter,
+                   incomplete: str) -> list[CompletionItem]:
+    """A field of the node named before it (``narr get 林远 state.<TAB>``)."""
+    from narrative.engine import complete
+
+    node = next((v for k, v in ctx.params.items() if k in ("node_id", "node") and isinstance(v, str)),
+                None)
+    if node is None:
+        return []
+    return _guarded(ctx, lambda wr: complete.fields(wr, node, incomplete))
+
+
 def complete_branch(ctx: click.Context, _param: click.Parameter,
                     incomplete: str) -> list[CompletionItem]:
     from narrative.engine import complete

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from narrative.cli.completion import complete_branch, complete_node
+from narrative.cli.completion import complete_branch, complete_field, complete_node
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option, short, warn
 
@@ -84,7 +84,7 @@ def conflicts_cmd(ctx: Context, as_json: bool) -> None:
 
 @click.command("resolve")
 @click.argument("node", shell_complete=complete_node)
-@click.argument("field")
+@click.argument("field", shell_complete=complete_field)
 @click.option("--ours", "take", flag_value="ours", help="Keep this story line's value.")
 @click.option("--theirs", "take", flag_value="theirs", help="Take the merged branch's value.")
 @click.option("--value", "value", metavar="JSON", help="Set this value (JSON; a bare word is a string).")

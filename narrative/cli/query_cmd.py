@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from narrative.cli.completion import complete_node, complete_rev
+from narrative.cli.completion import complete_field, complete_node, complete_rev
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import ARROW, emit_json, json_option, one_line, short, value_text
 from narrative.cli.terminal import no_pager_option, paged
@@ -29,7 +29,7 @@ def _old_new(d: dict[str, Any]) -> str:
 
 @click.command("why")
 @click.argument("node_id", metavar="NODE", shell_complete=complete_node)
-@click.argument("field")
+@click.argument("field", shell_complete=complete_field)
 @click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
               help="Ask about the story as it stood at a revision or event.")
 @json_option

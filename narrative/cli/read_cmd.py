@@ -7,7 +7,12 @@ from typing import Any
 
 import click
 
-from narrative.cli.completion import complete_node, complete_rev, complete_rev_or_node
+from narrative.cli.completion import (
+    complete_field,
+    complete_node,
+    complete_rev,
+    complete_rev_or_node,
+)
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import (
     change_line,
@@ -112,7 +117,7 @@ def _show_lines(data: dict[str, Any]) -> None:
 
 @click.command("get")
 @click.argument("node_id", metavar="NODE", shell_complete=complete_node)
-@click.argument("field", required=False)
+@click.argument("field", required=False, shell_complete=complete_field)
 @click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
               help="The node as it was at a revision or event.")
 @json_option

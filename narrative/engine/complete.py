@@ -60,3 +60,31 @@ def chains(wr: WorldRepo, typed: str) -> list[Candidate]:
         return [Candidate(str(n), label) for n, label in labels if str(n).startswith(typed)]
     want = _norm(typed)
     return [Candidate(label, f"chain {n}") for n, label in labels if _norm(label).startswith(want)]
+
+
+def fields(wr: WorldRepo, node_text: str, typed: str) -> list[Candidate]:
+    """The dotted fields of the node ``node_text`` names (its id, or a name or alias only
+    one node carries), as its file holds them now: ``state.location``, ``traits``, ..."""
+    from narrative.store.completion import node_document
+
+    want = _norm(node_text)
+    ids = [n.id for n in node_names(wr, want, LIMIT)
+           if n.id == node_text or want in {_norm(w) for w in [n.name, *n.aliases] if w}]
+    if len(ids) != 1:
+        return []
+    node = node_document(wr, ids[0])
+    paths: list[str] = []
+
+    def walk(value: object, prefix: str, depth: int) -> None:
+        if not isinstance(value, dict):
+            return
+        for key in sorted(value):
+            if not isinstance(key, str) or "." in key or not key:
+                continue
+            path = f"{prefix}{key}"
+            paths.append(path)
+            if depth < 2:
+                walk(value[key], f"{path}.", depth + 1)
+
+    walk(node, "", 0)
+    return [Candidate(p) for p in paths if p.startswith(typed)][:LIMIT]

@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Final
 
-from narrative.ids import LAYERS, NODE_SUFFIX, WORLD_DIR, id_problem
+from narrative.ids import LAYERS, NODE_SUFFIX, WORLD_DIR, id_problem, node_path
 from narrative.store.worldrepo import WorldRepo
 
 MAX_UNCOMMITTED: Final = 200
@@ -95,3 +95,17 @@ def chain_labels(wr: WorldRepo) -> list[tuple[int, str]]:
     tips = {n: tip for n in refs.abandoned_refs(wr) if (tip := history.peel_commit(wr, n)) is not None}
     numbers = refs.chain_numbers(list(tips))
     return sorted((numbers[name], refs.chain_label(name, tip)) for name, tip in tips.items())
+
+
+def node_document(wr: WorldRepo, node_id: str) -> dict[str, object]:
+    """The node file of ``node_id`` in the working tree as JSON, or ``{}`` (gone, unreadable)."""
+    for layer in LAYERS:
+        path = wr.abs(node_path(node_id, layer, wr.config.layout))
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                return {}
+            data = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            continue
+        return data if isinstance(data, dict) else {}
+    return {}
