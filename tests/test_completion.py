@@ -95,6 +95,9 @@ def test_zsh_and_fish_carry_the_name_as_help(small: CLI) -> None:
     for shell in ("bash", "zsh", "fish"):
         script = small("completion", shell).stdout
         assert "_NARR_COMPLETE" in script and f"{shell}_complete" in script
+    # narr completion prints what click's own variable does
+    env = {**os.environ, "_NARR_COMPLETE": "bash_source"}
+    assert _run_narr(env) == small("completion", "bash").stdout
 
 
 def _narr_script(tmp_path: Path) -> Path:

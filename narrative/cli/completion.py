@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from narrative.engine.complete import Candidate
     from narrative.store.worldrepo import WorldRepo
 
-COMPLETE_VAR = "_NARR_COMPLETE"
 SHELLS = ("bash", "zsh", "fish")
 
 _BASH_SOURCE = """\
@@ -173,20 +172,20 @@ def complete_chain(ctx: click.Context, _param: click.Parameter,
     return _guarded(ctx, lambda wr: complete.chains(wr, incomplete))
 
 
-def script(shell: str, prog_name: str = "narr") -> str:
-    """The completion script for ``shell``, as ``eval "$(narr completion bash)"`` runs it."""
+def script(cli: click.Command, shell: str, prog_name: str = "narr") -> str:
+    """The completion script for ``shell``, as ``eval "$(narr completion bash)"`` runs it:
+    click's own (``_NARR_COMPLETE=bash_source narr`` prints the same)."""
     cls = get_completion_class(shell)
     if cls is None:  # pragma: no cover - the choice of shells is click's
         raise click.UsageError(f"no completion for {shell}")
-    from narrative.cli import main
-
     complete_var = f"_{prog_name}_COMPLETE".replace("-", "_").upper()
-    return cls(main, {}, prog_name, complete_var).source()
+    return cls(cli, {}, prog_name, complete_var).source()
 
 
 @click.command("completion")
 @click.argument("shell", type=click.Choice(SHELLS))
-def completion_cmd(shell: str) -> None:
+@click.pass_context
+def completion_cmd(ctx: click.Context, shell: str) -> None:
     """Print the script that makes SHELL complete narr's commands, node names and branches.
 
     Load it from your shell's start-up file; it asks narr itself at every TAB, so
@@ -198,7 +197,7 @@ def completion_cmd(shell: str) -> None:
       eval "$(narr completion zsh)"                         # in ~/.zshrc
       narr completion fish > ~/.config/fish/completions/narr.fish
     """
-    click.echo(script(shell), nl=False)
+    click.echo(script(ctx.find_root().command, shell), nl=False)
 
 
 COMMANDS = [completion_cmd]
