@@ -158,6 +158,13 @@ class _Candidates:
         self.ending = {"event", "scene"} if close_scene else {"event"}
         self.new: dict[str, Node] = {}
         self._names: dict[str, list[tuple[str, str]]] = {}
+        self._new_names: dict[str, list[tuple[str, str]]] = {}  # layer -> keys of new nodes
+
+    def add(self, node: Node) -> None:
+        """``node`` is created by this delta: later proposals are weighed against it too."""
+        self.new[node.id] = node
+        self._new_names.setdefault(node.layer, []).extend(
+            (key(n), node.id) for n in [node.name, *node.aliases])
 
     def live(self, node_id: str) -> NodeDict | None:
         if node_id in self.new:
@@ -176,10 +183,7 @@ class _Candidates:
         if layer not in self._names:
             self._names[layer] = [(key(norm), node_id)
                                   for norm, node_id in self.world.names_in_layer(layer)]
-        return self._names[layer] + [
-            (key(n), node.id) for node in self.new.values() if node.layer == layer
-            for n in [node.name, *node.aliases]
-        ]
+        return self._names[layer] + self._new_names.get(layer, [])
 
     def duplicate_of(self, node: Node) -> tuple[str, str] | None:
         """``(existing id, why)`` when ``node`` is already in the world, else None."""
@@ -248,7 +252,7 @@ def arbitrate(world: World, delta: Delta, *, close_scene: bool = False,
         elif node.id in mapping:
             del mapping[node.id]  # a fresh node of that id: later ops mean it
         node = _rewrite_node(node, mapping)
-        cands.new[node.id] = node
+        cands.add(node)
         out.append(CreateOp(op="create", node=node))
     # a created node may relate to a node proposed after it, which the arbiter then decided on
     for i, op in enumerate(out):
