@@ -346,7 +346,7 @@ class KillWorld:
         if op == "event":
             hand_edit(self.root, n)
             args = ["event", f"Event {n}", *EXPLICIT, "--set", f"su-qing.state.mood=e{n}",
-                    "--set", f"lin-yuan.state.location=p{n}"]
+                    "--set", f'lin-yuan.state.location="p{n}"']
         elif op == "reset":
             self._ensure_event()
             hand_edit(self.root, n)

@@ -11,9 +11,9 @@ same bytes either way.
 
 Anything doubtful runs in this process instead (:func:`narrative.cli.main`): no
 world found, no server, a server of other code (an edited checkout counts),
-a refused connection, ``NARR_NO_SERVER=1``, and the commands that need this
-process itself (``serve``, ``edit``, which opens an editor on the terminal, and
-``init``).
+a refused connection, ``NARR_NO_SERVER=1``, a shell asking for completions
+(``_NARR_COMPLETE``), and the commands that need this process itself (``serve``,
+``edit``, which opens an editor on the terminal, and ``init``).
 
 The protocol (also spoken by :mod:`narrative.serve.server`): the client sends one
 frame holding a JSON request; the server answers with frames on channel 1
@@ -303,9 +303,15 @@ def _quiet_stdout() -> None:
         pass
 
 
+def completing(environ: dict[str, str] | os._Environ[str]) -> bool:
+    """Whether the shell asks for completions (``_NARR_COMPLETE``, click's name for this
+    program's variable): they are answered here, where the shell's variables are."""
+    return f"_{program_name()}_COMPLETE".replace("-", "_").upper() in environ
+
+
 def main() -> None:
     argv = sys.argv[1:]
-    sock = connect(argv)
+    sock = None if completing(os.environ) else connect(argv)
     if sock is not None:
         code = forward(sock, argv)
         if code is not None:

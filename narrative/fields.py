@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import jsonpatch
 import jsonpointer
@@ -20,6 +20,12 @@ if TYPE_CHECKING:
     from narrative.model import Change
 
 ABSENT: Any = ...  # marks a value that is not there (distinct from JSON null)
+
+REFERENCE_FIELDS: Final = frozenset({"/state/location", "/state/holder"})
+"""Fields whose value is the id of another node, by the conventions the sample world and
+the generic rules keep: a node's ``state.location`` is the id of a place, an item's
+``state.holder`` the id of whoever holds it. ``--set`` resolves a name or an alias typed
+there to the id, as it does for the node before the field."""
 
 
 def make_change(target: str, field: str, old: Any = ..., new: Any = ...) -> Change:

@@ -19,6 +19,7 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 # Commands whose output is not data a program would parse, and why.
 NO_JSON = {
     "edit": "opens an editor on the node's file",
+    "completion": "prints a shell script",
     "schema": "prints a JSON Schema: JSON already",
     "export": "a group: each of its subcommands prints the data and takes --json",
 }
@@ -61,6 +62,18 @@ def test_every_command_has_help(path: tuple[str, ...]) -> None:
     for param in cmd.params:
         if isinstance(param, click.Option):
             assert param.help, f"narr {' '.join(path)} {param.opts[0]} has no help text"
+
+
+@pytest.mark.parametrize("path", [pytest.param((), id="narr"), *ALL])
+def test_every_command_shows_an_example(path: tuple[str, ...]) -> None:
+    """Each --help ends its description with "Example:" or "Examples:" and lines that run
+    the command itself (not some other one), indented under it."""
+    result = CliRunner().invoke(main, [*path, "--help"], prog_name="narr", catch_exceptions=False)
+    block = re.search(r"^  Examples?:\n((?:    \S.*\n)+)", result.stdout, flags=re.MULTILINE)
+    assert block is not None, f"narr {' '.join(path)} --help shows no example"
+    examples = [line.strip() for line in block.group(1).splitlines()]
+    command_line = " ".join(("narr", *path))
+    assert all(f"{command_line} " in f"{e} " for e in examples), examples
 
 
 def test_main_help_lists_every_command() -> None:

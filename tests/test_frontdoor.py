@@ -61,6 +61,85 @@ def test_a_chinese_world_from_nothing(tmp_path: Path) -> None:
     assert narr("path", "the ferry").stdout == "world/background/du-kou.json\n"
     assert narr.json("why", "Lin Yuan", "state.mood")["node"] == "lin-yuan"
     assert narr("check").stdout.startswith("ok: ")
+    _edit_by_name(narr, tmp_path)
+    _bring_in_what_the_writer_has(narr, tmp_path)
+
+
+def _edit_by_name(narr: CLI, tmp_path: Path) -> None:
+    """``narr edit`` by an alias opens the node's file; the next event records the edit."""
+    script = tmp_path / "ed.py"
+    script.write_text("import json, sys\nnode = json.load(open(sys.argv[1]))\n"
+                      "node['summary'] = '外门弟子，寻找失踪的妹妹。'\n"
+                      "json.dump(node, open(sys.argv[1], 'w'), ensure_ascii=False)\n", "utf-8")
+    os.environ["EDITOR"] = f"{sys.executable} {script}"
+    try:
+        narr("edit", "lin yuan")
+    finally:
+        del os.environ["EDITOR"]
+    assert narr("status").stdout.splitlines()[1:] == [
+        "", "Hand edits (the next event records them):",
+        '  lin-yuan /summary: "" → "外门弟子，寻找失踪的妹妹。"', "",
+        "The next event rewrites these files in narr's canonical layout:",
+        "  world/character/lin-yuan.json"]
+
+
+WORLD_INFO = {"entries": {
+    "0": {"uid": 0, "key": ["青云门", "Qingyun Sect"], "comment": "青云门",
+          "content": "守着古道的山门。", "disable": False},
+    "1": {"uid": 1, "key": ["the ferry"], "comment": "渡口", "content": "进山前的最后一个渡口。",
+          "disable": False}}}
+NOTES = Path(__file__).resolve().parent / "data" / "import" / "notes"
+
+
+def _bring_in_what_the_writer_has(narr: CLI, tmp_path: Path) -> None:
+    """A World Info file, a folder of notes, then the codex out and back in, twice over."""
+    root = narr.root
+    lorebook = tmp_path / "世界书.json"
+    lorebook.write_text(json.dumps(WORLD_INFO, ensure_ascii=False), "utf-8")
+    out = narr("import", str(lorebook)).stdout
+    assert out == (
+        f"[main {_head(root)}] Import 世界书.json: 世界书.json (lorebook, 2 entries)\n"
+        "  hand edit  lin-yuan /summary: \"\" → \"外门弟子，寻找失踪的妹妹。\"\n"
+        "  created qing-yun-men (background, 青云门) from 世界书.json#0\n"
+        "  already there: 渡口 from 世界书.json#1 is du-kou (same name 'ferry')\n")
+    assert narr("get", "Qingyun Sect", "summary").stdout == "守着古道的山门。\n"
+
+    out = narr("import", str(NOTES)).stdout
+    assert out == (
+        f"[main {_head(root)}] Import notes: Lin Yuan.md (note, 1 entry), Su Qing.md (note, 1 entry), "
+        "places/Temple.md (note, 1 entry)\n"
+        "  created temple-of-the-bell (background, Temple of the Bell) from places/Temple.md\n"
+        "  related lin-yuan -distrusts-> su-qing\n"
+        "  already there: Lin Yuan from Lin Yuan.md is lin-yuan (same name 'lin yuan')\n"
+        "  already there: Su Qing from Su Qing.md is su-qing (same name 'su qing')\n")
+    before = snapshot(root)
+    assert narr("import", str(NOTES)).stdout.startswith("Nothing to import: the world has everything")
+    assert snapshot(root) == before
+
+    codex = tmp_path / "codex.md"
+    codex.write_text(narr("export", "codex").stdout, "utf-8")
+    out = narr("import", str(codex)).stdout.splitlines()
+    assert out[0] == "Nothing to import: the world has everything in codex.md (codex, 8 entries)"
+    assert len(out) == 9 and all(line.endswith("(same id)") for line in out[1:])
+    assert snapshot(root) == before
+
+    # into a world of its own: the same bible comes out, names, aliases, summaries,
+    # state and relations alike
+    other = CLI(tmp_path / "copy")
+    CLI(tmp_path)("init", str(other.root))
+    other("import", str(codex))
+    again = other("export", "codex").stdout
+    assert _bible(again) == _bible(codex.read_text("utf-8"))
+    assert other("get", "林远", "state.location").stdout == "du-kou\n"
+
+
+def _head(root: Path) -> str:
+    return git(root, "rev-parse", "--short=10", "HEAD").strip()
+
+
+def _bible(codex: str) -> list[str]:
+    """A codex without what says where and when it was written."""
+    return [line for line in codex.splitlines()[5:] if not line.startswith("- created_by_event:")]
 
 
 def test_an_english_world_from_nothing(tmp_path: Path) -> None:
@@ -178,3 +257,35 @@ def test_init_here_on_a_repository_with_history(tmp_path: Path) -> None:
     assert narr("check").stdout == "ok: 1 event on the story line, 2 nodes valid\n"
     assert git(root, "rev-parse", "--abbrev-ref", "HEAD").strip() == "trunk"
     narr("init", "--here", expect=INVALID_INPUT)
+
+
+def test_reference_fields_take_a_name_and_store_the_id(two_lins: CLI, tmp_path: Path) -> None:
+    narr, root = two_lins, two_lins.root
+    narr("new", "item", "Jade Token")
+    hut = tmp_path / "hut.json"
+    hut.write_text(json.dumps({"id": "hut", "name": "Hut", "layer": "background", "kind": "place"}),
+                   "utf-8")
+    narr("event", "x", "--diffuser", "explicit", "--set", "Lin Xue.state.location=dr. wu's house",
+         "--set", "jade token.state.holder=林远", "--set", "林远.state.location=hut",
+         "--create", str(hut), "--set", "林远.state.mood=Lin Xue")
+    assert read_node(root, "lin-xue")["state"]["location"] == "dr-wu-s-house"
+    assert read_node(root, "jade-token")["state"]["holder"] == "lin-yuan"
+    assert read_node(root, "lin-yuan")["state"]["location"] == "hut"  # made by the same event
+    assert read_node(root, "lin-yuan")["state"]["mood"] == "Lin Xue"  # not a reference: as typed
+
+    before = snapshot(root)
+    result = narr("event", "x", "--diffuser", "explicit", "--set", "林远.state.location=LIN",
+                  expect=INVALID_INPUT)
+    assert result.stderr.splitlines()[0] == (
+        "narr: error: --set '林远.state.location=LIN': 'LIN' names 2 nodes: "
+        "lin-xue (Lin Xue), lin-yuan (林远)")
+    result = narr("event", "x", "--diffuser", "explicit", "--set", "林远.state.location=Dr Wus",
+                  expect=NOT_FOUND)
+    assert result.stderr.splitlines() == [
+        "narr: error: --set '林远.state.location=Dr Wus': no node named 'Dr Wus' in the world "
+        "(state.location holds a node's id)",
+        "hint: did you mean Dr. Wu's House (dr-wu-s-house)? narr nodes lists the nodes; to store "
+        "'Dr Wus' as text, give it as a JSON string: --set '林远.state.location=\"Dr Wus\"'"]
+    assert snapshot(root) == before
+    narr("event", "x", "--diffuser", "explicit", "--set", '林远.state.location="Dr Wus"')
+    assert read_node(root, "lin-yuan")["state"]["location"] == "Dr Wus"

@@ -322,7 +322,7 @@ def event_args(root: Path, i: int, tmp: Path) -> list[str]:
     spec = tmp / f"made-{i}.json"
     spec.write_text(json.dumps({"id": f"made-{i}", "name": f"Made {i}", "layer": "ambient",
                                 "lifecycle": "event"}), encoding="utf-8")
-    return ["event", f"Event {i}", *EXPLICIT, "--set", f"lin-yuan.state.location=place-{i}",
+    return ["event", f"Event {i}", *EXPLICIT, "--set", f'lin-yuan.state.location="place-{i}"',
             "--set", f"su-qing.state.mood=mood-{i}", "--create", str(spec),
             "--relate", f"su-qing:saw:made-{i}"]
 

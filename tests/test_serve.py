@@ -170,7 +170,7 @@ def test_a_killed_server_is_not_waited_for_and_nothing_is_lost(flat_world: Path)
         after = run(flat_world, "status")
         assert after.returncode == 0 and b"restless" in after.stdout
         same(after, run(flat_world, "status", env=LOCAL))
-        event = run(flat_world, "event", "Lin Yuan stands", "--set", "lin-yuan.state.location=gate")
+        event = run(flat_world, "event", "Lin Yuan stands", "--set", 'lin-yuan.state.location="gate"')
         assert event.returncode == 0, event.stderr
         log = run(flat_world, "log", "--json")
         assert [e["content"] for e in json.loads(log.stdout)][:2] == ["Lin Yuan stands",
@@ -189,7 +189,7 @@ def test_a_read_runs_while_a_write_is_in_progress(flat_world: Path, tmp_path: Pa
     try:
         writer = subprocess.Popen(
             [sys.executable, "-m", "narrative", "-C", str(flat_world), "event", "Lin Yuan runs",
-             "--diffuser", "exec", "--set", "lin-yuan.state.location=gate"],
+             "--diffuser", "exec", "--set", 'lin-yuan.state.location="gate"'],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **env})
         time.sleep(0.5)
         began = time.monotonic()

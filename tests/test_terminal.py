@@ -30,7 +30,7 @@ def _tty(root: Path, *args: str, rows: int = 40, **env: str) -> str:
 
 
 def _world_with_a_change(flat_world: Path) -> Path:
-    CLI(flat_world)("event", "Lin Yuan calms down", "--set", "lin-yuan.state.location=temple")
+    CLI(flat_world)("event", "Lin Yuan calms down", "--set", 'lin-yuan.state.location="temple"')
     return flat_world
 
 
@@ -79,3 +79,25 @@ def test_long_event_contents_are_one_line_except_in_show_and_story(flat_world: P
     shown = narr("show", "HEAD~1").stdout
     assert f"    {words}\n    and then the rain.\n" in shown
     assert words in narr("story").stdout
+
+
+NOTES = Path(__file__).resolve().parent / "data" / "import" / "notes"
+BAR_END = "\r\x1b[K"  # the bar erases itself, leaving the answer on the screen
+
+
+def test_long_operations_draw_a_bar_on_a_terminal_only(flat_world: Path) -> None:
+    root = _world_with_a_change(flat_world)
+    out = _tty(root, "check", NARR_PROGRESS_DELAY="0")
+    assert "Checking  [" in out and "2/2  events" in out and "18/18  nodes" in out
+    assert out.endswith(BAR_END + "\x1b[?25hok: 1 event on the story line, 18 nodes valid\n")
+    out = _tty(root, "import", str(NOTES), NARR_PROGRESS_DELAY="0")
+    assert "Importing  [" in out and "3/3  places/Temple.md" in out and "3/3  Temple" in out
+    assert out.split(BAR_END)[-1].startswith("\x1b[?25h[main ")
+    CLI(root)("reset", "HEAD~2")
+    out = _tty(root, "replay", "1", "--reuse", NARR_PROGRESS_DELAY="0")
+    assert "Replaying  [" in out and out.split(BAR_END)[-1].startswith("\x1b[?25hFast-forwarded")
+    # not with --json, not in a pipe
+    assert "Checking" not in _tty(root, "check", "--json", NARR_PROGRESS_DELAY="0")
+    proc = narr_subprocess(root, "check", env={"NARR_PROGRESS_DELAY": "0"})
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert proc.stdout == "ok: 2 events on the story line, 19 nodes valid\n"

@@ -79,6 +79,12 @@ def main(ctx: click.Context, directory: Path, no_color: bool, no_pager: bool) ->
     The story's state is a world graph of JSON files under world/; every story
     event is a git commit that records what it changed. Plain git (log, show,
     blame, diff) browses the history.
+
+    \b
+    Examples:
+      narr init my-world --sample && cd my-world
+      narr event "Lin Yuan walks to the ferry"
+      narr log
     """
     ctx.obj = Context(directory, no_color=no_color, no_pager=no_pager)
 
@@ -88,6 +94,7 @@ def _register() -> None:
         audit_cmd,
         branch_cmd,
         check_cmd,
+        completion,
         event_cmd,
         export_cmd,
         import_cmd,
@@ -102,7 +109,8 @@ def _register() -> None:
     )
 
     for module in (init_cmd, event_cmd, read_cmd, query_cmd, export_cmd, import_cmd, audit_cmd,
-                   travel_cmd, branch_cmd, merge_cmd, remote_cmd, check_cmd, schema_cmd, serve_cmd):
+                   travel_cmd, branch_cmd, merge_cmd, remote_cmd, check_cmd, schema_cmd, serve_cmd,
+                   completion):
         for command in module.COMMANDS:
             main.add_command(command)
 

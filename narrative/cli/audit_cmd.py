@@ -32,6 +32,11 @@ def audit_cmd(ctx: Context, file: Any, at: str | None, as_json: bool) -> None:
     character acting, a gift of something the giver does not hold, a secret told
     by someone who does not know it. Nothing is written. Exits 20 when something
     contradicts the world, 0 when the chapter is consistent with it.
+
+    \b
+    Examples:
+      narr audit chapter-21.md
+      narr audit - --at HEAD~2 < draft.md
     """
     from narrative.engine.audit import audit
     from narrative.errors import ContinuityError

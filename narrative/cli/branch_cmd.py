@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import click
 
+from narrative.cli.completion import complete_branch, complete_rev
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option, one_line, short, warn
 
 
 @click.command("branch")
-@click.argument("name", required=False)
-@click.argument("rev", required=False)
+@click.argument("name", required=False, shell_complete=complete_branch)
+@click.argument("rev", required=False, shell_complete=complete_rev)
 @click.option("--delete", "-d", "delete", is_flag=True,
               help="Delete branch NAME (its events stay kept under refs/narr/abandoned/).")
 @click.option("--remotes", "-r", "remotes", is_flag=True,
@@ -19,7 +20,15 @@ from narrative.cli.output import emit_json, json_option, one_line, short, warn
 @pass_context
 def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, remotes: bool,
                as_json: bool) -> None:
-    """List story branches, or create branch NAME at REV (default: the current event)."""
+    """List story branches, or create branch NAME at REV (default: the current event).
+
+    \b
+    Examples:
+      narr branch
+      narr branch -r
+      narr branch what-if HEAD~2
+      narr branch -d what-if
+    """
     from narrative.engine import branches
 
     wr = ctx.world
@@ -63,7 +72,7 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, re
 
 
 @click.command("switch")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_branch)
 @click.option("-c", "--create", is_flag=True, help="Create the branch at the current event first.")
 @click.option("--set-aside", is_flag=True,
               help="Set uncommitted hand edits aside (narr edits) instead of refusing.")
@@ -74,6 +83,11 @@ def switch_cmd(ctx: Context, name: str, create: bool, set_aside: bool, as_json: 
 
     A NAME only one remote has (origin/NAME, as last fetched) becomes a local
     branch following it, as git switch does.
+
+    \b
+    Examples:
+      narr switch -c what-if
+      narr switch main --set-aside
     """
     from narrative.engine.branches import switch
 

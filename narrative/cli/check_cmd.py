@@ -7,15 +7,17 @@ from typing import TYPE_CHECKING
 
 import click
 
+from narrative.cli.completion import complete_rev
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option, short, warn
+from narrative.cli.terminal import progress_bar
 
 if TYPE_CHECKING:
     from narrative.engine.check import CheckReport
 
 
 @click.command("check")
-@click.argument("rev", required=False)
+@click.argument("rev", required=False, shell_complete=complete_rev)
 @click.option("--history-only", is_flag=True,
               help="Check the events only, not every node of the current world.")
 @json_option
@@ -24,13 +26,19 @@ def check_cmd(ctx: Context, rev: str | None, history_only: bool, as_json: bool) 
     """Check every event (parent + edits + diffusions == event) and every node.
 
     Exits non-zero and names the first broken event or node.
+
+    \b
+    Examples:
+      narr check
+      narr check HEAD~10 --history-only
     """
     from narrative.engine.check import check
     from narrative.errors import CheckFailedError
     from narrative.store.failures import is_damage
 
     try:
-        report = check(ctx.world, rev, world=not history_only)
+        with progress_bar("Checking", as_json=as_json) as progress:
+            report = check(ctx.world, rev, world=not history_only, progress=progress)
     except Exception as exc:
         if not is_damage(exc):  # an object git cannot read (a damaged file, a lost commit)
             raise
@@ -84,6 +92,10 @@ def adopt_cmd(ctx: Context, as_json: bool) -> None:
     event on the story line and every file stays as it is: the commits' changes
     under world/ become hand edits the next event records, their changes outside
     world/ become uncommitted changes. The commits are kept under refs/narr/adopted/.
+
+    \b
+    Example:
+      narr adopt
     """
     from narrative.engine.adopt import adopt
 
@@ -119,6 +131,10 @@ def gc_cmd(ctx: Context, as_json: bool) -> None:
 
     narr also starts git gc --auto in the background when loose objects pile up
     (NARR_AUTO_GC=0 turns that off). Nothing narr keeps is ever pruned.
+
+    \b
+    Example:
+      narr gc
     """
     from narrative.store.maintenance import gc
 

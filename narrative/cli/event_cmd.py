@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from narrative.cli.completion import complete_node
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import (
     emit_json,
@@ -30,7 +31,8 @@ if TYPE_CHECKING:
 @click.option("--set", "sets", multiple=True, metavar="NODE.FIELD=VALUE",
               help="Set a field (VALUE is JSON when it parses, else text). NODE is an id, a name "
                    "or an alias ('林远.state.mood=calm'); for a name holding dots the longest "
-                   "part that names a node wins. Repeatable.")
+                   "part that names a node wins. In state.location and state.holder a node's "
+                   "name or alias becomes its id. Repeatable.")
 @click.option("--unset", "unsets", multiple=True, metavar="NODE.FIELD", help="Remove a field.")
 @click.option("--relate", "relates", multiple=True, metavar="SRC:TYPE:DST[=ATTRS]",
               help="Add a relation (ATTRS: a JSON object).")
@@ -38,7 +40,8 @@ if TYPE_CHECKING:
               help="Remove a relation.")
 @click.option("--create", "creates", multiple=True, metavar="FILE.json",
               type=click.Path(dir_okay=False), help="Create a node from a whole node file.")
-@click.option("--expire", "expires", multiple=True, metavar="NODE", help="End a node.")
+@click.option("--expire", "expires", multiple=True, metavar="NODE", shell_complete=complete_node,
+              help="End a node.")
 @click.option("--delta", "delta_file", metavar="FILE|-",
               help="A JSON delta (schemas/delta.schema.json); '-' reads standard input.")
 @click.option("--text", "narrative_text", help="The narrative text of the event.")
@@ -69,6 +72,12 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
     Hand edits under world/ are picked up and recorded with the event. Nothing
     is written unless every explicit change is valid; a failed event is kept
     for --retry.
+
+    \b
+    Examples:
+      narr event "Lin Yuan walks to the ferry"
+      narr event "Dusk" --set "Lin Yuan.state.mood=wary" --relate 苏晴:suspects:林远
+      narr event - < scene.txt
     """
     from narrative.diffusers.base import default_name, get_diffuser
     from narrative.engine import event as engine
@@ -194,7 +203,12 @@ def _refuse_bad_escapes(flag: str, targets: list[str], specs: Any) -> None:
 @json_option
 @click.pass_context
 def failed_cmd(click_ctx: click.Context, as_json: bool) -> None:
-    """Events that could not be recorded, kept with their error; newest first."""
+    """Events that could not be recorded, kept with their error; newest first.
+
+    \b
+    Example:
+      narr failed
+    """
     from narrative.engine.failed import listing
 
     for item in group_listing(click_ctx, as_json, listing, "No failed events kept."):
@@ -217,7 +231,13 @@ def failed_cmd(click_ctx: click.Context, as_json: bool) -> None:
 @pass_context
 def failed_retry_cmd(ctx: Context, which: str, dry_run: bool, diffuser_name: str | None,
                      as_json: bool) -> None:
-    """Run failed event WHICH (number from 'narr failed', default 1: the newest) again."""
+    """Run failed event WHICH (number from 'narr failed', default 1: the newest) again.
+
+    \b
+    Examples:
+      narr failed retry
+      narr failed retry 2 --diffuser rules
+    """
     from narrative.diffusers.base import get_diffuser
     from narrative.engine import event as engine
 
@@ -231,7 +251,12 @@ def failed_retry_cmd(ctx: Context, which: str, dry_run: bool, diffuser_name: str
 @json_option
 @pass_context
 def failed_drop_cmd(ctx: Context, which: str, as_json: bool) -> None:
-    """Forget failed event WHICH for good (its words are printed one last time)."""
+    """Forget failed event WHICH for good (its words are printed one last time).
+
+    \b
+    Example:
+      narr failed drop 1
+    """
     from narrative.engine import failed
 
     item = failed.pick(ctx.world, which)

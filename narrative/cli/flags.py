@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from narrative import fields
 from narrative.delta.parse import parse_input
-from narrative.errors import InvalidInputError
+from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import check_id, id_problem
 from narrative.model import (
     CreateOp,
@@ -119,11 +119,36 @@ def parse_target_field(spec: str, flag: str, names: NodeNames | None = None,
 
 
 def parse_set(spec: str, names: NodeNames | None = None, created: Collection[str] = ()) -> SetOp:
+    """``NODE.field=VALUE``; in a reference field (:data:`narrative.fields.REFERENCE_FIELDS`)
+    a VALUE that names a node (id, name or alias) becomes its id, see :func:`reference`."""
     left, eq, value = spec.partition("=")
     if not eq:
         raise InvalidInputError(f"--set {spec!r}: expected NODE.field=VALUE")
     node_id, ptr = parse_target_field(left, "--set", names, created)
-    return SetOp(op="set", target=node_id, field=ptr, value=parse_value(value))
+    parsed = parse_value(value)
+    if names is not None and ptr in fields.REFERENCE_FIELDS and isinstance(parsed, str) \
+            and not value.strip().startswith('"'):
+        parsed = reference(parsed, ptr, spec, names, created)
+    return SetOp(op="set", target=node_id, field=ptr, value=parsed)
+
+
+def reference(text: str, ptr: str, spec: str, names: NodeNames, created: Collection[str]) -> str:
+    """The id of the node ``text`` names, for a reference field: a node of the world or one
+    the same event creates. A name two nodes carry is refused with both listed; a name no
+    node carries is refused with the nearest, and text meant as text is given as a JSON
+    string (``state.location='"unknown"'``), which is stored as it is."""
+    text = text.strip()
+    if text in created:
+        return text
+    field_name = ".".join(fields.split(ptr))
+    try:
+        return names.resolve(text, must_exist=True, context=f"--set {spec!r}")
+    except NotFoundError as exc:
+        quoted = json.dumps(text, ensure_ascii=False)
+        raise NotFoundError(
+            f"{exc.message} ({field_name} holds a node's id)",
+            hint=f"{exc.hint + '; ' if exc.hint else ''}to store {text!r} as text, give it as a "
+                 f"JSON string: --set '{spec.partition('=')[0]}={quoted}'") from None
 
 
 def parse_unset(spec: str, names: NodeNames | None = None, created: Collection[str] = ()) -> UnsetOp:

@@ -8,7 +8,8 @@ from typing import Any
 import click
 
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import emit_json, json_option, short, warn
+from narrative.cli.output import change_line, emit_json, json_option, short, warn
+from narrative.cli.terminal import paint, progress_bar
 from narrative.ids import LAYERS
 
 
@@ -25,12 +26,18 @@ def import_cmd(ctx: Context, source: Path, layer: str, dry_run: bool, as_json: b
     FILE is a SillyTavern lorebook (World Info) or character card (JSON), a
     Markdown note with YAML front matter, or a `narr export codex` Markdown file;
     DIR is a folder of them (an Obsidian vault, say).
+
+    \b
+    Examples:
+      narr import lorebook.json --dry-run
+      narr import ~/vault/characters --layer character
     """
     from narrative.engine.bible import import_bible
 
     source = ctx.directory / source  # relative to -C, as git's paths are
     wr = ctx.world
-    result = import_bible(wr, source, layer=layer, dry_run=dry_run)
+    with progress_bar("Importing", as_json=as_json) as progress:
+        result = import_bible(wr, source, layer=layer, dry_run=dry_run, progress=progress)
     data = result.to_json()
     if as_json:
         emit_json(data)
@@ -52,6 +59,8 @@ def import_lines(d: dict[str, Any], branch: str | None) -> list[str]:
         lines.append(f"[dry run: nothing recorded] {d['content']}: {read}")
     else:
         lines.append(f"[{branch or 'HEAD'} {short(d['commit'])}] {d['content']}: {read}")
+    for ch in d.get("edits", []):  # hand edits the import's event recorded, as narr event shows them
+        lines.append(f"  {paint('hand edit', 'edit')}  {change_line(ch)}")
     for c in d["created"]:
         lines.append(f"  created {c['id']} ({c['layer']}, {c['name']}) from {c['source']}")
     for r in d["related"]:

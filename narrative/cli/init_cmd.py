@@ -9,6 +9,7 @@ from typing import cast
 
 import click
 
+from narrative.cli.completion import complete_node
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option
 from narrative.errors import InvalidWorldError
@@ -32,7 +33,14 @@ from narrative.errors import InvalidWorldError
 @pass_context
 def init_cmd(ctx: Context, directory: Path | None, sample: bool, layout: str, name: str | None,
              language: str | None, rules: str | None, here: bool, as_json: bool) -> None:
-    """Create a new world: a git repository with narr.toml, world/ and a genesis commit."""
+    """Create a new world: a git repository with narr.toml, world/ and a genesis commit.
+
+    \b
+    Examples:
+      narr init my-world --sample
+      narr init tale --rules zh
+      narr init --here
+    """
     from narrative.engine.init import init_world
 
     target = directory if directory is not None else ctx.directory
@@ -52,13 +60,18 @@ def init_cmd(ctx: Context, directory: Path | None, sample: bool, layout: str, na
 
 
 @click.command("path")
-@click.argument("node_id", metavar="NODE")
+@click.argument("node_id", metavar="NODE", shell_complete=complete_node)
 @click.option("--layer", type=click.Choice(["character", "item", "ambient", "background"]),
               help="For a node that does not exist yet: the layer it will live in.")
 @json_option
 @pass_context
 def path_cmd(ctx: Context, node_id: str, layer: str | None, as_json: bool) -> None:
-    """Print the path of a node's file (relative to the world's root); NODE is an id, name or alias."""
+    """Print the path of a node's file (relative to the world's root); NODE is an id, name or alias.
+
+    \b
+    Example:
+      narr path 林远
+    """
     node_id = ctx.node(node_id, must_exist=False)
     path = _node_path(ctx, node_id, layer)
     if as_json:
@@ -68,12 +81,18 @@ def path_cmd(ctx: Context, node_id: str, layer: str | None, as_json: bool) -> No
 
 
 @click.command("edit")
-@click.argument("node_id", metavar="NODE")
+@click.argument("node_id", metavar="NODE", shell_complete=complete_node)
 @click.option("--layer", type=click.Choice(["character", "item", "ambient", "background"]),
               help="Create the node by hand in this layer if it does not exist yet.")
 @pass_context
 def edit_cmd(ctx: Context, node_id: str, layer: str | None) -> None:
-    """Open a node's file in $EDITOR. The change is a hand edit, picked up by the next event."""
+    """Open a node's file in $EDITOR. The change is a hand edit, picked up by the next event.
+
+    \b
+    Examples:
+      narr edit 林远
+      narr edit old-mill --layer background
+    """
     from narrative.ids import Layer
     from narrative.nodefile import dump
 
@@ -142,6 +161,11 @@ def new_cmd(ctx: Context, layer: str, name: str, kind: str, aliases: tuple[str, 
 
     The file is a hand edit: the next event records it. A name (or alias) the
     world already uses is refused.
+
+    \b
+    Examples:
+      narr new character 林远 --alias "Lin Yuan"
+      narr new background 渡口 --kind place
     """
     from narrative.engine.new import new_node
 

@@ -6,12 +6,13 @@ from typing import Any
 
 import click
 
+from narrative.cli.completion import complete_branch, complete_field, complete_node
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option, short, warn
 
 
 @click.command("merge")
-@click.argument("branch", required=False)
+@click.argument("branch", required=False, shell_complete=complete_branch)
 @click.option("--continue", "go_on", is_flag=True,
               help="Commit the stopped merge once every conflict is resolved.")
 @click.option("--abort", is_flag=True, help="Forget the stopped merge (the world never changed).")
@@ -26,6 +27,11 @@ def merge_cmd(ctx: Context, branch: str | None, go_on: bool, abort: bool, as_jso
     Changes to different fields (and different relation edges) merge cleanly; the
     same field changed to different values is a conflict: the merge stops with
     nothing committed (narr conflicts, narr resolve, narr merge --continue).
+
+    \b
+    Examples:
+      narr merge what-if
+      narr merge --continue
     """
     from narrative.engine import merge as merging
 
@@ -62,7 +68,12 @@ def merge_cmd(ctx: Context, branch: str | None, go_on: bool, abort: bool, as_jso
 @json_option
 @pass_context
 def conflicts_cmd(ctx: Context, as_json: bool) -> None:
-    """List the conflicts of the merge in progress, with the resolutions chosen so far."""
+    """List the conflicts of the merge in progress, with the resolutions chosen so far.
+
+    \b
+    Example:
+      narr conflicts
+    """
     from narrative.engine.merge import conflict_line, conflicts
 
     data = conflicts(ctx.world)
@@ -77,8 +88,8 @@ def conflicts_cmd(ctx: Context, as_json: bool) -> None:
 
 
 @click.command("resolve")
-@click.argument("node")
-@click.argument("field")
+@click.argument("node", shell_complete=complete_node)
+@click.argument("field", shell_complete=complete_field)
 @click.option("--ours", "take", flag_value="ours", help="Keep this story line's value.")
 @click.option("--theirs", "take", flag_value="theirs", help="Take the merged branch's value.")
 @click.option("--value", "value", metavar="JSON", help="Set this value (JSON; a bare word is a string).")
@@ -86,7 +97,13 @@ def conflicts_cmd(ctx: Context, as_json: bool) -> None:
 @pass_context
 def resolve_cmd(ctx: Context, node: str, field: str, take: str | None, value: str | None,
                 as_json: bool) -> None:
-    """Resolve the conflict on NODE's FIELD (a JSON pointer such as /state/mood; '' is the whole node)."""
+    """Resolve the conflict on NODE's FIELD (a JSON pointer such as /state/mood; '' is the whole node).
+
+    \b
+    Examples:
+      narr resolve lin-yuan state.mood --theirs
+      narr resolve lin-yuan /state/mood --value '"tired but elated"'
+    """
     from narrative.engine import merge as merging
 
     if (take is None) == (value is None):

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from narrative.cli.completion import complete_field, complete_node, complete_rev
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import ARROW, emit_json, json_option, one_line, short, value_text
 from narrative.cli.terminal import no_pager_option, paged
@@ -27,13 +28,19 @@ def _old_new(d: dict[str, Any]) -> str:
 
 
 @click.command("why")
-@click.argument("node_id", metavar="NODE")
-@click.argument("field")
-@click.option("--at", "at", metavar="REV", help="Ask about the story as it stood at a revision or event.")
+@click.argument("node_id", metavar="NODE", shell_complete=complete_node)
+@click.argument("field", shell_complete=complete_field)
+@click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
+              help="Ask about the story as it stood at a revision or event.")
 @json_option
 @pass_context
 def why_cmd(ctx: Context, node_id: str, field: str, at: str | None, as_json: bool) -> None:
-    """Which event (or hand edit) set a field's value, and the events it followed from."""
+    """Which event (or hand edit) set a field's value, and the events it followed from.
+
+    \b
+    Example:
+      narr why 林远 state.mood
+    """
     from narrative.engine.why import why
 
     d = why(ctx.world, ctx.node(node_id, must_exist=False), field, at).to_json()
@@ -88,13 +95,20 @@ def _history_line(ch: dict[str, Any]) -> str:
 
 
 @click.command("history")
-@click.argument("node_id", metavar="NODE")
-@click.option("--at", "at", metavar="REV", help="The story line ending at a revision or event.")
+@click.argument("node_id", metavar="NODE", shell_complete=complete_node)
+@click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
+              help="The story line ending at a revision or event.")
 @no_pager_option
 @json_option
 @pass_context
 def history_cmd(ctx: Context, node_id: str, at: str | None, as_json: bool) -> None:
-    """Everything that happened to a node, event by event, oldest first."""
+    """Everything that happened to a node, event by event, oldest first.
+
+    \b
+    Examples:
+      narr history 林远
+      narr history temple-bell --at HEAD~3
+    """
     from narrative.engine.history_of import history_of
 
     d = history_of(ctx.world, ctx.node(node_id, must_exist=False), at).to_json()
@@ -125,7 +139,13 @@ def _history_lines(d: dict[str, Any]) -> None:
 @json_option
 @pass_context
 def search_cmd(ctx: Context, query: str, limit: int, as_json: bool) -> None:
-    """Nodes and events whose text holds every word of QUERY (English or Chinese), best first."""
+    """Nodes and events whose text holds every word of QUERY (English or Chinese), best first.
+
+    \b
+    Examples:
+      narr search 黑戒
+      narr search ferry --limit 5
+    """
     from narrative.engine.search import search
 
     d = search(ctx.world, query, limit).to_json()
@@ -156,6 +176,10 @@ def graph_group(click_ctx: click.Context, as_json: bool) -> None:
     """Export the world graph or the event graph (dot, mermaid, graphml, json), or connect two nodes.
 
     Alone, it counts what each graph holds.
+
+    \b
+    Example:
+      narr graph world --format dot | dot -Tsvg > world.svg
     """
     if click_ctx.invoked_subcommand is not None:
         return
@@ -187,14 +211,20 @@ def _emit_graph(ctx: Context, which: str, fmt: str, around: str | None, depth: i
 
 @graph_group.command("world")
 @_FORMAT
-@click.option("--around", metavar="NODE", help="Only the nodes near this one.")
+@click.option("--around", metavar="NODE", shell_complete=complete_node, help="Only the nodes near this one.")
 @_DEPTH
-@click.option("--at", "at", metavar="REV", help="The world as it stood at a revision or event.")
+@click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
+              help="The world as it stood at a revision or event.")
 @json_option
 @pass_context
 def graph_world_cmd(ctx: Context, fmt: str, around: str | None, depth: int, at: str | None,
                     as_json: bool) -> None:
-    """The world graph at HEAD (or --at an earlier event): nodes and their relations."""
+    """The world graph at HEAD (or --at an earlier event): nodes and their relations.
+
+    \b
+    Example:
+      narr graph world --around 林远 --depth 2 --format mermaid
+    """
     _emit_graph(ctx, "world", fmt, around, depth, as_json, at)
 
 
@@ -205,17 +235,27 @@ def graph_world_cmd(ctx: Context, fmt: str, around: str | None, depth: int, at: 
 @json_option
 @pass_context
 def graph_events_cmd(ctx: Context, fmt: str, around: str | None, depth: int, as_json: bool) -> None:
-    """The event graph of the story line: which event depends on which."""
+    """The event graph of the story line: which event depends on which.
+
+    \b
+    Example:
+      narr graph events --format mermaid
+    """
     _emit_graph(ctx, "events", fmt, around, depth, as_json)
 
 
 @graph_group.command("connect")
-@click.argument("source")
-@click.argument("target")
+@click.argument("source", shell_complete=complete_node)
+@click.argument("target", shell_complete=complete_node)
 @json_option
 @pass_context
 def graph_connect_cmd(ctx: Context, source: str, target: str, as_json: bool) -> None:
-    """The shortest chains of relations between two nodes, either way round."""
+    """The shortest chains of relations between two nodes, either way round.
+
+    \b
+    Example:
+      narr graph connect lin-yuan elder-mo
+    """
     from narrative.engine.graphs import connect
 
     d = connect(ctx.world, ctx.node(source), ctx.node(target)).to_json()
@@ -236,15 +276,23 @@ def graph_connect_cmd(ctx: Context, source: str, target: str, as_json: bool) -> 
 
 @click.command("brief")
 @click.argument("goal", required=False)
-@click.option("--focus", "focus", multiple=True, metavar="NODE", help="A node to centre on (repeatable).")
+@click.option("--focus", "focus", multiple=True, metavar="NODE", shell_complete=complete_node,
+              help="A node to centre on (repeatable).")
 @click.option("--budget", type=click.IntRange(min=1), default=4000, show_default=True,
               help="At most this many characters of items.")
-@click.option("--pov", metavar="NODE", help="Only what this character can know.")
+@click.option("--pov", metavar="NODE", shell_complete=complete_node,
+              help="Only what this character can know.")
 @json_option
 @pass_context
 def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: int, pov: str | None,
               as_json: bool) -> None:
-    """What to have in hand for the next event: focus, continuity, recent events, each with its reason."""
+    """What to have in hand for the next event: focus, continuity, recent events, each with its reason.
+
+    \b
+    Examples:
+      narr brief "Su Qing confronts Lin Yuan"
+      narr brief --focus 林远 --pov su-qing --budget 2000
+    """
     from narrative.engine.brief import brief
 
     focus = tuple(ctx.node(f, context="--focus") for f in focus)

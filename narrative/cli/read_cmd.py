@@ -7,6 +7,12 @@ from typing import Any
 
 import click
 
+from narrative.cli.completion import (
+    complete_field,
+    complete_node,
+    complete_rev,
+    complete_rev_or_node,
+)
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import (
     change_line,
@@ -22,7 +28,8 @@ from narrative.cli.terminal import no_pager_option, paged, paint
 
 
 @click.command("log")
-@click.argument("rev", required=False, default="HEAD", metavar="[REV | A..B | NODE]")
+@click.argument("rev", required=False, default="HEAD", metavar="[REV | A..B | NODE]",
+                shell_complete=complete_rev_or_node)
 @click.option("-n", "limit", type=click.IntRange(min=0), help="Show at most N events.")
 @click.option("--node", "as_node", is_flag=True,
               help="Take the argument as a node (name, alias or id), never as a revision.")
@@ -36,6 +43,12 @@ def log_cmd(ctx: Context, rev: str, limit: int | None, as_node: bool, as_json: b
     events on B's line that A does not reach, as git does; NODE (a name, alias or
     id) lists the events that touched that node: its changes, hand edits recorded
     on it, relations pointed at it. Text that is both a revision and a node is refused.
+
+    \b
+    Examples:
+      narr log -n 5
+      narr log main..what-if
+      narr log 林远
     """
     from narrative.engine.log import log_of
 
@@ -63,12 +76,18 @@ def _log_lines(entries: list[dict[str, Any]]) -> None:
 
 
 @click.command("show")
-@click.argument("rev", required=False, default="HEAD")
+@click.argument("rev", required=False, default="HEAD", shell_complete=complete_rev)
 @no_pager_option
 @json_option
 @pass_context
 def show_cmd(ctx: Context, rev: str, as_json: bool) -> None:
-    """One event's record: REV is a git revision (HEAD~2, a hash, a branch) or an event id."""
+    """One event's record: REV is a git revision (HEAD~2, a hash, a branch) or an event id.
+
+    \b
+    Examples:
+      narr show
+      narr show HEAD~2
+    """
     from narrative.engine.log import show
 
     data = show(ctx.world, rev).to_json()
@@ -97,15 +116,21 @@ def _show_lines(data: dict[str, Any]) -> None:
 
 
 @click.command("get")
-@click.argument("node_id", metavar="NODE")
-@click.argument("field", required=False)
-@click.option("--at", "at", metavar="REV", help="The node as it was at a revision or event.")
+@click.argument("node_id", metavar="NODE", shell_complete=complete_node)
+@click.argument("field", required=False, shell_complete=complete_field)
+@click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
+              help="The node as it was at a revision or event.")
 @json_option
 @pass_context
 def get_cmd(ctx: Context, node_id: str, field: str | None, at: str | None, as_json: bool) -> None:
     """A node (or one FIELD, dotted or a JSON pointer) as the world holds it now or --at REV.
 
     NODE is the node's id, name or alias.
+
+    \b
+    Examples:
+      narr get 林远
+      narr get "Lin Yuan" state.location --at HEAD~2
     """
     from narrative.engine.nodes import get_value
 
@@ -122,7 +147,12 @@ def get_cmd(ctx: Context, node_id: str, field: str | None, at: str | None, as_js
 @json_option
 @pass_context
 def nodes_cmd(ctx: Context, layer: str | None, as_json: bool) -> None:
-    """List the world's nodes (hand edits included)."""
+    """List the world's nodes (hand edits included).
+
+    \b
+    Example:
+      narr nodes --layer character
+    """
     from narrative.engine.nodes import list_nodes
 
     rows = list_nodes(ctx.world, layer)
@@ -143,7 +173,12 @@ def nodes_cmd(ctx: Context, layer: str | None, as_json: bool) -> None:
 @json_option
 @pass_context
 def status_cmd(ctx: Context, as_json: bool) -> None:
-    """Hand edits not yet recorded by an event, field by field, and anything in the way."""
+    """Hand edits not yet recorded by an event, field by field, and anything in the way.
+
+    \b
+    Example:
+      narr status
+    """
     from narrative.engine.status import status
 
     st = status(ctx.world).to_json()

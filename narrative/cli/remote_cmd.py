@@ -27,6 +27,11 @@ def clone_cmd(ctx: Context, url: str, directory: str | None, as_json: bool) -> N
     Every writer's undone chains and set-aside edits come along under
     refs/narr/remotes/origin/ (narr chains lists them as origin/N), and the
     derived catalog is built, so the copy answers at once.
+
+    \b
+    Examples:
+      narr clone ../shared-world.git my-copy
+      narr clone https://example.org/tale.git
     """
     from narrative.engine.remote import clone
 
@@ -66,6 +71,11 @@ def push_cmd(ctx: Context, remote: str | None, branch: str | None, as_json: bool
 
     REMOTE defaults to the branch's upstream, else origin. Only a fast-forward
     is sent: when the remote has events this line lacks, narr pull first.
+
+    \b
+    Examples:
+      narr push
+      narr push origin what-if
     """
     from narrative.engine.remote import push
 
@@ -93,6 +103,11 @@ def pull_cmd(ctx: Context, remote: str | None, branch: str | None, as_json: bool
 
     The merge is narr merge REMOTE/BRANCH: three-way per node and field; on
     conflicts it stops (narr conflicts, narr resolve, narr merge --continue).
+
+    \b
+    Examples:
+      narr pull
+      narr pull origin main
     """
     from narrative.engine.remote import pull
 

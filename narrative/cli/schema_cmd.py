@@ -13,7 +13,12 @@ NAMES = ["node", "delta", "event", "rules", "exec-request", "exec-response"]
 @click.command("schema")
 @click.argument("name", type=click.Choice(NAMES))
 def schema_cmd(name: str) -> None:
-    """Print the JSON Schema NAME (node, delta, event, rules, exec-request, exec-response)."""
+    """Print the JSON Schema NAME (node, delta, event, rules, exec-request, exec-response).
+
+    \b
+    Example:
+      narr schema node > node.schema.json
+    """
     from narrative.schemas import all_schemas
 
     emit_json(all_schemas()[f"{name}.schema.json"])

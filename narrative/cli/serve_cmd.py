@@ -34,6 +34,12 @@ def serve_cmd(ctx: Context, detach: bool, stop_it: bool, show_status: bool, port
     found from a file watcher instead of a walk of every file. Output and exit
     codes are the same either way. Without --detach it runs in the foreground
     until interrupted.
+
+    \b
+    Examples:
+      narr serve --detach
+      narr serve --status
+      narr serve --stop
     """
     from narrative import client
     from narrative.errors import InvalidInputError

@@ -10,6 +10,11 @@ as git's does: ``NARR_PAGER``, else ``PAGER``, else ``less``, run by the shell,
 with ``LESS=FRX`` unless ``LESS`` is set (quit when it fits, keep the colours, leave
 the text on the screen). Only when stdout is a terminal and the text is longer than
 the window; an empty ``NARR_PAGER``, ``cat`` or ``--no-pager`` prints directly.
+
+Long operations (``check``, ``import``, ``replay``) draw a progress bar on stderr, only
+when stderr is a terminal and the output is not ``--json``, once the work has lasted
+:data:`PROGRESS_DELAY` seconds (``NARR_PROGRESS_DELAY``), and erase it when done, so
+what stays on the screen is the answer, as with git.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from narrative.cli.context import Context
 F = TypeVar("F", bound=Callable[..., Any])
 
 COLOURS: Final = {"old": "red", "new": "green", "edit": "yellow", "warning": "yellow"}
+PROGRESS_DELAY: Final = 0.5
+"""Seconds a long operation runs before its bar appears: a quick one never flickers."""
 
 
 def colour_allowed(ctx: Context | None, stream: object) -> bool:
@@ -133,3 +140,61 @@ def no_pager_option(func: F) -> F:
     """``--no-pager`` on a command that pages, as well as before it (``narr --no-pager log``)."""
     return click.option("--no-pager", is_flag=True, expose_value=False, callback=_no_pager,
                         help="Print directly, without a pager.")(func)
+
+
+class ProgressBar:
+    """``bar(done, total, item)`` draws click's progress bar on stderr; a new ``total``, or
+    ``done`` going back, starts a new phase (reading, then matching). See the module
+    docstring for when it is drawn at all."""
+
+    def __init__(self, label: str, delay: float) -> None:
+        import time
+
+        self.label = label
+        self.started = time.monotonic() + delay
+        self.bar: Any = None
+        self.total = -1
+        self.done = 0
+
+    def __call__(self, done: int, total: int, item: str = "") -> None:
+        import time
+
+        if self.bar is None and time.monotonic() < self.started:
+            self.total, self.done = total, done
+            return
+        if self.bar is None or total != self.total or done < self.done:
+            self._erase()
+            self.bar = click.progressbar(
+                length=max(total, 1), label=self.label, file=sys.stderr, show_pos=True,
+                show_eta=False, update_min_steps=max(1, total // 200),
+                item_show_func=lambda text: text)
+            self.total, self.done = total, 0
+        self.bar.update(max(done - self.done, 0), (item.splitlines() or [""])[0][:40])
+        self.done = done
+
+    def _erase(self) -> None:
+        if self.bar is not None:
+            sys.stderr.write("\r\x1b[K\x1b[?25h")  # erase the line, show the cursor again
+            sys.stderr.flush()
+            self.bar = None
+
+    def close(self) -> None:
+        self._erase()
+
+
+@contextmanager
+def progress_bar(label: str, *, as_json: bool = False) -> Iterator[ProgressBar | None]:
+    """A :class:`ProgressBar` for the block on a terminal (not for ``--json``), else None."""
+    isatty = getattr(sys.stderr, "isatty", None)
+    if as_json or not (isatty and isatty()):
+        yield None
+        return
+    try:
+        delay = float(os.environ.get("NARR_PROGRESS_DELAY", PROGRESS_DELAY))
+    except ValueError:
+        delay = PROGRESS_DELAY
+    bar = ProgressBar(label, delay)
+    try:
+        yield bar
+    finally:
+        bar.close()

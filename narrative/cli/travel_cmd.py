@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
 
+from narrative.cli.completion import complete_chain, complete_node, complete_rev
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import (
     change_line,
@@ -19,11 +19,12 @@ from narrative.cli.output import (
     short_event,
     warn,
 )
+from narrative.cli.terminal import progress_bar
 
 
 @click.command("reset")
-@click.argument("rev", required=False)
-@click.option("--before", "before", metavar="NODE",
+@click.argument("rev", required=False, shell_complete=complete_rev)
+@click.option("--before", "before", metavar="NODE", shell_complete=complete_node,
               help="Go back to just before the event that created NODE.")
 @click.option("--keep-edits", is_flag=True,
               help="Carry uncommitted hand edits over (yours win any collision) instead of "
@@ -40,6 +41,11 @@ def reset_cmd(ctx: Context, rev: str | None, before: str | None, keep_edits: boo
     edits the next event had picked up. Nothing is lost: the undone events stay
     under refs/narr/abandoned/ (narr chains), and uncommitted hand edits are set
     aside (narr edits).
+
+    \b
+    Examples:
+      narr reset HEAD~2
+      narr reset --before black-ring
     """
     from narrative.engine.reset import reset
 
@@ -100,6 +106,10 @@ def chains_cmd(click_ctx: click.Context, as_json: bool) -> None:
     A chain keeps its number and name for good; narr replay and narr chains drop
     take either. Chains already replayed are marked so. Chains another writer
     pushed come after yours, as origin/N (origin/rain-stops-4f2a).
+
+    \b
+    Example:
+      narr chains
     """
     from narrative.engine.replay import list_chains
 
@@ -119,13 +129,19 @@ def chains_cmd(click_ctx: click.Context, as_json: bool) -> None:
 
 
 @chains_cmd.command("drop")
-@click.argument("which")
+@click.argument("which", shell_complete=complete_chain)
 @click.option("--force", is_flag=True,
               help="Drop it even if some of its events are kept by no other ref (they are lost).")
 @json_option
 @pass_context
 def chains_drop_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> None:
-    """Delete abandoned chain WHICH (number or name); refused while it alone keeps events."""
+    """Delete abandoned chain WHICH (number or name); refused while it alone keeps events.
+
+    \b
+    Examples:
+      narr chains drop rain-stops-5004
+      narr chains drop 2 --force
+    """
     from narrative.engine.replay import drop_chain
 
     result = drop_chain(ctx.world, which, force=force)
@@ -142,7 +158,7 @@ SUMMARY_OVER = 5
 
 
 @click.command("replay")
-@click.argument("chain")
+@click.argument("chain", shell_complete=complete_chain)
 @click.option("--to", "to", metavar="EVENT",
               help="Replay the chain only up to EVENT (an event id, its start or last digits).")
 @click.option("--reuse", is_flag=True,
@@ -152,13 +168,18 @@ SUMMARY_OVER = 5
 @pass_context
 def replay_cmd(ctx: Context, chain: str, to: str | None, reuse: bool, diffuser: str | None,
                as_json: bool) -> None:
-    """Re-run an abandoned CHAIN (number or name from narr chains, origin/N, or tip) on top of HEAD."""
+    """Re-run an abandoned CHAIN (number or name from narr chains, origin/N, or tip) on top of HEAD.
+
+    \b
+    Examples:
+      narr replay rain-stops-5004 --reuse
+      narr replay 2 --to ad311d30
+    """
     from narrative.engine.replay import replay
 
-    progress = None
-    if not as_json and sys.stderr.isatty():
-        progress = _progress_bar()
-    result = replay(ctx.world, chain, reuse=reuse, diffuser_name=diffuser, progress=progress, to=to)
+    with progress_bar("Replaying", as_json=as_json) as progress:
+        result = replay(ctx.world, chain, reuse=reuse, diffuser_name=diffuser, progress=progress,
+                        to=to)
     data = result.to_json()
     if as_json:
         emit_json(data)
@@ -201,22 +222,18 @@ def replay_lines(data: dict[str, Any]) -> list[str]:
     return out
 
 
-def _progress_bar() -> Any:
-    def show(done: int, total: int, content: str) -> None:
-        width = 30
-        filled = int(width * done / max(total, 1))
-        line = f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {content[:40]:<40}"
-        click.echo(line, err=True, nl=done == total)
-    return show
-
-
 @click.command("revert")
-@click.argument("rev")
+@click.argument("rev", shell_complete=complete_rev)
 @click.option("--message", "-m", help="The new event's content (default: 'Revert: ...').")
 @json_option
 @pass_context
 def revert_cmd(ctx: Context, rev: str, message: str | None, as_json: bool) -> None:
-    """Add a new event that undoes the changes of event REV, keeping history."""
+    """Add a new event that undoes the changes of event REV, keeping history.
+
+    \b
+    Example:
+      narr revert HEAD~1
+    """
     from narrative.cli.output import record_lines
     from narrative.engine.revert import revert
 
@@ -237,7 +254,12 @@ def revert_cmd(ctx: Context, rev: str, message: str | None, as_json: bool) -> No
 @json_option
 @pass_context
 def reflog_cmd(ctx: Context, limit: int | None, as_json: bool) -> None:
-    """Where HEAD has been: every event, reset, replay and switch, newest first."""
+    """Where HEAD has been: every event, reset, replay and switch, newest first.
+
+    \b
+    Example:
+      narr reflog -n 10
+    """
     from narrative.engine.branches import reflog
 
     entries = reflog(ctx.world, limit)
@@ -257,6 +279,10 @@ def edits_cmd(click_ctx: click.Context, as_json: bool) -> None:
     """Hand edits set aside by a reset or a switch; restore them with 'narr edits restore N'.
 
     Another writer's, fetched by narr pull or clone, come after yours as origin/N.
+
+    \b
+    Example:
+      narr edits
     """
     from narrative.engine.setaside import list_set_asides
 
@@ -279,7 +305,13 @@ def edits_cmd(click_ctx: click.Context, as_json: bool) -> None:
 @json_option
 @pass_context
 def edits_restore_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> None:
-    """Put set-aside edits WHICH (number from 'narr edits', default 1) back as hand edits."""
+    """Put set-aside edits WHICH (number from 'narr edits', default 1) back as hand edits.
+
+    \b
+    Examples:
+      narr edits restore
+      narr edits restore 2 --force
+    """
     from narrative.engine.setaside import restore
 
     result = restore(ctx.world, which, force=force).to_json()
@@ -298,7 +330,12 @@ def edits_restore_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> N
 @json_option
 @pass_context
 def edits_drop_cmd(ctx: Context, which: str, as_json: bool) -> None:
-    """Forget set-aside edits WHICH for good."""
+    """Forget set-aside edits WHICH for good.
+
+    \b
+    Example:
+      narr edits drop 2
+    """
     from narrative.engine.setaside import drop_set_aside
 
     name = drop_set_aside(ctx.world, which)

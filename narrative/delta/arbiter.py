@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import difflib
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,6 +158,13 @@ class _Candidates:
         self.ending = {"event", "scene"} if close_scene else {"event"}
         self.new: dict[str, Node] = {}
         self._names: dict[str, list[tuple[str, str]]] = {}
+        self._new_names: dict[str, list[tuple[str, str]]] = {}  # layer -> keys of new nodes
+
+    def add(self, node: Node) -> None:
+        """``node`` is created by this delta: later proposals are weighed against it too."""
+        self.new[node.id] = node
+        self._new_names.setdefault(node.layer, []).extend(
+            (key(n), node.id) for n in [node.name, *node.aliases])
 
     def live(self, node_id: str) -> NodeDict | None:
         if node_id in self.new:
@@ -175,10 +183,7 @@ class _Candidates:
         if layer not in self._names:
             self._names[layer] = [(key(norm), node_id)
                                   for norm, node_id in self.world.names_in_layer(layer)]
-        return self._names[layer] + [
-            (key(n), node.id) for node in self.new.values() if node.layer == layer
-            for n in [node.name, *node.aliases]
-        ]
+        return self._names[layer] + self._new_names.get(layer, [])
 
     def duplicate_of(self, node: Node) -> tuple[str, str] | None:
         """``(existing id, why)`` when ``node`` is already in the world, else None."""
@@ -201,20 +206,29 @@ class _Candidates:
         return node_id in self.new or self.world.get(node_id) is not None
 
 
-def arbitrate(world: World, delta: Delta, *, close_scene: bool = False) -> tuple[Delta, list[Decision]]:
-    """The delta with duplicate creations turned into references, and the decisions taken."""
-    if not any(isinstance(op, CreateOp) for op in delta.ops):
+def arbitrate(world: World, delta: Delta, *, close_scene: bool = False,
+              progress: Callable[[int, int, str], None] | None = None) -> tuple[Delta, list[Decision]]:
+    """The delta with duplicate creations turned into references, and the decisions taken.
+
+    ``progress(done, total, name)`` hears of each creation weighed (an import of thousands).
+    """
+    creates = sum(isinstance(op, CreateOp) for op in delta.ops)
+    if not creates:
         return delta, []
     cands = _Candidates(world, delta, close_scene)
     mapping: dict[str, str] = {}
     decisions: list[Decision] = []
     out: list[Op] = []
     decided_at: dict[str, int] = {}  # proposed id -> where in ``out`` its create was decided
+    weighed = 0
     for op in delta.ops:
         if not isinstance(op, CreateOp):
             out.append(_rewrite(op, mapping))
             continue
         node = op.node
+        weighed += 1
+        if progress is not None:
+            progress(weighed, creates, node.name)
         decided_at[node.id] = len(out)
         found = cands.duplicate_of(node)
         if found is not None:
@@ -238,7 +252,7 @@ def arbitrate(world: World, delta: Delta, *, close_scene: bool = False) -> tuple
         elif node.id in mapping:
             del mapping[node.id]  # a fresh node of that id: later ops mean it
         node = _rewrite_node(node, mapping)
-        cands.new[node.id] = node
+        cands.add(node)
         out.append(CreateOp(op="create", node=node))
     # a created node may relate to a node proposed after it, which the arbiter then decided on
     for i, op in enumerate(out):

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -44,6 +45,8 @@ from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import LAYERS, LIFECYCLES, id_problem, normalize_name
 from narrative.model import CreateOp, Delta, Node, Op, RelateOp
 from narrative.store.worldrepo import WorldRepo
+
+Progress = Callable[[int, int, str], None]
 
 NOTE_SUFFIXES: Final = (".md", ".markdown")
 _CODEX_TITLE: Final = re.compile(r"^# .*: codex\s*$")
@@ -85,13 +88,15 @@ class ImportResult:
         return {"commit": rec["commit"] if rec else None, "id": rec["id"] if rec else None,
                 "content": rec["content"] if rec else None, "dry_run": self.dry_run,
                 "sources": self.sources, "created": self.created, "existing": self.existing,
-                "related": self.related, "warnings": self.warnings}
+                "related": self.related, "warnings": self.warnings,
+                "edits": rec["edits"] if rec else []}
 
 
 # -- reading sources ---------------------------------------------------------------
 
 
-def read_sources(path: Path, layer: str = "background") -> tuple[list[dict[str, Any]], list[Entry]]:
+def read_sources(path: Path, layer: str = "background", progress: Progress | None = None
+                 ) -> tuple[list[dict[str, Any]], list[Entry]]:
     """Every entry of the file ``path``, or of the notes and JSON files under the folder ``path``."""
     if layer not in LAYERS:
         raise InvalidInputError(f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}")
@@ -107,8 +112,10 @@ def read_sources(path: Path, layer: str = "background") -> tuple[list[dict[str, 
     else:
         files, base = [path], path.parent
     sources, entries = [], []
-    for file in files:
+    for i, file in enumerate(files):
         label = file.relative_to(base).as_posix()
+        if progress is not None:
+            progress(i + 1, len(files), label)
         try:
             text = file.read_bytes().decode("utf-8-sig")
         except UnicodeDecodeError as exc:
@@ -361,15 +368,21 @@ def _known(names: Names, op: Op) -> bool:
 
 
 def import_bible(wr: WorldRepo, path: str | Path, *, layer: str = "background",
-                 dry_run: bool = False) -> ImportResult:
-    """Import the story bible at ``path`` (a file, or a folder of them) as one event."""
+                 dry_run: bool = False, progress: Progress | None = None) -> ImportResult:
+    """Import the story bible at ``path`` (a file, or a folder of them) as one event.
+
+    ``progress(done, total, what)`` hears of each file read, then of each entry weighed
+    against the world's names.
+    """
     path = Path(path)
-    sources, entries = read_sources(path, layer)
-    return import_entries(wr, entries, sources, content=f"Import {path.name or path}", dry_run=dry_run)
+    sources, entries = read_sources(path, layer, progress)
+    return import_entries(wr, entries, sources, content=f"Import {path.name or path}",
+                          dry_run=dry_run, progress=progress)
 
 
 def import_entries(wr: WorldRepo, entries: list[Entry], sources: list[dict[str, Any]], *,
-                   content: str, dry_run: bool = False) -> ImportResult:
+                   content: str, dry_run: bool = False,
+                   progress: Progress | None = None) -> ImportResult:
     """Create ``entries`` in one event, arbitrated against the world; nothing when all are there."""
     names = Names(wr)
     if names.tree is None:
@@ -414,7 +427,7 @@ def import_entries(wr: WorldRepo, entries: list[Entry], sources: list[dict[str, 
                 continue
             ops.append(RelateOp(op="relate", source=node_id, type=rtype, target=dst, attrs=attrs))
 
-    delta, decisions = arbitrate(names.view, Delta(ops=ops))
+    delta, decisions = arbitrate(names.view, Delta(ops=ops), progress=progress)
     delta = delta.model_copy(update={"ops": [op for op in delta.ops if not _known(names, op)]})
     existing = [{"name": d.name, "source": source_of[d.proposed].source, "id": d.existing,
                  "how": d.how, "added": d.merged} for d in decisions if d.existing is not None]

@@ -66,7 +66,11 @@ class CheckReport:
 
 
 def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree_too: bool = True,
-          progress: Callable[[int, int], None] | None = None) -> CheckReport:
+          progress: Callable[[int, int, str], None] | None = None) -> CheckReport:
+    """Every event of the story line explains its commit, and (``world``) every node is valid.
+
+    ``progress(done, total, what)`` is told how far it is: the events, then the nodes.
+    """
     report = CheckReport()
     if worktree_too and rev is None:
         from narrative.store.move import finish_interrupted
@@ -100,7 +104,7 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
     prev_record: EventRecord | None = None
     for i, c in enumerate(chain):
         if progress:
-            progress(i + 1, len(chain))
+            progress(i + 1, len(chain), "events")
         report.commits += 1
         if i < start:
             continue
@@ -120,7 +124,7 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         prev_record = rec if rec is not None else prev_record
 
     if world:
-        problems, report.nodes = check_world(repo, head.tree, layout)
+        problems, report.nodes = check_world(repo, head.tree, layout, progress)
         report.problems.extend(Problem(None, None, None, p) for p in problems)
     if worktree_too and rev is None:
         from narrative.engine.status import hand_edit_problems
@@ -291,15 +295,18 @@ def _node_in(tree: pygit2.Tree | None, node_id: str, layout: Layout) -> dict[str
     return None
 
 
-def check_world(repo: pygit2.Repository, tree: pygit2.Tree,
-                layout: Layout) -> tuple[list[str], int]:
+def check_world(repo: pygit2.Repository, tree: pygit2.Tree, layout: Layout,
+                progress: Callable[[int, int, str], None] | None = None) -> tuple[list[str], int]:
     """Every node file of ``tree`` valid, well placed, unique, with live relations."""
     world = subtree(tree, "world")
     if world is None or str(world.id) == EMPTY_TREE:
         return [], 0
     problems: list[str] = []
     nodes: dict[str, tuple[str, NodeDict]] = {}
-    for path, oid in walk_blobs(repo, world, "world"):
+    blobs = list(walk_blobs(repo, world, "world"))
+    for i, (path, oid) in enumerate(blobs):
+        if progress:
+            progress(i + 1, len(blobs), "nodes")
         placed = parse_node_path(path, layout)
         if placed is None:
             problems.append(f"{path}: not a node file of the {layout} layout")

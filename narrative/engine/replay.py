@@ -80,14 +80,7 @@ def list_chains(wr: WorldRepo) -> list[dict[str, Any]]:
 
 
 def _label(name: str, tip: pygit2.Commit) -> str:
-    """A chain's readable name: stored in its ref, or for an older ref made from its tip;
-    a chain fetched from a remote is named after it (``origin/rain-stops-5004``)."""
-    parsed = refs.chain_name(name)
-    stored = parsed.label
-    if stored is None:
-        rec = records.decode(tip.message)
-        stored = f"{refs.chain_words(rec.content if rec else tip.message)}-{str(tip.id)[:4]}"
-    return f"{parsed.remote}/{stored}" if parsed.remote else stored
+    return refs.chain_label(name, tip)
 
 
 def _numbers(tips: dict[str, pygit2.Commit]) -> dict[str, int]:

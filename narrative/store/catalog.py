@@ -326,6 +326,29 @@ class Catalog:
             (first, chr(ord(first) + 1), *left_out)).fetchone()
         return int(row[0] or 0)
 
+    def name_rows(self, prefix: str = "", limit: int = -1) -> list[tuple[str, str, str, list[str]]]:
+        """``(id, layer, name, aliases)``, as written, of the nodes whose id or normalised name
+        or alias starts with ``prefix`` (normalised), by id: two indexed range queries."""
+        if prefix:
+            hi = prefix[:-1] + chr(min(ord(prefix[-1]) + 1, 0x10FFFF))
+            rows = self.db.execute(
+                "SELECT id, layer, name, aliases FROM nodes WHERE id IN ("
+                "SELECT id FROM nodes WHERE id >= ?1 AND id < ?2 "
+                "UNION SELECT id FROM names WHERE norm >= ?1 AND norm < ?2) ORDER BY id LIMIT ?3",
+                (prefix, hi, limit))
+        else:
+            rows = self.db.execute(
+                "SELECT id, layer, name, aliases FROM nodes ORDER BY id LIMIT ?", (limit,))
+        out = []
+        for node_id, layer, name, aliases in rows:
+            try:
+                listed = json.loads(aliases)
+            except ValueError:
+                listed = []
+            out.append((node_id, layer, name,
+                        [a for a in listed if isinstance(a, str)] if isinstance(listed, list) else []))
+        return out
+
     def listing(self, layer: str | None = None) -> list[tuple[str, str, str, str, str]]:
         """``(id, layer, kind, name, lifecycle)`` of every node (of ``layer``)."""
         q = "SELECT id, layer, kind, name, lifecycle FROM nodes"

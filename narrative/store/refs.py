@@ -157,6 +157,19 @@ def chain_name(ref: str) -> ChainName:
     return ChainName(ref, key, int(m.group(1)), m.group(2), remote)
 
 
+def chain_label(ref: str, tip: pygit2.Commit) -> str:
+    """A chain's readable name: stored in its ref, or for an older ref made from its tip;
+    a chain fetched from a remote is named after it (``origin/rain-stops-5004``)."""
+    parsed = chain_name(ref)
+    stored = parsed.label
+    if stored is None:
+        from narrative.store.records import decode_raw
+
+        raw = decode_raw(tip.message)
+        stored = f"{chain_words(str(raw['content']) if raw else tip.message)}-{str(tip.id)[:4]}"
+    return f"{parsed.remote}/{stored}" if parsed.remote else stored
+
+
 def chain_numbers(names: list[str]) -> dict[str, int]:
     """Each abandoned ref's number: its stored one, or for an older ref its place by age
     among the refs that store none."""
