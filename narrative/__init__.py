@@ -40,6 +40,7 @@ _API = frozenset({
     "log_of", "node_log", "drop_chain",
     "Conflict", "MergeResult", "merge", "abort_merge", "merge_conflicts", "continue_merge",
     "resolve_conflict",
+    "EventView", "WorldView", "event_view", "world_view",
 })
 
 

@@ -56,6 +56,7 @@ from narrative.engine.revert import revert
 from narrative.engine.search import SearchResult, search
 from narrative.engine.setaside import RestoreResult, list_set_asides, restore
 from narrative.engine.status import Status, status
+from narrative.engine.studio import EventView, WorldView, event_view, world_view
 from narrative.engine.why import WhyResult, why
 from narrative.errors import (
     BusyError,
@@ -131,6 +132,7 @@ __all__ = [
     "EventRecord",
     "EventRequest",
     "EventResult",
+    "EventView",
     "ExpireOp",
     "Finding",
     "GraphExport",
@@ -160,6 +162,7 @@ __all__ = [
     "WhyResult",
     "World",
     "WorldRepo",
+    "WorldView",
     "abort_merge",
     "adopt",
     "audit",
@@ -175,6 +178,7 @@ __all__ = [
     "delete_branch",
     "drop_chain",
     "event",
+    "event_view",
     "export_graph",
     "failed_events",
     "get_diffuser",
@@ -209,4 +213,5 @@ __all__ = [
     "status",
     "switch",
     "why",
+    "world_view",
 ]

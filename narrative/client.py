@@ -12,8 +12,8 @@ same bytes either way.
 Anything doubtful runs in this process instead (:func:`narrative.cli.main`): no
 world found, no server, a server of other code (an edited checkout counts),
 a refused connection, ``NARR_NO_SERVER=1``, and the commands that need this
-process itself (``serve``, ``edit``, which opens an editor on the terminal, and
-``init``).
+process itself (``serve``; ``studio``, which starts one and opens a browser; ``edit``,
+which opens an editor on the terminal; and ``init``).
 
 The protocol (also spoken by :mod:`narrative.serve.server`): the client sends one
 frame holding a JSON request; the server answers with frames on channel 1
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 # Commands that must run in the caller's own process.
-LOCAL_COMMANDS = frozenset({"serve", "edit", "init"})
+LOCAL_COMMANDS = frozenset({"serve", "studio", "edit", "init"})
 SERVER_FILE = "server.json"
 STDIN, STDOUT, STDERR, WANT_STDIN, REFUSED, EXIT = 0, 1, 2, 3, 4, 9
 _HEADER = struct.Struct(">BI")

@@ -103,6 +103,52 @@ def _spawn(root: Path, port: int | None) -> dict[str, Any]:
                     hint=f"its output is in {log}")
 
 
+@click.command("studio")
+@click.option("--url", "print_url", is_flag=True,
+              help="Print the studio's address (with the world's token) instead of opening a browser.")
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help="The port for a server started now (default: any free port).")
+@json_option
+@pass_context
+def studio_cmd(ctx: Context, print_url: bool, port: int | None, as_json: bool) -> None:
+    """Open the studio, the world in your browser: both graphs, edits, events, time travel.
+
+    Starts this world's server in the background (with the HTTP API on
+    127.0.0.1) when none runs, then opens http://127.0.0.1:PORT/ with the world's
+    token in your web browser. With --url it prints that address instead, for a
+    browser elsewhere (forward the port over ssh) or a script. The address holds
+    the token: whoever has it can change the world.
+    """
+    import webbrowser
+
+    from narrative import client
+    from narrative.serve import server
+
+    wr = ctx.world
+    root, git_dir = wr.root, wr.git_dir
+    ctx.close()
+    current = server.running(git_dir)
+    if current is not None and (current.get("version") != client.code_version()
+                                or not current.get("port")
+                                or (port not in (None, 0) and current.get("port") != port)):
+        server.stop(git_dir)  # no HTTP, other code or another port: start the one asked for
+        current = None
+    if current is None:
+        current = _spawn(root, 0 if port is None else port)
+    url = f"http://127.0.0.1:{current['port']}/?token={server.token(git_dir)}"
+    opened = False if print_url else webbrowser.open(url)
+    data = {"url": url, "port": current["port"], "pid": current["pid"], "opened": opened}
+    if as_json:
+        emit_json(data)
+    elif print_url:
+        click.echo(url)
+    elif opened:
+        click.echo(f"narr studio: opened in your browser: {url}")
+    else:
+        click.echo(f"narr studio: no browser could be opened here; visit {url}")
+    sys.stdout.flush()
+
+
 def _git_dir(root: Path) -> Path:
     from narrative.store.worldrepo import WorldRepo
 
@@ -132,4 +178,4 @@ def _report(data: dict[str, Any], as_json: bool) -> None:
     sys.stdout.flush()
 
 
-COMMANDS = [serve_cmd]
+COMMANDS = [serve_cmd, studio_cmd]
