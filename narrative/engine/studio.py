@@ -13,16 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from narrative.engine.graphs import event_graph, world_graph
+from narrative.engine.graphs import event_graph
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import LAYERS, check_id, normalize_name
 from narrative.store import history, worktree
 from narrative.store.worldrepo import WorldRepo
-
-if TYPE_CHECKING:
-    import networkx as nx
 
 LIST_LIMIT = 200
 DRAW_LIMIT = 150
@@ -58,37 +55,87 @@ def _choices(values: Iterable[str] | None, known: Iterable[str] | None, what: st
     return chosen
 
 
-def _names(wr: WorldRepo, at: str | None, g: nx.MultiDiGraph) -> dict[str, list[str]]:
-    """Every node's normalised name and aliases, by id."""
-    out: dict[str, list[str]] = {n: [normalize_name(str(d.get("label") or ""))]
-                                 for n, d in g.nodes(data=True)}
-    if at is None:
-        for norm, node_id in wr.catalog.names():
-            out.setdefault(node_id, []).append(norm)
-        return out
-    from narrative.engine.nodes import nodes_in
+@dataclass
+class _Base:
+    """One committed world, ready to be cut: node attributes, relations, neighbours, names."""
 
-    for node_id, node in nodes_in(wr, history.resolve(wr, at).tree).items():
-        aliases = node.get("aliases") or []
-        out.setdefault(node_id, []).extend(normalize_name(str(a)) for a in aliases)
-    return out
+    nodes: dict[str, dict[str, Any]]
+    edges: list[tuple[str, str, str]]  # (source, type, target), sorted
+    neighbours: dict[str, set[str]]  # either direction
+    names: dict[str, list[str]]  # normalised name and aliases, by id
 
 
-def _overlay_edits(wr: WorldRepo, g: nx.MultiDiGraph) -> None:
-    """Mark the hand-edited nodes (and show their edited name, layer, kind, lifecycle)."""
+_CACHE: dict[tuple[str, str], _Base] = {}
+_CACHE_SIZE = 4
+
+
+def _base(wr: WorldRepo, commit: str | None) -> _Base:
+    """The committed world at ``commit`` (None: HEAD), remembered for the next call of a server."""
+    head = wr.head_commit()
+    key_commit = commit or (str(head.id) if head is not None else "")
+    key = (str(wr.git_dir), key_commit)
+    found = _CACHE.get(key)
+    if found is not None:
+        return found
+    nodes: dict[str, dict[str, Any]] = {}
+    names: dict[str, list[str]] = {}
+    edges: list[tuple[str, str, str]] = []
+    if commit is not None:
+        from narrative.engine.nodes import nodes_in
+        from narrative.nodefile import edges_of
+
+        world = nodes_in(wr, history.resolve(wr, commit).tree)
+        for node_id in sorted(world):
+            n = world[node_id]
+            nodes[node_id] = {"name": n.get("name", ""), "layer": n.get("layer", ""),
+                              "kind": n.get("kind", ""), "lifecycle": n.get("lifecycle", "permanent")}
+            names[node_id] = [normalize_name(str(x)) for x in [n.get("name", ""),
+                                                              *(n.get("aliases") or [])]]
+        edges = sorted((src, rtype, dst) for src in world
+                       for rtype, dst in edges_of(world[src]) if dst in world)
+    elif head is not None:
+        cache = wr.catalog
+        cache.sync(wr.repo, wr.world_tree_id(head.tree), wr.config.layout)
+        for node_id, layer, kind, name, lifecycle in sorted(cache.listing()):
+            nodes[node_id] = {"name": name, "layer": layer, "kind": kind, "lifecycle": lifecycle}
+            names[node_id] = [normalize_name(name)]
+        for norm, node_id in cache.names():
+            names.setdefault(node_id, []).append(norm)
+        edges = sorted(cache.incoming(list(nodes)))
+    neighbours: dict[str, set[str]] = {n: set() for n in nodes}
+    for src, _, dst in edges:
+        if src in neighbours and dst in neighbours:
+            neighbours[src].add(dst)
+            neighbours[dst].add(src)
+    base = _Base(nodes, edges, neighbours, names)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = base
+    return base
+
+
+def _with_edits(wr: WorldRepo, base: _Base) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]]]:
+    """The nodes and names with the hand edits on top (marked ``edited``); ``base`` is left alone."""
     head = wr.head_commit()
     if head is None:
-        return
+        return base.nodes, base.names
     edits = worktree.scan_for_reader(wr, head.tree)
+    if not edits.edits:
+        return base.nodes, base.names
+    nodes = dict(base.nodes)
+    names = dict(base.names)
     for node_id, e in edits.edits.items():
         if e.new is None:
-            if node_id in g:
-                g.nodes[node_id]["edited"] = "deleted"
+            if node_id in nodes:
+                nodes[node_id] = {**nodes[node_id], "edited": "deleted"}
             continue
         new = e.new
-        g.add_node(node_id, label=new.get("name", ""), layer=new.get("layer", ""),
-                   kind=new.get("kind", ""), lifecycle=new.get("lifecycle", "permanent"),
-                   edited="modified" if node_id in g else "new")
+        nodes[node_id] = {"name": new.get("name", ""), "layer": new.get("layer", ""),
+                          "kind": new.get("kind", ""), "lifecycle": new.get("lifecycle", "permanent"),
+                          "edited": "modified" if node_id in base.nodes else "new"}
+        names[node_id] = [normalize_name(str(x)) for x in [new.get("name", ""),
+                                                          *(new.get("aliases") or [])]]
+    return nodes, names
 
 
 def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, depth: int = 1,
@@ -100,10 +147,8 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
     The filters (layers, kinds, lifecycles: any of each; ``query``: a piece of a
     name, an alias or an id) select nodes; ``around`` draws the focus and its
     neighbours ``depth`` relations away (whatever the filters), else the best
-    connected of the selection are drawn.
+    connected of the selection are drawn. Relations are the committed ones.
     """
-    import networkx as nx
-
     if not 0 <= depth <= MAX_DEPTH:
         raise InvalidInputError(f"depth must be between 0 and {MAX_DEPTH}, not {depth}")
     if limit < 0 or draw < 0:
@@ -112,14 +157,17 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
     want_lifecycles = _choices(lifecycles, LIFECYCLES, "lifecycle")
     want_kinds = _choices(kinds, None, "kind")
     commit = str(history.resolve(wr, at).id) if at is not None else None
-    g = world_graph(wr, commit)
-    if commit is None:
-        _overlay_edits(wr, g)
-    names = _names(wr, commit, g)
+    base = _base(wr, commit)
+    nodes, names = (base.nodes, base.names) if commit is not None else _with_edits(wr, base)
+    neighbours = base.neighbours
+
+    def degree(node_id: str) -> int:
+        return len(neighbours.get(node_id, ()))
+
     needle = normalize_name(query or "")
     facets: dict[str, dict[str, int]] = {"layer": {}, "kind": {}, "lifecycle": {}}
     selected: list[str] = []
-    for node_id, data in g.nodes(data=True):
+    for node_id, data in nodes.items():
         for facet in ("layer", "kind", "lifecycle"):
             value = str(data.get(facet) or "")
             facets[facet][value] = facets[facet].get(value, 0) + 1
@@ -132,7 +180,6 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
         if needle and needle not in node_id and not any(needle in n for n in names.get(node_id, ())):
             continue
         selected.append(node_id)
-    undirected = g.to_undirected(as_view=True)
 
     def rank(node_id: str) -> tuple[int, str]:
         exact = needle and (needle == node_id or needle in names.get(node_id, ()))
@@ -141,27 +188,34 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
     selected.sort(key=rank)
     if around is not None:
         check_id(around)
-        if around not in g:
+        if around not in nodes:
             raise NotFoundError(f"no node {around!r} in the world" + (f" at {at}" if at else ""),
                                 hint="narr nodes lists the nodes")
-        ring = nx.single_source_shortest_path_length(undirected, around, cutoff=depth)
-        keep = sorted(ring, key=lambda n: (ring[n], -undirected.degree(n), n))[:max(draw, 1)]
+        ring = {around: 0}
+        frontier = [around]
+        for step in range(1, depth + 1):
+            nxt = []
+            for n in frontier:
+                for m in neighbours.get(n, ()):
+                    if m not in ring:
+                        ring[m] = step
+                        nxt.append(m)
+            frontier = nxt
+        keep = sorted(ring, key=lambda n: (ring[n], -degree(n), n))[:max(draw, 1)]
     else:
-        keep = sorted(selected, key=lambda n: (-undirected.degree(n), n))[:draw]
+        keep = sorted(selected, key=lambda n: (-degree(n), n))[:draw]
     kept = set(keep)
-    drawn = [_node_row(node_id, g.nodes[node_id], undirected.degree(node_id)) for node_id in keep]
-    edges = [{"source": a, "target": b, "type": key}
-             for a, b, key in g.edges(keys=True) if a in kept and b in kept]
-    listed = [_node_row(node_id, g.nodes[node_id], None) for node_id in selected[:limit]]
+    drawn = [_node_row(node_id, nodes[node_id], degree(node_id)) for node_id in keep if node_id in nodes]
+    edges = [{"source": a, "target": b, "type": t} for a, t, b in base.edges if a in kept and b in kept]
+    listed = [_node_row(node_id, nodes[node_id], None) for node_id in selected[:limit]]
     for row in [*listed, *drawn]:
         # Names in other scripts (Chinese) survive normalisation unchanged: shown beside the name.
         row["aliases"] = sorted({n for n in names.get(row["id"], ()) if not n.isascii()})[:3]
-    return WorldView(commit, g.number_of_nodes(), len(selected), listed, drawn, edges, around,
-                     depth, facets)
+    return WorldView(commit, len(nodes), len(selected), listed, drawn, edges, around, depth, facets)
 
 
 def _node_row(node_id: str, data: dict[str, Any], degree: int | None) -> dict[str, Any]:
-    row = {"id": node_id, "name": data.get("label") or node_id, "layer": data.get("layer", ""),
+    row = {"id": node_id, "name": data.get("name") or node_id, "layer": data.get("layer", ""),
            "kind": data.get("kind", ""), "lifecycle": data.get("lifecycle", "permanent"),
            "edited": data.get("edited")}
     if degree is not None:

@@ -340,6 +340,9 @@ class Server:
                                     hint="choose another --port")
         self._http = server
         self.http_port = int(server.servers[0].sockets[0].getsockname()[1])
+        from narrative.serve.studio import warm
+
+        threading.Thread(target=warm, args=(self.root,), name="narr-warm", daemon=True).start()
 
     def status(self) -> dict[str, Any]:
         return {"pid": os.getpid(), "version": self.version, "socket": str(self.socket),

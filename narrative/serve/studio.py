@@ -35,6 +35,22 @@ REFUSED_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><ti
 """
 
 
+def warm(root: Path) -> None:
+    """Read the world once as the studio will (for a server that just started), so the first
+    page opens as fast as the next; a failure here is the first request's to report."""
+    from narrative.engine.studio import world_view
+    from narrative.store.worldrepo import WorldRepo
+
+    try:
+        wr = WorldRepo.open(root)
+        try:
+            world_view(wr, limit=0, draw=0)
+        finally:
+            wr.close()
+    except Exception:  # nothing to report to: the requests will say it
+        return
+
+
 def cookie_token(request: Request) -> str:
     return request.cookies.get(COOKIE, "")
 

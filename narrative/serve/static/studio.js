@@ -155,6 +155,7 @@ function worldStyle() {
   return [
     { selector: "node", style: {
       "label": "data(label)", "text-wrap": "wrap", "text-max-width": "110px", "font-size": 11,
+      "min-zoomed-font-size": 7,
       "text-valign": "bottom", "text-margin-y": 3, "width": 22, "height": 22,
       "font-family": "Noto Sans, Noto Sans CJK SC, sans-serif",
       "background-color": (n) => COLOURS[n.data("layer")] || "#888",
@@ -166,6 +167,7 @@ function worldStyle() {
     { selector: "edge", style: {
       "width": 1.2, "line-color": "#b8bccc", "target-arrow-color": "#b8bccc", "target-arrow-shape": "triangle",
       "curve-style": "bezier", "arrow-scale": 0.8, "label": "data(type)", "font-size": 8, "color": "#778",
+      "min-zoomed-font-size": 7,
       "text-rotation": "autorotate", "text-background-color": "#fff", "text-background-opacity": 0.8 } },
   ];
 }
@@ -239,6 +241,7 @@ function renderNodeList(data) {
 }
 
 function renderWorldGraph(data) {
+  state.drawn = data.graph.nodes.length;
   const elements = [];
   for (const n of data.graph.nodes) {
     elements.push({ group: "nodes", data: { id: n.id, label: nodeLabel(n), layer: n.layer, kind: n.kind,
@@ -249,7 +252,7 @@ function renderWorldGraph(data) {
     data: { id: `e${i}`, source: e.source, target: e.target, type: e.type } }));
   if (!worldCy) {
     worldCy = cytoscape({ container: $("world-graph"), elements: [], style: worldStyle(),
-      minZoom: 0.1, maxZoom: 3, wheelSensitivity: 0.3 });
+      minZoom: 0.1, maxZoom: 3 });
     worldCy.on("tap", "node", (evt) => {
       const id = evt.target.id();
       state.focus = id;
@@ -455,7 +458,7 @@ function renderEventGraph(data) {
     }
   });
   if (!eventCy) {
-    eventCy = cytoscape({ container: $("event-graph"), elements: [], minZoom: 0.1, maxZoom: 3, wheelSensitivity: 0.3,
+    eventCy = cytoscape({ container: $("event-graph"), elements: [], minZoom: 0.1, maxZoom: 3,
       style: [
         { selector: "node", style: { "label": "data(label)", "text-wrap": "wrap", "text-max-width": "130px",
           "font-size": 10, "text-valign": "bottom", "text-margin-y": 4, "background-color": "#446", "width": 18, "height": 18,
@@ -672,9 +675,11 @@ function start() {
   $("event-revert").addEventListener("click", revertEvent);
   $("compose-dry").addEventListener("click", () => compose(true));
   $("compose-record").addEventListener("click", () => compose(false));
-  loadWorld();
-  api("/api/graph/events").then((data) => { state.eventsData = data; setStory(data.events); }).catch(() => {});
-  loadPending();
+  // The world view first; the story line (for the time slider) and the hand edits after it.
+  loadWorld().finally(() => {
+    api("/api/graph/events").then((data) => { state.eventsData = data; setStory(data.events); }).catch(() => {});
+    loadPending();
+  });
 }
 
 document.addEventListener("DOMContentLoaded", start);
