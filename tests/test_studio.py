@@ -48,6 +48,22 @@ def narr_json(root: Path, *args: str) -> Any:
     return json.loads(proc.stdout)
 
 
+def world_now(root: Path, what: str) -> Any:
+    """``narr status`` / ``log`` / ``chains`` as --json would print them, in this process (quicker)."""
+    from narrative.api import list_chains, log, status
+    from narrative.store.worldrepo import WorldRepo
+
+    wr = WorldRepo.open(root)
+    try:
+        if what == "status":
+            return status(wr).to_json()
+        if what == "log":
+            return [e.to_json() for e in log(wr)]
+        return list_chains(wr)
+    finally:
+        wr.close()
+
+
 @contextlib.contextmanager
 def studio(root: Path) -> Iterator[dict[str, Any]]:
     info = narr_json(root, "studio", "--url")
@@ -230,7 +246,7 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         shown = page.inner_text("#node-message")
         assert path.read_bytes() == before
         path.write_text(json.dumps(node))
-        problems = narr_json(root, "status")["problems"]
+        problems = world_now(root, "status")["problems"]
         path.write_bytes(before)
         assert problems and problems[0].splitlines()[0] in shown, (problems, shown)
         if WRITE_SCREENSHOTS:
@@ -251,15 +267,15 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         page.wait_for_function("document.querySelector('#compose-out').textContent.includes('dry run')")
         proposal = page.inner_text("#compose-out")
         assert "/state/location" in proposal and "ferry" in proposal
-        assert len(narr_json(root, "log")) == 1
+        assert len(world_now(root, "log")) == 1
         page.click("#compose-record")
         page.wait_for_function("document.querySelectorAll('#timeline li').length === 2")
-        log = narr_json(root, "log")
+        log = world_now(root, "log")
         assert [e["content"] for e in log] == ["Lin Yuan walks to the ferry",
                                                "Genesis: The Black Ring of Qingyun"]
         assert {(e["target"], e["field"]) for e in log[0]["edits"]} == {("lin-yuan", "/state/mood")}
-        assert narr_json(root, "status")["edits"] == []
-        assert "none" in page.inner_text("#pending")
+        assert world_now(root, "status")["edits"] == []
+        page.wait_for_function("document.querySelector('#pending').textContent === 'none'")
 
         # The event's changes, old and new side by side.
         page.click(f"#timeline button[data-commit='{log[0]['commit']}']")
@@ -267,8 +283,6 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         rows = page.locator("#event-changes tbody tr").all_inner_texts()
         assert any("hand edit" in r and "anxious" in r and "resolved" in r for r in rows)
         assert any("/state/location" in r and "ferry" in r for r in rows)
-        if WRITE_SCREENSHOTS:
-            page.screenshot(path=str(DOCS / "studio-events.png"))
 
         # The time slider: the world as of the genesis.
         page.click("#tab-world")
@@ -283,6 +297,18 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         page.wait_for_function("!document.querySelector('#node-editor').readOnly")
         assert "ferry" in page.inner_text("#node-fields")
 
+        # Ask: why the field holds its value, the node's history, the brief.
+        page.fill("#why-field", "/state/location")
+        page.click("#ask-why")
+        page.wait_for_function("document.querySelector('#ask-out').textContent.includes('set by')")
+        assert "Lin Yuan walks to the ferry" in page.inner_text("#ask-out")
+        page.click("#ask-history")
+        page.wait_for_function("document.querySelector('#ask-out').textContent.includes('History of')")
+        assert "/state/location: qingyun-gate → ferry" in page.inner_text("#ask-out")
+        page.click("#ask-brief")
+        page.wait_for_function("document.querySelector('#ask-out').textContent.includes('Brief')")
+        assert "Lin Yuan" in page.inner_text("#ask-out")
+
         # Reset to the genesis from the timeline, after a confirmation that says what happens.
         page.click("#tab-events")
         genesis = log[1]["commit"]
@@ -293,13 +319,33 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         said = page.inner_text("#confirm-text")
         assert "Lin Yuan walks to the ferry" in said and "abandoned chain" in said
         page.click("#confirm-cancel")
-        assert len(narr_json(root, "log")) == 2  # cancelled: nothing happened
+        assert len(world_now(root, "log")) == 2  # cancelled: nothing happened
         page.click("#event-reset")
         page.click("#confirm-ok")
         page.wait_for_function("document.querySelectorAll('#timeline li').length === 1")
         assert [e["commit"] for e in narr_json(root, "log")] == [genesis]
         assert "walks to the ferry" in page.inner_text("#chains")
-        assert len(narr_json(root, "chains")) == 1
+        assert len(world_now(root, "chains")) == 1
+
+        # Replay the abandoned chain, after a confirmation.
+        page.click("#chains button[data-chain='1']")
+        page.wait_for_selector("#confirm[open]")
+        assert "run again" in page.inner_text("#confirm-text")
+        page.click("#confirm-ok")
+        page.wait_for_function("document.querySelectorAll('#timeline li').length === 2")
+        replayed = world_now(root, "log")
+        assert [e["content"] for e in replayed] == ["Lin Yuan walks to the ferry", log[1]["content"]]
+        if WRITE_SCREENSHOTS:
+            for n, text in enumerate(("苏晴怀疑林远", "Lin Yuan walks to the Library Pavilion"), start=3):
+                page.fill("#compose-text", text)
+                page.click("#compose-record")
+                page.wait_for_function(f"document.querySelectorAll('#timeline li').length === {n}")
+            page.click("#timeline li:first-child button")
+            page.wait_for_function("document.querySelector('#event-title').textContent.includes('Pavilion')")
+            page.fill("#compose-text", "Elder Mo tells Su Qing the ring's secret")
+            page.click("#compose-dry")
+            page.wait_for_function("document.querySelector('#compose-out').textContent.includes('dry run')")
+            page.screenshot(path=str(DOCS / "studio-events.png"))
         context.close()
     assert outside == []
     assert errors == []

@@ -77,6 +77,13 @@ function query(params) {
   return s ? `?${s}` : "";
 }
 
+function cell(c, key) {
+  if (!(key in c)) return "—";
+  const v = c[key];
+  if (!c.field && v && typeof v === "object" && v.id) return `the node “${v.name || v.id}”`;
+  return short(v, 160);
+}
+
 function short(value, n = 120) {
   const text = typeof value === "string" ? value : JSON.stringify(value);
   if (text === undefined) return "—";
@@ -377,8 +384,52 @@ async function saveNode() {
 
 /* --- ask -------------------------------------------------------------------------------- */
 
-function renderAnswer(title, data) {
-  $("ask-out").replaceChildren(el("h4", {}, title), el("pre", {}, JSON.stringify(data, null, 2)));
+function changeText(c) {
+  const field = c.field || "(the node)";
+  const old = "old_value" in c ? short(c.old_value, 60) : "—";
+  const now = "new_value" in c ? short(c.new_value, 60) : "—";
+  return `${c.target} ${field}: ${old} → ${now}` + (c.by && c.by !== "diffusion" ? ` (${c.by})` : "");
+}
+
+function renderWhy(data) {
+  const parts = [el("h4", {}, `${data.node} ${data.field || ""} = ${short(data.value, 80)}`)];
+  if (data.event) parts.push(el("p", {}, `set by ${data.source === "event" ? "event" : data.source} “${data.event.content}”`));
+  else parts.push(el("p", {}, `source: ${data.source}`));
+  if ("old_value" in data || "new_value" in data) {
+    parts.push(el("p", {}, el("span", { class: "old" }, short(data.old_value, 80)), " → ",
+      el("span", { class: "new" }, short(data.new_value, 80))));
+  }
+  if (data.uncommitted) parts.push(el("p", {}, `a hand edit waiting to be recorded: ${short(data.uncommitted, 120)}`));
+  const ancestry = data.ancestry || [];
+  parts.push(ancestry.length
+    ? el("div", {}, el("p", {}, "because of:"), el("ul", {}, ...ancestry.map((a) => el("li", {}, `“${a.content}”` +
+      (a.led_to && a.led_to.length ? ` (wrote ${a.led_to.map((l) => `${l.target}${l.field}`).join(", ")})` : "")))))
+    : el("p", { class: "tag" }, "it read nothing an earlier event wrote"));
+  $("ask-out").replaceChildren(...parts);
+}
+
+function renderHistory(data) {
+  const events = data.events || [];
+  const parts = [el("h4", {}, `History of ${data.node}` + (data.at_genesis ? " (there since the genesis)" : ""))];
+  parts.push(events.length ? el("ol", {}, ...events.map((e) => el("li", {}, el("strong", {}, e.content),
+    el("ul", {}, ...(e.changes || []).map((c) => el("li", {}, changeText(c)))))))
+    : el("p", { class: "tag" }, "no event has touched it"));
+  $("ask-out").replaceChildren(...parts);
+}
+
+function renderBrief(data) {
+  const parts = [el("h4", {}, `Brief for the next event (${data.used} of ${data.budget} characters)`)];
+  let section = null;
+  let list = null;
+  for (const item of data.items || []) {
+    if (item.section !== section) {
+      section = item.section;
+      list = el("ul", {});
+      parts.push(el("h5", {}, section), list);
+    }
+    list.append(el("li", { title: item.reason }, item.text));
+  }
+  $("ask-out").replaceChildren(...parts);
 }
 
 async function ask(kind) {
@@ -389,11 +440,11 @@ async function ask(kind) {
   try {
     if (kind === "why") {
       const field = $("why-field").value.trim();
-      renderAnswer(`Why ${id}${field}`, await api(`/api/why/${encodeURIComponent(id)}${query({ field, at: state.at })}`));
+      renderWhy(await api(`/api/why/${encodeURIComponent(id)}${query({ field, at: state.at })}`));
     } else if (kind === "history") {
-      renderAnswer(`History of ${id}`, await api(`/api/history/${encodeURIComponent(id)}${query({ at: state.at })}`));
+      renderHistory(await api(`/api/history/${encodeURIComponent(id)}${query({ at: state.at })}`));
     } else {
-      renderAnswer(`Brief, focused on ${id}`, await api(`/api/brief${query({ focus: id })}`));
+      renderBrief(await api(`/api/brief${query({ focus: id })}`));
     }
   } catch (err) {
     out.replaceChildren(el("p", { class: "error" }, err instanceof ApiError ? err.describe() : String(err)));
@@ -428,7 +479,7 @@ async function loadEvents() {
   $("branches").replaceChildren(...data.branches.map((b) => el("li", { class: b.current ? "current" : "" },
     `${b.name}${b.current ? " (current)" : ""}: ${short(b.content, 60)}`)));
   renderEventGraph(data);
-  loadPending();
+  await loadPending();
   document.body.dataset.eventsReady = String(Date.now());
 }
 
@@ -504,8 +555,7 @@ async function selectEvent(commit) {
   for (const [source, changes] of [["hand edit", e.edits || []], ["diffusion", e.diffusions || []]]) {
     for (const c of changes) {
       rows.push(el("tr", {}, el("td", {}, source), el("td", {}, c.target), el("td", {}, c.field || "(whole node)"),
-        el("td", { class: "old" }, "old_value" in c ? short(c.old_value, 160) : "—"),
-        el("td", { class: "new" }, "new_value" in c ? short(c.new_value, 160) : "—")));
+        el("td", { class: "old" }, cell(c, "old_value")), el("td", { class: "new" }, cell(c, "new_value"))));
     }
   }
   $("event-changes").tBodies[0].replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", { colspan: "5" }, "no changes"))]));
@@ -596,11 +646,12 @@ function renderProposal(result, recorded) {
   const changes = [...(result.edits || []).map((c) => ["hand edit", c]), ...(result.diffusions || []).map((c) => ["change", c])];
   parts.push(el("h4", {}, recorded ? `Recorded: ${result.content}` : "What would change (dry run)"));
   if (changes.length) {
-    parts.push(el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, ""), el("th", {}, "node"), el("th", {}, "field"),
+    parts.push(el("table", { class: "changes" }, el("thead", {}, el("tr", {}, el("th", {}, "node"), el("th", {}, "field"),
       el("th", {}, "old"), el("th", {}, "new"))),
-    el("tbody", {}, ...changes.map(([kind, c]) => el("tr", {}, el("td", {}, kind), el("td", {}, c.target),
-      el("td", {}, c.field || "(whole node)"), el("td", { class: "old" }, "old_value" in c ? short(c.old_value, 100) : "—"),
-      el("td", { class: "new" }, "new_value" in c ? short(c.new_value, 100) : "—"))))));
+    el("tbody", {}, ...changes.map(([kind, c]) => el("tr", {}, el("td", { title: kind },
+      kind === "hand edit" ? `✎ ${c.target}` : c.target),
+      el("td", {}, c.field || "(whole node)"), el("td", { class: "old" }, cell(c, "old_value")),
+      el("td", { class: "new" }, cell(c, "new_value")))))));
   } else parts.push(el("p", {}, "Nothing would change."));
   const proposal = result.proposal || {};
   const refused = proposal.refused || [];
