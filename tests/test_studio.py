@@ -94,6 +94,7 @@ def test_the_studio_wants_the_token(flat_world: Path) -> None:
     with studio(flat_world) as info:
         url = urllib.parse.urlsplit(info["url"])
         assert url.hostname == "127.0.0.1"
+        assert narr_json(flat_world, "serve", "--status")["host"] == "127.0.0.1"  # loopback only
         token = urllib.parse.parse_qs(url.query)["token"][0]
         assert token == (flat_world / ".git" / "narr" / "token").read_text().strip()
         base = f"http://127.0.0.1:{info['port']}"
