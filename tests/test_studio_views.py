@@ -71,7 +71,9 @@ def test_hand_edits_the_past_and_the_story_line(flat_world: Path) -> None:
         story = event_view(wr).to_json()
         assert [e["content"] for e in story["events"]] == [
             "苏晴怀疑林远", "Lin Yuan walks to the ferry", "Genesis: The Black Ring of Qingyun"]
-        assert [e["seq"] for e in story["events"]] == [2, 1, 0]
+        assert [e["seq"] for e in story["events"]] == [2, 1, 0] and story["total"] == 3
+        last = event_view(wr, limit=1).to_json()
+        assert ([e["seq"] for e in last["events"]], last["edges"], last["total"]) == ([2], [], 3)
         commits = {e["commit"] for e in story["events"]}
         assert all(e["source"] in commits and e["target"] in commits for e in story["edges"])
         # As of the genesis: the name before the edit, nothing marked edited.

@@ -25,6 +25,7 @@ LIST_LIMIT = 200
 DRAW_LIMIT = 150
 MAX_DEPTH = 3
 LIFECYCLES = ("permanent", "scene", "event")
+EVENT_LIMIT = 500
 
 
 @dataclass
@@ -230,26 +231,32 @@ class EventView:
     edges: list[dict[str, Any]]
     chains: list[dict[str, Any]]
     branches: list[dict[str, Any]]
+    total: int = 0  # events on the story line, shown or not
 
     def to_json(self) -> dict[str, Any]:
-        return {"branch": self.branch, "events": self.events, "edges": self.edges,
-                "chains": self.chains, "branches": self.branches}
+        return {"branch": self.branch, "events": self.events, "total": self.total,
+                "edges": self.edges, "chains": self.chains, "branches": self.branches}
 
 
-def event_view(wr: WorldRepo) -> EventView:
-    """The current story line, newest first, with its causal edges, abandoned chains and branches."""
+def event_view(wr: WorldRepo, limit: int = EVENT_LIMIT) -> EventView:
+    """The current story line, newest first (its last ``limit`` events), with the causal edges
+    between them, the abandoned chains and the branches."""
     from narrative.engine.branches import list_branches
     from narrative.engine.replay import list_chains
 
+    if limit < 1:
+        raise InvalidInputError("limit must be 1 or more")
     g, story = event_graph(wr)
     events = []
+    total = len(story.events) if story is not None else 0
     if story is not None:
-        for e in story.events:
+        for e in story.events[:limit]:
             deps = g.in_degree(e.commit) if e.commit in g else 0
             events.append({"commit": e.commit, "id": e.id, "seq": e.seq, "kind": e.kind,
                            "content": e.content, "timestamp": e.timestamp,
                            "created_at": e.created_at, "close_scene": e.close_scene,
                            "causes": deps})
+    shown = {e["commit"] for e in events}
     edges = [{"source": a, "target": b, "label": data.get("label", "")}
-             for a, b, data in g.edges(data=True)]
-    return EventView(wr.branch(), events, edges, list_chains(wr), list_branches(wr))
+             for a, b, data in g.edges(data=True) if a in shown and b in shown]
+    return EventView(wr.branch(), events, edges, list_chains(wr), list_branches(wr), total)

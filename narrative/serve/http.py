@@ -321,8 +321,8 @@ def openapi() -> dict[str, Any]:
             "/api/graph/world": {"get": op("the world graph cut for drawing (the studio's world view)",
                                            "at", "around", "depth", "layer", "kind", "lifecycle",
                                            "q", "limit", "draw")},
-            "/api/graph/events": {"get": op("the story line with its causal edges, abandoned chains "
-                                            "and branches")},
+            "/api/graph/events": {"get": op("the story line (its last `limit` events) with its causal "
+                                            "edges, abandoned chains and branches", "limit")},
             "/api/chains": {"get": op("narr chains")},
         },
     }

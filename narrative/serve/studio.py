@@ -102,9 +102,10 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
             draw=DRAW_LIMIT if draw is None else draw).to_json())
 
     def graph_events(request: Request) -> Response:
-        from narrative.engine.studio import event_view
+        from narrative.engine.studio import EVENT_LIMIT, event_view
 
-        return read(lambda wr: event_view(wr).to_json())
+        limit = number(request.query_params.get("limit"), "limit")
+        return read(lambda wr: event_view(wr, EVENT_LIMIT if limit is None else limit).to_json())
 
     def chains(request: Request) -> Response:
         from narrative.engine.replay import list_chains

@@ -465,7 +465,8 @@ async function loadEvents() {
   }
   state.eventsData = data;
   setStory(data.events);
-  $("branch-name").textContent = data.branch ? `(${data.branch})` : "(detached)";
+  $("branch-name").textContent = (data.branch ? `(${data.branch})` : "(detached)") +
+    (data.total > data.events.length ? ` · the last ${data.events.length} of ${data.total} events` : "");
   $("timeline").replaceChildren(...data.events.map((e) => el("li", {}, el("button", {
     type: "button", "data-commit": e.commit, "aria-current": e.commit === state.event ? "true" : null,
     "aria-label": `event ${e.seq}: ${e.content}`, onclick: () => selectEvent(e.commit),
