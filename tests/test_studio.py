@@ -237,6 +237,19 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         assert {(e["target"], e["field"], e["new_value"]) for e in edits} == {
             ("lin-yuan", "/state/mood", "resolved")}
 
+        # Relations: one added and one removed from the inspector, each a hand edit too.
+        page.fill("#relation-type", "knows")
+        page.fill("#relation-target", "ring-origin")
+        page.click("#relation-add")
+        page.wait_for_function(
+            "document.querySelector('#node-relations').textContent.includes('knows → ring-origin')")
+        page.click("#node-relations button[aria-label='remove distrusts → su-qing']")
+        page.wait_for_function("!document.querySelector('#node-relations').textContent.includes('distrusts')")
+        fields = {e["field"] for e in world_now(root, "status")["edits"]}
+        assert {"/state/mood", "/relations/knows/ring-origin"} <= fields
+        assert any(f.startswith("/relations/distrusts") for f in fields)
+        node = json.loads(page.input_value("#node-editor"))
+
         # A broken edit is refused with the CLI's message, and nothing is written.
         path = node_file(root, "lin-yuan")
         before = path.read_bytes()
@@ -274,7 +287,7 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         log = world_now(root, "log")
         assert [e["content"] for e in log] == ["Lin Yuan walks to the ferry",
                                                "Genesis: The Black Ring of Qingyun"]
-        assert {(e["target"], e["field"]) for e in log[0]["edits"]} == {("lin-yuan", "/state/mood")}
+        assert {e["field"] for e in log[0]["edits"]} == fields
         assert world_now(root, "status")["edits"] == []
         page.wait_for_function("document.querySelector('#pending').textContent === 'none'")
 

@@ -241,6 +241,7 @@ function renderNodeList(data) {
     n.edited ? el("span", { class: "tag edited" }, n.edited) : null));
   });
   list.replaceChildren(...items);
+  $("node-ids").replaceChildren(...data.nodes.map((n) => el("option", { value: n.id }, n.name)));
   const shown = data.nodes.length;
   $("list-summary").textContent = data.truncated
     ? `${shown} of ${data.matched} matching nodes listed (of ${data.total}); search to narrow down`
@@ -341,34 +342,59 @@ function showNode(node) {
   dl.replaceChildren(...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
   const rel = $("node-relations");
   const items = [];
+  const past = state.at !== null;
   for (const [type, targets] of Object.entries(node.relations || {})) {
     for (const [target, attrs] of Object.entries(targets || {})) {
       const extra = attrs && Object.keys(attrs).length ? ` ${short(attrs, 60)}` : "";
-      items.push(el("li", {}, el("button", { type: "button", "aria-label": `${type} ${target}`,
+      items.push(el("li", { class: "relation" }, el("button", { type: "button", "aria-label": `${type} ${target}`,
         onclick: () => { state.focus = target; selectNode(target); loadWorld(); } },
-      `${type} → ${target}${extra}`)));
+      `${type} → ${target}${extra}`),
+      past ? null : el("button", { type: "button", class: "remove", "aria-label": `remove ${type} → ${target}`,
+        title: "remove this relation (a hand edit)", onclick: () => changeRelations(type, target, false) }, "×")));
     }
   }
+  $("relation-form").hidden = past;
   rel.replaceChildren(...(items.length ? items : [el("li", {}, "none")]));
   const text = JSON.stringify(node, null, 2);
   state.loadedNode = text;
   const editor = $("node-editor");
   editor.value = text;
-  const past = state.at !== null;
   editor.readOnly = past;
   $("node-save").disabled = past;
   $("node-revert").disabled = past;
   if (past) $("node-message").textContent = "This is the node as it was then; move the slider to now to edit it.";
 }
 
-async function saveNode() {
+function changeRelations(type, target, add) {
+  // A relation is a part of the node's file: change the file in the editor, then save it.
+  let node;
+  try {
+    node = JSON.parse($("node-editor").value);
+  } catch (err) {
+    $("node-message").className = "error";
+    $("node-message").textContent = `The node file in the editor is not JSON: ${err.message}`;
+    return;
+  }
+  node.relations = node.relations || {};
+  if (add) {
+    node.relations[type] = node.relations[type] || {};
+    node.relations[type][target] = node.relations[type][target] || {};
+  } else if (node.relations[type]) {
+    delete node.relations[type][target];
+    if (!Object.keys(node.relations[type]).length) delete node.relations[type];
+  }
+  saveNode(JSON.stringify(node, null, 2));
+}
+
+async function saveNode(text) {
   const id = state.selected;
   if (!id || state.at !== null) return;
+  const body = typeof text === "string" ? text : $("node-editor").value;
   const message = $("node-message");
   message.className = "";
   message.textContent = "saving…";
   try {
-    const answer = await api(`/api/nodes/${encodeURIComponent(id)}`, { method: "PUT", body: $("node-editor").value });
+    const answer = await api(`/api/nodes/${encodeURIComponent(id)}`, { method: "PUT", body });
     message.className = "ok";
     message.textContent = `Saved ${answer.path}: a hand edit, recorded with the next event (narr status lists it).`;
     showNode(answer.node);
@@ -718,7 +744,11 @@ function start() {
     $("time-slider").value = $("time-slider").max;
     onSlide();
   });
-  $("node-save").addEventListener("click", saveNode);
+  $("node-save").addEventListener("click", () => saveNode());
+  $("relation-form").addEventListener("submit", (evt) => {
+    evt.preventDefault();
+    changeRelations($("relation-type").value.trim(), $("relation-target").value.trim(), true);
+  });
   $("node-revert").addEventListener("click", () => { $("node-editor").value = state.loadedNode; $("node-message").textContent = ""; });
   $("ask-why").addEventListener("click", () => ask("why"));
   $("ask-history").addEventListener("click", () => ask("history"));
