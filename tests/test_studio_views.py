@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from helpers import edit_node
+from helpers import edit_node, read_node
 
 from narrative.api import event, reset, world_view
 from narrative.engine.studio import event_view
@@ -63,9 +64,16 @@ def test_hand_edits_the_past_and_the_story_line(flat_world: Path) -> None:
     wr = WorldRepo.open(flat_world)
     try:
         genesis = event_view(wr).to_json()["events"][0]["commit"]
-        edit_node(flat_world, "lin-yuan", name="Lin Yuan the Bold")
-        row = next(n for n in world_view(wr).to_json()["nodes"] if n["id"] == "lin-yuan")
+        before = json.dumps(read_node(flat_world, "lin-yuan")["relations"])
+        relations = {"knows": {"ring-origin": {}}, "sibling-of": {"lin-xue": {}}}
+        edit_node(flat_world, "lin-yuan", name="Lin Yuan the Bold", relations=relations)
+        now = world_view(wr, around="lin-yuan", depth=1).to_json()
+        row = next(n for n in now["nodes"] if n["id"] == "lin-yuan")
         assert (row["name"], row["edited"]) == ("Lin Yuan the Bold", "modified")
+        # The edited file's relations are drawn: the new one, and not those it dropped.
+        mine = {(e["type"], e["target"]) for e in now["graph"]["edges"] if e["source"] == "lin-yuan"}
+        assert mine == {("knows", "ring-origin"), ("sibling-of", "lin-xue")}
+        edit_node(flat_world, "lin-yuan", relations=json.loads(before))
         event(wr, "Lin Yuan walks to the ferry")
         event(wr, "苏晴怀疑林远")
         story = event_view(wr).to_json()

@@ -115,17 +115,22 @@ def _base(wr: WorldRepo, commit: str | None) -> _Base:
     return base
 
 
-def _with_edits(wr: WorldRepo, base: _Base) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]]]:
-    """The nodes and names with the hand edits on top (marked ``edited``); ``base`` is left alone."""
+def _with_edits(wr: WorldRepo, base: _Base) -> _Base:
+    """The world with the hand edits on top (nodes marked ``edited``); ``base`` is left alone."""
+    from narrative.nodefile import edges_of
+
     head = wr.head_commit()
     if head is None:
-        return base.nodes, base.names
+        return base
     edits = worktree.scan_for_reader(wr, head.tree)
     if not edits.edits:
-        return base.nodes, base.names
+        return base
     nodes = dict(base.nodes)
     names = dict(base.names)
+    gone: set[str] = set()
+    added: list[tuple[str, str, str]] = []
     for node_id, e in edits.edits.items():
+        gone.add(node_id)  # its own relations are the edited file's
         if e.new is None:
             if node_id in nodes:
                 nodes[node_id] = {**nodes[node_id], "edited": "deleted"}
@@ -136,7 +141,14 @@ def _with_edits(wr: WorldRepo, base: _Base) -> tuple[dict[str, dict[str, Any]], 
                           "edited": "modified" if node_id in base.nodes else "new"}
         names[node_id] = [normalize_name(str(x)) for x in [new.get("name", ""),
                                                           *(new.get("aliases") or [])]]
-    return nodes, names
+        added.extend((node_id, rtype, dst) for rtype, dst in edges_of(new))
+    edges = sorted([edge for edge in base.edges if edge[0] not in gone]
+                   + [edge for edge in added if edge[2] in nodes])
+    neighbours: dict[str, set[str]] = {n: set() for n in nodes}
+    for src, _, dst in edges:
+        neighbours[src].add(dst)
+        neighbours[dst].add(src)
+    return _Base(nodes, edges, neighbours, names)
 
 
 def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, depth: int = 1,
@@ -159,8 +171,9 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
     want_kinds = _choices(kinds, None, "kind")
     commit = str(history.resolve(wr, at).id) if at is not None else None
     base = _base(wr, commit)
-    nodes, names = (base.nodes, base.names) if commit is not None else _with_edits(wr, base)
-    neighbours = base.neighbours
+    if commit is None:
+        base = _with_edits(wr, base)
+    nodes, names, neighbours = base.nodes, base.names, base.neighbours
 
     def degree(node_id: str) -> int:
         return len(neighbours.get(node_id, ()))
