@@ -227,15 +227,27 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         label = page.locator("#world-graph").get_attribute("aria-label") or ""
         assert "Lin Yuan" in label and "Lin Xue" in label
 
-        # A hand edit: the node's file changes and narr status lists it.
-        node = json.loads(page.input_value("#node-editor"))
-        node["state"]["mood"] = "resolved"
-        page.fill("#node-editor", json.dumps(node, ensure_ascii=False, indent=2))
-        page.click("#node-save")
+        # A hand edit of one field: the node's file changes and narr status lists it.
+        page.fill("#node-fields input[data-path='state.mood']", "resolved")
+        page.press("#node-fields input[data-path='state.mood']", "Enter")
         page.wait_for_selector("#node-message.ok")
         edits = narr_json(root, "status")["edits"]
         assert {(e["target"], e["field"], e["new_value"]) for e in edits} == {
             ("lin-yuan", "/state/mood", "resolved")}
+        # A new field, its value read as JSON when it is JSON; then the whole file in the editor.
+        page.fill("#field-path", "state.wounds")
+        page.fill("#field-value", '["a cut on the hand"]')
+        page.click("#field-set")
+        page.wait_for_selector("#node-fields input[data-path='state.wounds']")
+        node = json.loads(page.input_value("#node-editor"))
+        assert node["state"]["wounds"] == ["a cut on the hand"]
+        node["state"]["goal"] = "find Lin Xue, 找到林雪"
+        page.fill("#node-editor", json.dumps(node, ensure_ascii=False, indent=2))
+        page.click("#node-save")
+        page.wait_for_function("document.querySelector('#node-message.ok') && "
+                               "document.querySelector(\"input[data-path='state.goal']\").value.includes('林雪')")
+        assert {e["field"] for e in world_now(root, "status")["edits"]} == {
+            "/state/mood", "/state/wounds", "/state/goal"}
 
         # Relations: one added and one removed from the inspector, each a hand edit too.
         page.fill("#relation-type", "knows")
@@ -246,7 +258,7 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         page.click("#node-relations button[aria-label='remove distrusts → su-qing']")
         page.wait_for_function("!document.querySelector('#node-relations').textContent.includes('distrusts')")
         fields = {e["field"] for e in world_now(root, "status")["edits"]}
-        assert {"/state/mood", "/relations/knows/ring-origin"} <= fields
+        assert {"/state/mood", "/state/wounds", "/state/goal", "/relations/knows/ring-origin"} <= fields
         assert any(f.startswith("/relations/distrusts") for f in fields)
         node = json.loads(page.input_value("#node-editor"))
 
@@ -296,6 +308,7 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         page.wait_for_function("document.querySelector('#event-title').textContent.includes('ferry')")
         rows = page.locator("#event-changes tbody tr").all_inner_texts()
         assert any("hand edit" in r and "anxious" in r and "resolved" in r for r in rows)
+        assert any("hand edit" in r and "找到林雪" in r for r in rows)
         assert any("/state/location" in r and "ferry" in r for r in rows)
 
         # The time slider: the world as of the genesis.
@@ -309,7 +322,7 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         assert "anxious" in fields and "ferry" not in fields
         page.click("#time-now")
         page.wait_for_function("!document.querySelector('#node-editor').readOnly")
-        assert "ferry" in page.inner_text("#node-fields")
+        assert page.input_value("#node-fields input[data-path='state.location']") == "ferry"
 
         # Ask: why the field holds its value, the node's history, the brief.
         page.fill("#why-field", "/state/location")

@@ -333,16 +333,23 @@ function showNode(node) {
   $("node-title").replaceChildren(node.name || node.id,
     aliases ? el("span", { class: "alias", lang: "zh" }, aliases) : "");
   $("node-sub").textContent = `${node.id} · ${node.layer} · ${node.kind} · ${node.lifecycle || "permanent"}`;
+  const past = state.at !== null;
   const dl = $("node-fields");
   const rows = [];
-  if (node.summary) rows.push(["summary", node.summary]);
+  if (node.summary !== undefined) rows.push([["summary"], node.summary]);
   for (const group of ["state", "traits"]) {
-    for (const [k, v] of Object.entries(node[group] || {})) rows.push([`${group}.${k}`, short(v, 200)]);
+    for (const [k, v] of Object.entries(node[group] || {})) rows.push([[group, k], v]);
   }
-  dl.replaceChildren(...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
+  dl.replaceChildren(...rows.flatMap(([path, v]) => {
+    const label = path.join(".");
+    const value = past ? short(v, 200) : el("input", {
+      value: typeof v === "string" ? v : JSON.stringify(v), "aria-label": `${node.id} ${label}`,
+      "data-path": label, onchange: (evt) => setField(path, typeof v === "string", evt.target.value) });
+    return [el("dt", {}, label), el("dd", {}, value)];
+  }));
+  $("field-form").hidden = past;
   const rel = $("node-relations");
   const items = [];
-  const past = state.at !== null;
   for (const [type, targets] of Object.entries(node.relations || {})) {
     for (const [target, attrs] of Object.entries(targets || {})) {
       const extra = attrs && Object.keys(attrs).length ? ` ${short(attrs, 60)}` : "";
@@ -365,16 +372,37 @@ function showNode(node) {
   if (past) $("node-message").textContent = "This is the node as it was then; move the slider to now to edit it.";
 }
 
-function changeRelations(type, target, add) {
-  // A relation is a part of the node's file: change the file in the editor, then save it.
-  let node;
+function editedNode() {
   try {
-    node = JSON.parse($("node-editor").value);
+    return JSON.parse($("node-editor").value);
   } catch (err) {
     $("node-message").className = "error";
     $("node-message").textContent = `The node file in the editor is not JSON: ${err.message}`;
-    return;
+    return null;
   }
+}
+
+function setField(path, asText, text) {
+  // As narr event --set: a value that parses as JSON is JSON, else text (always text for a text field).
+  let value = text;
+  if (!asText) {
+    try { value = JSON.parse(text); } catch (err) { value = text; }
+  }
+  const node = editedNode();
+  if (!node) return;
+  let here = node;
+  for (const key of path.slice(0, -1)) {
+    if (typeof here[key] !== "object" || here[key] === null) here[key] = {};
+    here = here[key];
+  }
+  here[path[path.length - 1]] = value;
+  saveNode(JSON.stringify(node, null, 2));
+}
+
+function changeRelations(type, target, add) {
+  // A relation is a part of the node's file: change the file in the editor, then save it.
+  const node = editedNode();
+  if (!node) return;
   node.relations = node.relations || {};
   if (add) {
     node.relations[type] = node.relations[type] || {};
@@ -745,6 +773,11 @@ function start() {
     onSlide();
   });
   $("node-save").addEventListener("click", () => saveNode());
+  $("field-form").addEventListener("submit", (evt) => {
+    evt.preventDefault();
+    const path = $("field-path").value.trim().split(".").filter(Boolean);
+    if (path.length) setField(path, false, $("field-value").value);
+  });
   $("relation-form").addEventListener("submit", (evt) => {
     evt.preventDefault();
     changeRelations($("relation-type").value.trim(), $("relation-target").value.trim(), true);
