@@ -4,13 +4,15 @@ A browser cannot lay out ten thousand nodes at once, so :func:`world_view` never
 sends them all: it lists the nodes the filters and the search select (names as
 text, at most ``limit`` of them) and draws at most ``draw`` of them, the
 neighbourhood of the focus when there is one, else the best connected of the
-selection, with the relations between the drawn nodes. :func:`event_view` is the
-current story line (newest first) with its causal edges, the abandoned chains
-and the branches. Both only read.
+selection, with the relations between the drawn nodes. A committed world is read
+once per commit and kept (a server asks again and again). :func:`event_view` is
+the current story line (its last ``EVENT_LIMIT`` events, newest first) with its
+causal edges, the abandoned chains and the branches. Both only read.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,6 +70,7 @@ class _Base:
 
 _CACHE: dict[tuple[str, str], _Base] = {}
 _CACHE_SIZE = 4
+_CACHE_LOCK = threading.Lock()  # a server reads on many threads
 
 
 def _base(wr: WorldRepo, commit: str | None) -> _Base:
@@ -75,7 +78,8 @@ def _base(wr: WorldRepo, commit: str | None) -> _Base:
     head = wr.head_commit()
     key_commit = commit or (str(head.id) if head is not None else "")
     key = (str(wr.git_dir), key_commit)
-    found = _CACHE.get(key)
+    with _CACHE_LOCK:
+        found = _CACHE.get(key)
     if found is not None:
         return found
     nodes: dict[str, dict[str, Any]] = {}
@@ -109,9 +113,10 @@ def _base(wr: WorldRepo, commit: str | None) -> _Base:
             neighbours[src].add(dst)
             neighbours[dst].add(src)
     base = _Base(nodes, edges, neighbours, names)
-    if len(_CACHE) >= _CACHE_SIZE:
-        _CACHE.pop(next(iter(_CACHE)))
-    _CACHE[key] = base
+    with _CACHE_LOCK:
+        while len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = base
     return base
 
 
