@@ -647,8 +647,10 @@ async function revertEvent() {
   const commit = state.event;
   const info = state.story.find((x) => x.commit === commit);
   if (!commit || !info) return;
-  const lines = [`A new event will undo what event #${info.seq}, “${info.content}”, changed.`,
-    "The events after it stay; a change a later event built on is refused and named."];
+  const lines = [`A new event will undo the changes event #${info.seq}, “${info.content}”, diffused ` +
+    "(the hand edits it recorded were yours, and stay).",
+    "The events after it stay. If a later event has changed a field it wrote, nothing is undone " +
+    "and those fields are named."];
   if (!(await confirmAction("Revert this event?", lines, "Revert"))) return;
   await act(() => api("/api/revert", { method: "POST", body: { rev: commit } }),
     (r) => `Reverted #${info.seq}: ${short(r.content || (r.event && r.event.content) || "", 80)}`);
