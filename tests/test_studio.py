@@ -362,8 +362,21 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         page.wait_for_function("document.querySelectorAll('#timeline li').length === 2")
         replayed = world_now(root, "log")
         assert [e["content"] for e in replayed] == ["Lin Yuan walks to the ferry", log[1]["content"]]
+
+        # Revert the replayed event: a new event undoes its diffusions.
+        page.click(f"#timeline button[data-commit='{replayed[0]['commit']}']")
+        page.wait_for_function("document.querySelector('#event-title').textContent.includes('ferry')")
+        page.click("#event-revert")
+        page.wait_for_selector("#confirm[open]")
+        assert "undo" in page.inner_text("#confirm-text")
+        page.click("#confirm-ok")
+        page.wait_for_function("document.querySelectorAll('#timeline li').length === 3")
+        reverted = world_now(root, "log")[0]
+        assert reverted["reverts"] == replayed[0]["id"]
+        assert {"target": "lin-yuan", "field": "/state/location", "old_value": "ferry",
+                "new_value": "qingyun-gate"} in reverted["diffusions"]
         if WRITE_SCREENSHOTS:
-            for n, text in enumerate(("苏晴怀疑林远", "Lin Yuan walks to the Library Pavilion"), start=3):
+            for n, text in enumerate(("苏晴怀疑林远", "Lin Yuan walks to the Library Pavilion"), start=4):
                 page.fill("#compose-text", text)
                 page.click("#compose-record")
                 page.wait_for_function(f"document.querySelectorAll('#timeline li').length === {n}")
