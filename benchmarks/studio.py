@@ -62,7 +62,8 @@ def measure(root: Path, rounds: int = 5) -> dict[str, Any]:
             browser = p.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
             try:
                 for r in range(rounds):
-                    context = browser.new_context(viewport={"width": 1400, "height": 850})
+                    context = browser.new_context(viewport={"width": 1400, "height": 850},
+                                                  bypass_csp=True)  # for playwright's waits
                     page = context.new_page()
                     page.set_default_timeout(TIMEOUT_MS)
                     t0 = time.perf_counter()

@@ -108,8 +108,12 @@ def test_the_studio_wants_the_token(flat_world: Path) -> None:
         cookie = headers["set-cookie"]
         assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
         jar = {"Cookie": cookie.split(";")[0]}
-        status, page, _ = fetch(base + "/", headers=jar)
+        status, page, headers = fetch(base + "/", headers=jar)
         assert status == 200 and b"narr studio" in page
+        assert "connect-src 'self'" in headers["content-security-policy"]
+        assert "frame-ancestors 'none'" in headers["content-security-policy"]
+        for path in ("/static/../studio.py", "/static/%2e%2e/studio.py", "/static/..%2fstudio.py"):
+            assert fetch(base + path, headers=jar)[0] == 404, path
         status, body, _ = fetch(base + "/api/graph/world?q=" + urllib.parse.quote("林远"), headers=jar)
         assert status == 200 and [n["id"] for n in json.loads(body)["nodes"]] == ["lin-yuan"]
         # The cookie alone cannot change the world: another site's form could send it.
@@ -187,15 +191,30 @@ def _png_colours(png: bytes) -> int:
 def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
     root = flat_world
     outside: list[str] = []
-    with studio(root) as info:
-        context = browser.new_context(viewport={"width": 1400, "height": 850}, locale="en-GB")
 
-        def guard(route: Any) -> None:
-            if _outside(route.request.url):
-                outside.append(route.request.url)
-                route.abort()
-            else:
-                route.continue_()
+    def guard(route: Any) -> None:
+        if _outside(route.request.url):
+            outside.append(route.request.url)
+            route.abort()
+        else:
+            route.continue_()
+
+    with studio(root) as info:
+        # Under its own Content-Security-Policy the page works and breaks no rule of it.
+        strict = browser.new_context()
+        strict.route("**/*", guard)
+        console: list[str] = []
+        first = strict.new_page()
+        first.on("console", lambda msg: console.append(msg.text))
+        first.goto(info["url"])
+        first.wait_for_selector("body[data-world-ready] #node-list li button[data-id='lin-yuan']")
+        strict.close()
+        assert not [m for m in console if "Content Security Policy" in m], console
+
+        # The page's CSP forbids eval, which playwright's waits use; bypassing it here also shows
+        # that no node text gets run by the page's own code, CSP or not.
+        context = browser.new_context(viewport={"width": 1400, "height": 850}, locale="en-GB",
+                                      bypass_csp=True)
 
         context.route("**/*", guard)
         page = context.new_page()
@@ -241,7 +260,7 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         page.wait_for_selector("#node-fields input[data-path='state.wounds']")
         node = json.loads(page.input_value("#node-editor"))
         assert node["state"]["wounds"] == ["a cut on the hand"]
-        node["state"]["goal"] = "find Lin Xue, 找到林雪"
+        node["state"]["goal"] = "find Lin Xue, 找到林雪 <img src=x onerror=window.pwned=1>"
         page.fill("#node-editor", json.dumps(node, ensure_ascii=False, indent=2))
         page.click("#node-save")
         page.wait_for_function("document.querySelector('#node-message.ok') && "
@@ -352,6 +371,7 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         page.wait_for_function("document.querySelectorAll('#timeline li').length === 1")
         assert [e["commit"] for e in narr_json(root, "log")] == [genesis]
         assert "walks to the ferry" in page.inner_text("#chains")
+        pwned = page.evaluate("window.pwned")
         assert len(world_now(root, "chains")) == 1
 
         # Replay the abandoned chain, after a confirmation.
@@ -389,3 +409,4 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         context.close()
     assert outside == []
     assert errors == []
+    assert pwned is None  # a node's text is shown as text, never run

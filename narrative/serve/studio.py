@@ -26,6 +26,11 @@ if TYPE_CHECKING:
     from narrative.store.worldrepo import WorldRepo
 
 STATIC = Path(__file__).resolve().parent / "static"
+# The page runs only its own files and talks only to its own server, whatever a node's text holds;
+# no other site may frame it (its buttons change the world).
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+       "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; "
+       "frame-ancestors 'none'")
 COOKIE = "narr_token"
 HEADER = "x-narr-studio"
 
@@ -72,6 +77,9 @@ def index(token: str) -> Callable[[Request], Response]:
             return HTMLResponse(REFUSED_PAGE, status_code=401)
         response = FileResponse(STATIC / "index.html", media_type="text/html; charset=utf-8")
         response.headers["Cache-Control"] = "no-store"
+        response.headers["Content-Security-Policy"] = CSP
+        response.headers["X-Frame-Options"] = "DENY"
+        response.headers["Referrer-Policy"] = "no-referrer"
         return response
     return page
 
