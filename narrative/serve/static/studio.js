@@ -584,12 +584,20 @@ function renderEventGraph(data) {
   }
   eventCy.batch(() => { eventCy.elements().remove(); eventCy.add(elements); });
   eventCy.layout({ name: "preset" }).run();
-  eventCy.fit(undefined, 40);
-  if (eventCy.zoom() > 1.2) { eventCy.zoom(1.2); eventCy.center(); }
+  // A long story line is wide: show its newest events, and pan or zoom out for the rest.
+  const recent = eventCy.collection(events.slice(-6).map((e) => eventCy.getElementById(e.commit)));
+  eventCy.fit(recent.length ? recent : undefined, 40);
+  if (eventCy.zoom() > 1.2) { eventCy.zoom(1.2); eventCy.center(recent.length ? recent : undefined); }
 }
 
 async function selectEvent(commit) {
   state.event = commit;
+  const drawn = eventCy ? eventCy.getElementById(commit) : null;
+  if (drawn && drawn.length) {
+    eventCy.nodes().unselect();
+    drawn.select();
+    eventCy.center(drawn);
+  }
   for (const b of document.querySelectorAll("#timeline button")) {
     b.setAttribute("aria-current", String(b.dataset.commit === commit));
   }
