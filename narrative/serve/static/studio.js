@@ -596,7 +596,9 @@ async function selectEvent(commit) {
   if (drawn && drawn.length) {
     eventCy.nodes().unselect();
     drawn.select();
-    eventCy.center(drawn);
+    const box = eventCy.extent();
+    const at = drawn.position();
+    if (at.x < box.x1 || at.x > box.x2 || at.y < box.y1 || at.y > box.y2) eventCy.center(drawn);
   }
   for (const b of document.querySelectorAll("#timeline button")) {
     b.setAttribute("aria-current", String(b.dataset.commit === commit));
