@@ -128,6 +128,24 @@ def test_the_studio_wants_the_token(flat_world: Path) -> None:
         assert narr_json(flat_world, "status")["edits"] == []  # the same bytes: no edit
 
 
+def test_the_page_needs_nothing_from_the_network() -> None:
+    """Every file the page loads is in the package, named by a path on its own server."""
+    import re
+
+    from narrative.serve.studio import STATIC
+
+    page = (STATIC / "index.html").read_text("utf-8")
+    loaded = re.findall(r'(?:src|href)="([^"]+)"', page)
+    assert "/static/vendor/cytoscape.min.js" in loaded
+    for ref in loaded:
+        assert ref.startswith("/static/") or ref == "data:,", ref
+        if ref.startswith("/static/"):
+            assert (STATIC / ref.removeprefix("/static/")).is_file(), ref
+    assert "Permission is hereby granted" in (STATIC / "vendor" / "cytoscape.LICENSE").read_text("utf-8")
+    for name in ("index.html", "studio.js", "studio.css"):
+        assert not re.search(r"(https?:)?//[a-z0-9.-]+\.[a-z]{2,}", (STATIC / name).read_text("utf-8")), name
+
+
 def test_narr_studio_opens_a_browser(flat_world: Path, tmp_path: Path) -> None:
     seen = tmp_path / "opened"
     opener = tmp_path / "browser"
