@@ -722,7 +722,26 @@ def wait_idle(limit: float) -> None:
 # --- main -------------------------------------------------------------------------------
 
 
-SECTIONS = ("startup", "event", "reset", "status", "engine", "reads", "check", "growth")
+SECTIONS = ("startup", "event", "reset", "status", "engine", "reads", "check", "growth", "studio")
+
+
+def section_studio(bench: Bench) -> None:
+    """The studio in headless chromium: opening the sharded worlds of the profile (benchmarks/studio.py)."""
+    import studio
+
+    why = studio.unavailable()
+    if why:
+        bench.add("notes", f"the studio was not measured: {why}")
+        return
+    for layout, nodes in bench.profile.sessions:
+        if layout != "sharded":
+            continue
+        log(f"studio: {human(nodes)} nodes")
+        src, _ = bench.world(layout, nodes)
+        root = bench.copy(src, f"studio-{nodes}")
+        rounds = 3 if bench.profile.name == "smoke" else 5
+        bench.add("studio", {"world": f"{human(nodes)} {layout}", "nodes": nodes,
+                             **studio.measure(root, rounds)})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -811,6 +830,9 @@ def main(argv: list[str] | None = None) -> int:
             steps.append(lambda layout=layout, nodes=nodes: section_engine_only(bench, layout, nodes))
     if sections & {"reads", "check", "growth"} or not sections:
         steps.append(lambda: section_histories(bench))
+    # Opt in under --smoke (it starts a browser); part of --quick and --full.
+    if "studio" in sections or (not sections and profile.name != "smoke"):
+        steps.append(lambda: section_studio(bench))
     for step in steps:
         if args.wait_idle:
             wait_idle(args.wait_idle)

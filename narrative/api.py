@@ -64,6 +64,7 @@ from narrative.engine.revert import revert
 from narrative.engine.search import SearchResult, search
 from narrative.engine.setaside import RestoreResult, list_set_asides, restore
 from narrative.engine.status import Status, status
+from narrative.engine.studio import EventView, WorldView, event_view, world_view
 from narrative.engine.why import WhyResult, why
 from narrative.errors import (
     BusyError,
@@ -140,6 +141,7 @@ __all__ = [
     "EventRecord",
     "EventRequest",
     "EventResult",
+    "EventView",
     "ExpireOp",
     "Finding",
     "GraphExport",
@@ -171,6 +173,7 @@ __all__ = [
     "WhyResult",
     "World",
     "WorldRepo",
+    "WorldView",
     "abort_merge",
     "adopt",
     "audit",
@@ -187,6 +190,7 @@ __all__ = [
     "delete_branch",
     "drop_chain",
     "event",
+    "event_view",
     "export_graph",
     "failed_events",
     "get_diffuser",
@@ -224,4 +228,5 @@ __all__ = [
     "status",
     "switch",
     "why",
+    "world_view",
 ]

@@ -12,8 +12,10 @@ same bytes either way.
 Anything doubtful runs in this process instead (:func:`narrative.cli.main`): no
 world found, no server, a server of other code (an edited checkout counts),
 a refused connection, ``NARR_NO_SERVER=1``, a shell asking for completions
-(``_NARR_COMPLETE``), and the commands that need this process itself (``serve``,
-``edit``, which opens an editor on the terminal, and ``init``).
+(``_NARR_COMPLETE``), and the commands that need this process itself (``serve``;
+``studio``, which starts one and opens a browser; ``edit``, which opens an editor on
+the terminal; ``init``; and ``clone``, ``push`` and ``pull``, whose git needs the
+caller's SSH agent and credential helpers).
 
 The protocol (also spoken by :mod:`narrative.serve.server`): the client sends one
 frame holding a JSON request; the server answers with frames on channel 1
@@ -35,10 +37,11 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs a thin 
 if TYPE_CHECKING:
     from typing import Any
 
-# Commands that must run in the caller's own process: the transport commands run git,
+# Commands that must run in the caller's own process (studio starts a server and opens a
+# browser where the caller sits); the transport commands run git,
 # which reaches servers through the caller's SSH agent and credential helpers (variables a
 # request does not carry), and a clone makes a directory where the caller stands.
-LOCAL_COMMANDS = frozenset({"serve", "edit", "init", "clone", "push", "pull"})
+LOCAL_COMMANDS = frozenset({"serve", "studio", "edit", "init", "clone", "push", "pull"})
 SERVER_FILE = "server.json"
 STDIN, STDOUT, STDERR, WANT_STDIN, REFUSED, EXIT = 0, 1, 2, 3, 4, 9
 _HEADER = struct.Struct(">BI")

@@ -22,11 +22,15 @@ _START_TIMEOUT = 20.0
 @click.option("--stop", "stop_it", is_flag=True, help="Stop this world's server.")
 @click.option("--status", "show_status", is_flag=True, help="Say whether a server runs, and how.")
 @click.option("--port", type=click.IntRange(0, 65535), default=None,
-              help="Also serve the JSON API on http://127.0.0.1:PORT/api/ (0: any free port).")
+              help="Also serve the JSON API on http://127.0.0.1:PORT/api/ and the studio at / "
+                   "(0: any free port).")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="The address the API listens on with --port. Anything but loopback lets other "
+                   "machines reach it (they still need the token).")
 @json_option
 @pass_context
 def serve_cmd(ctx: Context, detach: bool, stop_it: bool, show_status: bool, port: int | None,
-              as_json: bool) -> None:
+              host: str, as_json: bool) -> None:
     """Run a server that keeps this world open, so narr commands answer in milliseconds.
 
     While it runs, narr commands in this world are handed to it over a Unix
@@ -47,6 +51,8 @@ def serve_cmd(ctx: Context, detach: bool, stop_it: bool, show_status: bool, port
 
     if sum((detach, stop_it, show_status)) > 1:
         raise click.UsageError("--detach, --stop and --status go one at a time")
+    if host != "127.0.0.1" and port is None:
+        raise click.UsageError("--host is where the API listens: give --port too")
     wr = ctx.world
     root, git_dir = wr.root, wr.git_dir
     ctx.close()  # the server opens the world afresh for every request
@@ -71,17 +77,17 @@ def serve_cmd(ctx: Context, detach: bool, stop_it: bool, show_status: bool, port
         current = None
     if detach:
         if current is None:
-            current = _spawn(root, port)
+            current = _spawn(root, port, host)
         _report({"running": True, **current}, as_json)
         return
     if current is not None:
         raise InvalidInputError(f"a narr server already serves this world (pid {current['pid']})",
                                 hint="narr serve --stop stops it")
-    srv = server.Server(root, git_dir, port)
+    srv = server.Server(root, git_dir, port, host)
     srv.run(ready=lambda record: _report({"running": True, **record}, as_json))
 
 
-def _spawn(root: Path, port: int | None) -> dict[str, Any]:
+def _spawn(root: Path, port: int | None, host: str = "127.0.0.1") -> dict[str, Any]:
     from narrative.errors import NarrError
     from narrative.serve import server
 
@@ -90,7 +96,7 @@ def _spawn(root: Path, port: int | None) -> dict[str, Any]:
     server.narr_dir(wr_git)
     args = [sys.executable, "-m", "narrative", "-C", str(root), "serve"]
     if port is not None:
-        args += ["--port", str(port)]
+        args += ["--port", str(port), "--host", host]
     with open(log, "ab") as out:
         proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                 start_new_session=True, cwd=root)
@@ -107,6 +113,65 @@ def _spawn(root: Path, port: int | None) -> dict[str, Any]:
         proc.kill()
     raise NarrError("narr serve --detach: the server did not start", details=tail,
                     hint=f"its output is in {log}")
+
+
+@click.command("studio")
+@click.option("--url", "print_url", is_flag=True,
+              help="Print the studio's address (with the world's token) instead of opening a browser.")
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help="The port for a server started now (default: any free port).")
+@json_option
+@pass_context
+def studio_cmd(ctx: Context, print_url: bool, port: int | None, as_json: bool) -> None:
+    """Open the studio, the world in your browser: both graphs, edits, events, time travel.
+
+    Starts this world's server in the background (with the HTTP API on
+    127.0.0.1) when none runs, then opens http://127.0.0.1:PORT/ with the world's
+    token in your web browser; a server started with narr serve --port (and
+    --host) is used as it is. With --url it prints that address instead, for a
+    browser elsewhere (forward the port over ssh) or a script. The address holds
+    the token: whoever has it can change the world.
+
+    \b
+    Examples:
+      narr studio
+      narr studio --url --port 8765
+    """
+    import webbrowser
+
+    from narrative import client
+    from narrative.serve import server
+
+    wr = ctx.world
+    root, git_dir = wr.root, wr.git_dir
+    ctx.close()
+    current = server.running(git_dir)
+    if current is not None and (current.get("version") != client.code_version()
+                                or not current.get("port")
+                                or (port not in (None, 0) and current.get("port") != port)):
+        server.stop(git_dir)  # no HTTP, other code or another port: start the one asked for
+        click.echo(f"narr studio: restarting this world's server (pid {current['pid']}) with the "
+                   "HTTP API", err=True)
+        current = None
+    if current is None:
+        current = _spawn(root, 0 if port is None else port)
+    host = str(current.get("host") or "127.0.0.1")
+    if host in ("0.0.0.0", "::"):  # every address: this machine's browser uses loopback
+        host = "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    url = f"http://{host}:{current['port']}/?token={server.token(git_dir)}"
+    opened = False if print_url else webbrowser.open(url)
+    data = {"url": url, "port": current["port"], "pid": current["pid"], "opened": opened}
+    if as_json:
+        emit_json(data)
+    elif print_url:
+        click.echo(url)
+    elif opened:
+        click.echo(f"narr studio: opened in your browser: {url}")
+    else:
+        click.echo(f"narr studio: no browser could be opened here; visit {url}")
+    sys.stdout.flush()
 
 
 def _git_dir(root: Path) -> Path:
@@ -127,7 +192,7 @@ def _report(data: dict[str, Any], as_json: bool) -> None:
                    else "narr serve: no server runs for this world")
     else:
         where = data.get("socket")
-        port = f", http://127.0.0.1:{data['port']}/api/" if data.get("port") else ""
+        port = f", http://{data.get('host') or '127.0.0.1'}:{data['port']}/api/" if data.get("port") else ""
         click.echo(f"narr serve: pid {data['pid']}, listening on {where}{port}")
         watcher = data.get("watcher")
         if watcher:
@@ -138,4 +203,4 @@ def _report(data: dict[str, Any], as_json: bool) -> None:
     sys.stdout.flush()
 
 
-COMMANDS = [serve_cmd]
+COMMANDS = [serve_cmd, studio_cmd]

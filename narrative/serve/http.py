@@ -7,7 +7,9 @@ Answers are the ``--json`` output of the matching command; errors are the
 CLI's ``--json`` errors (``error``, ``type``, ``exit_code``, ``details``,
 ``hint``) with an HTTP status that says the same. Reads run at once on the
 server's thread pool; writes go to the server's main thread, one at a time,
-as the CLI's writers do. Each call opens the world afresh.
+as the CLI's writers do. Each call opens the world afresh. The same app serves
+the studio at ``/`` (:mod:`narrative.serve.studio`), whose page carries the
+token in a cookie instead of the header.
 """
 
 from __future__ import annotations
@@ -83,10 +85,17 @@ class _Api:
             return JSONResponse(error_json(exc), status_code=_http_status(exc))
 
     def authorised(self, request: Request) -> bool:
+        """The bearer token, or the studio's cookie (with its header on anything but a read)."""
+        from narrative.serve import studio
+
         given = request.headers.get("authorization", "")
         scheme, _, value = given.partition(" ")
-        return scheme.lower() == "bearer" and secrets.compare_digest(value.strip().encode(),
-                                                                     self.token.encode())
+        if scheme.lower() == "bearer" and secrets.compare_digest(value.strip().encode(),
+                                                                 self.token.encode()):
+            return True
+        if not studio.same(studio.cookie_token(request), self.token):
+            return False
+        return request.method in ("GET", "HEAD") or request.headers.get(studio.HEADER) == "1"
 
     # --- reads ------------------------------------------------------------------------
 
@@ -309,13 +318,21 @@ def openapi() -> dict[str, Any]:
             "/api/history/{node_id}": {"get": op("narr history", "node_id", "at")},
             "/api/search": {"get": op("narr search", "q", "limit")},
             "/api/brief": {"get": op("narr brief", "goal", "focus", "budget", "pov")},
+            "/api/graph/world": {"get": op("the world graph cut for drawing (the studio's world view)",
+                                           "at", "around", "depth", "layer", "kind", "lifecycle",
+                                           "q", "limit", "draw")},
+            "/api/graph/events": {"get": op("the story line (its last `limit` events) with its causal "
+                                            "edges, abandoned chains and branches", "limit")},
+            "/api/chains": {"get": op("narr chains")},
         },
     }
 
 
 def make_app(server: Server, token: str) -> Starlette:
+    from narrative.serve import studio
+
     api = _Api(server, token)
-    routes = [
+    routes = [*studio.routes(api.read, token, _int),
         Route("/api/status", api.status),
         Route("/api/nodes", api.nodes),
         Route("/api/nodes/{node_id}", api.node, methods=["GET"]),
@@ -335,6 +352,8 @@ def make_app(server: Server, token: str) -> Starlette:
     ]
 
     async def require_token(request: Request, call_next: Any) -> Any:
+        if request.url.path == "/" and request.method == "GET":
+            return await call_next(request)  # the studio's page checks the token itself
         if not api.authorised(request):
             return JSONResponse({"error": "a bearer token is required (.git/narr/token)",
                                  "type": "Unauthorized", "exit_code": None},

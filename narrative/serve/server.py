@@ -211,6 +211,7 @@ class Server:
     root: Path
     git_dir: Path
     port: int | None = None
+    host: str = "127.0.0.1"
     version: str = field(default_factory=client.code_version)
 
     def __post_init__(self) -> None:
@@ -314,7 +315,8 @@ class Server:
 
     def _write_record(self) -> dict[str, Any]:
         record = {"pid": os.getpid(), "version": self.version, "socket": str(self.socket),
-                  "root": str(self.root), "port": self.http_port, "started": self.started}
+                  "root": str(self.root), "port": self.http_port, "host": self.host,
+                  "started": self.started}
         path = self.git_dir / "narr" / client.SERVER_FILE
         tmp = path.with_name(f".{client.SERVER_FILE}.{os.getpid()}")
         tmp.write_text(json.dumps(record, indent=2) + "\n", "utf-8")
@@ -327,7 +329,7 @@ class Server:
         from narrative.serve.http import make_app
 
         app = make_app(self, token(self.git_dir))
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port or 0, log_level="warning",
+        config = uvicorn.Config(app, host=self.host, port=self.port or 0, log_level="warning",
                                 lifespan="off")
         server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, name="narr-http", daemon=True)
@@ -336,15 +338,18 @@ class Server:
         while not server.started and thread.is_alive() and time.monotonic() < deadline:
             time.sleep(0.01)
         if not server.started:
-            raise InvalidInputError(f"narr serve: cannot listen on 127.0.0.1:{self.port}",
-                                    hint="choose another --port")
+            raise InvalidInputError(f"narr serve: cannot listen on {self.host}:{self.port}",
+                                    hint="choose another --port (or --host)")
         self._http = server
         self.http_port = int(server.servers[0].sockets[0].getsockname()[1])
+        from narrative.serve.studio import warm
+
+        threading.Thread(target=warm, args=(self.root,), name="narr-warm", daemon=True).start()
 
     def status(self) -> dict[str, Any]:
         return {"pid": os.getpid(), "version": self.version, "socket": str(self.socket),
-                "root": str(self.root), "port": self.http_port, "started": self.started,
-                "requests": self.requests,
+                "root": str(self.root), "port": self.http_port, "host": self.host,
+                "started": self.started, "requests": self.requests,
                 "watcher": self.watcher.describe() if self.watcher is not None else None}
 
     # --- requests -------------------------------------------------------------------

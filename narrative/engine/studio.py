@@ -1,0 +1,280 @@
+"""What the studio (the browser front end of ``narr serve``) draws: both graphs, cut to what fits.
+
+A browser cannot lay out ten thousand nodes at once, so :func:`world_view` never
+sends them all: it lists the nodes the filters and the search select (names as
+text, at most ``limit`` of them) and draws at most ``draw`` of them, the
+neighbourhood of the focus when there is one, else the best connected of the
+selection, with the relations between the drawn nodes. A committed world is read
+once per commit and kept (a server asks again and again). :func:`event_view` is
+the current story line (its last ``EVENT_LIMIT`` events, newest first) with its
+causal edges, the abandoned chains and the branches. Both only read.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from narrative.engine.graphs import event_graph
+from narrative.errors import InvalidInputError, NotFoundError
+from narrative.ids import LAYERS, check_id, normalize_name
+from narrative.store import history, worktree
+from narrative.store.worldrepo import WorldRepo
+
+LIST_LIMIT = 200
+DRAW_LIMIT = 150
+MAX_DEPTH = 3
+LIFECYCLES = ("permanent", "scene", "event")
+EVENT_LIMIT = 500
+
+
+@dataclass
+class WorldView:
+    at: str | None  # the commit shown, or None for HEAD with the hand edits
+    total: int
+    matched: int
+    listed: list[dict[str, Any]]
+    drawn: list[dict[str, Any]]
+    edges: list[dict[str, Any]]
+    focus: str | None
+    depth: int
+    facets: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"at": self.at, "total": self.total, "matched": self.matched,
+                "nodes": self.listed, "truncated": self.matched > len(self.listed),
+                "graph": {"nodes": self.drawn, "edges": self.edges},
+                "focus": self.focus, "depth": self.depth, "facets": self.facets}
+
+
+def _choices(values: Iterable[str] | None, known: Iterable[str] | None, what: str) -> set[str]:
+    chosen = {v for v in (values or ()) if v}
+    if known is not None:
+        unknown = sorted(chosen - set(known))
+        if unknown:
+            raise InvalidInputError(f"unknown {what} {unknown[0]!r}; expected one of {', '.join(known)}")
+    return chosen
+
+
+@dataclass
+class _Base:
+    """One committed world, ready to be cut: node attributes, relations, neighbours, names."""
+
+    nodes: dict[str, dict[str, Any]]
+    edges: list[tuple[str, str, str]]  # (source, type, target), sorted
+    neighbours: dict[str, set[str]]  # either direction
+    names: dict[str, list[str]]  # normalised name and aliases, by id
+
+
+_CACHE: dict[tuple[str, str], _Base] = {}
+_CACHE_SIZE = 4
+_CACHE_LOCK = threading.Lock()  # a server reads on many threads
+
+
+def _base(wr: WorldRepo, commit: str | None) -> _Base:
+    """The committed world at ``commit`` (None: HEAD), remembered for the next call of a server."""
+    head = wr.head_commit()
+    key_commit = commit or (str(head.id) if head is not None else "")
+    key = (str(wr.git_dir), key_commit)
+    with _CACHE_LOCK:
+        found = _CACHE.get(key)
+    if found is not None:
+        return found
+    nodes: dict[str, dict[str, Any]] = {}
+    names: dict[str, list[str]] = {}
+    edges: list[tuple[str, str, str]] = []
+    if commit is not None:
+        from narrative.engine.nodes import nodes_in
+        from narrative.nodefile import edges_of
+
+        world = nodes_in(wr, history.resolve(wr, commit).tree)
+        for node_id in sorted(world):
+            n = world[node_id]
+            nodes[node_id] = {"name": n.get("name", ""), "layer": n.get("layer", ""),
+                              "kind": n.get("kind", ""), "lifecycle": n.get("lifecycle", "permanent")}
+            names[node_id] = [normalize_name(str(x)) for x in [n.get("name", ""),
+                                                              *(n.get("aliases") or [])]]
+        edges = sorted((src, rtype, dst) for src in world
+                       for rtype, dst in edges_of(world[src]) if dst in world)
+    elif head is not None:
+        cache = wr.catalog
+        cache.sync(wr.repo, wr.world_tree_id(head.tree), wr.config.layout)
+        for node_id, layer, kind, name, lifecycle in sorted(cache.listing()):
+            nodes[node_id] = {"name": name, "layer": layer, "kind": kind, "lifecycle": lifecycle}
+            names[node_id] = [normalize_name(name)]
+        for norm, node_id in cache.names():
+            names.setdefault(node_id, []).append(norm)
+        edges = sorted(cache.incoming(list(nodes)))
+    neighbours: dict[str, set[str]] = {n: set() for n in nodes}
+    for src, _, dst in edges:
+        if src in neighbours and dst in neighbours:
+            neighbours[src].add(dst)
+            neighbours[dst].add(src)
+    base = _Base(nodes, edges, neighbours, names)
+    with _CACHE_LOCK:
+        while len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = base
+    return base
+
+
+def _with_edits(wr: WorldRepo, base: _Base) -> _Base:
+    """The world with the hand edits on top (nodes marked ``edited``); ``base`` is left alone."""
+    from narrative.nodefile import edges_of
+
+    head = wr.head_commit()
+    if head is None:
+        return base
+    edits = worktree.scan_for_reader(wr, head.tree)
+    if not edits.edits:
+        return base
+    nodes = dict(base.nodes)
+    names = dict(base.names)
+    gone: set[str] = set()
+    added: list[tuple[str, str, str]] = []
+    for node_id, e in edits.edits.items():
+        gone.add(node_id)  # its own relations are the edited file's
+        if e.new is None:
+            if node_id in nodes:
+                nodes[node_id] = {**nodes[node_id], "edited": "deleted"}
+            continue
+        new = e.new
+        nodes[node_id] = {"name": new.get("name", ""), "layer": new.get("layer", ""),
+                          "kind": new.get("kind", ""), "lifecycle": new.get("lifecycle", "permanent"),
+                          "edited": "modified" if node_id in base.nodes else "new"}
+        names[node_id] = [normalize_name(str(x)) for x in [new.get("name", ""),
+                                                          *(new.get("aliases") or [])]]
+        added.extend((node_id, rtype, dst) for rtype, dst in edges_of(new))
+    edges = sorted([edge for edge in base.edges if edge[0] not in gone]
+                   + [edge for edge in added if edge[2] in nodes])
+    neighbours: dict[str, set[str]] = {n: set() for n in nodes}
+    for src, _, dst in edges:
+        neighbours[src].add(dst)
+        neighbours[dst].add(src)
+    return _Base(nodes, edges, neighbours, names)
+
+
+def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, depth: int = 1,
+               layers: Iterable[str] | None = None, kinds: Iterable[str] | None = None,
+               lifecycles: Iterable[str] | None = None, query: str | None = None,
+               limit: int = LIST_LIMIT, draw: int = DRAW_LIMIT) -> WorldView:
+    """The world (at HEAD with the hand edits, or as of revision ``at``) cut for drawing.
+
+    The filters (layers, kinds, lifecycles: any of each; ``query``: a piece of a
+    name, an alias or an id) select nodes; ``around`` draws the focus and its
+    neighbours ``depth`` relations away (whatever the filters), else the best
+    connected of the selection are drawn. Relations are the committed ones.
+    """
+    if not 0 <= depth <= MAX_DEPTH:
+        raise InvalidInputError(f"depth must be between 0 and {MAX_DEPTH}, not {depth}")
+    if limit < 0 or draw < 0:
+        raise InvalidInputError("limit and draw must be 0 or more")
+    want_layers = _choices(layers, LAYERS, "layer")
+    want_lifecycles = _choices(lifecycles, LIFECYCLES, "lifecycle")
+    want_kinds = _choices(kinds, None, "kind")
+    commit = str(history.resolve(wr, at).id) if at is not None else None
+    base = _base(wr, commit)
+    if commit is None:
+        base = _with_edits(wr, base)
+    nodes, names, neighbours = base.nodes, base.names, base.neighbours
+
+    def degree(node_id: str) -> int:
+        return len(neighbours.get(node_id, ()))
+
+    needle = normalize_name(query or "")
+    facets: dict[str, dict[str, int]] = {"layer": {}, "kind": {}, "lifecycle": {}}
+    selected: list[str] = []
+    for node_id, data in nodes.items():
+        for facet in ("layer", "kind", "lifecycle"):
+            value = str(data.get(facet) or "")
+            facets[facet][value] = facets[facet].get(value, 0) + 1
+        if want_layers and data.get("layer") not in want_layers:
+            continue
+        if want_kinds and data.get("kind") not in want_kinds:
+            continue
+        if want_lifecycles and data.get("lifecycle") not in want_lifecycles:
+            continue
+        if needle and needle not in node_id and not any(needle in n for n in names.get(node_id, ())):
+            continue
+        selected.append(node_id)
+
+    def rank(node_id: str) -> tuple[int, str]:
+        exact = needle and (needle == node_id or needle in names.get(node_id, ()))
+        return (0 if exact else 1, node_id)
+
+    selected.sort(key=rank)
+    if around is not None:
+        check_id(around)
+        if around not in nodes:
+            raise NotFoundError(f"no node {around!r} in the world" + (f" at {at}" if at else ""),
+                                hint="narr nodes lists the nodes")
+        ring = {around: 0}
+        frontier = [around]
+        for step in range(1, depth + 1):
+            nxt = []
+            for n in frontier:
+                for m in neighbours.get(n, ()):
+                    if m not in ring:
+                        ring[m] = step
+                        nxt.append(m)
+            frontier = nxt
+        keep = sorted(ring, key=lambda n: (ring[n], -degree(n), n))[:max(draw, 1)]
+    else:
+        keep = sorted(selected, key=lambda n: (-degree(n), n))[:draw]
+    kept = set(keep)
+    drawn = [_node_row(node_id, nodes[node_id], degree(node_id)) for node_id in keep if node_id in nodes]
+    edges = [{"source": a, "target": b, "type": t} for a, t, b in base.edges if a in kept and b in kept]
+    listed = [_node_row(node_id, nodes[node_id], None) for node_id in selected[:limit]]
+    for row in [*listed, *drawn]:
+        # Names in other scripts (Chinese) survive normalisation unchanged: shown beside the name.
+        row["aliases"] = sorted({n for n in names.get(row["id"], ()) if not n.isascii()})[:3]
+    return WorldView(commit, len(nodes), len(selected), listed, drawn, edges, around, depth, facets)
+
+
+def _node_row(node_id: str, data: dict[str, Any], degree: int | None) -> dict[str, Any]:
+    row = {"id": node_id, "name": data.get("name") or node_id, "layer": data.get("layer", ""),
+           "kind": data.get("kind", ""), "lifecycle": data.get("lifecycle", "permanent"),
+           "edited": data.get("edited")}
+    if degree is not None:
+        row["degree"] = degree
+    return row
+
+
+@dataclass
+class EventView:
+    branch: str | None
+    events: list[dict[str, Any]]
+    edges: list[dict[str, Any]]
+    chains: list[dict[str, Any]]
+    branches: list[dict[str, Any]]
+    total: int = 0  # events on the story line, shown or not
+
+    def to_json(self) -> dict[str, Any]:
+        return {"branch": self.branch, "events": self.events, "total": self.total,
+                "edges": self.edges, "chains": self.chains, "branches": self.branches}
+
+
+def event_view(wr: WorldRepo, limit: int = EVENT_LIMIT) -> EventView:
+    """The current story line, newest first (its last ``limit`` events), with the causal edges
+    between them, the abandoned chains and the branches."""
+    from narrative.engine.branches import list_branches
+    from narrative.engine.replay import list_chains
+
+    if limit < 1:
+        raise InvalidInputError("limit must be 1 or more")
+    g, story = event_graph(wr)
+    events = []
+    total = len(story.events) if story is not None else 0
+    if story is not None:
+        for e in story.events[:limit]:
+            deps = g.in_degree(e.commit) if e.commit in g else 0
+            events.append({"commit": e.commit, "id": e.id, "seq": e.seq, "kind": e.kind,
+                           "content": e.content, "timestamp": e.timestamp,
+                           "created_at": e.created_at, "close_scene": e.close_scene,
+                           "causes": deps})
+    shown = {e["commit"] for e in events}
+    edges = [{"source": a, "target": b, "label": data.get("label", "")}
+             for a, b, data in g.edges(data=True) if a in shown and b in shown]
+    return EventView(wr.branch(), events, edges, list_chains(wr), list_branches(wr), total)

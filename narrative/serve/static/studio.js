@@ -1,0 +1,812 @@
+/* narr studio: both graphs of a narr world in the browser, over the JSON API of `narr serve`.
+   Plain JavaScript, no build step; the only library is the vendored Cytoscape.js. */
+"use strict";
+
+const LAYERS = ["character", "item", "ambient", "background"];
+const LIFECYCLES = ["permanent", "scene", "event"];
+const COLOURS = { character: "#d9534f", item: "#e0a030", ambient: "#3fa7c9", background: "#4f9d5a" };
+const SHAPES = { permanent: "ellipse", scene: "round-rectangle", event: "diamond" };
+
+const state = {
+  view: "world",
+  at: null,          // commit of the time slider, or null for now (HEAD and the hand edits)
+  story: [],         // the story line, oldest first
+  focus: null,
+  selected: null,    // the node shown in the inspector
+  loadedNode: "",    // its file as loaded, to tell unsaved changes
+  event: null,       // the event shown in the event view
+  pending: [],
+  eventsData: null,
+  worldRequest: 0,
+};
+const timings = {};
+window.narrStudio = { state, timings };
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "class") node.className = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children) {
+    if (c === null || c === undefined) continue;
+    node.append(c instanceof Node ? c : String(c));
+  }
+  return node;
+}
+
+class ApiError extends Error {
+  constructor(body, status) {
+    super(body && body.error ? body.error : `HTTP ${status}`);
+    this.body = body || {};
+    this.status = status;
+  }
+  describe() {
+    const parts = [this.message];
+    for (const d of this.body.details || []) parts.push(`  ${typeof d === "string" ? d : JSON.stringify(d)}`);
+    if (this.body.hint) parts.push(`hint: ${this.body.hint}`);
+    return parts.join("\n");
+  }
+}
+
+async function api(path, options = {}) {
+  const init = { method: options.method || "GET", credentials: "same-origin",
+                 headers: { "X-Narr-Studio": "1", "Accept": "application/json" } };
+  if (options.body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+  }
+  const response = await fetch(path, init);
+  let body = null;
+  try { body = await response.json(); } catch (e) { body = null; }
+  if (!response.ok) throw new ApiError(body, response.status);
+  return body;
+}
+
+function query(params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v === null || v === undefined || v === "") continue;
+    q.set(k, v);
+  }
+  const s = q.toString();
+  return s ? `?${s}` : "";
+}
+
+function cell(c, key) {
+  if (!(key in c)) return "—";
+  const v = c[key];
+  if (!c.field && v && typeof v === "object" && v.id) return `the node “${v.name || v.id}”`;
+  return short(v, 160);
+}
+
+function short(value, n = 120) {
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  if (text === undefined) return "—";
+  return text.length > n ? text.slice(0, n - 1) + "…" : text;
+}
+
+function nodeLabel(n) {
+  return n.aliases && n.aliases.length ? `${n.name}\n${n.aliases[0]}` : n.name;
+}
+
+/* --- confirmation ------------------------------------------------------------------------ */
+
+function confirmAction(title, lines, okText) {
+  const dialog = $("confirm");
+  $("confirm-title").textContent = title;
+  const box = $("confirm-text");
+  box.replaceChildren(...lines.map((line) => el("p", {}, line)));
+  $("confirm-ok").textContent = okText;
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true });
+    dialog.returnValue = "";
+    dialog.showModal();
+  });
+}
+
+/* --- tabs and the time slider ------------------------------------------------------------ */
+
+function showView(view) {
+  state.view = view;
+  for (const [tab, panel, name] of [["tab-world", "world-view", "world"], ["tab-events", "event-view", "events"]]) {
+    $(tab).setAttribute("aria-selected", String(name === view));
+    $(panel).hidden = name !== view;
+  }
+  if (view === "events") {
+    loadEvents().then(() => eventCy && eventCy.resize());
+  } else if (worldCy) {
+    worldCy.resize();
+    worldCy.fit(undefined, 30);
+  }
+}
+
+function setStory(events) {
+  state.story = events.slice().reverse();  // oldest first
+  const slider = $("time-slider");
+  slider.max = String(Math.max(state.story.length - 1, 0));
+  if (state.at === null) slider.value = slider.max;
+  else {
+    const i = state.story.findIndex((e) => e.commit === state.at);
+    if (i < 0) { state.at = null; slider.value = slider.max; } else slider.value = String(i);
+  }
+  updateTimeLabel();
+}
+
+function updateTimeLabel() {
+  const label = $("time-label");
+  if (state.at === null) { label.textContent = "now"; return; }
+  const e = state.story.find((x) => x.commit === state.at);
+  label.textContent = e ? `#${e.seq} ${e.content}` : state.at.slice(0, 10);
+}
+
+function onSlide() {
+  const slider = $("time-slider");
+  const i = Number(slider.value);
+  const last = state.story.length - 1;
+  state.at = i >= last ? null : state.story[i].commit;
+  updateTimeLabel();
+  loadWorld();
+  if (state.selected) selectNode(state.selected, false);
+}
+
+/* --- the world view ----------------------------------------------------------------------- */
+
+let worldCy = null;
+
+function worldStyle() {
+  return [
+    { selector: "node", style: {
+      "label": "data(label)", "text-wrap": "wrap", "text-max-width": "110px", "font-size": 11,
+      "min-zoomed-font-size": 7,
+      "text-valign": "bottom", "text-margin-y": 3, "width": 22, "height": 22,
+      "font-family": "Noto Sans, Noto Sans CJK SC, sans-serif",
+      "background-color": (n) => COLOURS[n.data("layer")] || "#888",
+      "shape": (n) => SHAPES[n.data("lifecycle")] || "ellipse",
+      "border-width": 1, "border-color": "#fff" } },
+    { selector: "node[?edited]", style: { "border-width": 3, "border-style": "dashed", "border-color": "#7b3fbf" } },
+    { selector: "node.focus", style: { "width": 32, "height": 32, "border-width": 3, "border-color": "#223", "font-weight": "bold" } },
+    { selector: "node:selected", style: { "overlay-opacity": 0.15, "overlay-color": "#224" } },
+    { selector: "edge", style: {
+      "width": 1.2, "line-color": "#b8bccc", "target-arrow-color": "#b8bccc", "target-arrow-shape": "triangle",
+      "curve-style": "bezier", "arrow-scale": 0.8, "label": "data(type)", "font-size": 8, "color": "#778",
+      "min-zoomed-font-size": 7,
+      "text-rotation": "autorotate", "text-background-color": "#fff", "text-background-opacity": 0.8 } },
+  ];
+}
+
+function filters() {
+  const layers = [...document.querySelectorAll("#filter-layer input:checked")].map((i) => i.value);
+  return {
+    layer: layers.length === LAYERS.length ? "" : layers.join(","),
+    kind: $("filter-kind").value,
+    lifecycle: $("filter-lifecycle").value,
+    q: $("search").value.trim(),
+  };
+}
+
+async function loadWorld() {
+  const started = performance.now();
+  const ticket = ++state.worldRequest;
+  const params = { ...filters(), at: state.at, around: state.focus, depth: state.focus ? 2 : null };
+  let data;
+  try {
+    data = await api(`/api/graph/world${query(params)}`);
+  } catch (err) {
+    if (err instanceof ApiError && state.focus && err.status === 404) {
+      state.focus = null;   // the focus is not in the world at this time: show the selection
+      return loadWorld();
+    }
+    $("list-summary").textContent = err instanceof ApiError ? err.describe() : String(err);
+    return;
+  }
+  if (ticket !== state.worldRequest) return;  // a newer request is on its way
+  timings.worldFetch = performance.now() - started;
+  fillFacets(data.facets);
+  renderNodeList(data);
+  renderWorldGraph(data);
+  timings.worldRender = performance.now() - started;
+  document.body.dataset.worldReady = String(ticket);
+}
+
+function fillFacets(facets) {
+  const kind = $("filter-kind");
+  const chosen = kind.value;
+  const kinds = Object.keys(facets.kind || {}).filter(Boolean).sort();
+  const have = [...kind.options].map((o) => o.value).slice(1);
+  if (have.join("\u0000") !== kinds.join("\u0000")) {
+    kind.replaceChildren(el("option", { value: "" }, "any"),
+      ...kinds.map((k) => el("option", { value: k }, `${k} (${facets.kind[k]})`)));
+    kind.value = kinds.includes(chosen) ? chosen : "";
+  }
+}
+
+function renderNodeList(data) {
+  const list = $("node-list");
+  const items = data.nodes.map((n) => {
+    const alias = n.aliases && n.aliases.length ? n.aliases.join(" · ") : "";
+    const label = `${n.name}${alias ? ` (${alias})` : ""}, ${n.layer} ${n.kind}, ${n.lifecycle}` +
+      `${n.edited ? `, hand-edited (${n.edited})` : ""}, id ${n.id}`;
+    return el("li", {}, el("button", {
+      type: "button", "data-id": n.id, "aria-label": label,
+      "aria-current": n.id === state.selected ? "true" : null,
+      onclick: () => { state.focus = n.id; selectNode(n.id); loadWorld(); },
+    }, el("span", { class: "dot", style: `background:${COLOURS[n.layer] || "#888"}` }), n.name,
+    alias ? el("span", { class: "alias", lang: "zh" }, alias) : null,
+    el("span", { class: "tag" }, n.kind),
+    n.edited ? el("span", { class: "tag edited" }, n.edited) : null));
+  });
+  list.replaceChildren(...items);
+  $("node-ids").replaceChildren(...data.nodes.map((n) => el("option", { value: n.id }, n.name)));
+  const shown = data.nodes.length;
+  $("list-summary").textContent = data.truncated
+    ? `${shown} of ${data.matched} matching nodes listed (of ${data.total}); search to narrow down`
+    : `${data.matched} of ${data.total} nodes`;
+}
+
+function renderWorldGraph(data) {
+  state.drawn = data.graph.nodes.length;
+  const elements = [];
+  for (const n of data.graph.nodes) {
+    elements.push({ group: "nodes", data: { id: n.id, label: nodeLabel(n), layer: n.layer, kind: n.kind,
+      lifecycle: n.lifecycle, edited: n.edited || null, degree: n.degree },
+      classes: n.id === data.focus ? "focus" : "" });
+  }
+  data.graph.edges.forEach((e, i) => elements.push({ group: "edges",
+    data: { id: `e${i}`, source: e.source, target: e.target, type: e.type } }));
+  if (!worldCy) {
+    worldCy = cytoscape({ container: $("world-graph"), elements: [], style: worldStyle(),
+      minZoom: 0.1, maxZoom: 3 });
+    worldCy.on("tap", "node", (evt) => {
+      const id = evt.target.id();
+      state.focus = id;
+      selectNode(id);
+      loadWorld();
+    });
+  }
+  worldCy.batch(() => {
+    worldCy.elements().remove();
+    worldCy.add(elements);
+  });
+  const focus = data.focus;
+  const layout = focus
+    ? { name: "concentric", animate: false, minNodeSpacing: 28,
+        concentric: (n) => (n.id() === focus ? 100 : 100 - n.data("ring")), levelWidth: () => 1 }
+    : { name: "concentric", animate: false, minNodeSpacing: 24,
+        concentric: (n) => n.data("degree") || 0, levelWidth: () => 2 };
+  if (focus) {
+    // rings by distance from the focus (breadth-first over the drawn edges)
+    const ring = { [focus]: 0 };
+    const queue = [focus];
+    while (queue.length) {
+      const id = queue.shift();
+      worldCy.getElementById(id).neighborhood("node").forEach((m) => {
+        if (ring[m.id()] === undefined) { ring[m.id()] = ring[id] + 1; queue.push(m.id()); }
+      });
+    }
+    worldCy.nodes().forEach((n) => n.data("ring", ring[n.id()] === undefined ? 9 : ring[n.id()]));
+  }
+  worldCy.layout(layout).run();
+  worldCy.fit(undefined, 30);
+  const names = data.graph.nodes.map((n) => n.name).join(", ");
+  $("world-graph").setAttribute("aria-label",
+    `The relation network: ${data.graph.nodes.length} nodes drawn` + (names ? `: ${short(names, 400)}` : ""));
+  const when = state.at ? ` as of ${$("time-label").textContent}` : "";
+  $("graph-note").textContent = focus
+    ? `The neighbourhood of ${focus} (2 relations away)${when}. ${data.graph.nodes.length} nodes, ${data.graph.edges.length} relations.`
+    : `${data.graph.nodes.length} best-connected of ${data.matched} selected nodes${when}; pick one to see its neighbourhood.`;
+}
+
+/* --- the inspector: see and edit one node -------------------------------------------------- */
+
+async function selectNode(id, scroll = true) {
+  state.selected = id;
+  for (const b of document.querySelectorAll("#node-list button")) {
+    b.setAttribute("aria-current", String(b.dataset.id === id));
+  }
+  $("inspector-empty").hidden = true;
+  $("inspector-body").hidden = false;
+  $("node-message").textContent = "";
+  let node;
+  try {
+    node = await api(`/api/nodes/${encodeURIComponent(id)}${query({ at: state.at })}`);
+  } catch (err) {
+    $("node-title").textContent = id;
+    $("node-sub").textContent = "";
+    $("node-fields").replaceChildren();
+    $("node-relations").replaceChildren();
+    $("node-editor").value = "";
+    $("node-message").textContent = err instanceof ApiError ? err.describe() : String(err);
+    return;
+  }
+  if (state.selected !== id) return;
+  showNode(node);
+  if (scroll) $("inspector").scrollTop = 0;
+}
+
+function showNode(node) {
+  const aliases = (node.aliases || []).join(" · ");
+  $("node-title").replaceChildren(node.name || node.id,
+    aliases ? el("span", { class: "alias", lang: "zh" }, aliases) : "");
+  $("node-sub").textContent = `${node.id} · ${node.layer} · ${node.kind} · ${node.lifecycle || "permanent"}`;
+  const past = state.at !== null;
+  const dl = $("node-fields");
+  const rows = [];
+  if (node.summary !== undefined) rows.push([["summary"], node.summary]);
+  for (const group of ["state", "traits"]) {
+    for (const [k, v] of Object.entries(node[group] || {})) rows.push([[group, k], v]);
+  }
+  dl.replaceChildren(...rows.flatMap(([path, v]) => {
+    const label = path.join(".");
+    const value = past ? short(v, 200) : el("input", {
+      value: typeof v === "string" ? v : JSON.stringify(v), "aria-label": `${node.id} ${label}`,
+      "data-path": label, onchange: (evt) => setField(path, typeof v === "string", evt.target.value) });
+    return [el("dt", {}, label), el("dd", {}, value)];
+  }));
+  $("field-form").hidden = past;
+  const rel = $("node-relations");
+  const items = [];
+  for (const [type, targets] of Object.entries(node.relations || {})) {
+    for (const [target, attrs] of Object.entries(targets || {})) {
+      const extra = attrs && Object.keys(attrs).length ? ` ${short(attrs, 60)}` : "";
+      items.push(el("li", { class: "relation" }, el("button", { type: "button", "aria-label": `${type} ${target}`,
+        onclick: () => { state.focus = target; selectNode(target); loadWorld(); } },
+      `${type} → ${target}${extra}`),
+      past ? null : el("button", { type: "button", class: "remove", "aria-label": `remove ${type} → ${target}`,
+        title: "remove this relation (a hand edit)", onclick: () => changeRelations(type, target, false) }, "×")));
+    }
+  }
+  $("relation-form").hidden = past;
+  rel.replaceChildren(...(items.length ? items : [el("li", {}, "none")]));
+  const text = JSON.stringify(node, null, 2);
+  state.loadedNode = text;
+  const editor = $("node-editor");
+  editor.value = text;
+  editor.readOnly = past;
+  $("node-save").disabled = past;
+  $("node-revert").disabled = past;
+  if (past) $("node-message").textContent = "This is the node as it was then; move the slider to now to edit it.";
+}
+
+function editedNode() {
+  try {
+    return JSON.parse($("node-editor").value);
+  } catch (err) {
+    $("node-message").className = "error";
+    $("node-message").textContent = `The node file in the editor is not JSON: ${err.message}`;
+    return null;
+  }
+}
+
+function setField(path, asText, text) {
+  // As narr event --set: a value that parses as JSON is JSON, else text (always text for a text field).
+  let value = text;
+  if (!asText) {
+    try { value = JSON.parse(text); } catch (err) { value = text; }
+  }
+  const node = editedNode();
+  if (!node) return;
+  let here = node;
+  for (const key of path.slice(0, -1)) {
+    if (typeof here[key] !== "object" || here[key] === null) here[key] = {};
+    here = here[key];
+  }
+  here[path[path.length - 1]] = value;
+  saveNode(JSON.stringify(node, null, 2));
+}
+
+function changeRelations(type, target, add) {
+  // A relation is a part of the node's file: change the file in the editor, then save it.
+  const node = editedNode();
+  if (!node) return;
+  node.relations = node.relations || {};
+  if (add) {
+    node.relations[type] = node.relations[type] || {};
+    node.relations[type][target] = node.relations[type][target] || {};
+  } else if (node.relations[type]) {
+    delete node.relations[type][target];
+    if (!Object.keys(node.relations[type]).length) delete node.relations[type];
+  }
+  saveNode(JSON.stringify(node, null, 2));
+}
+
+async function saveNode(text) {
+  const id = state.selected;
+  if (!id || state.at !== null) return;
+  const body = typeof text === "string" ? text : $("node-editor").value;
+  const message = $("node-message");
+  message.className = "";
+  message.textContent = "saving…";
+  try {
+    const answer = await api(`/api/nodes/${encodeURIComponent(id)}`, { method: "PUT", body });
+    message.className = "ok";
+    message.textContent = `Saved ${answer.path}: a hand edit, recorded with the next event (narr status lists it).`;
+    showNode(answer.node);
+    message.className = "ok";
+    message.textContent = `Saved ${answer.path}: a hand edit, recorded with the next event (narr status lists it).`;
+    loadWorld();
+    loadPending();
+  } catch (err) {
+    message.className = "error";
+    message.textContent = err instanceof ApiError ? err.describe() : String(err);
+  }
+}
+
+/* --- ask -------------------------------------------------------------------------------- */
+
+function changeText(c) {
+  const field = c.field || "(the node)";
+  const old = "old_value" in c ? short(c.old_value, 60) : "—";
+  const now = "new_value" in c ? short(c.new_value, 60) : "—";
+  return `${c.target} ${field}: ${old} → ${now}` + (c.by && c.by !== "diffusion" ? ` (${c.by})` : "");
+}
+
+function renderWhy(data) {
+  const parts = [el("h4", {}, `${data.node} ${data.field || ""} = ${short(data.value, 80)}`)];
+  if (data.event) parts.push(el("p", {}, `set by ${data.source === "event" ? "event" : data.source} “${data.event.content}”`));
+  else parts.push(el("p", {}, `source: ${data.source}`));
+  if ("old_value" in data || "new_value" in data) {
+    parts.push(el("p", {}, el("span", { class: "old" }, short(data.old_value, 80)), " → ",
+      el("span", { class: "new" }, short(data.new_value, 80))));
+  }
+  if (data.uncommitted) parts.push(el("p", {}, `a hand edit waiting to be recorded: ${short(data.uncommitted, 120)}`));
+  const ancestry = data.ancestry || [];
+  parts.push(ancestry.length
+    ? el("div", {}, el("p", {}, "because of:"), el("ul", {}, ...ancestry.map((a) => el("li", {}, `“${a.content}”` +
+      (a.led_to && a.led_to.length ? ` (wrote ${a.led_to.map((l) => `${l.target}${l.field}`).join(", ")})` : "")))))
+    : el("p", { class: "tag" }, "it read nothing an earlier event wrote"));
+  $("ask-out").replaceChildren(...parts);
+}
+
+function renderHistory(data) {
+  const events = data.events || [];
+  const parts = [el("h4", {}, `History of ${data.node}` + (data.at_genesis ? " (there since the genesis)" : ""))];
+  parts.push(events.length ? el("ol", {}, ...events.map((e) => el("li", {}, el("strong", {}, e.content),
+    el("ul", {}, ...(e.changes || []).map((c) => el("li", {}, changeText(c)))))))
+    : el("p", { class: "tag" }, "no event has touched it"));
+  $("ask-out").replaceChildren(...parts);
+}
+
+function renderBrief(data) {
+  const parts = [el("h4", {}, `Brief for the next event (${data.used} of ${data.budget} characters)`)];
+  let section = null;
+  let list = null;
+  for (const item of data.items || []) {
+    if (item.section !== section) {
+      section = item.section;
+      list = el("ul", {});
+      parts.push(el("h5", {}, section), list);
+    }
+    list.append(el("li", { title: item.reason }, item.text));
+  }
+  $("ask-out").replaceChildren(...parts);
+}
+
+async function ask(kind) {
+  const id = state.selected;
+  if (!id) return;
+  const out = $("ask-out");
+  out.replaceChildren(el("p", {}, "asking…"));
+  try {
+    if (kind === "why") {
+      const field = $("why-field").value.trim();
+      renderWhy(await api(`/api/why/${encodeURIComponent(id)}${query({ field, at: state.at })}`));
+    } else if (kind === "history") {
+      renderHistory(await api(`/api/history/${encodeURIComponent(id)}${query({ at: state.at })}`));
+    } else {
+      renderBrief(await api(`/api/brief${query({ focus: id })}`));
+    }
+  } catch (err) {
+    out.replaceChildren(el("p", { class: "error" }, err instanceof ApiError ? err.describe() : String(err)));
+  }
+}
+
+/* --- the event view ----------------------------------------------------------------------- */
+
+let eventCy = null;
+
+async function loadEvents() {
+  let data;
+  try {
+    data = await api("/api/graph/events");
+  } catch (err) {
+    $("timeline").replaceChildren(el("li", { class: "error" }, err instanceof ApiError ? err.describe() : String(err)));
+    return;
+  }
+  state.eventsData = data;
+  setStory(data.events);
+  $("branch-name").textContent = (data.branch ? `(${data.branch})` : "(detached)") +
+    (data.total > data.events.length ? ` · the last ${data.events.length} of ${data.total} events` : "");
+  $("timeline").replaceChildren(...data.events.map((e) => el("li", {}, el("button", {
+    type: "button", "data-commit": e.commit, "aria-current": e.commit === state.event ? "true" : null,
+    "aria-label": `event ${e.seq}: ${e.content}`, onclick: () => selectEvent(e.commit),
+  }, el("span", { class: "seq" }, `#${e.seq}`), e.content, el("span", { class: "kind" }, e.kind)))));
+  $("chains").replaceChildren(...(data.chains.length ? data.chains.map((c) => el("li", {},
+    el("div", {}, `${c.n}. ${c.name}`),
+    el("div", { class: "tag" }, `${c.length} event${c.length === 1 ? "" : "s"}` +
+      (c.first ? `, from “${short(c.first.content, 50)}”` : "") + (c.replayed ? ", replayed" : "")),
+    el("button", { type: "button", "data-chain": String(c.n), onclick: () => replayChain(c) }, "Replay…")))
+    : [el("li", { class: "tag" }, "none")]));
+  $("branches").replaceChildren(...data.branches.map((b) => el("li", { class: b.current ? "current" : "" },
+    `${b.name}${b.current ? " (current)" : ""}: ${short(b.content, 60)}`)));
+  renderEventGraph(data);
+  await loadPending();
+  document.body.dataset.eventsReady = String(Date.now());
+}
+
+function renderEventGraph(data) {
+  const events = data.events.slice().reverse();
+  const index = {};
+  events.forEach((e, i) => { index[e.commit] = i; });
+  const elements = events.map((e, i) => ({ group: "nodes",
+    data: { id: e.commit, label: `#${e.seq} ${short(e.content, 40)}`, kind: e.kind },
+    position: { x: i * 150, y: 0 } }));
+  for (let i = 1; i < events.length; i++) {
+    elements.push({ group: "edges", classes: "spine",
+      data: { id: `s${i}`, source: events[i - 1].commit, target: events[i].commit } });
+  }
+  data.edges.forEach((e, i) => {
+    if (index[e.source] === undefined || index[e.target] === undefined) return;
+    elements.push({ group: "edges", classes: "cause", data: { id: `c${i}`, source: e.source, target: e.target, label: e.label } });
+  });
+  data.chains.forEach((c, k) => {
+    const base = c.base && index[c.base] !== undefined ? index[c.base] : 0;
+    const id = `chain-${c.n}`;
+    elements.push({ group: "nodes", classes: "chain",
+      data: { id, label: `chain ${c.n}: ${short(c.name, 40)} (${c.length})` },
+      position: { x: base * 150 + 75, y: 110 + 70 * (k % 4) } });
+    if (c.base && index[c.base] !== undefined) {
+      elements.push({ group: "edges", classes: "branch", data: { id: `b${k}`, source: c.base, target: id } });
+    }
+  });
+  if (!eventCy) {
+    eventCy = cytoscape({ container: $("event-graph"), elements: [], minZoom: 0.1, maxZoom: 3,
+      style: [
+        { selector: "node", style: { "label": "data(label)", "text-wrap": "wrap", "text-max-width": "130px",
+          "font-size": 10, "text-valign": "bottom", "text-margin-y": 4, "background-color": "#446", "width": 18, "height": 18,
+          "font-family": "Noto Sans, Noto Sans CJK SC, sans-serif" } },
+        { selector: "node[kind = 'genesis']", style: { "background-color": "#4f9d5a", "shape": "round-rectangle" } },
+        { selector: "node.chain", style: { "background-color": "#bbb", "shape": "round-rectangle", "color": "#777" } },
+        { selector: "node:selected", style: { "background-color": "#e0a030" } },
+        { selector: "edge.spine", style: { "width": 2, "line-color": "#ccd", "curve-style": "straight" } },
+        { selector: "edge.branch", style: { "width": 1, "line-style": "dashed", "line-color": "#bbb", "curve-style": "straight" } },
+        { selector: "edge.cause", style: { "width": 1.5, "line-color": "#d9534f", "target-arrow-color": "#d9534f",
+          "target-arrow-shape": "triangle", "curve-style": "unbundled-bezier", "control-point-distances": [-60],
+          "control-point-weights": [0.5], "label": "data(label)", "font-size": 8, "color": "#a44" } },
+      ] });
+    eventCy.on("tap", "node", (evt) => {
+      if (!evt.target.hasClass("chain")) selectEvent(evt.target.id());
+    });
+  }
+  eventCy.batch(() => { eventCy.elements().remove(); eventCy.add(elements); });
+  eventCy.layout({ name: "preset" }).run();
+  // A long story line is wide: show its newest events, and pan or zoom out for the rest.
+  const recent = eventCy.collection(events.slice(-6).map((e) => eventCy.getElementById(e.commit)));
+  eventCy.fit(recent.length ? recent : undefined, 40);
+  if (eventCy.zoom() > 1.2) { eventCy.zoom(1.2); eventCy.center(recent.length ? recent : undefined); }
+}
+
+async function selectEvent(commit) {
+  state.event = commit;
+  const drawn = eventCy ? eventCy.getElementById(commit) : null;
+  if (drawn && drawn.length) {
+    eventCy.nodes().unselect();
+    drawn.select();
+    const box = eventCy.extent();
+    const at = drawn.position();
+    if (at.x < box.x1 || at.x > box.x2 || at.y < box.y1 || at.y > box.y2) eventCy.center(drawn);
+  }
+  for (const b of document.querySelectorAll("#timeline button")) {
+    b.setAttribute("aria-current", String(b.dataset.commit === commit));
+  }
+  $("event-empty").hidden = true;
+  $("event-body").hidden = false;
+  let e;
+  try {
+    e = await api(`/api/show/${encodeURIComponent(commit)}`);
+  } catch (err) {
+    $("event-title").textContent = err instanceof ApiError ? err.describe() : String(err);
+    return;
+  }
+  const info = state.story.find((x) => x.commit === commit);
+  $("event-title").textContent = `${info ? `#${info.seq} ` : ""}${e.content}`;
+  $("event-sub").textContent = `${e.kind} · ${commit.slice(0, 10)} · ${e.created_at || ""}` +
+    (e.diffuser ? ` · diffuser ${e.diffuser}` : "") + (e.narrative_text ? ` · “${short(e.narrative_text, 80)}”` : "");
+  const rows = [];
+  for (const [source, changes] of [["hand edit", e.edits || []], ["diffusion", e.diffusions || []]]) {
+    for (const c of changes) {
+      rows.push(el("tr", {}, el("td", {}, source), el("td", {}, c.target), el("td", {}, c.field || "(whole node)"),
+        el("td", { class: "old" }, cell(c, "old_value")), el("td", { class: "new" }, cell(c, "new_value"))));
+    }
+  }
+  $("event-changes").tBodies[0].replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", { colspan: "5" }, "no changes"))]));
+  const head = state.story.length ? state.story[state.story.length - 1].commit : null;
+  $("event-reset").disabled = commit === head && state.pending.length === 0;
+  $("event-revert").disabled = e.kind === "genesis";
+}
+
+function laterEvents(commit) {
+  const i = state.story.findIndex((x) => x.commit === commit);
+  return i < 0 ? [] : state.story.slice(i + 1);
+}
+
+async function resetToEvent() {
+  const commit = state.event;
+  const info = state.story.find((x) => x.commit === commit);
+  if (!commit || !info) return;
+  const later = laterEvents(commit);
+  const lines = [`The story will stand at event #${info.seq}, “${info.content}”, again.`];
+  if (later.length) {
+    lines.push(`${later.length} later event${later.length === 1 ? "" : "s"} (from “${short(later[0].content, 60)}”) ` +
+      "leave the story line and are kept as an abandoned chain, which can be replayed.");
+  }
+  if (state.pending.length) {
+    lines.push(`${state.pending.length} hand edit${state.pending.length === 1 ? "" : "s"} waiting to be recorded ` +
+      "will be set aside (under refs/narr/edits/), not lost.");
+  }
+  if (!(await confirmAction("Reset the story?", lines, "Reset"))) return;
+  await act(() => api("/api/reset", { method: "POST", body: { rev: commit } }),
+    (r) => `Reset to #${info.seq}.` + (r.abandoned ? ` The undone events are kept as ${r.abandoned}.` : ""));
+}
+
+async function revertEvent() {
+  const commit = state.event;
+  const info = state.story.find((x) => x.commit === commit);
+  if (!commit || !info) return;
+  const lines = [`A new event will undo the changes event #${info.seq}, “${info.content}”, diffused ` +
+    "(the hand edits it recorded were yours, and stay).",
+    "The events after it stay. If a later event has changed a field it wrote, nothing is undone " +
+    "and those fields are named."];
+  if (!(await confirmAction("Revert this event?", lines, "Revert"))) return;
+  await act(() => api("/api/revert", { method: "POST", body: { rev: commit } }),
+    (r) => `Reverted #${info.seq}: ${short(r.content || (r.event && r.event.content) || "", 80)}`);
+}
+
+async function replayChain(chain) {
+  const lines = [`The ${chain.length} event${chain.length === 1 ? "" : "s"} of the abandoned chain “${chain.name}” ` +
+    "will run again, one by one, on top of the current story line; each is diffused afresh against the world as it now stands.",
+    "The chain itself stays kept."];
+  if (!(await confirmAction("Replay this chain?", lines, "Replay"))) return;
+  await act(() => api("/api/replay", { method: "POST", body: { chain: String(chain.n) } }),
+    () => `Replayed chain ${chain.n}.`);
+}
+
+async function act(work, describe) {
+  const out = $("compose-out");
+  try {
+    const result = await work();
+    out.replaceChildren(el("p", { class: "ok" }, describe(result || {})));
+  } catch (err) {
+    out.replaceChildren(el("p", { class: "error" }, err instanceof ApiError ? err.describe() : String(err)));
+  }
+  state.event = null;
+  $("event-body").hidden = true;
+  $("event-empty").hidden = false;
+  await loadEvents();
+  loadWorld();
+}
+
+/* --- the composer ------------------------------------------------------------------------- */
+
+async function loadPending() {
+  let status;
+  try { status = await api("/api/status"); } catch (err) { return; }
+  state.pending = status.edits || [];
+  const items = state.pending.map((e) => el("li", {}, `${e.target} ${e.field || "(whole node)"}: `,
+    el("span", { class: "old" }, "old_value" in e ? short(e.old_value, 60) : "—"), " → ",
+    el("span", { class: "new" }, "new_value" in e ? short(e.new_value, 60) : "—")));
+  $("pending").replaceChildren(...(items.length ? items : [el("li", { class: "tag" }, "none")]));
+  $("world-status").textContent = state.pending.length
+    ? `${state.pending.length} hand edit${state.pending.length === 1 ? "" : "s"} waiting to be recorded` : "";
+}
+
+function composeBody(dryRun) {
+  return { content: $("compose-text").value, close_scene: $("compose-close").checked, dry_run: dryRun };
+}
+
+function renderProposal(result, recorded) {
+  const parts = [];
+  const changes = [...(result.edits || []).map((c) => ["hand edit", c]), ...(result.diffusions || []).map((c) => ["change", c])];
+  parts.push(el("h4", {}, recorded ? `Recorded: ${result.content}` : "What would change (dry run)"));
+  if (changes.length) {
+    parts.push(el("table", { class: "changes" }, el("thead", {}, el("tr", {}, el("th", {}, "node"), el("th", {}, "field"),
+      el("th", {}, "old"), el("th", {}, "new"))),
+    el("tbody", {}, ...changes.map(([kind, c]) => el("tr", {}, el("td", { title: kind },
+      kind === "hand edit" ? `✎ ${c.target}` : c.target),
+      el("td", {}, c.field || "(whole node)"), el("td", { class: "old" }, cell(c, "old_value")),
+      el("td", { class: "new" }, cell(c, "new_value")))))));
+  } else parts.push(el("p", {}, "Nothing would change."));
+  const proposal = result.proposal || {};
+  const refused = proposal.refused || [];
+  if (refused.length) {
+    parts.push(el("h4", {}, "Refused"), el("ul", {}, ...refused.map((r) => el("li", {}, short(r, 300)))));
+  }
+  const notes = proposal.notes || [];
+  if (notes.length) {
+    parts.push(el("h4", {}, "The diffuser's notes (clauses matched and skipped, and why)"),
+      el("ul", {}, ...notes.map((n) => el("li", {}, short(n, 300)))));
+  }
+  if (result.expired && Object.keys(result.expired).length) {
+    parts.push(el("p", {}, `Ends: ${Object.entries(result.expired).map(([k, v]) => `${k} (${v})`).join(", ")}`));
+  }
+  for (const w of result.warnings || []) parts.push(el("p", { class: "error" }, short(w, 300)));
+  $("compose-out").replaceChildren(...parts);
+}
+
+async function compose(dryRun) {
+  const body = composeBody(dryRun);
+  if (!body.content.trim()) {
+    $("compose-out").replaceChildren(el("p", { class: "error" }, "Say what happens first."));
+    return;
+  }
+  $("compose-out").replaceChildren(el("p", {}, dryRun ? "asking the diffuser…" : "recording…"));
+  try {
+    const result = await api("/api/events", { method: "POST", body });
+    renderProposal(result, !dryRun);
+    if (!dryRun) {
+      $("compose-text").value = "";
+      await loadEvents();
+      loadWorld();
+    }
+  } catch (err) {
+    $("compose-out").replaceChildren(el("p", { class: "error" }, err instanceof ApiError ? err.describe() : String(err)));
+  }
+}
+
+/* --- start -------------------------------------------------------------------------------- */
+
+function debounce(fn, ms) {
+  let t = null;
+  return (...args) => { clearTimeout(t); t = setTimeout(() => fn(...args), ms); };
+}
+
+function start() {
+  timings.start = performance.now();
+  const fs = $("filter-layer");
+  for (const layer of LAYERS) {
+    fs.append(el("label", {}, el("input", { type: "checkbox", value: layer, checked: true,
+      onchange: () => { state.focus = null; loadWorld(); } }),
+    el("span", { class: "dot", style: `background:${COLOURS[layer]}` }), layer));
+  }
+  const lc = $("filter-lifecycle");
+  for (const l of LIFECYCLES) lc.append(el("option", { value: l }, l));
+  $("filter-kind").addEventListener("change", () => { state.focus = null; loadWorld(); });
+  lc.addEventListener("change", () => { state.focus = null; loadWorld(); });
+  $("search").addEventListener("input", debounce(() => { state.focus = null; loadWorld(); }, 200));
+  $("tab-world").addEventListener("click", () => showView("world"));
+  $("tab-events").addEventListener("click", () => showView("events"));
+  $("time-slider").addEventListener("change", onSlide);
+  $("time-now").addEventListener("click", () => {
+    $("time-slider").value = $("time-slider").max;
+    onSlide();
+  });
+  $("node-save").addEventListener("click", () => saveNode());
+  $("field-form").addEventListener("submit", (evt) => {
+    evt.preventDefault();
+    const path = $("field-path").value.trim().split(".").filter(Boolean);
+    if (path.length) setField(path, false, $("field-value").value);
+  });
+  $("relation-form").addEventListener("submit", (evt) => {
+    evt.preventDefault();
+    changeRelations($("relation-type").value.trim(), $("relation-target").value.trim(), true);
+  });
+  $("node-revert").addEventListener("click", () => { $("node-editor").value = state.loadedNode; $("node-message").textContent = ""; });
+  $("ask-why").addEventListener("click", () => ask("why"));
+  $("ask-history").addEventListener("click", () => ask("history"));
+  $("ask-brief").addEventListener("click", () => ask("brief"));
+  $("event-reset").addEventListener("click", resetToEvent);
+  $("event-revert").addEventListener("click", revertEvent);
+  $("compose-dry").addEventListener("click", () => compose(true));
+  $("compose-record").addEventListener("click", () => compose(false));
+  // The world view first; the story line (for the time slider) and the hand edits after it.
+  loadWorld().finally(() => {
+    api("/api/graph/events").then((data) => { state.eventsData = data; setStory(data.events); }).catch(() => {});
+    loadPending();
+  });
+}
+
+document.addEventListener("DOMContentLoaded", start);

@@ -1,0 +1,97 @@
+"""What the studio draws: the world cut to the filters and the focus, and the story line with its chains."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import edit_node, read_node
+
+from narrative.api import event, reset, world_view
+from narrative.engine.studio import event_view
+from narrative.errors import InvalidInputError, NotFoundError
+from narrative.store.worldrepo import WorldRepo
+
+
+def _ids(rows: list[dict[str, object]]) -> list[object]:
+    return [r["id"] for r in rows]
+
+
+def test_filters_search_and_focus(flat_world: Path) -> None:
+    wr = WorldRepo.open(flat_world)
+    try:
+        whole = world_view(wr).to_json()
+        assert whole["total"] == whole["matched"] == len(whole["nodes"]) == 19
+        assert sum(whole["facets"]["layer"].values()) == 19
+        chars = world_view(wr, layers=["character"]).to_json()
+        assert set(_ids(chars["nodes"])) == {"lin-yuan", "su-qing", "elder-mo", "lin-xue", "old-zhou"}
+        assert {n["layer"] for n in chars["graph"]["nodes"]} == {"character"}
+        scenes = world_view(wr, lifecycles=["scene"], kinds=["weather", "crowd"]).to_json()
+        assert set(_ids(scenes["nodes"])) == {"autumn-rain", "ferry-crowd"}
+        # By a Chinese alias, by an English alias in any case, by a piece of an id.
+        assert _ids(world_view(wr, query="林远").to_json()["nodes"]) == ["lin-yuan"]
+        assert "elder-mo" in _ids(world_view(wr, query="THE ELDER").to_json()["nodes"])
+        assert _ids(world_view(wr, query="qingyun-g").to_json()["nodes"]) == ["qingyun-gate"]
+        assert world_view(wr, query="no such name").to_json()["nodes"] == []
+        # The focus's neighbourhood, whatever the filters; the relations between drawn nodes only.
+        near = world_view(wr, around="lin-xue", depth=1, layers=["item"]).to_json()
+        drawn = set(_ids(near["graph"]["nodes"]))
+        assert "lin-xue" in drawn and "lin-yuan" in drawn
+        assert all(e["source"] in drawn and e["target"] in drawn for e in near["graph"]["edges"])
+        assert any(e == {"source": "lin-xue", "target": "lin-yuan", "type": "sibling-of"}
+                   for e in near["graph"]["edges"])
+        assert len(world_view(wr, around="lin-xue", depth=2).to_json()["graph"]["nodes"]) > len(drawn)
+        assert _ids(world_view(wr, around="lin-xue", depth=0).to_json()["graph"]["nodes"]) == ["lin-xue"]
+        # Limits: the list and the drawing are cut, the count is not.
+        cut = world_view(wr, limit=3, draw=4).to_json()
+        assert (len(cut["nodes"]), len(cut["graph"]["nodes"]), cut["matched"], cut["truncated"]) == (
+            3, 4, 19, True)
+        degrees = [n["degree"] for n in cut["graph"]["nodes"]]
+        assert degrees == sorted(degrees, reverse=True) and degrees[0] == max(
+            n["degree"] for n in whole["graph"]["nodes"])
+        with pytest.raises(InvalidInputError, match="depth"):
+            world_view(wr, depth=9)
+        with pytest.raises(InvalidInputError, match="layer 'people'"):
+            world_view(wr, layers=["people"])
+        with pytest.raises(NotFoundError, match="nobody"):
+            world_view(wr, around="nobody")
+    finally:
+        wr.close()
+
+
+def test_hand_edits_the_past_and_the_story_line(flat_world: Path) -> None:
+    wr = WorldRepo.open(flat_world)
+    try:
+        genesis = event_view(wr).to_json()["events"][0]["commit"]
+        before = json.dumps(read_node(flat_world, "lin-yuan")["relations"])
+        relations = {"knows": {"ring-origin": {}}, "sibling-of": {"lin-xue": {}}}
+        edit_node(flat_world, "lin-yuan", name="Lin Yuan the Bold", relations=relations)
+        now = world_view(wr, around="lin-yuan", depth=1).to_json()
+        row = next(n for n in now["nodes"] if n["id"] == "lin-yuan")
+        assert (row["name"], row["edited"]) == ("Lin Yuan the Bold", "modified")
+        # The edited file's relations are drawn: the new one, and not those it dropped.
+        mine = {(e["type"], e["target"]) for e in now["graph"]["edges"] if e["source"] == "lin-yuan"}
+        assert mine == {("knows", "ring-origin"), ("sibling-of", "lin-xue")}
+        edit_node(flat_world, "lin-yuan", relations=json.loads(before))
+        event(wr, "Lin Yuan walks to the ferry")
+        event(wr, "苏晴怀疑林远")
+        story = event_view(wr).to_json()
+        assert [e["content"] for e in story["events"]] == [
+            "苏晴怀疑林远", "Lin Yuan walks to the ferry", "Genesis: The Black Ring of Qingyun"]
+        assert [e["seq"] for e in story["events"]] == [2, 1, 0] and story["total"] == 3
+        last = event_view(wr, limit=1).to_json()
+        assert ([e["seq"] for e in last["events"]], last["edges"], last["total"]) == ([2], [], 3)
+        commits = {e["commit"] for e in story["events"]}
+        assert all(e["source"] in commits and e["target"] in commits for e in story["edges"])
+        # As of the genesis: the name before the edit, nothing marked edited.
+        then = world_view(wr, at=genesis, query="lin yuan").to_json()
+        assert then["at"] == genesis
+        assert [(n["name"], n["edited"]) for n in then["nodes"]] == [("Lin Yuan", None)]
+        reset(wr, genesis)
+        after = event_view(wr).to_json()
+        assert len(after["events"]) == 1
+        assert [c["length"] for c in after["chains"]] == [2]
+        assert [b["name"] for b in after["branches"]] == ["main"]
+    finally:
+        wr.close()
