@@ -83,13 +83,14 @@ def why(wr: WorldRepo, node_id: str, field_text: str, at: str | None = None) -> 
         raise NotFoundError(f"{node_id} has no field {ptr}"
                             + (f" at {at}" if at else ""))
     result = WhyResult(node_id, ptr, value, "unexplained", uncommitted=uncommitted)
+    first = story.first() if writer is None else None
     if writer is not None:
-        result.event = story.by_commit[writer.commit]
+        result.event = story.event(writer.commit)
         result.change = writer
         result.source = "event" if writer.source == "diffusion" else "hand edit"
         result.ancestry = story.ancestry(writer.commit)
-    elif story.events and story.events[-1].kind == "genesis":
-        result.event = story.events[-1]
+    elif first is not None and first.kind == "genesis":
+        result.event = first
         result.source = "genesis"
     if uncommitted is not None:
         result.source = "unrecorded hand edit"
