@@ -56,6 +56,7 @@ from narrative.engine.revert import revert
 from narrative.engine.search import SearchResult, search
 from narrative.engine.setaside import RestoreResult, list_set_asides, restore
 from narrative.engine.status import Status, status
+from narrative.engine.threads import Threads, threads
 from narrative.engine.why import WhyResult, why
 from narrative.errors import (
     BusyError,
@@ -155,6 +156,7 @@ __all__ = [
     "SearchResult",
     "SetOp",
     "Status",
+    "Threads",
     "UnrelateOp",
     "UnsetOp",
     "WhyResult",
@@ -208,5 +210,6 @@ __all__ = [
     "show",
     "status",
     "switch",
+    "threads",
     "why",
 ]
