@@ -5,7 +5,8 @@ items in the same order, each with the ``reason`` it is there. In order of
 priority: hand edits not yet recorded (they override the history), the focus
 nodes (given, or named in the goal as ``narr event`` finds names), the last
 events, continuity facts about the characters around them (where they are, what
-they hold, which secrets they know, who is dead), then the focus nodes'
+they hold, which secrets they know, who is dead), the open threads (those about
+the focus first, then the longest untouched), then the focus nodes'
 neighbourhood in the world graph ranked by distance, then by how recently an
 event changed them, and failed events waiting for a retry. Items are taken in
 that order while they fit the budget (characters of text); those that do not
@@ -16,7 +17,13 @@ story stands. With ``pov``, the pack keeps to what that character can know:
 itself and what it holds, its relations and their targets, its location and
 whoever is there, the secrets it ``knows`` (other secrets are left out), and the
 events that name or change any of those (the present location stands in for
-"where they were": the records do not keep where everyone stood at each event).
+"where they were": the records do not keep where everyone stood at each event;
+it looks back at most ``POV_SCAN`` events for them). Threads are the writer's
+plan, never in a point of view.
+
+Everything is read through the catalog (the neighbourhood is a walk over its
+edge table, the recent events a page of its chain), with the hand edits laid
+over it, so the cost follows what the pack holds, not the size of the world.
 """
 
 from __future__ import annotations
