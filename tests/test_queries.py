@@ -40,7 +40,8 @@ def test_why_names_the_event_its_values_and_its_causes(played: tuple[CLI, Path, 
     assert (d["source"], d["value"], d["old_value"], d["new_value"]) == ("event", "angry", "calm", "angry")
     assert d["event"]["id"] == ids["angry"] and d["change"]["by"] == "diffusion"
     assert [(a["id"], a["led_to"]) for a in d["ancestry"]] == [
-        (ids["calm"], [{"event": ids["angry"], "commit": d["event"]["commit"], "kind": "read",
+        (ids["calm"], [{"id": ids["angry"], "commit": d["event"]["commit"],
+                        "content": "Lin Yuan grows angry", "kind": "read",
                         "target": "lin-yuan", "field": "/state/mood"}])]
     text = narr("why", "lin-yuan", "/state/mood").stdout.splitlines()
     assert text[0] == 'lin-yuan /state/mood = "angry"'

@@ -168,14 +168,16 @@ class Story:
         for a in sorted(found, key=lambda c: -seq[c]):
             edges = sorted(led[a], key=lambda t: -t[0])  # stable: reasons keep their order
             out.append({**infos[a].to_json(), "led_to": [
-                {"event": self._id_of(b, infos), "commit": b, "kind": kind, "target": target,
-                 "field": field} for _, b, kind, target, field in edges]})
+                {**self._named(b, infos), "kind": kind, "target": target, "field": field}
+                for _, b, kind, target, field in edges]})
         return out
 
-    def _id_of(self, commit: str, infos: dict[str, EventInfo]) -> str | None:
+    def _named(self, commit: str, infos: dict[str, EventInfo]) -> dict[str, Any]:
+        """An event as every answer names one: its id, commit and content."""
         if commit not in infos:
             infos[commit] = self.event(commit)
-        return infos[commit].id
+        e = infos[commit]
+        return {"id": e.id, "commit": e.commit, "content": e.content}
 
 
 def _info(r: tuple[Any, ...]) -> EventInfo:

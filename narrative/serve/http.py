@@ -156,6 +156,14 @@ class _Api:
         pov = params.get("pov")
         return self.read(lambda wr: brief(wr, goal, focus, budget, pov).to_json())
 
+    def threads(self, request: Request) -> Response:
+        from narrative.engine.threads import threads
+
+        params = request.query_params
+        every = params.get("all", "").lower() in ("1", "true", "yes")
+        at = params.get("at")
+        return self.read(lambda wr: threads(wr, at, include_resolved=every).to_json())
+
     # --- writes -----------------------------------------------------------------------
 
     async def put_node(self, request: Request) -> Response:
@@ -309,6 +317,7 @@ def openapi() -> dict[str, Any]:
             "/api/history/{node_id}": {"get": op("narr history", "node_id", "at")},
             "/api/search": {"get": op("narr search", "q", "limit")},
             "/api/brief": {"get": op("narr brief", "goal", "focus", "budget", "pov")},
+            "/api/threads": {"get": op("narr threads", "all", "at")},
         },
     }
 
@@ -331,6 +340,7 @@ def make_app(server: Server, token: str) -> Starlette:
         Route("/api/history/{node_id}", api.history),
         Route("/api/search", api.search),
         Route("/api/brief", api.brief),
+        Route("/api/threads", api.threads),
         Route("/api/openapi.json", lambda request: JSONResponse(openapi())),
     ]
 
