@@ -32,7 +32,7 @@ _API = frozenset({
     "register", "replay", "reset", "restore", "retry", "revert", "run_event", "show", "status",
     "switch", "Brief", "brief", "Connection", "GraphExport", "connect", "export_graph",
     "NodeHistory", "history_of", "SearchResult", "search", "WhyResult", "why", "Book", "book",
-    "Codex", "codex",
+    "Codex", "codex", "Threads", "threads",
     "AuditReport", "ContinuityError", "Finding", "audit",
     "resolve_node", "NewNode", "new_node",
     "ImportResult", "import_bible",

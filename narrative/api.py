@@ -65,6 +65,7 @@ from narrative.engine.search import SearchResult, search
 from narrative.engine.setaside import RestoreResult, list_set_asides, restore
 from narrative.engine.status import Status, status
 from narrative.engine.studio import EventView, WorldView, event_view, world_view
+from narrative.engine.threads import Threads, threads
 from narrative.engine.why import WhyResult, why
 from narrative.errors import (
     BusyError,
@@ -168,6 +169,7 @@ __all__ = [
     "SearchResult",
     "SetOp",
     "Status",
+    "Threads",
     "UnrelateOp",
     "UnsetOp",
     "WhyResult",
@@ -227,6 +229,7 @@ __all__ = [
     "show",
     "status",
     "switch",
+    "threads",
     "why",
     "world_view",
 ]

@@ -153,7 +153,7 @@ def test_codex_markdown(played: tuple[CLI, Path, dict[str, str]]) -> None:
     assert text.startswith(
         "# The Black Ring of Qingyun: codex\n\n"
         f"- commit: {head}\n- event: The last boat leaves and the rain stops\n"
-        "- hand edits: none\n- nodes: 15\n\n## Characters\n\n### Elder Mo\n\n- id: elder-mo\n")
+        "- hand edits: none\n- nodes: 18\n\n## Characters\n\n### Elder Mo\n\n- id: elder-mo\n")
     assert "\n" + LIN_YUAN + "\n" in text
     assert re.findall(r"^## (.*)$", text, re.M) == ["Characters", "Items", "Background"]  # no ambient left
     assert "temple-bell" not in text and "paper-lantern" not in text  # ended
@@ -179,7 +179,7 @@ def test_codex_json_relations_both_ways(played: tuple[CLI, Path, dict[str, str]]
                   for n in d["nodes"] for r in n["relations"])
     ins = sorted((r["source"], r["type"], n["id"], json.dumps(r["attrs"]))
                  for n in d["nodes"] for r in n["incoming"])
-    assert outs == ins and len(outs) == narr.json("graph")["world"]["edges"] == 20
+    assert outs == ins and len(outs) == narr.json("graph")["world"]["edges"] == 24
 
 
 def test_codex_hand_edits_and_at(played: tuple[CLI, Path, dict[str, str]]) -> None:
@@ -195,7 +195,7 @@ def test_codex_hand_edits_and_at(played: tuple[CLI, Path, dict[str, str]]) -> No
     assert "- hand edits: not included\n" in committed and "- mood: watchful\n" in committed
     genesis = narr.json("export", "codex", "--at", ids["genesis"])
     assert genesis["at"]["content"] == "Genesis: The Black Ring of Qingyun"
-    assert len(genesis["nodes"]) == 19 and genesis["hand_edits_included"] is False
+    assert len(genesis["nodes"]) == 22 and genesis["hand_edits_included"] is False
     bell = next(n for n in genesis["nodes"] if n["id"] == "temple-bell")
     assert (bell["layer"], bell["lifecycle"]) == ("ambient", "event")
     at_walk = narr("export", "codex", "--at", ids["walk"]).stdout
@@ -256,7 +256,7 @@ def test_graph_world_at_an_earlier_event(played: tuple[CLI, Path, dict[str, str]
     assert narr("graph", "world", "--at", "HEAD").stdout == narr("graph", "world").stdout
     now = narr.json("graph", "world", "--format", "json")
     before = narr.json("graph", "world", "--format", "json", "--at", ids["genesis"])
-    assert (now["nodes"], before["nodes"]) == (15, 19)
+    assert (now["nodes"], before["nodes"]) == (18, 22)
     dot = narr("graph", "world", "--at", ids["calm"], "--around", "paper-lantern").stdout
     assert '"old-zhou" -> "paper-lantern" [label="holds"];' in dot
     assert '"su-qing" -> "lin-yuan"' not in narr("graph", "world", "--at", ids["calm"]).stdout
@@ -269,4 +269,4 @@ def test_both_layouts_export_alike(narr: CLI, world: Path) -> None:
     ids = session(narr, world)
     assert narr("story").stdout == BOOK
     assert "\n" + LIN_YUAN + "\n" in narr("export", "codex").stdout
-    assert len(narr.json("export", "codex", "--at", ids["genesis"])["nodes"]) == 19
+    assert len(narr.json("export", "codex", "--at", ids["genesis"])["nodes"]) == 22

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CLI, read_node, snapshot
+from helpers import CLI, edit_node, read_node, snapshot
 
 from narrative.delta.request import EventRequest
 from narrative.diffusers import chat
@@ -233,6 +233,34 @@ def test_proposal_is_validated_and_recorded(world: Path, llm: FakeLLM) -> None:
     assert {m["text"]: m["ids"] for m in sent["context"]["mentions"]} == {
         "Lin Yuan": ["lin-yuan"], "the ferry": ["ferry"]}
     assert sent["context"]["nodes"]["lin-yuan"]["state"]["location"] == "qingyun-gate"
+
+
+def test_the_prompt_carries_the_brief_for_the_event(flat_world: Path, llm: FakeLLM) -> None:
+    """The model works from the pack narr brief gives for the event's words, hand edits first."""
+    from narrative.diffusers.llm import BRIEF_BUDGET
+    from narrative.engine.brief import brief
+
+    edit_node(flat_world, "black-ring", warmth="warm")
+    wr = WorldRepo.open(flat_world)
+    try:
+        expected = [{"section": i["section"], "reason": i["reason"], "text": i["text"]}
+                    for i in brief(wr, MOVE, budget=BRIEF_BUDGET, include_failed=False).items]
+    finally:
+        wr.close()
+    llm.answer(completion("not json"), completion("still not json"))
+    failing_event(flat_world)  # the kept event does not keep the brief: it is derived
+    assert "brief" not in json.loads(
+        next((flat_world / ".git" / "narr" / "failed").glob("*.json")).read_text())["request"]
+    event(flat_world)
+    sent = json.loads(llm.bodies[-1]["messages"][1]["content"])
+    assert sent["brief"] == expected
+    texts = [(i["section"], i["text"]) for i in sent["brief"]]
+    assert texts[0] == ("hand edits", 'black-ring /state/warmth: "cold" → "warm"')
+    assert ("continuity", "Lin Yuan holds Black Ring, Xue's Letter") in texts
+    assert ("open threads", "The Missing Sister (missing-sister): open; payoff: Lin Yuan finds Xue "
+            "beneath the Library Pavilion") in texts
+    assert sum(len(t) for _, t in texts) <= BRIEF_BUDGET
+    assert '"brief" lists what the story must keep consistent' in llm.bodies[-1]["messages"][0]["content"]
 
 
 def test_explicit_changes_are_shown_to_the_model_and_win(flat_world: Path, llm: FakeLLM) -> None:

@@ -40,7 +40,8 @@ def test_why_names_the_event_its_values_and_its_causes(played: tuple[CLI, Path, 
     assert (d["source"], d["value"], d["old_value"], d["new_value"]) == ("event", "angry", "calm", "angry")
     assert d["event"]["id"] == ids["angry"] and d["change"]["by"] == "diffusion"
     assert [(a["id"], a["led_to"]) for a in d["ancestry"]] == [
-        (ids["calm"], [{"event": ids["angry"], "commit": d["event"]["commit"], "kind": "read",
+        (ids["calm"], [{"id": ids["angry"], "commit": d["event"]["commit"],
+                        "content": "Lin Yuan grows angry", "kind": "read",
                         "target": "lin-yuan", "field": "/state/mood"}])]
     text = narr("why", "lin-yuan", "/state/mood").stdout.splitlines()
     assert text[0] == 'lin-yuan /state/mood = "angry"'
@@ -254,4 +255,79 @@ def test_both_layouts_answer_alike(narr: CLI, world: Path) -> None:
     assert [e["id"] for e in narr.json("history", "black-ring")["events"]] == [ids["suspect"]]
     assert narr.json("history", "temple-bell")["events"][0]["changes"][0]["reason"] == "event lifecycle"
     assert [h["id"] for h in narr.json("search", "苏晴怀疑")["hits"]] == [ids["suspect"]]
-    assert narr.json("graph")["world"] == {"nodes": 18, "edges": 25}
+    assert narr.json("graph")["world"] == {"nodes": 21, "edges": 29}  # 18 + 3 threads
+
+
+def test_threads_ranked_by_events_since_they_moved(played: tuple[CLI, Path, dict[str, str]]) -> None:
+    narr, root, ids = played
+    d = narr.json("threads")
+    assert d["head"]["id"] == ids["angry"] and d["head"]["content"] == "Lin Yuan grows angry"
+    assert [(t["id"], t["status"], t["events_since"], t["last_moved"], t["waiting_on"])
+            for t in d["threads"]] == [
+        ("missing-sister", "open", 4, None, []),
+        ("su-qing-doubt", "deferred", 4, None, ["vein-theft"]),
+        ("vein-theft", "progressing", 4, None, [])]
+    assert d["secrets"] == []  # Elder Mo knows both secrets of the sample world
+    moved = narr.json("event", "The inquiry turns to the inner court",
+                      "--set", "vein-theft.state.payoff=苏晴查出真正的窃贼是谁")
+    narr("event", "Night falls")
+    d = narr.json("threads")
+    assert [(t["id"], t["events_since"]) for t in d["threads"]] == [
+        ("missing-sister", 6), ("su-qing-doubt", 6), ("vein-theft", 1)]
+    last = d["threads"][2]["last_moved"]
+    assert (last["id"], last["commit"], last["content"]) == (
+        moved["id"], moved["commit"], "The inquiry turns to the inner court")
+    text = narr("threads").stdout.splitlines()
+    assert text[0] == "Threads, stalest first:"
+    assert text[1] == "  missing-sister  The Missing Sister  open: not moved in the 6 events so far"
+    assert "    waits for: vein-theft (灵脉失窃案)" in text
+    assert "  vein-theft  灵脉失窃案  progressing: 1 event since it last moved" in text
+    # resolved threads leave the list (--all shows them, last); what waited on them is free
+    narr("event", "真相大白", "--set", "vein-theft.state.status=resolved")
+    d = narr.json("threads")
+    assert [t["id"] for t in d["threads"]] == ["missing-sister", "su-qing-doubt"]
+    assert d["resolved_left_out"] == 1 and d["threads"][1]["waiting_on"] == []
+    assert [(t["id"], t["status"]) for t in narr.json("threads", "--all")["threads"]][-1] == (
+        "vein-theft", "resolved")
+    assert "(1 resolved thread left out: --all shows it)" in narr("threads").stdout
+    # as the story stood before the inquiry; a hand edit is marked
+    before = narr.json("threads", "--at", ids["angry"])["threads"]
+    assert [(t["id"], t["events_since"]) for t in before] == [
+        ("missing-sister", 4), ("su-qing-doubt", 4), ("vein-theft", 4)]
+    edit_node(root, "missing-sister", status="progressing")
+    t = narr.json("threads")["threads"][0]
+    assert (t["id"], t["status"], t["edited"]) == ("missing-sister", "progressing", True)
+
+
+def test_threads_list_secrets_nobody_has_learned(played: tuple[CLI, Path, dict[str, str]]) -> None:
+    narr, _, _ = played
+    narr("new", "background", "老周的秘密", "--kind", "secret", "--summary", "A hooded passenger.")
+    assert narr.json("threads")["secrets"] == [
+        {"id": "lao-zhou-de-mi-mi", "name": "老周的秘密", "summary": "A hooded passenger."}]
+    assert narr("threads").stdout.endswith(
+        "\nSecrets nobody has learned:\n  lao-zhou-de-mi-mi  老周的秘密\n")
+    narr("event", "老周知道老周的秘密")  # the learn rule: old-zhou knows it now
+    assert narr.json("threads")["secrets"] == []
+    assert narr("threads", "--at", "nowhere", expect=11).stderr
+
+
+def test_brief_open_threads(played: tuple[CLI, Path, dict[str, str]]) -> None:
+    narr, _, _ = played
+    b = narr.json("brief", "Su Qing confronts Lin Yuan at the ferry", "--budget", "100000")
+    threads = [(i["node"], i["reason"]) for i in b["items"] if i["section"] == "open threads"]
+    assert threads == [
+        ("su-qing-doubt", "an open thread about Su Qing, not moved in the 4 events so far"),
+        ("missing-sister", "an open thread, not moved in the 4 events so far"),
+        ("vein-theft", "an open thread, not moved in the 4 events so far")]
+    doubt = next(i for i in b["items"] if i.get("node") == "su-qing-doubt")
+    assert doubt["text"] == ("苏晴的疑心 (su-qing-doubt): deferred; payoff: Su Qing turns her doubt "
+                             "from Lin Yuan to the one who hid the theft; waits for 灵脉失窃案")
+    sections = [i["section"] for i in b["items"]]
+    assert sections.index("continuity") < sections.index("open threads") < sections.index("neighbourhood")
+    assert all(i.get("node") not in ("su-qing-doubt", "missing-sister", "vein-theft")
+               for i in b["items"] if i["section"] == "neighbourhood")
+    event = next(i for i in b["items"] if i["section"] == "events")
+    assert set(event["event"]) == {"id", "commit", "content"}
+    pov = narr.json("brief", "--pov", "su-qing", "--budget", "100000")  # the writer's plan stays hidden
+    assert "open threads" not in {i["section"] for i in pov["items"]}
+    assert "苏晴的疑心" not in " ".join(i["text"] for i in pov["items"])

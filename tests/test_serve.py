@@ -268,6 +268,9 @@ def test_the_http_api_wants_the_token(flat_world: Path) -> None:
         code, log = _http(port, "/api/log?n=1", token)
         assert code == 200 and log[0]["content"] == "Lin Yuan wonders"
         assert _http(port, "/api/openapi.json", token)[1]["paths"]["/api/events"]
+        code, body = _http(port, "/api/threads?all=1", token)
+        assert (code, body) == (200, json.loads(run(flat_world, "threads", "--all", "--json",
+                                                    env=LOCAL).stdout))
     finally:
         stop(flat_world, info["pid"])
 

@@ -252,8 +252,9 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         assert _png_colours(page.locator("#world-graph").screenshot()) > 10
 
         # Search by a Chinese alias, then open the node.
-        page.fill("#search", "苏晴")
-        page.wait_for_function("document.querySelectorAll('#node-list li').length === 1")
+        page.fill("#search", "苏晴")  # her node, and the thread named after her doubt
+        page.wait_for_function("[...document.querySelectorAll('#node-list li button')]"
+                               ".map(b => b.dataset.id).sort().join() === 'su-qing,su-qing-doubt'")
         page.fill("#search", "林远")
         page.wait_for_function("document.querySelector('#node-list li button')?.dataset.id === 'lin-yuan'"
                                " && document.querySelectorAll('#node-list li').length === 1")

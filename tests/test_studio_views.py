@@ -22,8 +22,8 @@ def test_filters_search_and_focus(flat_world: Path) -> None:
     wr = WorldRepo.open(flat_world)
     try:
         whole = world_view(wr).to_json()
-        assert whole["total"] == whole["matched"] == len(whole["nodes"]) == 19
-        assert sum(whole["facets"]["layer"].values()) == 19
+        assert whole["total"] == whole["matched"] == len(whole["nodes"]) == 22
+        assert sum(whole["facets"]["layer"].values()) == 22
         chars = world_view(wr, layers=["character"]).to_json()
         assert set(_ids(chars["nodes"])) == {"lin-yuan", "su-qing", "elder-mo", "lin-xue", "old-zhou"}
         assert {n["layer"] for n in chars["graph"]["nodes"]} == {"character"}
@@ -46,7 +46,7 @@ def test_filters_search_and_focus(flat_world: Path) -> None:
         # Limits: the list and the drawing are cut, the count is not.
         cut = world_view(wr, limit=3, draw=4).to_json()
         assert (len(cut["nodes"]), len(cut["graph"]["nodes"]), cut["matched"], cut["truncated"]) == (
-            3, 4, 19, True)
+            3, 4, 22, True)
         degrees = [n["degree"] for n in cut["graph"]["nodes"]]
         assert degrees == sorted(degrees, reverse=True) and degrees[0] == max(
             n["degree"] for n in whole["graph"]["nodes"])

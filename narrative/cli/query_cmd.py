@@ -313,4 +313,48 @@ def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: in
     click.echo(f"\n{d['used']} of {d['budget']} characters{tail}")
 
 
-COMMANDS = [why_cmd, history_cmd, search_cmd, graph_group, brief_cmd]
+@click.command("threads")
+@click.option("--all", "include_resolved", is_flag=True, help="Also the resolved threads.")
+@click.option("--at", "at", metavar="REV", help="The threads as they stood at a revision or event.")
+@json_option
+@pass_context
+def threads_cmd(ctx: Context, include_resolved: bool, at: str | None, as_json: bool) -> None:
+    """Open threads (nodes of kind thread), stalest first; secrets nobody has learned.
+
+    \b
+    Examples:
+      narr threads
+      narr threads --all --at HEAD~3
+    """
+    from narrative.engine.threads import moved_text, threads
+
+    result = threads(ctx.world, at, include_resolved=include_resolved)
+    if as_json:
+        emit_json(result.to_json())
+        return
+    names = {t.id: t.name for t in result.threads}
+    if result.threads:
+        click.echo("Threads, stalest first:")
+    else:
+        click.echo("No open threads." if not result.resolved_left_out else "No open threads left.")
+    for t in result.threads:
+        edited = "  [hand-edited]" if t.edited else ""
+        click.echo(f"  {t.id}  {t.name}  {t.status}: {moved_text(t)}{edited}")
+        if t.last_moved is not None:
+            click.echo(f"    last moved by {_event_text(t.last_moved.to_json())}")
+        if t.payoff:
+            click.echo(f"    payoff: {t.payoff}")
+        if t.waiting_on:
+            click.echo("    waits for: " + ", ".join(
+                f"{d} ({names[d]})" if d in names else d for d in t.waiting_on))
+    if result.resolved_left_out:
+        n = result.resolved_left_out
+        click.echo(f"({n} resolved thread{'s' if n > 1 else ''} left out: --all shows "
+                   f"{'them' if n > 1 else 'it'})")
+    if result.secrets:
+        click.echo("\nSecrets nobody has learned:")
+        for sec in result.secrets:
+            click.echo(f"  {sec['id']}  {sec['name']}")
+
+
+COMMANDS = [why_cmd, history_cmd, search_cmd, graph_group, brief_cmd, threads_cmd]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from narrative.model import Change, Delta
@@ -24,3 +26,9 @@ class EventRequest(BaseModel):
     replay_of: str | None = None
     reverts: str | None = None
     render: bool = Field(default=False, description="Ask the diffuser for the narrative text too.")
+    brief: dict[str, Any] | None = Field(
+        default=None, exclude=True,
+        description="The deterministic brief for this event (``narr brief`` with the event's "
+                    "content as the goal), filled in by the engine for a diffuser that asks for "
+                    "it; derived from the world, so never saved with a kept event.",
+    )

@@ -46,7 +46,39 @@ def verb_forms(lemma: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=4096)
 def is_word(word: str) -> bool:
-    """Whether lemminflect's lexicon knows ``word`` (any part of speech): "crane" yes, "qing" no."""
-    import lemminflect
+    """Whether lemminflect's lexicon knows ``word`` (any part of speech): "crane" yes, "qing" no.
 
-    return bool(lemminflect.getAllLemmas(word.lower()))
+    The lexicon's word list is read straight from its file: importing lemminflect and
+    building its lemma table costs more than half a second, a word list a twentieth.
+    """
+    lexicon = _lexicon()
+    key = word.lower()
+    if lexicon is None:  # a lemminflect that keeps its lexicon elsewhere
+        import lemminflect
+
+        return bool(lemminflect.getAllLemmas(key))
+    words, overrides = lexicon
+    return key in overrides or ("\n" + key + ",").encode() in words
+
+
+@lru_cache(maxsize=1)
+def _lexicon() -> tuple[bytes, frozenset[str]] | None:
+    """lemminflect's lemma table as text (``\nword,category,lemmas`` lines) and the words its
+    overrides add, or None when the files are not where this lemminflect keeps them."""
+    import gzip
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("lemminflect")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    resources = Path(next(iter(spec.submodule_search_locations))) / "resources"
+    try:
+        with gzip.open(resources / "lemma_lu.csv.gz", "rb") as f:
+            words = b"\n" + f.read()
+        lines = (resources / "lemma_overrides.csv").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    overrides = frozenset(line.split(",", 1)[0].strip().lower() for line in lines
+                          if line.strip() and not line.startswith("#"))
+    return words, overrides

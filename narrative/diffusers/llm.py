@@ -57,6 +57,10 @@ until the scene ends, "permanent" otherwise. "expire" ends a node for good.
 - "explicit_changes" are the user's own changes for this event, applied after yours: do \
 not repeat them.
 - "causes": ids of recent events this one follows from, if any.
+- "brief" lists what the story must keep consistent around this event, each item with \
+the reason it is there: hand edits (the writer's corrections: they override the history), \
+where everyone is, who holds and knows what, who is dead, the last events, open threads. \
+Never contradict it.
 - {narrative_rule}
 
 JSON Schema of the delta:
@@ -79,10 +83,19 @@ _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
 
 
+BRIEF_BUDGET = 3000  # characters of brief items in the prompt
+
+
 class LLMDiffuser:
-    """Asks a chat-completions server for the delta; settings are read when an event runs."""
+    """Asks a chat-completions server for the delta; settings are read when an event runs.
+
+    The engine hands it the brief for the event (``brief_budget`` asks for one), the
+    same deterministic pack ``narr brief CONTENT`` prints, next to the context pack
+    whose nodes give the ids to name.
+    """
 
     name = "llm"
+    brief_budget = BRIEF_BUDGET
 
     def __init__(self, settings: LLMSettings | None = None) -> None:
         self._settings = settings
@@ -121,12 +134,15 @@ def build_messages(pack: dict[str, Any], request: EventRequest, schema: dict[str
     rule = RENDER.format(language=language) if render else NO_RENDER
     system = SYSTEM_PROMPT.replace("{narrative_rule}", rule).replace(
         "{schema}", json.dumps(schema, ensure_ascii=False, separators=(",", ":")))
-    user = {
+    user: dict[str, Any] = {
         "event": request.content,
         "story_time": request.timestamp,
         "explicit_changes": [op.model_dump(mode="json") for op in request.delta.ops],
         "context": pack,
     }
+    if request.brief is not None:
+        user["brief"] = [{"section": i["section"], "reason": i["reason"], "text": i["text"]}
+                         for i in request.brief.get("items", [])]
     return [{"role": "system", "content": system},
             {"role": "user", "content": json.dumps(user, ensure_ascii=False, indent=1)}]
 

@@ -5,7 +5,8 @@ items in the same order, each with the ``reason`` it is there. In order of
 priority: hand edits not yet recorded (they override the history), the focus
 nodes (given, or named in the goal as ``narr event`` finds names), the last
 events, continuity facts about the characters around them (where they are, what
-they hold, which secrets they know, who is dead), then the focus nodes'
+they hold, which secrets they know, who is dead), the open threads (those about
+the focus first, then the longest untouched), then the focus nodes'
 neighbourhood in the world graph ranked by distance, then by how recently an
 event changed them, and failed events waiting for a retry. Items are taken in
 that order while they fit the budget (characters of text); those that do not
@@ -16,7 +17,13 @@ story stands. With ``pov``, the pack keeps to what that character can know:
 itself and what it holds, its relations and their targets, its location and
 whoever is there, the secrets it ``knows`` (other secrets are left out), and the
 events that name or change any of those (the present location stands in for
-"where they were": the records do not keep where everyone stood at each event).
+"where they were": the records do not keep where everyone stood at each event;
+it looks back at most ``POV_SCAN`` events for them). Threads are the writer's
+plan, never in a point of view.
+
+Everything is read through the catalog (the neighbourhood is a walk over its
+edge table, the recent events a page of its chain), with the hand edits laid
+over it, so the cost follows what the pack holds, not the size of the world.
 """
 
 from __future__ import annotations
@@ -27,9 +34,7 @@ from typing import Any
 
 from narrative import fields
 from narrative.diffusers.context import find_mentions
-from narrative.engine import failed
-from narrative.engine.eventgraph import Story, tip_of
-from narrative.engine.graphs import world_graph
+from narrative.engine.eventgraph import EventInfo, Write, tip_of, write_of
 from narrative.engine.history_of import mentions
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import check_id
@@ -42,6 +47,8 @@ DEFAULT_BUDGET = 4000
 RECENT = 5
 RADIUS = 2
 MAX_NEIGHBOURS = 30
+POV_SCAN = 500  # a point of view looks this far back for the events it knows of
+THREAD_KIND = "thread"
 
 
 @dataclass
@@ -67,7 +74,7 @@ def _value(v: Any) -> str:
     return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, sort_keys=True)
 
 
-def node_line(node: NodeDict, name_of: dict[str, str], can_see: Any = None) -> str:
+def node_line(node: NodeDict, name_of: Any, can_see: Any = None) -> str:
     """One line that says what a node is and how it stands (relations to what ``can_see``)."""
     head = f"{node.get('name', '')} ({node.get('id')}, {node.get('layer')}"
     head += f"/{node['kind']})" if node.get("kind") else ")"
@@ -108,7 +115,11 @@ class _Pack:
 
 
 def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, ...] = (),
-          budget: int = DEFAULT_BUDGET, pov: str | None = None) -> Brief:
+          budget: int = DEFAULT_BUDGET, pov: str | None = None, *,
+          view: WorldView | None = None, include_failed: bool = True) -> Brief:
+    """The pack for the next event. ``view``: the edited world to read (an event running
+    passes its own, so the pack sees what the event sees); by default HEAD and the hand
+    edits found on disk."""
     if budget < 1:
         raise InvalidInputError("--budget must be at least 1 character")
     for node_id in [*focus, *([pov] if pov else [])]:
@@ -116,24 +127,16 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
     head = tip_of(wr)
     if head is None:
         raise NotFoundError("the story has no events yet")
-    edits = worktree.scan_for_reader(wr, head.tree)
-    view = WorldView(wr, head.tree, edits)
-    story = Story(wr, str(head.id))
-    graph = world_graph(wr)
-    for node_id, hand in edits.edits.items():  # the graph as the user sees it: hand edits included
-        if node_id in graph:
-            graph.remove_edges_from(list(graph.out_edges(node_id, keys=True)))
-        if hand.new is None:
-            if node_id in graph:
-                graph.remove_node(node_id)
-            continue
-        graph.add_node(node_id, label=hand.new.get("name", node_id))
-        for rtype, dst in edges_of(hand.new):
-            graph.add_edge(node_id, dst, key=rtype)
-    name_of = {n: str(d.get("label") or n) for n, d in graph.nodes(data=True)}
+    tip = str(head.id)
+    cache = wr.catalog
+    if view is None:
+        view = WorldView(wr, head.tree, worktree.scan_for_reader(wr, head.tree))
+    edits = view.hand
     for node_id in [*focus, *([pov] if pov else [])]:
         if not view.exists(node_id):
             raise NotFoundError(f"no node {node_id!r} in the world", hint="narr nodes lists the nodes")
+    names = _Names(view)
+    recent = _Recent(wr, tip)
 
     visible: set[str] | None = None
     if pov is not None:
@@ -151,8 +154,8 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
             for node_id in m.ids:
                 reasons.setdefault(node_id, f"named in the goal as {m.text!r}")
     if not goal and not focus:
-        for e in story.events[:3]:
-            for w in story.writes_of(e.commit):
+        for e in recent.first(3):
+            for w in recent.writes_of(e):
                 if view.exists(w.target):
                     reasons.setdefault(w.target, f"changed by the recent event {e.content!r}")
     if pov is not None:
@@ -161,7 +164,7 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
         for node_id in sorted(visible or ()):
             node = view.get(node_id)
             if node is not None and (node.get("state") or {}).get("location") == loc:
-                reasons.setdefault(node_id, f"at {name_of.get(str(loc), loc)}, where {pov} is")
+                reasons.setdefault(node_id, f"at {names.get(str(loc), loc)}, where {pov} is")
     focus_ids = [n for n in reasons if can_see(n)]
 
     pack = _Pack(budget)
@@ -176,73 +179,182 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
             pack.add("hand edits", "a hand edit not yet recorded: it overrides the history",
                      f"{node_id} {ch.field}: {old} → {new}", node=node_id)
 
+    neighbours = _neighbourhood(view, cache, tip, recent.head_seq, focus_ids, can_see)
+    names.want([*focus_ids, *(n for n, _, _ in neighbours)])
     for node_id in focus_ids:
         node = view.get(node_id)
         if node is not None:
-            pack.add("focus", reasons[node_id], node_line(node, name_of, can_see), node=node_id)
+            names.want(d for _, d in edges_of(node))
+            pack.add("focus", reasons[node_id], node_line(node, names, can_see), node=node_id)
 
     shown = 0
-    for e in story.events:
+    for e in recent.events(scan=None if visible is None else POV_SCAN):
         if shown >= RECENT or e.kind == "genesis":
             break
-        if visible is not None and not _event_visible(story, e.commit, e.content, visible, view):
+        if visible is not None and not _event_visible(recent, e, visible, view):
             continue
         shown += 1
         pack.add("events", "one of the last events" if visible is None
                  else f"one of the last events {pov} knows of",
                  f"{e.content}" + (f" [{e.timestamp}]" if e.timestamp else ""),
-                 event=e.id, commit=e.commit)
+                 event={"id": e.id, "commit": e.commit, "content": e.content})
 
-    neighbours = _neighbourhood(graph, story, focus_ids, can_see)
     characters = [n for n in [*focus_ids, *(n for n, _, _ in neighbours)]
-                  if (view.get(n) or {}).get("layer") == "character"]
+                  if names.layer(n) == "character"]
     for node_id in characters:
         node = view.get(node_id)
         if node is None:
             continue
-        for reason, text in _facts(node, name_of, can_see):
+        names.want(d for _, d in edges_of(node))
+        for reason, text in _facts(node, names, can_see):
             pack.add("continuity", reason, text, node=node_id)
 
+    if visible is None:  # threads are the writer's plan: no character can know them
+        _threads(pack, wr, head, view, names, focus_ids)
+
     for node_id, dist, ago in neighbours:
+        if names.kind(node_id) == THREAD_KIND:
+            continue  # in "open threads" already, with what moves them
         node = view.get(node_id)
         if node is None:
             continue
         when = "never changed by an event" if ago is None else (
             "changed by the last event" if ago == 0 else f"changed {ago} events ago")
+        names.want(d for _, d in edges_of(node))
         pack.add("neighbourhood", f"{dist} relation{'s' if dist > 1 else ''} from the focus, {when}",
-                 node_line(node, name_of, can_see), node=node_id)
+                 node_line(node, names, can_see), node=node_id)
 
-    if visible is None:
+    kept = wr.narr_dir / "failed"  # looked at before importing what reads them (pydantic)
+    if include_failed and visible is None and kept.is_dir() and any(kept.glob("*.json")):
+        from narrative.engine import failed
+
         for f in failed.listing(wr):
             pack.add("failed", "an event that failed and waits for narr failed retry",
                      f"{f['content']}: {f['error']}")
-    return Brief(goal, pov, budget, story.events[0].to_json() if story.events else None,
+    first = recent.first(1)
+    return Brief(goal, pov, budget, first[0].to_json() if first else None,
                  focus_ids, pack.items, pack.dropped)
 
 
-def _neighbourhood(graph: Any, story: Story, focus: list[str], can_see: Any
-                   ) -> list[tuple[str, int, int | None]]:
-    """``(node, distance, events since it last changed)``, nearest and freshest first."""
-    import networkx as nx
+def _threads(pack: _Pack, wr: WorldRepo, head: Any, view: WorldView, names: _Names,
+             focus: list[str]) -> None:
+    """Open threads: those about the focus first, then the rest, stalest first."""
+    from narrative.engine.threads import describe, moved_text, read_threads
 
-    undirected = graph.to_undirected(as_view=True)
-    dist: dict[str, int] = {}
-    for f in focus:
-        if f in undirected:
-            for n, d in nx.single_source_shortest_path_length(undirected, f, cutoff=RADIUS).items():
-                if n not in focus and can_see(n):
-                    dist[n] = min(d, dist.get(n, d))
-    newest = story.events[0].seq if story.events else 0
-    rows = []
-    for n, d in dist.items():
-        writes = [w for w in story.writes(n) if story.by_commit[w.commit].kind == "event"]
-        ago = newest - writes[-1].seq if writes else None
-        rows.append((n, d, ago))
+    found, _ = read_threads(wr, head, view)
+    open_ = [t for t in found if not t.resolved]
+    names.want(d for t in open_ for d in [*t.waiting_on, *t.concerns])
+    wanted = set(focus)
+    about = [t for t in open_ if t.id in wanted or wanted & set(t.concerns)]
+    for t in [*about, *(t for t in open_ if t not in about)]:
+        near = [names.get(n, n) for n in t.concerns if n in wanted]
+        reason = (f"an open thread about {', '.join(near)}, " if near
+                  else "an open thread, ") + moved_text(t)
+        pack.add("open threads", reason, describe(t, lambda i: names.get(i, i)), node=t.id)
+
+
+class _Names:
+    """Node names (and layers, kinds) of the edited world, fetched from the catalog as needed."""
+
+    def __init__(self, view: WorldView) -> None:
+        self.view = view
+        self.rows: dict[str, tuple[str, str, str, str, str] | None] = {}
+
+    def want(self, ids: Any) -> None:
+        missing = [i for i in dict.fromkeys(ids) if i not in self.rows]
+        if missing:
+            found = self.view.rows_of(missing)
+            for i in missing:
+                self.rows[i] = found.get(i)
+
+    def _row(self, node_id: str) -> tuple[str, str, str, str, str] | None:
+        self.want([node_id])
+        return self.rows[node_id]
+
+    def get(self, node_id: str, default: Any = None) -> Any:
+        row = self._row(node_id)
+        return row[3] if row is not None and row[3] else default
+
+    def layer(self, node_id: str) -> str | None:
+        row = self._row(node_id)
+        return row[1] if row else None
+
+    def kind(self, node_id: str) -> str | None:
+        row = self._row(node_id)
+        return row[2] if row else None
+
+
+class _Recent:
+    """The story line's commits, newest first, read from the catalog a page at a time."""
+
+    PAGE = 64
+
+    def __init__(self, wr: WorldRepo, tip: str) -> None:
+        self.wr = wr
+        self.tip = tip
+        self.loaded: list[EventInfo] = []
+        self.done = False
+
+    def _more(self) -> None:
+        rows = self.wr.catalog.chain_rows(self.tip, limit=len(self.loaded) + self.PAGE)
+        self.done = len(rows) < len(self.loaded) + self.PAGE
+        self.loaded = [EventInfo(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]))
+                       for r in rows]
+
+    def first(self, n: int) -> list[EventInfo]:
+        while len(self.loaded) < n and not self.done:
+            self._more()
+        return self.loaded[:n]
+
+    def events(self, scan: int | None = None) -> Any:
+        k = 0
+        while True:
+            if k >= len(self.loaded):
+                if self.done or (scan is not None and k >= scan):
+                    return
+                self._more()
+                if k >= len(self.loaded):
+                    return
+            yield self.loaded[k]
+            k += 1
+
+    @property
+    def head_seq(self) -> int:
+        first = self.first(1)
+        return first[0].seq if first else 0
+
+    def writes_of(self, e: EventInfo) -> list[Write]:
+        return [write_of(r) for r in self.wr.catalog.commit_writes(e.commit, e.seq)]
+
+
+def _neighbourhood(view: WorldView, cache: Any, tip: str, newest: int, focus: list[str],
+                   can_see: Any) -> list[tuple[str, int, int | None]]:
+    """``(node, distance, events since it last changed)``, nearest and freshest first.
+
+    A breadth-first walk over the relations both ways, through the catalog's edge
+    table (hand edits laid over it), so it reads only the nodes it reaches.
+    """
+    dist: dict[str, int] = {f: 0 for f in focus}
+    frontier = set(focus)
+    for d in range(1, RADIUS + 1):
+        if not frontier:
+            break
+        reached: set[str] = set()
+        reached.update(dst for _, _, dst in view.outgoing(frontier))
+        reached.update(src for src, _, _ in view.incoming(frontier))
+        frontier = {n for n in reached if n not in dist}
+        for n in frontier:
+            dist[n] = d
+    found = {n: d for n, d in dist.items() if d > 0 and can_see(n)}
+    alive = view.rows_of(list(found))
+    found = {n: d for n, d in found.items() if n in alive}
+    last = cache.last_writes(tip, found)
+    rows = [(n, d, newest - last[n][0] if n in last else None) for n, d in found.items()]
     rows.sort(key=lambda r: (r[1], r[2] if r[2] is not None else 1 << 30, r[0]))
     return rows[:MAX_NEIGHBOURS]
 
 
-def _facts(node: NodeDict, name_of: dict[str, str], can_see: Any) -> list[tuple[str, str]]:
+def _facts(node: NodeDict, name_of: Any, can_see: Any) -> list[tuple[str, str]]:
     name = node.get("name", node.get("id", ""))
     state = node.get("state") or {}
     out = []
@@ -263,7 +375,7 @@ def _facts(node: NodeDict, name_of: dict[str, str], can_see: Any) -> list[tuple[
 
 def _visible_to(view: WorldView, pov: str) -> set[str]:
     """The nodes ``pov`` can know of: itself, its relations' targets (secrets only through
-    ``knows``), its location and whoever shares it, and what those hold."""
+    ``knows``; threads never), its location and whoever shares it, and what those hold."""
     me = view.get(pov)
     assert me is not None
     seen = {pov}
@@ -279,20 +391,27 @@ def _visible_to(view: WorldView, pov: str) -> set[str]:
             if node is not None and (node.get("state") or {}).get("location") == loc:
                 seen.add(n)
                 seen.update(d for t, d in edges_of(node) if t == "holds")
-    return {n for n in seen if n == pov or not _is_secret(view.get(n))
-            or n in dict((d, t) for t, d in edges_of(me) if t == "knows")}
+    known = {d for t, d in edges_of(me) if t == "knows"}
+    out = set()
+    for n in seen:
+        node = view.get(n)
+        if node is not None and node.get("kind") == THREAD_KIND and n != pov:
+            continue
+        if n == pov or not _is_secret(node) or n in known:
+            out.add(n)
+    return out
 
 
 def _is_secret(node: NodeDict | None) -> bool:
     return node is not None and node.get("kind") == "secret"
 
 
-def _event_visible(story: Story, commit: str, content: str, visible: set[str], view: WorldView) -> bool:
-    if any(w.target in visible for w in story.writes_of(commit)):
+def _event_visible(recent: _Recent, e: EventInfo, visible: set[str], view: WorldView) -> bool:
+    if any(w.target in visible for w in recent.writes_of(e)):
         return True
     names: set[str] = set()
     for n in visible:
         node = view.get(n)
         if node is not None:
             names |= names_of(node)
-    return mentions(content, names)
+    return mentions(e.content, names)

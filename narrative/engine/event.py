@@ -156,7 +156,16 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
         # every proposal is arbitrated (no duplicate nodes) and screened (guard rails) first
         from narrative.delta.screen import review  # with the arbiter: only when a diffuser runs
 
-        proposal = review(view, diffuser.propose(view, request), request)
+        asked = request
+        budget = getattr(diffuser, "brief_budget", None)
+        if isinstance(budget, int) and budget > 0:
+            # A diffuser that works from the brief gets the very pack narr brief would give
+            # for the event's words, read from the world as this event finds it.
+            from narrative.engine.brief import brief
+
+            pack = brief(wr, request.content, budget=budget, view=view, include_failed=False)
+            asked = request.model_copy(update={"brief": pack.to_json()})
+        proposal = review(view, diffuser.propose(view, asked), request)
         delta = merge(proposal.delta, request.delta)
         if proposal.narrative_text and not delta.narrative_text:
             delta = delta.model_copy(update={"narrative_text": proposal.narrative_text})

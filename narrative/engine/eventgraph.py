@@ -79,15 +79,46 @@ def tip_of(wr: WorldRepo, rev: str | None = None) -> pygit2.Commit | None:
 
 
 class Story:
-    """The events of one chain (newest first) and the causal graph between them."""
+    """The events of one chain (newest first) and the causal graph between them.
+
+    The chain is read from the catalog when first needed: a question about a few
+    events (:meth:`event`, :meth:`ancestry`) reads only those.
+    """
 
     def __init__(self, wr: WorldRepo, tip: str) -> None:
         self.wr = wr
         self.tip = tip
-        self.events = [EventInfo(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]))
-                       for r in wr.catalog.chain_rows(tip)]
-        self.by_commit = {e.commit: e for e in self.events}
+        self._events: list[EventInfo] | None = None
+        self._by_commit: dict[str, EventInfo] | None = None
         self._graph: nx.DiGraph | None = None
+
+    @property
+    def events(self) -> list[EventInfo]:
+        if self._events is None:
+            self._events = [_info(r) for r in self.wr.catalog.chain_rows(self.tip)]
+        return self._events
+
+    @property
+    def by_commit(self) -> dict[str, EventInfo]:
+        if self._by_commit is None:
+            self._by_commit = {e.commit: e for e in self.events}
+        return self._by_commit
+
+    def event(self, commit: str) -> EventInfo:
+        """One commit of the chain, without reading the whole chain."""
+        if self._by_commit is not None:
+            return self._by_commit[commit]
+        row = self.wr.catalog.commit_row(commit)
+        if row is None:
+            raise KeyError(commit)
+        return _info(row)
+
+    def first(self) -> EventInfo | None:
+        """The oldest commit of the chain (its root, or the genesis ``init --here`` made)."""
+        if self._events is not None:
+            return self._events[-1] if self._events else None
+        row = self.wr.catalog.chain_first(self.tip)
+        return _info(row) if row is not None else None
 
     @property
     def graph(self) -> nx.DiGraph:
@@ -115,27 +146,42 @@ class Story:
         return [write_of(r) for r in self.wr.catalog.commit_writes(commit, self.seq_of(commit))]
 
     def seq_of(self, commit: str) -> int:
-        return self.by_commit[commit].seq
+        return self.event(commit).seq
 
     def ancestry(self, commit: str) -> list[dict[str, Any]]:
         """The events ``commit`` depends on, directly or not, newest first, each with the
-        edges that lead from it towards ``commit``."""
-        import networkx as nx
+        edges that lead from it towards ``commit``.
 
-        g = self.graph
-        if commit not in g:
-            return []
-        found = nx.ancestors(g, commit)
-        keep = found | {commit}
+        Read with one recursive query over the causal edges, so it costs what the
+        ancestry holds, not what the story holds.
+        """
+        rows = self.wr.catalog.ancestry_edges(self.tip, commit)
+        seq: dict[str, int] = {}
+        led: dict[str, list[tuple[int, str, str, str, str]]] = {}
+        for effect, effect_seq, cause, cause_seq, kind, target, field in sorted(
+                rows, key=lambda r: (r[0], r[2], r[5], r[6])):
+            seq[effect], seq[cause] = effect_seq, cause_seq
+            led.setdefault(cause, []).append((effect_seq, effect, kind, target, field))
+        found = [c for c in led if c != commit]
+        infos = {e.commit: e for e in map(_info, self.wr.catalog.commit_rows(found))}
         out = []
-        for a in sorted(found, key=lambda c: -self.by_commit[c].seq):
-            led = []
-            for _, b, data in sorted(g.out_edges(a, data=True), key=lambda t: -self.by_commit[t[1]].seq):
-                if b in keep:
-                    for reason in data["reasons"]:
-                        led.append({"event": self.by_commit[b].id, "commit": b, **reason})
-            out.append({**self.by_commit[a].to_json(), "led_to": led})
+        for a in sorted(found, key=lambda c: -seq[c]):
+            edges = sorted(led[a], key=lambda t: -t[0])  # stable: reasons keep their order
+            out.append({**infos[a].to_json(), "led_to": [
+                {**self._named(b, infos), "kind": kind, "target": target, "field": field}
+                for _, b, kind, target, field in edges]})
         return out
+
+    def _named(self, commit: str, infos: dict[str, EventInfo]) -> dict[str, Any]:
+        """An event as every answer names one: its id, commit and content."""
+        if commit not in infos:
+            infos[commit] = self.event(commit)
+        e = infos[commit]
+        return {"id": e.id, "commit": e.commit, "content": e.content}
+
+
+def _info(r: tuple[Any, ...]) -> EventInfo:
+    return EventInfo(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]))
 
 
 def ended(wr: WorldRepo, node_id: str) -> tuple[EventInfo, str] | None:

@@ -109,12 +109,12 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None) -> NodeHistor
 
     def slot(commit: str) -> EventChanges:
         if commit not in per:
-            per[commit] = EventChanges(story.by_commit[commit])
+            per[commit] = EventChanges(story.event(commit))
         return per[commit]
 
     names: set[str] = set()
     for w in story.writes(node_id):
-        slot(w.commit).changes.append(_own(w, story.by_commit[w.commit]))
+        slot(w.commit).changes.append(_own(w, story.event(w.commit)))
         for value in (w.old, w.new):
             if w.field == "" and isinstance(value, dict):
                 names |= names_of(value)
@@ -138,9 +138,14 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None) -> NodeHistor
     if not per and not exists and not at_genesis:
         raise NotFoundError(f"no node {node_id!r} in this story, now or before",
                             hint="narr search finds nodes by name")
+    wanted = sorted(n for n in names if n)
     for e in story.events:
-        if e.kind == "event" and mentions(e.content, names):
-            slot(e.commit).mentioned = True
+        # A cheap test first: a text that names the node holds one of its names as it is
+        # (normalised); only those few go through the word-boundary test.
+        if e.kind == "event" and e.content:
+            text = normalize_name(e.content)
+            if any(n in text for n in wanted) and mentions(e.content, names):
+                slot(e.commit).mentioned = True
     events = sorted(per.values(), key=lambda x: x.event.seq)
     return NodeHistory(node_id, exists, at_genesis, events)
 

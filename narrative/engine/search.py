@@ -56,8 +56,9 @@ def search(wr: WorldRepo, query: str, limit: int = 20) -> SearchResult:
     ranked = all(len(t) >= 3 for t in terms)
     edits = worktree.scan_for_reader(wr, head.tree).edits
     scored: list[tuple[float, int, dict[str, Any]]] = []
-    listing = {row[0]: row for row in cache.listing()}
-    for node_id, score in cache.search_nodes(terms, limit + len(edits)):
+    found = cache.search_nodes(terms, limit + len(edits))
+    listing = {row[0]: row for row in cache.rows_of(n for n, _ in found)}
+    for node_id, score in found:
         if node_id in edits:
             continue
         _, layer, kind, name, _ = listing[node_id]
@@ -71,7 +72,7 @@ def search(wr: WorldRepo, query: str, limit: int = 20) -> SearchResult:
                                      "edited": True, "score": None}))
     story = Story(wr, str(head.id))
     for commit, score in cache.search_events(str(head.id), terms, limit):
-        ev = story.by_commit[commit]
+        ev = story.event(commit)
         scored.append((score, 1, {"kind": "event", **ev.to_json(), "score": round(-score, 4)}))
     if ranked:
         scored.sort(key=lambda t: (t[1], t[0]))

@@ -86,15 +86,16 @@ def why(wr: WorldRepo, node_id: str, field_text: str, at: str | None = None) -> 
         raise NotFoundError(f"{node_id} has no field {ptr}"
                             + (f" at {at}" if at else ""))
     result = WhyResult(node_id, ptr, value, "unexplained", uncommitted=uncommitted)
+    first = story.first() if writer is None else None
     if writer is not None:
-        result.event = story.by_commit[writer.commit]
+        result.event = story.event(writer.commit)
         result.change = writer
         result.source = "event" if writer.source == "diffusion" else "hand edit"
         result.ancestry = story.ancestry(writer.commit)
         if result.event.kind == "merge" and writer.source == "diffusion":
             result.merged_from = _merged_from(wr, writer.commit, node_id, ptr)
-    elif story.events and story.events[-1].kind == "genesis":
-        result.event = story.events[-1]
+    elif first is not None and first.kind == "genesis":
+        result.event = first
         result.source = "genesis"
     if uncommitted is not None:
         result.source = "unrecorded hand edit"
@@ -112,4 +113,4 @@ def _merged_from(wr: WorldRepo, merge_commit: str, node_id: str, ptr: str) -> Ev
     assert second is not None
     line = Story(wr, str(second.id))
     found = next((w for w in reversed(line.writes(node_id)) if _relevant(w, ptr)), None)
-    return line.by_commit[found.commit] if found is not None else None
+    return line.event(found.commit) if found is not None else None

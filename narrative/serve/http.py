@@ -165,6 +165,14 @@ class _Api:
         pov = params.get("pov")
         return self.read(lambda wr: brief(wr, goal, focus, budget, pov).to_json())
 
+    def threads(self, request: Request) -> Response:
+        from narrative.engine.threads import threads
+
+        params = request.query_params
+        every = params.get("all", "").lower() in ("1", "true", "yes")
+        at = params.get("at")
+        return self.read(lambda wr: threads(wr, at, include_resolved=every).to_json())
+
     # --- writes -----------------------------------------------------------------------
 
     async def put_node(self, request: Request) -> Response:
@@ -324,6 +332,7 @@ def openapi() -> dict[str, Any]:
             "/api/graph/events": {"get": op("the story line (its last `limit` events) with its causal "
                                             "edges, abandoned chains and branches", "limit")},
             "/api/chains": {"get": op("narr chains")},
+            "/api/threads": {"get": op("narr threads", "all", "at")},
         },
     }
 
@@ -348,6 +357,7 @@ def make_app(server: Server, token: str) -> Starlette:
         Route("/api/history/{node_id}", api.history),
         Route("/api/search", api.search),
         Route("/api/brief", api.brief),
+        Route("/api/threads", api.threads),
         Route("/api/openapi.json", lambda request: JSONResponse(openapi())),
     ]
 

@@ -47,7 +47,7 @@ from narrative.errors import ConflictError, InvalidInputError, NarrError
 from narrative.serve import streams
 
 READERS = frozenset({"status", "log", "show", "get", "nodes", "why", "history", "search", "brief",
-                     "graph", "chains", "reflog", "schema", "path", "check"})
+                     "threads", "graph", "chains", "reflog", "schema", "path", "check"})
 TOKEN_FILE = "token"
 REFUSED = client.REFUSED
 _MAX_SOCKET_PATH = 100

@@ -268,6 +268,37 @@ class Catalog:
             ).fetchall())
         return out
 
+    def outgoing(self, ids: Iterable[str]) -> list[tuple[str, str, str]]:
+        """``(source, type, target)`` of every relation leaving one of ``ids``."""
+        ids = list(ids)
+        out: list[tuple[str, str, str]] = []
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            out.extend(self.db.execute(
+                f"SELECT src, type, dst FROM edges WHERE src IN ({marks})", chunk
+            ).fetchall())
+        return out
+
+    def rows_of(self, ids: Iterable[str]) -> list[tuple[str, str, str, str, str]]:
+        """``(id, layer, kind, name, lifecycle)`` of each of ``ids`` the world holds."""
+        ids = list(ids)
+        out: list[tuple[str, str, str, str, str]] = []
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            out.extend(self.db.execute(
+                f"SELECT id, layer, kind, name, lifecycle FROM nodes WHERE id IN ({marks})", chunk
+            ).fetchall())
+        return out
+
+    def ids_of_kind(self, kinds: Iterable[str]) -> list[str]:
+        """The ids of the nodes whose ``kind`` is one of ``kinds``, sorted."""
+        wanted = sorted(set(kinds))
+        marks = ",".join("?" * len(wanted))
+        return [r[0] for r in self.db.execute(
+            f"SELECT id FROM nodes WHERE kind IN ({marks}) ORDER BY id", wanted)]
+
     def layer_of(self, node_id: str) -> str | None:
         row = self.db.execute("SELECT layer FROM nodes WHERE id=?", (node_id,)).fetchone()
         return row[0] if row else None
@@ -517,6 +548,47 @@ class Catalog:
             return self.db.execute(q + " LIMIT ?", (limit,)).fetchall()
         return self.db.execute(q).fetchall()
 
+    def commit_row(self, commit: str) -> tuple[Any, ...] | None:
+        """The :meth:`chain_rows` row of one indexed commit, or None."""
+        row: tuple[Any, ...] | None = self.db.execute(
+            "SELECT commit_id, seq, event_id, kind, content, narrative, timestamp, created_at,"
+            " close_scene FROM chain WHERE commit_id=?", (commit,)).fetchone()
+        return row
+
+    def commit_rows(self, commits: Iterable[str]) -> list[tuple[Any, ...]]:
+        """The :meth:`chain_rows` rows of indexed commits."""
+        ids = sorted(set(commits))
+        out: list[tuple[Any, ...]] = []
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            out.extend(self.db.execute(
+                "SELECT commit_id, seq, event_id, kind, content, narrative, timestamp, created_at,"
+                f" close_scene FROM chain WHERE commit_id IN ({marks})", chunk))
+        return out
+
+    def chain_first(self, tip: str) -> tuple[Any, ...] | None:
+        """The :meth:`chain_rows` row of the oldest commit of ``tip``'s chain."""
+        self.use_chain(tip)
+        row: tuple[Any, ...] | None = self.db.execute(
+            "SELECT chain.commit_id, chain.seq, event_id, kind, content, narrative, timestamp,"
+            " created_at, close_scene FROM chain JOIN cur USING (commit_id)"
+            " ORDER BY cur.seq LIMIT 1").fetchone()
+        return row
+
+    def ancestry_edges(self, tip: str, commit: str) -> list[tuple[Any, ...]]:
+        """``(effect, its seq, cause, its seq, kind, target, field)`` of every causal edge
+        between ``commit``'s ancestors on ``tip``'s chain (``commit`` included)."""
+        self.use_chain(tip)
+        return self.db.execute(
+            "WITH RECURSIVE anc(c) AS (SELECT ? UNION"
+            " SELECT d.cause FROM deps d JOIN anc ON d.commit_id = anc.c"
+            " JOIN cur ON cur.commit_id = d.cause)"
+            " SELECT d.commit_id, ce.seq, d.cause, cc.seq, d.kind, d.target, d.field FROM deps d"
+            " JOIN anc a1 ON a1.c = d.commit_id JOIN anc a2 ON a2.c = d.cause"
+            " JOIN cur ce ON ce.commit_id = d.commit_id JOIN cur cc ON cc.commit_id = d.cause",
+            (commit,)).fetchall()
+
     def chain_writes(self, tip: str, target: str | None = None) -> list[tuple[Any, ...]]:
         """``(commit, seq, pos, source, target, field, old, new)`` on ``tip``'s chain (of
         ``target``, or every change), oldest first; values are JSON text, None when absent."""
@@ -532,6 +604,33 @@ class Catalog:
         return self.db.execute(
             "SELECT commit_id, ?, pos, source, target, field, old, new FROM writes"
             " WHERE commit_id=? ORDER BY pos", (seq, commit)).fetchall()
+
+    def last_writes(self, tip: str, targets: Iterable[str],
+                    kinds: Iterable[str] = ("event",)) -> dict[str, tuple[int, str]]:
+        """For each of ``targets`` that a commit of ``tip``'s chain (of one of ``kinds``:
+        ``event``, ``merge``, ``genesis``) changed: ``(seq, commit)`` of the newest such commit."""
+        self.use_chain(tip)
+        wanted = sorted(set(kinds))
+        kmarks = ",".join("?" * len(wanted))
+        ids = sorted(set(targets))
+        out: dict[str, tuple[int, str]] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for target, seq, commit in self.db.execute(
+                    "SELECT w.target, max(cur.seq), cur.commit_id FROM writes w"
+                    " JOIN cur USING (commit_id) JOIN chain ON chain.commit_id = w.commit_id"
+                    f" WHERE w.target IN ({marks}) AND chain.kind IN ({kmarks}) GROUP BY w.target",
+                    (*chunk, *wanted)):
+                out[target] = (int(seq), commit)
+        return out
+
+    def events_after(self, tip: str, seq: int) -> int:
+        """How many events (and merges) ``tip``'s chain holds after the commit at ``seq``."""
+        self.use_chain(tip)
+        return int(self.db.execute(
+            "SELECT count(*) FROM cur JOIN chain USING (commit_id)"
+            " WHERE cur.seq > ? AND chain.kind IN ('event', 'merge')", (seq,)).fetchone()[0])
 
     def chain_pointing_at(self, tip: str, node_id: str) -> list[tuple[Any, ...]]:
         """Like :meth:`chain_writes`, for changes to other nodes that may concern ``node_id``:

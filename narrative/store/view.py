@@ -150,6 +150,34 @@ class WorldView:
             out.update((node_id, rtype, dst) for rtype, dst in edges_of(node) if dst in ids)
         return sorted(out)
 
+    def outgoing(self, ids: Collection[str]) -> list[tuple[str, str, str]]:
+        """``(source, type, target)`` of relations in the edited world that leave ``ids``."""
+        edited = self.hand.edits
+        out = {row for row in self.catalog().outgoing(ids) if row[0] not in edited}
+        for node_id in ids:
+            node = self.hand.edits[node_id].new if node_id in edited else None
+            if node is not None:
+                out.update((node_id, rtype, dst) for rtype, dst in edges_of(node))
+        return sorted(out)
+
+    def rows_of(self, ids: Collection[str]) -> dict[str, tuple[str, str, str, str, str]]:
+        """Id -> ``(id, layer, kind, name, lifecycle)`` for each of ``ids`` in the edited world."""
+        edited = self.hand.edits
+        out = {row[0]: row for row in self.catalog().rows_of(ids) if row[0] not in edited}
+        for node_id in ids:
+            node = edited[node_id].new if node_id in edited else None
+            if node is not None:
+                out[node_id] = (node_id, str(node.get("layer", "")), str(node.get("kind", "")),
+                                str(node.get("name", "")), str(node.get("lifecycle", "permanent")))
+        return out
+
+    def ids_of_kind(self, kinds: Collection[str]) -> list[str]:
+        """The ids of the nodes of the edited world whose ``kind`` is one of ``kinds``."""
+        edited = self.hand.edits
+        out = {i for i in self.catalog().ids_of_kind(kinds) if i not in edited}
+        out.update(i for i, node in self._edited_nodes() if node.get("kind") in kinds)
+        return sorted(out)
+
     def names_in_layer(self, layer: str) -> list[tuple[str, str]]:
         edited = self.hand.edits
         out = [row for row in self.catalog().names_in_layer(layer) if row[1] not in edited]

@@ -1,0 +1,176 @@
+"""``narr threads``: the story's open threads, stalest first, and the secrets nobody has learned.
+
+A thread is foreshadowing kept as data: a node of kind ``thread`` (in any layer;
+the sample world keeps them in ``background``) whose ``state.status`` is
+``open``, ``progressing``, ``deferred`` or ``resolved``, whose ``state.payoff``
+says what would pay it off, and whose ``depends-on`` relations name the threads
+that must be resolved first. A thread *moves* when an event changes its node (a
+status, a payoff, a relation, or a hand edit the event recorded); the ranking
+counts the events since it last moved, read from the event graph in the derived
+catalog, so it costs a few queries however long the story. Threads nobody has
+touched for longest come first: those are the ones a writer forgets.
+
+A secret (kind ``secret``) nobody has learned is one no node ``knows``: no
+relation of that type points at it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from narrative.engine.eventgraph import EventInfo, tip_of
+from narrative.errors import NotFoundError
+from narrative.nodefile import NodeDict, edges_of
+from narrative.store.worldrepo import WorldRepo
+
+THREAD_KIND = "thread"
+SECRET_KIND = "secret"
+STATUSES = ("open", "progressing", "deferred", "resolved")
+DEPENDS_ON = "depends-on"
+
+
+@dataclass
+class Thread:
+    id: str
+    name: str
+    status: str
+    payoff: str | None
+    depends_on: list[str]
+    waiting_on: list[str]  # dependencies not resolved yet
+    concerns: list[str]  # every other node the thread points at
+    last_moved: EventInfo | None  # the last event that changed the thread (None: none since it began)
+    events_since: int
+    edited: bool = False
+
+    @property
+    def resolved(self) -> bool:
+        return self.status == "resolved"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "status": self.status, "payoff": self.payoff,
+                "depends_on": self.depends_on, "waiting_on": self.waiting_on,
+                "concerns": self.concerns,
+                "last_moved": self.last_moved.to_json() if self.last_moved else None,
+                "events_since": self.events_since, "edited": self.edited}
+
+
+@dataclass
+class Threads:
+    head: dict[str, Any] | None
+    threads: list[Thread]
+    secrets: list[dict[str, Any]] = field(default_factory=list)
+    resolved_left_out: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"head": self.head, "threads": [t.to_json() for t in self.threads],
+                "resolved_left_out": self.resolved_left_out, "secrets": self.secrets}
+
+
+def status_of(node: NodeDict) -> str:
+    status = (node.get("state") or {}).get("status")
+    return status if isinstance(status, str) and status.strip() else "open"
+
+
+def threads(wr: WorldRepo, at: str | None = None, *, include_resolved: bool = False) -> Threads:
+    """The threads of the world at HEAD (hand edits included) or at ``at``, stalest first."""
+    head = tip_of(wr, at)
+    if head is None:
+        raise NotFoundError("the story has no events yet")
+    view = None
+    if at is None:
+        from narrative.store import worktree
+        from narrative.store.view import WorldView
+
+        view = WorldView(wr, head.tree, worktree.scan_for_reader(wr, head.tree))
+    found, unknown = read_threads(wr, head, view)
+    kept = found if include_resolved else [t for t in found if not t.resolved]
+    row = wr.catalog.commit_row(str(head.id))
+    return Threads(_event(row).to_json() if row else None, kept, unknown, len(found) - len(kept))
+
+
+def read_threads(wr: WorldRepo, head: Any, view: Any = None
+                 ) -> tuple[list[Thread], list[dict[str, Any]]]:
+    """Every thread, stalest first (the resolved last), and the secrets nobody knows, in the
+    world of ``view`` (the edited world at HEAD), else in the committed tree of ``head``."""
+    tip = str(head.id)
+    nodes, edited, unknown = _read(wr, head, view)
+    cache = wr.catalog
+    moved = cache.last_writes(tip, nodes, kinds=("event", "merge"))
+    status = {i: status_of(n) for i, n in nodes.items()}
+    out: list[Thread] = []
+    for node_id, node in nodes.items():
+        deps = sorted(d for t, d in edges_of(node) if t == DEPENDS_ON)
+        last = None
+        if node_id in moved:
+            row = cache.commit_row(moved[node_id][1])
+            assert row is not None
+            last = _event(row)
+        state = node.get("state") or {}
+        payoff = state.get("payoff")
+        out.append(Thread(
+            id=node_id, name=str(node.get("name", "")), status=status[node_id],
+            payoff=payoff if isinstance(payoff, str) else None, depends_on=deps,
+            waiting_on=[d for d in deps if status.get(d, "open") != "resolved"],
+            concerns=sorted({d for t, d in edges_of(node) if t != DEPENDS_ON}),
+            last_moved=last, events_since=cache.events_after(tip, last.seq if last else -1),
+            edited=node_id in edited))
+    out.sort(key=lambda t: (t.resolved, -t.events_since, t.id))
+    return out, unknown
+
+
+def _event(row: tuple[Any, ...]) -> EventInfo:
+    return EventInfo(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], bool(row[8]))
+
+
+def _read(wr: WorldRepo, head: Any, view: Any
+          ) -> tuple[dict[str, NodeDict], set[str], list[dict[str, Any]]]:
+    """The thread nodes, the ids among them edited by hand, and the unknown secrets."""
+    if view is None:  # a past world: read from its commit (the catalog describes HEAD only)
+        from narrative.engine.nodes import nodes_in
+
+        every = nodes_in(wr, head.tree)
+        found = {i: n for i, n in every.items() if n.get("kind") == THREAD_KIND}
+        known = {d for n in every.values() for t, d in edges_of(n) if t == "knows"}
+        secrets = [_secret(i, n) for i, n in sorted(every.items())
+                   if n.get("kind") == SECRET_KIND and i not in known]
+        return found, set(), secrets
+    found = {}
+    for node_id in view.ids_of_kind({THREAD_KIND}):
+        node = view.get(node_id)
+        if node is not None and node.get("kind") == THREAD_KIND:
+            found[node_id] = node
+    secret_ids = view.ids_of_kind({SECRET_KIND})
+    known = {dst for _, t, dst in view.incoming(secret_ids) if t == "knows"}
+    secrets = []
+    for node_id in secret_ids:
+        node = view.get(node_id)
+        if node_id not in known and node is not None:
+            secrets.append(_secret(node_id, node))
+    return found, set(found) & set(view.edits), secrets
+
+
+def _secret(node_id: str, node: NodeDict) -> dict[str, Any]:
+    return {"id": node_id, "name": str(node.get("name", "")), "summary": str(node.get("summary", ""))}
+
+
+def describe(t: Thread, name_of: Any = None) -> str:
+    """One line for a thread: name, status, payoff, what it waits for."""
+    def named(i: str) -> str:
+        return str(name_of(i)) if name_of is not None else i
+
+    text = f"{t.name} ({t.id}): {t.status}"
+    if t.payoff:
+        text += f"; payoff: {t.payoff}"
+    if t.waiting_on:
+        text += f"; waits for {', '.join(named(d) for d in t.waiting_on)}"
+    return text
+
+
+def moved_text(t: Thread) -> str:
+    """How long a thread has waited: ``moved by the last event``, ``3 events since it last moved``."""
+    n = t.events_since
+    events = f"{n} event{'s' if n != 1 else ''}"
+    if t.last_moved is None:
+        return f"not moved in the {events} so far" if n else "no event yet"
+    return "moved by the last event" if n == 0 else f"{events} since it last moved"
