@@ -158,13 +158,27 @@ def test_fast_forward(narr: CLI, world: Path) -> None:
     narr("merge", "alt", expect=16)  # already up to date
 
 
-def test_refuses_with_hand_edits(narr: CLI, world: Path) -> None:
+def test_hand_edits_to_nodes_the_merge_changes_are_refused(narr: CLI, world: Path) -> None:
     two_lines(narr, world)
-    edit_node(world, "old-zhou", mood="grumpy")
+    edit_node(world, "su-qing", mood="wary")  # alt changes su-qing
+    edit_node(world, "old-zhou", mood="grumpy")  # nobody else does
     before = snapshot(world)
     result = narr("merge", "alt", expect=14)
-    assert "uncommitted hand edits" in result.stderr and "record them with an event" in result.stderr
+    assert "uncommitted hand edits to su-qing: merging alt changes that node" in result.stderr
+    assert "old-zhou" not in result.stderr.splitlines()[0]
+    assert "record them with an event" in result.stderr
     assert snapshot(world) == before
+    # edits made while a merge is stopped are judged again at --continue
+    narr("event", "Moods", "--set", "su-qing.state.mood=calmer")
+    narr("merge", "alt", expect=14)  # a conflict on su-qing's mood: stopped
+    narr("resolve", "su-qing", "/state/mood", "--ours")
+    edit_node(world, "lin-yuan", mood="restless")
+    assert "hand edits to lin-yuan" in narr("merge", "--continue", expect=14).stderr
+    git(world, "checkout", "--", ".")
+    edit_node(world, "old-zhou", mood="grumpier")
+    narr("merge", "--continue")
+    assert [e["target"] for e in narr.json("status")["edits"]] == ["old-zhou"]
+    assert narr.json("check")["ok"]
 
 
 # --- the property: different fields merge to base + both sides ---------------------------

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import CLI, edit_node, git, narr_subprocess, read_node, snapshot
+from helpers import CLI, edit_node, git, narr_subprocess, node_file, read_node, snapshot
 
 
 @pytest.fixture
@@ -185,13 +185,6 @@ def test_careless_and_hostile_uses(pair: tuple[CLI, CLI], tmp_path: Path, hub: P
     assert bob.json("check")["ok"]
     bob("push", "elsewhere", expect=11)
     bob("pull", "origin", "no-such-line", expect=11)
-    edit_node(bob.root, "old-zhou", mood="grumpy")
-    alice("event", "Moves on", "--set", "lin-yuan.state.mood=tired")
-    alice("push")
-    before = world_files(bob.root)
-    err = bob("pull", expect=14).stderr
-    assert "uncommitted hand edits" in err
-    assert world_files(bob.root) == before
 
 
 def test_plain_git_does_the_same_and_a_subprocess_clone(pair: tuple[CLI, CLI], tmp_path: Path,
@@ -209,3 +202,41 @@ def test_plain_git_does_the_same_and_a_subprocess_clone(pair: tuple[CLI, CLI], t
     carol = CLI(tmp_path / "carol")
     both_check(carol)
     assert [c["name"].split("/")[0] for c in carol.json("chains")] == ["origin"]
+
+
+def test_pull_keeps_hand_edits_the_incoming_events_leave_alone(pair: tuple[CLI, CLI]) -> None:
+    alice, bob = pair
+    edit_node(bob.root, "old-zhou", mood="grumpy")
+    node_file(bob.root, "su-qing").write_text("{ not json", "utf-8")  # kept byte for byte too
+    alice("event", "Moves on", "--set", "lin-yuan.state.mood=tired")
+    alice("push")
+    assert bob.json("pull")["status"] == "fast-forward"  # a fast-forward keeps them
+    assert read_node(bob.root, "lin-yuan")["state"]["mood"] == "tired"
+    assert node_file(bob.root, "su-qing").read_text("utf-8") == "{ not json"
+    assert sorted(bob.json("status")["problems"])[0].startswith("world/")
+    git(bob.root, "checkout", "--", node_file(bob.root, "su-qing").relative_to(bob.root).as_posix())
+    assert [(e["target"], e["new_value"]) for e in bob.json("status")["edits"]] == [
+        ("old-zhou", "grumpy")]
+    # a true merge keeps them as well: the merge event records none of them
+    alice("event", "Alice again", "--set", "lin-yuan.state.mood=sleepy")
+    alice("push")
+    bob("event", "Bob writes", "--set", "su-qing.state.mood=calm")  # records the edit
+    edit_node(bob.root, "old-zhou", mood="grumpier")
+    assert bob.json("pull")["merge"]["record"]["edits"] == []
+    assert [(e["target"], e["new_value"]) for e in bob.json("status")["edits"]] == [
+        ("old-zhou", "grumpier")]
+    assert bob.json("check")["ok"]
+    # incoming events that change the edited node: refused, naming it, nothing moved
+    alice("pull")
+    alice("event", "Zhou wakes", "--set", "old-zhou.state.place=well")
+    alice("push")
+    before = snapshot(bob.root)
+    err = bob("pull", expect=14).stderr
+    assert "uncommitted hand edits to old-zhou" in err and "narr reset --hard HEAD" in err
+    fetched = (".git/refs/remotes/", ".git/logs/refs/remotes/", ".git/refs/narr/remotes/")
+    assert {k: v for k, v in snapshot(bob.root).items() if not k.startswith(fetched)} == {
+        k: v for k, v in before.items() if not k.startswith(fetched)}
+    bob("reset", "--hard", "HEAD")  # set aside, pull, put back
+    bob("pull")
+    bob("edits", "restore", "1")
+    assert read_node(bob.root, "old-zhou")["state"]["mood"] == "grumpier"

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -47,12 +48,13 @@ from narrative.errors import (
     NotFoundError,
     NothingToDoError,
 )
-from narrative.ids import new_event_id
+from narrative.ids import new_event_id, parse_node_path
 from narrative.model import Change, EventRecord
 from narrative.nodefile import NodeDict, as_node_dict, validate
 from narrative.store import history, mergestate, move, records, worktree
 from narrative.store.commit import seal
 from narrative.store.view import WorldView
+from narrative.store.worktree import HandEdits
 from narrative.store.worldrepo import WorldRepo
 
 if TYPE_CHECKING:
@@ -331,15 +333,63 @@ def _theirs(wr: WorldRepo, branch: str) -> pygit2.Commit:
     return tip
 
 
-def _refuse_hand_edits(wr: WorldRepo, head: pygit2.Commit) -> None:
+def _keep_hand_edits(wr: WorldRepo, head: pygit2.Commit, branch: str, incoming: set[str],
+                     after: Callable[[str], NodeDict | None]) -> HandEdits:
+    """The uncommitted hand edits, when the merge leaves every node they touch alone.
+
+    ``incoming`` are the nodes the merge changes in the current world, ``after`` reads
+    a node as the merged world will have it. Hand edits to other nodes stay what they
+    are, working-tree changes the next event records (as ``git merge`` keeps changes
+    to files it does not touch). Edits to a node the merge changes, a relation edited
+    in that points at a node the merge ends, or a node deleted by hand that the merge
+    points a relation at, are refused, naming the nodes: nothing is changed.
+    """
     scan = worktree.scan(wr, head.tree)
-    if scan.raw or scan.problems:
-        n = len(scan.raw) or len(scan.problems)
+    if not scan.raw and not scan.problems:
+        return scan
+    odd = [p for p, oid in scan.raw.items() if oid == "not-a-file"]
+    if odd or (scan.problems and not scan.raw):
         raise ConflictError(
-            f"there are uncommitted hand edits ({n} file(s)); a merge would leave them "
-            "between two story lines",
-            hint="record them with an event first, or set them aside (narr switch --set-aside "
-                 "to another branch, or narr reset --set-aside)")
+            f"{odd[0] if odd else scan.problems[0]}: fix it before merging",
+            details=odd or scan.problems, hint="narr status lists every problem")
+    edited = set(scan.edits)
+    for path in scan.raw:  # files that do not parse as nodes: the node their path names
+        placed = parse_node_path(path, wr.config.layout)
+        if placed is not None:
+            edited.add(placed[1])
+    clash = edited & incoming
+    for e in scan.edits.values():
+        if e.new is not None:
+            for targets in e.new.get("relations", {}).values():
+                if any(d in incoming and d not in edited and after(d) is None for d in targets):
+                    clash.add(e.node_id)
+        elif e.old is not None:
+            pointing = [n for n in incoming if n not in edited
+                        and any(e.node_id in t for t in ((after(n) or {}).get("relations") or {}
+                                                         ).values())]
+            if pointing:
+                clash.add(e.node_id)
+    if clash:
+        names = sorted(clash)
+        raise ConflictError(
+            f"uncommitted hand edits to {', '.join(names)}: merging {branch} changes "
+            f"{'that node' if len(names) == 1 else 'those nodes'} too; nothing was changed",
+            details=[f"{n}: edited by hand and changed by the merge" for n in names],
+            hint="record them with an event first (narr event ...), or set them aside "
+                 "(narr reset --hard HEAD; narr edits restore 1 after the merge)")
+    return scan
+
+
+def _after(wr: WorldRepo, head: pygit2.Commit, plan: _Plan) -> Callable[[str], NodeDict | None]:
+    view = WorldView(wr, head.tree)
+
+    def read(node_id: str) -> NodeDict | None:
+        if node_id in plan.finals:
+            return plan.finals[node_id]
+        found = view.committed_file(node_id)
+        return found[1] if found is not None else None
+
+    return read
 
 
 def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeResult:
@@ -354,13 +404,17 @@ def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeR
         result = MergeResult(branch, warnings=recovered)
         if history.is_ancestor(wr, theirs.id, head.id):
             raise NothingToDoError(f"already up to date: {branch} is part of this story line")
-        _refuse_hand_edits(wr, head)
         if history.is_ancestor(wr, head.id, theirs.id):
             rec = records.decode(theirs.message)
+            after = WorldView(wr, theirs.tree)
+            scan = _keep_hand_edits(wr, head, branch,
+                                    mergestate.changed_nodes(wr, head.tree, theirs.tree),
+                                    lambda n: (after.committed_file(n) or (None, None))[1])
             move.move(wr, move.Move(
                 ref=ref, old=str(head.id), new=str(theirs.id),
                 message=f"narr merge: fast-forward to {branch}",
-                updates=tuple(move.plan(wr, head.tree, theirs.tree, worktree.scan(wr, head.tree))),
+                updates=tuple(move.plan(wr, head.tree, theirs.tree, scan,
+                                        keep_worktree=frozenset(scan.raw))),
                 tree=theirs.tree,
             ))
             result.commit, result.fast_forward, result.record = str(theirs.id), True, rec
@@ -370,6 +424,8 @@ def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeR
             raise ConflictError(f"{branch} shares no history with this story line; there is "
                                 "nothing to merge from")
         plan = _plan(wr, base, head, theirs, {})
+        _keep_hand_edits(wr, head, branch, set(plan.finals) | {c.node for c in plan.conflicts},
+                         _after(wr, head, plan))
         if plan.conflicts:
             state = {"branch": branch, "ours": str(head.id), "theirs": str(theirs.id),
                      "base": str(base.id), "conflicts": [c.to_json() for c in plan.conflicts],
@@ -479,10 +535,10 @@ def continue_merge(wr: WorldRepo, *, when: datetime | None = None) -> MergeResul
             raise ConflictError(f"{len(open_)} conflict(s) are not resolved yet",
                                 conflicts=open_, details=[conflict_line(c) for c in open_],
                                 hint="narr resolve NODE FIELD --ours|--theirs|--value JSON")
-        _refuse_hand_edits(wr, head)
         repo = wr.repo
         theirs, base = repo[state["theirs"]], repo[state["base"]]
         plan = _plan(wr, base, head, theirs, state["resolutions"])  # type: ignore[arg-type]
+        _keep_hand_edits(wr, head, state["branch"], set(plan.finals), _after(wr, head, plan))
         missing = [c for c in plan.conflicts if c.key not in plan.resolved]
         if missing:  # the worlds are what they were, so this is only a damaged state file
             raise _conflict_error(state["branch"], missing)
