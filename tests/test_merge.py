@@ -290,6 +290,22 @@ def test_one_name_created_on_both_sides_is_one_node(narr: CLI, world: Path) -> N
     assert read_node(world, "su-qing")["relations"]["carries"] == {"lamp": {}}  # rewritten
     narr("get", "oil-lamp", expect=11)
     assert narr.json("check")["ok"]
+    assert out["record"]["joined"] == {"oil-lamp": "lamp"}  # kept for the merges to come
+    # alt, which never took the merge, changes its lamp again under its own id: a second
+    # merge brings those changes to ours field by field, relations to it included
+    narr("event", "Lit", "--set", "lamp.state.lit=true")
+    narr("switch", "alt")
+    narr("event", "More oil", "--set", "oil-lamp.state.fuel=whale oil", "--set",
+         "oil-lamp.aliases=[\"lamp\", \"lantern\"]", "--relate", "old-zhou:eyes:oil-lamp")
+    narr("switch", "main")
+    again = narr.json("merge", "alt")
+    assert again["joined"] == [] and "joined" not in again["record"]
+    lamp = read_node(world, "lamp")
+    assert lamp["state"] == {"lit": True, "fuel": "whale oil"}
+    assert lamp["aliases"] == ["Oil lamp", "lantern"]
+    assert read_node(world, "old-zhou")["relations"]["eyes"] == {"lamp": {}}
+    narr("get", "oil-lamp", expect=11)
+    assert narr.json("check")["ok"]
 
 
 def test_created_on_both_sides_merges_edge_by_edge() -> None:

@@ -197,10 +197,32 @@ def _plan(wr: WorldRepo, base: pygit2.Commit, ours: pygit2.Commit, theirs: pygit
     mine = mergestate.changed_nodes(wr, base.tree, ours.tree)
     other = mergestate.changed_nodes(wr, base.tree, theirs.tree)
 
-    def node(which: str, node_id: str) -> NodeDict | None:
+    def raw(which: str, node_id: str) -> NodeDict | None:
         found = views[which].committed_file(node_id)
         return found[1] if found is not None else None
 
+    # Joins an earlier merge of this line made (recorded in its record): the other line
+    # may still change its node under its own id; base and theirs read it under ours.
+    carried = {t: o for t, o in mergestate.joins_since(wr, ours, base).items()
+               if raw("ours", t) is None and raw("ours", o) is not None
+               and raw("base", o) is None and raw("theirs", o) is None}
+    back = {o: t for t, o in carried.items()}
+
+    def node(which: str, node_id: str) -> NodeDict | None:
+        if which == "ours" or not carried:
+            return raw(which, node_id)
+        if node_id in carried:
+            return None  # their id is ours now
+        src = back.get(node_id)
+        found = raw(which, src or node_id)
+        if found is None:
+            return None
+        out = _renamed(found, carried)
+        return _folded(out, found, raw("ours", node_id)) if src else out
+
+    if carried:
+        other = {carried.get(n, n) for n in other}
+        mine = mine | set(back)
     joins = _joins(mine, other, node)
 
     def their(node_id: str) -> NodeDict | None:
@@ -210,20 +232,13 @@ def _plan(wr: WorldRepo, base: pygit2.Commit, ours: pygit2.Commit, theirs: pygit
         if found is None or not joins:
             return found
         out = _renamed(found, joins)
-        mine_ = node("ours", node_id)
-        if src != node_id and mine_ is not None:  # one node: our name, theirs among the aliases
-            known = _names(mine_)
-            extra = [n for n in [found.get("name", ""), *found.get("aliases", [])]
-                     if n and not (_names(as_node_dict({"name": n})) & known)]
-            out = as_node_dict({**out, "name": mine_["name"],
-                                "aliases": [*mine_.get("aliases", []), *extra]})
-        return out
+        return _folded(out, found, node("ours", node_id)) if src != node_id else out
 
     finals: dict[str, NodeDict | None] = {}
     conflicts: list[Conflict] = []
     resolved: set[str] = set()
     for node_id in sorted((other - set(joins)) | set(joins.values())):
-        o = node("ours", node_id) if node_id in mine else node("base", node_id)
+        o = node("ours", node_id) if node_id in mine or carried else node("base", node_id)
         merged, found = merge_node(node_id, node("base", node_id), o, their(node_id))
         for c in found:
             if c.key in resolutions:
@@ -235,6 +250,16 @@ def _plan(wr: WorldRepo, base: pygit2.Commit, ours: pygit2.Commit, theirs: pygit
     joined = [{"theirs": t, "ours": o, "name": str((node("ours", o) or {}).get("name", o))}
               for t, o in sorted(joins.items())]
     return _Plan(finals, conflicts, resolved, joined)
+
+
+def _folded(out: NodeDict, theirs: NodeDict, ours: NodeDict | None) -> NodeDict:
+    """One node of two: our name, their name and aliases among ours where they are new."""
+    if ours is None:
+        return out
+    known = _names(ours)
+    extra = [n for n in [theirs.get("name", ""), *theirs.get("aliases", [])]
+             if n and not (_names(as_node_dict({"name": n})) & known)]
+    return as_node_dict({**out, "name": ours["name"], "aliases": [*ours.get("aliases", []), *extra]})
 
 
 def _names(node: NodeDict) -> set[str]:
@@ -471,6 +496,7 @@ def _seal(wr: WorldRepo, head: pygit2.Commit, theirs: pygit2.Commit, branch: str
         kind="merge", id=new_event_id(), parent=parent.id if parent else None,
         content=f"Merge branch {branch}", diffusions=diffusions, created_at=iso(when),
         causes=[other.id] if other is not None else [], merged=branch,
+        joined={j["theirs"]: j["ours"] for j in plan.joined},
     )
     sealed = seal(view, plan.finals, record, when=when, merged=theirs)
     result.commit, result.record, result.joined = sealed.commit, record, plan.joined
