@@ -240,3 +240,37 @@ def test_pull_keeps_hand_edits_the_incoming_events_leave_alone(pair: tuple[CLI, 
     bob("pull")
     bob("edits", "restore", "1")
     assert read_node(bob.root, "old-zhou")["state"]["mood"] == "grumpier"
+
+
+def _create(side: CLI, content: str, node: dict[str, object], *extra: str) -> None:
+    path = side.root.parent / f"{node['id']}.json"
+    path.write_text(json.dumps(node), "utf-8")
+    side("event", content, "--create", str(path), *extra)
+    path.unlink()
+
+
+def test_a_joined_node_changed_by_its_writer_meanwhile(pair: tuple[CLI, CLI]) -> None:
+    alice, bob = pair
+    _create(alice, "A lamp here", {"id": "lamp", "name": "Lamp", "layer": "item",
+                                   "state": {"lit": False}})
+    _create(bob, "A lamp there", {"id": "oil-lamp", "name": "Oil lamp", "aliases": ["lamp"],
+                                  "layer": "item", "state": {"fuel": "oil"}},
+            "--relate", "su-qing:carries:oil-lamp")
+    bob("push")
+    assert alice.json("pull")["merge"]["joined"][0]["theirs"] == "oil-lamp"
+    alice("push")
+    # Bob, who has not taken Alice's merge, goes on with his lamp under its own id
+    bob("event", "More oil", "--set", "oil-lamp.state.fuel=whale oil",
+        "--relate", "old-zhou:eyes:oil-lamp")
+    pulled = bob.json("pull")
+    assert pulled["status"] == "merged"
+    lamp = read_node(bob.root, "lamp")
+    assert (lamp["name"], lamp["aliases"]) == ("Lamp", ["Oil lamp"])
+    assert lamp["state"] == {"lit": False, "fuel": "whale oil"}
+    assert read_node(bob.root, "old-zhou")["relations"]["eyes"] == {"lamp": {}}
+    assert read_node(bob.root, "su-qing")["relations"]["carries"] == {"lamp": {}}
+    bob("get", "oil-lamp", expect=11)
+    bob("push")
+    alice("pull")
+    both_check(alice, bob)
+    assert world_files(alice.root) == world_files(bob.root)

@@ -15,7 +15,10 @@ own, ``/relations/<type>/<target>``):
   default or absent (who created it, ``created_by_event``, stays ours);
 - nodes created on both sides under different ids for one name or alias become
   one node: ours, with our id and name, theirs merged into it as above and every
-  relation theirs pointed at their node pointing at ours (:func:`_joins`);
+  relation theirs pointed at their node pointing at ours (:func:`_joins`); the
+  merge record keeps the join (``joined``), and later merges between the two lines
+  apply it again, so a node still changed under the id it gave up merges field by
+  field into the one kept instead of conflicting as a whole;
 - a node ended on one side and changed on the other is a conflict on the whole
   node (field ``""``).
 
@@ -201,28 +204,38 @@ def _plan(wr: WorldRepo, base: pygit2.Commit, ours: pygit2.Commit, theirs: pygit
         found = views[which].committed_file(node_id)
         return found[1] if found is not None else None
 
-    # Joins an earlier merge of this line made (recorded in its record): the other line
-    # may still change its node under its own id; base and theirs read it under ours.
+    # Joins earlier merges made (each merge record keeps its own). One of ours: the other
+    # line may still change its node under its own id, so base and theirs read it under
+    # ours. One of theirs (we took no part in it): our node under the id it gave up is
+    # read, in base and ours, under the id it joined, and moves there.
+    def usable(t: str, o: str, keeper: str, other_side: str) -> bool:
+        return (raw(other_side, t) is not None or raw("base", t) is not None) and \
+            raw(keeper, t) is None and raw(keeper, o) is not None and \
+            raw("base", o) is None and raw(other_side, o) is None
+
     carried = {t: o for t, o in mergestate.joins_since(wr, ours, base).items()
-               if raw("ours", t) is None and raw("ours", o) is not None
-               and raw("base", o) is None and raw("theirs", o) is None}
-    back = {o: t for t, o in carried.items()}
+               if usable(t, o, "ours", "theirs")}
+    flipped = {t: o for t, o in mergestate.joins_since(wr, theirs, base).items()
+               if usable(t, o, "theirs", "ours") and t not in carried}
+    maps = {"base": {**carried, **flipped}, "ours": flipped, "theirs": carried}
+    keeper = {**{o: "ours" for o in carried.values()}, **{o: "theirs" for o in flipped.values()}}
 
     def node(which: str, node_id: str) -> NodeDict | None:
-        if which == "ours" or not carried:
+        joined_ = maps[which]
+        if not joined_:
             return raw(which, node_id)
-        if node_id in carried:
-            return None  # their id is ours now
-        src = back.get(node_id)
+        if node_id in joined_:
+            return None  # the id was given up for another
+        src = next((t for t, o in joined_.items() if o == node_id), None)
         found = raw(which, src or node_id)
         if found is None:
             return None
-        out = _renamed(found, carried)
-        return _folded(out, found, raw("ours", node_id)) if src else out
+        out = _renamed(found, joined_)
+        return _folded(out, found, raw(keeper[node_id], node_id)) if src else out
 
-    if carried:
-        other = {carried.get(n, n) for n in other}
-        mine = mine | set(back)
+    if carried or flipped:
+        mine = {flipped.get(n, n) for n in mine} | set(carried.values())
+        other = {carried.get(n, n) for n in other} | set(flipped.values())
     joins = _joins(mine, other, node)
 
     def their(node_id: str) -> NodeDict | None:
@@ -238,15 +251,24 @@ def _plan(wr: WorldRepo, base: pygit2.Commit, ours: pygit2.Commit, theirs: pygit
     conflicts: list[Conflict] = []
     resolved: set[str] = set()
     for node_id in sorted((other - set(joins)) | set(joins.values())):
-        o = node("ours", node_id) if node_id in mine or carried else node("base", node_id)
+        o = node("ours", node_id) if node_id in mine or carried or flipped else node(
+            "base", node_id)
         merged, found = merge_node(node_id, node("base", node_id), o, their(node_id))
         for c in found:
             if c.key in resolutions:
                 merged = _resolve_into(merged, c, _stored(resolutions[c.key]))
                 resolved.add(c.key)
         conflicts.extend(found)
-        if not fields.same(_v(merged), _v(o)):
+        if not fields.same(_v(merged), _v(raw("ours", node_id) if flipped else o)):
             finals[node_id] = merged
+    if flipped:  # our nodes under the ids given up go, and every relation to them follows
+        for t in flipped:
+            finals[t] = None
+        for src, _, _ in views["ours"].incoming(list(flipped)):
+            if src not in finals and src not in flipped:
+                found_ = raw("ours", src)
+                if found_ is not None:
+                    finals[src] = _renamed(found_, flipped)
     joined = [{"theirs": t, "ours": o, "name": str((node("ours", o) or {}).get("name", o))}
               for t, o in sorted(joins.items())]
     return _Plan(finals, conflicts, resolved, joined)
