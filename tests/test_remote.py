@@ -274,3 +274,39 @@ def test_a_joined_node_changed_by_its_writer_meanwhile(pair: tuple[CLI, CLI]) ->
     alice("pull")
     both_check(alice, bob)
     assert world_files(alice.root) == world_files(bob.root)
+
+
+def _hub_refs(side: CLI, kind: str) -> list[str]:
+    return [line.split("\t")[1] for line in
+            git(side.root, "ls-remote", "origin", f"refs/narr/{kind}/*").splitlines()]
+
+
+def test_set_aside_edits_kept_private_and_dropped_refs_deleted_there(pair: tuple[CLI, CLI]
+                                                                     ) -> None:
+    alice, bob = pair
+    alice("event", "One", "--set", "lin-yuan.state.x=1")
+    edit_node(alice.root, "old-zhou", mood="secret")
+    alice("reset", "HEAD~1")  # one chain, one set-aside
+    assert alice.json("push", "--no-edits")["edits"] is False
+    assert len(_hub_refs(alice, "abandoned")) == 1 and _hub_refs(alice, "edits") == []
+    git(alice.root, "config", "narr.pushEdits", "false")
+    alice("push")
+    assert _hub_refs(alice, "edits") == []
+    assert alice.json("push", "--edits")["narr_refs"] == 1 and len(_hub_refs(alice, "edits")) == 1
+    git(alice.root, "config", "narr.pushEdits", "maybe")
+    assert "narr.pushEdits" in alice("push", expect=12).stderr
+    git(alice.root, "config", "--unset", "narr.pushEdits")
+    bob("pull")
+    assert [c["remote"] for c in bob.json("chains")] == ["origin"]
+    # Alice drops her pushed chain and edits: not listed as origin's after a pull, deleted
+    # on the hub by her next push, and gone from Bob's copies at his next pull
+    alice("chains", "drop", "1", "--force")
+    alice("edits", "drop", "1")
+    alice("pull")
+    assert alice.json("chains") == [] and alice.json("edits") == []
+    assert len(alice.json("push")["deleted"]) == 2
+    assert _hub_refs(alice, "abandoned") == [] and _hub_refs(alice, "edits") == []
+    assert alice.json("push")["deleted"] == []  # once
+    bob("pull")
+    assert bob.json("chains") == [] and bob.json("edits") == []
+    both_check(alice, bob)
