@@ -176,7 +176,7 @@ def test_hand_edits_to_nodes_the_merge_changes_are_refused(narr: CLI, world: Pat
     assert "hand edits to lin-yuan" in narr("merge", "--continue", expect=14).stderr
     git(world, "checkout", "--", ".")
     edit_node(world, "old-zhou", mood="grumpier")
-    narr("merge", "--continue")
+    assert "your hand edits to old-zhou stay uncommitted" in narr("merge", "--continue").stdout
     assert [e["target"] for e in narr.json("status")["edits"]] == ["old-zhou"]
     assert narr.json("check")["ok"]
 

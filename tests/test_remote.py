@@ -210,7 +210,8 @@ def test_pull_keeps_hand_edits_the_incoming_events_leave_alone(pair: tuple[CLI, 
     node_file(bob.root, "su-qing").write_text("{ not json", "utf-8")  # kept byte for byte too
     alice("event", "Moves on", "--set", "lin-yuan.state.mood=tired")
     alice("push")
-    assert bob.json("pull")["status"] == "fast-forward"  # a fast-forward keeps them
+    pulled = bob.json("pull")
+    assert (pulled["status"], pulled["merge"]["kept_edits"]) == ("fast-forward", ["old-zhou"])
     assert read_node(bob.root, "lin-yuan")["state"]["mood"] == "tired"
     assert node_file(bob.root, "su-qing").read_text("utf-8") == "{ not json"
     assert sorted(bob.json("status")["problems"])[0].startswith("world/")

@@ -134,6 +134,9 @@ def pull_cmd(ctx: Context, remote: str | None, branch: str | None, as_json: bool
     else:
         changes = len(merged["record"]["diffusions"]) if merged and merged["record"] else 0
         click.echo(f"Merged {where} as {short(result['commit'])}: {changes} change(s)")
+    if merged and merged["kept_edits"]:
+        click.echo(f"  your hand edits to {', '.join(merged['kept_edits'])} stay uncommitted "
+                   "(narr status)")
     brought = _counted(result["fetched"])
     if brought:
         click.echo(f"New from {result['remote']}: {brought} (narr chains, narr edits)")

@@ -104,11 +104,12 @@ class MergeResult:
     conflicts: list[Conflict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     joined: list[dict[str, str]] = field(default_factory=list)  # see :func:`_joins`
+    kept_edits: list[str] = field(default_factory=list)  # nodes whose hand edits stay uncommitted
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"branch": self.branch, "commit": self.commit,
                                "fast_forward": self.fast_forward, "warnings": self.warnings,
-                               "joined": self.joined}
+                               "joined": self.joined, "kept_edits": self.kept_edits}
         out["record"] = records.record_json(self.record) if self.record is not None else None
         return out
 
@@ -457,6 +458,7 @@ def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeR
             scan = _keep_hand_edits(wr, head, branch,
                                     mergestate.changed_nodes(wr, head.tree, theirs.tree),
                                     lambda n: (after.committed_file(n) or (None, None))[1])
+            result.kept_edits = sorted(scan.edits)
             move.move(wr, move.Move(
                 ref=ref, old=str(head.id), new=str(theirs.id),
                 message=f"narr merge: fast-forward to {branch}",
@@ -471,8 +473,10 @@ def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeR
             raise ConflictError(f"{branch} shares no history with this story line; there is "
                                 "nothing to merge from")
         plan = _plan(wr, base, head, theirs, {})
-        _keep_hand_edits(wr, head, branch, set(plan.finals) | {c.node for c in plan.conflicts},
-                         _after(wr, head, plan))
+        scan = _keep_hand_edits(wr, head, branch,
+                                set(plan.finals) | {c.node for c in plan.conflicts},
+                                _after(wr, head, plan))
+        result.kept_edits = sorted(scan.edits)
         if plan.conflicts:
             state = {"branch": branch, "ours": str(head.id), "theirs": str(theirs.id),
                      "base": str(base.id), "conflicts": [c.to_json() for c in plan.conflicts],
@@ -586,11 +590,12 @@ def continue_merge(wr: WorldRepo, *, when: datetime | None = None) -> MergeResul
         repo = wr.repo
         theirs, base = repo[state["theirs"]], repo[state["base"]]
         plan = _plan(wr, base, head, theirs, state["resolutions"])  # type: ignore[arg-type]
-        _keep_hand_edits(wr, head, state["branch"], set(plan.finals), _after(wr, head, plan))
+        scan = _keep_hand_edits(wr, head, state["branch"], set(plan.finals),
+                                _after(wr, head, plan))
         missing = [c for c in plan.conflicts if c.key not in plan.resolved]
         if missing:  # the worlds are what they were, so this is only a damaged state file
             raise _conflict_error(state["branch"], missing)
-        result = MergeResult(state["branch"], warnings=recovered)
+        result = MergeResult(state["branch"], warnings=recovered, kept_edits=sorted(scan.edits))
         _seal(wr, head, theirs, state["branch"], plan, result, when)  # type: ignore[arg-type]
         mergestate.drop(wr)
         return result
