@@ -307,7 +307,8 @@ def test_set_aside_edits_kept_private_and_dropped_refs_deleted_there(pair: tuple
     assert alice.json("chains") == [] and alice.json("edits") == []
     assert len(alice.json("push")["deleted"]) == 2
     assert _hub_refs(alice, "abandoned") == [] and _hub_refs(alice, "edits") == []
-    assert alice.json("push")["deleted"] == []  # once
+    assert alice.json("push")["deleted"] == []  # once, and nothing is left to ask about
+    assert json.loads((alice.root / ".git" / "narr" / "dropped.json").read_text("utf-8")) == {}
     bob("pull")
     assert bob.json("chains") == [] and bob.json("edits") == []
     both_check(alice, bob)

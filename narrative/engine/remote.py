@@ -170,10 +170,10 @@ def push(wr: WorldRepo, remote_name: str | None = None, branch: str | None = Non
     # a push never sends half an event; a slow network must not stop the writer meanwhile.
     if edits is None:
         edits = remote.push_edits_setting(wr)
-    gone = remote.dropped_there(wr, name)
-    pushed = remote.push(wr, name, branch, edits=edits, delete=gone)
-    if pushed.deleted:
-        remote.cleared(wr, name, [n for n in gone if n in pushed.deleted])
+    pending, held = remote.dropped_there(wr, name)
+    pushed = remote.push(wr, name, branch, edits=edits, delete=held)
+    if pending:
+        remote.cleared(wr, name, [n for n in pending if n not in held or n in pushed.deleted])
     head_ref = f"refs/heads/{branch}"
     status = "up to date" if head_ref in pushed.up_to_date else (
         "updated" if was_there else "new")

@@ -224,19 +224,17 @@ class Pushed:
     deleted: list[str] = field(default_factory=list)
 
 
-def dropped_there(wr: WorldRepo, remote: str) -> list[str]:
-    """One's own narr refs dropped here that ``remote`` still holds (one ``git ls-remote``,
-    only when something was dropped since the last push there)."""
+def dropped_there(wr: WorldRepo, remote: str) -> tuple[list[str], list[str]]:
+    """One's own narr refs dropped here and not yet known gone from ``remote``, and those of
+    them it still holds (one ``git ls-remote``, only when there are any)."""
     pending = sorted(n for n, done in refs.dropped(wr).items() if remote not in done)
     if not pending:
-        return []
+        return [], []
     proc = _run(["ls-remote", "--refs", remote, *pending], wr.root)
     if proc.returncode != 0:
         raise _failed(f"asking {remote} for dropped refs", proc)
     held = {line.split("\t", 1)[1] for line in proc.stdout.splitlines() if "\t" in line}
-    if not held:
-        cleared(wr, remote, pending)
-    return [n for n in pending if n in held]
+    return pending, [n for n in pending if n in held]
 
 
 def cleared(wr: WorldRepo, remote: str, names: list[str]) -> None:
