@@ -27,6 +27,8 @@ def merge_cmd(ctx: Context, branch: str | None, go_on: bool, abort: bool, as_jso
     Changes to different fields (and different relation edges) merge cleanly; the
     same field changed to different values is a conflict: the merge stops with
     nothing committed (narr conflicts, narr resolve, narr merge --continue).
+    Uncommitted hand edits stay when the merge leaves their nodes alone; edits
+    to nodes it changes are refused, naming the nodes.
 
     \b
     Examples:
