@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CLI, edit_node, git, read_node, snapshot
+from helpers import CLI, edit_node, git, node_file, read_node, snapshot
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -405,3 +405,18 @@ def test_one_id_created_on_both_sides_conflicts_edge_by_edge(flat_world: Path) -
     assert read_node(flat_world, "lamp")["relations"] == {
         "near": {"lin-yuan": {}, "su-qing": {}}, "lights": {"ferry": {"how": "warmly"}}}
     assert narr.json("check")["ok"]
+
+
+def test_hand_edits_that_would_dangle_after_a_fast_forward_are_refused(narr: CLI,
+                                                                         world: Path) -> None:
+    narr("branch", "alt")
+    narr("switch", "alt")
+    narr("event", "Old Zhou leaves for good", "--expire", "old-zhou")
+    narr("switch", "main")
+    su = read_node(world, "su-qing")
+    su["relations"]["watches"] = {"old-zhou": {}}  # an edit to a node alt leaves alone...
+    node_file(world, "su-qing").write_text(json.dumps(su), "utf-8")
+    before = snapshot(world)
+    err = narr("merge", "alt", expect=14).stderr  # ...pointing at the node alt ends
+    assert "hand edits to su-qing" in err
+    assert snapshot(world) == before
