@@ -263,6 +263,12 @@ class EventRecord(BaseModel):
         description="The changes the user spelled out (--set, --delta ...), kept so a replay "
                     "through a diffuser can run the same request again.",
     )
+    joined: dict[str, str] = Field(
+        default_factory=dict,
+        description="A merge event: nodes both lines created under different ids for one "
+                    "name, the merged line's id -> the id kept. Later merges of that line "
+                    "apply it again. Written only when not empty.",
+    )
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:

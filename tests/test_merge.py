@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CLI, edit_node, git, read_node, snapshot
+from helpers import CLI, edit_node, git, node_file, read_node, snapshot
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -158,13 +158,27 @@ def test_fast_forward(narr: CLI, world: Path) -> None:
     narr("merge", "alt", expect=16)  # already up to date
 
 
-def test_refuses_with_hand_edits(narr: CLI, world: Path) -> None:
+def test_hand_edits_to_nodes_the_merge_changes_are_refused(narr: CLI, world: Path) -> None:
     two_lines(narr, world)
-    edit_node(world, "old-zhou", mood="grumpy")
+    edit_node(world, "su-qing", mood="wary")  # alt changes su-qing
+    edit_node(world, "old-zhou", mood="grumpy")  # nobody else does
     before = snapshot(world)
     result = narr("merge", "alt", expect=14)
-    assert "uncommitted hand edits" in result.stderr and "record them with an event" in result.stderr
+    assert "uncommitted hand edits to su-qing: merging alt changes that node" in result.stderr
+    assert "old-zhou" not in result.stderr.splitlines()[0]
+    assert "record them with an event" in result.stderr
     assert snapshot(world) == before
+    # edits made while a merge is stopped are judged again at --continue
+    narr("event", "Moods", "--set", "su-qing.state.mood=calmer")
+    narr("merge", "alt", expect=14)  # a conflict on su-qing's mood: stopped
+    narr("resolve", "su-qing", "/state/mood", "--ours")
+    edit_node(world, "lin-yuan", mood="restless")
+    assert "hand edits to lin-yuan" in narr("merge", "--continue", expect=14).stderr
+    git(world, "checkout", "--", ".")
+    edit_node(world, "old-zhou", mood="grumpier")
+    assert "your hand edits to old-zhou stay uncommitted" in narr("merge", "--continue").stdout
+    assert [e["target"] for e in narr.json("status")["edits"]] == ["old-zhou"]
+    assert narr.json("check")["ok"]
 
 
 # --- the property: different fields merge to base + both sides ---------------------------
@@ -276,6 +290,22 @@ def test_one_name_created_on_both_sides_is_one_node(narr: CLI, world: Path) -> N
     assert read_node(world, "su-qing")["relations"]["carries"] == {"lamp": {}}  # rewritten
     narr("get", "oil-lamp", expect=11)
     assert narr.json("check")["ok"]
+    assert out["record"]["joined"] == {"oil-lamp": "lamp"}  # kept for the merges to come
+    # alt, which never took the merge, changes its lamp again under its own id: a second
+    # merge brings those changes to ours field by field, relations to it included
+    narr("event", "Lit", "--set", "lamp.state.lit=true")
+    narr("switch", "alt")
+    narr("event", "More oil", "--set", "oil-lamp.state.fuel=whale oil", "--set",
+         "oil-lamp.aliases=[\"lamp\", \"lantern\"]", "--relate", "old-zhou:eyes:oil-lamp")
+    narr("switch", "main")
+    again = narr.json("merge", "alt")
+    assert again["joined"] == [] and "joined" not in again["record"]
+    lamp = read_node(world, "lamp")
+    assert lamp["state"] == {"lit": True, "fuel": "whale oil"}
+    assert lamp["aliases"] == ["Oil lamp", "lantern"]
+    assert read_node(world, "old-zhou")["relations"]["eyes"] == {"lamp": {}}
+    narr("get", "oil-lamp", expect=11)
+    assert narr.json("check")["ok"]
 
 
 def test_created_on_both_sides_merges_edge_by_edge() -> None:
@@ -375,3 +405,18 @@ def test_one_id_created_on_both_sides_conflicts_edge_by_edge(flat_world: Path) -
     assert read_node(flat_world, "lamp")["relations"] == {
         "near": {"lin-yuan": {}, "su-qing": {}}, "lights": {"ferry": {"how": "warmly"}}}
     assert narr.json("check")["ok"]
+
+
+def test_hand_edits_that_would_dangle_after_a_fast_forward_are_refused(narr: CLI,
+                                                                         world: Path) -> None:
+    narr("branch", "alt")
+    narr("switch", "alt")
+    narr("event", "Old Zhou leaves for good", "--expire", "old-zhou")
+    narr("switch", "main")
+    su = read_node(world, "su-qing")
+    su["relations"]["watches"] = {"old-zhou": {}}  # an edit to a node alt leaves alone...
+    node_file(world, "su-qing").write_text(json.dumps(su), "utf-8")
+    before = snapshot(world)
+    err = narr("merge", "alt", expect=14).stderr  # ...pointing at the node alt ends
+    assert "hand edits to su-qing" in err
+    assert snapshot(world) == before

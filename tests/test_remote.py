@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import CLI, edit_node, git, narr_subprocess, read_node, snapshot
+from helpers import CLI, edit_node, git, narr_subprocess, node_file, read_node, snapshot
 
 
 @pytest.fixture
@@ -185,13 +185,6 @@ def test_careless_and_hostile_uses(pair: tuple[CLI, CLI], tmp_path: Path, hub: P
     assert bob.json("check")["ok"]
     bob("push", "elsewhere", expect=11)
     bob("pull", "origin", "no-such-line", expect=11)
-    edit_node(bob.root, "old-zhou", mood="grumpy")
-    alice("event", "Moves on", "--set", "lin-yuan.state.mood=tired")
-    alice("push")
-    before = world_files(bob.root)
-    err = bob("pull", expect=14).stderr
-    assert "uncommitted hand edits" in err
-    assert world_files(bob.root) == before
 
 
 def test_plain_git_does_the_same_and_a_subprocess_clone(pair: tuple[CLI, CLI], tmp_path: Path,
@@ -209,3 +202,113 @@ def test_plain_git_does_the_same_and_a_subprocess_clone(pair: tuple[CLI, CLI], t
     carol = CLI(tmp_path / "carol")
     both_check(carol)
     assert [c["name"].split("/")[0] for c in carol.json("chains")] == ["origin"]
+
+
+def test_pull_keeps_hand_edits_the_incoming_events_leave_alone(pair: tuple[CLI, CLI]) -> None:
+    alice, bob = pair
+    edit_node(bob.root, "old-zhou", mood="grumpy")
+    node_file(bob.root, "su-qing").write_text("{ not json", "utf-8")  # kept byte for byte too
+    alice("event", "Moves on", "--set", "lin-yuan.state.mood=tired")
+    alice("push")
+    pulled = bob.json("pull")
+    assert (pulled["status"], pulled["merge"]["kept_edits"]) == ("fast-forward", ["old-zhou"])
+    assert read_node(bob.root, "lin-yuan")["state"]["mood"] == "tired"
+    assert node_file(bob.root, "su-qing").read_text("utf-8") == "{ not json"
+    assert sorted(bob.json("status")["problems"])[0].startswith("world/")
+    git(bob.root, "checkout", "--", node_file(bob.root, "su-qing").relative_to(bob.root).as_posix())
+    assert [(e["target"], e["new_value"]) for e in bob.json("status")["edits"]] == [
+        ("old-zhou", "grumpy")]
+    # a true merge keeps them as well: the merge event records none of them
+    alice("event", "Alice again", "--set", "lin-yuan.state.mood=sleepy")
+    alice("push")
+    bob("event", "Bob writes", "--set", "su-qing.state.mood=calm")  # records the edit
+    edit_node(bob.root, "old-zhou", mood="grumpier")
+    assert bob.json("pull")["merge"]["record"]["edits"] == []
+    assert [(e["target"], e["new_value"]) for e in bob.json("status")["edits"]] == [
+        ("old-zhou", "grumpier")]
+    assert bob.json("check")["ok"]
+    # incoming events that change the edited node: refused, naming it, nothing moved
+    alice("pull")
+    alice("event", "Zhou wakes", "--set", "old-zhou.state.place=well")
+    alice("push")
+    before = snapshot(bob.root)
+    err = bob("pull", expect=14).stderr
+    assert "uncommitted hand edits to old-zhou" in err and "narr reset --hard HEAD" in err
+    fetched = (".git/refs/remotes/", ".git/logs/refs/remotes/", ".git/refs/narr/remotes/")
+    assert {k: v for k, v in snapshot(bob.root).items() if not k.startswith(fetched)} == {
+        k: v for k, v in before.items() if not k.startswith(fetched)}
+    bob("reset", "--hard", "HEAD")  # set aside, pull, put back
+    bob("pull")
+    bob("edits", "restore", "1")
+    assert read_node(bob.root, "old-zhou")["state"]["mood"] == "grumpier"
+
+
+def _create(side: CLI, content: str, node: dict[str, object], *extra: str) -> None:
+    path = side.root.parent / f"{node['id']}.json"
+    path.write_text(json.dumps(node), "utf-8")
+    side("event", content, "--create", str(path), *extra)
+    path.unlink()
+
+
+def test_a_joined_node_changed_by_its_writer_meanwhile(pair: tuple[CLI, CLI]) -> None:
+    alice, bob = pair
+    _create(alice, "A lamp here", {"id": "lamp", "name": "Lamp", "layer": "item",
+                                   "state": {"lit": False}})
+    _create(bob, "A lamp there", {"id": "oil-lamp", "name": "Oil lamp", "aliases": ["lamp"],
+                                  "layer": "item", "state": {"fuel": "oil"}},
+            "--relate", "su-qing:carries:oil-lamp")
+    bob("push")
+    assert alice.json("pull")["merge"]["joined"][0]["theirs"] == "oil-lamp"
+    alice("push")
+    # Bob, who has not taken Alice's merge, goes on with his lamp under its own id
+    bob("event", "More oil", "--set", "oil-lamp.state.fuel=whale oil",
+        "--relate", "old-zhou:eyes:oil-lamp")
+    pulled = bob.json("pull")
+    assert pulled["status"] == "merged"
+    lamp = read_node(bob.root, "lamp")
+    assert (lamp["name"], lamp["aliases"]) == ("Lamp", ["Oil lamp"])
+    assert lamp["state"] == {"lit": False, "fuel": "whale oil"}
+    assert read_node(bob.root, "old-zhou")["relations"]["eyes"] == {"lamp": {}}
+    assert read_node(bob.root, "su-qing")["relations"]["carries"] == {"lamp": {}}
+    bob("get", "oil-lamp", expect=11)
+    bob("push")
+    alice("pull")
+    both_check(alice, bob)
+    assert world_files(alice.root) == world_files(bob.root)
+
+
+def _hub_refs(side: CLI, kind: str) -> list[str]:
+    return [line.split("\t")[1] for line in
+            git(side.root, "ls-remote", "origin", f"refs/narr/{kind}/*").splitlines()]
+
+
+def test_set_aside_edits_kept_private_and_dropped_refs_deleted_there(pair: tuple[CLI, CLI]
+                                                                     ) -> None:
+    alice, bob = pair
+    alice("event", "One", "--set", "lin-yuan.state.x=1")
+    edit_node(alice.root, "old-zhou", mood="secret")
+    alice("reset", "HEAD~1")  # one chain, one set-aside
+    assert alice.json("push", "--no-edits")["edits"] is False
+    assert len(_hub_refs(alice, "abandoned")) == 1 and _hub_refs(alice, "edits") == []
+    git(alice.root, "config", "narr.pushEdits", "false")
+    alice("push")
+    assert _hub_refs(alice, "edits") == []
+    assert alice.json("push", "--edits")["narr_refs"] == 1 and len(_hub_refs(alice, "edits")) == 1
+    git(alice.root, "config", "narr.pushEdits", "maybe")
+    assert "narr.pushEdits" in alice("push", expect=12).stderr
+    git(alice.root, "config", "--unset", "narr.pushEdits")
+    bob("pull")
+    assert [c["remote"] for c in bob.json("chains")] == ["origin"]
+    # Alice drops her pushed chain and edits: not listed as origin's after a pull, deleted
+    # on the hub by her next push, and gone from Bob's copies at his next pull
+    alice("chains", "drop", "1", "--force")
+    alice("edits", "drop", "1")
+    alice("pull")
+    assert alice.json("chains") == [] and alice.json("edits") == []
+    assert len(alice.json("push")["deleted"]) == 2
+    assert _hub_refs(alice, "abandoned") == [] and _hub_refs(alice, "edits") == []
+    assert alice.json("push")["deleted"] == []  # once, and nothing is left to ask about
+    assert json.loads((alice.root / ".git" / "narr" / "dropped.json").read_text("utf-8")) == {}
+    bob("pull")
+    assert bob.json("chains") == [] and bob.json("edits") == []
+    both_check(alice, bob)

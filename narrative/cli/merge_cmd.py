@@ -27,6 +27,8 @@ def merge_cmd(ctx: Context, branch: str | None, go_on: bool, abort: bool, as_jso
     Changes to different fields (and different relation edges) merge cleanly; the
     same field changed to different values is a conflict: the merge stops with
     nothing committed (narr conflicts, narr resolve, narr merge --continue).
+    Uncommitted hand edits stay when the merge leaves their nodes alone; edits
+    to nodes it changes are refused, naming the nodes.
 
     \b
     Examples:
@@ -51,8 +53,12 @@ def merge_cmd(ctx: Context, branch: str | None, go_on: bool, abort: bool, as_jso
         return
     for note in result["warnings"]:
         warn(note)
+    kept = (f"  your hand edits to {', '.join(result['kept_edits'])} stay uncommitted "
+            "(narr status)") if result["kept_edits"] else ""
     if result["fast_forward"]:
         click.echo(f"Fast-forward to {result['branch']}, at {short(result['commit'])}")
+        if kept:
+            click.echo(kept)
         return
     diffusions = result["record"]["diffusions"]
     sides = {side: sum(1 for d in diffusions if d.get("side") == side)
@@ -62,6 +68,8 @@ def merge_cmd(ctx: Context, branch: str | None, go_on: bool, abort: bool, as_jso
                f"{sides['resolved']} resolved")
     for j in result["joined"]:
         click.echo(f"  {j['theirs']} became {j['ours']}: both lines created {j['name']!r}")
+    if kept:
+        click.echo(kept)
 
 
 @click.command("conflicts")

@@ -64,22 +64,27 @@ def clone_cmd(ctx: Context, url: str, directory: str | None, as_json: bool) -> N
 @click.command("push")
 @click.argument("remote", required=False)
 @click.argument("branch", required=False)
+@click.option("--edits/--no-edits", default=None,
+              help="Send your set-aside edits too, or keep them on this machine (default: "
+                   "git config narr.pushEdits, else send them).")
 @json_option
 @pass_context
-def push_cmd(ctx: Context, remote: str | None, branch: str | None, as_json: bool) -> None:
+def push_cmd(ctx: Context, remote: str | None, branch: str | None, edits: bool | None,
+             as_json: bool) -> None:
     """Send BRANCH (default: the current one) and your undone chains and set-aside edits to REMOTE.
 
     REMOTE defaults to the branch's upstream, else origin. Only a fast-forward
     is sent: when the remote has events this line lacks, narr pull first.
+    git config narr.pushEdits false keeps set-aside edits private by default.
 
     \b
     Examples:
       narr push
-      narr push origin what-if
+      narr push origin what-if --no-edits
     """
     from narrative.engine.remote import push
 
-    result = push(ctx.world, remote, branch).to_json()
+    result = push(ctx.world, remote, branch, edits=edits).to_json()
     if as_json:
         emit_json(result)
         return
@@ -87,7 +92,10 @@ def push_cmd(ctx: Context, remote: str | None, branch: str | None, as_json: bool
         warn(f"{result['remote']} refused {ref} ({reason})")
     what = {"new": "a new branch", "updated": "updated", "up to date": "already up to date"}
     click.echo(f"Pushed {result['branch']} to {result['remote']} ({what[result['status']]}), "
-               f"at {short(result['commit'])}; {result['narr_refs']} narr ref(s) sent")
+               f"at {short(result['commit'])}; {result['narr_refs']} narr ref(s) sent"
+               + ("" if result["edits"] else " (set-aside edits kept here)"))
+    if result["deleted"]:
+        click.echo(f"  deleted there as well: {len(result['deleted'])} narr ref(s) you dropped here")
     if result["upstream_set"]:
         click.echo(f"{result['branch']} now follows {result['remote']}/{result['branch']} "
                    "(narr pull and narr push need no names)")
@@ -126,6 +134,9 @@ def pull_cmd(ctx: Context, remote: str | None, branch: str | None, as_json: bool
     else:
         changes = len(merged["record"]["diffusions"]) if merged and merged["record"] else 0
         click.echo(f"Merged {where} as {short(result['commit'])}: {changes} change(s)")
+    if merged and merged["kept_edits"]:
+        click.echo(f"  your hand edits to {', '.join(merged['kept_edits'])} stay uncommitted "
+                   "(narr status)")
     brought = _counted(result["fetched"])
     if brought:
         click.echo(f"New from {result['remote']}: {brought} (narr chains, narr edits)")

@@ -137,6 +137,8 @@ def chains_cmd(click_ctx: click.Context, as_json: bool) -> None:
 def chains_drop_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> None:
     """Delete abandoned chain WHICH (number or name); refused while it alone keeps events.
 
+    A chain of yours that went up with narr push is deleted there by your next push.
+
     \b
     Examples:
       narr chains drop rain-stops-5004
@@ -331,6 +333,8 @@ def edits_restore_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> N
 @pass_context
 def edits_drop_cmd(ctx: Context, which: str, as_json: bool) -> None:
     """Forget set-aside edits WHICH for good.
+
+    Edits of yours that went up with narr push are deleted there by your next push.
 
     \b
     Example:

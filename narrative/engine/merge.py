@@ -15,7 +15,10 @@ own, ``/relations/<type>/<target>``):
   default or absent (who created it, ``created_by_event``, stays ours);
 - nodes created on both sides under different ids for one name or alias become
   one node: ours, with our id and name, theirs merged into it as above and every
-  relation theirs pointed at their node pointing at ours (:func:`_joins`);
+  relation theirs pointed at their node pointing at ours (:func:`_joins`); the
+  merge record keeps the join (``joined``), and later merges between the two lines
+  apply it again, so a node still changed under the id it gave up merges field by
+  field into the one kept instead of conflicting as a whole;
 - a node ended on one side and changed on the other is a conflict on the whole
   node (field ``""``).
 
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -47,12 +51,13 @@ from narrative.errors import (
     NotFoundError,
     NothingToDoError,
 )
-from narrative.ids import new_event_id
+from narrative.ids import new_event_id, parse_node_path
 from narrative.model import Change, EventRecord
 from narrative.nodefile import NodeDict, as_node_dict, validate
 from narrative.store import history, mergestate, move, records, worktree
 from narrative.store.commit import seal
 from narrative.store.view import WorldView
+from narrative.store.worktree import HandEdits
 from narrative.store.worldrepo import WorldRepo
 
 if TYPE_CHECKING:
@@ -99,11 +104,12 @@ class MergeResult:
     conflicts: list[Conflict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     joined: list[dict[str, str]] = field(default_factory=list)  # see :func:`_joins`
+    kept_edits: list[str] = field(default_factory=list)  # nodes whose hand edits stay uncommitted
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"branch": self.branch, "commit": self.commit,
                                "fast_forward": self.fast_forward, "warnings": self.warnings,
-                               "joined": self.joined}
+                               "joined": self.joined, "kept_edits": self.kept_edits}
         out["record"] = records.record_json(self.record) if self.record is not None else None
         return out
 
@@ -195,10 +201,42 @@ def _plan(wr: WorldRepo, base: pygit2.Commit, ours: pygit2.Commit, theirs: pygit
     mine = mergestate.changed_nodes(wr, base.tree, ours.tree)
     other = mergestate.changed_nodes(wr, base.tree, theirs.tree)
 
-    def node(which: str, node_id: str) -> NodeDict | None:
+    def raw(which: str, node_id: str) -> NodeDict | None:
         found = views[which].committed_file(node_id)
         return found[1] if found is not None else None
 
+    # Joins earlier merges made (each merge record keeps its own). One of ours: the other
+    # line may still change its node under its own id, so base and theirs read it under
+    # ours. One of theirs (we took no part in it): our node under the id it gave up is
+    # read, in base and ours, under the id it joined, and moves there.
+    def usable(t: str, o: str, keeper: str, other_side: str) -> bool:
+        return (raw(other_side, t) is not None or raw("base", t) is not None) and \
+            raw(keeper, t) is None and raw(keeper, o) is not None and \
+            raw("base", o) is None and raw(other_side, o) is None
+
+    carried = {t: o for t, o in mergestate.joins_since(wr, ours, base).items()
+               if usable(t, o, "ours", "theirs")}
+    flipped = {t: o for t, o in mergestate.joins_since(wr, theirs, base).items()
+               if usable(t, o, "theirs", "ours") and t not in carried}
+    maps = {"base": {**carried, **flipped}, "ours": flipped, "theirs": carried}
+    keeper = {**{o: "ours" for o in carried.values()}, **{o: "theirs" for o in flipped.values()}}
+
+    def node(which: str, node_id: str) -> NodeDict | None:
+        joined_ = maps[which]
+        if not joined_:
+            return raw(which, node_id)
+        if node_id in joined_:
+            return None  # the id was given up for another
+        src = next((t for t, o in joined_.items() if o == node_id), None)
+        found = raw(which, src or node_id)
+        if found is None:
+            return None
+        out = _renamed(found, joined_)
+        return _folded(out, found, raw(keeper[node_id], node_id)) if src else out
+
+    if carried or flipped:
+        mine = {flipped.get(n, n) for n in mine} | set(carried.values())
+        other = {carried.get(n, n) for n in other} | set(flipped.values())
     joins = _joins(mine, other, node)
 
     def their(node_id: str) -> NodeDict | None:
@@ -208,31 +246,43 @@ def _plan(wr: WorldRepo, base: pygit2.Commit, ours: pygit2.Commit, theirs: pygit
         if found is None or not joins:
             return found
         out = _renamed(found, joins)
-        mine_ = node("ours", node_id)
-        if src != node_id and mine_ is not None:  # one node: our name, theirs among the aliases
-            known = _names(mine_)
-            extra = [n for n in [found.get("name", ""), *found.get("aliases", [])]
-                     if n and not (_names(as_node_dict({"name": n})) & known)]
-            out = as_node_dict({**out, "name": mine_["name"],
-                                "aliases": [*mine_.get("aliases", []), *extra]})
-        return out
+        return _folded(out, found, node("ours", node_id)) if src != node_id else out
 
     finals: dict[str, NodeDict | None] = {}
     conflicts: list[Conflict] = []
     resolved: set[str] = set()
     for node_id in sorted((other - set(joins)) | set(joins.values())):
-        o = node("ours", node_id) if node_id in mine else node("base", node_id)
+        o = node("ours", node_id) if node_id in mine or carried or flipped else node(
+            "base", node_id)
         merged, found = merge_node(node_id, node("base", node_id), o, their(node_id))
         for c in found:
             if c.key in resolutions:
                 merged = _resolve_into(merged, c, _stored(resolutions[c.key]))
                 resolved.add(c.key)
         conflicts.extend(found)
-        if not fields.same(_v(merged), _v(o)):
+        if not fields.same(_v(merged), _v(raw("ours", node_id) if flipped else o)):
             finals[node_id] = merged
+    if flipped:  # our nodes under the ids given up go, and every relation to them follows
+        for t in flipped:
+            finals[t] = None
+        for src, _, _ in views["ours"].incoming(list(flipped)):
+            if src not in finals and src not in flipped:
+                found_ = raw("ours", src)
+                if found_ is not None:
+                    finals[src] = _renamed(found_, flipped)
     joined = [{"theirs": t, "ours": o, "name": str((node("ours", o) or {}).get("name", o))}
               for t, o in sorted(joins.items())]
     return _Plan(finals, conflicts, resolved, joined)
+
+
+def _folded(out: NodeDict, theirs: NodeDict, ours: NodeDict | None) -> NodeDict:
+    """One node of two: our name, their name and aliases among ours where they are new."""
+    if ours is None:
+        return out
+    known = _names(ours)
+    extra = [n for n in [theirs.get("name", ""), *theirs.get("aliases", [])]
+             if n and not (_names(as_node_dict({"name": n})) & known)]
+    return as_node_dict({**out, "name": ours["name"], "aliases": [*ours.get("aliases", []), *extra]})
 
 
 def _names(node: NodeDict) -> set[str]:
@@ -331,15 +381,63 @@ def _theirs(wr: WorldRepo, branch: str) -> pygit2.Commit:
     return tip
 
 
-def _refuse_hand_edits(wr: WorldRepo, head: pygit2.Commit) -> None:
+def _keep_hand_edits(wr: WorldRepo, head: pygit2.Commit, branch: str, incoming: set[str],
+                     after: Callable[[str], NodeDict | None]) -> HandEdits:
+    """The uncommitted hand edits, when the merge leaves every node they touch alone.
+
+    ``incoming`` are the nodes the merge changes in the current world, ``after`` reads
+    a node as the merged world will have it. Hand edits to other nodes stay what they
+    are, working-tree changes the next event records (as ``git merge`` keeps changes
+    to files it does not touch). Edits to a node the merge changes, a relation edited
+    in that points at a node the merge ends, or a node deleted by hand that the merge
+    points a relation at, are refused, naming the nodes: nothing is changed.
+    """
     scan = worktree.scan(wr, head.tree)
-    if scan.raw or scan.problems:
-        n = len(scan.raw) or len(scan.problems)
+    if not scan.raw and not scan.problems:
+        return scan
+    odd = [p for p, oid in scan.raw.items() if oid == "not-a-file"]
+    if odd or (scan.problems and not scan.raw):
         raise ConflictError(
-            f"there are uncommitted hand edits ({n} file(s)); a merge would leave them "
-            "between two story lines",
-            hint="record them with an event first, or set them aside (narr switch --set-aside "
-                 "to another branch, or narr reset --set-aside)")
+            f"{odd[0] if odd else scan.problems[0]}: fix it before merging",
+            details=odd or scan.problems, hint="narr status lists every problem")
+    edited = set(scan.edits)
+    for path in scan.raw:  # files that do not parse as nodes: the node their path names
+        placed = parse_node_path(path, wr.config.layout)
+        if placed is not None:
+            edited.add(placed[1])
+    clash = edited & incoming
+    for e in scan.edits.values():
+        if e.new is not None:
+            for targets in e.new.get("relations", {}).values():
+                if any(d in incoming and d not in edited and after(d) is None for d in targets):
+                    clash.add(e.node_id)
+        elif e.old is not None:
+            pointing = [n for n in incoming if n not in edited
+                        and any(e.node_id in t for t in ((after(n) or {}).get("relations") or {}
+                                                         ).values())]
+            if pointing:
+                clash.add(e.node_id)
+    if clash:
+        names = sorted(clash)
+        raise ConflictError(
+            f"uncommitted hand edits to {', '.join(names)}: merging {branch} changes "
+            f"{'that node' if len(names) == 1 else 'those nodes'} too; nothing was changed",
+            details=[f"{n}: edited by hand and changed by the merge" for n in names],
+            hint="record them with an event first (narr event ...), or set them aside "
+                 "(narr reset --hard HEAD; narr edits restore 1 after the merge)")
+    return scan
+
+
+def _after(wr: WorldRepo, head: pygit2.Commit, plan: _Plan) -> Callable[[str], NodeDict | None]:
+    view = WorldView(wr, head.tree)
+
+    def read(node_id: str) -> NodeDict | None:
+        if node_id in plan.finals:
+            return plan.finals[node_id]
+        found = view.committed_file(node_id)
+        return found[1] if found is not None else None
+
+    return read
 
 
 def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeResult:
@@ -354,13 +452,18 @@ def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeR
         result = MergeResult(branch, warnings=recovered)
         if history.is_ancestor(wr, theirs.id, head.id):
             raise NothingToDoError(f"already up to date: {branch} is part of this story line")
-        _refuse_hand_edits(wr, head)
         if history.is_ancestor(wr, head.id, theirs.id):
             rec = records.decode(theirs.message)
+            after = WorldView(wr, theirs.tree)
+            scan = _keep_hand_edits(wr, head, branch,
+                                    mergestate.changed_nodes(wr, head.tree, theirs.tree),
+                                    lambda n: (after.committed_file(n) or (None, None))[1])
+            result.kept_edits = sorted(scan.edits)
             move.move(wr, move.Move(
                 ref=ref, old=str(head.id), new=str(theirs.id),
                 message=f"narr merge: fast-forward to {branch}",
-                updates=tuple(move.plan(wr, head.tree, theirs.tree, worktree.scan(wr, head.tree))),
+                updates=tuple(move.plan(wr, head.tree, theirs.tree, scan,
+                                        keep_worktree=frozenset(scan.raw))),
                 tree=theirs.tree,
             ))
             result.commit, result.fast_forward, result.record = str(theirs.id), True, rec
@@ -370,6 +473,10 @@ def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeR
             raise ConflictError(f"{branch} shares no history with this story line; there is "
                                 "nothing to merge from")
         plan = _plan(wr, base, head, theirs, {})
+        scan = _keep_hand_edits(wr, head, branch,
+                                set(plan.finals) | {c.node for c in plan.conflicts},
+                                _after(wr, head, plan))
+        result.kept_edits = sorted(scan.edits)
         if plan.conflicts:
             state = {"branch": branch, "ours": str(head.id), "theirs": str(theirs.id),
                      "base": str(base.id), "conflicts": [c.to_json() for c in plan.conflicts],
@@ -415,6 +522,7 @@ def _seal(wr: WorldRepo, head: pygit2.Commit, theirs: pygit2.Commit, branch: str
         kind="merge", id=new_event_id(), parent=parent.id if parent else None,
         content=f"Merge branch {branch}", diffusions=diffusions, created_at=iso(when),
         causes=[other.id] if other is not None else [], merged=branch,
+        joined={j["theirs"]: j["ours"] for j in plan.joined},
     )
     sealed = seal(view, plan.finals, record, when=when, merged=theirs)
     result.commit, result.record, result.joined = sealed.commit, record, plan.joined
@@ -479,14 +587,15 @@ def continue_merge(wr: WorldRepo, *, when: datetime | None = None) -> MergeResul
             raise ConflictError(f"{len(open_)} conflict(s) are not resolved yet",
                                 conflicts=open_, details=[conflict_line(c) for c in open_],
                                 hint="narr resolve NODE FIELD --ours|--theirs|--value JSON")
-        _refuse_hand_edits(wr, head)
         repo = wr.repo
         theirs, base = repo[state["theirs"]], repo[state["base"]]
         plan = _plan(wr, base, head, theirs, state["resolutions"])  # type: ignore[arg-type]
+        scan = _keep_hand_edits(wr, head, state["branch"], set(plan.finals),
+                                _after(wr, head, plan))
         missing = [c for c in plan.conflicts if c.key not in plan.resolved]
         if missing:  # the worlds are what they were, so this is only a damaged state file
             raise _conflict_error(state["branch"], missing)
-        result = MergeResult(state["branch"], warnings=recovered)
+        result = MergeResult(state["branch"], warnings=recovered, kept_edits=sorted(scan.edits))
         _seal(wr, head, theirs, state["branch"], plan, result, when)  # type: ignore[arg-type]
         mergestate.drop(wr)
         return result

@@ -35,11 +35,12 @@ def _fetched(wr: WorldRepo, name: str) -> set[str]:
     """narr refs fetched from remote ``name`` that are not one's own come back."""
     prefix = f"{refs.REMOTES}{name}/"
     out = set()
+    gone = refs.dropped(wr)
     for ref in wr.repo.references:
         if not ref.startswith(prefix):
             continue
         kind, _, tail = ref.removeprefix(prefix).partition("/")
-        if f"refs/narr/{kind}/{tail}" not in wr.repo.references:
+        if not refs.is_own(wr, kind, tail, gone):
             out.add(ref)
     return out
 
@@ -138,15 +139,22 @@ class PushResult:
     narr_refs: int  # narr refs sent (chains, set-aside edits, adopted commits, replay marks)
     refused: dict[str, str] = field(default_factory=dict)  # narr refs the remote refused
     upstream_set: bool = False
+    edits: bool = True  # whether one's set-aside edits went along
+    deleted: list[str] = field(default_factory=list)  # one's own narr refs dropped, gone there too
 
     def to_json(self) -> dict[str, Any]:
         return {"remote": self.remote, "branch": self.branch, "commit": self.commit,
                 "status": self.status, "narr_refs": self.narr_refs, "refused": self.refused,
-                "upstream_set": self.upstream_set}
+                "upstream_set": self.upstream_set, "edits": self.edits, "deleted": self.deleted}
 
 
-def push(wr: WorldRepo, remote_name: str | None = None, branch: str | None = None) -> PushResult:
-    """Send ``branch`` (default: the current one) and one's narr refs to the remote."""
+def push(wr: WorldRepo, remote_name: str | None = None, branch: str | None = None, *,
+         edits: bool | None = None) -> PushResult:
+    """Send ``branch`` (default: the current one) and one's narr refs to the remote.
+
+    ``edits`` False keeps one's set-aside edits on this machine; None follows git
+    config ``narr.pushEdits`` (default true). Edits pushed before stay on the remote.
+    """
     branch = branch or wr.branch()
     if branch is None:
         raise InvalidInputError("HEAD is detached: which branch?", hint="narr push REMOTE BRANCH")
@@ -160,13 +168,19 @@ def push(wr: WorldRepo, remote_name: str | None = None, branch: str | None = Non
     was_there = tracking in wr.repo.references
     # No write lock: git reads each ref once, and every ref narr moves moves atomically, so
     # a push never sends half an event; a slow network must not stop the writer meanwhile.
-    pushed = remote.push(wr, name, branch)
+    if edits is None:
+        edits = remote.push_edits_setting(wr)
+    pending, held = remote.dropped_there(wr, name)
+    pushed = remote.push(wr, name, branch, edits=edits, delete=held)
+    if pending:
+        remote.cleared(wr, name, [n for n in pending if n not in held or n in pushed.deleted])
     head_ref = f"refs/heads/{branch}"
     status = "up to date" if head_ref in pushed.up_to_date else (
         "updated" if was_there else "new")
     result = PushResult(name, branch, str(tip.id), status,
                         sum(1 for r in pushed.updated if r.startswith("refs/narr/")),
-                        refused={k: v for k, v in pushed.rejected.items() if k != head_ref})
+                        refused={k: v for k, v in pushed.rejected.items() if k != head_ref},
+                        edits=edits, deleted=pushed.deleted)
     if remote.upstream(wr, branch) == (None, None):
         remote.set_upstream(wr, branch, name, branch)
         result.upstream_set = True

@@ -342,5 +342,6 @@ def drop_set_aside(wr: WorldRepo, which: str) -> str:
             raise InvalidInputError(
                 f"these set-aside edits are {remote}'s: dropping this copy would bring them back "
                 "with the next narr pull", hint="only their writer drops them")
+        refs.remember_dropped(wr, [item.ref])
         wr.repo.references.delete(item.ref)
         return item.ref

@@ -27,7 +27,9 @@ def subject_of(content: str) -> str:
 
 
 def record_json(record: EventRecord) -> dict[str, Any]:
-    return record.model_dump(mode="json")
+    # ``joined`` is written only by the merges that join nodes, so every other record reads
+    # the same in a narr that predates it.
+    return record.model_dump(mode="json", exclude=None if record.joined else {"joined"})
 
 
 def encode(record: EventRecord) -> str:
@@ -57,7 +59,7 @@ RECORD_FIELDS: dict[str, Any] = {
     "diffusions": [], "edits": [], "narrative_text": None, "timestamp": None,
     "created_at": None, "close_scene": False, "diffuser": None, "causes": [],
     "reverts": None, "replay_of": None, "merged": None,
-    "explicit": [],
+    "explicit": [], "joined": {},
 }
 
 

@@ -83,15 +83,58 @@ def set_aside_refs(wr: WorldRepo) -> list[str]:
     return _listed(wr, SET_ASIDE)
 
 
+DROPPED = "dropped.json"
+"""One's own narr refs dropped here (``.git/narr/dropped.json``: ref -> the remotes it is
+gone from): ``narr push`` deletes them on each remote, and a fetched copy of one is not
+taken for someone else's."""
+
+
+def dropped(wr: WorldRepo) -> dict[str, list[str]]:
+    try:
+        data = json.loads((wr.narr_dir / DROPPED).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: [r for r in v if isinstance(r, str)] for k, v in data.items()
+            if isinstance(k, str) and k.startswith("refs/narr/") and isinstance(v, list)}
+
+
+def save_dropped(wr: WorldRepo, data: dict[str, list[str]]) -> None:
+    from narrative.store.journal import write_atomic
+
+    wr.narr_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(wr.narr_dir / DROPPED, json.dumps(data, indent=1, sort_keys=True).encode(),
+                 wr.narr_dir / "tmp")
+
+
+def remember_dropped(wr: WorldRepo, names: list[str]) -> None:
+    """Note one's own refs just deleted, for the next push to delete on the remotes."""
+    if not list(wr.repo.remotes):
+        return  # nowhere they could have gone
+    data = dropped(wr)
+    for name in names:
+        data.setdefault(name, [])
+    save_dropped(wr, data)
+
+
+def is_own(wr: WorldRepo, kind: str, tail: str, gone: dict[str, list[str]] | None = None) -> bool:
+    """Whether ``refs/narr/<kind>/<tail>`` (as a remote holds it) is one's own: here, or
+    dropped here and not yet deleted there."""
+    name = f"refs/narr/{kind}/{tail}"
+    return name in wr.repo.references or name in (dropped(wr) if gone is None else gone)
+
+
 def fetched_refs(wr: WorldRepo, kind: str) -> list[str]:
     """Refs of ``kind`` (``abandoned``, ``edits``...) fetched from remotes, by remote, newest
     first; one's own refs that went up to a remote and came back are left out."""
     out = []
+    gone = dropped(wr)
     for name in wr.repo.references:
         if not name.startswith(REMOTES):
             continue
         remote, sep, tail = name.removeprefix(REMOTES).partition(f"/{kind}/")
-        if sep and remote and f"refs/narr/{kind}/{tail}" not in wr.repo.references:
+        if sep and remote and not is_own(wr, kind, tail, gone):
             out.append(name)
     return sorted((n for n in out if _well_formed(wr, n, kind)), reverse=True)
 
@@ -249,9 +292,10 @@ def replayed(wr: WorldRepo, ref: str) -> bool:
 
 def drop_abandoned(wr: WorldRepo, ref: str) -> None:
     """Delete an abandoned chain's ref (and its replayed mark)."""
-    for name in (ref, REPLAYED + chain_name(ref).key):
-        if name in wr.repo.references:
-            wr.repo.references.delete(name)
+    gone = [name for name in (ref, REPLAYED + chain_name(ref).key) if name in wr.repo.references]
+    remember_dropped(wr, gone)
+    for name in gone:
+        wr.repo.references.delete(name)
 
 
 def reachable_elsewhere(wr: WorldRepo, ref: str) -> set[pygit2.Oid]:

@@ -29,12 +29,13 @@ from pathlib import Path
 
 import pygit2
 
-from narrative.errors import ConflictError, NarrError, NotFoundError
+from narrative.errors import ConflictError, InvalidInputError, NarrError, NotFoundError
+from narrative.store import refs
+from narrative.store.refs import REMOTES
 from narrative.store.worldrepo import WorldRepo
 
 KINDS = ("abandoned", "edits", "adopted", "replayed")
 """The kinds of narr refs that travel; ``refs/narr/remotes/`` holds the fetched copies."""
-REMOTES = "refs/narr/remotes/"
 
 
 def fetch_refspecs(remote: str) -> list[str]:
@@ -43,11 +44,29 @@ def fetch_refspecs(remote: str) -> list[str]:
             *(f"+refs/narr/{k}/*:{REMOTES}{remote}/{k}/*" for k in KINDS)]
 
 
-def narr_push_refspecs() -> list[str]:
+def narr_push_refspecs(*, edits: bool = True) -> list[str]:
     """narr's own refs as they go up. Chains, edits and adopted commits are never rewritten
-    once made, so they go without force; a replayed mark moves, so it is forced."""
-    return [*(f"refs/narr/{k}/*:refs/narr/{k}/*" for k in KINDS if k != "replayed"),
+    once made, so they go without force; a replayed mark moves, so it is forced. Without
+    ``edits`` one's set-aside edits stay on this machine."""
+    return [*(f"refs/narr/{k}/*:refs/narr/{k}/*" for k in KINDS
+              if k != "replayed" and (edits or k != "edits")),
             "+refs/narr/replayed/*:refs/narr/replayed/*"]
+
+
+PUSH_EDITS = "narr.pushEdits"
+"""git config key (this world's ``.git/config``, or ``~/.gitconfig`` for every world):
+``false`` keeps set-aside edits off ``narr push`` unless ``--edits`` is given."""
+
+
+def push_edits_setting(wr: WorldRepo) -> bool:
+    cfg = wr.repo.config
+    if PUSH_EDITS not in cfg:
+        return True
+    try:
+        return cfg.get_bool(PUSH_EDITS)
+    except (pygit2.GitError, ValueError):
+        raise InvalidInputError(f"git config {PUSH_EDITS} is {cfg[PUSH_EDITS]!r}, not true or "
+                                "false", hint=f"git config {PUSH_EDITS} false") from None
 
 
 def _git() -> str:
@@ -184,10 +203,13 @@ def remote_branches_named(wr: WorldRepo, branch: str) -> list[str]:
 
 
 def fetch(wr: WorldRepo, remote: str) -> None:
-    """Fetch the remote's branches and narr refs into their namespaces."""
+    """Fetch the remote's branches and narr refs into their namespaces, dropping the copies
+    of what the remote no longer has."""
     remote_url(wr, remote)
-    proc = _run(["fetch", "--quiet", "--no-write-fetch-head", remote, *fetch_refspecs(remote)],
-                wr.root)
+    # --prune: a chain or set-aside edits their writer dropped (and narr push deleted
+    # there) go from the copies here too, as branches deleted there do.
+    proc = _run(["fetch", "--quiet", "--prune", "--no-write-fetch-head", remote,
+                 *fetch_refspecs(remote)], wr.root)
     if proc.returncode != 0:
         raise _failed(f"fetching from {remote}", proc)
 
@@ -199,16 +221,50 @@ class Pushed:
     updated: list[str] = field(default_factory=list)
     up_to_date: list[str] = field(default_factory=list)
     rejected: dict[str, str] = field(default_factory=dict)
+    deleted: list[str] = field(default_factory=list)
 
 
-def push(wr: WorldRepo, remote: str, branch: str) -> Pushed:
-    """Push ``branch`` (fast-forward only) and narr's own refs to ``remote``.
+def dropped_there(wr: WorldRepo, remote: str) -> tuple[list[str], list[str]]:
+    """One's own narr refs dropped here and not yet known gone from ``remote``, and those of
+    them it still holds (one ``git ls-remote``, only when there are any)."""
+    pending = sorted(n for n, done in refs.dropped(wr).items() if remote not in done)
+    if not pending:
+        return [], []
+    proc = _run(["ls-remote", "--refs", remote, *pending], wr.root)
+    if proc.returncode != 0:
+        raise _failed(f"asking {remote} for dropped refs", proc)
+    held = {line.split("\t", 1)[1] for line in proc.stdout.splitlines() if "\t" in line}
+    return pending, [n for n in pending if n in held]
+
+
+def cleared(wr: WorldRepo, remote: str, names: list[str]) -> None:
+    """``names`` are gone from ``remote``: forget its copies here, and a dropped ref once
+    every remote has lost it."""
+    data = refs.dropped(wr)
+    known = set(remote_names(wr))
+    for name in names:
+        kind_tail = name.removeprefix("refs/narr/")
+        copy = f"{REMOTES}{remote}/{kind_tail}"
+        if copy in wr.repo.references:
+            wr.repo.references.delete(copy)
+        if name in data:
+            data[name] = sorted(set(data[name]) | {remote})
+            if known <= set(data[name]):
+                del data[name]
+    refs.save_dropped(wr, data)
+
+
+def push(wr: WorldRepo, remote: str, branch: str, *, edits: bool = True,
+         delete: list[str] | None = None) -> Pushed:
+    """Push ``branch`` (fast-forward only) and narr's own refs to ``remote``; ``delete``
+    names one's own narr refs dropped here, deleted there in the same push.
 
     A rejected branch raises ConflictError; a narr ref the remote refuses is only
     reported (the story line went up).
     """
     remote_url(wr, remote)
-    specs = [f"refs/heads/{branch}:refs/heads/{branch}", *narr_push_refspecs()]
+    specs = [f"refs/heads/{branch}:refs/heads/{branch}", *narr_push_refspecs(edits=edits),
+             *(f":{name}" for name in delete or [])]
     proc = _run(["push", "--porcelain", remote, *specs], wr.root)
     result = Pushed()
     for line in proc.stdout.splitlines():
@@ -221,6 +277,8 @@ def push(wr: WorldRepo, remote: str, branch: str) -> Pushed:
             result.rejected[dst] = summary
         elif flag == "=":
             result.up_to_date.append(dst)
+        elif flag == "-":
+            result.deleted.append(dst)
         else:
             result.updated.append(dst)
     head = f"refs/heads/{branch}"
