@@ -85,7 +85,8 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
     # The event is recorded; a cache narr cannot update now (a full disk) is no failure:
     # it still names the old tree, so it follows HEAD by a tree diff next time.
     with contextlib.suppress(sqlite3.Error):
-        wr.catalog.remember_event(record.id, str(commit))
+        wr.catalog.remember_event(record.id, str(commit),
+                                  records.record_summary_row(str(commit), str(head.id), record))
     if wr.batch is not None:
         wr.batch.clean = True  # the hand edits are recorded; later events of the batch skip the scan
     return Sealed(str(commit), moved.kept)
