@@ -219,8 +219,9 @@ class Bench:
         return [self.narr, *args]
 
     def client_cmd(self, *args: str) -> list[str]:
-        """The thin client (``python -m narrative``), which hands commands to a running server."""
-        return [sys.executable, "-m", "narrative", *args]
+        """The ``narr`` command as installed: a thin client, which hands commands to a running
+        server (``python -m narrative`` would add runpy's start-up to every command)."""
+        return [self.narr, *args]
 
 
 @contextmanager

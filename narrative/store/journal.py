@@ -312,12 +312,18 @@ def write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]]
     before = watch.index_sig(wr.git_dir)
     index.read(force=False)  # re-read only if it changed on disk since libgit2 loaded it
     read = watch.index_sig(wr.git_dir)
+    steady: dict[str, watch.FileSig] = {}  # paths the index now holds as the working tree has them
     for path, (now, oid) in entries.items():
         if oid is None:
             if path in index:
                 index.remove(path)
+            if now is None:
+                steady[path] = None
         elif now == oid:
+            seen = watch.file_sig(wr.abs(path))
             index.add(path)  # fresh stat data: the index stays a valid stat cache
+            if seen is not None and watch.file_sig(wr.abs(path)) == seen:
+                steady[path] = seen  # nobody wrote it while libgit2 read it
             if index[path].mode != pygit2.enums.FileMode.BLOB:
                 # a chmod +x is no story change: node files are committed 100644, and the
                 # index must say so too, or git sees a staged mode change narr never made
@@ -326,8 +332,9 @@ def write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]]
             index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=oid), pygit2.enums.FileMode.BLOB))
     # Recompute the cached trees the changed entries invalidated (the trees exist
     # already), so the next scan can tell "index == HEAD" without a walk.
+    tree: str | None = None
     with contextlib.suppress(pygit2.GitError):
-        index.write_tree()
+        tree = str(index.write_tree())
     try:
         index.write()
     except (pygit2.GitError, OSError) as exc:
@@ -335,7 +342,7 @@ def write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]]
             f"the story moved, but git's index could not be written ({exc})",
             hint="the next narr command finishes the job (remove .git/index.lock if no git "
                  "command is running)") from None
-    watch.index_written(wr.git_dir, before, read, watch.index_sig(wr.git_dir))
+    watch.index_written(wr.git_dir, before, read, watch.index_sig(wr.git_dir), tree, steady)
 
 
 def hash_file(wr: WorldRepo, relpath: str) -> str | None:
