@@ -105,3 +105,14 @@ def test_status_branches_and_chains_leave_a_bulk_record_unparsed(
     assert "After" in chains and "Later" in chains
     head = narr.json("status")["head"]  # the JSON prints the record: parsing it is its job
     assert len(head["edits"]) == BULK
+
+
+def test_events_after_a_bulk_event_leave_its_record_unparsed(
+        flat_world: Path, parsed: list[str]) -> None:
+    narr = CLI(flat_world)
+    _bulk_world(flat_world, narr)
+    parsed.clear()
+    # the rules diffuser looks back at the last events' words for "he" and "she"
+    narr("event", "He walks to the ferry")
+    assert "The caravan unloads" not in parsed
+    assert narr.json("show")["content"] == "He walks to the ferry"
