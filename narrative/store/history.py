@@ -33,37 +33,48 @@ def first_parent(commit: pygit2.Commit | None, *, stop: pygit2.Oid | None = None
         commit = commit.parents[0] if commit.parents else None
 
 
+# A commit object larger than this (its record, mostly) is summarised from the catalog;
+# a smaller one is read and parsed at once, cheaper than opening the catalog.
+LARGE_COMMIT = 16 * 1024
+
+
 def summaries(wr: WorldRepo, start: str, limit: int | None = None, *,
               since: pygit2.Oid | None = None) -> list[dict[str, Any]]:
     """One-line summaries (:data:`~narrative.store.records.SUMMARY_COLUMNS` and ``commit``) of
     ``start`` and its first parents, newest first, at most ``limit``, stopping at the first
     that ``since`` reaches.
 
-    They come from the catalog: a commit is read and its record parsed only the first
+    A large commit's summary comes from the catalog: its record is parsed only the first
     time it is listed (narr summarises its own events when it makes them), so a bulk
-    event of tens of megabytes among them costs a row, not a parse.
+    event of tens of megabytes among them costs a row, not a parse. The size is read
+    from the object's header, without inflating it.
     """
     import sqlite3
 
     out: list[dict[str, Any]] = []
     fresh: list[tuple[Any, ...]] = []
-    cache = wr.catalog
+    odb = wr.repo.odb
     current: str | None = start
     try:
         while current is not None and (limit is None or len(out) < limit):
-            if since is not None and is_ancestor(wr, pygit2.Oid(hex=current), since):
+            oid = pygit2.Oid(hex=current)
+            if since is not None and is_ancestor(wr, oid, since):
                 break
-            row = cache.summaries([current]).get(current)
+            row = None
+            large = odb.read_header(oid)[1] > LARGE_COMMIT
+            if large:
+                row = wr.catalog.summaries([current]).get(current)
             if row is None:
-                full = summary_row_of(wr.repo[current].peel(pygit2.Commit))
-                fresh.append(full)
+                full = summary_row_of(wr.repo[oid].peel(pygit2.Commit))
+                if large:
+                    fresh.append(full)
                 row = full[1:]
             out.append({"commit": current, **dict(zip(records.SUMMARY_COLUMNS, row, strict=True))})
             current = row[0]
     finally:
         if fresh:  # a cache: a reader that cannot write it (a busy or full disk) still answers
             with contextlib.suppress(sqlite3.Error):
-                cache.remember_summaries(fresh)
+                wr.catalog.remember_summaries(fresh)
     return out
 
 
