@@ -235,8 +235,9 @@ class Bench:
         return [self.narr, *args]
 
     def client_cmd(self, *args: str) -> list[str]:
-        """The thin client (``python -m narrative``), which hands commands to a running server."""
-        return [sys.executable, "-m", "narrative", *args]
+        """The ``narr`` command as installed: a thin client, which hands commands to a running
+        server (``python -m narrative`` would add runpy's start-up to every command)."""
+        return [self.narr, *args]
 
 
 @contextmanager
@@ -599,6 +600,8 @@ def section_histories(bench: Bench) -> None:
     a = bench.copy(src, "history")
     if bench.want("reads"):
         section_reads(bench, a, world, layout, nodes, events)
+    if bench.want("bulk"):
+        section_bulk(bench, src, world, layout, nodes)
     if bench.want("check"):
         section_check(bench, a, events, world)
     if bench.want("growth"):
@@ -647,6 +650,42 @@ def section_reads(bench: Bench, a: Path, world: str, layout: str, nodes: int, ev
 
 
 QUERIES = ("narr why ID FIELD", "narr history ID", "narr search WORD", "narr brief", "narr brief GOAL")
+
+
+def section_bulk(bench: Bench, src: Path, world: str, layout: str, nodes: int) -> None:
+    """``narr log -n 20`` with a bulk event among the last 20: one event that absorbed as many
+    new nodes, made by hand, as the world holds (a record of megabytes). The log shows its
+    number of changes, which should cost a row of the catalog, not a parse of the record."""
+    from narrative.ids import node_path
+    from narrative.nodefile import dump
+
+    a = bench.copy(src, "history-bulk")
+    try:
+        log(f"bulk event among the last 20: {world}, {human(nodes)} nodes absorbed at once")
+        for i in range(nodes):
+            node_id = f"bulk-crate-{i}"
+            path = a / node_path(node_id, "item", layout)  # type: ignore[arg-type]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(dump({  # type: ignore[arg-type]
+                "id": node_id, "layer": "item", "name": f"Bulk crate {i}", "kind": "crate",
+                "lifecycle": "permanent", "aliases": [], "summary": "A crate from the caravan.",
+                "traits": {"weight": i % 50}, "state": {"sealed": True}, "relations": {}}))
+        bulk = run_timed(bench.narr_cmd("event", "The caravan unloads", *bench.diffuser_flag), a)
+        record_mib = len(subprocess.run(["git", "-C", str(a), "cat-file", "commit", "HEAD"],
+                                        capture_output=True, check=True).stdout) / 2**20
+        for k in range(3):
+            subprocess.run(bench.narr_cmd("event", f"After the caravan {k}", *bench.diffuser_flag),
+                           cwd=a, capture_output=True, check=True)
+        log(f"  the bulk event took {fmt_s(bulk.seconds)}; its record is {record_mib:.1f} MiB")
+        where = f"{world}, a bulk event of {human(nodes)} nodes among the last 20"
+        series = alternate([
+            Variant("narr log -n 20", lambda r: run_timed(bench.narr_cmd("log", "-n", "20"), a)),
+            Variant("git log -n 20", lambda r: run_timed(["git", "log", "-n", "20"], a))],
+            bench.profile.read_rounds)
+        comparison(bench, "narr log -n 20 (bulk event)", "git log -n 20", where, series,
+                   nodes=nodes, layout=layout, bulk_record_mib=round(record_mib, 1), light_read=True)
+    finally:
+        shutil.rmtree(a, ignore_errors=True)
 
 
 def section_check(bench: Bench, a: Path, events: int, world: str) -> None:
@@ -744,7 +783,7 @@ def wait_idle(limit: float) -> None:
 # --- main -------------------------------------------------------------------------------
 
 
-SECTIONS = ("startup", "event", "reset", "status", "engine", "reads", "check", "growth", "studio")
+SECTIONS = ("startup", "event", "reset", "status", "engine", "reads", "bulk", "check", "growth", "studio")
 
 
 def section_studio(bench: Bench) -> None:
@@ -851,7 +890,7 @@ def main(argv: list[str] | None = None) -> int:
     if bench.want("engine"):
         for layout, nodes in profile.engine_only:
             steps.append(lambda layout=layout, nodes=nodes: section_engine_only(bench, layout, nodes))
-    if sections & {"reads", "check", "growth"} or not sections:
+    if sections & {"reads", "bulk", "check", "growth"} or not sections:
         steps.append(lambda: section_histories(bench))
     # Opt in under --smoke (it starts a browser); part of --quick and --full.
     if "studio" in sections or (not sections and profile.name != "smoke"):

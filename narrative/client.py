@@ -27,14 +27,18 @@ big-endian length and the payload.
 
 from __future__ import annotations
 
-import json
+# Only built-in modules: ``json``, ``socket`` and ``struct`` load ``re`` and ``enum``,
+# which cost a thin client more than its whole round trip to the server (``python -X
+# importtime``). ``_json``, ``_socket`` and ``zlib`` are their C halves.
+import _json
+import _socket
 import os
-import socket
-import struct
 import sys
+import zlib
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs a thin client ~5 ms
 if TYPE_CHECKING:
+    import socket
     from typing import Any
 
 # Commands that must run in the caller's own process (studio starts a server and opens a
@@ -44,7 +48,7 @@ if TYPE_CHECKING:
 LOCAL_COMMANDS = frozenset({"serve", "studio", "edit", "init", "clone", "push", "pull"})
 SERVER_FILE = "server.json"
 STDIN, STDOUT, STDERR, WANT_STDIN, REFUSED, EXIT = 0, 1, 2, 3, 4, 9
-_HEADER = struct.Struct(">BI")
+_HEADER_SIZE = 5  # a frame's header: its channel (1 byte) and length (4 bytes, big-endian)
 # The environment a command can read: narr's settings, where the user's config
 # lives, what an exec diffuser runs with, and API keys an llm diffuser names.
 ENV_NAMES = frozenset({"HOME", "XDG_CONFIG_HOME", "PATH", "LANG", "LC_ALL", "LC_CTYPE",
@@ -57,26 +61,76 @@ def forwarded_env(environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
             if k in ENV_NAMES or k.startswith("NARR_") or k.endswith("_API_KEY")}
 
 
+_VERSION: list[str] = []
+
+
 def code_version() -> str:
-    """``__version__`` plus a digest of the package's source files' sizes and mtimes.
+    """``__version__`` plus a checksum of the package's source files' names, sizes and mtimes
+    (worked out once per process).
 
     An edited checkout is different code: its server must not answer for it.
     """
-    import hashlib
-
+    if _VERSION:
+        return _VERSION[0]
     from narrative import __version__
 
     package = os.path.dirname(os.path.realpath(__file__))
-    digest = hashlib.sha1()
+    listing = []
     for dirpath, dirnames, filenames in os.walk(package):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         for name in sorted(filenames):
             if name.endswith(".py"):
                 path = os.path.join(dirpath, name)
                 st = os.stat(path)
-                rel = os.path.relpath(path, package)
-                digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-    return f"{__version__}+{digest.hexdigest()[:16]}"
+                listing.append(f"{path[len(package):]}\0{st.st_size}\0{st.st_mtime_ns}\n")
+    text = "".join(listing).encode()
+    _VERSION.append(f"{__version__}+{zlib.crc32(text):08x}{zlib.adler32(text):08x}{len(listing)}")
+    return _VERSION[0]
+
+
+def dumps(value: Any) -> str:
+    """JSON text of what a request holds (strings, numbers, booleans, None, lists, dicts)."""
+    if isinstance(value, str):
+        return str(_json.encode_basestring_ascii(value))
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{dumps(str(k))}:{dumps(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(dumps(v) for v in value) + "]"
+    raise TypeError(f"cannot send {type(value).__name__}")
+
+
+class _Scanner:
+    """What ``_json.make_scanner`` reads from a decoder (json.JSONDecoder's defaults)."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name: str) -> float:
+        return float(name.lower().replace("infinity", "inf"))
+
+
+def loads(text: str) -> Any:
+    """A JSON document (the C scanner of the standard library's json, without its imports)."""
+    body = text.strip()
+    try:
+        value, end = _json.make_scanner(_Scanner())(body, 0)  # type: ignore[arg-type]
+    except StopIteration:
+        raise ValueError("not JSON") from None
+    if end != len(body):
+        raise ValueError("extra data after the JSON document")
+    return value
 
 
 def find_git_dir(start: str) -> str | None:
@@ -130,7 +184,7 @@ def split_globals(argv: list[str]) -> tuple[str | None, str | None]:
 def read_server_file(git_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
     try:
         with open(os.path.join(git_dir, "narr", SERVER_FILE), encoding="utf-8") as fh:
-            info = json.load(fh)
+            info = loads(fh.read())
     except (OSError, ValueError):
         return None
     return info if isinstance(info, dict) else None
@@ -148,11 +202,11 @@ def pid_alive(pid: object) -> bool:
     return True
 
 
-def send_frame(sock: socket.socket, channel: int, payload: bytes) -> None:
-    sock.sendall(_HEADER.pack(channel, len(payload)) + payload)
+def send_frame(sock: socket.socket | _socket.socket, channel: int, payload: bytes) -> None:
+    sock.sendall(bytes((channel,)) + len(payload).to_bytes(4, "big") + payload)
 
 
-def recv_exact(sock: socket.socket, n: int) -> bytes | None:
+def recv_exact(sock: socket.socket | _socket.socket, n: int) -> bytes | None:
     chunks = []
     while n:
         chunk = sock.recv(min(n, 1 << 20))
@@ -163,16 +217,16 @@ def recv_exact(sock: socket.socket, n: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def recv_frame(sock: socket.socket) -> tuple[int, bytes] | None:
-    head = recv_exact(sock, _HEADER.size)
+def recv_frame(sock: socket.socket | _socket.socket) -> tuple[int, bytes] | None:
+    head = recv_exact(sock, _HEADER_SIZE)
     if head is None:
         return None
-    channel, length = _HEADER.unpack(head)
+    channel, length = head[0], int.from_bytes(head[1:], "big")
     payload = recv_exact(sock, length) if length else b""
     return None if payload is None else (channel, payload)
 
 
-def connect(argv: list[str]) -> socket.socket | None:
+def connect(argv: list[str]) -> _socket.socket | None:
     """A connection to this world's server of this very code, or None."""
     if os.environ.get("NARR_NO_SERVER"):
         return None
@@ -193,7 +247,7 @@ def connect(argv: list[str]) -> socket.socket | None:
     path = info.get("socket")
     if not isinstance(path, str):
         return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.connect(path)
     except OSError:
@@ -237,23 +291,41 @@ def needs_cwd(argv: list[str]) -> bool:
     return False
 
 
-def request(argv: list[str]) -> dict[str, Any]:
-    import shutil
+def terminal_size() -> tuple[int, int]:
+    """``shutil.get_terminal_size()`` (COLUMNS and LINES first, then stdout's terminal,
+    else 80x24), without importing shutil."""
+    def env(name: str) -> int:
+        try:
+            return int(os.environ[name])
+        except (KeyError, ValueError):
+            return 0
 
-    size = shutil.get_terminal_size()
+    columns, lines = env("COLUMNS"), env("LINES")
+    if columns <= 0 or lines <= 0:
+        try:
+            size = os.get_terminal_size(sys.__stdout__.fileno())  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            size = os.terminal_size((0, 0))
+        columns = columns if columns > 0 else size.columns or 80
+        lines = lines if lines > 0 else size.lines or 24
+    return columns, lines
+
+
+def request(argv: list[str]) -> dict[str, Any]:
+    columns, lines = terminal_size()
     return {"argv": argv, "prog_name": program_name(), "cwd": os.getcwd(),
             "needs_cwd": needs_cwd(argv), "env": forwarded_env(os.environ),
             "stdout_tty": _isatty(sys.stdout), "stderr_tty": _isatty(sys.stderr),
-            "stdin_tty": _isatty(sys.stdin), "columns": size.columns, "lines": size.lines,
+            "stdin_tty": _isatty(sys.stdin), "columns": columns, "lines": lines,
             "version": code_version()}
 
 
-def forward(sock: socket.socket, argv: list[str]) -> int | None:
+def forward(sock: _socket.socket, argv: list[str]) -> int | None:
     """Run ``argv`` on the server; its exit code, or None when the request could not be sent."""
     out = sys.stdout.buffer
     err = sys.stderr.buffer
     try:
-        send_frame(sock, STDIN, json.dumps(request(argv)).encode())
+        send_frame(sock, STDIN, dumps(request(argv)).encode())
     except OSError:
         sock.close()
         return None  # the request never left: nothing ran

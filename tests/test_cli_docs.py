@@ -145,3 +145,19 @@ def test_the_readme_library_example_runs(flat_world: Path, monkeypatch: pytest.M
     assert out[1:3] == ["ferry", "qingyun-gate"]
     assert out[3].startswith("[") and "Genesis" in out[3]
     assert out[4] == "[] True"
+
+
+def test_the_lazy_command_table_names_every_command_and_its_module() -> None:
+    import importlib
+    import pkgutil
+
+    import narrative.cli
+    from narrative.cli import COMMAND_MODULES
+
+    found = {}
+    for info in pkgutil.iter_modules(narrative.cli.__path__):
+        module = importlib.import_module(f"narrative.cli.{info.name}")
+        for command in getattr(module, "COMMANDS", []):
+            found[command.name] = info.name
+    assert found == COMMAND_MODULES
+    assert sorted(main.commands) == sorted(found)

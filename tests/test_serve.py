@@ -153,6 +153,25 @@ def test_plain_git_beside_the_server_is_noticed(served: Path) -> None:
     same(committed, run(served, "status", "--json", env=LOCAL))
 
 
+def test_the_index_the_server_leaves_is_the_one_git_and_narr_expect(served: Path) -> None:
+    """Through a server, scans answer from what the watcher remembers of the index and an
+    event skips rebuilding the index's cached trees: git must still find index == HEAD,
+    and a narr without the server too; an edit afterwards is still seen."""
+    for k in range(3):
+        assert run(served, "event", f"Step {k}", "--set", f"lin-yuan.state.mood=m{k}").returncode == 0
+        assert b"Nothing to record" in run(served, "status").stdout
+    assert run(served, "reset", "HEAD~2").returncode == 0
+    assert b"Nothing to record" in run(served, "status").stdout
+    assert git(served, "write-tree").strip() == git(served, "rev-parse", "HEAD^{tree}").strip()
+    assert git(served, "status", "--porcelain").strip() == ""
+    same(run(served, "status"), run(served, "status", env=LOCAL))
+    edit_node(served, "black-ring", warmth="warm")
+    seen = run(served, "status", "--json")
+    assert [(e["target"], e["field"]) for e in json.loads(seen.stdout)["edits"]] == [
+        ("black-ring", "/state/warmth")]
+    same(seen, run(served, "status", "--json", env=LOCAL))
+
+
 def test_a_killed_server_is_not_waited_for_and_nothing_is_lost(flat_world: Path) -> None:
     info = start(flat_world)
     try:

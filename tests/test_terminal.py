@@ -88,8 +88,8 @@ BAR_END = "\r\x1b[K"  # the bar erases itself, leaving the answer on the screen
 def test_long_operations_draw_a_bar_on_a_terminal_only(flat_world: Path) -> None:
     root = _world_with_a_change(flat_world)
     out = _tty(root, "check", NARR_PROGRESS_DELAY="0")
-    assert "Checking  [" in out and "2/2  events" in out and "18/18  nodes" in out
-    assert out.endswith(BAR_END + "\x1b[?25hok: 1 event on the story line, 18 nodes valid\n")
+    assert "Checking  [" in out and "2/2  events" in out and "21/21  nodes" in out
+    assert out.endswith(BAR_END + "\x1b[?25hok: 1 event on the story line, 21 nodes valid\n")
     out = _tty(root, "import", str(NOTES), NARR_PROGRESS_DELAY="0")
     assert "Importing  [" in out and "3/3  places/Temple.md" in out and "3/3  Temple" in out
     assert out.split(BAR_END)[-1].startswith("\x1b[?25h[main ")
@@ -100,4 +100,4 @@ def test_long_operations_draw_a_bar_on_a_terminal_only(flat_world: Path) -> None
     assert "Checking" not in _tty(root, "check", "--json", NARR_PROGRESS_DELAY="0")
     proc = narr_subprocess(root, "check", env={"NARR_PROGRESS_DELAY": "0"})
     assert proc.returncode == 0 and proc.stderr == ""
-    assert proc.stdout == "ok: 2 events on the story line, 19 nodes valid\n"
+    assert proc.stdout == "ok: 2 events on the story line, 22 nodes valid\n"

@@ -8,6 +8,7 @@ exit 2; anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,14 @@ from narrative.errors import NarrError
 
 
 class NarrGroup(click.Group):
+    def _main_shell_completion(self, ctx_args: Any, prog_name: str, complete_var: str | None = None) -> None:
+        # A shell asking for its script or its candidates gets narr's own completion classes
+        # (names with spaces quoted), registered when their module loads: commands load
+        # lazily, so the script alone (`_NARR_COMPLETE=bash_source`) would otherwise get click's.
+        import narrative.cli.completion  # noqa: F401
+
+        super()._main_shell_completion(ctx_args, prog_name, complete_var)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             try:
@@ -89,30 +98,62 @@ def main(ctx: click.Context, directory: Path, no_color: bool, no_pager: bool) ->
     ctx.obj = Context(directory, no_color=no_color, no_pager=no_pager)
 
 
-def _register() -> None:
-    from narrative.cli import (
-        audit_cmd,
-        branch_cmd,
-        check_cmd,
-        completion,
-        event_cmd,
-        export_cmd,
-        import_cmd,
-        init_cmd,
-        merge_cmd,
-        query_cmd,
-        read_cmd,
-        remote_cmd,
-        schema_cmd,
-        serve_cmd,
-        travel_cmd,
-    )
+# Which module holds each command: a command's module (and what it imports) loads only
+# when that command runs, so `narr --version` or `narr status` does not import the other
+# thirteen. A test keeps this table equal to the modules' COMMANDS.
+COMMAND_MODULES = {
+    "init": "init_cmd", "new": "init_cmd", "path": "init_cmd", "edit": "init_cmd",
+    "event": "event_cmd", "failed": "event_cmd",
+    "log": "read_cmd", "show": "read_cmd", "get": "read_cmd", "nodes": "read_cmd",
+    "status": "read_cmd",
+    "why": "query_cmd", "history": "query_cmd", "search": "query_cmd", "graph": "query_cmd",
+    "brief": "query_cmd",
+    "story": "export_cmd", "export": "export_cmd",
+    "import": "import_cmd",
+    "audit": "audit_cmd",
+    "reset": "travel_cmd", "chains": "travel_cmd", "replay": "travel_cmd", "revert": "travel_cmd",
+    "reflog": "travel_cmd", "edits": "travel_cmd",
+    "branch": "branch_cmd", "switch": "branch_cmd",
+    "merge": "merge_cmd", "conflicts": "merge_cmd", "resolve": "merge_cmd",
+    "check": "check_cmd", "gc": "check_cmd", "adopt": "check_cmd",
+    "schema": "schema_cmd",
+    "serve": "serve_cmd", "studio": "serve_cmd",
+    "clone": "remote_cmd", "push": "remote_cmd", "pull": "remote_cmd",
+    "threads": "query_cmd",
+    "completion": "completion",
+}
 
-    for module in (init_cmd, event_cmd, read_cmd, query_cmd, export_cmd, import_cmd, audit_cmd,
-                   travel_cmd, branch_cmd, merge_cmd, remote_cmd, check_cmd, schema_cmd, serve_cmd,
-                   completion):
-        for command in module.COMMANDS:
-            main.add_command(command)
+
+class LazyCommands(MutableMapping[str, click.Command]):
+    """``main.commands``: every command's name at once, each command loaded on first use."""
+
+    def __init__(self, modules: dict[str, str]) -> None:
+        self._modules = dict(modules)
+        self._loaded: dict[str, click.Command] = {}
+
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self._loaded:
+            module = self._modules[name]  # KeyError: no such command
+            from importlib import import_module
+
+            for command in import_module(f"narrative.cli.{module}").COMMANDS:
+                if command.name is not None:
+                    self._loaded.setdefault(command.name, command)
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._loaded[name] = command
+        self._modules.setdefault(name, "")
+
+    def __delitem__(self, name: str) -> None:
+        self._modules.pop(name)
+        self._loaded.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __len__(self) -> int:
+        return len(self._modules)
 
 
-_register()
+main.commands = LazyCommands(COMMAND_MODULES)

@@ -52,21 +52,21 @@ def log_cmd(ctx: Context, rev: str, limit: int | None, as_node: bool, as_json: b
     """
     from narrative.engine.log import log_of
 
-    entries = [e.to_json() for e in log_of(ctx.world, rev, limit, node=True if as_node else None)]
+    found = log_of(ctx.world, rev, limit, node=True if as_node else None)
     if as_json:
-        emit_json(entries)
+        emit_json([e.to_json() for e in found])
         return
     with paged(ctx):
-        _log_lines(entries)
+        _log_lines([e.summary for e in found])  # from the catalog: no record is parsed
 
 
 def _log_lines(entries: list[dict[str, Any]]) -> None:
     for e in entries:
         counts = []
-        if e.get("diffusions"):
-            counts.append(f"{len(e['diffusions'])} change{'s' if len(e['diffusions']) != 1 else ''}")
-        if e.get("edits"):
-            counts.append(f"{len(e['edits'])} hand edit{'s' if len(e['edits']) != 1 else ''}")
+        if e["changes"]:
+            counts.append(f"{e['changes']} change{'s' if e['changes'] != 1 else ''}")
+        if e["edits"]:
+            counts.append(f"{e['edits']} hand edit{'s' if e['edits'] != 1 else ''}")
         when = f" [{e['timestamp']}]" if e.get("timestamp") else ""
         tail = f"  ({', '.join(counts)})" if counts else ""
         mark = {"genesis": "  (genesis)", "commit": "  (a plain git commit, not an event)"}.get(
@@ -181,7 +181,8 @@ def status_cmd(ctx: Context, as_json: bool) -> None:
     """
     from narrative.engine.status import status
 
-    st = status(ctx.world).to_json()
+    found = status(ctx.world)
+    st = found.to_json(head_record=as_json)  # the text names HEAD: its record is not parsed
     for message in st["warnings"]:
         warn(message)
     if as_json:

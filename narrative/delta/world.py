@@ -107,8 +107,10 @@ class World(Protocol):
         """Those of ``event_ids`` (full ids) that are events of this world."""
         ...
 
-    def recent_events(self, limit: int) -> list[dict[str, Any]]:
-        """The last ``limit`` events of the story line, newest first, as JSON-ready dicts."""
+    def recent_events(self, limit: int, *, changes: bool = True) -> list[dict[str, Any]]:
+        """The last ``limit`` events of the story line, newest first, as JSON-ready dicts
+        (``id``, ``content``, ``timestamp``; ``diffusions`` too unless ``changes`` is False,
+        which spares reading the records: one may be a bulk event of megabytes)."""
         ...
 
     def lay(self, node_id: str, node: NodeDict | None) -> None:
@@ -213,8 +215,10 @@ class DictWorld:
     def known_events(self, event_ids: Collection[str]) -> set[str]:
         return {e for e in event_ids if e in self.events}
 
-    def recent_events(self, limit: int) -> list[dict[str, Any]]:
-        return self.recent[:limit]
+    def recent_events(self, limit: int, *, changes: bool = True) -> list[dict[str, Any]]:
+        if changes:
+            return self.recent[:limit]
+        return [{k: v for k, v in e.items() if k != "diffusions"} for e in self.recent[:limit]]
 
     def lay(self, node_id: str, node: NodeDict | None) -> None:
         old = self.nodes.get(node_id)

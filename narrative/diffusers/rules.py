@@ -234,7 +234,7 @@ RECENT_FOR_REFERENTS = 3  # events looked back at for a "he" or a dropped subjec
 def _recent(world: World) -> list[list[tuple[str, NodeDict]]]:
     """The nodes each of the last few events named, newest first, in the order it named them."""
     out: list[list[tuple[str, NodeDict]]] = []
-    for event in world.recent_events(RECENT_FOR_REFERENTS):
+    for event in world.recent_events(RECENT_FOR_REFERENTS, changes=False):
         content = event.get("content")
         if not isinstance(content, str):
             continue

@@ -100,8 +100,8 @@ class _ChapterView(WorldView):
         super().__init__(wr, tree, edits)
         self.read: list[str] = []
 
-    def recent_events(self, limit: int) -> list[dict[str, Any]]:
-        return [{"id": None, "content": s, "timestamp": None, "diffusions": []}
+    def recent_events(self, limit: int, *, changes: bool = True) -> list[dict[str, Any]]:
+        return [{"id": None, "content": s, "timestamp": None, **({"diffusions": []} if changes else {})}
                 for s in reversed(self.read[-limit:])] if limit > 0 else []
 
 

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 from narrative.engine import setaside
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError, NothingToDoError
-from narrative.store import history, journal, move, records, refs, remote, worktree
+from narrative.store import history, journal, move, refs, remote, worktree
 from narrative.store.worldrepo import WorldRepo
 
 HEADS = "refs/heads/"
@@ -55,11 +55,6 @@ def _tip(wr: WorldRepo, name: str) -> pygit2.Commit:
     return tip
 
 
-def _content(commit: pygit2.Commit) -> str:
-    rec = records.decode(commit.message)
-    return rec.content if rec else commit.message.strip().splitlines()[0]
-
-
 def list_remote_branches(wr: WorldRepo) -> list[dict[str, Any]]:
     """The remotes' branches as last fetched (``origin/alt``), with the local branch that
     follows each, if any."""
@@ -77,7 +72,7 @@ def list_remote_branches(wr: WorldRepo) -> list[dict[str, Any]]:
             continue
         name = ref.removeprefix(REMOTE_HEADS)
         out.append({"name": name, "remote": name.partition("/")[0], "commit": str(commit.id),
-                    "content": _content(commit), "followed_by": following.get(name)})
+                    "content": history.content_of(wr, commit), "followed_by": following.get(name)})
     return out
 
 
@@ -87,7 +82,7 @@ def list_branches(wr: WorldRepo) -> list[dict[str, Any]]:
     for name in sorted(wr.repo.branches.local):
         commit = _tip(wr, name)
         out.append({"name": name, "current": name == current, "commit": str(commit.id),
-                    "content": _content(commit)})
+                    "content": history.content_of(wr, commit)})
     return out
 
 
@@ -97,7 +92,7 @@ def create_branch(wr: WorldRepo, name: str, rev: str | None = None) -> dict[str,
         _refuse_clash(wr, name)
         commit = history.resolve(wr, rev or "HEAD")
         wr.repo.branches.local.create(name, commit)
-        return {"name": name, "commit": str(commit.id), "content": _content(commit)}
+        return {"name": name, "commit": str(commit.id), "content": history.content_of(wr, commit)}
 
 
 def delete_branch(wr: WorldRepo, name: str) -> dict[str, Any]:
@@ -203,7 +198,7 @@ def switch(wr: WorldRepo, name: str, *, set_aside: bool = False, create: bool = 
             message=f"narr switch: to {name}",
             updates=tuple(updates), tree=target.tree, made_refs=(saved,),
         ))
-        result = SwitchResult(name, str(target.id), _content(target), saved, recovered)
+        result = SwitchResult(name, str(target.id), history.content_of(wr, target), saved, recovered)
         result.tracking = f"{tracked[0]}/{name}" if tracked is not None else None
         return result
 
@@ -215,7 +210,7 @@ def reflog(wr: WorldRepo, limit: int | None = None) -> list[dict[str, Any]]:
         if limit is not None and n >= limit:
             break
         landed = history.peel_commit(wr, str(entry.oid_new))
-        content = _content(landed) if landed is not None else ""
+        content = history.content_of(wr, landed) if landed is not None else ""
         when = datetime.fromtimestamp(entry.committer.time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         out.append({"n": n, "old": str(entry.oid_old), "new": str(entry.oid_new),
                     "message": entry.message, "when": when, "content": content})

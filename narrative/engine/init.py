@@ -259,5 +259,7 @@ def _genesis(wr: WorldRepo, tree: pygit2.Oid, ref: str | None, parents: list[pyg
 def _catalog(wr: WorldRepo, tree: pygit2.Oid, commit: pygit2.Oid, event_id: str) -> None:
     """Bring the new world's catalog to its genesis, then let the handle go."""
     wr.catalog.sync(wr.repo, wr.world_tree_id(wr.repo[tree]), wr.config.layout)  # type: ignore[arg-type]
-    wr.catalog.remember_event(event_id, str(commit))
+    from narrative.store.history import summary_row_of
+
+    wr.catalog.remember_event(event_id, str(commit), summary_row_of(wr.repo[commit]))  # type: ignore[arg-type]
     wr.close()

@@ -30,13 +30,39 @@ class Entry:
 
     The record is shown from its JSON and validated into an
     :class:`~narrative.model.EventRecord` only when asked for, so reading the log
-    never pays for building the models.
+    never pays for building the models; a one-line listing reads only
+    :attr:`summary`, kept in the catalog, and never parses the record at all.
     """
 
-    def __init__(self, commit: pygit2.Commit) -> None:
-        self.commit = commit
-        self.raw = records.decode_raw(commit.message)
+    def __init__(self, commit: pygit2.Commit | str, wr: WorldRepo | None = None,
+                 summary: dict[str, Any] | None = None) -> None:
+        self._commit = commit  # a commit, or its id (with ``wr`` to read it when asked)
+        self._wr = wr
+        self._summary = summary
+        self._raw: dict[str, Any] | None = None
+        self._decoded = False
         self._record: EventRecord | None = None
+
+    @property
+    def commit_id(self) -> str:
+        return self._commit if isinstance(self._commit, str) else str(self._commit.id)
+
+    @property
+    def commit(self) -> pygit2.Commit:
+        if isinstance(self._commit, str):
+            assert self._wr is not None
+            found = history.peel_commit(self._wr, self._commit)
+            if found is None:
+                raise NotFoundError(f"commit {self._commit} is missing from this repository")
+            self._commit = found
+        return self._commit
+
+    @property
+    def raw(self) -> dict[str, Any] | None:
+        if not self._decoded:
+            self._raw = records.decode_raw(self.commit.message)
+            self._decoded = True
+        return self._raw
 
     @property
     def record(self) -> EventRecord | None:
@@ -44,8 +70,21 @@ class Entry:
             self._record = records.decode(self.commit.message)
         return self._record
 
+    @property
+    def summary(self) -> dict[str, Any]:
+        """``commit``, ``kind``, ``id``, ``content``, ``timestamp``, ``created_at`` and the
+        numbers of ``changes`` and hand ``edits``: what one line of the log shows."""
+        if self._summary is None:
+            if self._wr is not None:
+                self._summary = history.summaries(self._wr, self.commit_id, 1)[0]
+            else:
+                row = records.summary_row(self.commit_id, None, self.commit.message, self.raw)
+                self._summary = {"commit": row[0],
+                                 **dict(zip(records.SUMMARY_COLUMNS, row[1:], strict=True))}
+        return self._summary
+
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"commit": str(self.commit.id)}
+        out: dict[str, Any] = {"commit": self.commit_id}
         if self.raw is not None:
             out.update(self.raw)
         else:
@@ -54,8 +93,8 @@ class Entry:
         return out
 
 
-def entry(commit: pygit2.Commit) -> Entry:
-    return Entry(commit)
+def entry(commit: pygit2.Commit, wr: WorldRepo | None = None) -> Entry:
+    return Entry(commit, wr)
 
 
 def log(wr: WorldRepo, limit: int | None = None, rev: str = "HEAD") -> list[Entry]:
@@ -70,14 +109,10 @@ def log(wr: WorldRepo, limit: int | None = None, rev: str = "HEAD") -> list[Entr
                                     "the events on B's line that A does not reach")
         since = history.resolve(wr, left or "HEAD")
         rev = right or "HEAD"
-    out: list[Entry] = []
-    for commit in history.first_parent(history.resolve(wr, rev)):
-        if limit is not None and len(out) >= limit:
-            break
-        if since is not None and history.is_ancestor(wr, commit.id, since.id):
-            break
-        out.append(entry(commit))
-    return out
+    # HEAD is named by its id, never read: it may be a bulk event of tens of megabytes
+    start = str(wr.repo.head.target) if rev == "HEAD" else str(history.resolve(wr, rev).id)
+    return [Entry(s["commit"], wr, s) for s in history.summaries(
+        wr, start, limit, since=since.id if since is not None else None)]
 
 
 def log_of(wr: WorldRepo, what: str = "HEAD", limit: int | None = None, *,
@@ -125,13 +160,9 @@ def node_log(wr: WorldRepo, node_id: str, limit: int | None = None) -> list[Entr
     touched.reverse()
     if limit is not None:
         touched = touched[:limit]
-    out = []
-    for commit_id in touched:
-        commit = history.peel_commit(wr, commit_id)
-        if commit is not None:
-            out.append(entry(commit))
-    return out
+    return [Entry(commit_id, wr) for commit_id in touched
+            if commit_id in wr.repo]
 
 
 def show(wr: WorldRepo, rev: str = "HEAD") -> Entry:
-    return entry(history.resolve(wr, rev))
+    return entry(history.resolve(wr, rev), wr)

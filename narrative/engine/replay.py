@@ -64,13 +64,13 @@ def list_chains(wr: WorldRepo) -> list[dict[str, Any]]:
     out = []
     for name, tip in tips.items():
         commits = chain_commits(wr.repo, tip, head_id)
-        first = _brief(commits[0]) if commits else None
-        last = _brief(commits[-1]) if commits else None
+        first = _brief(wr, commits[0]) if commits else None
+        last = _brief(wr, commits[-1]) if commits else None
         parsed = refs.chain_name(name)
         out.append({
             "n": numbers[name], "name": _label(name, tip), "key": parsed.key, "ref": name,
             "remote": parsed.remote,
-            "tip": str(tip.id), "tip_event": (records.decode(tip.message) or _NoRecord).id,
+            "tip": str(tip.id), "tip_event": history.summary(wr, tip)["id"],
             "length": len(commits), "first": first, "last": last,
             "abandoned_at": _when(parsed.key), "base": str(commits[0].parents[0].id)
             if commits and commits[0].parents else None,
@@ -100,15 +100,10 @@ def _number_text(name: str, n: int) -> str:
     return f"{remote}/{n}" if remote else str(n)
 
 
-class _NoRecord:
-    id = None
-
-
-def _brief(commit: pygit2.Commit) -> dict[str, Any]:
-    rec = records.decode(commit.message)
-    return {"commit": str(commit.id), "id": rec.id if rec else None,
-            "content": rec.content if rec else commit.message.strip().splitlines()[0],
-            "created_at": rec.created_at if rec else None}
+def _brief(wr: WorldRepo, commit: pygit2.Commit) -> dict[str, Any]:
+    s = history.summary(wr, commit)  # from the catalog: the record is not parsed
+    return {"commit": str(commit.id), "id": s["id"], "content": history.content_of(wr, commit),
+            "created_at": s["created_at"]}
 
 
 def _when(name: str) -> str | None:

@@ -28,10 +28,14 @@ class Status:
     reformat: list[str]
     warnings: list[str]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, head_record: bool = True) -> dict[str, Any]:
+        """``head_record`` False gives HEAD's one-line summary instead of its whole record."""
+        head = None
+        if self.head is not None:
+            head = self.head.to_json() if head_record else self.head.summary
         return {
             "branch": self.branch,
-            "head": self.head.to_json() if self.head else None,
+            "head": head,
             "edits": self.edits,
             "problems": self.problems,
             "outside_world": self.outside,
@@ -58,7 +62,7 @@ def status(wr: WorldRepo) -> Status:
             reformat.append(e.new_path or "")
     return Status(
         branch=wr.branch(),
-        head=entry(head) if head else None,
+        head=entry(head, wr) if head else None,
         edits=changes,
         problems=scan.problems + hand_edit_problems(wr, head.tree if head else None, scan),
         outside=scan.outside,

@@ -115,7 +115,7 @@ class _Api:
 
         node_id = request.path_params["node_id"]
         at = request.query_params.get("at")
-        return self.read(lambda wr: get_node(wr, node_id, at)[1])
+        return self.read(lambda wr: get_node(wr, _node(wr, node_id, must_exist=False), at)[1])
 
     def log(self, request: Request) -> Response:
         from narrative.engine.log import log
@@ -140,13 +140,13 @@ class _Api:
 
         node_id, field = request.path_params["node_id"], request.query_params.get("field", "")
         at = request.query_params.get("at")
-        return self.read(lambda wr: why(wr, node_id, field, at).to_json())
+        return self.read(lambda wr: why(wr, _node(wr, node_id, must_exist=False), field, at).to_json())
 
     def history(self, request: Request) -> Response:
         from narrative.engine.history_of import history_of
 
         node_id, at = request.path_params["node_id"], request.query_params.get("at")
-        return self.read(lambda wr: history_of(wr, node_id, at).to_json())
+        return self.read(lambda wr: history_of(wr, _node(wr, node_id, must_exist=False), at).to_json())
 
     def search(self, request: Request) -> Response:
         from narrative.engine.search import search
@@ -163,7 +163,9 @@ class _Api:
         focus = tuple(params.getlist("focus"))
         budget = _int(params.get("budget"), "budget") or DEFAULT_BUDGET
         pov = params.get("pov")
-        return self.read(lambda wr: brief(wr, goal, focus, budget, pov).to_json())
+        return self.read(lambda wr: brief(
+            wr, goal, [_node(wr, f, context="focus") for f in focus], budget,
+            _node(wr, pov, context="pov") if pov is not None else None).to_json())
 
     def threads(self, request: Request) -> Response:
         from narrative.engine.threads import threads
@@ -208,6 +210,13 @@ class _Api:
         which = body.get("chain", "")
         return self.write(lambda wr: replay(wr, str(which), reuse=bool(body.get("reuse")),
                                             diffuser_name=body.get("diffuser")).to_json())
+
+
+def _node(wr: WorldRepo, text: str, *, must_exist: bool = True, context: str | None = None) -> str:
+    """The id of the node ``text`` names (its id, a name or an alias), as the CLI takes it."""
+    from narrative.engine.naming import Names
+
+    return Names(wr).resolve(text, must_exist=must_exist, context=context)
 
 
 def _int(value: str | None, name: str) -> int | None:

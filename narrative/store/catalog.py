@@ -31,7 +31,7 @@ import pygit2
 from narrative.ids import Layout, normalize_name, parse_node_path
 from narrative.store.trees import EMPTY_TREE, diff_blobs, walk_blobs
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -48,6 +48,11 @@ CREATE TABLE IF NOT EXISTS edges (src TEXT NOT NULL, type TEXT NOT NULL, dst TEX
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src);
 CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, commit_id TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS summary (
+    commit_id TEXT PRIMARY KEY, parent TEXT, kind TEXT NOT NULL, event_id TEXT,
+    content TEXT NOT NULL, timestamp TEXT, created_at TEXT, changes INTEGER NOT NULL,
+    edits INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS chain (
     commit_id TEXT PRIMARY KEY, parent TEXT, seq INTEGER NOT NULL, event_id TEXT,
     kind TEXT NOT NULL, content TEXT NOT NULL, narrative TEXT, timestamp TEXT,
@@ -75,7 +80,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS event_text USING fts5(
 """
 
 _CLEAR = ("DELETE FROM meta; DELETE FROM nodes; DELETE FROM names; DELETE FROM edges;"
-          "DELETE FROM events; DELETE FROM chain; DELETE FROM writes; DELETE FROM deps;"
+          "DELETE FROM events; DELETE FROM summary; DELETE FROM chain; DELETE FROM writes; DELETE FROM deps;"
           "DELETE FROM node_text; DELETE FROM event_text; DELETE FROM node_text_src;"
           "DELETE FROM node_text_stale;")
 
@@ -389,14 +394,58 @@ class Catalog:
 
     # --- event ids --------------------------------------------------------------------
 
-    def remember_event(self, event_id: str, commit_id: str) -> None:
-        self.db.execute("INSERT OR REPLACE INTO events VALUES (?,?)", (event_id, commit_id))
+    def remember_event(self, event_id: str, commit_id: str,
+                       summary: tuple[Any, ...] | None = None) -> None:
+        """Where an event is, and (``summary``, a row of :meth:`remember_summaries`) what
+        a listing shows of it, so the log never parses a record narr has just written."""
+        db = self.db
+        if summary is None:
+            db.execute("INSERT OR REPLACE INTO events VALUES (?,?)", (event_id, commit_id))
+            return
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("INSERT OR REPLACE INTO events VALUES (?,?)", (event_id, commit_id))
+            db.execute("INSERT OR REPLACE INTO summary VALUES (?,?,?,?,?,?,?,?,?)", summary)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     def remember_events(self, rows: Iterable[tuple[str, str]]) -> None:
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
             db.executemany("INSERT OR REPLACE INTO events VALUES (?,?)", rows)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    # --- one line per commit -----------------------------------------------------------
+
+    def summaries(self, commits: Iterable[str]) -> dict[str, tuple[Any, ...]]:
+        """Commit id -> ``(parent, kind, event_id, content, timestamp, created_at, changes,
+        edits)`` for each of ``commits`` summarised already
+        (:data:`narrative.store.records.SUMMARY_COLUMNS`)."""
+        ids = list(commits)
+        out: dict[str, tuple[Any, ...]] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.db.execute(f"SELECT * FROM summary WHERE commit_id IN ({marks})", chunk):
+                out[row[0]] = tuple(row[1:])
+        return out
+
+    def remember_summaries(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        """Store ``(commit, parent, kind, event_id, content, timestamp, created_at, changes,
+        edits)`` rows; a commit's summary never changes, so they stay true whatever HEAD does."""
+        db = self.db
+        if db.in_transaction:
+            db.executemany("INSERT OR REPLACE INTO summary VALUES (?,?,?,?,?,?,?,?,?)", rows)
+            return
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.executemany("INSERT OR REPLACE INTO summary VALUES (?,?,?,?,?,?,?,?,?)", rows)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")

@@ -17,6 +17,7 @@ import pygit2
 from narrative.model import EventRecord
 from narrative.nodefile import NodeDict, dump
 from narrative.store import journal, records
+from narrative.store.history import LARGE_COMMIT
 from narrative.store.move import Move, move
 from narrative.store.trees import blob_at, update_tree
 from narrative.store.view import WorldView
@@ -60,7 +61,8 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
 
     new_tree = update_tree(repo, tree.id, tree_changes)
     sig = wr.signature(when)
-    commit = repo.create_commit(None, sig, sig, records.encode(record), new_tree,
+    message = records.encode(record)
+    commit = repo.create_commit(None, sig, sig, message, new_tree,
                                [head.id, *([merged.id] if merged is not None else [])])
 
     new_tree_obj = repo[new_tree]
@@ -85,7 +87,11 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
     # The event is recorded; a cache narr cannot update now (a full disk) is no failure:
     # it still names the old tree, so it follows HEAD by a tree diff next time.
     with contextlib.suppress(sqlite3.Error):
-        wr.catalog.remember_event(record.id, str(commit))
+        # a large record is summarised now, so no listing ever parses it (history.summaries)
+        large = len(message) > LARGE_COMMIT // 4  # characters: up to 4 bytes each
+        wr.catalog.remember_event(record.id, str(commit),
+                                  records.record_summary_row(str(commit), str(head.id), record)
+                                  if large else None)
     if wr.batch is not None:
         wr.batch.clean = True  # the hand edits are recorded; later events of the batch skip the scan
     return Sealed(str(commit), moved.kept)

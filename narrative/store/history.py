@@ -8,9 +8,10 @@ that came by clone or pull carries events this clone never recorded).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pygit2
 
@@ -30,6 +31,69 @@ def first_parent(commit: pygit2.Commit | None, *, stop: pygit2.Oid | None = None
     while commit is not None and commit.id != stop:
         yield commit
         commit = commit.parents[0] if commit.parents else None
+
+
+# A commit object larger than this (its record, mostly) is summarised from the catalog;
+# a smaller one is read and parsed at once, cheaper than opening the catalog.
+LARGE_COMMIT = 16 * 1024
+
+
+def summaries(wr: WorldRepo, start: str, limit: int | None = None, *,
+              since: pygit2.Oid | None = None) -> list[dict[str, Any]]:
+    """One-line summaries (:data:`~narrative.store.records.SUMMARY_COLUMNS` and ``commit``) of
+    ``start`` and its first parents, newest first, at most ``limit``, stopping at the first
+    that ``since`` reaches.
+
+    A large commit's summary comes from the catalog: its record is parsed only the first
+    time it is listed (narr summarises its own events when it makes them), so a bulk
+    event of tens of megabytes among them costs a row, not a parse. The size is read
+    from the object's header, without inflating it.
+    """
+    import sqlite3
+
+    out: list[dict[str, Any]] = []
+    fresh: list[tuple[Any, ...]] = []
+    odb = wr.repo.odb
+    current: str | None = start
+    try:
+        while current is not None and (limit is None or len(out) < limit):
+            oid = pygit2.Oid(hex=current)
+            if since is not None and is_ancestor(wr, oid, since):
+                break
+            row = None
+            large = odb.read_header(oid)[1] > LARGE_COMMIT
+            if large:
+                row = wr.catalog.summaries([current]).get(current)
+            if row is None:
+                full = summary_row_of(wr.repo[oid].peel(pygit2.Commit))
+                if large:
+                    fresh.append(full)
+                row = full[1:]
+            out.append({"commit": current, **dict(zip(records.SUMMARY_COLUMNS, row, strict=True))})
+            current = row[0]
+    finally:
+        if fresh:  # a cache: a reader that cannot write it (a busy or full disk) still answers
+            with contextlib.suppress(sqlite3.Error):
+                wr.catalog.remember_summaries(fresh)
+    return out
+
+
+def summary(wr: WorldRepo, commit: pygit2.Commit | str) -> dict[str, Any]:
+    """The one-line summary of one commit (see :func:`summaries`)."""
+    return summaries(wr, commit if isinstance(commit, str) else str(commit.id), 1)[0]
+
+
+def content_of(wr: WorldRepo, commit: pygit2.Commit | str) -> str:
+    """An event's content, or a plain commit's first line, from the catalog's summary."""
+    s = summary(wr, commit)
+    if s["kind"] == "commit":
+        return str((s["content"].splitlines() or [""])[0])
+    return str(s["content"])
+
+
+def summary_row_of(commit: pygit2.Commit) -> tuple[Any, ...]:
+    ids = commit.parent_ids
+    return records.summary_row(str(commit.id), str(ids[0]) if ids else None, commit.message)
 
 
 def last_record(head: pygit2.Commit) -> EventRecord | None:

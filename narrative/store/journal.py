@@ -70,10 +70,12 @@ def write_atomic(path: Path, data: bytes, tmp_dir: Path) -> None:
         raise storage_error(exc, str(path)) or exc from None
 
 
-def run(wr: WorldRepo, txn: Transaction) -> list[str]:
+def run(wr: WorldRepo, txn: Transaction, trees: tuple[str, str] | None = None) -> list[str]:
     """Move ``txn.ref`` and bring the working tree and index along.
 
-    Returns the paths left untouched because the user changed them meanwhile.
+    ``trees`` (the commit trees the move goes from and to, when the updates take an index
+    holding the first to the second) lets a server's watcher skip rebuilding the index's
+    cached trees. Returns the paths left untouched because the user changed them meanwhile.
     """
     current = _ref_target(wr, txn.ref) if txn.ref is not None else txn.old
     if current != txn.old:
@@ -96,7 +98,7 @@ def run(wr: WorldRepo, txn: Transaction) -> list[str]:
         raise BusyError(f"cannot move {txn.ref}: {exc}",
                         hint="another git process may be at work; nothing was changed") from None
     try:
-        kept = _apply(wr, txn.updates)
+        kept = _apply(wr, txn.updates, trees)
     except StorageError as exc:
         exc.recorded = True  # the journal stays: the next command finishes the job
         exc.hint = ("the story has moved; free some space and any narr command finishes "
@@ -270,7 +272,8 @@ def _set_ref(wr: WorldRepo, ref: str, new: str, message: str) -> None:
     wr.repo.create_reference_direct(ref, pygit2.Oid(hex=new), True, message=message)
 
 
-def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> list[str]:
+def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...],
+           trees: tuple[str, str] | None = None) -> list[str]:
     """Bring the working tree to ``after`` and the index to ``index`` for every update."""
     tmp_dir = wr.narr_dir / "tmp"
     kept: list[str] = []
@@ -295,7 +298,7 @@ def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> list[str]:
         # full scan finds those entries stale and repairs them.
         wr.batch.deferred_index.update({u.path: u.index for u in updates})
         return kept
-    write_index(wr, {u.path: (now_by_path[u.path], u.index) for u in updates})
+    write_index(wr, {u.path: (now_by_path[u.path], u.index) for u in updates}, trees)
     return kept
 
 
@@ -306,18 +309,31 @@ def flush_index(wr: WorldRepo, deferred: dict[str, str | None]) -> None:
         write_index(wr, entries)
 
 
-def write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]]) -> None:
-    """Set index entries (path -> (blob now in the working tree, blob the index must hold))."""
+def write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]],
+                trees: tuple[str, str] | None = None) -> None:
+    """Set index entries (path -> (blob now in the working tree, blob the index must hold)).
+
+    With ``trees`` (from, to): when a server's watcher knows that the index held ``from``,
+    these entries make it hold ``to``, and its cached trees are left for later (rebuilding
+    them reads every tree of the world: tens of milliseconds at 10k nodes). A process
+    without a server finds them missing once and writes them back (``_index_is``).
+    """
     index = wr.repo.index
     before = watch.index_sig(wr.git_dir)
     index.read(force=False)  # re-read only if it changed on disk since libgit2 loaded it
     read = watch.index_sig(wr.git_dir)
+    steady: dict[str, watch.FileSig] = {}  # paths the index now holds as the working tree has them
     for path, (now, oid) in entries.items():
         if oid is None:
             if path in index:
                 index.remove(path)
+            if now is None:
+                steady[path] = None
         elif now == oid:
+            seen = watch.file_sig(wr.abs(path))
             index.add(path)  # fresh stat data: the index stays a valid stat cache
+            if seen is not None and watch.file_sig(wr.abs(path)) == seen:
+                steady[path] = seen  # nobody wrote it while libgit2 read it
             if index[path].mode != pygit2.enums.FileMode.BLOB:
                 # a chmod +x is no story change: node files are committed 100644, and the
                 # index must say so too, or git sees a staged mode change narr never made
@@ -326,8 +342,14 @@ def write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]]
             index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=oid), pygit2.enums.FileMode.BLOB))
     # Recompute the cached trees the changed entries invalidated (the trees exist
     # already), so the next scan can tell "index == HEAD" without a walk.
-    with contextlib.suppress(pygit2.GitError):
-        index.write_tree()
+    tree: str | None = None
+    watcher = watch.for_git_dir(wr.git_dir)
+    if (trees is not None and watcher is not None and before == read
+            and watcher.index_tree(read) == trees[0]):
+        tree = trees[1]
+    else:
+        with contextlib.suppress(pygit2.GitError):
+            tree = str(index.write_tree())
     try:
         index.write()
     except (pygit2.GitError, OSError) as exc:
@@ -335,7 +357,7 @@ def write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]]
             f"the story moved, but git's index could not be written ({exc})",
             hint="the next narr command finishes the job (remove .git/index.lock if no git "
                  "command is running)") from None
-    watch.index_written(wr.git_dir, before, read, watch.index_sig(wr.git_dir))
+    watch.index_written(wr.git_dir, before, read, watch.index_sig(wr.git_dir), tree, steady)
 
 
 def hash_file(wr: WorldRepo, relpath: str) -> str | None:

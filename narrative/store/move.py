@@ -153,11 +153,33 @@ class Moved:
     kept: list[str] = field(default_factory=list)  # paths the user changed meanwhile: left alone
 
 
+def _trees(wr: WorldRepo, m: Move) -> tuple[str, str] | None:
+    """(the tree the story leaves, the tree it lands on) when a server's watcher may use them:
+    the updates of :func:`plan` and of a sealed event take an index holding one to the other."""
+    from narrative.store import watch
+
+    if m.ref is None or m.old is None or m.old.startswith(journal.SYMBOLIC) \
+            or m.new.startswith(journal.SYMBOLIC) or watch.for_git_dir(wr.git_dir) is None:
+        return None
+    if m.from_tree is not None:
+        return str(m.from_tree.id), str(m.tree.id)
+    old = history_commit(wr, m.old)
+    return (str(old.tree_id), str(m.tree.id)) if old is not None else None
+
+
+def history_commit(wr: WorldRepo, commit_id: str) -> pygit2.Commit | None:
+    try:
+        return wr.repo[commit_id].peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+
+
 def move(wr: WorldRepo, m: Move) -> Moved:
     """Run ``m`` through the journal, then bring the catalog to the new world."""
     try:
         kept = journal.run(wr, journal.Transaction(ref=m.ref, old=m.old, new=m.new,
-                                                   message=m.message, updates=m.updates))
+                                                   message=m.message, updates=m.updates),
+                           _trees(wr, m))
     except NarrError as exc:
         if not (isinstance(exc, StorageError) and exc.recorded):  # nothing moved
             for name in m.made_refs:

@@ -92,3 +92,28 @@ def decode(message: str) -> EventRecord | None:
         return EventRecord.model_validate(data)
     except ValueError:
         return None
+
+
+# A commit's one-line summary as the catalog keeps it (after the commit id).
+SUMMARY_COLUMNS = ("parent", "kind", "id", "content", "timestamp", "created_at", "changes", "edits")
+
+
+def summary_row(commit: str, parent: str | None, message: str,
+                raw: dict[str, Any] | None = None) -> tuple[Any, ...]:
+    """What a one-line listing shows of a commit, as a catalog row: ``(commit, parent, kind,
+    event id, content, timestamp, created_at, changes, edits)``; a commit without a record
+    (a plain git commit) has kind ``commit`` and its message as content."""
+    if raw is None:
+        raw = decode_raw(message)
+    if raw is None:
+        return (commit, parent, "commit", None, message.strip(), None, None, 0, 0)
+    changes, edits = raw.get("diffusions"), raw.get("edits")
+    return (commit, parent, raw["kind"], raw["id"], raw["content"] or "", raw["timestamp"],
+            raw["created_at"], len(changes) if isinstance(changes, list) else 0,
+            len(edits) if isinstance(edits, list) else 0)
+
+
+def record_summary_row(commit: str, parent: str | None, record: EventRecord) -> tuple[Any, ...]:
+    """:func:`summary_row` of a record in hand (no JSON is made or parsed)."""
+    return (commit, parent, record.kind, record.id, record.content or "", record.timestamp,
+            record.created_at, len(record.diffusions), len(record.edits))

@@ -222,10 +222,23 @@ class WorldView:
             known = history.known_events(self.wr, wanted)
         return known
 
-    def recent_events(self, limit: int) -> list[dict[str, Any]]:
+    def recent_events(self, limit: int, *, changes: bool = True) -> list[dict[str, Any]]:
         from narrative.store import history, records
 
         out: list[dict[str, Any]] = []
+        if not changes:  # from the catalog's summaries: no record is read
+            if self.wr.repo.head_is_unborn:
+                return out
+            start = str(self.wr.repo.head.target)
+            step = max(limit, 1) * 2
+            while len(out) < limit:
+                rows = history.summaries(self.wr, start, step)
+                out.extend({"id": s["id"], "content": s["content"], "timestamp": s["timestamp"]}
+                           for s in rows if s["kind"] == "event")
+                if len(rows) < step or rows[-1]["parent"] is None:
+                    break
+                start = rows[-1]["parent"]
+            return out[:limit]
         head = self.wr.head_commit()
         for commit in history.first_parent(head):
             if len(out) >= limit:

@@ -38,6 +38,7 @@ _SYNC_TIMEOUT = 1.0
 _DELETED = 3  # watchfiles.Change.deleted
 
 IndexSig = tuple[int, int, int, int] | None
+FileSig = tuple[int, int, int, int] | None
 
 # The watchers of this process, by git directory: scans look theirs up here, so
 # nothing above the store has to carry a hint around.
@@ -59,16 +60,34 @@ def for_git_dir(git_dir: Path) -> WorldWatcher | None:
     return _WATCHERS.get(os.path.realpath(git_dir))
 
 
-def index_written(git_dir: Path, before: IndexSig, read: IndexSig, after: IndexSig) -> None:
-    """narr wrote the index: ``before``/``read`` around reading it, ``after`` once written.
+def file_sig(path: Path | str) -> FileSig:
+    """A file's identity and times (None when it is absent): rewritten means different."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def index_written(git_dir: Path, before: IndexSig, read: IndexSig, after: IndexSig,
+                  tree: str | None = None, steady: dict[str, FileSig] | None = None) -> None:
+    """narr wrote the index: ``before``/``read`` around reading it, ``after`` once written,
+    holding ``tree`` (its root tree, when known); ``steady`` names paths whose index entry
+    was made from the working-tree file of that signature (None: both absent).
 
     When what narr read was the index the watcher knew, the new one is known too:
     narr's own writes keep index and working tree in step for every path but the
-    ones it wrote, and those the watcher saw being written.
+    ones it wrote, and those the watcher saw being written. The watcher sees narr's
+    own writes too; a path of ``steady`` whose file still has that signature is in
+    step with the index, so the next scan need not load the index to know it.
     """
     watcher = for_git_dir(git_dir)
     if watcher is not None:
         watcher.own_index_write(before, read, after)
+        if tree is not None:
+            watcher.remember_index_tree(after, tree)
+        if steady and before == read and after is not None:
+            watcher.remember_steady(after, steady)
 
 
 def limit() -> int:
@@ -118,6 +137,9 @@ class WorldWatcher:
         self._valid = False
         self._why = "the server has just started"
         self._base: IndexSig = None
+        self._index_trees: dict[tuple[int, int, int, int], str] = {}
+        self._steady: dict[str, FileSig] = {}
+        self._steady_for: IndexSig = None
         self._cookies: set[str] = set()
         self._counter = itertools.count()
         self._stop = threading.Event()
@@ -256,6 +278,42 @@ class WorldWatcher:
                     self._base = ticket.sig
             else:
                 self.stats.hinted += 1
+
+    def remember_steady(self, sig: IndexSig, paths: dict[str, FileSig]) -> None:
+        with self._mutex:
+            if self._steady_for != sig:
+                self._steady.clear()
+                self._steady_for = sig
+            self._steady.update(paths)
+
+    def unsettled(self, candidates: set[str], sig: IndexSig, root: Path) -> set[str]:
+        """``candidates`` less the paths narr itself last wrote into the index file of ``sig``
+        and that nobody touched since (their file has the signature it had then)."""
+        with self._mutex:
+            if sig is None or sig != self._steady_for:
+                return candidates
+            known = {p: self._steady[p] for p in candidates if p in self._steady}
+        return {p for p in candidates if p not in known or file_sig(root / p) != known[p]}
+
+    def trusted(self) -> bool:
+        """Whether the next scan is likely to be a narrowed one (a hint, not a promise)."""
+        with self._mutex:
+            return self._running and self._valid
+
+    def index_tree(self, sig: IndexSig) -> str | None:
+        """The tree the index file of ``sig`` was found to hold, if a scan found it."""
+        with self._mutex:
+            return self._index_trees.get(sig) if sig is not None else None
+
+    def remember_index_tree(self, sig: IndexSig, tree: str) -> None:
+        """A scan found that the index file of ``sig`` holds ``tree`` (a file's identity and
+        times name its content: narr and git replace the index, never edit it in place)."""
+        if sig is None:
+            return
+        with self._mutex:
+            if len(self._index_trees) > 64:
+                self._index_trees.clear()
+            self._index_trees[sig] = tree
 
     def own_index_write(self, before: IndexSig, read: IndexSig, after: IndexSig) -> None:
         with self._mutex:

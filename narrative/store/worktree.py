@@ -158,11 +158,23 @@ def changed_paths(wr: WorldRepo, head_tree: pygit2.Tree | None) -> set[str]:
     if watcher is None:
         return _changed(wr, head_tree, None)[0]
     ticket = watcher.begin_scan()
+    candidates = ticket.candidates
+    if candidates:
+        candidates = watcher.unsettled(candidates, ticket.sig, wr.root)
+    if (candidates == set() and head_tree is not None
+            and watcher.index_tree(ticket.sig) == str(head_tree.id)):
+        # Nothing touched since a scan or narr's own write left the tree clean, and the
+        # index file is the very one known to hold HEAD's tree: nothing to load (13 ms at
+        # 10k entries).
+        watcher.end_scan(ticket, set())
+        return set()
     try:
-        out, differing = _changed(wr, head_tree, ticket.candidates)
+        out, differing, index_is_head = _changed(wr, head_tree, candidates)
     except _Unsure as exc:
         ticket.candidates, ticket.reason = None, str(exc)
-        out, differing = _changed(wr, head_tree, None)
+        out, differing, index_is_head = _changed(wr, head_tree, None)
+    if index_is_head and head_tree is not None and watch.index_sig(wr.git_dir) == ticket.sig:
+        watcher.remember_index_tree(ticket.sig, str(head_tree.id))
     watcher.end_scan(ticket, differing)
     return out
 
@@ -172,8 +184,9 @@ class _Unsure(Exception):
 
 
 def _changed(wr: WorldRepo, head_tree: pygit2.Tree | None,
-             candidates: set[str] | None) -> tuple[set[str], set[str]]:
-    """(paths differing from HEAD, the subset where the working tree differs from the index)."""
+             candidates: set[str] | None) -> tuple[set[str], set[str], bool]:
+    """(paths differing from HEAD, the subset where the working tree differs from the index,
+    whether the index holds HEAD's tree)."""
     index = wr.repo.index
     index.read(force=False)
     # Only a writer may refresh (libgit2 then writes the index): a reader racing an
@@ -192,14 +205,16 @@ def _changed(wr: WorldRepo, head_tree: pygit2.Tree | None,
     else:
         out.update(_hinted(wr, index, candidates))
     differing = set(out)
+    same = False
     if head_tree is not None:
-        if not _index_is(index, head_tree, keep=refresh):
+        same = _index_is(index, head_tree, keep=refresh)
+        if not same:
             for delta in index.diff_to_tree(head_tree).deltas:
                 out.add(delta.old_file.path)
                 out.add(delta.new_file.path)
     else:
         out.update(entry.path for entry in index)
-    return out, differing
+    return out, differing, same
 
 
 _WT_CHANGED = (_FS.WT_NEW | _FS.WT_MODIFIED | _FS.WT_DELETED | _FS.WT_TYPECHANGE
@@ -374,7 +389,9 @@ def scan_for_reader(wr: WorldRepo, head_tree: pygit2.Tree | None) -> HandEdits:
     cache is refreshed once (and ``narr status`` stays as fast as ``git status``);
     beside a running writer they scan without refreshing.
     """
-    if wr.lock.held or not wr.lock.try_acquire():
+    watcher = watch.for_git_dir(wr.git_dir)
+    if wr.lock.held or (watcher is not None and watcher.trusted()) or not wr.lock.try_acquire():
+        # (a scan the watcher narrows never refreshes the index: no lock to take)
         return scan(wr, head_tree)
     try:
         return scan(wr, head_tree)
