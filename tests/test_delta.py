@@ -162,6 +162,24 @@ def test_a_relation_waiting_for_a_refused_creation_is_refused_with_it() -> None:
     assert accepted == [] and [r["index"] for r in refused] == [1, 2]
 
 
+def test_expiring_the_target_of_a_relation_proposed_earlier_is_refused() -> None:
+    """Found by the property below: the relation was accepted, then the expiry of its
+    target, and the event as a whole failed where only the later guess should."""
+    ops: list[Op] = [
+        RelateOp(op="relate", source="autumn-rain", type="knows", target="ferry-crowd"),
+        ExpireOp(op="expire", target="ferry-crowd"),
+        ExpireOp(op="expire", target="temple-bell"),
+    ]
+    w = world()
+    accepted, refused = screen(w, ops, [])
+    assert accepted == [ops[0], ops[2]] and [r["index"] for r in refused] == [2]
+    assert "relates to ferry-crowd" in refused[0]["reason"]
+    draft = Draft(w, EVENT)
+    draft.apply(Delta(ops=accepted), proposed=len(accepted))
+    draft.finish(close_scene=False)
+    assert draft.problems == []
+
+
 def test_the_users_explicit_changes_win_over_the_proposal() -> None:
     explicit: list[Op] = [set_op("black-ring", "/state/warmth", "warm")]
     accepted, refused = screen(world(), [ExpireOp(op="expire", target="black-ring")], explicit)

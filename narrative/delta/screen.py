@@ -192,6 +192,12 @@ def _trial(draft: Draft, op: Op, where: str, will_create: set[str]) -> tuple[str
     waiting: set[str] = set()
 
     def check() -> str | None:
+        if isinstance(op, ExpireOp):
+            # A relation accepted earlier would point at a node this event ends: the later
+            # guess loses, as a relation to a node expired earlier does.
+            asked = next((w for w, r in draft.relates if r.target == op.target), None)
+            if asked is not None:
+                return f"{asked} relates to {op.target}, which this operation would expire"
         node = draft.current(node_id)
         if node is not None:
             try:
