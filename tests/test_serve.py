@@ -151,6 +151,22 @@ def test_plain_git_beside_the_server_is_noticed(served: Path) -> None:
     committed = run(served, "status", "--json")
     assert json.loads(committed.stdout)["edits"] == []
     same(committed, run(served, "status", "--json", env=LOCAL))
+    # The server's writers keep their repository open between commands: what plain git
+    # changed beside it (HEAD, the index, the packs) is what their next event builds on.
+    # narr adopt moves HEAD back to the last event and leaves the files: the plain
+    # commit's changes are hand edits again, though no file was written.
+    assert run(served, "adopt").returncode == 0
+    assert b"lin-yuan /state/mood" in run(served, "status").stdout
+    git(served, "gc", "-q", "--prune=now")
+    for k in range(2):
+        event = run(served, "event", f"Lin Yuan waits {k}", "--set", f"lin-yuan.state.mood=w{k}")
+        assert event.returncode == 0, event.stderr
+        assert (b"hand edit" in event.stdout) == (k == 0) and not event.stderr
+        assert git(served, "write-tree").strip() == git(served, "rev-parse", "HEAD^{tree}").strip()
+        assert git(served, "status", "--porcelain").strip() == ""
+        git(served, "reset", "-q", "--hard", "HEAD")  # rewrites the index file beside the server
+    checked = run(served, "check")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_the_index_the_server_leaves_is_the_one_git_and_narr_expect(served: Path) -> None:

@@ -323,6 +323,7 @@ def write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]]
     index.read(force=False)  # re-read only if it changed on disk since libgit2 loaded it
     read = watch.index_sig(wr.git_dir)
     steady: dict[str, watch.FileSig] = {}  # paths the index now holds as the working tree has them
+    differing = {path for path, (now, oid) in entries.items() if now != oid}  # left as they were
     for path, (now, oid) in entries.items():
         if oid is None:
             if path in index:
@@ -357,7 +358,8 @@ def write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]]
             f"the story moved, but git's index could not be written ({exc})",
             hint="the next narr command finishes the job (remove .git/index.lock if no git "
                  "command is running)") from None
-    watch.index_written(wr.git_dir, before, read, watch.index_sig(wr.git_dir), tree, steady)
+    watch.index_written(wr.git_dir, before, read, watch.index_sig(wr.git_dir), tree, steady,
+                        differing)
 
 
 def hash_file(wr: WorldRepo, relpath: str) -> str | None:

@@ -70,7 +70,8 @@ def file_sig(path: Path | str) -> FileSig:
 
 
 def index_written(git_dir: Path, before: IndexSig, read: IndexSig, after: IndexSig,
-                  tree: str | None = None, steady: dict[str, FileSig] | None = None) -> None:
+                  tree: str | None = None, steady: dict[str, FileSig] | None = None,
+                  differing: set[str] | None = None) -> None:
     """narr wrote the index: ``before``/``read`` around reading it, ``after`` once written,
     holding ``tree`` (its root tree, when known); ``steady`` names paths whose index entry
     was made from the working-tree file of that signature (None: both absent).
@@ -79,10 +80,15 @@ def index_written(git_dir: Path, before: IndexSig, read: IndexSig, after: IndexS
     narr's own writes keep index and working tree in step for every path but the
     ones it wrote, and those the watcher saw being written. The watcher sees narr's
     own writes too; a path of ``steady`` whose file still has that signature is in
-    step with the index, so the next scan need not load the index to know it.
+    step with the index, so the next scan need not load the index to know it. The
+    paths of ``differing`` are the exception: narr set their index entry and left the
+    file as it was (a move that keeps hand edits, an adopted plain commit), so no file
+    event will ever name them; they are marked for the next scan here.
     """
     watcher = for_git_dir(git_dir)
     if watcher is not None:
+        if differing:
+            watcher.mark_dirty(differing)
         watcher.own_index_write(before, read, after)
         if tree is not None:
             watcher.remember_index_tree(after, tree)
@@ -207,6 +213,13 @@ class WorldWatcher:
                 self._distrust_locked(f"the watcher overflowed (more than {self.max_paths} "
                                       "changed paths)")
             self._mutex.notify_all()
+
+    def mark_dirty(self, paths: set[str]) -> None:
+        """Paths that differ from the index without having been written since (see index_written)."""
+        with self._mutex:
+            for path in paths:
+                self._seq += 1
+                self._dirty[path] = self._seq
 
     def _distrust(self, why: str) -> None:
         with self._mutex:
