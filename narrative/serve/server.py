@@ -252,6 +252,9 @@ class Server:
                                 hint="narr serve --status shows it") from None
         os.chdir(self.home_cwd)
         self._keep_catalog_open()
+        from narrative.store.worldrepo import keep_repositories_warm
+
+        keep_repositories_warm()  # for the writers, which all run on this thread
         streams.install()
         from narrative.cli import main as cli  # imported once, warm for every request
 
