@@ -138,3 +138,92 @@ def test_the_library_call(tmp_path: Path, name: str) -> None:
     finally:
         wr.close()
     assert isinstance(result, narr_lib.ImportResult) and result.created and result.event is not None
+
+
+def test_a_name_in_another_layer_is_the_same_node(tmp_path: Path) -> None:
+    narr = _empty_world(tmp_path)
+    narr("new", "item", "黑戒", "--alias", "Black Ring")
+    out = narr.json("import", str(DATA / "lorebook.json"))  # 黑戒 comes as a background entry
+    assert [c["id"] for c in out["created"]] == ["qingyun-sect", "cold-river-ferry"]
+    assert [(e["name"], e["id"], e["how"], e["added"]) for e in out["existing"]] == [
+        ("黑戒", "hei-jie", "same name '黑戒', in the item layer", ["/summary"])]
+    assert out["ambiguous"] == []
+    assert narr("get", "黑戒", "layer").stdout == "item\n"  # one node: the name is not ambiguous
+    assert narr("get", "Black Ring", "summary").stdout == "A black ring that grows warm near danger.\n"
+    assert not list(narr.root.glob("world/*/hei-jie-2.json"))
+
+    # a note that names its layer: the node stays where it is, and the import says so
+    note = tmp_path / "Black Ring.md"
+    note.write_text("---\nlayer: background\n---\nA black ring.\n", encoding="utf-8")
+    before = snapshot(narr.root)
+    assert narr("import", str(note)).stdout.splitlines() == [
+        "Nothing to import: the world has everything in Black Ring.md (note, 1 entry)",
+        "  already there: Black Ring from Black Ring.md is hei-jie (same name 'black ring', "
+        "in the item layer)",
+        "    note: its summary differs from the one in the world, which is kept",
+        "    note: the source puts it in the background layer; it stays in the item layer"]
+    assert snapshot(narr.root) == before
+
+
+def test_an_import_adds_the_aliases_and_the_summary_a_node_lacks(tmp_path: Path) -> None:
+    narr = _empty_world(tmp_path)
+    narr("new", "character", "Lin Yuan", "--summary", "The writer's own words.")
+    narr("new", "character", "苏晴")  # no summary yet
+    narr("new", "character", "林远山", "--alias", "林远")  # another man, whom 林远 already names
+    narr("event", "The cast")
+    before = snapshot(narr.root)
+    dry = narr.json("import", str(DATA / "notes"), "--dry-run")
+    assert [(e["id"], e["added"], e["notes"]) for e in dry["existing"]] == [
+        ("lin-yuan", ['/aliases ("Young Lin")'],
+         ["the alias '林远' is not added: it names lin-yuan-shan",
+          "its summary differs from the one in the world, which is kept"]),
+        ("su-qing", ['/aliases ("Su Qing")', "/summary"], [])]
+    assert snapshot(narr.root) == before
+
+    out = narr("import", str(DATA / "notes")).stdout
+    assert ("  already there: Lin Yuan from Lin Yuan.md is lin-yuan (same name 'lin yuan'); "
+            "added /aliases (\"Young Lin\")") in out.splitlines()
+    lin, su = read_node(narr.root, "lin-yuan"), read_node(narr.root, "su-qing")
+    assert (lin["aliases"], lin["summary"]) == (["Young Lin"], "The writer's own words.")
+    assert (su["aliases"], su["summary"]) == (["Su Qing"], "A disciple who trusts no one.")
+    assert narr("get", "young lin", "name").stdout == "Lin Yuan\n"
+    assert narr("get", "林远", "name").stdout == "林远山\n"
+    after = snapshot(narr.root)
+    again = narr.json("import", str(DATA / "notes"))
+    assert again["commit"] is None and [e["added"] for e in again["existing"]] == [[], [], []]
+    assert snapshot(narr.root) == after
+
+
+def test_two_entries_for_one_node_add_both_their_aliases(tmp_path: Path) -> None:
+    narr = _empty_world(tmp_path)
+    narr("new", "background", "Qingyun Sect")
+    book = tmp_path / "book.json"
+    book.write_text(json.dumps({"entries": [
+        {"comment": "Qingyun Sect", "key": ["青云门"], "content": "A sect."},
+        {"comment": "青云门", "key": ["the Sect", "Qingyun Sect"], "content": "A sect."},
+        {"comment": "the Sect", "key": [], "content": ""}]}), encoding="utf-8")
+    out = narr.json("import", str(book))
+    assert out["created"] == [] and out["ambiguous"] == []
+    assert read_node(narr.root, "qingyun-sect")["aliases"] == ["青云门", "the Sect"]
+    assert narr.json("import", str(book))["commit"] is None
+
+
+def test_a_name_left_on_two_nodes_is_reported(tmp_path: Path) -> None:
+    from narrative.cli.import_cmd import import_lines
+    from narrative.engine.bible import _ambiguous
+    from narrative.engine.naming import Names
+    from narrative.model import CreateOp, Delta, Node
+
+    narr = _empty_world(tmp_path)
+    narr("new", "item", "Black Ring")
+    wr = narr_lib.open_world(narr.root)
+    try:
+        made = Node(id="ring", name="Ring", layer="item", aliases=["black ring"])  # type: ignore[arg-type]
+        found = _ambiguous(Names(wr), Delta(ops=[CreateOp(op="create", node=made)]))
+    finally:
+        wr.close()
+    assert found == [{"name": "black ring", "ids": ["black-ring", "ring"]}]
+    data = {"content": None, "sources": [], "created": [], "related": [], "existing": [],
+            "ambiguous": found}
+    assert import_lines(data, "main")[1:] == [
+        "  ambiguous: 'black ring' now names black-ring, ring; name them by id"]

@@ -68,6 +68,10 @@ def import_lines(d: dict[str, Any], branch: str | None) -> list[str]:
     for e in d["existing"]:
         added = f"; added {', '.join(e['added'])}" if e["added"] else ""
         lines.append(f"  already there: {e['name']} from {e['source']} is {e['id']} ({e['how']}){added}")
+        lines.extend(f"    note: {note}" for note in e.get("notes", []))
+    for a in d.get("ambiguous", []):
+        lines.append(f"  {paint('ambiguous', 'warning')}: {a['name']!r} now names {', '.join(a['ids'])}; "
+                     "name them by id")
     return lines
 
 
