@@ -209,21 +209,28 @@ def test_two_entries_for_one_node_add_both_their_aliases(tmp_path: Path) -> None
 
 
 def test_a_name_left_on_two_nodes_is_reported(tmp_path: Path) -> None:
-    from narrative.cli.import_cmd import import_lines
-    from narrative.engine.bible import _ambiguous
-    from narrative.engine.naming import Names
-    from narrative.model import CreateOp, Delta, Node
-
+    # "An" is an English article to the arbiter, so it tells Li An from Xu An by nothing
     narr = _empty_world(tmp_path)
-    narr("new", "item", "Black Ring")
-    wr = narr_lib.open_world(narr.root)
-    try:
-        made = Node(id="ring", name="Ring", layer="item", aliases=["black ring"])  # type: ignore[arg-type]
-        found = _ambiguous(Names(wr), Delta(ops=[CreateOp(op="create", node=made)]))
-    finally:
-        wr.close()
-    assert found == [{"name": "black ring", "ids": ["black-ring", "ring"]}]
-    data = {"content": None, "sources": [], "created": [], "related": [], "existing": [],
-            "ambiguous": found}
-    assert import_lines(data, "main")[1:] == [
-        "  ambiguous: 'black ring' now names black-ring, ring; name them by id"]
+    narr("new", "character", "Li An", "--alias", "An")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "Xu An.md").write_text("---\nlayer: character\naliases: [An]\n---\n", encoding="utf-8")
+    dry = narr.json("import", str(notes), "--dry-run")
+    assert dry["ambiguous"] == [{"name": "An", "ids": ["li-an", "xu-an"]}]
+    out = narr("import", str(notes)).stdout.splitlines()
+    assert out[1:] == ["  hand edit  li-an: created (character, Li An)",
+                       "  created xu-an (character, Xu An) from Xu An.md",
+                       "  ambiguous: 'An' now names li-an, xu-an; name them by id"]
+    assert "'An' names 2 nodes" in narr("get", "An", expect=12).stderr
+
+
+def test_an_entry_that_shares_only_an_alias_adds_no_names(tmp_path: Path) -> None:
+    narr = _empty_world(tmp_path)
+    narr("new", "character", "Tove Dunmore", "--alias", "Tove")
+    note = tmp_path / "Tove Greaves.md"
+    note.write_text("---\nlayer: character\naliases: [Tove, Greaves]\n---\nA ferryman.\n", encoding="utf-8")
+    out = narr.json("import", str(note))
+    assert [(e["id"], e["added"], e["notes"]) for e in out["existing"]] == [
+        ("tove-dunmore", [], ["it shares only an alias with the node: its names and summary are not added"])]
+    node = read_node(narr.root, "tove-dunmore")
+    assert (node["aliases"], node["summary"]) == (["Tove"], "")

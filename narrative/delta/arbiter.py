@@ -28,7 +28,10 @@ alias in another layer is the same node too (a lorebook has no layers), and what
 the imported entry knows that the node lacks is added: its name and aliases that no
 name of the node normalises to (unless another node carries them: that would make
 the name ambiguous, so it is noted instead) and its summary where the node has none.
-A summary the node has is never overwritten; a different one is noted.
+A summary the node has is never overwritten; a different one is noted. An entry that
+met the node only through an alias both carry ("Tove" for Tove Greaves and Tove
+Dunmore) adds no names at all: otherwise each such entry would lend the node more
+aliases for the next to meet it by, until one node held a whole cast.
 
 Names are indexed, not compared pair by pair: a proposed key meets only the keys it
 can match, those equal to it, those with the same first and last word (the
@@ -267,12 +270,17 @@ class _Candidates:
             self._index[layer] = index
         return self._index[layer]
 
-    def duplicate_of(self, node: Node) -> tuple[str, str] | None:
-        """``(existing id, why)`` when ``node`` is already in the world, else None."""
+    def duplicate_of(self, node: Node) -> tuple[str, str, bool] | None:
+        """``(existing id, why, by name)`` when ``node`` is already in the world, else None.
+
+        ``by name`` is false when the two met only through aliases they share ("Tove"
+        for Tove Dunmore and Tove Greaves): a weaker sign than a name, so an import
+        adds nothing of the one's names to the other.
+        """
         same = self.live(node.id)
         if same is not None and same.get("layer") == node.layer:
-            return node.id, "same id"
-        found: list[tuple[float, int, int, str, str, str]] = []
+            return node.id, "same id", True
+        found: list[tuple[float, int, int, str, str, str, str]] = []
         keys = sorted({key(n) for n in [node.name, *node.aliases]} - {""})
         index = self.index(node.layer)
         for k in keys:
@@ -283,7 +291,8 @@ class _Candidates:
                     continue
                 for node_id in index.ids[existing_key]:
                     if self.live(node_id) is not None:
-                        found.append((-alike[0], 0, -len(existing_key), existing_key, node_id, alike[1]))
+                        found.append((-alike[0], 0, -len(existing_key), existing_key, node_id, alike[1],
+                                      k))
         if self.across_layers:  # the same name in another layer is the same node (not a close one)
             for layer in LAYERS:
                 if layer == node.layer:
@@ -293,11 +302,13 @@ class _Candidates:
                     for node_id in other.ids.get(k, []):
                         if self.live(node_id) is not None:
                             found.append((-3.0, 1, -len(k), k, node_id,
-                                          f"same name {k!r}, in the {layer} layer"))
+                                          f"same name {k!r}, in the {layer} layer", k))
         if not found:
             return None
         best = min(found)  # the closest, in its own layer first, then the longest name, by name and id
-        return best[4], best[5]
+        names = {key(node.name), key(str((self.live(best[4]) or {}).get("name", "")))}
+        by_name = any(f[4] == best[4] and (f[6] in names or f[3] in names) for f in found)
+        return best[4], best[5], by_name
 
     def carriers(self, norm: str) -> set[str]:
         """Ids of the live nodes a normalised name names, this delta's new nodes and additions included."""
@@ -307,10 +318,12 @@ class _Candidates:
             ids.add(self.claimed[norm])
         return ids
 
-    def enrich(self, existing: str, current: NodeDict, proposed: Node
+    def enrich(self, existing: str, current: NodeDict, proposed: Node, by_name: bool
                ) -> tuple[list[tuple[SetOp, str]], list[str]]:
         """The aliases and summary ``proposed`` adds to ``existing`` (each set with how to say it),
         and what it knew but did not add."""
+        if not by_name:  # adding would chain: the next entry sharing one of those aliases, and so on
+            return [], ["it shares only an alias with the node: its names and summary are not added"]
         node = self.pending.get(existing, current)
         ops: list[tuple[SetOp, str]] = []
         notes: list[str] = []
@@ -382,14 +395,14 @@ def arbitrate(world: World, delta: Delta, *, close_scene: bool = False, across_l
         decided_at[node.id] = len(out)
         found = cands.duplicate_of(node)
         if found is not None:
-            existing, how = found
+            existing, how, by_name = found
             mapping[node.id] = existing
             target = cands.live(existing) or {}
             decision = Decision(node.id, node.name, existing, str(target.get("name", existing)), how)
             fill = _fill(existing, target, _rewrite_node(node, mapping))
             decision.merged = [_describe(f) for f in fill]
             if enrich:
-                more, decision.notes = cands.enrich(existing, target, node)
+                more, decision.notes = cands.enrich(existing, target, node, by_name)
                 for extra, said in more:
                     where = (existing, extra.field)
                     if where in enriched_at:  # a second entry for one node: its set holds both
