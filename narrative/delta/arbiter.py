@@ -35,9 +35,9 @@ aliases for the next to meet it by, until one node held a whole cast.
 
 Names are indexed, not compared pair by pair: a proposed key meets only the keys it
 can match, those equal to it, those with the same first and last word (the
-"within" rule), and those of the same shape (the same short words in the same
-places, long words anywhere) that rapidfuzz finds at least as close as the
-threshold (its Indel ratio bounds difflib's from above, so nothing is missed). The
+"within" rule), and those of as many words that rapidfuzz finds at least as close
+as the threshold (its Indel ratio bounds difflib's from above, so nothing is missed)
+and that have the same short words in the same places. The
 decisions are exactly those of comparing every pair; 2000 imported notes are weighed
 in well under a second instead of about twenty.
 
@@ -181,40 +181,44 @@ class _NameIndex:
 
     :meth:`near` returns a superset of the keys :class:`Likeness` accepts: the same key;
     a key one may lie within (it shares the first and the last word); a close spelling
-    (it has the same shape, see :func:`_shape`, and rapidfuzz's Indel ratio, an upper
-    bound of difflib's, reaches the threshold).
+    (as many words, rapidfuzz's Indel ratio, an upper bound of difflib's, reaches the
+    threshold, and the same shape, see :func:`_shape`). Adding a name costs little more
+    than a dict entry, since an event with one new node builds the index for one query.
     """
 
     def __init__(self) -> None:
         self.ids: dict[str, list[str]] = {}  # key -> ids carrying it
-        self._ends: dict[tuple[str, str], set[str]] = {}  # (first word, last word) -> keys
-        self._shapes: dict[tuple[str, ...], set[str]] = {}  # shape -> keys long enough to be close
+        self._ends: dict[tuple[str, str], list[str]] = {}  # (first word, last word) -> keys
+        self._counts: dict[int, list[str]] = {}  # words -> keys long enough to be close spellings
 
     def add(self, k: str, node_id: str) -> None:
+        ids = self.ids.get(k)
+        if ids is not None:
+            ids.append(node_id)
+            return
         if not k:
             return
-        if k not in self.ids:
-            self.ids[k] = []
-            words = k.split()
-            if len(words) >= 2:
-                self._ends.setdefault((words[0], words[-1]), set()).add(k)
-            if len(k) >= FUZZY_MIN_CHARS:
-                self._shapes.setdefault(_shape(words), set()).add(k)
-        self.ids[k].append(node_id)
+        self.ids[k] = [node_id]
+        words = k.split()
+        if len(words) >= 2:
+            self._ends.setdefault((words[0], words[-1]), []).append(k)
+        if len(k) >= FUZZY_MIN_CHARS:
+            self._counts.setdefault(len(words), []).append(k)
 
     def near(self, k: str) -> set[str]:
         out = {k} if k in self.ids else set()
         words = k.split()
         if len(words) >= 2:
-            out |= self._ends.get((words[0], words[-1]), set())
-        block = self._shapes.get(_shape(words)) if len(k) >= FUZZY_MIN_CHARS else None
+            out.update(self._ends.get((words[0], words[-1]), ()))
+        block = self._counts.get(len(words)) if len(k) >= FUZZY_MIN_CHARS else None
         if block:
             from rapidfuzz import fuzz, process
 
+            shape = _shape(words)
             # a hair under the threshold: float rounding must not drop a borderline pair
             hits = process.extract(k, block, scorer=fuzz.ratio, processor=None, limit=None,
                                    score_cutoff=FUZZY_RATIO * 100 - 0.01)
-            out.update(hit[0] for hit in hits)
+            out.update(hit[0] for hit in hits if _shape(hit[0].split()) == shape)
         return out
 
 
