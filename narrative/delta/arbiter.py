@@ -47,9 +47,10 @@ Each decision is returned, so the engine can print it and record it in the resul
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,10 +102,27 @@ class Decision:
         return text
 
 
+class _Dashes(dict[int, "str | int"]):
+    """``str.translate`` table: underscores and dashes (Unicode Pd) to spaces, learnt per character."""
+
+    def __missing__(self, code: int) -> str | int:
+        ch = chr(code)
+        value: str | int = " " if ch == "_" or unicodedata.category(ch) == "Pd" else code
+        self[code] = value
+        return value
+
+
+_DASHES = _Dashes()
+
+
+@functools.lru_cache(maxsize=1 << 16)
 def key(name: str) -> str:
-    """A name as the arbiter compares it: normalised, hyphens as spaces, without articles."""
-    spaced = "".join(" " if ch == "_" or unicodedata.category(ch) == "Pd" else ch
-                     for ch in normalize_name(name))
+    """A name as the arbiter compares it: normalised, hyphens as spaces, without articles.
+
+    Every event with a new node keys every name of its layer (and a server keeps
+    keying the same ones), so the table and the cache matter at 10k nodes.
+    """
+    spaced = normalize_name(name).translate(_DASHES)
     return " ".join(t for t in spaced.split() if t not in ARTICLES)
 
 
@@ -186,7 +204,8 @@ class _NameIndex:
     than a dict entry, since an event with one new node builds the index for one query.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, direct: int = 8) -> None:
+        self.direct = direct  # queries answered without rapidfuzz: an event asks one or two
         self.ids: dict[str, list[str]] = {}  # key -> ids carrying it
         self._ends: dict[tuple[str, str], list[str]] = {}  # (first word, last word) -> keys
         self._counts: dict[int, list[str]] = {}  # words -> keys long enough to be close spellings
@@ -211,14 +230,21 @@ class _NameIndex:
         if len(words) >= 2:
             out.update(self._ends.get((words[0], words[-1]), ()))
         block = self._counts.get(len(words)) if len(k) >= FUZZY_MIN_CHARS else None
-        if block:
+        if not block:
+            return out
+        shape = _shape(words)
+        self.direct -= 1
+        if self.direct >= 0:  # cheaper than importing rapidfuzz (20 ms) for an event's few names
+            n = len(k)
+            close: Iterable[str] = (b for b in block
+                                    if 2 * min(n, len(b)) >= (FUZZY_RATIO - 1e-9) * (n + len(b)))
+        else:
             from rapidfuzz import fuzz, process
 
-            shape = _shape(words)
             # a hair under the threshold: float rounding must not drop a borderline pair
-            hits = process.extract(k, block, scorer=fuzz.ratio, processor=None, limit=None,
-                                   score_cutoff=FUZZY_RATIO * 100 - 0.01)
-            out.update(hit[0] for hit in hits if _shape(hit[0].split()) == shape)
+            close = (hit[0] for hit in process.extract(k, block, scorer=fuzz.ratio, processor=None,
+                                                       limit=None, score_cutoff=FUZZY_RATIO * 100 - 0.01))
+        out.update(b for b in close if _shape(b.split()) == shape)
         return out
 
 
