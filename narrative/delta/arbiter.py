@@ -37,9 +37,9 @@ Names are indexed, not compared pair by pair: a proposed key meets only the keys
 can match, those equal to it, those with the same first and last word (the
 "within" rule), and those of as many words that rapidfuzz finds at least as close
 as the threshold (its Indel ratio bounds difflib's from above, so nothing is missed)
-and that have the same short words in the same places. The
-decisions are exactly those of comparing every pair; 2000 imported notes are weighed
-in well under a second instead of about twenty.
+and that have the same short words in the same places. The decisions are exactly
+those of comparing every pair (a test holds it); the 2000 notes of
+``benchmarks/importing.py`` are weighed in about 0.4 s instead of 14 s.
 
 Each decision is returned, so the engine can print it and record it in the result.
 """
