@@ -15,6 +15,7 @@ STARTUP_LIMIT_S = 0.150
 RATIO_LIMIT = 1.5
 GROWTH_LIMIT = 2.0
 STUDIO_OPEN_LIMIT_S = 3.0
+IMPORT_LIMIT_S = 10.0
 
 
 def _t(target: str, where: str, measured: str, limit: str, met: bool, *,
@@ -80,6 +81,12 @@ def targets(res: dict[str, Any]) -> list[dict[str, Any]]:
                       f"{g['events']} events, {g['nodes']} nodes, {g['layout']}",
                       f"{g['bytes_per_event']:.0f} vs {g['changed_node_files_compressed_per_event']:.0f} "
                       f"bytes (x{g['ratio']:.2f})", f"<= {GROWTH_LIMIT}x", g["ratio"] <= GROWTH_LIMIT))
+    for im in res.get("imports", []):
+        if im["notes"] >= 2_000:
+            out.append(_t(f"narr import of {im['notes']} notes into an empty world in a few seconds",
+                          f"{im['notes']} Markdown notes", f"{fmt_s(im['first_s'])} (arbiter "
+                          f"{fmt_s(im['first_arbiter_s'])})", f"< {IMPORT_LIMIT_S:.0f} s",
+                          im["first_s"] < IMPORT_LIMIT_S))
     for st in res.get("studio", []):
         if st["nodes"] >= 10_000:
             out.append(_t("the studio opens a 10k-node world in under 3 s (headless chromium)", st["world"],
@@ -194,6 +201,18 @@ def markdown(res: dict[str, Any]) -> str:
                   f"{g['record_compressed_per_event']:.0f} bytes compressed. Before `gc` the repository held "
                   f"{g['loose_objects_before_gc']:,} loose objects (narr writes through libgit2, which never "
                   "packs on its own)."]
+    imports = res.get("imports", [])
+    if imports:
+        lines += ["", "## Import", "",
+                  "`narr import` of a vault of Markdown notes with front matter (the benchmark world's "
+                  "nodes, one note each), in process: into an empty world, then the same vault again "
+                  "(everything is found already there and nothing is recorded).", "",
+                  "| notes | first import | its arbiter | created | again | its arbiter | load |",
+                  "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for im in imports:
+            lines.append(f"| {im['notes']:,} | {fmt_s(im['first_s'])} | {fmt_s(im['first_arbiter_s'])} | "
+                         f"{im['first_created']:,} | {fmt_s(im['again_s'])} | "
+                         f"{fmt_s(im['again_arbiter_s'])} | {im['load_1m']} |")
     studio = res.get("studio", [])
     if studio:
         lines += ["", "## The studio", "",

@@ -783,7 +783,23 @@ def wait_idle(limit: float) -> None:
 # --- main -------------------------------------------------------------------------------
 
 
-SECTIONS = ("startup", "event", "reset", "status", "engine", "reads", "bulk", "check", "growth", "studio")
+SECTIONS = ("startup", "event", "reset", "status", "engine", "reads", "bulk", "check", "growth",
+            "import", "studio")
+IMPORT_NOTES = {"smoke": 200, "quick": 2_000, "full": 2_000}
+
+
+def section_import(bench: Bench) -> None:
+    """``narr import`` of a vault of Markdown notes, in process, twice (benchmarks/importing.py)."""
+    import importing
+
+    notes = IMPORT_NOTES[bench.profile.name]
+    log(f"import: a vault of {human(notes)} notes")
+    scratch = bench.work / "import"
+    scratch.mkdir(parents=True, exist_ok=True)
+    item = {**importing.measure(scratch, notes), "load_1m": round(os.getloadavg()[0], 2)}
+    bench.add("imports", item)
+    log(f"  first {fmt_s(item['first_s'])} (arbiter {fmt_s(item['first_arbiter_s'])}), "
+        f"again {fmt_s(item['again_s'])} (arbiter {fmt_s(item['again_arbiter_s'])})")
 
 
 def section_studio(bench: Bench) -> None:
@@ -892,6 +908,8 @@ def main(argv: list[str] | None = None) -> int:
             steps.append(lambda layout=layout, nodes=nodes: section_engine_only(bench, layout, nodes))
     if sections & {"reads", "bulk", "check", "growth"} or not sections:
         steps.append(lambda: section_histories(bench))
+    if bench.want("import"):
+        steps.append(lambda: section_import(bench))
     # Opt in under --smoke (it starts a browser); part of --quick and --full.
     if "studio" in sections or (not sections and profile.name != "smoke"):
         steps.append(lambda: section_studio(bench))

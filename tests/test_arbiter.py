@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 from helpers import CLI, read_node, rel_path, snapshot, write_node
+from hypothesis import given
+from hypothesis import strategies as st
 
 from narrative.delta.arbiter import key, likeness
 from narrative.diffusers.base import Proposal
@@ -191,3 +193,50 @@ def test_explicit_creations_are_the_users_choice(flat_world: Path, tmp_path: Pat
     rec = CLI(flat_world).json("event", "Another rain", "--create", str(spec))
     assert rec["created"] == ["second-rain"]
     assert rec["proposal"]["arbitration"] == []
+
+
+# --- names are indexed, not compared pair by pair -----------------------------------------------
+
+WORDS = ["lin", "yuan", "qingyun", "qinyun", "qingyan", "sect", "crowd", "at", "cold", "river",
+         "ferry", "ferries", "su", "qing", "black", "ring", "mountain", "mountains", "林远", "黑戒指",
+         "and"]
+
+
+@given(st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join),
+                min_size=1, max_size=30),
+       st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join))
+def test_the_index_offers_every_key_a_name_is_like(keys: list[str], proposed: str) -> None:
+    from narrative.delta.arbiter import _NameIndex
+
+    alike = {k for k in keys if likeness(proposed, k) is not None}
+    for direct in (1, 0):  # by length, then through rapidfuzz
+        index = _NameIndex(direct)
+        for i, k in enumerate(keys):
+            index.add(k, f"n{i}")
+        assert alike <= index.near(proposed)
+
+
+def test_a_large_import_is_not_weighed_pair_by_pair(monkeypatch: pytest.MonkeyPatch) -> None:
+    from narrative.delta import arbiter
+    from narrative.delta.world import DictWorld
+
+    first = ["Lin", "Su", "Mo", "Zhou", "Chen", "Wang", "Murong", "Ouyang", "Shangguan", "Zhuge"]
+    given_names = ["Yuan", "Xue", "Qing", "Feng", "Yun", "Hua", "Ming", "Lan", "Jian", "Shuang",
+                   "Xuanfeng", "Qiuyue", "Lingxue", "Chunhua", "Hanshan"]
+    names = [f"{a} {b}" for a in first for b in given_names]  # 150
+    world = DictWorld([{"id": f"n{i}", "name": n, "layer": "character"} for i, n in enumerate(names)])
+    calls = 0
+    compare = arbiter.Likeness.__call__
+
+    def counted(self: Any, other: str) -> Any:
+        nonlocal calls
+        calls += 1
+        return compare(self, other)
+
+    monkeypatch.setattr(arbiter.Likeness, "__call__", counted)
+    proposed = Delta(ops=[create(f"p{i}", f"{n}s" if i % 2 else n) for i, n in enumerate(names)])
+    indexed = arbiter.arbitrate(world, proposed)
+    indexed_calls, calls = calls, 0
+    monkeypatch.setattr(arbiter._NameIndex, "near", lambda self, k: set(self.ids))  # every pair
+    assert arbiter.arbitrate(world, proposed) == indexed  # the same decisions, the same delta
+    assert len(indexed[1]) > 100 and indexed_calls * 20 < calls

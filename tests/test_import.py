@@ -102,6 +102,12 @@ def test_dry_run_changes_nothing(tmp_path: Path) -> None:
 
 def test_a_codex_round_trip_into_an_empty_world(flat_world: Path, tmp_path: Path) -> None:
     sample = CLI(flat_world)
+    # a rumour named like Lin Xue's alias, in another layer (made by hand: narr new
+    # refuses a name in use): a codex keeps the two apart
+    rumour = {"id": "xue-rumour", "layer": "background", "name": "Xue", "kind": "rumour",
+              "lifecycle": "permanent", "aliases": [], "summary": "", "traits": {}, "state": {},
+              "relations": {}, "created_by_event": None}
+    (flat_world / "world/background/xue-rumour.json").write_text(json.dumps(rumour), encoding="utf-8")
     sample("event", "Lin Yuan trusts Su Qing", "--relate", "lin-yuan:trusts:su-qing={\"since\": \"day 2\"}")
     codex = tmp_path / "bible.md"
     codex.write_text(sample("export", "codex").stdout, encoding="utf-8")
@@ -138,3 +144,99 @@ def test_the_library_call(tmp_path: Path, name: str) -> None:
     finally:
         wr.close()
     assert isinstance(result, narr_lib.ImportResult) and result.created and result.event is not None
+
+
+def test_a_name_in_another_layer_is_the_same_node(tmp_path: Path) -> None:
+    narr = _empty_world(tmp_path)
+    narr("new", "item", "黑戒", "--alias", "Black Ring")
+    out = narr.json("import", str(DATA / "lorebook.json"))  # 黑戒 comes as a background entry
+    assert [c["id"] for c in out["created"]] == ["qingyun-sect", "cold-river-ferry"]
+    assert [(e["name"], e["id"], e["how"], e["added"]) for e in out["existing"]] == [
+        ("黑戒", "hei-jie", "same name '黑戒', in the item layer", ["/summary"])]
+    assert out["ambiguous"] == []
+    assert narr("get", "黑戒", "layer").stdout == "item\n"  # one node: the name is not ambiguous
+    assert narr("get", "Black Ring", "summary").stdout == "A black ring that grows warm near danger.\n"
+    assert not list(narr.root.glob("world/*/hei-jie-2.json"))
+
+    # a note that names its layer: the node stays where it is, and the import says so
+    note = tmp_path / "Black Ring.md"
+    note.write_text("---\nlayer: background\n---\nA black ring.\n", encoding="utf-8")
+    before = snapshot(narr.root)
+    assert narr("import", str(note)).stdout.splitlines() == [
+        "Nothing to import: the world has everything in Black Ring.md (note, 1 entry)",
+        "  already there: Black Ring from Black Ring.md is hei-jie (same name 'black ring', "
+        "in the item layer)",
+        "    note: its summary differs from the one in the world, which is kept",
+        "    note: the source puts it in the background layer; it stays in the item layer"]
+    assert snapshot(narr.root) == before
+
+
+def test_an_import_adds_the_aliases_and_the_summary_a_node_lacks(tmp_path: Path) -> None:
+    narr = _empty_world(tmp_path)
+    narr("new", "character", "Lin Yuan", "--summary", "The writer's own words.")
+    narr("new", "character", "苏晴")  # no summary yet
+    narr("new", "character", "林远山", "--alias", "林远")  # another man, whom 林远 already names
+    narr("event", "The cast")
+    before = snapshot(narr.root)
+    dry = narr.json("import", str(DATA / "notes"), "--dry-run")
+    assert [(e["id"], e["added"], e["notes"]) for e in dry["existing"]] == [
+        ("lin-yuan", ['/aliases ("Young Lin")'],
+         ["the alias '林远' is not added: it names lin-yuan-shan",
+          "its summary differs from the one in the world, which is kept"]),
+        ("su-qing", ['/aliases ("Su Qing")', "/summary"], [])]
+    assert snapshot(narr.root) == before
+
+    out = narr("import", str(DATA / "notes")).stdout
+    assert ("  already there: Lin Yuan from Lin Yuan.md is lin-yuan (same name 'lin yuan'); "
+            "added /aliases (\"Young Lin\")") in out.splitlines()
+    lin, su = read_node(narr.root, "lin-yuan"), read_node(narr.root, "su-qing")
+    assert (lin["aliases"], lin["summary"]) == (["Young Lin"], "The writer's own words.")
+    assert (su["aliases"], su["summary"]) == (["Su Qing"], "A disciple who trusts no one.")
+    assert narr("get", "young lin", "name").stdout == "Lin Yuan\n"
+    assert narr("get", "林远", "name").stdout == "林远山\n"
+    after = snapshot(narr.root)
+    again = narr.json("import", str(DATA / "notes"))
+    assert again["commit"] is None and [e["added"] for e in again["existing"]] == [[], [], []]
+    assert snapshot(narr.root) == after
+
+
+def test_two_entries_for_one_node_add_both_their_aliases(tmp_path: Path) -> None:
+    narr = _empty_world(tmp_path)
+    narr("new", "background", "Qingyun Sect")
+    book = tmp_path / "book.json"
+    book.write_text(json.dumps({"entries": [
+        {"comment": "Qingyun Sect", "key": ["青云门"], "content": "A sect."},
+        {"comment": "青云门", "key": ["the Sect", "Qingyun Sect"], "content": "A sect."},
+        {"comment": "the Sect", "key": [], "content": ""}]}), encoding="utf-8")
+    out = narr.json("import", str(book))
+    assert out["created"] == [] and out["ambiguous"] == []
+    assert read_node(narr.root, "qingyun-sect")["aliases"] == ["青云门", "the Sect"]
+    assert narr.json("import", str(book))["commit"] is None
+
+
+def test_a_name_left_on_two_nodes_is_reported(tmp_path: Path) -> None:
+    # "An" is an English article to the arbiter, so it tells Li An from Xu An by nothing
+    narr = _empty_world(tmp_path)
+    narr("new", "character", "Li An", "--alias", "An")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "Xu An.md").write_text("---\nlayer: character\naliases: [An]\n---\n", encoding="utf-8")
+    dry = narr.json("import", str(notes), "--dry-run")
+    assert dry["ambiguous"] == [{"name": "An", "ids": ["li-an", "xu-an"]}]
+    out = narr("import", str(notes)).stdout.splitlines()
+    assert out[1:] == ["  hand edit  li-an: created (character, Li An)",
+                       "  created xu-an (character, Xu An) from Xu An.md",
+                       "  ambiguous: 'An' now names li-an, xu-an; name them by id"]
+    assert "'An' names 2 nodes" in narr("get", "An", expect=12).stderr
+
+
+def test_an_entry_that_shares_only_an_alias_adds_no_names(tmp_path: Path) -> None:
+    narr = _empty_world(tmp_path)
+    narr("new", "character", "Tove Dunmore", "--alias", "Tove")
+    note = tmp_path / "Tove Greaves.md"
+    note.write_text("---\nlayer: character\naliases: [Tove, Greaves]\n---\nA ferryman.\n", encoding="utf-8")
+    out = narr.json("import", str(note))
+    assert [(e["id"], e["added"], e["notes"]) for e in out["existing"]] == [
+        ("tove-dunmore", [], ["it shares only an alias with the node: its names and summary are not added"])]
+    node = read_node(narr.root, "tove-dunmore")
+    assert (node["aliases"], node["summary"]) == (["Tove"], "")

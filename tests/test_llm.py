@@ -257,7 +257,7 @@ def test_the_prompt_carries_the_brief_for_the_event(flat_world: Path, llm: FakeL
     texts = [(i["section"], i["text"]) for i in sent["brief"]]
     assert texts[0] == ("hand edits", 'black-ring /state/warmth: "cold" → "warm"')
     assert ("continuity", "Lin Yuan holds Black Ring, Xue's Letter") in texts
-    assert ("open threads", "The Missing Sister (missing-sister): open; payoff: Lin Yuan finds Xue "
+    assert ("open threads", "The Search for Xue (missing-sister): open; payoff: Lin Yuan finds Xue "
             "beneath the Library Pavilion") in texts
     assert sum(len(t) for _, t in texts) <= BRIEF_BUDGET
     assert '"brief" lists what the story must keep consistent' in llm.bodies[-1]["messages"][0]["content"]

@@ -279,7 +279,7 @@ def test_threads_ranked_by_events_since_they_moved(played: tuple[CLI, Path, dict
         moved["id"], moved["commit"], "The inquiry turns to the inner court")
     text = narr("threads").stdout.splitlines()
     assert text[0] == "Threads, stalest first:"
-    assert text[1] == "  missing-sister  The Missing Sister  open: not moved in the 6 events so far"
+    assert text[1] == "  missing-sister  The Search for Xue  open: not moved in the 6 events so far"
     assert "    waits for: vein-theft (灵脉失窃案)" in text
     assert "  vein-theft  灵脉失窃案  progressing: 1 event since it last moved" in text
     # resolved threads leave the list (--all shows them, last); what waited on them is free

@@ -23,6 +23,11 @@ from narrative.ids import LAYERS
 def import_cmd(ctx: Context, source: Path, layer: str, dry_run: bool, as_json: bool) -> None:
     """Bring in a story bible as nodes, in one event: what the world has already is left alone.
 
+    An entry whose name or alias a node carries, in any layer, is that node: it
+    adds only what the node lacks (state, relations, aliases, a summary where there
+    is none) and says what it left out. A name the import would leave on two nodes
+    is reported as ambiguous.
+
     FILE is a SillyTavern lorebook (World Info) or character card (JSON), a
     Markdown note with YAML front matter, or a `narr export codex` Markdown file;
     DIR is a folder of them (an Obsidian vault, say).
@@ -68,6 +73,10 @@ def import_lines(d: dict[str, Any], branch: str | None) -> list[str]:
     for e in d["existing"]:
         added = f"; added {', '.join(e['added'])}" if e["added"] else ""
         lines.append(f"  already there: {e['name']} from {e['source']} is {e['id']} ({e['how']}){added}")
+        lines.extend(f"    note: {note}" for note in e.get("notes", []))
+    for a in d.get("ambiguous", []):
+        lines.append(f"  {paint('ambiguous', 'warning')}: {a['name']!r} now names {', '.join(a['ids'])}; "
+                     "name them by id")
     return lines
 
 
