@@ -88,7 +88,10 @@ def diff_blobs(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tre
     news = {str(e.name): e for e in new} if new is not None else {}
     for name in sorted(olds.keys() | news.keys()):
         a, b = olds.get(name), news.get(name)
-        if a is not None and b is not None and a.id == b.id and a.filemode == b.filemode:
+        # Equal ids are equal content; the mode still tells a link from a file, but two
+        # trees of one id are the same tree (asked first: reading a mode costs an enum).
+        if a is not None and b is not None and a.id == b.id and (
+                a.type_str == "tree" or a.filemode == b.filemode):
             continue
         path = f"{prefix}/{name}" if prefix else name
         a_tree = repo[a.id] if a is not None and a.type_str == "tree" else None
