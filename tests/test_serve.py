@@ -246,7 +246,7 @@ def test_an_overflowing_watcher_means_a_full_scan(flat_world: Path) -> None:
         run(flat_world, "status")  # the first scan is always a full one
         run(flat_world, "status")
         watcher = server_status(flat_world)["watcher"]
-        assert watcher["hinted_scans"] >= 1
+        assert watcher["hinted_scans"] >= 1, json.dumps(watcher)
         full = watcher["full_scans"]
         for node_id, mood in [("lin-yuan", "a"), ("elder-mo", "b"), ("black-ring", "c"),
                               ("autumn-rain", "d")]:

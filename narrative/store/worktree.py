@@ -173,10 +173,21 @@ def changed_paths(wr: WorldRepo, head_tree: pygit2.Tree | None) -> set[str]:
     except _Unsure as exc:
         ticket.candidates, ticket.reason = None, str(exc)
         out, differing, index_is_head = _changed(wr, head_tree, None)
-    if index_is_head and head_tree is not None and watch.index_sig(wr.git_dir) == ticket.sig:
+    now = watch.index_sig(wr.git_dir)
+    if now != ticket.sig and ticket.candidates is None and _may_refresh(wr):
+        # A full scan under the write lock refreshed the index's stat data or its cached
+        # trees and wrote it: narr's own write, not git's, or the next scan would be a
+        # full one again for nothing.
+        ticket.sig = now
+    if index_is_head and head_tree is not None and now == ticket.sig:
         watcher.remember_index_tree(ticket.sig, str(head_tree.id))
     watcher.end_scan(ticket, differing)
     return out
+
+
+def _may_refresh(wr: WorldRepo) -> bool:
+    """Whether a full scan may write the index (see :func:`_changed`)."""
+    return wr.lock.held and not (wr.git_dir / "index.lock").exists()
 
 
 class _Unsure(Exception):
@@ -194,8 +205,7 @@ def _changed(wr: WorldRepo, head_tree: pygit2.Tree | None,
     # Nor while git's own index.lock exists (git at work, or a process killed inside
     # an index write): scan read-only; a writer then refuses before it moves anything.
     # A hinted scan never writes the index: the watcher knows the one it has.
-    refresh = (candidates is None and wr.lock.held
-               and not (wr.git_dir / "index.lock").exists())
+    refresh = candidates is None and _may_refresh(wr)
     out: set[str] = set()
     if candidates is None:
         flags = _SCAN_FLAGS if refresh else _SCAN_FLAGS & ~pygit2.enums.DiffOption.UPDATE_INDEX
