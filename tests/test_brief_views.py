@@ -117,6 +117,12 @@ def test_the_wake_up_brief_leads_with_its_health(three: CLI) -> None:
                 "'Lin Yuan grows angry'",
         "fix": "narr adopt"}
     assert [i["section"] for i in narr.json("brief", "--at", "HEAD")["items"]].count("health") == 0
+    git(root, "commit", "-q", "--allow-empty", "-m", "notes")
+    two = narr.json("brief")["items"][0]
+    assert two["text"] == (f"HEAD {git(root, 'rev-parse', 'HEAD').strip()[:10]} 'notes' and the "
+                           "commit under it are plain git commits that change world/ after the "
+                           f"last event {last[:10]} 'Lin Yuan grows angry'")
+    assert two["reason"].startswith("no event explains their changes") and two["fix"] == "narr adopt"
     narr("adopt")
     assert "health" not in {i["section"] for i in narr.json("brief")["items"]}
 

@@ -341,15 +341,18 @@ def _health(wr: WorldRepo, head: Any, view: WorldView, recent: _Recent,
                 merges = [c for c in plain if len(wr.repo.get(c.commit).parents) > 1]  # type: ignore[union-attr]
                 n = len(plain)
                 what = ("is a plain git commit that changes" if n == 1 else
-                        f"and the {n - 1} under it are plain git commits that change")
+                        f"and the {'commit' if n == 2 else f'{n - 1} commits'} under it are "
+                        "plain git commits that change")
+                its = "its" if n == 1 else "their"
                 text = (f"HEAD {head.id!s:.10} {plain[0].content!r} {what} world/ after the last "
                         f"event {e.commit[:10]} {e.content!r}")
                 if merges:
                     out.append((text, "a plain git merge no event explains: narr check says "
                                       "how to make it a merge event", "narr check"))
                 else:
-                    out.append((text, "no event explains its changes: adopting makes them hand "
-                                      "edits again, which the next event records", "narr adopt"))
+                    out.append((text, f"no event explains {its} changes: adopting makes them "
+                                      "hand edits again, which the next event records",
+                                "narr adopt"))
             break
         plain.append(e)
     return out
