@@ -125,6 +125,12 @@ def test_the_wake_up_brief_leads_with_its_health(three: CLI) -> None:
     assert two["reason"].startswith("no event explains their changes") and two["fix"] == "narr adopt"
     narr("adopt")
     assert "health" not in {i["section"] for i in narr.json("brief")["items"]}
+    head = git(root, "rev-parse", "HEAD").strip()
+    (root / ".git" / "MERGE_HEAD").write_text(head + "\n", encoding="utf-8")  # git stopped mid-merge
+    op = narr.json("brief")["items"][0]
+    assert (op["section"], op["text"]) == (
+        "health", "a git merge is in progress in this repository; narr will not move the story under it")
+    assert op["fix"].startswith("finish it (git commit")
 
 
 def test_a_stopped_merge_in_the_wake_up_brief(three: CLI) -> None:
