@@ -125,6 +125,11 @@ def test_the_wake_up_brief_leads_with_its_health(three: CLI) -> None:
     assert two["reason"].startswith("no event explains their changes") and two["fix"] == "narr adopt"
     narr("adopt")
     assert "health" not in {i["section"] for i in narr.json("brief")["items"]}
+    (root / ".git" / "narr" / "journal.json").write_text("{torn", encoding="utf-8")  # a crash's
+    crash = narr.json("brief")["items"][0]
+    assert crash["reason"] == "a write a crash interrupted, finished (or dropped) just now"
+    assert crash["text"].startswith("a journal narr did not write (or that is damaged) was found")
+    assert "health" not in {i["section"] for i in narr.json("brief")["items"]}  # said once
     head = git(root, "rev-parse", "HEAD").strip()
     (root / ".git" / "MERGE_HEAD").write_text(head + "\n", encoding="utf-8")  # git stopped mid-merge
     op = narr.json("brief")["items"][0]

@@ -48,9 +48,8 @@ from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.ids import check_id, parse_node_path
 from narrative.nodefile import NodeDict, edges_of, names_of
 from narrative.store import worktree
-from narrative.store.move import finish_interrupted
 from narrative.store.view import WorldView
-from narrative.store.worldrepo import WorldRepo
+from narrative.store.worldrepo import MERGE_STATE, WorldRepo
 
 DEFAULT_BUDGET = 4000
 RECENT = 5
@@ -176,7 +175,7 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
     for node_id in [*focus, *([pov] if pov else [])]:
         check_id(node_id)
     present = at is None and view is None
-    note = finish_interrupted(wr) if present else None
+    note = _finish_interrupted(wr) if present else None
     head = tip_of(wr, at)
     if head is None:
         raise NotFoundError("the story has no events yet")
@@ -293,6 +292,18 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
                  focus_ids, pack.items, pack.dropped, at)
 
 
+JOURNAL = "journal.json"  # narrative.store.journal.JOURNAL, named here to spare its import
+
+
+def _finish_interrupted(wr: WorldRepo) -> str | None:
+    """Finish a write a crash interrupted (as every reader does); the machinery loads only then."""
+    if not (wr.narr_dir / JOURNAL).exists():
+        return None
+    from narrative.store.move import finish_interrupted
+
+    return finish_interrupted(wr)
+
+
 def _edit_command(wr: WorldRepo, problem: str) -> str:
     """``narr edit NODE`` for a problem that starts with a node file's path."""
     placed = parse_node_path(problem.split(":", 1)[0], wr.config.layout)
@@ -306,9 +317,6 @@ def _health(wr: WorldRepo, head: Any, view: WorldView, recent: _Recent,
             note: str | None) -> list[tuple[str, str, str | None]]:
     """``(text, reason, fix)`` of what stops the next event or leaves the history unexplained,
     from what is cheap to know: the hand edits already scanned, state files, a page of the chain."""
-    from narrative.engine.status import hand_edit_problems
-    from narrative.store import mergestate
-
     out: list[tuple[str, str, str | None]] = []
     if note:
         out.append((note, "a write a crash interrupted, finished (or dropped) just now",
@@ -318,7 +326,11 @@ def _health(wr: WorldRepo, head: Any, view: WorldView, recent: _Recent,
     except ConflictError as exc:
         out.append((exc.message, "git is half-way through an operation: no event can be "
                                  "recorded until it is finished or aborted", exc.hint))
-    state = mergestate.load(wr)
+    state = None
+    if (wr.narr_dir / MERGE_STATE).exists():  # (the module that reads it loads only then)
+        from narrative.store import mergestate
+
+        state = mergestate.load(wr)
     if state is not None:
         left = [c for c in state.get("conflicts") or []
                 if f"{c.get('node')}\t{c.get('field')}" not in (state.get("resolutions") or {})]
@@ -330,7 +342,13 @@ def _health(wr: WorldRepo, head: Any, view: WorldView, recent: _Recent,
     for problem in view.hand.problems:
         out.append((problem, "a hand-edited file narr cannot read: the next event refuses "
                              "until it is fixed", _edit_command(wr, problem)))
-    for problem in hand_edit_problems(wr, head.tree, view.hand):
+    if view.hand.edits:
+        from narrative.engine.status import hand_edit_problems
+
+        dangling = hand_edit_problems(wr, head.tree, view.hand)
+    else:
+        dangling = []
+    for problem in dangling:
         out.append((problem, "a hand edit relates to a node that does not exist: the next "
                              "event refuses it", _edit_command(wr, problem)))
     plain: list[EventInfo] = []
