@@ -141,6 +141,7 @@ def test_query_endpoints_answer_as_the_cli(story: Path) -> None:
         ("/api/brief", ("brief",)),
         ("/api/brief?goal=the+ferry&focus=lin-yuan&budget=800&pov=su-qing",
          ("brief", "the ferry", "--focus", "lin-yuan", "--budget", "800", "--pov", "su-qing")),
+        ("/api/brief?at=HEAD~1&budget=900", ("brief", "--at", "HEAD~1", "--budget", "900")),
         ("/api/branches", ("branch",)),
     ]
     for path, args in pairs:
@@ -153,6 +154,10 @@ def test_query_endpoints_answer_as_the_cli(story: Path) -> None:
     assert len(http.get("/api/search?q=ring&limit=1").json()["hits"]) == 1
     # names and aliases work as in the CLI
     assert http.get("/api/history/Lin%20Yuan").json() == cli(story, "history", "Lin Yuan")[1]
+    md = http.get("/api/brief?goal=the+ferry&format=md")
+    assert md.status_code == 200 and md.text.startswith("# Brief: the ferry\n")
+    assert md.text == CLI(story)("brief", "the ferry", "--format", "md").stdout
+    assert http.get("/api/brief?format=html").status_code == 400
 
 
 @pytest.mark.parametrize(("path", "args", "status"), [

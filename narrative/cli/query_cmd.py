@@ -282,26 +282,40 @@ def graph_connect_cmd(ctx: Context, source: str, target: str, as_json: bool) -> 
               help="At most this many characters of items.")
 @click.option("--pov", metavar="NODE", shell_complete=complete_node,
               help="Only what this character can know.")
+@click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
+              help="The pack as the story stood at a revision or event (no hand edits).")
+@click.option("--format", "fmt", type=click.Choice(["text", "md", "json"]), default="text",
+              show_default=True, help="Plain text, Markdown to read or hand a model, or JSON "
+                                      "(the same as --json).")
 @json_option
 @pass_context
 def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: int, pov: str | None,
-              as_json: bool) -> None:
-    """What to have in hand for the next event: focus, continuity, recent events, each with its reason.
+              at: str | None, fmt: str, as_json: bool) -> None:
+    """What to have in hand for the next event: health, focus, continuity, events, each with its reason.
 
     \b
     Examples:
-      narr brief "Su Qing confronts Lin Yuan"
+      narr brief
+      narr brief "Su Qing confronts Lin Yuan" --format md > context.md
       narr brief --focus 林远 --pov su-qing --budget 2000
+      narr brief --at HEAD~3
     """
     from narrative.engine.brief import brief
 
     focus = tuple(ctx.node(f, context="--focus") for f in focus)
     pov = ctx.node(pov, context="--pov") if pov is not None else None
-    d = brief(ctx.world, goal, list(focus), budget, pov).to_json()
-    if as_json:
-        emit_json(d)
+    result = brief(ctx.world, goal, list(focus), budget, pov, at=at)
+    if as_json or fmt == "json":
+        emit_json(result.to_json())
         return
-    click.echo(f"Story at {_event_text(d['head'])}" + (f"; point of view: {d['pov']}" if d["pov"] else ""))
+    if fmt == "md":
+        click.echo(result.to_markdown(), nl=False)
+        return
+    d = result.to_json()
+    where = f"Story at {_event_text(d['head'])}"
+    if at is not None:
+        where += f" (as it stood at {at})"
+    click.echo(where + (f"; point of view: {d['pov']}" if d["pov"] else ""))
     section = None
     for item in d["items"]:
         if item["section"] != section:
@@ -309,6 +323,8 @@ def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: in
             click.echo(f"\n{section}:")
         click.echo(f"  {item['text']}")
         click.echo(f"    ({item['reason']})")
+        if item.get("fix"):
+            click.echo(f"    fix: {item['fix']}")
     tail = f"; {d['dropped']} more left out" if d["dropped"] else ""
     click.echo(f"\n{d['used']} of {d['budget']} characters{tail}")
 

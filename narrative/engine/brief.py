@@ -8,12 +8,20 @@ events, continuity facts about the characters around them (where they are, what
 they hold, which secrets they know, who is dead), the open threads (those about
 the focus first, then the longest untouched), then the focus nodes'
 neighbourhood in the world graph ranked by distance, then by how recently an
-event changed them, and failed events waiting for a retry. Items are taken in
+event changed them, and failed events waiting for a retry. Before all of these,
+a brief of the present (not ``at`` a past revision, not from a point of view)
+leads with its health: what would stop the next event or make the history
+unexplained, each with the command that fixes it (hand-edited files that are
+broken, a merge or a git operation in progress, plain git commits on top of the
+last event, a write a crash interrupted). Only what is cheap to know: never the
+walk over the whole history that ``narr check`` does. Items are taken in
 that order while they fit the budget (characters of text); those that do not
 fit are counted, never cut in half.
 
 Without a goal or focus, the focus is what the last events changed: where the
-story stands. With ``pov``, the pack keeps to what that character can know:
+story stands. With ``at``, the pack is the story as it stood at that revision:
+the world of its commit (no hand edits), the events up to it, the threads as
+they were, no health and no failed events. With ``pov``, the pack keeps to what that character can know:
 itself and what it holds, its relations and their targets, its location and
 whoever is there, the secrets it ``knows`` (other secrets are left out), and the
 events that name or change any of those (the present location stands in for
@@ -36,12 +44,12 @@ from narrative import fields
 from narrative.diffusers.context import find_mentions
 from narrative.engine.eventgraph import EventInfo, Write, tip_of, write_of
 from narrative.engine.history_of import mentions
-from narrative.errors import InvalidInputError, NotFoundError
-from narrative.ids import check_id
+from narrative.errors import ConflictError, InvalidInputError, NotFoundError
+from narrative.ids import check_id, parse_node_path
 from narrative.nodefile import NodeDict, edges_of, names_of
 from narrative.store import worktree
 from narrative.store.view import WorldView
-from narrative.store.worldrepo import WorldRepo
+from narrative.store.worldrepo import MERGE_STATE, WorldRepo
 
 DEFAULT_BUDGET = 4000
 RECENT = 5
@@ -65,9 +73,49 @@ class Brief:
     def used(self) -> int:
         return sum(len(i["text"]) for i in self.items)
 
+    at: str | None = None
+
     def to_json(self) -> dict[str, Any]:
-        return {"goal": self.goal, "pov": self.pov, "budget": self.budget, "used": self.used,
-                "dropped": self.dropped, "head": self.head, "focus": self.focus, "items": self.items}
+        return {"goal": self.goal, "pov": self.pov, "at": self.at, "budget": self.budget,
+                "used": self.used, "dropped": self.dropped, "head": self.head, "focus": self.focus,
+                "items": self.items}
+
+    def to_markdown(self) -> str:
+        return render_markdown(self.to_json())
+
+
+def _head_text(head: dict[str, Any] | None) -> str:
+    if head is None:
+        return "no events yet"
+    text = f"{str(head['commit'])[:10]} {head['content'].splitlines()[0] if head['content'] else ''}"
+    return text + (f" [{head['timestamp']}]" if head.get("timestamp") else "")
+
+
+def render_markdown(d: dict[str, Any]) -> str:
+    """The brief dict as Markdown: where the story stands, then one section per part of the
+    pack, each item a bullet with its reason in italics."""
+    title = f"Brief: {d['goal']}" if d.get("goal") else "Brief: where the story stands"
+    lines = [f"# {title}", ""]
+    where = f"Story at {_head_text(d['head'])}"
+    if d.get("at"):
+        where += f" (as it stood at {d['at']})"
+    if d.get("pov"):
+        where += f"; point of view: {d['pov']}"
+    if d.get("focus"):
+        where += "; focus: " + ", ".join(d["focus"])
+    lines.append(where + ".")
+    section = None
+    for item in d["items"]:
+        if item["section"] != section:
+            section = item["section"]
+            lines += ["", f"## {section[:1].upper()}{section[1:]}", ""]
+        line = f"- {item['text']} *({item['reason']})*"
+        if item.get("fix"):
+            line += f" Fix: `{item['fix']}`"
+        lines.append(line)
+    tail = f"; {d['dropped']} more left out" if d["dropped"] else ""
+    lines += ["", f"{d['used']} of {d['budget']} characters{tail}.", ""]
+    return "\n".join(lines)
 
 
 def _value(v: Any) -> str:
@@ -116,21 +164,26 @@ class _Pack:
 
 def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, ...] = (),
           budget: int = DEFAULT_BUDGET, pov: str | None = None, *,
-          view: WorldView | None = None, include_failed: bool = True) -> Brief:
+          view: WorldView | None = None, include_failed: bool = True,
+          at: str | None = None) -> Brief:
     """The pack for the next event. ``view``: the edited world to read (an event running
     passes its own, so the pack sees what the event sees); by default HEAD and the hand
-    edits found on disk."""
+    edits found on disk. ``at``: the pack as the story stood at that revision or event
+    (its committed world, no hand edits, no health, no failed events)."""
     if budget < 1:
         raise InvalidInputError("--budget must be at least 1 character")
     for node_id in [*focus, *([pov] if pov else [])]:
         check_id(node_id)
-    head = tip_of(wr)
+    present = at is None and view is None
+    note = _finish_interrupted(wr) if present else None
+    head = tip_of(wr, at)
     if head is None:
         raise NotFoundError("the story has no events yet")
     tip = str(head.id)
     cache = wr.catalog
     if view is None:
-        view = WorldView(wr, head.tree, worktree.scan_for_reader(wr, head.tree))
+        view = WorldView(wr, head.tree, None if at is not None
+                         else worktree.scan_for_reader(wr, head.tree))
     edits = view.hand
     for node_id in [*focus, *([pov] if pov else [])]:
         if not view.exists(node_id):
@@ -168,6 +221,9 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
     focus_ids = [n for n in reasons if can_see(n)]
 
     pack = _Pack(budget)
+    if present and pov is None:
+        for text, reason, fix in _health(wr, head, view, recent, note):
+            pack.add("health", reason, text, fix=fix)
     for node_id in sorted(edits.edits):
         hand = edits.edits[node_id]
         if not can_see(node_id):
@@ -225,7 +281,7 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
                  node_line(node, names, can_see), node=node_id)
 
     kept = wr.narr_dir / "failed"  # looked at before importing what reads them (pydantic)
-    if include_failed and visible is None and kept.is_dir() and any(kept.glob("*.json")):
+    if include_failed and at is None and visible is None and kept.is_dir() and any(kept.glob("*.json")):
         from narrative.engine import failed
 
         for f in failed.listing(wr):
@@ -233,7 +289,91 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
                      f"{f['content']}: {f['error']}")
     first = recent.first(1)
     return Brief(goal, pov, budget, first[0].to_json() if first else None,
-                 focus_ids, pack.items, pack.dropped)
+                 focus_ids, pack.items, pack.dropped, at)
+
+
+JOURNAL = "journal.json"  # narrative.store.journal.JOURNAL, named here to spare its import
+
+
+def _finish_interrupted(wr: WorldRepo) -> str | None:
+    """Finish a write a crash interrupted (as every reader does); the machinery loads only then."""
+    if not (wr.narr_dir / JOURNAL).exists():
+        return None
+    from narrative.store.move import finish_interrupted
+
+    return finish_interrupted(wr)
+
+
+def _edit_command(wr: WorldRepo, problem: str) -> str:
+    """``narr edit NODE`` for a problem that starts with a node file's path."""
+    placed = parse_node_path(problem.split(":", 1)[0], wr.config.layout)
+    return f"narr edit {placed[1]}" if placed else "fix the file by hand (narr status names it)"
+
+
+PLAIN_SCAN = 64  # plain commits looked through for the last event before HEAD
+
+
+def _health(wr: WorldRepo, head: Any, view: WorldView, recent: _Recent,
+            note: str | None) -> list[tuple[str, str, str | None]]:
+    """``(text, reason, fix)`` of what stops the next event or leaves the history unexplained,
+    from what is cheap to know: the hand edits already scanned, state files, a page of the chain."""
+    out: list[tuple[str, str, str | None]] = []
+    if note:
+        out.append((note, "a write a crash interrupted, finished (or dropped) just now",
+                    None))
+    try:
+        wr.require_no_git_operation(merging=True)
+    except ConflictError as exc:
+        out.append((exc.message, "git is half-way through an operation: no event can be "
+                                 "recorded until it is finished or aborted", exc.hint))
+    state = None
+    if (wr.narr_dir / MERGE_STATE).exists():  # (the module that reads it loads only then)
+        from narrative.store import mergestate
+
+        state = mergestate.load(wr)
+    if state is not None:
+        left = [c for c in state.get("conflicts") or []
+                if f"{c.get('node')}\t{c.get('field')}" not in (state.get("resolutions") or {})]
+        out.append((f"a narr merge of {state.get('branch')} stopped on conflicts: "
+                    f"{len(left)} of {len(state.get('conflicts') or [])} unresolved",
+                    "no event can be recorded until the merge goes on (narr resolve NODE FIELD "
+                    "for each conflict, then narr merge --continue) or is dropped (narr merge "
+                    "--abort)", "narr conflicts"))
+    for problem in view.hand.problems:
+        out.append((problem, "a hand-edited file narr cannot read: the next event refuses "
+                             "until it is fixed", _edit_command(wr, problem)))
+    if view.hand.edits:
+        from narrative.engine.status import hand_edit_problems
+
+        dangling = hand_edit_problems(wr, head.tree, view.hand)
+    else:
+        dangling = []
+    for problem in dangling:
+        out.append((problem, "a hand edit relates to a node that does not exist: the next "
+                             "event refuses it", _edit_command(wr, problem)))
+    plain: list[EventInfo] = []
+    for e in recent.events(scan=PLAIN_SCAN):
+        if e.kind != "commit":
+            last: Any = wr.repo.get(e.commit)
+            if plain and wr.world_tree_id(head.tree) != wr.world_tree_id(last.tree):
+                merges = [c for c in plain if len(wr.repo.get(c.commit).parents) > 1]  # type: ignore[union-attr]
+                n = len(plain)
+                what = ("is a plain git commit that changes" if n == 1 else
+                        f"and the {'commit' if n == 2 else f'{n - 1} commits'} under it are "
+                        "plain git commits that change")
+                its = "its" if n == 1 else "their"
+                text = (f"HEAD {head.id!s:.10} {plain[0].content!r} {what} world/ after the last "
+                        f"event {e.commit[:10]} {e.content!r}")
+                if merges:
+                    out.append((text, "a plain git merge no event explains: narr check says "
+                                      "how to make it a merge event", "narr check"))
+                else:
+                    out.append((text, f"no event explains {its} changes: adopting makes them "
+                                      "hand edits again, which the next event records",
+                                "narr adopt"))
+            break
+        plain.append(e)
+    return out
 
 
 def _threads(pack: _Pack, wr: WorldRepo, head: Any, view: WorldView, names: _Names,
@@ -385,7 +525,7 @@ def _visible_to(view: WorldView, pov: str) -> set[str]:
     loc = (me.get("state") or {}).get("location")
     if isinstance(loc, str):
         seen.add(loc)
-        there = {n for n, _ in view.wr.catalog.search_nodes([loc], 100_000)} | set(view.edits)
+        there = {n for n, _ in view.catalog().search_nodes([loc], 100_000)} | set(view.edits)
         for n in sorted(there):
             node = view.get(n) if n not in seen else None
             if node is not None and (node.get("state") or {}).get("location") == loc:

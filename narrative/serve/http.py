@@ -26,7 +26,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from narrative.cli import error_json
@@ -163,9 +163,22 @@ class _Api:
         focus = tuple(params.getlist("focus"))
         budget = _int(params.get("budget"), "budget") or DEFAULT_BUDGET
         pov = params.get("pov")
-        return self.read(lambda wr: brief(
-            wr, goal, [_node(wr, f, context="focus") for f in focus], budget,
-            _node(wr, pov, context="pov") if pov is not None else None).to_json())
+        at = params.get("at")
+        fmt = params.get("format", "json")
+        if fmt not in ("json", "md"):
+            return _invalid(f"format must be json or md, not {fmt!r}")
+
+        def work(wr: WorldRepo) -> Any:
+            result = brief(wr, goal, [_node(wr, f, context="focus") for f in focus], budget,
+                           _node(wr, pov, context="pov") if pov is not None else None, at=at)
+            return result.to_json() if fmt == "json" else result.to_markdown()
+
+        if fmt == "json":
+            return self.read(work)
+        try:
+            return PlainTextResponse(self._with_world(work), media_type="text/markdown")
+        except NarrError as exc:
+            return JSONResponse(error_json(exc), status_code=_http_status(exc))
 
     def threads(self, request: Request) -> Response:
         from narrative.engine.threads import threads
@@ -334,7 +347,7 @@ def openapi() -> dict[str, Any]:
             "/api/why/{node_id}": {"get": op("narr why", "node_id", "field", "at")},
             "/api/history/{node_id}": {"get": op("narr history", "node_id", "at")},
             "/api/search": {"get": op("narr search", "q", "limit")},
-            "/api/brief": {"get": op("narr brief", "goal", "focus", "budget", "pov")},
+            "/api/brief": {"get": op("narr brief", "goal", "focus", "budget", "pov", "at", "format")},
             "/api/graph/world": {"get": op("the world graph cut for drawing (the studio's world view)",
                                            "at", "around", "depth", "layer", "kind", "lifecycle",
                                            "q", "limit", "draw")},
