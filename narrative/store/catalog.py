@@ -261,41 +261,27 @@ class Catalog:
             wanted)
         return dict(rows.fetchall())
 
-    def incoming(self, ids: Iterable[str]) -> list[tuple[str, str, str]]:
-        """``(source, type, target)`` of every relation pointing at one of ``ids``."""
+    def _where_in(self, select: str, ids: Iterable[str]) -> list[Any]:
+        """The rows of ``select`` (ending in ``IN``) for ``ids``, 500 at a time: SQLite
+        limits the parameters of one statement."""
         ids = list(ids)
-        out: list[tuple[str, str, str]] = []
+        out: list[Any] = []
         for i in range(0, len(ids), 500):
             chunk = ids[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            out.extend(self.db.execute(
-                f"SELECT src, type, dst FROM edges WHERE dst IN ({marks})", chunk
-            ).fetchall())
+            out.extend(self.db.execute(f"{select} ({','.join('?' * len(chunk))})", chunk).fetchall())
         return out
+
+    def incoming(self, ids: Iterable[str]) -> list[tuple[str, str, str]]:
+        """``(source, type, target)`` of every relation pointing at one of ``ids``."""
+        return self._where_in("SELECT src, type, dst FROM edges WHERE dst IN", ids)
 
     def outgoing(self, ids: Iterable[str]) -> list[tuple[str, str, str]]:
         """``(source, type, target)`` of every relation leaving one of ``ids``."""
-        ids = list(ids)
-        out: list[tuple[str, str, str]] = []
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            out.extend(self.db.execute(
-                f"SELECT src, type, dst FROM edges WHERE src IN ({marks})", chunk
-            ).fetchall())
-        return out
+        return self._where_in("SELECT src, type, dst FROM edges WHERE src IN", ids)
 
     def rows_of(self, ids: Iterable[str]) -> list[tuple[str, str, str, str, str]]:
         """``(id, layer, kind, name, lifecycle)`` of each of ``ids`` the world holds."""
-        ids = list(ids)
-        out: list[tuple[str, str, str, str, str]] = []
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            out.extend(self.db.execute(
-                f"SELECT id, layer, kind, name, lifecycle FROM nodes WHERE id IN ({marks})", chunk
-            ).fetchall())
-        return out
+        return self._where_in("SELECT id, layer, kind, name, lifecycle FROM nodes WHERE id IN", ids)
 
     def ids_of_kind(self, kinds: Iterable[str]) -> list[str]:
         """The ids of the nodes whose ``kind`` is one of ``kinds``, sorted."""
@@ -337,13 +323,7 @@ class Catalog:
 
     def ids_by_names(self, norms: Iterable[str]) -> list[tuple[str, str]]:
         """``(normalised name, id)`` for each of ``norms`` some node carries."""
-        items = sorted(set(norms))
-        out: list[tuple[str, str]] = []
-        for k in range(0, len(items), 500):
-            chunk = items[k : k + 500]
-            marks = ",".join("?" * len(chunk))
-            out.extend(self.db.execute(f"SELECT norm, id FROM names WHERE norm IN ({marks})", chunk))
-        return out
+        return self._where_in("SELECT norm, id FROM names WHERE norm IN", sorted(set(norms)))
 
     def longest_name_from(self, first: str, exclude: Iterable[str] = ()) -> int:
         """The length of the longest normalised name starting with ``first`` (one character),
@@ -427,14 +407,8 @@ class Catalog:
         """Commit id -> ``(parent, kind, event_id, content, timestamp, created_at, changes,
         edits)`` for each of ``commits`` summarised already
         (:data:`narrative.store.records.SUMMARY_COLUMNS`)."""
-        ids = list(commits)
-        out: dict[str, tuple[Any, ...]] = {}
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            for row in self.db.execute(f"SELECT * FROM summary WHERE commit_id IN ({marks})", chunk):
-                out[row[0]] = tuple(row[1:])
-        return out
+        rows = self._where_in("SELECT * FROM summary WHERE commit_id IN", commits)
+        return {row[0]: tuple(row[1:]) for row in rows}
 
     def remember_summaries(self, rows: Iterable[tuple[Any, ...]]) -> None:
         """Store ``(commit, parent, kind, event_id, content, timestamp, created_at, changes,
@@ -606,15 +580,9 @@ class Catalog:
 
     def commit_rows(self, commits: Iterable[str]) -> list[tuple[Any, ...]]:
         """The :meth:`chain_rows` rows of indexed commits."""
-        ids = sorted(set(commits))
-        out: list[tuple[Any, ...]] = []
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            out.extend(self.db.execute(
-                "SELECT commit_id, seq, event_id, kind, content, narrative, timestamp, created_at,"
-                f" close_scene FROM chain WHERE commit_id IN ({marks})", chunk))
-        return out
+        return self._where_in(
+            "SELECT commit_id, seq, event_id, kind, content, narrative, timestamp, created_at,"
+            " close_scene FROM chain WHERE commit_id IN", sorted(set(commits)))
 
     def chain_first(self, tip: str) -> tuple[Any, ...] | None:
         """The :meth:`chain_rows` row of the oldest commit of ``tip``'s chain."""
