@@ -299,6 +299,16 @@ def test_threads_ranked_by_events_since_they_moved(played: tuple[CLI, Path, dict
     assert (t["id"], t["status"], t["edited"]) == ("missing-sister", "progressing", True)
 
 
+def test_a_hook_is_a_thread_too(played: tuple[CLI, Path, dict[str, str]]) -> None:
+    narr, _, _ = played
+    narr("new", "background", "The Locked Door", "--kind", "hook")
+    narr("event", "Nobody opens the door")  # records the new node: the hook moved just now
+    d = narr.json("threads")
+    assert [(t["id"], t["status"], t["events_since"]) for t in d["threads"]][-1] == (
+        "the-locked-door", "open", 0)
+    assert "The Locked Door (the-locked-door): open" in narr("brief", "--budget", "99999").stdout
+
+
 def test_threads_list_secrets_nobody_has_learned(played: tuple[CLI, Path, dict[str, str]]) -> None:
     narr, _, _ = played
     narr("new", "background", "老周的秘密", "--kind", "secret", "--summary", "A hooded passenger.")

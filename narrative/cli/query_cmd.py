@@ -335,7 +335,7 @@ def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: in
 @json_option
 @pass_context
 def threads_cmd(ctx: Context, include_resolved: bool, at: str | None, as_json: bool) -> None:
-    """Open threads (nodes of kind thread), stalest first; secrets nobody has learned.
+    """Open threads (nodes of kind thread or hook), stalest first; secrets nobody has learned.
 
     \b
     Examples:

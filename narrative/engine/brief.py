@@ -44,6 +44,7 @@ from narrative import fields
 from narrative.diffusers.context import find_mentions
 from narrative.engine.eventgraph import EventInfo, Write, tip_of, write_of
 from narrative.engine.history_of import mentions
+from narrative.engine.threads import THREAD_KINDS
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.ids import check_id, parse_node_path
 from narrative.nodefile import NodeDict, edges_of, names_of
@@ -56,7 +57,6 @@ RECENT = 5
 RADIUS = 2
 MAX_NEIGHBOURS = 30
 POV_SCAN = 500  # a point of view looks this far back for the events it knows of
-THREAD_KIND = "thread"
 
 
 @dataclass
@@ -269,7 +269,7 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
         _threads(pack, wr, head, view, names, focus_ids)
 
     for node_id, dist, ago in neighbours:
-        if names.kind(node_id) == THREAD_KIND:
+        if names.kind(node_id) in THREAD_KINDS:
             continue  # in "open threads" already, with what moves them
         node = view.get(node_id)
         if node is None:
@@ -535,7 +535,7 @@ def _visible_to(view: WorldView, pov: str) -> set[str]:
     out = set()
     for n in seen:
         node = view.get(n)
-        if node is not None and node.get("kind") == THREAD_KIND and n != pov:
+        if node is not None and node.get("kind") in THREAD_KINDS and n != pov:
             continue
         if n == pov or not _is_secret(node) or n in known:
             out.add(n)

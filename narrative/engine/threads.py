@@ -1,7 +1,8 @@
 """``narr threads``: the story's open threads, stalest first, and the secrets nobody has learned.
 
-A thread is foreshadowing kept as data: a node of kind ``thread`` (in any layer;
-the sample world keeps them in ``background``) whose ``state.status`` is
+A thread is foreshadowing kept as data: a node of kind ``thread`` (or ``hook``, as
+other story-memory tools call them; in any layer, the sample world keeps them in
+``background``) whose ``state.status`` is
 ``open``, ``progressing``, ``deferred`` or ``resolved``, whose ``state.payoff``
 says what would pay it off, and whose ``depends-on`` relations name the threads
 that must be resolved first. A thread *moves* when an event changes its node (a
@@ -24,7 +25,7 @@ from narrative.errors import NotFoundError
 from narrative.nodefile import NodeDict, edges_of
 from narrative.store.worldrepo import WorldRepo
 
-THREAD_KIND = "thread"
+THREAD_KINDS = frozenset({"thread", "hook"})
 SECRET_KIND = "secret"
 STATUSES = ("open", "progressing", "deferred", "resolved")
 DEPENDS_ON = "depends-on"
@@ -130,15 +131,15 @@ def _read(wr: WorldRepo, head: Any, view: Any
         from narrative.engine.nodes import nodes_in
 
         every = nodes_in(wr, head.tree)
-        found = {i: n for i, n in every.items() if n.get("kind") == THREAD_KIND}
+        found = {i: n for i, n in every.items() if n.get("kind") in THREAD_KINDS}
         known = {d for n in every.values() for t, d in edges_of(n) if t == "knows"}
         secrets = [_secret(i, n) for i, n in sorted(every.items())
                    if n.get("kind") == SECRET_KIND and i not in known]
         return found, set(), secrets
     found = {}
-    for node_id in view.ids_of_kind({THREAD_KIND}):
+    for node_id in view.ids_of_kind(THREAD_KINDS):
         node = view.get(node_id)
-        if node is not None and node.get("kind") == THREAD_KIND:
+        if node is not None and node.get("kind") in THREAD_KINDS:
             found[node_id] = node
     secret_ids = view.ids_of_kind({SECRET_KIND})
     known = {dst for _, t, dst in view.incoming(secret_ids) if t == "knows"}
