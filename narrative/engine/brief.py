@@ -49,6 +49,7 @@ from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.ids import check_id, parse_node_path
 from narrative.nodefile import NodeDict, edges_of, names_of
 from narrative.store import worktree
+from narrative.store.move import finish_interrupted
 from narrative.store.view import WorldView
 from narrative.store.worldrepo import MERGE_STATE, WorldRepo
 
@@ -175,7 +176,7 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
     for node_id in [*focus, *([pov] if pov else [])]:
         check_id(node_id)
     present = at is None and view is None
-    note = _finish_interrupted(wr) if present else None
+    note = finish_interrupted(wr) if present else None
     head = tip_of(wr, at)
     if head is None:
         raise NotFoundError("the story has no events yet")
@@ -290,18 +291,6 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
     first = recent.first(1)
     return Brief(goal, pov, budget, first[0].to_json() if first else None,
                  focus_ids, pack.items, pack.dropped, at)
-
-
-JOURNAL = "journal.json"  # narrative.store.journal.JOURNAL, named here to spare its import
-
-
-def _finish_interrupted(wr: WorldRepo) -> str | None:
-    """Finish a write a crash interrupted (as every reader does); the machinery loads only then."""
-    if not (wr.narr_dir / JOURNAL).exists():
-        return None
-    from narrative.store.move import finish_interrupted
-
-    return finish_interrupted(wr)
 
 
 def _edit_command(wr: WorldRepo, problem: str) -> str:
