@@ -321,8 +321,7 @@ def _health(wr: WorldRepo, head: Any, view: WorldView, recent: _Recent,
 
         state = mergestate.load(wr)
     if state is not None:
-        left = [c for c in state.get("conflicts") or []
-                if f"{c.get('node')}\t{c.get('field')}" not in (state.get("resolutions") or {})]
+        left = mergestate.unresolved(state)
         out.append((f"a narr merge of {state.get('branch')} stopped on conflicts: "
                     f"{len(left)} of {len(state.get('conflicts') or [])} unresolved",
                     "no event can be recorded until the merge goes on (narr resolve NODE FIELD "

@@ -79,7 +79,7 @@ class Conflict:
 
     @property
     def key(self) -> str:
-        return f"{self.node}\t{self.field}"
+        return mergestate.resolution_key(self.node, self.field)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"node": self.node, "field": self.field}
@@ -541,8 +541,7 @@ def conflicts(wr: WorldRepo) -> dict[str, Any]:
     state = _require_state(wr)
     rows = []
     for c in state["conflicts"]:
-        key = f"{c['node']}\t{c['field']}"
-        res = state["resolutions"].get(key)
+        res = state["resolutions"].get(mergestate.resolution_key(c["node"], c["field"]))
         rows.append({**c, "resolved": res is not None,
                      **({"resolution": res["value"]} if res and "value" in res else {})})
     return {"branch": state["branch"], "ours": state["ours"], "theirs": state["theirs"],
@@ -566,7 +565,7 @@ def resolve(wr: WorldRepo, node: str, field_: str, *, take: str | None = None,
             chosen = {"value": value}
         else:
             raise InvalidInputError("say which: --ours, --theirs or --value JSON")
-        state["resolutions"][f"{node}\t{field_}"] = chosen
+        state["resolutions"][mergestate.resolution_key(node, field_)] = chosen
         mergestate.save(wr, state)
         return conflicts(wr)
 
@@ -581,8 +580,7 @@ def continue_merge(wr: WorldRepo, *, when: datetime | None = None) -> MergeResul
         if str(head.id) != state["ours"]:
             raise ConflictError("the story line moved since the merge stopped",
                                 hint="narr merge --abort, then merge again")
-        open_ = [c for c in state["conflicts"]
-                 if f"{c['node']}\t{c['field']}" not in state["resolutions"]]
+        open_ = mergestate.unresolved(state)
         if open_:
             raise ConflictError(f"{len(open_)} conflict(s) are not resolved yet",
                                 conflicts=open_, details=[conflict_line(c) for c in open_],

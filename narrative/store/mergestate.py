@@ -42,6 +42,18 @@ def save(wr: WorldRepo, state: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def resolution_key(node: str, field: str) -> str:
+    """How the state file keys a conflict's resolution: node and field (a JSON pointer)."""
+    return f"{node}\t{field}"
+
+
+def unresolved(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """The conflicts of a stopped merge that have no resolution yet."""
+    chosen = state.get("resolutions") or {}
+    return [c for c in state.get("conflicts") or []
+            if resolution_key(str(c.get("node")), str(c.get("field"))) not in chosen]
+
+
 def drop(wr: WorldRepo) -> bool:
     """Forget the stopped merge; False when there was none."""
     try:
