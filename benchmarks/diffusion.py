@@ -1,26 +1,53 @@
-"""How well the offline ``rules`` diffuser turns prose into changes, on a labelled set.
+"""How well the offline ``rules`` diffuser turns prose into changes, on two labelled sets.
 
-``tests/data/diffusion_eval.jsonl`` holds event sentences written for the sample
-world, English and Chinese, each with the changes a reader expects (``target``,
-``field``, ``value``; ``null`` for a removed field or edge, ``"expired"`` or
-``"created"`` for a whole node) and a category (plain action, two actions,
-pronoun, dropped subject, contrast, and each way a clause can assert nothing:
-negated, question, condition, reported, ordered, intended, hesitated, imagined,
-almost). Every sentence runs as a dry-run event on one fresh sample world
-through the library (a dry run changes nothing, so each sees the same world).
+Two sets, reported separately because they measure different things:
+
+- **the repository's set**, ``tests/data/diffusion_eval.jsonl``: sentences written for
+  the sample world beside the cue lists and rules (plain actions, two actions,
+  pronouns, dropped subjects, contrast, and each way a clause can assert nothing).
+  It is a regression floor. Every sentence runs as a dry-run event on one fresh
+  sample world through the library (a dry run changes nothing, so each sees the
+  same world).
+- **the frozen set**, ``tests/data/prose_eval/``: prose written by someone who never
+  read the rules, the cues or the diffusers, on a world of its own made with
+  ``narr init --rules both`` (``setup.txt`` is replayed through the real ``narr``
+  command on a fresh directory). For each sentence its ``before`` events are
+  recorded first on a fresh copy of that world, as content-only events with no
+  changes (the ``explicit`` diffuser), then the sentence runs as a dry-run ``rules``
+  event. What it measures is how the rules do on prose nobody wrote for them.
 
 A *wrong write* is a change made that the sentence does not say happened (or
 with another value): the failure that matters, since it corrupts the story
 silently. A *miss* is an expected change left out: the user adds it with
 ``--set``. A sentence is *exact* when the changes are exactly the expected ones.
+A change *held back* (the rules matched under a structure they do not know, and
+ask instead of writing) is no write: it counts as a miss when the change was
+expected.
 
-    python benchmarks/diffusion.py            # the table, and every sentence that is not exact
+    python benchmarks/diffusion.py                  # both sets: tables, then every sentence not exact
+    python benchmarks/diffusion.py --only frozen --quiet
+    python benchmarks/diffusion.py --cost           # what a one-sentence dry run costs on the sample world
+    python benchmarks/diffusion.py --long           # long texts: one large event, narr audit of a chapter
+
+``--cost`` times ``narr event --dry-run SENTENCE`` on a fresh sample world, as a
+fresh process each time (what a writer pays, start-up and the loading of rules
+and word classes included) and in-process after a warm-up (the diffuser alone),
+alternating an English and a Chinese sentence; medians.
+
+``--long`` times what grows with the text: one dry-run event of about 100 KB and
+one of about 250 KB of name-dense prose (the repository's sentences repeated),
+and ``narr audit`` of a chapter of 2,000 sentences, on the sample world, in-process.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +58,9 @@ from typing import Any
 
 from narrative.api import EventRequest, init_world, open_world, run_event
 
-EVAL_SET = Path(__file__).resolve().parent.parent / "tests" / "data" / "diffusion_eval.jsonl"
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
+EVAL_SET = DATA / "diffusion_eval.jsonl"
+FROZEN = DATA / "prose_eval"
 
 Change = tuple[str, str, str]  # target, field, value as canonical JSON
 
@@ -40,10 +69,12 @@ Change = tuple[str, str, str]  # target, field, value as canonical JSON
 class Outcome:
     text: str
     category: str
+    lang: str
     expected: set[Change]
     actual: set[Change]
     notes: list[str]
     ms: float
+    held: int = 0  # changes held back for the user to accept
 
     @property
     def wrong(self) -> set[Change]:
@@ -53,14 +84,32 @@ class Outcome:
     def missed(self) -> set[Change]:
         return self.expected - self.actual
 
+    @property
+    def exact(self) -> bool:
+        return self.actual == self.expected
+
+
+def _split(rows: list[Outcome]) -> str:
+    """``total (en / zh)`` of exact sentences."""
+    en = sum(1 for o in rows if o.exact and o.lang == "en")
+    zh = sum(1 for o in rows if o.exact and o.lang == "zh")
+    return f"{en + zh} ({en} / {zh})"
+
+
+def _count(rows: list[Outcome], what: str) -> str:
+    en = sum(len(getattr(o, what)) for o in rows if o.lang == "en")
+    zh = sum(len(getattr(o, what)) for o in rows if o.lang == "zh")
+    return f"{en + zh} ({en} / {zh})" if en + zh else "0"
+
 
 @dataclass
 class Report:
+    name: str = ""
     outcomes: list[Outcome] = field(default_factory=list)
 
     @property
     def exact(self) -> int:
-        return sum(1 for o in self.outcomes if o.actual == o.expected)
+        return sum(1 for o in self.outcomes if o.exact)
 
     @property
     def wrong_writes(self) -> int:
@@ -71,24 +120,44 @@ class Report:
         return sum(len(o.missed) for o in self.outcomes)
 
     @property
+    def held(self) -> int:
+        return sum(o.held for o in self.outcomes)
+
+    @property
     def rate(self) -> float:
         return self.exact / len(self.outcomes) if self.outcomes else 0.0
 
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(o.ms for o in self.outcomes) if self.outcomes else 0.0
+
     def table(self) -> str:
-        """Per category: sentences, exact, wrong writes, misses (Markdown)."""
+        """Per category: sentences, exact, wrong writes, misses (Markdown), each ``all (en / zh)``."""
         cats: dict[str, list[Outcome]] = {}
         for o in self.outcomes:
             cats.setdefault(o.category, []).append(o)
-        lines = ["| category | sentences | with no change | exact | wrong writes | misses |",
+        lines = ["| category | sentences (en / zh) | with no change | exact (en / zh) "
+                 "| wrong writes (en / zh) | misses (en / zh) |",
                  "| --- | ---: | ---: | ---: | ---: | ---: |"]
+
+        def row(label: str, rows: list[Outcome]) -> str:
+            en = sum(1 for o in rows if o.lang == "en")
+            return (f"| {label} | {len(rows)} ({en} / {len(rows) - en}) | "
+                    f"{sum(1 for o in rows if not o.expected)} | {_split(rows)} | "
+                    f"{_count(rows, 'wrong')} | {_count(rows, 'missed')} |")
+
         for cat, rows in cats.items():
-            lines.append(f"| {cat} | {len(rows)} | {sum(1 for o in rows if not o.expected)} | "
-                         f"{sum(1 for o in rows if o.actual == o.expected)} | "
-                         f"{sum(len(o.wrong) for o in rows)} | {sum(len(o.missed) for o in rows)} |")
-        n = len(self.outcomes)
-        lines.append(f"| **all** | {n} | {sum(1 for o in self.outcomes if not o.expected)} | "
-                     f"{self.exact} ({100 * self.rate:.1f}%) | {self.wrong_writes} | {self.misses} |")
+            lines.append(row(cat, rows))
+        lines.append(row("**all**", self.outcomes).replace(
+            f"| {_split(self.outcomes)} |", f"| {_split(self.outcomes)}, {100 * self.rate:.1f}% |"))
         return "\n".join(lines)
+
+    def summary(self) -> str:
+        times = sorted(o.ms for o in self.outcomes)
+        return (f"{self.name}: {len(self.outcomes)} sentences, {self.exact} exact "
+                f"({100 * self.rate:.1f}%), {self.wrong_writes} wrong writes, {self.misses} misses, "
+                f"{self.held} changes held back; dry run median {self.median_ms:.1f} ms, "
+                f"max {times[-1]:.1f} ms")
 
 
 def _value(value: Any) -> str:
@@ -102,51 +171,207 @@ def load(path: Path = EVAL_SET) -> Iterator[dict[str, Any]]:
                 yield json.loads(line)
 
 
+def _outcome(world: Any, row: dict[str, Any]) -> Outcome:
+    """One sentence as a dry-run ``rules`` event on ``world``, compared with its labels."""
+    started = time.perf_counter()
+    result = run_event(world, EventRequest(content=row["text"], diffuser="rules"), dry_run=True)
+    ms = (time.perf_counter() - started) * 1000
+    actual: set[Change] = set()
+    for c in result.record.diffusions:
+        if c.field == "":
+            if "lifecycle" in result.expired.get(c.target, ""):
+                continue  # an event-lifecycle node ends with any event: not the sentence's doing
+            actual.add((c.target, "", _value("expired" if c.has_old else "created")))
+        else:
+            actual.add((c.target, c.field, _value(c.new_value if c.has_new else None)))
+    expected = {(e["target"], e["field"], _value(e["value"])) for e in row["expect"]}
+    proposal = result.proposal
+    notes = proposal.notes if proposal else []
+    held = len(getattr(proposal, "held", None) or [])
+    return Outcome(row["text"], row["category"], row.get("lang", "en"), expected, actual, notes,
+                   ms, held)
+
+
 def evaluate(path: Path = EVAL_SET, scratch: Path | None = None) -> Report:
-    """Run every sentence of the set as a dry-run ``rules`` event on a fresh sample world."""
+    """Run every sentence of the repository's set as a dry-run ``rules`` event on a fresh sample world."""
     with tempfile.TemporaryDirectory(dir=scratch) as tmp:
         root = Path(tmp) / "world"
         init_world(root, sample=True)
         world = open_world(root)
-        report = Report()
+        report = Report("repository set (sample world)")
         for row in load(path):
-            started = time.perf_counter()
-            result = run_event(world, EventRequest(content=row["text"], diffuser="rules"), dry_run=True)
-            ms = (time.perf_counter() - started) * 1000
-            actual: set[Change] = set()
-            for c in result.record.diffusions:
-                if c.field == "":
-                    if "lifecycle" in result.expired.get(c.target, ""):
-                        continue  # the evening bell ends with any event: not the sentence's doing
-                    actual.add((c.target, "", _value("expired" if c.has_old else "created")))
-                else:
-                    actual.add((c.target, c.field, _value(c.new_value if c.has_new else None)))
-            expected = {(e["target"], e["field"], _value(e["value"])) for e in row["expect"]}
-            notes = result.proposal.notes if result.proposal else []
-            report.outcomes.append(Outcome(row["text"], row["category"], expected, actual, notes, ms))
+            report.outcomes.append(_outcome(world, row))
         return report
+
+
+def setup_commands(directory: Path = FROZEN) -> list[list[str]]:
+    """The ``narr`` commands of ``setup.txt``, with ``--create`` paths made absolute."""
+    out = []
+    for line in (directory / "setup.txt").read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        args = shlex.split(line)
+        for i, arg in enumerate(args[:-1]):
+            if arg == "--create":
+                args[i + 1] = str((directory / args[i + 1]).resolve())
+        out.append(args)
+    return out
+
+
+def build_frozen_world(parent: Path, directory: Path = FROZEN) -> Path:
+    """Replay ``setup.txt`` through the real ``narr`` command in ``parent``; the world's root."""
+    from click.testing import CliRunner
+
+    from narrative.cli import main
+
+    commands = setup_commands(directory)
+    first, rest = commands[0], commands[1:]
+    if first[0] != "init":
+        raise SystemExit(f"{directory}/setup.txt: the first command is not 'init'")
+    runner = CliRunner()
+
+    def narr(cwd: Path, args: list[str]) -> None:
+        result = runner.invoke(main, ["-C", str(cwd), *args], catch_exceptions=False)
+        if result.exit_code != 0:
+            raise SystemExit(f"narr {shlex.join(args)} exited {result.exit_code}:\n"
+                             f"{result.stdout}{result.stderr}")
+
+    narr(parent, first)
+    root = parent / first[1]
+    for args in rest:
+        narr(root, args)
+    for args in (["check"], ["status", "--json"]):
+        narr(root, args)
+    return root
+
+
+def evaluate_frozen(directory: Path = FROZEN, scratch: Path | None = None) -> Report:
+    """Run the frozen set: each sentence on a fresh copy of the world ``setup.txt`` builds."""
+    with tempfile.TemporaryDirectory(dir=scratch) as tmp:
+        base = build_frozen_world(Path(tmp), directory)
+        shared = open_world(base)
+        report = Report("frozen set (The Ashcombe Affair, narr init --rules both)")
+        for n, row in enumerate(load(directory / "sentences.jsonl")):
+            world = shared
+            if row.get("before"):
+                # A dry run writes nothing, so a sentence without earlier events may share the
+                # base world; one with them gets its own copy to record them on.
+                copy = Path(tmp) / f"copy-{n}"
+                shutil.copytree(base, copy, symlinks=True)
+                world = open_world(copy)
+                for earlier in row["before"]:
+                    run_event(world, EventRequest(content=earlier, diffuser="explicit"))
+            report.outcomes.append(_outcome(world, row))
+            if world is not shared:
+                shutil.rmtree(Path(tmp) / f"copy-{n}")
+        return report
+
+
+def _details(report: Report) -> list[str]:
+    lines = []
+    for o in report.outcomes:
+        if o.exact:
+            continue
+        lines.append(f"\n[{o.category}, {o.lang}] {o.text}")
+        lines.extend(f"  WRONG  {c[0]} {c[1]} = {c[2]}" for c in sorted(o.wrong))
+        lines.extend(f"  missed {c[0]} {c[1]} = {c[2]}" for c in sorted(o.missed))
+        lines.extend(f"  # {n}" for n in o.notes)
+    return lines
+
+
+COST_SENTENCES = ("Lin Yuan hurries down the mountain path to the ferry, his sleeves soaked through.",
+                  "苏晴冒雨走进了藏经阁，从老周手里接过了灯笼。")
+
+
+def cost(rounds: int = 15, scratch: Path | None = None) -> dict[str, float]:
+    """Medians (ms) of a one-sentence dry-run ``rules`` event on the sample world."""
+    with tempfile.TemporaryDirectory(dir=scratch) as tmp:
+        root = Path(tmp) / "world"
+        init_world(root, sample=True)
+        # Bytecode is kept (outside the source tree), as an installed narr has it.
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / "narr-bench" / "pycache")
+        fresh: list[float] = []
+        for r in range(rounds + 2):
+            text = COST_SENTENCES[r % 2]
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "narrative", "-C", str(root), "event", "--dry-run",
+                            "--diffuser", "rules", text], check=True, capture_output=True, env=env)
+            if r > 1:  # the first rounds compile the bytecode and warm the page cache
+                fresh.append((time.perf_counter() - started) * 1000)
+        world = open_world(root)
+        warm: list[float] = []
+        for r in range(rounds * 4 + 1):
+            started = time.perf_counter()
+            run_event(world, EventRequest(content=COST_SENTENCES[r % 2], diffuser="rules"), dry_run=True)
+            if r:
+                warm.append((time.perf_counter() - started) * 1000)
+        return {"fresh_process_ms": statistics.median(fresh), "in_process_ms": statistics.median(warm)}
+
+
+def long_texts(scratch: Path | None = None, sentences: int = 2000) -> dict[str, float]:
+    """Seconds for a large dry-run event and for ``audit`` of a chapter (sample world)."""
+    from narrative.api import audit
+
+    rows = [r["text"] for r in load(EVAL_SET)]
+    out: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(dir=scratch) as tmp:
+        root = Path(tmp) / "world"
+        init_world(root, sample=True)
+        world = open_world(root)
+        for size in (100_000, 250_000):
+            text, k = [], 0
+            while sum(len(t) + 1 for t in text) < size:
+                text.append(rows[k % len(rows)])
+                k += 1
+            content = " ".join(text)
+            started = time.perf_counter()
+            request = EventRequest(content=content, diffuser="rules")
+            if "large" in EventRequest.model_fields:
+                request.large = True  # type: ignore[attr-defined]
+            run_event(world, request, dry_run=True)
+            out[f"event_{len(content.encode()) // 1000}kb_s"] = time.perf_counter() - started
+        chapter = " ".join(rows[k % len(rows)] for k in range(sentences))
+        started = time.perf_counter()
+        report = audit(world, chapter)
+        out[f"audit_{report.sentences}_sentences_s"] = time.perf_counter() - started
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--set", type=Path, default=EVAL_SET, help="the labelled sentences (JSONL)")
-    parser.add_argument("--quiet", action="store_true", help="only the table")
+    parser.add_argument("--only", choices=("repo", "frozen"), help="run one set only")
+    parser.add_argument("--set", type=Path, default=EVAL_SET,
+                        help="the repository's labelled sentences (JSONL)")
+    parser.add_argument("--frozen", type=Path, default=FROZEN,
+                        help="the frozen set's directory (setup.txt, nodes/, sentences.jsonl)")
+    parser.add_argument("--quiet", action="store_true", help="only the tables")
+    parser.add_argument("--cost", action="store_true",
+                        help="only time a one-sentence dry run on the sample world")
+    parser.add_argument("--rounds", type=int, default=15, help="rounds for --cost")
+    parser.add_argument("--long", action="store_true",
+                        help="only time a large event and narr audit of 2,000 sentences")
     args = parser.parse_args(argv)
-    report = evaluate(args.set)
-    print(report.table())
-    times = sorted(o.ms for o in report.outcomes)
-    print(f"\nper event (dry run): median {times[len(times) // 2]:.1f} ms, max {times[-1]:.1f} ms")
+    if args.long:
+        for key, seconds in long_texts().items():
+            print(f"{key}: {seconds:.1f}")
+        return 0
+    if args.cost:
+        got = cost(args.rounds)
+        print(f"one-sentence dry run on the sample world (median of {args.rounds}): fresh process "
+              f"{got['fresh_process_ms']:.1f} ms, in-process {got['in_process_ms']:.1f} ms")
+        return 0
+    reports = []
+    if args.only in (None, "repo"):
+        reports.append(evaluate(args.set))
+    if args.only in (None, "frozen"):
+        reports.append(evaluate_frozen(args.frozen))
+    for report in reports:
+        print(f"## {report.name}\n\n{report.table()}\n\n{report.summary()}\n")
     if not args.quiet:
-        for o in report.outcomes:
-            if o.actual == o.expected:
-                continue
-            print(f"\n[{o.category}] {o.text}")
-            for c in sorted(o.wrong):
-                print(f"  WRONG  {c[0]} {c[1]} = {c[2]}")
-            for c in sorted(o.missed):
-                print(f"  missed {c[0]} {c[1]} = {c[2]}")
-            for n in o.notes:
-                print(f"  # {n}")
+        for report in reports:
+            print(f"\n## not exact: {report.name}")
+            print("\n".join(_details(report)))
     return 0
 
 
