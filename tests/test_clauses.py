@@ -66,7 +66,10 @@ def test_pseudo_terms_are_not_cues() -> None:
     assert kinds("林远不得不去藏经阁") == []
     assert kinds("林远毫不犹豫地走进了藏经阁") == []
     assert kinds("Lin Yuan walks to the gate as if he owned it")[0] == ("hypothetical", "as if")
-    assert kinds("Lin Yuan walks to the ferry even if it rains") == []
+    # "even if" makes only its own clause a condition: the walk still happens
+    text = "Lin Yuan walks to the ferry even if it rains"
+    assert kinds(text) == [("hypothetical", "even if")]
+    assert clauses.lexicon().analyse(text).blocking([(9, 14)]) is None
 
 
 def test_a_long_text_is_analysed_in_linear_time() -> None:
@@ -104,12 +107,18 @@ def test_a_world_adds_its_own_cues(tmp_path: Path) -> None:
     (tmp_path / "rules").mkdir()
     for f in (SAMPLE / "rules").glob("*.toml"):
         (tmp_path / "rules" / f.name).write_text(f.read_text("utf-8"), encoding="utf-8")
-    text = "Old Zhou grumbles that Lin Yuan walked to the ferry"
-    assert propose(text, tmp_path)[0] != []
-    (tmp_path / "rules" / "cues.toml").write_text('[cues.reported]\nforward = ["grumbles that"]\n',
+    text = "Old Zhou snorts that Lin Yuan walked to the ferry"
+    # a "that"-clause under a verb narr does not know: held back, not written
+    world = DictWorld(sample_nodes(), root=tmp_path)
+    proposal = RulesDiffuser(tmp_path).propose(world, EventRequest(content=text))
+    assert proposal.delta.ops == []
+    assert [(h.n, h.rule, h.words) for h in proposal.held] == [
+        (1, "go", "Lin Yuan walked to the ferry")]
+    assert "under 'snorts'" in proposal.held[0].reason
+    (tmp_path / "rules" / "cues.toml").write_text('[cues.reported]\nforward = ["snorts that"]\n',
                                                    encoding="utf-8")
     ops, notes = propose(text, tmp_path)
-    assert ops == [] and "reported by Old Zhou ('grumbles that')" in notes[0]
+    assert ops == [] and "reported by Old Zhou ('snorts that')" in notes[0]
 
 
 def test_a_pronoun_binds_the_one_character_it_can_be() -> None:

@@ -12,11 +12,23 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from narrative.model import Delta
+from narrative.model import Delta, Op
 
 if TYPE_CHECKING:
     from narrative.delta.request import EventRequest
     from narrative.delta.world import World
+
+
+class HeldChange(BaseModel):
+    """A change a diffuser found but did not propose: the words are under a structure it does
+    not know. ``narr event --accept N`` (the same words again) applies it."""
+
+    n: int
+    rule: str | None = None
+    source: str | None = None
+    words: str
+    reason: str
+    ops: list[Op] = Field(default_factory=list)
 
 
 class Proposal(BaseModel):
@@ -30,6 +42,9 @@ class Proposal(BaseModel):
         description="Decisions worth printing: rules that fired, duplicates merged, refusals.",
     )
     raw_reply: str | None = Field(default=None, description="A model's raw answer, kept for --retry.")
+    held: list[HeldChange] = Field(
+        default_factory=list,
+        description="Changes held back, not proposed: each says why, and --accept N applies it.")
 
 
 @runtime_checkable

@@ -4,23 +4,40 @@ A rule that matches "Will Lin Yuan hand over the token?", "If the gate falls,
 Lin Yuan runs to the library", "Old Zhou claims Su Qing was killed" or
 "林远差点丢了黑戒" would write something that did not happen, the worst thing a
 diffuser can do; leaving a change out is cheap (the user adds it with ``--set``).
-So before rules apply, the text is split into sentences and clauses and every
-*cue* that makes words irrealis is found, after the ConText/NegEx algorithm of
-clinical text mining: a trigger term has a direction (its scope runs forward,
-backward, both ways, or over the sentence it starts or ends) and its scope stops
-at a termination term or a clause boundary. Kinds: negated, almost happened,
-hesitated, intended (planned, wished, tried), ordered (or requested, obliged),
-reported (claimed, believed), hypothetical (a condition, a possibility),
-question, imagined (dreamed, remembered), unrealised ("before he reaches ...").
+So before rules apply, the text is read for its structure:
+
+- **Sentences** (:mod:`narrative.diffusers.segment`: "Dr.", "St.", initials and
+  "p.m." end nothing) and **clauses** (:class:`~narrative.diffusers.patterns.Unit`):
+  a semicolon, a comma with a conjunction ("…, and Lee went …"), a conjunction
+  before a new subject and its verb, "that", a relative clause (", who …,") or a
+  parenthesis, a Chinese comma. No rule binds names across a clause boundary.
+- **What a clause asserts.** A main clause in the story's past or present does;
+  a *complement* does not: the words after a verb of saying, thinking, believing,
+  fearing, hoping, denying or swearing (the classes ``say``, ``believe``,
+  ``deny`` ... of :mod:`narrative.diffusers.classes`, every form of each verb)
+  to the end of its clause, and the "that"-clause it governs, however far it
+  runs. A *factive* verb (knows, sees, realises, 发现, 看见) keeps its complement
+  asserted. A "that"-clause under a verb narr does not know is *unsure*: the
+  rules hold back what they find there and ask (``narr event --accept N``).
+  The other kinds come from cue words, after the ConText/NegEx algorithm of
+  clinical text mining: a trigger term has a direction (its scope runs forward,
+  backward, both ways, or over the sentence it starts or ends) and its scope
+  stops at a termination term or a boundary. Kinds: negated (nobody, never,
+  谁也没), almost happened, hesitated, intended (planned, wished, tried),
+  ordered (or requested), reported, believed, denied, hypothetical (a condition,
+  a possibility), question, imagined (dreamed, remembered), framed (a play, film,
+  ballad or book inside the story), habitual (always, every Sunday, 总是, 每逢),
+  future (tomorrow, 明年), unrealised ("before he reaches ...").
 
 The words are data: ``cues.toml`` beside this module, in English and Chinese,
-to which a world's rule files add (a ``[cues]`` table). A rule is blocked only by
-a cue whose scope holds one of the rule's own words, so "Lin Yuan did not hesitate
-and walked to the gate" still moves him (the scope of "not" and of "hesitate" ends
-at "and"), and a cue that is one of the rule's own words ("听说", "不信任") is not
-a cue for that rule.
+to which a world's rule files add (a ``[cues]`` table), and the verb classes. A
+rule is blocked only by a cue whose scope holds one of the rule's own words, so
+"Lin Yuan did not hesitate and walked to the gate" still moves him (the scope of
+"not" and of "hesitate" ends at "and"), and a cue that is one of the rule's own
+words ("听说", "不信任") is not a cue for that rule.
 
-Everything here is pure: one pass of one compiled expression over the text.
+Everything here is pure and linear in the text: one pass of the sentence
+splitter, one of the clause boundaries, one of the cue scanner.
 """
 
 from __future__ import annotations
@@ -28,18 +45,22 @@ from __future__ import annotations
 import bisect
 import re
 import tomllib
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Scope = Literal["phrase", "clause", "sentence"]
-KINDS = ("negated", "almost", "hesitated", "intended", "ordered", "reported", "hypothetical",
-         "question", "imagined", "unrealised")
-ROLES = ("forward", "backward", "both", "initial", "final")
+from narrative.diffusers import classes as word_classes
+from narrative.diffusers.patterns import Unit, is_cjk_char
+from narrative.diffusers.segment import Segmenter, spans
+
+Scope = Literal["phrase", "clause", "unit", "sentence"]
+KINDS = ("negated", "almost", "hesitated", "intended", "ordered", "reported", "believed", "denied",
+         "hypothetical", "question", "imagined", "framed", "habitual", "future", "unrealised")
+ROLES = ("forward", "backward", "both", "initial", "final")  # and "that": governs a "that"-clause
 REASONS = {
     "negated": "negated",
     "almost": "almost happened",
@@ -47,15 +68,24 @@ REASONS = {
     "intended": "intended, not done",
     "ordered": "ordered or requested",
     "reported": "reported",
+    "believed": "believed or feared, not known",
+    "denied": "denied",
     "hypothetical": "condition or possibility",
     "question": "question",
     "imagined": "dreamed, imagined or remembered",
+    "framed": "inside a story, play, film or dream",
+    "habitual": "habitual, not one event",
+    "future": "in the future",
     "unrealised": "not yet happened",
+    "infinitive": "an infinitive: a purpose or a plan, not done",
+    "unsure": "under a word narr does not know",
 }
 SENTENCE_END = re.compile(r"[.!?;。！？；\n]+[\"'”’」』)）]*")
-PUNCT_BOUNDARY = re.compile(r"[,，:：—–(（)）\"“”「」『』]")
+PUNCT_BOUNDARY = re.compile(r"[,，:：;；—–(（)）\"“”「」『』]")
 _WORDLESS = re.compile(r"^[\W_]*$")
 _WORDS_AFTER = 4  # "..., Old Zhou claims." / "..., claims Old Zhou sadly."
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*(?:-[A-Za-z0-9]+)*")
+GOVERNOR_REACH = 8  # words between a governing verb and the "that" it governs
 
 
 class CueKind(BaseModel):
@@ -63,13 +93,25 @@ class CueKind(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    scope: Scope | None = Field(default=None, description="phrase, clause or sentence")
+    scope: Scope | None = Field(default=None, description="phrase, clause, unit or sentence")
+    governs: bool | None = Field(
+        default=None, description="Its forward words govern a complement: their scope runs to the "
+                                  "end of their clause and over the 'that'-clause they introduce.")
     forward: list[str] = Field(default_factory=list)
     backward: list[str] = Field(default_factory=list,
                                 description="Only when the cue ends its sentence.")
     both: list[str] = Field(default_factory=list)
     initial: list[str] = Field(default_factory=list, description="The first words of a sentence.")
     final: list[str] = Field(default_factory=list, description="The last words of a sentence.")
+    classes: list[str] = Field(default_factory=list,
+                               description="Verb classes whose every phrase is a forward cue.")
+    that_classes: list[str] = Field(
+        default_factory=list,
+        description="Verb classes whose phrases govern only the 'that'-clause they introduce.")
+    nouns: list[str] = Field(
+        default_factory=list,
+        description="Nouns that govern a 'that'-clause ('the story that ...'); 'in the NOUN' and "
+                    "NOUN里 also frame what follows, for the kind 'framed'.")
 
 
 class CueSet(BaseModel):
@@ -83,15 +125,33 @@ class CueSet(BaseModel):
                               description="Phrases containing a cue that are not one.")
     exclusion: list[str] = Field(default_factory=list,
                                  description="A name right after these is set aside, not bound.")
+    titles: list[str] = Field(default_factory=list,
+                              description="Abbreviations before a name: never the end of a sentence.")
+    abbreviations: list[str] = Field(
+        default_factory=list, description="End a sentence only when a capitalised word follows.")
+    factive: list[str] = Field(
+        default_factory=list, description="Verb classes whose complement stays asserted "
+                                          "(know, see, realise, 发现).")
+    bare: list[str] = Field(
+        default_factory=list, description="Verb classes after which 'X do' asserts that X did it "
+                                          "(saw Bo take, made Bo go).")
+    implicative: list[str] = Field(
+        default_factory=list, description="Verb classes after which 'to do' asserts that it was "
+                                          "done (managed to, came to).")
     negated: CueKind | None = None
     almost: CueKind | None = None
     hesitated: CueKind | None = None
     intended: CueKind | None = None
     ordered: CueKind | None = None
     reported: CueKind | None = None
+    believed: CueKind | None = None
+    denied: CueKind | None = None
     hypothetical: CueKind | None = None
     question: CueKind | None = None
     imagined: CueKind | None = None
+    framed: CueKind | None = None
+    habitual: CueKind | None = None
+    future: CueKind | None = None
     unrealised: CueKind | None = None
 
 
@@ -103,13 +163,15 @@ def shipped() -> CueSet:
 
 
 def _term_regex(term: str) -> str:
-    """Whole words for Latin script (``{x}``: one to three words), anywhere for CJK."""
+    """Whole words for Latin script (``{x}``: one to three words), anywhere for CJK;
+    ``{title}`` is a title in 《》."""
     pieces = []
     for token in term.split():
         if token == "{x}":
             pieces.append(r"[\w'’-]+(?:\s+[\w'’-]+){0,2}?")
         else:
-            pieces.append(re.escape(token).replace("'", "['’]"))
+            pieces.append(re.escape(token).replace("'", "['’]").replace(r"\{title\}",
+                                                                        r"《[^》\n]{1,30}》"))
     body = r"\s+".join(pieces)
     if term[0].isascii() and term[0].isalnum():
         body = r"(?<![\w'’])" + body
@@ -131,17 +193,26 @@ class Cue:
 
     @property
     def reason(self) -> str:
-        return REASONS[self.kind]
+        return REASONS.get(self.kind, self.kind)
 
 
 class Lexicon:
-    """Cue sets compiled into one expression; build with :func:`lexicon`."""
+    """Cue sets compiled into one scanner; build with :func:`lexicon`."""
 
-    def __init__(self, sets: tuple[CueSet, ...]) -> None:
+    def __init__(self, sets: tuple[CueSet, ...], table: word_classes.ClassTable | None = None) -> None:
+        table = table or word_classes.table()
         self.scope: dict[str, Scope] = {}
+        self.governs: set[str] = set()
         entries: dict[str, set[tuple[str, str]]] = {}  # term -> {(kind, role)}
         ends: dict[str, set[str]] = {}  # term -> {"termination" | "boundary"}
         self.exclusion: list[str] = []
+        titles: list[str] = []
+        abbreviations: list[str] = []
+        factive: list[str] = []
+        bare: list[str] = []
+        implicative: list[str] = []
+        self.frame_nouns: list[str] = []
+        self.governing_nouns: dict[str, str] = {}
         for cs in sets:
             for name in ("termination", "boundary"):
                 for t in getattr(cs, name):
@@ -149,18 +220,45 @@ class Lexicon:
             for t in cs.pseudo:
                 entries.setdefault(_norm(t), set())
             self.exclusion += [_norm(t) for t in cs.exclusion if t.strip()]
+            titles += cs.titles
+            abbreviations += cs.abbreviations
+            factive += cs.factive
+            bare += cs.bare
+            implicative += cs.implicative
             for kind in KINDS:
                 ck: CueKind | None = getattr(cs, kind)
                 if ck is None:
                     continue
                 if ck.scope is not None:
                     self.scope[kind] = ck.scope
+                if ck.governs:
+                    self.governs.add(kind)
                 for role in ROLES:
                     for t in getattr(ck, role):
                         if t.strip():
                             entries.setdefault(_norm(t), set()).add((kind, role))
+                for name in ck.classes:
+                    for t in _class_terms(table, name):
+                        entries.setdefault(t, set()).add((kind, "forward"))
+                for name in ck.that_classes:
+                    for t in _class_terms(table, name):
+                        entries.setdefault(t, set()).add((kind, "that"))
+                for noun in ck.nouns:
+                    if not noun.strip():
+                        continue
+                    if kind == "framed":
+                        self.frame_nouns.append(noun.strip())
+                        for t in _frame_terms(noun.strip()):
+                            entries.setdefault(t, set()).add((kind, "forward"))
+                    else:
+                        self.governing_nouns[_norm(noun)] = kind
         for kind in KINDS:
             self.scope.setdefault(kind, "clause")
+        factive_terms = {t for name in factive for t in _class_terms(table, name)}
+        for t in factive_terms:
+            entries.setdefault(t, set()).add(("factive", "forward"))
+        self.bare = {t for name in bare for t in _class_terms(table, name)} | factive_terms
+        self.implicative = {t for name in implicative for t in _class_terms(table, name)}
         self.terms = sorted(entries, key=lambda t: (-len(t), t))
         self.roles = [entries[t] for t in self.terms]
         self.cue_rx = _Scanner(self.terms)
@@ -170,12 +268,32 @@ class Lexicon:
         excl = sorted(set(self.exclusion), key=lambda t: (-len(t), t))
         self.exclusion_rx = re.compile(r"(?:" + "|".join(_term_regex(t) for t in excl) + r")\s*$",
                                        re.IGNORECASE) if excl else None
-
+        self.segmenter = Segmenter(titles, abbreviations)
         self.terminators = re.compile(PUNCT_BOUNDARY.pattern + "|" + self.end_rx.pattern, re.IGNORECASE)
         """Punctuation and words that end a phrase: what stops a world's ``unless`` word."""
 
-    def analyse(self, text: str) -> Analysis:
-        return Analysis(self, text)
+    def analyse(self, text: str, names: Iterable[tuple[int, int]] = ()) -> Analysis:
+        """The analysis of ``text``; cue words inside one of the ``names`` spans are no cue."""
+        return Analysis(self, text, names)
+
+    def sentences(self, text: str) -> list[tuple[int, int]]:
+        return spans(text, self.segmenter.ends(text))
+
+
+def _class_terms(table: word_classes.ClassTable, name: str) -> set[str]:
+    """A class's phrases as cue terms: "believes", "is sure", "took {x} for granted", "认定"."""
+    if name not in table:
+        return set()
+    cls = table.get(name)
+    out = {" ".join(p.tokens) + (" {x} " + " ".join(p.particle) if p.particle else "")
+           for p in cls.en}
+    return out | set(cls.zh)
+
+
+def _frame_terms(noun: str) -> set[str]:
+    if any(is_cjk_char(c) for c in noun):
+        return {f"{noun}{suffix}" for suffix in ("里", "中", "当中", "{title}里", "{title}中")}
+    return {f"in {det} {noun}" for det in ("the", "a", "an", "{x}")} | {f"{noun} in which"}
 
 
 def _norm(term: str) -> str:
@@ -221,51 +339,287 @@ class _Scanner:
 
 
 @lru_cache(maxsize=16)
-def lexicon(extra: tuple[str, ...] = ()) -> Lexicon:
-    """The shipped cues with a world's ``[cues]`` tables (given as JSON, so they can be cached)."""
-    return Lexicon((shipped(), *(CueSet.model_validate_json(e) for e in extra)))
+def lexicon(extra: tuple[str, ...] = (),
+            classes: tuple[word_classes.ClassSpec, ...] = ()) -> Lexicon:
+    """The shipped cues with a world's ``[cues]`` tables (given as JSON, so they can be cached)
+    and its verb classes."""
+    return Lexicon((shipped(), *(CueSet.model_validate_json(e) for e in extra)),
+                   word_classes.table(classes))
 
+
+def sentences(text: str, lex: Lexicon | None = None) -> list[tuple[int, int]]:
+    """The sentences of ``text`` as ``(start, end)`` spans covering it, as the rules read them."""
+    return (lex or lexicon()).sentences(text)
+
+
+# --- clauses ----------------------------------------------------------------------------------
+
+_COORD = ("and then", "and", "but", "or", "nor", "yet", "so", "then", "while", "whereas", "whilst")
+_SUBORD = ("even though", "even if", "in case", "though", "although", "because", "since", "unless",
+           "until", "till", "before", "after", "when", "whenever", "once", "as soon as", "if",
+           "lest", "now that", "so that")
+_RELATIVE = ("who", "whom", "whose", "which", "where")
+_PREP_BEFORE_THAT = frozenset({"of", "in", "at", "on", "for", "about", "with", "from", "by", "to",
+                               "into", "like", "than", "all", "after", "before", "upon", "over"})
+_TIME_AFTER_THAT = re.compile(
+    r"that\s+(?:very\s+|same\s+)?(?:night|day|morning|evening|afternoon|week|year|month|summer|winter|"
+    r"spring|autumn|time|moment|hour|minute|instant|once|one|man|woman|one's|sunday|monday|tuesday|"
+    r"wednesday|thursday|friday|saturday|is|was)\b", re.IGNORECASE)
+_COMMA_WORD = re.compile(r"[,，]\s*([A-Za-z]+(?:\s+[A-Za-z]+)?)")
+_CJK_CUT = re.compile(r"[，,；;：:—]+")
+_PRONOUN_SUBJECT = frozenset({"he", "she", "they", "i", "we", "you", "it"})
+_DETERMINERS = frozenset({"the", "a", "an", "this", "his", "her", "their", "its", "my", "our", "your",
+                          "every", "each", "some", "any", "no", "one", "another"})
+_OBJECT_PRONOUN = frozenset({"him", "her", "them", "me", "us", "it", "himself", "herself",
+                             "themselves", "myself", "ourselves", "yourself"})
+
+
+@dataclass(frozen=True)
+class Clause:
+    """A :class:`Unit` with how it begins: ``main``, ``coord`` (after "; ", ", and", "but" ...),
+    ``vp`` ("and" + a verb, no comma: the same subject goes on), ``sub`` (if, when, because
+    ...), ``that``, ``relative`` (", who ...") or ``paren``."""
+
+    unit: Unit
+    kind: str
+    sentence: int
+    opener: str = ""
+
+
+def _is_verb_form(word: str) -> bool:
+    """Whether ``word`` can be an inflected verb ("went", "walks", "took"): lemminflect's lexicon."""
+    from narrative.diffusers.inflect import parts_of_speech
+
+    w = word.lower()
+    tags = parts_of_speech(w)
+    if "verb" not in tags and "aux" not in tags:
+        return False
+    return w.endswith(("ed", "s")) or "noun" not in tags or w in {"went", "took", "gave", "ran",
+                                                                    "came", "left", "rode", "fled"}
+
+
+def clauses_of(text: str, sentence_spans: list[tuple[int, int]],
+               names: list[tuple[int, int]] = ()) -> list[Clause]:  # type: ignore[assignment]
+    """The clauses of each sentence (see :class:`Clause`), in the order of the text."""
+    name_starts = {s for s, _ in names}
+    name_end = {s: e for s, e in names}
+    out: list[Clause] = []
+    for n, (s0, s1) in enumerate(sentence_spans):
+        body_end = s1
+        while body_end > s0 and (text[body_end - 1].isspace() or text[body_end - 1] in ".!?;。！？；"):
+            body_end -= 1
+        out.extend(_sentence_clauses(text, s0, body_end, n, name_starts, name_end))
+    return out
+
+
+def _sentence_clauses(text: str, s0: int, s1: int, n: int, name_starts: set[int],
+                      name_end: dict[int, int]) -> list[Clause]:
+    cuts: dict[int, tuple[str, str]] = {}  # position -> (kind, opener)
+    nested: list[tuple[int, int, str, str]] = []  # start, end, kind, opener
+    segment = text[s0:s1]
+    cjk = sum(1 for c in segment if is_cjk_char(c)) > len(segment) // 3
+    if cjk:
+        for m in _CJK_CUT.finditer(text, s0, s1):
+            cuts[m.end()] = ("coord", m.group(0))
+    else:
+        _english_cuts(text, s0, s1, cuts, nested, name_starts, name_end)
+    for m in re.finditer(r"\(([^()]*)\)|（([^（）]*)）|——([^—]*)——|—([^—]+)—", text[s0:s1]):
+        nested.append((s0 + m.start(), s0 + m.end(), "paren", m.group(0)[0]))
+    nested = _outermost(nested)
+    main: list[tuple[int, int]] = []
+    pos = s0
+    for a, b, _, _ in nested:
+        if a > pos:
+            main.append((pos, a))
+        pos = max(pos, b)
+    if pos < s1:
+        main.append((pos, s1))
+    clauses: list[Clause] = []
+    points = sorted(p for p in cuts if s0 < p < s1 and not any(a < p < b for a, b, _, _ in nested))
+    pieces = _cut(main, points)
+    kind, opener = "main", ""
+    for piece_spans, begin in pieces:
+        if begin in cuts:
+            kind, opener = cuts[begin]
+        if piece_spans:
+            clauses.append(Clause(Unit(tuple(piece_spans)), kind, n, opener))
+        kind, opener = "main", ""
+    for a, b, k, opener in nested:
+        inner = (a + 1, b - 1) if k == "paren" else (a + 1, b) if k == "sub" else (a, b)
+        if inner[1] > inner[0]:
+            clauses.append(Clause(Unit((inner,)), k, n, opener))
+    clauses.sort(key=lambda c: c.unit.start)
+    return clauses
+
+
+def _cut(main: list[tuple[int, int]], points: list[int]) -> list[tuple[list[tuple[int, int]], int]]:
+    """Split the spans of a sentence's main text at ``points``: (spans, where each piece begins)."""
+    out: list[tuple[list[tuple[int, int]], int]] = []
+    current: list[tuple[int, int]] = []
+    begin = main[0][0] if main else 0
+    k = 0
+    for a, b in main:
+        start = a
+        while k < len(points) and points[k] <= start:
+            k += 1
+        while k < len(points) and points[k] < b:
+            p = points[k]
+            if p > start:
+                current.append((start, p))
+            out.append((current, begin))
+            current, begin, start = [], p, p
+            k += 1
+        if b > start:
+            current.append((start, b))
+    out.append((current, begin))
+    return out
+
+
+def _outermost(nested: list[tuple[int, int, str, str]]) -> list[tuple[int, int, str, str]]:
+    out: list[tuple[int, int, str, str]] = []
+    for item in sorted(nested, key=lambda t: (t[0], -t[1])):
+        if out and item[0] < out[-1][1]:
+            continue
+        out.append(item)
+    return out
+
+
+def _english_cuts(text: str, s0: int, s1: int, cuts: dict[int, tuple[str, str]],
+                  nested: list[tuple[int, int, str, str]], name_starts: set[int],
+                  name_end: dict[int, int]) -> None:
+    low = text.lower()
+    for m in re.finditer(r"[;:]|\s[—–]\s|—", text[s0:s1]):
+        cuts[s0 + m.end()] = ("coord", m.group(0).strip())
+    for m in _COMMA_WORD.finditer(text, s0, s1):
+        word = m.group(1).lower()
+        first = word.split()[0]
+        at = m.start(1)
+        if first in _RELATIVE:
+            end = text.find(",", m.end(), s1)
+            nested.append((m.start(), end if end >= 0 else s1, "relative", first))
+            continue
+        opener = next((w for w in (*_SUBORD, *_COORD) if word == w or word.startswith(w + " ")
+                       or first == w), None)
+        if opener is None:
+            continue
+        if opener in _SUBORD:  # ", after a long wait, walks": a clause inside the clause
+            end = text.find(",", m.end(), s1)
+            nested.append((m.start(), end if end >= 0 else s1, "sub", opener))
+            continue
+        cuts[at] = ("coord", opener)
+    # a sentence that opens with a subordinate clause: it ends at its first comma
+    head = re.match(r"\s*[\"'“‘(]*([A-Za-z]+(?:\s+[A-Za-z]+)?)", text[s0:s1])
+    if head is not None:
+        word = head.group(1).lower()
+        if any(word == w or word.startswith(w + " ") for w in _SUBORD):
+            comma = text.find(",", s0, s1)
+            if comma >= 0:
+                cuts.setdefault(comma + 1, ("main", ""))
+    # "that" opens a clause (a complement, or a relative one), except "that night" and the like
+    for m in re.finditer(r"(?<![\w'’])that(?![\w'’])", low[s0:s1]):
+        at = s0 + m.start()
+        if _TIME_AFTER_THAT.match(text, at):
+            continue
+        before = re.findall(r"[a-z]+", low[max(s0, at - 20):at])
+        if before and before[-1] in _PREP_BEFORE_THAT:
+            continue
+        cuts.setdefault(at, ("that", "that"))
+    # a conjunction with no comma before a new subject and its verb, or before a verb
+    for m in re.finditer(r"\s(and then|and|but|then|yet)\s+", low[s0:s1]):
+        at = s0 + m.start() + 1
+        after = s0 + m.end()
+        prev = text[max(s0, at - 40):at].rstrip()
+        if any(e == s0 + len(text[s0:at].rstrip()) for e in name_end.values()) and \
+                _name_ends_at(name_end, at):
+            continue  # "Lin Yuan and Su Qing walk ...": two names, one subject
+        word = re.match(r"[A-Za-z'’-]+", text[after:s1])
+        if after in name_starts:
+            rest = name_end[after]
+            verb = re.match(r"\s*(?:[a-z]+ly\s+)?([A-Za-z'’-]+)", text[rest:s1])
+            if verb is not None and _is_verb_form(verb.group(1)):
+                cuts.setdefault(at, ("coord", m.group(1)))
+            continue
+        if word is None or not prev:
+            continue
+        w = word.group(0).lower()
+        before = re.findall(r"[A-Za-z'’-]+", prev)
+        if w in _PRONOUN_SUBJECT:
+            cuts.setdefault(at, ("coord", m.group(1)))
+        elif m.group(1) in ("and then", "then") or (
+                _is_verb_form(w) and not w.endswith("ing")
+                and not (before and (_is_verb_form(before[-1]) or before[-1].lower().endswith("ing")))):
+            cuts.setdefault(at, ("vp", m.group(1)))  # "took the ring and walked"; not "soaked and shivering"
+
+
+def _name_ends_at(name_end: dict[int, int], at: int) -> bool:
+    """Whether a name ends right before the conjunction at ``at`` (whitespace between)."""
+    return any(e <= at and at - e <= 1 for e in name_end.values())
+
+
+# --- the analysis ---------------------------------------------------------------------------
 
 class Analysis:
-    """The sentences, clause boundaries and cues of one text."""
+    """The sentences, clauses and cues of one text."""
 
-    def __init__(self, lex: Lexicon, text: str) -> None:
+    def __init__(self, lex: Lexicon, text: str, names: Iterable[tuple[int, int]] = ()) -> None:
+        self.lex = lex
         self.text = text
-        self.sentences: list[tuple[int, int]] = []
-        pos = 0
-        for m in SENTENCE_END.finditer(text):
-            self.sentences.append((pos, m.end()))
-            pos = m.end()
-        if text[pos:].strip() or not self.sentences:
-            self.sentences.append((pos, len(text)))
-        elif pos < len(text):
-            self.sentences[-1] = (self.sentences[-1][0], len(text))
+        self.names = sorted(names)
+        self.sentences = lex.sentences(text)
         self._sentence_starts = [s for s, _ in self.sentences]
+        self.clauses = clauses_of(text, self.sentences, self.names)
+        self.units = [c.unit for c in self.clauses]
+        self._unit_starts = [u.start for u in self.units]
         # clause ends (for clause scopes) and phrase ends (for phrase scopes)
         ends = list(lex.end_rx.finditer(text))
         self.clause_ends = sorted({m.start() for m in PUNCT_BOUNDARY.finditer(text)}
-                                  | {s for s, _, k in ends if "boundary" in lex.end_kinds[k]})
+                                  | {s for s, _, k in ends if "boundary" in lex.end_kinds[k]}
+                                  | {c.unit.start for c in self.clauses if c.kind != "main"})
         self.phrase_ends = sorted(set(self.clause_ends) | {s for s, _, _ in ends})
         self.cues: list[Cue] = []
+        self.factive: list[tuple[int, int]] = []
+        self.governors: list[tuple[int, int, str]] = []  # (start, end, kind) of governing words
+        self.bare_governors: list[tuple[int, int]] = []
+        self.implicatives: list[tuple[int, int]] = []
+        name_list = self.names
         for start, end, k in lex.cue_rx.finditer(text):
+            if _inside_name(name_list, start, end):
+                continue  # a cue inside a matched name is not a cue
+            term = lex.terms[k]
+            if term in lex.bare:
+                self.bare_governors.append((start, end))
+            if term in lex.implicative:
+                self.implicatives.append((start, end))
             for kind, role in sorted(lex.roles[k]):
-                scope = self._scope(start, end, role, lex.scope[kind])
+                if kind == "factive":
+                    self.factive.append((start, end))
+                    continue
+                if role == "that":
+                    self.governors.append((start, end, kind))
+                    continue
+                if role == "forward" and kind in lex.governs:
+                    self.governors.append((start, end, kind))
+                scope = self._scope(start, end, role, lex.scope[kind], kind in lex.governs)
                 if scope is not None:
                     self.cues.append(Cue(kind, text[start:end], start, end, *scope))
+        self._that_clauses()
 
-    def drop_before(self, starts: set[int]) -> None:
-        """Forget negations standing right before a name set aside ("不是苏晴", "not Su Qing"):
-        they exclude the name, they do not negate the verb."""
-        def excludes(c: Cue) -> bool:
-            return c.kind == "negated" and any(
-                0 <= s - c.end <= 4 and self.text[c.end:s].strip().lower() in ("", "是", "even")
-                for s in starts)
-
-        self.cues = [c for c in self.cues if not excludes(c)]
+    # --- positions -----------------------------------------------------------------------
 
     def sentence_of(self, pos: int) -> tuple[int, int]:
         k = bisect.bisect_right(self._sentence_starts, pos) - 1
         return self.sentences[max(k, 0)]
+
+    def clause_of(self, pos: int) -> Clause | None:
+        """The clause holding ``pos`` (a nested clause wins over the one it interrupts)."""
+        k = bisect.bisect_right(self._unit_starts, pos) - 1
+        best: Clause | None = None
+        for j in range(k, max(-1, k - 6), -1):
+            c = self.clauses[j]
+            if any(a <= pos < b for a, b in c.unit.spans) and (
+                    best is None or c.unit.start > best.unit.start):
+                best = c
+        return best
 
     def _next(self, ends: list[int], after: int, limit: int) -> int:
         k = bisect.bisect_left(ends, after)
@@ -276,15 +630,26 @@ class Analysis:
         k = bisect.bisect_right(self.clause_ends, pos) - 1
         return max(s0, self.clause_ends[k] + 1) if k >= 0 else s0
 
-    def _scope(self, start: int, end: int, role: str, reach: Scope) -> tuple[int, int] | None:
+    def _scope(self, start: int, end: int, role: str, reach: Scope, governs: bool
+               ) -> tuple[int, int] | None:
         s0, s1 = self.sentence_of(start)
         before, after = self.text[s0:start], self.text[end:s1]
         if role == "forward":
             if reach == "sentence":
                 return end, s1
+            if reach == "unit" or governs:
+                clause = self.clause_of(start)
+                stop = clause.unit.end if clause is not None else s1
+                if governs and clause is not None and self._only_names(end, stop, punctuation=True):
+                    stop = self._next_clause_end(clause, stop)  # "告诉苏晴，林远来到了渡口"
+                return end, max(end, stop)
             ends = self.phrase_ends if reach == "phrase" else self.clause_ends
             return end, self._next(ends, end, s1)
         if role == "both":
+            if reach in ("unit", "clause"):
+                clause = self.clause_of(start)
+                if clause is not None:
+                    return clause.unit.start, clause.unit.end
             return s0, s1
         if role == "initial":
             return (s0, s1) if _WORDLESS.match(before) else None
@@ -292,11 +657,188 @@ class Analysis:
             return (s0, s1) if _WORDLESS.match(after) else None
         # backward: "..., Old Zhou claims." - the cue closes its sentence, after a clause
         words = re.findall(r"\w+", after)
-        clause = self.clause_start(start)
-        if len(words) > _WORDS_AFTER or clause <= s0 or not any(
+        clause_start = self.clause_start(start)
+        if len(words) > _WORDS_AFTER or clause_start <= s0 or not any(
                 s0 <= b < start for b in self.clause_ends):
             return None
-        return s0, clause
+        if self._negated_tag(start):
+            return None  # "一句话也没说": said nothing, reports nothing
+        return s0, clause_start
+
+    def _negated_tag(self, start: int) -> bool:
+        before = self.text[max(0, start - 3):start]
+        return any(c in before for c in "没不未") or bool(re.search(r"\b(?:not|never)\s*$", before))
+
+    # --- "that"-clauses --------------------------------------------------------------------
+
+    def _that_clauses(self) -> None:
+        """Give each "that"-clause the status of what governs it (see the module docstring)."""
+        for i, clause in enumerate(self.clauses):
+            if clause.kind != "that":
+                continue
+            at = clause.unit.start
+            stop = self._clause_stop(i)
+            status, kind, word = self._governor_before(at, clause.sentence)
+            # whatever covers the words before "that" covers the clause it opens
+            self.cues = [replace(c, scope_end=max(c.scope_end, stop))
+                         if c.scope_start <= at - 1 < c.scope_end or c.start <= at < c.end else c
+                         for c in self.cues]
+            if status == "noun" and kind is not None:
+                self.cues.append(Cue(kind, word, at, at, at, stop))
+            elif status == "unknown":
+                self.cues.append(Cue("unsure", word, at, at, at, stop))
+            elif status == "purpose":
+                self.cues.append(Cue("infinitive", "so that", at, at, at, stop))
+
+    def _clause_stop(self, i: int) -> int:
+        """The end of clause ``i`` with the "and"-continuations (no comma) that share its subject."""
+        stop = self.clauses[i].unit.end
+        j = i + 1
+        while j < len(self.clauses) and self.clauses[j].kind == "vp" \
+                and self.clauses[j].sentence == self.clauses[i].sentence:
+            stop = self.clauses[j].unit.end
+            j += 1
+        return stop
+
+    def _governor_before(self, at: int, sentence: int) -> tuple[str, str | None, str]:
+        """What governs the "that" at ``at``: ``factive``, ``governed`` (a verb narr knows),
+        ``noun`` (a noun that governs, with its kind: "the story that"), ``relative`` (another
+        noun), ``purpose`` ("so that"), ``asserted`` ("now that") or ``unknown``; and the word."""
+        s0, _ = self.sentences[sentence]
+        window_start = max(s0, _start_of_words_before(self.text, at, GOVERNOR_REACH))
+        near = [e for _, e in self.factive if window_start <= e <= at + 4]
+        gov = [e for _, e, _ in self.governors if window_start <= e <= at + 4]
+        if near and (not gov or max(near) >= max(gov)):
+            return "factive", None, "that"
+        if gov:
+            nearest = max(gov)
+            kinds = [(e, k, self.text[a:e]) for a, e, k in self.governors if e == nearest]
+            kind = kinds[0][1] if kinds else None
+            covered = any(c.kind == kind and c.start < nearest <= c.end for c in self.cues)
+            return ("governed", None, "that") if covered or kind is None else \
+                ("noun", kind, kinds[0][2])
+        words = re.findall(r"[A-Za-z'’-]+", self.text[window_start:at].lower())
+        if words and words[-1] == "so":
+            return "purpose", None, "so that"
+        if words and words[-1] in ("now", "given", "except", "such", "provided", "providing"):
+            return "asserted", None, words[-1]
+        for w in reversed(words[-4:]):
+            if w in self.lex.governing_nouns:
+                return "noun", self.lex.governing_nouns[w], w
+        last = self._word_before(at)
+        if last is None:
+            return "asserted", None, "that"
+        if any(0 <= at - e <= 2 and not self.text[e:at].strip(" ,") for _, e in self.names):
+            return "unknown", None, last  # "begged Lee that": a verb before the name narr does not know
+        from narrative.diffusers.inflect import parts_of_speech
+
+        tags = parts_of_speech(last.lower())
+        determined = len(words) >= 2 and words[-2] in _DETERMINERS
+        if "noun" in tags and (determined or not ({"verb", "adj", "aux"} & tags)):
+            return "relative", None, last  # "the lantern that hung from the beam"
+        if last.lower() in _OBJECT_PRONOUN or {"verb", "adj", "aux"} & tags:
+            return "unknown", None, last
+        return ("relative", None, last) if "noun" in tags else ("asserted", None, last)
+
+    def _word_before(self, at: int) -> str | None:
+        m = re.search(r"([A-Za-z'’-]+)[\s,]*$", self.text[max(0, at - 40):at])
+        return m.group(1) if m else None
+
+    # --- verbs in their base form --------------------------------------------------------
+
+    def base_verb(self, verb: tuple[int, int], subject: tuple[int, int] | None) -> Cue | None:
+        """What an English verb in its base form ("take", not "took") stands under, when its
+        form says it is not the clause's own verb: after "to", an infinitive (a purpose or a
+        plan) unless an implicative verb comes first ("managed to", "came to"); after a
+        singular subject, the complement of the verb before that subject, which asserts the
+        action only for a verb of perceiving or causing ("watched Bo take", "made Bo go");
+        another verb there is one narr does not know (``unsure``)."""
+        start, end = verb
+        words = list(_TOKEN.finditer(self.text, max(0, start - 200), start))
+        words = [w for w in words if not (w.group(0).endswith("ly") and w.group(0).islower())
+                 or w.group(0) in ("only", "early")]
+        if not words:
+            return None
+        last = words[-1]
+        between = self.text[last.end():start]
+        if between.strip() and not self._only_names(last.end(), start):
+            return None
+        word = last.group(0).lower()
+        if word == "to":
+            if self._after_implicative(last.start()):
+                return None
+            return Cue("infinitive", "to", last.start(), last.end(), last.start(), end)
+        if word in _MODALS or subject is None or subject[1] > start:
+            return None
+        if re.search(r"(?<![\w'])(?:and|&)(?![\w'])|,", self.text[subject[1]:start]):
+            return None  # "Lin Yuan and Su Qing walk": a plural subject
+        head = self.text[subject[0]:subject[1]].lower()
+        if head in ("they", "we", "you", "i", "them"):
+            return None
+        before = [w for w in _TOKEN.finditer(self.text, max(0, subject[0] - 80), subject[0])]
+        if not before or self.text[before[-1].end():subject[0]].strip():
+            return None
+        gov = before[-1]
+        if any(a <= gov.start() and gov.end() <= b + 1 for a, b in self.bare_governors) \
+                or any(a <= gov.start() < b for a, b in self.bare_governors):
+            return None
+        from narrative.diffusers.inflect import parts_of_speech
+
+        tags = parts_of_speech(gov.group(0).lower())
+        if "verb" in tags or "aux" in tags:
+            return Cue("unsure", gov.group(0), gov.start(), gov.end(), gov.start(), end)
+        return None
+
+    def _next_clause_end(self, clause: Clause, stop: int) -> int:
+        """The end of the clause after ``clause`` in its sentence (and its continuations)."""
+        i = self.clauses.index(clause)
+        if i + 1 < len(self.clauses) and self.clauses[i + 1].sentence == clause.sentence:
+            return max(stop, self._clause_stop(i + 1))
+        return stop
+
+    def _only_names(self, start: int, end: int, punctuation: bool = False) -> bool:
+        """Whether only names, object pronouns and spaces (and with ``punctuation``, quotes and
+        punctuation) stand in ``[start, end)``."""
+        pos = start
+        k = bisect.bisect_left(self.names, (start, -1))
+        text = self.text
+        while pos < end:
+            if text[pos].isspace() or (punctuation and not text[pos].isalnum()):
+                pos += 1
+                continue
+            if punctuation and text[pos] in _ZH_PRONOUNS:
+                pos += 1
+                continue
+            if k < len(self.names) and self.names[k][0] == pos:
+                pos = self.names[k][1]
+                k += 1
+                continue
+            m = _TOKEN.match(text, pos)
+            if m is None or m.end() > end or m.group(0).lower() not in _OBJECT_PRONOUN:
+                return False
+            pos = m.end()
+        return True
+
+    def _after_implicative(self, to_start: int) -> bool:
+        """Whether an implicative verb ("managed", "came") stands before the "to" at ``to_start``,
+        an object (a name, a pronoun) between them allowed."""
+        for _, b in self.implicatives:
+            if b <= to_start and (not self.text[b:to_start].strip()
+                                  or self._only_names(b, to_start)):
+                return True
+        return False
+
+    # --- what blocks a rule ----------------------------------------------------------------
+
+    def drop_before(self, starts: set[int]) -> None:
+        """Forget negations standing right before a name set aside ("不是苏晴", "not Su Qing"):
+        they exclude the name, they do not negate the verb."""
+        def excludes(c: Cue) -> bool:
+            return c.kind == "negated" and any(
+                0 <= s - c.end <= 4 and self.text[c.end:s].strip().lower() in ("", "是", "even")
+                for s in starts)
+
+        self.cues = [c for c in self.cues if not excludes(c)]
 
     def blocking(self, words: list[tuple[int, int]]) -> Cue | None:
         """The cue governing the rule's own words (the innermost: the nearest before them)."""
@@ -312,13 +854,37 @@ class Analysis:
         return best
 
 
+_ZH_PRONOUNS = "我你他她它们大家众人"
+_MODALS = frozenset({"will", "would", "can", "could", "shall", "should", "may", "might", "must", "do",
+                     "does", "did", "not", "never", "'ll", "let's", "cannot", "dare", "need"})
+
+
+def _inside_name(names: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether ``[start, end)`` lies inside a name without covering all of it."""
+    k = bisect.bisect_right(names, (start, 1 << 60)) - 1
+    for j in range(max(0, k - 1), min(len(names), k + 2)):
+        a, b = names[j]
+        if a <= start and end <= b and (a, b) != (start, end) and b > a:
+            return True
+        if a < start < b <= end or start <= a < end < b:
+            return True
+    return False
+
+
+def _start_of_words_before(text: str, at: int, n: int) -> int:
+    """Where the ``n`` words before ``at`` begin."""
+    found = list(_TOKEN.finditer(text, max(0, at - 12 * n), at))
+    return found[-n].start() if len(found) >= n else max(0, at - 12 * n)
+
+
 # When two cues start at the same word ("Will ...?": a question and a future), the one
 # framing the whole sentence names the reason.
-_PRIORITY = ("question", "hypothetical", "reported", "imagined", "ordered", "intended", "unrealised",
+_PRIORITY = ("question", "hypothetical", "framed", "reported", "believed", "denied", "imagined",
+             "habitual", "future", "ordered", "intended", "infinitive", "unsure", "unrealised",
              "hesitated", "almost", "negated")
 
 
 def _nearer(a: Cue, b: Cue, words: list[tuple[int, int]]) -> bool:
     first = min(s for s, _ in words)
-    return ((abs(first - a.start), _PRIORITY.index(a.kind))
-            < (abs(first - b.start), _PRIORITY.index(b.kind)))
+    return ((abs(first - a.start), _PRIORITY.index(a.kind) if a.kind in _PRIORITY else 99)
+            < (abs(first - b.start), _PRIORITY.index(b.kind) if b.kind in _PRIORITY else 99))

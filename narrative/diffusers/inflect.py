@@ -61,6 +61,98 @@ def is_word(word: str) -> bool:
     return key in overrides or ("\n" + key + ",").encode() in words
 
 
+@lru_cache(maxsize=8192)
+def parts_of_speech(word: str) -> frozenset[str]:
+    """What lemminflect's lexicon says ``word`` can be: ``noun``, ``verb``, ``adj``, ``aux`` ...
+    (empty for a word it does not know). Read from the same word list as :func:`is_word`,
+    whose lines are sorted by word: a binary search finds them without an index."""
+    lexicon = _lexicon()
+    if lexicon is None:
+        import lemminflect
+
+        return frozenset(k.lower() for k in lemminflect.getAllLemmas(word.lower()))
+    words, _ = lexicon
+    out: set[str] = set()
+    for form in dict.fromkeys((word, word.lower(), word.capitalize())):
+        out |= _categories(words, form.encode())
+    return frozenset(out)
+
+
+@lru_cache(maxsize=4096)
+def is_base_verb(word: str) -> bool:
+    """Whether ``word`` is an English verb in its base form ("take", "go"; not "took", "goes")."""
+    lexicon = _lexicon()
+    if lexicon is None:
+        return False
+    w = word.lower()
+    return w in _lemmas(lexicon[0], w.encode(), b"verb")
+
+
+def _lemmas(blob: bytes, key: bytes, category: bytes) -> set[str]:
+    """The lemmas the lexicon gives ``key`` in ``category``."""
+    out: set[str] = set()
+    start = _first_line(blob, key)
+    pos = start
+    while 0 <= pos < len(blob):
+        comma = blob.find(b",", pos + 1)
+        if comma < 0 or blob[pos + 1:comma] != key:
+            break
+        cat_end = blob.find(b",", comma + 1)
+        line_end = blob.find(b"\n", cat_end)
+        if blob[comma + 1:cat_end] == category:
+            out.update(x.decode() for x in blob[cat_end + 1:line_end if line_end >= 0 else None].split(b"/"))
+        if line_end < 0:
+            break
+        pos = line_end
+    return out
+
+
+def _first_line(blob: bytes, key: bytes) -> int:
+    """Where the first line whose word is ``key`` (or the first after it) starts (its newline)."""
+    lo, hi = 0, len(blob)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        start = blob.rfind(b"\n", 0, mid + 1)
+        comma = blob.find(b",", start + 1)
+        if blob[start + 1:comma] < key:
+            nxt = blob.find(b"\n", mid + 1)
+            lo = len(blob) if nxt < 0 else nxt
+        else:
+            hi = start
+    return lo
+
+
+def _categories(blob: bytes, key: bytes) -> set[str]:
+    """The categories of ``key`` in ``blob`` (``\nword,category,lemmas`` lines sorted by word)."""
+    lo, hi = 0, len(blob)
+    while lo < hi:  # the first line whose word is >= key
+        mid = (lo + hi) // 2
+        start = blob.rfind(b"\n", 0, mid + 1)
+        comma = blob.find(b",", start + 1)
+        if blob[start + 1:comma] < key:
+            nxt = blob.find(b"\n", mid + 1)
+            lo = len(blob) if nxt < 0 else nxt
+        else:
+            hi = start
+    out: set[str] = set()
+    pos = lo
+    while 0 <= pos < len(blob):
+        comma = blob.find(b",", pos + 1)
+        if comma < 0 or blob[pos + 1:comma] != key:
+            if blob[pos + 1:comma] > key and pos > lo:
+                break
+            if pos > lo + 4096:
+                break
+        else:
+            cat_end = blob.find(b",", comma + 1)
+            out.add(blob[comma + 1:cat_end].decode())
+        nxt = blob.find(b"\n", pos + 1)
+        if nxt < 0:
+            break
+        pos = nxt
+    return out
+
+
 @lru_cache(maxsize=1)
 def _lexicon() -> tuple[bytes, frozenset[str]] | None:
     """lemminflect's lemma table as text (``\nword,category,lemmas`` lines) and the words its

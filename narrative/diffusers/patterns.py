@@ -1,12 +1,16 @@
-"""Rule patterns: a few words and ``{slots}``, matched against an event's text.
+"""Rule patterns: a few words, ``@classes`` and ``{slots}``, matched against an event's text.
 
-A pattern is literal words, ``{var}`` slots and ``(a|b|c)`` alternatives, for
-example ``{who} (walks|goes) (to|into) {place}`` or ``{who}(来到|走到){place}``:
+A pattern is literal words, ``@class`` names, ``{var}`` slots and ``(a|b|c)``
+alternatives, for example ``{who} @go (to|into) {place}`` or ``{who}(来到|走到){place}``:
 
 - Words match case-insensitively. A word written in Latin letters matches a
   whole word only (``walk`` does not match ``walkway``), and a trailing ``*``
   takes any ending (``walk*``: walks, walked, walking). Chinese (and Japanese,
-  Korean) words match anywhere, since those scripts put no spaces between words.
+  Korean) words match without spaces.
+- ``@go`` stands for every phrase of the class ``go`` (:mod:`narrative.diffusers.classes`):
+  hundreds of verbs with all their forms, phrasal verbs whose object may stand
+  inside them ("finished Cook off"), Chinese verbs and resultative compounds. An
+  alternative may name a class: ``(@kill|~shoot dead)``.
 - ``~verb`` stands for every English form of the verb, irregular ones included
   (``~go``: go, goes, went, gone, going; ``~pick up``: picks up, picked up ...),
   from :mod:`narrative.diffusers.inflect`. Only the word after ``~`` is inflected.
@@ -14,10 +18,13 @@ example ``{who} (walks|goes) (to|into) {place}`` or ``{who}(来到|走到){place
   the world's own name index, longest name first), and that the variable's
   constraints accept.
 - Other words may stand between the parts ("Lin Yuan, soaked, walks slowly to
-  the ferry" matches the pattern above), but not the end of a sentence
-  (``. ! ? ;`` and their full-width forms), so a rule reads one sentence at a time,
-  and at most 60 characters between two parts: matching stays linear in the length
-  of the text however long a sentence runs.
+  the ferry" matches the pattern above), at most 60 characters between two parts,
+  but a match never leaves one clause (:class:`Unit`): not across the end of a
+  sentence, a semicolon, a comma and a conjunction, "that", a relative clause.
+- Words are found once per text, leftmost and longest among every word, phrase and
+  class member of every rule (a word inside a longer one is not that word: "死了" is
+  not read inside "打死了" when "打死" is a word of some rule), and never inside a
+  name the text spells out ("a cue inside a matched name is not a cue").
 - A Chinese negation (不 没 未 别) right before a word of the pattern blocks the match
   ("林远不去藏经阁"); one that is part of the pattern's own word ("不见了") does not.
 - Where a pattern matches several ways, the tightest match wins: in "Su Qing
@@ -25,15 +32,19 @@ example ``{who} (walks|goes) (to|into) {place}`` or ``{who}(来到|走到){place
   A match records how many characters inside it no part covered (``skipped``), so
   that between rules the more specific match can win.
 
-Patterns are compiled into regular expressions made only of escaped words, so a
-world's rules cannot inject an expression of their own.
+Matching is linear in the text: one scan finds every name and every word any rule
+uses; a pattern is then tried only on the clauses holding all of its words and a
+candidate for each of its slots, as a small expression over marker characters (one
+for each name and word it may take). A world's rules cannot inject an expression
+of their own.
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
@@ -43,12 +54,18 @@ from narrative.diffusers import inflect
 MAX_PARTS = 12
 MAX_FORMS = 64  # forms one alternative may expand to ("~go ~run" is 5 x 5)
 MAX_GAP = 60  # characters between two parts of a pattern: a clause, not a chapter
-GAP = rf"[^.!?;。！？；\n]{{0,{MAX_GAP}}}?"
+GAP = rf"[^\n]{{0,{MAX_GAP}}}?"
 NEGATIONS = "不没未别"  # 莫 is also a surname (莫长老): not a negation here
 DOUBLE_NEGATIVES = ("不得不", "不能不", "不会不", "不可能不", "没法不", "不敢不")
-MARK_BASE = 0xF0000  # one private-use character stands for each named node in the text
+MARK_BASE = 0xF0000  # one private-use character stands for each name or word in the text
+JOINER = "\u2063"  # stands where a clause is interrupted by another ("Lee, who ..., walked")
+SENTENCE_END = re.compile(r"[.!?;。！？；\n]+")
 _SLOT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+_CLASS_REF = re.compile(r"^@([a-z][a-z0-9-]{0,39})$")
 _BAD_STAR = re.compile(r"\*(?!\s|$)|(?:^|\s)\*")
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*(?:-[A-Za-z0-9]+)*")
+_PARTICLE_STOP = re.compile(r"[,;:.!?，；：。！？\n]")
+PARTICLE_REACH = 6  # words between a separable verb and its particle ("finished Oliver Cook off")
 
 
 class Span(Protocol):
@@ -63,10 +80,11 @@ class Span(Protocol):
 
 @dataclass(frozen=True)
 class Part:
-    """One part of a pattern: a slot, or a set of alternative words."""
+    """One part of a pattern: a slot, or alternative words and classes."""
 
     slot: str | None = None
     words: tuple[str, ...] = ()
+    classes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -77,6 +95,10 @@ class Pattern:
     @property
     def slots(self) -> list[str]:
         return [p.slot for p in self.parts if p.slot is not None]
+
+    @property
+    def classes(self) -> set[str]:
+        return {c for p in self.parts for c in p.classes}
 
 
 @dataclass(frozen=True)
@@ -89,11 +111,14 @@ class Match:
     blocked_by: str | None = None
     skipped: int = 0  # characters inside the match that no part of the pattern covers
     words: tuple[tuple[int, int], ...] = ()  # where the pattern's own words matched
+    bases: tuple[bool, ...] = ()  # for each of ``words``: an English verb in its base form
 
     @property
     def length(self) -> int:
         return self.end - self.start
 
+
+# --- parsing --------------------------------------------------------------------------------
 
 def parse(text: str) -> Pattern:
     """Parse a pattern; a ``ValueError`` says what is wrong with it."""
@@ -103,8 +128,22 @@ def parse(text: str) -> Pattern:
     def flush() -> None:
         literal = "".join(buf).strip()
         buf.clear()
-        if literal:
-            parts.append(Part(words=_expand(_check_words(literal, text), text)))
+        if not literal:
+            return
+        run: list[str] = []
+        for token in literal.split():
+            ref = _CLASS_REF.match(token)
+            if ref is None and "@" in token:
+                raise ValueError(f"pattern {text!r}: '@' starts a class name ({token!r})")
+            if ref is None:
+                run.append(token)
+                continue
+            if run:
+                parts.append(Part(words=_expand(_check_words(" ".join(run), text), text)))
+                run = []
+            parts.append(Part(classes=(ref.group(1),)))
+        if run:
+            parts.append(Part(words=_expand(_check_words(" ".join(run), text), text)))
 
     i, n = 0, len(text)
     while i < n:
@@ -127,8 +166,17 @@ def parse(text: str) -> Pattern:
                 alts = tuple(a.strip() for a in inner.split("|"))
                 if any(not a for a in alts):
                     raise ValueError(f"pattern {text!r}: empty alternative in ({inner})")
-                parts.append(Part(words=tuple(dict.fromkeys(
-                    w for a in alts for w in _expand(_check_words(a, text), text)))))
+                classes = []
+                words: list[str] = []
+                for a in alts:
+                    ref = _CLASS_REF.match(a)
+                    if ref is not None:
+                        classes.append(ref.group(1))
+                    elif "@" in a:
+                        raise ValueError(f"pattern {text!r}: '@' starts a class name ({a!r})")
+                    else:
+                        words.extend(_expand(_check_words(a, text), text))
+                parts.append(Part(words=tuple(dict.fromkeys(words)), classes=tuple(classes)))
             i = j + 1
         elif c in "})|":
             raise ValueError(f"pattern {text!r}: unexpected {c!r}")
@@ -199,50 +247,388 @@ def normalize_text(text: str) -> str:
     return text.replace("\u2019", "'").replace("\u2018", "'")
 
 
-def abstract(text: str, mentions: Sequence[Span], marks: dict[int, str]) -> tuple[str, list[int]]:
-    """The text with each mention in ``marks`` as its marker character, and a map back to offsets."""
-    out: list[str] = []
-    back: list[int] = []
-    pos = 0
-    for k in sorted(marks, key=lambda k: mentions[k].start):
-        m = mentions[k]
-        out.append(text[pos:m.start])
-        back.extend(range(pos, m.start))
-        out.append(marks[k])
-        back.append(m.start)
-        pos = m.end
-    out.append(text[pos:])
-    back.extend(range(pos, len(text)))
-    back.append(len(text))  # the end of a marker maps to the end of its mention
-    return "".join(out), back
+def is_cjk_char(ch: str) -> bool:
+    o = ord(ch)
+    return (0x3400 <= o <= 0x9FFF or 0xF900 <= o <= 0xFAFF or 0x20000 <= o <= 0x2FFFF
+            or 0x3040 <= o <= 0x30FF or 0xAC00 <= o <= 0xD7AF)
 
 
-def find(pattern: Pattern, text: str, mentions: Sequence[Span], allowed: dict[str, set[int]],
-         unless: Sequence[str] = (), terminators: re.Pattern[str] | None = None) -> list[Match]:
-    """Every non-overlapping, tightest match of ``pattern`` in ``text``.
+# --- the words of a rule set, found once per text -------------------------------------------
 
-    ``allowed`` gives, for each slot, the mentions (by index) that may fill it; a
-    match containing one of the ``unless`` words is returned with ``blocked_by`` set.
-    With ``terminators`` (punctuation and words that end a phrase), an ``unless``
-    word blocks only when one of the pattern's words follows it with no terminator
-    between: in "Lin Yuan did not hesitate and walked to the gate", "not" is about
-    hesitating.
+@dataclass(frozen=True)
+class _Entry:
+    """A phrase some atom is made of: English tokens (``walk*`` a prefix), or Chinese characters."""
+
+    tokens: tuple[str, ...]
+    particle: tuple[str, ...]
+    atoms: frozenset[int]
+    base: bool
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """Where a word, phrase or class member stands in the text, and which atoms it is."""
+
+    start: int
+    end: int
+    atoms: frozenset[int]
+    base: bool = False
+
+
+class Vocabulary:
+    """Every word, phrase and class member a set of patterns uses, as *atoms* (ids).
+
+    An atom is one part's alternatives or one class. Built once per process for a
+    rule set (:func:`vocabulary`).
     """
+
+    def __init__(self, pats: Iterable[Pattern], classes: object = None) -> None:
+        self.ids: dict[tuple[str, object], int] = {}
+        self.part_atoms: dict[tuple[str, int], frozenset[int]] = {}
+        en: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[set[int], bool]] = {}
+        zh: dict[str, set[int]] = {}
+
+        def atom(key: tuple[str, object]) -> tuple[int, bool]:
+            if key in self.ids:
+                return self.ids[key], False
+            self.ids[key] = len(self.ids)
+            return self.ids[key], True
+
+        for pattern in pats:
+            for pi, part in enumerate(pattern.parts):
+                if part.slot is not None:
+                    continue
+                mine: set[int] = set()
+                if part.words:
+                    aid, new = atom(("w", tuple(sorted(part.words))))
+                    mine.add(aid)
+                    if new:
+                        for w in part.words:
+                            if any(is_cjk_char(c) for c in w):
+                                zh.setdefault(w, set()).add(aid)
+                            else:
+                                toks = tuple(normalize_text(w).lower().split())
+                                en.setdefault((toks, ()), (set(), False))[0].add(aid)
+                for name in part.classes:
+                    aid, new = atom(("c", name))
+                    mine.add(aid)
+                    if new and classes is not None:
+                        cls = classes.get(name)  # type: ignore[attr-defined]
+                        for phrase in cls.en:
+                            ids, base = en.setdefault((phrase.tokens, phrase.particle), (set(), False))
+                            ids.add(aid)
+                            if phrase.base and not base:
+                                en[(phrase.tokens, phrase.particle)] = (ids, True)
+                        for w in cls.zh:
+                            zh.setdefault(w, set()).add(aid)
+                self.part_atoms[(pattern.text, pi)] = frozenset(mine)
+        self.en_first: dict[str, list[_Entry]] = {}
+        self.en_star: list[_Entry] = []
+        for (toks, particle), (ids, base) in en.items():
+            entry = _Entry(toks, particle, frozenset(ids), base)
+            if toks[0].endswith("*"):
+                self.en_star.append(entry)
+            else:
+                self.en_first.setdefault(toks[0], []).append(entry)
+        for entries in self.en_first.values():
+            entries.sort(key=lambda e: (-len(e.tokens), -len(e.particle)))
+        self.en_star.sort(key=lambda e: -len(e.tokens))
+        self.zh_first: dict[str, list[tuple[str, frozenset[int]]]] = {}
+        for w, ids in zh.items():
+            self.zh_first.setdefault(w[0], []).append((w, frozenset(ids)))
+        for zh_entries in self.zh_first.values():
+            zh_entries.sort(key=lambda e: -len(e[0]))
+
+    def atoms_of(self, pattern: Pattern, index: int) -> frozenset[int]:
+        return self.part_atoms.get((pattern.text, index), frozenset())
+
+    def scan(self, text: str, taken: Sequence[tuple[int, int]] = ()) -> list[Occurrence]:
+        """Every atom occurrence in ``text``, leftmost and longest, outside the ``taken`` spans."""
+        norm = normalize_text(text)
+        starts = [s for s, _ in taken]
+        ends = [e for _, e in taken]
+
+        def free(a: int, b: int) -> bool:
+            k = bisect.bisect_left(starts, b)
+            return not (k > 0 and ends[k - 1] > a)
+
+        out: list[Occurrence] = []
+        tokens = [(m.start(), m.end(), m.group(0).lower()) for m in _TOKEN.finditer(norm)]
+        skip_until = -1
+        for i, (s, e, _) in enumerate(tokens):
+            if s < skip_until or not free(s, e):
+                continue
+            got = self._english_at(norm, tokens, i, free)
+            if got is not None:
+                out.append(got)
+                skip_until = got.end if not got.atoms or got.end > e else e
+        if self.zh_first:
+            pos = 0
+            n = len(norm)
+            while pos < n:
+                ch = norm[pos]
+                cands = self.zh_first.get(ch)
+                if cands is None or not free(pos, pos + 1):
+                    pos += 1
+                    continue
+                # the longest word here, standing for every word of the rules that starts here
+                # too ("点亮了" is also "点亮"); a word starting inside it is not read
+                longest = 0
+                here: set[int] = set()
+                for w, ids in cands:
+                    if norm.startswith(w, pos) and free(pos, pos + len(w)):
+                        longest = max(longest, len(w))
+                        here |= ids
+                if longest:
+                    out.append(Occurrence(pos, pos + longest, frozenset(here)))
+                    pos += longest
+                else:
+                    pos += 1
+        out.sort(key=lambda o: o.start)
+        return out
+
+    def _english_at(self, text: str, tokens: list[tuple[int, int, str]], i: int,
+                    free: object) -> Occurrence | None:
+        tok = tokens[i][2]
+        cands = [*self.en_first.get(tok, ()), *self.en_star]
+        best: Occurrence | None = None
+        best_len = 0
+        atoms: set[int] = set()
+        base = False
+        for entry in cands:
+            n = len(entry.tokens)
+            if n < best_len:
+                break
+            if i + n > len(tokens) or not _tokens_match(text, tokens, i, entry.tokens):
+                continue
+            end = tokens[i + n - 1][1]
+            if not free(tokens[i][0], end):  # type: ignore[operator]
+                continue
+            if entry.particle and not _particle_follows(text, tokens, i + n, entry.particle):
+                continue
+            if n > best_len:
+                atoms, base, best_len = set(), False, n
+            atoms |= entry.atoms
+            base = base or entry.base
+            best = Occurrence(tokens[i][0], end, frozenset(atoms), base)
+        return best
+
+
+def _tokens_match(text: str, tokens: list[tuple[int, int, str]], i: int, want: tuple[str, ...]) -> bool:
+    for k, w in enumerate(want):
+        s, _, tok = tokens[i + k]
+        if w.endswith("*"):
+            if not ((tok.startswith(w[:-1]) and tok[len(w) - 1:].isalpha()) or tok == w[:-1]):
+                return False
+        elif tok != w:
+            return False
+        if k and text[tokens[i + k - 1][1]:s].strip():
+            return False  # the words of a phrase stand side by side
+    return True
+
+
+def _particle_follows(text: str, tokens: list[tuple[int, int, str]], j: int,
+                      particle: tuple[str, ...]) -> bool:
+    """Whether ``particle`` follows within a few words, in the same clause ("sold Boss Du out")."""
+    for k in range(j, min(len(tokens), j + PARTICLE_REACH + 1)):
+        if _PARTICLE_STOP.search(text, tokens[k - 1][1] if k > 0 else 0, tokens[k][0]):
+            return False
+        if k > j and k + len(particle) <= len(tokens) and _tokens_match(text, tokens, k, particle):
+            return True
+    return False
+
+
+@lru_cache(maxsize=8)
+def _vocabulary(texts: tuple[str, ...], classes: object) -> Vocabulary:
+    return Vocabulary([parse(t) for t in texts], classes)
+
+
+def vocabulary(pats: Iterable[Pattern], classes: object = None) -> Vocabulary:
+    """The vocabulary of these patterns (cached per process by their texts and the class table)."""
+    return _vocabulary(tuple(dict.fromkeys(p.text for p in pats)), classes)
+
+
+# --- clauses ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Unit:
+    """One clause: the spans of text it holds (several when another clause interrupts it)."""
+
+    spans: tuple[tuple[int, int], ...]
+
+    @property
+    def start(self) -> int:
+        return self.spans[0][0]
+
+    @property
+    def end(self) -> int:
+        return self.spans[-1][1]
+
+    def holds(self, start: int, end: int) -> bool:
+        return any(a <= start and end <= b for a, b in self.spans)
+
+
+def sentence_units(text: str) -> list[Unit]:
+    """Units that are whole sentences, for a caller with no clause analysis."""
+    out = []
+    pos = 0
+    for m in SENTENCE_END.finditer(text):
+        out.append(Unit(((pos, m.start()),)))
+        pos = m.end()
+    out.append(Unit(((pos, len(text)),)))
+    return [u for u in out if u.end > u.start]
+
+
+@dataclass
+class Scan:
+    """One text, read once: its clauses, the names in it and every word the rules use."""
+
+    text: str
+    mentions: Sequence[Span]
+    units: list[Unit]
+    occurrences: list[Occurrence]
+    vocab: Vocabulary
+
+    def __post_init__(self) -> None:
+        self._occ_starts = [o.start for o in self.occurrences]
+        self._mention_starts = sorted((m.start, k) for k, m in enumerate(self.mentions))
+        self._unit_atoms: list[set[int]] = []
+        self._unit_mentions: list[set[int]] = []
+        for unit in self.units:
+            atoms: set[int] = set()
+            for o in self._occ_in(unit):
+                atoms |= o.atoms
+            self._unit_atoms.append(atoms)
+            self._unit_mentions.append({k for k in self._mentions_in(unit)})
+
+    def _occ_in(self, unit: Unit) -> list[Occurrence]:
+        out = []
+        for a, b in unit.spans:
+            k = bisect.bisect_left(self._occ_starts, a)
+            while k < len(self.occurrences) and self.occurrences[k].start < b:
+                o = self.occurrences[k]
+                if o.end <= b:
+                    out.append(o)
+                k += 1
+        return out
+
+    def _mentions_in(self, unit: Unit) -> list[int]:
+        out = []
+        for a, b in unit.spans:
+            k = bisect.bisect_left(self._mention_starts, (a, -1))
+            while k < len(self._mention_starts) and self._mention_starts[k][0] <= b:
+                start, idx = self._mention_starts[k]
+                m = self.mentions[idx]
+                if a <= start and m.end <= b and (start < b or m.end == start):
+                    out.append(idx)
+                k += 1
+        return out
+
+    def occurrence_at(self, pos: int, atoms: frozenset[int]) -> Occurrence | None:
+        """The occurrence starting at ``pos`` that is one of ``atoms``, if any."""
+        k = bisect.bisect_left(self._occ_starts, pos)
+        while k < len(self.occurrences) and self.occurrences[k].start == pos:
+            if self.occurrences[k].atoms & atoms:
+                return self.occurrences[k]
+            k += 1
+        return None
+
+
+def scan_text(text: str, mentions: Sequence[Span], units: list[Unit], vocab: Vocabulary) -> Scan:
+    taken = sorted((m.start, m.end) for m in mentions if m.end > m.start)
+    return Scan(text, mentions, units, vocab.scan(text, taken), vocab)
+
+
+# --- matching -------------------------------------------------------------------------------
+
+def find(pattern: Pattern, text: str | Scan, mentions: Sequence[Span] | None = None,
+         allowed: dict[str, set[int]] | None = None, unless: Sequence[str] = (),
+         terminators: re.Pattern[str] | None = None) -> list[Match]:
+    """Every non-overlapping, tightest match of ``pattern``.
+
+    ``text`` is a :class:`Scan` (from :func:`scan_text`), or plain text with its
+    ``mentions`` (then sentences are the clauses and the pattern's own words its
+    vocabulary). ``allowed`` gives, for each slot, the mentions (by index) that may
+    fill it; a match containing one of the ``unless`` words is returned with
+    ``blocked_by`` set. With ``terminators`` (punctuation and words that end a
+    phrase), an ``unless`` word blocks only when one of the pattern's words follows
+    it with no terminator between: in "Lin Yuan did not hesitate and walked to the
+    gate", "not" is about hesitating.
+    """
+    allowed = allowed or {}
+    if isinstance(text, str):
+        vocab = vocabulary([pattern])
+        scan = scan_text(text, mentions or [], sentence_units(text), vocab)
+    else:
+        scan = text
     if any(not allowed.get(s) for s in pattern.slots):
         return []
-    # A mention becomes one marker character saying which slots may take it (a bit per
-    # slot), so each slot is a class of a few characters however many mentions there are;
-    # which mention filled a slot is read back from its position.
-    names = list(pattern.slots)
-    marks: dict[int, str] = {}
-    for bit, name in enumerate(names):
-        for k in allowed[name]:
-            marks[k] = chr(ord(marks.get(k, chr(MARK_BASE))) | (1 << bit))
-    at = {mentions[k].start: k for k in marks}
-    s, back = abstract(normalize_text(text), mentions, marks)
-    rx = re.compile(GAP.join(_part_regex(p, names) for p in pattern.parts), re.IGNORECASE)
+    part_atoms = [scan.vocab.atoms_of(pattern, i) if p.slot is None else frozenset()
+                  for i, p in enumerate(pattern.parts)]
     stops = [(re.compile(word_regex(w.strip()), re.IGNORECASE), w.strip()) for w in unless if w.strip()]
-    first_is_slot = pattern.parts[0].slot is not None
+    out: list[Match] = []
+    for u, unit in enumerate(scan.units):
+        present = scan._unit_atoms[u]
+        if any(p.slot is None and not (part_atoms[i] & present) for i, p in enumerate(pattern.parts)):
+            continue
+        in_unit = scan._unit_mentions[u]
+        if any(not (allowed[s] & in_unit) for s in pattern.slots):
+            continue
+        out.extend(_find_in_unit(pattern, scan, unit, allowed, part_atoms, stops, terminators))
+    return out
+
+
+@lru_cache(maxsize=1024)
+def _shape_regex(shape: tuple[str | None, ...]) -> re.Pattern[str]:
+    """The expression for a pattern's shape: each part a class of marker characters."""
+    n = len(shape)
+    pieces = []
+    for i, slot in enumerate(shape):
+        bit = 1 << i
+        marks = "".join(chr(MARK_BASE | b) for b in range(1, 1 << n) if b & bit)
+        name = slot if slot is not None else f"w{i}"
+        pieces.append(f"(?P<{name}>[{marks}])")
+    return re.compile(GAP.join(pieces))
+
+
+@dataclass
+class _Abstract:
+    """A unit's text with each marked name or word as one marker character."""
+
+    s: str
+    back: list[int]  # abstract index -> original start
+    ends: dict[int, int]  # abstract index of a marker -> original end
+    mention: dict[int, int]  # abstract index of a slot marker -> mention index
+    base: dict[int, bool]
+
+
+def _find_in_unit(pattern: Pattern, scan: Scan, unit: Unit, allowed: dict[str, set[int]],
+                  part_atoms: list[frozenset[int]], stops: list[tuple[re.Pattern[str], str]],
+                  terminators: re.Pattern[str] | None) -> list[Match]:
+    text = scan.text
+    # (start, order, end, bits, mention index or -1, base): a dropped subject (no length)
+    # sorts before the word at its position
+    items: dict[tuple[int, int], list[object]] = {}
+    for i, p in enumerate(pattern.parts):
+        if p.slot is None:
+            continue
+        for k in allowed.get(p.slot, ()):
+            who = scan.mentions[k]
+            if not unit.holds(who.start, who.end) or (who.start == who.end and who.start >= unit.end):
+                continue
+            key = (who.start, 0 if who.start == who.end else 1)
+            item = items.setdefault(key, [who.end, 0, k, False])
+            item[1] = int(item[1]) | (1 << i)  # type: ignore[call-overload]
+    for o in scan._occ_in(unit):
+        bits = 0
+        for i, atoms in enumerate(part_atoms):
+            if atoms & o.atoms:
+                bits |= 1 << i
+        if bits and (o.start, 1) not in items:
+            items[(o.start, 1)] = [o.end, bits, -1, o.base]
+    ab = _abstract(text, unit, items)
+    s = ab.s
+    rx = _shape_regex(tuple(p.slot for p in pattern.parts))
     out: list[Match] = []
     pos = 0
     while pos <= len(s):
@@ -251,77 +637,106 @@ def find(pattern: Pattern, text: str, mentions: Sequence[Span], allowed: dict[st
             break
         best = m
         for st in range(m.end() - 1, m.start(), -1):
-            if first_is_slot and ord(s[st]) < MARK_BASE:
+            if ord(s[st]) < MARK_BASE or not (ord(s[st]) & 1):
                 continue
             tighter = rx.match(s, st, m.end())
             if tighter is not None:
                 best = tighter
                 break
-        word_groups = [g for g in range(1, rx.groups + 1)
-                       if pattern.parts[g - 1].slot is None and best.start(g) >= 0]
+        groups = range(1, rx.groups + 1)
+        word_groups = [g for g in groups if pattern.parts[g - 1].slot is None and best.start(g) >= 0]
+        words = tuple((ab.back[best.start(g)], ab.ends[best.start(g)]) for g in word_groups)
+        start, end = ab.back[best.start()], ab.ends[best.end() - 1]
         blocked = next((w for stop, w in stops
-                        if _governs(s, stop, best, word_groups, terminators)), None)
+                        if _governs(text, unit, stop, start, end, words, scan, terminators)), None)
         if blocked is None:
-            blocked = _negated(s, best)
-        slots = {name: at[back[best.start(name)]] for name in pattern.slots}
-        covered = sum(back[best.end(g)] - back[best.start(g)] for g in range(1, rx.groups + 1))
-        start, end = back[best.start()], back[best.end()]
-        words = tuple((back[best.start(g)], back[best.end(g)]) for g in word_groups)
-        out.append(Match(start, end, slots, blocked, end - start - covered, words))
+            blocked = _negated(s, best, word_groups)
+        slots = {name: ab.mention[best.start(name)] for name in pattern.slots}
+        covered = sum(ab.ends[best.start(g)] - ab.back[best.start(g)] for g in groups)
+        out.append(Match(start, end, slots, blocked, max(0, end - start - covered), words,
+                         tuple(ab.base.get(best.start(g), False) for g in word_groups)))
         pos = best.end()
     return out
 
 
-def _governs(s: str, stop: re.Pattern[str], m: re.Match[str], word_groups: list[int],
+def _abstract(text: str, unit: Unit, items: dict[tuple[int, int], list[object]]) -> _Abstract:
+    out: list[str] = []
+    back: list[int] = []
+    ends: dict[int, int] = {}
+    mention: dict[int, int] = {}
+    base: dict[int, bool] = {}
+    order = sorted(items)
+    k = 0
+    n_out = 0
+
+    def put(chunk: str, origin: int) -> None:
+        nonlocal n_out
+        out.append(chunk)
+        back.extend(range(origin, origin + len(chunk)))
+        n_out += len(chunk)
+
+    for n, (a, b) in enumerate(unit.spans):
+        if n:
+            out.append(JOINER)
+            back.append(a)
+            n_out += 1
+        pos = a
+        while k < len(order) and order[k][0] < a:
+            k += 1
+        while k < len(order) and order[k][0] < b:
+            (start, _), (end, bits, who, is_base) = order[k], items[order[k]]
+            k += 1
+            if start < pos:
+                continue  # inside something marked already
+            put(normalize_text(text[pos:start]), pos)
+            out.append(chr(MARK_BASE | int(bits)))  # type: ignore[call-overload]
+            back.append(start)
+            ends[n_out] = int(end)  # type: ignore[call-overload]
+            if int(who) >= 0:  # type: ignore[call-overload]
+                mention[n_out] = int(who)  # type: ignore[call-overload]
+            base[n_out] = bool(is_base)
+            n_out += 1
+            pos = int(end)  # type: ignore[call-overload]
+        put(normalize_text(text[pos:b]), pos)
+    back.append(unit.end)
+    return _Abstract("".join(out), back, ends, mention, base)
+
+
+def _governs(text: str, unit: Unit, stop: re.Pattern[str], start: int, end: int,
+             words: tuple[tuple[int, int], ...], scan: Scan,
              terminators: re.Pattern[str] | None) -> bool:
     """Whether an ``unless`` word inside the match stands over one of the pattern's words."""
-    for found in stop.finditer(s, m.start(), m.end()):
+    for found in stop.finditer(text, start, end):
+        a, b = found.span()
+        if not unit.holds(a, b) or any(s <= a < e for s, e in words):
+            continue  # in a clause the match skips, or the pattern's own word ("no longer")
+        if any(m.start <= a < m.end for m in scan.mentions):
+            continue  # inside a name
         if terminators is None:
             return True
-        after = [m.start(g) for g in word_groups if m.start(g) >= found.end()]
+        after = [s for s, _ in words if s >= b]
         if not after:
             return True  # nothing of the pattern follows it: keep the cautious reading
-        if terminators.search(s, found.end(), min(after)) is None:
+        if terminators.search(text, b, min(after)) is None:
             return True
     return False
 
 
-def _negated(s: str, m: re.Match[str]) -> str | None:
+def _negated(s: str, m: re.Match[str], word_groups: list[int]) -> str | None:
     """A Chinese negation standing right before a word of the pattern ("林远不去藏经阁").
 
     Chinese negates a verb by the character before it, which the gap between a
     pattern's parts would otherwise swallow; a negation that is part of a pattern's
     own word ("不见了", "没收", "不信任") is that word, not a negation of it.
     """
-    spans = [m.span(g) for g in range(1, (m.re.groups or 0) + 1) if m.start(g) >= 0]
-    for start, _end in spans:
+    for g in word_groups:
+        start = m.start(g)
         before = start - 1
         if before > m.start() and s[before] in "曾敢能" and before - 1 > m.start():
             before -= 1  # 未曾去, 不敢去, 没能去: the negation is one further back
         if before <= m.start() or s[before] not in NEGATIONS:
             continue
-        if any(a <= before < b for a, b in spans):
-            continue
         if any(s[max(0, start - len(d)):start] == d for d in DOUBLE_NEGATIVES):
             continue  # 不得不去: he has to go
         return s[before]
     return None
-
-
-@lru_cache(maxsize=4096)
-def _words_rx(words: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(word_regex(a) for a in sorted(words, key=len, reverse=True)), re.IGNORECASE)
-
-
-def part_starts_at(part: Part, text: str, pos: int) -> bool:
-    """Whether the words of ``part`` start ``text`` at ``pos``."""
-    return part.slot is None and _words_rx(part.words).match(normalize_text(text), pos) is not None
-
-
-def _part_regex(part: Part, names: list[str]) -> str:
-    if part.slot is not None:
-        bit = 1 << names.index(part.slot)
-        marks = "".join(chr(MARK_BASE | b) for b in range(1, 1 << len(names)) if b & bit)
-        return f"(?P<{part.slot}>[{marks}])"
-    alts = sorted(part.words, key=len, reverse=True)
-    return "(" + "|".join(word_regex(a) for a in alts) + ")"  # a group, to measure what it covers

@@ -1,31 +1,37 @@
-"""Who "he", "她" and a dropped subject stand for, and which names are not the one acting.
+"""Who "he", "她", "who", "it" and a dropped subject stand for, and which names are not the one acting.
 
 Rules bind slots to names the text spells out. A novelist writes "Su Qing reaches
 the ferry. She lights the lantern." and "林远来到渡口，拿起了灯笼": the second verb's
 subject is a pronoun or nothing at all. This module adds *referent mentions* for
-them, bound to one character, and sets aside names that must not fill a slot:
+them, bound to one node, and sets aside names that must not fill a slot:
 
-- a pronoun is bound to the one character it can be: among those the event names
-  before it (or, when the event names nobody, those of the latest event that named
-  someone), the ones whose ``pronouns`` trait (``"he"``, ``"she"``, ``"they"``)
-  agrees. Two candidates, or a character without the trait: nothing is bound, and
-  a rule that needed it does not fire. A guess could write to the wrong person;
-  a miss costs one ``--set``.
+- a personal pronoun is bound to the one character it can be. Its candidates are
+  the characters the event names before it; when none of them can be it, those of
+  the latest of the last events that named someone. A character can be "he" or
+  "she" by its ``pronouns`` trait ("he", "she", "they"), else by a ``gender`` trait,
+  else by a title among its names (Mr., Mrs., Miss, 先生, 太太) or the pronouns of
+  its summary; a character none of these tell about could be either. The one
+  candidate left binds; two (a known "he" and one that could be) bind nobody, and
+  the event's notes say so. An object pronoun is not the subject of its own
+  clause ("Bishop trusted him": not Bishop). A guess could write to the wrong
+  person; a miss costs one ``--set``.
+- "who" after a name (", who ...") is that name; "it" and "它" are the one item the
+  event names before them.
 - a dropped subject (after "and"/"then" in English, at the start of a Chinese
   clause) is the subject of the sentence: its first character, unless it is two
   ("Lin Yuan and Su Qing"). It only ever fills a rule's slot that it stands right
   before (checked by :func:`zero_fits`), so "有人拿走了黑戒" (someone took it) does
   not give the ring to the last subject.
-- a name after an exclusion word ("not Su Qing", "instead of Lin Yuan", "不是苏晴"),
-  a possessor ("Lin Yuan's sister", "林远的妹妹") and a name inside a relative clause
-  or a parenthesis ("Old Zhou, who never trusted Su Qing, walks ...") is set aside.
+- a name after an exclusion word ("not Su Qing", "instead of Lin Yuan", "不是苏晴")
+  and a possessor ("Lin Yuan's sister", "林远的妹妹") is set aside, unless the rule's
+  own pattern goes on with the possessive ("{who}的伤").
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from narrative.diffusers.clauses import PUNCT_BOUNDARY, Analysis, Lexicon
 from narrative.diffusers.context import Mention, is_cjk
@@ -35,24 +41,42 @@ PRONOUNS = {"he": "he", "him": "he", "she": "she", "her": "she", "they": "they",
             "他": "he", "她": "she"}
 _PRONOUN_RX = re.compile(r"(?<![\w'])(?:he|him|she|her|they|them)(?![\w'])|(?<!其)他(?![们人])|她(?![们])",
                          re.IGNORECASE)
+_IT_RX = re.compile(r"(?<![\w'])it(?![\w'])|它(?![们])", re.IGNORECASE)
 # after "her", a word that makes it an object ("gives her the ring"), not a possessive ("her ring")
-_OBJECT_AFTER = re.compile(r"\s*(?:$|[\W_]|(?:the|a|an|to|at|in|into|on|and|back|away|up|down|out)(?!\w))",
+_OBJECT_AFTER = re.compile(r"\s*(?:$|[\W_]|(?:the|a|an|to|at|in|into|on|and|back|away|up|down|out|of|for|"
+                           r"with|from|about|as|by|off|over|again|alone|too|that|once|twice|so|"
+                           r"there|here|now|then|if|when|before|after|until|because)(?!\w))",
                            re.IGNORECASE)
-_ZERO_EN = re.compile(r"(?<![\w'])(?:and then|and|then|but)\s+(?=[a-z])", re.IGNORECASE)
+_ZERO_EN = re.compile(r"(?<![\w'])(?:and then|and|then|but)(?:,\s*[^,.;!?]{1,40},)?\s+(?=[a-z])",
+                      re.IGNORECASE)
 _NOT_A_VERB = re.compile(r"(?:the|a|an|his|her|their|its|he|she|they|it|we|i|you|so|yet|all|both|"
                          r"every|some|no|one|two|this|that|these|those|there|here|now)(?!\w)",
                          re.IGNORECASE)
-_PLURAL = re.compile(r"\s*(?:and|,|和|与|跟|同|、)\s*$", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"(?:['’]s?(?!\w)|的)")
 # what may stand between a dropped subject and its verb
 FILLERS_ZH = ("又", "也", "便", "就", "才", "还", "再", "都", "随即", "立刻", "马上", "转身", "连忙",
               "急忙", "赶紧", "悄悄", "默默", "径直", "慢慢", "缓缓", "终于", "随后", "独自", "一路",
               "匆匆", "快步", "冒雨", "冒着雨", "冒着大雨", "顺手", "一把", "轻轻", "狠狠", "当即", "也就",
-              "却", "但", "可", "竟", "竟然", "居然", "果然", "仍", "仍然", "依然", "只好", "只得", "已经")
-_FILLERS = re.compile(r"(?:\s|[a-z]+ly(?![a-z])|" + "|".join(sorted(FILLERS_ZH, key=len, reverse=True))
-                      + r"|地)*", re.IGNORECASE)
+              "却", "但", "可", "竟", "竟然", "居然", "果然", "仍", "仍然", "依然", "只好", "只得", "已经",
+              "说完", "说罢", "听罢", "听完", "想了想", "起身", "终于起身", "直接", "今天", "当晚", "当夜",
+              "次日", "第二天", "一早", "一大早", "这才", "于是", "然后", "接着", "连夜", "立即", "赶忙",
+              "便又", "则", "倒", "倒是", "早已", "早就", "已", "也已", "又一次", "一个人", "悄悄地", "径自",
+              "亲自", "再次", "重新", "只身", "偷偷", "偷偷地", "从侧门出去", "出门", "一出门")
+_FILLERS = re.compile(r"(?:\s|[a-z]+ly(?![a-z])|,\s*[^,.;!?]{1,40},\s*|"
+                      + "|".join(sorted(FILLERS_ZH, key=len, reverse=True))
+                      + r"|[^，。,；！？、\s]{1,8}?(?:就|便)|地)*", re.IGNORECASE)
+_TITLES_HE = ("mr", "mr.", "sir", "lord", "master", "father", "brother", "uncle", "king", "prince",
+              "monsieur", "herr", "señor", "don")
+_TITLES_SHE = ("mrs", "mrs.", "miss", "ms", "ms.", "madam", "madame", "mme", "mme.", "lady", "dame",
+               "mistress", "sister", "aunt", "queen", "princess", "mlle", "señora", "doña", "widow")
+_ZH_HE = ("先生", "少爷", "老爷", "公子", "师兄", "大哥", "伯伯", "叔叔")
+_ZH_SHE = ("太太", "夫人", "小姐", "女士", "姑娘", "娘子", "师姐", "大姐", "阿姨", "婆婆", "老板娘")
+_SUMMARY_HE = re.compile(r"\b(?:he|his|him|himself|husband|widower|father|son|brother|man|boy|"
+                         r"gentleman|houseboy|king)\b", re.IGNORECASE)
+_SUMMARY_SHE = re.compile(r"\b(?:she|her|hers|herself|wife|widow|mother|daughter|sister|woman|girl|"
+                          r"lady|mistress|queen|actress)\b", re.IGNORECASE)
 
-Character = Callable[[str], NodeDict | None]
+Recent = Callable[[], list[list[tuple[str, NodeDict]]]]
 
 
 @dataclass(frozen=True)
@@ -62,6 +86,8 @@ class Referents:
     mentions: list[Mention]
     zeros: set[int]  # indexes (into ``mentions``) of dropped subjects
     set_aside: list[tuple[Mention, str]]  # names that fill no slot, and why
+    notes: list[str] = field(default_factory=list)  # pronouns left unbound, and why
+    possessive: set[int] = field(default_factory=set)  # possessors: only a pattern going on with 的 or 's
 
 
 def _is_character(node: NodeDict | None) -> bool:
@@ -69,85 +95,211 @@ def _is_character(node: NodeDict | None) -> bool:
 
 
 def _pronoun_of(node: NodeDict | None) -> str | None:
+    """"he", "she", "they", or None when nothing about the node tells."""
     if node is None:
         return None
-    value = (node.get("traits") or {}).get("pronouns")
-    return value.strip().lower() if isinstance(value, str) else None
+    traits = node.get("traits") or {}
+    value = traits.get("pronouns")
+    if isinstance(value, str) and value.strip():
+        return value.strip().lower().split("/")[0]
+    gender = traits.get("gender")
+    if isinstance(gender, str):
+        g = gender.strip().lower()
+        if g in ("male", "man", "m", "he", "男"):
+            return "he"
+        if g in ("female", "woman", "f", "she", "女"):
+            return "she"
+    names = [str(node.get("name", "")), *(str(a) for a in node.get("aliases", []) or [])]
+    found = set()
+    for name in names:
+        first = name.split()[0].lower() if name.split() else ""
+        if first in _TITLES_HE or name.endswith(_ZH_HE):
+            found.add("he")
+        if first in _TITLES_SHE or name.endswith(_ZH_SHE):
+            found.add("she")
+    if len(found) == 1:
+        return found.pop()
+    if found:
+        return None
+    summary = str(node.get("summary") or "")
+    he, she = bool(_SUMMARY_HE.search(summary)), bool(_SUMMARY_SHE.search(summary))
+    if he != she:
+        return "he" if he else "she"
+    return None
 
 
 def resolve(text: str, mentions: list[Mention], nodes: dict[str, NodeDict | None], lex: Lexicon,
-            analysis: Analysis, recent: Callable[[], list[list[tuple[str, NodeDict]]]]) -> Referents:
-    """Add pronoun and dropped-subject mentions; set aside excluded names and possessors.
+            analysis: Analysis, recent: Recent) -> Referents:
+    """Add pronoun, "who", "it" and dropped-subject mentions; set aside excluded names and possessors.
 
     ``recent()`` gives, newest first, the nodes each recent event named (in the
-    order it named them); it is only called when the event names nobody.
+    order it named them); it is only called when the event does not tell.
     """
     set_aside: list[tuple[Mention, str]] = []
     kept: list[Mention] = []
-    parentheses = [p.span() for p in _PARENTHESIS.finditer(text)]
+    notes: list[str] = []
+    possessors: set[tuple[int, int]] = set()
     for m in mentions:
-        why = _aside(text, m, nodes, lex, parentheses)
-        if why:
+        why = _aside(text, m, nodes, lex)
+        if why == "possessive":
+            possessors.add((m.start, m.end))
+            kept.append(m)
+        elif why:
             set_aside.append((m, why))
         else:
             kept.append(m)
     taken = [(m.start, m.end) for m in mentions]
-    chars = [m for m in mentions if len(m.ids) == 1 and _is_character(nodes.get(m.ids[0]))]
+    chars = [m for m in kept if len(m.ids) == 1 and _is_character(nodes.get(m.ids[0]))]
     added: list[Mention] = []
+    recent_cache: list[list[list[tuple[str, NodeDict]]]] = []
+
+    def recent_once() -> list[list[tuple[str, NodeDict]]]:
+        if not recent_cache:
+            recent_cache.append(recent())
+        return recent_cache[0]
+
     for pm in _PRONOUN_RX.finditer(text):
         if any(s < pm.end() and pm.start() < e for s, e in taken):
             continue
         word = pm.group(0).lower()
         if word == "her" and not _OBJECT_AFTER.match(text, pm.end()):
             continue  # "her ring": a possessive names no one who acts
-        who = _antecedent(PRONOUNS[word], pm.start(), chars, nodes, recent)
+        who, why = _antecedent(text, PRONOUNS[word], pm.start(), word in ("him", "her", "them"),
+                               chars, nodes, analysis, recent_once)
         if who is not None:
             m = Mention(pm.start(), pm.end(), pm.group(0), (who,))
             added.append(m)
             chars.append(m)
+            chars.sort(key=lambda c: c.start)
+        elif why:
+            notes.append(f"{pm.group(0)!r} bound to nobody: {why}")
+    added += _relative_who(text, kept, nodes, analysis, taken)
+    added += _it(text, kept, nodes, taken)
     ordered = sorted(kept + added, key=lambda m: m.start)
     zeros = _zero_positions(text, ordered, analysis)
-    out = list(ordered)
+    acting = [m for m in ordered if (m.start, m.end) not in possessors]
     zero_mentions: list[Mention] = []
     for pos in zeros:
-        who = _subject(text, pos, ordered, nodes, analysis, recent)
+        who = _subject(text, pos, acting, nodes, analysis, recent_once)
         if who is not None:
             zero_mentions.append(Mention(pos, pos, "", (who,)))
-    final = sorted(out + zero_mentions, key=lambda m: (m.start, m.end))
+    final = sorted(ordered + zero_mentions, key=lambda m: (m.start, m.end))
     zero_ids = {i for i, m in enumerate(final) if m.start == m.end}
-    return Referents(final, zero_ids, set_aside)
+    owners = {i for i, m in enumerate(final) if (m.start, m.end) in possessors and m.start < m.end}
+    return Referents(final, zero_ids, set_aside, notes, owners)
 
 
-_PARENTHESIS = re.compile(r",\s*(?:who|whom|whose|which|where|once|still|already)\b[^,.;!?]*,"
-                          r"|\([^()]*\)|（[^（）]*）|——[^——]*——", re.IGNORECASE)
-
-
-def _aside(text: str, m: Mention, nodes: dict[str, NodeDict | None], lex: Lexicon,
-           parentheses: list[tuple[int, int]]) -> str | None:
-    if any(s <= m.start and m.end <= e for s, e in parentheses):
-        return "set aside (inside a relative clause or parenthesis)"
+def _aside(text: str, m: Mention, nodes: dict[str, NodeDict | None], lex: Lexicon) -> str | None:
     before = text[max(0, m.start - 20):m.start]
     if lex.exclusion_rx is not None and lex.exclusion_rx.search(before):
         return "set aside (contrast)"
     if any(_is_character(nodes.get(i)) for i in m.ids) and _POSSESSIVE.match(text, m.end):
-        return "set aside (possessive)"
+        return "possessive"
     return None
 
 
-def _antecedent(pronoun: str, pos: int, chars: list[Mention], nodes: dict[str, NodeDict | None],
-                recent: Callable[[], list[list[tuple[str, NodeDict]]]]) -> str | None:
-    before = [m for m in chars if m.end <= pos]
-    if before:
-        ids = {m.ids[0] for m in before if _pronoun_of(nodes.get(m.ids[0])) == pronoun}
-        return ids.pop() if len(ids) == 1 else None
-    if chars:
-        return None  # the event names someone, only later: no guessing across a cataphora
+def _name_of(nodes: dict[str, NodeDict | None], node_id: str) -> str:
+    node = nodes.get(node_id) or {}
+    return str(node.get("name") or node_id)
+
+
+def _antecedent(text: str, pronoun: str, pos: int, is_object: bool, chars: list[Mention],
+                nodes: dict[str, NodeDict | None], analysis: Analysis, recent: Recent
+                ) -> tuple[str | None, str | None]:
+    """The one character the pronoun at ``pos`` can be, or None with the reason (None: no note)."""
+    clause = analysis.clause_of(pos)
+    subject: str | None = None
+    if clause is not None and (is_object or _zh_object(text, pos, clause.unit.start)):
+        inside = [m for m in chars if clause.unit.holds(m.start, m.end) and m.end <= pos]
+        subject = inside[0].ids[0] if inside else None
+    before = [m for m in chars if m.end <= pos and m.ids[0] != subject]
+    got = _pick(pronoun, [m.ids[0] for m in before], nodes)
+    if got[0] is not None or got[1]:
+        return got
+    _, s1 = analysis.sentence_of(pos)
+    later = [m for m in chars if m.start > pos and m.start < s1 and m.ids[0] != subject]
+    if later and clause is not None and any(not clause.unit.holds(m.start, m.end) for m in later) \
+            and _pick(pronoun, [m.ids[0] for m in later], nodes)[0] is not None:
+        return None, "a character named after it could be the one meant"
     for named in recent():
-        people = [(i, node) for i, node in named if _is_character(node)]
+        people = [i for i, node in named if _is_character(node)]
+        for i, node in named:
+            nodes.setdefault(i, node)
         if people:
-            fits = {i for i, node in people if _pronoun_of(node) == pronoun}
-            return fits.pop() if len(fits) == 1 else None
-    return None
+            return _pick(pronoun, people, nodes)
+    return None, None
+
+
+def _pick(pronoun: str, ids: list[str], nodes: dict[str, NodeDict | None]) -> tuple[str | None, str | None]:
+    """Among ``ids``: the one that agrees with ``pronoun`` and nobody else could be it."""
+    sure = sorted({i for i in ids if _pronoun_of(nodes.get(i)) == pronoun})
+    maybe = sorted({i for i in ids if _pronoun_of(nodes.get(i)) is None} - set(sure))
+    if len(sure) + len(maybe) == 1:
+        return (sure or maybe)[0], None
+    if not sure and not maybe:
+        return None, None
+    names = " or ".join(_name_of(nodes, i) for i in [*sure, *maybe][:3])
+    return None, f"it could be {names}"
+
+
+def _zh_object(text: str, pos: int, clause_start: int) -> bool:
+    """A Chinese pronoun that does not open its clause is an object ("对她", "交给了他")."""
+    if not is_cjk(text[pos:pos + 1]):
+        return False
+    head = text[clause_start:pos].strip()
+    return bool(head) and not re.fullmatch(r"[\s“”\"「」『』]*", head)
+
+
+def _relative_who(text: str, mentions: list[Mention], nodes: dict[str, NodeDict | None],
+                  analysis: Analysis, taken: list[tuple[int, int]]) -> list[Mention]:
+    """"Ma Ling, who left it behind": "who" is Ma Ling."""
+    out = []
+    ends = {m.end: m for m in mentions if len(m.ids) == 1 and _is_character(nodes.get(m.ids[0]))}
+    for c in analysis.clauses:
+        if c.kind != "relative" or c.opener not in ("who", "whom"):
+            continue
+        comma = c.unit.start
+        m = re.match(r",\s*(who|whom)\b", text[comma:], re.IGNORECASE)
+        if m is None:
+            continue
+        antecedent = ends.get(comma) or ends.get(comma - 1)
+        if antecedent is None or c.opener != "who":
+            continue
+        start = comma + m.start(1)
+        if any(s < start + 3 and start < e for s, e in taken):
+            continue
+        out.append(Mention(start, start + 3, text[start:start + 3], antecedent.ids))
+    return out
+
+
+def _it(text: str, mentions: list[Mention], nodes: dict[str, NodeDict | None],
+        taken: list[tuple[int, int]]) -> list[Mention]:
+    """"burned it", "把它烧了": the one item the event names before "it"."""
+    items = [m for m in mentions if len(m.ids) == 1 and (nodes.get(m.ids[0]) or {}).get("layer") == "item"]
+    out = []
+    for pm in _IT_RX.finditer(text):
+        if any(s < pm.end() and pm.start() < e for s, e in taken):
+            continue
+        before = {m.ids[0] for m in items if m.end <= pm.start()}
+        if len(before) == 1 and _it_is_object(text, pm.start()):
+            out.append(Mention(pm.start(), pm.end(), pm.group(0), (before.pop(),)))
+    return out
+
+
+def _it_is_object(text: str, pos: int) -> bool:
+    """"burned it", "left it behind", "把它": "it" after a verb, not "it rained", "make it to"."""
+    if text[pos] == "它":
+        return True
+    before = re.search(r"([A-Za-z]+)\s*$", text[max(0, pos - 30):pos])
+    if before is None:
+        return False
+    word = before.group(1).lower()
+    after = text[pos + 2:pos + 12].lower()
+    if word in ("make", "made", "makes", "making", "take", "took", "takes", "taking") \
+            and after.lstrip().startswith(("to ", "for ", "easy", "that")):
+        return False
+    return word not in ("is", "was", "be", "been", "that", "if", "when", "and", "but", "as", "so",
+                        "because", "though", "although", "while", "where", "what", "how", "why")
 
 
 def _zero_positions(text: str, mentions: list[Mention], analysis: Analysis) -> list[int]:
@@ -169,10 +321,12 @@ def _zero_positions(text: str, mentions: list[Mention], analysis: Analysis) -> l
 
 
 def _subject(text: str, pos: int, mentions: list[Mention], nodes: dict[str, NodeDict | None],
-             analysis: Analysis, recent: Callable[[], list[list[tuple[str, NodeDict]]]]) -> str | None:
+             analysis: Analysis, recent: Recent) -> str | None:
     """The subject a dropped one continues: the first name of its sentence, or of the one before."""
     s0, _ = analysis.sentence_of(pos)
-    spans = [(s0, pos), *[(s, e) for s, e in reversed(analysis.sentences) if e <= s0]]
+    spans = [(s0, pos)]
+    k = analysis.sentences.index(analysis.sentence_of(pos))
+    spans += [analysis.sentences[j] for j in range(k - 1, max(-1, k - 4), -1)]
     for start, end in spans:
         inside = [m for m in mentions if start <= m.start and m.end <= end and m.start < m.end]
         if not inside:

@@ -57,6 +57,7 @@ from pydantic import (
 )
 
 from narrative.delta.draft import SETTABLE
+from narrative.diffusers import classes as word_classes
 from narrative.diffusers import patterns
 from narrative.diffusers.clauses import CueSet
 from narrative.errors import InvalidWorldError
@@ -356,6 +357,14 @@ class Rule(_Strict):
         return value
 
 
+class ClassTable(_Strict):
+    """One class of a ``[classes]`` table written as a table."""
+
+    en: list[str] = Field(default_factory=list, description="English entries.")
+    zh: list[str] = Field(default_factory=list, description="Chinese entries.")
+    summary: str = ""
+
+
 class RuleFile(_Strict):
     """A file of rules under ``rules/``."""
 
@@ -368,6 +377,23 @@ class RuleFile(_Strict):
     cues: CueSet | None = Field(
         default=None, description="Cue words added to narr's own (see narrative/diffusers/cues.toml): "
                                   "words that make a clause negated, reported, hypothetical ...")
+    classes: dict[str, list[str] | ClassTable] | None = Field(
+        default=None,
+        description="Verb classes to add to narr's own (narrative/diffusers/classes.toml), or new "
+                    "ones: a list of entries, or a table with 'en' and 'zh' lists. A pattern names a "
+                    "class with @name.")
+
+    @field_validator("classes")
+    @classmethod
+    def _classes(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        raw = {k: (v.model_dump(exclude_none=True) if isinstance(v, BaseModel) else v)
+               for k, v in value.items()}
+        problems = word_classes.check_table(raw)
+        if problems:
+            raise ValueError(problems[0][2])
+        return raw
 
 
 class LoadedRule:
@@ -555,11 +581,20 @@ def load_rules(root: Path) -> list[LoadedRule]:
 
 def load_rule_set(root: Path) -> tuple[list[LoadedRule], tuple[str, ...]]:
     """The rules under ``root/rules``, and the ``[cues]`` tables of their files (as JSON)."""
+    rules, cues, _ = load_rules_and_classes(root)
+    return rules, cues
+
+
+def load_rules_and_classes(root: Path) -> tuple[list[LoadedRule], tuple[str, ...],
+                                                tuple[word_classes.ClassSpec, ...]]:
+    """The rules under ``root/rules``, the ``[cues]`` tables of their files (as JSON) and the
+    verb classes they add to (a class a pattern names must exist)."""
     directory = root / RULES_DIR
     if not directory.is_dir():
-        return [], ()
+        return [], (), ()
     out: list[LoadedRule] = []
     cues: list[str] = []
+    added: list[word_classes.ClassSpec] = []
     seen: dict[str, str] = {}
     for path in sorted(directory.iterdir()):
         if path.suffix not in RULE_SUFFIXES or not path.is_file():
@@ -568,12 +603,23 @@ def load_rule_set(root: Path) -> tuple[list[LoadedRule], tuple[str, ...]]:
         file = parse_rule_file(path.read_bytes(), source)
         if file.cues is not None:
             cues.append(file.cues.model_dump_json(exclude_defaults=True))
+        if file.classes:
+            added.extend(word_classes.specs_of(file.classes, source))
         for rule in file.rules:
             if rule.id in seen:
                 raise InvalidWorldError(f"{source}: rule {rule.id!r} is also defined in {seen[rule.id]}")
             seen[rule.id] = source
             out.append(LoadedRule(rule, source, file))
-    return out, tuple(cues)
+    known = {s.name for s in (*word_classes.shipped_specs(), *added)}
+    for loaded in out:
+        for i, pattern in enumerate(loaded.patterns):
+            missing = sorted(pattern.classes - known)
+            if missing:
+                raise InvalidWorldError(
+                    f"{loaded.source}: rule {loaded.rule.id!r} /match/{i}: no class "
+                    f"@{missing[0]} (add it in a [classes] table, or use one of narr's: "
+                    f"{', '.join('@' + n for n in sorted(known))})")
+    return out, tuple(cues), tuple(added)
 
 
 def json_schema() -> dict[str, Any]:

@@ -32,6 +32,7 @@ import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +40,8 @@ from pydantic import ValidationError
 
 from narrative import fields
 from narrative.delta.draft import Draft
-from narrative.diffusers import clauses, patterns, referents
+from narrative.delta.proposal import HeldChange
+from narrative.diffusers import classes, clauses, patterns, referents
 from narrative.diffusers.base import Proposal, register
 from narrative.diffusers.context import DisjointSpans, Mention, find_mentions
 from narrative.diffusers.rulefile import (
@@ -54,9 +56,9 @@ from narrative.diffusers.rulefile import (
     UnrelateAction,
     UnsetAction,
     VarSpec,
-    load_rule_set,
+    load_rules_and_classes,
 )
-from narrative.errors import DiffuserError
+from narrative.errors import DiffuserError, InvalidInputError
 from narrative.ids import id_problem
 from narrative.model import (
     CreateOp,
@@ -124,24 +126,53 @@ class _Unbound(Exception):
     """An action needs a variable (or a field) this firing did not bind: skip the action."""
 
 
+MAX_CONTENT = 256 * 1024  # bytes of event content the rules read unless asked for more (--large)
+
+
+@dataclass(frozen=True)
+class Held:
+    """A change the rules found under a structure they do not know, so did not write."""
+
+    n: int
+    rule: str
+    source: str
+    words: str
+    reason: str
+    ops: list[Op]
+
+
 class RulesDiffuser:
     name = "rules"
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._loaded: tuple[list[LoadedRule], tuple[str, ...], tuple[Any, ...]] | None = None
 
     def propose(self, world: World, request: EventRequest) -> Proposal:
         return self.propose_checked(world, request)[0]
 
+    def rule_set(self) -> tuple[list[LoadedRule], tuple[str, ...], tuple[Any, ...]]:
+        """The world's rules, cue tables and classes, read once for this diffuser."""
+        if self._loaded is None:
+            self._loaded = load_rules_and_classes(self.root)
+        return self._loaded
+
     def propose_checked(self, world: World, request: EventRequest) -> tuple[Proposal, list[Unmet]]:
         """The proposal, and the preconditions of its firings that the world contradicts."""
-        rules, cue_tables = load_rule_set(self.root)
+        rules, cue_tables, class_specs = self.rule_set()
         if not rules:
             return Proposal(notes=["no rules in this world (rules/*.toml)"]), []
         text = request.content
-        lex = clauses.lexicon(cue_tables)
-        analysis = lex.analyse(text)
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > MAX_CONTENT and not getattr(request, "large", False):
+            raise InvalidInputError(
+                f"the event's content is {size // 1024} KB; the rules read at most "
+                f"{MAX_CONTENT // 1024} KB at once",
+                hint="split the text into several events, or pass --large to read it whole")
+        table = classes.table(class_specs)
+        lex = clauses.lexicon(cue_tables, class_specs)
         named = find_mentions(world, text)
+        analysis = lex.analyse(text, [(m.start, m.end) for m in named])
         nodes = {i: world.get(i) for m in named for i in m.ids}
         refs = referents.resolve(text, named, nodes, lex, analysis, lambda: _recent(world))
         mentions = refs.mentions
@@ -150,13 +181,18 @@ class RulesDiffuser:
             for i in m.ids:
                 if i not in nodes:
                     nodes[i] = world.get(i)
+        vocab = patterns.vocabulary([p for r in rules for p in r.patterns], table)
+        scan = patterns.scan_text(text, mentions, analysis.units, vocab)
         builder = _Builder(world)
-        notes: list[str] = []
+        notes: list[str] = list(refs.notes)
         unmet: list[Unmet] = []
+        held: list[Held] = []
+        accept = set(getattr(request, "accept", None) or ())
         applied = 0
         terminators = lex.terminators
-        firings = _within_budget(lambda: find_firings(rules, text, mentions, nodes, terminators,
-                                                              frozenset(refs.zeros)))
+        zeros = frozenset(refs.zeros)
+        owners = frozenset(refs.possessive)
+        firings = _within_budget(lambda: find_firings(rules, scan, nodes, terminators, zeros, owners))
         for firing in firings:
             words = text[firing.match.start : firing.match.end]
             where = f"rule {firing.rule.rule.id} ({firing.rule.source})"
@@ -167,37 +203,94 @@ class RulesDiffuser:
             if firing.match.blocked_by is not None:
                 notes.append(f"{where} not applied: {firing.match.blocked_by!r} in {words!r}")
                 continue
-            cue = analysis.blocking(list(firing.match.words))
-            if cue is not None:
+            cue = analysis.blocking(list(firing.match.words)) or _form_cue(firing, analysis, mentions)
+            unsure = cue is not None and cue.kind == "unsure"
+            if cue is not None and not unsure:
                 notes.append(f"{where} not applied to {words!r}: "
                              f"{_reason(cue, analysis, mentions, nodes)}")
                 continue
-            for each in [firing, *_listed(firing, text, mentions, nodes)]:
-                slots, problem = _bind_slots(each, mentions, nodes)
-                if problem:
-                    notes.append(f"{where} not applied to {words!r}: {problem}")
+            if unsure:
+                assert cue is not None
+                n = len(held) + 1
+                if n not in accept:
+                    ops = builder.trial(partial(self._fire_all, firing, text, mentions, nodes,
+                                                builder, [], []))
+                    if ops:
+                        reason = f"under {cue.term!r}, which narr does not know as a verb of saying, " \
+                                 "believing or perceiving"
+                        held.append(Held(n, firing.rule.rule.id, firing.rule.source, words, reason, ops))
+                        notes.append(f"{where} held back {words!r}: {reason} "
+                                     f"(narr event --accept {n} applies it)")
                     continue
-                before = (builder.changes, builder.close_scene)
-                env = _Env(each.rule, builder, slots)
-                found = [u for req in each.rule.requires
-                         if (u := _check(req, env, each)) is not None]
-                unmet.extend(found)
-                skipped = builder.fire(each.rule, env)
-                applied += 1
-                bound = ", ".join(f"{k}={v}" for k, v in env.values.items() if v is not None)
-                text_of = f"{words!r}" + (f" ({bound})" if bound else "")
-                if each is not firing:
-                    text_of += " (one of a list)"
-                tail = "" if (builder.changes, builder.close_scene) != before else "; already so"
-                notes.append(f"{where}: {text_of}{tail}")
-                notes.extend(f"{where}: {s}" for s in skipped)
-                notes.extend(f"{where}: the world contradicts {u.requirement!r}: {u.describe()}"
-                             for u in found)
+                notes.append(f"{where}: held-back change {n} accepted")
+                held.append(Held(n, firing.rule.rule.id, firing.rule.source, words, "accepted", []))
+            applied += self._fire_all(firing, text, mentions, nodes, builder, notes, unmet)
         if not applied:
             verb = "applied to" if firings else "matched"
             notes.append(f"no rule {verb} {text!r}")
         proposal = Proposal(delta=Delta(ops=builder.ops, close_scene=builder.close_scene), notes=notes)
+        proposal.held = [HeldChange(n=h.n, rule=h.rule, source=h.source, words=h.words,
+                                    reason=h.reason, ops=h.ops) for h in held if h.ops]
         return proposal, unmet
+
+    def _fire_all(self, firing: Firing, text: str, mentions: list[Mention], nodes: dict[str, Any],
+                  builder: _Builder, notes: list[str], unmet: list[Unmet]) -> int:
+        """Apply a firing (and one more for each name listed with its subject); how many applied."""
+        applied = 0
+        words = text[firing.match.start : firing.match.end]
+        where = f"rule {firing.rule.rule.id} ({firing.rule.source})"
+        for each in [firing, *_listed(firing, text, mentions, nodes)]:
+            slots, problem = _bind_slots(each, mentions, nodes)
+            if problem:
+                notes.append(f"{where} not applied to {words!r}: {problem}")
+                continue
+            before = (builder.changes, builder.close_scene)
+            env = _Env(each.rule, builder, slots)
+            found = [u for req in each.rule.requires
+                     if (u := _check(req, env, each)) is not None]
+            unmet.extend(found)
+            skipped = builder.fire(each.rule, env)
+            applied += 1
+            bound = ", ".join(f"{k}={v}" for k, v in env.values.items() if v is not None)
+            text_of = f"{words!r}" + (f" ({bound})" if bound else "")
+            if each is not firing:
+                text_of += " (one of a list)"
+            tail = "" if (builder.changes, builder.close_scene) != before else "; already so"
+            notes.append(f"{where}: {text_of}{tail}")
+            notes.extend(f"{where}: {s}" for s in skipped)
+            notes.extend(f"{where}: the world contradicts {u.requirement!r}: {u.describe()}"
+                         for u in found)
+        return applied
+
+
+_JOINERS = frozenset({"and", "&", "with", "or", "nor", "to", "from", "of", "the", "a", "an"})
+
+
+def _form_cue(firing: Firing, analysis: clauses.Analysis, mentions: list[Mention]) -> clauses.Cue | None:
+    """What the form of the rule's verb says: an infinitive, or a complement of an unknown verb.
+
+    Only the verb right after the pattern's first slot is read ("{who} @go to {place}").
+    """
+    from narrative.diffusers.inflect import is_base_verb
+
+    match = firing.match
+    pattern = firing.rule.patterns[firing.pattern]
+    first = pattern.parts[0].slot
+    if first is None or len(pattern.parts) < 2 or not match.words:
+        return None
+    k = next((i for i, (a, b) in enumerate(match.words)
+              if analysis.text[a:b].split()[0].lower() not in _JOINERS), None)
+    if k is None:  # the verb: the first word that is no joiner
+        return None
+    start, end = match.words[k]
+    token = re.match(r"[A-Za-z'’-]+", analysis.text[start:end])
+    if token is None:
+        return None
+    if not (match.bases[k] if k < len(match.bases) else False) and not is_base_verb(token.group(0)):
+        return None
+    m = mentions[match.slots[first]]
+    subject = (m.start, m.end) if m.start < m.end <= start else None
+    return analysis.base_verb((start, end), subject)
 
 
 def _check(req: Requirement, env: _Env, firing: Firing) -> Unmet | None:
@@ -300,22 +393,26 @@ def _within_budget(work: Callable[[], list[Firing]]) -> list[Firing]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def find_firings(rules: list[LoadedRule], text: str, mentions: list[Mention],
-                 nodes: dict[str, Any], terminators: Any = None,
-                 zeros: frozenset[int] = frozenset()) -> list[Firing]:
-    """The firings of every rule in ``text``, in the order of the text.
+def find_firings(rules: list[LoadedRule], scan: patterns.Scan, nodes: dict[str, Any],
+                 terminators: Any = None, zeros: frozenset[int] = frozenset(),
+                 owners: frozenset[int] = frozenset()) -> list[Firing]:
+    """The firings of every rule in the scanned text, in the order of the text.
 
     A dropped subject (one of ``zeros``) may only fill a pattern's first slot: it
-    is a subject, never the second of "{who} and {who2}" nor an object.
+    is a subject, never the second of "{who} and {who2}" nor an object. A possessor
+    (one of ``owners``: "Lin Yuan's", "林远的") fills only a slot that the pattern
+    continues with the possessive itself ("{who}的伤").
     """
     out: list[Firing] = []
     by_group: dict[str, list[Firing]] = {}
     known: dict[str, set[int]] = {}  # the same kind of variable recurs in many patterns
+    text = scan.text
+    mentions = list(scan.mentions)
 
     def candidates(spec: VarSpec) -> set[int]:
         key = spec.model_dump_json()
         if key not in known:
-            known[key] = _candidates(spec, mentions, nodes)
+            known[key] = _candidates(spec, mentions, nodes)  # type: ignore[arg-type]
         return known[key]
 
     for order, rule in enumerate(rules):
@@ -323,14 +420,14 @@ def find_firings(rules: list[LoadedRule], text: str, mentions: list[Mention],
         try:
             for pi, pattern in enumerate(rule.patterns):
                 first = pattern.parts[0].slot
-                verb = pattern.parts[1] if len(pattern.parts) > 1 else None
-                unfit = {k for k in zeros if verb is None or not patterns.part_starts_at(
-                    verb, text, referents.after_fillers(text, mentions[k].end))}
+                verb = scan.vocab.atoms_of(pattern, 1) if len(pattern.parts) > 1 else frozenset()
+                unfit = {k for k in zeros if not verb or scan.occurrence_at(
+                    referents.after_fillers(text, mentions[k].end), verb) is None}
                 allowed = {s: candidates(rule.vars.get(s, ANY)) - (unfit if s == first else zeros)
+                           - (frozenset() if _owned(pattern, s) else owners)
                            for s in pattern.slots}
-                for m in patterns.find(pattern, text, mentions, allowed, rule.unless,
-                                           terminators):
-                    if not _verb_has_own_subject(text, m, mentions, zeros):
+                for m in patterns.find(pattern, scan, None, allowed, rule.unless, terminators):
+                    if not _verb_has_own_subject(text, m, mentions, zeros):  # type: ignore[arg-type]
                         found.append(Firing(order, rule, pi, m))
         except _OutOfTime:
             raise _OutOfTime(f"rule {rule.rule.id} ({rule.source})") from None
@@ -342,6 +439,16 @@ def find_firings(rules: list[LoadedRule], text: str, mentions: list[Mention],
     for firings in by_group.values():
         out.extend(_disjoint(sorted(firings, key=Firing.rank)))
     return sorted(out, key=lambda f: (f.match.start, f.order))
+
+
+def _owned(pattern: patterns.Pattern, slot: str) -> bool:
+    """Whether the pattern goes on with a possessive after ``slot`` ("{who}的伤", "{who}'s")."""
+    parts = pattern.parts
+    for i, p in enumerate(parts[:-1]):
+        if p.slot == slot:
+            nxt = parts[i + 1]
+            return bool(nxt.words) and all(w.startswith(("的", "'s", "’s")) for w in nxt.words)
+    return False
 
 
 def _verb_has_own_subject(text: str, match: patterns.Match, mentions: list[Mention],
@@ -484,6 +591,17 @@ class _Builder:
         if node is None or self.current(node) != before:
             self.changes += 1
         self.ops.append(op)
+
+    def trial(self, work: Callable[[], object]) -> list[Op]:
+        """The operations ``work`` would add, undone again (what a held-back change would do)."""
+        cp = self.draft.checkpoint()
+        ops, changes, close = len(self.ops), self.changes, self.close_scene
+        work()
+        made = self.ops[ops:]
+        del self.ops[ops:]
+        self.changes, self.close_scene = changes, close
+        self.draft.rollback(cp)
+        return made
 
     def fire(self, rule: LoadedRule, env: _Env) -> list[str]:
         """Add the operations of one firing; returns notes on actions that could not be made."""
