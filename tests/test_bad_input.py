@@ -846,8 +846,8 @@ def test_retry_after_the_world_gains_the_missing_node(narr: CLI, world: Path) ->
 def test_retry_with_changes_is_a_usage_error(narr: CLI, world: Path) -> None:
     result = refused(narr, world, "event", "--retry", "Something", code=USAGE)
     assert result.stderr.splitlines()[-1] == (
-        "Error: --retry takes no content, changes, --at, --text, --close-scene or --render: it reruns "
-        "the kept event as it was asked")
+        "Error: --retry takes no content, changes, --at, --text, --close-scene, --render, --accept "
+        "or --large: it reruns the kept event as it was asked")
     for flag in (["--at", "Day 1"], ["--text", "prose"], ["--close-scene"], ["--render"]):
         refused(narr, world, "event", "--retry", *flag, code=USAGE)
 

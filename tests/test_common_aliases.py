@@ -43,9 +43,14 @@ def moves(world: DictWorld, text: str) -> dict[str, Any]:
     ("At dusk a crane flies to the ferry.", {}),
     ("The bell rings as Su Qing walks to the ferry.", {"su-qing": "ferry"}),
     ("Cranes fly to the ferry.", {}),
-    # sentence start: capitalised anyway, so only a declared name word counts
-    ("Crane walks to the ferry.", {}),
+    # sentence start: capitalised anyway; a name when a verb follows (a common noun would need
+    # an article: "A crane walks"), or when the character declares the word a name
+    ("Crane walks to the ferry.", {"crane": "ferry"}),
+    ("Crane sightings, the ferryman said, came to the ferry.", {}),
     ("Bell walks to the ferry.", {"bell": "ferry"}),
+    # an article or a possessive before it: the common word, capitalised or not
+    ("Su Qing watched as the Crane of the old songs walks to the ferry.", {}),
+    ("At dusk, Lin Yuan's Crane walks to the ferry.", {}),
     # capitalised inside a sentence: a name
     ("At dusk, Crane walks to the ferry.", {"crane": "ferry"}),
     ("Lin Yuan watches a crane while Crane goes to the library.", {"crane": "library-pavilion"}),

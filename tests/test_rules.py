@@ -252,8 +252,8 @@ def test_diffuser_explicit_proposes_nothing(narr: CLI, world: Path) -> None:
                     "--set", "lin-yuan.state.mood=calm")
     assert [(d["target"], d["field"]) for d in rec["diffusions"]] == [
         ("lin-yuan", "/state/mood"), ("temple-bell", "")]
-    assert rec["proposal"] == {"diffuser": "explicit", "ops": [], "notes": [], "proposed": [],
-                               "arbitration": [], "refused": []}
+    assert rec["proposal"] == {"diffuser": "explicit", "ops": [], "notes": [], "held": [],
+                               "proposed": [], "arbitration": [], "refused": []}
     assert narr.json("show")["diffuser"] == "explicit"
 
 

@@ -56,13 +56,19 @@ if TYPE_CHECKING:
                    "(only the flags' changes). Default: [diffuser] default in narr.toml.")
 @click.option("--render", is_flag=True,
               help="Ask the diffuser to write the event's narrative text too (llm, exec).")
+@click.option("--accept", "accept", multiple=True, type=click.IntRange(min=1), metavar="N",
+              help="Apply held-back change N after all: the rules hold back what they find under a "
+                   "structure they do not know and number it (a dry run lists them). Repeatable.")
+@click.option("--large", is_flag=True,
+              help="Let the rules read content beyond 256 KB at once (slower; split it if you can).")
 @json_option
 @pass_context
 def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: tuple[str, ...],
               relates: tuple[str, ...], unrelates: tuple[str, ...], creates: tuple[str, ...],
               expires: tuple[str, ...], delta_file: str | None, narrative_text: str | None,
               timestamp: str | None, close_scene: bool, dry_run: bool, retry: bool,
-              diffuser_name: str | None, render: bool, as_json: bool) -> None:
+              diffuser_name: str | None, render: bool, accept: tuple[int, ...], large: bool,
+              as_json: bool) -> None:
     """Record a story event: CONTENT says what happens; a diffuser and the flags say what it changes.
 
     CONTENT '-' reads it from standard input (a long passage, a whole scene).
@@ -78,6 +84,7 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
       narr event "Lin Yuan walks to the ferry"
       narr event "Dusk" --set "Lin Yuan.state.mood=wary" --relate 苏晴:suspects:林远
       narr event - < scene.txt
+      narr event --accept 1 "Old Zhou snorts that Lin Yuan went to the ferry"
     """
     from narrative.diffusers.base import default_name, get_diffuser
     from narrative.engine import event as engine
@@ -86,9 +93,11 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
     wr = ctx.world
     if retry:
         if (content or sets or unsets or relates or unrelates or creates or expires or delta_file
-                or timestamp is not None or narrative_text is not None or close_scene or render):
-            raise click.UsageError("--retry takes no content, changes, --at, --text, --close-scene or "
-                                   "--render: it reruns the kept event as it was asked")
+                or timestamp is not None or narrative_text is not None or close_scene or render
+                or accept or large):
+            raise click.UsageError("--retry takes no content, changes, --at, --text, --close-scene, "
+                                   "--render, --accept or --large: it reruns the kept event as it was "
+                                   "asked")
         chosen = get_diffuser(diffuser_name, wr) if diffuser_name else None
         result = engine.retry(wr, dry_run=dry_run, diffuser=chosen)
     else:
@@ -109,6 +118,8 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
                            delta_file, narrative_text, timestamp, close_scene)
         request.diffuser = name
         request.render = render
+        request.accept = sorted(set(accept))
+        request.large = large
         result = engine.run_event(wr, request, dry_run=dry_run, diffuser=diffuser)
     _print_result(wr, result, as_json)
 
@@ -142,10 +153,20 @@ def rendered_lines(rec: dict[str, Any], rendered: str | None) -> list[str]:
 
 
 def proposal_lines(proposal: dict[str, Any] | None) -> list[str]:
-    """The diffuser's side of the story: what fired, what the arbiter decided, what was refused."""
-    if not proposal or not proposal.get("notes"):
+    """The diffuser's side of the story: what fired, what the arbiter decided, what was refused,
+    and the changes it held back, each with the command that applies it."""
+    if not proposal:
         return []
-    return [f"{proposal['diffuser']}:", *(f"  {note}" for note in proposal["notes"])]
+    lines = []
+    if proposal.get("notes"):
+        lines += [f"{proposal['diffuser']}:", *(f"  {note}" for note in proposal["notes"])]
+    held = proposal.get("held") or []
+    if held:
+        lines.append("held back (not written; the words are under a structure narr does not know):")
+        for h in held:
+            lines.append(f"  {h['n']}. {h['words']!r}: {h['reason']}")
+            lines.append(f"     apply it: {h['command']}")
+    return lines
 
 
 def _request(wr: WorldRepo, content: str, sets: tuple[str, ...], unsets: tuple[str, ...],

@@ -26,6 +26,13 @@ class EventRequest(BaseModel):
     replay_of: str | None = None
     reverts: str | None = None
     render: bool = Field(default=False, description="Ask the diffuser for the narrative text too.")
+    accept: list[int] = Field(
+        default_factory=list,
+        description="Held-back changes to apply after all (their numbers, from a run of the same "
+                    "words): the rules diffuser holds back what it finds under a structure it "
+                    "does not know.")
+    large: bool = Field(default=False,
+                        description="Let the rules diffuser read content beyond its size limit.")
     brief: dict[str, Any] | None = Field(
         default=None, exclude=True,
         description="The deterministic brief for this event (``narr brief`` with the event's "

@@ -73,6 +73,7 @@ def review(world: World, proposal: Proposal, request: EventRequest) -> Reviewed:
         causes=[],
         notes=notes,
         raw_reply=proposal.raw_reply,
+        held=proposal.held,
         proposed=[_dump(op) for op in proposal.delta.ops],
         arbitration=[d.to_json() for d in decisions],
         refused=refused,

@@ -25,10 +25,10 @@ particle may stand ("结成·同盟": 结成同盟, 结成了同盟).
 
 An idiom that means an action is a phrase of its class ("bury the hatchet" in
 @ally, "冰释前嫌" too), not a special case. Classes are expanded and compiled once
-per process (and once per server), not per event: the forms of the verbs of the
-shipped classes are read from ``classforms.json``, generated from lemminflect's
+per process (and once per server), not per event: the shipped classes are read
+expanded from ``classes.json``, generated from ``classes.toml`` and lemminflect's
 lexicon (``python -m narrative.diffusers.classes`` rewrites it; a test keeps it
-current), so an event pays no inflection lexicon for them.
+current), so an event pays neither the expansion nor the inflection lexicon for them.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 CLASS_NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
 PARTICLES = frozenset({"up", "down", "out", "off", "away", "in", "back", "over", "on", "around",
@@ -53,14 +53,15 @@ _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
 _ASPECT = ("", "了", "过", "着")
 
 
-@dataclass(frozen=True)
-class Phrase:
+class Phrase(NamedTuple):
     """One English form of an entry: its words (lowercase), and for a separable phrasal verb
-    the particle that must follow within a few words ("finished Cook off": ``("off",)``)."""
+    the particle that must follow within a few words ("finished Cook off": ``("off",)``).
+    (A named tuple: thousands are made per process.)"""
 
     tokens: tuple[str, ...]
     particle: tuple[str, ...] = ()
     base: bool = False  # the verb stands in its base form ("take", not "took")
+    past: bool = False  # the verb is a past form or participle ("took", "taken"): for ``@class.ed``
 
 
 @dataclass
@@ -163,30 +164,47 @@ def _english(text: str, entry: str, forms: Any) -> set[Phrase]:
             verb_options.extend((f, f == lemma) for f in got)
     out: set[Phrase] = set()
     rest = slots[1:]
+    first_lemmas = set(first)
     for (verb, base), others in itertools.product(verb_options, itertools.product(*rest)):
         parts: list[str] = [verb, *others]
         toks = tuple(w for part in parts for w in part.split())
+        past = not literal and _is_past(verb, first_lemmas)
         if split is None:
-            out.add(Phrase(toks, (), base))
+            out.add(Phrase(toks, (), base, past))
             if len(toks) == 2 and toks[-1] in PARTICLES:
-                out.add(Phrase(toks[:-1], (toks[-1],), base))  # "gunned him down"
+                out.add(Phrase(toks[:-1], (toks[-1],), base, past))  # "gunned him down"
         else:
             cut = sum(len(p.split()) for p in parts[:split])
-            out.add(Phrase(toks[:cut], toks[cut:], base))
+            out.add(Phrase(toks[:cut], toks[cut:], base, past))
         if len(out) > MAX_ENTRY_FORMS:
             raise ValueError(f"class entry {entry!r}: more than {MAX_ENTRY_FORMS} forms")
     return out
 
 
+def _is_past(form: str, lemmas: set[str]) -> bool:
+    """Whether ``form`` of one of ``lemmas`` is a past form or participle (not base, -s, -ing)."""
+    if form in lemmas or form.endswith("ing"):
+        return False
+    return not any(form in (lemma + "s", lemma + "es", lemma[:-1] + "ies") for lemma in lemmas)
+
+
 # --- the forms of English verbs -----------------------------------------------------------
 
 @lru_cache(maxsize=1)
-def _shipped_forms() -> dict[str, tuple[str, ...]]:
+def _compiled() -> dict[str, Any]:
+    """``classes.json``: the shipped classes expanded, and the forms of their verbs, generated
+    from ``classes.toml`` and lemminflect (``python -m narrative.diffusers.classes``)."""
     try:
-        text = resources.files("narrative.diffusers").joinpath("classforms.json").read_text("utf-8")
+        text = resources.files("narrative.diffusers").joinpath("classes.json").read_text("utf-8")
     except OSError:
         return {}
-    return {k: tuple(v) for k, v in json.loads(text).items()}
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def _shipped_forms() -> dict[str, list[str]]:
+    forms: dict[str, list[str]] = _compiled().get("forms", {})
+    return forms
 
 
 @lru_cache(maxsize=8192)
@@ -196,7 +214,7 @@ def verb_forms(lemma: str) -> tuple[str, ...]:
     inflected on its last part ("pistol-whip": pistol-whipped)."""
     known = _shipped_forms().get(lemma)
     if known is not None:
-        return known
+        return tuple(known)
     return _computed_forms(lemma)
 
 
@@ -267,10 +285,21 @@ def check_table(raw: Any) -> list[tuple[str, str, str]]:
 
 
 class ClassTable:
-    """Every class with its expanded phrases; build with :func:`table`."""
+    """Every class with its expanded phrases; build with :func:`table`.
 
-    def __init__(self, specs: tuple[ClassSpec, ...]) -> None:
+    The shipped classes come expanded from ``classes.json`` when it was generated from
+    the ``classes.toml`` at hand (expanding 2,400 entries takes about 0.1 s, once per
+    process; reading them, a few milliseconds); a world's additions are expanded here.
+    """
+
+    def __init__(self, specs: tuple[ClassSpec, ...], shipped: int = 0) -> None:
         self.classes: dict[str, WordClass] = {}
+        if shipped:  # the shipped classes, expanded already (``specs`` holds only the world's)
+            for name, data in _compiled()["classes"].items():
+                cls = self.classes.setdefault(name, WordClass(name))
+                cls.en = {_phrase(row) for row in data["en"]}
+                cls.zh = set(data["zh"])
+                cls.entries = data["entries"]
         for spec in specs:
             cls = self.classes.setdefault(spec.name, WordClass(spec.name))
             for entry in spec.entries:
@@ -290,23 +319,77 @@ class ClassTable:
         return sorted(self.classes)
 
 
+def _phrase(row: str) -> Phrase:
+    words, particle, flags = row.split("\t")
+    return Phrase(tuple(words.split(" ")), tuple(particle.split(" ")) if particle else (),
+                  "b" in flags, "p" in flags)
+
+
+def _row(p: Phrase) -> str:
+    return f"{' '.join(p.tokens)}\t{' '.join(p.particle)}\t{'b' if p.base else ''}{'p' if p.past else ''}"
+
+
+@lru_cache(maxsize=1)
+def _source_hash() -> str:
+    import zlib
+
+    text = resources.files("narrative.diffusers").joinpath("classes.toml").read_bytes()
+    return f"crc32:{zlib.crc32(text):08x}:{len(text)}"
+
+
+def current() -> bool:
+    """Whether ``classes.json`` was generated from the ``classes.toml`` at hand."""
+    return bool(_compiled()) and _compiled().get("source") == _source_hash()
+
+
 @lru_cache(maxsize=16)
 def table(extra: tuple[ClassSpec, ...] = ()) -> ClassTable:
     """The shipped classes with a world's additions (cached: compiled once per process)."""
-    return ClassTable((*shipped_specs(), *extra))
+    if current():
+        return ClassTable(extra, shipped=1)
+    shipped = shipped_specs()
+    return ClassTable((*shipped, *extra), shipped=0)
 
 
-def _write_forms() -> int:
-    """Regenerate ``classforms.json`` from the shipped classes (and the verbs of ``~`` in the
-    sample world's and the generic rules' patterns)."""
+def shipped_names() -> set[str]:
+    """The names of the shipped classes."""
+    if current():
+        return set(_compiled()["classes"])
+    return {s.name for s in shipped_specs()}
+
+
+def compiled_json(extra_lemmas: set[str] = frozenset()) -> str:  # type: ignore[assignment]
+    """The text of ``classes.json`` for the ``classes.toml`` at hand."""
+    lemmas = sorted(shipped_lemmas() | set(extra_lemmas))
+    forms = {lemma: list(_computed_forms(lemma)) for lemma in lemmas}
+    fresh = ClassTable(shipped_specs())
+    classes_out = {name: {"entries": cls.entries, "en": sorted(_row(p) for p in cls.en),
+                          "zh": sorted(cls.zh)} for name, cls in sorted(fresh.classes.items())}
+    return json.dumps({"source": _source_hash(), "forms": forms, "classes": classes_out},
+                      ensure_ascii=False, indent=0, sort_keys=True) + "\n"
+
+
+def rule_file_lemmas() -> set[str]:
+    """The verbs written with ``~`` in the rule files narr ships (the sample world's, the generic ones)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    out: set[str] = set()
+    for path in [*(root.parent / "sample-world" / "rules").glob("*.toml"),
+                 *(root / "_sample_world" / "rules").glob("*.toml"),
+                 *(root / "rules_generic").glob("*/*.toml")]:
+        out |= set(re.findall(r"~([a-z][a-z-]*)", path.read_text(encoding="utf-8")))
+    return out
+
+
+def _write() -> int:
+    """Regenerate ``classes.json`` from ``classes.toml`` and lemminflect."""
     from pathlib import Path
 
     here = Path(__file__).resolve().parent
-    lemmas = sorted(shipped_lemmas())
-    table_out = {lemma: list(_computed_forms(lemma)) for lemma in lemmas}
-    (here / "classforms.json").write_text(
-        json.dumps(table_out, ensure_ascii=False, indent=0, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"classforms.json: {len(table_out)} verbs")
+    _compiled.cache_clear()
+    (here / "classes.json").write_text(compiled_json(rule_file_lemmas()), encoding="utf-8")
+    print("classes.json rewritten")
     return 0
 
 
@@ -326,4 +409,4 @@ def shipped_lemmas() -> set[str]:
 
 
 if __name__ == "__main__":
-    raise SystemExit(_write_forms())
+    raise SystemExit(_write())

@@ -300,42 +300,102 @@ def _norm(term: str) -> str:
     return " ".join(term.strip().lower().split())
 
 
+_TERM_TOKEN = re.compile(r"^[a-z0-9]+(?:'[a-z]+)*(?:-[a-z0-9]+)*$")
+_TEXT_TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*(?:-[A-Za-z0-9]+)*")
+_CJK_TERM = re.compile(r"^[^\sA-Za-z0-9{}]+$")
+
+
 class _Scanner:
     """Leftmost-longest occurrences of many terms, found in one pass.
 
     One alternation of ~700 terms tried at every character cost 13 ms for a
-    short sentence and 6 s for 40 KB; trying only the terms that start with the
-    character at hand (one small expression per first character, reached through
-    a character class) costs well under a millisecond for a sentence.
+    short sentence and 6 s for 40 KB; one expression per first character cost
+    0.6 s to compile once the verb classes made the terms thousands. So English
+    terms are looked up by their first word among the words of the text (``{x}``
+    standing for one to three words), Chinese ones by their first character, and
+    only the few other terms ("?", "听{x}讲") are compiled into an expression.
     """
 
     def __init__(self, terms: list[str]) -> None:
-        groups: dict[str, list[int]] = {}
+        self.terms = terms
+        self.en: dict[str, list[tuple[tuple[str, ...], int]]] = {}
+        self.zh: dict[str, list[tuple[str, int]]] = {}
+        other: list[int] = []
         for i, t in enumerate(terms):
-            groups.setdefault(t[0].lower(), []).append(i)
-        self.by_first = {
-            ch: re.compile("|".join(f"(?P<t{i}>{_term_regex(terms[i])})" for i in ids), re.IGNORECASE)
-            for ch, ids in groups.items()}
-        firsts = "".join(sorted(groups))
-        self.starts = re.compile("[" + re.escape(firsts) + "]", re.IGNORECASE) if firsts else None
-        self.pattern = "|".join(f"(?:{_term_regex(t)})" for t in terms) or r"(?!)"
+            toks = t.lower().replace("’", "'").split()
+            if toks and all(k == "{x}" or _TERM_TOKEN.match(k) for k in toks) and toks[0] != "{x}":
+                self.en.setdefault(toks[0], []).append((tuple(toks), i))
+            elif _CJK_TERM.match(t) and any(is_cjk_char(c) for c in t):
+                self.zh.setdefault(t[0], []).append((t, i))
+            else:
+                other.append(i)
+        for en_list in self.en.values():
+            en_list.sort(key=lambda e: -len(e[0]))
+        for zh_list in self.zh.values():
+            zh_list.sort(key=lambda e: -len(e[0]))
+        self.other = other
+        self.rx = re.compile("|".join(f"(?P<t{i}>{_term_regex(terms[i])})" for i in other),
+                             re.IGNORECASE) if other else None
+
+    @property
+    def pattern(self) -> str:
+        return "|".join(f"(?:{_term_regex(t)})" for t in self.terms) or r"(?!)"
 
     def finditer(self, text: str) -> Iterator[tuple[int, int, int]]:
-        """``(start, end, term index)``, without overlaps."""
-        if self.starts is None:
-            return
+        """``(start, end, term index)``, without overlaps: at each place the longest term."""
+        found: list[tuple[int, int, int]] = []
+        if self.en:
+            norm = text.replace("’", "'")
+            tokens = [(m.start(), m.end(), m.group(0).lower()) for m in _TEXT_TOKEN.finditer(norm)]
+            for k, (start, _, tok) in enumerate(tokens):
+                for want, idx in self.en.get(tok, ()):
+                    end = _match_tokens(norm, tokens, k, want)
+                    if end is not None:
+                        found.append((start, end, idx))
+                        break
+        if self.zh:
+            for i, ch in enumerate(text):
+                for term, idx in self.zh.get(ch, ()):
+                    if text.startswith(term, i):
+                        found.append((i, i + len(term), idx))
+                        break
+        if self.rx is not None:
+            pos = 0
+            while pos < len(text):
+                m = self.rx.search(text, pos)
+                if m is None:
+                    break
+                if m.end() > m.start():
+                    found.append((m.start(), m.end(), int(m.lastgroup[1:])))  # type: ignore[index]
+                pos = m.start() + 1
+        found.sort(key=lambda f: (f[0], -(f[1] - f[0])))
         pos = 0
-        while True:
-            found = self.starts.search(text, pos)
-            if found is None:
-                return
-            i = found.start()
-            m = self.by_first[text[i].lower()].match(text, i)
-            if m is None or m.end() == i:
-                pos = i + 1
-                continue
-            yield i, m.end(), int(m.lastgroup[1:])  # type: ignore[index]
-            pos = m.end()
+        for start, end, idx in found:
+            if start >= pos:
+                yield start, end, idx
+                pos = end
+
+
+def _match_tokens(text: str, tokens: list[tuple[int, int, str]], k: int,
+                  want: tuple[str, ...]) -> int | None:
+    """Where ``want`` (words, ``{x}`` one to three of any) ends when it starts at token ``k``."""
+    def go(i: int, w: int) -> int | None:
+        if w == len(want):
+            return tokens[i - 1][1]
+        if i >= len(tokens) or (i > k and text[tokens[i - 1][1]:tokens[i][0]].strip()):
+            return None  # the words of a term stand side by side
+        if want[w] == "{x}":
+            for n in (1, 2, 3):
+                if i + n > len(tokens) or any(text[tokens[j - 1][1]:tokens[j][0]].strip()
+                                              for j in range(i + 1, i + n)):
+                    break
+                got = go(i + n, w + 1)
+                if got is not None:
+                    return got
+            return None
+        return go(i + 1, w + 1) if tokens[i][2] == want[w] else None
+
+    return go(k, 0)
 
 
 @lru_cache(maxsize=16)
@@ -345,6 +405,13 @@ def lexicon(extra: tuple[str, ...] = (),
     and its verb classes."""
     return Lexicon((shipped(), *(CueSet.model_validate_json(e) for e in extra)),
                    word_classes.table(classes))
+
+
+@lru_cache(maxsize=1)
+def segmenter() -> Segmenter:
+    """The sentence splitter with narr's own titles and abbreviations (no cue lexicon built)."""
+    cs = shipped()
+    return Segmenter(cs.titles, cs.abbreviations)
 
 
 def sentences(text: str, lex: Lexicon | None = None) -> list[tuple[int, int]]:
@@ -524,16 +591,28 @@ def _english_cuts(text: str, s0: int, s1: int, cuts: dict[int, tuple[str, str]],
         if before and before[-1] in _PREP_BEFORE_THAT:
             continue
         cuts.setdefault(at, ("that", "that"))
+    # "told how Lee went ...": "how" before a subject opens a complement, as "that" does
+    for m in re.finditer(r"(?<![\w'’])how\s+(?=(?:[A-Z]|(?:he|she|they|the|his|her|their|a|an)\b))",
+                         text[s0:s1]):
+        cuts.setdefault(s0 + m.start(), ("that", "how"))
+    # a subordinator with no comma before a subject: "watched as the crane walks ...",
+    # "stayed until Lee came"
+    for m in re.finditer(r"\s(as|while|whilst|when|whenever|because|since|until|till|before|after|if|"
+                         r"unless|though|although|whereas|once)\s+", low[s0:s1]):
+        after = s0 + m.end()
+        nxt = re.match(r"[A-Za-z'’-]+", text[after:s1])
+        if after in name_starts or (nxt is not None and (nxt.group(0).lower() in _PRONOUN_SUBJECT
+                                                          or nxt.group(0).lower() in _DETERMINERS)):
+            cuts.setdefault(s0 + m.start() + 1, ("sub", m.group(1)))
     # a conjunction with no comma before a new subject and its verb, or before a verb
     for m in re.finditer(r"\s(and then|and|but|then|yet)\s+", low[s0:s1]):
         at = s0 + m.start() + 1
         after = s0 + m.end()
         prev = text[max(s0, at - 40):at].rstrip()
-        if any(e == s0 + len(text[s0:at].rstrip()) for e in name_end.values()) and \
-                _name_ends_at(name_end, at):
-            continue  # "Lin Yuan and Su Qing walk ...": two names, one subject
         word = re.match(r"[A-Za-z'’-]+", text[after:s1])
         if after in name_starts:
+            if _name_ends_at(name_end, at):
+                continue  # "Lin Yuan and Su Qing walk ...": two names, one subject
             rest = name_end[after]
             verb = re.match(r"\s*(?:[a-z]+ly\s+)?([A-Za-z'’-]+)", text[rest:s1])
             if verb is not None and _is_verb_form(verb.group(1)):
@@ -547,7 +626,8 @@ def _english_cuts(text: str, s0: int, s1: int, cuts: dict[int, tuple[str, str]],
             cuts.setdefault(at, ("coord", m.group(1)))
         elif m.group(1) in ("and then", "then") or (
                 _is_verb_form(w) and not w.endswith("ing")
-                and not (before and (_is_verb_form(before[-1]) or before[-1].lower().endswith("ing")))):
+                and not (before and not _name_ends_at(name_end, at)
+                         and (_is_verb_form(before[-1]) or before[-1].lower().endswith("ing")))):
             cuts.setdefault(at, ("vp", m.group(1)))  # "took the ring and walked"; not "soaked and shivering"
 
 
@@ -597,12 +677,26 @@ class Analysis:
                 if role == "that":
                     self.governors.append((start, end, kind))
                     continue
-                if role == "forward" and kind in lex.governs:
+                governs = kind in lex.governs
+                reach = lex.scope[kind]
+                if role == "forward" and kind in _CLAUSE_BOUND_ZH and is_cjk_char(term[0]):
+                    # a Chinese complement ends with its clause ("梦见库克向他开枪，惊醒之后便去了外滩")
+                    governs, reach = True, "unit"
+                if role == "forward" and governs:
                     self.governors.append((start, end, kind))
-                scope = self._scope(start, end, role, lex.scope[kind], kind in lex.governs)
+                scope = self._scope(start, end, role, reach, governs)
                 if scope is not None:
                     self.cues.append(Cue(kind, text[start:end], start, end, *scope))
+        self._quotes()
         self._that_clauses()
+
+    def _quotes(self) -> None:
+        """Words in quotation marks are what someone says: reported, not narrated."""
+        for m in _QUOTE.finditer(self.text):
+            inner = m.group(0)[1:-1]
+            if len(re.findall(r"\w+", inner)) >= 2 or sum(1 for c in inner if is_cjk_char(c)) >= 4:
+                self.cues.append(Cue("reported", m.group(0)[0], m.start(), m.start() + 1,
+                                     m.start() + 1, m.end() - 1))
 
     # --- positions -----------------------------------------------------------------------
 
@@ -855,6 +949,10 @@ class Analysis:
 
 
 _ZH_PRONOUNS = "我你他她它们大家众人"
+_QUOTE = re.compile(r"“[^”\n]{2,}”|\"[^\"\n]{2,}\"|「[^」\n]{2,}」|『[^』\n]{2,}』")
+# kinds whose Chinese cues govern their own clause only (and the next one when theirs holds no
+# more than an object: "告诉苏晴，林远来到了渡口")
+_CLAUSE_BOUND_ZH = frozenset({"reported", "believed", "denied", "imagined", "framed"})
 _MODALS = frozenset({"will", "would", "can", "could", "shall", "should", "may", "might", "must", "do",
                      "does", "did", "not", "never", "'ll", "let's", "cannot", "dare", "need"})
 

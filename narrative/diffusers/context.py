@@ -5,7 +5,9 @@ Names are found without reading the world: every span of the text that starts
 and ends on a word boundary (any character boundary inside Chinese, Japanese or
 Korean text, which has no spaces) is looked up among the world's names
 (:meth:`~narrative.delta.world.World.ids_by_name`), and the longest matches win.
-The cost follows the length of the text, not the size of the world.
+The cost follows the length of the text, not the size of the world. A Chinese
+name found inside a longer dictionary word (马铃 in 马铃薯) is not the name
+(:mod:`narrative.diffusers.zhwords`).
 """
 
 from __future__ import annotations
@@ -114,7 +116,14 @@ def find_mentions(world: World, text: str) -> list[Mention]:
     for norm, named in hits.items():
         for i, j in by_norm.get(norm, []):
             found.append((i, j, tuple(sorted(named))))
-    found = [(i, j, kept) for i, j, ids in found if (kept := _as_name(world, text, i, j, ids))]
+    starts = _sentence_starts(text)
+    found = [(i, j, kept) for i, j, ids in found if (kept := _as_name(world, text, i, j, ids, starts))]
+    cjk = [(i, j) for i, j, _ in found if is_cjk(text[i])]
+    if cjk:  # 马铃 is not the name inside 马铃薯, nor 杜老板 inside 杜老板娘
+        from narrative.diffusers.zhwords import whole_words
+
+        whole = whole_words(text, cjk, {text[i:j] for i, j in cjk})
+        found = [(i, j, ids) for i, j, ids in found if not is_cjk(text[i]) or (i, j) in whole]
     found.sort(key=lambda t: (-(t[1] - t[0]), t[0]))
     taken = DisjointSpans()
     out: list[Mention] = []
@@ -127,27 +136,40 @@ def find_mentions(world: World, text: str) -> list[Mention]:
 
 
 _ONE_WORD = re.compile(r"[A-Za-z][a-z]*(?:['’-][A-Za-z]+)?")
-_BEFORE_SENTENCE = re.compile(r"(?:^|[.!?;:。！？；：\n])[\s\"'“‘(\[«「『—-]*$")
+_OPENING = re.compile(r"[\s\"'“‘(\[«「『—-]*")
+_DETERMINER_BEFORE = re.compile(r"(?:(?<![\w'’])(?:the|a|an|this|that|these|those|his|her|its|their|my|"
+                                r"our|your|every|each|some|no|any|another|one|such|what|which)|['’]s)\s+$",
+                                re.IGNORECASE)
+_NEXT_WORD = re.compile(r"\s+(?:[a-z]+ly\s+)?([A-Za-z'’-]+)")
+_AUXILIARIES = frozenset({"had", "has", "have", "was", "is", "were", "are", "did", "does", "would",
+                          "could", "will", "shall", "should", "might", "may", "must", "can", "never",
+                          "always", "then", "too", "also", "alone", "himself", "herself"})
 
 
-def _as_name(world: World, text: str, i: int, j: int, ids: tuple[str, ...]) -> tuple[str, ...]:
+def _as_name(world: World, text: str, i: int, j: int, ids: tuple[str, ...],
+             starts: Callable[[], frozenset[int]]) -> tuple[str, ...]:
     """The nodes a span names, without characters whose one-word alias is used here as a common word.
 
     A character called "Crane" or "Bell" must not walk whenever "a crane walks by"
     or "the bell rings". A one-word name or alias of a character that is also an
-    English word counts as the name only where the text writes it capitalised
-    inside a sentence; at the start of a sentence, where every word is capitalised,
-    only when the character lists it in its ``name_words`` trait (the world says
-    that word is a name). Aliases with an article ("the elder", "the ferryman"),
-    names of several words, other layers and names that are no English word
-    ("Qing", "Xue") are names as written.
+    English word counts as the name only where the text writes it capitalised and
+    with no article or possessive before it ("the Bishop of Shanghai" is none);
+    at the start of a sentence, where every word is capitalised, only when a verb
+    follows it ("Crane walks to the ferry": a common noun would need an article),
+    or when the character lists it in its ``name_words`` trait (the world says that
+    word is a name). Aliases with an article ("the elder", "the ferryman"), names of
+    several words, other layers and names that are no English word ("Qing", "Xue")
+    are names as written. Sentence starts are the sentence splitter's ("Maj. F.
+    Bishop" starts none).
     """
     word = text[i:j]
     if not _ONE_WORD.fullmatch(word):
         return ids
-    mid_sentence = text[i].isupper() and not _BEFORE_SENTENCE.search(text, 0, i)
-    if mid_sentence:
+    capital = text[i].isupper()
+    determined = bool(_DETERMINER_BEFORE.search(text, max(0, i - 12), i))
+    if capital and not determined and not _at_start(text, i, starts()):
         return ids
+    verb_after = capital and not determined and _verb_follows(text, j)
     kept = []
     for node_id in ids:
         node = world.get(node_id)
@@ -155,11 +177,56 @@ def _as_name(world: World, text: str, i: int, j: int, ids: tuple[str, ...]) -> t
             kept.append(node_id)
             continue
         declared = (node.get("traits") or {}).get("name_words")
-        named = (text[i].isupper() and isinstance(declared, list)
+        named = (capital and not determined and isinstance(declared, list)
                  and word.lower() in {str(w).lower() for w in declared})
-        if named or not _english_word(word):
+        if named or verb_after or not _english_word(word):
             kept.append(node_id)
     return tuple(kept)
+
+
+def _at_start(text: str, i: int, starts: frozenset[int]) -> bool:
+    """Whether only opening quotes and spaces stand between a sentence start and ``i``."""
+    k = i
+    while k > 0 and _OPENING.fullmatch(text[k - 1]):
+        k -= 1
+    return k == 0 or k in starts
+
+
+def _verb_follows(text: str, j: int) -> bool:
+    """Whether a finite verb follows ("Lee lit", "Cook had", "Bishop, who ...": a name)."""
+    from narrative.diffusers.inflect import is_base_verb, parts_of_speech
+
+    rest = text[j:j + 3]
+    if rest.startswith((",", "'s", "’s")):
+        return True
+    m = _NEXT_WORD.match(text, j)
+    if m is None:
+        return False
+    nxt = m.group(1)
+    if nxt.lower() in _AUXILIARIES:
+        return True
+    if nxt.lower() == "and" and text[m.end():m.end() + 2].strip()[:1].isupper():
+        return True  # "Lee and White Rose talked"
+    if not nxt.islower():
+        return False
+    tags = parts_of_speech(nxt.lower())
+    if not tags:
+        return nxt.endswith("ed")  # a verb the lexicon lacks: "pistol-whipped"
+    return ("verb" in tags or "aux" in tags) and not is_base_verb(nxt)
+
+
+def _sentence_starts(text: str) -> Callable[[], frozenset[int]]:
+    """Where the sentences of ``text`` start, found once and only when asked."""
+    found: list[frozenset[int]] = []
+
+    def starts() -> frozenset[int]:
+        if not found:
+            from narrative.diffusers.clauses import segmenter
+
+            found.append(frozenset(segmenter().ends(text)))
+        return found[0]
+
+    return starts
 
 
 def _english_word(word: str) -> bool:

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
-from narrative.diffusers import inflect
+from narrative.diffusers import classes
 
 MAX_PARTS = 12
 MAX_FORMS = 64  # forms one alternative may expand to ("~go ~run" is 5 x 5)
@@ -61,7 +61,8 @@ MARK_BASE = 0xF0000  # one private-use character stands for each name or word in
 JOINER = "\u2063"  # stands where a clause is interrupted by another ("Lee, who ..., walked")
 SENTENCE_END = re.compile(r"[.!?;。！？；\n]+")
 _SLOT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
-_CLASS_REF = re.compile(r"^@([a-z][a-z0-9-]{0,39})$")
+_CLASS_REF = re.compile(r"^@([a-z][a-z0-9-]{0,39}(?:\.ed)?)$")
+_CLASS_SPLIT = re.compile(r"(@[a-z][a-z0-9-]{0,39}(?:\.ed)?)(?![a-z0-9-])")
 _BAD_STAR = re.compile(r"\*(?!\s|$)|(?:^|\s)\*")
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*(?:-[A-Za-z0-9]+)*")
 _PARTICLE_STOP = re.compile(r"[,;:.!?，；：。！？\n]")
@@ -91,6 +92,7 @@ class Part:
 class Pattern:
     text: str
     parts: tuple[Part, ...]
+    anchored: bool = False  # "^...": only at the start of a clause (a scene's "The next morning")
 
     @property
     def slots(self) -> list[str]:
@@ -98,7 +100,8 @@ class Pattern:
 
     @property
     def classes(self) -> set[str]:
-        return {c for p in self.parts for c in p.classes}
+        """The classes the pattern names (``@kill.ed`` names ``kill``)."""
+        return {c.removesuffix(".ed") for p in self.parts for c in p.classes}
 
 
 @dataclass(frozen=True)
@@ -120,30 +123,32 @@ class Match:
 
 # --- parsing --------------------------------------------------------------------------------
 
+@lru_cache(maxsize=8192)
 def parse(text: str) -> Pattern:
-    """Parse a pattern; a ``ValueError`` says what is wrong with it."""
+    """Parse a pattern; a ``ValueError`` says what is wrong with it.
+
+    Patterns are immutable, so one parse serves every rule file read in the process.
+    """
     parts: list[Part] = []
     buf: list[str] = []
+    anchored = text.startswith("^")
+    source, text = text, text[1:] if anchored else text
 
     def flush() -> None:
         literal = "".join(buf).strip()
         buf.clear()
         if not literal:
             return
-        run: list[str] = []
-        for token in literal.split():
-            ref = _CLASS_REF.match(token)
-            if ref is None and "@" in token:
-                raise ValueError(f"pattern {text!r}: '@' starts a class name ({token!r})")
-            if ref is None:
-                run.append(token)
+        for k, piece in enumerate(_CLASS_SPLIT.split(literal)):
+            if k % 2:
+                parts.append(Part(classes=(piece[1:],)))
                 continue
-            if run:
-                parts.append(Part(words=_expand(_check_words(" ".join(run), text), text)))
-                run = []
-            parts.append(Part(classes=(ref.group(1),)))
-        if run:
-            parts.append(Part(words=_expand(_check_words(" ".join(run), text), text)))
+            piece = piece.strip()
+            if "@" in piece:
+                raise ValueError(f"pattern {text!r}: '@' starts a class name: lowercase letters, "
+                                 f"digits and '-' ({piece!r})")
+            if piece:
+                parts.append(Part(words=_expand(_check_words(piece, text), text)))
 
     i, n = 0, len(text)
     while i < n:
@@ -191,7 +196,7 @@ def parse(text: str) -> Pattern:
     slots = [p.slot for p in parts if p.slot]
     if len(slots) != len(set(slots)):
         raise ValueError(f"pattern {text!r}: a slot appears twice")
-    return Pattern(text, tuple(parts))
+    return Pattern(source, tuple(parts), anchored)
 
 
 def _check_words(words: str, pattern: str) -> str:
@@ -214,7 +219,7 @@ def _expand(words: str, pattern: str) -> tuple[str, ...]:
         if token.endswith("*"):
             raise ValueError(f"pattern {pattern!r}: '~' and '*' do not go together ({token!r})")
         try:
-            options.append(inflect.verb_forms(token[1:]))
+            options.append(classes.verb_forms(token[1:]))
         except ValueError as exc:
             raise ValueError(f"pattern {pattern!r}: {exc}") from None
     out = [" ".join(combo) for combo in itertools.product(*options)]
@@ -273,6 +278,7 @@ class Occurrence:
     end: int
     atoms: frozenset[int]
     base: bool = False
+    reach: int = 0  # where a separable verb's particle ends ("finished Cook off"), else 0
 
 
 class Vocabulary:
@@ -313,14 +319,18 @@ class Vocabulary:
                     aid, new = atom(("c", name))
                     mine.add(aid)
                     if new and classes is not None:
-                        cls = classes.get(name)  # type: ignore[attr-defined]
+                        past_only = name.endswith(".ed")
+                        cls = classes.get(name.removesuffix(".ed"))  # type: ignore[attr-defined]
                         for phrase in cls.en:
+                            if past_only and not phrase.past:
+                                continue
                             ids, base = en.setdefault((phrase.tokens, phrase.particle), (set(), False))
                             ids.add(aid)
                             if phrase.base and not base:
                                 en[(phrase.tokens, phrase.particle)] = (ids, True)
                         for w in cls.zh:
-                            zh.setdefault(w, set()).add(aid)
+                            if not past_only:
+                                zh.setdefault(w, set()).add(aid)
                 self.part_atoms[(pattern.text, pi)] = frozenset(mine)
         self.en_first: dict[str, list[_Entry]] = {}
         self.en_star: list[_Entry] = []
@@ -404,13 +414,17 @@ class Vocabulary:
             end = tokens[i + n - 1][1]
             if not free(tokens[i][0], end):  # type: ignore[operator]
                 continue
-            if entry.particle and not _particle_follows(text, tokens, i + n, entry.particle):
-                continue
+            reach = 0
+            if entry.particle:
+                reach = _particle_follows(text, tokens, i + n, entry.particle)
+                if not reach:
+                    continue
             if n > best_len:
                 atoms, base, best_len = set(), False, n
             atoms |= entry.atoms
             base = base or entry.base
-            best = Occurrence(tokens[i][0], end, frozenset(atoms), base)
+            reach = max(reach, best.reach if best is not None and best_len == n else 0)
+            best = Occurrence(tokens[i][0], end, frozenset(atoms), base, reach)
         return best
 
 
@@ -428,14 +442,25 @@ def _tokens_match(text: str, tokens: list[tuple[int, int, str]], i: int, want: t
 
 
 def _particle_follows(text: str, tokens: list[tuple[int, int, str]], j: int,
-                      particle: tuple[str, ...]) -> bool:
-    """Whether ``particle`` follows within a few words, in the same clause ("sold Boss Du out")."""
+                      particle: tuple[str, ...]) -> int:
+    """Where ``particle`` ends when it follows within a few words in the same clause ("sold
+    Boss Du out"), else 0. Its last word may come up to two words late ("fed it to the
+    drawing-room fire")."""
     for k in range(j, min(len(tokens), j + PARTICLE_REACH + 1)):
         if _PARTICLE_STOP.search(text, tokens[k - 1][1] if k > 0 else 0, tokens[k][0]):
-            return False
-        if k > j and k + len(particle) <= len(tokens) and _tokens_match(text, tokens, k, particle):
-            return True
-    return False
+            return 0
+        if k <= j or k + len(particle) > len(tokens) + 2:
+            continue
+        if k + len(particle) <= len(tokens) and _tokens_match(text, tokens, k, particle):
+            return tokens[k + len(particle) - 1][1]
+        if len(particle) >= 2 and k + len(particle) - 1 <= len(tokens) and _tokens_match(
+                text, tokens, k, particle[:-1]):
+            for extra in (1, 2):
+                last = k + len(particle) - 1 + extra
+                if last < len(tokens) and tokens[last][2] == particle[-1] and not _PARTICLE_STOP.search(
+                        text, tokens[k][0], tokens[last][1]):
+                    return tokens[last][1]
+    return 0
 
 
 @lru_cache(maxsize=8)
@@ -492,14 +517,14 @@ class Scan:
     def __post_init__(self) -> None:
         self._occ_starts = [o.start for o in self.occurrences]
         self._mention_starts = sorted((m.start, k) for k, m in enumerate(self.mentions))
-        self._unit_atoms: list[set[int]] = []
-        self._unit_mentions: list[set[int]] = []
-        for unit in self.units:
-            atoms: set[int] = set()
+        self.units_with: dict[int, set[int]] = {}  # atom -> the units holding it
+        self.units_of_mention: dict[int, set[int]] = {}  # mention -> the units holding it
+        for u, unit in enumerate(self.units):
             for o in self._occ_in(unit):
-                atoms |= o.atoms
-            self._unit_atoms.append(atoms)
-            self._unit_mentions.append({k for k in self._mentions_in(unit)})
+                for a in o.atoms:
+                    self.units_with.setdefault(a, set()).add(u)
+            for k in self._mentions_in(unit):
+                self.units_of_mention.setdefault(k, set()).add(u)
 
     def _occ_in(self, unit: Unit) -> list[Occurrence]:
         out = []
@@ -523,6 +548,15 @@ class Scan:
                     out.append(idx)
                 k += 1
         return out
+
+    def occurrence_between(self, start: int, end: int, atoms: frozenset[int]) -> Occurrence | None:
+        """The first occurrence of one of ``atoms`` starting in ``[start, end]``."""
+        k = bisect.bisect_left(self._occ_starts, start)
+        while k < len(self.occurrences) and self.occurrences[k].start <= end:
+            if self.occurrences[k].atoms & atoms:
+                return self.occurrences[k]
+            k += 1
+        return None
 
     def occurrence_at(self, pos: int, atoms: frozenset[int]) -> Occurrence | None:
         """The occurrence starting at ``pos`` that is one of ``atoms``, if any."""
@@ -565,17 +599,26 @@ def find(pattern: Pattern, text: str | Scan, mentions: Sequence[Span] | None = N
         return []
     part_atoms = [scan.vocab.atoms_of(pattern, i) if p.slot is None else frozenset()
                   for i, p in enumerate(pattern.parts)]
-    stops = [(re.compile(word_regex(w.strip()), re.IGNORECASE), w.strip()) for w in unless if w.strip()]
+    # only the clauses holding every word of the pattern and a candidate for each slot
+    candidates: set[int] | None = None
+    for i, p in enumerate(pattern.parts):
+        if p.slot is None:
+            units = set().union(*(scan.units_with.get(a, ()) for a in part_atoms[i]))
+        else:
+            units = set().union(*(scan.units_of_mention.get(k, ()) for k in allowed[p.slot]))
+        candidates = units if candidates is None else candidates & units
+        if not candidates:
+            return []
+    stops = [(_stop_rx(w.strip()), w.strip()) for w in unless if w.strip()]
     out: list[Match] = []
-    for u, unit in enumerate(scan.units):
-        present = scan._unit_atoms[u]
-        if any(p.slot is None and not (part_atoms[i] & present) for i, p in enumerate(pattern.parts)):
-            continue
-        in_unit = scan._unit_mentions[u]
-        if any(not (allowed[s] & in_unit) for s in pattern.slots):
-            continue
-        out.extend(_find_in_unit(pattern, scan, unit, allowed, part_atoms, stops, terminators))
+    for u in sorted(candidates or ()):
+        out.extend(_find_in_unit(pattern, scan, scan.units[u], allowed, part_atoms, stops, terminators))
     return out
+
+
+@lru_cache(maxsize=4096)
+def _stop_rx(word: str) -> re.Pattern[str]:
+    return re.compile(word_regex(word), re.IGNORECASE)
 
 
 @lru_cache(maxsize=1024)
@@ -609,6 +652,7 @@ def _find_in_unit(pattern: Pattern, scan: Scan, unit: Unit, allowed: dict[str, s
     # (start, order, end, bits, mention index or -1, base): a dropped subject (no length)
     # sorts before the word at its position
     items: dict[tuple[int, int], list[object]] = {}
+    reach: dict[int, int] = {}  # a separable verb's particle end, by the verb's start
     for i, p in enumerate(pattern.parts):
         if p.slot is None:
             continue
@@ -626,6 +670,8 @@ def _find_in_unit(pattern: Pattern, scan: Scan, unit: Unit, allowed: dict[str, s
                 bits |= 1 << i
         if bits and (o.start, 1) not in items:
             items[(o.start, 1)] = [o.end, bits, -1, o.base]
+            if o.reach:
+                reach[o.start] = o.reach
     ab = _abstract(text, unit, items)
     s = ab.s
     rx = _shape_regex(tuple(p.slot for p in pattern.parts))
@@ -643,10 +689,14 @@ def _find_in_unit(pattern: Pattern, scan: Scan, unit: Unit, allowed: dict[str, s
             if tighter is not None:
                 best = tighter
                 break
+        if pattern.anchored and not _leads(s[:best.start()]):
+            pos = best.start() + 1
+            continue
         groups = range(1, rx.groups + 1)
         word_groups = [g for g in groups if pattern.parts[g - 1].slot is None and best.start(g) >= 0]
         words = tuple((ab.back[best.start(g)], ab.ends[best.start(g)]) for g in word_groups)
         start, end = ab.back[best.start()], ab.ends[best.end() - 1]
+        end = max([end, *(reach.get(w[0], 0) for w in words)])  # "shot Sun dead" reaches "dead"
         blocked = next((w for stop, w in stops
                         if _governs(text, unit, stop, start, end, words, scan, terminators)), None)
         if blocked is None:
@@ -657,6 +707,15 @@ def _find_in_unit(pattern: Pattern, scan: Scan, unit: Unit, allowed: dict[str, s
                          tuple(ab.base.get(best.start(g), False) for g in word_groups)))
         pos = best.end()
     return out
+
+
+_LEADS = re.compile(r"^(?:[\s\W\d_]|\u2063|(?i:then|and|but|so|early|late|by|on|at|in|it|was|that|"
+                    r"very|until|till|finally|at last|one|only)\b)*$")
+
+
+def _leads(before: str) -> bool:
+    """Whether only punctuation and a few leading words stand before an anchored match."""
+    return bool(_LEADS.match(before)) and not any(ord(c) >= MARK_BASE for c in before)
 
 
 def _abstract(text: str, unit: Unit, items: dict[tuple[int, int], list[object]]) -> _Abstract:

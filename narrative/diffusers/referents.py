@@ -61,10 +61,17 @@ FILLERS_ZH = ("又", "也", "便", "就", "才", "还", "再", "都", "随即", 
               "说完", "说罢", "听罢", "听完", "想了想", "起身", "终于起身", "直接", "今天", "当晚", "当夜",
               "次日", "第二天", "一早", "一大早", "这才", "于是", "然后", "接着", "连夜", "立即", "赶忙",
               "便又", "则", "倒", "倒是", "早已", "早就", "已", "也已", "又一次", "一个人", "悄悄地", "径自",
-              "亲自", "再次", "重新", "只身", "偷偷", "偷偷地", "从侧门出去", "出门", "一出门")
+              "亲自", "再次", "重新", "只身", "偷偷", "偷偷地", "出门", "一出门", "还是",
+              "仍旧", "照样", "依旧", "只是", "偏偏", "硬是", "干脆", "索性", "毅然", "放心地", "放心",
+              "回过神来", "不久", "随即又")
+# A Chinese verb phrase before the verb that goes on from it is no subject: "V了(一)+measure+N"
+# (叫了辆车, 划了根火柴, 叹了口气), "V之后"/"V后" (醒来之后), "...就/便".
+_SERIAL_ZH = (r"[^\W\d_]{1,2}了一?(?:辆|根|个|只|把|声|口|眼|下|趟|番|杯|碗|张|支|盒)[^\W\d_，。、]{0,4}"
+              r"|[^\W\d_]{1,3}(?:之后|以后|后)"
+              r"|[^，。,；！？、\s]{1,8}?(?:就|便)")
 _FILLERS = re.compile(r"(?:\s|[a-z]+ly(?![a-z])|,\s*[^,.;!?]{1,40},\s*|"
                       + "|".join(sorted(FILLERS_ZH, key=len, reverse=True))
-                      + r"|[^，。,；！？、\s]{1,8}?(?:就|便)|地)*", re.IGNORECASE)
+                      + r"|" + _SERIAL_ZH + r"|地)*", re.IGNORECASE)
 _TITLES_HE = ("mr", "mr.", "sir", "lord", "master", "father", "brother", "uncle", "king", "prince",
               "monsieur", "herr", "señor", "don")
 _TITLES_SHE = ("mrs", "mrs.", "miss", "ms", "ms.", "madam", "madame", "mme", "mme.", "lady", "dame",
@@ -322,8 +329,25 @@ def _zero_positions(text: str, mentions: list[Mention], analysis: Analysis) -> l
 
 def _subject(text: str, pos: int, mentions: list[Mention], nodes: dict[str, NodeDict | None],
              analysis: Analysis, recent: Recent) -> str | None:
-    """The subject a dropped one continues: the first name of its sentence, or of the one before."""
+    """The subject a dropped one continues: the first name of its sentence, or of the one before.
+
+    After "and" with no comma ("Edith stayed behind and learned ..."), the verb goes on
+    with the clause it is joined to: the first name of that clause.
+    """
     s0, _ = analysis.sentence_of(pos)
+    clause = analysis.clause_of(pos)
+    if clause is not None and clause.kind == "vp":
+        i = analysis.clauses.index(clause)
+        prev = next((c for c in reversed(analysis.clauses[:i])
+                     if c.sentence == clause.sentence and c.kind not in ("relative", "paren", "sub")),
+                    None)
+        if prev is not None:
+            inside = [m for m in mentions if prev.unit.holds(m.start, m.end) and m.start < m.end]
+            two = len(inside) > 1 and re.fullmatch(r"\s*(?:and|,|和|与|跟|同|、)\s*",
+                                                   text[inside[0].end:inside[1].start])
+            if inside and len(inside[0].ids) == 1 and _is_character(nodes.get(inside[0].ids[0])) \
+                    and not two:
+                return inside[0].ids[0]
     spans = [(s0, pos)]
     k = analysis.sentences.index(analysis.sentence_of(pos))
     spans += [analysis.sentences[j] for j in range(k - 1, max(-1, k - 4), -1)]

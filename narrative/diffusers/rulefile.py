@@ -610,7 +610,7 @@ def load_rules_and_classes(root: Path) -> tuple[list[LoadedRule], tuple[str, ...
                 raise InvalidWorldError(f"{source}: rule {rule.id!r} is also defined in {seen[rule.id]}")
             seen[rule.id] = source
             out.append(LoadedRule(rule, source, file))
-    known = {s.name for s in (*word_classes.shipped_specs(), *added)}
+    known = word_classes.shipped_names() | {s.name for s in added}
     for loaded in out:
         for i, pattern in enumerate(loaded.patterns):
             missing = sorted(pattern.classes - known)

@@ -227,7 +227,9 @@ class RulesDiffuser:
             applied += self._fire_all(firing, text, mentions, nodes, builder, notes, unmet)
         if not applied:
             verb = "applied to" if firings else "matched"
-            notes.append(f"no rule {verb} {text!r}")
+            kept = [h for h in held if h.ops]
+            tail = f"; {len(kept)} change{'s' if len(kept) > 1 else ''} held back" if kept else ""
+            notes.append(f"no rule {verb} {text!r}{tail}")
         proposal = Proposal(delta=Delta(ops=builder.ops, close_scene=builder.close_scene), notes=notes)
         proposal.held = [HeldChange(n=h.n, rule=h.rule, source=h.source, words=h.words,
                                     reason=h.reason, ops=h.ops) for h in held if h.ops]
@@ -421,8 +423,8 @@ def find_firings(rules: list[LoadedRule], scan: patterns.Scan, nodes: dict[str, 
             for pi, pattern in enumerate(rule.patterns):
                 first = pattern.parts[0].slot
                 verb = scan.vocab.atoms_of(pattern, 1) if len(pattern.parts) > 1 else frozenset()
-                unfit = {k for k in zeros if not verb or scan.occurrence_at(
-                    referents.after_fillers(text, mentions[k].end), verb) is None}
+                unfit = {k for k in zeros if not verb or scan.occurrence_between(
+                    mentions[k].end, referents.after_fillers(text, mentions[k].end), verb) is None}
                 allowed = {s: candidates(rule.vars.get(s, ANY)) - (unfit if s == first else zeros)
                            - (frozenset() if _owned(pattern, s) else owners)
                            for s in pattern.slots}
@@ -567,6 +569,15 @@ def _bind_slots(firing: Firing, mentions: list[Mention],
     return slots, None
 
 
+def _about(op: Op, node_id: str) -> bool:
+    """Whether ``op`` changes node ``node_id`` itself (its fields, or its own edges)."""
+    if isinstance(op, SetOp | UnsetOp | ExpireOp):
+        return op.target == node_id
+    if isinstance(op, RelateOp | UnrelateOp):
+        return op.source == node_id or (isinstance(op, RelateOp) and op.target == node_id)
+    return False
+
+
 class _Builder:
     """The operations of all firings, tried on a scratch copy of the world as they are made."""
 
@@ -581,6 +592,15 @@ class _Builder:
         return self.draft.current(node_id)
 
     def add(self, op: Op) -> None:
+        if isinstance(op, ExpireOp) and any(_about(o, op.target) for o in self.ops):
+            # "took the telegram ... and burned it": the item ends; what the words did to it
+            # before no longer matters (its holder's edge goes with it)
+            kept = [o for o in self.ops if not _about(o, op.target)]
+            self.draft = Draft(self.world, "rules")
+            self.ops = []
+            for o in kept:
+                self.draft.apply_op(o, "rules")
+                self.ops.append(o)
         warnings = len(self.draft.warnings)
         node = op.source if isinstance(op, RelateOp) else op.target if isinstance(op, SetOp) else None
         before = copy.deepcopy(self.current(node)) if node is not None else None
@@ -593,11 +613,12 @@ class _Builder:
         self.ops.append(op)
 
     def trial(self, work: Callable[[], object]) -> list[Op]:
-        """The operations ``work`` would add, undone again (what a held-back change would do)."""
+        """The operations ``work`` would add, undone again (what a held-back change would do);
+        none when they would change nothing."""
         cp = self.draft.checkpoint()
         ops, changes, close = len(self.ops), self.changes, self.close_scene
         work()
-        made = self.ops[ops:]
+        made = self.ops[ops:] if self.changes > changes else []
         del self.ops[ops:]
         self.changes, self.close_scene = changes, close
         self.draft.rollback(cp)

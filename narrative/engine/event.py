@@ -61,9 +61,29 @@ class EventResult:
             out["proposal"] = {"diffuser": self.record.diffuser,
                                "ops": [op.model_dump(mode="json") for op in self.proposal.delta.ops],
                                "notes": self.proposal.notes,
+                               "held": [held_json(h, self.record.content, self.dry_run)
+                                        for h in self.proposal.held],
                                **self.proposal.model_dump(mode="json",
                                                           include={"proposed", "arbitration", "refused"})}
         return out
+
+
+def held_json(held: Any, content: str, dry_run: bool) -> dict[str, Any]:
+    """A held-back change with the one command that applies it.
+
+    On a dry run it is the same words again with ``--accept N``; once the event is
+    recorded, a new event with exactly those changes as flags (``--diffuser explicit``).
+    """
+    import shlex
+
+    from narrative.delta.flags_text import op_flags
+
+    flags = [f for op in held.ops for f in op_flags(op)]
+    if dry_run or any(not op_flags(op) for op in held.ops):
+        command = f"narr event --accept {held.n} {shlex.quote(content)}"
+    else:
+        command = shlex.join(["narr", "event", held.words, "--diffuser", "explicit", *flags])
+    return {**held.model_dump(mode="json"), "flags": flags, "command": command}
 
 
 def now_utc() -> datetime:
