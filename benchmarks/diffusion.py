@@ -218,8 +218,11 @@ def setup_commands(directory: Path = FROZEN) -> list[list[str]]:
     return out
 
 
-def build_frozen_world(parent: Path, directory: Path = FROZEN) -> Path:
-    """Replay ``setup.txt`` through the real ``narr`` command in ``parent``; the world's root."""
+def build_frozen_world(parent: Path, directory: Path = FROZEN, rules: str | None = None) -> Path:
+    """Replay ``setup.txt`` through the real ``narr`` command in ``parent``; the world's root.
+
+    ``rules`` (``en``, ``zh``) replaces the generic rule set ``init`` asks for.
+    """
     from click.testing import CliRunner
 
     from narrative.cli import main
@@ -228,6 +231,9 @@ def build_frozen_world(parent: Path, directory: Path = FROZEN) -> Path:
     first, rest = commands[0], commands[1:]
     if first[0] != "init":
         raise SystemExit(f"{directory}/setup.txt: the first command is not 'init'")
+    if rules is not None and "--rules" in first:
+        first = list(first)
+        first[first.index("--rules") + 1] = rules
     runner = CliRunner()
 
     def narr(cwd: Path, args: list[str]) -> None:
@@ -245,13 +251,20 @@ def build_frozen_world(parent: Path, directory: Path = FROZEN) -> Path:
     return root
 
 
-def evaluate_frozen(directory: Path = FROZEN, scratch: Path | None = None) -> Report:
-    """Run the frozen set: each sentence on a fresh copy of the world ``setup.txt`` builds."""
+def evaluate_frozen(directory: Path = FROZEN, scratch: Path | None = None,
+                    rules: str | None = None) -> Report:
+    """Run the frozen set: each sentence on a fresh copy of the world ``setup.txt`` builds.
+
+    With ``rules`` ``en`` or ``zh``, the world gets that generic rule set instead of
+    ``both`` and only the sentences of that language run.
+    """
     with tempfile.TemporaryDirectory(dir=scratch) as tmp:
-        base = build_frozen_world(Path(tmp), directory)
+        base = build_frozen_world(Path(tmp), directory, rules)
         shared = open_world(base)
-        report = Report("frozen set (The Ashcombe Affair, narr init --rules both)")
+        report = Report(f"frozen set (The Ashcombe Affair, narr init --rules {rules or 'both'})")
         for n, row in enumerate(load(directory / "sentences.jsonl")):
+            if rules in ("en", "zh") and row.get("lang") != rules:
+                continue
             world = shared
             if row.get("before"):
                 # A dry run writes nothing, so a sentence without earlier events may share the
@@ -341,6 +354,9 @@ def long_texts(scratch: Path | None = None, sentences: int = 2000) -> dict[str, 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", choices=("repo", "frozen"), help="run one set only")
+    parser.add_argument("--worlds", action="store_true",
+                        help="run the frozen set also on worlds made with --rules en and --rules zh "
+                             "(each with the sentences of its language)")
     parser.add_argument("--set", type=Path, default=EVAL_SET,
                         help="the repository's labelled sentences (JSONL)")
     parser.add_argument("--frozen", type=Path, default=FROZEN,
@@ -366,6 +382,8 @@ def main(argv: list[str] | None = None) -> int:
         reports.append(evaluate(args.set))
     if args.only in (None, "frozen"):
         reports.append(evaluate_frozen(args.frozen))
+        if args.worlds:
+            reports += [evaluate_frozen(args.frozen, rules=lang) for lang in ("en", "zh")]
     for report in reports:
         print(f"## {report.name}\n\n{report.table()}\n\n{report.summary()}\n")
     if not args.quiet:

@@ -43,8 +43,9 @@ from importlib import resources
 from typing import Any, NamedTuple
 
 CLASS_NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
-PARTICLES = frozenset({"up", "down", "out", "off", "away", "in", "back", "over", "on", "around",
-                       "round", "aside", "through", "together", "apart"})
+# particles that may follow the object ("gunned him down"); "in", "on", "over" ... are prepositions
+# as often ("hid the ring in the library"), so an entry spells those out with "_"
+PARTICLES = frozenset({"up", "down", "out", "off", "away", "back", "aside", "together", "apart"})
 MAX_ENTRY_WORDS = 8
 MAX_ENTRY_FORMS = 1024
 MAX_ENTRY_CHARS = 300
@@ -98,8 +99,8 @@ def parse_entry(entry: str, forms: Any = None) -> tuple[set[Phrase], set[str]]:
     if not isinstance(entry, str) or not entry.strip():
         raise ValueError("a class entry is a non-empty string")
     text = " ".join(entry.strip().split())
-    if any(c in text for c in "{}~*@\\"):
-        raise ValueError(f"class entry {entry!r}: '{{', '}}', '~', '*' and '@' belong in patterns, "
+    if any(c in text for c in "{}*@\\"):
+        raise ValueError(f"class entry {entry!r}: '{{', '}}', '*' and '@' belong in patterns, "
                          "not in a class")
     if len(text) > MAX_ENTRY_CHARS:
         raise ValueError(f"class entry {entry!r}: longer than {MAX_ENTRY_CHARS} characters")
@@ -109,7 +110,7 @@ def parse_entry(entry: str, forms: Any = None) -> tuple[set[Phrase], set[str]]:
 
 
 def _chinese(text: str, entry: str) -> set[str]:
-    if re.search(r"[A-Za-z]", text):
+    if re.search(r"[A-Za-z~]", text):
         raise ValueError(f"class entry {entry!r}: mixes Chinese and Latin letters")
     if " " in text or "_" in text:
         raise ValueError(f"class entry {entry!r}: a Chinese entry has no spaces and no '_'")
@@ -138,17 +139,24 @@ def _english(text: str, entry: str, forms: Any) -> set[Phrase]:
     if tokens.count("_") > 1 or tokens[0] == "_" or tokens[-1] == "_":
         raise ValueError(f"class entry {entry!r}: '_' stands once, between the verb and its particle")
     split = tokens.index("_") if "_" in tokens else None
+    marked = [i for i, tok in enumerate(t for t in tokens if t != "_") if tok.startswith("~")]
+    if literal and marked:
+        raise ValueError(f"class entry {entry!r}: '=' takes the words as they are; no '~' in it")
+    if len(marked) > 1 or any(tok.count("~") > 1 or ("~" in tok and not tok.startswith("~"))
+                              for tok in tokens):
+        raise ValueError(f"class entry {entry!r}: '~' marks the one word to inflect, at its start")
+    verb_at = marked[0] if marked else 0
     slots: list[list[str]] = []
     for tok in tokens:
         if tok == "_":
             continue
-        alts = _alternatives(tok, entry)
-        words = [w.lower() for a in alts for w in [a]]
+        alts = _alternatives(tok.removeprefix("~"), entry)
+        words = [a.lower() for a in alts]
         for w in words:
             if not all(_EN_TOKEN.match(p) for p in w.replace("’", "'").split()):
                 raise ValueError(f"class entry {entry!r}: {w!r} is not an English word")
         slots.append(words)
-    first = slots[0]
+    first = slots[verb_at]
     if literal:
         verb_options = [(w, False) for w in first]
     else:
@@ -163,10 +171,10 @@ def _english(text: str, entry: str, forms: Any) -> set[Phrase]:
                 raise ValueError(f"class entry {entry!r}: {exc}") from None
             verb_options.extend((f, f == lemma) for f in got)
     out: set[Phrase] = set()
-    rest = slots[1:]
+    rest = [*slots[:verb_at], *slots[verb_at + 1:]]
     first_lemmas = set(first)
     for (verb, base), others in itertools.product(verb_options, itertools.product(*rest)):
-        parts: list[str] = [verb, *others]
+        parts: list[str] = [*others[:verb_at], verb, *others[verb_at:]]
         toks = tuple(w for part in parts for w in part.split())
         past = not literal and _is_past(verb, first_lemmas)
         if split is None:

@@ -554,7 +554,7 @@ def _outermost(nested: list[tuple[int, int, str, str]]) -> list[tuple[int, int, 
 def _english_cuts(text: str, s0: int, s1: int, cuts: dict[int, tuple[str, str]],
                   nested: list[tuple[int, int, str, str]], name_starts: set[int],
                   name_end: dict[int, int]) -> None:
-    low = text.lower()
+    low = " " * s0 + text[s0:s1].lower()  # offsets as in ``text``, only the sentence lowered
     for m in re.finditer(r"[;:]|\s[—–]\s|—", text[s0:s1]):
         cuts[s0 + m.end()] = ("coord", m.group(0).strip())
     for m in _COMMA_WORD.finditer(text, s0, s1):
@@ -633,7 +633,21 @@ def _english_cuts(text: str, s0: int, s1: int, cuts: dict[int, tuple[str, str]],
 
 def _name_ends_at(name_end: dict[int, int], at: int) -> bool:
     """Whether a name ends right before the conjunction at ``at`` (whitespace between)."""
-    return any(e <= at and at - e <= 1 for e in name_end.values())
+    ends = _ends_of(name_end)
+    k = bisect.bisect_right(ends, at) - 1
+    return k >= 0 and at - ends[k] <= 1
+
+
+_ENDS: dict[int, tuple[dict[int, int], list[int]]] = {}
+
+
+def _ends_of(name_end: dict[int, int]) -> list[int]:
+    cached = _ENDS.get(id(name_end))
+    if cached is None or cached[0] is not name_end:
+        _ENDS.clear()
+        cached = (name_end, sorted(name_end.values()))
+        _ENDS[id(name_end)] = cached
+    return cached[1]
 
 
 # --- the analysis ---------------------------------------------------------------------------
@@ -699,6 +713,15 @@ class Analysis:
                                      m.start() + 1, m.end() - 1))
 
     # --- positions -----------------------------------------------------------------------
+
+    def index_of(self, clause: Clause) -> int:
+        """The position of ``clause`` in :attr:`clauses`."""
+        if getattr(self, "_clause_index", None) is None:
+            self._clause_index = {id(c): i for i, c in enumerate(self.clauses)}
+        return self._clause_index[id(clause)]
+
+    def sentence_index(self, pos: int) -> int:
+        return max(0, bisect.bisect_right(self._sentence_starts, pos) - 1)
 
     def sentence_of(self, pos: int) -> tuple[int, int]:
         k = bisect.bisect_right(self._sentence_starts, pos) - 1
@@ -885,7 +908,7 @@ class Analysis:
 
     def _next_clause_end(self, clause: Clause, stop: int) -> int:
         """The end of the clause after ``clause`` in its sentence (and its continuations)."""
-        i = self.clauses.index(clause)
+        i = self.index_of(clause)
         if i + 1 < len(self.clauses) and self.clauses[i + 1].sentence == clause.sentence:
             return max(stop, self._clause_stop(i + 1))
         return stop
@@ -934,10 +957,21 @@ class Analysis:
 
         self.cues = [c for c in self.cues if not excludes(c)]
 
+    def _cues_near(self, words: list[tuple[int, int]]) -> list[Cue]:
+        """The cues of the sentences holding ``words`` (a cue never reaches past its sentence)."""
+        if getattr(self, "_indexed", None) is not self.cues:
+            self._by_sentence: dict[int, list[Cue]] = {}
+            for cue in self.cues:
+                k = bisect.bisect_right(self._sentence_starts, cue.start) - 1
+                self._by_sentence.setdefault(k, []).append(cue)
+            self._indexed = self.cues
+        keys = {bisect.bisect_right(self._sentence_starts, s) - 1 for s, _ in words}
+        return [c for k in sorted(keys) for c in self._by_sentence.get(k, ())]
+
     def blocking(self, words: list[tuple[int, int]]) -> Cue | None:
         """The cue governing the rule's own words (the innermost: the nearest before them)."""
         best: Cue | None = None
-        for cue in self.cues:
+        for cue in self._cues_near(words):
             if any(cue.start < e and s < cue.end for s, e in words):
                 if any(s <= cue.start and cue.end <= e for s, e in words):
                     continue  # the cue is the rule's own word ("听说", "not" in "no longer")

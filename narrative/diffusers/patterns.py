@@ -519,11 +519,17 @@ class Scan:
         self._mention_starts = sorted((m.start, k) for k, m in enumerate(self.mentions))
         self.units_with: dict[int, set[int]] = {}  # atom -> the units holding it
         self.units_of_mention: dict[int, set[int]] = {}  # mention -> the units holding it
+        self.mentions_of_unit: list[list[int]] = []
+        self.occurrences_of_unit: list[list[Occurrence]] = []
         for u, unit in enumerate(self.units):
-            for o in self._occ_in(unit):
+            occ = self._occ_in(unit)
+            self.occurrences_of_unit.append(occ)
+            for o in occ:
                 for a in o.atoms:
                     self.units_with.setdefault(a, set()).add(u)
-            for k in self._mentions_in(unit):
+            held = self._mentions_in(unit)
+            self.mentions_of_unit.append(held)
+            for k in held:
                 self.units_of_mention.setdefault(k, set()).add(u)
 
     def _occ_in(self, unit: Unit) -> list[Occurrence]:
@@ -604,15 +610,21 @@ def find(pattern: Pattern, text: str | Scan, mentions: Sequence[Span] | None = N
     for i, p in enumerate(pattern.parts):
         if p.slot is None:
             units = set().union(*(scan.units_with.get(a, ()) for a in part_atoms[i]))
+            candidates = units if candidates is None else candidates & units
+            if not candidates:
+                return []
+    for name in pattern.slots:
+        wanted = allowed[name]
+        if candidates is None:
+            candidates = set().union(*(scan.units_of_mention.get(k, ()) for k in wanted))
         else:
-            units = set().union(*(scan.units_of_mention.get(k, ()) for k in allowed[p.slot]))
-        candidates = units if candidates is None else candidates & units
+            candidates = {u for u in candidates if any(k in wanted for k in scan.mentions_of_unit[u])}
         if not candidates:
             return []
     stops = [(_stop_rx(w.strip()), w.strip()) for w in unless if w.strip()]
     out: list[Match] = []
     for u in sorted(candidates or ()):
-        out.extend(_find_in_unit(pattern, scan, scan.units[u], allowed, part_atoms, stops, terminators))
+        out.extend(_find_in_unit(pattern, scan, u, allowed, part_atoms, stops, terminators))
     return out
 
 
@@ -645,10 +657,12 @@ class _Abstract:
     base: dict[int, bool]
 
 
-def _find_in_unit(pattern: Pattern, scan: Scan, unit: Unit, allowed: dict[str, set[int]],
+def _find_in_unit(pattern: Pattern, scan: Scan, u: int, allowed: dict[str, set[int]],
                   part_atoms: list[frozenset[int]], stops: list[tuple[re.Pattern[str], str]],
                   terminators: re.Pattern[str] | None) -> list[Match]:
     text = scan.text
+    unit = scan.units[u]
+    here = scan.mentions_of_unit[u]
     # (start, order, end, bits, mention index or -1, base): a dropped subject (no length)
     # sorts before the word at its position
     items: dict[tuple[int, int], list[object]] = {}
@@ -656,14 +670,17 @@ def _find_in_unit(pattern: Pattern, scan: Scan, unit: Unit, allowed: dict[str, s
     for i, p in enumerate(pattern.parts):
         if p.slot is None:
             continue
-        for k in allowed.get(p.slot, ()):
+        wanted = allowed.get(p.slot, set())
+        for k in here:
+            if k not in wanted:
+                continue
             who = scan.mentions[k]
-            if not unit.holds(who.start, who.end) or (who.start == who.end and who.start >= unit.end):
+            if who.start == who.end and who.start >= unit.end:
                 continue
             key = (who.start, 0 if who.start == who.end else 1)
             item = items.setdefault(key, [who.end, 0, k, False])
             item[1] = int(item[1]) | (1 << i)  # type: ignore[call-overload]
-    for o in scan._occ_in(unit):
+    for o in scan.occurrences_of_unit[u]:
         bits = 0
         for i, atoms in enumerate(part_atoms):
             if atoms & o.atoms:
@@ -698,7 +715,7 @@ def _find_in_unit(pattern: Pattern, scan: Scan, unit: Unit, allowed: dict[str, s
         start, end = ab.back[best.start()], ab.ends[best.end() - 1]
         end = max([end, *(reach.get(w[0], 0) for w in words)])  # "shot Sun dead" reaches "dead"
         blocked = next((w for stop, w in stops
-                        if _governs(text, unit, stop, start, end, words, scan, terminators)), None)
+                        if _governs(text, unit, stop, start, end, words, scan, u, terminators)), None)
         if blocked is None:
             blocked = _negated(s, best, word_groups)
         slots = {name: ab.mention[best.start(name)] for name in pattern.slots}
@@ -762,14 +779,14 @@ def _abstract(text: str, unit: Unit, items: dict[tuple[int, int], list[object]])
 
 
 def _governs(text: str, unit: Unit, stop: re.Pattern[str], start: int, end: int,
-             words: tuple[tuple[int, int], ...], scan: Scan,
+             words: tuple[tuple[int, int], ...], scan: Scan, u: int,
              terminators: re.Pattern[str] | None) -> bool:
     """Whether an ``unless`` word inside the match stands over one of the pattern's words."""
     for found in stop.finditer(text, start, end):
         a, b = found.span()
         if not unit.holds(a, b) or any(s <= a < e for s, e in words):
             continue  # in a clause the match skips, or the pattern's own word ("no longer")
-        if any(m.start <= a < m.end for m in scan.mentions):
+        if any(scan.mentions[k].start <= a < scan.mentions[k].end for k in scan.mentions_of_unit[u]):
             continue  # inside a name
         if terminators is None:
             return True

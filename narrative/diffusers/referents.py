@@ -29,6 +29,7 @@ them, bound to one node, and sets aside names that must not fill a slot:
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -165,9 +166,12 @@ def resolve(text: str, mentions: list[Mention], nodes: dict[str, NodeDict | None
             recent_cache.append(recent())
         return recent_cache[0]
 
+    taken_starts = sorted(s for s, _ in taken)
+    taken_end = dict(taken)
     for pm in _PRONOUN_RX.finditer(text):
-        if any(s < pm.end() and pm.start() < e for s, e in taken):
-            continue
+        k = bisect.bisect_right(taken_starts, pm.start()) - 1
+        if k >= 0 and taken_end[taken_starts[k]] > pm.start():
+            continue  # inside a name
         word = pm.group(0).lower()
         if word == "her" and not _OBJECT_AFTER.match(text, pm.end()):
             continue  # "her ring": a possessive names no one who acts
@@ -176,20 +180,20 @@ def resolve(text: str, mentions: list[Mention], nodes: dict[str, NodeDict | None
         if who is not None:
             m = Mention(pm.start(), pm.end(), pm.group(0), (who,))
             added.append(m)
-            chars.append(m)
-            chars.sort(key=lambda c: c.start)
+            bisect.insort(chars, m, key=lambda c: c.start)
         elif why:
             notes.append(f"{pm.group(0)!r} bound to nobody: {why}")
     added += _relative_who(text, kept, nodes, analysis, taken)
-    added += _it(text, kept, nodes, taken)
+    added += _it(text, kept, nodes, taken, analysis)
     ordered = sorted(kept + added, key=lambda m: m.start)
     zeros = _zero_positions(text, ordered, analysis)
     acting = [m for m in ordered if (m.start, m.end) not in possessors]
     zero_mentions: list[Mention] = []
     for pos in zeros:
-        who = _subject(text, pos, acting, nodes, analysis, recent_once)
-        if who is not None:
-            zero_mentions.append(Mention(pos, pos, "", (who,)))
+        subject = _subject(text, pos, acting, nodes, analysis, recent_once)
+        if subject is not None:
+            ids = subject if isinstance(subject, tuple) else (subject,)
+            zero_mentions.append(Mention(pos, pos, "", ids))
     final = sorted(ordered + zero_mentions, key=lambda m: (m.start, m.end))
     zero_ids = {i for i, m in enumerate(final) if m.start == m.end}
     owners = {i for i, m in enumerate(final) if (m.start, m.end) in possessors and m.start < m.end}
@@ -215,16 +219,21 @@ def _antecedent(text: str, pronoun: str, pos: int, is_object: bool, chars: list[
                 ) -> tuple[str | None, str | None]:
     """The one character the pronoun at ``pos`` can be, or None with the reason (None: no note)."""
     clause = analysis.clause_of(pos)
+    window = _window_start(analysis, pos)
+    _, s1 = analysis.sentence_of(pos)
+    lo = bisect.bisect_left(chars, window, key=lambda c: c.start)
+    mid = bisect.bisect_left(chars, pos, key=lambda c: c.start)
+    hi = bisect.bisect_left(chars, s1, key=lambda c: c.start)
     subject: str | None = None
     if clause is not None and (is_object or _zh_object(text, pos, clause.unit.start)):
-        inside = [m for m in chars if clause.unit.holds(m.start, m.end) and m.end <= pos]
+        inside = [m for m in chars[lo:mid] if clause.unit.start <= m.start
+                  and clause.unit.holds(m.start, m.end) and m.end <= pos]
         subject = inside[0].ids[0] if inside else None
-    before = [m for m in chars if m.end <= pos and m.ids[0] != subject]
+    before = [m for m in chars[lo:mid] if m.end <= pos and m.ids[0] != subject]
     got = _pick(pronoun, [m.ids[0] for m in before], nodes)
     if got[0] is not None or got[1]:
         return got
-    _, s1 = analysis.sentence_of(pos)
-    later = [m for m in chars if m.start > pos and m.start < s1 and m.ids[0] != subject]
+    later = [m for m in chars[mid:hi] if m.start > pos and m.ids[0] != subject]
     if later and clause is not None and any(not clause.unit.holds(m.start, m.end) for m in later) \
             and _pick(pronoun, [m.ids[0] for m in later], nodes)[0] is not None:
         return None, "a character named after it could be the one meant"
@@ -235,6 +244,12 @@ def _antecedent(text: str, pronoun: str, pos: int, is_object: bool, chars: list[
         if people:
             return _pick(pronoun, people, nodes)
     return None, None
+
+
+def _window_start(analysis: Analysis, pos: int) -> int:
+    """Where the sentence of ``pos`` and the three before it start: what a pronoun looks back at."""
+    k = bisect.bisect_right(analysis._sentence_starts, pos) - 1
+    return analysis.sentences[max(0, k - 3)][0] if analysis.sentences else 0
 
 
 def _pick(pronoun: str, ids: list[str], nodes: dict[str, NodeDict | None]) -> tuple[str | None, str | None]:
@@ -280,14 +295,19 @@ def _relative_who(text: str, mentions: list[Mention], nodes: dict[str, NodeDict 
 
 
 def _it(text: str, mentions: list[Mention], nodes: dict[str, NodeDict | None],
-        taken: list[tuple[int, int]]) -> list[Mention]:
-    """"burned it", "把它烧了": the one item the event names before "it"."""
+        taken: list[tuple[int, int]], analysis: Analysis) -> list[Mention]:
+    """"burned it", "把它烧了": the one item the event names before "it" (in its sentence or the
+    three before)."""
     items = [m for m in mentions if len(m.ids) == 1 and (nodes.get(m.ids[0]) or {}).get("layer") == "item"]
+    starts = sorted(s for s, _ in taken)
+    ends = {s: e for s, e in taken}
     out = []
     for pm in _IT_RX.finditer(text):
-        if any(s < pm.end() and pm.start() < e for s, e in taken):
-            continue
-        before = {m.ids[0] for m in items if m.end <= pm.start()}
+        k = bisect.bisect_right(starts, pm.start()) - 1
+        if k >= 0 and ends[starts[k]] > pm.start():
+            continue  # inside a name
+        window = _window_start(analysis, pm.start())
+        before = {m.ids[0] for m in items if window <= m.start and m.end <= pm.start()}
         if len(before) == 1 and _it_is_object(text, pm.start()):
             out.append(Mention(pm.start(), pm.end(), pm.group(0), (before.pop(),)))
     return out
@@ -328,40 +348,34 @@ def _zero_positions(text: str, mentions: list[Mention], analysis: Analysis) -> l
 
 
 def _subject(text: str, pos: int, mentions: list[Mention], nodes: dict[str, NodeDict | None],
-             analysis: Analysis, recent: Recent) -> str | None:
+             analysis: Analysis, recent: Recent) -> str | tuple[str, ...] | None:
     """The subject a dropped one continues: the first name of its sentence, or of the one before.
 
     After "and" with no comma ("Edith stayed behind and learned ..."), the verb goes on
-    with the clause it is joined to: the first name of that clause.
+    with the clause it is joined to: the first name of that clause. Two names joined
+    ("林远和苏晴吵了一架，回到了藏经阁") are both the subject: a tuple of both ids.
     """
     s0, _ = analysis.sentence_of(pos)
     clause = analysis.clause_of(pos)
+    starts = _starts(mentions)
     if clause is not None and clause.kind == "vp":
-        i = analysis.clauses.index(clause)
-        prev = next((c for c in reversed(analysis.clauses[:i])
+        i = analysis.index_of(clause)
+        prev = next((c for c in reversed(analysis.clauses[max(0, i - 8):i])
                      if c.sentence == clause.sentence and c.kind not in ("relative", "paren", "sub")),
                     None)
         if prev is not None:
-            inside = [m for m in mentions if prev.unit.holds(m.start, m.end) and m.start < m.end]
-            two = len(inside) > 1 and re.fullmatch(r"\s*(?:and|,|和|与|跟|同|、)\s*",
-                                                   text[inside[0].end:inside[1].start])
-            if inside and len(inside[0].ids) == 1 and _is_character(nodes.get(inside[0].ids[0])) \
-                    and not two:
-                return inside[0].ids[0]
+            lo, hi = bisect.bisect_left(starts, prev.unit.start), bisect.bisect_left(starts, prev.unit.end)
+            inside = [m for m in mentions[lo:hi] if prev.unit.holds(m.start, m.end) and m.start < m.end]
+            if inside:
+                return _head(text, inside, nodes)
     spans = [(s0, pos)]
-    k = analysis.sentences.index(analysis.sentence_of(pos))
+    k = analysis.sentence_index(pos)
     spans += [analysis.sentences[j] for j in range(k - 1, max(-1, k - 4), -1)]
     for start, end in spans:
-        inside = [m for m in mentions if start <= m.start and m.end <= end and m.start < m.end]
-        if not inside:
-            continue
-        first = inside[0]
-        if len(first.ids) != 1 or not _is_character(nodes.get(first.ids[0])):
-            return None  # the sentence is about something else (the rain, the ring)
-        if len(inside) > 1 and re.fullmatch(r"\s*(?:and|,|和|与|跟|同|、)\s*",
-                                            text[first.end:inside[1].start], re.IGNORECASE):
-            return None  # "Lin Yuan and Su Qing": two subjects
-        return first.ids[0]
+        lo, hi = bisect.bisect_left(starts, start), bisect.bisect_left(starts, end)
+        inside = [m for m in mentions[lo:hi] if m.end <= end and m.start < m.end]
+        if inside:
+            return _head(text, inside, nodes)
     if any(m.start < m.end for m in mentions):
         return None
     for named in recent():
@@ -369,6 +383,36 @@ def _subject(text: str, pos: int, mentions: list[Mention], nodes: dict[str, Node
         if chars:
             return chars[0] if len(set(chars)) == 1 else None
     return None
+
+
+_STARTS: dict[int, tuple[list[Mention], list[int]]] = {}
+
+
+def _starts(mentions: list[Mention]) -> list[int]:
+    """The starts of ``mentions`` (sorted), computed once per list."""
+    cached = _STARTS.get(id(mentions))
+    if cached is None or cached[0] is not mentions:
+        _STARTS.clear()
+        cached = (mentions, [m.start for m in mentions])
+        _STARTS[id(mentions)] = cached
+    return cached[1]
+
+
+def _head(text: str, inside: list[Mention],
+          nodes: dict[str, NodeDict | None]) -> str | tuple[str, ...] | None:
+    """The subject a clause starts with: its first character, or the two joined there."""
+    first = inside[0]
+    if len(first.ids) != 1 or not _is_character(nodes.get(first.ids[0])):
+        return None  # the sentence is about something else (the rain, the ring)
+    if len(inside) > 1 and re.fullmatch(r"\s*(?:and|&|和|与|跟|同|、)\s*",
+                                        text[first.end:inside[1].start], re.IGNORECASE):
+        second = inside[1]
+        if len(second.ids) == 1 and _is_character(nodes.get(second.ids[0])) \
+                and (len(inside) < 3 or not re.fullmatch(r"\s*(?:and|,|&|和|与|跟|同|、)\s*",
+                                                         text[second.end:inside[2].start])):
+            return (first.ids[0], second.ids[0])  # "Lin Yuan and Su Qing": both
+        return None
+    return first.ids[0]
 
 
 def after_fillers(text: str, pos: int) -> int:

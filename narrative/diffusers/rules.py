@@ -23,6 +23,7 @@ but is reported: as a note on an event, and as an :class:`Unmet` to ``narr audit
 
 from __future__ import annotations
 
+import bisect
 import copy
 import dataclasses
 import itertools
@@ -230,7 +231,8 @@ class RulesDiffuser:
             kept = [h for h in held if h.ops]
             tail = f"; {len(kept)} change{'s' if len(kept) > 1 else ''} held back" if kept else ""
             notes.append(f"no rule {verb} {text!r}{tail}")
-        proposal = Proposal(delta=Delta(ops=builder.ops, close_scene=builder.close_scene), notes=notes)
+        proposal = Proposal(delta=Delta(ops=_compact(builder.ops), close_scene=builder.close_scene),
+                            notes=notes)
         proposal.held = [HeldChange(n=h.n, rule=h.rule, source=h.source, words=h.words,
                                     reason=h.reason, ops=h.ops) for h in held if h.ops]
         return proposal, unmet
@@ -241,8 +243,8 @@ class RulesDiffuser:
         applied = 0
         words = text[firing.match.start : firing.match.end]
         where = f"rule {firing.rule.rule.id} ({firing.rule.source})"
-        for each in [firing, *_listed(firing, text, mentions, nodes)]:
-            slots, problem = _bind_slots(each, mentions, nodes)
+        for each, slots, problem in _bindings([firing, *_listed(firing, text, mentions, nodes)],
+                                              mentions, nodes):
             if problem:
                 notes.append(f"{where} not applied to {words!r}: {problem}")
                 continue
@@ -348,7 +350,8 @@ def _reason(cue: clauses.Cue, analysis: clauses.Analysis, mentions: list[Mention
     """Why a clause asserts nothing: "question ('?')", "reported by Old Zhou ('claims')"."""
     if cue.kind == "reported":
         s0, s1 = analysis.sentence_of(cue.start)
-        near = [m for m in mentions if s0 <= m.start < s1 and m.start < m.end and len(m.ids) == 1
+        near = [mentions[k] for k in _near(mentions, s0, s1)]
+        near = [m for m in near if m.start < m.end and len(m.ids) == 1
                 and (nodes.get(m.ids[0]) or {}).get("layer") == "character"
                 and not cue.scope_start <= m.start < cue.scope_end]
         before = [m for m in near if m.end <= cue.start]
@@ -457,7 +460,9 @@ def _verb_has_own_subject(text: str, match: patterns.Match, mentions: list[Menti
                           zeros: frozenset[int]) -> bool:
     """Whether a dropped subject stands right before the match's first word, so the names
     before it are not that word's subject: "greets Old Zhou and Elder Mo, then walks ..."."""
-    for z in zeros:
+    for z in _near(mentions, match.start + 1, match.end):
+        if z not in zeros:
+            continue
         pos = mentions[z].start
         after = [s for s, _ in match.words if s >= pos]
         if (match.start < pos and after and z not in match.slots.values()
@@ -476,6 +481,20 @@ def _disjoint(firings: list[Firing]) -> list[Firing]:
         taken.add(f.match.start, f.match.end)
         kept.append(f)
     return kept
+
+
+_STARTS: dict[int, tuple[list[Mention], list[int]]] = {}
+
+
+def _near(mentions: list[Mention], start: int, end: int) -> range:
+    """The indexes of the mentions (sorted by start) that start in ``[start, end)``."""
+    cached = _STARTS.get(id(mentions))
+    if cached is None or cached[0] is not mentions:
+        _STARTS.clear()
+        cached = (mentions, [m.start for m in mentions])
+        _STARTS[id(mentions)] = cached
+    starts = cached[1]
+    return range(bisect.bisect_left(starts, start), bisect.bisect_left(starts, end))
 
 
 def _candidates(spec: VarSpec, mentions: list[Mention], nodes: dict[str, Any]) -> set[int]:
@@ -541,7 +560,9 @@ def _listed(firing: Firing, text: str, mentions: list[Mention], nodes: dict[str,
         return []
     k = firing.match.slots[first]
     spec = firing.rule.vars.get(first, ANY)
-    fits = _candidates(spec, mentions, nodes)
+    near = _near(mentions, firing.match.start - 400, firing.match.end + 400)
+    fits = {i for i in near if any(nodes.get(x) is not None and spec.accepts(nodes[x])
+                                   for x in mentions[i].ids)}
     members = coordinated(text, mentions, k, fits)
     if len(members) < 2:
         return []
@@ -557,6 +578,27 @@ def _listed(firing: Firing, text: str, mentions: list[Mention], nodes: dict[str,
     return out
 
 
+def _bindings(firings: list[Firing], mentions: list[Mention], nodes: dict[str, Any]
+              ) -> list[tuple[Firing, dict[str, str], str | None]]:
+    """Each firing with its slots bound; a dropped subject standing for two people ("林远和苏晴
+    吵了一架，回到了藏经阁") fills a per-subject slot once for each of them."""
+    out: list[tuple[Firing, dict[str, str], str | None]] = []
+    for f in firings:
+        group = [(name, k) for name, k in f.match.slots.items()
+                 if mentions[k].start == mentions[k].end and len(mentions[k].ids) > 1]
+        if group and group[0][0] in f.rule.each:
+            name, k = group[0]
+            rest = {n: m for n, m in f.match.slots.items() if n != name}
+            base, problem = _bind_slots(dataclasses.replace(f, match=dataclasses.replace(
+                f.match, slots=rest)), mentions, nodes)
+            for node_id in mentions[k].ids:
+                out.append((f, {**base, name: node_id}, problem))
+            continue
+        slots, problem = _bind_slots(f, mentions, nodes)
+        out.append((f, slots, problem))
+    return out
+
+
 def _bind_slots(firing: Firing, mentions: list[Mention],
                 nodes: dict[str, Any]) -> tuple[dict[str, str], str | None]:
     slots: dict[str, str] = {}
@@ -567,6 +609,74 @@ def _bind_slots(firing: Firing, mentions: list[Mention],
             return {}, f"{mentions[k].text!r} could be {' or '.join(ids)}"
         slots[name] = ids[0]
     return slots, None
+
+
+def _key(op: Op) -> tuple[str, ...] | None:
+    """What an operation writes: a node's field or an edge (None: a whole node)."""
+    if isinstance(op, SetOp | UnsetOp):
+        return ("field", op.target, op.field)
+    if isinstance(op, RelateOp | UnrelateOp):
+        return ("edge", op.source, op.type, op.target)
+    return None
+
+
+def _compact(ops: list[Op]) -> list[Op]:
+    """The operations without those a later one on the same field or edge undoes.
+
+    A long text moves a character a hundred times; the world ends where the last
+    move leaves it, so only that one is proposed. An operation on a field stays when
+    another one on a field inside it or around it (``/state`` and ``/state/mood``)
+    comes between, so the order of nested writes is kept.
+    """
+    last: dict[tuple[str, ...], int] = {}
+    for i, op in enumerate(ops):
+        key = _key(op)
+        if key is not None:
+            last[key] = i
+    if len(last) == sum(1 for op in ops if _key(op) is not None):
+        return ops
+    fields_of: dict[str, set[str]] = {}
+    for op in ops:
+        if isinstance(op, SetOp | UnsetOp):
+            fields_of.setdefault(op.target, set()).add(op.field)
+    nested = {t for t, fs in fields_of.items()
+              if any(a != b and b.startswith(a + "/") for a in fs for b in fs)}
+    structural = [i for i, op in enumerate(ops) if isinstance(op, ExpireOp | CreateOp)]
+    out: list[Op] = []
+    for i, op in enumerate(ops):
+        key = _key(op)
+        if key is None or last[key] == i:
+            out.append(op)
+            continue
+        j = last[key]
+        k = bisect.bisect_right(structural, i)
+        if (k < len(structural) and structural[k] < j) or (
+                isinstance(op, SetOp | UnsetOp) and op.target in nested and _nested_between(ops, i, j)):
+            out.append(op)  # a node created or ended between them, or a nested write: keep the order
+    return out
+
+
+def _nested_between(ops: list[Op], i: int, j: int) -> bool:
+    """Whether a write inside or around the field of ``ops[i]`` comes before ``ops[j]``."""
+    op = ops[i]
+    if not isinstance(op, SetOp | UnsetOp):
+        return False
+    for other in ops[i + 1:j]:
+        if isinstance(other, SetOp | UnsetOp) and other.target == op.target and other.field != op.field \
+                and (other.field.startswith(op.field + "/") or op.field.startswith(other.field + "/")):
+            return True
+    return False
+
+
+def _touches(op: Op) -> tuple[str, ...]:
+    """The nodes an operation is about (see :func:`_about`)."""
+    if isinstance(op, SetOp | UnsetOp | ExpireOp):
+        return (op.target,)
+    if isinstance(op, RelateOp):
+        return (op.source, op.target)
+    if isinstance(op, UnrelateOp):
+        return (op.source,)
+    return ()
 
 
 def _about(op: Op, node_id: str) -> bool:
@@ -587,40 +697,60 @@ class _Builder:
         self.ops: list[Op] = []
         self.close_scene = False
         self.changes = 0  # operations that changed the scratch world ("already so" when none did)
+        self._touched: dict[str, int] = {}  # node -> how many of the operations are about it
 
     def current(self, node_id: str) -> NodeDict | None:
         return self.draft.current(node_id)
 
+    def _mark(self, op: Op) -> Any:
+        """What ``op`` may change, as it is now (cheap: the one field or edge, not the node)."""
+        if isinstance(op, SetOp):
+            node = self.current(op.target)
+            return None if node is None else copy.deepcopy(fields.get(node, op.field))
+        if isinstance(op, RelateOp):
+            node = self.current(op.source) or {}
+            return copy.deepcopy(((node.get("relations") or {}).get(op.type) or {}).get(op.target,
+                                                                                       fields.ABSENT))
+        return None
+
     def add(self, op: Op) -> None:
-        if isinstance(op, ExpireOp) and any(_about(o, op.target) for o in self.ops):
+        if isinstance(op, ExpireOp) and self._touched.get(op.target):
             # "took the telegram ... and burned it": the item ends; what the words did to it
             # before no longer matters (its holder's edge goes with it)
             kept = [o for o in self.ops if not _about(o, op.target)]
             self.draft = Draft(self.world, "rules")
             self.ops = []
+            self._touched = {}
             for o in kept:
                 self.draft.apply_op(o, "rules")
-                self.ops.append(o)
+                self._append(o)
         warnings = len(self.draft.warnings)
-        node = op.source if isinstance(op, RelateOp) else op.target if isinstance(op, SetOp) else None
-        before = copy.deepcopy(self.current(node)) if node is not None else None
+        marked = isinstance(op, SetOp | RelateOp)
+        before = self._mark(op) if marked else None
         self.draft.apply_op(op, "rules")
         if isinstance(op, UnsetOp | UnrelateOp) and len(self.draft.warnings) > warnings:
             del self.draft.warnings[warnings:]  # nothing to remove: leave the operation out
             return
-        if node is None or self.current(node) != before:
+        if not marked or self._mark(op) != before:
             self.changes += 1
+        self._append(op)
+
+    def _append(self, op: Op) -> None:
         self.ops.append(op)
+        for node_id in _touches(op):
+            self._touched[node_id] = self._touched.get(node_id, 0) + 1
 
     def trial(self, work: Callable[[], object]) -> list[Op]:
         """The operations ``work`` would add, undone again (what a held-back change would do);
         none when they would change nothing."""
         cp = self.draft.checkpoint()
-        ops, changes, close = len(self.ops), self.changes, self.close_scene
+        draft, ops, touched = self.draft, list(self.ops), dict(self._touched)
+        changes, close = self.changes, self.close_scene
         work()
-        made = self.ops[ops:] if self.changes > changes else []
-        del self.ops[ops:]
+        made = self.ops[len(ops):] if self.changes > changes else []
+        self.ops, self._touched = ops, touched
         self.changes, self.close_scene = changes, close
+        self.draft = draft
         self.draft.rollback(cp)
         return made
 

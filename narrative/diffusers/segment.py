@@ -63,7 +63,7 @@ class Segmenter:
             return False  # 3.5
         if end < len(text) and text[end] == "." and text[at:end] == ".":
             return True
-        before = _WORD_BEFORE.search(text, 0, at)
+        before = _WORD_BEFORE.search(text, max(0, at - 60), at)
         if before is None:
             return True
         word = before.group(1).strip("'’-")
