@@ -33,3 +33,17 @@ def test_the_evaluation_set_has_no_wrong_writes(tmp_path: Path) -> None:
     wrong = [(o.text, sorted(o.wrong)) for o in report.outcomes if o.wrong]
     assert wrong == []
     assert report.rate >= 0.9
+
+
+def test_the_frozen_set_has_no_wrong_writes_on_every_generic_world(tmp_path: Path) -> None:
+    """Prose nobody wrote for the rules (tests/data/prose_eval), on worlds made with narr init
+    --rules both, en and zh: no wrong write, and at least 85% exact on each."""
+    mod = bench()
+    rows = list(mod.load(mod.FROZEN / "sentences.jsonl"))
+    assert len(rows) >= 150 and {r["lang"] for r in rows} == {"en", "zh"}
+    for rules in (None, "en", "zh"):
+        report = mod.evaluate_frozen(scratch=tmp_path, rules=rules)
+        print(f"\n{report.name}\n{report.table()}")
+        wrong = [(o.text, sorted(o.wrong)) for o in report.outcomes if o.wrong]
+        assert wrong == []
+        assert report.rate >= 0.85

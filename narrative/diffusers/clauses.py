@@ -259,6 +259,8 @@ class Lexicon:
             entries.setdefault(t, set()).add(("factive", "forward"))
         self.bare = {t for name in bare for t in _class_terms(table, name)} | factive_terms
         self.implicative = {t for name in implicative for t in _class_terms(table, name)}
+        for t in (self.bare | self.implicative) - factive_terms:
+            entries.setdefault(t, set()).add(("marker", "forward"))  # found, but no cue
         self.terms = sorted(entries, key=lambda t: (-len(t), t))
         self.roles = [entries[t] for t in self.terms]
         self.cue_rx = _Scanner(self.terms)
@@ -685,6 +687,8 @@ class Analysis:
             if term in lex.implicative:
                 self.implicatives.append((start, end))
             for kind, role in sorted(lex.roles[k]):
+                if kind == "marker":
+                    continue
                 if kind == "factive":
                     self.factive.append((start, end))
                     continue

@@ -137,9 +137,10 @@ def find_mentions(world: World, text: str) -> list[Mention]:
 
 _ONE_WORD = re.compile(r"[A-Za-z][a-z]*(?:['’-][A-Za-z]+)?")
 _OPENING = re.compile(r"[\s\"'“‘(\[«「『—-]*")
-_DETERMINER_BEFORE = re.compile(r"(?:(?<![\w'’])(?:the|a|an|this|that|these|those|his|her|its|their|my|"
-                                r"our|your|every|each|some|no|any|another|one|such|what|which)|['’]s)\s+$",
-                                re.IGNORECASE)
+# an article or a possessive: "the Bishop of Shanghai", "Lin Yuan's Crane" ("that" is left out: "saw
+# that Tom had gone" is a clause, not a determiner)
+_DETERMINER_BEFORE = re.compile(r"(?:(?<![\w'’])(?:the|a|an|his|her|its|their|my|our|your|every|each|"
+                                r"some|no|any|another)|['’]s)\s+$", re.IGNORECASE)
 _NEXT_WORD = re.compile(r"\s+(?:[a-z]+ly\s+)?([A-Za-z'’-]+)")
 _AUXILIARIES = frozenset({"had", "has", "have", "was", "is", "were", "are", "did", "does", "would",
                           "could", "will", "shall", "should", "might", "may", "must", "can", "never",
@@ -194,7 +195,7 @@ def _at_start(text: str, i: int, starts: frozenset[int]) -> bool:
 
 def _verb_follows(text: str, j: int) -> bool:
     """Whether a finite verb follows ("Lee lit", "Cook had", "Bishop, who ...": a name)."""
-    from narrative.diffusers.inflect import is_base_verb, parts_of_speech
+    from narrative.diffusers.inflect import is_base_verb, is_inflected_verb, parts_of_speech
 
     rest = text[j:j + 3]
     if rest.startswith((",", "'s", "’s")):
@@ -212,7 +213,7 @@ def _verb_follows(text: str, j: int) -> bool:
     tags = parts_of_speech(nxt.lower())
     if not tags:
         return nxt.endswith("ed")  # a verb the lexicon lacks: "pistol-whipped"
-    return ("verb" in tags or "aux" in tags) and not is_base_verb(nxt)
+    return ("verb" in tags or "aux" in tags) and (not is_base_verb(nxt) or is_inflected_verb(nxt))
 
 
 def _sentence_starts(text: str) -> Callable[[], frozenset[int]]:

@@ -88,6 +88,16 @@ def is_base_verb(word: str) -> bool:
     return w in _lemmas(lexicon[0], w.encode(), b"verb")
 
 
+@lru_cache(maxsize=4096)
+def is_inflected_verb(word: str) -> bool:
+    """Whether ``word`` is an inflected form of some English verb ("found": find; "walks")."""
+    lexicon = _lexicon()
+    if lexicon is None:
+        return False
+    w = word.lower()
+    return any(lemma != w for lemma in _lemmas(lexicon[0], w.encode(), b"verb"))
+
+
 def _lemmas(blob: bytes, key: bytes, category: bytes) -> set[str]:
     """The lemmas the lexicon gives ``key`` in ``category``."""
     out: set[str] = set()

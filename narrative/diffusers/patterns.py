@@ -278,7 +278,10 @@ class Occurrence:
     end: int
     atoms: frozenset[int]
     base: bool = False
-    reach: int = 0  # where a separable verb's particle ends ("finished Cook off"), else 0
+    reach: int = 0  # unused: see ``particles``
+    particle_start: int = 0
+    # for atoms read as a separable verb: (atom, particle end, particle start, only so)
+    particles: tuple[tuple[int, int, int, bool], ...] = ()
 
 
 class Vocabulary:
@@ -399,68 +402,107 @@ class Vocabulary:
 
     def _english_at(self, text: str, tokens: list[tuple[int, int, str]], i: int,
                     free: object) -> Occurrence | None:
+        """The longest phrase of the rules starting at token ``i`` (its verb's words; a separable
+        verb's particle is looked for after them), standing for every phrase of that length."""
         tok = tokens[i][2]
         cands = [*self.en_first.get(tok, ()), *self.en_star]
-        best: Occurrence | None = None
-        best_len = 0
-        atoms: set[int] = set()
-        base = False
+        best_n = 0
+        found: list[tuple[_Entry, int, int, int]] = []  # entry, particle end and start, tokens
         for entry in cands:
-            n = len(entry.tokens)
-            if n < best_len:
-                break
-            if i + n > len(tokens) or not _tokens_match(text, tokens, i, entry.tokens):
+            n = _phrase_length(text, tokens, i, entry.tokens) if len(entry.tokens) > 1 else (
+                1 if _token_is(tok, entry.tokens[0]) else 0)
+            if not n or len(entry.tokens) < best_n:
                 continue
-            end = tokens[i + n - 1][1]
-            if not free(tokens[i][0], end):  # type: ignore[operator]
+            if not free(tokens[i][0], tokens[i + n - 1][1]):  # type: ignore[operator]
                 continue
-            reach = 0
+            reach = start = 0
             if entry.particle:
-                reach = _particle_follows(text, tokens, i + n, entry.particle)
+                reach, start = _particle_follows(text, tokens, i + n, entry.particle)
                 if not reach:
                     continue
-            if n > best_len:
-                atoms, base, best_len = set(), False, n
+            if len(entry.tokens) > best_n:
+                best_n, found = len(entry.tokens), []
+            found.append((entry, reach, start, n))
+        if not found:
+            return None
+        atoms: set[int] = set()
+        plain: set[int] = set()
+        particles: dict[int, tuple[int, int]] = {}
+        for entry, reach, start, _ in found:
             atoms |= entry.atoms
-            base = base or entry.base
-            reach = max(reach, best.reach if best is not None and best_len == n else 0)
-            best = Occurrence(tokens[i][0], end, frozenset(atoms), base, reach)
-        return best
+            if not entry.particle:
+                plain |= entry.atoms
+                continue
+            for a in entry.atoms:
+                old = particles.get(a)
+                if old is None or reach > old[0]:
+                    particles[a] = (reach, start)
+        # an atom read only as a separable verb needs its object inside: "sold [him] out"
+        only = tuple((a, r, st, a not in plain) for a, (r, st) in sorted(particles.items()))
+        used = max(n for _, _, _, n in found)
+        return Occurrence(tokens[i][0], tokens[i + used - 1][1], frozenset(atoms),
+                          any(e.base for e, _, _, _ in found), 0, 0, only)
+
+
+# adverbs that may stand inside a phrase after its verb: "was soon the talk of", "came quickly to"
+_INNER_ADVERBS = frozenset({"soon", "now", "already", "then", "still", "just", "also", "all"})
 
 
 def _tokens_match(text: str, tokens: list[tuple[int, int, str]], i: int, want: tuple[str, ...]) -> bool:
-    for k, w in enumerate(want):
-        s, _, tok = tokens[i + k]
-        if w.endswith("*"):
-            if not ((tok.startswith(w[:-1]) and tok[len(w) - 1:].isalpha()) or tok == w[:-1]):
-                return False
-        elif tok != w:
-            return False
-        if k and text[tokens[i + k - 1][1]:s].strip():
-            return False  # the words of a phrase stand side by side
-    return True
+    return _phrase_length(text, tokens, i, want, skip=False) > 0
+
+
+def _phrase_length(text: str, tokens: list[tuple[int, int, str]], i: int, want: tuple[str, ...],
+                   skip: bool = True) -> int:
+    """How many tokens ``want`` covers from token ``i`` (0: it does not stand there). With
+    ``skip``, one adverb may stand right after the phrase's first word ("was soon the talk of")."""
+    k = i
+    skipped = False
+    for w_i, w in enumerate(want):
+        if k >= len(tokens):
+            return 0
+        s, _, tok = tokens[k]
+        if w_i and text[tokens[k - 1][1]:s].strip():
+            return 0  # the words of a phrase stand side by side
+        if not _token_is(tok, w):
+            if not (skip and w_i == 1 and not skipped and (tok in _INNER_ADVERBS or (
+                    tok.endswith("ly") and len(tok) > 4 and tok != "only"))):
+                return 0
+            skipped = True
+            k += 1
+            if k >= len(tokens) or text[tokens[k - 1][1]:tokens[k][0]].strip() or \
+                    not _token_is(tokens[k][2], w):
+                return 0
+        k += 1
+    return k - i
+
+
+def _token_is(tok: str, w: str) -> bool:
+    if w.endswith("*"):
+        return (tok.startswith(w[:-1]) and tok[len(w) - 1:].isalpha()) or tok == w[:-1]
+    return tok == w
 
 
 def _particle_follows(text: str, tokens: list[tuple[int, int, str]], j: int,
-                      particle: tuple[str, ...]) -> int:
-    """Where ``particle`` ends when it follows within a few words in the same clause ("sold
-    Boss Du out"), else 0. Its last word may come up to two words late ("fed it to the
-    drawing-room fire")."""
+                      particle: tuple[str, ...]) -> tuple[int, int]:
+    """Where ``particle`` ends and starts when it follows within a few words in the same
+    clause ("sold Boss Du out"), else ``(0, 0)``. Its last word may come up to two words
+    late ("fed it to the drawing-room fire")."""
     for k in range(j, min(len(tokens), j + PARTICLE_REACH + 1)):
         if _PARTICLE_STOP.search(text, tokens[k - 1][1] if k > 0 else 0, tokens[k][0]):
-            return 0
+            return 0, 0
         if k <= j or k + len(particle) > len(tokens) + 2:
             continue
         if k + len(particle) <= len(tokens) and _tokens_match(text, tokens, k, particle):
-            return tokens[k + len(particle) - 1][1]
+            return tokens[k + len(particle) - 1][1], tokens[k][0]
         if len(particle) >= 2 and k + len(particle) - 1 <= len(tokens) and _tokens_match(
                 text, tokens, k, particle[:-1]):
             for extra in (1, 2):
                 last = k + len(particle) - 1 + extra
                 if last < len(tokens) and tokens[last][2] == particle[-1] and not _PARTICLE_STOP.search(
                         text, tokens[k][0], tokens[last][1]):
-                    return tokens[last][1]
-    return 0
+                    return tokens[last][1], tokens[k][0]
+    return 0, 0
 
 
 @lru_cache(maxsize=8)
@@ -667,6 +709,7 @@ def _find_in_unit(pattern: Pattern, scan: Scan, u: int, allowed: dict[str, set[i
     # sorts before the word at its position
     items: dict[tuple[int, int], list[object]] = {}
     reach: dict[int, int] = {}  # a separable verb's particle end, by the verb's start
+    particle_at: dict[int, int] = {}  # and where the particle starts
     for i, p in enumerate(pattern.parts):
         if p.slot is None:
             continue
@@ -687,8 +730,14 @@ def _find_in_unit(pattern: Pattern, scan: Scan, u: int, allowed: dict[str, set[i
                 bits |= 1 << i
         if bits and (o.start, 1) not in items:
             items[(o.start, 1)] = [o.end, bits, -1, o.base]
-            if o.reach:
-                reach[o.start] = o.reach
+            if o.particles:
+                relevant = {a for i, atoms in enumerate(part_atoms) if bits & (1 << i)
+                            for a in atoms & o.atoms}
+                read = {a: (end, at, only) for a, end, at, only in o.particles if a in relevant}
+                if read:
+                    reach[o.start] = max(end for end, _, _ in read.values())
+                if read and len(read) == len(relevant) and all(only for _, _, only in read.values()):
+                    particle_at[o.start] = min(at for _, at, _ in read.values())
     ab = _abstract(text, unit, items)
     s = ab.s
     rx = _shape_regex(tuple(p.slot for p in pattern.parts))
@@ -709,6 +758,9 @@ def _find_in_unit(pattern: Pattern, scan: Scan, u: int, allowed: dict[str, set[i
         if pattern.anchored and not _leads(s[:best.start()]):
             pos = best.start() + 1
             continue
+        if not _objects_inside(pattern, best, ab, reach, particle_at):
+            pos = best.start() + 1
+            continue
         groups = range(1, rx.groups + 1)
         word_groups = [g for g in groups if pattern.parts[g - 1].slot is None and best.start(g) >= 0]
         words = tuple((ab.back[best.start(g)], ab.ends[best.start(g)]) for g in word_groups)
@@ -724,6 +776,22 @@ def _find_in_unit(pattern: Pattern, scan: Scan, u: int, allowed: dict[str, set[i
                          tuple(ab.base.get(best.start(g), False) for g in word_groups)))
         pos = best.end()
     return out
+
+
+def _objects_inside(pattern: Pattern, m: re.Match[str], ab: _Abstract, reach: dict[int, int],
+                    particle_at: dict[int, int]) -> bool:
+    """A separable verb's object stands between it and its particle ("sold [Boss Du] out", not
+    "handed the rifle over to [Quinn]"): the slot right after such a verb ends before the particle."""
+    groups = m.re.groups
+    for g in range(1, groups):
+        if pattern.parts[g - 1].slot is not None or m.start(g) < 0:
+            continue
+        origin = ab.back[m.start(g)]
+        if origin not in particle_at or pattern.parts[g].slot is None:
+            continue
+        if ab.ends[m.start(g + 1)] > particle_at[origin]:
+            return False
+    return True
 
 
 _LEADS = re.compile(r"^(?:[\s\W\d_]|\u2063|(?i:then|and|but|so|early|late|by|on|at|in|it|was|that|"

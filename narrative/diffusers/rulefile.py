@@ -475,6 +475,8 @@ def parse_rule_file(data: bytes, source: str) -> RuleFile:
         raw: Any = json.loads(text) if source.endswith(".json") else tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         raise InvalidWorldError(f"{source}: {exc}") from None
+    if isinstance(raw, dict) and "classes" in raw:
+        _check_classes(raw["classes"], text, source)
     try:
         parsed = RuleFile.model_validate(raw)
     except ValidationError as exc:
@@ -484,6 +486,34 @@ def parse_rule_file(data: bytes, source: str) -> RuleFile:
                                 hint="see schemas/rules.schema.json for the rule file format") from None
     _check_references(parsed, source)
     return parsed
+
+
+def _check_classes(table: Any, text: str, source: str) -> None:
+    """Refuse a ``[classes]`` table with a bad entry, naming the file, the line and the class."""
+    problems = word_classes.check_table(table)
+    if not problems:
+        return
+    lines = [f"{source}:{_line_of(text, name, entry)}: {message}" for name, entry, message in problems]
+    more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
+    raise InvalidWorldError(lines[0] + more, details=lines,
+                            hint="see narrative/diffusers/classes.toml for how a class entry is "
+                                 "written")
+
+
+def _line_of(text: str, name: str, entry: str) -> int:
+    """The line where ``entry`` of class ``name`` is written (the class's line if not found)."""
+    start = 0
+    for key in (f"classes.{name}", f"\n{name}", f'"{name}"'):
+        at = text.find(key)
+        if at >= 0:
+            start = at
+            break
+    if entry:
+        for quoted in (json.dumps(entry, ensure_ascii=False), f"'{entry}'", entry):
+            at = text.find(quoted, start)
+            if at >= 0:
+                return text.count("\n", 0, at) + 1
+    return text.count("\n", 0, start + 1) + 1 if start else 1
 
 
 def _where(raw: Any, loc: tuple[Any, ...]) -> str:
