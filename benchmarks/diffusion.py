@@ -296,22 +296,35 @@ COST_SENTENCES = ("Lin Yuan hurries down the mountain path to the ferry, his sle
                   "苏晴冒雨走进了藏经阁，从老周手里接过了灯笼。")
 
 
-def cost(rounds: int = 15, scratch: Path | None = None) -> dict[str, float]:
-    """Medians (ms) of a one-sentence dry-run ``rules`` event on the sample world."""
+def cost(rounds: int = 15, scratch: Path | None = None, against: Path | None = None) -> dict[str, float]:
+    """Medians (ms) of a one-sentence dry-run ``rules`` event on the sample world.
+
+    With ``against`` (another checkout of narr), its fresh processes alternate with this
+    one's on a copy of the same world (``against_ms``): the two figures share the machine's
+    load at the time.
+    """
     with tempfile.TemporaryDirectory(dir=scratch) as tmp:
         root = Path(tmp) / "world"
         init_world(root, sample=True)
+        other = Path(tmp) / "other"
+        shutil.copytree(root, other)
         # Bytecode is kept (outside the source tree), as an installed narr has it.
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / "narr-bench" / "pycache")
+        here = str(Path(__file__).resolve().parent.parent)
         fresh: list[float] = []
+        theirs: list[float] = []
         for r in range(rounds + 2):
             text = COST_SENTENCES[r % 2]
-            started = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "narrative", "-C", str(root), "event", "--dry-run",
-                            "--diffuser", "rules", text], check=True, capture_output=True, env=env)
-            if r > 1:  # the first rounds compile the bytecode and warm the page cache
-                fresh.append((time.perf_counter() - started) * 1000)
+            sides = [(here, root, fresh)] + ([(str(against), other, theirs)] if against else [])
+            for path, world_root, into in (sides if r % 2 else sides[::-1]):
+                run_env = {**env, "PYTHONPATH": path}
+                started = time.perf_counter()
+                subprocess.run([sys.executable, "-m", "narrative", "-C", str(world_root), "event",
+                                "--dry-run", "--diffuser", "rules", text], check=True,
+                               capture_output=True, env=run_env)
+                if r > 1:  # the first rounds compile the bytecode and warm the page cache
+                    into.append((time.perf_counter() - started) * 1000)
         world = open_world(root)
         warm: list[float] = []
         for r in range(rounds * 4 + 1):
@@ -319,7 +332,10 @@ def cost(rounds: int = 15, scratch: Path | None = None) -> dict[str, float]:
             run_event(world, EventRequest(content=COST_SENTENCES[r % 2], diffuser="rules"), dry_run=True)
             if r:
                 warm.append((time.perf_counter() - started) * 1000)
-        return {"fresh_process_ms": statistics.median(fresh), "in_process_ms": statistics.median(warm)}
+        out = {"fresh_process_ms": statistics.median(fresh), "in_process_ms": statistics.median(warm)}
+        if theirs:
+            out["against_ms"] = statistics.median(theirs)
+        return out
 
 
 def long_texts(scratch: Path | None = None, sentences: int = 2000) -> dict[str, float]:
@@ -365,6 +381,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cost", action="store_true",
                         help="only time a one-sentence dry run on the sample world")
     parser.add_argument("--rounds", type=int, default=15, help="rounds for --cost")
+    parser.add_argument("--against", type=Path,
+                        help="with --cost: another checkout of narr to alternate with (before/after)")
     parser.add_argument("--long", action="store_true",
                         help="only time a large event and narr audit of 2,000 sentences")
     args = parser.parse_args(argv)
@@ -373,9 +391,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{key}: {seconds:.1f}")
         return 0
     if args.cost:
-        got = cost(args.rounds)
+        got = cost(args.rounds, against=args.against)
         print(f"one-sentence dry run on the sample world (median of {args.rounds}): fresh process "
               f"{got['fresh_process_ms']:.1f} ms, in-process {got['in_process_ms']:.1f} ms")
+        if "against_ms" in got:
+            print(f"  {args.against}, alternating with it: fresh process {got['against_ms']:.1f} ms")
         return 0
     reports = []
     if args.only in (None, "repo"):
