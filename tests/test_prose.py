@@ -489,3 +489,10 @@ def test_without_a_chinese_dictionary_names_match_as_written(root: Path,
         assert moved(root, "一筐小白菜被送进了杂货铺。") == {"bai": "store"}  # the old behaviour
     finally:
         zhwords.dictionary.cache_clear()
+
+
+def test_the_gap_between_the_parts_of_a_pattern_counts_the_words_in_it(root: Path) -> None:
+    """A word found once stands for its whole length: "walks" repeated between a name and
+    "to the church" does not bring them within one clause's reach."""
+    assert moved(root, "Tom " + "walks on and on " * 8 + "to the church") == {}
+    assert moved(root, "Tom walks on and on to the church") == {"tom": "church"}

@@ -801,9 +801,13 @@ class Analysis:
             stop = self._clause_stop(i)
             status, kind, word = self._governor_before(at, clause.sentence)
             # whatever covers the words before "that" covers the clause it opens
-            self.cues = [replace(c, scope_end=max(c.scope_end, stop))
-                         if c.scope_start <= at - 1 < c.scope_end or c.start <= at < c.end else c
-                         for c in self.cues]
+            covered = False
+            for n, c in enumerate(self.cues):
+                if c.scope_start <= at - 1 < c.scope_end or c.start <= at < c.end:
+                    self.cues[n] = replace(c, scope_end=max(c.scope_end, stop))
+                    covered = True
+            if covered and status == "unknown":
+                continue  # asserted by nothing already, for a reason narr knows ("recalls how")
             if status == "noun" and kind is not None:
                 self.cues.append(Cue(kind, word, at, at, at, stop))
             elif status == "unknown":
@@ -843,7 +847,7 @@ class Analysis:
             return "purpose", None, "so that"
         if words and words[-1] in ("now", "given", "except", "such", "provided", "providing"):
             return "asserted", None, words[-1]
-        for w in reversed(words[-4:]):
+        for w in reversed(words[-7:]):  # "the word on Foochow Road was that ..."
             if w in self.lex.governing_nouns:
                 return "noun", self.lex.governing_nouns[w], w
         last = self._word_before(at)

@@ -59,6 +59,7 @@ NEGATIONS = "不没未别"  # 莫 is also a surname (莫长老): not a negation 
 DOUBLE_NEGATIVES = ("不得不", "不能不", "不会不", "不可能不", "没法不", "不敢不")
 MARK_BASE = 0xF0000  # one private-use character stands for each name or word in the text
 JOINER = "\u2063"  # stands where a clause is interrupted by another ("Lee, who ..., walked")
+FILLER = "\u2062"  # the rest of a word after its marker
 SENTENCE_END = re.compile(r"[.!?;。！？；\n]+")
 _SLOT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 _CLASS_REF = re.compile(r"^@([a-z][a-z0-9-]{0,39}(?:\.ed)?)$")
@@ -296,6 +297,7 @@ class Vocabulary:
         self.part_atoms: dict[tuple[str, int], frozenset[int]] = {}
         en: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[set[int], bool]] = {}
         zh: dict[str, set[int]] = {}
+        whole: dict[str, set[int]] = {}  # a pattern's own words, which may be a whole name too
 
         def atom(key: tuple[str, object]) -> tuple[int, bool]:
             if key in self.ids:
@@ -315,9 +317,11 @@ class Vocabulary:
                         for w in part.words:
                             if any(is_cjk_char(c) for c in w):
                                 zh.setdefault(w, set()).add(aid)
+                                whole.setdefault(w, set()).add(aid)
                             else:
                                 toks = tuple(normalize_text(w).lower().split())
                                 en.setdefault((toks, ()), (set(), False))[0].add(aid)
+                                whole.setdefault(" ".join(toks), set()).add(aid)
                 for name in part.classes:
                     aid, new = atom(("c", name))
                     mine.add(aid)
@@ -346,6 +350,9 @@ class Vocabulary:
         for entries in self.en_first.values():
             entries.sort(key=lambda e: (-len(e.tokens), -len(e.particle)))
         self.en_star.sort(key=lambda e: -len(e.tokens))
+        self.whole = {w: frozenset(ids) for w, ids in whole.items()}
+        """Literal words of the patterns: where a name the text spells is exactly one of them
+        ("the bell" naming the temple bell, in "(the bell|a bell) rings"), it is that word too."""
         self.zh_first: dict[str, list[tuple[str, frozenset[int]]]] = {}
         for w, ids in zh.items():
             self.zh_first.setdefault(w[0], []).append((w, frozenset(ids)))
@@ -397,6 +404,10 @@ class Vocabulary:
                     pos += longest
                 else:
                     pos += 1
+        for a, b in taken:
+            key = " ".join(norm[a:b].lower().split())
+            if key in self.whole:
+                out.append(Occurrence(a, b, self.whole[key]))
         out.sort(key=lambda o: o.start)
         return out
 
@@ -684,7 +695,9 @@ def _shape_regex(shape: tuple[str | None, ...]) -> re.Pattern[str]:
         bit = 1 << i
         marks = "".join(chr(MARK_BASE | b) for b in range(1, 1 << n) if b & bit)
         name = slot if slot is not None else f"w{i}"
-        pieces.append(f"(?P<{name}>[{marks}])")
+        # a word keeps its length (its marker, then fillers), so the gaps between the parts of
+        # a pattern count the characters of the text between them, as written
+        pieces.append(f"(?P<{name}>[{marks}])" + ("" if slot is not None else f"{FILLER}*"))
     return re.compile(GAP.join(pieces))
 
 
@@ -764,7 +777,8 @@ def _find_in_unit(pattern: Pattern, scan: Scan, u: int, allowed: dict[str, set[i
         groups = range(1, rx.groups + 1)
         word_groups = [g for g in groups if pattern.parts[g - 1].slot is None and best.start(g) >= 0]
         words = tuple((ab.back[best.start(g)], ab.ends[best.start(g)]) for g in word_groups)
-        start, end = ab.back[best.start()], ab.ends[best.end() - 1]
+        start = ab.back[best.start()]
+        end = max(ab.ends[best.start(g)] for g in groups if best.start(g) >= 0)
         end = max([end, *(reach.get(w[0], 0) for w in words)])  # "shot Sun dead" reaches "dead"
         blocked = next((w for stop, w in stops
                         if _governs(text, unit, stop, start, end, words, scan, u, terminators)), None)
@@ -794,7 +808,7 @@ def _objects_inside(pattern: Pattern, m: re.Match[str], ab: _Abstract, reach: di
     return True
 
 
-_LEADS = re.compile(r"^(?:[\s\W\d_]|\u2063|(?i:then|and|but|so|early|late|by|on|at|in|it|was|that|"
+_LEADS = re.compile(r"^(?:[\s\W\d_]|\u2063|\u2062|(?i:then|and|but|so|early|late|by|on|at|in|it|was|that|"
                     r"very|until|till|finally|at last|one|only)\b)*$")
 
 
@@ -840,6 +854,11 @@ def _abstract(text: str, unit: Unit, items: dict[tuple[int, int], list[object]])
                 mention[n_out] = int(who)  # type: ignore[call-overload]
             base[n_out] = bool(is_base)
             n_out += 1
+            if int(who) < 0:  # type: ignore[call-overload]
+                rest = int(end) - start - 1  # type: ignore[call-overload]
+                out.append(FILLER * rest)
+                back.extend(range(start + 1, start + 1 + rest))
+                n_out += rest
             pos = int(end)  # type: ignore[call-overload]
         put(normalize_text(text[pos:b]), pos)
     back.append(unit.end)
