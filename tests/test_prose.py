@@ -496,3 +496,15 @@ def test_the_gap_between_the_parts_of_a_pattern_counts_the_words_in_it(root: Pat
     "to the church" does not bring them within one clause's reach."""
     assert moved(root, "Tom " + "walks on and on " * 8 + "to the church") == {}
     assert moved(root, "Tom walks on and on to the church") == {"tom": "church"}
+
+
+def test_a_world_cue_term_is_bounded(tmp_path: Path) -> None:
+    """Cue words are a stranger's data too: a term with many wildcards is refused, not run."""
+    from narrative.errors import InvalidWorldError
+
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "cues.toml").write_text(
+        '[cues.reported]\nforward = ["{x} {x} {x} {x} said"]\n', "utf-8")
+    with pytest.raises(InvalidWorldError, match=r"more than 2 '\{x\}'"):
+        RulesDiffuser(tmp_path).propose(DictWorld(town(), root=tmp_path),
+                                        EventRequest(content="Tom went to the church."))

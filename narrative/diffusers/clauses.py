@@ -51,7 +51,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from narrative.diffusers import classes as word_classes
 from narrative.diffusers.patterns import Unit, is_cjk_char
@@ -88,10 +88,29 @@ _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*(?:-[A-Za-z0-9]+)*")
 GOVERNOR_REACH = 8  # words between a governing verb and the "that" it governs
 
 
+MAX_TERM_CHARS = 80
+MAX_TERM_WILDCARDS = 2  # "{x}" in one term: each tries one to three words
+
+
+def _check_terms(value: list[str]) -> list[str]:
+    """Cue terms are data a stranger may write: bounded, so matching them stays linear."""
+    for term in value:
+        if len(term) > MAX_TERM_CHARS:
+            raise ValueError(f"cue {term[:40]!r}...: longer than {MAX_TERM_CHARS} characters")
+        if term.count("{x}") > MAX_TERM_WILDCARDS:
+            raise ValueError(f"cue {term!r}: more than {MAX_TERM_WILDCARDS} '{{x}}'")
+    return value
+
+
 class CueKind(BaseModel):
     """The cue words of one kind; ``scope`` is how far a forward scope reaches."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("forward", "backward", "both", "initial", "final", "nouns")
+    @classmethod
+    def _bounded(cls, value: list[str]) -> list[str]:
+        return _check_terms(value)
 
     scope: Scope | None = Field(default=None, description="phrase, clause, unit or sentence")
     governs: bool | None = Field(
@@ -118,6 +137,11 @@ class CueSet(BaseModel):
     """A ``[cues]`` table: the shipped lexicon, or what a world adds to it."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("termination", "boundary", "pseudo", "exclusion", "titles", "abbreviations")
+    @classmethod
+    def _bounded(cls, value: list[str]) -> list[str]:
+        return _check_terms(value)
 
     termination: list[str] = Field(default_factory=list, description="Words that end a phrase scope.")
     boundary: list[str] = Field(default_factory=list, description="Words that end a clause.")
