@@ -68,8 +68,10 @@ def parts_of_speech(word: str) -> frozenset[str]:
     whose lines are sorted by word: a binary search finds them without an index."""
     lexicon = _lexicon()
     if lexicon is None:
-        import lemminflect
-
+        try:
+            import lemminflect
+        except ImportError:  # no lexicon at all: nothing is known of the word
+            return frozenset()
         return frozenset(k.lower() for k in lemminflect.getAllLemmas(word.lower()))
     words, _ = lexicon
     out: set[str] = set()
