@@ -366,3 +366,18 @@ def test_a_hinted_scan_finds_what_a_full_scan_finds(flat_world: Path) -> None:
         assert watcher.describe()["hinted_scans"] >= 5
     finally:
         watcher.stop()
+
+
+def test_the_server_reads_an_edited_rule_file_at_the_next_event(served: Path) -> None:
+    rule = ('[[rules]]\nid = "dance"\nmatch = ["{who} dances"]\nvars = { who = { layer = "character" } }\n'
+            'do = [{ set = "who.state.mood", value = "%s" }]\n')
+    path = served / "rules" / "dance.toml"
+    path.write_text(rule % "merry", "utf-8")
+    assert run(served, "event", "Lin Yuan dances").returncode == 0
+    st = path.stat()
+    path.write_text(rule % "sadly", "utf-8")  # the same size, and below the same time
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    event = run(served, "event", "Lin Yuan dances again", "--json")
+    assert event.returncode == 0, event.stderr
+    assert {(d["target"], d["field"], d["new_value"]) for d in json.loads(event.stdout)["diffusions"]} == {
+        ("lin-yuan", "/state/mood", "sadly")}

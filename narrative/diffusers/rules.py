@@ -54,7 +54,7 @@ from narrative.diffusers.rulefile import (
     UnrelateAction,
     UnsetAction,
     VarSpec,
-    load_rule_set,
+    rule_set,
 )
 from narrative.errors import DiffuserError
 from narrative.ids import id_problem
@@ -135,11 +135,12 @@ class RulesDiffuser:
 
     def propose_checked(self, world: World, request: EventRequest) -> tuple[Proposal, list[Unmet]]:
         """The proposal, and the preconditions of its firings that the world contradicts."""
-        rules, cue_tables = load_rule_set(self.root)
+        loaded = rule_set(self.root)
+        rules = loaded.rules
         if not rules:
             return Proposal(notes=["no rules in this world (rules/*.toml)"]), []
         text = request.content
-        lex = clauses.lexicon(cue_tables)
+        lex = loaded.lexicon
         analysis = lex.analyse(text)
         named = find_mentions(world, text)
         nodes = {i: world.get(i) for m in named for i in m.ids}
