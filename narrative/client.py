@@ -275,22 +275,6 @@ def program_name() -> str:
     return f"python -m {module.lstrip('.')}"
 
 
-def needs_cwd(argv: list[str]) -> bool:
-    """Whether the command may resolve a path against the working directory.
-
-    True unless ``-C`` is absolute and no argument names an existing relative path;
-    a server runs such commands alone, in the client's directory.
-    """
-    directory, _ = split_globals(argv)
-    if directory is None or not os.path.isabs(directory):
-        return True
-    for arg in argv:
-        for part in (arg, arg.partition("=")[2]):
-            if part and part != "-" and not os.path.isabs(part) and os.path.exists(part):
-                return True
-    return False
-
-
 def terminal_size() -> tuple[int, int]:
     """``shutil.get_terminal_size()`` (COLUMNS and LINES first, then stdout's terminal,
     else 80x24), without importing shutil."""
@@ -314,7 +298,7 @@ def terminal_size() -> tuple[int, int]:
 def request(argv: list[str]) -> dict[str, Any]:
     columns, lines = terminal_size()
     return {"argv": argv, "prog_name": program_name(), "cwd": os.getcwd(),
-            "needs_cwd": needs_cwd(argv), "env": forwarded_env(os.environ),
+            "env": forwarded_env(os.environ),
             "stdout_tty": _isatty(sys.stdout), "stderr_tty": _isatty(sys.stderr),
             "stdin_tty": _isatty(sys.stdin), "columns": columns, "lines": lines,
             "version": code_version()}
