@@ -95,8 +95,10 @@ def paged(ctx: Context) -> Iterator[None]:
         yield
         return
     held = _Captured()
+    # A server's stdout stands for the request's own: redirect only that one.
+    redirected = getattr(out, "narr_redirected", None)
     try:
-        with redirect_stdout(held):
+        with redirected(held) if redirected is not None else redirect_stdout(held):
             yield
     finally:
         text = held.getvalue()
@@ -110,6 +112,9 @@ def paged(ctx: Context) -> Iterator[None]:
 
 
 def run_pager(command: str, text: str) -> None:
+    page = getattr(sys.stdout, "narr_page", None)
+    if page is not None and page(command, text):
+        return  # a server's client runs the pager, on its own terminal
     env = dict(invocation.environ())
     env.setdefault("LESS", "FRX")
     sys.stdout.flush()

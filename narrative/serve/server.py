@@ -421,10 +421,13 @@ class Server:
                     return b"".join(chunks)
                 chunks.append(frame[1])
 
+        def page(command: str, text: str) -> None:
+            write(client.PAGE, command.encode() + b"\0" + text.encode())
+
         request_io = streams.RequestIO(
             write, read_stdin, stdout_tty=bool(req.get("stdout_tty")),
             stderr_tty=bool(req.get("stderr_tty")), stdin_tty=bool(req.get("stdin_tty")),
-            columns=int(req.get("columns", 80)), lines=int(req.get("lines", 24)))
+            columns=int(req.get("columns", 80)), lines=int(req.get("lines", 24)), page=page)
         argv = [str(a) for a in req.get("argv", [])]
         _, command = client.split_globals(argv)
         cwd = str(req.get("cwd") or self.home_cwd)
