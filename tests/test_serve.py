@@ -458,3 +458,22 @@ def test_the_server_reads_an_edited_rule_file_at_the_next_event(served: Path) ->
     assert event.returncode == 0, event.stderr
     assert {(d["target"], d["field"], d["new_value"]) for d in json.loads(event.stdout)["diffusions"]} == {
         ("lin-yuan", "/state/mood", "sadly")}
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_server_that_exited_is_stopped_though_not_yet_reaped() -> None:
+    """A detached server is adopted by whoever reaps orphans, which may take its time: the
+    zombie it leaves is a stopped server, and narr serve --stop does not wait for the reaper."""
+    from narrative import client
+    from narrative.serve import server
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{child.pid}/stat").read_bytes().rpartition(b")")[2].split()[0] != b"Z":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert client.pid_alive(child.pid)  # kill(pid, 0) still reaches a zombie
+        assert not server._running(child.pid)
+    finally:
+        child.wait()

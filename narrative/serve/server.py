@@ -135,15 +135,28 @@ def stop(git_dir: Path, timeout: float = 10.0) -> dict[str, Any] | None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
-    while client.pid_alive(pid) and time.monotonic() < deadline:
+    while _running(pid) and time.monotonic() < deadline:
         _reap(pid)
         time.sleep(0.02)
-    if client.pid_alive(pid):
+    if _running(pid):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
         _reap(pid)
     _remove_record(git_dir, pid)
     return info
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` still runs: a detached server that has exited stays a zombie until
+    whoever adopted it reaps it (a second and more in some containers), and has stopped."""
+    if not client.pid_alive(pid):
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rpartition(b")")[2].split()[0]
+    except (OSError, IndexError):
+        return True  # no /proc: as alive as kill(pid, 0) says
+    return state not in (b"Z", b"X")
 
 
 def _reap(pid: int) -> None:
