@@ -148,3 +148,26 @@ def narr(world: Path) -> CLI:
 
 
 
+
+# --- the slow campaigns, reported on their own -------------------------------------------------
+
+_TEST_TIME: dict[bool, dict[str, float]] = {True: {}, False: {}}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    times = _TEST_TIME["slow" in report.keywords]
+    times[report.nodeid] = times.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,
+                            config: pytest.Config) -> None:
+    """The campaigns marked ``slow`` (kills at every line, property tests with many examples,
+    the benchmark and stress smoke runs): run with the rest, reported apart."""
+    slow, rest = _TEST_TIME[True], _TEST_TIME[False]
+    if not slow:
+        return
+    terminalreporter.write_sep("-", f"{len(slow)} slow campaigns: {sum(slow.values()):.1f} s of test "
+                                    f"time; the other {len(rest)} tests: {sum(rest.values()):.1f} s")
+    for nodeid, seconds in sorted(slow.items(), key=lambda kv: -kv[1]):
+        terminalreporter.write_line(f"{seconds:7.1f} s  {nodeid}")
+    terminalreporter.write_line("(-m 'not slow' leaves them out; -m slow runs only them)")

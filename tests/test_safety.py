@@ -421,6 +421,7 @@ FAULTS = {
 }
 
 
+@pytest.mark.slow
 def test_crash_at_each_step_of_sealing(world: Path, tmp_path: Path) -> None:
     """Each fault in turn, on one story: after each, a fresh ``narr check`` passes, the world
     is the old event or the new one as the fault's place says, and no hand edit is lost."""
@@ -543,6 +544,7 @@ def crash_seed() -> int:
     return int(os.environ.get("NARR_CRASH_SEED", "20261129"))
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_moments(world: Path, tmp_path: Path) -> None:
     rng = random.Random(crash_seed())
     narr = CLI(world)
@@ -623,6 +625,7 @@ def kill_at_line(root: Path, i: int, stop_at: tuple[str, int] | None) -> tuple[i
     return status, json.loads(ran) if ran else []
 
 
+@pytest.mark.slow
 def test_sigkill_at_every_line_of_sealing(world: Path, layout: str) -> None:
     """A kill at every line of commit, journal and derived index that sealing runs (at its
     first run, and halfway through its runs for lines in loops), whatever the code looks like."""
