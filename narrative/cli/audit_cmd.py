@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from narrative.cli.context import Context, pass_context
+from narrative.cli.context import Context, InputFile, pass_context
 from narrative.cli.output import emit_json, json_option, short, value_text, warn
 
 
@@ -18,7 +18,7 @@ def _finding_lines(f: dict[str, Any]) -> list[str]:
 
 
 @click.command("audit")
-@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.argument("file", type=InputFile("r", encoding="utf-8"))
 @click.option("--at", "at", metavar="REV",
               help="Check against the world as it stood at a revision or event.")
 @json_option

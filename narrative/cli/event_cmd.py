@@ -156,6 +156,7 @@ def _request(wr: WorldRepo, content: str, sets: tuple[str, ...], unsets: tuple[s
     from narrative.delta.parse import read_delta
     from narrative.delta.request import EventRequest
     from narrative.errors import InvalidInputError
+    from narrative.invocation import absolute
 
     delta = None
     if delta_file is not None:
@@ -164,7 +165,7 @@ def _request(wr: WorldRepo, content: str, sets: tuple[str, ...], unsets: tuple[s
             delta = read_delta("<stdin>", data)
         else:
             try:
-                with open(delta_file, "rb") as fh:
+                with open(absolute(delta_file), "rb") as fh:
                     data = fh.read()
             except OSError as exc:
                 raise InvalidInputError(f"--delta {delta_file}: cannot read ({exc.strerror})") from None

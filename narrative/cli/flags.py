@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Iterable
-from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from pydantic import ValidationError
@@ -18,6 +17,7 @@ from narrative import fields
 from narrative.delta.parse import parse_input
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import check_id, id_problem
+from narrative.invocation import absolute
 from narrative.model import (
     CreateOp,
     Delta,
@@ -210,7 +210,7 @@ def read_node_file(path: str, data: bytes | None = None) -> CreateOp:
     """A ``create`` operation from a whole node in a JSON file."""
     if data is None:
         try:
-            data = Path(path).read_bytes()
+            data = absolute(path).read_bytes()
         except OSError as exc:
             raise InvalidInputError(f"--create {path}: cannot read ({exc.strerror})") from None
     obj = parse_input(data, path)

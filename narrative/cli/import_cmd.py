@@ -38,8 +38,9 @@ def import_cmd(ctx: Context, source: Path, layer: str, dry_run: bool, as_json: b
       narr import ~/vault/characters --layer character
     """
     from narrative.engine.bible import import_bible
+    from narrative.invocation import absolute
 
-    source = ctx.directory / source  # relative to -C, as git's paths are
+    source = absolute(ctx.directory / source)  # relative to -C, as git's paths are
     wr = ctx.world
     with progress_bar("Importing", as_json=as_json) as progress:
         result = import_bible(wr, source, layer=layer, dry_run=dry_run, progress=progress)
