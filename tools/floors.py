@@ -229,6 +229,8 @@ def _steps(base: Path, env: dict[str, str]) -> Iterator[str]:
     world = base / "w"
     narr = Narr(world, env)
     yield "init --sample"
+    _expect("doctor says the world is healthy", narr.json("doctor")["ok"])
+    yield "doctor"
 
     out = narr("event", "Lin Yuan walks to the ferry")
     _expect(f"the rules moved Lin Yuan: {out}", '"ferry"' in out)
