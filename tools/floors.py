@@ -270,6 +270,7 @@ def _steps(base: Path, env: dict[str, str]) -> Iterator[str]:
 
     graph = json.loads(narr("graph", "world", "--format", "json"))
     _expect("the world graph has nodes and edges", len(graph["nodes"]) > 10 and len(graph["edges"]) > 10)
+    _expect("graph --format dot is the world graph", narr("graph", "--format", "dot").startswith("digraph"))
     narr("graph", "events", "--format", "json")
     why = narr.json("why", "lin-yuan", "state.location")
     _expect(f"why names an event: {why}", bool(why))

@@ -170,23 +170,41 @@ _DEPTH = click.option("--depth", type=click.IntRange(min=0), default=1, show_def
 
 
 @click.group("graph", invoke_without_command=True)
+@click.option("--format", "fmt", type=click.Choice(["dot", "mermaid", "graphml", "json"]),
+              help="Without a subcommand: the world graph in this format (as narr graph world).")
+@click.option("--around", metavar="NODE", shell_complete=complete_node,
+              help="Without a subcommand: the world graph near this node.")
+@click.option("--depth", type=click.IntRange(min=0), default=None,
+              help="With --around: how many steps away to keep (1).")
+@click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
+              help="Without a subcommand: the world graph as it stood then.")
 @json_option
 @click.pass_context
-def graph_group(click_ctx: click.Context, as_json: bool) -> None:
+def graph_group(click_ctx: click.Context, fmt: str | None, around: str | None, depth: int | None,
+                at: str | None, as_json: bool) -> None:
     """Export the world graph or the event graph (dot, mermaid, graphml, json), or connect two nodes.
 
-    Alone, it counts what each graph holds.
+    Alone, it counts what each graph holds; with --format, --around or --at it is
+    the world graph (narr graph --format dot is narr graph world --format dot).
 
     \b
-    Example:
+    Examples:
       narr graph world --format dot | dot -Tsvg > world.svg
+      narr graph --format mermaid --around 林远
     """
+    world_options = fmt is not None or around is not None or depth is not None or at is not None
     if click_ctx.invoked_subcommand is not None:
+        if world_options:
+            raise click.UsageError(f"put --format, --around, --depth and --at after "
+                                   f"'{click_ctx.invoked_subcommand}': they are its options")
+        return
+    ctx = click_ctx.find_object(Context)
+    assert ctx is not None
+    if world_options:
+        _emit_graph(ctx, "world", fmt or "dot", around, 1 if depth is None else depth, as_json, at)
         return
     from narrative.engine.graphs import sizes
 
-    ctx = click_ctx.find_object(Context)
-    assert ctx is not None
     d = sizes(ctx.world)
     if as_json:
         emit_json(d)
