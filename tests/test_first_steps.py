@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
-from helpers import CLI
+from helpers import CLI, node_file
 
 
 def test_graph_with_a_format_alone_is_the_world_graph(narr: CLI) -> None:
@@ -15,3 +16,56 @@ def test_graph_with_a_format_alone_is_the_world_graph(narr: CLI) -> None:
     assert "world:" in narr("graph").stdout  # alone: the counts, as before
     result = narr("graph", "--format", "dot", "events", expect=2)
     assert "put --format, --around, --depth and --at after 'events'" in result.stderr
+
+
+def _helps(group: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], str]]:
+    import click
+    from click.testing import CliRunner
+
+    from narrative.cli import main
+
+    out = []
+    result = CliRunner().invoke(main, [*path, "--help"], prog_name="narr", catch_exceptions=False)
+    out.append((path, result.output))
+    if isinstance(group, click.Group):
+        for name in group.commands:
+            out += _helps(group.commands[name], (*path, name))
+    return out
+
+
+def test_no_help_shows_the_docstrings_markup() -> None:
+    from narrative.cli import main
+
+    marked = [" ".join(path) for path, text in _helps(main) if "``" in text or ":func:" in text
+              or ":mod:" in text or ":class:" in text]
+    assert marked == []
+
+
+def test_an_ambiguous_name_points_at_what_fixes_it(narr: CLI, world: Path) -> None:
+    narr("new", "character", "Zhou Two")
+    path = node_file(world, "zhou-two")
+    path.write_text(path.read_text(encoding="utf-8").replace('"Zhou Two"', '"Old Zhou"'), encoding="utf-8")
+    result = narr("get", "Old Zhou", expect=12)
+    assert "names 2 nodes" in result.stderr
+    assert "narr new --alias" not in result.stderr
+    assert "hint: use the id of the one you mean; to tell them apart by name for good, change the name or " \
+           "alias one of them shares: narr edit old-zhou" in result.stderr
+
+
+def test_new_refuses_the_same_words_under_a_second_id_unless_forced(narr: CLI, world: Path) -> None:
+    narr("new", "background", "Old Mill", "--kind", "place")
+    for name in ("Old Mill!", "old-mill"):
+        result = narr("new", "background", name, expect=12)
+        assert f"narr: error: {name!r} would be old-mill-2 beside old-mill (Old Mill)" in result.stderr
+        assert "add --force (its id: old-mill-2)" in result.stderr
+    assert not (world / "world" / "background" / "old-mill-2.json").exists()
+    made = narr.json("new", "background", "Old Mill!", "--force")
+    assert made["id"] == "old-mill-2" and made["warnings"] == [
+        "the id old-mill is taken by old-mill (Old Mill): this node is old-mill-2; the names tell them apart"]
+
+
+def test_new_says_when_a_chinese_name_shares_a_romanisation(narr: CLI) -> None:
+    result = narr("new", "background", "林园")  # 林远 is lin-yuan already
+    assert result.stdout.startswith("lin-yuan-2 ")
+    assert "narr: warning: the id lin-yuan is taken by lin-yuan (Lin Yuan): this node is lin-yuan-2" \
+        in result.stderr
