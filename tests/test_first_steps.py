@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -69,3 +70,17 @@ def test_new_says_when_a_chinese_name_shares_a_romanisation(narr: CLI) -> None:
     assert result.stdout.startswith("lin-yuan-2 ")
     assert "narr: warning: the id lin-yuan is taken by lin-yuan (Lin Yuan): this node is lin-yuan-2" \
         in result.stderr
+
+
+def test_branch_names_in_chinese_line_up(narr: CLI) -> None:
+    for name in ("如果苏晴没有怀疑", "what-if", "雨夜"):
+        narr("branch", name)
+    lines = narr("branch").stdout.splitlines()
+    assert len(lines) == 4
+    from narrative.cli.output import display_width
+
+    # the commit column starts at the same terminal column on every line
+    starts = [re.search(r" [0-9a-f]{10} ", line) for line in lines]
+    columns = {display_width(line[: m.start()]) for line, m in zip(lines, starts, strict=True) if m}
+    assert all(starts) and len(columns) == 1, lines
+    assert display_width("林远") == 4 and display_width("e\u0301") == 1
