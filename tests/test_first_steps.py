@@ -84,3 +84,13 @@ def test_branch_names_in_chinese_line_up(narr: CLI) -> None:
     columns = {display_width(line[: m.start()]) for line, m in zip(lines, starts, strict=True) if m}
     assert all(starts) and len(columns) == 1, lines
     assert display_width("林远") == 4 and display_width("e\u0301") == 1
+
+
+def test_a_warning_names_the_node_and_field_not_the_op_number(narr: CLI) -> None:
+    result = narr("event", "a beat", "--diffuser", "none", "--set", "lin-yuan.state.mood=calm",
+                  "--unset", "lin-yuan.state.nothing", "--unrelate", "lin-yuan:holds:ferry")
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("narr: warning: ")]
+    assert "narr: warning: unset lin-yuan state.nothing: it was already absent, nothing to unset" in warnings
+    assert ("narr: warning: unrelate lin-yuan:holds:ferry: lin-yuan has no 'holds' relation to ferry; "
+            "nothing to remove") in warnings
+    assert not any(re.search(r"\bop \d+ \(", w) for w in warnings), warnings
