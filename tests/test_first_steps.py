@@ -94,3 +94,16 @@ def test_a_warning_names_the_node_and_field_not_the_op_number(narr: CLI) -> None
     assert ("narr: warning: unrelate lin-yuan:holds:ferry: lin-yuan has no 'holds' relation to ferry; "
             "nothing to remove") in warnings
     assert not any(re.search(r"\bop \d+ \(", w) for w in warnings), warnings
+
+
+def test_a_mistyped_field_gets_the_nearest_fields(narr: CLI) -> None:
+    result = narr("get", "lin-yuan", "state.locaton", expect=11)
+    assert result.stderr.splitlines() == ["narr: error: lin-yuan has no field /state/locaton",
+                                          "hint: did you mean state.location?"]
+    assert "hint: did you mean state.location?" in narr("why", "林远", "state.locaton", expect=11).stderr
+    assert "hint:" not in narr("get", "lin-yuan", "state.zzzzzzzz", expect=11).stderr
+    result = narr("event", "a beat", "--diffuser", "none", "--set", "lin-yuan.stat.mood=calm", expect=12)
+    assert "'stat' is not a node field (did you mean state?; a delta may change" in result.stderr
+    result = narr("event", "a beat", "--diffuser", "none", "--unset", "lin-yuan.state.locaton")
+    assert "unset lin-yuan state.locaton: it was already absent, nothing to unset (did you mean " \
+           "state.location?)" in result.stderr

@@ -195,9 +195,10 @@ class Draft:
                                  _FORBIDDEN[head].format(id=op.target))
             return
         if head not in SETTABLE:
+            near = fields.hint_for_missing({key: None for key in SETTABLE}, fields.pointer(head))
             self.problems.append(
                 f"{where}: {op.target} {op.field}: {head!r} is not a node field "
-                f"(a delta may change {', '.join(SETTABLE)})"
+                f"({near + '; ' if near else ''}a delta may change {', '.join(SETTABLE)})"
             )
             return
         node = self._changing(op.target, where)
@@ -208,7 +209,9 @@ class Draft:
         else:
             problem = None
             if not fields.drop(node, op.field):
-                self.warnings.append(f"{self.said(where)}: it was already absent, nothing to unset")
+                near = fields.hint_for_missing(node, op.field)
+                self.warnings.append(f"{self.said(where)}: it was already absent, nothing to unset"
+                                     + (f" ({near})" if near else ""))
         if problem:
             self.problems.append(f"{where}: {op.target} {op.field}: {problem}")
 
