@@ -107,3 +107,20 @@ def test_a_mistyped_field_gets_the_nearest_fields(narr: CLI) -> None:
     result = narr("event", "a beat", "--diffuser", "none", "--unset", "lin-yuan.state.locaton")
     assert "unset lin-yuan state.locaton: it was already absent, nothing to unset (did you mean " \
            "state.location?)" in result.stderr
+
+
+def test_a_chinese_worlds_brief_has_chinese_labels(tmp_path: Path) -> None:
+    from narrative.engine.brief import SECTIONS_ZH
+
+    CLI(tmp_path)("init", "tale", "--rules", "zh")
+    narr = CLI(tmp_path / "tale")
+    narr("new", "character", "林远")
+    narr("event", "林远醒来", "--diffuser", "none")
+    text = narr("brief").stdout
+    assert text.startswith("故事进行到 ") and "字符" in text and "characters" not in text
+    md = narr("brief", "--format", "md").stdout
+    assert md.startswith("# 简报：故事现状\n\n故事进行到 ")
+    headings = [line[3:] for line in md.splitlines() if line.startswith("## ")]
+    assert headings and set(headings) <= set(SECTIONS_ZH.values())
+    d = narr.json("brief")
+    assert d["language"] == "zh" and {i["section"] for i in d["items"]} <= set(SECTIONS_ZH)

@@ -329,22 +329,26 @@ def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: in
     if fmt == "md":
         click.echo(result.to_markdown(), nl=False)
         return
+    from narrative.engine.brief import labels, section_label
+
     d = result.to_json()
-    where = f"Story at {_event_text(d['head'])}"
+    said = labels(d["language"])
+    where = said["at"].format(head=_event_text(d["head"]) if d["head"] else said["no_events"])
     if at is not None:
-        where += f" (as it stood at {at})"
-    click.echo(where + (f"; point of view: {d['pov']}" if d["pov"] else ""))
+        where += said["as_of"].format(at=at)
+    click.echo(where + (said["pov"].format(pov=d["pov"]) if d["pov"] else ""))
     section = None
+    colon = "：" if said is labels("zh") else ":"
     for item in d["items"]:
         if item["section"] != section:
             section = item["section"]
-            click.echo(f"\n{section}:")
+            click.echo(f"\n{section_label(section, d['language'])}{colon}")
         click.echo(f"  {item['text']}")
         click.echo(f"    ({item['reason']})")
         if item.get("fix"):
-            click.echo(f"    fix: {item['fix']}")
-    tail = f"; {d['dropped']} more left out" if d["dropped"] else ""
-    click.echo(f"\n{d['used']} of {d['budget']} characters{tail}")
+            click.echo(f"    {said['fix']}{colon}{' ' if colon == ':' else ''}{item['fix']}")
+    tail = said["left_out"].format(n=d["dropped"]) if d["dropped"] else ""
+    click.echo("\n" + said["size"].format(used=d["used"], budget=d["budget"]) + tail)
 
 
 @click.command("threads")
