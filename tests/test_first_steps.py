@@ -124,3 +124,23 @@ def test_a_chinese_worlds_brief_has_chinese_labels(tmp_path: Path) -> None:
     assert headings and set(headings) <= set(SECTIONS_ZH.values())
     d = narr.json("brief")
     assert d["language"] == "zh" and {i["section"] for i in d["items"]} <= set(SECTIONS_ZH)
+
+
+def test_the_book_has_no_revert_chapter_and_breaks_the_scene_before_a_new_day(narr: CLI) -> None:
+    quiet = ("--diffuser", "none")
+    narr("event", "Lin Yuan walks to the ferry", "--at", "Day 3, dusk", *quiet)
+    narr("event", "The last boat leaves and the rain stops", "--close-scene", *quiet)
+    narr("event", "Lin Yuan wakes at the inn", "--at", "Day 4, dawn", "--close-scene", *quiet)
+    narr("event", "He counts his coins", "--set", "lin-yuan.state.mood=careful", *quiet)
+    narr("revert", "HEAD")
+    md = narr("story").stdout
+    assert "Revert" not in md and "## 5." not in md
+    assert md.endswith("## 4. He counts his coins\n\n*Undone later by a revert.*\n")
+    # the break after the scene's last beat; the new day's beat opens the next scene: a break
+    # before it (one, not two), none after its first line
+    assert ("## 2. The last boat leaves and the rain stops\n\n* * *\n\n## 3. Lin Yuan wakes at the inn\n\n"
+            "*Day 4, dawn*\n\n## 4.") in md
+    d = narr.json("story")
+    assert [e["scene_break"] for e in d["events"]] == [None, "after", "before", None]
+    assert [r["content"] for r in d["reverts"]] == ["Revert: He counts his coins"]
+    assert d["events"][3]["reverted_by"]["commit"] == d["reverts"][0]["commit"]
