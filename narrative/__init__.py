@@ -42,6 +42,7 @@ _API = frozenset({
     "resolve_conflict",
     "clone", "CloneResult", "pull", "PullResult", "push", "PushResult", "list_remote_branches",
     "EventView", "WorldView", "event_view", "world_view",
+    "DoctorReport", "doctor", "RequirementError",
 })
 
 

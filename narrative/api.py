@@ -44,6 +44,7 @@ from narrative.engine.branches import (
 from narrative.engine.brief import Brief, brief
 from narrative.engine.check import CheckReport, check
 from narrative.engine.codex import Codex, codex
+from narrative.engine.doctor import DoctorReport, doctor
 from narrative.engine.event import EventResult, retry, run_event
 from narrative.engine.failed import listing as failed_events
 from narrative.engine.graphs import Connection, GraphExport, connect, export_graph
@@ -79,6 +80,7 @@ from narrative.errors import (
     NotAWorldError,
     NotFoundError,
     NothingToDoError,
+    RequirementError,
 )
 from narrative.model import (
     Change,
@@ -137,6 +139,7 @@ __all__ = [
     "DictWorld",
     "Diffuser",
     "DiffuserError",
+    "DoctorReport",
     "Draft",
     "Entry",
     "EventRecord",
@@ -164,6 +167,7 @@ __all__ = [
     "PushResult",
     "RelateOp",
     "ReplayResult",
+    "RequirementError",
     "ResetResult",
     "RestoreResult",
     "SearchResult",
@@ -190,6 +194,7 @@ __all__ = [
     "create_branch",
     "default_diffuser",
     "delete_branch",
+    "doctor",
     "drop_chain",
     "event",
     "event_view",

@@ -282,3 +282,32 @@ def value_in(node: Any, field: str) -> Any:
     if node is None:
         return ABSENT
     return node if field == "" else get(node, field)
+
+
+def nearest(doc: Any, ptr: str, limit: int = 3) -> list[str]:
+    """The fields of ``doc`` nearest to the missing ``ptr``, dotted (``state.mood`` for ``state.moood``).
+
+    A typo in a field name is as common as in a node's name, and the node is at
+    hand: every field path it holds is compared with rapidfuzz, as names are.
+    """
+    from rapidfuzz import fuzz, process
+
+    paths: list[str] = []
+
+    def walk(value: Any, tokens: list[str]) -> None:
+        if tokens:
+            paths.append(".".join(tokens))
+        if isinstance(value, dict) and len(paths) < 5000:
+            for key, child in value.items():
+                walk(child, [*tokens, str(key)])
+
+    walk(doc, [])
+    wanted = ".".join(split(ptr))
+    hits = process.extract(wanted, paths, scorer=fuzz.ratio, limit=limit, score_cutoff=75)
+    return [choice for choice, _score, _ in hits]
+
+
+def hint_for_missing(doc: Any, ptr: str) -> str | None:
+    """``did you mean state.mood?`` for a field ``doc`` does not have, or None when nothing is near."""
+    near = nearest(doc, ptr)
+    return f"did you mean {' or '.join(near)}?" if near else None

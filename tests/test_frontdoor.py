@@ -29,7 +29,7 @@ def test_a_chinese_world_from_nothing(tmp_path: Path) -> None:
     assert sorted(p.name for p in (root / "rules").iterdir())[:2] == ["health.toml", "items.toml"]
     made = narr.json("new", "character", "林远", "--alias", "Lin Yuan")
     assert made == {"id": "lin-yuan", "path": "world/character/lin-yuan.json", "name": "林远",
-                    "layer": "character", "kind": "", "aliases": ["Lin Yuan"]}
+                    "layer": "character", "kind": "", "aliases": ["Lin Yuan"], "warnings": []}
     assert narr("new", "character", "林园").stdout == "lin-yuan-2 world/character/lin-yuan-2.json\n"
     narr("new", "character", "苏青", "--alias", "Su Qing")
     narr("new", "background", "渡口", "--kind", "place", "--alias", "the ferry")
@@ -192,7 +192,9 @@ def test_an_ambiguous_name_lists_the_candidates_and_changes_nothing(two_lins: CL
                   expect=INVALID_INPUT)
     assert result.stderr.splitlines() == [
         "narr: error: --set 'LIN.state.mood': 'LIN' names 2 nodes: lin-xue (Lin Xue), lin-yuan (林远)",
-        "hint: use the id of the one you mean (narr new --alias gives a node a name of its own)"]
+        "hint: use the id of the one you mean; to tell them apart by name for good, change the name or "
+        "alias one of them shares: narr edit lin-xue (its name and aliases fields; the next event "
+        "records the edit)"]
     assert narr("get", "lin", expect=INVALID_INPUT).stderr.splitlines()[0] == (
         "narr: error: 'lin' names 2 nodes: lin-xue (Lin Xue), lin-yuan (林远)")
     assert snapshot(root) == before

@@ -41,9 +41,9 @@ def story_cmd(ctx: Context, start: str | None, end: str | None, fmt: str, as_jso
 
 @click.group("export")
 def export_group() -> None:
-    """Write the story out as a document: ``narr export codex`` is the story bible.
+    """Write the story out as a document: narr export codex is the story bible.
 
-    The book itself is ``narr story``.
+    The book itself is narr story.
 
     \b
     Example:

@@ -75,19 +75,49 @@ class Brief:
         return sum(len(i["text"]) for i in self.items)
 
     at: str | None = None
+    language: str = "en"  # narr.toml's: the labels a reader sees (the sections' keys stay English)
 
     def to_json(self) -> dict[str, Any]:
         return {"goal": self.goal, "pov": self.pov, "at": self.at, "budget": self.budget,
                 "used": self.used, "dropped": self.dropped, "head": self.head, "focus": self.focus,
-                "items": self.items}
+                "items": self.items, "language": self.language}
 
     def to_markdown(self) -> str:
         return render_markdown(self.to_json())
 
 
-def _head_text(head: dict[str, Any] | None) -> str:
+# The words a brief shows around the items, by the world's language (narr.toml ``language``):
+# a writer working in Chinese reads 健康状况, not "health". Items keep their own text; a
+# section's key in JSON stays the English one, which programs match.
+LABELS: dict[str, dict[str, str]] = {
+    "en": {"title": "Brief: {goal}", "untitled": "Brief: where the story stands", "at": "Story at {head}",
+           "as_of": " (as it stood at {at})", "pov": "; point of view: {pov}", "focus": "; focus: {focus}",
+           "fix": "fix", "size": "{used} of {budget} characters", "left_out": "; {n} more left out",
+           "no_events": "no events yet"},
+    "zh": {"title": "简报：{goal}", "untitled": "简报：故事现状", "at": "故事进行到 {head}",
+           "as_of": "（{at} 时的样子）", "pov": "；视角：{pov}", "focus": "；焦点：{focus}",
+           "fix": "修正", "size": "{used} / {budget} 字符", "left_out": "；另有 {n} 条未列出",
+           "no_events": "尚无事件"},
+}
+SECTIONS_ZH = {"health": "健康状况", "hand edits": "手工修改", "focus": "焦点", "events": "事件",
+               "continuity": "连贯", "failed": "失败的事件", "neighbourhood": "相关节点",
+               "open threads": "未解线索"}
+
+
+def labels(language: str | None) -> dict[str, str]:
+    """The brief's labels for a world's language: Chinese for ``zh`` (``zh-CN``...), else English."""
+    code = (language or "en").lower()
+    return LABELS["zh"] if code.startswith("zh") else LABELS["en"]
+
+
+def section_label(section: str, language: str | None) -> str:
+    """A section's heading: its key in English, its name in Chinese."""
+    return SECTIONS_ZH.get(section, section) if labels(language) is LABELS["zh"] else section
+
+
+def _head_text(head: dict[str, Any] | None, language: str | None = None) -> str:
     if head is None:
-        return "no events yet"
+        return labels(language)["no_events"]
     text = f"{str(head['commit'])[:10]} {head['content'].splitlines()[0] if head['content'] else ''}"
     return text + (f" [{head['timestamp']}]" if head.get("timestamp") else "")
 
@@ -95,27 +125,31 @@ def _head_text(head: dict[str, Any] | None) -> str:
 def render_markdown(d: dict[str, Any]) -> str:
     """The brief dict as Markdown: where the story stands, then one section per part of the
     pack, each item a bullet with its reason in italics."""
-    title = f"Brief: {d['goal']}" if d.get("goal") else "Brief: where the story stands"
+    language = d.get("language")
+    said = labels(language)
+    title = said["title"].format(goal=d["goal"]) if d.get("goal") else said["untitled"]
     lines = [f"# {title}", ""]
-    where = f"Story at {_head_text(d['head'])}"
+    where = said["at"].format(head=_head_text(d["head"], language))
     if d.get("at"):
-        where += f" (as it stood at {d['at']})"
+        where += said["as_of"].format(at=d["at"])
     if d.get("pov"):
-        where += f"; point of view: {d['pov']}"
+        where += said["pov"].format(pov=d["pov"])
     if d.get("focus"):
-        where += "; focus: " + ", ".join(d["focus"])
-    lines.append(where + ".")
+        where += said["focus"].format(focus=", ".join(d["focus"]))
+    lines.append(where + ("。" if language and language.lower().startswith("zh") else "."))
     section = None
     for item in d["items"]:
         if item["section"] != section:
             section = item["section"]
-            lines += ["", f"## {section[:1].upper()}{section[1:]}", ""]
+            name = section_label(section, language)
+            lines += ["", f"## {name[:1].upper()}{name[1:]}", ""]
         line = f"- {item['text']} *({item['reason']})*"
         if item.get("fix"):
-            line += f" Fix: `{item['fix']}`"
+            fix = said["fix"]
+            line += f" {fix[:1].upper()}{fix[1:]}: `{item['fix']}`"
         lines.append(line)
-    tail = f"; {d['dropped']} more left out" if d["dropped"] else ""
-    lines += ["", f"{d['used']} of {d['budget']} characters{tail}.", ""]
+    tail = said["left_out"].format(n=d["dropped"]) if d["dropped"] else ""
+    lines += ["", said["size"].format(used=d["used"], budget=d["budget"]) + tail + ".", ""]
     return "\n".join(lines)
 
 
@@ -290,7 +324,7 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
                      f"{f['content']}: {f['error']}")
     first = recent.first(1)
     return Brief(goal, pov, budget, first[0].to_json() if first else None,
-                 focus_ids, pack.items, pack.dropped, at)
+                 focus_ids, pack.items, pack.dropped, at, wr.config.language)
 
 
 def _edit_command(wr: WorldRepo, problem: str) -> str:

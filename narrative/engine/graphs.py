@@ -133,7 +133,10 @@ def render(g: nx.Graph, fmt: str) -> str:
     import networkx as nx
 
     if fmt == "json":
-        data = nx.node_link_data(g, edges="edges")
+        try:
+            data = nx.node_link_data(g, edges="edges")
+        except TypeError:  # networkx before 3.4 names the same keyword ``link``
+            data = nx.node_link_data(g, link="edges")
         return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True)
     if fmt == "graphml":
         buf = io.BytesIO()

@@ -86,8 +86,9 @@ class Names:
             listed = [f"{node_id} ({self.display_name(node_id)})" for node_id in found]
             raise InvalidInputError(
                 f"{where}{text!r} names {len(found)} nodes: {', '.join(listed)}",
-                hint="use the id of the one you mean (narr new --alias gives a "
-                                     "node a name of its own)")
+                hint=f"use the id of the one you mean; to tell them apart by name for good, "
+                     f"change the name or alias one of them shares: narr edit {found[0]} "
+                     "(its name and aliases fields; the next event records the edit)")
         if not must_exist and id_problem(text.strip()) is None:
             return text.strip()
         raise NotFoundError(f"{where}no node named {text!r} in the world", hint=self.hint(text))

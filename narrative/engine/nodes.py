@@ -76,7 +76,7 @@ def get_value(wr: WorldRepo, node_id: str, field: str | None = None,
     ptr = parse_field(field)
     value = fields.get(node, ptr)
     if value is fields.ABSENT:
-        raise NotFoundError(f"{node_id} has no field {ptr}")
+        raise NotFoundError(f"{node_id} has no field {ptr}", hint=fields.hint_for_missing(node, ptr))
     return value
 
 

@@ -83,8 +83,8 @@ def why(wr: WorldRepo, node_id: str, field_text: str, at: str | None = None) -> 
     story = Story(wr, str(tip.id))
     writer = next((w for w in reversed(story.writes(node_id)) if _relevant(w, ptr)), None)
     if value is fields.ABSENT and uncommitted is None and (writer is None or writer.field == ""):
-        raise NotFoundError(f"{node_id} has no field {ptr}"
-                            + (f" at {at}" if at else ""))
+        raise NotFoundError(f"{node_id} has no field {ptr}" + (f" at {at}" if at else ""),
+                            hint=fields.hint_for_missing(node, ptr))
     result = WhyResult(node_id, ptr, value, "unexplained", uncommitted=uncommitted)
     first = story.first() if writer is None else None
     if writer is not None:

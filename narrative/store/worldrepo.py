@@ -27,8 +27,11 @@ from narrative.errors import (
     NotAWorldError,
 )
 from narrative.ids import WORLD_DIR
+from narrative.store.environment import require
 from narrative.store.lock import WriteLock
 from narrative.store.trees import EMPTY_TREE
+
+require()  # a too-old pygit2 or an SQLite without FTS5 trigram: one error before any world is touched
 
 if TYPE_CHECKING:
     from narrative.store.batch import Batch
