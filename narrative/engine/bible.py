@@ -263,14 +263,18 @@ def import_bible(wr: WorldRepo, path: str | Path, *, layer: str = "background",
     user = user if user is not None else user_name(wr)
     found = read_sources(path, layer, progress, user=user)
     entries = []
+    exact = {e.ref for e in found.entries if e.exact and e.ref}
     for e in found.entries:
-        if e.disabled and not include_disabled:
+        if e.derived_of is not None and e.derived_of in exact:
+            found.skipped.append(Skipped(e.source, f"narr's own words for {e.derived_of}, whose "
+                                                   "record in the same file holds them", e.title))
+        elif e.disabled and not include_disabled:
             found.skipped.append(Skipped(e.source, "a disabled entry (--include-disabled imports it)",
                                          e.title or e.name))
         else:
             entries.append(e)
     for e in entries:
-        if sillytavern.CHAR_MACRO.search(e.summary):
+        if not e.exact and sillytavern.CHAR_MACRO.search(e.summary):
             found.warnings.append(f"{e.source}: {{{{char}}}} is left as written: no character card "
                                   "names it")
     merged, placements = facets.fold(entries)

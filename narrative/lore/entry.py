@@ -41,6 +41,7 @@ class Entry:
     mentions: list[tuple[str, str]] = field(default_factory=list)  # (target, as written): body links
     note_key: str = ""  # a vault note's file stem, normalised: what [[links]] name it by
     book: str = ""  # the lorebook the entry is in (its name, else its file)
+    derived_of: str | None = None  # a card narr wrote: an entry made of that node's own words
 
     @property
     def first_key(self) -> str:

@@ -239,11 +239,17 @@ def parse_note(label: str, text: str, layer: str) -> Entry:
             tags.append(tag)
     extensions = _jsonable(label, maps["extensions"])
     obsidian = dict(extensions.get("obsidian") or {})
-    obsidian["path"] = label
+    ref = meta.get("narr-id")
+    # where the note lies, so an export puts it back there: always for a vault of the writer's,
+    # for narr's own export only where the writer moved it (or it came from such a place)
+    if not isinstance(ref, str) or "path" in obsidian or label not in default_paths(name, node_layer, ref):
+        obsidian["path"] = label
     if properties:
         obsidian["properties"] = _jsonable(label, properties)
-    extensions["obsidian"] = obsidian
-    ref = meta.get("narr-id")
+    if obsidian:
+        extensions["obsidian"] = obsidian
+    else:
+        extensions.pop("obsidian", None)
     related = {normalize_name(t) for _, t, _ in relations}
     mentions = [(t, shown) for t, shown in body_links(body) if normalize_name(t) not in related]
     always = meta.get("always_in_view")
@@ -445,3 +451,86 @@ def body_tags(body: str) -> list[str]:
                     and tag not in out:
                 out.append(tag)
     return out
+
+
+# -- writing a vault -----------------------------------------------------------------
+
+_UNSAFE_IN_NAMES: Final = re.compile(r'[*"\\/<>:|?#^\[\]\x00-\x1f]')
+
+
+def safe_stem(name: str) -> str:
+    """``name`` as a note's file name: the characters Obsidian refuses in links and file names
+    (``* " \\ / < > : | ? # ^ [ ]``) as ``-``, no leading dot."""
+    stem = " ".join(_UNSAFE_IN_NAMES.sub("-", name).split()).strip(" .")
+    return stem[:120]
+
+
+def default_paths(name: str, layer: str, node_id: str) -> tuple[str, str]:
+    """Where ``narr export vault`` puts a node that has no path of its own (the second when
+    another note has the first's file name)."""
+    from narrative.lore.codexmd import LAYER_TITLES
+
+    stem = safe_stem(name) or node_id
+    folder = LAYER_TITLES.get(layer, "Background")
+    return f"{folder}/{stem}.md", f"{folder}/{stem} ({node_id}).md"
+
+
+def render_note(node: dict[str, Any], *, stem: str, link_of: dict[str, str]) -> str:
+    """A node as a note that :func:`parse_note` reads back to the same node: the front matter
+    holds its fields and relations as ``[[links]]`` (``link_of``: target id -> note stem); the
+    body its summary and ``## sections``, or, for text Markdown would change (a line that reads as
+    a heading, a ``#tag``, a ``[[link]]``, a soft line break), the front matter holds them too."""
+    import yaml
+
+    meta: dict[str, Any] = {"narr-id": node["id"]}
+    if node.get("name") != stem:
+        meta["name"] = node["name"]
+    meta["layer"] = node["layer"]
+    for key in ("kind", "aliases", "tags"):
+        if node.get(key):
+            meta[key] = node[key]
+    if node.get("lifecycle", "permanent") != "permanent":
+        meta["lifecycle"] = node["lifecycle"]
+    if node.get("always_in_view"):
+        meta["always_in_view"] = True
+    for key in ("traits", "state"):
+        if node.get(key):
+            meta[key] = node[key]
+    relations: dict[str, list[Any]] = {}
+    for rtype, targets in sorted((node.get("relations") or {}).items()):
+        for dst, attrs in sorted(targets.items()):
+            link = f"[[{link_of.get(dst, dst)}]]"
+            relations.setdefault(rtype, []).append({"link": link, **attrs} if attrs else link)
+    if relations:
+        meta["relations"] = relations
+    extensions = {k: v for k, v in (node.get("extensions") or {}).items() if k != "obsidian"}
+    obsidian = (node.get("extensions") or {}).get("obsidian") or {}
+    properties = obsidian.get("properties") or {}
+    if "path" in obsidian:
+        extensions["obsidian"] = {"path": obsidian["path"]}
+    if extensions:
+        meta["extensions"] = extensions
+    summary, sections = str(node.get("summary", "")), dict(node.get("sections") or {})
+    label = f"{stem}.md"
+    wanted = (summary, sections)
+    for in_front in ((), ("sections",), ("summary",), ("summary", "sections")):
+        head = dict(meta)
+        for key, value in properties.items():
+            head.setdefault(key, value)
+        body_summary = "" if "summary" in in_front else summary
+        body_sections = {} if "sections" in in_front else sections
+        if "summary" in in_front and summary:
+            head["summary"] = summary
+        if "sections" in in_front and sections:
+            head["sections"] = sections
+        parts = [body_summary] if body_summary else []
+        for title, body in body_sections.items():
+            parts.append(f"## {title}\n\n{body}" if body else f"## {title}")
+        front = yaml.safe_dump(head, allow_unicode=True, sort_keys=False, default_flow_style=False,
+                               width=1 << 20)
+        note = f"---\n{front}---\n" + ("\n" + "\n\n".join(parts) + "\n" if parts else "")
+        back = parse_note(label, note, node["layer"])
+        if (back.summary, back.sections) == wanted and back.tags == list(node.get("tags") or []) \
+                and not back.mentions:
+            return note
+    return note  # the last form holds everything in the front matter, which reads back as it is

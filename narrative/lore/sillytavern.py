@@ -224,7 +224,11 @@ def parse_book(label: str, data: Any, *, layer: str, macros: Macros, book_name: 
                       aliases=_aliases(name, r["keys"]), summary=r["content"],
                       always_in_view=r["constant"], disabled=r["disabled"], book=book_name,
                       extensions={"sillytavern": {"entries": [record]}})
-        mine = _narr_record(r["raw"].get("extensions"))
+        ext = r["raw"].get("extensions")
+        derived = ext.get("narr") if isinstance(ext, dict) else None
+        if isinstance(derived, dict) and isinstance(derived.get("of"), str):
+            entry.derived_of = derived["of"]
+        mine = _narr_record(ext)
         if mine is not None:
             entry = exact_entry(where, mine, "content", r["content_raw"], {})
             entry.always_in_view, entry.disabled = r["constant"], r["disabled"]
@@ -416,3 +420,146 @@ def book_name_of(label: str, data: Any) -> str:
         if isinstance(inner, dict) and _clean(inner.get("name")):
             return _clean(inner.get("name"))
     return PurePosixPath(label).stem
+
+
+# -- writing: World Info books and cards ----------------------------------------------
+
+# SillyTavern's World Info entry (newWorldInfoEntryDefinition), with its defaults
+WORLD_INFO_DEFAULTS: Final[dict[str, Any]] = {
+    "key": [], "keysecondary": [], "comment": "", "content": "", "constant": False,
+    "vectorized": False, "selective": True, "selectiveLogic": 0, "addMemo": True, "order": 100,
+    "position": 0, "disable": False, "excludeRecursion": False, "preventRecursion": False,
+    "delayUntilRecursion": False, "probability": 100, "useProbability": True, "depth": 4,
+    "group": "", "groupOverride": False, "groupWeight": 100, "scanDepth": None,
+    "caseSensitive": None, "matchWholeWords": None, "useGroupScoring": None, "automationId": "",
+    "role": None, "sticky": 0, "cooldown": 0, "delay": 0,
+}
+# a World Info field -> where a character book keeps it under the entry's extensions
+# (SillyTavern's originalWIDataKeyMap)
+BOOK_EXTENSIONS: Final[dict[str, str]] = {
+    "displayIndex": "display_index", "excludeRecursion": "exclude_recursion",
+    "preventRecursion": "prevent_recursion", "delayUntilRecursion": "delay_until_recursion",
+    "depth": "depth", "probability": "probability", "useProbability": "useProbability",
+    "position": "position", "role": "role", "selectiveLogic": "selectiveLogic", "group": "group",
+    "groupOverride": "group_override", "groupWeight": "group_weight",
+    "matchWholeWords": "match_whole_words", "useGroupScoring": "use_group_scoring",
+    "caseSensitive": "case_sensitive", "scanDepth": "scan_depth", "automationId": "automation_id",
+    "vectorized": "vectorized", "sticky": "sticky", "cooldown": "cooldown", "delay": "delay",
+}
+_OWN_FIELDS: Final = frozenset({"uid", "key", "keys", "keysecondary", "secondary_keys", "comment",
+                                "name", "content", "constant", "disable", "enabled", "displayIndex",
+                                "id", "extensions", "use_regex", "insertion_order", "case_sensitive"})
+
+
+def entry_flags(record: dict[str, Any] | None) -> dict[str, Any]:
+    """The SillyTavern behaviour of an imported entry (its order, position, logic...) in World
+    Info terms, whichever shape it came in; secondary keys and pattern keys included."""
+    if not record or not isinstance(record.get("entry"), dict):
+        return {}
+    raw: dict[str, Any] = record["entry"]
+    flags: dict[str, Any] = {}
+    if record.get("shape") == "character book":
+        got = raw.get("extensions")
+        ext: dict[str, Any] = got if isinstance(got, dict) else {}
+        for wi, book in BOOK_EXTENSIONS.items():
+            if book in ext:
+                flags[wi] = ext[book]
+        if "insertion_order" in raw:
+            flags["order"] = raw["insertion_order"]
+        if "position" not in flags and raw.get("position") in ("before_char", "after_char"):
+            flags["position"] = 0 if raw["position"] == "before_char" else 1
+        if isinstance(raw.get("case_sensitive"), bool):
+            flags["caseSensitive"] = raw["case_sensitive"]
+        if "selective" in raw:
+            flags["selective"] = raw["selective"] is True
+        for k in ("priority", "use_regex"):
+            if k in raw:
+                flags[k] = raw[k]
+    else:
+        flags = {k: copy.deepcopy(v) for k, v in raw.items() if k not in _OWN_FIELDS}
+    secondary = raw.get("secondary_keys", raw.get("keysecondary", []))
+    flags["keysecondary"] = _keys("", "secondary keys", secondary) if secondary else []
+    keys = _keys("", "keys", raw.get("keys", raw.get("key", [])))
+    use_regex = raw.get("use_regex") is True
+    flags["patterns"] = [k for k in keys if is_pattern(k, use_regex)]
+    return flags
+
+
+def narr_record(node: dict[str, Any], text: str) -> dict[str, Any]:
+    """What an export keeps of the node for narr to read back exactly."""
+    kept = {k: v for k, v in node.items() if k != "created_by_event"}
+    return {"node": kept, "text_sha256": text_digest(text)}
+
+
+def world_info_entry(uid: int, *, keys: list[str], comment: str, content: str, constant: bool,
+                     disabled: bool, flags: dict[str, Any], narr: dict[str, Any]) -> dict[str, Any]:
+    entry = dict(WORLD_INFO_DEFAULTS)
+    entry.update({k: v for k, v in flags.items() if k in WORLD_INFO_DEFAULTS})
+    entry.update({"uid": uid, "key": [*keys, *flags.get("patterns", [])],
+                  "keysecondary": list(flags.get("keysecondary", [])), "comment": comment,
+                  "content": content, "constant": constant, "disable": disabled,
+                  "displayIndex": uid, "extensions": {"narr": narr}})
+    entry["selective"] = bool(entry["keysecondary"]) or flags.get("selective") is True
+    return entry
+
+
+def book_entry(uid: int, *, keys: list[str], comment: str, content: str, constant: bool,
+               disabled: bool, flags: dict[str, Any], narr: dict[str, Any]) -> dict[str, Any]:
+    """A character book entry (the card specs' shape) with the same behaviour."""
+    ext: dict[str, Any] = {book: flags[wi] for wi, book in BOOK_EXTENSIONS.items() if wi in flags}
+    ext["display_index"] = uid
+    ext["narr"] = narr
+    position = flags.get("position", 0)
+    out: dict[str, Any] = {
+        "id": uid, "keys": [*keys, *flags.get("patterns", [])], "content": content,
+        "extensions": ext, "enabled": not disabled,
+        "insertion_order": flags.get("order", WORLD_INFO_DEFAULTS["order"]),
+        "case_sensitive": flags.get("caseSensitive") is True,
+        "use_regex": bool(flags.get("patterns")) or flags.get("use_regex") is True,
+        "constant": constant, "name": comment, "comment": comment,
+        "selective": bool(flags.get("keysecondary")) or flags.get("selective") is True,
+        "secondary_keys": list(flags.get("keysecondary", [])),
+        "position": "before_char" if position == 0 else "after_char",
+    }
+    if "priority" in flags:
+        out["priority"] = flags["priority"]
+    return out
+
+
+def card_json(*, spec: str, name: str, description: str, personality: str, tags: list[str],
+              record: dict[str, Any] | None, book: dict[str, Any], narr: dict[str, Any]) -> dict[str, Any]:
+    """A V2 or V3 card (``spec`` "v2" or "v3") with every field its spec requires; the fields an
+    import kept (``record``) come back as they were."""
+    data: dict[str, Any] = {
+        "name": name, "description": description, "personality": personality, "scenario": "",
+        "first_mes": "", "mes_example": "", "creator_notes": "", "system_prompt": "",
+        "post_history_instructions": "", "alternate_greetings": [], "tags": tags, "creator": "",
+        "character_version": "", "extensions": {},
+    }
+    if spec == "v3":
+        data["group_only_greetings"] = []
+    kept = copy.deepcopy((record or {}).get("data") or {})
+    for key, value in kept.items():
+        if key not in CARD_FIELDS_IN_NODE:
+            data[key] = value
+    if not isinstance(data.get("extensions"), dict):
+        data["extensions"] = {}
+    data["extensions"] = {**data["extensions"], "narr": narr}
+    meta = copy.deepcopy((record or {}).get("character_book") or {})
+    data["character_book"] = {**meta, "extensions": meta.get("extensions") or {},
+                              "name": meta.get("name") or book.get("name", name),
+                              "entries": book["entries"]}
+    if spec == "v3":
+        return {"spec": "chara_card_v3", "spec_version": "3.0", "data": data}
+    return {"spec": "chara_card_v2", "spec_version": "2.0", "data": data}
+
+
+def png_card(label: str, image: bytes, v2: dict[str, Any], v3: dict[str, Any]) -> bytes:
+    """``image`` as a card: a ``chara`` chunk (V2, for older readers) and a ``ccv3`` chunk (V3)."""
+    import json
+
+    def b64(card: dict[str, Any]) -> str:
+        raw = json.dumps(card, ensure_ascii=False).encode("utf-8")
+        return base64.b64encode(raw).decode("ascii")
+
+    return png.with_text(label, image, [("chara", b64(v2)), ("ccv3", b64(v3))])
