@@ -166,14 +166,16 @@ def test_a_name_in_another_layer_is_the_same_node(tmp_path: Path) -> None:
         "  already there: Black Ring from Black Ring.md is hei-jie (same name 'black ring', "
         "in the item layer); added /sections/Black Ring",
         "    note: its summary differs from the node's (which stays): kept as the section 'Black Ring'",
-        "    note: the source puts it in the background layer; it stays in the item layer"]
+        "    note: the source puts it in the background layer; it stays in the item layer",
+        "  Black Ring.md (Black Ring) is the section 'Black Ring' of hei-jie"]
     assert read_node(narr.root, "hei-jie")["sections"] == {"Black Ring": "A black ring."}
     before = snapshot(narr.root)
     assert narr("import", str(note)).stdout.splitlines() == [
         "Nothing to import: the world has everything in Black Ring.md (note, 1 entry)",
         "  already there: Black Ring from Black Ring.md is hei-jie (same name 'black ring', "
         "in the item layer)",
-        "    note: the source puts it in the background layer; it stays in the item layer"]
+        "    note: the source puts it in the background layer; it stays in the item layer",
+        "  Black Ring.md (Black Ring) is the section 'Black Ring' of hei-jie"]
     assert snapshot(narr.root) == before
 
 

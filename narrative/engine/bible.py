@@ -367,8 +367,9 @@ def import_entries(wr: WorldRepo, entries: list[Entry], sources: list[dict[str, 
     # id (a codex, narr's own export): that source is exact, and two nodes of one name in
     # different layers there (a thread named like a character's alias) stay two.
     loose = {node_id for entry, node_id in zip(entries, ids, strict=True) if entry.ref is None}
+    exact = {node_id for entry, node_id in zip(entries, ids, strict=True) if entry.exact}
     delta, decisions = arbitrate(names.view, Delta(ops=ops), across_layers=loose, enrich=True,
-                                 progress=progress)
+                                 exact=exact, progress=progress)
     kept_ops = [op for op in delta.ops if not _known(names, op)]
     new_nodes = {op.node.id: op.node for op in kept_ops if isinstance(op, CreateOp)}
     final: dict[str, str] = {}  # proposed id -> the node it is now
