@@ -179,10 +179,10 @@ def _merge(group: _Group, where: dict[int, tuple[str | None, str]]) -> Entry:
     members = group.members
     primary = min(members, key=_rank)  # min keeps the first of equal rank
     _mark_records(primary, None)
-    node = copy.deepcopy(primary)
     where[id(primary)] = (None, "")
     if len(members) == 1:
-        return node
+        return primary  # nothing folds into it: the entry is the node as it is
+    node = copy.deepcopy(primary)
     given = next((m for m in members if m.layer_given), None)
     if given is not None:
         node.layer, node.layer_given = given.layer, True
