@@ -276,7 +276,8 @@ def _keys(where: str, field: str, value: Any) -> list[str]:
     if not isinstance(value, list):
         raise InvalidInputError(f"{where}: {field} is {_type(value)}, not a list of words")
     if len(value) > MAX_KEYS:
-        raise InvalidInputError(f"{where}: {len(value):,} {field}, more than the {MAX_KEYS:,} narr "
+        noun = "secondary keys" if "secondary" in field else "keys"
+        raise InvalidInputError(f"{where}: {len(value):,} {noun}, more than the {MAX_KEYS:,} narr "
                                 "reads for one entry")
     out = []
     for k in value:
