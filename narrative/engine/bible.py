@@ -268,7 +268,7 @@ def import_bible(wr: WorldRepo, path: str | Path, *, layer: str = "background",
         if e.derived_of is not None and e.derived_of in exact:
             found.skipped.append(Skipped(e.source, f"narr's own words for {e.derived_of}, whose "
                                                    "record in the same file holds them", e.title))
-        elif e.disabled and not include_disabled:
+        elif e.disabled and not include_disabled and not e.exact:  # narr's own: a node with its flag
             found.skipped.append(Skipped(e.source, "a disabled entry (--include-disabled imports it)",
                                          e.title or e.name))
         else:

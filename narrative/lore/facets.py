@@ -243,7 +243,10 @@ def _free_title(sections: dict[str, str], title: str) -> str:
 
 
 def _mark_records(e: Entry, section: str | None) -> None:
-    """The SillyTavern records of ``e`` say which section holds its text (None: the summary)."""
+    """The SillyTavern records of ``e`` say which section holds its text (None: the summary);
+    narr's own records are the node's as they are."""
+    if e.exact:
+        return
     for record in (e.extensions.get("sillytavern") or {}).get("entries", []):
         if isinstance(record, dict) and "section" not in record:
             record["section"] = section
