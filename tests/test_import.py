@@ -257,3 +257,14 @@ def test_an_entry_that_shares_only_an_alias_adds_no_names(tmp_path: Path) -> Non
     assert node["sections"] == {"Tove Greaves": "A ferryman."}  # its text is not lost
     assert out["entries"] == [{"source": "Tove Greaves.md", "title": "Tove Greaves", "name": "Tove Greaves",
                                "named_by": "note", "node": "tove-dunmore", "section": "Tove Greaves"}]
+
+
+def test_a_codex_round_trip_with_a_state_key_starting_with_a_quote(flat_world: Path, tmp_path: Path) -> None:
+    sample = CLI(flat_world)
+    sample("event", "A quoted key", "--set", 'lin-yuan.state."said"=yes', "--set", 'lin-yuan.state.a"b=1')
+    codex = tmp_path / "bible.md"
+    codex.write_text(sample("export", "codex").stdout, encoding="utf-8")
+    assert '- "\\"said\\"": yes' in codex.read_text(encoding="utf-8")
+    narr = _empty_world(tmp_path, "x")
+    narr("import", str(codex))
+    assert _nodes(narr.root)["lin-yuan"]["state"] == _nodes(flat_world)["lin-yuan"]["state"]
