@@ -268,3 +268,23 @@ def test_a_codex_round_trip_with_a_state_key_starting_with_a_quote(flat_world: P
     narr = _empty_world(tmp_path, "x")
     narr("import", str(codex))
     assert _nodes(narr.root)["lin-yuan"]["state"] == _nodes(flat_world)["lin-yuan"]["state"]
+
+
+def test_a_close_spelling_in_the_same_import_keeps_its_text(tmp_path: Path) -> None:
+    """The arbiter finds "Qinyun Sect" is the Qingyun Sect just made: its text becomes a section
+    of the node being created, its flag and tags join it."""
+    narr = _empty_world(tmp_path)
+    book = tmp_path / "book.json"
+    book.write_text(json.dumps({"entries": [
+        {"comment": "Qingyun Sect", "keys": ["Qingyun Sect"], "content": "A mountain sect."},
+        {"comment": "Qinyun Sect", "keys": ["Qinyun Sect"], "content": "Its gate faces east.",
+         "constant": True}]}), encoding="utf-8")
+    out = narr.json("import", str(book))
+    assert [c["id"] for c in out["created"]] == ["qingyun-sect"]
+    node = read_node(narr.root, "qingyun-sect")
+    assert node["summary"] == "A mountain sect."
+    assert node["sections"] == {"Qinyun Sect": "Its gate faces east."}
+    assert node["always_in_view"] is True
+    assert [(e["source"], e["node"], e["section"]) for e in out["entries"]] == [
+        ("book.json#0", "qingyun-sect", None), ("book.json#1", "qingyun-sect", "Qinyun Sect")]
+    assert narr.json("import", str(book))["commit"] is None

@@ -69,7 +69,9 @@ def import_lines(d: dict[str, Any], branch: str | None) -> list[str]:
     read = ", ".join(f"{s['path']} ({s['format']}, {s['entries']} "
                      f"entr{'y' if s['entries'] == 1 else 'ies'})" for s in d["sources"])
     lines = []
-    if d["content"] is None:
+    if not d["sources"]:
+        lines.append("Nothing to import: every file was left out")
+    elif d["content"] is None:
         lines.append(f"Nothing to import: the world has everything in {read}")
     elif d["dry_run"]:
         lines.append(f"[dry run: nothing recorded] {d['content']}: {read}")

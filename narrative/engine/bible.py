@@ -438,7 +438,6 @@ class _Additions:
         self.new_nodes = new_nodes
         self.nodes: dict[str, dict[str, Any]] = {}  # existing id -> the node as the additions leave it
         self.changed: dict[str, set[tuple[str, ...]]] = {}  # existing id -> fields changed, as tokens
-        self.sections_of: dict[tuple[str, str], str] = {}  # (entry source, its text) -> section title
 
     def _node(self, node_id: str) -> dict[str, Any]:
         if node_id not in self.nodes:
@@ -459,13 +458,12 @@ class _Additions:
         def keep(title: str, text: str, why: str) -> None:
             if not text.strip() or _same(text) in texts:
                 return
-            title = facets._free_title(sections, title)
+            title = facets.free_title(sections, title)
             sections[title] = text
             texts.add(_same(text))
             changed.add(("sections",))
             added.append(f"/sections/{title}")
             notes.append(f"{why}: kept as the section {title!r}")
-            self.sections_of[(entry.source, _same(text))] = title
 
         summary = str(node.get("summary", "")).strip()
         title = entry.title or entry.name
@@ -502,7 +500,7 @@ class _Additions:
                 if not value:
                     continue
             before = json.dumps(ext.get(space), sort_keys=True)
-            facets._merge_extensions(ext, {space: value})
+            facets.merge_extensions(ext, {space: value})
             if isinstance(ext.get(space), dict) and isinstance(value, dict):
                 for key, v in value.items():
                     if isinstance(v, list):  # records: each once, a second import adds none
@@ -518,7 +516,9 @@ class _Additions:
         for op in ops:
             if isinstance(op, CreateOp) and op.node.id in self.changed and self.changed[op.node.id]:
                 node = self.nodes[op.node.id]
-                update = {f: node.get(f) for f in ("sections", "tags", "always_in_view", "extensions")}
+                update = {"sections": node.get("sections") or {}, "tags": node.get("tags") or [],
+                          "always_in_view": node.get("always_in_view") is True,
+                          "extensions": node.get("extensions") or {}}
                 out.append(CreateOp(op="create", node=op.node.model_copy(update=update)))
                 self.changed[op.node.id] = set()
             else:

@@ -213,17 +213,17 @@ def _merge(group: _Group, where: dict[int, tuple[str | None, str]]) -> Entry:
             elif _same(m.summary) in texts:
                 note = "the same text is there already"
             else:
-                section = _free_title(node.sections, m.title or m.first_key or m.name or m.source)
+                section = free_title(node.sections, m.title or m.first_key or m.name or m.source)
                 node.sections[section] = m.summary
         else:
             note = "no text: its keys are the node's aliases"
         texts.add(_same(m.summary))
         for title, text in m.sections.items():
             if _same(text) not in texts:
-                node.sections[_free_title(node.sections, title)] = text
+                node.sections[free_title(node.sections, title)] = text
                 texts.add(_same(text))
         _mark_records(m, section)
-        _merge_extensions(node.extensions, m.extensions)
+        merge_extensions(node.extensions, m.extensions)
         where[id(m)] = (section, note)
     return node
 
@@ -232,7 +232,7 @@ def _same(text: str) -> str:
     return " ".join(text.split())
 
 
-def _free_title(sections: dict[str, str], title: str) -> str:
+def free_title(sections: dict[str, str], title: str) -> str:
     title = " ".join(title.split()) or "notes"
     if title not in sections:
         return title
@@ -252,7 +252,7 @@ def _mark_records(e: Entry, section: str | None) -> None:
             record["section"] = section
 
 
-def _merge_extensions(into: dict[str, Any], more: dict[str, Any]) -> None:
+def merge_extensions(into: dict[str, Any], more: dict[str, Any]) -> None:
     """Namespaced data of two facets: lists join, the primary's values win otherwise."""
     for space, value in more.items():
         mine = into.get(space)
