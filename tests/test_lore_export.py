@@ -120,7 +120,7 @@ def test_the_lorebook_is_world_info_and_reads_back_unchanged(lore: CLI, tmp_path
     assert (landing["keysecondary"], landing["selectiveLogic"], landing["caseSensitive"]) == (
         ["night", "夜"], 3, True)
     market = entries["night-market"]
-    assert "night ?market" in market["key"]  # a pattern key goes back, though it is no alias
+    assert "/night ?market/" in market["key"]  # a pattern key goes back, as World Info writes one
 
     out = tmp_path / "book.json"
     assert lore("export", "lorebook", "-o", str(out)).stdout == f"Wrote {out}: {len(entries)} entries\n"
@@ -262,6 +262,7 @@ def test_text_edited_in_sillytavern_comes_back_as_a_section(flat_world: Path, tm
         if entry["comment"] == "Old Zhou":
             entry["content"] = "Old Zhou has been ferrying ghosts, it turns out."
             entry["constant"] = True
+            entry["key"].append("Grandpa Zhou")  # a key added there is an alias here
     path = tmp_path / "edited.json"
     path.write_text(json.dumps(book, ensure_ascii=False), encoding="utf-8")
     out = narr.json("import", str(path))
@@ -269,6 +270,7 @@ def test_text_edited_in_sillytavern_comes_back_as_a_section(flat_world: Path, tm
     zhou = json.loads((flat_world / "world/character/old-zhou.json").read_text(encoding="utf-8"))
     assert zhou["sections"] == {"Edited in SillyTavern": "Old Zhou has been ferrying ghosts, it turns out."}
     assert zhou["always_in_view"] is True
+    assert zhou["aliases"] == ["老周", "the ferryman", "Grandpa Zhou"]
 
 
 def test_the_vault_reads_back_unchanged(lore: CLI, tmp_path: Path) -> None:

@@ -232,6 +232,8 @@ def parse_book(label: str, data: Any, *, layer: str, macros: Macros, book_name: 
         if mine is not None:
             entry = exact_entry(where, mine, "content", r["content_raw"], {})
             entry.always_in_view, entry.disabled = r["constant"], r["disabled"]
+            entry.aliases += _aliases(entry.name, [k for k in r["keys"] if normalize_name(k) not in
+                                                   {normalize_name(a) for a in entry.aliases}])
         out.append(entry)
     return out
 
@@ -496,7 +498,9 @@ def world_info_entry(uid: int, *, keys: list[str], comment: str, content: str, c
                      disabled: bool, flags: dict[str, Any], narr: dict[str, Any]) -> dict[str, Any]:
     entry = dict(WORLD_INFO_DEFAULTS)
     entry.update({k: v for k, v in flags.items() if k in WORLD_INFO_DEFAULTS})
-    entry.update({"uid": uid, "key": [*keys, *flags.get("patterns", [])],
+    # World Info has no use_regex: a pattern is a key written /like this/
+    patterns = [k if is_pattern(k) else f"/{k}/" for k in flags.get("patterns", [])]
+    entry.update({"uid": uid, "key": [*keys, *patterns],
                   "keysecondary": list(flags.get("keysecondary", [])), "comment": comment,
                   "content": content, "constant": constant, "disable": disabled,
                   "displayIndex": uid, "extensions": {"narr": narr}})
