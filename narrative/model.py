@@ -120,7 +120,7 @@ class Node(BaseModel):
         return {rtype: targets for rtype, targets in value.items() if targets}
 
     @model_serializer(mode="wrap")
-    def _drop_unused(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+    def _drop_unused(self, handler: SerializerFunctionWrapHandler) -> Any:
         data = handler(self)
         if isinstance(data, dict):
             for key in OPTIONAL_FIELDS:
