@@ -438,6 +438,7 @@ class _Additions:
         self.new_nodes = new_nodes
         self.nodes: dict[str, dict[str, Any]] = {}  # existing id -> the node as the additions leave it
         self.changed: dict[str, set[tuple[str, ...]]] = {}  # existing id -> fields changed, as tokens
+        self.texts: dict[str, set[str]] = {}  # existing id -> its summary and sections, spaces collapsed
 
     def _node(self, node_id: str) -> dict[str, Any]:
         if node_id not in self.nodes:
@@ -453,7 +454,10 @@ class _Additions:
         added: list[str] = []
         notes: list[str] = []
         sections: dict[str, str] = node.setdefault("sections", {})
-        texts = {_same(str(node.get("summary", "")))} | {_same(t) for t in sections.values()}
+        if node_id not in self.texts:
+            self.texts[node_id] = {_same(str(node.get("summary", "")))} | {
+                _same(t) for t in sections.values()}
+        texts = self.texts[node_id]
 
         def keep(title: str, text: str, why: str) -> None:
             if not text.strip() or _same(text) in texts:

@@ -39,7 +39,7 @@ from typing import Any, Final
 from narrative.errors import InvalidInputError
 from narrative.ids import LAYERS, LIFECYCLES, normalize_name
 from narrative.lore.entry import Entry
-from narrative.lore.limits import MAX_ENTRY_TEXT, check_value, too_big
+from narrative.lore.limits import MAX_ENTRY_TEXT, too_big
 from narrative.lore.safeyaml import load_front_matter
 
 NOTE_SUFFIXES: Final = (".md", ".markdown")
@@ -103,14 +103,14 @@ class IgnoreRules:
 
     def reason(self, rel: str) -> str | None:
         """Why the vault file ``rel`` (a POSIX path from the vault's root) is left out, or None."""
-        parts = PurePosixPath(rel).parts
+        parts = tuple(p for p in rel.split("/") if p)
         if any(p.startswith(".") for p in parts):
             return "a hidden file or folder"
         for pattern, why in self.patterns:
             if _matches(pattern, parts):
                 return why
         if self.daily_name is not None and len(parts) == 1 and self.daily_name.fullmatch(
-                PurePosixPath(rel).stem):
+                parts[0].rsplit(".", 1)[0]):
             return "a daily note (.obsidian/daily-notes.json)"
         return None
 
@@ -360,8 +360,8 @@ def _front_relations(label: str, relations: dict[str, Any]) -> list[tuple[str, s
 
 def _jsonable(label: str, value: dict[str, Any]) -> dict[str, Any]:
     """YAML values as JSON holds them (a date becomes its ISO text)."""
+    # the front matter was checked whole when it was read (load_front_matter)
     result: dict[str, Any] = json.loads(json.dumps(value, default=str, ensure_ascii=False))
-    check_value(label, result)
     return result
 
 
