@@ -789,7 +789,8 @@ IMPORT_NOTES = {"smoke": 200, "quick": 2_000, "full": 2_000}
 
 
 def section_import(bench: Bench) -> None:
-    """``narr import`` of a vault of Markdown notes, in process, twice (benchmarks/importing.py)."""
+    """``narr import`` of a vault of Markdown notes, in process, twice; of a lorebook, and its
+    export (benchmarks/importing.py)."""
     import importing
 
     notes = IMPORT_NOTES[bench.profile.name]
@@ -800,6 +801,12 @@ def section_import(bench: Bench) -> None:
     bench.add("imports", item)
     log(f"  first {fmt_s(item['first_s'])} (arbiter {fmt_s(item['first_arbiter_s'])}), "
         f"again {fmt_s(item['again_s'])} (arbiter {fmt_s(item['again_arbiter_s'])})")
+    log(f"import: a lorebook of {human(notes)} entries, then narr export lorebook")
+    book = {**importing.measure_lorebook(scratch / "lorebook", notes),
+            "load_1m": round(os.getloadavg()[0], 2)}
+    bench.add("lorebooks", book)
+    log(f"  import {fmt_s(book['first_s'])}, again {fmt_s(book['again_s'])}, export "
+        f"{fmt_s(book['export_s'])}, the export into an empty world {fmt_s(book['reimport_s'])}")
 
 
 def section_studio(bench: Bench) -> None:

@@ -51,6 +51,7 @@ from narrative.engine.graphs import Connection, GraphExport, connect, export_gra
 from narrative.engine.history_of import NodeHistory, history_of
 from narrative.engine.init import InitResult, init_world
 from narrative.engine.log import Entry, log, log_of, node_log, show
+from narrative.engine.lorebook import CardExport, LorebookExport, export_card, export_lorebook
 from narrative.engine.merge import Conflict, MergeResult, continue_merge, merge
 from narrative.engine.merge import abort as abort_merge
 from narrative.engine.merge import conflicts as merge_conflicts
@@ -67,6 +68,7 @@ from narrative.engine.setaside import RestoreResult, list_set_asides, restore
 from narrative.engine.status import Status, status
 from narrative.engine.studio import EventView, WorldView, event_view, world_view
 from narrative.engine.threads import Threads, threads
+from narrative.engine.vault import VaultExport, export_vault
 from narrative.engine.why import WhyResult, why
 from narrative.errors import (
     BusyError,
@@ -125,6 +127,7 @@ __all__ = [
     "Book",
     "Brief",
     "BusyError",
+    "CardExport",
     "Change",
     "CheckFailedError",
     "CheckReport",
@@ -153,6 +156,7 @@ __all__ = [
     "InitResult",
     "InvalidInputError",
     "InvalidWorldError",
+    "LorebookExport",
     "MergeResult",
     "NarrError",
     "NewNode",
@@ -176,6 +180,7 @@ __all__ = [
     "Threads",
     "UnrelateOp",
     "UnsetOp",
+    "VaultExport",
     "WhyResult",
     "World",
     "WorldRepo",
@@ -198,7 +203,10 @@ __all__ = [
     "drop_chain",
     "event",
     "event_view",
+    "export_card",
     "export_graph",
+    "export_lorebook",
+    "export_vault",
     "failed_events",
     "get_diffuser",
     "get_node",

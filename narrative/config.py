@@ -60,6 +60,7 @@ def _toml_str(value: str) -> str:
 KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     "world": ("name", "language", "layout"),
     "diffuser": ("default",),
+    "import": ("user",),  # what {{user}} stands for in the cards and lorebooks narr import reads
 }
 
 

@@ -37,7 +37,8 @@ from narrative.nodefile import NodeDict, as_node_dict, edges_of, json_problem
 from narrative.nodefile import validate as validate_node
 
 BY_EVENT = "expired by the event"  # an expire operation, as opposed to a lifecycle
-SETTABLE = ("name", "kind", "aliases", "summary", "lifecycle", "state", "relations")
+SETTABLE = ("name", "kind", "aliases", "summary", "lifecycle", "state", "relations", "tags",
+            "sections", "always_in_view", "extensions")
 _FORBIDDEN = {
     "traits": "traits are the node's baseline: only the user changes them, by editing the file "
               "(narr edit {id}); the next event records that edit",

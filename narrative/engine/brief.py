@@ -2,7 +2,8 @@
 
 The pack is deterministic: the same world and the same question give the same
 items in the same order, each with the ``reason`` it is there. In order of
-priority: hand edits not yet recorded (they override the history), the focus
+priority: hand edits not yet recorded (they override the history), the nodes marked
+``always_in_view`` (a lorebook's constant entries, the rules of the world), the focus
 nodes (given, or named in the goal as ``narr event`` finds names), the last
 events, continuity facts about the characters around them (where they are, what
 they hold, which secrets they know, who is dead), the open threads (those about
@@ -269,6 +270,15 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
             new = json.dumps(d["new_value"], ensure_ascii=False) if "new_value" in d else "(absent)"
             pack.add("hand edits", "a hand edit not yet recorded: it overrides the history",
                      f"{node_id} {ch.field}: {old} → {new}", node=node_id)
+
+    in_view = [n for n in view.ids_in_view() if n not in focus_ids and _may_see(view, n, visible)]
+    names.want(in_view)
+    for node_id in in_view:
+        node = view.get(node_id)
+        if node is not None:
+            names.want(d for _, d in edges_of(node))
+            pack.add("always in view", "marked always_in_view: in every brief",
+                     node_line(node, names, can_see), node=node_id)
 
     neighbours = _neighbourhood(view, cache, tip, recent.head_seq, focus_ids, can_see)
     names.want([*focus_ids, *(n for n, _, _ in neighbours)])
@@ -562,6 +572,20 @@ def _visible_to(view: WorldView, pov: str) -> set[str]:
         if n == pov or not _is_secret(node) or n in known:
             out.add(n)
     return out
+
+
+def visible_to(view: WorldView, pov: str) -> set[str]:
+    """The nodes the character ``pov`` can know of (the rule of ``narr brief --pov``)."""
+    return _visible_to(view, pov)
+
+
+def _may_see(view: WorldView, node_id: str, visible: set[str] | None) -> bool:
+    """An always-in-view node in a point of view: a rule of the world is, a secret the
+    character does not know and the writer's threads are not."""
+    if visible is None or node_id in visible:
+        return True
+    node = view.get(node_id)
+    return node is not None and not _is_secret(node) and node.get("kind") not in THREAD_KINDS
 
 
 def _is_secret(node: NodeDict | None) -> bool:

@@ -31,7 +31,7 @@ import pygit2
 from narrative.ids import Layout, normalize_name, parse_node_path
 from narrative.store.trees import EMPTY_TREE, diff_blobs, walk_blobs
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -41,6 +41,7 @@ CREATE TABLE IF NOT EXISTS nodes (
 );
 CREATE INDEX IF NOT EXISTS nodes_lifecycle ON nodes(lifecycle) WHERE lifecycle != 'permanent';
 CREATE INDEX IF NOT EXISTS nodes_layer ON nodes(layer);
+CREATE TABLE IF NOT EXISTS in_view (id TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS names (norm TEXT NOT NULL, id TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS names_norm ON names(norm);
 CREATE INDEX IF NOT EXISTS names_id ON names(id);
@@ -82,7 +83,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS event_text USING fts5(
 _CLEAR = ("DELETE FROM meta; DELETE FROM nodes; DELETE FROM names; DELETE FROM edges;"
           "DELETE FROM events; DELETE FROM summary; DELETE FROM chain; DELETE FROM writes; DELETE FROM deps;"
           "DELETE FROM node_text; DELETE FROM event_text; DELETE FROM node_text_src;"
-          "DELETE FROM node_text_stale;")
+          "DELETE FROM node_text_stale; DELETE FROM in_view;")
 
 
 class Catalog:
@@ -159,6 +160,7 @@ class Catalog:
         db.execute("DELETE FROM node_text")
         db.execute("DELETE FROM node_text_src")
         db.execute("DELETE FROM node_text_stale")
+        db.execute("DELETE FROM in_view")
         if world_tree == EMPTY_TREE:
             return
         tree = repo[world_tree]
@@ -217,6 +219,7 @@ class Catalog:
         db = self.db
         db.execute("DELETE FROM nodes WHERE id=?", (node_id,))
         db.execute("DELETE FROM names WHERE id=?", (node_id,))
+        db.execute("DELETE FROM in_view WHERE id=?", (node_id,))
         db.execute("DELETE FROM edges WHERE src=?", (node_id,))
         db.execute("DELETE FROM node_text_src WHERE id=?", (node_id,))
         db.execute("INSERT OR IGNORE INTO node_text_stale VALUES (?)", (node_id,))
@@ -233,6 +236,8 @@ class Catalog:
         )
         norms = {normalize_name(n) for n in [name, *aliases] if n.strip()}
         db.executemany("INSERT INTO names VALUES (?,?)", [(n, node_id) for n in norms])
+        if node.get("always_in_view") is True:
+            db.execute("INSERT OR IGNORE INTO in_view VALUES (?)", (node_id,))
         relations = node.get("relations", {})
         if isinstance(relations, Mapping):
             rows = [
@@ -289,6 +294,10 @@ class Catalog:
         marks = ",".join("?" * len(wanted))
         return [r[0] for r in self.db.execute(
             f"SELECT id FROM nodes WHERE kind IN ({marks}) ORDER BY id", wanted)]
+
+    def ids_in_view(self) -> list[str]:
+        """The ids of the nodes marked ``always_in_view``, sorted."""
+        return [r[0] for r in self.db.execute("SELECT id FROM in_view ORDER BY id")]
 
     def layer_of(self, node_id: str) -> str | None:
         row = self.db.execute("SELECT layer FROM nodes WHERE id=?", (node_id,)).fetchone()
@@ -743,7 +752,7 @@ def _sub_value(new: str | None, written: str, fld: str) -> str | None:
 
 
 def searchable_text(node: Mapping[str, Any]) -> str:
-    """The searchable text of a node's state and relations: keys, values and targets."""
+    """The searchable text of a node's state, relations, tags and sections: keys, values, targets."""
     parts: list[str] = [str(node.get("id", "")), str(node.get("kind", ""))]
 
     def walk(value: Any) -> None:
@@ -759,6 +768,8 @@ def searchable_text(node: Mapping[str, Any]) -> str:
 
     walk(node.get("state", {}))
     walk(node.get("relations", {}))
+    walk(node.get("tags", []))
+    walk(node.get("sections", {}))
     return " ".join(parts)
 
 

@@ -178,6 +178,13 @@ class WorldView:
         out.update(i for i, node in self._edited_nodes() if node.get("kind") in kinds)
         return sorted(out)
 
+    def ids_in_view(self) -> list[str]:
+        """The ids of the nodes of the edited world marked ``always_in_view``."""
+        edited = self.hand.edits
+        out = {i for i in self.catalog().ids_in_view() if i not in edited}
+        out.update(i for i, node in self._edited_nodes() if node.get("always_in_view") is True)
+        return sorted(out)
+
     def names_in_layer(self, layer: str) -> list[tuple[str, str]]:
         edited = self.hand.edits
         out = [row for row in self.catalog().names_in_layer(layer) if row[1] not in edited]
