@@ -138,7 +138,8 @@ def test_history_and_get_of_a_node_that_ended(played: tuple[CLI, Path, dict[str,
     zhou = narr.json("history", "old-zhou")["events"][-1]["changes"]
     assert [(c["what"], c["direction"], c["change"]) for c in zhou] == [("relation", "out", "removed")]
     err = narr("get", "temple-bell", expect=11).stderr
-    assert f"temple-bell ended with event {ids['walk']}" in err and "event lifecycle" in err
+    assert f"temple-bell is no longer in the world: it ended with event {ids['walk']}" in err
+    assert "event lifecycle" in err and "narr get temple-bell --at" in err
     assert "no node 'nobody'" in narr("history", "nobody", expect=11).stderr
 
 

@@ -49,6 +49,9 @@ def why_cmd(ctx: Context, node_id: str, field: str, at: str | None, as_json: boo
         return
     value = value_text(d["value"], None) if "value" in d else _FIELD_ABSENT
     click.echo(f"{d['node']} {d['field']} = {value}")
+    if d.get("ended"):
+        click.echo(f"  as it stood when it ended in {_event_text(d['ended']['event'])} "
+                   f"({d['ended']['reason']})")
     if d["uncommitted"] is not None:
         was = d["uncommitted"].get("committed_value", ...)
         click.echo("  from a hand edit not yet recorded (the next event records it); "
@@ -129,7 +132,9 @@ def _history_lines(d: dict[str, Any]) -> None:
         if not ev["changes"] and ev["mentioned"]:
             click.echo("  named, not changed")
     if not d["exists"]:
-        click.echo(f"{d['node']} is no longer in the world")
+        ended = d.get("ended")
+        click.echo(f"{d['node']} is no longer in the world" + (
+            f": it ended in {_event_text(ended['event'])} ({ended['reason']})" if ended else ""))
 
 
 @click.command("search")
