@@ -5,6 +5,9 @@ from the derived catalog, which already holds each one's content, story time and
 narrative text, so the book costs one query whatever the length of the story.
 The genesis is the world's setting, not a chapter, and commits made with plain
 git are not events: both are left out, the latter listed as ``skipped``.
+Each event stands under the story time in force (``story_time``: the last ``--at``
+on the line, its own or an earlier event's); the Markdown writes a time where it
+changes, so events told without ``--at`` read on under the time they happened in.
 
 Events are numbered by their place on the whole line (the third event is 3 in
 every range), so a part of the book printed with ``--from`` lines up with the
@@ -60,17 +63,20 @@ def book(wr: WorldRepo, start: str | None = None, end: str | None = None) -> Boo
     events: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     number = 0
+    in_force: str | None = None
     for e in reversed(story.events):  # oldest first
         if e.kind == "event":
             number += 1
+        if e.timestamp:
+            in_force = e.timestamp
         if e.seq <= after or e.kind == "genesis":
             continue
         if e.kind != "event":
             skipped.append({"commit": e.commit, "content": e.content})
             continue
         events.append({"number": number, "id": e.id, "commit": e.commit, "content": e.content,
-                       "timestamp": e.timestamp, "narrative_text": e.narrative,
-                       "close_scene": e.close_scene})
+                       "timestamp": e.timestamp, "story_time": in_force,
+                       "narrative_text": e.narrative, "close_scene": e.close_scene})
     return Book(wr.config.name, first.to_json() if first else None,
                 story.by_commit[str(tip.id)].to_json(), events, skipped)
 
@@ -82,11 +88,14 @@ def render_markdown(d: dict[str, Any]) -> str:
         lines += ["", f"*After: {subject_of(d['from']['content'])}*"]
     if not d["events"]:
         lines += ["", "*No events in this part of the story.*"]
+    shown: str | None = None
     for e in d["events"]:
         heading = subject_of(e["content"])
         lines += ["", f"## {e['number']}. {heading}"]
-        if e["timestamp"]:
-            lines += ["", f"*{e['timestamp'].strip()}*"]
+        when = e.get("story_time") or e["timestamp"]
+        if when and when != shown:
+            lines += ["", f"*{when.strip()}*"]
+        shown = when
         if heading != e["content"].strip():
             lines += ["", e["content"].strip()]
         if e["narrative_text"]:

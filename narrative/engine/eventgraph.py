@@ -184,6 +184,25 @@ def _info(r: tuple[Any, ...]) -> EventInfo:
     return EventInfo(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]))
 
 
+def story_time(wr: WorldRepo, rev: str | None = None) -> dict[str, Any] | None:
+    """The story time in force at HEAD (or ``rev``): the last ``--at`` on the story line,
+    ``{"value", "since": {"id", "commit", "content"}}``, or None when no event set one.
+
+    An event recorded without ``--at`` keeps the time it found, so the time in force is
+    never blank once one was set (one indexed query, whatever the length of the story).
+    """
+    tip = tip_of(wr, rev)
+    if tip is None:
+        return None
+    found = wr.catalog.story_time(str(tip.id))
+    if found is None:
+        return None
+    value, commit, _ = found
+    row = wr.catalog.commit_row(commit)
+    return {"value": value, "since": {"id": row[2] if row else None, "commit": commit,
+                                      "content": str(row[4]) if row else ""}}
+
+
 def ended(wr: WorldRepo, node_id: str) -> tuple[EventInfo, str] | None:
     """The event that removed ``node_id`` from the current story, and why, or None."""
     head = tip_of(wr)
