@@ -305,7 +305,7 @@ def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: in
       narr brief --focus 林远 --pov su-qing --budget 2000
       narr brief --at HEAD~3
     """
-    from narrative.engine.brief import brief
+    from narrative.engine.brief import brief, head_text
 
     focus = tuple(ctx.node(f, context="--focus") for f in focus)
     pov = ctx.node(pov, context="--pov") if pov is not None else None
@@ -317,7 +317,7 @@ def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: in
         click.echo(result.to_markdown(), nl=False)
         return
     d = result.to_json()
-    where = f"Story at {_event_text(d['head'])}"
+    where = f"Story at {head_text(d['head'], d['story_time'])}"
     if at is not None:
         where += f" (as it stood at {at})"
     click.echo(where + (f"; point of view: {d['pov']}" if d["pov"] else ""))
