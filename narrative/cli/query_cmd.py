@@ -196,7 +196,7 @@ def graph_group(click_ctx: click.Context, as_json: bool) -> None:
     if as_json:
         emit_json(d)
         return
-    click.echo(f"world: {d['world']['nodes']} nodes, {d['world']['edges']} relations")
+    click.echo(f"world: {d['world']['nodes']} nodes, {d['world']['edges']} edges (relations and references)")
     click.echo(f"events: {d['events']['nodes']} commits on the story line, "
                f"{d['events']['edges']} causal edges")
 
