@@ -203,12 +203,15 @@ def story_time(wr: WorldRepo, rev: str | None = None) -> dict[str, Any] | None:
                                       "content": str(row[4]) if row else ""}}
 
 
-def ended(wr: WorldRepo, node_id: str) -> tuple[EventInfo, str] | None:
-    """The event that removed ``node_id`` from the current story, and why, or None."""
-    head = tip_of(wr)
-    if head is None:
-        return None
-    story = Story(wr, str(head.id))
+def ended(wr: WorldRepo, node_id: str, tip: str | None = None) -> tuple[EventInfo, str] | None:
+    """The event that removed ``node_id`` from the current story (or the story line ending
+    at ``tip``, indexed already), and why, or None."""
+    if tip is None:
+        head = tip_of(wr)
+        if head is None:
+            return None
+        tip = str(head.id)
+    story = Story(wr, tip)
     for w in reversed(story.writes(node_id)):
         if w.field != "":
             continue

@@ -25,6 +25,7 @@ from narrative.ids import LAYERS, check_id, node_path, normalize_name
 from narrative.nodefile import load_trusted, names_of
 from narrative.store.trees import blob_at
 from narrative.store.view import WorldView
+from narrative.store.worktree import HandEdits
 from narrative.store.worldrepo import WorldRepo
 
 if TYPE_CHECKING:
@@ -120,8 +121,8 @@ class MentionWorld(WorldView):
     """
 
     def __init__(self, wr: WorldRepo, tree: pygit2.Tree | None, tip: str,
-                 own: dict[str, set[str]] | None = None) -> None:
-        super().__init__(wr, tree)
+                 own: dict[str, set[str]] | None = None, edits: HandEdits | None = None) -> None:
+        super().__init__(wr, tree, edits)
         self.own = own or {}  # node -> its normalised names, as it ever had them
         self._hits: dict[str, set[str]] = {}
         gone: dict[str, set[str]] = {}
@@ -132,6 +133,17 @@ class MentionWorld(WorldView):
                 gone.setdefault(norm, set()).add(node_id)
         self.gone = gone
         self._reach: dict[str, int] = {}
+
+    def forget(self, node_id: str, norms: Collection[str]) -> None:
+        """``node_id`` has ended since (a chapter being read ended it): its names name it still."""
+        for norm in norms:
+            self.gone.setdefault(norm, set()).add(node_id)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Forget the answers kept: the world under it changed (a chapter laid changes over it)."""
+        self._hits.clear()
+        self._reach.clear()
 
     def ids_by_name(self, norms: Collection[str]) -> dict[str, set[str]]:
         missing = [n for n in norms if n not in self._hits]
