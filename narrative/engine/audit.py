@@ -194,8 +194,8 @@ def audit(wr: WorldRepo, text: str, at: str | None = None) -> AuditReport:
             ops, close = list(reviewed.delta.ops), reviewed.delta.close_scene
         checks, notes, named = reader.check(sentence, number, ops, unmet)
         named_any = named_any or named
-        seen = {(f.node, f.field) for f in found}
-        found += [f for f in checks if (f.node, f.field) not in seen]
+        seen = {(f.node, f.field) for f in found}  # a rule said it already: one slip, once
+        found += [f for f in checks if f.check == "apart" or (f.node, f.field) not in seen]
         report.findings.extend(found)
         report.notes.extend(notes)
         if reviewed is not None and (ops or close):

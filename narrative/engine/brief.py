@@ -290,6 +290,7 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
                 node, names, can_see, traits=True, edge_ok=edge_ok, keep=keep), node=node_id)
 
     shown: list[EventInfo] = []
+    told: list[EventInfo] = []  # those given in their own words
     for e in recent.events(scan=None if eye is None else POV_SCAN):
         if len(shown) >= RECENT or e.kind == "genesis":
             break
@@ -300,6 +301,7 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
         when = clock.at(e)
         when_text = f" [{when}]" if when and (eye is None or eye.clean(when)) else ""
         if eye is None or eye.clean(e.content):
+            told.append(e)
             pack.add("events", "one of the last events" if eye is None
                      else f"one of the last events {pov} knows of", f"{e.content}{when_text}",
                      event={"id": e.id, "commit": e.commit, "content": e.content})
@@ -314,7 +316,7 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
 
     characters = [n for n in [*focus_ids, *(n for n, _, _ in neighbours)]
                   if names.layer(n) == "character"]
-    _the_dead(pack, view, names, graph, recent, shown, focus_ids, characters, can_see)
+    _the_dead(pack, view, names, graph, recent, shown, told, focus_ids, characters, can_see)
     for node_id in characters:
         node = view.get(node_id)
         if node is None:
@@ -605,12 +607,15 @@ def is_dead(node: NodeDict | None) -> bool:
 
 
 def _the_dead(pack: _Pack, view: WorldView, names: _Names, graph: _Graph, recent: _Recent,
-              shown: list[EventInfo], focus: list[str], near: list[str], can_see: Any) -> None:
+              shown: list[EventInfo], told: list[EventInfo], focus: list[str], near: list[str],
+              can_see: Any) -> None:
     """"Who is dead": every dead character a focus node relates to (either way, references
-    too), that the last events named or changed, or that is near the focus."""
+    too), that the last events changed or named (``told``: those whose words the pack
+    gives), or that is near the focus."""
     wanted: list[str] = [*focus, *sorted(graph.neighbours(focus)), *near]
     for e in shown:
         wanted += [w.target for w in recent.writes_of(e)]
+    for e in told:
         wanted += [i for m in find_mentions(view, e.content) for i in m.ids]
     rows = view.rows_of(list(dict.fromkeys(wanted)))
     for node_id in dict.fromkeys(wanted):

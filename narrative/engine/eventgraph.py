@@ -184,23 +184,40 @@ def _info(r: tuple[Any, ...]) -> EventInfo:
     return EventInfo(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]))
 
 
+STORY_TIME_SCAN = 16  # commits read from their summaries before the catalog is asked
+
+
 def story_time(wr: WorldRepo, rev: str | None = None) -> dict[str, Any] | None:
     """The story time in force at HEAD (or ``rev``): the last ``--at`` on the story line,
     ``{"value", "since": {"id", "commit", "content"}}``, or None when no event set one.
 
     An event recorded without ``--at`` keeps the time it found, so the time in force is
-    never blank once one was set (one indexed query, whatever the length of the story).
+    never blank once one was set. The last few commits are read from their one-line
+    summaries (a story that keeps time sets it often, and ``narr status`` then never opens
+    the catalog); past them, one indexed query over the chain answers.
     """
-    tip = tip_of(wr, rev)
-    if tip is None:
-        return None
+    if rev is None:
+        if wr.repo.head_is_unborn:
+            return None
+        start = str(wr.repo.head.target)
+    else:
+        start = str(history.resolve(wr, rev).id)
+    rows = history.summaries(wr, start, STORY_TIME_SCAN)
+    for row in rows:
+        if row.get("timestamp"):
+            return {"value": row["timestamp"], "since": {"id": row["id"], "commit": row["commit"],
+                                                         "content": row["content"]}}
+    if len(rows) < STORY_TIME_SCAN or rows[-1]["parent"] is None:
+        return None  # the whole line was read
+    tip = tip_of(wr, start)
+    assert tip is not None
     found = wr.catalog.story_time(str(tip.id))
     if found is None:
         return None
     value, commit, _ = found
-    row = wr.catalog.commit_row(commit)
-    return {"value": value, "since": {"id": row[2] if row else None, "commit": commit,
-                                      "content": str(row[4]) if row else ""}}
+    row_ = wr.catalog.commit_row(commit)
+    return {"value": value, "since": {"id": row_[2] if row_ else None, "commit": commit,
+                                      "content": str(row_[4]) if row_ else ""}}
 
 
 def ended(wr: WorldRepo, node_id: str, tip: str | None = None) -> tuple[EventInfo, str] | None:
