@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from narrative import fields
-from narrative.diffusers.context import candidate_spans, find_mentions
+from narrative.diffusers.context import find_mentions
 from narrative.engine.eventgraph import EventInfo, Story, Write, end_reason, tip_of, write_of
 from narrative.errors import NotFoundError
 from narrative.ids import LAYERS, check_id, node_path, normalize_name
@@ -99,16 +99,6 @@ def _incoming(w: Write, node_id: str) -> dict[str, Any] | None:
     out["change"] = "added" if w.old is fields.ABSENT and len(parts) == 3 else (
         "removed" if w.new is fields.ABSENT and len(parts) == 3 else "changed")
     return out
-
-
-def mentions(text: str, names: set[str]) -> bool:
-    """Whether ``text`` holds one of ``names`` (normalised) on word boundaries, whatever
-    else it names (a test of words, not of which node is meant: see :class:`MentionWorld`)."""
-    if not names or not text:
-        return False
-    longest = max(len(n) for n in names)
-    return any(normalize_name(text[i:j]) in names
-               for i, j in candidate_spans(text, max_chars=2 * longest + 2))
 
 
 class MentionWorld(WorldView):

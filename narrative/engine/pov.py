@@ -7,7 +7,10 @@ and those that are public (``state.known_widely``); every other secret is *unkno
 and nothing that names one may reach it: its name, aliases and summary, and the
 words of every event that wrote it or an edge to it (the event in which someone
 learned it, told it, revealed it). :meth:`Sight.clean` holds any text to that, so
-a brief can check each item it is about to give, whatever section it comes from.
+a brief can check each item it is about to give, whatever section it comes from. The
+test is on normalised text, inside words too: an alias short enough to stand inside
+ordinary words (one Chinese character) withholds every item holding it, erring on the
+side of the secret.
 
 Of the events, it knows those it took part in (a diffusion changed it, or the
 words name it) and those it witnessed: it stood, before or after the event, where
