@@ -176,7 +176,7 @@ def audit(wr: WorldRepo, text: str, at: str | None = None) -> AuditReport:
                                "need none are made")
     edits = worktree.scan_for_reader(wr, tip.tree) if at is None else None
     view = _ChapterView(wr, tip.tree, edits)
-    reader = _Reader(wr, view, str(tip.id), tip.tree, clauses.lexicon(cues))
+    reader = _Reader(wr, view, str(tip.id), clauses.lexicon(cues))
     diffuser = RulesDiffuser(wr.root)
     spans = sentences(text, cues)
     report.sentences = len(spans)
@@ -217,12 +217,11 @@ def audit(wr: WorldRepo, text: str, at: str | None = None) -> AuditReport:
 class _Reader:
     """The checks that need no rule, and the facts in words behind every finding."""
 
-    def __init__(self, wr: WorldRepo, view: _ChapterView, tip: str, tree: pygit2.Tree | None,
-                 lex: clauses.Lexicon) -> None:
+    def __init__(self, wr: WorldRepo, view: _ChapterView, tip: str, lex: clauses.Lexicon) -> None:
         self.view = view
         self.lex = lex
         self.facts = _Facts(wr, view, tip)
-        self.names = MentionWorld(wr, tree, tip, edits=view.hand)
+        self.names = MentionWorld(view, tip)
 
     def lay(self, number: int, nodes: dict[str, NodeDict | None]) -> None:
         """Lay a sentence's changes over the world copy, remembering which sentence made each."""

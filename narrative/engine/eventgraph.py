@@ -196,12 +196,10 @@ def story_time(wr: WorldRepo, rev: str | None = None) -> dict[str, Any] | None:
     summaries (a story that keeps time sets it often, and ``narr status`` then never opens
     the catalog); past them, one indexed query over the chain answers.
     """
-    if rev is None:
-        if wr.repo.head_is_unborn:
-            return None
-        start = str(wr.repo.head.target)
-    else:
-        start = str(history.resolve(wr, rev).id)
+    found_start = history.head_id(wr) if rev is None else history.commit_id(wr, rev)
+    if found_start is None:
+        return None
+    start = found_start
     rows = history.summaries(wr, start, STORY_TIME_SCAN)
     for row in rows:
         if row.get("timestamp"):

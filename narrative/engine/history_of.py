@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from narrative import fields
 from narrative.diffusers.context import find_mentions
@@ -25,11 +25,7 @@ from narrative.ids import LAYERS, check_id, node_path, normalize_name
 from narrative.nodefile import load_trusted, names_of
 from narrative.store.trees import blob_at
 from narrative.store.view import WorldView
-from narrative.store.worktree import HandEdits
 from narrative.store.worldrepo import WorldRepo
-
-if TYPE_CHECKING:
-    import pygit2
 
 
 @dataclass
@@ -110,9 +106,10 @@ class MentionWorld(WorldView):
     Answers are kept, so reading many events asks the catalog once per new name.
     """
 
-    def __init__(self, wr: WorldRepo, tree: pygit2.Tree | None, tip: str,
-                 own: dict[str, set[str]] | None = None, edits: HandEdits | None = None) -> None:
-        super().__init__(wr, tree, edits)
+    def __init__(self, world: WorldView, tip: str, own: dict[str, set[str]] | None = None) -> None:
+        # the world's tree and hand edits, shared: changes laid over ``world`` show here too
+        super().__init__(world.wr, world.tree, world.hand)
+        wr = world.wr
         self.own = own or {}  # node -> its normalised names, as it ever had them
         self._hits: dict[str, set[str]] = {}
         gone: dict[str, set[str]] = {}
@@ -231,8 +228,8 @@ def _mark_mentions(wr: WorldRepo, story: Story, tip: Any, node_id: str, names: s
             text = normalize_name(e.content)
             if any(n in text for n in wanted):
                 if world is None:  # the names of the world now: an older tree would re-sync
-                    head = wr.head_commit()  # the shared catalog to it and back
-                    world = MentionWorld(wr, head.tree if head is not None else None, str(tip.id),
-                                         {node_id: set(wanted)})
+                    head = wr.head_commit() or tip  # the shared catalog to it and back
+                    now = WorldView(wr, head.tree)
+                    world = MentionWorld(now, str(tip.id), {node_id: set(wanted)})
                 if names_node(world, e.content, node_id):
                     slot(e.commit).mentioned = True
