@@ -36,7 +36,7 @@ from narrative.diffusers.context import find_mentions
 from narrative.engine.eventgraph import EventInfo, Write, write_of
 from narrative.engine.threads import THREAD_KINDS
 from narrative.ids import normalize_name
-from narrative.nodefile import NodeDict, edges_of
+from narrative.nodefile import NodeDict, edges_of, names_of
 from narrative.store.view import WorldView
 from narrative.store.worldrepo import WorldRepo
 
@@ -81,6 +81,19 @@ class Whereabouts:
                                     if w.field in ("", "/state", _LOCATION)]
         return self._moves[node_id]
 
+    def moves(self, node_id: str) -> list[Write]:
+        """The recorded changes of ``node_id``'s location on the story line, oldest first."""
+        return self._writes(node_id)
+
+    def ever_at(self, places: set[str]) -> set[str]:
+        """The nodes that stood in one of ``places`` at some point of the story line: moved
+        there or away by a recorded change, or standing there now."""
+        if not places:
+            return set()
+        found = self.wr.catalog.ever_located(self.tip, places)
+        found |= {src for src, _, _ in self.view.references_to(places, {_LOCATION: "at"})}
+        return found
+
     def at(self, node_id: str, seq: int) -> str | None:
         """Where ``node_id`` stood once the event at ``seq`` was over (None: nowhere known)."""
         moves = self._writes(node_id)
@@ -106,7 +119,9 @@ class Sight:
     unknown_secrets: set[str]
     forbidden: list[str]
     knowers: dict[str, set[str]] = field(default_factory=dict)
+    reader: Any = None  # a caching names world to find mentions with (MentionWorld)
     _known: dict[str, bool] = field(default_factory=dict)
+    _near_names: list[str] | None = None
     _mentions: dict[str, set[str]] = field(default_factory=dict)
 
     def can_see(self, node_id: str) -> bool:
@@ -132,28 +147,65 @@ class Sight:
     def named(self, e: EventInfo) -> set[str]:
         """The nodes an event's words name (one node per name: a shared name names none)."""
         if e.commit not in self._mentions:
-            found = find_mentions(self.view, e.content) if e.content else []
+            found = find_mentions(self.reader or self.view, e.content) if e.content else []
             self._mentions[e.commit] = {m.ids[0] for m in found if len(m.ids) == 1}
         return self._mentions[e.commit]
 
     def knows_of(self, e: EventInfo, writes: list[Write]) -> bool:
-        """Whether ``pov`` took part in the event or witnessed it."""
+        """Whether ``pov`` took part in the event or witnessed it.
+
+        What the records say is asked first (what the event changed, and where that stood);
+        its words are read for names only when they hold a name that could matter: one of
+        pov's, of the places it stood in, or of someone who ever stood there.
+        """
         if e.commit in self._known:
             return self._known[e.commit]
         acted = {w.target for w in writes if w.source == "diffusion"}
-        who = acted | self.named(e)
-        known = self.pov in who
-        if not known:
-            mine = {self.where.at(self.pov, e.seq), self.where.at(self.pov, e.seq - 1)} - {None}
-            places: set[str] = set()
-            for n in who:
-                places |= {self.where.at(n, e.seq), self.where.at(n, e.seq - 1)} - {None}  # type: ignore[arg-type]
-            for w in writes:
-                if w.source == "diffusion" and w.field == _LOCATION and isinstance(w.new, str):
-                    places.add(w.new)
-            known = bool(mine & (places | who))
+        mine = {self.where.at(self.pov, e.seq), self.where.at(self.pov, e.seq - 1)} - {None}
+        known = self.pov in acted or bool(mine & (self._places(e, acted, writes) | acted))
+        if not known and self._may_matter(e):
+            who = acted | self.named(e)
+            known = self.pov in who or bool(mine & (self._places(e, who, writes) | who))
         self._known[e.commit] = known
         return known
+
+    def _places(self, e: EventInfo, who: set[str], writes: list[Write]) -> set[str]:
+        """Where the event's participants stood, before or after it, and where it moved anyone."""
+        places: set[str] = set()
+        for n in who:
+            for seq in (e.seq, e.seq - 1):
+                at = self.where.at(n, seq)
+                if at is not None:
+                    places.add(at)
+        for w in writes:
+            if w.source == "diffusion" and w.field == _LOCATION and isinstance(w.new, str):
+                places.add(w.new)
+        return places
+
+    def _may_matter(self, e: EventInfo) -> bool:
+        """A cheap test before reading an event's words for names (see :meth:`knows_of`)."""
+        if not e.content:
+            return False
+        if self._near_names is None:
+            self._near_names = sorted(self._names_near())
+        text = _folded(e.content)
+        return any(n in text for n in self._near_names)
+
+    def _names_near(self) -> set[str]:
+        """The names of pov, of every place it stood in on the story line, and of every node
+        that ever stood in one of those places."""
+        places = {loc for w in self.where.moves(self.pov)
+                  for loc in (_located(w.old, w.field), _located(w.new, w.field)) if loc}
+        now = self.where.at(self.pov, 1 << 60)
+        if now is not None:
+            places.add(now)
+        near = {self.pov, *places, *self.where.ever_at(places)}
+        out: set[str] = set()
+        for n in near:
+            node = self.view.get(n)
+            if node is not None:
+                out |= names_of(node)
+        return out
 
     def seen_changes(self, writes: list[Write], name_of: Any) -> list[str]:
         """The changes of an event ``pov`` could have seen, in words naming nothing it does not know."""
@@ -224,7 +276,9 @@ def sight(wr: WorldRepo, view: WorldView, tip: str, pov: str, labels: dict[str, 
     forbidden = _forbidden(wr, view, tip, unknown)
     where = Whereabouts(wr, tip, view)
     visible = visible_to(view, pov, labels) - unknown
-    return Sight(pov, view, where, visible, known, unknown, forbidden)
+    from narrative.engine.history_of import MentionWorld
+
+    return Sight(pov, view, where, visible, known, unknown, forbidden, reader=MentionWorld(view, tip))
 
 
 def _forbidden(wr: WorldRepo, view: WorldView, tip: str, unknown: Iterable[str]) -> list[str]:

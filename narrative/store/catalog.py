@@ -706,6 +706,21 @@ class Catalog:
         return self.db.execute("SELECT DISTINCT e.norm, e.target FROM ended e"
                                " JOIN cur USING (commit_id)").fetchall()
 
+    def ever_located(self, tip: str, places: Iterable[str]) -> set[str]:
+        """The nodes a change on ``tip``'s chain moved into or out of one of ``places``
+        (``state.location``): everyone who stood there at some point of the story line."""
+        self.use_chain(tip)
+        values = sorted(_dump(p) for p in set(places))
+        out: set[str] = set()
+        for i in range(0, len(values), 400):
+            chunk = values[i : i + 400]
+            marks = ",".join("?" * len(chunk))
+            out.update(r[0] for r in self.db.execute(
+                "SELECT DISTINCT w.target FROM writes w JOIN cur USING (commit_id)"
+                f" WHERE w.field = '/state/location' AND (w.new IN ({marks}) OR w.old IN ({marks}))",
+                (*chunk, *chunk)))
+        return out
+
     def story_time(self, tip: str) -> tuple[str, str, int] | None:
         """``(story time, commit, seq)`` of the newest commit of ``tip``'s chain that set one:
         the time in force, since an event without ``--at`` keeps the time it finds."""
