@@ -120,10 +120,12 @@ def test_an_english_chapter_that_changes_the_world_in_order_passes(western: CLI)
              "Ada Lane walks to the town hall. Ada Lane gives the Mayor the revolver.\n"
              "The Mayor tells Ada Lane the Mayor's affair. Ada Lane tells Tom Reed the Mayor's "
              "affair. Old Rowe lies dead in the saloon. Tom Reed remembers the letter.\n"
-             "If Old Rowe walks in, Tom Reed runs. Nobody knows whether Old Rowe said anything.\n")
+             "If Old Rowe walks in, Tom Reed runs. Nobody knows whether Old Rowe said anything.\n"
+             "Old Rowe is lying by the door. Old Rowe had always hated the rain. Did Old Rowe "
+             "speak? Old Rowe does not move.\n")
     out = narr.json("audit", "-", input=clean)
     assert out["ok"] is True and out["findings"] == [] and out["notes"] == []
-    assert narr("audit", "-", input=clean).stdout.startswith("ok: 10 sentences, nothing contradicts")
+    assert narr("audit", "-", input=clean).stdout.startswith("ok: 14 sentences, nothing contradicts")
 
 
 @pytest.fixture

@@ -62,6 +62,9 @@ _STATE_EN = _words(
     "used")
 """A word after a name that makes the clause no action of theirs: being, a state, a
 modal, a flashback ("had"), a negation, a relative or a preposition."""
+_STILL_EN = _words("lying resting rotting decaying decomposing floating hanging buried laid "
+                   "rots decays floats hangs")
+"""What a body does: "is lying in the godown" is no deed of the dead."""
 _BE_EN = _words("is was are were")
 _HAVE_EN = _words("has have")
 _DO_EN = _words("does do did")
@@ -134,14 +137,14 @@ def _verb_after(text: str, pos: int, mentions: list[Mention]) -> tuple[int, int]
     if word in _BE_EN | _HAVE_EN | _DO_EN:
         then = _next_word(text, first.end())
         nxt = then.group(0).lower() if then else ""
-        if word in _BE_EN and nxt.endswith("ing"):  # "is walking": doing it now
+        if word in _BE_EN and nxt.endswith("ing") and nxt not in _STILL_EN:  # "is walking"
             return first.start(), then.end()  # type: ignore[union-attr]
         if word in _HAVE_EN and nxt and nxt not in ("been", "not", "never", "no") and then is not None:
             return first.start(), then.end()  # "has walked"
         if word in _DO_EN and nxt and nxt not in ("not", "never") and then is not None:
             return first.start(), then.end()  # "does walk"
         return None
-    if word in _STATE_EN:
+    if word in _STATE_EN or word in _STILL_EN:
         return None
     return first.start(), first.end()
 
