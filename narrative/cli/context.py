@@ -35,11 +35,14 @@ class Context:
             _warn_unknown_keys(self._world)
         return self._world
 
-    def node(self, text: str, *, must_exist: bool = True, context: str | None = None) -> str:
-        """The id of the node ``text`` names: its id, a name or an alias (engine.naming)."""
+    def node(self, text: str, *, must_exist: bool = True, context: str | None = None,
+             ended: bool | None = None) -> str:
+        """The id of the node ``text`` names: its id, a name or an alias (engine.naming);
+        ``ended``: a node that has ended may be meant (by default when it need not exist)."""
         from narrative.engine.naming import Names
 
-        return Names(self.world).resolve(text, must_exist=must_exist, context=context)
+        return Names(self.world).resolve(text, must_exist=must_exist, context=context,
+                                         ended=ended)
 
     def close(self) -> None:
         if self._world is not None:

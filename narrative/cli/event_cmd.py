@@ -177,7 +177,8 @@ def _request(wr: WorldRepo, content: str, sets: tuple[str, ...], unsets: tuple[s
     _refuse_bad_escapes("--unset", list(unsets), unsets)
     names = Names(wr) if (sets or unsets or relates or unrelates or expires) else None
     merged = flags.build_delta(delta=delta, creates=create_ops, sets=sets, unsets=unsets,
-                               relates=relates, unrelates=unrelates, expires=expires, names=names)
+                               relates=relates, unrelates=unrelates, expires=expires, names=names,
+                               references=set(wr.config.reference_labels))
     return EventRequest(content=content, delta=merged, narrative_text=narrative_text,
                         timestamp=timestamp, close_scene=close_scene)
 

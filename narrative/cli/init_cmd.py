@@ -72,7 +72,7 @@ def path_cmd(ctx: Context, node_id: str, layer: str | None, as_json: bool) -> No
     Example:
       narr path 林远
     """
-    node_id = ctx.node(node_id, must_exist=False)
+    node_id = ctx.node(node_id, must_exist=False, ended=False)
     path = _node_path(ctx, node_id, layer)
     if as_json:
         emit_json({"id": node_id, "path": path})
@@ -97,7 +97,7 @@ def edit_cmd(ctx: Context, node_id: str, layer: str | None) -> None:
     from narrative.nodefile import dump
 
     wr = ctx.world
-    node_id = ctx.node(node_id, must_exist=False)
+    node_id = ctx.node(node_id, must_exist=False, ended=False)
     path = _node_path(ctx, node_id, layer)
     full = wr.abs(path)
     if not full.exists():

@@ -49,6 +49,9 @@ def why_cmd(ctx: Context, node_id: str, field: str, at: str | None, as_json: boo
         return
     value = value_text(d["value"], None) if "value" in d else _FIELD_ABSENT
     click.echo(f"{d['node']} {d['field']} = {value}")
+    if d.get("ended"):
+        click.echo(f"  as it stood when it ended in {_event_text(d['ended']['event'])} "
+                   f"({d['ended']['reason']})")
     if d["uncommitted"] is not None:
         was = d["uncommitted"].get("committed_value", ...)
         click.echo("  from a hand edit not yet recorded (the next event records it); "
@@ -129,7 +132,9 @@ def _history_lines(d: dict[str, Any]) -> None:
         if not ev["changes"] and ev["mentioned"]:
             click.echo("  named, not changed")
     if not d["exists"]:
-        click.echo(f"{d['node']} is no longer in the world")
+        ended = d.get("ended")
+        click.echo(f"{d['node']} is no longer in the world" + (
+            f": it ended in {_event_text(ended['event'])} ({ended['reason']})" if ended else ""))
 
 
 @click.command("search")
@@ -209,7 +214,7 @@ def graph_group(click_ctx: click.Context, fmt: str | None, around: str | None, d
     if as_json:
         emit_json(d)
         return
-    click.echo(f"world: {d['world']['nodes']} nodes, {d['world']['edges']} relations")
+    click.echo(f"world: {d['world']['nodes']} nodes, {d['world']['edges']} edges (relations and references)")
     click.echo(f"events: {d['events']['nodes']} commits on the story line, "
                f"{d['events']['edges']} causal edges")
 
@@ -318,7 +323,7 @@ def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: in
       narr brief --focus 林远 --pov su-qing --budget 2000
       narr brief --at HEAD~3
     """
-    from narrative.engine.brief import brief
+    from narrative.engine.brief import brief, head_text
 
     focus = tuple(ctx.node(f, context="--focus") for f in focus)
     pov = ctx.node(pov, context="--pov") if pov is not None else None
@@ -329,16 +334,16 @@ def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: in
     if fmt == "md":
         click.echo(result.to_markdown(), nl=False)
         return
-    from narrative.engine.brief import labels, section_label
+    from narrative.engine.brief import section_label, words_for
 
     d = result.to_json()
-    said = labels(d["language"])
-    where = said["at"].format(head=_event_text(d["head"]) if d["head"] else said["no_events"])
+    said = words_for(d["language"])
+    where = said["at"].format(head=head_text(d["head"], d["story_time"], d["language"]))
     if at is not None:
         where += said["as_of"].format(at=at)
     click.echo(where + (said["pov"].format(pov=d["pov"]) if d["pov"] else ""))
     section = None
-    colon = "：" if said is labels("zh") else ":"
+    colon = "：" if said is words_for("zh") else ":"
     for item in d["items"]:
         if item["section"] != section:
             section = item["section"]

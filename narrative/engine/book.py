@@ -5,6 +5,9 @@ from the derived catalog, which already holds each one's content, story time and
 narrative text, so the book costs one query whatever the length of the story.
 The genesis is the world's setting, not a chapter, and commits made with plain
 git are not events: both are left out, the latter listed as ``skipped``.
+Each event stands under the story time in force (``story_time``: the last ``--at``
+on the line, its own or an earlier event's); the Markdown writes a time where it
+changes, so events told without ``--at`` read on under the time they happened in.
 
 Events are numbered by their place on the whole line (the third event is 3 in
 every range), so a part of the book printed with ``--from`` lines up with the
@@ -71,7 +74,7 @@ def book(wr: WorldRepo, start: str | None = None, end: str | None = None) -> Boo
     undo = history.reverted_by(wr, [e.commit for e in line if e.kind == "event"])
     chapters: dict[str, dict[str, Any]] = {}
     number = 0
-    time: str | None = None  # the story time before the event at hand
+    time: str | None = None  # the story time in force: the last --at so far
     for e in line:
         revert = e.commit in undo
         if e.kind == "event" and not revert:
@@ -93,7 +96,8 @@ def book(wr: WorldRepo, start: str | None = None, end: str | None = None) -> Boo
         brk = None if not e.close_scene else "before" if moves_time else "after"
         chapters[e.id or e.commit] = {
             "number": number, "id": e.id, "commit": e.commit, "content": e.content,
-            "timestamp": e.timestamp, "narrative_text": e.narrative, "close_scene": e.close_scene,
+            "timestamp": e.timestamp, "story_time": time,
+            "narrative_text": e.narrative, "close_scene": e.close_scene,
             "scene_break": brk, "reverted_by": None}
         events.append(chapters[e.id or e.commit])
     return Book(wr.config.name, first.to_json() if first else None,
@@ -107,13 +111,16 @@ def render_markdown(d: dict[str, Any]) -> str:
         lines += ["", f"*After: {subject_of(d['from']['content'])}*"]
     if not d["events"]:
         lines += ["", "*No events in this part of the story.*"]
+    shown: str | None = None
     for i, e in enumerate(d["events"]):
         if e["scene_break"] == "before" and i and lines[-1] != SCENE_BREAK:
             lines += ["", SCENE_BREAK]
         heading = subject_of(e["content"])
         lines += ["", f"## {e['number']}. {heading}"]
-        if e["timestamp"]:
-            lines += ["", f"*{e['timestamp'].strip()}*"]
+        when = e.get("story_time") or e["timestamp"]
+        if when and when != shown:
+            lines += ["", f"*{when.strip()}*"]
+        shown = when
         if heading != e["content"].strip():
             lines += ["", e["content"].strip()]
         if e["narrative_text"]:

@@ -25,6 +25,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from narrative.engine.eventgraph import story_time
 from narrative.engine.log import entry
 from narrative.engine.nodes import current_nodes, nodes_in
 from narrative.ids import LAYERS
@@ -40,7 +41,9 @@ _SECTIONS = (("traits", "Traits"), ("state", "State"), ("sections", "Sections"),
 @dataclass
 class Codex:
     world: str
-    at: dict[str, Any] | None  # the commit read: {"commit", "id", "content", "timestamp"}
+    # the commit read: {"commit", "id", "content", "timestamp" (its own --at), "story_time"
+    # (the time in force: the last --at on the line)}
+    at: dict[str, Any] | None
     hand_edits_included: bool
     hand_edits: dict[str, str]  # node id -> "new", "modified" or "deleted"
     nodes: list[dict[str, Any]]
@@ -65,8 +68,10 @@ def codex(wr: WorldRepo, at: str | None = None) -> Codex:
     where = None
     if head is not None:
         e = entry(head).to_json()
+        in_force = story_time(wr, str(head.id))
         where = {"commit": e["commit"], "id": e["id"], "content": e["content"],
-                 "timestamp": e.get("timestamp")}
+                 "timestamp": e.get("timestamp"),
+                 "story_time": in_force["value"] if in_force else None}
     return Codex(wr.config.name, where, at is None, marks, entries(nodes, marks))
 
 
@@ -140,8 +145,9 @@ def render_markdown(d: dict[str, Any]) -> str:
     if at is not None:
         lines.append(f"- commit: {at['commit']}")
         lines.append(f"- event: {text_value(at['content'])}")
-        if at.get("timestamp"):
-            lines.append(f"- story time: {text_value(at['timestamp'])}")
+        when = at.get("story_time") or at.get("timestamp")
+        if when:
+            lines.append(f"- story time: {text_value(when)}")
     if not d["hand_edits_included"]:
         lines.append("- hand edits: not included")
     elif d["hand_edits"]:

@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from narrative.engine.brief import visible_to
 from narrative.engine.log import entry
 from narrative.engine.naming import Names
 from narrative.engine.nodes import current_nodes, nodes_in
+from narrative.engine.pov import visible_to
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import LAYERS
 from narrative.lore import sillytavern
@@ -80,7 +80,7 @@ def world_at(wr: WorldRepo, at: str | None = None, pov: str | None = None) -> Wo
             raise NotFoundError(f"no node {pov!r} in the world" + (f" at {at}" if at else ""),
                                 hint="narr nodes lists the nodes")
         view = WorldView(wr, tree, edits)
-        out.pov, out.visible = pov_id, visible_to(view, pov_id)
+        out.pov, out.visible = pov_id, visible_to(view, pov_id, wr.config.reference_labels)
     return out
 
 

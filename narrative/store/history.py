@@ -38,6 +38,18 @@ def first_parent(commit: pygit2.Commit | None, *, stop: pygit2.Oid | None = None
 LARGE_COMMIT = 16 * 1024
 
 
+def head_id(wr: WorldRepo) -> str | None:
+    """The id of the commit HEAD names, without reading it (None: no commit yet)."""
+    if wr.repo.head_is_unborn:
+        return None
+    return str(wr.repo.head.target)
+
+
+def commit_id(wr: WorldRepo, rev: str) -> str:
+    """The id of the commit a revision or event id names (see :func:`resolve`)."""
+    return str(resolve(wr, rev).id)
+
+
 def summaries(wr: WorldRepo, start: str, limit: int | None = None, *,
               since: pygit2.Oid | None = None) -> list[dict[str, Any]]:
     """One-line summaries (:data:`~narrative.store.records.SUMMARY_COLUMNS` and ``commit``) of
