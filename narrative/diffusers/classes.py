@@ -350,13 +350,27 @@ def current() -> bool:
     return bool(_compiled()) and _compiled().get("source") == _source_hash()
 
 
-@lru_cache(maxsize=16)
 def table(extra: tuple[ClassSpec, ...] = ()) -> ClassTable:
-    """The shipped classes with a world's additions (cached: compiled once per process)."""
+    """The shipped classes with a world's additions.
+
+    narr's own table is built once per process; one with a world's additions is built
+    once per set of its rule files and kept with them
+    (:class:`narrative.diffusers.rulefile.RuleSet`).
+    """
+    if not extra:
+        return _shipped_table()
+    return _build_table(extra)
+
+
+@lru_cache(maxsize=1)
+def _shipped_table() -> ClassTable:
+    return _build_table(())
+
+
+def _build_table(extra: tuple[ClassSpec, ...]) -> ClassTable:
     if current():
         return ClassTable(extra, shipped=1)
-    shipped = shipped_specs()
-    return ClassTable((*shipped, *extra), shipped=0)
+    return ClassTable((*shipped_specs(), *extra), shipped=0)
 
 
 def shipped_names() -> set[str]:

@@ -37,7 +37,12 @@ rule is blocked only by a cue whose scope holds one of the rule's own words, so
 words ("听说", "不信任") is not a cue for that rule.
 
 Everything here is pure and linear in the text: one pass of the sentence
-splitter, one of the clause boundaries, one of the cue scanner.
+splitter, one of the clause boundaries, one of the cue scanner. The cue words are
+a world's words, so their matching runs within the event's time budget
+(:mod:`narrative.diffusers.budget`): the few terms matched as expressions (an
+exclusion, a terminator, a term that is not plain words) are compiled there, and
+the word-by-word scan checks the same deadline, so a crafted table cannot hang an
+event.
 """
 
 from __future__ import annotations
@@ -49,13 +54,17 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from narrative.diffusers import budget
 from narrative.diffusers import classes as word_classes
 from narrative.diffusers.patterns import Unit, is_cjk_char
 from narrative.diffusers.segment import Segmenter, spans
+
+if TYPE_CHECKING:
+    import regex
 
 Scope = Literal["phrase", "clause", "unit", "sentence"]
 KINDS = ("negated", "almost", "hesitated", "intended", "ordered", "reported", "believed", "denied",
@@ -292,10 +301,10 @@ class Lexicon:
         self.end_kinds = [ends[t] for t in end_terms]
         self.end_rx = _Scanner(end_terms)
         excl = sorted(set(self.exclusion), key=lambda t: (-len(t), t))
-        self.exclusion_rx = re.compile(r"(?:" + "|".join(_term_regex(t) for t in excl) + r")\s*$",
-                                       re.IGNORECASE) if excl else None
+        self.exclusion_rx = budget.compile(
+            r"(?:" + "|".join(_term_regex(t) for t in excl) + r")\s*$") if excl else None
         self.segmenter = Segmenter(titles, abbreviations)
-        self.terminators = re.compile(PUNCT_BOUNDARY.pattern + "|" + self.end_rx.pattern, re.IGNORECASE)
+        self.terminators = budget.compile(PUNCT_BOUNDARY.pattern + "|" + self.end_rx.pattern)
         """Punctuation and words that end a phrase: what stops a world's ``unless`` word."""
 
     def analyse(self, text: str, names: Iterable[tuple[int, int]] = ()) -> Analysis:
@@ -360,8 +369,8 @@ class _Scanner:
         for zh_list in self.zh.values():
             zh_list.sort(key=lambda e: -len(e[0]))
         self.other = other
-        self.rx = re.compile("|".join(f"(?P<t{i}>{_term_regex(terms[i])})" for i in other),
-                             re.IGNORECASE) if other else None
+        self.rx: regex.Pattern[str] | None = budget.compile(
+            "|".join(f"(?P<t{i}>{_term_regex(terms[i])})" for i in other)) if other else None
 
     @property
     def pattern(self) -> str:
@@ -374,6 +383,7 @@ class _Scanner:
             norm = text.replace("’", "'")
             tokens = [(m.start(), m.end(), m.group(0).lower()) for m in _TEXT_TOKEN.finditer(norm)]
             for k, (start, _, tok) in enumerate(tokens):
+                budget.check()
                 for want, idx in self.en.get(tok, ()):
                     end = _match_tokens(norm, tokens, k, want)
                     if end is not None:
@@ -381,14 +391,18 @@ class _Scanner:
                         break
         if self.zh:
             for i, ch in enumerate(text):
-                for term, idx in self.zh.get(ch, ()):
+                terms = self.zh.get(ch)
+                if terms is None:
+                    continue
+                budget.check()
+                for term, idx in terms:
                     if text.startswith(term, i):
                         found.append((i, i + len(term), idx))
                         break
         if self.rx is not None:
             pos = 0
             while pos < len(text):
-                m = self.rx.search(text, pos)
+                m = budget.search(self.rx, text, pos)
                 if m is None:
                     break
                 if m.end() > m.start():
@@ -424,13 +438,22 @@ def _match_tokens(text: str, tokens: list[tuple[int, int, str]], k: int,
     return go(k, 0)
 
 
-@lru_cache(maxsize=16)
 def lexicon(extra: tuple[str, ...] = (),
             classes: tuple[word_classes.ClassSpec, ...] = ()) -> Lexicon:
-    """The shipped cues with a world's ``[cues]`` tables (given as JSON, so they can be cached)
-    and its verb classes."""
+    """The shipped cues with a world's ``[cues]`` tables (as JSON) and its verb classes.
+
+    narr's own lexicon is built once per process; a world's is built once per set of
+    its rule files and kept with them (:class:`narrative.diffusers.rulefile.RuleSet`).
+    """
+    if not extra and not classes:
+        return _shipped_lexicon()
     return Lexicon((shipped(), *(CueSet.model_validate_json(e) for e in extra)),
                    word_classes.table(classes))
+
+
+@lru_cache(maxsize=1)
+def _shipped_lexicon() -> Lexicon:
+    return Lexicon((shipped(),), word_classes.table())
 
 
 @lru_cache(maxsize=1)

@@ -231,7 +231,7 @@ def _sentence_starts(text: str) -> Callable[[], frozenset[int]]:
 
 
 def _english_word(word: str) -> bool:
-    """Whether ``word`` is an English word (lemminflect's lexicon: "crane", "bell", "yuan")."""
+    """Whether ``word`` is an English word (the English table of :mod:`inflect`: "crane", "bell", "yuan")."""
     from narrative.diffusers.inflect import is_word
 
     return is_word(word)

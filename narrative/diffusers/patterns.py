@@ -36,7 +36,12 @@ Matching is linear in the text: one scan finds every name and every word any rul
 uses; a pattern is then tried only on the clauses holding all of its words and a
 candidate for each of its slots, as a small expression over marker characters (one
 for each name and word it may take). A world's rules cannot inject an expression
-of their own.
+of their own; what is made of them still matches within the event's time budget
+(:mod:`narrative.diffusers.budget`), since a pattern of many parts over a clause
+full of its words can take exponential time (each gap tries every way), and a
+world can write thousands of words and class entries: the expressions (a pattern's
+shape, its ``unless`` words) are compiled there, and the word scan checks the
+same deadline.
 """
 
 from __future__ import annotations
@@ -47,9 +52,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from narrative.diffusers import classes
+from narrative.diffusers import budget, classes
+
+if TYPE_CHECKING:
+    import regex
 
 MAX_PARTS = 12
 MAX_FORMS = 64  # forms one alternative may expand to ("~go ~run" is 5 x 5)
@@ -378,6 +386,7 @@ class Vocabulary:
         for i, (s, e, _) in enumerate(tokens):
             if s < skip_until or not free(s, e):
                 continue
+            budget.check()
             got = self._english_at(norm, tokens, i, free)
             if got is not None:
                 out.append(got)
@@ -391,6 +400,7 @@ class Vocabulary:
                 if cands is None or not free(pos, pos + 1):
                     pos += 1
                     continue
+                budget.check()
                 # the longest word here, standing for every word of the rules that starts here
                 # too ("点亮了" is also "点亮"); a word starting inside it is not read
                 longest = 0
@@ -516,14 +526,10 @@ def _particle_follows(text: str, tokens: list[tuple[int, int, str]], j: int,
     return 0, 0
 
 
-@lru_cache(maxsize=8)
-def _vocabulary(texts: tuple[str, ...], classes: object) -> Vocabulary:
-    return Vocabulary([parse(t) for t in texts], classes)
-
-
 def vocabulary(pats: Iterable[Pattern], classes: object = None) -> Vocabulary:
-    """The vocabulary of these patterns (cached per process by their texts and the class table)."""
-    return _vocabulary(tuple(dict.fromkeys(p.text for p in pats)), classes)
+    """The vocabulary of these patterns. A world's is built once per set of its rule files and
+    kept with them (:class:`narrative.diffusers.rulefile.RuleSet`)."""
+    return Vocabulary(list({p.text: p for p in pats}.values()), classes)
 
 
 # --- clauses ----------------------------------------------------------------------------------
@@ -636,7 +642,7 @@ def scan_text(text: str, mentions: Sequence[Span], units: list[Unit], vocab: Voc
 
 def find(pattern: Pattern, text: str | Scan, mentions: Sequence[Span] | None = None,
          allowed: dict[str, set[int]] | None = None, unless: Sequence[str] = (),
-         terminators: re.Pattern[str] | None = None) -> list[Match]:
+         terminators: regex.Pattern[str] | None = None) -> list[Match]:
     """Every non-overlapping, tightest match of ``pattern``.
 
     ``text`` is a :class:`Scan` (from :func:`scan_text`), or plain text with its
@@ -682,12 +688,12 @@ def find(pattern: Pattern, text: str | Scan, mentions: Sequence[Span] | None = N
 
 
 @lru_cache(maxsize=4096)
-def _stop_rx(word: str) -> re.Pattern[str]:
-    return re.compile(word_regex(word), re.IGNORECASE)
+def _stop_rx(word: str) -> regex.Pattern[str]:
+    return budget.compile(word_regex(word))
 
 
 @lru_cache(maxsize=1024)
-def _shape_regex(shape: tuple[str | None, ...]) -> re.Pattern[str]:
+def _shape_regex(shape: tuple[str | None, ...]) -> regex.Pattern[str]:
     """The expression for a pattern's shape: each part a class of marker characters."""
     n = len(shape)
     pieces = []
@@ -698,7 +704,7 @@ def _shape_regex(shape: tuple[str | None, ...]) -> re.Pattern[str]:
         # a word keeps its length (its marker, then fillers), so the gaps between the parts of
         # a pattern count the characters of the text between them, as written
         pieces.append(f"(?P<{name}>[{marks}])" + ("" if slot is not None else f"{FILLER}*"))
-    return re.compile(GAP.join(pieces))
+    return budget.compile(GAP.join(pieces), ignore_case=False)
 
 
 @dataclass
@@ -713,8 +719,8 @@ class _Abstract:
 
 
 def _find_in_unit(pattern: Pattern, scan: Scan, u: int, allowed: dict[str, set[int]],
-                  part_atoms: list[frozenset[int]], stops: list[tuple[re.Pattern[str], str]],
-                  terminators: re.Pattern[str] | None) -> list[Match]:
+                  part_atoms: list[frozenset[int]], stops: list[tuple[regex.Pattern[str], str]],
+                  terminators: regex.Pattern[str] | None) -> list[Match]:
     text = scan.text
     unit = scan.units[u]
     here = scan.mentions_of_unit[u]
@@ -757,14 +763,14 @@ def _find_in_unit(pattern: Pattern, scan: Scan, u: int, allowed: dict[str, set[i
     out: list[Match] = []
     pos = 0
     while pos <= len(s):
-        m = rx.search(s, pos)
+        m = budget.search(rx, s, pos)
         if m is None:
             break
         best = m
         for st in range(m.end() - 1, m.start(), -1):
             if ord(s[st]) < MARK_BASE or not (ord(s[st]) & 1):
                 continue
-            tighter = rx.match(s, st, m.end())
+            tighter = budget.match(rx, s, st, m.end())
             if tighter is not None:
                 best = tighter
                 break
@@ -792,7 +798,7 @@ def _find_in_unit(pattern: Pattern, scan: Scan, u: int, allowed: dict[str, set[i
     return out
 
 
-def _objects_inside(pattern: Pattern, m: re.Match[str], ab: _Abstract, reach: dict[int, int],
+def _objects_inside(pattern: Pattern, m: regex.Match[str], ab: _Abstract, reach: dict[int, int],
                     particle_at: dict[int, int]) -> bool:
     """A separable verb's object stands between it and its particle ("sold [Boss Du] out", not
     "handed the rifle over to [Quinn]"): the slot right after such a verb ends before the particle."""
@@ -865,11 +871,11 @@ def _abstract(text: str, unit: Unit, items: dict[tuple[int, int], list[object]])
     return _Abstract("".join(out), back, ends, mention, base)
 
 
-def _governs(text: str, unit: Unit, stop: re.Pattern[str], start: int, end: int,
+def _governs(text: str, unit: Unit, stop: regex.Pattern[str], start: int, end: int,
              words: tuple[tuple[int, int], ...], scan: Scan, u: int,
-             terminators: re.Pattern[str] | None) -> bool:
+             terminators: regex.Pattern[str] | None) -> bool:
     """Whether an ``unless`` word inside the match stands over one of the pattern's words."""
-    for found in stop.finditer(text, start, end):
+    for found in budget.finditer(stop, text, start, end):
         a, b = found.span()
         if not unit.holds(a, b) or any(s <= a < e for s, e in words):
             continue  # in a clause the match skips, or the pattern's own word ("no longer")
@@ -880,12 +886,12 @@ def _governs(text: str, unit: Unit, stop: re.Pattern[str], start: int, end: int,
         after = [s for s, _ in words if s >= b]
         if not after:
             return True  # nothing of the pattern follows it: keep the cautious reading
-        if terminators.search(text, b, min(after)) is None:
+        if budget.search(terminators, text, b, min(after)) is None:
             return True
     return False
 
 
-def _negated(s: str, m: re.Match[str], word_groups: list[int]) -> str | None:
+def _negated(s: str, m: regex.Match[str], word_groups: list[int]) -> str | None:
     """A Chinese negation standing right before a word of the pattern ("林远不去藏经阁").
 
     Chinese negates a verb by the character before it, which the gap between a

@@ -34,6 +34,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from narrative.diffusers import budget
 from narrative.diffusers.clauses import PUNCT_BOUNDARY, Analysis, Lexicon
 from narrative.diffusers.context import Mention, is_cjk
 from narrative.nodefile import NodeDict
@@ -202,7 +203,7 @@ def resolve(text: str, mentions: list[Mention], nodes: dict[str, NodeDict | None
 
 def _aside(text: str, m: Mention, nodes: dict[str, NodeDict | None], lex: Lexicon) -> str | None:
     before = text[max(0, m.start - 20):m.start]
-    if lex.exclusion_rx is not None and lex.exclusion_rx.search(before):
+    if lex.exclusion_rx is not None and budget.search(lex.exclusion_rx, before):
         return "set aside (contrast)"
     if any(_is_character(nodes.get(i)) for i in m.ids) and _POSSESSIVE.match(text, m.end):
         return "possessive"

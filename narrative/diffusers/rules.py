@@ -24,14 +24,13 @@ but is reported: as a note on an event, and as an :class:`Unmet` to ``narr audit
 from __future__ import annotations
 
 import bisect
+import contextlib
 import copy
 import dataclasses
 import itertools
 import json
 import re
-import signal
-import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -42,7 +41,7 @@ from pydantic import ValidationError
 from narrative import fields
 from narrative.delta.draft import Draft
 from narrative.delta.proposal import HeldChange
-from narrative.diffusers import classes, clauses, patterns, referents
+from narrative.diffusers import budget, clauses, patterns, referents
 from narrative.diffusers.base import Proposal, register
 from narrative.diffusers.context import DisjointSpans, Mention, find_mentions
 from narrative.diffusers.rulefile import (
@@ -53,11 +52,12 @@ from narrative.diffusers.rulefile import (
     LoadedRule,
     RelateAction,
     Requirement,
+    RuleSet,
     SetAction,
     UnrelateAction,
     UnsetAction,
     VarSpec,
-    load_rules_and_classes,
+    rule_set,
 )
 from narrative.errors import DiffuserError, InvalidInputError
 from narrative.ids import id_problem
@@ -145,22 +145,22 @@ class Held:
 class RulesDiffuser:
     name = "rules"
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, rules: RuleSet | None = None) -> None:
         self.root = root
-        self._loaded: tuple[list[LoadedRule], tuple[str, ...], tuple[Any, ...]] | None = None
+        self._rules = rules
 
     def propose(self, world: World, request: EventRequest) -> Proposal:
         return self.propose_checked(world, request)[0]
 
-    def rule_set(self) -> tuple[list[LoadedRule], tuple[str, ...], tuple[Any, ...]]:
-        """The world's rules, cue tables and classes, read once for this diffuser."""
-        if self._loaded is None:
-            self._loaded = load_rules_and_classes(self.root)
-        return self._loaded
+    def rule_set(self) -> RuleSet:
+        """The world's rules as its files stand now (parsed once per content, per process), or
+        the set this diffuser was made with (``narr audit`` reads one chapter with one set)."""
+        return self._rules if self._rules is not None else rule_set(self.root)
 
     def propose_checked(self, world: World, request: EventRequest) -> tuple[Proposal, list[Unmet]]:
         """The proposal, and the preconditions of its firings that the world contradicts."""
-        rules, cue_tables, class_specs = self.rule_set()
+        loaded = self.rule_set()
+        rules = loaded.rules
         if not rules:
             return Proposal(notes=["no rules in this world (rules/*.toml)"]), []
         text = request.content
@@ -170,30 +170,35 @@ class RulesDiffuser:
                 f"the event's content is {size // 1024} KB; the rules read at most "
                 f"{MAX_CONTENT // 1024} KB at once",
                 hint="split the text into several events, or pass --large to read it whole")
-        table = classes.table(class_specs)
-        lex = clauses.lexicon(cue_tables, class_specs)
-        named = find_mentions(world, text)
-        analysis = lex.analyse(text, [(m.start, m.end) for m in named])
-        nodes = {i: world.get(i) for m in named for i in m.ids}
-        refs = referents.resolve(text, named, nodes, lex, analysis, lambda: _recent(world))
-        mentions = refs.mentions
-        analysis.drop_before({m.start for m, why in refs.set_aside if "contrast" in why})
-        for m in mentions:
-            for i in m.ids:
-                if i not in nodes:
-                    nodes[i] = world.get(i)
-        vocab = patterns.vocabulary([p for r in rules for p in r.patterns], table)
-        scan = patterns.scan_text(text, mentions, analysis.units, vocab)
+        lex = loaded.lexicon
+        vocab = loaded.vocabulary
+        with _within_budget(), budget.within(MATCH_BUDGET):
+            try:
+                named = find_mentions(world, text)
+                analysis = lex.analyse(text, [(m.start, m.end) for m in named])
+                nodes = {i: world.get(i) for m in named for i in m.ids}
+                refs = referents.resolve(text, named, nodes, lex, analysis, lambda: _recent(world))
+            except budget.OutOfTime:
+                raise budget.OutOfTime(_cue_words(loaded.cue_sources, loaded.class_sources)) from None
+            mentions = refs.mentions
+            analysis.drop_before({m.start for m, why in refs.set_aside if "contrast" in why})
+            for m in mentions:
+                for i in m.ids:
+                    if i not in nodes:
+                        nodes[i] = world.get(i)
+            try:
+                scan = patterns.scan_text(text, mentions, analysis.units, vocab)
+            except budget.OutOfTime:
+                raise budget.OutOfTime(_rule_words(loaded.class_sources)) from None
+            zeros = frozenset(refs.zeros)
+            owners = frozenset(refs.possessive)
+            firings = find_firings(rules, scan, nodes, lex.terminators, zeros, owners)
         builder = _Builder(world)
         notes: list[str] = list(refs.notes)
         unmet: list[Unmet] = []
         held: list[Held] = []
         accept = set(getattr(request, "accept", None) or ())
         applied = 0
-        terminators = lex.terminators
-        zeros = frozenset(refs.zeros)
-        owners = frozenset(refs.possessive)
-        firings = _within_budget(lambda: find_firings(rules, scan, nodes, terminators, zeros, owners))
         for firing in firings:
             words = text[firing.match.start : firing.match.end]
             where = f"rule {firing.rule.rule.id} ({firing.rule.source})"
@@ -365,37 +370,48 @@ def _reason(cue: clauses.Cue, analysis: clauses.Analysis, mentions: list[Mention
 MATCH_BUDGET = 10.0  # seconds for all rules against one text; ~1.7 s for 100 KB of prose
 
 
-class _OutOfTime(Exception):
-    """The budget ran out; find_firings adds which rule was matching."""
-
-
-def _within_budget(work: Callable[[], list[Firing]]) -> list[Firing]:
-    """Run ``work``, stopping it with a clear error once ``MATCH_BUDGET`` is spent.
+@contextlib.contextmanager
+def _within_budget() -> Iterator[None]:
+    """Turn the match budget running out into one clear error naming what was matching.
 
     A rule is the world's code in all but name: words with gaps between them can
-    be written to match in exponential time ("(a|a a) (a|a a) ... b"), and cloning
-    someone's story must not hang narr. Regular expressions check for signals as
-    they run, so a timer can stop one (on the main thread, where signals arrive).
+    be written to match in exponential time ("(a|a a) (a|a a) ... b"), and a world
+    can write thousands of cue terms and class entries for the scan to try, and
+    cloning someone's story must not hang narr. Every expression made of a world's
+    words matches within :func:`budget.within`, and the scans over its words check
+    the same deadline, on any thread.
     """
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        return work()
-
-    def out_of_time(signum: int, frame: Any) -> None:
-        raise _OutOfTime
-
-    previous = signal.signal(signal.SIGALRM, out_of_time)
-    signal.setitimer(signal.ITIMER_REAL, MATCH_BUDGET)
     try:
-        return work()
-    except _OutOfTime as exc:
+        yield
+    except budget.OutOfTime as exc:
         where = str(exc) or "the rules"
-        raise DiffuserError(
-            f"{where} took more than {MATCH_BUDGET:g}s to match this event's text",
-            hint="simplify the rule's pattern (fewer alternatives between gaps), or split a "
-                 "very long text into several events") from None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        if where.startswith("the cue words"):
+            hint = ("simplify the [cues] terms (fewer of them sharing a first word), or split a "
+                    "very long text into several events")
+        elif where.startswith("the words of"):
+            hint = ("write fewer [classes] entries sharing a first word, or split a very long "
+                    "text into several events")
+        else:
+            hint = ("simplify the rule's pattern (fewer parts, fewer alternatives between gaps), "
+                    "or split a very long text into several events")
+        raise DiffuserError(f"{where} took more than {MATCH_BUDGET:g}s to match this event's text",
+                            hint=hint) from None
+
+
+def _cue_words(cue_sources: tuple[str, ...], class_sources: tuple[str, ...]) -> str:
+    """What was matching when the cue analysis ran out of time: the files that add cue words
+    (their [cues], and their [classes], whose phrases may be cues too)."""
+    sources = tuple(dict.fromkeys((*cue_sources, *class_sources)))
+    if sources:
+        return f"the cue words of {', '.join(sources)}"
+    return "the cue words"
+
+
+def _rule_words(class_sources: tuple[str, ...]) -> str:
+    """What was matching when the scan for the rules' words ran out of time."""
+    if class_sources:
+        return f"the words of the rules and the classes of {', '.join(class_sources)}"
+    return "the words of the rules"
 
 
 def find_firings(rules: list[LoadedRule], scan: patterns.Scan, nodes: dict[str, Any],
@@ -434,8 +450,8 @@ def find_firings(rules: list[LoadedRule], scan: patterns.Scan, nodes: dict[str, 
                 for m in patterns.find(pattern, scan, None, allowed, rule.unless, terminators):
                     if not _verb_has_own_subject(text, m, mentions, zeros):  # type: ignore[arg-type]
                         found.append(Firing(order, rule, pi, m))
-        except _OutOfTime:
-            raise _OutOfTime(f"rule {rule.rule.id} ({rule.source})") from None
+        except budget.OutOfTime:
+            raise budget.OutOfTime(f"rule {rule.rule.id} ({rule.source})") from None
         kept = _disjoint(sorted(found, key=lambda f: (f.pattern, f.match.start)))
         if rule.rule.group:
             by_group.setdefault(rule.rule.group, []).extend(kept)

@@ -184,12 +184,49 @@ def _info(r: tuple[Any, ...]) -> EventInfo:
     return EventInfo(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]))
 
 
-def ended(wr: WorldRepo, node_id: str) -> tuple[EventInfo, str] | None:
-    """The event that removed ``node_id`` from the current story, and why, or None."""
-    head = tip_of(wr)
-    if head is None:
+STORY_TIME_SCAN = 16  # commits read from their summaries before the catalog is asked
+
+
+def story_time(wr: WorldRepo, rev: str | None = None) -> dict[str, Any] | None:
+    """The story time in force at HEAD (or ``rev``): the last ``--at`` on the story line,
+    ``{"value", "since": {"id", "commit", "content"}}``, or None when no event set one.
+
+    An event recorded without ``--at`` keeps the time it found, so the time in force is
+    never blank once one was set. The last few commits are read from their one-line
+    summaries (a story that keeps time sets it often, and ``narr status`` then never opens
+    the catalog); past them, one indexed query over the chain answers.
+    """
+    found_start = history.head_id(wr) if rev is None else history.commit_id(wr, rev)
+    if found_start is None:
         return None
-    story = Story(wr, str(head.id))
+    start = found_start
+    rows = history.summaries(wr, start, STORY_TIME_SCAN)
+    for row in rows:
+        if row.get("timestamp"):
+            return {"value": row["timestamp"], "since": {"id": row["id"], "commit": row["commit"],
+                                                         "content": row["content"]}}
+    if len(rows) < STORY_TIME_SCAN or rows[-1]["parent"] is None:
+        return None  # the whole line was read
+    tip = tip_of(wr, start)
+    assert tip is not None
+    found = wr.catalog.story_time(str(tip.id))
+    if found is None:
+        return None
+    value, commit, _ = found
+    row_ = wr.catalog.commit_row(commit)
+    return {"value": value, "since": {"id": row_[2] if row_ else None, "commit": commit,
+                                      "content": str(row_[4]) if row_ else ""}}
+
+
+def ended(wr: WorldRepo, node_id: str, tip: str | None = None) -> tuple[EventInfo, str] | None:
+    """The event that removed ``node_id`` from the current story (or the story line ending
+    at ``tip``, indexed already), and why, or None."""
+    if tip is None:
+        head = tip_of(wr)
+        if head is None:
+            return None
+        tip = str(head.id)
+    story = Story(wr, tip)
     for w in reversed(story.writes(node_id)):
         if w.field != "":
             continue

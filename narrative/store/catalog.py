@@ -28,10 +28,11 @@ from typing import Any
 
 import pygit2
 
+from narrative.fields import reference_candidates
 from narrative.ids import Layout, normalize_name, parse_node_path
 from narrative.store.trees import EMPTY_TREE, diff_blobs, walk_blobs
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "7"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -41,12 +42,16 @@ CREATE TABLE IF NOT EXISTS nodes (
 );
 CREATE INDEX IF NOT EXISTS nodes_lifecycle ON nodes(lifecycle) WHERE lifecycle != 'permanent';
 CREATE INDEX IF NOT EXISTS nodes_layer ON nodes(layer);
+CREATE TABLE IF NOT EXISTS in_view (id TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS names (norm TEXT NOT NULL, id TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS names_norm ON names(norm);
 CREATE INDEX IF NOT EXISTS names_id ON names(id);
 CREATE TABLE IF NOT EXISTS edges (src TEXT NOT NULL, type TEXT NOT NULL, dst TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src);
+CREATE TABLE IF NOT EXISTS refs (src TEXT NOT NULL, field TEXT NOT NULL, dst TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS refs_dst ON refs(dst, field);
+CREATE INDEX IF NOT EXISTS refs_src ON refs(src);
 CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, commit_id TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS summary (
     commit_id TEXT PRIMARY KEY, parent TEXT, kind TEXT NOT NULL, event_id TEXT,
@@ -64,6 +69,9 @@ CREATE TABLE IF NOT EXISTS writes (
 );
 CREATE INDEX IF NOT EXISTS writes_target ON writes(target, field);
 CREATE INDEX IF NOT EXISTS writes_commit ON writes(commit_id);
+CREATE TABLE IF NOT EXISTS ended (commit_id TEXT NOT NULL, target TEXT NOT NULL, norm TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS ended_norm ON ended(norm);
+CREATE INDEX IF NOT EXISTS ended_target ON ended(target);
 CREATE TABLE IF NOT EXISTS deps (
     commit_id TEXT NOT NULL, cause TEXT NOT NULL, kind TEXT NOT NULL,
     target TEXT NOT NULL, field TEXT NOT NULL
@@ -79,10 +87,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS event_text USING fts5(
     commit_id UNINDEXED, content, narrative, tokenize='trigram');
 """
 
-_CLEAR = ("DELETE FROM meta; DELETE FROM nodes; DELETE FROM names; DELETE FROM edges;"
+_CLEAR = ("DELETE FROM meta; DELETE FROM nodes; DELETE FROM names; DELETE FROM edges; DELETE FROM refs;"
           "DELETE FROM events; DELETE FROM summary; DELETE FROM chain; DELETE FROM writes; DELETE FROM deps;"
+          "DELETE FROM ended;"
           "DELETE FROM node_text; DELETE FROM event_text; DELETE FROM node_text_src;"
-          "DELETE FROM node_text_stale;")
+          "DELETE FROM node_text_stale; DELETE FROM in_view;")
 
 
 class Catalog:
@@ -156,9 +165,11 @@ class Catalog:
         db.execute("DELETE FROM nodes")
         db.execute("DELETE FROM names")
         db.execute("DELETE FROM edges")
+        db.execute("DELETE FROM refs")
         db.execute("DELETE FROM node_text")
         db.execute("DELETE FROM node_text_src")
         db.execute("DELETE FROM node_text_stale")
+        db.execute("DELETE FROM in_view")
         if world_tree == EMPTY_TREE:
             return
         tree = repo[world_tree]
@@ -217,7 +228,9 @@ class Catalog:
         db = self.db
         db.execute("DELETE FROM nodes WHERE id=?", (node_id,))
         db.execute("DELETE FROM names WHERE id=?", (node_id,))
+        db.execute("DELETE FROM in_view WHERE id=?", (node_id,))
         db.execute("DELETE FROM edges WHERE src=?", (node_id,))
+        db.execute("DELETE FROM refs WHERE src=?", (node_id,))
         db.execute("DELETE FROM node_text_src WHERE id=?", (node_id,))
         db.execute("INSERT OR IGNORE INTO node_text_stale VALUES (?)", (node_id,))
 
@@ -233,6 +246,8 @@ class Catalog:
         )
         norms = {normalize_name(n) for n in [name, *aliases] if n.strip()}
         db.executemany("INSERT INTO names VALUES (?,?)", [(n, node_id) for n in norms])
+        if node.get("always_in_view") is True:
+            db.execute("INSERT OR IGNORE INTO in_view VALUES (?)", (node_id,))
         relations = node.get("relations", {})
         if isinstance(relations, Mapping):
             rows = [
@@ -241,6 +256,8 @@ class Catalog:
                 for dst in targets
             ]
             db.executemany("INSERT INTO edges VALUES (?,?,?)", rows)
+        db.executemany("INSERT INTO refs VALUES (?,?,?)",
+                       [(node_id, fld, dst) for fld, dst in reference_candidates(node)])
         # The full-text index itself is brought up to date by the next search
         # (_refresh_text): writing FTS segments at every event cost more than the event.
         db.execute("INSERT OR REPLACE INTO node_text_src VALUES (?,?,?,?,?)",
@@ -289,6 +306,10 @@ class Catalog:
         marks = ",".join("?" * len(wanted))
         return [r[0] for r in self.db.execute(
             f"SELECT id FROM nodes WHERE kind IN ({marks}) ORDER BY id", wanted)]
+
+    def ids_in_view(self) -> list[str]:
+        """The ids of the nodes marked ``always_in_view``, sorted."""
+        return [r[0] for r in self.db.execute("SELECT id FROM in_view ORDER BY id")]
 
     def layer_of(self, node_id: str) -> str | None:
         row = self.db.execute("SELECT layer FROM nodes WHERE id=?", (node_id,)).fetchone()
@@ -511,6 +532,7 @@ class Catalog:
                              _dump(ch["new_value"]) if "new_value" in ch else None))
                 pos += 1
         db.executemany("INSERT INTO writes VALUES (?,?,?,?,?,?,?)", rows)
+        db.executemany("INSERT INTO ended VALUES (?,?,?)", _ended_names(rows))
         if parent is None:
             return
         deps: set[tuple[str, str, str, str, str]] = set()
@@ -529,6 +551,13 @@ class Catalog:
             if row is not None:
                 deps.add((cid, row[0], "declared", "", ""))
         db.executemany("INSERT INTO deps VALUES (?,?,?,?,?)", sorted(deps))
+
+    def last_writer(self, tip: str, target: str, fld: str) -> tuple[str, str | None, str] | None:
+        """``(commit, value written at ``fld`` as JSON, source)`` of the newest change on
+        ``tip``'s chain to ``target``'s ``fld`` or a field containing it (its creation), or None:
+        which event made a field what it is."""
+        self.use_chain(tip)
+        return self._last_writer(target, fld)
 
     def _last_writer(self, target: str, fld: str) -> tuple[str, str | None, str] | None:
         """``(commit, value written there as JSON, source)`` of the newest change on the
@@ -661,6 +690,98 @@ class Catalog:
             "  OR instr(coalesce(w.old, ''), ?) > 0))) ORDER BY cur.seq, w.pos",
             (node_id, "/" + node_id, json.dumps(node_id), json.dumps(node_id))).fetchall()
 
+    def ended_by_names(self, tip: str, norms: Iterable[str],
+                       ids: Iterable[str] = ()) -> list[tuple[str, str, str, int]]:
+        """``(name or id, node, commit, seq)`` of the nodes carrying one of ``norms`` (or having
+        one of ``ids``) when a commit of ``tip``'s chain removed them and that no later commit of
+        the chain brought back: the ended nodes a name may mean. The newest removal comes first."""
+        self.use_chain(tip)
+        again = ("NOT EXISTS (SELECT 1 FROM writes w JOIN cur c2 USING (commit_id)"
+                 " WHERE w.target = e.target AND w.field = '' AND w.new IS NOT NULL"
+                 " AND c2.seq > cur.seq)")
+        out: list[tuple[str, str, str, int]] = []
+        for column, values in (("e.norm", sorted(set(norms))), ("e.target", sorted(set(ids)))):
+            for i in range(0, len(values), 500):
+                chunk = values[i : i + 500]
+                out.extend(self.db.execute(
+                    f"SELECT DISTINCT {column}, e.target, e.commit_id, cur.seq FROM ended e"
+                    f" JOIN cur USING (commit_id) WHERE {column} IN ({','.join('?' * len(chunk))})"
+                    f" AND {again} ORDER BY cur.seq DESC", chunk).fetchall())
+        return out
+
+    def ended_names(self, tip: str) -> list[tuple[str, str]]:
+        """``(normalised name, node)`` of every node removed on ``tip``'s chain (for suggestions)."""
+        self.use_chain(tip)
+        return self.db.execute("SELECT DISTINCT e.norm, e.target FROM ended e"
+                               " JOIN cur USING (commit_id)").fetchall()
+
+    def ever_located(self, tip: str, places: Iterable[str]) -> set[str]:
+        """The nodes a change on ``tip``'s chain moved into or out of one of ``places``
+        (``state.location``): everyone who stood there at some point of the story line."""
+        self.use_chain(tip)
+        values = sorted(_dump(p) for p in set(places))
+        out: set[str] = set()
+        for i in range(0, len(values), 400):
+            chunk = values[i : i + 400]
+            marks = ",".join("?" * len(chunk))
+            out.update(r[0] for r in self.db.execute(
+                "SELECT DISTINCT w.target FROM writes w JOIN cur USING (commit_id)"
+                f" WHERE w.field = '/state/location' AND (w.new IN ({marks}) OR w.old IN ({marks}))",
+                (*chunk, *chunk)))
+        return out
+
+    def story_time(self, tip: str) -> tuple[str, str, int] | None:
+        """``(story time, commit, seq)`` of the newest commit of ``tip``'s chain that set one:
+        the time in force, since an event without ``--at`` keeps the time it finds."""
+        self.use_chain(tip)
+        row = self.db.execute(
+            "SELECT chain.timestamp, chain.commit_id, cur.seq FROM chain JOIN cur USING (commit_id)"
+            " WHERE chain.timestamp IS NOT NULL AND chain.timestamp != ''"
+            " ORDER BY cur.seq DESC LIMIT 1").fetchone()
+        return (str(row[0]), str(row[1]), int(row[2])) if row is not None else None
+
+    def references_to(self, ids: Iterable[str], flds: Iterable[str]) -> list[tuple[str, str, str]]:
+        """``(source, field, target)`` of every node whose reference field (one of ``flds``)
+        holds one of ``ids``: who stands at a place, who holds an item by its ``state.holder``."""
+        wanted = sorted(set(flds))
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        out: list[tuple[str, str, str]] = []
+        values = sorted(set(ids))
+        for i in range(0, len(values), 500):
+            chunk = values[i : i + 500]
+            out.extend(self.db.execute(
+                f"SELECT src, field, dst FROM refs WHERE dst IN ({','.join('?' * len(chunk))})"
+                f" AND field IN ({marks})", (*chunk, *wanted)).fetchall())
+        return out
+
+    def references_from(self, ids: Iterable[str], flds: Iterable[str]) -> list[tuple[str, str, str]]:
+        """``(source, field, target)`` of the reference fields (one of ``flds``) of ``ids``."""
+        wanted = sorted(set(flds))
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        out: list[tuple[str, str, str]] = []
+        values = sorted(set(ids))
+        for i in range(0, len(values), 500):
+            chunk = values[i : i + 500]
+            out.extend(self.db.execute(
+                f"SELECT src, field, dst FROM refs WHERE src IN ({','.join('?' * len(chunk))})"
+                f" AND field IN ({marks})", (*chunk, *wanted)).fetchall())
+        return out
+
+    def all_references(self, flds: Iterable[str]) -> list[tuple[str, str, str]]:
+        """``(source, field, target)`` of every reference field (one of ``flds``) whose target
+        is a node of the world (a field naming no node is no edge)."""
+        wanted = sorted(set(flds))
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        return self.db.execute(
+            f"SELECT r.src, r.field, r.dst FROM refs r JOIN nodes n ON n.id = r.dst"
+            f" WHERE r.field IN ({marks})", wanted).fetchall()
+
     def chain_deps(self, tip: str) -> list[tuple[str, str, str, str, str]]:
         """``(commit, cause commit, kind, target, field)`` of every causal edge on the chain."""
         self.use_chain(tip)
@@ -722,6 +843,25 @@ class Catalog:
             (*(_like(t) for t in terms), limit)).fetchall()
 
 
+def _ended_names(rows: list[tuple[Any, ...]]) -> list[tuple[str, str, str]]:
+    """``(commit, node, normalised name)`` for every name or alias of a node a commit removed,
+    so an ended node is found by name without reading the history."""
+    out: list[tuple[str, str, str]] = []
+    for cid, _, _, target, fld, old, new in rows:
+        if fld != "" or old is None or new is not None:
+            continue
+        try:
+            node = json.loads(old)
+        except ValueError:
+            continue
+        if not isinstance(node, dict):
+            continue
+        names = [node.get("name"), *(node.get("aliases") or [])]
+        norms = {normalize_name(n) for n in names if isinstance(n, str) and n.strip()}
+        out.extend((cid, target, norm) for norm in sorted(norms))
+    return out
+
+
 def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
@@ -743,7 +883,7 @@ def _sub_value(new: str | None, written: str, fld: str) -> str | None:
 
 
 def searchable_text(node: Mapping[str, Any]) -> str:
-    """The searchable text of a node's state and relations: keys, values and targets."""
+    """The searchable text of a node's state, relations, tags and sections: keys, values, targets."""
     parts: list[str] = [str(node.get("id", "")), str(node.get("kind", ""))]
 
     def walk(value: Any) -> None:
@@ -759,6 +899,8 @@ def searchable_text(node: Mapping[str, Any]) -> str:
 
     walk(node.get("state", {}))
     walk(node.get("relations", {}))
+    walk(node.get("tags", []))
+    walk(node.get("sections", {}))
     return " ".join(parts)
 
 

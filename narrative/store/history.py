@@ -38,6 +38,18 @@ def first_parent(commit: pygit2.Commit | None, *, stop: pygit2.Oid | None = None
 LARGE_COMMIT = 16 * 1024
 
 
+def head_id(wr: WorldRepo) -> str | None:
+    """The id of the commit HEAD names, without reading it (None: no commit yet)."""
+    if wr.repo.head_is_unborn:
+        return None
+    return str(wr.repo.head.target)
+
+
+def commit_id(wr: WorldRepo, rev: str) -> str:
+    """The id of the commit a revision or event id names (see :func:`resolve`)."""
+    return str(resolve(wr, rev).id)
+
+
 def summaries(wr: WorldRepo, start: str, limit: int | None = None, *,
               since: pygit2.Oid | None = None) -> list[dict[str, Any]]:
     """One-line summaries (:data:`~narrative.store.records.SUMMARY_COLUMNS` and ``commit``) of
@@ -216,3 +228,20 @@ def index_all_events(wr: WorldRepo) -> int:
             rows.append((rec.id, str(commit.id)))
     wr.catalog.remember_events(rows)
     return len(rows)
+
+
+def reverted_by(wr: WorldRepo, commits: Iterable[str]) -> dict[str, str]:
+    """``commit -> the event id it reverts`` for the revert events among ``commits``.
+
+    The catalog's chain does not keep a record's ``reverts``; only a book asks,
+    and it reads the records of the events it prints anyway.
+    """
+    found: dict[str, str] = {}
+    for commit in commits:
+        obj = wr.repo.get(commit)
+        if not isinstance(obj, pygit2.Commit):
+            continue
+        rec = records.decode_raw(obj.message)
+        if rec is not None and isinstance(rec.get("reverts"), str):
+            found[commit] = rec["reverts"]
+    return found

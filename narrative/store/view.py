@@ -160,6 +160,33 @@ class WorldView:
                 out.update((node_id, rtype, dst) for rtype, dst in edges_of(node))
         return sorted(out)
 
+    def references_to(self, ids: Collection[str],
+                      labels: Mapping[str, str]) -> list[tuple[str, str, str]]:
+        """``(source, field, target)`` of the reference fields (``labels``: pointer -> label) in
+        the edited world that hold one of ``ids``: who stands at a place, what someone holds."""
+        from narrative.fields import reference_edges
+
+        edited = self.hand.edits
+        out = {row for row in self.catalog().references_to(ids, labels) if row[0] not in edited}
+        for node_id, node in self._edited_nodes():
+            out.update((node_id, fld, dst) for fld, _, dst in reference_edges(node, labels)
+                       if dst in ids)
+        return sorted(out)
+
+    def references_from(self, ids: Collection[str],
+                        labels: Mapping[str, str]) -> list[tuple[str, str, str]]:
+        """``(source, field, target)`` of the reference fields of ``ids`` in the edited world
+        (targets that name no node included: the caller keeps the edges it can draw)."""
+        from narrative.fields import reference_edges
+
+        edited = self.hand.edits
+        out = {row for row in self.catalog().references_from(ids, labels) if row[0] not in edited}
+        for node_id in ids:
+            node = edited[node_id].new if node_id in edited else None
+            if node is not None:
+                out.update((node_id, fld, dst) for fld, _, dst in reference_edges(node, labels))
+        return sorted(out)
+
     def rows_of(self, ids: Collection[str]) -> dict[str, tuple[str, str, str, str, str]]:
         """Id -> ``(id, layer, kind, name, lifecycle)`` for each of ``ids`` in the edited world."""
         edited = self.hand.edits
@@ -176,6 +203,13 @@ class WorldView:
         edited = self.hand.edits
         out = {i for i in self.catalog().ids_of_kind(kinds) if i not in edited}
         out.update(i for i, node in self._edited_nodes() if node.get("kind") in kinds)
+        return sorted(out)
+
+    def ids_in_view(self) -> list[str]:
+        """The ids of the nodes of the edited world marked ``always_in_view``."""
+        edited = self.hand.edits
+        out = {i for i in self.catalog().ids_in_view() if i not in edited}
+        out.update(i for i, node in self._edited_nodes() if node.get("always_in_view") is True)
         return sorted(out)
 
     def names_in_layer(self, layer: str) -> list[tuple[str, str]]:
