@@ -202,6 +202,10 @@ def test_sentences_know_titles_initials_and_abbreviations() -> None:
     assert [text[a:b].strip() for a, b in clauses.sentences(text)] == [
         "If Dr. Vance rides to St. Louis at 6 p.m. sharp, J. R. Cole will follow.", "He did not."]
     assert len(clauses.sentences("“你去吗？”她问。他点点头。")) == 3
+    # a quote after a line break opens the next line: it is no closing quote of the one before
+    text = 'Cole says nothing.\n"Leave," said Cole. He sighs.'
+    assert [text[a:b].strip() for a, b in clauses.sentences(text) if text[a:b].strip()] == [
+        "Cole says nothing.", '"Leave," said Cole.', "He sighs."]
 
 
 # --- whole-word names ------------------------------------------------------------------------

@@ -157,8 +157,14 @@ class RulesDiffuser:
         the set this diffuser was made with (``narr audit`` reads one chapter with one set)."""
         return self._rules if self._rules is not None else rule_set(self.root)
 
-    def propose_checked(self, world: World, request: EventRequest) -> tuple[Proposal, list[Unmet]]:
-        """The proposal, and the preconditions of its firings that the world contradicts."""
+    def propose_checked(self, world: World, request: EventRequest, *,
+                        compact: bool = True) -> tuple[Proposal, list[Unmet]]:
+        """The proposal, and the preconditions of its firings that the world contradicts.
+
+        With ``compact`` an operation a later one on the same field or edge undoes is left
+        out (:func:`_compact`); without, every operation stands in the order of the words,
+        as ``narr audit`` needs to follow an item from hand to hand within a sentence.
+        """
         loaded = self.rule_set()
         rules = loaded.rules
         if not rules:
@@ -236,7 +242,8 @@ class RulesDiffuser:
             kept = [h for h in held if h.ops]
             tail = f"; {len(kept)} change{'s' if len(kept) > 1 else ''} held back" if kept else ""
             notes.append(f"no rule {verb} {text!r}{tail}")
-        proposal = Proposal(delta=Delta(ops=_compact(builder.ops), close_scene=builder.close_scene),
+        ops = _compact(builder.ops) if compact else builder.ops
+        proposal = Proposal(delta=Delta(ops=ops, close_scene=builder.close_scene),
                             notes=notes)
         proposal.held = [HeldChange(n=h.n, rule=h.rule, source=h.source, words=h.words,
                                     reason=h.reason, ops=h.ops) for h in held if h.ops]

@@ -27,8 +27,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-# a run of stops (".", "...", "?!"), then closing quotes and brackets
-_END = re.compile(r"(?:[.!?…]+|[。！？]+|[;；]|\n)[\"'”’」』)）\]》]*")
+# a run of stops (".", "...", "?!"), then closing quotes and brackets; or a line break, after
+# which a quote opens the next line's words ('"Leave," said Old Rowe.')
+_END = re.compile(r"(?:[.!?…]+|[。！？]+|[;；])[\"'”’」』)）\]》]*|\n")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.'’-]*)$")
 _NEXT = re.compile(r"\s*[\"'“‘(\[«「『]*(\S)?")
 

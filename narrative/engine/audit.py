@@ -45,7 +45,7 @@ from narrative.delta.request import EventRequest
 from narrative.delta.screen import review
 from narrative.diffusers import clauses, referents
 from narrative.diffusers.context import find_mentions, is_cjk
-from narrative.diffusers.rulefile import load_rule_set
+from narrative.diffusers.rulefile import rule_set
 from narrative.diffusers.rules import RulesDiffuser, Unmet
 from narrative.engine import contradictions as cx
 from narrative.engine.eventgraph import Story, end_reason, tip_of
@@ -136,10 +136,10 @@ class _ChapterView(WorldView):
                 for s in reversed(self.read[-limit:])] if limit > 0 else []
 
 
-def sentences(text: str, cues: tuple[str, ...] = ()) -> list[tuple[int, int]]:
-    """The sentences of ``text`` (offsets), as the rules diffuser splits them; blank ones left out."""
-    analysis = clauses.lexicon(cues).analyse(text)
-    return [(s, e) for s, e in analysis.sentences if text[s:e].strip()]
+def sentences(text: str, lex: clauses.Lexicon | None = None) -> list[tuple[int, int]]:
+    """The sentences of ``text`` (offsets), as the rules diffuser splits them with the world's
+    cue words (``lex``: its titles and abbreviations); blank ones left out."""
+    return [(s, e) for s, e in clauses.sentences(text, lex) if text[s:e].strip()]
 
 
 def read_chapter(data: bytes, source: str = "the chapter") -> str:
@@ -169,23 +169,26 @@ def audit(wr: WorldRepo, text: str, at: str | None = None) -> AuditReport:
     tip = tip_of(wr, at)
     if tip is None:
         raise NotFoundError("the story has no events yet")
-    rules, cues = load_rule_set(wr.root)
+    loaded = rule_set(wr.root)  # one set for the whole chapter, its lexicon built once
+    rules = loaded.rules
     report = AuditReport(at, str(tip.id), 0)
     if not rules:
         report.warnings.append("no rules in this world (rules/*.toml): only the checks that "
                                "need none are made")
     edits = worktree.scan_for_reader(wr, tip.tree) if at is None else None
     view = _ChapterView(wr, tip.tree, edits)
-    reader = _Reader(wr, view, str(tip.id), clauses.lexicon(cues))
-    diffuser = RulesDiffuser(wr.root)
-    spans = sentences(text, cues)
+    reader = _Reader(wr, view, str(tip.id), loaded.lexicon)
+    diffuser = RulesDiffuser(wr.root, loaded)
+    spans = sentences(text, loaded.lexicon)
     report.sentences = len(spans)
     named_any = False
     for number, (start, end) in enumerate(spans, 1):
         sentence = text[start:end].strip()
         reader.facts.sentences.append(sentence)
         request = EventRequest(content=sentence, diffuser="rules")
-        proposal, unmet = diffuser.propose_checked(view, request) if rules else (None, [])
+        # every operation in the order of the words: a transfer is checked at each hand it passes
+        proposal, unmet = (diffuser.propose_checked(view, request, compact=False) if rules
+                           else (None, []))
         found = [reader.from_unmet(sentence, number, u) for u in unmet]
         ops: list[Op] = []
         close = False
@@ -245,8 +248,8 @@ class _Reader:
         """The rule-free findings and notes of one sentence, against the world before it (its
         rules' ``unmet`` preconditions already found); and whether it names anything at all."""
         view, facts = self.view, self.facts
-        analysis = self.lex.analyse(sentence)
         named = find_mentions(view, sentence)
+        analysis = self.lex.analyse(sentence, [(m.start, m.end) for m in named])  # as the rules read it
         nodes: dict[str, NodeDict | None] = {i: view.get(i) for m in named for i in m.ids}
         refs = referents.resolve(sentence, named, nodes, self.lex, analysis, self._recent)
         for m in refs.mentions:
