@@ -2,7 +2,8 @@
 
 lemminflect is a test dependency only (it brings numpy); these tests hold the
 shipped table equal to what ``tools/english_table.py`` makes from it, and narr's
-answers (``is_word``, ``verb_forms``) equal to lemminflect's own.
+answers (``is_word``, ``verb_forms``, ``parts_of_speech``, ``is_base_verb``,
+``is_inflected_verb``) equal to lemminflect's own.
 """
 
 from __future__ import annotations
@@ -15,7 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from narrative.diffusers.inflect import TAGS, VERB_RE, is_word, verb_forms, verbs
+from narrative.diffusers.inflect import (
+    TAGS,
+    VERB_RE,
+    is_base_verb,
+    is_inflected_verb,
+    is_word,
+    parts_of_speech,
+    verb_forms,
+    verbs,
+)
 
 lemminflect = pytest.importorskip("lemminflect")
 TOOL = Path(__file__).resolve().parent.parent / "tools" / "english_table.py"
@@ -81,3 +91,39 @@ def test_the_word_list_agrees_with_lemminflect() -> None:
              "crane", "Bell", "all", "another", "'d", "qing", "xue", "zhou", "xyzzy", "lin-yuan", "", "a\nb"]
     assert [is_word.__wrapped__(w) for w in words] == [bool(lemminflect.getAllLemmas(w)) for w in words]
     assert is_word("Crane") and not is_word("Qing")
+
+
+def lemminflect_parts(word: str) -> frozenset[str]:
+    """The categories lemminflect's lemma lookup gives the word as written, lowercase and
+    capitalised (its overrides, pronouns as nouns, left out: see ``parts_of_speech``)."""
+    lookup = lemminflect.Lemmatizer()._getLemmaDict()
+    return frozenset(upos.lower() for form in (word, word.lower(), word.capitalize())
+                     for upos in lookup.get(form, {}))
+
+
+def test_parts_of_speech_agree_with_lemminflect() -> None:
+    lookup = lemminflect.Lemmatizer()._getLemmaDict()
+    known = sorted(lookup)
+    rng = random.Random(11)
+    words = [*rng.sample(known, 3000), *(w.capitalize() for w in rng.sample(known, 500)),
+             *(w.upper() for w in rng.sample(known, 200)),
+             "found", "went", "lantern", "Bishop", "Lee", "hung", "take", "Take", "'d", "qing", "",
+             "him", "that", "another"]
+    assert [parts_of_speech.__wrapped__(w) for w in words] == [lemminflect_parts(w) for w in words]
+    verbs_of = {w: lookup.get(w.lower(), {}).get("VERB", ()) for w in words}
+    assert [is_base_verb.__wrapped__(w) for w in words] == [w.lower() in verbs_of[w] for w in words]
+    assert [is_inflected_verb.__wrapped__(w) for w in words] == [
+        any(lemma != w.lower() for lemma in verbs_of[w]) for w in words]
+    assert parts_of_speech("found") == {"verb"} and parts_of_speech("lantern") == {"noun"}
+    assert parts_of_speech("him") == frozenset() and is_word("him")  # an override: a word, no noun
+    assert is_base_verb("take") and not is_base_verb("took") and is_inflected_verb("found")
+
+
+def test_the_shipped_classes_are_what_the_table_makes() -> None:
+    """classes.json holds the shipped classes expanded with the table's verb forms (a verb the
+    table does not know, such as "blazon", with its doubled spellings too)."""
+    from narrative.diffusers import classes
+
+    shipped = (Path(classes.__file__).parent / "classes.json").read_text(encoding="utf-8")
+    assert shipped == classes.compiled_json(classes.rule_file_lemmas()), (
+        "classes.json is stale: run python -m narrative.diffusers.classes")

@@ -26,9 +26,10 @@ particle may stand ("结成·同盟": 结成同盟, 结成了同盟).
 An idiom that means an action is a phrase of its class ("bury the hatchet" in
 @ally, "冰释前嫌" too), not a special case. Classes are expanded and compiled once
 per process (and once per server), not per event: the shipped classes are read
-expanded from ``classes.json``, generated from ``classes.toml`` and lemminflect's
-lexicon (``python -m narrative.diffusers.classes`` rewrites it; a test keeps it
-current), so an event pays neither the expansion nor the inflection lexicon for them.
+expanded from ``classes.json``, generated from ``classes.toml`` and the English
+table of :mod:`narrative.diffusers.inflect` (``python -m narrative.diffusers.classes``
+rewrites it; a test keeps it equal to what that makes), so an event pays neither the
+expansion nor the inflection lexicon for them.
 """
 
 from __future__ import annotations
@@ -201,7 +202,7 @@ def _is_past(form: str, lemmas: set[str]) -> bool:
 @lru_cache(maxsize=1)
 def _compiled() -> dict[str, Any]:
     """``classes.json``: the shipped classes expanded, and the forms of their verbs, generated
-    from ``classes.toml`` and lemminflect (``python -m narrative.diffusers.classes``)."""
+    from ``classes.toml`` and the English table (``python -m narrative.diffusers.classes``)."""
     try:
         text = resources.files("narrative.diffusers").joinpath("classes.json").read_text("utf-8")
     except OSError:
@@ -300,7 +301,7 @@ class ClassTable:
     process; reading them, a few milliseconds); a world's additions are expanded here.
     """
 
-    def __init__(self, specs: tuple[ClassSpec, ...], shipped: int = 0) -> None:
+    def __init__(self, specs: tuple[ClassSpec, ...], shipped: int = 0, forms: Any = None) -> None:
         self.classes: dict[str, WordClass] = {}
         if shipped:  # the shipped classes, expanded already (``specs`` holds only the world's)
             for name, data in _compiled()["classes"].items():
@@ -311,7 +312,7 @@ class ClassTable:
         for spec in specs:
             cls = self.classes.setdefault(spec.name, WordClass(spec.name))
             for entry in spec.entries:
-                en, zh = parse_entry(entry)
+                en, zh = parse_entry(entry, forms)
                 cls.en |= en
                 cls.zh |= zh
                 cls.entries += 1
@@ -384,7 +385,9 @@ def compiled_json(extra_lemmas: set[str] = frozenset()) -> str:  # type: ignore[
     """The text of ``classes.json`` for the ``classes.toml`` at hand."""
     lemmas = sorted(shipped_lemmas() | set(extra_lemmas))
     forms = {lemma: list(_computed_forms(lemma)) for lemma in lemmas}
-    fresh = ClassTable(shipped_specs())
+    # the forms as computed now, not as an earlier classes.json has them: the file is made
+    # from the table alone, so making it twice gives the same file
+    fresh = ClassTable(shipped_specs(), forms=lambda lemma: tuple(forms.get(lemma) or _computed_forms(lemma)))
     classes_out = {name: {"entries": cls.entries, "en": sorted(_row(p) for p in cls.en),
                           "zh": sorted(cls.zh)} for name, cls in sorted(fresh.classes.items())}
     return json.dumps({"source": _source_hash(), "forms": forms, "classes": classes_out},
@@ -405,7 +408,7 @@ def rule_file_lemmas() -> set[str]:
 
 
 def _write() -> int:
-    """Regenerate ``classes.json`` from ``classes.toml`` and lemminflect."""
+    """Regenerate ``classes.json`` from ``classes.toml`` and the English table."""
     from pathlib import Path
 
     here = Path(__file__).resolve().parent

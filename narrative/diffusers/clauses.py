@@ -503,7 +503,7 @@ class Clause:
 
 
 def _is_verb_form(word: str) -> bool:
-    """Whether ``word`` can be an inflected verb ("went", "walks", "took"): lemminflect's lexicon."""
+    """Whether ``word`` can be an inflected verb ("went", "walks", "took"): the English table's lexicon."""
     from narrative.diffusers.inflect import parts_of_speech
 
     w = word.lower()

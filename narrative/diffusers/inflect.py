@@ -1,12 +1,15 @@
-"""English verb inflections for rule patterns (``~go`` reads goes, went, gone, going, go), and English words.
+"""English verb inflections for rule patterns (``~go`` reads goes, went, gone, going, go), English
+words and what they can be (a noun, a verb in its base form ...).
 
 A rule author who spells out ``(goes|went|going)`` by hand forgets a form
 ("has gone") or misspells one, and every rule file repeats the same lists. The
 forms come from a table of lemminflect's lexicon instead (``english.txt.gz``
 beside this module, made by ``tools/english_table.py``): it knows the irregular
-verbs (go/went/gone, take/took/taken, burn/burnt) and the words of English.
-lemminflect itself is not imported: it brings numpy, 73 MB installed, for a
-model of how to inflect an unknown word, and a test holds the table equal to it.
+verbs (go/went/gone, take/took/taken, burn/burnt), the words of English and the
+parts of speech of each (lemminflect's lemma lookup, which the clause analysis
+asks whether "found" is a past form or "lantern" a noun). lemminflect itself is
+not imported: it brings numpy, 73 MB installed, for a model of how to inflect an
+unknown word, and a test holds the table equal to it.
 
 A verb the table does not know (``~zorp``) gets the regular forms by the
 spelling rules; when it ends in one vowel and one consonant (``~blig``) the
@@ -14,9 +17,10 @@ forms with that consonant doubled too (bligged, bligging), since whether English
 doubles it depends on the stress (visited, permitted), which the spelling does
 not show, and matching one spelling more costs a pattern nothing.
 
-The table loads once per process (about 10 ms for the words, as much again for
-the verbs), when a rule file with ``~`` is read or an alias is weighed; expansion
-is cached per verb, so matching an event costs what a hand-written list did.
+The table loads once per process (about 8 ms to decompress, 10 ms more to read
+the verbs when a rule file with ``~`` names one narr's classes do not), when an
+alias is weighed or an English clause is read; every answer is cached, so matching
+an event costs what a hand-written list did.
 """
 
 from __future__ import annotations
@@ -69,8 +73,16 @@ def verb_forms(lemma: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=4096)
 def is_word(word: str) -> bool:
-    """Whether the English lexicon knows ``word`` (any part of speech, any case): "crane" yes, "qing" no."""
-    return "\n" not in word and f"\n{word.lower()}\n" in _sections()[0]
+    """Whether the English lexicon knows ``word`` (any part of speech, any case): "crane" yes, "qing" no.
+
+    As lemminflect answers it: the lowercase word is a word of its lemma lookup or of its
+    overrides (which add pronouns and determiners: "him", "another").
+    """
+    if "\n" in word or "," in word:
+        return False
+    key = word.lower()
+    table = _table()
+    return key in table.overrides or bool(_lines_of(table.lemmas, key.encode()))
 
 
 def regular_forms(word: str) -> tuple[str, ...]:
@@ -110,7 +122,7 @@ def lexicon_forms(word: str, table: Mapping[str, Sequence[str]]) -> tuple[str, .
 @lru_cache(maxsize=1)
 def verbs() -> Verbs:
     """The table's verbs, read once."""
-    _, forms, bases = _sections()
+    forms, bases = _table().verbs, _table().bases
     table: dict[str, str] = {}
     for line in forms.splitlines():
         lemma, _, rest = line.partition("\t")
@@ -120,141 +132,95 @@ def verbs() -> Verbs:
 
 @lru_cache(maxsize=8192)
 def parts_of_speech(word: str) -> frozenset[str]:
-    """What lemminflect's lexicon says ``word`` can be: ``noun``, ``verb``, ``adj``, ``aux`` ...
-    (empty for a word it does not know). Read from the same word list as :func:`is_word`,
-    whose lines are sorted by word: a binary search finds them without an index."""
-    lexicon = _lexicon()
-    if lexicon is None:
-        try:
-            import lemminflect  # type: ignore[import-untyped]
-        except ImportError:  # no lexicon at all: nothing is known of the word
-            return frozenset()
-        return frozenset(k.lower() for k in lemminflect.getAllLemmas(word.lower()))
-    words, _ = lexicon
+    """What lemminflect's lexicon says ``word`` can be: ``noun``, ``verb``, ``adj``, ``adv``, ``aux``
+    (empty for a word it does not know), for the word as written, in lowercase and capitalised.
+
+    The lemma lookup's own categories only: lemminflect's overrides, which make pronouns and
+    determiners nouns ("him", "that"), are no part of it, so "begged him that ..." reads
+    "him" as no noun and the "that"-clause as a complement, not as a relative clause.
+    """
+    blob = _table().lemmas
     out: set[str] = set()
     for form in dict.fromkeys((word, word.lower(), word.capitalize())):
-        out |= _categories(words, form.encode())
+        if "\n" not in form and "," not in form:
+            out.update(category for category, _ in _lines_of(blob, form.encode()))
     return frozenset(out)
 
 
 @lru_cache(maxsize=4096)
 def is_base_verb(word: str) -> bool:
     """Whether ``word`` is an English verb in its base form ("take", "go"; not "took", "goes")."""
-    lexicon = _lexicon()
-    if lexicon is None:
-        return False
     w = word.lower()
-    return w in _lemmas(lexicon[0], w.encode(), b"verb")
+    return w in _lemmas(w, "verb")
 
 
 @lru_cache(maxsize=4096)
 def is_inflected_verb(word: str) -> bool:
     """Whether ``word`` is an inflected form of some English verb ("found": find; "walks")."""
-    lexicon = _lexicon()
-    if lexicon is None:
-        return False
     w = word.lower()
-    return any(lemma != w for lemma in _lemmas(lexicon[0], w.encode(), b"verb"))
+    return any(lemma != w for lemma in _lemmas(w, "verb"))
 
 
-def _lemmas(blob: bytes, key: bytes, category: bytes) -> set[str]:
-    """The lemmas the lexicon gives ``key`` in ``category``."""
-    out: set[str] = set()
-    start = _first_line(blob, key)
-    pos = start
-    while 0 <= pos < len(blob):
-        comma = blob.find(b",", pos + 1)
-        if comma < 0 or blob[pos + 1:comma] != key:
-            break
-        cat_end = blob.find(b",", comma + 1)
-        line_end = blob.find(b"\n", cat_end)
-        if blob[comma + 1:cat_end] == category:
-            out.update(x.decode() for x in blob[cat_end + 1:line_end if line_end >= 0 else None].split(b"/"))
-        if line_end < 0:
-            break
-        pos = line_end
-    return out
+def _lemmas(word: str, category: str) -> set[str]:
+    """The lemmas the lexicon gives ``word`` in ``category``."""
+    if "\n" in word or "," in word:
+        return set()
+    return {lemma for cat, lemmas in _lines_of(_table().lemmas, word.encode()) if cat == category
+            for lemma in lemmas.split("/")}
 
 
-def _first_line(blob: bytes, key: bytes) -> int:
-    """Where the first line whose word is ``key`` (or the first after it) starts (its newline)."""
+def _lines_of(blob: bytes, key: bytes) -> list[tuple[str, str]]:
+    """``(category, lemmas)`` of every line of ``blob`` (``\nword,category,lemmas`` lines sorted by
+    word) whose word is ``key``: a binary search for the first, then the lines after it."""
     lo, hi = 0, len(blob)
-    while lo < hi:
+    while lo < hi:  # the newline starting the first line whose word is >= key
         mid = (lo + hi) // 2
         start = blob.rfind(b"\n", 0, mid + 1)
-        comma = blob.find(b",", start + 1)
-        if blob[start + 1:comma] < key:
+        if blob[start + 1:blob.find(b",", start + 1)] < key:
             nxt = blob.find(b"\n", mid + 1)
             lo = len(blob) if nxt < 0 else nxt
         else:
             hi = start
-    return lo
-
-
-def _categories(blob: bytes, key: bytes) -> set[str]:
-    """The categories of ``key`` in ``blob`` (``\nword,category,lemmas`` lines sorted by word)."""
-    lo, hi = 0, len(blob)
-    while lo < hi:  # the first line whose word is >= key
-        mid = (lo + hi) // 2
-        start = blob.rfind(b"\n", 0, mid + 1)
-        comma = blob.find(b",", start + 1)
-        if blob[start + 1:comma] < key:
-            nxt = blob.find(b"\n", mid + 1)
-            lo = len(blob) if nxt < 0 else nxt
-        else:
-            hi = start
-    out: set[str] = set()
+    out: list[tuple[str, str]] = []
     pos = lo
-    while 0 <= pos < len(blob):
+    while pos < len(blob):
         comma = blob.find(b",", pos + 1)
         if comma < 0 or blob[pos + 1:comma] != key:
-            if blob[pos + 1:comma] > key and pos > lo:
-                break
-            if pos > lo + 4096:
-                break
-        else:
-            cat_end = blob.find(b",", comma + 1)
-            out.add(blob[comma + 1:cat_end].decode())
-        nxt = blob.find(b"\n", pos + 1)
-        if nxt < 0:
             break
-        pos = nxt
+        end = blob.find(b"\n", comma)
+        end = len(blob) if end < 0 else end
+        category, _, lemmas = blob[comma + 1:end].decode().partition(",")
+        out.append((category, lemmas))
+        pos = end
     return out
+
+
+class _Table(NamedTuple):
+    verbs: str
+    bases: str
+    lemmas: bytes  # "\nword,category,lemmas" lines, sorted by word
+    overrides: frozenset[str]  # the words of lemminflect's lemma overrides
 
 
 @lru_cache(maxsize=1)
-def _sections() -> tuple[str, str, str]:
-    """The table shipped beside this module: its words (one a line, a newline either side), verbs, bases.
+def _table() -> _Table:
+    """The table shipped beside this module (see ``tools/english_table.py``), read once.
 
-    The words stay one string searched for ``\\nword\\n``: building a set of 64,000
-    words would double what the first look-up costs (about 10 ms), and ``is_word`` is cached.
+    The lemma lookup stays the bytes it is, binary-searched: building a dict of its
+    80,000 lines would cost several times the decompression (about 8 ms for the whole
+    table), and each answer is cached.
     """
     import gzip
     from importlib.resources import files
 
-    text = gzip.decompress(files(__package__).joinpath(TABLE).read_bytes()).decode("utf-8")
-    _, words, forms, bases = re.split(r"^\[(?:words|verbs|bases)\]\n", text, flags=re.M)
-    return "\n" + words, forms, bases
-
-
-@lru_cache(maxsize=1)
-def _lexicon() -> tuple[bytes, frozenset[str]] | None:
-    """lemminflect's lemma table as text (``\nword,category,lemmas`` lines) and the words its
-    overrides add, or None when the files are not where this lemminflect keeps them."""
-    import gzip
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.find_spec("lemminflect")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    resources = Path(next(iter(spec.submodule_search_locations))) / "resources"
-    try:
-        with gzip.open(resources / "lemma_lu.csv.gz", "rb") as f:
-            words = b"\n" + f.read()
-        lines = (resources / "lemma_overrides.csv").read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return None
-    overrides = frozenset(line.split(",", 1)[0].strip().lower() for line in lines
-                          if line.strip() and not line.startswith("#"))
-    return words, overrides
+    data = gzip.decompress(files(__package__).joinpath(TABLE).read_bytes())
+    parts: dict[str, bytes] = {}
+    names = ("verbs", "bases", "lemmas", "overrides")
+    at = [data.index(b"\n[%s]\n" % name.encode()) for name in names]
+    for k, name in enumerate(names):
+        start = at[k] + len(name) + 4
+        parts[name] = data[start:at[k + 1] + 1 if k + 1 < len(at) else len(data)]
+    overrides = frozenset(line.split(b",", 1)[0].decode() for line in parts["overrides"].splitlines()
+                          if line)
+    return _Table(parts["verbs"].decode(), parts["bases"].decode(), b"\n" + parts["lemmas"].rstrip(b"\n"),
+                  overrides)
