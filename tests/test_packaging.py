@@ -33,7 +33,9 @@ def test_the_version_is_written_once_and_everything_reads_it(tmp_path: Path) -> 
 
 def test_the_licence_and_the_classifiers_are_declared() -> None:
     project = PYPROJECT["project"]
-    assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
+    # narr's own, and jieba's for the Chinese word table made from its dictionary (MIT too)
+    assert project["license"] == "MIT"
+    assert project["license-files"] == ["LICENSE", "narrative/diffusers/chinese.txt.gz.LICENSE"]
     text = (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert text.startswith("MIT License") and "Copyright (c) 2026 the narr authors" in text
     classifiers = project["classifiers"]
@@ -54,7 +56,9 @@ def test_the_sdist_carries_every_file_the_tests_read() -> None:
     assert {"LICENSE", "CHANGELOG.md", "README.md", "tools"} <= set(include)
 
 
-def test_no_runtime_dependency_brings_numpy() -> None:
+def test_no_runtime_dependency_brings_numpy_or_a_segmenter() -> None:
+    """lemminflect (and numpy) and jieba are read once into tables shipped in the package."""
     names = [re.split(r"[<>=!~ ]", d)[0].lower() for d in PYPROJECT["project"]["dependencies"]]
-    assert "lemminflect" not in names and "numpy" not in names
-    assert "lemminflect>=0.2.3" in PYPROJECT["project"]["optional-dependencies"]["test"]
+    assert "lemminflect" not in names and "numpy" not in names and "jieba" not in names
+    test = PYPROJECT["project"]["optional-dependencies"]["test"]
+    assert "lemminflect>=0.2.3" in test and "jieba>=0.42" in test

@@ -486,7 +486,7 @@ def test_without_a_chinese_dictionary_names_match_as_written(root: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     from narrative.diffusers import zhwords
 
-    monkeypatch.setattr(zhwords, "_source", lambda: None)
+    monkeypatch.setattr(zhwords, "_load", lambda: None)
     zhwords.dictionary.cache_clear()
     try:
         assert moved(root, "小白去了杂货铺。") == {"bai": "store"}

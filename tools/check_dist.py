@@ -5,7 +5,8 @@
 the wheel needs but the sdist lacks already fails there. This script checks what
 ``twine check`` does not: the licence text is in both, the version is the one
 ``narrative/__init__.py`` holds (the one place it is written), the wheel needs
-neither numpy nor lemminflect, and the index page has no link into a repository
+neither numpy, lemminflect nor jieba (it carries the tables made from them, and jieba's
+licence beside its words), and the index page has no link into a repository
 the package cannot know. Then it unpacks the sdist and runs, from there, the
 tests that read files beside the package (benchmarks, examples, schemas, the
 README), which proves the sdist ships what its tests need.
@@ -28,7 +29,9 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-NOT_AT_RUN_TIME = ("numpy", "lemminflect")
+NOT_AT_RUN_TIME = ("numpy", "lemminflect", "jieba")
+BUNDLED = ("narrative/diffusers/english.txt.gz", "narrative/diffusers/chinese.txt.gz",
+           "narrative/diffusers/chinese.txt.gz.LICENSE")
 
 
 def version() -> str:
@@ -52,6 +55,10 @@ def check(dist: Path) -> list[str]:
         meta = email.message_from_bytes(whl.read(f"{info}/METADATA"))
         if f"{info}/licenses/LICENSE" not in names:
             problems.append(f"{wheels[0].name}: no licence text ({info}/licenses/LICENSE)")
+        jieba = f"{info}/licenses/narrative/diffusers/chinese.txt.gz.LICENSE"
+        if jieba not in names:
+            problems.append(f"{wheels[0].name}: no licence of the Chinese word table ({jieba})")
+        problems += [f"{wheels[0].name} lacks {name}" for name in BUNDLED if name not in names]
     if meta["Version"] != wanted:
         problems.append(f"the wheel's metadata says {meta['Version']}, narrative/__init__.py {wanted}")
     runtime = [r for r in meta.get_all("Requires-Dist") or [] if "extra ==" not in r]

@@ -204,7 +204,8 @@ def smoke(keep: Path | None = None) -> int:
                                      "[init]\n\tdefaultBranch = main\n", encoding="utf-8")
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("GIT_", "NARR_"))}
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), GIT_CONFIG_NOSYSTEM="1",
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+               XDG_CACHE_HOME=str(home / ".cache"), GIT_CONFIG_NOSYSTEM="1",
                NARR_LOCK_TIMEOUT="5", LC_ALL="C.UTF-8")
     started = time.monotonic()
     try:
@@ -256,6 +257,9 @@ def _steps(base: Path, env: dict[str, str]) -> Iterator[str]:
         ["git", "status", "--porcelain"], cwd=world, env=env, capture_output=True, text=True,
         check=True).stdout == "")
     yield "hand edit under CRLF, event, git status clean"
+    _expect("the Chinese names were read with the shipped word table, writing no cache",
+            not (Path(env["XDG_CACHE_HOME"])).exists())
+    yield "no cache written (the word tables ship in the package)"
 
     narr("event", "The last boat leaves and the rain stops", "--close-scene")
     narr("new", "character", "白雪", "--alias", "Bai Xue")  # the id comes from pypinyin

@@ -8,24 +8,26 @@ around it are cut into words the way a unigram segmenter does (the most probable
 sequence of dictionary words, jieba's method), with the world's names as words too;
 the name stands only where the best cut has a word boundary at both its ends.
 
-The dictionary is jieba's word list with its frequencies (the ``jieba`` package is a
-dependency for its data; it is never imported: building its own segmenter takes 2-3 s,
-once per process). narr reads the list once per machine into a sorted copy in its
-cache directory (``$XDG_CACHE_HOME/narr``, about 0.5 s) and then looks words up by
-binary search, a few microseconds each; only where a word crosses a name is the
-segmenter run, over at most a dozen characters. Without the package (or its file),
-names are matched as before, longest first.
+The dictionary is jieba's word list with its frequencies, as a table shipped in
+the package (``chinese.txt.gz`` beside this module, made by
+``tools/chinese_table.py`` from jieba's ``dict.txt``; jieba is MIT-licensed and its
+notice travels with the table, in its header and in ``chinese.txt.gz.LICENSE``).
+jieba itself is not needed: its package is 42 MB installed, and building its own
+segmenter takes 2-3 s a process. The table (1.6 MB) is read once per process, and
+only when a Chinese name is found in a text: about 20 ms to decompress; then words
+are looked up by binary search, a few microseconds each, and only where a word
+crosses a name is the segmenter run, over at most a dozen characters. Nothing is
+written anywhere. Without the table (a package stripped of it), names are matched as
+before, longest first.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-import os
 import re
 from collections.abc import Iterable
 from functools import lru_cache
-from pathlib import Path
 
 NAME_BONUS = 50.0  # a name is this much likelier than the words it is made of (measured: 10-600)
 MAX_WORD = 6  # characters in a dictionary word considered
@@ -37,9 +39,12 @@ class Dictionary:
     """Word frequencies, looked up by binary search in a sorted ``word\tfreq`` list."""
 
     def __init__(self, data: bytes) -> None:
-        first, _, body = data.partition(b"\n")
-        self.total = int(first.split(b"\t")[1])
-        self.data = b"\n" + body
+        pos = 0
+        while data.startswith(b"# ", pos) or data.startswith(b"#\n", pos):  # the header
+            pos = data.index(b"\n", pos) + 1
+        end = data.index(b"\n", pos)
+        self.total = int(data[pos:end].split(b"\t")[1])  # "#total\tN"
+        self.data = data[end:]  # "\nword\tfreq" lines
         self._known: dict[str, int | None] = {}
 
     def freq(self, word: str) -> int | None:
@@ -66,59 +71,25 @@ class Dictionary:
         return found
 
 
-def _source() -> Path | None:
-    """jieba's word list, found without importing jieba."""
-    import importlib.util
+TABLE = "chinese.txt.gz"
 
-    spec = importlib.util.find_spec("jieba")
-    if spec is None or not spec.submodule_search_locations:
+
+def _load() -> bytes | None:
+    """The shipped table's text, or None when the package was installed without it."""
+    import gzip
+    from importlib.resources import files
+
+    try:
+        return gzip.decompress(files(__package__).joinpath(TABLE).read_bytes())
+    except (OSError, EOFError):
         return None
-    path = Path(next(iter(spec.submodule_search_locations))) / "dict.txt"
-    return path if path.is_file() else None
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "narr"
-
-
-def _build(source: Path) -> bytes:
-    """The sorted list (``#total\\tN`` first), from jieba's ``word freq tag`` lines."""
-    rows: dict[str, int] = {}
-    for line in source.read_text(encoding="utf-8").splitlines():
-        parts = line.split(" ")
-        if len(parts) < 2 or not _CJK.search(parts[0]) or len(parts[0]) > MAX_WORD:
-            continue
-        try:
-            rows[parts[0]] = rows.get(parts[0], 0) + int(parts[1])
-        except ValueError:
-            continue
-    total = sum(rows.values())
-    body = "\n".join(f"{w}\t{rows[w]}" for w in sorted(rows))
-    return f"#total\t{total}\n{body}\n".encode()
 
 
 @lru_cache(maxsize=1)
 def dictionary() -> Dictionary | None:
-    """The dictionary, or None when jieba's word list is not installed."""
-    source = _source()
-    if source is None:
-        return None
-    stat = source.stat()
-    cached = _cache_dir() / f"zh-words-{stat.st_size}-{int(stat.st_mtime)}.txt"
-    try:
-        return Dictionary(cached.read_bytes())
-    except (OSError, ValueError, IndexError):
-        pass
-    data = _build(source)
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, cached)
-    except OSError:
-        pass  # a read-only home: keep it in memory for this process
-    return Dictionary(data)
+    """The dictionary, or None when its table is missing."""
+    data = _load()
+    return Dictionary(data) if data is not None else None
 
 
 def whole_words(text: str, spans: Iterable[tuple[int, int]], names: Iterable[str]) -> set[tuple[int, int]]:
