@@ -73,3 +73,29 @@ def test_a_broken_edit_is_reported_and_its_fix_read(flat_world: Path, parses: li
     narr("event", "Lin Yuan dances")
     assert read_node(flat_world, "lin-yuan")["state"]["mood"] == "merry"
     assert parses.count("rules/dance.toml") == 4
+
+
+def test_what_matching_needs_is_built_once_per_set_and_a_class_edit_is_read(flat_world: Path,
+                                                                           parses: list[str]) -> None:
+    """The class table, the cue lexicon and the patterns' vocabulary live with the parsed set:
+    the next event on the same files builds none of them again; a [classes] entry edited to one
+    of the same size and time is the world's word at the next event."""
+    narr = CLI(flat_world)
+    path = flat_world / "rules" / "words.toml"
+    path.write_text('[classes]\ngo = ["zorp"]\n', "utf-8")
+    narr("event", "Lin Yuan zorps to the ferry")
+    assert read_node(flat_world, "lin-yuan")["state"]["location"] == "ferry"
+    first = rulefile.rule_set(flat_world)
+    built = (first.table, first.lexicon, first.vocabulary)
+    narr("event", "Lin Yuan walks to the Qingyun Gate")
+    again = rulefile.rule_set(flat_world)
+    assert again is first and (again.table, again.lexicon, again.vocabulary) == built
+    assert again.class_sources == ("rules/words.toml",)
+    st = path.stat()
+    path.write_text('[classes]\ngo = ["frob"]\n', "utf-8")  # as long as "zorp"
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    narr("event", "Lin Yuan zorps to the ferry")
+    assert read_node(flat_world, "lin-yuan")["state"]["location"] == "qingyun-gate"
+    narr("event", "Lin Yuan frobs to the ferry")
+    assert read_node(flat_world, "lin-yuan")["state"]["location"] == "ferry"
+    assert rulefile.rule_set(flat_world).vocabulary is not built[2]

@@ -13,6 +13,11 @@ compiled here, with the ``regex`` module, whose matching takes a ``timeout``:
 - it is ``re``'s syntax and semantics (``VERSION0``) for the expressions narr
   builds (escaped words, classes, gaps, look-behinds), so rules match as before.
 
+Not every match over a world's words is an expression: the rules diffuser finds
+the words of the rules, their classes' phrases and most cue terms by a scan in
+Python, word by word, whose cost grows with how many of them a world writes. Those
+scans call :func:`check`, against the same deadline.
+
 The deadline lives in a context variable set by :func:`within`: a match outside
 any budget (a test, ``narr audit`` splitting sentences) runs unbounded, as with
 ``re``. ``regex`` is imported on the first compile, not when narr starts (it costs
