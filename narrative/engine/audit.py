@@ -42,7 +42,7 @@ from narrative.store.view import WorldView
 from narrative.store.worldrepo import WorldRepo
 
 if TYPE_CHECKING:
-    import pygit2
+    from narrative.store.objects import Tree
 
 MAX_CHAPTER = 1_000_000  # characters: a novel's chapter is a few tens of thousands
 
@@ -95,7 +95,7 @@ class AuditReport:
 class _ChapterView(WorldView):
     """The world copy a chapter is simulated on: the sentences read so far are its recent events."""
 
-    def __init__(self, wr: WorldRepo, tree: pygit2.Tree | None,
+    def __init__(self, wr: WorldRepo, tree: Tree | None,
                  edits: worktree.HandEdits | None = None) -> None:
         super().__init__(wr, tree, edits)
         self.read: list[str] = []
@@ -123,7 +123,7 @@ def audit(wr: WorldRepo, text: str, at: str | None = None) -> AuditReport:
     if tip is None:
         raise NotFoundError("the story has no events yet")
     rules, _ = load_rule_set(wr.root)
-    report = AuditReport(at, str(tip.id), 0)
+    report = AuditReport(at, tip.id, 0)
     if not rules:
         report.warnings.append("no rules in this world (rules/*.toml): nothing to check against")
     edits = worktree.scan_for_reader(wr, tip.tree) if at is None else None

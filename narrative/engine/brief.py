@@ -48,7 +48,7 @@ from narrative.engine.threads import THREAD_KINDS
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.ids import check_id, parse_node_path
 from narrative.nodefile import NodeDict, edges_of, names_of
-from narrative.store import worktree
+from narrative.store import history, worktree
 from narrative.store.move import finish_interrupted
 from narrative.store.view import WorldView
 from narrative.store.worldrepo import MERGE_STATE, WorldRepo
@@ -342,9 +342,11 @@ def _health(wr: WorldRepo, head: Any, view: WorldView, recent: _Recent,
     plain: list[EventInfo] = []
     for e in recent.events(scan=PLAIN_SCAN):
         if e.kind != "commit":
-            last: Any = wr.repo.get(e.commit)
-            if plain and wr.world_tree_id(head.tree) != wr.world_tree_id(last.tree):
-                merges = [c for c in plain if len(wr.repo.get(c.commit).parents) > 1]  # type: ignore[union-attr]
+            last = history.peel_commit(wr, e.commit)
+            if plain and last is not None and \
+                    wr.world_tree_id(head.tree) != wr.world_tree_id(last.tree):
+                merges = [c for c in plain if (m := history.peel_commit(wr, c.commit)) is not None
+                          and m.is_merge]
                 n = len(plain)
                 what = ("is a plain git commit that changes" if n == 1 else
                         f"and the {'commit' if n == 2 else f'{n - 1} commits'} under it are "

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from narrative.engine.log import entry
-from narrative.engine.nodes import current_nodes, nodes_in
+from narrative.engine.nodes import current_nodes
 from narrative.ids import LAYERS
 from narrative.nodefile import NodeDict
-from narrative.store import history
+from narrative.store import history, snapshots
 from narrative.store.worldrepo import WorldRepo
 
 LAYER_TITLES = {"character": "Characters", "item": "Items", "ambient": "Ambient",
@@ -60,7 +60,7 @@ def codex(wr: WorldRepo, at: str | None = None) -> Codex:
         head = wr.head_commit()
     else:
         head = history.resolve(wr, at)
-        nodes, marks = nodes_in(wr, head.tree), {}
+        nodes, marks = snapshots.nodes_in(wr, head.tree), {}
     where = None
     if head is not None:
         e = entry(head).to_json()

@@ -20,7 +20,8 @@ from narrative.store.worldrepo import WorldRepo
 
 if TYPE_CHECKING:
     import networkx as nx
-    import pygit2
+
+    from narrative.store.objects import Commit
 
 
 @dataclass(frozen=True)
@@ -71,10 +72,10 @@ def write_of(row: tuple[Any, ...]) -> Write:
                  json.loads(new) if new is not None else fields.ABSENT)
 
 
-def tip_of(wr: WorldRepo, rev: str | None = None) -> pygit2.Commit | None:
+def tip_of(wr: WorldRepo, rev: str | None = None) -> Commit | None:
     """The commit a query reads (HEAD, or ``rev``), with its chain indexed in the catalog."""
     commit = history.resolve(wr, rev) if rev is not None else wr.head_commit()
-    wr.catalog.follow_chain(wr.repo, commit)
+    wr.catalog.follow_chain(commit)
     return commit
 
 
@@ -189,7 +190,7 @@ def ended(wr: WorldRepo, node_id: str) -> tuple[EventInfo, str] | None:
     head = tip_of(wr)
     if head is None:
         return None
-    story = Story(wr, str(head.id))
+    story = Story(wr, head.id)
     for w in reversed(story.writes(node_id)):
         if w.field != "":
             continue

@@ -55,7 +55,7 @@ def world_graph(wr: WorldRepo, at: str | None = None) -> nx.MultiDiGraph:
 
     g = nx.MultiDiGraph()
     if at is not None:
-        from narrative.engine.nodes import nodes_in
+        from narrative.store.snapshots import nodes_in
 
         nodes = nodes_in(wr, history.resolve(wr, at).tree)
         for node_id in sorted(nodes):
@@ -70,8 +70,7 @@ def world_graph(wr: WorldRepo, at: str | None = None) -> nx.MultiDiGraph:
     head = wr.head_commit()
     if head is None:
         return g
-    cache = wr.catalog
-    cache.sync(wr.repo, wr.world_tree_id(head.tree), wr.config.layout)
+    cache = wr.catalog_at(head.tree)
     for node_id, layer, kind, name, lifecycle in sorted(cache.listing()):
         g.add_node(node_id, label=name, layer=layer, kind=kind, lifecycle=lifecycle)
     for src, rtype, dst in sorted(cache.incoming([n for n in g.nodes])):

@@ -20,7 +20,7 @@ from narrative.engine.eventgraph import EventInfo, Story, Write, end_reason, tip
 from narrative.errors import NotFoundError
 from narrative.ids import LAYERS, check_id, node_path, normalize_name
 from narrative.nodefile import load_trusted, names_of
-from narrative.store.trees import blob_at
+from narrative.store import history
 from narrative.store.worldrepo import WorldRepo
 
 
@@ -118,19 +118,19 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None) -> NodeHistor
         for value in (w.old, w.new):
             if w.field == "" and isinstance(value, dict):
                 names |= names_of(value)
-    for row in wr.catalog.chain_pointing_at(str(tip.id), node_id):
+    for row in wr.catalog.chain_pointing_at(tip.id, node_id):
         w = write_of(row)
         item = _incoming(w, node_id)
         if item is not None:
             slot(w.commit).changes.append(item)
-    root = wr.repo[story.events[-1].commit] if story.events else None
+    root = history.peel_commit(wr, story.events[-1].commit) if story.events else None
     exists = at_genesis = False
     for layer in LAYERS:
         path = node_path(node_id, layer, wr.config.layout)
         for commit, is_root in ((tip, False), (root, True)):
-            blob = blob_at(commit.tree, path) if commit is not None else None
-            if blob is not None:
-                names |= names_of(load_trusted(blob.data))
+            data = commit.tree.read(path) if commit is not None else None
+            if data is not None:
+                names |= names_of(load_trusted(data))
                 if is_root:
                     at_genesis = True
                 else:

@@ -40,7 +40,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from narrative import fields
 from narrative.engine.event import iso, now_utc
@@ -54,17 +54,14 @@ from narrative.errors import (
 from narrative.ids import new_event_id, parse_node_path
 from narrative.model import Change, EventRecord
 from narrative.nodefile import NodeDict, as_node_dict, validate
-from narrative.store import history, mergestate, move, records, worktree
+from narrative.store import branches, history, mergestate, move, records, refs, snapshots, worktree
+from narrative.store.branches import HEADS, REMOTE_HEADS
 from narrative.store.commit import seal
+from narrative.store.objects import Commit
 from narrative.store.view import WorldView
 from narrative.store.worktree import HandEdits
 from narrative.store.worldrepo import WorldRepo
 
-if TYPE_CHECKING:
-    import pygit2
-
-HEADS = "refs/heads/"
-REMOTE_HEADS = "refs/remotes/"
 ABSENT = fields.ABSENT
 WHOLE_NODE = ""
 
@@ -194,12 +191,12 @@ def _resolve_into(node: NodeDict | None, c: Conflict, value: Any) -> NodeDict | 
 # --- reading the three worlds -----------------------------------------------------------
 
 
-def _plan(wr: WorldRepo, base: pygit2.Commit, ours: pygit2.Commit, theirs: pygit2.Commit,
+def _plan(wr: WorldRepo, base: Commit, ours: Commit, theirs: Commit,
           resolutions: dict[str, Any]) -> _Plan:
     views = {name: WorldView(wr, c.tree) for name, c in
              (("base", base), ("ours", ours), ("theirs", theirs))}
-    mine = mergestate.changed_nodes(wr, base.tree, ours.tree)
-    other = mergestate.changed_nodes(wr, base.tree, theirs.tree)
+    mine = snapshots.changed_nodes(wr, base.tree, ours.tree)
+    other = snapshots.changed_nodes(wr, base.tree, theirs.tree)
 
     def raw(which: str, node_id: str) -> NodeDict | None:
         found = views[which].committed_file(node_id)
@@ -327,7 +324,7 @@ def _stored(value: Any) -> Any:
     return value.get("value", ABSENT)
 
 
-def _validate(wr: WorldRepo, head: pygit2.Commit, finals: dict[str, NodeDict | None]) -> None:
+def _validate(wr: WorldRepo, head: Commit, finals: dict[str, NodeDict | None]) -> None:
     """The merged world must be valid where it changed: nodes, and relations to live nodes."""
     view = WorldView(wr, head.tree)
     problems: list[str] = []
@@ -361,13 +358,13 @@ def _validate(wr: WorldRepo, head: pygit2.Commit, finals: dict[str, NodeDict | N
 # --- the commands -----------------------------------------------------------------------
 
 
-def _theirs(wr: WorldRepo, branch: str) -> pygit2.Commit:
+def _theirs(wr: WorldRepo, branch: str) -> Commit:
     """What to merge: a branch, a remote's branch as last fetched (``origin/main``), or any
     revision (a commit hash, an event id: the second parent of a plain ``git merge``)."""
     if branch.startswith("-"):
         raise InvalidInputError(f"{branch!r} is not a branch")
-    ref = HEADS + branch if branch in wr.repo.branches.local else (
-        REMOTE_HEADS + branch if REMOTE_HEADS + branch in wr.repo.references else None)
+    ref = HEADS + branch if branches.exists(wr, branch) else (
+        REMOTE_HEADS + branch if refs.exists(wr, REMOTE_HEADS + branch) else None)
     if ref is None:
         try:
             return history.resolve(wr, branch)
@@ -381,7 +378,7 @@ def _theirs(wr: WorldRepo, branch: str) -> pygit2.Commit:
     return tip
 
 
-def _keep_hand_edits(wr: WorldRepo, head: pygit2.Commit, branch: str, incoming: set[str],
+def _keep_hand_edits(wr: WorldRepo, head: Commit, branch: str, incoming: set[str],
                      after: Callable[[str], NodeDict | None]) -> HandEdits:
     """The uncommitted hand edits, when the merge leaves every node they touch alone.
 
@@ -428,7 +425,7 @@ def _keep_hand_edits(wr: WorldRepo, head: pygit2.Commit, branch: str, incoming: 
     return scan
 
 
-def _after(wr: WorldRepo, head: pygit2.Commit, plan: _Plan) -> Callable[[str], NodeDict | None]:
+def _after(wr: WorldRepo, head: Commit, plan: _Plan) -> Callable[[str], NodeDict | None]:
     view = WorldView(wr, head.tree)
 
     def read(node_id: str) -> NodeDict | None:
@@ -453,22 +450,22 @@ def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeR
         if history.is_ancestor(wr, theirs.id, head.id):
             raise NothingToDoError(f"already up to date: {branch} is part of this story line")
         if history.is_ancestor(wr, head.id, theirs.id):
-            rec = records.decode(theirs.message)
+            rec = theirs.record()
             after = WorldView(wr, theirs.tree)
             scan = _keep_hand_edits(wr, head, branch,
-                                    mergestate.changed_nodes(wr, head.tree, theirs.tree),
+                                    snapshots.changed_nodes(wr, head.tree, theirs.tree),
                                     lambda n: (after.committed_file(n) or (None, None))[1])
             result.kept_edits = sorted(scan.edits)
             move.move(wr, move.Move(
-                ref=ref, old=str(head.id), new=str(theirs.id),
+                ref=ref, old=head.id, new=theirs.id,
                 message=f"narr merge: fast-forward to {branch}",
                 updates=tuple(move.plan(wr, head.tree, theirs.tree, scan,
                                         keep_worktree=frozenset(scan.raw))),
                 tree=theirs.tree,
             ))
-            result.commit, result.fast_forward, result.record = str(theirs.id), True, rec
+            result.commit, result.fast_forward, result.record = theirs.id, True, rec
             return result
-        base = mergestate.merge_base(wr, head.id, theirs.id)
+        base = history.merge_base(wr, head.id, theirs.id)
         if base is None:
             raise ConflictError(f"{branch} shares no history with this story line; there is "
                                 "nothing to merge from")
@@ -478,8 +475,8 @@ def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeR
                                 _after(wr, head, plan))
         result.kept_edits = sorted(scan.edits)
         if plan.conflicts:
-            state = {"branch": branch, "ours": str(head.id), "theirs": str(theirs.id),
-                     "base": str(base.id), "conflicts": [c.to_json() for c in plan.conflicts],
+            state = {"branch": branch, "ours": head.id, "theirs": theirs.id,
+                     "base": base.id, "conflicts": [c.to_json() for c in plan.conflicts],
                      "resolutions": {}}
             mergestate.save(wr, state)
             raise _conflict_error(branch, plan.conflicts)
@@ -504,7 +501,7 @@ def conflict_line(c: dict[str, Any]) -> str:
             f"ours {val('ours')}, theirs {val('theirs')}")
 
 
-def _seal(wr: WorldRepo, head: pygit2.Commit, theirs: pygit2.Commit, branch: str, plan: _Plan,
+def _seal(wr: WorldRepo, head: Commit, theirs: Commit, branch: str, plan: _Plan,
           result: MergeResult, when: datetime | None) -> MergeResult:
     _validate(wr, head, plan.finals)
     conflict_fields = [(c.node, c.field) for c in plan.conflicts]
@@ -577,7 +574,7 @@ def continue_merge(wr: WorldRepo, *, when: datetime | None = None) -> MergeResul
         wr.require_branch(merging=True)
         head = wr.head_commit()
         assert head is not None
-        if str(head.id) != state["ours"]:
+        if head.id != state["ours"]:
             raise ConflictError("the story line moved since the merge stopped",
                                 hint="narr merge --abort, then merge again")
         open_ = mergestate.unresolved(state)
@@ -585,16 +582,19 @@ def continue_merge(wr: WorldRepo, *, when: datetime | None = None) -> MergeResul
             raise ConflictError(f"{len(open_)} conflict(s) are not resolved yet",
                                 conflicts=open_, details=[conflict_line(c) for c in open_],
                                 hint="narr resolve NODE FIELD --ours|--theirs|--value JSON")
-        repo = wr.repo
-        theirs, base = repo[state["theirs"]], repo[state["base"]]
-        plan = _plan(wr, base, head, theirs, state["resolutions"])  # type: ignore[arg-type]
+        theirs = history.peel_commit(wr, state["theirs"])
+        base = history.peel_commit(wr, state["base"])
+        if theirs is None or base is None:
+            raise ConflictError("the commits of the stopped merge are gone from this repository",
+                                hint="narr merge --abort, then merge again")
+        plan = _plan(wr, base, head, theirs, state["resolutions"])
         scan = _keep_hand_edits(wr, head, state["branch"], set(plan.finals),
                                 _after(wr, head, plan))
         missing = [c for c in plan.conflicts if c.key not in plan.resolved]
         if missing:  # the worlds are what they were, so this is only a damaged state file
             raise _conflict_error(state["branch"], missing)
         result = MergeResult(state["branch"], warnings=recovered, kept_edits=sorted(scan.edits))
-        _seal(wr, head, theirs, state["branch"], plan, result, when)  # type: ignore[arg-type]
+        _seal(wr, head, theirs, state["branch"], plan, result, when)
         mergestate.drop(wr)
         return result
 

@@ -20,7 +20,7 @@ from narrative.engine.event import EventResult, run_event
 from narrative.engine.replay import ops_from_changes
 from narrative.errors import ConflictError, InvalidInputError, NothingToDoError
 from narrative.model import Change, Delta
-from narrative.store import history, move, records, worktree
+from narrative.store import history, move, worktree
 from narrative.store.view import WorldView
 from narrative.store.worldrepo import WorldRepo
 
@@ -30,7 +30,7 @@ def revert(wr: WorldRepo, rev: str, *, content: str | None = None) -> EventResul
         head = wr.head_commit()
         assert head is not None
         commit = history.resolve(wr, rev)
-        rec = records.decode(commit.message)
+        rec = commit.record()
         if rec is None or rec.kind not in ("event", "merge"):
             raise InvalidInputError(f"{rev} is not an event that can be reverted")
         if not history.is_ancestor(wr, commit.id, head.id):

@@ -51,8 +51,7 @@ def search(wr: WorldRepo, query: str, limit: int = 20) -> SearchResult:
     head = tip_of(wr)
     if head is None:
         return SearchResult(query, "ranked", [])
-    cache = wr.catalog
-    cache.sync(wr.repo, wr.world_tree_id(head.tree), wr.config.layout)
+    cache = wr.catalog_at(head.tree)
     ranked = all(len(t) >= 3 for t in terms)
     edits = worktree.scan_for_reader(wr, head.tree).edits
     scored: list[tuple[float, int, dict[str, Any]]] = []

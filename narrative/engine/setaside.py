@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from narrative import fields
 from narrative.delta.world import World
@@ -23,13 +23,9 @@ from narrative.ids import Layout, parse_node_path
 from narrative.model import Change
 from narrative.nodefile import NodeDict, dump
 from narrative.store import journal, move, refs, worktree
-from narrative.store.trees import blob_at
 from narrative.store.view import WorldView
 from narrative.store.worktree import HandEdits
 from narrative.store.worldrepo import WorldRepo
-
-if TYPE_CHECKING:
-    import pygit2
 
 
 @dataclass
@@ -133,24 +129,6 @@ def invalid_paths(scan: HandEdits) -> list[str]:
     return sorted(p for p in scan.raw if p not in parsed)
 
 
-def set_aside(wr: WorldRepo, head: pygit2.Commit, scan: HandEdits, reason: str,
-              when: datetime | None = None) -> refs.SetAside | None:
-    """Store every uncommitted change under world/ as a set-aside commit (None: nothing to keep)."""
-    if not scan.raw:
-        return None
-    blobs: dict[str, pygit2.Oid | None] = {}
-    for path, oid in scan.raw.items():
-        if oid is None:
-            blobs[path] = None
-        elif oid == "not-a-file":
-            continue
-        else:
-            blobs[path] = wr.repo.create_blob(wr.stored_bytes(path, wr.abs(path).read_bytes()))
-    if not blobs:
-        return None
-    return refs.save_set_aside(wr, head, blobs, reason, when)
-
-
 # --- listing and restoring ------------------------------------------------------------
 
 
@@ -174,11 +152,11 @@ def changes_of(wr: WorldRepo, item: refs.SetAside) -> tuple[list[Change], dict[s
     raw: dict[str, bytes | None] = {}
     by_id: dict[str, tuple[NodeDict | None, NodeDict | None]] = {}
     for path in item.meta.get("paths", []):
-        old_blob, new_blob = blob_at(base_tree, path), blob_at(tree, path)
-        old = _node(old_blob, path, layout)
-        new = _node(new_blob, path, layout)
-        if new_blob is not None and new is None:
-            raw[path] = new_blob.data
+        old_data, new_data = base_tree.read(path), tree.read(path)
+        old = _node(old_data, path, layout)
+        new = _node(new_data, path, layout)
+        if new_data is not None and new is None:
+            raw[path] = new_data
             continue
         node_id = (new or old or {}).get("id")
         if node_id is None:
@@ -191,14 +169,14 @@ def changes_of(wr: WorldRepo, item: refs.SetAside) -> tuple[list[Change], dict[s
     return changes, raw
 
 
-def _node(blob: pygit2.Blob | None, path: str, layout: Layout) -> NodeDict | None:
-    if blob is None or parse_node_path(path, layout) is None:
+def _node(data: bytes | None, path: str, layout: Layout) -> NodeDict | None:
+    if data is None or parse_node_path(path, layout) is None:
         return None
     from narrative.errors import InvalidWorldError
     from narrative.nodefile import parse_node_file
 
     try:
-        return parse_node_file(blob.data, path, layout)
+        return parse_node_file(data, path, layout)
     except InvalidWorldError:
         return None
 
@@ -237,7 +215,7 @@ def list_set_asides(wr: WorldRepo) -> list[dict[str, Any]]:
         item = refs.load_set_aside(wr, name)
         changes, raw = changes_of(wr, item)
         out.append({
-            "n": n, "remote": remote, "ref": name, "commit": str(item.commit.id),
+            "n": n, "remote": remote, "ref": name, "commit": item.commit.id,
             "created_at": _utc(item.meta.get("created_at")), "reason": item.meta.get("reason"),
             "head": item.meta.get("head"), "paths": item.meta.get("paths", []),
             "changes": [c.model_dump(mode="json") for c in changes],
@@ -291,10 +269,8 @@ def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
         carried = carry(changes, view)
         raw_collisions = []
         for path in raw:
-            head_blob = blob_at(head.tree, path)
-            now = scan.raw.get(path, str(head_blob.id) if head_blob is not None else None)
-            base = blob_at(item.base.tree, path)
-            if now != (str(base.id) if base is not None else None):
+            now = scan.raw.get(path, head.tree.blob_id(path))
+            if now != item.base.tree.blob_id(path):
                 raw_collisions.append({"path": path, "note": "changed since it was set aside"})
         collisions = carried.collisions + raw_collisions
         gone = [c for c in carried.collisions if c.get("note") == NODE_GONE]
@@ -315,7 +291,8 @@ def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
             )
         saved = None
         if collisions and force:
-            kept = set_aside(wr, head, scan, f"before restoring {item.ref.rsplit('/', 1)[-1]}")
+            kept = refs.set_aside(wr, head, scan,
+                                  f"before restoring {item.ref.rsplit('/', 1)[-1]}")
             saved = kept.ref if kept else None
         overrides = overrides_for(view, carried.nodes)
         overrides.update(raw)
@@ -323,7 +300,7 @@ def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
         # the other hand edits keep what the working tree holds, the index stays HEAD's.
         updates = move.plan(wr, head.tree, head.tree, scan, overrides,
                             keep_worktree=frozenset(set(scan.raw) - set(overrides)))
-        move.move(wr, move.Move(ref=None, old=str(head.id), new=str(head.id),
+        move.move(wr, move.Move(ref=None, old=head.id, new=head.id,
                                 message=f"narr edits restore: {item.ref}", updates=tuple(updates),
                                 tree=head.tree))
         marks = _restored(wr)
@@ -342,6 +319,5 @@ def drop_set_aside(wr: WorldRepo, which: str) -> str:
             raise InvalidInputError(
                 f"these set-aside edits are {remote}'s: dropping this copy would bring them back "
                 "with the next narr pull", hint="only their writer drops them")
-        refs.remember_dropped(wr, [item.ref])
-        wr.repo.references.delete(item.ref)
+        refs.drop_set_aside(wr, item.ref)
         return item.ref

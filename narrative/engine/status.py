@@ -14,7 +14,7 @@ from narrative.store.move import finish_interrupted
 from narrative.store.worldrepo import WorldRepo
 
 if TYPE_CHECKING:
-    import pygit2
+    from narrative.store.objects import Tree
 
 
 @dataclass
@@ -80,7 +80,7 @@ def _git_operation(wr: WorldRepo) -> list[str]:
     return []
 
 
-def hand_edit_problems(wr: WorldRepo, head_tree: pygit2.Tree | None,
+def hand_edit_problems(wr: WorldRepo, head_tree: Tree | None,
                        scan: worktree.HandEdits) -> list[str]:
     """Relations that hand edits point at nodes that do not exist (the next event refuses them).
 

@@ -86,8 +86,8 @@ def _base(wr: WorldRepo, commit: str | None) -> _Base:
     names: dict[str, list[str]] = {}
     edges: list[tuple[str, str, str]] = []
     if commit is not None:
-        from narrative.engine.nodes import nodes_in
         from narrative.nodefile import edges_of
+        from narrative.store.snapshots import nodes_in
 
         world = nodes_in(wr, history.resolve(wr, commit).tree)
         for node_id in sorted(world):
@@ -99,8 +99,7 @@ def _base(wr: WorldRepo, commit: str | None) -> _Base:
         edges = sorted((src, rtype, dst) for src in world
                        for rtype, dst in edges_of(world[src]) if dst in world)
     elif head is not None:
-        cache = wr.catalog
-        cache.sync(wr.repo, wr.world_tree_id(head.tree), wr.config.layout)
+        cache = wr.catalog_at(head.tree)
         for node_id, layer, kind, name, lifecycle in sorted(cache.listing()):
             nodes[node_id] = {"name": name, "layer": layer, "kind": kind, "lifecycle": lifecycle}
             names[node_id] = [normalize_name(name)]

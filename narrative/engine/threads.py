@@ -128,7 +128,7 @@ def _read(wr: WorldRepo, head: Any, view: Any
           ) -> tuple[dict[str, NodeDict], set[str], list[dict[str, Any]]]:
     """The thread nodes, the ids among them edited by hand, and the unknown secrets."""
     if view is None:  # a past world: read from its commit (the catalog describes HEAD only)
-        from narrative.engine.nodes import nodes_in
+        from narrative.store.snapshots import nodes_in
 
         every = nodes_in(wr, head.tree)
         found = {i: n for i, n in every.items() if n.get("kind") in THREAD_KINDS}

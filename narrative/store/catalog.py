@@ -29,6 +29,7 @@ from typing import Any
 import pygit2
 
 from narrative.ids import Layout, normalize_name, parse_node_path
+from narrative.store.objects import Commit, git_commit
 from narrative.store.trees import EMPTY_TREE, diff_blobs, walk_blobs
 
 SCHEMA_VERSION = "5"
@@ -436,7 +437,7 @@ class Catalog:
 
     # --- the event graph ----------------------------------------------------------------
 
-    def follow_chain(self, repo: pygit2.Repository, tip: pygit2.Commit | None) -> int:
+    def follow_chain(self, tip: Commit | None) -> int:
         """Index the commits of ``tip``'s first-parent chain not indexed yet; how many were new.
 
         Walks back from ``tip`` to the first commit already known (a reset or a
@@ -447,7 +448,7 @@ class Catalog:
             return 0
         db = self.db
         fresh: list[pygit2.Commit] = []
-        commit: pygit2.Commit | None = tip
+        commit: pygit2.Commit | None = git_commit(tip)
         while commit is not None:
             if db.execute("SELECT 1 FROM chain WHERE commit_id=?", (str(commit.id),)).fetchone():
                 break

@@ -19,6 +19,7 @@ from narrative.nodefile import NodeDict, dump
 from narrative.store import journal, records
 from narrative.store.history import LARGE_COMMIT
 from narrative.store.move import Move, move
+from narrative.store.objects import Commit, Tree, git_tree
 from narrative.store.trees import blob_at, update_tree
 from narrative.store.view import WorldView
 
@@ -30,7 +31,7 @@ class Sealed:
 
 
 def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecord,
-         *, when: datetime | None = None, merged: pygit2.Commit | None = None) -> Sealed:
+         *, when: datetime | None = None, merged: Commit | None = None) -> Sealed:
     """Commit ``finals`` (node id -> node after the event, None = gone) on top of the view's tree.
 
     ``finals`` holds every node whose committed state changes: hand edits the event
@@ -42,8 +43,8 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
     repo = wr.repo
     ref = wr.require_branch(merging=merged is not None)
     head = wr.head_commit()
-    assert head is not None and view.tree is not None
-    tree = view.tree
+    tree = git_tree(view.tree)
+    assert head is not None and tree is not None
 
     workdir = view.hand.raw  # path -> blob id now in the working tree, where it differs
 
@@ -82,7 +83,7 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
     moved = move(wr, Move(
         ref=ref, old=str(head.id), new=str(commit),
         message=f"narr {_verb(record)}: {records.subject_of(record.content)}",
-        updates=tuple(updates), tree=new_tree_obj, nodes=finals, from_tree=tree,
+        updates=tuple(updates), tree=Tree(new_tree_obj), nodes=finals, from_tree=view.tree,
     ))
     # The event is recorded; a cache narr cannot update now (a full disk) is no failure:
     # it still names the old tree, so it follows HEAD by a tree diff next time.
@@ -90,7 +91,7 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
         # a large record is summarised now, so no listing ever parses it (history.summaries)
         large = len(message) > LARGE_COMMIT // 4  # characters: up to 4 bytes each
         wr.catalog.remember_event(record.id, str(commit),
-                                  records.record_summary_row(str(commit), str(head.id), record)
+                                  records.record_summary_row(str(commit), head.id, record)
                                   if large else None)
     if wr.batch is not None:
         wr.batch.clean = True  # the hand edits are recorded; later events of the batch skip the scan

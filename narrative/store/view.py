@@ -17,21 +17,21 @@ from typing import TYPE_CHECKING, Any
 
 from narrative.ids import EVENT_ID_RE, LAYERS, Layer, Layout, id_problem, node_path
 from narrative.nodefile import NodeDict, dump, edges_of, load_trusted, names_of
+from narrative.store.objects import Tree, git_tree
 from narrative.store.trees import blob_at
 from narrative.store.worktree import HandEdit, HandEdits
 from narrative.store.worldrepo import WorldRepo
 
 if TYPE_CHECKING:
-    import pygit2
-
     from narrative.store.catalog import Catalog
 
 
 class WorldView:
-    def __init__(self, wr: WorldRepo, tree: pygit2.Tree | None,
+    def __init__(self, wr: WorldRepo, tree: Tree | None,
                  edits: HandEdits | None = None) -> None:
         self.wr = wr
         self.tree = tree
+        self._git = git_tree(tree)
         self.hand = edits or HandEdits()
         self._committed: dict[str, tuple[str, NodeDict] | None] = {}
         self._synced = False
@@ -71,7 +71,7 @@ class WorldView:
             layers = [layer for layer in LAYERS if layer == known]
         for layer in layers:
             path = node_path(node_id, layer, self.layout)
-            if blob_at(self.tree, path) is not None:
+            if blob_at(self._git, path) is not None:
                 return path
         return None
 
@@ -82,7 +82,7 @@ class WorldView:
         path = self.committed_path(node_id)
         found = None
         if path is not None:
-            blob = blob_at(self.tree, path)
+            blob = blob_at(self._git, path)
             assert blob is not None
             found = (path, load_trusted(blob.data))
         self._committed[node_id] = found
@@ -227,9 +227,10 @@ class WorldView:
 
         out: list[dict[str, Any]] = []
         if not changes:  # from the catalog's summaries: no record is read
-            if self.wr.repo.head_is_unborn:
+            start_id = self.wr.head_id()
+            if start_id is None:
                 return out
-            start = str(self.wr.repo.head.target)
+            start = start_id
             step = max(limit, 1) * 2
             while len(out) < limit:
                 rows = history.summaries(self.wr, start, step)
