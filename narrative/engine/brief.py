@@ -42,13 +42,14 @@ from typing import Any
 
 from narrative import fields
 from narrative.diffusers.context import find_mentions
-from narrative.engine.eventgraph import EventInfo, Write, tip_of, write_of
+from narrative.engine.eventgraph import tip_of
 from narrative.engine.history_of import mentions
 from narrative.engine.threads import THREAD_KINDS
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.ids import check_id, parse_node_path
 from narrative.nodefile import NodeDict, edges_of, names_of
 from narrative.store import history, worktree
+from narrative.store.catalog import EventInfo, NodeRow, Write
 from narrative.store.move import finish_interrupted
 from narrative.store.view import WorldView
 from narrative.store.worldrepo import MERGE_STATE, WorldRepo
@@ -388,7 +389,7 @@ class _Names:
 
     def __init__(self, view: WorldView) -> None:
         self.view = view
-        self.rows: dict[str, tuple[str, str, str, str, str] | None] = {}
+        self.rows: dict[str, NodeRow | None] = {}
 
     def want(self, ids: Any) -> None:
         missing = [i for i in dict.fromkeys(ids) if i not in self.rows]
@@ -397,21 +398,21 @@ class _Names:
             for i in missing:
                 self.rows[i] = found.get(i)
 
-    def _row(self, node_id: str) -> tuple[str, str, str, str, str] | None:
+    def _row(self, node_id: str) -> NodeRow | None:
         self.want([node_id])
         return self.rows[node_id]
 
     def get(self, node_id: str, default: Any = None) -> Any:
         row = self._row(node_id)
-        return row[3] if row is not None and row[3] else default
+        return row.name if row is not None and row.name else default
 
     def layer(self, node_id: str) -> str | None:
         row = self._row(node_id)
-        return row[1] if row else None
+        return row.layer if row else None
 
     def kind(self, node_id: str) -> str | None:
         row = self._row(node_id)
-        return row[2] if row else None
+        return row.kind if row else None
 
 
 class _Recent:
@@ -426,10 +427,9 @@ class _Recent:
         self.done = False
 
     def _more(self) -> None:
-        rows = self.wr.catalog.chain_rows(self.tip, limit=len(self.loaded) + self.PAGE)
+        rows = self.wr.catalog.chain_events(self.tip, limit=len(self.loaded) + self.PAGE)
         self.done = len(rows) < len(self.loaded) + self.PAGE
-        self.loaded = [EventInfo(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]))
-                       for r in rows]
+        self.loaded = rows
 
     def first(self, n: int) -> list[EventInfo]:
         while len(self.loaded) < n and not self.done:
@@ -454,7 +454,7 @@ class _Recent:
         return first[0].seq if first else 0
 
     def writes_of(self, e: EventInfo) -> list[Write]:
-        return [write_of(r) for r in self.wr.catalog.commit_writes(e.commit, e.seq)]
+        return self.wr.catalog.commit_writes(e.commit, e.seq)
 
 
 def _neighbourhood(view: WorldView, cache: Any, tip: str, newest: int, focus: list[str],
@@ -479,7 +479,7 @@ def _neighbourhood(view: WorldView, cache: Any, tip: str, newest: int, focus: li
     alive = view.rows_of(list(found))
     found = {n: d for n, d in found.items() if n in alive}
     last = cache.last_writes(tip, found)
-    rows = [(n, d, newest - last[n][0] if n in last else None) for n, d in found.items()]
+    rows = [(n, d, newest - last[n].seq if n in last else None) for n, d in found.items()]
     rows.sort(key=lambda r: (r[1], r[2] if r[2] is not None else 1 << 30, r[0]))
     return rows[:MAX_NEIGHBOURS]
 
@@ -515,7 +515,7 @@ def _visible_to(view: WorldView, pov: str) -> set[str]:
     loc = (me.get("state") or {}).get("location")
     if isinstance(loc, str):
         seen.add(loc)
-        there = {n for n, _ in view.catalog().search_nodes([loc], 100_000)} | set(view.edits)
+        there = {hit.id for hit in view.catalog().search_nodes([loc], 100_000)} | set(view.edits)
         for n in sorted(there):
             node = view.get(n) if n not in seen else None
             if node is not None and (node.get("state") or {}).get("location") == loc:

@@ -138,7 +138,7 @@ def _plain_merge(wr: WorldRepo, c: Commit, head: Commit) -> tuple[list[str], lis
     replay the events that came after it."""
     first, second = c.parent_ids[0], c.parent_ids[1]
     names = branches.at_commit(wr, second)  # local ones first: the nicest name for it
-    theirs = names[0][1] if names else second[:12]
+    theirs = names[0] if names else second[:12]
     fix = [f"narr reset {first[:12]}", f"narr merge {theirs}"]
     after = sum(1 for _ in history.first_parent(head, stop=c.id))
     if after:

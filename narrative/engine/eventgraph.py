@@ -10,66 +10,19 @@ chain's rows into networkx for the questions asked of it (ancestors, paths).
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from narrative import fields
 from narrative.store import history
+from narrative.store.catalog import EventInfo, Write
 from narrative.store.worldrepo import WorldRepo
+
+__all__ = ["EventInfo", "Story", "Write", "end_reason", "ended", "tip_of"]
 
 if TYPE_CHECKING:
     import networkx as nx
 
     from narrative.store.objects import Commit
-
-
-@dataclass(frozen=True)
-class EventInfo:
-    """One commit of the story line as the catalog describes it."""
-
-    commit: str
-    seq: int
-    id: str | None
-    kind: str
-    content: str
-    narrative: str | None
-    timestamp: str | None
-    created_at: str | None
-    close_scene: bool
-
-    def to_json(self) -> dict[str, Any]:
-        return {"commit": self.commit, "id": self.id, "kind": self.kind, "content": self.content,
-                "timestamp": self.timestamp}
-
-
-@dataclass(frozen=True)
-class Write:
-    """One recorded change on the chain; ``old``/``new`` are ABSENT when the field was not there."""
-
-    commit: str
-    seq: int
-    pos: int
-    source: str  # "diffusion" or "edit" (a hand edit the event recorded)
-    target: str
-    field: str
-    old: Any
-    new: Any
-
-    def change(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"target": self.target, "field": self.field}
-        if self.old is not fields.ABSENT:
-            out["old_value"] = self.old
-        if self.new is not fields.ABSENT:
-            out["new_value"] = self.new
-        return out
-
-
-def write_of(row: tuple[Any, ...]) -> Write:
-    commit, seq, pos, source, target, field, old, new = row
-    return Write(commit, seq, pos, source, target, field,
-                 json.loads(old) if old is not None else fields.ABSENT,
-                 json.loads(new) if new is not None else fields.ABSENT)
 
 
 def tip_of(wr: WorldRepo, rev: str | None = None) -> Commit | None:
@@ -96,7 +49,7 @@ class Story:
     @property
     def events(self) -> list[EventInfo]:
         if self._events is None:
-            self._events = [_info(r) for r in self.wr.catalog.chain_rows(self.tip)]
+            self._events = self.wr.catalog.chain_events(self.tip)
         return self._events
 
     @property
@@ -109,17 +62,16 @@ class Story:
         """One commit of the chain, without reading the whole chain."""
         if self._by_commit is not None:
             return self._by_commit[commit]
-        row = self.wr.catalog.commit_row(commit)
-        if row is None:
+        found = self.wr.catalog.event_info(commit)
+        if found is None:
             raise KeyError(commit)
-        return _info(row)
+        return found
 
     def first(self) -> EventInfo | None:
         """The oldest commit of the chain (its root, or the genesis ``init --here`` made)."""
         if self._events is not None:
             return self._events[-1] if self._events else None
-        row = self.wr.catalog.chain_first(self.tip)
-        return _info(row) if row is not None else None
+        return self.wr.catalog.chain_first(self.tip)
 
     @property
     def graph(self) -> nx.DiGraph:
@@ -131,20 +83,20 @@ class Story:
             g = nx.DiGraph()
             for e in reversed(self.events):
                 g.add_node(e.commit, seq=e.seq)
-            for commit, cause, kind, target, field in self.wr.catalog.chain_deps(self.tip):
-                if not g.has_edge(cause, commit):
-                    g.add_edge(cause, commit, reasons=[])
-                g.edges[cause, commit]["reasons"].append(
-                    {"kind": kind, "target": target, "field": field})
+            for dep in self.wr.catalog.chain_deps(self.tip):
+                if not g.has_edge(dep.cause, dep.commit):
+                    g.add_edge(dep.cause, dep.commit, reasons=[])
+                g.edges[dep.cause, dep.commit]["reasons"].append(
+                    {"kind": dep.kind, "target": dep.target, "field": dep.field})
             self._graph = g
         return self._graph
 
     def writes(self, target: str | None = None) -> list[Write]:
-        return [write_of(r) for r in self.wr.catalog.chain_writes(self.tip, target)]
+        return self.wr.catalog.chain_writes(self.tip, target)
 
     def writes_of(self, commit: str) -> list[Write]:
         """The changes one event of the chain recorded, hand edits first."""
-        return [write_of(r) for r in self.wr.catalog.commit_writes(commit, self.seq_of(commit))]
+        return self.wr.catalog.commit_writes(commit, self.seq_of(commit))
 
     def seq_of(self, commit: str) -> int:
         return self.event(commit).seq
@@ -159,12 +111,11 @@ class Story:
         rows = self.wr.catalog.ancestry_edges(self.tip, commit)
         seq: dict[str, int] = {}
         led: dict[str, list[tuple[int, str, str, str, str]]] = {}
-        for effect, effect_seq, cause, cause_seq, kind, target, field in sorted(
-                rows, key=lambda r: (r[0], r[2], r[5], r[6])):
-            seq[effect], seq[cause] = effect_seq, cause_seq
-            led.setdefault(cause, []).append((effect_seq, effect, kind, target, field))
+        for r in sorted(rows, key=lambda r: (r.effect, r.cause, r.target, r.field)):
+            seq[r.effect], seq[r.cause] = r.effect_seq, r.cause_seq
+            led.setdefault(r.cause, []).append((r.effect_seq, r.effect, r.kind, r.target, r.field))
         found = [c for c in led if c != commit]
-        infos = {e.commit: e for e in map(_info, self.wr.catalog.commit_rows(found))}
+        infos = {e.commit: e for e in self.wr.catalog.event_infos(found)}
         out = []
         for a in sorted(found, key=lambda c: -seq[c]):
             edges = sorted(led[a], key=lambda t: -t[0])  # stable: reasons keep their order
@@ -179,10 +130,6 @@ class Story:
             infos[commit] = self.event(commit)
         e = infos[commit]
         return {"id": e.id, "commit": e.commit, "content": e.content}
-
-
-def _info(r: tuple[Any, ...]) -> EventInfo:
-    return EventInfo(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]))
 
 
 def ended(wr: WorldRepo, node_id: str) -> tuple[EventInfo, str] | None:

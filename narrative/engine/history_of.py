@@ -16,7 +16,7 @@ from typing import Any
 
 from narrative import fields
 from narrative.diffusers.context import candidate_spans
-from narrative.engine.eventgraph import EventInfo, Story, Write, end_reason, tip_of, write_of
+from narrative.engine.eventgraph import EventInfo, Story, Write, end_reason, tip_of
 from narrative.errors import NotFoundError
 from narrative.ids import LAYERS, check_id, node_path, normalize_name
 from narrative.nodefile import load_trusted, names_of
@@ -118,8 +118,7 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None) -> NodeHistor
         for value in (w.old, w.new):
             if w.field == "" and isinstance(value, dict):
                 names |= names_of(value)
-    for row in wr.catalog.chain_pointing_at(tip.id, node_id):
-        w = write_of(row)
+    for w in wr.catalog.chain_pointing_at(tip.id, node_id):
         item = _incoming(w, node_id)
         if item is not None:
             slot(w.commit).changes.append(item)

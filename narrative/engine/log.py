@@ -77,9 +77,8 @@ class Entry:
             if self._wr is not None:
                 self._summary = history.summaries(self._wr, self.commit_id, 1)[0]
             else:
-                row = records.summary_row(self.commit_id, None, self.commit.message, self.raw)
-                self._summary = {"commit": row[0],
-                                 **dict(zip(records.SUMMARY_COLUMNS, row[1:], strict=True))}
+                self._summary = records.summary_row(self.commit_id, None, self.commit.message,
+                                                    self.raw).to_json()
         return self._summary
 
     def to_json(self) -> dict[str, Any]:

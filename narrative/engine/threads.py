@@ -86,8 +86,8 @@ def threads(wr: WorldRepo, at: str | None = None, *, include_resolved: bool = Fa
         view = WorldView(wr, head.tree, worktree.scan_for_reader(wr, head.tree))
     found, unknown = read_threads(wr, head, view)
     kept = found if include_resolved else [t for t in found if not t.resolved]
-    row = wr.catalog.commit_row(str(head.id))
-    return Threads(_event(row).to_json() if row else None, kept, unknown, len(found) - len(kept))
+    row = wr.catalog.event_info(head.id)
+    return Threads(row.to_json() if row else None, kept, unknown, len(found) - len(kept))
 
 
 def read_threads(wr: WorldRepo, head: Any, view: Any = None
@@ -104,9 +104,8 @@ def read_threads(wr: WorldRepo, head: Any, view: Any = None
         deps = sorted(d for t, d in edges_of(node) if t == DEPENDS_ON)
         last = None
         if node_id in moved:
-            row = cache.commit_row(moved[node_id][1])
-            assert row is not None
-            last = _event(row)
+            last = cache.event_info(moved[node_id].commit)
+            assert last is not None
         state = node.get("state") or {}
         payoff = state.get("payoff")
         out.append(Thread(
@@ -118,10 +117,6 @@ def read_threads(wr: WorldRepo, head: Any, view: Any = None
             edited=node_id in edited))
     out.sort(key=lambda t: (t.resolved, -t.events_since, t.id))
     return out, unknown
-
-
-def _event(row: tuple[Any, ...]) -> EventInfo:
-    return EventInfo(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], bool(row[8]))
 
 
 def _read(wr: WorldRepo, head: Any, view: Any

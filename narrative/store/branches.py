@@ -50,10 +50,10 @@ def remote_refs(wr: WorldRepo, remote: str | None = None) -> list[str]:
     return sorted(n for n in wr.repo.references if n.startswith(prefix) and not n.endswith("/HEAD"))
 
 
-def at_commit(wr: WorldRepo, commit_id: str) -> list[tuple[bool, str]]:
-    """``(remote?, name)`` of the branches (local and the remotes', as last fetched) that point
-    at ``commit_id``, local ones first: the names a user knows that commit by."""
-    out = []
+def at_commit(wr: WorldRepo, commit_id: str) -> list[str]:
+    """The branches (local, then the remotes' as last fetched: ``origin/alt``) that point at
+    ``commit_id``, each group sorted: the names a user knows that commit by."""
+    out: list[tuple[bool, str]] = []
     for ref in wr.repo.references:
         remote = ref.startswith(REMOTE_HEADS)
         if not (ref.startswith(HEADS) or remote) or ref.endswith("/HEAD"):
@@ -61,4 +61,4 @@ def at_commit(wr: WorldRepo, commit_id: str) -> list[tuple[bool, str]]:
         found = peel_commit(wr, ref)
         if found is not None and found.id == commit_id:
             out.append((remote, ref.removeprefix(HEADS).removeprefix(REMOTE_HEADS)))
-    return sorted(out)
+    return [name for _, name in sorted(out)]

@@ -74,7 +74,7 @@ LARGE_COMMIT = 16 * 1024
 
 def summaries(wr: WorldRepo, start: str, limit: int | None = None, *,
               since: str | None = None) -> list[dict[str, Any]]:
-    """One-line summaries (:data:`~narrative.store.records.SUMMARY_COLUMNS` and ``commit``) of
+    """One-line summaries (:class:`~narrative.store.records.Summary`, as JSON) of
     ``start`` and its first parents, newest first, at most ``limit``, stopping at the first
     that ``since`` reaches.
 
@@ -86,7 +86,7 @@ def summaries(wr: WorldRepo, start: str, limit: int | None = None, *,
     import sqlite3
 
     out: list[dict[str, Any]] = []
-    fresh: list[tuple[Any, ...]] = []
+    fresh: list[records.Summary] = []
     odb = wr.repo.odb
     current: str | None = start
     try:
@@ -99,12 +99,11 @@ def summaries(wr: WorldRepo, start: str, limit: int | None = None, *,
             if large:
                 row = wr.catalog.summaries([current]).get(current)
             if row is None:
-                full = summary_row_of(wr.repo[oid].peel(pygit2.Commit))
+                row = summary_row_of(wr.repo[oid].peel(pygit2.Commit))
                 if large:
-                    fresh.append(full)
-                row = full[1:]
-            out.append({"commit": current, **dict(zip(records.SUMMARY_COLUMNS, row, strict=True))})
-            current = row[0]
+                    fresh.append(row)
+            out.append(row.to_json())
+            current = row.parent
     finally:
         if fresh:  # a cache: a reader that cannot write it (a busy or full disk) still answers
             with contextlib.suppress(sqlite3.Error):
@@ -125,7 +124,7 @@ def content_of(wr: WorldRepo, commit: Commit | str) -> str:
     return str(s["content"])
 
 
-def summary_row_of(commit: Commit | pygit2.Commit) -> tuple[Any, ...]:
+def summary_row_of(commit: Commit | pygit2.Commit) -> records.Summary:
     git = git_commit(commit)
     ids = git.parent_ids
     return records.summary_row(str(git.id), str(ids[0]) if ids else None, git.message)

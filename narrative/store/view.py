@@ -23,7 +23,7 @@ from narrative.store.worktree import HandEdit, HandEdits
 from narrative.store.worldrepo import WorldRepo
 
 if TYPE_CHECKING:
-    from narrative.store.catalog import Catalog
+    from narrative.store.catalog import Catalog, NodeRow
 
 
 class WorldView:
@@ -145,7 +145,8 @@ class WorldView:
     def incoming(self, ids: Collection[str]) -> list[tuple[str, str, str]]:
         """``(source, type, target)`` of relations in the edited world that point into ``ids``."""
         edited = self.hand.edits
-        out = {row for row in self.catalog().incoming(ids) if row[0] not in edited}
+        out: set[tuple[str, str, str]] = {
+            row for row in self.catalog().incoming(ids) if row.src not in edited}
         for node_id, node in self._edited_nodes():
             out.update((node_id, rtype, dst) for rtype, dst in edges_of(node) if dst in ids)
         return sorted(out)
@@ -153,22 +154,26 @@ class WorldView:
     def outgoing(self, ids: Collection[str]) -> list[tuple[str, str, str]]:
         """``(source, type, target)`` of relations in the edited world that leave ``ids``."""
         edited = self.hand.edits
-        out = {row for row in self.catalog().outgoing(ids) if row[0] not in edited}
+        out: set[tuple[str, str, str]] = {
+            row for row in self.catalog().outgoing(ids) if row.src not in edited}
         for node_id in ids:
             node = self.hand.edits[node_id].new if node_id in edited else None
             if node is not None:
                 out.update((node_id, rtype, dst) for rtype, dst in edges_of(node))
         return sorted(out)
 
-    def rows_of(self, ids: Collection[str]) -> dict[str, tuple[str, str, str, str, str]]:
-        """Id -> ``(id, layer, kind, name, lifecycle)`` for each of ``ids`` in the edited world."""
+    def rows_of(self, ids: Collection[str]) -> dict[str, NodeRow]:
+        """Id -> the listing row of each of ``ids`` in the edited world."""
+        from narrative.store.catalog import NodeRow
+
         edited = self.hand.edits
-        out = {row[0]: row for row in self.catalog().rows_of(ids) if row[0] not in edited}
+        out = {row.id: row for row in self.catalog().rows_of(ids) if row.id not in edited}
         for node_id in ids:
             node = edited[node_id].new if node_id in edited else None
             if node is not None:
-                out[node_id] = (node_id, str(node.get("layer", "")), str(node.get("kind", "")),
-                                str(node.get("name", "")), str(node.get("lifecycle", "permanent")))
+                out[node_id] = NodeRow(node_id, str(node.get("layer", "")),
+                                       str(node.get("kind", "")), str(node.get("name", "")),
+                                       str(node.get("lifecycle", "permanent")))
         return out
 
     def ids_of_kind(self, kinds: Collection[str]) -> list[str]:
@@ -180,7 +185,8 @@ class WorldView:
 
     def names_in_layer(self, layer: str) -> list[tuple[str, str]]:
         edited = self.hand.edits
-        out = [row for row in self.catalog().names_in_layer(layer) if row[1] not in edited]
+        out: list[tuple[str, str]] = [row for row in self.catalog().names_in_layer(layer)
+                                      if row.id not in edited]
         for node_id, node in self._edited_nodes():
             if node.get("layer") == layer:
                 out.extend((norm, node_id) for norm in sorted(names_of(node)))
