@@ -1,0 +1,61 @@
+"""The catalog's one transaction, ``atomic()``, and its named rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from narrative.store.catalog import Catalog, Edge, NodeRow
+from narrative.store.worldrepo import WorldRepo
+
+
+class Boom(Exception):
+    pass
+
+
+def events(cat: Catalog) -> set[str]:
+    return {row.event_id for row in cat.find_events("")}
+
+
+def test_a_block_that_raises_writes_nothing(tmp_path: Path) -> None:
+    cat = Catalog(tmp_path / "catalog.sqlite")
+    with pytest.raises(Boom), cat.atomic() as db:
+        db.execute("INSERT INTO events VALUES ('e1', 'c1')")
+        raise Boom
+    assert events(cat) == set() and not cat.db.in_transaction
+    with cat.atomic() as db:
+        db.execute("INSERT INTO events VALUES ('e2', 'c2')")
+    assert events(cat) == {"e2"}
+    cat.close()
+
+
+def test_nested_it_is_a_savepoint(tmp_path: Path) -> None:
+    """An inner block that raises is undone alone; the outer one still commits, and a change
+    made inside a larger one (remember_event inside a transaction) commits with it."""
+    cat = Catalog(tmp_path / "catalog.sqlite")
+    with cat.atomic() as db:
+        db.execute("INSERT INTO events VALUES ('outer', 'c0')")
+        with pytest.raises(Boom), cat.atomic():
+            db.execute("INSERT INTO events VALUES ('inner', 'c1')")
+            raise Boom
+        cat.remember_event("joined", "c2")
+        assert db.in_transaction
+    assert events(cat) == {"outer", "joined"}
+    with pytest.raises(Boom), cat.atomic():
+        cat.remember_event("lost", "c3")
+        raise Boom
+    assert "lost" not in events(cat)
+    cat.close()
+
+
+def test_rows_are_named(world: Path) -> None:
+    with WorldRepo.open(world) as wr:
+        head = wr.head_commit()
+        assert head is not None
+        cat = wr.catalog_at(head.tree)
+        row = next(r for r in cat.listing() if r.id == "lin-yuan")
+        assert isinstance(row, NodeRow) and (row.layer, row.kind) == ("character", "person")
+        edges = cat.outgoing(["lin-yuan"])
+        assert edges and all(isinstance(e, Edge) and e.src == "lin-yuan" for e in edges)
+        assert {n.id for n in cat.names_in_layer("character")} >= {"lin-yuan"}
