@@ -38,7 +38,7 @@ _API = frozenset({
     "ImportResult", "import_bible",
     "AdoptResult", "adopt",
     "log_of", "node_log", "drop_chain",
-    "Conflict", "MergeResult", "merge", "abort_merge", "merge_conflicts", "continue_merge",
+    "FieldConflict", "MergeResult", "merge", "abort_merge", "merge_conflicts", "continue_merge",
     "resolve_conflict",
     "clone", "CloneResult", "pull", "PullResult", "push", "PushResult", "list_remote_branches",
     "EventView", "WorldView", "event_view", "world_view",

@@ -50,7 +50,7 @@ from narrative.engine.graphs import Connection, GraphExport, connect, export_gra
 from narrative.engine.history_of import NodeHistory, history_of
 from narrative.engine.init import InitResult, init_world
 from narrative.engine.log import Entry, log, log_of, node_log, show
-from narrative.engine.merge import Conflict, MergeResult, continue_merge, merge
+from narrative.engine.merge import MergeResult, continue_merge, merge
 from narrative.engine.merge import abort as abort_merge
 from narrative.engine.merge import conflicts as merge_conflicts
 from narrative.engine.merge import resolve as resolve_conflict
@@ -80,6 +80,7 @@ from narrative.errors import (
     NotFoundError,
     NothingToDoError,
 )
+from narrative.fields import FieldConflict
 from narrative.model import (
     Change,
     CreateOp,
@@ -128,7 +129,6 @@ __all__ = [
     "CheckReport",
     "CloneResult",
     "Codex",
-    "Conflict",
     "ConflictError",
     "Connection",
     "ContinuityError",
@@ -144,6 +144,7 @@ __all__ = [
     "EventResult",
     "EventView",
     "ExpireOp",
+    "FieldConflict",
     "Finding",
     "GraphExport",
     "ImportResult",

@@ -51,6 +51,7 @@ from narrative.errors import (
     NotFoundError,
     NothingToDoError,
 )
+from narrative.fields import MERGE_SPELLING, FieldConflict
 from narrative.ids import new_event_id, parse_node_path
 from narrative.model import Change, EventRecord
 from narrative.nodefile import NodeDict, as_node_dict, validate
@@ -67,38 +68,12 @@ WHOLE_NODE = ""
 
 
 @dataclass
-class Conflict:
-    node: str
-    field: str  # a JSON pointer; "" is the whole node
-    base: Any
-    ours: Any
-    theirs: Any
-
-    @property
-    def key(self) -> str:
-        return mergestate.resolution_key(self.node, self.field)
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"node": self.node, "field": self.field}
-        for name in ("base", "ours", "theirs"):  # a key left out: the value is absent
-            value = getattr(self, name)
-            if value is not ABSENT:
-                out[name] = value
-        return out
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Conflict:
-        return cls(data["node"], data["field"], data.get("base", ABSENT),
-                   data.get("ours", ABSENT), data.get("theirs", ABSENT))
-
-
-@dataclass
 class MergeResult:
     branch: str
     commit: str | None = None
     fast_forward: bool = False
     record: EventRecord | None = None
-    conflicts: list[Conflict] = field(default_factory=list)
+    conflicts: list[FieldConflict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     joined: list[dict[str, str]] = field(default_factory=list)  # see :func:`_joins`
     kept_edits: list[str] = field(default_factory=list)  # nodes whose hand edits stay uncommitted
@@ -114,7 +89,7 @@ class MergeResult:
 @dataclass
 class _Plan:
     finals: dict[str, NodeDict | None]  # node id -> merged node (None: gone), where it differs
-    conflicts: list[Conflict]
+    conflicts: list[FieldConflict]
     resolved: set[str]  # keys of the conflicts whose resolution is in ``finals``
     joined: list[dict[str, str]] = field(default_factory=list)
 
@@ -131,14 +106,14 @@ def _overlaps(a: str, b: str) -> bool:
 
 
 def merge_node(node_id: str, base: NodeDict | None, ours: NodeDict | None,
-               theirs: NodeDict | None) -> tuple[NodeDict | None, list[Conflict]]:
+               theirs: NodeDict | None) -> tuple[NodeDict | None, list[FieldConflict]]:
     """The merged node (ours where there is a conflict) and the conflicts."""
     if fields.same(_v(ours), _v(theirs)) or fields.same(_v(base), _v(theirs)):
         return ours, []
     if fields.same(_v(base), _v(ours)):
         return theirs, []
     if ours is None or theirs is None:
-        return ours, [Conflict(node_id, WHOLE_NODE, _v(base), _v(ours), _v(theirs))]
+        return ours, [FieldConflict(node_id, WHOLE_NODE, _v(base), _v(ours), _v(theirs))]
     # Made on both sides: the base is a node of defaults (empty containers, no aliases), so
     # a field one side left at its default takes the other's value, and state fields and
     # relation edges merge one by one (a conflict's base is absent), not as wholes.
@@ -148,7 +123,7 @@ def merge_node(node_id: str, base: NodeDict | None, ours: NodeDict | None,
     mine = fields.diff(node_id, start, ours)
     other = fields.diff(node_id, start, theirs)
     merged: dict[str, Any] = copy.deepcopy(dict(ours))
-    conflicts: list[Conflict] = []
+    conflicts: list[FieldConflict] = []
     clean: list[Change] = []
     for ch in other:
         if base is None and ch.field == "/created_by_event":
@@ -162,7 +137,7 @@ def merge_node(node_id: str, base: NodeDict | None, ours: NodeDict | None,
         where = min([ch.field, *(m.field for m in clash)], key=len)
         if any(c.field == where for c in conflicts):
             continue
-        conflicts.append(Conflict(node_id, where, fields.get(start, where),
+        conflicts.append(FieldConflict(node_id, where, fields.get(start, where),
                                   fields.get(ours, where), fields.get(theirs, where)))
     nodes: dict[str, Any] = {node_id: merged}
     problems = fields.apply_changes(nodes, clean, verify_old=False)
@@ -175,7 +150,7 @@ def _v(node: Any) -> Any:
     return ABSENT if node is None else node
 
 
-def _resolve_into(node: NodeDict | None, c: Conflict, value: Any) -> NodeDict | None:
+def _resolve_into(node: NodeDict | None, c: FieldConflict, value: Any) -> NodeDict | None:
     if c.field == WHOLE_NODE:
         return None if value is ABSENT else as_node_dict(dict(value))
     if node is None:
@@ -246,16 +221,17 @@ def _plan(wr: WorldRepo, base: Commit, ours: Commit, theirs: Commit,
         return _folded(out, found, node("ours", node_id)) if src != node_id else out
 
     finals: dict[str, NodeDict | None] = {}
-    conflicts: list[Conflict] = []
+    conflicts: list[FieldConflict] = []
     resolved: set[str] = set()
     for node_id in sorted((other - set(joins)) | set(joins.values())):
         o = node("ours", node_id) if node_id in mine or carried or flipped else node(
             "base", node_id)
         merged, found = merge_node(node_id, node("base", node_id), o, their(node_id))
         for c in found:
-            if c.key in resolutions:
-                merged = _resolve_into(merged, c, _stored(resolutions[c.key]))
-                resolved.add(c.key)
+            key = mergestate.resolution_key(c.node, c.field)
+            if key in resolutions:
+                merged = _resolve_into(merged, c, _stored(resolutions[key]))
+                resolved.add(key)
         conflicts.extend(found)
         if not fields.same(_v(merged), _v(raw("ours", node_id) if flipped else o)):
             finals[node_id] = merged
@@ -476,29 +452,26 @@ def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeR
         result.kept_edits = sorted(scan.edits)
         if plan.conflicts:
             state = {"branch": branch, "ours": head.id, "theirs": theirs.id,
-                     "base": base.id, "conflicts": [c.to_json() for c in plan.conflicts],
+                     "base": base.id, "conflicts": [c.to_json(MERGE_SPELLING) for c in plan.conflicts],
                      "resolutions": {}}
             mergestate.save(wr, state)
             raise _conflict_error(branch, plan.conflicts)
         return _seal(wr, head, theirs, branch, plan, result, when)
 
 
-def _conflict_error(branch: str, conflicts: list[Conflict]) -> ConflictError:
+def _conflict_error(branch: str, conflicts: list[FieldConflict]) -> ConflictError:
     n = len(conflicts)
     return ConflictError(
         f"merging {branch} stopped on {n} conflict{'s' if n != 1 else ''}; nothing was committed",
-        conflicts=[c.to_json() for c in conflicts],
-        details=[conflict_line(c.to_json()) for c in conflicts],
+        conflicts=[c.to_json(MERGE_SPELLING) for c in conflicts],
+        details=[c.line(MERGE_SPELLING) for c in conflicts],
         hint="narr resolve NODE FIELD --ours|--theirs|--value JSON for each, then "
              "narr merge --continue (or narr merge --abort)")
 
 
 def conflict_line(c: dict[str, Any]) -> str:
-    def val(key: str) -> str:
-        return fields.show(c[key]) if key in c else "(absent)"
-
-    return (f"{c['node']} {c['field'] or '(whole node)'}: base {val('base')}, "
-            f"ours {val('ours')}, theirs {val('theirs')}")
+    """The text line of a conflict as merge.json and ``--json`` spell it."""
+    return FieldConflict.from_json(MERGE_SPELLING, c).line(MERGE_SPELLING)
 
 
 def _seal(wr: WorldRepo, head: Commit, theirs: Commit, branch: str, plan: _Plan,
@@ -590,7 +563,8 @@ def continue_merge(wr: WorldRepo, *, when: datetime | None = None) -> MergeResul
         plan = _plan(wr, base, head, theirs, state["resolutions"])
         scan = _keep_hand_edits(wr, head, state["branch"], set(plan.finals),
                                 _after(wr, head, plan))
-        missing = [c for c in plan.conflicts if c.key not in plan.resolved]
+        missing = [c for c in plan.conflicts
+                   if mergestate.resolution_key(c.node, c.field) not in plan.resolved]
         if missing:  # the worlds are what they were, so this is only a damaged state file
             raise _conflict_error(state["branch"], missing)
         result = MergeResult(state["branch"], warnings=recovered, kept_edits=sorted(scan.edits))

@@ -19,6 +19,7 @@ from narrative.delta.request import EventRequest
 from narrative.engine.event import EventResult, run_event
 from narrative.engine.setaside import user_changes
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError
+from narrative.fields import REPLAY_SPELLING, FieldConflict
 from narrative.ids import EVENT_ID_RE
 from narrative.model import (
     Change,
@@ -289,8 +290,8 @@ def _replay_events(wr: WorldRepo, commits: list[Commit], result: ReplayResult,
             result.conflict = ConflictError(
                 f"replay stopped at event {i} of {len(commits)} ({rec.content!r}): "
                 f"{len(conflicts)} field(s) changed since it was recorded",
-                conflicts=conflicts,
-                details=[_conflict_line(c) for c in conflicts],
+                conflicts=[c.to_json(REPLAY_SPELLING) for c in conflicts],
+                details=[c.line(REPLAY_SPELLING) for c in conflicts],
                 hint="the events before it are replayed; resolve by hand and carry on with "
                      "new events, or reset and replay again",
             )
@@ -351,7 +352,7 @@ def ops_from_changes(changes: list[Change]) -> list[Op]:
 
 
 def _conflicts(wr: WorldRepo, head: Commit, rec: EventRecord, *, diffusions: bool
-               ) -> tuple[list[dict[str, Any]], list[Change], list[Change]]:
+               ) -> tuple[list[FieldConflict], list[Change], list[Change]]:
     """Fields where the world no longer holds what the event recorded as the old value,
     and the recorded edits and diffusions still to apply (those not already in the world).
 
@@ -362,7 +363,7 @@ def _conflicts(wr: WorldRepo, head: Commit, rec: EventRecord, *, diffusions: boo
     scan.raise_problems()
     view = WorldView(wr, head.tree, scan)
     nodes: dict[str, NodeDict | None] = {}
-    out: list[dict[str, Any]] = []
+    out: list[FieldConflict] = []
     todo: dict[str, list[Change]] = {"edit": [], "diffusion": []}
     groups: list[tuple[str, list[Change]]] = [("edit", list(rec.edits))]
     if diffusions:
@@ -372,32 +373,15 @@ def _conflicts(wr: WorldRepo, head: Commit, rec: EventRecord, *, diffusions: boo
             if ch.target not in nodes:
                 nodes[ch.target] = view.get(ch.target)
             now = fields.value_in(nodes[ch.target], ch.field)
-            old = ch.old
-            new = ch.new
-            if fields.same(now, new):
+            if fields.same(now, ch.new):
                 continue
-            if not fields.same(now, old):
-                item: dict[str, Any] = {"event": rec.id, "content": rec.content, "kind": kind,
-                                        "target": ch.target, "field": ch.field}
-                if ch.has_old:
-                    item["recorded_old"] = ch.old_value
-                if ch.has_new:
-                    item["recorded_new"] = ch.new_value
-                if now is not fields.ABSENT:
-                    item["current"] = now
-                out.append(item)
+            if not fields.same(now, ch.old):
+                out.append(FieldConflict(ch.target, ch.field, base=ch.old, ours=now, theirs=ch.new,
+                                         event=rec.id, content=rec.content, kind=kind))
                 continue
             fields.apply_changes(nodes, [ch], verify_old=False)
             todo[kind].append(ch)
     return out, todo["edit"], todo["diffusion"]
-
-
-def _conflict_line(c: dict[str, Any]) -> str:
-    def val(key: str) -> str:
-        return fields.show(c[key]) if key in c else "(absent)"
-
-    return (f"{c['target']} {c['field'] or '(whole node)'}: recorded {val('recorded_old')} → "
-            f"{val('recorded_new')}, now {val('current')}")
 
 
 def _restorable(scan: worktree.HandEdits, first: Commit) -> bool:

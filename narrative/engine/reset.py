@@ -19,6 +19,7 @@ from typing import Any
 from narrative import fields
 from narrative.engine import nodes, setaside
 from narrative.errors import InvalidInputError, InvalidWorldError, NotFoundError, NothingToDoError
+from narrative.fields import SET_ASIDE_SPELLING, FieldConflict
 from narrative.ids import check_id
 from narrative.model import Change, EventRecord
 from narrative.nodefile import NodeDict
@@ -39,7 +40,7 @@ class ResetResult:
     undone: list[dict[str, Any]] = field(default_factory=list)
     restored: list[Change] = field(default_factory=list)
     carried: list[Change] = field(default_factory=list)
-    collisions: list[dict[str, Any]] = field(default_factory=list)
+    collisions: list[FieldConflict] = field(default_factory=list)
     set_aside: str | None = None
     abandoned: str | None = None
     kept_paths: list[str] = field(default_factory=list)
@@ -52,7 +53,8 @@ class ResetResult:
             "undone": self.undone,
             "restored_edits": [c.model_dump(mode="json") for c in self.restored],
             "carried_edits": [c.model_dump(mode="json") for c in self.carried],
-            "collisions": self.collisions, "set_aside": self.set_aside,
+            "collisions": [c.to_json(SET_ASIDE_SPELLING) for c in self.collisions],
+            "set_aside": self.set_aside,
             "abandoned": self.abandoned, "kept_paths": self.kept_paths,
         }
 
@@ -135,7 +137,7 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
                 nodes = _apply_restored(target_view, restored)
 
         carried: list[Change] = []
-        collisions: list[dict[str, Any]] = []
+        collisions: list[FieldConflict] = []
         raw_overrides: dict[str, bytes | None] = {}
         if keep_edits:
             carried = setaside.user_changes(scan)
@@ -151,7 +153,7 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
 
         # Everything is decided; keep what the move would otherwise lose, then move.
         saved = None
-        uncarried = [c for c in collisions if c.get("note") == setaside.NODE_GONE]
+        uncarried = [c for c in collisions if c.note == setaside.NODE_GONE]
         if uncarried:  # edits to nodes the target does not have: keep them all, set aside
             kept = refs.set_aside(wr, head, scan, f"reset to {rev or 'before ' + str(before)}: "
                                   "edits to nodes that do not exist there", when)

@@ -19,6 +19,7 @@ from typing import Any
 from narrative import fields
 from narrative.delta.world import World
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError
+from narrative.fields import SET_ASIDE_SPELLING, FieldConflict
 from narrative.ids import Layout, parse_node_path
 from narrative.model import Change
 from narrative.nodefile import NodeDict, dump
@@ -34,7 +35,7 @@ class Carried:
 
     nodes: dict[str, NodeDict | None] = field(default_factory=dict)
     raw: dict[str, bytes | None] = field(default_factory=dict)
-    collisions: list[dict[str, Any]] = field(default_factory=list)
+    collisions: list[FieldConflict] = field(default_factory=list)
 
 
 NODE_GONE = "the node no longer exists"
@@ -57,13 +58,15 @@ def carry(changes: list[Change], target: World, into: dict[str, NodeDict | None]
     for ch in changes:
         node = current(ch.target)
         if node is None and ch.field != "":
-            out.collisions.append(_collision(ch, fields.ABSENT, note=NODE_GONE))
+            out.collisions.append(FieldConflict(ch.target, ch.field, base=ch.old,
+                                                theirs=ch.new, note=NODE_GONE))
             continue
         now = fields.value_in(node, ch.field)
         if fields.same(now, ch.new):
             continue
         if not fields.same(now, ch.old):
-            out.collisions.append(_collision(ch, now))
+            out.collisions.append(FieldConflict(ch.target, ch.field, base=ch.old, ours=now,
+                                                theirs=ch.new))
         if ch.field == "":
             out.nodes[ch.target] = copy.deepcopy(ch.new) if ch.has_new else None
             continue
@@ -78,27 +81,9 @@ def carry(changes: list[Change], target: World, into: dict[str, NodeDict | None]
 
 
 def _collision_line(c: dict[str, Any]) -> str:
-    if "path" in c:
+    if "path" in c:  # a file that is no node: compared byte for byte, no field to name
         return f"{c['path']}: {c['note']}"
-    where = f"{c['target']} {c['field'] or '(whole node)'}"
-    if c.get("note"):
-        return f"{where}: {c['note']}"
-    return (f"{where}: was {fields.show(c.get('base', fields.ABSENT))}, now "
-            f"{fields.show(c.get('current', fields.ABSENT))}, set aside "
-            f"{fields.show(c.get('yours', fields.ABSENT))}")
-
-
-def _collision(ch: Change, now: Any, note: str | None = None) -> dict[str, Any]:
-    item: dict[str, Any] = {"target": ch.target, "field": ch.field}
-    if ch.has_old:
-        item["base"] = ch.old_value
-    if now is not fields.ABSENT:
-        item["current"] = now
-    if ch.has_new:
-        item["yours"] = ch.new_value
-    if note:
-        item["note"] = note
-    return item
+    return FieldConflict.from_json(SET_ASIDE_SPELLING, c).line(SET_ASIDE_SPELLING)
 
 
 def overrides_for(target: World, nodes: dict[str, NodeDict | None]) -> dict[str, bytes | None]:
@@ -272,8 +257,8 @@ def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
             now = scan.raw.get(path, head.tree.blob_id(path))
             if now != item.base.tree.blob_id(path):
                 raw_collisions.append({"path": path, "note": "changed since it was set aside"})
-        collisions = carried.collisions + raw_collisions
-        gone = [c for c in carried.collisions if c.get("note") == NODE_GONE]
+        collisions = [c.to_json(SET_ASIDE_SPELLING) for c in carried.collisions] + raw_collisions
+        gone = [c.to_json(SET_ASIDE_SPELLING) for c in carried.collisions if c.note == NODE_GONE]
         if gone:
             raise ConflictError(
                 f"{len(gone)} set-aside change(s) are to nodes that no longer exist: "
