@@ -285,19 +285,21 @@ def value_in(node: Any, field: str) -> Any:
     return node if field == "" else get(node, field)
 
 
-def parse_field(text: str, *, what: str = "field") -> str:
+def parse_field(text: str, *, what: str | None = None) -> str:
     """The JSON pointer a user means by ``text``: ``/state/mood`` as it is, the dotted
     ``state.mood`` made one (``""`` is the whole node). Every command reads a field with
     this, so no command takes one spelling and refuses the other.
 
-    Raises ValueError naming ``what`` for a field with an empty name in it (``state..mood``,
-    ``/state/``).
+    A field with an empty name in it (``state..mood``, ``/state/``) is refused; the message
+    starts with ``what`` (default: the field as typed).
     """
     if text == "":
         return ""
     ptr = text if text.startswith("/") else pointer(*text.split("."))
     if any(token == "" for token in split(ptr)):
-        raise ValueError(f"{what} {text!r}: empty field name in the path")
+        from narrative.errors import InvalidInputError
+
+        raise InvalidInputError(f"{what or f'field {text!r}'}: empty field name in the path")
     return ptr
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from narrative import fields
@@ -13,6 +15,7 @@ from narrative.fields import (
     SET_ASIDE_SPELLING,
     FieldConflict,
 )
+from tests.helpers import CLI
 
 SPELLINGS = [MERGE_SPELLING, REPLAY_SPELLING, REVERT_SPELLING, SET_ASIDE_SPELLING]
 
@@ -48,3 +51,38 @@ def test_the_lines_name_the_three_values() -> None:
     assert c.line(MERGE_SPELLING) == ('black-ring /state/warmth: base "cold", ours "hot", '
                                       'theirs "warm"')
     assert c.line(REVERT_SPELLING) == 'black-ring /state/warmth: the event wrote "cold", now "hot"'
+
+
+@pytest.mark.parametrize(("typed", "pointer"), [
+    ("state.mood", "/state/mood"), ("/state/mood", "/state/mood"), ("", ""),
+    ("relations.holds.black-ring", "/relations/holds/black-ring"), ("state.a/b", "/state/a~1b"),
+])
+def test_one_field_parser(typed: str, pointer: str) -> None:
+    assert fields.parse_field(typed) == pointer
+
+
+@pytest.mark.parametrize("typed", ["state..mood", "/state/", "state.", ".state"])
+def test_an_empty_field_name_is_refused(typed: str) -> None:
+    from narrative.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match="empty field name"):
+        fields.parse_field(typed)
+
+
+def test_every_command_takes_the_dotted_field(narr: CLI, world: Path) -> None:
+    """``narr resolve su-qing state.mood`` resolves the conflict on ``/state/mood``, as get,
+    why and --set take either spelling."""
+    narr("branch", "alt")
+    narr("event", "Here", "--set", "su-qing.state.mood=angry", "--set", "lin-yuan.state.mood=a")
+    narr("switch", "alt")
+    narr("event", "There", "--set", "su-qing/state/mood=calm", "--set", "lin-yuan.state.mood=b")
+    narr("switch", "main")
+    narr("merge", "alt", expect=14)
+    left = narr.json("resolve", "su-qing", "state.mood", "--theirs")["unresolved"]
+    assert left == 1
+    assert narr.json("resolve", "lin-yuan", "/state/mood", "--ours")["unresolved"] == 0
+    narr("resolve", "su-qing", "state..mood", "--ours", expect=12)
+    narr("merge", "--continue")
+    assert narr.json("get", "su-qing", "state.mood") == narr.json("get", "su-qing", "/state/mood")
+    assert narr.json("why", "su-qing", "state.mood")["value"] == "calm"
+    assert narr.json("why", "su-qing", "/state/mood")["value"] == "calm"

@@ -112,10 +112,8 @@ def parse_target_field(spec: str, flag: str, names: NodeNames | None = None,
         node_id = node_text
     else:
         node_id = _resolver(names, created)(node_text, f"{flag} {spec!r}")
-    ptr = rest if rest.startswith("/") else fields.pointer(*rest[1:].split("."))
-    if any(t == "" for t in fields.split(ptr)):
-        raise InvalidInputError(f"{flag} {spec!r}: empty field name in the path")
-    return node_id, ptr
+    return node_id, fields.parse_field(rest if rest.startswith("/") else rest[1:],
+                                       what=f"{flag} {spec!r}")
 
 
 def parse_set(spec: str, names: NodeNames | None = None, created: Collection[str] = ()) -> SetOp:

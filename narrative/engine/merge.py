@@ -521,7 +521,12 @@ def conflicts(wr: WorldRepo) -> dict[str, Any]:
 
 def resolve(wr: WorldRepo, node: str, field_: str, *, take: str | None = None,
             value: Any = ABSENT) -> dict[str, Any]:
-    """Choose a conflict's outcome: ``take`` "ours" or "theirs", or an explicit ``value``."""
+    """Choose a conflict's outcome: ``take`` "ours" or "theirs", or an explicit ``value``.
+
+    ``field_`` is a JSON pointer or the dotted form (``state.mood``), as every command
+    takes a field (:func:`narrative.fields.parse_field`); ``""`` is the whole node.
+    """
+    field_ = fields.parse_field(field_)
     with move.writing(wr):
         state = _require_state(wr)
         found = [c for c in state["conflicts"] if c["node"] == node and c["field"] == field_]

@@ -18,13 +18,6 @@ from narrative.store.move import finish_interrupted
 from narrative.store.worldrepo import WorldRepo
 
 
-def parse_field(text: str) -> str:
-    """A JSON pointer from ``/state/location`` or the dotted ``state.location``."""
-    if text.startswith("/") or text == "":
-        return text
-    return fields.pointer(*text.split("."))
-
-
 def get_node(wr: WorldRepo, node_id: str, at: str | None = None) -> tuple[str, NodeDict]:
     """``(path, node)``: from the working tree (hand edits included), or at a revision."""
     check_id(node_id)
@@ -66,7 +59,7 @@ def get_value(wr: WorldRepo, node_id: str, field: str | None = None,
     _, node = get_node(wr, node_id, at)
     if not field:
         return node
-    ptr = parse_field(field)
+    ptr = fields.parse_field(field)
     value = fields.get(node, ptr)
     if value is fields.ABSENT:
         raise NotFoundError(f"{node_id} has no field {ptr}")

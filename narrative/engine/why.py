@@ -15,7 +15,7 @@ from typing import Any
 
 from narrative import fields
 from narrative.engine.eventgraph import EventInfo, Story, Write, tip_of
-from narrative.engine.nodes import get_node, parse_field
+from narrative.engine.nodes import get_node
 from narrative.errors import NotFoundError
 from narrative.store.worldrepo import WorldRepo
 
@@ -64,7 +64,7 @@ def _relevant(w: Write, ptr: str) -> bool:
 
 
 def why(wr: WorldRepo, node_id: str, field_text: str, at: str | None = None) -> WhyResult:
-    ptr = parse_field(field_text)
+    ptr = fields.parse_field(field_text)
     tip = tip_of(wr, at)
     if tip is None:
         raise NotFoundError("the story has no events yet")
