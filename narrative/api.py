@@ -6,7 +6,7 @@ Everything a ``narr`` command does is one call here, on a world opened once::
 
     world = narr.open_world("my-world")
     narr.event(world, "Lin Yuan walks to the ferry",
-               narr.SetOp(op="set", target="lin-yuan", field="/state/location", value="ferry"))
+               narr.SetOp(target="lin-yuan", field="/state/location", value="ferry"))
     narr.get_value(world, "lin-yuan", "state.location")            # "ferry"
     narr.reset(world, "HEAD~1")
 

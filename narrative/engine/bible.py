@@ -447,7 +447,7 @@ def import_entries(wr: WorldRepo, entries: list[Entry], sources: list[dict[str, 
         except ValueError as exc:
             raise InvalidInputError(f"{entry.source}: {entry.name!r} cannot be a node: {exc}") from exc
         source_of[node_id] = entry
-        ops.append(CreateOp(op="create", node=node))
+        ops.append(CreateOp(node=node))
     for entry, node_id in zip(entries, ids, strict=True):
         for rtype, target, attrs in entry.relations:
             dst = by_ref.get(target) or by_name.get(normalize_name(target))
@@ -458,7 +458,7 @@ def import_entries(wr: WorldRepo, entries: list[Entry], sources: list[dict[str, 
                 warnings.append(f"{entry.source}: {entry.name!r} {rtype} {target!r}: no such node "
                                 "in the import or the world; the relation is left out")
                 continue
-            ops.append(RelateOp(op="relate", source=node_id, type=rtype, target=dst, attrs=attrs))
+            ops.append(RelateOp(source=node_id, type=rtype, target=dst, attrs=attrs))
 
     # A name in another layer is the same node, except for an entry that carries its own
     # id (a codex, narr's own export): that source is exact, and two nodes of one name in

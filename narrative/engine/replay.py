@@ -341,13 +341,13 @@ def ops_from_changes(changes: list[Change]) -> list[Op]:
     for ch in changes:
         if ch.field == "":
             if ch.has_new and not ch.has_old:
-                ops.append(CreateOp(op="create", node=Node.model_validate(ch.new_value)))
+                ops.append(CreateOp(node=Node.model_validate(ch.new_value)))
             elif ch.has_old and not ch.has_new:
-                ops.append(ExpireOp(op="expire", target=ch.target))
+                ops.append(ExpireOp(target=ch.target))
         elif ch.has_new:
-            ops.append(SetOp(op="set", target=ch.target, field=ch.field, value=ch.new_value))
+            ops.append(SetOp(target=ch.target, field=ch.field, value=ch.new_value))
         else:
-            ops.append(UnsetOp(op="unset", target=ch.target, field=ch.field))
+            ops.append(UnsetOp(target=ch.target, field=ch.field))
     return ops
 
 
