@@ -41,7 +41,7 @@ _API = frozenset({
     "FieldConflict", "MergeResult", "merge", "abort_merge", "merge_conflicts", "continue_merge",
     "resolve_conflict",
     "clone", "CloneResult", "pull", "PullResult", "push", "PushResult", "list_remote_branches",
-    "EventView", "WorldView", "event_view", "world_view",
+    "EventView", "WorldGraphView", "event_view", "world_view",
 })
 
 

@@ -64,7 +64,7 @@ from narrative.engine.revert import revert
 from narrative.engine.search import SearchResult, search
 from narrative.engine.setaside import RestoreResult, list_set_asides, restore
 from narrative.engine.status import Status, status
-from narrative.engine.studio import EventView, WorldView, event_view, world_view
+from narrative.engine.studio import EventView, WorldGraphView, event_view, world_view
 from narrative.engine.threads import Threads, threads
 from narrative.engine.why import WhyResult, why
 from narrative.errors import (
@@ -175,8 +175,8 @@ __all__ = [
     "UnsetOp",
     "WhyResult",
     "World",
+    "WorldGraphView",
     "WorldRepo",
-    "WorldView",
     "abort_merge",
     "adopt",
     "audit",

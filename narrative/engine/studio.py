@@ -19,19 +19,21 @@ from typing import Any
 
 from narrative.engine.graphs import event_graph
 from narrative.errors import InvalidInputError, NotFoundError
-from narrative.ids import LAYERS, check_id, normalize_name
+from narrative.ids import LAYERS, LIFECYCLES, check_id, normalize_name
 from narrative.store import history, worktree
 from narrative.store.worldrepo import WorldRepo
 
 LIST_LIMIT = 200
 DRAW_LIMIT = 150
 MAX_DEPTH = 3
-LIFECYCLES = ("permanent", "scene", "event")
 EVENT_LIMIT = 500
 
 
 @dataclass
-class WorldView:
+class WorldGraphView:
+    """The world graph cut for drawing: what :func:`world_view` lists and draws (the store's
+    :class:`~narrative.store.view.WorldView` is another thing: the world an event reads)."""
+
     at: str | None  # the commit shown, or None for HEAD with the hand edits
     total: int
     matched: int
@@ -158,7 +160,7 @@ def _with_edits(wr: WorldRepo, base: _Base) -> _Base:
 def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, depth: int = 1,
                layers: Iterable[str] | None = None, kinds: Iterable[str] | None = None,
                lifecycles: Iterable[str] | None = None, query: str | None = None,
-               limit: int = LIST_LIMIT, draw: int = DRAW_LIMIT) -> WorldView:
+               limit: int = LIST_LIMIT, draw: int = DRAW_LIMIT) -> WorldGraphView:
     """The world (at HEAD with the hand edits, or as of revision ``at``) cut for drawing.
 
     The filters (layers, kinds, lifecycles: any of each; ``query``: a piece of a
@@ -229,7 +231,7 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
     for row in [*listed, *drawn]:
         # Names in other scripts (Chinese) survive normalisation unchanged: shown beside the name.
         row["aliases"] = sorted({n for n in names.get(row["id"], ()) if not n.isascii()})[:3]
-    return WorldView(commit, len(nodes), len(selected), listed, drawn, edges, around, depth, facets)
+    return WorldGraphView(commit, len(nodes), len(selected), listed, drawn, edges, around, depth, facets)
 
 
 def _node_row(node_id: str, data: dict[str, Any], degree: int | None) -> dict[str, Any]:
