@@ -12,7 +12,6 @@ chains ever replace anybody else's (:mod:`narrative.store.remote`).
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,16 +91,16 @@ def clone(url: str, directory: str | Path | None = None, *, remote_name: str = "
     existed = target.exists()
     target.parent.mkdir(parents=True, exist_ok=True)
     if not remote.clone(url, target, remote_name):
-        _remove(target, existed)
+        remote.remove_clone(target, existed)
         raise NotFoundError(f"{url} holds no story yet (an empty repository); nothing was cloned",
                             hint="narr push from a world sends one there")
     try:
         wr = WorldRepo.open(target)
     except NotAWorldError:
-        _remove(target, existed)
+        remote.remove_clone(target, existed)
         raise NotAWorldError(f"{url} is a git repository but not a narr world (no narr.toml); "
                              "nothing was cloned", hint="git clone copies it as it is") from None
-    try:
+    with wr:
         head = wr.head_commit()
         if head is not None:
             wr.catalog_at(head.tree)
@@ -112,19 +111,6 @@ def clone(url: str, directory: str | Path | None = None, *, remote_name: str = "
                            head.id if head is not None else None,
                            _content(wr, head.id) if head is not None else "", names,
                            _kinds(_fetched(wr, remote_name)), events)
-    finally:
-        wr.close()
-
-
-def _remove(target: Path, existed: bool) -> None:
-    if existed:
-        for child in target.iterdir():
-            if child.is_dir() and not child.is_symlink():
-                shutil.rmtree(child)
-            else:
-                child.unlink()
-    else:
-        shutil.rmtree(target, ignore_errors=True)
 
 
 @dataclass

@@ -63,11 +63,8 @@ class _Api:
     def _with_world(self, work: Callable[[WorldRepo], Any]) -> Any:
         from narrative.store.worldrepo import WorldRepo
 
-        wr = WorldRepo.open(self.server.root)
-        try:
+        with WorldRepo.open(self.server.root) as wr:
             return work(wr)
-        finally:
-            wr.close()
 
     def read(self, work: Callable[[WorldRepo], Any]) -> Response:
         try:

@@ -47,11 +47,8 @@ def warm(root: Path) -> None:
     from narrative.store.worldrepo import WorldRepo
 
     try:
-        wr = WorldRepo.open(root)
-        try:
+        with WorldRepo.open(root) as wr:
             world_view(wr, limit=0, draw=0)
-        finally:
-            wr.close()
     except Exception:  # nothing to report to: the requests will say it
         return
 
