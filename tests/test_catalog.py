@@ -59,3 +59,12 @@ def test_rows_are_named(world: Path) -> None:
         edges = cat.outgoing(["lin-yuan"])
         assert edges and all(isinstance(e, Edge) and e.src == "lin-yuan" for e in edges)
         assert {n.id for n in cat.names_in_layer("character")} >= {"lin-yuan"}
+
+
+def test_leaving_the_world_closes_it(world: Path) -> None:
+    with pytest.raises(Boom), WorldRepo.open(world) as wr:
+        assert wr.catalog.count() > 0  # opened
+        raise Boom
+    assert wr.catalog._db is None  # closed, though the block raised
+    with WorldRepo.open(world) as again:
+        assert again.head_commit() is not None  # the world opens again as usual
