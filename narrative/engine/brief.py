@@ -181,7 +181,7 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
     head = tip_of(wr, at)
     if head is None:
         raise NotFoundError("the story has no events yet")
-    tip = str(head.id)
+    tip = head.id
     cache = wr.catalog
     if view is None:
         view = WorldView(wr, head.tree, None if at is not None

@@ -85,7 +85,7 @@ def event_graph(wr: WorldRepo) -> tuple[nx.DiGraph, Story | None]:
     head = tip_of(wr)
     if head is None:
         return nx.DiGraph(), None
-    story = Story(wr, str(head.id))
+    story = Story(wr, head.id)
     g = nx.DiGraph()
     for e in reversed(story.events):
         g.add_node(e.commit, label=e.content, event_id=e.id or "", seq=e.seq, kind=e.kind)
@@ -122,7 +122,7 @@ def export_graph(wr: WorldRepo, which: str, fmt: str = "dot", around: str | None
     elif which == "events":
         g, _ = event_graph(wr)
         if around is not None:
-            g = _around(g, str(history.resolve(wr, around).id), depth)
+            g = _around(g, history.resolve(wr, around).id, depth)
     else:
         raise InvalidInputError(f"unknown graph {which!r}; expected world or events")
     return GraphExport(which, fmt, g.number_of_nodes(), g.number_of_edges(), render(g, fmt))

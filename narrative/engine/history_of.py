@@ -104,7 +104,7 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None) -> NodeHistor
     tip = tip_of(wr, at)
     if tip is None:
         raise NotFoundError("the story has no events yet")
-    story = Story(wr, str(tip.id))
+    story = Story(wr, tip.id)
     per: dict[str, EventChanges] = {}
 
     def slot(commit: str) -> EventChanges:

@@ -78,7 +78,7 @@ _CACHE_LOCK = threading.Lock()  # a server reads on many threads
 def _base(wr: WorldRepo, commit: str | None) -> _Base:
     """The committed world at ``commit`` (None: HEAD), remembered for the next call of a server."""
     head = wr.head_commit()
-    key_commit = commit or (str(head.id) if head is not None else "")
+    key_commit = commit or (head.id if head is not None else "")
     key = (str(wr.git_dir), key_commit)
     with _CACHE_LOCK:
         found = _CACHE.get(key)
@@ -175,7 +175,7 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
     want_layers = _choices(layers, LAYERS, "layer")
     want_lifecycles = _choices(lifecycles, LIFECYCLES, "lifecycle")
     want_kinds = _choices(kinds, None, "kind")
-    commit = str(history.resolve(wr, at).id) if at is not None else None
+    commit = history.resolve(wr, at).id if at is not None else None
     base = _base(wr, commit)
     if commit is None:
         base = _with_edits(wr, base)

@@ -94,7 +94,7 @@ def read_threads(wr: WorldRepo, head: Any, view: Any = None
                  ) -> tuple[list[Thread], list[dict[str, Any]]]:
     """Every thread, stalest first (the resolved last), and the secrets nobody knows, in the
     world of ``view`` (the edited world at HEAD), else in the committed tree of ``head``."""
-    tip = str(head.id)
+    tip = head.id
     nodes, edited, unknown = _read(wr, head, view)
     cache = wr.catalog
     moved = cache.last_writes(tip, nodes, kinds=("event", "merge"))

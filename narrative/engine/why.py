@@ -80,7 +80,7 @@ def why(wr: WorldRepo, node_id: str, field_text: str, at: str | None = None) -> 
             pass
         if not fields.same(value, committed):
             uncommitted = {"committed_value": committed} if committed is not fields.ABSENT else {}
-    story = Story(wr, str(tip.id))
+    story = Story(wr, tip.id)
     writer = next((w for w in reversed(story.writes(node_id)) if _relevant(w, ptr)), None)
     if value is fields.ABSENT and uncommitted is None and (writer is None or writer.field == ""):
         raise NotFoundError(f"{node_id} has no field {ptr}"
@@ -107,10 +107,10 @@ def _merged_from(wr: WorldRepo, merge_commit: str, node_id: str, ptr: str) -> Ev
     from narrative.store import history
 
     commit = history.peel_commit(wr, merge_commit)
-    if commit is None or len(commit.parents) < 2:
+    if commit is None or not commit.is_merge:
         return None
-    second = tip_of(wr, str(commit.parents[1].id))  # indexes that line's chain
+    second = tip_of(wr, commit.parent_ids[1])  # indexes that line's chain
     assert second is not None
-    line = Story(wr, str(second.id))
+    line = Story(wr, second.id)
     found = next((w for w in reversed(line.writes(node_id)) if _relevant(w, ptr)), None)
     return line.event(found.commit) if found is not None else None
