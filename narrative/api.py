@@ -4,11 +4,11 @@ Everything a ``narr`` command does is one call here, on a world opened once::
 
     import narrative as narr
 
-    world = narr.open_world("my-world")
-    narr.event(world, "Lin Yuan walks to the ferry",
-               narr.SetOp(target="lin-yuan", field="/state/location", value="ferry"))
-    narr.get_value(world, "lin-yuan", "state.location")            # "ferry"
-    narr.reset(world, "HEAD~1")
+    with narr.open_world("my-world") as world:
+        narr.event(world, "Lin Yuan walks to the ferry",
+                   narr.SetOp(target="lin-yuan", field="/state/location", value="ferry"))
+        narr.get_value(world, "lin-yuan", "state.location")            # "ferry"
+        narr.reset(world, "HEAD~1")
 
 Names here keep working from one release to the next (a test holds them);
 modules under ``narrative.engine``, ``narrative.store`` and ``narrative.delta``
@@ -99,7 +99,8 @@ from narrative.store.worldrepo import WorldRepo
 
 
 def open_world(path: str | os.PathLike[str] = ".") -> WorldRepo:
-    """The world containing ``path`` (searching upwards, as git does); close it when done."""
+    """The world containing ``path`` (searching upwards, as git does); close it when done, or
+    use it as a context manager (``with narr.open_world(path) as world: ...``)."""
     return WorldRepo.open(path)
 
 

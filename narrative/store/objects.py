@@ -22,11 +22,15 @@ if TYPE_CHECKING:
 class Tree:
     """A commit's tree: the world (and ``narr.toml``, rules...) as that commit holds it."""
 
-    __slots__ = ("_git", "id")
+    __slots__ = ("_git", "_id")
 
     def __init__(self, git: pygit2.Tree) -> None:
         self._git = git
-        self.id: str = str(git.id)
+        self._id = str(git.id)
+
+    @property
+    def id(self) -> str:
+        return self._id
 
     def blob_id(self, path: str) -> str | None:
         """The id of the file at ``path`` (None: no file there)."""
@@ -54,15 +58,19 @@ class Tree:
 class Commit:
     """One commit: its id, parents, tree and message (a narr event's record inside it).
 
-    Equal by id. Made only by the store (:func:`wrap`), read-only by convention.
+    Equal by id; made only by the store, and read-only.
     """
 
-    __slots__ = ("_git", "_tree", "id")
+    __slots__ = ("_git", "_id", "_tree")
 
     def __init__(self, git: pygit2.Commit) -> None:
         self._git = git
-        self.id: str = str(git.id)
+        self._id = str(git.id)
         self._tree: Tree | None = None
+
+    @property
+    def id(self) -> str:
+        return self._id
 
     @property
     def parent_ids(self) -> tuple[str, ...]:
@@ -147,5 +155,3 @@ def git_commit(commit: Commit | pygit2.Commit) -> pygit2.Commit:
     return commit._git if isinstance(commit, Commit) else commit
 
 
-def wrap(commit: pygit2.Commit | None) -> Commit | None:
-    return Commit(commit) if commit is not None else None
