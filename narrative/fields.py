@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import jsonpatch
 import jsonpointer
@@ -303,8 +302,7 @@ def parse_field(text: str, *, what: str | None = None) -> str:
     return ptr
 
 
-@dataclass(frozen=True)
-class Spelling:
+class Spelling(NamedTuple):
     """How one command has always written a field conflict in JSON: ``(key, attribute)`` pairs
     in order (a value that is absent, or a context that is None, is left out), and the
     line its text output shows."""
@@ -313,8 +311,7 @@ class Spelling:
     line: Callable[[FieldConflict], str]
 
 
-@dataclass(frozen=True)
-class FieldConflict:
+class FieldConflict(NamedTuple):
     """One field two changes disagree on, in the words of a three-way merge.
 
     ``base`` is what the incoming change expected to find there, ``ours`` what the world

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from narrative.store.catalog.connection import Connection
@@ -28,8 +27,7 @@ _WRITE_COLUMNS = "w.commit_id, cur.seq, w.pos, w.source, w.target, w.field, w.ol
 ABSENT: Any = ...  # narrative.fields.ABSENT, without importing jsonpatch at every command's start
 
 
-@dataclass(frozen=True)
-class EventInfo:
+class EventInfo(NamedTuple):
     """One commit of the story line as the catalog describes it."""
 
     commit: str
@@ -53,8 +51,7 @@ class EventInfo:
                 "timestamp": self.timestamp}
 
 
-@dataclass(frozen=True)
-class Write:
+class Write(NamedTuple):
     """One recorded change on the chain; ``old``/``new`` are ABSENT when the field was not there."""
 
     commit: str
