@@ -49,7 +49,8 @@ from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.ids import check_id, parse_node_path
 from narrative.nodefile import NodeDict, edges_of, names_of
 from narrative.store import history, worktree
-from narrative.store.catalog import EventInfo, NodeRow, Write
+from narrative.store.catalog import NodeRow
+from narrative.store.catalog.story import EventInfo, Write
 from narrative.store.move import finish_interrupted
 from narrative.store.view import WorldView
 from narrative.store.worldrepo import MERGE_STATE, WorldRepo
@@ -427,7 +428,7 @@ class _Recent:
         self.done = False
 
     def _more(self) -> None:
-        rows = self.wr.catalog.chain_events(self.tip, limit=len(self.loaded) + self.PAGE)
+        rows = self.wr.catalog.graph.chain_events(self.tip, limit=len(self.loaded) + self.PAGE)
         self.done = len(rows) < len(self.loaded) + self.PAGE
         self.loaded = rows
 
@@ -454,7 +455,7 @@ class _Recent:
         return first[0].seq if first else 0
 
     def writes_of(self, e: EventInfo) -> list[Write]:
-        return self.wr.catalog.commit_writes(e.commit, e.seq)
+        return self.wr.catalog.graph.commit_writes(e.commit, e.seq)
 
 
 def _neighbourhood(view: WorldView, cache: Any, tip: str, newest: int, focus: list[str],
@@ -478,7 +479,7 @@ def _neighbourhood(view: WorldView, cache: Any, tip: str, newest: int, focus: li
     found = {n: d for n, d in dist.items() if d > 0 and can_see(n)}
     alive = view.rows_of(list(found))
     found = {n: d for n, d in found.items() if n in alive}
-    last = cache.last_writes(tip, found)
+    last = cache.graph.last_writes(tip, found)
     rows = [(n, d, newest - last[n].seq if n in last else None) for n, d in found.items()]
     rows.sort(key=lambda r: (r[1], r[2] if r[2] is not None else 1 << 30, r[0]))
     return rows[:MAX_NEIGHBOURS]
@@ -515,7 +516,7 @@ def _visible_to(view: WorldView, pov: str) -> set[str]:
     loc = (me.get("state") or {}).get("location")
     if isinstance(loc, str):
         seen.add(loc)
-        there = {hit.id for hit in view.catalog().search_nodes([loc], 100_000)} | set(view.edits)
+        there = {hit.id for hit in view.catalog().text.search_nodes([loc], 100_000)} | set(view.edits)
         for n in sorted(there):
             node = view.get(n) if n not in seen else None
             if node is not None and (node.get("state") or {}).get("location") == loc:

@@ -4,7 +4,7 @@ The chain of first parents is the spine. A causal edge ``A -> B`` says B depends
 on A: one of B's diffusions read a value A wrote (B's ``old_value`` on a field
 equals what A left there, A being the last to write it before B), or B's record
 names A among its ``causes``. The derived catalog works the edges out once per
-commit (:meth:`narrative.store.catalog.Catalog.follow_chain`); this module loads a
+commit (:meth:`narrative.store.catalog.story.StoryIndex.follow_chain`); this module loads a
 chain's rows into networkx for the questions asked of it (ancestors, paths).
 """
 
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from narrative import fields
 from narrative.store import history
-from narrative.store.catalog import EventInfo, Write
+from narrative.store.catalog.story import EventInfo, Write
 from narrative.store.worldrepo import WorldRepo
 
 __all__ = ["EventInfo", "Story", "Write", "end_reason", "ended", "tip_of"]
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 def tip_of(wr: WorldRepo, rev: str | None = None) -> Commit | None:
     """The commit a query reads (HEAD, or ``rev``), with its chain indexed in the catalog."""
     commit = history.resolve(wr, rev) if rev is not None else wr.head_commit()
-    wr.catalog.follow_chain(commit)
+    wr.catalog.graph.follow_chain(commit)
     return commit
 
 
@@ -49,7 +49,7 @@ class Story:
     @property
     def events(self) -> list[EventInfo]:
         if self._events is None:
-            self._events = self.wr.catalog.chain_events(self.tip)
+            self._events = self.wr.catalog.graph.chain_events(self.tip)
         return self._events
 
     @property
@@ -62,7 +62,7 @@ class Story:
         """One commit of the chain, without reading the whole chain."""
         if self._by_commit is not None:
             return self._by_commit[commit]
-        found = self.wr.catalog.event_info(commit)
+        found = self.wr.catalog.graph.event_info(commit)
         if found is None:
             raise KeyError(commit)
         return found
@@ -71,7 +71,7 @@ class Story:
         """The oldest commit of the chain (its root, or the genesis ``init --here`` made)."""
         if self._events is not None:
             return self._events[-1] if self._events else None
-        return self.wr.catalog.chain_first(self.tip)
+        return self.wr.catalog.graph.chain_first(self.tip)
 
     @property
     def graph(self) -> nx.DiGraph:
@@ -83,7 +83,7 @@ class Story:
             g = nx.DiGraph()
             for e in reversed(self.events):
                 g.add_node(e.commit, seq=e.seq)
-            for dep in self.wr.catalog.chain_deps(self.tip):
+            for dep in self.wr.catalog.graph.chain_deps(self.tip):
                 if not g.has_edge(dep.cause, dep.commit):
                     g.add_edge(dep.cause, dep.commit, reasons=[])
                 g.edges[dep.cause, dep.commit]["reasons"].append(
@@ -92,11 +92,11 @@ class Story:
         return self._graph
 
     def writes(self, target: str | None = None) -> list[Write]:
-        return self.wr.catalog.chain_writes(self.tip, target)
+        return self.wr.catalog.graph.chain_writes(self.tip, target)
 
     def writes_of(self, commit: str) -> list[Write]:
         """The changes one event of the chain recorded, hand edits first."""
-        return self.wr.catalog.commit_writes(commit, self.seq_of(commit))
+        return self.wr.catalog.graph.commit_writes(commit, self.seq_of(commit))
 
     def seq_of(self, commit: str) -> int:
         return self.event(commit).seq
@@ -108,14 +108,14 @@ class Story:
         Read with one recursive query over the causal edges, so it costs what the
         ancestry holds, not what the story holds.
         """
-        rows = self.wr.catalog.ancestry_edges(self.tip, commit)
+        rows = self.wr.catalog.graph.ancestry_edges(self.tip, commit)
         seq: dict[str, int] = {}
         led: dict[str, list[tuple[int, str, str, str, str]]] = {}
         for r in sorted(rows, key=lambda r: (r.effect, r.cause, r.target, r.field)):
             seq[r.effect], seq[r.cause] = r.effect_seq, r.cause_seq
             led.setdefault(r.cause, []).append((r.effect_seq, r.effect, r.kind, r.target, r.field))
         found = [c for c in led if c != commit]
-        infos = {e.commit: e for e in self.wr.catalog.event_infos(found)}
+        infos = {e.commit: e for e in self.wr.catalog.graph.event_infos(found)}
         out = []
         for a in sorted(found, key=lambda c: -seq[c]):
             edges = sorted(led[a], key=lambda t: -t[0])  # stable: reasons keep their order

@@ -118,7 +118,7 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None) -> NodeHistor
         for value in (w.old, w.new):
             if w.field == "" and isinstance(value, dict):
                 names |= names_of(value)
-    for w in wr.catalog.chain_pointing_at(tip.id, node_id):
+    for w in wr.catalog.graph.chain_pointing_at(tip.id, node_id):
         item = _incoming(w, node_id)
         if item is not None:
             slot(w.commit).changes.append(item)

@@ -55,7 +55,7 @@ def search(wr: WorldRepo, query: str, limit: int = 20) -> SearchResult:
     ranked = all(len(t) >= 3 for t in terms)
     edits = worktree.scan_for_reader(wr, head.tree).edits
     scored: list[tuple[float, int, dict[str, Any]]] = []
-    found = cache.search_nodes(terms, limit + len(edits))
+    found = cache.text.search_nodes(terms, limit + len(edits))
     listing = {row.id: row for row in cache.rows_of(match.id for match in found)}
     for match in found:
         if match.id in edits:
@@ -71,7 +71,7 @@ def search(wr: WorldRepo, query: str, limit: int = 20) -> SearchResult:
                                      "layer": e.new.get("layer", ""), "node_kind": e.new.get("kind", ""),
                                      "edited": True, "score": None}))
     story = Story(wr, head.id)
-    for match in cache.search_events(head.id, terms, limit):
+    for match in cache.text.search_events(head.id, terms, limit):
         ev = story.event(match.id)
         scored.append((match.score, 1, {"kind": "event", **ev.to_json(),
                                         "score": round(-match.score, 4)}))

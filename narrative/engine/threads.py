@@ -86,7 +86,7 @@ def threads(wr: WorldRepo, at: str | None = None, *, include_resolved: bool = Fa
         view = WorldView(wr, head.tree, worktree.scan_for_reader(wr, head.tree))
     found, unknown = read_threads(wr, head, view)
     kept = found if include_resolved else [t for t in found if not t.resolved]
-    row = wr.catalog.event_info(head.id)
+    row = wr.catalog.graph.event_info(head.id)
     return Threads(row.to_json() if row else None, kept, unknown, len(found) - len(kept))
 
 
@@ -97,14 +97,14 @@ def read_threads(wr: WorldRepo, head: Any, view: Any = None
     tip = head.id
     nodes, edited, unknown = _read(wr, head, view)
     cache = wr.catalog
-    moved = cache.last_writes(tip, nodes, kinds=("event", "merge"))
+    moved = cache.graph.last_writes(tip, nodes, kinds=("event", "merge"))
     status = {i: status_of(n) for i, n in nodes.items()}
     out: list[Thread] = []
     for node_id, node in nodes.items():
         deps = sorted(d for t, d in edges_of(node) if t == DEPENDS_ON)
         last = None
         if node_id in moved:
-            last = cache.event_info(moved[node_id].commit)
+            last = cache.graph.event_info(moved[node_id].commit)
             assert last is not None
         state = node.get("state") or {}
         payoff = state.get("payoff")
@@ -113,7 +113,7 @@ def read_threads(wr: WorldRepo, head: Any, view: Any = None
             payoff=payoff if isinstance(payoff, str) else None, depends_on=deps,
             waiting_on=[d for d in deps if status.get(d, "open") != "resolved"],
             concerns=sorted({d for t, d in edges_of(node) if t != DEPENDS_ON}),
-            last_moved=last, events_since=cache.events_after(tip, last.seq if last else -1),
+            last_moved=last, events_since=cache.graph.events_after(tip, last.seq if last else -1),
             edited=node_id in edited))
     out.sort(key=lambda t: (t.resolved, -t.events_since, t.id))
     return out, unknown

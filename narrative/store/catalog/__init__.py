@@ -1,38 +1,60 @@
 """The catalog: a derived index of the committed world and its history, so no operation re-reads
 ten thousand nodes or a thousand records.
 
-It answers what the engine needs without scanning: which nodes are transient, which
-relations point at a node, which node carries a name (:mod:`.nodes`); which commit holds
-an event id and what a listing shows of it (:mod:`.events`); the event graph the query
-commands read, ``why``, ``history``, ``brief`` (:mod:`.story`); full-text search
-(:mod:`.search`); the names a shell completes (:mod:`.completion`). It is a cache:
-deleting it loses nothing, it is rebuilt from the history.
+It answers what the engine needs without scanning. By duty, one module each:
 
-Every method returns named rows (a ``NamedTuple`` or a frozen dataclass), never bare
-tuples, and every change is one transaction, :meth:`~.connection.Connection.atomic`.
+- :mod:`.nodes`: which nodes are transient, which relations point at a node, which node
+  carries a name (``catalog.incoming(...)``, ``catalog.names_in_layer(...)``...);
+- :mod:`.events`: which commit holds an event id, and what a listing shows of a commit
+  (``catalog.remember_event(...)``, ``catalog.summaries(...)``);
+- :mod:`.story`: the event graph the query commands read, ``why``, ``history``, ``brief``
+  (``catalog.graph``);
+- :mod:`.search`: full-text search (``catalog.text``);
+- :mod:`.completion`: the names a shell completes (``catalog.completion``).
+
+The last three are loaded when first used, so an event, a reset or a status, which never
+read them, never import them. It is a cache: deleting it loses nothing, it is rebuilt from
+the history. Every query returns named rows (``NamedTuple``), never bare tuples, and every
+change is one transaction, :meth:`~.connection.Connection.atomic`.
 """
 
 from __future__ import annotations
 
-from narrative.store.catalog.completion import CompletionIndex, NameEntry
+from functools import cached_property
+from typing import TYPE_CHECKING
+
 from narrative.store.catalog.connection import SCHEMA_VERSION
 from narrative.store.catalog.events import EventIndex, EventRef
-from narrative.store.catalog.nodes import Edge, NameRow, NodeId, NodeIndex, NodeRow
-from narrative.store.catalog.search import Hit, TextIndex, searchable_text
-from narrative.store.catalog.story import (
-    AncestryEdge,
-    CausalEdge,
-    EventInfo,
-    LastWrite,
-    Write,
-)
+from narrative.store.catalog.nodes import Edge, NameRow, NodeId, NodeIndex, NodeRow, searchable_text
 
-__all__ = ["SCHEMA_VERSION", "AncestryEdge", "Catalog", "CausalEdge", "Edge", "EventInfo",
-           "EventRef", "Hit", "LastWrite", "NameEntry", "NameRow", "NodeId", "NodeRow", "Write",
+if TYPE_CHECKING:
+    from narrative.store.catalog.completion import CompletionIndex
+    from narrative.store.catalog.search import TextIndex
+    from narrative.store.catalog.story import StoryIndex
+
+__all__ = ["SCHEMA_VERSION", "Catalog", "Edge", "EventRef", "NameRow", "NodeId", "NodeRow",
            "searchable_text"]
 
 
-class Catalog(NodeIndex, EventIndex, TextIndex, CompletionIndex):
+class Catalog(NodeIndex, EventIndex):
     """One world's catalog (``.git/narr/catalog.sqlite``), opened on first use."""
 
+    @cached_property
+    def graph(self) -> StoryIndex:
+        """The event graph: chains, the changes each event recorded, causes."""
+        from narrative.store.catalog.story import StoryIndex
 
+        return StoryIndex(self)
+
+    @cached_property
+    def text(self) -> TextIndex:
+        """Full-text search over nodes and events."""
+        from narrative.store.catalog.search import TextIndex
+
+        return TextIndex(self)
+
+    @cached_property
+    def completion(self) -> CompletionIndex:
+        from narrative.store.catalog.completion import CompletionIndex
+
+        return CompletionIndex(self)

@@ -77,7 +77,8 @@ class Connection:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._db: sqlite3.Connection | None = None
-        self._cur_tip: str | None = None  # whose chain the temporary table ``cur`` holds
+        # whose chain the temporary table ``cur`` holds (:mod:`.story`)
+        self.cur_tip: str | None = None
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -110,7 +111,7 @@ class Connection:
         raise AssertionError("unreachable")
 
     def close(self) -> None:
-        self._cur_tip = None
+        self.cur_tip = None
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -133,7 +134,7 @@ class Connection:
                 db.execute("RELEASE atomic")
             else:
                 db.execute("ROLLBACK")
-            self._cur_tip = None  # the chain table may have lost rows with the rest
+            self.cur_tip = None  # the chain table may have lost rows with the rest
             raise
         db.execute("RELEASE atomic" if nested else "COMMIT")
 

@@ -15,7 +15,6 @@ import pygit2
 
 from narrative.ids import Layout, normalize_name, parse_node_path
 from narrative.store.catalog.connection import Connection
-from narrative.store.catalog.search import searchable_text
 from narrative.store.trees import EMPTY_TREE, diff_blobs, walk_blobs
 
 
@@ -149,7 +148,8 @@ class NodeIndex(Connection):
             ]
             db.executemany("INSERT INTO edges VALUES (?,?,?)", rows)
         # The full-text index itself is brought up to date by the next search
-        # (TextIndex._refresh_text): writing FTS segments at every event cost more than the event.
+        # (search.TextIndex._refresh_text): writing FTS segments at every event cost more than
+        # the event.
         db.execute("INSERT OR REPLACE INTO node_text_src VALUES (?,?,?,?,?)",
                    (node_id, name, " ".join(aliases), str(node.get("summary", "")),
                     searchable_text(node)))
@@ -248,6 +248,26 @@ class NodeIndex(Connection):
             + (f" AND id NOT IN ({marks})" if left_out else ""),
             (first, chr(ord(first) + 1), *left_out)).fetchone()
         return int(row[0] or 0)
+
+
+def searchable_text(node: Mapping[str, Any]) -> str:
+    """The searchable text of a node's state and relations: keys, values and targets."""
+    parts: list[str] = [str(node.get("id", "")), str(node.get("kind", ""))]
+
+    def walk(value: Any) -> None:
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                parts.append(str(k))
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+        elif value is not None:
+            parts.append(str(value))
+
+    walk(node.get("state", {}))
+    walk(node.get("relations", {}))
+    return " ".join(parts)
 
 
 def _load(repo: pygit2.Repository, oid: Any) -> dict[str, Any] | None:

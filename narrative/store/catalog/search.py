@@ -9,10 +9,10 @@ than the event.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from narrative.store.catalog.story import StoryIndex
+if TYPE_CHECKING:
+    from narrative.store.catalog import Catalog
 
 
 class Hit(NamedTuple):
@@ -22,14 +22,19 @@ class Hit(NamedTuple):
     score: float
 
 
-class TextIndex(StoryIndex):
+class TextIndex:
+    """Full-text search, on the catalog's connection (``catalog.text``)."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self._c = catalog
+
     def _refresh_text(self) -> None:
         """Bring the full-text index up to the nodes changed since the last search."""
-        db = self.db
+        db = self._c.db
         stale = int(db.execute("SELECT COUNT(*) FROM node_text_stale").fetchone()[0])
         if not stale:
             return
-        with self.atomic():
+        with self._c.atomic():
             if stale * 4 >= int(db.execute("SELECT COUNT(*) FROM node_text_src").fetchone()[0]):
                 db.execute("DELETE FROM node_text")  # most of it: rebuilding is cheaper
                 db.execute("INSERT INTO node_text SELECT id, name, aliases, summary, body"
@@ -44,52 +49,32 @@ class TextIndex(StoryIndex):
         """Nodes whose text holds every term, best first."""
         self._refresh_text()
         if all(len(t) >= 3 for t in terms):
-            rows = self.db.execute(
+            rows = self._c.db.execute(
                 "SELECT id, bm25(node_text, 0, 10.0, 8.0, 3.0, 1.0) AS score FROM node_text"
                 " WHERE node_text MATCH ? ORDER BY score, id LIMIT ?", (_match(terms), limit))
         else:
             where = " AND ".join(["(name || ' ' || aliases || ' ' || summary || ' ' || body) LIKE ?"
                                   " ESCAPE '\\'"] * len(terms))
-            rows = self.db.execute(
+            rows = self._c.db.execute(
                 f"SELECT id, 0.0 FROM node_text WHERE {where} ORDER BY id LIMIT ?",
                 (*(_like(t) for t in terms), limit))
         return list(map(Hit._make, rows))
 
     def search_events(self, tip: str, terms: list[str], limit: int) -> list[Hit]:
         """Events on ``tip``'s chain whose text holds every term, best first (by commit)."""
-        self.use_chain(tip)
+        self._c.graph.use_chain(tip)
         if all(len(t) >= 3 for t in terms):
-            rows = self.db.execute(
+            rows = self._c.db.execute(
                 "SELECT event_text.commit_id, bm25(event_text, 0, 5.0, 1.0) AS score FROM event_text"
                 " JOIN cur ON cur.commit_id = event_text.commit_id WHERE event_text MATCH ?"
                 " ORDER BY score, cur.seq DESC LIMIT ?", (_match(terms), limit))
         else:
             where = " AND ".join(["(content || ' ' || narrative) LIKE ? ESCAPE '\\'"] * len(terms))
-            rows = self.db.execute(
+            rows = self._c.db.execute(
                 "SELECT event_text.commit_id, 0.0 FROM event_text JOIN cur"
                 f" ON cur.commit_id = event_text.commit_id WHERE {where} ORDER BY cur.seq DESC LIMIT ?",
                 (*(_like(t) for t in terms), limit))
         return list(map(Hit._make, rows))
-
-
-def searchable_text(node: Mapping[str, Any]) -> str:
-    """The searchable text of a node's state and relations: keys, values and targets."""
-    parts: list[str] = [str(node.get("id", "")), str(node.get("kind", ""))]
-
-    def walk(value: Any) -> None:
-        if isinstance(value, Mapping):
-            for k, v in value.items():
-                parts.append(str(k))
-                walk(v)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-        elif value is not None:
-            parts.append(str(value))
-
-    walk(node.get("state", {}))
-    walk(node.get("relations", {}))
-    return " ".join(parts)
 
 
 def _match(terms: list[str]) -> str:

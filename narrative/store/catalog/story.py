@@ -15,11 +15,12 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from narrative.store.catalog.connection import Connection
 from narrative.store.objects import Commit, git_commit
 
 if TYPE_CHECKING:
     import pygit2
+
+    from narrative.store.catalog.connection import Connection
 
 _EVENT_COLUMNS = ("chain.commit_id, chain.seq, event_id, kind, content, narrative, timestamp,"
                   " created_at, close_scene")
@@ -121,7 +122,12 @@ class _Stored(NamedTuple):
     new: str | None
 
 
-class StoryIndex(Connection):
+class StoryIndex:
+    """The event graph's rows, on the catalog's connection (``catalog.graph``)."""
+
+    def __init__(self, catalog: Connection) -> None:
+        self._c = catalog
+
     def follow_chain(self, tip: Commit | None) -> int:
         """Index the commits of ``tip``'s first-parent chain not indexed yet; how many were new.
 
@@ -131,7 +137,7 @@ class StoryIndex(Connection):
         """
         if tip is None:
             return 0
-        db = self.db
+        db = self._c.db
         fresh: list[pygit2.Commit] = []
         commit: pygit2.Commit | None = git_commit(tip)
         while commit is not None:
@@ -141,13 +147,13 @@ class StoryIndex(Connection):
             commit = commit.parents[0] if commit.parents else None
         if not fresh:
             return 0
-        with self.atomic():
+        with self._c.atomic():
             for commit in reversed(fresh):
                 self._index_commit(commit)
         return len(fresh)
 
     def _index_commit(self, commit: pygit2.Commit) -> None:
-        db = self.db
+        db = self._c.db
         cid = str(commit.id)
         parent = str(commit.parents[0].id) if commit.parents else None
         seq = 0
@@ -161,12 +167,12 @@ class StoryIndex(Connection):
             db.execute("DELETE FROM cur")
         self._index_record(commit, cid, parent, seq)
         db.execute("INSERT INTO cur VALUES (?,?)", (cid, seq))  # the chain grows by one
-        self._cur_tip = cid
+        self._c.cur_tip = cid
 
     def _index_record(self, commit: pygit2.Commit, cid: str, parent: str | None, seq: int) -> None:
         from narrative.store import records
 
-        db = self.db
+        db = self._c.db
         rec = records.decode_raw(commit.message)
         if rec is None:
             db.execute("INSERT OR REPLACE INTO chain VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -214,7 +220,7 @@ class StoryIndex(Connection):
         chain to ``target``'s ``fld`` or a field containing it, or None."""
         prefixes = _prefixes(fld)
         marks = ",".join("?" * len(prefixes))
-        row = self.db.execute(
+        row = self._c.db.execute(
             "SELECT w.commit_id, w.field, w.new FROM writes w JOIN cur USING (commit_id)"
             f" WHERE w.target=? AND w.field IN ({marks}) ORDER BY cur.seq DESC, w.pos DESC LIMIT 1",
             (target, *prefixes)).fetchone()
@@ -225,9 +231,9 @@ class StoryIndex(Connection):
 
     def use_chain(self, tip: str) -> None:
         """Fill the temporary table ``cur`` with ``tip``'s first-parent chain (indexed already)."""
-        if self._cur_tip == tip:
+        if self._c.cur_tip == tip:
             return
-        db = self.db
+        db = self._c.db
         self._cur_table()
         db.execute("DELETE FROM cur")
         db.execute(
@@ -236,10 +242,10 @@ class StoryIndex(Connection):
             " UNION ALL SELECT chain.commit_id, chain.parent, chain.seq FROM chain"
             " JOIN c ON chain.commit_id = c.parent)"
             " SELECT commit_id, seq FROM c", (tip,))
-        self._cur_tip = tip
+        self._c.cur_tip = tip
 
     def _cur_table(self) -> None:
-        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS cur (commit_id TEXT PRIMARY KEY, seq INTEGER)")
+        self._c.db.execute("CREATE TEMP TABLE IF NOT EXISTS cur (commit_id TEXT PRIMARY KEY, seq INTEGER)")
 
     # --- reading a chain --------------------------------------------------------------
 
@@ -248,24 +254,24 @@ class StoryIndex(Connection):
         self.use_chain(tip)
         q = (f"SELECT {_EVENT_COLUMNS} FROM chain JOIN cur USING (commit_id)"
              " ORDER BY cur.seq DESC")
-        rows = self.db.execute(q + " LIMIT ?", (limit,)) if limit is not None else self.db.execute(q)
+        rows = self._c.db.execute(q + " LIMIT ?", (limit,)) if limit is not None else self._c.db.execute(q)
         return list(map(EventInfo.of_row, rows))
 
     def event_info(self, commit: str) -> EventInfo | None:
         """One indexed commit, or None."""
-        row = self.db.execute(f"SELECT {_EVENT_COLUMNS} FROM chain WHERE commit_id=?",
+        row = self._c.db.execute(f"SELECT {_EVENT_COLUMNS} FROM chain WHERE commit_id=?",
                               (commit,)).fetchone()
         return EventInfo.of_row(row) if row is not None else None
 
     def event_infos(self, commits: Iterable[str]) -> list[EventInfo]:
         """Indexed commits, in no particular order."""
-        return list(map(EventInfo.of_row, self._where_in(
+        return list(map(EventInfo.of_row, self._c._where_in(
             f"SELECT {_EVENT_COLUMNS} FROM chain WHERE commit_id IN", sorted(set(commits)))))
 
     def chain_first(self, tip: str) -> EventInfo | None:
         """The oldest commit of ``tip``'s chain."""
         self.use_chain(tip)
-        row = self.db.execute(f"SELECT {_EVENT_COLUMNS} FROM chain JOIN cur USING (commit_id)"
+        row = self._c.db.execute(f"SELECT {_EVENT_COLUMNS} FROM chain JOIN cur USING (commit_id)"
                               " ORDER BY cur.seq LIMIT 1").fetchone()
         return EventInfo.of_row(row) if row is not None else None
 
@@ -273,7 +279,7 @@ class StoryIndex(Connection):
         """Every causal edge between ``commit``'s ancestors on ``tip``'s chain (``commit``
         included)."""
         self.use_chain(tip)
-        return list(map(AncestryEdge._make, self.db.execute(
+        return list(map(AncestryEdge._make, self._c.db.execute(
             "WITH RECURSIVE anc(c) AS (SELECT ? UNION"
             " SELECT d.cause FROM deps d JOIN anc ON d.commit_id = anc.c"
             " JOIN cur ON cur.commit_id = d.cause)"
@@ -286,13 +292,13 @@ class StoryIndex(Connection):
         """The changes recorded on ``tip``'s chain (to ``target``, or every one), oldest first."""
         self.use_chain(tip)
         q = f"SELECT {_WRITE_COLUMNS} FROM writes w JOIN cur USING (commit_id)"
-        rows = (self.db.execute(q + " ORDER BY cur.seq, w.pos") if target is None else
-                self.db.execute(q + " WHERE w.target=? ORDER BY cur.seq, w.pos", (target,)))
+        rows = (self._c.db.execute(q + " ORDER BY cur.seq, w.pos") if target is None else
+                self._c.db.execute(q + " WHERE w.target=? ORDER BY cur.seq, w.pos", (target,)))
         return list(map(Write.of_row, rows))
 
     def commit_writes(self, commit: str, seq: int) -> list[Write]:
         """The changes one commit recorded (``seq`` its place on the chain), hand edits first."""
-        return list(map(Write.of_row, self.db.execute(
+        return list(map(Write.of_row, self._c.db.execute(
             "SELECT commit_id, ?, pos, source, target, field, old, new FROM writes"
             " WHERE commit_id=? ORDER BY pos", (seq, commit))))
 
@@ -303,7 +309,7 @@ class StoryIndex(Connection):
         self.use_chain(tip)
         wanted = sorted(set(kinds))
         kmarks = ",".join("?" * len(wanted))
-        rows = self._where_in(
+        rows = self._c._where_in(
             "SELECT w.target, max(cur.seq), cur.commit_id FROM writes w"
             " JOIN cur USING (commit_id) JOIN chain ON chain.commit_id = w.commit_id"
             f" WHERE w.target IN (?*) AND chain.kind IN ({kmarks}) GROUP BY w.target",
@@ -313,7 +319,7 @@ class StoryIndex(Connection):
     def events_after(self, tip: str, seq: int) -> int:
         """How many events (and merges) ``tip``'s chain holds after the commit at ``seq``."""
         self.use_chain(tip)
-        return int(self.db.execute(
+        return int(self._c.db.execute(
             "SELECT count(*) FROM cur JOIN chain USING (commit_id)"
             " WHERE cur.seq > ? AND chain.kind IN ('event', 'merge')", (seq,)).fetchone()[0])
 
@@ -321,7 +327,7 @@ class StoryIndex(Connection):
         """Like :meth:`chain_writes`, for changes to other nodes that may concern ``node_id``:
         a relation to it, or a whole node whose text names its id (callers check which)."""
         self.use_chain(tip)
-        return list(map(Write.of_row, self.db.execute(
+        return list(map(Write.of_row, self._c.db.execute(
             f"SELECT {_WRITE_COLUMNS} FROM writes w JOIN cur USING (commit_id) WHERE w.target != ?"
             " AND ((w.field LIKE '/relations/%' AND instr(w.field, ?) > 0)"
             " OR (w.field = '' AND (instr(coalesce(w.new, ''), ?) > 0"
@@ -331,7 +337,7 @@ class StoryIndex(Connection):
     def chain_deps(self, tip: str) -> list[CausalEdge]:
         """Every causal edge on ``tip``'s chain."""
         self.use_chain(tip)
-        return list(map(CausalEdge._make, self.db.execute(
+        return list(map(CausalEdge._make, self._c.db.execute(
             "SELECT d.commit_id, d.cause, d.kind, d.target, d.field FROM deps d"
             " JOIN cur USING (commit_id) ORDER BY d.commit_id, d.cause, d.target, d.field")))
 
