@@ -16,6 +16,8 @@ RATIO_LIMIT = 1.5
 GROWTH_LIMIT = 2.0
 STUDIO_OPEN_LIMIT_S = 3.0
 IMPORT_LIMIT_S = 10.0
+LOREBOOK_LIMIT_S = 3.0  # narr import and narr export lorebook of 2,000 entries
+AUDIT_LIMIT_S = 2.0
 
 
 def _t(target: str, where: str, measured: str, limit: str, met: bool, *,
@@ -87,6 +89,17 @@ def targets(res: dict[str, Any]) -> list[dict[str, Any]]:
                           f"{im['notes']} Markdown notes", f"{fmt_s(im['first_s'])} (arbiter "
                           f"{fmt_s(im['first_arbiter_s'])})", f"< {IMPORT_LIMIT_S:.0f} s",
                           im["first_s"] < IMPORT_LIMIT_S))
+    for lb in res.get("lorebooks", []):
+        if lb["entries"] >= 2_000:
+            worst = max(lb["first_s"], lb["export_s"])
+            out.append(_t(f"narr import and narr export lorebook of {lb['entries']:,} entries under 3 s each",
+                          f"a World Info book of {lb['entries']:,} entries",
+                          f"import {fmt_s(lb['first_s'])}, export {fmt_s(lb['export_s'])}", "< 3 s",
+                          worst < LOREBOOK_LIMIT_S))
+    for au in res.get("audit", []):
+        out.append(_t(f"narr audit of a {au['sentences']}-sentence chapter under 2 s (warm catalog)",
+                      au["world"], f"{fmt_s(au['median_s'])} median, {fmt_s(au['max_s'])} worst",
+                      f"< {AUDIT_LIMIT_S:.0f} s", au["median_s"] < AUDIT_LIMIT_S))
     for st in res.get("studio", []):
         if st["nodes"] >= 10_000:
             out.append(_t("the studio opens a 10k-node world in under 3 s (headless chromium)", st["world"],
@@ -213,6 +226,30 @@ def markdown(res: dict[str, Any]) -> str:
             lines.append(f"| {im['notes']:,} | {fmt_s(im['first_s'])} | {fmt_s(im['first_arbiter_s'])} | "
                          f"{im['first_created']:,} | {fmt_s(im['again_s'])} | "
                          f"{fmt_s(im['again_arbiter_s'])} | {im['load_1m']} |")
+    books = res.get("lorebooks", [])
+    if books:
+        lines += ["", "## Lorebooks", "",
+                  "`narr import` of a SillyTavern World Info book (the same generated nodes, one entry "
+                  "each, every fourth with a second entry that becomes a section), into an empty world "
+                  "and again; `narr export lorebook` of the result, and that export imported into "
+                  "another empty world.", "",
+                  "| entries | import | created | sections | again | export | export imported | load |",
+                  "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for lb in books:
+            lines.append(f"| {lb['entries']:,} | {fmt_s(lb['first_s'])} | {lb['first_created']:,} | "
+                         f"{lb['first_sections']:,} | {fmt_s(lb['again_s'])} | {fmt_s(lb['export_s'])} | "
+                         f"{fmt_s(lb['reimport_s'])} | {lb['load_1m']} |")
+    audits = res.get("audit", [])
+    if audits:
+        lines += ["", "## Audit", "",
+                  "`narr audit CHAPTER` as a fresh process on the sample world, its catalog warm: a "
+                  "chapter that keeps to the world (deeds, talk and description, English and Chinese), "
+                  "every sentence simulated and checked.", "",
+                  "| world | sentences | median | min | max | CPU |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        for au in audits:
+            lines.append(f"| {au['world']} | {au['sentences']} | {fmt_s(au['median_s'])} | "
+                         f"{fmt_s(au['min_s'])} | {fmt_s(au['max_s'])} | {fmt_s(au['median_cpu_s'])} |")
     studio = res.get("studio", [])
     if studio:
         lines += ["", "## The studio", "",

@@ -647,9 +647,46 @@ def section_reads(bench: Bench, a: Path, world: str, layout: str, nodes: int, ev
         comparison(bench, op, git_op, world, series, nodes=nodes, layout=layout, events=events,
                    light_read=op in ("narr log -n 20", "narr show HEAD", "narr get ID"),
                    query=op in QUERIES)
+    section_audit(bench, 20 if bench.profile.name == "smoke" else 200)
 
 
 QUERIES = ("narr why ID FIELD", "narr history ID", "narr search WORD", "narr brief", "narr brief GOAL")
+
+CHAPTER = [  # a chapter on the sample world that keeps to it: deeds, talk, description, two languages
+    "Lin Yuan walks to the ferry.", "The rain keeps falling on the river.",
+    "Old Zhou lifts the paper lantern and squints at the water.",
+    '"The last boat leaves at dusk," Old Zhou says.', "Lin Yuan does not answer.",
+    "Su Qing walks to the ferry.", "Su Qing watches Lin Yuan for a long time.",
+    "Lin Yuan gives Su Qing the black ring.", "Su Qing turns the ring over in her fingers.",
+    "The black ring grows warm.", "苏晴怀疑林远。", "渡口的人越来越多。",
+    "Elder Mo walks to the library pavilion.", "Elder Mo tells Su Qing the ring's secret.",
+    "Nobody on the ferry speaks of the missing sister.", "Su Qing gives the black ring to Lin Yuan.",
+    "林远来到青云山门。", "Lin Yuan leaves the gate.", "If the bell rings, Lin Yuan will run.",
+    "Lin Yuan walks to the ferry.",
+]
+
+
+def audit_chapter(sentences: int) -> str:
+    """A chapter of ``sentences`` sentences from :data:`CHAPTER`, a paragraph of five each."""
+    picked = [CHAPTER[i % len(CHAPTER)] for i in range(sentences)]
+    return "\n\n".join(" ".join(picked[i:i + 5]) for i in range(0, len(picked), 5)) + "\n"
+
+
+def section_audit(bench: Bench, sentences: int = 200) -> None:
+    """``narr audit`` of a chapter on the sample world, its catalog warm, as a fresh process."""
+    root = bench.work / "audit-sample"
+    shutil.rmtree(root, ignore_errors=True)
+    root.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(bench.narr_cmd("init", str(root), "--sample"), check=True, capture_output=True)
+    chapter = root.parent / "audit-chapter.md"
+    chapter.write_text(audit_chapter(sentences), encoding="utf-8")
+    log(f"narr audit: a {sentences}-sentence chapter on the sample world")
+
+    series = alternate([Variant("narr audit", lambda r: run_timed(
+        bench.narr_cmd("audit", str(chapter)), root))], bench.profile.read_rounds)[0]
+    item = {"world": "sample world (22 nodes)", "sentences": sentences, **series.to_json()}
+    bench.add("audit", item)
+    log(f"  {fmt_s(series.median)} median over {len(series.runs)} runs")
 
 
 def section_bulk(bench: Bench, src: Path, world: str, layout: str, nodes: int) -> None:
@@ -789,7 +826,8 @@ IMPORT_NOTES = {"smoke": 200, "quick": 2_000, "full": 2_000}
 
 
 def section_import(bench: Bench) -> None:
-    """``narr import`` of a vault of Markdown notes, in process, twice (benchmarks/importing.py)."""
+    """``narr import`` of a vault of Markdown notes, in process, twice; of a lorebook, and its
+    export (benchmarks/importing.py)."""
     import importing
 
     notes = IMPORT_NOTES[bench.profile.name]
@@ -800,6 +838,12 @@ def section_import(bench: Bench) -> None:
     bench.add("imports", item)
     log(f"  first {fmt_s(item['first_s'])} (arbiter {fmt_s(item['first_arbiter_s'])}), "
         f"again {fmt_s(item['again_s'])} (arbiter {fmt_s(item['again_arbiter_s'])})")
+    log(f"import: a lorebook of {human(notes)} entries, then narr export lorebook")
+    book = {**importing.measure_lorebook(scratch / "lorebook", notes),
+            "load_1m": round(os.getloadavg()[0], 2)}
+    bench.add("lorebooks", book)
+    log(f"  import {fmt_s(book['first_s'])}, again {fmt_s(book['again_s'])}, export "
+        f"{fmt_s(book['export_s'])}, the export into an empty world {fmt_s(book['reimport_s'])}")
 
 
 def section_studio(bench: Bench) -> None:

@@ -36,12 +36,14 @@ _API = frozenset({
     "AuditReport", "ContinuityError", "Finding", "audit",
     "resolve_node", "NewNode", "new_node",
     "ImportResult", "import_bible",
+    "LorebookExport", "export_lorebook", "CardExport", "export_card", "VaultExport", "export_vault",
     "AdoptResult", "adopt",
     "log_of", "node_log", "drop_chain",
     "FieldConflict", "MergeResult", "merge", "abort_merge", "merge_conflicts", "continue_merge",
     "resolve_conflict",
     "clone", "CloneResult", "pull", "PullResult", "push", "PushResult", "list_remote_branches",
     "EventView", "WorldGraphView", "event_view", "world_view",
+    "DoctorReport", "doctor", "RequirementError",
 })
 
 

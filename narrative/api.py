@@ -44,12 +44,14 @@ from narrative.engine.branches import (
 from narrative.engine.brief import Brief, brief
 from narrative.engine.check import CheckReport, check
 from narrative.engine.codex import Codex, codex
+from narrative.engine.doctor import DoctorReport, doctor
 from narrative.engine.event import EventResult, retry, run_event
 from narrative.engine.failed import listing as failed_events
 from narrative.engine.graphs import Connection, GraphExport, connect, export_graph
 from narrative.engine.history_of import NodeHistory, history_of
 from narrative.engine.init import InitResult, init_world
 from narrative.engine.log import Entry, log, log_of, node_log, show
+from narrative.engine.lorebook import CardExport, LorebookExport, export_card, export_lorebook
 from narrative.engine.merge import MergeResult, continue_merge, merge
 from narrative.engine.merge import abort as abort_merge
 from narrative.engine.merge import conflicts as merge_conflicts
@@ -66,6 +68,7 @@ from narrative.engine.setaside import RestoreResult, list_set_asides, restore
 from narrative.engine.status import Status, status
 from narrative.engine.studio import EventView, WorldGraphView, event_view, world_view
 from narrative.engine.threads import Threads, threads
+from narrative.engine.vault import VaultExport, export_vault
 from narrative.engine.why import WhyResult, why
 from narrative.errors import (
     BusyError,
@@ -79,6 +82,7 @@ from narrative.errors import (
     NotAWorldError,
     NotFoundError,
     NothingToDoError,
+    RequirementError,
 )
 from narrative.fields import FieldConflict
 from narrative.model import (
@@ -125,6 +129,7 @@ __all__ = [
     "Book",
     "Brief",
     "BusyError",
+    "CardExport",
     "Change",
     "CheckFailedError",
     "CheckReport",
@@ -138,6 +143,7 @@ __all__ = [
     "DictWorld",
     "Diffuser",
     "DiffuserError",
+    "DoctorReport",
     "Draft",
     "Entry",
     "EventRecord",
@@ -152,6 +158,7 @@ __all__ = [
     "InitResult",
     "InvalidInputError",
     "InvalidWorldError",
+    "LorebookExport",
     "MergeResult",
     "NarrError",
     "NewNode",
@@ -166,6 +173,7 @@ __all__ = [
     "PushResult",
     "RelateOp",
     "ReplayResult",
+    "RequirementError",
     "ResetResult",
     "RestoreResult",
     "SearchResult",
@@ -174,6 +182,7 @@ __all__ = [
     "Threads",
     "UnrelateOp",
     "UnsetOp",
+    "VaultExport",
     "WhyResult",
     "World",
     "WorldGraphView",
@@ -192,10 +201,14 @@ __all__ = [
     "create_branch",
     "default_diffuser",
     "delete_branch",
+    "doctor",
     "drop_chain",
     "event",
     "event_view",
+    "export_card",
     "export_graph",
+    "export_lorebook",
+    "export_vault",
     "failed_events",
     "get_diffuser",
     "get_node",

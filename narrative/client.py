@@ -20,8 +20,10 @@ caller's SSH agent and credential helpers).
 The protocol (also spoken by :mod:`narrative.serve.server`): the client sends one
 frame holding a JSON request; the server answers with frames on channel 1
 (stdout bytes), 2 (stderr bytes), 3 (a request for standard input, answered by
-the client with channel-0 frames, the empty one marking its end) and finally 9
-(the exit code as decimal text), or 4 alone when it ran nothing. A frame is one channel byte, a 4-byte
+the client with channel-0 frames, the empty one marking its end), 5 (text for
+the client to show through a pager on its terminal: the pager's shell command,
+a NUL, the text) and finally 9 (the exit code as decimal text), or 4 alone when it
+ran nothing. A frame is one channel byte, a 4-byte
 big-endian length and the payload.
 """
 
@@ -47,12 +49,12 @@ if TYPE_CHECKING:
 # request does not carry), and a clone makes a directory where the caller stands.
 LOCAL_COMMANDS = frozenset({"serve", "studio", "edit", "init", "clone", "push", "pull"})
 SERVER_FILE = "server.json"
-STDIN, STDOUT, STDERR, WANT_STDIN, REFUSED, EXIT = 0, 1, 2, 3, 4, 9
+STDIN, STDOUT, STDERR, WANT_STDIN, REFUSED, PAGE, EXIT = 0, 1, 2, 3, 4, 5, 9
 _HEADER_SIZE = 5  # a frame's header: its channel (1 byte) and length (4 bytes, big-endian)
 # The environment a command can read: narr's settings, where the user's config
 # lives, what an exec diffuser runs with, and API keys an llm diffuser names.
 ENV_NAMES = frozenset({"HOME", "XDG_CONFIG_HOME", "PATH", "LANG", "LC_ALL", "LC_CTYPE",
-                       "EDITOR", "VISUAL", "TZ", "GIT_DIR", "GIT_WORK_TREE"})
+                       "EDITOR", "VISUAL", "TZ", "GIT_DIR", "GIT_WORK_TREE", "NO_COLOR", "PAGER"})
 
 
 def forwarded_env(environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
@@ -275,22 +277,6 @@ def program_name() -> str:
     return f"python -m {module.lstrip('.')}"
 
 
-def needs_cwd(argv: list[str]) -> bool:
-    """Whether the command may resolve a path against the working directory.
-
-    True unless ``-C`` is absolute and no argument names an existing relative path;
-    a server runs such commands alone, in the client's directory.
-    """
-    directory, _ = split_globals(argv)
-    if directory is None or not os.path.isabs(directory):
-        return True
-    for arg in argv:
-        for part in (arg, arg.partition("=")[2]):
-            if part and part != "-" and not os.path.isabs(part) and os.path.exists(part):
-                return True
-    return False
-
-
 def terminal_size() -> tuple[int, int]:
     """``shutil.get_terminal_size()`` (COLUMNS and LINES first, then stdout's terminal,
     else 80x24), without importing shutil."""
@@ -314,7 +300,7 @@ def terminal_size() -> tuple[int, int]:
 def request(argv: list[str]) -> dict[str, Any]:
     columns, lines = terminal_size()
     return {"argv": argv, "prog_name": program_name(), "cwd": os.getcwd(),
-            "needs_cwd": needs_cwd(argv), "env": forwarded_env(os.environ),
+            "env": forwarded_env(os.environ),
             "stdout_tty": _isatty(sys.stdout), "stderr_tty": _isatty(sys.stderr),
             "stdin_tty": _isatty(sys.stdin), "columns": columns, "lines": lines,
             "version": code_version()}
@@ -345,6 +331,10 @@ def forward(sock: _socket.socket, argv: list[str]) -> int | None:
                 elif channel == EXIT:
                     out.flush()
                     return int(payload.decode())
+                elif channel == PAGE:
+                    out.flush()
+                    command, _, text = payload.partition(b"\0")
+                    run_pager(command.decode("utf-8", "replace"), text)
             except BrokenPipeError:
                 # The reader went away (narr log | head): exit as click does then.
                 _quiet_stdout()
@@ -367,6 +357,28 @@ def forward(sock: _socket.socket, argv: list[str]) -> int | None:
               b"run narr status to see where the story stands\n")
     err.flush()
     return 1
+
+
+def run_pager(command: str, text: bytes) -> None:
+    """Show ``text`` through the pager ``command`` (run by the shell), as narr itself does
+    (:func:`narrative.cli.terminal.run_pager`)."""
+    import subprocess  # only when a pager runs: it costs a thin client's start-up ~5 ms
+
+    env = dict(os.environ)
+    env.setdefault("LESS", "FRX")
+    proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env)
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(text)
+        proc.stdin.close()
+    except BrokenPipeError:  # the reader quit the pager before the end
+        pass
+    while True:
+        try:
+            proc.wait()
+            return
+        except KeyboardInterrupt:  # ^C belongs to the pager, as with git
+            continue
 
 
 def _quiet_stdout() -> None:

@@ -26,7 +26,16 @@ class WorldConfig:
     language: str = "en"
     layout: Layout = "flat"
     diffuser: str = "rules"
+    references: dict[str, str] = field(default_factory=dict)
+    """Reference fields the world declares (``[references]``): JSON pointer -> edge label."""
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def reference_labels(self) -> dict[str, str]:
+        """Every reference field of this world, narr's own first: pointer -> edge label."""
+        from narrative.fields import REFERENCE_LABELS
+
+        return {**REFERENCE_LABELS, **self.references}
 
     def render(self) -> str:
         """The text of a fresh ``narr.toml``."""
@@ -60,7 +69,11 @@ def _toml_str(value: str) -> str:
 KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     "world": ("name", "language", "layout"),
     "diffuser": ("default",),
+    "import": ("user",),  # what {{user}} stands for in the cards and lorebooks narr import reads
+    "references": (),
 }
+FREE_TABLES = frozenset({"references"})  # tables whose keys are the world's own (field names)
+MAX_LABEL = 40
 
 
 def unknown_keys(raw: dict[str, Any]) -> list[str]:
@@ -69,13 +82,42 @@ def unknown_keys(raw: dict[str, Any]) -> list[str]:
     for key, value in raw.items():
         if key not in KNOWN_KEYS:
             out.append(key)
+        elif key in FREE_TABLES:
+            continue
         elif isinstance(value, dict):
             out.extend(f"{key}.{sub}" for sub in value if sub not in KNOWN_KEYS[key])
     return out
 
 
 def known_keys() -> str:
-    return ", ".join(f"{table}.{key}" for table, keys in KNOWN_KEYS.items() for key in keys)
+    return ", ".join([*(f"{table}.{key}" for table, keys in KNOWN_KEYS.items() for key in keys),
+                      *(f"[{table}]" for table in sorted(FREE_TABLES))])
+
+
+def _references(raw: Any, source: str) -> dict[str, str]:
+    """``[references]``: ``"state.home" = "lives at"`` declares that ``state.home`` holds a
+    node's id, drawn as an edge labelled "lives at". Fields live under state or traits."""
+    from narrative.fields import REFERENCE_ROOTS, escape, split
+
+    if not isinstance(raw, dict):
+        raise InvalidWorldError(f"{source}: [references] must be a table of "
+                                '"field" = "label" (e.g. "state.home" = "lives at")')
+    out: dict[str, str] = {}
+    for key, label in raw.items():
+        try:
+            ptr = key if key.startswith("/") else "".join("/" + escape(p) for p in key.split("."))
+            tokens = split(ptr)
+        except ValueError:
+            tokens = []
+        if len(tokens) < 2 or tokens[0] not in REFERENCE_ROOTS or any(not t for t in tokens):
+            raise InvalidWorldError(
+                f"{source}: references: {key!r} must be a field under "
+                f"{' or '.join(REFERENCE_ROOTS)} (e.g. state.home)")
+        if not isinstance(label, str) or not label.strip() or len(label) > MAX_LABEL or "\n" in label:
+            raise InvalidWorldError(f"{source}: references: {key!r}: the label must be a line of "
+                                    f"text of at most {MAX_LABEL} characters (e.g. \"lives at\")")
+        out[ptr] = label.strip()
+    return out
 
 
 def parse_config(text: str, source: str = CONFIG_FILE) -> WorldConfig:
@@ -99,7 +141,9 @@ def parse_config(text: str, source: str = CONFIG_FILE) -> WorldConfig:
                        ("diffuser.default", default)):
         if not isinstance(value, str):
             raise InvalidWorldError(f"{source}: {key} must be a string")
-    return WorldConfig(name=name, language=language, layout=layout, diffuser=default, raw=raw)
+    references = _references(raw.get("references", {}), source)
+    return WorldConfig(name=name, language=language, layout=layout, diffuser=default,
+                       references=references, raw=raw)
 
 
 def load_config(root: Path) -> WorldConfig:

@@ -111,10 +111,21 @@ class RepositoryDamagedError(NarrError):
 
     exit_code = 17
 
+
 class ContinuityError(NarrError):
     """``narr audit`` found actions in a chapter that the world contradicts."""
 
     exit_code = 20
+
+
+class RequirementError(NarrError):
+    """narr cannot run safely here: a too-old pygit2 or libgit2, an SQLite without FTS5 trigram.
+
+    Raised when the store is imported, before anything is read or written, so an
+    unsupported library never leaves a world half-changed; ``narr doctor`` names it too.
+    """
+
+    exit_code = 21
 
 
 EXIT_CODES: dict[str, int] = {
@@ -133,6 +144,7 @@ EXIT_CODES: dict[str, int] = {
         StorageError,
         RepositoryDamagedError,
         ContinuityError,
+        RequirementError,
     )
 }
 

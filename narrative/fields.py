@@ -13,19 +13,65 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-import jsonpatch
-import jsonpointer
-
 if TYPE_CHECKING:
     from narrative.model import Change
 
 ABSENT: Any = ...  # marks a value that is not there (distinct from JSON null)
 
-REFERENCE_FIELDS: Final = frozenset({"/state/location", "/state/holder"})
+REFERENCE_LABELS: Final = {"/state/location": "at", "/state/holder": "held by"}
+"""What a reference field says of the node holding it, as an edge of the world graph draws it."""
+
+REFERENCE_FIELDS: Final = frozenset(REFERENCE_LABELS)
 """Fields whose value is the id of another node, by the conventions the sample world and
 the generic rules keep: a node's ``state.location`` is the id of a place, an item's
 ``state.holder`` the id of whoever holds it. ``--set`` resolves a name or an alias typed
-there to the id, as it does for the node before the field."""
+there to the id, as it does for the node before the field, and the world graph has an
+edge for each (drawn "at" and "held by"). A world declares more in ``narr.toml``
+(``[references]``, see :mod:`narrative.config`)."""
+
+REFERENCE_ROOTS: Final = ("state", "traits")
+"""Where a reference field may live: what events change, and the user's baseline."""
+REFERENCE_DEPTH: Final = 3
+
+
+def reference_candidates(node: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(pointer, value)`` of every string under a node's state and traits (at most
+    ``REFERENCE_DEPTH`` keys deep) that could be a node's id.
+
+    The catalog keeps these, not only the fields the world declares today, so a
+    field declared later needs no rebuild; which of them are edges is asked at read time.
+    """
+    from narrative.ids import id_problem
+
+    out: list[tuple[str, str]] = []
+
+    def walk(value: Any, ptr: str, depth: int) -> None:
+        if isinstance(value, str):
+            if id_problem(value) is None:
+                out.append((ptr, value))
+        elif isinstance(value, Mapping) and depth < REFERENCE_DEPTH:
+            for key in sorted(value):
+                walk(value[key], ptr + "/" + escape(str(key)), depth + 1)
+
+    for root in REFERENCE_ROOTS:
+        part = node.get(root)
+        if isinstance(part, Mapping):
+            walk(part, "/" + root, 0)
+    return out
+
+
+def reference_edges(node: Mapping[str, Any] | None,
+                    labels: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    """``(field, label, target)`` of the reference fields (``labels``: pointer -> label) a
+    node holds; the caller keeps those whose target is a node of the world."""
+    if node is None:
+        return []
+    out = []
+    for ptr in sorted(labels):
+        value = get(node, ptr)
+        if isinstance(value, str) and value and value != node.get("id"):
+            out.append((ptr, labels[ptr], value))
+    return out
 
 
 def make_change(target: str, field: str, old: Any = ..., new: Any = ...) -> Change:
@@ -154,6 +200,9 @@ def apply_changes(
     is there (only when ``verify_old``); such a change is still applied, so the
     caller sees every mismatch at once.
     """
+    import jsonpatch  # loaded by what applies changes, not by every reader of fields
+    import jsonpointer
+
     problems: list[str] = []
     for ch in changes:
         node = nodes.get(ch.target)
@@ -371,3 +420,32 @@ SET_ASIDE_SPELLING = Spelling(
      ("yours", "theirs"), ("note", "note")),
     lambda c: f"{c.where}: {c.note}" if c.note else
     f"{c.where}: was {show(c.base)}, now {show(c.ours)}, set aside {show(c.theirs)}")
+
+
+def nearest(doc: Any, ptr: str, limit: int = 3) -> list[str]:
+    """The fields of ``doc`` nearest to the missing ``ptr``, dotted (``state.mood`` for ``state.moood``).
+
+    A typo in a field name is as common as in a node's name, and the node is at
+    hand: every field path it holds is compared with rapidfuzz, as names are.
+    """
+    from rapidfuzz import fuzz, process
+
+    paths: list[str] = []
+
+    def walk(value: Any, tokens: list[str]) -> None:
+        if tokens:
+            paths.append(".".join(tokens))
+        if isinstance(value, dict) and len(paths) < 5000:
+            for key, child in value.items():
+                walk(child, [*tokens, str(key)])
+
+    walk(doc, [])
+    wanted = ".".join(split(ptr))
+    hits = process.extract(wanted, paths, scorer=fuzz.ratio, limit=limit, score_cutoff=75)
+    return [choice for choice, _score, _ in hits]
+
+
+def hint_for_missing(doc: Any, ptr: str) -> str | None:
+    """``did you mean state.mood?`` for a field ``doc`` does not have, or None when nothing is near."""
+    near = nearest(doc, ptr)
+    return f"did you mean {' or '.join(near)}?" if near else None

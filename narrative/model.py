@@ -89,12 +89,47 @@ class Node(BaseModel):
         default_factory=dict,
         description="Edges of the world graph: type -> target id -> attributes.",
     )
+    # The fields below are written only when they hold something (OPTIONAL_FIELDS), so the
+    # files of worlds made before them keep their bytes and their history its meaning.
+    tags: list[Annotated[str, Field(min_length=1)]] = Field(
+        default_factory=list,
+        description="Labels the writer sorts by (a card's tags, a note's #tags). Absent when empty.",
+    )
+    sections: dict[Annotated[str, Field(min_length=1)], str] = Field(
+        default_factory=dict,
+        description="More of the node's lore, title -> text: the other facets of it a source "
+                    "kept apart (lorebook entries about the same thing, a note's headings). "
+                    "Absent when empty.",
+    )
+    always_in_view: bool = Field(
+        default=False,
+        description="True: narr brief always includes the node, whatever the focus (a "
+                    "lorebook's constant entry, a rule of the world). Absent when false.",
+    )
+    extensions: JsonObject = Field(
+        default_factory=dict,
+        description="Other tools' data, by namespace (sillytavern, obsidian): what an import "
+                    "kept that has no field of its own, so an export can give it back. Absent "
+                    "when empty.",
+    )
 
     @field_validator("relations")
     @classmethod
     def _drop_empty_types(cls, value: dict[str, dict[str, JsonObject]]) -> dict[str, Any]:
         # A relation type with no targets carries nothing; one canonical form keeps diffs exact.
         return {rtype: targets for rtype, targets in value.items() if targets}
+
+    @model_serializer(mode="wrap")
+    def _drop_unused(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in OPTIONAL_FIELDS:
+                if key in data and not data[key]:
+                    del data[key]
+        return data
+
+
+OPTIONAL_FIELDS = ("tags", "sections", "always_in_view", "extensions")
 
 
 class Change(BaseModel):

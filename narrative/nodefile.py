@@ -30,6 +30,10 @@ class NodeDict(TypedDict, total=False):
     traits: dict[str, Any]
     state: dict[str, Any]
     relations: dict[str, dict[str, dict[str, Any]]]
+    tags: list[str]
+    sections: dict[str, str]
+    always_in_view: bool
+    extensions: dict[str, Any]
 
 
 def names_of(node: Mapping[str, Any]) -> set[str]:

@@ -40,6 +40,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from narrative import invocation
 from narrative.errors import InvalidInputError
 
 ResponseFormat = Literal["auto", "json_schema", "json_object", "none"]
@@ -78,7 +79,7 @@ class LLMSettings(BaseModel):
         """The key, read from the variable ``api_key_env`` names (None when none is named)."""
         if not self.api_key_env:
             return None
-        return os.environ.get(self.api_key_env) or None
+        return invocation.getenv(self.api_key_env) or None
 
 
 class ExecSettings(BaseModel):
@@ -99,7 +100,7 @@ class ExecSettings(BaseModel):
             except ValueError as exc:
                 raise ValueError(f"cannot split the command: {exc}") from None
         if isinstance(value, list):
-            value = [os.path.expanduser(v) if isinstance(v, str) else v for v in value] or None
+            value = [invocation.expanduser(v) if isinstance(v, str) else v for v in value] or None
         return value
 
 
@@ -139,11 +140,11 @@ class UserConfig(BaseModel):
 
 def config_path(env: Mapping[str, str] | None = None) -> Path:
     """``$NARR_CONFIG``, else ``$XDG_CONFIG_HOME/narr/config.toml``, else ``~/.config/narr/config.toml``."""
-    env = os.environ if env is None else env
+    env = invocation.environ() if env is None else env
     if env.get("NARR_CONFIG"):
-        return Path(env["NARR_CONFIG"]).expanduser()
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "narr" / "config.toml"
+        return invocation.absolute(invocation.expanduser(env["NARR_CONFIG"]))
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(invocation.expanduser("~"), ".config")
+    return invocation.absolute(base) / "narr" / "config.toml"
 
 
 S = TypeVar("S", LLMSettings, ExecSettings, DiffuserSettings)
@@ -151,7 +152,7 @@ S = TypeVar("S", LLMSettings, ExecSettings, DiffuserSettings)
 
 def load_user_config(env: Mapping[str, str] | None = None) -> UserConfig:
     """The user's settings: the config file, then ``NARR_LLM_*`` / ``NARR_EXEC_*`` on top."""
-    env = os.environ if env is None else env
+    env = invocation.environ() if env is None else env
     path = config_path(env)
     raw = _read(path)
     sources: dict[str, str] = {}

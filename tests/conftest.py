@@ -2,11 +2,20 @@
 
 Every test sees a fresh HOME with a fixed git identity and no system or global
 git configuration, so results never depend on who runs them.
+
+The suite runs on every core (pytest-xdist, ``-n auto`` in pyproject.toml: each
+worker is a process with its own session fixtures, so the git isolation and
+pygit2's settings hold per worker), with temporary directories on a tmpfs where
+the machine has one (removing a world's tree there costs about 2 ms, against 40 ms
+on a disk), and sample worlds made once per session per layout and copied for each
+test (as Kart's archive fixtures are).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +36,43 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 GIT_NAME = "Test Author"
 GIT_EMAIL = "author@example.invalid"
+TMPFS = Path("/dev/shm")
+
+
+def _tmpfs() -> Path | None:
+    """``/dev/shm`` when it is a tmpfs this user may write and run programs in, else None."""
+    try:
+        mounts = Path("/proc/mounts").read_text("utf-8")
+    except OSError:
+        return None
+    for line in mounts.splitlines():
+        fields = line.split()
+        if (len(fields) >= 4 and fields[1] == str(TMPFS) and fields[2] == "tmpfs"
+                and "noexec" not in fields[3].split(",")):
+            return TMPFS if os.access(TMPFS, os.W_OK | os.X_OK) else None
+    return None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # tmp_path's root (pytest's numbered, locked, kept-for-a-while directories) on a tmpfs,
+    # unless the run names its own (--basetemp, PYTEST_DEBUG_TEMPROOT). xdist's workers get
+    # their directories from the controller.
+    if config.option.basetemp or "PYTEST_DEBUG_TEMPROOT" in os.environ or hasattr(config, "workerinput"):
+        return
+    root = _tmpfs()
+    if root is not None:
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = str(root)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def temporary_files_beside_tmp_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """``tempfile``'s directory in this process goes where tmp_path's do (the tests'
+    TemporaryDirectory, hypothesis examples' worlds)."""
+    place = tmp_path_factory.mktemp("tempfile")
+    saved = tempfile.tempdir
+    tempfile.tempdir = str(place)
+    yield place
+    tempfile.tempdir = saved
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -38,7 +84,9 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     )
     saved = dict(os.environ)
     for key in list(os.environ):
-        if key.startswith(("GIT_", "NARR_")) or key in ("EDITOR", "VISUAL"):
+        # COLUMNS and LINES: xdist's workers get 80x24 from execnet, which would size every
+        # terminal a test opens.
+        if key.startswith(("GIT_", "NARR_")) or key in ("EDITOR", "VISUAL", "COLUMNS", "LINES"):
             del os.environ[key]
     os.environ["HOME"] = str(home)
     os.environ["XDG_CONFIG_HOME"] = str(home / ".config")
@@ -63,23 +111,35 @@ def layout(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+@pytest.fixture(scope="session")
+def sample_worlds(tmp_path_factory: pytest.TempPathFactory, isolated_git: Path) -> dict[str, Path]:
+    """The sample world in each layout, made once for the session: tests get copies."""
+    from narrative.engine.init import init_world
+
+    out = {}
+    for layout in ("flat", "sharded"):
+        root = tmp_path_factory.mktemp("sample-worlds") / layout
+        init_world(root, sample=True, layout=layout)  # type: ignore[arg-type]
+        out[layout] = root
+    return out
+
+
+def copy_world(template: Path, root: Path) -> Path:
+    """A world of one's own, copied from a template (git's index stat data goes stale in
+    the copy, which narr and git handle as after any copy: by rehashing the few files)."""
+    shutil.copytree(template, root, symlinks=True)
+    return root
+
+
 @pytest.fixture
-def world(tmp_path: Path, layout: str) -> Path:
+def world(tmp_path: Path, layout: str, sample_worlds: dict[str, Path]) -> Path:
     """A sample world in the parametrised layout."""
-    from narrative.engine.init import init_world
-
-    root = tmp_path / "world"
-    init_world(root, sample=True, layout=layout)  # type: ignore[arg-type]
-    return root
+    return copy_world(sample_worlds[layout], tmp_path / "world")
 
 
 @pytest.fixture
-def flat_world(tmp_path: Path) -> Path:
-    from narrative.engine.init import init_world
-
-    root = tmp_path / "flat-world"
-    init_world(root, sample=True, layout="flat")
-    return root
+def flat_world(tmp_path: Path, sample_worlds: dict[str, Path]) -> Path:
+    return copy_world(sample_worlds["flat"], tmp_path / "flat-world")
 
 
 @pytest.fixture
@@ -87,3 +147,27 @@ def narr(world: Path) -> CLI:
     return CLI(world)
 
 
+
+
+# --- the slow campaigns, reported on their own -------------------------------------------------
+
+_TEST_TIME: dict[bool, dict[str, float]] = {True: {}, False: {}}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    times = _TEST_TIME["slow" in report.keywords]
+    times[report.nodeid] = times.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,
+                            config: pytest.Config) -> None:
+    """The campaigns marked ``slow`` (kills at every line, property tests with many examples,
+    the benchmark and stress smoke runs): run with the rest, reported apart."""
+    slow, rest = _TEST_TIME[True], _TEST_TIME[False]
+    if not slow:
+        return
+    terminalreporter.write_sep("-", f"{len(slow)} slow campaigns: {sum(slow.values()):.1f} s of test "
+                                    f"time; the other {len(rest)} tests: {sum(rest.values()):.1f} s")
+    for nodeid, seconds in sorted(slow.items(), key=lambda kv: -kv[1]):
+        terminalreporter.write_line(f"{seconds:7.1f} s  {nodeid}")
+    terminalreporter.write_line("(-m 'not slow' leaves them out; -m slow runs only them)")

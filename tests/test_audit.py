@@ -19,6 +19,7 @@ ENGLISH = (
 )
 CHINESE = "莫长老死了。莫长老把黑戒的来历告诉苏晴。林远把玉令牌交给老周。林远离开渡口。\n"
 CLEAN = (
+    "Old Zhou walks to the Qingyun Gate.\n"
     "Su Qing takes the black ring from Lin Yuan. Su Qing gives the black ring to Old Zhou.\n"
     "Lin Yuan walks to the ferry, then leaves the ferry for the gate.\n"
     "Elder Mo tells Su Qing the ring's secret. Su Qing reveals the ring's secret.\n"
@@ -28,8 +29,8 @@ CLEAN = (
 
 
 def findings(out: dict[str, Any]) -> list[tuple[int, str, str, str, Any]]:
-    return [(f["number"], f["rule"], f["node"], f["field"], f["value"] if f["present"] else "ABSENT")
-            for f in out["findings"]]
+    return [(f["number"], f["rule"] or f["check"], f["node"], f["field"],
+             f["value"] if f["present"] else "ABSENT") for f in out["findings"]]
 
 
 @pytest.fixture
@@ -49,6 +50,7 @@ def test_planted_contradictions_in_english(cli: CLI, flat_world: Path, tmp_path:
         (2, "give", "lin-yuan", "/relations/holds/black-ring", {"worn": "left middle finger"}),
         (4, "tell", "elder-mo", "/state/health", "dead"),
         (5, "leave", "old-zhou", "/state/location", "ferry"),
+        (6, "apart", "lin-yuan", "/state/location", "ferry"),  # she takes it from him at the gate
     ]
     first = out["findings"][0]
     assert first["sentence"] == "Su Qing gives Lin Yuan the black ring."
@@ -56,6 +58,15 @@ def test_planted_contradictions_in_english(cli: CLI, flat_world: Path, tmp_path:
     assert first["requirement"] == "giver.relations.holds.{item}"
     assert first["source"] == "rules/items.toml"
     assert out["findings"][2]["message"] == 'elder-mo /state/health is "dead", but must not be "dead"'
+    assert first["fact"] == "Black Ring is held by Lin Yuan, since the world began"
+    assert first["holder"] == {"id": "lin-yuan", "name": "Lin Yuan"}
+    assert first["since_event"] == {"kind": "genesis"}
+    assert out["findings"][2]["fact"] == ("Elder Mo is dead, since sentence 3 of this chapter "
+                                          "('Elder Mo dies in the library.')")
+    apart = out["findings"][4]
+    assert apart["locations"]["lin-yuan"]["place"] == "ferry"
+    assert apart["locations"]["su-qing"] == {"place": "qingyun-gate", "name": "Qingyun Gate",
+                                             "since_event": {"kind": "genesis"}}
     assert json.loads(result.stderr)["type"] == "ContinuityError"
     assert snapshot(flat_world) == before  # a dry run: nothing written
 
@@ -77,6 +88,7 @@ def test_the_text_report_names_sentence_node_field_and_value(cli: CLI) -> None:
         "sentence 2: Elder Mo walks to the ferry.",
         "  'Elder Mo walks to the ferry' (rule go, rules/movement.toml) needs who.state.health != dead",
         '  elder-mo /state/health = "dead"',
+        "  Elder Mo is dead, since sentence 1 of this chapter ('Elder Mo dies.')",
         f"1 contradiction in 2 sentences, against the world at {result.stdout.split()[-1]}",
     ]
     assert result.stderr == ("narr: error: the chapter contradicts the world 1 time(s); first in "
@@ -86,9 +98,9 @@ def test_the_text_report_names_sentence_node_field_and_value(cli: CLI) -> None:
 def test_a_clean_chapter_has_no_findings_and_exits_0(cli: CLI, flat_world: Path) -> None:
     before = snapshot(flat_world)
     out = cli.json("audit", "-", input=CLEAN)
-    assert out["ok"] is True and out["findings"] == [] and out["sentences"] == 8
+    assert out["ok"] is True and out["findings"] == [] and out["sentences"] == 9
     text = cli("audit", "-", input=CLEAN).stdout
-    assert text.startswith("ok: 8 sentences, nothing contradicts the world at ")
+    assert text.startswith("ok: 9 sentences, nothing contradicts the world at ")
     assert snapshot(flat_world) == before
 
 

@@ -547,10 +547,10 @@ ILLEGAL = [
      "op 1 (set): lin-yuan /created_by_event: created_by_event is set by narr"),
     ("--set", "lin-yuan.bogus=1",
      "op 1 (set): lin-yuan /bogus: 'bogus' is not a node field (a delta may change name, kind, "
-     "aliases, summary, lifecycle, state, relations)"),
+     "aliases, summary, lifecycle, state, relations, tags, sections, always_in_view, extensions)"),
     ("--unset", "lin-yuan.bogus",
      "op 1 (unset): lin-yuan /bogus: 'bogus' is not a node field (a delta may change name, kind, "
-     "aliases, summary, lifecycle, state, relations)"),
+     "aliases, summary, lifecycle, state, relations, tags, sections, always_in_view, extensions)"),
     ("--set", "lin-yuan.state=5", "node lin-yuan: field /state: Input should be a valid dictionary"),
     ("--set", "lin-yuan.lifecycle=forever",
      "node lin-yuan: field /lifecycle: Input should be 'permanent', 'scene' or 'event'"),

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 RUN = Path(__file__).resolve().parent.parent / "benchmarks" / "run.py"
 
 
+@pytest.mark.slow
 def test_benchmark_smoke(tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = subprocess.run(

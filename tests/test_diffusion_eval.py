@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "diffusion.py"
 
 
@@ -19,6 +21,7 @@ def bench() -> ModuleType:
     return module
 
 
+@pytest.mark.slow
 def test_the_evaluation_set_has_no_wrong_writes(tmp_path: Path) -> None:
     mod = bench()
     rows = list(mod.load())

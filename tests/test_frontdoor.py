@@ -29,7 +29,7 @@ def test_a_chinese_world_from_nothing(tmp_path: Path) -> None:
     assert sorted(p.name for p in (root / "rules").iterdir())[:2] == ["health.toml", "items.toml"]
     made = narr.json("new", "character", "林远", "--alias", "Lin Yuan")
     assert made == {"id": "lin-yuan", "path": "world/character/lin-yuan.json", "name": "林远",
-                    "layer": "character", "kind": "", "aliases": ["Lin Yuan"]}
+                    "layer": "character", "kind": "", "aliases": ["Lin Yuan"], "warnings": []}
     assert narr("new", "character", "林园").stdout == "lin-yuan-2 world/character/lin-yuan-2.json\n"
     narr("new", "character", "苏青", "--alias", "Su Qing")
     narr("new", "background", "渡口", "--kind", "place", "--alias", "the ferry")
@@ -101,7 +101,8 @@ def _bring_in_what_the_writer_has(narr: CLI, tmp_path: Path) -> None:
         f"[main {_head(root)}] Import 世界书.json: 世界书.json (lorebook, 2 entries)\n"
         "  hand edit  lin-yuan /summary: \"\" → \"外门弟子，寻找失踪的妹妹。\"\n"
         "  created qing-yun-men (background, 青云门) from 世界书.json#0\n"
-        "  already there: 渡口 from 世界书.json#1 is du-kou (same name 'ferry'); added /summary\n")
+        "  already there: 渡口 from 世界书.json#1 is du-kou (same name 'ferry'); added /summary, "
+        "/extensions/sillytavern\n")
     assert narr("get", "Qingyun Sect", "summary").stdout == "守着古道的山门。\n"
     assert narr("get", "the ferry", "summary").stdout == "进山前的最后一个渡口。\n"  # it had none
 
@@ -111,11 +112,15 @@ def _bring_in_what_the_writer_has(narr: CLI, tmp_path: Path) -> None:
         "places/Temple.md (note, 1 entry)\n"
         "  created temple-of-the-bell (background, Temple of the Bell) from places/Temple.md\n"
         "  related lin-yuan -distrusts-> su-qing\n"
+        "  related lin-yuan -mentions-> hei-jie\n"
         "  already there: Lin Yuan from Lin Yuan.md is lin-yuan (same name 'lin yuan'); "
-        "added /aliases (\"Young Lin\")\n"
-        "    note: its summary differs from the one in the world, which is kept\n"
+        "added /aliases (\"Young Lin\"), /sections/Lin Yuan, /sections/Later, /tags (\"main\")\n"
+        "    note: its summary differs from the node's (which stays): kept as the section 'Lin Yuan'\n"
+        "    note: its section 'Later': kept as the section 'Later'\n"
         "  already there: Su Qing from Su Qing.md is su-qing (same name 'su qing'); "
-        "added /aliases (\"苏晴\"), /summary\n")
+        "added /aliases (\"苏晴\"), /summary\n"
+        "  Lin Yuan.md (Lin Yuan) is the section 'Lin Yuan' of lin-yuan\n"
+        "  left out .obsidian/: a hidden file or folder\n")
     lin = read_node(root, "lin-yuan")
     assert (lin["aliases"], lin["summary"]) == (["Lin Yuan", "Young Lin"], "外门弟子，寻找失踪的妹妹。")
     assert narr("path", "Young Lin").stdout == "world/character/lin-yuan.json\n"
@@ -192,7 +197,9 @@ def test_an_ambiguous_name_lists_the_candidates_and_changes_nothing(two_lins: CL
                   expect=INVALID_INPUT)
     assert result.stderr.splitlines() == [
         "narr: error: --set 'LIN.state.mood': 'LIN' names 2 nodes: lin-xue (Lin Xue), lin-yuan (林远)",
-        "hint: use the id of the one you mean (narr new --alias gives a node a name of its own)"]
+        "hint: use the id of the one you mean; to tell them apart by name for good, change the name or "
+        "alias one of them shares: narr edit lin-xue (its name and aliases fields; the next event "
+        "records the edit)"]
     assert narr("get", "lin", expect=INVALID_INPUT).stderr.splitlines()[0] == (
         "narr: error: 'lin' names 2 nodes: lin-xue (Lin Xue), lin-yuan (林远)")
     assert snapshot(root) == before

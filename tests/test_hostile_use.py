@@ -91,7 +91,8 @@ def test_an_explicit_change_to_a_node_the_event_expires_is_refused(narr: CLI, wo
 
 def test_a_change_to_a_node_whose_lifecycle_ends_is_dropped_aloud(narr: CLI, world: Path) -> None:
     result = narr("event", "The rain stops", "--close-scene", "--set", "autumn-rain.state.x=1")
-    assert "op 1 (set): dropped, autumn-rain ends with this event (scene closed)" in result.stderr
+    assert ("set autumn-rain state.x: dropped, autumn-rain ends with this event (scene closed)"
+            in result.stderr)
     assert "autumn-rain: expired" in result.stdout
 
 

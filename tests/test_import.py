@@ -152,22 +152,30 @@ def test_a_name_in_another_layer_is_the_same_node(tmp_path: Path) -> None:
     out = narr.json("import", str(DATA / "lorebook.json"))  # 黑戒 comes as a background entry
     assert [c["id"] for c in out["created"]] == ["qingyun-sect", "cold-river-ferry"]
     assert [(e["name"], e["id"], e["how"], e["added"]) for e in out["existing"]] == [
-        ("黑戒", "hei-jie", "same name '黑戒', in the item layer", ["/summary"])]
+        ("黑戒", "hei-jie", "same name '黑戒', in the item layer", ["/summary", "/extensions/sillytavern"])]
     assert out["ambiguous"] == []
     assert narr("get", "黑戒", "layer").stdout == "item\n"  # one node: the name is not ambiguous
     assert narr("get", "Black Ring", "summary").stdout == "A black ring that grows warm near danger.\n"
     assert not list(narr.root.glob("world/*/hei-jie-2.json"))
 
-    # a note that names its layer: the node stays where it is, and the import says so
+    # a note that names its layer: the node stays where it is, and the import says so; its
+    # other summary is kept as a section, not lost
     note = tmp_path / "Black Ring.md"
     note.write_text("---\nlayer: background\n---\nA black ring.\n", encoding="utf-8")
+    assert narr("import", str(note)).stdout.splitlines()[1:] == [
+        "  already there: Black Ring from Black Ring.md is hei-jie (same name 'black ring', "
+        "in the item layer); added /sections/Black Ring",
+        "    note: its summary differs from the node's (which stays): kept as the section 'Black Ring'",
+        "    note: the source puts it in the background layer; it stays in the item layer",
+        "  Black Ring.md (Black Ring) is the section 'Black Ring' of hei-jie"]
+    assert read_node(narr.root, "hei-jie")["sections"] == {"Black Ring": "A black ring."}
     before = snapshot(narr.root)
     assert narr("import", str(note)).stdout.splitlines() == [
         "Nothing to import: the world has everything in Black Ring.md (note, 1 entry)",
         "  already there: Black Ring from Black Ring.md is hei-jie (same name 'black ring', "
         "in the item layer)",
-        "    note: its summary differs from the one in the world, which is kept",
-        "    note: the source puts it in the background layer; it stays in the item layer"]
+        "    note: the source puts it in the background layer; it stays in the item layer",
+        "  Black Ring.md (Black Ring) is the section 'Black Ring' of hei-jie"]
     assert snapshot(narr.root) == before
 
 
@@ -180,17 +188,21 @@ def test_an_import_adds_the_aliases_and_the_summary_a_node_lacks(tmp_path: Path)
     before = snapshot(narr.root)
     dry = narr.json("import", str(DATA / "notes"), "--dry-run")
     assert [(e["id"], e["added"], e["notes"]) for e in dry["existing"]] == [
-        ("lin-yuan", ['/aliases ("Young Lin")'],
+        ("lin-yuan", ['/aliases ("Young Lin")', "/sections/Lin Yuan.md", "/sections/Later", '/tags ("main")'],
          ["the alias '林远' is not added: it names lin-yuan-shan",
-          "its summary differs from the one in the world, which is kept"]),
+          "its summary differs from the node's (which stays): kept as the section 'Lin Yuan.md'",
+          "its section 'Later': kept as the section 'Later'"]),
         ("su-qing", ['/aliases ("Su Qing")', "/summary"], [])]
     assert snapshot(narr.root) == before
 
     out = narr("import", str(DATA / "notes")).stdout
     assert ("  already there: Lin Yuan from Lin Yuan.md is lin-yuan (same name 'lin yuan'); "
-            "added /aliases (\"Young Lin\")") in out.splitlines()
+            "added /aliases (\"Young Lin\"), /sections/Lin Yuan.md, /sections/Later, /tags (\"main\")"
+            ) in out.splitlines()
     lin, su = read_node(narr.root, "lin-yuan"), read_node(narr.root, "su-qing")
     assert (lin["aliases"], lin["summary"]) == (["Young Lin"], "The writer's own words.")
+    assert lin["sections"] == {"Lin Yuan.md": "A fisherman's son who found the ring in the river. "
+                                              "He does not know what it is.", "Later": "Nothing yet."}
     assert (su["aliases"], su["summary"]) == (["Su Qing"], "A disciple who trusts no one.")
     assert narr("get", "young lin", "name").stdout == "Lin Yuan\n"
     assert narr("get", "林远", "name").stdout == "林远山\n"
@@ -237,6 +249,42 @@ def test_an_entry_that_shares_only_an_alias_adds_no_names(tmp_path: Path) -> Non
     note.write_text("---\nlayer: character\naliases: [Tove, Greaves]\n---\nA ferryman.\n", encoding="utf-8")
     out = narr.json("import", str(note))
     assert [(e["id"], e["added"], e["notes"]) for e in out["existing"]] == [
-        ("tove-dunmore", [], ["it shares only an alias with the node: its names and summary are not added"])]
+        ("tove-dunmore", ["/sections/Tove Greaves"],
+         ["it shares only an alias with the node: its names are not added",
+          "its summary: kept as the section 'Tove Greaves'"])]
     node = read_node(narr.root, "tove-dunmore")
     assert (node["aliases"], node["summary"]) == (["Tove"], "")
+    assert node["sections"] == {"Tove Greaves": "A ferryman."}  # its text is not lost
+    assert out["entries"] == [{"source": "Tove Greaves.md", "title": "Tove Greaves", "name": "Tove Greaves",
+                               "named_by": "note", "node": "tove-dunmore", "section": "Tove Greaves"}]
+
+
+def test_a_codex_round_trip_with_a_state_key_starting_with_a_quote(flat_world: Path, tmp_path: Path) -> None:
+    sample = CLI(flat_world)
+    sample("event", "A quoted key", "--set", 'lin-yuan.state."said"=yes', "--set", 'lin-yuan.state.a"b=1')
+    codex = tmp_path / "bible.md"
+    codex.write_text(sample("export", "codex").stdout, encoding="utf-8")
+    assert '- "\\"said\\"": yes' in codex.read_text(encoding="utf-8")
+    narr = _empty_world(tmp_path, "x")
+    narr("import", str(codex))
+    assert _nodes(narr.root)["lin-yuan"]["state"] == _nodes(flat_world)["lin-yuan"]["state"]
+
+
+def test_a_close_spelling_in_the_same_import_keeps_its_text(tmp_path: Path) -> None:
+    """The arbiter finds "Qinyun Sect" is the Qingyun Sect just made: its text becomes a section
+    of the node being created, its flag and tags join it."""
+    narr = _empty_world(tmp_path)
+    book = tmp_path / "book.json"
+    book.write_text(json.dumps({"entries": [
+        {"comment": "Qingyun Sect", "keys": ["Qingyun Sect"], "content": "A mountain sect."},
+        {"comment": "Qinyun Sect", "keys": ["Qinyun Sect"], "content": "Its gate faces east.",
+         "constant": True}]}), encoding="utf-8")
+    out = narr.json("import", str(book))
+    assert [c["id"] for c in out["created"]] == ["qingyun-sect"]
+    node = read_node(narr.root, "qingyun-sect")
+    assert node["summary"] == "A mountain sect."
+    assert node["sections"] == {"Qinyun Sect": "Its gate faces east."}
+    assert node["always_in_view"] is True
+    assert [(e["source"], e["node"], e["section"]) for e in out["entries"]] == [
+        ("book.json#0", "qingyun-sect", None), ("book.json#1", "qingyun-sect", "Qinyun Sect")]
+    assert narr.json("import", str(book))["commit"] is None

@@ -1,5 +1,6 @@
 """The import graph points one way: cli -> engine -> diffusers -> delta, with the store beside
-delta, both above the pure modules. Read from the source, so a new arrow fails here first.
+delta, both above the pure modules; the lore formats (text in, entries out) use only the pure
+modules. Read from the source, so a new arrow fails here first.
 
 Imports are not the whole of a layer: code can reach through one (``wr.repo``), name git's
 types in an annotation, or write a file itself. The use rules below read those too: outside
@@ -89,6 +90,9 @@ RULES: dict[str, Callable[[str, Imported], bool]] = {
         _under(path, "store") and imp.module.startswith(ABOVE_STORE)),
     "the engine never imports the cli": lambda path, imp: (
         _under(path, "engine") and imp.module.startswith(("narrative.cli", "narrative.api"))),
+    "the lore formats import only the pure modules": lambda path, imp: (
+        _under(path, "lore") and _narr(imp.module)
+        and not imp.module.startswith("narrative.lore") and not _pure(imp.module)),
     "the pure modules import only each other": lambda path, imp: (
         path.removesuffix(".py").replace("/", ".") in PURE and _narr(imp.module)
         and not _pure(imp.module)),
@@ -139,6 +143,7 @@ def test_the_rules_see_a_violation() -> None:
         "narrative/delta/x.py": "import narrative.store.view\n",
         "narrative/engine/x.py": "import pygit2\n",
         "narrative/store/x.py": "from narrative.delta.draft import Draft\n",
+        "narrative/lore/x.py": "from narrative.store.view import WorldView\n",
     }
     saved = dict(SOURCES)
     try:
@@ -147,6 +152,7 @@ def test_the_rules_see_a_violation() -> None:
         assert _violations("delta imports only the pure modules")
         assert _violations("pygit2 only in the store")
         assert _violations("the store imports nothing above it")
+        assert _violations("the lore formats import only the pure modules")
         SOURCES["narrative/engine/y.py"] = ast.parse(
             "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pygit2\n")
         assert any("engine/y.py" in v for v in _violations("pygit2 only in the store"))

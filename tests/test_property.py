@@ -358,6 +358,7 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=25)
 @given(steps=st.lists(actions, min_size=1, max_size=7))
 def test_random_stories_keep_every_promise(templates: dict[str, Path], tmp_path: Path,

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pygit2
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -33,6 +34,8 @@ from narrative.ids import node_path
 from narrative.model import Delta, RelateOp, SetOp, UnrelateOp, UnsetOp
 from narrative.store import records, refs
 from narrative.store.worldrepo import WorldRepo
+
+pytestmark = pytest.mark.slow  # property tests with many examples
 
 NODES = ["lin-yuan", "su-qing", "old-zhou", "black-ring", "jade-token"]
 LAYER = {"lin-yuan": "character", "su-qing": "character", "old-zhou": "character",

@@ -138,7 +138,8 @@ def test_history_and_get_of_a_node_that_ended(played: tuple[CLI, Path, dict[str,
     zhou = narr.json("history", "old-zhou")["events"][-1]["changes"]
     assert [(c["what"], c["direction"], c["change"]) for c in zhou] == [("relation", "out", "removed")]
     err = narr("get", "temple-bell", expect=11).stderr
-    assert f"temple-bell ended with event {ids['walk']}" in err and "event lifecycle" in err
+    assert f"temple-bell is no longer in the world: it ended with event {ids['walk']}" in err
+    assert "event lifecycle" in err and "narr get temple-bell --at" in err
     assert "no node 'nobody'" in narr("history", "nobody", expect=11).stderr
 
 
@@ -171,7 +172,8 @@ def test_graph_exports(played: tuple[CLI, Path, dict[str, str]]) -> None:
     assert '"su-qing" -> "lin-yuan" [label="suspects"];' in dot
     assert '"old-zhou"' not in dot
     data = json.loads(narr("graph", "world", "--format", "json").stdout)
-    edge = {"source": "su-qing", "target": "lin-yuan", "key": "suspects", "label": "suspects"}
+    edge = {"source": "su-qing", "target": "lin-yuan", "key": "suspects", "label": "suspects",
+            "kind": "relation"}
     assert edge in data["edges"]
     mermaid = narr("graph", "events", "--format", "mermaid").stdout
     assert mermaid.startswith("graph LR\n") and '-->|"lin-yuan/state/mood"|' in mermaid
@@ -255,7 +257,7 @@ def test_both_layouts_answer_alike(narr: CLI, world: Path) -> None:
     assert [e["id"] for e in narr.json("history", "black-ring")["events"]] == [ids["suspect"]]
     assert narr.json("history", "temple-bell")["events"][0]["changes"][0]["reason"] == "event lifecycle"
     assert [h["id"] for h in narr.json("search", "苏晴怀疑")["hits"]] == [ids["suspect"]]
-    assert narr.json("graph")["world"] == {"nodes": 21, "edges": 29}  # 18 + 3 threads
+    assert narr.json("graph")["world"] == {"nodes": 21, "edges": 37}  # 18 + 3 threads; 8 references
 
 
 def test_threads_ranked_by_events_since_they_moved(played: tuple[CLI, Path, dict[str, str]]) -> None:

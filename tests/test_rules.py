@@ -312,7 +312,8 @@ def write_rules(world: Path, text: str, name: str = "bad.toml") -> None:
 BAD_RULE_FILES = [
     ('[[rules]]\nid = "x"\nmatch = ["{who} sings"]\ndo = [{ set = "who.traits.voice", value = 1 }]\n',
      "narr: error: rules/bad.toml: rule 'x' /do/0/set/set: Value error, 'who.traits.voice': a rule may "
-     "change name, kind, aliases, summary, lifecycle, state, relations of a node; not 'traits' "
+     "change name, kind, aliases, summary, lifecycle, state, relations, tags, sections, always_in_view, "
+     "extensions of a node; not 'traits' "
      "(traits are the user's baseline, id/layer/created_by_event are narr's)"),
     ('[[rules]]\nid = "x"\nmatch = ["{who} sings"]\ndo = [{ set = "someone.state.mood", value = 1 }]\n',
      "narr: error: rules/bad.toml: rule 'x' /do/0: variable 'someone' is never bound (not a slot of "

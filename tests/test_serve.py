@@ -366,3 +366,114 @@ def test_a_hinted_scan_finds_what_a_full_scan_finds(flat_world: Path) -> None:
         assert watcher.describe()["hinted_scans"] >= 5
     finally:
         watcher.stop()
+
+
+GATED = """import os, pathlib, sys, time
+sys.stdin.read()
+here = pathlib.Path(os.getcwd())
+(here / "started").write_text("", "utf-8")
+deadline = time.monotonic() + 60
+while not (here / "release").exists() and time.monotonic() < deadline:
+    time.sleep(0.02)
+print('{"ops": []}')
+"""
+
+
+def test_reads_answer_while_another_clients_event_is_in_progress(flat_world: Path,
+                                                                  tmp_path: Path) -> None:
+    """A writer with its own directory and variables neither blocks a read nor lends them
+    to it: the server's process never takes a request's directory or environment."""
+    gated = tmp_path / "gated.py"
+    gated.write_text(GATED, "utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    info = start(flat_world, "--port", "0")
+    token = (flat_world / ".git" / "narr" / "token").read_text("ascii").strip()
+    env = {**os.environ, "NARR_EXEC_COMMAND": f"{sys.executable} {gated}", "NARR_EXEC_TIMEOUT": "90"}
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "narrative", "-C", str(flat_world), "event", "Lin Yuan runs",
+         "--diffuser", "exec", "--set", 'lin-yuan.state.location="gate"'],
+        cwd=elsewhere, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not (elsewhere / "started").exists() and writer.poll() is None:
+            assert time.monotonic() < deadline, "the exec diffuser never started"
+            time.sleep(0.02)
+        assert writer.poll() is None, writer.communicate()
+        # The diffuser ran in the writer's directory with the writer's variables ...
+        assert (elsewhere / "started").exists() and not (flat_world / "started").exists()
+        # ... while reads, through the thin client and over HTTP, answer at once.
+        log = run(flat_world, "log", "-n", "1")
+        status = run(flat_world, "status", "--json")
+        code, body = _http(info["port"], "/api/status", token)
+        assert writer.poll() is None, "the write ended before the reads came back"
+        assert log.returncode == 0 and b"Lin Yuan runs" not in log.stdout
+        assert status.returncode == 0 and code == 200
+        assert body == json.loads(status.stdout)
+        (elsewhere / "release").write_text("", "utf-8")
+        _, werr = writer.communicate(timeout=60)
+        assert writer.returncode == 0, werr
+        assert b"Lin Yuan runs" in run(flat_world, "log", "-n", "1").stdout
+        # The next client, without an exec command, has none: the writer's did not stay.
+        missing = run(flat_world, "event", "Lin Yuan waits", "--diffuser", "exec", "--dry-run",
+                      env={"NARR_EXEC_COMMAND": ""})
+        assert missing.returncode != 0 and b"no command to run" in missing.stderr
+    finally:
+        (elsewhere / "release").write_text("", "utf-8")
+        if writer.poll() is None:
+            writer.kill()
+        stop(flat_world, info["pid"])
+
+
+def test_paths_a_client_types_are_read_in_its_directory(served: Path, tmp_path: Path) -> None:
+    here = tmp_path / "drafts"
+    here.mkdir()
+    (here / "delta.json").write_text(json.dumps({"ops": [
+        {"op": "set", "target": "lin-yuan", "field": "/state/mood", "value": "wary"}]}), "utf-8")
+    (here / "chapter.md").write_text("Lin Yuan walks to the ferry.\n", "utf-8")
+
+    def both(*args: str) -> tuple[subprocess.CompletedProcess[bytes], subprocess.CompletedProcess[bytes]]:
+        def one(extra: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+            return subprocess.run([sys.executable, "-m", "narrative", "-C", str(served), *args],
+                                  cwd=here, capture_output=True, env={**os.environ, **extra}, timeout=60)
+        return one({}), one(LOCAL)
+
+    through, local = both("event", "Lin Yuan frowns", "--delta", "delta.json", "--dry-run")
+    assert b"wary" in through.stdout
+    same(through, local, varying=True)
+    for args in [("audit", "chapter.md"), ("audit", "missing.md"), ("event", "x", "--delta", "no.json")]:
+        same(*both(*args))
+
+
+def test_the_server_reads_an_edited_rule_file_at_the_next_event(served: Path) -> None:
+    rule = ('[[rules]]\nid = "dance"\nmatch = ["{who} dances"]\nvars = { who = { layer = "character" } }\n'
+            'do = [{ set = "who.state.mood", value = "%s" }]\n')
+    path = served / "rules" / "dance.toml"
+    path.write_text(rule % "merry", "utf-8")
+    assert run(served, "event", "Lin Yuan dances").returncode == 0
+    st = path.stat()
+    path.write_text(rule % "sadly", "utf-8")  # the same size, and below the same time
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    event = run(served, "event", "Lin Yuan dances again", "--json")
+    assert event.returncode == 0, event.stderr
+    assert {(d["target"], d["field"], d["new_value"]) for d in json.loads(event.stdout)["diffusions"]} == {
+        ("lin-yuan", "/state/mood", "sadly")}
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_server_that_exited_is_stopped_though_not_yet_reaped() -> None:
+    """A detached server is adopted by whoever reaps orphans, which may take its time: the
+    zombie it leaves is a stopped server, and narr serve --stop does not wait for the reaper."""
+    from narrative import client
+    from narrative.serve import server
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{child.pid}/stat").read_bytes().rpartition(b")")[2].split()[0] != b"Z":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert client.pid_alive(child.pid)  # kill(pid, 0) still reaches a zombie
+        assert not server._running(child.pid)
+    finally:
+        child.wait()

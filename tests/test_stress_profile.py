@@ -36,6 +36,7 @@ def test_the_corpus_is_large_and_well_formed() -> None:
         assert isinstance(case["exit"], int), case["name"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="kills forked narr processes")
 def test_smoke_profile_finds_no_failure(tmp_path: Path) -> None:
     parts = stress.run("smoke", scratch=tmp_path)

@@ -206,6 +206,7 @@ def _png_colours(png: bytes) -> int:
     return len(seen)
 
 
+@pytest.mark.slow
 def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
     root = flat_world
     outside: list[str] = []

@@ -39,8 +39,15 @@ def test_filters_search_and_focus(flat_world: Path) -> None:
         drawn = set(_ids(near["graph"]["nodes"]))
         assert "lin-xue" in drawn and "lin-yuan" in drawn
         assert all(e["source"] in drawn and e["target"] in drawn for e in near["graph"]["edges"])
-        assert any(e == {"source": "lin-xue", "target": "lin-yuan", "type": "sibling-of"}
-                   for e in near["graph"]["edges"])
+        assert any(e == {"source": "lin-xue", "target": "lin-yuan", "type": "sibling-of",
+                         "kind": "relation"} for e in near["graph"]["edges"])
+        # where someone stands is an edge too: Lin Yuan and Old Zhou meet at the ferry's node
+        ferry = world_view(wr, around="ferry", depth=1).to_json()
+        assert {"source": "old-zhou", "target": "ferry", "type": "at", "kind": "reference",
+                "field": "/state/location"} in ferry["graph"]["edges"]
+        assert {"source": "black-ring", "target": "lin-yuan", "type": "held by",
+                "kind": "reference", "field": "/state/holder"} in world_view(
+                    wr, around="black-ring", depth=1).to_json()["graph"]["edges"]
         assert len(world_view(wr, around="lin-xue", depth=2).to_json()["graph"]["nodes"]) > len(drawn)
         assert _ids(world_view(wr, around="lin-xue", depth=0).to_json()["graph"]["nodes"]) == ["lin-xue"]
         # Limits: the list and the drawing are cut, the count is not.
@@ -71,7 +78,8 @@ def test_hand_edits_the_past_and_the_story_line(flat_world: Path) -> None:
         row = next(n for n in now["nodes"] if n["id"] == "lin-yuan")
         assert (row["name"], row["edited"]) == ("Lin Yuan the Bold", "modified")
         # The edited file's relations are drawn: the new one, and not those it dropped.
-        mine = {(e["type"], e["target"]) for e in now["graph"]["edges"] if e["source"] == "lin-yuan"}
+        mine = {(e["type"], e["target"]) for e in now["graph"]["edges"]
+                if e["source"] == "lin-yuan" and e["kind"] == "relation"}
         assert mine == {("knows", "ring-origin"), ("sibling-of", "lin-xue")}
         edit_node(flat_world, "lin-yuan", relations=json.loads(before))
         event(wr, "Lin Yuan walks to the ferry")

@@ -6,11 +6,15 @@ what a person at a terminal sees; the pipe case runs it with its output captured
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
+import pytest
 from helpers import CLI, narr_subprocess
 
 RED, GREEN, ESC = "\x1b[31m", "\x1b[32m", "\x1b["
@@ -29,11 +33,37 @@ def _tty(root: Path, *args: str, rows: int = 40, **env: str) -> str:
     return str(out).replace("\r\n", "\n")
 
 
+@pytest.fixture
+def transport(request: pytest.FixtureRequest, flat_world: Path) -> Iterator[str]:
+    """``served``: what a test runs on a terminal goes through ``narr serve`` and the thin
+    client, which must show the same (colours, the pager) as narr in its own process."""
+    if request.param == "local":
+        yield "local"
+        return
+    clean = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "LESS", "PAGER", "NARR_PAGER")}
+
+    def serve(*args: str) -> str:
+        return subprocess.run([sys.executable, "-m", "narrative", "-C", str(flat_world), "serve", *args],
+                              env=clean, capture_output=True, text=True, check=True).stdout
+
+    serve("--detach")
+    try:
+        yield "served"
+        assert json.loads(serve("--status", "--json"))["requests"] > 0
+    finally:
+        serve("--stop")
+
+
+LOCAL_AND_SERVED = pytest.mark.parametrize("transport", ["local", "served"], indirect=True)
+
+
 def _world_with_a_change(flat_world: Path) -> Path:
     CLI(flat_world)("event", "Lin Yuan calms down", "--set", 'lin-yuan.state.location="temple"')
     return flat_world
 
 
+@LOCAL_AND_SERVED
+@pytest.mark.usefixtures("transport")
 def test_colours_on_a_terminal(flat_world: Path) -> None:
     root = _world_with_a_change(flat_world)
     out = _tty(root, "show", NARR_PAGER="")
@@ -41,12 +71,16 @@ def test_colours_on_a_terminal(flat_world: Path) -> None:
     assert f'{GREEN}"temple"' in out
 
 
+@LOCAL_AND_SERVED
+@pytest.mark.usefixtures("transport")
 def test_no_color_and_the_flag_turn_colours_off(flat_world: Path) -> None:
     root = _world_with_a_change(flat_world)
     assert ESC not in _tty(root, "show", NARR_PAGER="", NO_COLOR="1")
     assert ESC not in _tty(root, "--no-color", "show", NARR_PAGER="")
 
 
+@LOCAL_AND_SERVED
+@pytest.mark.usefixtures("transport")
 def test_long_output_goes_through_the_pager_on_a_terminal(flat_world: Path) -> None:
     root = _world_with_a_change(flat_world)
     out = _tty(root, "show", rows=5, NARR_PAGER=PAGER)
@@ -85,6 +119,8 @@ NOTES = Path(__file__).resolve().parent / "data" / "import" / "notes"
 BAR_END = "\r\x1b[K"  # the bar erases itself, leaving the answer on the screen
 
 
+@LOCAL_AND_SERVED
+@pytest.mark.usefixtures("transport")
 def test_long_operations_draw_a_bar_on_a_terminal_only(flat_world: Path) -> None:
     root = _world_with_a_change(flat_world)
     out = _tty(root, "check", NARR_PROGRESS_DELAY="0")

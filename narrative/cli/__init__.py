@@ -115,7 +115,7 @@ COMMAND_MODULES = {
     "reflog": "travel_cmd", "edits": "travel_cmd",
     "branch": "branch_cmd", "switch": "branch_cmd",
     "merge": "merge_cmd", "conflicts": "merge_cmd", "resolve": "merge_cmd",
-    "check": "check_cmd", "gc": "check_cmd", "adopt": "check_cmd",
+    "check": "check_cmd", "gc": "check_cmd", "adopt": "check_cmd", "doctor": "doctor_cmd",
     "schema": "schema_cmd",
     "serve": "serve_cmd", "studio": "serve_cmd",
     "clone": "remote_cmd", "push": "remote_cmd", "pull": "remote_cmd",

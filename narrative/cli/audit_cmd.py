@@ -6,19 +6,27 @@ from typing import Any
 
 import click
 
-from narrative.cli.context import Context, pass_context
+from narrative.cli.context import Context, InputFile, pass_context
 from narrative.cli.output import emit_json, json_option, short, value_text, warn
 
 
 def _finding_lines(f: dict[str, Any]) -> list[str]:
+    from narrative.engine.audit import CHECKS
+
     value = value_text(f["value"]) if f["present"] else "(absent)"
-    return [f"sentence {f['number']}: {f['sentence']}",
-            f"  {f['words']!r} (rule {f['rule']}, {f['source']}) needs {f['requirement']}",
-            f"  {f['node']} {f['field']} = {value}"]
+    if f["check"] == "require":
+        why = f"(rule {f['rule']}, {f['source']}) needs {f['requirement']}"
+    else:
+        why = f"({CHECKS[f['check']]})"
+    lines = [f"sentence {f['number']}: {f['sentence']}", f"  {f['words']!r} {why}",
+             f"  {f['node']} {f['field'] or '(the whole node)'} = {value}"]
+    if f["fact"]:
+        lines.append(f"  {f['fact']}")
+    return lines
 
 
 @click.command("audit")
-@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.argument("file", type=InputFile("rb"))
 @click.option("--at", "at", metavar="REV",
               help="Check against the world as it stood at a revision or event.")
 @json_option
@@ -27,21 +35,25 @@ def audit_cmd(ctx: Context, file: Any, at: str | None, as_json: bool) -> None:
     """Check a chapter draft (FILE, or - for stdin) for continuity with the world.
 
     Each sentence is simulated, in order, as a dry-run rules event on a copy of the
-    world (the world as it stands, or --at REV), and every action whose rule's
-    preconditions (require) the world contradicts at that point is listed: a dead
-    character acting, a gift of something the giver does not hold, a secret told
-    by someone who does not know it. Nothing is written. Exits 20 when something
-    contradicts the world, 0 when the chapter is consistent with it.
+    world (the world as it stands, or --at REV), and every action the world
+    contradicts at that point is listed with the fact behind it: a rule's
+    precondition (require) the world does not meet, a dead character acting or
+    speaking, an ended thing used or present, a thing passed between two people in
+    different places, a secret told by someone who does not know it. A secret
+    learnt by someone who knew it already is a note. Nothing is written. Exits 20
+    when something contradicts the world, 0 when the chapter is consistent with it.
 
     \b
     Examples:
       narr audit chapter-21.md
       narr audit - --at HEAD~2 < draft.md
     """
-    from narrative.engine.audit import audit
+    from narrative.engine.audit import audit, read_chapter
     from narrative.errors import ContinuityError
 
-    report = audit(ctx.world, file.read(), at)
+    name = getattr(file, "name", "-")
+    name = "stdin" if name in ("-", "<stdin>") else str(name)
+    report = audit(ctx.world, read_chapter(file.read(), name), at)
     for message in report.warnings:
         warn(message)
     d = report.to_json()
@@ -51,6 +63,8 @@ def audit_cmd(ctx: Context, file: Any, at: str | None, as_json: bool) -> None:
         for f in d["findings"]:
             for line in _finding_lines(f):
                 click.echo(line)
+        for f in d["notes"]:
+            click.echo(f"note: sentence {f['number']}: {f['message']}: {f['fact']}")
         where = f"{at} ({short(d['commit'])})" if at else short(d["commit"])
         n, s = len(d["findings"]), d["sentences"]
         if n:

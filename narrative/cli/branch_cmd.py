@@ -6,7 +6,7 @@ import click
 
 from narrative.cli.completion import complete_branch, complete_rev
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import emit_json, json_option, one_line, short, warn
+from narrative.cli.output import display_width, emit_json, json_option, one_line, pad, short, warn
 
 
 @click.command("branch")
@@ -39,9 +39,11 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, re
         if as_json:
             emit_json(found)
             return
+        width = max([20, *(display_width(row["name"]) for row in found)])
         for row in found:
             local = f"  (followed by {row['followed_by']})" if row["followed_by"] else ""
-            click.echo(f"  {row['name']:<20} {short(row['commit'])} {one_line(row['content'])}{local}")
+            click.echo(f"  {pad(row['name'], width)} {short(row['commit'])} "
+                       f"{one_line(row['content'])}{local}")
         return
     if name is None:
         if delete:
@@ -50,9 +52,10 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, re
         if as_json:
             emit_json(rows)
             return
+        width = max([20, *(display_width(row["name"]) for row in rows)])
         for row in rows:
             mark = "*" if row["current"] else " "
-            click.echo(f"{mark} {row['name']:<20} {short(row['commit'])} {one_line(row['content'])}")
+            click.echo(f"{mark} {pad(row['name'], width)} {short(row['commit'])} {one_line(row['content'])}")
         return
     if delete:
         if rev is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -28,17 +28,21 @@ class Context:
     @property
     def world(self) -> WorldRepo:
         if self._world is None:
+            from narrative.invocation import absolute
             from narrative.store.worldrepo import WorldRepo
 
-            self._world = WorldRepo.open(self.directory)
+            self._world = WorldRepo.open(absolute(self.directory))
             _warn_unknown_keys(self._world)
         return self._world
 
-    def node(self, text: str, *, must_exist: bool = True, context: str | None = None) -> str:
-        """The id of the node ``text`` names: its id, a name or an alias (engine.naming)."""
+    def node(self, text: str, *, must_exist: bool = True, context: str | None = None,
+             ended: bool | None = None) -> str:
+        """The id of the node ``text`` names: its id, a name or an alias (engine.naming);
+        ``ended``: a node that has ended may be meant (by default when it need not exist)."""
         from narrative.engine.naming import Names
 
-        return Names(self.world).resolve(text, must_exist=must_exist, context=context)
+        return Names(self.world).resolve(text, must_exist=must_exist, context=context,
+                                         ended=ended)
 
     def close(self) -> None:
         if self._world is not None:
@@ -57,3 +61,21 @@ def _warn_unknown_keys(wr: WorldRepo) -> None:
 
 
 pass_context = click.make_pass_decorator(Context)
+
+
+class InputFile(click.File):
+    """click's ``File``, opened in the command's directory: a served command's is its
+    client's, not the server's (:mod:`narrative.invocation`)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value != "-":
+            from narrative.invocation import absolute
+
+            resolved = str(absolute(value))
+            if resolved != value:
+                try:
+                    return super().convert(resolved, param, ctx)
+                except click.BadParameter as exc:  # name the file as the user did
+                    self.fail(exc.message.replace(click.format_filename(resolved),
+                                                  click.format_filename(value), 1), param, ctx)
+        return super().convert(value, param, ctx)

@@ -156,6 +156,7 @@ def _request(wr: WorldRepo, content: str, sets: tuple[str, ...], unsets: tuple[s
     from narrative.delta.parse import read_delta
     from narrative.delta.request import EventRequest
     from narrative.errors import InvalidInputError
+    from narrative.invocation import absolute
 
     delta = None
     if delta_file is not None:
@@ -164,7 +165,7 @@ def _request(wr: WorldRepo, content: str, sets: tuple[str, ...], unsets: tuple[s
             delta = read_delta("<stdin>", data)
         else:
             try:
-                with open(delta_file, "rb") as fh:
+                with open(absolute(delta_file), "rb") as fh:
                     data = fh.read()
             except OSError as exc:
                 raise InvalidInputError(f"--delta {delta_file}: cannot read ({exc.strerror})") from None
@@ -176,7 +177,8 @@ def _request(wr: WorldRepo, content: str, sets: tuple[str, ...], unsets: tuple[s
     _refuse_bad_escapes("--unset", list(unsets), unsets)
     names = Names(wr) if (sets or unsets or relates or unrelates or expires) else None
     merged = flags.build_delta(delta=delta, creates=create_ops, sets=sets, unsets=unsets,
-                               relates=relates, unrelates=unrelates, expires=expires, names=names)
+                               relates=relates, unrelates=unrelates, expires=expires, names=names,
+                               references=set(wr.config.reference_labels))
     return EventRequest(content=content, delta=merged, narrative_text=narrative_text,
                         timestamp=timestamp, close_scene=close_scene)
 

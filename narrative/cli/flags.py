@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Iterable
-from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from pydantic import ValidationError
@@ -18,6 +17,7 @@ from narrative import fields
 from narrative.delta.parse import parse_input
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import check_id, id_problem
+from narrative.invocation import absolute
 from narrative.model import (
     CreateOp,
     Delta,
@@ -57,7 +57,8 @@ class NodeNames(Protocol):
 
     def candidates(self, text: str) -> list[str]: ...
 
-    def resolve(self, text: str, *, must_exist: bool = True, context: str | None = None) -> str: ...
+    def resolve(self, text: str, *, must_exist: bool = True, context: str | None = None,
+                ended: bool | None = None) -> str: ...
 
 
 class _IdsOnly:
@@ -66,7 +67,8 @@ class _IdsOnly:
     def candidates(self, text: str) -> list[str]:
         return [text] if id_problem(text) is None else []
 
-    def resolve(self, text: str, *, must_exist: bool = True, context: str | None = None) -> str:
+    def resolve(self, text: str, *, must_exist: bool = True, context: str | None = None,
+                ended: bool | None = None) -> str:
         return check_id(text, what=context or "node id")
 
 
@@ -75,13 +77,14 @@ def _resolver(names: NodeNames | None, created: Collection[str]) -> Callable[[st
 
     A well-formed id that names nothing is passed on too: the event itself says what is
     missing and keeps the event for ``--retry`` (the node may be made before the retry).
+    A name of a node that has ended is refused, naming the event that ended it.
     """
     chosen = names or _IdsOnly()
 
     def resolve(text: str, what: str) -> str:
         if text in created:
             return text
-        return chosen.resolve(text, must_exist=False, context=what)
+        return chosen.resolve(text, must_exist=False, context=what, ended=False)
     return resolve
 
 
@@ -116,15 +119,17 @@ def parse_target_field(spec: str, flag: str, names: NodeNames | None = None,
                                        what=f"{flag} {spec!r}")
 
 
-def parse_set(spec: str, names: NodeNames | None = None, created: Collection[str] = ()) -> SetOp:
-    """``NODE.field=VALUE``; in a reference field (:data:`narrative.fields.REFERENCE_FIELDS`)
-    a VALUE that names a node (id, name or alias) becomes its id, see :func:`reference`."""
+def parse_set(spec: str, names: NodeNames | None = None, created: Collection[str] = (),
+              references: Collection[str] = fields.REFERENCE_FIELDS) -> SetOp:
+    """``NODE.field=VALUE``; in a reference field (:data:`narrative.fields.REFERENCE_FIELDS`
+    and those the world declares, ``references``) a VALUE that names a node (id, name or
+    alias) becomes its id, see :func:`reference`."""
     left, eq, value = spec.partition("=")
     if not eq:
         raise InvalidInputError(f"--set {spec!r}: expected NODE.field=VALUE")
     node_id, ptr = parse_target_field(left, "--set", names, created)
     parsed = parse_value(value)
-    if names is not None and ptr in fields.REFERENCE_FIELDS and isinstance(parsed, str) \
+    if names is not None and ptr in references and isinstance(parsed, str) \
             and not value.strip().startswith('"'):
         parsed = reference(parsed, ptr, spec, names, created)
     return SetOp(target=node_id, field=ptr, value=parsed)
@@ -208,7 +213,7 @@ def read_node_file(path: str, data: bytes | None = None) -> CreateOp:
     """A ``create`` operation from a whole node in a JSON file."""
     if data is None:
         try:
-            data = Path(path).read_bytes()
+            data = absolute(path).read_bytes()
         except OSError as exc:
             raise InvalidInputError(f"--create {path}: cannot read ({exc.strerror})") from None
     obj = parse_input(data, path)
@@ -226,7 +231,8 @@ def read_node_file(path: str, data: bytes | None = None) -> CreateOp:
 def build_delta(*, delta: Delta | None = None, creates: Iterable[CreateOp] = (),
                 sets: Iterable[str] = (), unsets: Iterable[str] = (),
                 relates: Iterable[str] = (), unrelates: Iterable[str] = (),
-                expires: Iterable[str] = (), names: NodeNames | None = None) -> Delta:
+                expires: Iterable[str] = (), names: NodeNames | None = None,
+                references: Collection[str] = fields.REFERENCE_FIELDS) -> Delta:
     """One delta from the command line's flags, in a fixed order: a ``--delta`` file's
     operations, creations, field changes, relation changes, expiries.
 
@@ -236,7 +242,7 @@ def build_delta(*, delta: Delta | None = None, creates: Iterable[CreateOp] = (),
     ops: list[Op] = list(delta.ops) if delta else []
     ops.extend(creates)
     created = {op.node.id for op in ops if isinstance(op, CreateOp)}
-    ops.extend(parse_set(s, names, created) for s in sets)
+    ops.extend(parse_set(s, names, created, references) for s in sets)
     ops.extend(parse_unset(s, names, created) for s in unsets)
     ops.extend(parse_relate(s, names, created) for s in relates)
     ops.extend(parse_unrelate(s, names, created) for s in unrelates)

@@ -11,7 +11,7 @@ import click
 
 from narrative.cli.completion import complete_node
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import emit_json, json_option
+from narrative.cli.output import emit_json, json_option, warn
 from narrative.errors import InvalidWorldError
 
 
@@ -72,7 +72,7 @@ def path_cmd(ctx: Context, node_id: str, layer: str | None, as_json: bool) -> No
     Example:
       narr path 林远
     """
-    node_id = ctx.node(node_id, must_exist=False)
+    node_id = ctx.node(node_id, must_exist=False, ended=False)
     path = _node_path(ctx, node_id, layer)
     if as_json:
         emit_json({"id": node_id, "path": path})
@@ -97,7 +97,7 @@ def edit_cmd(ctx: Context, node_id: str, layer: str | None) -> None:
     from narrative.store.nodefiles import write_node
 
     wr = ctx.world
-    node_id = ctx.node(node_id, must_exist=False)
+    node_id = ctx.node(node_id, must_exist=False, ended=False)
     path = _node_path(ctx, node_id, layer)
     full = wr.abs(path)
     if not full.exists():
@@ -152,14 +152,17 @@ def _edit_problem(ctx: Context, path: str) -> InvalidWorldError | None:
 @click.option("--lifecycle", type=click.Choice(["permanent", "scene", "event"]), default="permanent",
               show_default=True, help="How long it lasts: for good, the scene, or one event.")
 @click.option("--summary", default="", help="One line saying what it is.")
+@click.option("--force", is_flag=True,
+              help="Make it even when its id is taken by a node of the same words (it gets -2).")
 @json_option
 @pass_context
 def new_cmd(ctx: Context, layer: str, name: str, kind: str, aliases: tuple[str, ...], lifecycle: str,
-            summary: str, as_json: bool) -> None:
+            summary: str, force: bool, as_json: bool) -> None:
     """Make a node named NAME in LAYER; its id is made from the name (林远 -> lin-yuan).
 
     The file is a hand edit: the next event records it. A name (or alias) the
-    world already uses is refused.
+    world already uses is refused, and so is one whose id is taken by a node of
+    the same words ("Old Mill!" beside Old Mill) unless --force.
 
     \b
     Examples:
@@ -169,7 +172,9 @@ def new_cmd(ctx: Context, layer: str, name: str, kind: str, aliases: tuple[str, 
     from narrative.engine.new import new_node
 
     made = new_node(ctx.world, layer, name, kind=kind, aliases=list(aliases), lifecycle=lifecycle,
-                    summary=summary)
+                    summary=summary, force=force)
+    for message in made.warnings:
+        warn(message)
     if as_json:
         emit_json(made.to_json())
         return

@@ -132,6 +132,23 @@ def one_line(content: str | None, limit: int = ONE_LINE) -> str:
     return text + (" …" if len(lines) > 1 else "")
 
 
+def display_width(text: str) -> int:
+    """Columns ``text`` takes on a terminal: two for wide characters (Chinese), none for combining marks.
+
+    What wcwidth measures for the scripts a story uses, from the standard library's
+    East Asian Width table; ``len`` counts 林远 as two columns where a terminal shows four.
+    """
+    import unicodedata
+
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+               for ch in text)
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` padded with spaces to ``width`` terminal columns (as ``f"{text:<width}"`` for ASCII)."""
+    return text + " " * max(0, width - display_width(text))
+
+
 def short(commit: str | None) -> str:
     return (commit or "")[:10]
 

@@ -49,6 +49,9 @@ def why_cmd(ctx: Context, node_id: str, field: str, at: str | None, as_json: boo
         return
     value = value_text(d["value"], None) if "value" in d else _FIELD_ABSENT
     click.echo(f"{d['node']} {d['field']} = {value}")
+    if d.get("ended"):
+        click.echo(f"  as it stood when it ended in {_event_text(d['ended']['event'])} "
+                   f"({d['ended']['reason']})")
     if d["uncommitted"] is not None:
         was = d["uncommitted"].get("committed_value", ...)
         click.echo("  from a hand edit not yet recorded (the next event records it); "
@@ -129,7 +132,9 @@ def _history_lines(d: dict[str, Any]) -> None:
         if not ev["changes"] and ev["mentioned"]:
             click.echo("  named, not changed")
     if not d["exists"]:
-        click.echo(f"{d['node']} is no longer in the world")
+        ended = d.get("ended")
+        click.echo(f"{d['node']} is no longer in the world" + (
+            f": it ended in {_event_text(ended['event'])} ({ended['reason']})" if ended else ""))
 
 
 @click.command("search")
@@ -170,28 +175,46 @@ _DEPTH = click.option("--depth", type=click.IntRange(min=0), default=1, show_def
 
 
 @click.group("graph", invoke_without_command=True)
+@click.option("--format", "fmt", type=click.Choice(["dot", "mermaid", "graphml", "json"]),
+              help="Without a subcommand: the world graph in this format (as narr graph world).")
+@click.option("--around", metavar="NODE", shell_complete=complete_node,
+              help="Without a subcommand: the world graph near this node.")
+@click.option("--depth", type=click.IntRange(min=0), default=None,
+              help="With --around: how many steps away to keep (1).")
+@click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
+              help="Without a subcommand: the world graph as it stood then.")
 @json_option
 @click.pass_context
-def graph_group(click_ctx: click.Context, as_json: bool) -> None:
+def graph_group(click_ctx: click.Context, fmt: str | None, around: str | None, depth: int | None,
+                at: str | None, as_json: bool) -> None:
     """Export the world graph or the event graph (dot, mermaid, graphml, json), or connect two nodes.
 
-    Alone, it counts what each graph holds.
+    Alone, it counts what each graph holds; with --format, --around or --at it is
+    the world graph (narr graph --format dot is narr graph world --format dot).
 
     \b
-    Example:
+    Examples:
       narr graph world --format dot | dot -Tsvg > world.svg
+      narr graph --format mermaid --around 林远
     """
+    world_options = fmt is not None or around is not None or depth is not None or at is not None
     if click_ctx.invoked_subcommand is not None:
+        if world_options:
+            raise click.UsageError(f"put --format, --around, --depth and --at after "
+                                   f"'{click_ctx.invoked_subcommand}': they are its options")
+        return
+    ctx = click_ctx.find_object(Context)
+    assert ctx is not None
+    if world_options:
+        _emit_graph(ctx, "world", fmt or "dot", around, 1 if depth is None else depth, as_json, at)
         return
     from narrative.engine.graphs import sizes
 
-    ctx = click_ctx.find_object(Context)
-    assert ctx is not None
     d = sizes(ctx.world)
     if as_json:
         emit_json(d)
         return
-    click.echo(f"world: {d['world']['nodes']} nodes, {d['world']['edges']} relations")
+    click.echo(f"world: {d['world']['nodes']} nodes, {d['world']['edges']} edges (relations and references)")
     click.echo(f"events: {d['events']['nodes']} commits on the story line, "
                f"{d['events']['edges']} causal edges")
 
@@ -300,7 +323,7 @@ def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: in
       narr brief --focus 林远 --pov su-qing --budget 2000
       narr brief --at HEAD~3
     """
-    from narrative.engine.brief import brief
+    from narrative.engine.brief import brief, head_text
 
     focus = tuple(ctx.node(f, context="--focus") for f in focus)
     pov = ctx.node(pov, context="--pov") if pov is not None else None
@@ -311,22 +334,26 @@ def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: in
     if fmt == "md":
         click.echo(result.to_markdown(), nl=False)
         return
+    from narrative.engine.brief import section_label, words_for
+
     d = result.to_json()
-    where = f"Story at {_event_text(d['head'])}"
+    said = words_for(d["language"])
+    where = said["at"].format(head=head_text(d["head"], d["story_time"], d["language"]))
     if at is not None:
-        where += f" (as it stood at {at})"
-    click.echo(where + (f"; point of view: {d['pov']}" if d["pov"] else ""))
+        where += said["as_of"].format(at=at)
+    click.echo(where + (said["pov"].format(pov=d["pov"]) if d["pov"] else ""))
     section = None
+    colon = "：" if said is words_for("zh") else ":"
     for item in d["items"]:
         if item["section"] != section:
             section = item["section"]
-            click.echo(f"\n{section}:")
+            click.echo(f"\n{section_label(section, d['language'])}{colon}")
         click.echo(f"  {item['text']}")
         click.echo(f"    ({item['reason']})")
         if item.get("fix"):
-            click.echo(f"    fix: {item['fix']}")
-    tail = f"; {d['dropped']} more left out" if d["dropped"] else ""
-    click.echo(f"\n{d['used']} of {d['budget']} characters{tail}")
+            click.echo(f"    {said['fix']}{colon}{' ' if colon == ':' else ''}{item['fix']}")
+    tail = said["left_out"].format(n=d["dropped"]) if d["dropped"] else ""
+    click.echo("\n" + said["size"].format(used=d["used"], budget=d["budget"]) + tail)
 
 
 @click.command("threads")

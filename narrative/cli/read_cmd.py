@@ -192,6 +192,11 @@ def status_cmd(ctx: Context, as_json: bool) -> None:
     where = f"On branch {st['branch']}" if st["branch"] else "HEAD is detached"
     click.echo(f"{where}, at {short(head['commit'])} {one_line(head['content'])}"
                if head else where)
+    if st["story_time"]:
+        since = st["story_time"]["since"]
+        tail = "" if head and since["commit"] == head["commit"] else (
+            f" (since {short(since['commit'])} {one_line(since['content'])})")
+        click.echo(f"Story time: {st['story_time']['value']}{tail}")
     if st["edits"]:
         click.echo("\n" + paint("Hand edits (the next event records them):", "edit"))
         for ch in st["edits"]:

@@ -20,7 +20,6 @@ what stays on the screen is the answer, as with git.
 from __future__ import annotations
 
 import io
-import os
 import shlex
 import sys
 from collections.abc import Callable, Iterator
@@ -29,6 +28,7 @@ from typing import Any, Final, TypeVar
 
 import click
 
+from narrative import invocation
 from narrative.cli.context import Context
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -39,7 +39,7 @@ PROGRESS_DELAY: Final = 0.5
 
 
 def colour_allowed(ctx: Context | None, stream: object) -> bool:
-    if os.environ.get("NO_COLOR") or (ctx is not None and ctx.no_color):
+    if invocation.getenv("NO_COLOR") or (ctx is not None and ctx.no_color):
         return False
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
@@ -68,9 +68,10 @@ class _Captured(io.StringIO):
 
 def pager_command() -> str | None:
     """The pager to run, or None to print directly."""
+    env = invocation.environ()
     for name in ("NARR_PAGER", "PAGER"):
-        if name in os.environ:
-            command = os.environ[name].strip()
+        if name in env:
+            command = env[name].strip()
             break
     else:
         command = "less"
@@ -82,7 +83,7 @@ def pager_command() -> str | None:
         return None
     import shutil  # loaded only where a pager may run
 
-    return command if shutil.which(program) is not None else None
+    return command if shutil.which(program, path=env.get("PATH")) is not None else None
 
 
 @contextmanager
@@ -94,8 +95,10 @@ def paged(ctx: Context) -> Iterator[None]:
         yield
         return
     held = _Captured()
+    # A server's stdout stands for the request's own: redirect only that one.
+    redirected = getattr(out, "narr_redirected", None)
     try:
-        with redirect_stdout(held):
+        with redirected(held) if redirected is not None else redirect_stdout(held):
             yield
     finally:
         text = held.getvalue()
@@ -109,12 +112,15 @@ def paged(ctx: Context) -> Iterator[None]:
 
 
 def run_pager(command: str, text: str) -> None:
-    env = dict(os.environ)
+    page = getattr(sys.stdout, "narr_page", None)
+    if page is not None and page(command, text):
+        return  # a server's client runs the pager, on its own terminal
+    env = dict(invocation.environ())
     env.setdefault("LESS", "FRX")
     sys.stdout.flush()
     import subprocess
 
-    proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env, cwd=invocation.cwd())
     assert proc.stdin is not None
     try:
         proc.stdin.write(text.encode("utf-8"))
@@ -190,7 +196,7 @@ def progress_bar(label: str, *, as_json: bool = False) -> Iterator[ProgressBar |
         yield None
         return
     try:
-        delay = float(os.environ.get("NARR_PROGRESS_DELAY", PROGRESS_DELAY))
+        delay = float(invocation.getenv("NARR_PROGRESS_DELAY") or PROGRESS_DELAY)
     except ValueError:
         delay = PROGRESS_DELAY
     bar = ProgressBar(label, delay)

@@ -301,8 +301,12 @@ class _Candidates:
             self._index[layer] = index
         return self._index[layer]
 
-    def duplicate_of(self, node: Node) -> tuple[str, str, bool] | None:
+    def duplicate_of(self, node: Node, strict: bool = False) -> tuple[str, str, bool] | None:
         """``(existing id, why, by name)`` when ``node`` is already in the world, else None.
+
+        ``strict`` (an entry narr wrote itself, with its own id): only the same id, or the same
+        name in a node the world had before this delta; never a close spelling, never another
+        node of the same delta (narr's export holds each node once, so two are two).
 
         ``by name`` is false when the two met only through aliases they share ("Tove"
         for Tove Dunmore and Tove Greaves): a weaker sign than a name, so an import
@@ -320,7 +324,11 @@ class _Candidates:
                 alike = like(existing_key)
                 if alike is None:
                     continue
+                if strict and alike[0] < 3.0:
+                    continue
                 for node_id in index.ids[existing_key]:
+                    if strict and node_id in self.new:
+                        continue
                     if self.live(node_id) is not None:
                         found.append((-alike[0], 0, -len(existing_key), existing_key, node_id, alike[1],
                                       k))
@@ -399,7 +407,7 @@ class _Candidates:
 
 def arbitrate(world: World, delta: Delta, *, close_scene: bool = False,
               across_layers: bool | Collection[str] = False,
-              enrich: bool = False,
+              enrich: bool = False, exact: Collection[str] = (),
               progress: Callable[[int, int, str], None] | None = None) -> tuple[Delta, list[Decision]]:
     """The delta with duplicate creations turned into references, and the decisions taken.
 
@@ -407,7 +415,9 @@ def arbitrate(world: World, delta: Delta, *, close_scene: bool = False,
     (for every proposed node, or for the proposed ids given: an import's entries whose
     source says no layer);
     ``enrich``: a duplicate's new aliases and a missing summary are added to the
-    existing node (both for an import; an event's diffuser gets neither).
+    existing node (both for an import; an event's diffuser gets neither);
+    ``exact``: proposed ids of nodes narr wrote itself (a codex, an export), matched strictly
+    (:meth:`_Candidates.duplicate_of`), so that an export reads back as it was.
     ``progress(done, total, name)`` hears of each creation weighed (an import of thousands).
     """
     creates = sum(isinstance(op, CreateOp) for op in delta.ops)
@@ -429,7 +439,7 @@ def arbitrate(world: World, delta: Delta, *, close_scene: bool = False,
         if progress is not None:
             progress(weighed, creates, node.name)
         decided_at[node.id] = len(out)
-        found = cands.duplicate_of(node)
+        found = cands.duplicate_of(node, strict=node.id in exact)
         if found is not None:
             existing, how, by_name = found
             mapping[node.id] = existing

@@ -37,7 +37,8 @@ from narrative.nodefile import NodeDict, as_node_dict, edges_of, json_problem
 from narrative.nodefile import validate as validate_node
 
 BY_EVENT = "expired by the event"  # an expire operation, as opposed to a lifecycle
-SETTABLE = ("name", "kind", "aliases", "summary", "lifecycle", "state", "relations")
+SETTABLE = ("name", "kind", "aliases", "summary", "lifecycle", "state", "relations", "tags",
+            "sections", "always_in_view", "extensions")
 _FORBIDDEN = {
     "traits": "traits are the node's baseline: only the user changes them, by editing the file "
               "(narr edit {id}); the next event records that edit",
@@ -79,6 +80,9 @@ class Draft:
         # world is what is wrong there, not the delta (found by finish()).
         self.edit_problems: list[str] = []
         self.relates: list[tuple[str, RelateOp]] = []  # checked whatever becomes of the source
+        # "op 6 (unset)" -> "unset lin-yuan state.mood": a warning names what a writer sees
+        # (the node and field), where an error keeps the op's number for a program's delta.
+        self._said: dict[str, str] = {}
 
     # --- checkpoints --------------------------------------------------------------------
 
@@ -163,8 +167,14 @@ class Draft:
         """
         for i, op in enumerate(delta.ops, 1):
             self._proposing = i <= proposed
-            self.apply_op(op, f"op {i} ({op.op})")
+            where = f"op {i} ({op.op})"
+            self._said[where] = describe(op)
+            self.apply_op(op, where)
         self._proposing = False
+
+    def said(self, where: str) -> str:
+        """The change ``where`` names, in a writer's words (``unset lin-yuan state.mood``)."""
+        return self._said.get(where, where)
 
     def apply_op(self, op: Op, where: str) -> None:
         if isinstance(op, SetOp | UnsetOp):
@@ -186,9 +196,10 @@ class Draft:
                                  _FORBIDDEN[head].format(id=op.target))
             return
         if head not in SETTABLE:
+            near = fields.hint_for_missing({key: None for key in SETTABLE}, fields.pointer(head))
             self.problems.append(
                 f"{where}: {op.target} {op.field}: {head!r} is not a node field "
-                f"(a delta may change {', '.join(SETTABLE)})"
+                f"({near + '; ' if near else ''}a delta may change {', '.join(SETTABLE)})"
             )
             return
         node = self._changing(op.target, where)
@@ -199,7 +210,9 @@ class Draft:
         else:
             problem = None
             if not fields.drop(node, op.field):
-                self.warnings.append(f"{where}: {op.target} {op.field} was already absent")
+                near = fields.hint_for_missing(node, op.field)
+                self.warnings.append(f"{self.said(where)}: it was already absent, nothing to unset"
+                                     + (f" ({near})" if near else ""))
         if problem:
             self.problems.append(f"{where}: {op.target} {op.field}: {problem}")
 
@@ -220,7 +233,8 @@ class Draft:
         targets = node.get("relations", {}).get(op.type, {})
         if op.target not in targets:
             self.warnings.append(
-                f"{where}: {op.source} has no {op.type!r} relation to {op.target}; nothing to remove"
+                f"{self.said(where)}: {op.source} has no {op.type!r} relation to {op.target}; "
+                "nothing to remove"
             )
             return
         del targets[op.target]
@@ -258,8 +272,8 @@ class Draft:
         if self._live(op.target, where) is None:
             return
         if op.target in self.changed_proposed:
-            self.warnings.append(f"{self.changed_proposed[op.target]}: dropped, {op.target} is "
-                                 f"expired by {where}")
+            self.warnings.append(f"{self.said(self.changed_proposed[op.target])}: dropped, {op.target} "
+                                 f"is expired by {self.said(where)}")
         self.expire(op.target, BY_EVENT)
 
     def expire(self, node_id: str, why: str) -> None:
@@ -323,7 +337,7 @@ class Draft:
             why = "scene closed" if node["lifecycle"] == "scene" else "event lifecycle"
             first = self.changed.get(node_id) or self.changed_proposed.get(node_id)
             if first is not None:
-                self.warnings.append(f"{first}: dropped, {node_id} ends with this event ({why})")
+                self.warnings.append(f"{self.said(first)}: dropped, {node_id} ends with this event ({why})")
             self.expire(node_id, why)
 
     def drop_dangling(self) -> None:
@@ -395,7 +409,7 @@ class Draft:
             if why == BY_EVENT:
                 self.problems.append(f"{what}: points at a node this event expires")
             elif why is not None:
-                self.warnings.append(f"{what}: dropped, {op.target} ends with this event ({why})")
+                self.warnings.append(f"{self.said(where)}: dropped, {op.target} ends with this event ({why})")
             elif op.source in self.expired and not self.exists(op.target):
                 self.problems.append(f"{what}: points at a node that does not exist")
 
@@ -433,3 +447,14 @@ def _set(node: NodeDict, tokens: list[str], value: Any) -> str | None:
     else:
         return f"{fields.pointer(*tokens[:-1])} is not an object"
     return None
+
+
+def describe(op: Op) -> str:
+    """An operation as a writer would say it: ``set lin-yuan state.mood``, ``relate a:knows:b``."""
+    if isinstance(op, SetOp | UnsetOp):
+        return f"{op.op} {op.target} {'.'.join(fields.split(op.field))}"
+    if isinstance(op, RelateOp | UnrelateOp):
+        return f"{op.op} {op.source}:{op.type}:{op.target}"
+    if isinstance(op, CreateOp):
+        return f"create {op.node.id}"
+    return f"{op.op} {op.target}"

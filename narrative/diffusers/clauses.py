@@ -20,7 +20,9 @@ and walked to the gate" still moves him (the scope of "not" and of "hesitate" en
 at "and"), and a cue that is one of the rule's own words ("听说", "不信任") is not
 a cue for that rule.
 
-Everything here is pure: one pass of one compiled expression over the text.
+Everything here is pure: one pass of one compiled expression over the text. The
+expressions are made of a world's words, so they match within the event's time
+budget (:mod:`narrative.diffusers.budget`): a crafted term cannot hang an event.
 """
 
 from __future__ import annotations
@@ -32,9 +34,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from narrative.diffusers import budget
+
+if TYPE_CHECKING:
+    import regex
 
 Scope = Literal["phrase", "clause", "sentence"]
 KINDS = ("negated", "almost", "hesitated", "intended", "ordered", "reported", "hypothetical",
@@ -168,10 +175,10 @@ class Lexicon:
         self.end_kinds = [ends[t] for t in end_terms]
         self.end_rx = _Scanner(end_terms)
         excl = sorted(set(self.exclusion), key=lambda t: (-len(t), t))
-        self.exclusion_rx = re.compile(r"(?:" + "|".join(_term_regex(t) for t in excl) + r")\s*$",
-                                       re.IGNORECASE) if excl else None
+        self.exclusion_rx = budget.compile(
+            r"(?:" + "|".join(_term_regex(t) for t in excl) + r")\s*$") if excl else None
 
-        self.terminators = re.compile(PUNCT_BOUNDARY.pattern + "|" + self.end_rx.pattern, re.IGNORECASE)
+        self.terminators = budget.compile(PUNCT_BOUNDARY.pattern + "|" + self.end_rx.pattern)
         """Punctuation and words that end a phrase: what stops a world's ``unless`` word."""
 
     def analyse(self, text: str) -> Analysis:
@@ -196,11 +203,17 @@ class _Scanner:
         for i, t in enumerate(terms):
             groups.setdefault(t[0].lower(), []).append(i)
         self.by_first = {
-            ch: re.compile("|".join(f"(?P<t{i}>{_term_regex(terms[i])})" for i in ids), re.IGNORECASE)
+            ch: budget.compile("|".join(f"(?P<t{i}>{_term_regex(terms[i])})" for i in ids))
             for ch, ids in groups.items()}
         firsts = "".join(sorted(groups))
-        self.starts = re.compile("[" + re.escape(firsts) + "]", re.IGNORECASE) if firsts else None
+        self.starts: regex.Pattern[str] | None = (
+            budget.compile("[" + re.escape(firsts) + "]") if firsts else None)
         self.pattern = "|".join(f"(?:{_term_regex(t)})" for t in terms) or r"(?!)"
+
+    def _by_first(self, ch: str) -> regex.Pattern[str] | None:
+        """The terms starting with ``ch``. Case-insensitive matching takes characters whose
+        ``lower()`` is two characters ("İ" is "i" and a dot) for their first letter."""
+        return self.by_first.get(ch.lower()) or self.by_first.get(ch.casefold()[:1])
 
     def finditer(self, text: str) -> Iterator[tuple[int, int, int]]:
         """``(start, end, term index)``, without overlaps."""
@@ -208,11 +221,12 @@ class _Scanner:
             return
         pos = 0
         while True:
-            found = self.starts.search(text, pos)
+            found = budget.search(self.starts, text, pos)
             if found is None:
                 return
             i = found.start()
-            m = self.by_first[text[i].lower()].match(text, i)
+            rx = self._by_first(text[i])
+            m = budget.match(rx, text, i) if rx is not None else None
             if m is None or m.end() == i:
                 pos = i + 1
                 continue

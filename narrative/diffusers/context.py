@@ -163,7 +163,7 @@ def _as_name(world: World, text: str, i: int, j: int, ids: tuple[str, ...]) -> t
 
 
 def _english_word(word: str) -> bool:
-    """Whether ``word`` is an English word (lemminflect's lexicon: "crane", "bell", "yuan")."""
+    """Whether ``word`` is an English word (the English table of :mod:`inflect`: "crane", "bell", "yuan")."""
     from narrative.diffusers.inflect import is_word
 
     return is_word(word)

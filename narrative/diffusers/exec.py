@@ -27,6 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from narrative import invocation
 from narrative.diffusers.base import Proposal, register
 from narrative.diffusers.context import build_context
 from narrative.diffusers.exec_protocol import PROTOCOL_VERSION, ExecProposal
@@ -98,8 +99,8 @@ def run(command: list[str], payload: dict[str, Any], timeout: float,
     data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
     try:
         proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env={**os.environ, **(env or {})},
-                                start_new_session=True)
+                                stderr=subprocess.PIPE, env={**invocation.environ(), **(env or {})},
+                                cwd=invocation.cwd(), start_new_session=True)
     except OSError as exc:
         raise DiffuserError(f"cannot run the exec command {quoted}: {exc.strerror or exc}",
                             hint="check NARR_EXEC_COMMAND or [exec] command in your narr config file",

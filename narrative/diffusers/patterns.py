@@ -26,7 +26,9 @@ example ``{who} (walks|goes) (to|into) {place}`` or ``{who}(来到|走到){place
   that between rules the more specific match can win.
 
 Patterns are compiled into regular expressions made only of escaped words, so a
-world's rules cannot inject an expression of their own.
+world's rules cannot inject an expression of their own; they are matched within
+the event's time budget (:mod:`narrative.diffusers.budget`), since gaps between
+many alternatives can still make an expression match in exponential time.
 """
 
 from __future__ import annotations
@@ -36,9 +38,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from narrative.diffusers import inflect
+from narrative.diffusers import budget, inflect
+
+if TYPE_CHECKING:
+    import regex
 
 MAX_PARTS = 12
 MAX_FORMS = 64  # forms one alternative may expand to ("~go ~run" is 5 x 5)
@@ -218,7 +223,7 @@ def abstract(text: str, mentions: Sequence[Span], marks: dict[int, str]) -> tupl
 
 
 def find(pattern: Pattern, text: str, mentions: Sequence[Span], allowed: dict[str, set[int]],
-         unless: Sequence[str] = (), terminators: re.Pattern[str] | None = None) -> list[Match]:
+         unless: Sequence[str] = (), terminators: regex.Pattern[str] | None = None) -> list[Match]:
     """Every non-overlapping, tightest match of ``pattern`` in ``text``.
 
     ``allowed`` gives, for each slot, the mentions (by index) that may fill it; a
@@ -240,20 +245,20 @@ def find(pattern: Pattern, text: str, mentions: Sequence[Span], allowed: dict[st
             marks[k] = chr(ord(marks.get(k, chr(MARK_BASE))) | (1 << bit))
     at = {mentions[k].start: k for k in marks}
     s, back = abstract(normalize_text(text), mentions, marks)
-    rx = re.compile(GAP.join(_part_regex(p, names) for p in pattern.parts), re.IGNORECASE)
-    stops = [(re.compile(word_regex(w.strip()), re.IGNORECASE), w.strip()) for w in unless if w.strip()]
+    rx = _pattern_rx(pattern)
+    stops = [(budget.compile(word_regex(w.strip())), w.strip()) for w in unless if w.strip()]
     first_is_slot = pattern.parts[0].slot is not None
     out: list[Match] = []
     pos = 0
     while pos <= len(s):
-        m = rx.search(s, pos)
+        m = budget.search(rx, s, pos)
         if m is None:
             break
         best = m
         for st in range(m.end() - 1, m.start(), -1):
             if first_is_slot and ord(s[st]) < MARK_BASE:
                 continue
-            tighter = rx.match(s, st, m.end())
+            tighter = budget.match(rx, s, st, m.end())
             if tighter is not None:
                 best = tighter
                 break
@@ -272,21 +277,21 @@ def find(pattern: Pattern, text: str, mentions: Sequence[Span], allowed: dict[st
     return out
 
 
-def _governs(s: str, stop: re.Pattern[str], m: re.Match[str], word_groups: list[int],
-             terminators: re.Pattern[str] | None) -> bool:
+def _governs(s: str, stop: regex.Pattern[str], m: regex.Match[str], word_groups: list[int],
+             terminators: regex.Pattern[str] | None) -> bool:
     """Whether an ``unless`` word inside the match stands over one of the pattern's words."""
-    for found in stop.finditer(s, m.start(), m.end()):
+    for found in budget.finditer(stop, s, m.start(), m.end()):
         if terminators is None:
             return True
         after = [m.start(g) for g in word_groups if m.start(g) >= found.end()]
         if not after:
             return True  # nothing of the pattern follows it: keep the cautious reading
-        if terminators.search(s, found.end(), min(after)) is None:
+        if budget.search(terminators, s, found.end(), min(after)) is None:
             return True
     return False
 
 
-def _negated(s: str, m: re.Match[str]) -> str | None:
+def _negated(s: str, m: regex.Match[str]) -> str | None:
     """A Chinese negation standing right before a word of the pattern ("林远不去藏经阁").
 
     Chinese negates a verb by the character before it, which the gap between a
@@ -309,13 +314,19 @@ def _negated(s: str, m: re.Match[str]) -> str | None:
 
 
 @lru_cache(maxsize=4096)
-def _words_rx(words: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(word_regex(a) for a in sorted(words, key=len, reverse=True)), re.IGNORECASE)
+def _words_rx(words: tuple[str, ...]) -> regex.Pattern[str]:
+    return budget.compile("|".join(word_regex(a) for a in sorted(words, key=len, reverse=True)))
 
 
 def part_starts_at(part: Part, text: str, pos: int) -> bool:
     """Whether the words of ``part`` start ``text`` at ``pos``."""
-    return part.slot is None and _words_rx(part.words).match(normalize_text(text), pos) is not None
+    return part.slot is None and budget.match(_words_rx(part.words), normalize_text(text), pos) is not None
+
+
+@lru_cache(maxsize=4096)
+def _pattern_rx(pattern: Pattern) -> regex.Pattern[str]:
+    names = list(pattern.slots)
+    return budget.compile(GAP.join(_part_regex(p, names) for p in pattern.parts))
 
 
 def _part_regex(part: Part, names: list[str]) -> str:

@@ -27,6 +27,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from narrative.diffusers import budget
 from narrative.diffusers.clauses import PUNCT_BOUNDARY, Analysis, Lexicon
 from narrative.diffusers.context import Mention, is_cjk
 from narrative.nodefile import NodeDict
@@ -127,7 +128,7 @@ def _aside(text: str, m: Mention, nodes: dict[str, NodeDict | None], lex: Lexico
     if any(s <= m.start and m.end <= e for s, e in parentheses):
         return "set aside (inside a relative clause or parenthesis)"
     before = text[max(0, m.start - 20):m.start]
-    if lex.exclusion_rx is not None and lex.exclusion_rx.search(before):
+    if lex.exclusion_rx is not None and budget.search(lex.exclusion_rx, before):
         return "set aside (contrast)"
     if any(_is_character(nodes.get(i)) for i in m.ids) and _POSSESSIVE.match(text, m.end):
         return "set aside (possessive)"

@@ -38,9 +38,14 @@ the JSON value of a field, ``"Crowd at {place.name}"`` text.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import threading
 import tomllib
+from collections import OrderedDict
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -58,7 +63,7 @@ from pydantic import (
 
 from narrative.delta.draft import SETTABLE
 from narrative.diffusers import patterns
-from narrative.diffusers.clauses import CueSet
+from narrative.diffusers.clauses import CueSet, Lexicon, lexicon
 from narrative.errors import InvalidWorldError
 from narrative.ids import ID_PATTERN, Layer, Lifecycle, id_problem
 
@@ -550,30 +555,108 @@ def template_names(value: Any) -> set[str]:
 
 def load_rules(root: Path) -> list[LoadedRule]:
     """Every rule under ``root/rules``, in file-name order then file order."""
-    return load_rule_set(root)[0]
+    return rule_set(root).rules
 
 
 def load_rule_set(root: Path) -> tuple[list[LoadedRule], tuple[str, ...]]:
     """The rules under ``root/rules``, and the ``[cues]`` tables of their files (as JSON)."""
+    loaded = rule_set(root)
+    return loaded.rules, loaded.cues
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """A world's rules as read from ``rules/``: shared by every event that reads the same files,
+    so none of it may be changed."""
+
+    rules: list[LoadedRule]
+    cues: tuple[str, ...]  # the files' [cues] tables, as JSON
+    cue_sources: tuple[str, ...]  # the files they come from
+
+    @cached_property
+    def lexicon(self) -> Lexicon:
+        """narr's cue words with the files' own."""
+        return lexicon(self.cues)
+
+
+_FileKey = tuple[str, int, int, bytes]  # source, size, mtime, content hash
+_EMPTY = RuleSet([], (), ())
+_KEPT_SETS = 32  # rule sets kept (one per world a process serves, and its recent edits)
+_KEPT_FILES = 512
+_sets: OrderedDict[tuple[_FileKey, ...], RuleSet] = OrderedDict()
+_files: OrderedDict[_FileKey, tuple[RuleFile, list[LoadedRule]]] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def rule_set(root: Path) -> RuleSet:
+    """The rules under ``root/rules``, parsed once per content.
+
+    Parsing and compiling a world's rule files cost an event most of its time (65%
+    of the time-travel tests' CLI time), and a server runs many events on the same
+    files. Every call still reads each file and hashes it, so an edit is seen at
+    the next event however it was made: same size and the same mtime too (an edit
+    within the file system's clock tick, a tool that restores times). A file is
+    parsed again only when its path, size, mtime or content differs from every
+    version kept; the rest of the set is reused.
+    """
     directory = root / RULES_DIR
     if not directory.is_dir():
-        return [], ()
-    out: list[LoadedRule] = []
-    cues: list[str] = []
-    seen: dict[str, str] = {}
+        return _EMPTY
+    keyed: list[tuple[_FileKey, bytes]] = []
     for path in sorted(directory.iterdir()):
         if path.suffix not in RULE_SUFFIXES or not path.is_file():
             continue
-        source = f"{RULES_DIR}/{path.name}"
-        file = parse_rule_file(path.read_bytes(), source)
+        st = path.stat()
+        data = path.read_bytes()
+        digest = hashlib.blake2b(data, digest_size=20).digest()
+        keyed.append(((f"{RULES_DIR}/{path.name}", st.st_size, st.st_mtime_ns, digest), data))
+    key = tuple(k for k, _ in keyed)
+    with _cache_lock:
+        found = _sets.get(key)
+        if found is not None:
+            _sets.move_to_end(key)
+            return found
+    made = _assemble([(k, _parsed(k, data)) for k, data in keyed])
+    with _cache_lock:
+        _sets[key] = made
+        while len(_sets) > _KEPT_SETS:
+            _sets.popitem(last=False)
+    return made
+
+
+def _parsed(key: _FileKey, data: bytes) -> tuple[RuleFile, list[LoadedRule]]:
+    with _cache_lock:
+        found = _files.get(key)
+        if found is not None:
+            _files.move_to_end(key)
+            return found
+    source = key[0]
+    file = parse_rule_file(data, source)
+    made = (file, [LoadedRule(rule, source, file) for rule in file.rules])
+    with _cache_lock:
+        _files[key] = made
+        while len(_files) > _KEPT_FILES:
+            _files.popitem(last=False)
+    return made
+
+
+def _assemble(files: list[tuple[_FileKey, tuple[RuleFile, list[LoadedRule]]]]) -> RuleSet:
+    out: list[LoadedRule] = []
+    cues: list[str] = []
+    cue_sources: list[str] = []
+    seen: dict[str, str] = {}
+    for key, (file, loaded) in files:
+        source = key[0]
         if file.cues is not None:
             cues.append(file.cues.model_dump_json(exclude_defaults=True))
-        for rule in file.rules:
-            if rule.id in seen:
-                raise InvalidWorldError(f"{source}: rule {rule.id!r} is also defined in {seen[rule.id]}")
-            seen[rule.id] = source
-            out.append(LoadedRule(rule, source, file))
-    return out, tuple(cues)
+            cue_sources.append(source)
+        for rule in loaded:
+            if rule.rule.id in seen:
+                raise InvalidWorldError(
+                    f"{source}: rule {rule.rule.id!r} is also defined in {seen[rule.rule.id]}")
+            seen[rule.rule.id] = source
+            out.append(rule)
+    return RuleSet(out, tuple(cues), tuple(cue_sources))
 
 
 def json_schema() -> dict[str, Any]:

@@ -23,14 +23,13 @@ but is reported: as a note on an event, and as an :class:`Unmet` to ``narr audit
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import itertools
 import json
 import re
-import signal
-import threading
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,7 +38,7 @@ from pydantic import ValidationError
 
 from narrative import fields
 from narrative.delta.draft import Draft
-from narrative.diffusers import clauses, patterns, referents
+from narrative.diffusers import budget, clauses, patterns, referents
 from narrative.diffusers.base import Proposal, register
 from narrative.diffusers.context import DisjointSpans, Mention, find_mentions
 from narrative.diffusers.rulefile import (
@@ -54,7 +53,7 @@ from narrative.diffusers.rulefile import (
     UnrelateAction,
     UnsetAction,
     VarSpec,
-    load_rule_set,
+    rule_set,
 )
 from narrative.errors import DiffuserError
 from narrative.ids import id_problem
@@ -135,28 +134,32 @@ class RulesDiffuser:
 
     def propose_checked(self, world: World, request: EventRequest) -> tuple[Proposal, list[Unmet]]:
         """The proposal, and the preconditions of its firings that the world contradicts."""
-        rules, cue_tables = load_rule_set(self.root)
+        loaded = rule_set(self.root)
+        rules = loaded.rules
         if not rules:
             return Proposal(notes=["no rules in this world (rules/*.toml)"]), []
         text = request.content
-        lex = clauses.lexicon(cue_tables)
-        analysis = lex.analyse(text)
-        named = find_mentions(world, text)
-        nodes = {i: world.get(i) for m in named for i in m.ids}
-        refs = referents.resolve(text, named, nodes, lex, analysis, lambda: _recent(world))
-        mentions = refs.mentions
-        analysis.drop_before({m.start for m, why in refs.set_aside if "contrast" in why})
-        for m in mentions:
-            for i in m.ids:
-                if i not in nodes:
-                    nodes[i] = world.get(i)
+        lex = loaded.lexicon
+        with _within_budget(), budget.within(MATCH_BUDGET):
+            try:
+                analysis = lex.analyse(text)
+                named = find_mentions(world, text)
+                nodes = {i: world.get(i) for m in named for i in m.ids}
+                refs = referents.resolve(text, named, nodes, lex, analysis, lambda: _recent(world))
+            except budget.OutOfTime:
+                raise budget.OutOfTime(_cue_words(loaded.cue_sources)) from None
+            mentions = refs.mentions
+            analysis.drop_before({m.start for m, why in refs.set_aside if "contrast" in why})
+            for m in mentions:
+                for i in m.ids:
+                    if i not in nodes:
+                        nodes[i] = world.get(i)
+            firings = find_firings(rules, text, mentions, nodes, lex.terminators,
+                                   frozenset(refs.zeros))
         builder = _Builder(world)
         notes: list[str] = []
         unmet: list[Unmet] = []
         applied = 0
-        terminators = lex.terminators
-        firings = _within_budget(lambda: find_firings(rules, text, mentions, nodes, terminators,
-                                                              frozenset(refs.zeros)))
         for firing in firings:
             words = text[firing.match.start : firing.match.end]
             where = f"rule {firing.rule.rule.id} ({firing.rule.source})"
@@ -267,37 +270,32 @@ def _reason(cue: clauses.Cue, analysis: clauses.Analysis, mentions: list[Mention
 MATCH_BUDGET = 10.0  # seconds for all rules against one text; ~1.7 s for 100 KB of prose
 
 
-class _OutOfTime(Exception):
-    """The budget ran out; find_firings adds which rule was matching."""
-
-
-def _within_budget(work: Callable[[], list[Firing]]) -> list[Firing]:
-    """Run ``work``, stopping it with a clear error once ``MATCH_BUDGET`` is spent.
+@contextlib.contextmanager
+def _within_budget() -> Iterator[None]:
+    """Turn the match budget running out into one clear error naming what was matching.
 
     A rule is the world's code in all but name: words with gaps between them can
-    be written to match in exponential time ("(a|a a) (a|a a) ... b"), and cloning
-    someone's story must not hang narr. Regular expressions check for signals as
-    they run, so a timer can stop one (on the main thread, where signals arrive).
+    be written to match in exponential time ("(a|a a) (a|a a) ... b"), and so can
+    a cue term, and cloning someone's story must not hang narr. Every expression
+    made of a world's words matches within :func:`budget.within`, on any thread.
     """
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        return work()
-
-    def out_of_time(signum: int, frame: Any) -> None:
-        raise _OutOfTime
-
-    previous = signal.signal(signal.SIGALRM, out_of_time)
-    signal.setitimer(signal.ITIMER_REAL, MATCH_BUDGET)
     try:
-        return work()
-    except _OutOfTime as exc:
+        yield
+    except budget.OutOfTime as exc:
         where = str(exc) or "the rules"
-        raise DiffuserError(
-            f"{where} took more than {MATCH_BUDGET:g}s to match this event's text",
-            hint="simplify the rule's pattern (fewer alternatives between gaps), or split a "
-                 "very long text into several events") from None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        hint = ("simplify the [cues] terms (fewer {x} in one term), or split a very long text "
+                "into several events") if where.startswith("the cue words") else (
+                "simplify the rule's pattern (fewer alternatives between gaps), or split a "
+                "very long text into several events")
+        raise DiffuserError(f"{where} took more than {MATCH_BUDGET:g}s to match this event's text",
+                            hint=hint) from None
+
+
+def _cue_words(sources: tuple[str, ...]) -> str:
+    """What was matching when the cue analysis ran out of time."""
+    if sources:
+        return f"the cue words of {', '.join(sources)}"
+    return "the cue words"
 
 
 def find_firings(rules: list[LoadedRule], text: str, mentions: list[Mention],
@@ -332,8 +330,8 @@ def find_firings(rules: list[LoadedRule], text: str, mentions: list[Mention],
                                            terminators):
                     if not _verb_has_own_subject(text, m, mentions, zeros):
                         found.append(Firing(order, rule, pi, m))
-        except _OutOfTime:
-            raise _OutOfTime(f"rule {rule.rule.id} ({rule.source})") from None
+        except budget.OutOfTime:
+            raise budget.OutOfTime(f"rule {rule.rule.id} ({rule.source})") from None
         kept = _disjoint(sorted(found, key=lambda f: (f.pattern, f.match.start)))
         if rule.rule.group:
             by_group.setdefault(rule.rule.group, []).extend(kept)

@@ -1,85 +1,73 @@
-"""``narr import``: a story bible the writer already has becomes nodes, in one event.
+"""``narr import``: a story bible the writer already has becomes nodes, in one event, no text lost.
 
-Four sources are read, each file recognised by its content rather than its name:
+The sources, each file recognised by its content rather than its name (:mod:`narrative.lore`):
 
-- a SillyTavern World Info / lorebook (``{"entries": {"0": {...}}}`` or a list of
-  entries): an entry's title (``comment``) is the name, its keys the aliases, its
-  content the summary; the layer is the caller's (``background`` by default);
-- a SillyTavern character card (V2/V3 ``{"spec": "chara_card_v2", "data": {...}}``,
-  or the flat V1 form): one character node, ``description`` as its summary and
-  ``personality`` as a trait; a lorebook embedded in the card comes along;
-- Markdown notes with YAML front matter (Obsidian style, one note per node): the
-  keys ``name``, ``layer``, ``kind``, ``aliases``, ``lifecycle``, ``summary``,
-  ``traits``, ``state`` and ``relations`` (type -> names or ids); without them the
-  file stem is the name and the first paragraph the summary;
-- narr's own ``narr export codex`` Markdown, read back whole: names, aliases,
-  summaries, kinds, lifecycles, traits, state and relations (the outgoing ones:
-  the incoming ones are the other node's).
+- SillyTavern World Info books and character cards (V1, V2, V3; JSON, PNG with a ``chara`` or
+  ``ccv3`` chunk, CHARX): :mod:`narrative.lore.sillytavern` says where each field lands;
+- Markdown notes with YAML front matter, a whole Obsidian vault: :mod:`narrative.lore.obsidian`;
+- narr's own ``narr export codex`` Markdown, and narr's own exports (lorebook, card, vault),
+  which carry their nodes exactly.
 
-Everything a source holds becomes one delta: the creates first, then the
-relations, so that a relation can name a node created in the same import. The
-delta goes through the arbiter (:func:`narrative.delta.arbiter.arbitrate`) against
-the world as it stands, hand edits included, so an entry the world already has
-(the same name or an alias of it in any layer, a close spelling in its own layer,
-the same id in the same layer) becomes a reference and adds only what the world
-lacks: state fields and relations, aliases the node does not carry (unless another
-node carries them) and a summary where it has none. A summary it has is never
-overwritten, a different one is noted, and so is a layer the source gives that is not
-the node's. Importing a file twice adds nothing, and the second time no event is
-recorded at all. A name the import would leave on two nodes is reported (``ambiguous``):
-``narr get`` would then ask which is meant. Ids are made as ``narr new`` makes them
-(pinyin for Chinese names); a codex keeps its own ids where they are free.
+The steps, each a function:
+
+1. :func:`read_sources` reads the file, or every file of the folder the ignore rules let in. It
+   never follows a symbolic link (one in the folder is skipped and named), reads at most
+   :data:`~narrative.lore.limits.MAX_TEXT_FILE` of a file, and reads every JSON and YAML within
+   bounds: a hostile file is one clear error naming it, before anything is written.
+2. Disabled lorebook entries are left out, and listed, unless ``include_disabled``.
+3. :func:`narrative.lore.facets.fold` joins the entries about one thing into one entry whose other
+   texts are sections, and says where each entry's text went.
+4. :func:`import_entries` makes one delta (the creates, then the relations, so a relation can name
+   a node of the same import) and puts it through the arbiter against the world as it stands,
+   hand edits included: an entry the world already has (its name or an alias in any layer, a
+   close spelling in its own layer, the same id in its layer) adds only what the node lacks:
+   state, relations, aliases no other node carries, a summary where it has none, tags, the
+   always-in-view flag, other tools' records, and every text the node does not hold yet as a
+   section (a different summary, a trait the node lacks: traits change only by hand). Nothing of
+   the node is overwritten; the report says what was added, and for every entry where it went.
+
+Importing a file twice adds nothing, and the second time no event is recorded at all. A name the
+import would leave on two nodes is reported (``ambiguous``). Ids are made as ``narr new`` makes
+them (pinyin for Chinese names); a codex or an export keeps its ids where they are free.
 """
 
 from __future__ import annotations
 
 import json
-import re
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from narrative import fields
 from narrative.delta.arbiter import arbitrate
 from narrative.delta.request import EventRequest
-from narrative.engine.codex import LAYER_TITLES
 from narrative.engine.event import EventResult, run_event
 from narrative.engine.naming import Names
 from narrative.engine.new import free_id, slugify
 from narrative.errors import InvalidInputError, NotFoundError
-from narrative.ids import LAYERS, LIFECYCLES, id_problem, normalize_name
+from narrative.ids import LAYERS, id_problem, normalize_name
+from narrative.lore import codexmd, facets, obsidian, png, sillytavern
+from narrative.lore.entry import Entry, Placement, Skipped
+from narrative.lore.limits import MAX_FILES, MAX_PNG_FILE, MAX_TEXT_FILE, decode_text, load_json, too_big
 from narrative.model import CreateOp, Delta, Node, Op, RelateOp, SetOp
+from narrative.nodefile import NodeDict
 from narrative.store.worldrepo import WorldRepo
+
+__all__ = ["Entry", "ImportResult", "import_bible", "import_entries", "parse", "read_sources"]
 
 Progress = Callable[[int, int, str], None]
 
-NOTE_SUFFIXES: Final = (".md", ".markdown")
-_CODEX_TITLE: Final = re.compile(r"^# .*: codex\s*$")
-_WIKILINK: Final = re.compile(r"\[\[([^\]|]*)(?:\|([^\]]*))?\]\]")
-_LAYER_BY_TITLE: Final = {title: layer for layer, title in LAYER_TITLES.items()}
-
-
-@dataclass
-class Entry:
-    """One node a source describes, before it has an id in this world."""
-
-    source: str  # "file" or "file#entry"
-    name: str
-    layer: str
-    kind: str = ""
-    aliases: list[str] = field(default_factory=list)
-    summary: str = ""
-    lifecycle: str = "permanent"
-    traits: dict[str, Any] = field(default_factory=dict)
-    state: dict[str, Any] = field(default_factory=dict)
-    ref: str | None = None  # the id the source gave the node (a codex), relations use it
-    layer_given: bool = False  # the source says the layer (a codex, a card, front matter)
-    relations: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)  # type, target, attrs
+SUFFIXES: Final = (*obsidian.NOTE_SUFFIXES, ".json", ".png", ".charx")
+_ZIP: Final = b"PK\x03\x04"
+_SHARED_ALIAS: Final = "it shares only an alias with the node: its names are not added"
 
 
 @dataclass
 class ImportResult:
-    """What an import read, created, found already there and related."""
+    """What an import read, created, found already there, related, and where each entry went."""
 
     sources: list[dict[str, Any]]  # {"path", "format", "entries"}
     created: list[dict[str, Any]]  # {"id", "name", "layer", "source"}
@@ -89,283 +77,511 @@ class ImportResult:
     dry_run: bool
     event: EventResult | None = None
     ambiguous: list[dict[str, Any]] = field(default_factory=list)  # {"name", "ids"}
+    entries: list[dict[str, Any]] = field(default_factory=list)  # {"source", "title", "node", "section", ...}
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # {"source", "title", "reason"}
 
     def to_json(self) -> dict[str, Any]:
         rec = self.event.to_json() if self.event is not None else None
         return {"commit": rec["commit"] if rec else None, "id": rec["id"] if rec else None,
                 "content": rec["content"] if rec else None, "dry_run": self.dry_run,
                 "sources": self.sources, "created": self.created, "existing": self.existing,
-                "related": self.related, "ambiguous": self.ambiguous, "warnings": self.warnings,
+                "related": self.related, "ambiguous": self.ambiguous, "entries": self.entries,
+                "skipped": self.skipped, "warnings": self.warnings,
                 "edits": rec["edits"] if rec else []}
 
 
 # -- reading sources ---------------------------------------------------------------
 
 
-def read_sources(path: Path, layer: str = "background", progress: Progress | None = None
-                 ) -> tuple[list[dict[str, Any]], list[Entry]]:
-    """Every entry of the file ``path``, or of the notes and JSON files under the folder ``path``."""
+@dataclass
+class Sources:
+    """What :func:`read_sources` found: per file, the entries, what it left out and why."""
+
+    files: list[dict[str, Any]] = field(default_factory=list)
+    entries: list[Entry] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_sources(path: Path, layer: str = "background", progress: Progress | None = None, *,
+                 user: str = sillytavern.DEFAULT_USER) -> Sources:
+    """Every entry of the file ``path``, or of the files under the folder ``path``."""
     if layer not in LAYERS:
         raise InvalidInputError(f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}")
     if not path.exists():
         raise NotFoundError(f"{path}: no such file or folder")
+    found = Sources()
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file()
-                       and p.suffix.lower() in (*NOTE_SUFFIXES, ".json")
-                       and not any(part.startswith(".") for part in p.relative_to(path).parts))
-        if not files:
-            raise InvalidInputError(f"{path}: no Markdown notes or JSON files to import")
-        base = path
+        files = _folder_files(path, found)
+        if not files and not found.skipped:
+            raise InvalidInputError(f"{path}: no Markdown notes, JSON files or cards to import")
+        base, in_folder = path, True
     else:
-        files, base = [path], path.parent
-    sources, entries = [], []
+        files, base, in_folder = [path], path.parent, False
     for i, file in enumerate(files):
         label = file.relative_to(base).as_posix()
         if progress is not None:
             progress(i + 1, len(files), label)
+        data = _read(file, label, follow=not in_folder)
         try:
-            text = file.read_bytes().decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise InvalidInputError(f"{label}: not UTF-8 text ({exc.reason})") from exc
-        fmt, found = parse(label, text, layer)
-        sources.append({"path": label, "format": fmt, "entries": len(found)})
-        entries.extend(found)
-    return sources, entries
+            fmt, entries = parse(label, data, layer, user=user)
+        except InvalidInputError as exc:
+            if in_folder and data.startswith(png.SIGNATURE):  # an image in a vault, not a card
+                found.skipped.append(Skipped(label, f"an image, not a card ({exc.message})"))
+                continue
+            raise
+        found.files.append({"path": label, "format": fmt, "entries": len(entries)})
+        found.entries.extend(entries)
+    return found
 
 
-def parse(label: str, text: str, layer: str = "background") -> tuple[str, list[Entry]]:
-    """``(format, entries)`` of one file's text; ``label`` names it in entries and errors."""
-    if label.lower().endswith(NOTE_SUFFIXES):
-        first = text.lstrip().split("\n", 1)[0]
-        if _CODEX_TITLE.match(first):
-            return "codex", parse_codex(label, text)
-        return "note", [parse_note(label, text, layer)]
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise InvalidInputError(f"{label}: not JSON ({exc})") from exc
-    if isinstance(data, dict) and (str(data.get("spec", "")).startswith("chara_card")
-                                   or ("name" in data and ("first_mes" in data or "personality" in data))):
-        return "character card", parse_card(label, data, layer)
-    if (isinstance(data, dict) and "entries" in data) or isinstance(data, list):
-        return "lorebook", parse_lorebook(label, data, layer)
-    raise InvalidInputError(f"{label}: not a lorebook or a character card",
-                            hint='a lorebook has "entries"; a card has "spec": "chara_card_v2"')
-
-
-def _text(value: Any) -> str:
-    return value.strip() if isinstance(value, str) else ""
-
-
-def _names(values: Any) -> list[str]:
-    if isinstance(values, str):
-        values = [values]
-    if not isinstance(values, list):
-        return []
-    return [" ".join(v.split()) for v in values if isinstance(v, str) and v.strip()]
-
-
-def _aliases(name: str, candidates: list[str]) -> list[str]:
-    """``candidates`` without the name, repeats (case aside) and regular expressions (``/x/i``)."""
-    seen = {normalize_name(name)}
-    out = []
-    for alias in candidates:
-        norm = normalize_name(alias)
-        if norm in seen or re.fullmatch(r"/.+/[a-z]*", alias):
-            continue
-        seen.add(norm)
-        out.append(alias)
+def _folder_files(root: Path, found: Sources) -> list[Path]:
+    """The files of a folder an import reads: no symbolic link followed, the ignore rules kept."""
+    rules = obsidian.IgnoreRules.read(_setting_file(root / obsidian.NARRIGNORE),
+                                      _setting_file(root / ".obsidian" / "daily-notes.json"),
+                                      _setting_file(root / ".obsidian" / "templates.json"))
+    out: list[Path] = []
+    for here, dirs, names in os.walk(root, followlinks=False):
+        rel_dir = Path(here).relative_to(root).as_posix()
+        rel_dir = "" if rel_dir == "." else rel_dir
+        for name in sorted(dirs):
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            full = Path(here) / name
+            if full.is_symlink():
+                found.skipped.append(Skipped(rel + "/", f"a symbolic link (to {os.readlink(full)}): "
+                                                        "not followed"))
+                dirs.remove(name)
+                continue
+            why = _folder_reason(rules, rel)
+            if why is not None:
+                if not name.startswith(".") or name in (".trash", ".obsidian"):
+                    found.skipped.append(Skipped(rel + "/", why))
+                dirs.remove(name)
+        dirs.sort()
+        for name in sorted(names):
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            full = Path(here) / name
+            if not name.lower().endswith(SUFFIXES) or name.startswith("."):
+                continue
+            if full.is_symlink():
+                found.skipped.append(Skipped(rel, f"a symbolic link (to {os.readlink(full)}): not "
+                                                  "followed, narr never reads through a link out of "
+                                                  "the folder it imports"))
+                continue
+            why = rules.reason(rel)
+            if why is not None:
+                found.skipped.append(Skipped(rel, why))
+                continue
+            out.append(full)
+            if len(out) > MAX_FILES:
+                raise InvalidInputError(f"{root}: more than {MAX_FILES:,} files to import",
+                                        hint="import the folder's parts one by one")
     return out
 
 
-def parse_lorebook(label: str, data: Any, layer: str) -> list[Entry]:
-    raw = data.get("entries", []) if isinstance(data, dict) else data
-    items = list(raw.items()) if isinstance(raw, dict) else list(enumerate(raw or []))
-    out = []
-    for key, item in items:
-        if not isinstance(item, dict):
-            raise InvalidInputError(f"{label}: entry {key} is not an object")
-        keys = _names(item.get("key", item.get("keys", [])))
-        name = " ".join((_text(item.get("comment")) or _text(item.get("name"))).split())
-        name = name or (keys[0] if keys else "")
-        if not name:
-            raise InvalidInputError(f"{label}: entry {key} has neither a title (comment) nor keys")
-        out.append(Entry(f"{label}#{key}", name, layer, aliases=_aliases(name, keys),
-                         summary=_text(item.get("content"))))
-    return out
+def _folder_reason(rules: obsidian.IgnoreRules, rel_dir: str) -> str | None:
+    """Why a folder is left out whole (a rule for a folder, or one matching its name), or None."""
+    return rules.reason(f"{rel_dir}/\x00")  # a name no file has: only the folder's rules apply
 
 
-def parse_card(label: str, data: dict[str, Any], layer: str) -> list[Entry]:
-    inner = data.get("data")
-    card: dict[str, Any] = inner if isinstance(inner, dict) else data
-    name = " ".join(_text(card.get("name")).split())
-    if not name:
-        raise InvalidInputError(f"{label}: the character card has no name")
-    traits = {k: _text(card.get(k)) for k in ("personality", "scenario") if _text(card.get(k))}
-    node = Entry(label, name, "character", kind="person", layer_given=True,
-                 aliases=_aliases(name, _names(card.get("nickname"))),
-                 summary=_text(card.get("description")), traits=traits)
-    book = card.get("character_book")
-    return [node, *(parse_lorebook(label, book, layer) if isinstance(book, dict) else [])]
-
-
-def _front_matter(label: str, text: str) -> tuple[dict[str, Any], str]:
-    if not text.startswith("---"):
-        return {}, text
-    lines = text.split("\n")
-    for i, line in enumerate(lines[1:], 1):
-        if line.rstrip() in ("---", "..."):
-            import yaml
-
-            # libyaml's parser when PyYAML has it: ten times the pure-Python one (a vault of
-            # 2000 notes: about 1 s against 10 s), the same safe constructors
-            loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-            try:
-                meta = yaml.load("\n".join(lines[1:i]), Loader=loader) or {}
-            except yaml.YAMLError as exc:
-                raise InvalidInputError(f"{label}: the front matter is not YAML ({exc})") from exc
-            if not isinstance(meta, dict):
-                raise InvalidInputError(f"{label}: the front matter is not a mapping of keys")
-            return meta, "\n".join(lines[i + 1:])
-    return {}, text
-
-
-def _first_paragraph(body: str) -> str:
-    para: list[str] = []
-    for line in body.split("\n"):
-        stripped = line.strip()
-        if not stripped:
-            if para:
-                break
-            continue
-        if stripped.startswith("#") and not para:
-            continue  # a heading is not the summary
-        para.append(stripped)
-    return _WIKILINK.sub(lambda m: m.group(2) or m.group(1), " ".join(para))
-
-
-def parse_note(label: str, text: str, layer: str) -> Entry:
-    meta, body = _front_matter(label, text)
-    name = " ".join(str(meta.get("name") or Path(label).stem).split())
-    layer = str(meta.get("layer") or layer)
-    lifecycle = str(meta.get("lifecycle") or "permanent")
-    if layer not in LAYERS:
-        raise InvalidInputError(f"{label}: unknown layer {layer!r}; expected one of {', '.join(LAYERS)}")
-    if lifecycle not in LIFECYCLES:
-        raise InvalidInputError(f"{label}: unknown lifecycle {lifecycle!r}; "
-                                f"expected one of {', '.join(LIFECYCLES)}")
-    maps = {}
-    for key in ("traits", "state", "relations"):
-        value = meta.get(key) or {}
-        if not isinstance(value, dict):
-            raise InvalidInputError(f"{label}: {key} in the front matter must be a mapping")
-        maps[key] = {str(k): v for k, v in value.items()}
-    relations: list[tuple[str, str, dict[str, Any]]] = [
-        (rtype, target, {}) for rtype, targets in maps["relations"].items() for target in _names(targets)]
-    summary = meta.get("summary")
-    return Entry(label, name, layer, kind=str(meta.get("kind") or ""),
-                 aliases=_aliases(name, _names(meta.get("aliases", meta.get("alias")))),
-                 summary=str(summary).strip() if summary is not None else _first_paragraph(body),
-                 lifecycle=lifecycle, layer_given="layer" in meta, traits=_jsonable(label, maps["traits"]),
-                 state=_jsonable(label, maps["state"]), relations=relations)
-
-
-def _jsonable(label: str, value: dict[str, Any]) -> dict[str, Any]:
-    """YAML values as JSON holds them (a date becomes its ISO text)."""
-    result: dict[str, Any] = json.loads(json.dumps(value, default=str, ensure_ascii=False))
-    return result
-
-
-def _value(text: str) -> Any:
-    """A codex value: JSON when it parses, else the text (the rule ``codex.text_value`` writes by)."""
+def _setting_file(path: Path) -> str | None:
+    """A small settings file of the vault, if it is a plain file (a link is not read)."""
     try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
-def _key_and_rest(line: str) -> tuple[str, str] | None:
-    """``- key: rest`` -> ``(key, rest)``, the key JSON-quoted when it holds a colon."""
-    body = line[2:]
-    if body.startswith('"'):
-        try:
-            key, end = json.JSONDecoder().raw_decode(body)
-        except ValueError:
-            return None
-        if not isinstance(key, str) or not body[end:].startswith(": "):
-            return None
-        return key, body[end + 2:]
-    if ": " not in body:
+        st = path.lstat()
+    except OSError:
         return None
-    key, rest = body.split(": ", 1)
-    return key, rest
+    if not stat.S_ISREG(st.st_mode) or st.st_size > 64 * 1024:
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
-def _relation(rest: str) -> tuple[str, dict[str, Any]]:
-    """``target (Name) {attrs}`` -> ``(target, attrs)``."""
-    target, _, tail = rest.partition(" ")
-    attrs: dict[str, Any] = {}
-    for match in re.finditer(r"(?:^| )\{", tail):
-        start = match.end() - 1
-        try:
-            value, end = json.JSONDecoder().raw_decode(tail, start)
-        except ValueError:
-            continue
-        if end == len(tail.rstrip()) and isinstance(value, dict):
-            attrs = value
-            break
-    return target, attrs
+def _read(file: Path, label: str, *, follow: bool) -> bytes:
+    """The bytes of a source file, within its size bound; in a folder, never through a link."""
+    flags = os.O_RDONLY | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
+    try:
+        fd = os.open(file, flags)
+    except OSError as exc:
+        raise InvalidInputError(f"{label}: cannot be read ({exc.strerror})") from None
+    with os.fdopen(fd, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        limit = MAX_PNG_FILE if label.lower().endswith((".png", ".charx")) else MAX_TEXT_FILE
+        if size > limit:
+            raise too_big(label, size, limit)
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise too_big(label, len(data), limit)
+    return data
 
 
-def parse_codex(label: str, text: str) -> list[Entry]:
-    out: list[Entry] = []
-    layer: str | None = None
-    entry: Entry | None = None
-    section = ""
-    for number, line in enumerate(text.split("\n"), 1):
-        if line.startswith("## "):
-            title = line[3:].strip()
-            layer = _LAYER_BY_TITLE.get(title, title.lower())
-            if layer not in LAYERS:
-                raise InvalidInputError(f"{label}:{number}: unknown layer section {title!r}")
-            entry, section = None, ""
-        elif line.startswith("### "):
-            if layer is None:
-                raise InvalidInputError(f"{label}:{number}: a node before any layer section")
-            entry = Entry(f"{label}:{number}", line[4:].strip(), layer, layer_given=True)
-            out.append(entry)
-            section = ""
-        elif line.startswith("#### "):
-            section = line[5:].strip().lower()
-        elif line.startswith("- ") and entry is not None:
-            parsed = _key_and_rest(line)
-            if parsed is None:
-                raise InvalidInputError(f"{label}:{number}: not a '- key: value' line")
-            key, rest = parsed
-            if section == "":
-                _codex_field(entry, key, rest)
-            elif section in ("traits", "state"):
-                getattr(entry, section)[key] = _value(rest)
-            elif section == "relations":
-                target, attrs = _relation(rest)
-                entry.relations.append((key, target, attrs))
-    for entry in out:
-        if entry.ref is None:
-            raise InvalidInputError(f"{entry.source}: the node {entry.name!r} has no '- id:' line")
-    return out
+def parse(label: str, data: bytes | str, layer: str = "background", *,
+          user: str = sillytavern.DEFAULT_USER) -> tuple[str, list[Entry]]:
+    """``(format, entries)`` of one file's bytes; ``label`` names it in entries and errors."""
+    if isinstance(data, bytes) and png.is_png(data):
+        card = sillytavern.card_from_png(label, data)
+        return "character card (PNG)", _card_or_book(label, card, layer, user)
+    if isinstance(data, bytes) and (data.startswith(_ZIP) or label.lower().endswith(".charx")):
+        card = sillytavern.card_from_charx(label, data)
+        return "character card (CHARX)", _card_or_book(label, card, layer, user)
+    text = decode_text(label, data) if isinstance(data, bytes) else data
+    if len(text) > MAX_TEXT_FILE:
+        raise too_big(label, len(text.encode("utf-8")), MAX_TEXT_FILE)
+    if obsidian.is_note(label):
+        if codexmd.is_codex(text):
+            return "codex", codexmd.parse_codex(label, text)
+        return "note", [obsidian.parse_note(label, text, layer)]
+    value = load_json(label, text)
+    kind = sillytavern.kind_of(label, value)
+    if kind == "card":
+        return "character card", sillytavern.parse_card(label, value, layer=layer, user=user)
+    macros = sillytavern.Macros(None, user)
+    return "lorebook", sillytavern.parse_book(label, value, layer=layer, macros=macros,
+                                              book_name=sillytavern.book_name_of(label, value))
 
 
-def _codex_field(entry: Entry, key: str, rest: str) -> None:
-    if key == "id":
-        entry.ref = rest.strip()
-    elif key == "aliases":
-        entry.aliases = _names(_value(rest))
-    elif key in ("kind", "summary", "lifecycle"):
-        value = _value(rest)
-        setattr(entry, key, value if isinstance(value, str) else rest)
+def _card_or_book(label: str, value: Any, layer: str, user: str) -> list[Entry]:
+    if sillytavern.kind_of(label, value) != "card":
+        raise InvalidInputError(f"{label}: the embedded JSON is not a character card")
+    return sillytavern.parse_card(label, value, layer=layer, user=user)
 
 
 # -- into the world ----------------------------------------------------------------
+
+
+def import_bible(wr: WorldRepo, path: str | Path, *, layer: str = "background",
+                 dry_run: bool = False, progress: Progress | None = None,
+                 include_disabled: bool = False, user: str | None = None) -> ImportResult:
+    """Import the story bible at ``path`` (a file, or a folder of them) as one event.
+
+    ``include_disabled``: disabled lorebook entries too (their flag is kept). ``user``: what
+    ``{{user}}`` stands for (default: the world's ``[import] user``, else "User").
+    ``progress(done, total, what)`` hears of each file read, then of each entry weighed.
+    """
+    path = Path(path)
+    user = user if user is not None else user_name(wr)
+    found = read_sources(path, layer, progress, user=user)
+    entries = []
+    exact = {e.ref for e in found.entries if e.exact and e.ref}
+    for e in found.entries:
+        if e.derived_of is not None and e.derived_of in exact:
+            found.skipped.append(Skipped(e.source, f"narr's own words for {e.derived_of}, whose "
+                                                   "record in the same file holds them", e.title))
+        elif e.disabled and not include_disabled and not e.exact:  # narr's own: a node with its flag
+            found.skipped.append(Skipped(e.source, "a disabled entry (--include-disabled imports it)",
+                                         e.title or e.name))
+        else:
+            entries.append(e)
+    for e in entries:
+        if not e.exact and sillytavern.CHAR_MACRO.search(e.summary):
+            found.warnings.append(f"{e.source}: {{{{char}}}} is left as written: no character card "
+                                  "names it")
+    merged, placements = facets.fold(entries)
+    result = import_entries(wr, merged, found.files, content=f"Import {path.name or path}",
+                            dry_run=dry_run, progress=progress, placements=placements,
+                            warnings=found.warnings)
+    result.skipped = [s.to_json() for s in found.skipped]
+    return result
+
+
+def user_name(wr: WorldRepo) -> str:
+    """What ``{{user}}`` stands for in this world: ``[import] user`` in ``narr.toml``, else "User"."""
+    table = wr.config.raw.get("import")
+    value = table.get("user") if isinstance(table, dict) else None
+    return value if isinstance(value, str) and value.strip() else sillytavern.DEFAULT_USER
+
+
+def import_entries(wr: WorldRepo, entries: list[Entry], sources: list[dict[str, Any]], *,
+                   content: str, dry_run: bool = False, progress: Progress | None = None,
+                   placements: list[Placement] | None = None,
+                   warnings: list[str] | None = None) -> ImportResult:
+    """Create ``entries`` in one event, arbitrated against the world; nothing when all are there."""
+    names = Names(wr)
+    if names.tree is None:
+        raise NotFoundError("this world has no genesis commit", hint="narr init")
+    warnings = list(warnings or [])
+    given: set[str] = set()
+    ids: list[str] = []
+    for entry in entries:
+        if entry.ref is not None and id_problem(entry.ref) is None and entry.ref not in given:
+            node_id = entry.ref  # the arbiter says whether the world's node of that id is this one
+        else:
+            node_id = free_id(wr, names, slugify(entry.name), given)
+        given.add(node_id)
+        ids.append(node_id)
+    by_ref = {e.ref: i for e, i in zip(entries, ids, strict=True) if e.ref is not None}
+    by_note = {e.note_key: i for e, i in zip(entries, ids, strict=True) if e.note_key}
+    by_name: dict[str, str] = {}
+    for entry, node_id in zip(entries, ids, strict=True):
+        for name in (entry.name, *entry.aliases):
+            by_name.setdefault(normalize_name(name), node_id)
+
+    def find(target: str) -> str | None:
+        dst = by_ref.get(target) or by_note.get(normalize_name(target)) or by_name.get(normalize_name(target))
+        if dst is None:
+            candidates = names.candidates(target)
+            dst = candidates[0] if len(candidates) == 1 else None
+        return dst
+
+    ops: list[Op] = []
+    source_of: dict[str, Entry] = {}
+    for entry, node_id in zip(entries, ids, strict=True):
+        try:
+            node = Node(id=node_id, name=entry.name, layer=entry.layer, kind=entry.kind,
+                        aliases=entry.aliases, summary=entry.summary, lifecycle=entry.lifecycle,
+                        traits=entry.traits, state=entry.state, tags=entry.tags,
+                        sections=entry.sections, always_in_view=entry.always_in_view,
+                        extensions=entry.extensions)
+        except ValueError as exc:
+            raise InvalidInputError(f"{entry.source}: {entry.name!r} cannot be a node: {exc}") from None
+        source_of[node_id] = entry
+        ops.append(CreateOp(node=node))
+    for entry, node_id in zip(entries, ids, strict=True):
+        wanted: set[tuple[str, str]] = set()
+        for rtype, target, attrs in entry.relations:
+            dst = find(target)
+            if dst is None:
+                warnings.append(f"{entry.source}: {entry.name!r} {rtype} {target!r}: no such node "
+                                "in the import or the world; the relation is left out")
+                continue
+            if dst == node_id:
+                warnings.append(f"{entry.source}: {entry.name!r} {rtype} {target!r} is the node "
+                                "itself; no relation")
+                continue
+            rel = _relate(entry, node_id, rtype, dst, attrs, warnings)
+            if rel is not None and (rtype, dst) not in wanted:
+                wanted.add((rtype, dst))
+                ops.append(rel)
+        for target, written in entry.mentions:
+            dst = find(target)
+            if dst is None:
+                warnings.append(f"{entry.source}: {written}: no note or node of that name; no relation")
+            elif dst == node_id:
+                warnings.append(f"{entry.source}: {written} links the note to itself; no relation")
+            elif not any(d == dst for _, d in wanted):
+                wanted.add(("mentions", dst))
+                ops.append(RelateOp(source=node_id, type="mentions", target=dst))
+
+    # A name in another layer is the same node, except for an entry that carries its own
+    # id (a codex, narr's own export): that source is exact, and two nodes of one name in
+    # different layers there (a thread named like a character's alias) stay two.
+    loose = {node_id for entry, node_id in zip(entries, ids, strict=True) if entry.ref is None}
+    exact = {node_id for entry, node_id in zip(entries, ids, strict=True) if entry.exact}
+    delta, decisions = arbitrate(names.view, Delta(ops=ops), across_layers=loose, enrich=True,
+                                 exact=exact, progress=progress)
+    kept_ops = [op for op in delta.ops if not _known(names, op)]
+    new_nodes = {op.node.id: op.node for op in kept_ops if isinstance(op, CreateOp)}
+    final: dict[str, str] = {}  # proposed id -> the node it is now
+    existing = []
+    extra = _Additions(names, new_nodes)
+    for d in decisions:
+        if d.existing is None:
+            final[d.proposed] = d.created_as or d.proposed
+            continue
+        final[d.proposed] = d.existing
+        entry = source_of[d.proposed]
+        made = new_nodes.get(d.existing)
+        there = made.layer if made is not None else (names.view.get(d.existing) or {}).get("layer")
+        notes = list(d.notes)
+        added = list(d.merged)
+        more, more_notes = extra.add(d.existing, entry, by_name=not any("shares only an alias" in n
+                                                                        for n in notes))
+        added += more
+        notes = [_SHARED_ALIAS if "shares only an alias" in n else n
+                 for n in notes if "its summary differs" not in n] + more_notes
+        if entry.layer_given and there is not None and there != entry.layer:
+            notes.append(f"the source puts it in the {entry.layer} layer; it stays in the {there} layer")
+        existing.append({"name": d.name, "source": entry.source, "id": d.existing, "how": d.how,
+                         "added": added, "notes": notes})
+    kept_ops = extra.apply(kept_ops)
+    delta = delta.model_copy(update={"ops": kept_ops})
+    warnings += [d.note() for d in decisions if d.existing is None]
+    origin_of = {d.created_as: d.proposed for d in decisions if d.created_as is not None}
+    created: list[dict[str, Any]] = []
+    related: list[dict[str, Any]] = []
+    for op in delta.ops:
+        if isinstance(op, CreateOp):
+            origin = origin_of.get(op.node.id, op.node.id)
+            created.append({"id": op.node.id, "name": op.node.name, "layer": op.node.layer,
+                            "source": source_of[origin].source})
+        elif isinstance(op, RelateOp):
+            related.append({"source": op.source, "type": op.type, "target": op.target})
+    result = ImportResult(sources, created, existing, related, warnings, dry_run,
+                          ambiguous=_ambiguous(names, delta),
+                          entries=_report(entries, ids, final, placements, extra))
+    if not delta.ops:
+        return result
+    request = EventRequest(content=content, delta=delta, diffuser=None)
+    result.event = run_event(wr, request, dry_run=dry_run, keep_failed=False)
+    result.warnings += result.event.warnings
+    return result
+
+
+def _relate(entry: Entry, node_id: str, rtype: str, dst: str, attrs: dict[str, Any],
+            warnings: list[str]) -> RelateOp | None:
+    try:
+        return RelateOp(source=node_id, type=rtype, target=dst, attrs=attrs)
+    except ValueError:
+        warnings.append(f"{entry.source}: {entry.name!r}: {rtype!r} cannot be a relation type "
+                        "(1-64 characters, no spaces, ':', '/' or '~'); the relation is left out")
+        return None
+
+
+class _Additions:
+    """What entries add to nodes the world (or this import) has already, beyond the arbiter's
+    aliases and summary: their texts as sections, tags, the always-in-view flag, other tools'
+    records. One set per field and node, holding every entry's part."""
+
+    def __init__(self, names: Names, new_nodes: dict[str, Node]) -> None:
+        self.names = names
+        self.new_nodes = new_nodes
+        self.nodes: dict[str, dict[str, Any]] = {}  # existing id -> the node as the additions leave it
+        self.changed: dict[str, set[tuple[str, ...]]] = {}  # existing id -> fields changed, as tokens
+        self.texts: dict[str, set[str]] = {}  # existing id -> its summary and sections, spaces collapsed
+
+    def _node(self, node_id: str) -> dict[str, Any]:
+        if node_id not in self.nodes:
+            made = self.new_nodes.get(node_id)
+            base: NodeDict | dict[str, Any] = (made.model_dump(mode="json") if made is not None
+                                               else self.names.view.get(node_id) or {})
+            self.nodes[node_id] = json.loads(json.dumps(base))
+        return self.nodes[node_id]
+
+    def add(self, node_id: str, entry: Entry, *, by_name: bool) -> tuple[list[str], list[str]]:
+        node = self._node(node_id)
+        changed = self.changed.setdefault(node_id, set())
+        added: list[str] = []
+        notes: list[str] = []
+        sections: dict[str, str] = node.setdefault("sections", {})
+        if node_id not in self.texts:
+            self.texts[node_id] = {_same(str(node.get("summary", "")))} | {
+                _same(t) for t in sections.values()}
+        texts = self.texts[node_id]
+
+        def keep(title: str, text: str, why: str) -> None:
+            if not text.strip() or _same(text) in texts:
+                return
+            title = facets.free_title(sections, title)
+            sections[title] = text
+            texts.add(_same(text))
+            changed.add(("sections",))
+            added.append(f"/sections/{title}")
+            notes.append(f"{why}: kept as the section {title!r}")
+
+        summary = str(node.get("summary", "")).strip()
+        title = entry.title or entry.name
+        if normalize_name(title) == normalize_name(str(node.get("name", ""))):
+            title = entry.source  # the node's own name says nothing: the file does
+        if entry.summary.strip() and (summary or not by_name) and _same(entry.summary) not in texts:
+            keep(title, entry.summary, "its summary differs from the node's (which stays)" if by_name
+                 else "its summary")
+        elif entry.summary.strip() and not summary:
+            texts.add(_same(entry.summary))  # the arbiter sets it as the summary
+        for title, text in entry.sections.items():
+            keep(title, text, f"its section {title!r}")
+        traits = node.get("traits") or {}
+        for key, value in entry.traits.items():
+            if key not in traits:
+                text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+                keep(key, text, f"its trait {key!r} (traits change only by hand)")
+        tags = list(node.get("tags") or [])
+        more = [t for t in entry.tags if t not in tags]
+        if more:
+            node["tags"] = tags + more
+            changed.add(("tags",))
+            added.append("/tags (" + ", ".join(json.dumps(t, ensure_ascii=False) for t in more) + ")")
+        if entry.always_in_view and node.get("always_in_view") is not True:
+            node["always_in_view"] = True
+            changed.add(("always_in_view",))
+            added.append("/always_in_view")
+        ext: dict[str, Any] = node.setdefault("extensions", {})
+        for space, value in entry.extensions.items():
+            if space == "obsidian" and isinstance(value, dict):
+                # where another note lay says nothing of this node; what the writer put in
+                # its properties does
+                value = {k: v for k, v in value.items() if k != "path"}
+                if not value:
+                    continue
+            before = json.dumps(ext.get(space), sort_keys=True)
+            facets.merge_extensions(ext, {space: value})
+            if isinstance(ext.get(space), dict) and isinstance(value, dict):
+                for key, v in value.items():
+                    if isinstance(v, list):  # records: each once, a second import adds none
+                        ext[space][key] = _unique(ext[space][key])
+            if json.dumps(ext.get(space), sort_keys=True) != before:
+                changed.add(("extensions", space))
+                added.append(f"/extensions/{space}")
+        return added, notes
+
+    def apply(self, ops: list[Op]) -> list[Op]:
+        """``ops`` with the additions: folded into a create of this import, else sets at the end."""
+        out: list[Op] = []
+        for op in ops:
+            if isinstance(op, CreateOp) and op.node.id in self.changed and self.changed[op.node.id]:
+                node = self.nodes[op.node.id]
+                update = {"sections": node.get("sections") or {}, "tags": node.get("tags") or [],
+                          "always_in_view": node.get("always_in_view") is True,
+                          "extensions": node.get("extensions") or {}}
+                out.append(CreateOp(node=op.node.model_copy(update=update)))
+                self.changed[op.node.id] = set()
+            else:
+                out.append(op)
+        for node_id, changed in self.changed.items():
+            node = self.nodes[node_id]
+            for tokens in sorted(changed):
+                value: Any = node
+                for part in tokens:
+                    value = value[part]
+                out.append(SetOp(target=node_id, field=fields.pointer(*tokens), value=value))
+        return out
+
+    def where(self, node_id: str, text: str) -> tuple[bool, str | None]:
+        """Whether the node (as the additions leave it) holds ``text``, and in which section
+        (None: its summary, or the summary the arbiter gives it)."""
+        node = self._node(node_id)
+        same = _same(text)
+        for title, body in (node.get("sections") or {}).items():
+            if _same(body) == same:
+                return True, title
+        summary = str(node.get("summary", ""))
+        if not summary.strip() or _same(summary) == same:
+            return True, None
+        return False, None
+
+
+def _unique(items: list[Any]) -> list[Any]:
+    seen, out = set(), []
+    for item in items:
+        key = json.dumps(item, sort_keys=True, ensure_ascii=False)
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+def _same(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _report(entries: list[Entry], ids: list[str], final: dict[str, str],
+            placements: list[Placement] | None, extra: _Additions) -> list[dict[str, Any]]:
+    """Each entry read: the node its text is in now, and the section (None: the summary)."""
+    if placements is None:
+        placements = [Placement(e, i) for i, e in enumerate(entries)]
+    out = []
+    for p in placements:
+        proposed = ids[p.group]
+        node_id = final.get(proposed, proposed)
+        section = p.section
+        note = p.note
+        if node_id != proposed and p.entry.summary.strip():  # a node that was there: look
+            found, at = extra.where(node_id, p.entry.summary)
+            section = at if found else section
+        out.append({"source": p.entry.source, "title": p.entry.title, "name": p.entry.name,
+                    "named_by": p.entry.named_by, "node": node_id, "section": section,
+                    **({"note": note} if note else {})})
+    return out
 
 
 def _known(names: Names, op: Op) -> bool:
@@ -398,103 +614,3 @@ def _ambiguous(names: Names, delta: Delta) -> list[dict[str, Any]]:
         if len(ids) > 1 and len(was) < len(ids) and len(was) <= 1:
             out.append({"name": next(iter(given[norm].values())), "ids": ids})
     return out
-
-
-def import_bible(wr: WorldRepo, path: str | Path, *, layer: str = "background",
-                 dry_run: bool = False, progress: Progress | None = None) -> ImportResult:
-    """Import the story bible at ``path`` (a file, or a folder of them) as one event.
-
-    ``progress(done, total, what)`` hears of each file read, then of each entry weighed
-    against the world's names.
-    """
-    path = Path(path)
-    sources, entries = read_sources(path, layer, progress)
-    return import_entries(wr, entries, sources, content=f"Import {path.name or path}",
-                          dry_run=dry_run, progress=progress)
-
-
-def import_entries(wr: WorldRepo, entries: list[Entry], sources: list[dict[str, Any]], *,
-                   content: str, dry_run: bool = False,
-                   progress: Progress | None = None) -> ImportResult:
-    """Create ``entries`` in one event, arbitrated against the world; nothing when all are there."""
-    names = Names(wr)
-    if names.tree is None:
-        raise NotFoundError("this world has no genesis commit", hint="narr init")
-    warnings: list[str] = []
-    given: set[str] = set()
-    ids: list[str] = []
-    for entry in entries:
-        if entry.ref is not None and id_problem(entry.ref) is None and entry.ref not in given:
-            node_id = entry.ref  # the arbiter says whether the world's node of that id is this one
-        else:
-            node_id = free_id(wr, names, slugify(entry.name), given)
-        given.add(node_id)
-        ids.append(node_id)
-    by_ref = {e.ref: i for e, i in zip(entries, ids, strict=True) if e.ref is not None}
-    by_name: dict[str, str] = {}
-    for entry, node_id in zip(entries, ids, strict=True):
-        for name in (entry.name, *entry.aliases):
-            by_name.setdefault(normalize_name(name), node_id)
-
-    ops: list[Op] = []
-    source_of: dict[str, Entry] = {}
-    for entry, node_id in zip(entries, ids, strict=True):
-        try:
-            node = Node(id=node_id, name=entry.name, layer=entry.layer,
-                        kind=entry.kind, aliases=entry.aliases, summary=entry.summary,
-                        lifecycle=entry.lifecycle, traits=entry.traits,
-                        state=entry.state)
-        except ValueError as exc:
-            raise InvalidInputError(f"{entry.source}: {entry.name!r} cannot be a node: {exc}") from exc
-        source_of[node_id] = entry
-        ops.append(CreateOp(node=node))
-    for entry, node_id in zip(entries, ids, strict=True):
-        for rtype, target, attrs in entry.relations:
-            dst = by_ref.get(target) or by_name.get(normalize_name(target))
-            if dst is None:
-                found = names.candidates(target)
-                dst = found[0] if len(found) == 1 else None
-            if dst is None:
-                warnings.append(f"{entry.source}: {entry.name!r} {rtype} {target!r}: no such node "
-                                "in the import or the world; the relation is left out")
-                continue
-            ops.append(RelateOp(source=node_id, type=rtype, target=dst, attrs=attrs))
-
-    # A name in another layer is the same node, except for an entry that carries its own
-    # id (a codex, narr's own export): that source is exact, and two nodes of one name in
-    # different layers there (a thread named like a character's alias) stay two.
-    loose = {node_id for entry, node_id in zip(entries, ids, strict=True) if entry.ref is None}
-    delta, decisions = arbitrate(names.view, Delta(ops=ops), across_layers=loose, enrich=True,
-                                 progress=progress)
-    delta = delta.model_copy(update={"ops": [op for op in delta.ops if not _known(names, op)]})
-    new_nodes = {op.node.id: op.node for op in delta.ops if isinstance(op, CreateOp)}
-    existing = []
-    for d in decisions:
-        if d.existing is None:
-            continue
-        entry = source_of[d.proposed]
-        made = new_nodes.get(d.existing)
-        there = made.layer if made is not None else (names.view.get(d.existing) or {}).get("layer")
-        notes = list(d.notes)
-        if entry.layer_given and there is not None and there != entry.layer:
-            notes.append(f"the source puts it in the {entry.layer} layer; it stays in the {there} layer")
-        existing.append({"name": d.name, "source": entry.source, "id": d.existing, "how": d.how,
-                         "added": d.merged, "notes": notes})
-    warnings += [d.note() for d in decisions if d.existing is None]
-    origin_of = {d.created_as: d.proposed for d in decisions if d.created_as is not None}
-    created, related = [], []
-    for op in delta.ops:
-        if isinstance(op, CreateOp):
-            origin = origin_of.get(op.node.id, op.node.id)
-            created.append({"id": op.node.id, "name": op.node.name, "layer": op.node.layer,
-                            "source": source_of[origin].source})
-        elif isinstance(op, RelateOp):
-            related.append({"source": op.source, "type": op.type, "target": op.target})
-    result = ImportResult(sources, created, existing, related, warnings, dry_run,
-                          ambiguous=_ambiguous(names, delta))
-    if not delta.ops:
-        return result
-    request = EventRequest(content=content, delta=delta, diffuser=None)
-    result.event = run_event(wr, request, dry_run=dry_run, keep_failed=False)
-    result.warnings += result.event.warnings
-    return result

@@ -2,52 +2,61 @@
 
 The pack is deterministic: the same world and the same question give the same
 items in the same order, each with the ``reason`` it is there. In order of
-priority: hand edits not yet recorded (they override the history), the focus
-nodes (given, or named in the goal as ``narr event`` finds names), the last
-events, continuity facts about the characters around them (where they are, what
-they hold, which secrets they know, who is dead), the open threads (those about
-the focus first, then the longest untouched), then the focus nodes'
-neighbourhood in the world graph ranked by distance, then by how recently an
-event changed them, and failed events waiting for a retry. Before all of these,
-a brief of the present (not ``at`` a past revision, not from a point of view)
-leads with its health: what would stop the next event or make the history
-unexplained, each with the command that fixes it (hand-edited files that are
-broken, a merge or a git operation in progress, plain git commits on top of the
-last event, a write a crash interrupted). Only what is cheap to know: never the
-walk over the whole history that ``narr check`` does. Items are taken in
-that order while they fit the budget (characters of text); those that do not
-fit are counted, never cut in half.
+priority: hand edits not yet recorded (they override the history), the nodes marked
+``always_in_view`` (a lorebook's constant entries, the rules of the world), the focus
+nodes (given, or named in the goal as ``narr event`` finds names), each with its
+traits (the baseline a writer keeps: voice, temperament, powers) before its state,
+the last events, continuity facts (who is dead: every dead character a focus node
+relates to or the last events name; where the characters around them are, what they
+hold, which secrets they know), the open threads (those about the focus first, then
+the longest untouched), then the focus nodes' neighbourhood in the world graph
+ranked by distance, then by how recently an event changed them, and failed events
+waiting for a retry. The world graph's edges are the relations and the reference
+fields (``state.location``, ``state.holder`` and those the world declares): who
+stands at a place is next to it. Before all of these, a brief of the present (not
+``at`` a past revision, not from a point of view) leads with its health: what would
+stop the next event or make the history unexplained, each with the command that
+fixes it (hand-edited files that are broken, a merge or a git operation in progress,
+plain git commits on top of the last event, a write a crash interrupted). Only what
+is cheap to know: never the walk over the whole history that ``narr check`` does.
+Items are taken in that order while they fit the budget (characters of text); those
+that do not fit are counted, never cut in half.
+
+The story time shown is the one in force: the last ``--at`` on the story line, for
+the head and for each event (an event told without ``--at`` happened under the time
+before it).
 
 Without a goal or focus, the focus is what the last events changed: where the
 story stands. With ``at``, the pack is the story as it stood at that revision:
 the world of its commit (no hand edits), the events up to it, the threads as
-they were, no health and no failed events. With ``pov``, the pack keeps to what that character can know:
-itself and what it holds, its relations and their targets, its location and
-whoever is there, the secrets it ``knows`` (other secrets are left out), and the
-events that name or change any of those (the present location stands in for
-"where they were": the records do not keep where everyone stood at each event;
-it looks back at most ``POV_SCAN`` events for them). Threads are the writer's
-plan, never in a point of view.
+they were, no health and no failed events. With ``pov``, the pack keeps to what that
+character can know (:mod:`narrative.engine.pov`): itself, what it holds, its
+relations and their targets, its location and whoever is there, the secrets it knows
+or that are public; the events it took part in or witnessed (where it stood then,
+from the records; it looks back at most ``POV_SCAN`` events), each in its words only
+when they tell nothing it does not know, else as the changes it could have seen; who
+else knows a secret only where it could know that. Every item, the head included, is
+held to that before it is given. Threads are the writer's plan, never in a point of view.
 
 Everything is read through the catalog (the neighbourhood is a walk over its
-edge table, the recent events a page of its chain), with the hand edits laid
-over it, so the cost follows what the pack holds, not the size of the world.
+edge and reference tables, the recent events a page of its chain), with the hand
+edits laid over it, so the cost follows what the pack holds, not the size of the world.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from narrative import fields
 from narrative.diffusers.context import find_mentions
-from narrative.engine.eventgraph import tip_of
-from narrative.engine.history_of import mentions
+from narrative.engine.eventgraph import Story, tip_of
 from narrative.engine.threads import THREAD_KINDS
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.ids import check_id, parse_node_path
-from narrative.nodefile import NodeDict, edges_of, names_of
+from narrative.nodefile import NodeDict, edges_of
 from narrative.store import history, worktree
 from narrative.store.catalog import NodeRow
 from narrative.store.catalog.story import EventInfo, Write
@@ -60,6 +69,7 @@ RECENT = 5
 RADIUS = 2
 MAX_NEIGHBOURS = 30
 POV_SCAN = 500  # a point of view looks this far back for the events it knows of
+WITHHELD = "words withheld"
 
 
 @dataclass
@@ -77,47 +87,88 @@ class Brief:
         return sum(len(i["text"]) for i in self.items)
 
     at: str | None = None
+    story_time: str | None = None  # the time in force at the head: the last --at on the line
+    language: str = "en"  # narr.toml's: the labels a reader sees (the sections' keys stay English)
 
     def to_json(self) -> dict[str, Any]:
         return {"goal": self.goal, "pov": self.pov, "at": self.at, "budget": self.budget,
-                "used": self.used, "dropped": self.dropped, "head": self.head, "focus": self.focus,
-                "items": self.items}
+                "used": self.used, "dropped": self.dropped, "head": self.head,
+                "story_time": self.story_time, "focus": self.focus, "items": self.items,
+                "language": self.language}
 
     def to_markdown(self) -> str:
         return render_markdown(self.to_json())
 
 
-def _head_text(head: dict[str, Any] | None) -> str:
+# The words a brief shows around the items, by the world's language (narr.toml ``language``):
+# a writer working in Chinese reads 健康状况, not "health". Items keep their own text; a
+# section's key in JSON stays the English one, which programs match.
+LABELS: dict[str, dict[str, str]] = {
+    "en": {"title": "Brief: {goal}", "untitled": "Brief: where the story stands", "at": "Story at {head}",
+           "as_of": " (as it stood at {at})", "pov": "; point of view: {pov}", "focus": "; focus: {focus}",
+           "fix": "fix", "size": "{used} of {budget} characters", "left_out": "; {n} more left out",
+           "no_events": "no events yet"},
+    "zh": {"title": "简报：{goal}", "untitled": "简报：故事现状", "at": "故事进行到 {head}",
+           "as_of": "（{at} 时的样子）", "pov": "；视角：{pov}", "focus": "；焦点：{focus}",
+           "fix": "修正", "size": "{used} / {budget} 字符", "left_out": "；另有 {n} 条未列出",
+           "no_events": "尚无事件"},
+}
+SECTIONS_ZH = {"health": "健康状况", "hand edits": "手工修改", "always in view": "始终在场",
+               "focus": "焦点", "events": "事件", "continuity": "连贯", "failed": "失败的事件",
+               "neighbourhood": "相关节点", "open threads": "未解线索"}
+
+
+def words_for(language: str | None) -> dict[str, str]:
+    """The brief's labels for a world's language: Chinese for ``zh`` (``zh-CN``...), else English."""
+    code = (language or "en").lower()
+    return LABELS["zh"] if code.startswith("zh") else LABELS["en"]
+
+
+def section_label(section: str, language: str | None) -> str:
+    """A section's heading: its key in English, its name in Chinese."""
+    return SECTIONS_ZH.get(section, section) if words_for(language) is LABELS["zh"] else section
+
+
+def head_text(head: dict[str, Any] | None, story_time: str | None = None,
+              language: str | None = None) -> str:
+    """``0a1b2c3d4e The last event [Day 3, dusk]``: the head and the time in force."""
     if head is None:
-        return "no events yet"
-    text = f"{str(head['commit'])[:10]} {head['content'].splitlines()[0] if head['content'] else ''}"
-    return text + (f" [{head['timestamp']}]" if head.get("timestamp") else "")
+        return words_for(language)["no_events"]
+    if head.get("withheld"):
+        text = f"{str(head['commit'])[:10]} ({WITHHELD})"
+    else:
+        text = f"{str(head['commit'])[:10]} {head['content'].splitlines()[0] if head['content'] else ''}"
+    return text + (f" [{story_time}]" if story_time else "")
 
 
 def render_markdown(d: dict[str, Any]) -> str:
     """The brief dict as Markdown: where the story stands, then one section per part of the
     pack, each item a bullet with its reason in italics."""
-    title = f"Brief: {d['goal']}" if d.get("goal") else "Brief: where the story stands"
+    language = d.get("language")
+    said = words_for(language)
+    title = said["title"].format(goal=d["goal"]) if d.get("goal") else said["untitled"]
     lines = [f"# {title}", ""]
-    where = f"Story at {_head_text(d['head'])}"
+    where = said["at"].format(head=head_text(d["head"], d.get("story_time"), language))
     if d.get("at"):
-        where += f" (as it stood at {d['at']})"
+        where += said["as_of"].format(at=d["at"])
     if d.get("pov"):
-        where += f"; point of view: {d['pov']}"
+        where += said["pov"].format(pov=d["pov"])
     if d.get("focus"):
-        where += "; focus: " + ", ".join(d["focus"])
-    lines.append(where + ".")
+        where += said["focus"].format(focus=", ".join(d["focus"]))
+    lines.append(where + ("。" if said is LABELS["zh"] else "."))
     section = None
     for item in d["items"]:
         if item["section"] != section:
             section = item["section"]
-            lines += ["", f"## {section[:1].upper()}{section[1:]}", ""]
+            name = section_label(section, language)
+            lines += ["", f"## {name[:1].upper()}{name[1:]}", ""]
         line = f"- {item['text']} *({item['reason']})*"
         if item.get("fix"):
-            line += f" Fix: `{item['fix']}`"
+            fix = said["fix"]
+            line += f" {fix[:1].upper()}{fix[1:]}: `{item['fix']}`"
         lines.append(line)
-    tail = f"; {d['dropped']} more left out" if d["dropped"] else ""
-    lines += ["", f"{d['used']} of {d['budget']} characters{tail}.", ""]
+    tail = said["left_out"].format(n=d["dropped"]) if d["dropped"] else ""
+    lines += ["", said["size"].format(used=d["used"], budget=d["budget"]) + tail + ".", ""]
     return "\n".join(lines)
 
 
@@ -125,20 +176,32 @@ def _value(v: Any) -> str:
     return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, sort_keys=True)
 
 
-def node_line(node: NodeDict, name_of: Any, can_see: Any = None) -> str:
-    """One line that says what a node is and how it stands (relations to what ``can_see``)."""
+def node_line(node: NodeDict, name_of: Any, can_see: Any = None, *, traits: bool = False,
+              edge_ok: Callable[[str, str, str], bool] | None = None,
+              keep: Callable[[str], bool] | None = None) -> str:
+    """One line that says what a node is and how it stands (relations to what ``can_see``,
+    or the edges ``edge_ok`` lets through); ``traits`` puts its traits before its state.
+    ``keep`` leaves out any trait, state field or relation whose words it refuses."""
     head = f"{node.get('name', '')} ({node.get('id')}, {node.get('layer')}"
     head += f"/{node['kind']})" if node.get("kind") else ")"
     summary = str(node.get("summary", "")).strip().rstrip(".")
     parts = [head + (f": {summary}" if summary else "")]
-    state = node.get("state") or {}
-    if state:
-        parts.append("state: " + ", ".join(f"{k}={_value(v)}" for k, v in sorted(state.items())))
+    sections = [("traits", node.get("traits") or {})] if traits else []
+    sections.append(("state", node.get("state") or {}))
+    for key, part in sections:
+        values = [f"{k}={_value(v)}" for k, v in sorted(part.items())]
+        values = [v for v in values if keep is None or keep(v)]
+        if values:
+            parts.append(f"{key}: " + ", ".join(values))
     rels: dict[str, list[str]] = {}
     for rtype, dst in edges_of(node):
+        if edge_ok is not None and not edge_ok(str(node.get("id")), rtype, dst):
+            continue
         if can_see is not None and not can_see(dst):
             continue
-        rels.setdefault(rtype, []).append(name_of.get(dst, dst))
+        name = name_of.get(dst, dst)
+        if keep is None or keep(f"{rtype} {name}"):
+            rels.setdefault(rtype, []).append(name)
     if rels:
         parts.append("relations: " + "; ".join(f"{t} {', '.join(sorted(d))}"
                                                 for t, d in sorted(rels.items())))
@@ -146,18 +209,22 @@ def node_line(node: NodeDict, name_of: Any, can_see: Any = None) -> str:
 
 
 class _Pack:
-    def __init__(self, budget: int) -> None:
+    def __init__(self, budget: int, clean: Callable[..., bool] | None = None) -> None:
         self.budget = budget
         self.items: list[dict[str, Any]] = []
         self.dropped = 0
         self.used = 0
         self.seen: set[tuple[str, str]] = set()
+        self.clean = clean  # a point of view: what an item may not say
 
     def add(self, section: str, reason: str, text: str, **extra: Any) -> None:
         key = (section, text)
         if key in self.seen:
             return
         self.seen.add(key)
+        if self.clean is not None and not self.clean(
+                text, reason, (extra.get("event") or {}).get("content"), extra.get("fix")):
+            return  # it would tell the point of view what it does not know
         if self.used + len(text) > self.budget:
             self.dropped += 1
             return
@@ -193,13 +260,24 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
             raise NotFoundError(f"no node {node_id!r} in the world", hint="narr nodes lists the nodes")
     names = _Names(view)
     recent = _Recent(wr, tip)
+    labels = wr.config.reference_labels
+    clock = _Clock(wr, recent)
 
-    visible: set[str] | None = None
+    eye = None
     if pov is not None:
-        visible = _visible_to(view, pov)
+        from narrative.engine import pov as povs
+
+        eye = povs.sight(wr, view, tip, pov, labels)
+        povs.knowers_seen(wr, eye, tip, Story(wr, tip))
 
     def can_see(node_id: str) -> bool:
-        return visible is None or node_id in visible
+        return eye is None or eye.can_see(node_id)
+
+    def edge_ok(src: str, rtype: str, dst: str) -> bool:
+        return eye is None or eye.edge_visible(src, rtype, dst)
+
+    keep = eye.clean if eye is not None else None
+    graph = _Graph(view, labels, edge_ok)
 
     reasons: dict[str, str] = {}
     if focus:
@@ -211,19 +289,22 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
                 reasons.setdefault(node_id, f"named in the goal as {m.text!r}")
     if not goal and not focus:
         for e in recent.first(3):
+            if eye is not None and not (eye.knows_of(e, recent.writes_of(e)) and eye.clean(e.content)):
+                continue
             for w in recent.writes_of(e):
                 if view.exists(w.target):
                     reasons.setdefault(w.target, f"changed by the recent event {e.content!r}")
     if pov is not None:
+        assert eye is not None
         reasons.setdefault(pov, "the point of view")
         loc = ((view.get(pov) or {}).get("state") or {}).get("location")
-        for node_id in sorted(visible or ()):
+        for node_id in sorted(eye.visible):
             node = view.get(node_id)
             if node is not None and (node.get("state") or {}).get("location") == loc:
                 reasons.setdefault(node_id, f"at {names.get(str(loc), loc)}, where {pov} is")
     focus_ids = [n for n in reasons if can_see(n)]
 
-    pack = _Pack(budget)
+    pack = _Pack(budget, eye.clean if eye is not None else None)
     if present and pov is None:
         for text, reason, fix in _health(wr, head, view, recent, note):
             pack.add("health", reason, text, fix=fix)
@@ -238,37 +319,61 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
             pack.add("hand edits", "a hand edit not yet recorded: it overrides the history",
                      f"{node_id} {ch.field}: {old} → {new}", node=node_id)
 
-    neighbours = _neighbourhood(view, cache, tip, recent.head_seq, focus_ids, can_see)
+    in_view = [n for n in view.ids_in_view() if n not in focus_ids and _may_see(view, n, eye)]
+    names.want(in_view)
+    for node_id in in_view:
+        node = view.get(node_id)
+        if node is not None:
+            names.want(d for _, d in edges_of(node))
+            pack.add("always in view", "marked always_in_view: in every brief",
+                     node_line(node, names, can_see, edge_ok=edge_ok, keep=keep), node=node_id)
+
+    neighbours = _neighbourhood(graph, cache, tip, recent.head_seq, focus_ids, can_see)
     names.want([*focus_ids, *(n for n, _, _ in neighbours)])
     for node_id in focus_ids:
         node = view.get(node_id)
         if node is not None:
             names.want(d for _, d in edges_of(node))
-            pack.add("focus", reasons[node_id], node_line(node, names, can_see), node=node_id)
+            pack.add("focus", reasons[node_id], node_line(
+                node, names, can_see, traits=True, edge_ok=edge_ok, keep=keep), node=node_id)
 
-    shown = 0
-    for e in recent.events(scan=None if visible is None else POV_SCAN):
-        if shown >= RECENT or e.kind == "genesis":
+    shown: list[EventInfo] = []
+    told: list[EventInfo] = []  # those given in their own words
+    for e in recent.events(scan=None if eye is None else POV_SCAN):
+        if len(shown) >= RECENT or e.kind == "genesis":
             break
-        if visible is not None and not _event_visible(recent, e, visible, view):
+        writes = recent.writes_of(e)
+        if eye is not None and not eye.knows_of(e, writes):
             continue
-        shown += 1
-        pack.add("events", "one of the last events" if visible is None
-                 else f"one of the last events {pov} knows of",
-                 f"{e.content}" + (f" [{e.timestamp}]" if e.timestamp else ""),
-                 event={"id": e.id, "commit": e.commit, "content": e.content})
+        shown.append(e)
+        when = clock.at(e)
+        when_text = f" [{when}]" if when and (eye is None or eye.clean(when)) else ""
+        if eye is None or eye.clean(e.content):
+            told.append(e)
+            pack.add("events", "one of the last events" if eye is None
+                     else f"one of the last events {pov} knows of", f"{e.content}{when_text}",
+                     event={"id": e.id, "commit": e.commit, "content": e.content})
+            continue
+        names.want(w.target for w in writes)
+        seen = eye.seen_changes(writes, names)
+        what = "; ".join(seen) if seen else f"nothing {pov} could see changed"
+        pack.add("events", f"one of the last events {pov} knows of: its words would tell "
+                           f"{pov} what {pov} does not know",
+                 f"{e.commit[:10]} ({WITHHELD}): {what}{when_text}",
+                 event={"id": e.id, "commit": e.commit, "content": None, "withheld": True})
 
     characters = [n for n in [*focus_ids, *(n for n, _, _ in neighbours)]
                   if names.layer(n) == "character"]
+    _the_dead(pack, view, names, graph, recent, shown, told, focus_ids, characters, can_see)
     for node_id in characters:
         node = view.get(node_id)
         if node is None:
             continue
         names.want(d for _, d in edges_of(node))
-        for reason, text in _facts(node, names, can_see):
+        for reason, text in _facts(node, names, can_see, edge_ok):
             pack.add("continuity", reason, text, node=node_id)
 
-    if visible is None:  # threads are the writer's plan: no character can know them
+    if eye is None:  # threads are the writer's plan: no character can know them
         _threads(pack, wr, head, view, names, focus_ids)
 
     for node_id, dist, ago in neighbours:
@@ -277,22 +382,40 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
         node = view.get(node_id)
         if node is None:
             continue
-        when = "never changed by an event" if ago is None else (
+        when_changed = "never changed by an event" if ago is None else (
             "changed by the last event" if ago == 0 else f"changed {ago} events ago")
         names.want(d for _, d in edges_of(node))
-        pack.add("neighbourhood", f"{dist} relation{'s' if dist > 1 else ''} from the focus, {when}",
-                 node_line(node, names, can_see), node=node_id)
+        pack.add("neighbourhood",
+                 f"{dist} relation{'s' if dist > 1 else ''} from the focus, {when_changed}",
+                 node_line(node, names, can_see, edge_ok=edge_ok, keep=keep), node=node_id)
 
     kept = wr.narr_dir / "failed"  # looked at before importing what reads them (pydantic)
-    if include_failed and at is None and visible is None and kept.is_dir() and any(kept.glob("*.json")):
+    if include_failed and at is None and eye is None and kept.is_dir() and any(kept.glob("*.json")):
         from narrative.engine import failed
 
         for f in failed.listing(wr):
             pack.add("failed", "an event that failed and waits for narr failed retry",
                      f"{f['content']}: {f['error']}")
     first = recent.first(1)
-    return Brief(goal, pov, budget, first[0].to_json() if first else None,
-                 focus_ids, pack.items, pack.dropped, at)
+    head_json = first[0].to_json() if first else None
+    story_time = clock.at(first[0]) if first else None
+    if eye is not None and head_json is not None:
+        if not (eye.knows_of(first[0], recent.writes_of(first[0])) and eye.clean(first[0].content)):
+            head_json = {**head_json, "content": "", "withheld": True}
+        if not eye.clean(story_time):
+            story_time = None
+    return Brief(goal, pov, budget, head_json, focus_ids, pack.items, pack.dropped, at, story_time,
+                 wr.config.language)
+
+
+def _may_see(view: WorldView, node_id: str, eye: Any) -> bool:
+    """An always-in-view node in a point of view: a rule of the world is, a secret the
+    character does not know and the writer's threads are not."""
+    if eye is None or eye.can_see(node_id):
+        return True
+    node = view.get(node_id)
+    return (node is not None and node.get("kind") != "secret" and node.get("kind") not in THREAD_KINDS
+            and node_id not in eye.unknown_secrets)
 
 
 def _edit_command(wr: WorldRepo, problem: str) -> str:
@@ -458,21 +581,72 @@ class _Recent:
         return self.wr.catalog.graph.commit_writes(e.commit, e.seq)
 
 
-def _neighbourhood(view: WorldView, cache: Any, tip: str, newest: int, focus: list[str],
+class _Clock:
+    """The story time in force at each event: its own ``--at``, else the last one before it."""
+
+    def __init__(self, wr: WorldRepo, recent: _Recent) -> None:
+        self.wr = wr
+        self.recent = recent
+        self.any = wr.catalog.graph.story_time(recent.tip) is not None  # one query: most worlds have none
+        self.known: dict[str, str | None] = {}
+
+    def at(self, e: EventInfo) -> str | None:
+        if not self.any:
+            return None
+        if e.commit not in self.known:
+            found = None
+            for older in self.recent.loaded[self.recent.loaded.index(e):] if e in self.recent.loaded else []:
+                if older.timestamp:
+                    found = older.timestamp
+                    break
+            else:
+                row = self.wr.catalog.graph.story_time(e.commit)
+                found = row.value if row else None
+            self.known[e.commit] = found
+        return self.known[e.commit]
+
+
+class _Graph:
+    """The world graph's edges around some nodes: relations both ways and reference fields
+    both ways (``lin-yuan -at-> ferry``), those a point of view could not know left out."""
+
+    def __init__(self, view: WorldView, labels: dict[str, str],
+                 edge_ok: Callable[[str, str, str], bool]) -> None:
+        self.view = view
+        self.labels = labels
+        self.edge_ok = edge_ok
+
+    def edges(self, ids: Iterable[str]) -> list[tuple[str, str, str]]:
+        """``(source, type or label, target)`` touching ``ids``, either way."""
+        frontier = set(ids)
+        found = [*self.view.outgoing(frontier), *self.view.incoming(frontier)]
+        refs = [*self.view.references_from(frontier, self.labels),
+                *self.view.references_to(frontier, self.labels)]
+        found += [(r.src, self.labels[r.field], r.dst) for r in refs]
+        return [(a, t, b) for a, t, b in sorted(set(found)) if self.edge_ok(a, t, b)]
+
+    def neighbours(self, ids: Iterable[str]) -> set[str]:
+        frontier = set(ids)
+        out: set[str] = set()
+        for a, _, b in self.edges(frontier):
+            out.add(b if a in frontier else a)
+        return out
+
+
+def _neighbourhood(graph: _Graph, cache: Any, tip: str, newest: int, focus: list[str],
                    can_see: Any) -> list[tuple[str, int, int | None]]:
     """``(node, distance, events since it last changed)``, nearest and freshest first.
 
-    A breadth-first walk over the relations both ways, through the catalog's edge
-    table (hand edits laid over it), so it reads only the nodes it reaches.
+    A breadth-first walk over relations and reference fields both ways, through the
+    catalog (hand edits laid over it), so it reads only the nodes it reaches.
     """
+    view = graph.view
     dist: dict[str, int] = {f: 0 for f in focus}
     frontier = set(focus)
     for d in range(1, RADIUS + 1):
         if not frontier:
             break
-        reached: set[str] = set()
-        reached.update(dst for _, _, dst in view.outgoing(frontier))
-        reached.update(src for src, _, _ in view.incoming(frontier))
+        reached = graph.neighbours(frontier)
         frontier = {n for n in reached if n not in dist}
         for n in frontier:
             dist[n] = d
@@ -485,64 +659,51 @@ def _neighbourhood(view: WorldView, cache: Any, tip: str, newest: int, focus: li
     return rows[:MAX_NEIGHBOURS]
 
 
-def _facts(node: NodeDict, name_of: Any, can_see: Any) -> list[tuple[str, str]]:
-    name = node.get("name", node.get("id", ""))
+def is_dead(node: NodeDict | None) -> bool:
+    """Whether a character is dead, by the conventions narr's rules keep (``state.health``
+    "dead"; ``alive`` false and ``status`` "dead" too, as writers also spell it)."""
+    state = (node or {}).get("state") or {}
+    return state.get("health") == "dead" or state.get("alive") is False or state.get("status") == "dead"
+
+
+def _the_dead(pack: _Pack, view: WorldView, names: _Names, graph: _Graph, recent: _Recent,
+              shown: list[EventInfo], told: list[EventInfo], focus: list[str], near: list[str],
+              can_see: Any) -> None:
+    """"Who is dead": every dead character a focus node relates to (either way, references
+    too), that the last events changed or named (``told``: those whose words the pack
+    gives), or that is near the focus."""
+    wanted: list[str] = [*focus, *sorted(graph.neighbours(focus)), *near]
+    for e in shown:
+        wanted += [w.target for w in recent.writes_of(e)]
+    for e in told:
+        wanted += [i for m in find_mentions(view, e.content) for i in m.ids]
+    rows = view.rows_of(list(dict.fromkeys(wanted)))
+    for node_id in dict.fromkeys(wanted):
+        row = rows.get(node_id)
+        if row is None or row.layer != "character" or not can_see(node_id):
+            continue
+        node = view.get(node_id)
+        if is_dead(node):
+            pack.add("continuity", "continuity: who is dead",
+                     f"{(node or {}).get('name') or node_id} is dead", node=node_id)
+
+
+def _facts(node: NodeDict, name_of: Any, can_see: Any,
+           edge_ok: Callable[[str, str, str], bool]) -> list[tuple[str, str]]:
+    node_id = str(node.get("id", ""))
+    name = node.get("name", node_id)
     state = node.get("state") or {}
     out = []
-    if state.get("health") == "dead" or state.get("alive") is False or state.get("status") == "dead":
-        out.append(("continuity: who is dead", f"{name} is dead"))
     loc = state.get("location")
     if isinstance(loc, str):
         out.append(("continuity: where everyone is", f"{name} is at {name_of.get(loc, loc)}"))
     rels = node.get("relations") or {}
-    held = sorted(name_of.get(d, d) for d in rels.get("holds", {}) if can_see(d))
+    held = sorted(name_of.get(d, d) for d in rels.get("holds", {})
+                  if can_see(d) and edge_ok(node_id, "holds", d))
     if held:
         out.append(("continuity: who holds what", f"{name} holds {', '.join(held)}"))
-    known = sorted(name_of.get(d, d) for d in rels.get("knows", {}) if can_see(d))
+    known = sorted(name_of.get(d, d) for d in rels.get("knows", {})
+                   if can_see(d) and edge_ok(node_id, "knows", d))
     if known:
         out.append(("continuity: who knows what", f"{name} knows {', '.join(known)}"))
     return out
-
-
-def _visible_to(view: WorldView, pov: str) -> set[str]:
-    """The nodes ``pov`` can know of: itself, its relations' targets (secrets only through
-    ``knows``; threads never), its location and whoever shares it, and what those hold."""
-    me = view.get(pov)
-    assert me is not None
-    seen = {pov}
-    for rtype, dst in edges_of(me):
-        if rtype == "knows" or not _is_secret(view.get(dst)):
-            seen.add(dst)
-    loc = (me.get("state") or {}).get("location")
-    if isinstance(loc, str):
-        seen.add(loc)
-        there = {hit.id for hit in view.catalog().text.search_nodes([loc], 100_000)} | set(view.edits)
-        for n in sorted(there):
-            node = view.get(n) if n not in seen else None
-            if node is not None and (node.get("state") or {}).get("location") == loc:
-                seen.add(n)
-                seen.update(d for t, d in edges_of(node) if t == "holds")
-    known = {d for t, d in edges_of(me) if t == "knows"}
-    out = set()
-    for n in seen:
-        node = view.get(n)
-        if node is not None and node.get("kind") in THREAD_KINDS and n != pov:
-            continue
-        if n == pov or not _is_secret(node) or n in known:
-            out.add(n)
-    return out
-
-
-def _is_secret(node: NodeDict | None) -> bool:
-    return node is not None and node.get("kind") == "secret"
-
-
-def _event_visible(recent: _Recent, e: EventInfo, visible: set[str], view: WorldView) -> bool:
-    if any(w.target in visible for w in recent.writes_of(e)):
-        return True
-    names: set[str] = set()
-    for n in visible:
-        node = view.get(n)
-        if node is not None:
-            names |= names_of(node)
-    return mentions(e.content, names)

@@ -2,7 +2,8 @@
 
 A writer keeps a bible beside the manuscript: who everyone is, what they carry,
 who is tied to whom. The codex is that, read from the world: each node with its
-name, aliases, kind, lifecycle, summary, traits, state and relations both ways
+name, aliases, tags, kind, lifecycle, whether it is always in view, summary, traits, state,
+sections, other tools' data (extensions) and relations both ways
 (the incoming ones are worked out here, since a node file only holds its own).
 
 Without ``--at`` it reads the world as ``narr get`` and ``narr nodes`` do, hand
@@ -12,7 +13,7 @@ hand edits out).
 
 The Markdown keeps one layout so that it can be read back: ``## Layer``, ``###
 Name``, then ``- key: value`` lines, the node's ``id`` first; ``####`` subsections
-for traits, state, relations and incoming relations. A value is written as text
+for traits, state, sections, extensions, relations and incoming relations. A value is written as text
 when it reads back as that same text, else as JSON: the rule ``narr event --set``
 uses for its values. Nodes, keys and relations are sorted, so the same world gives
 the same bytes.
@@ -24,22 +25,25 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from narrative.engine.eventgraph import story_time
 from narrative.engine.log import entry
 from narrative.engine.nodes import current_nodes
 from narrative.ids import LAYERS
+from narrative.lore.codexmd import LAYER_TITLES
 from narrative.nodefile import NodeDict
 from narrative.store import history, snapshots
 from narrative.store.worldrepo import WorldRepo
 
-LAYER_TITLES = {"character": "Characters", "item": "Items", "ambient": "Ambient",
-                "background": "Background"}
-_SECTIONS = (("traits", "Traits"), ("state", "State"))
+_SECTIONS = (("traits", "Traits"), ("state", "State"), ("sections", "Sections"),
+             ("extensions", "Extensions"))
 
 
 @dataclass
 class Codex:
     world: str
-    at: dict[str, Any] | None  # the commit read: {"commit", "id", "content", "timestamp"}
+    # the commit read: {"commit", "id", "content", "timestamp" (its own --at), "story_time"
+    # (the time in force: the last --at on the line)}
+    at: dict[str, Any] | None
     hand_edits_included: bool
     hand_edits: dict[str, str]  # node id -> "new", "modified" or "deleted"
     nodes: list[dict[str, Any]]
@@ -64,8 +68,10 @@ def codex(wr: WorldRepo, at: str | None = None) -> Codex:
     where = None
     if head is not None:
         e = entry(head).to_json()
+        in_force = story_time(wr, head.id)
         where = {"commit": e["commit"], "id": e["id"], "content": e["content"],
-                 "timestamp": e.get("timestamp")}
+                 "timestamp": e.get("timestamp"),
+                 "story_time": in_force["value"] if in_force else None}
     return Codex(wr.config.name, where, at is None, marks, entries(nodes, marks))
 
 
@@ -94,8 +100,12 @@ def entries(nodes: dict[str, NodeDict], marks: dict[str, str] | None = None) -> 
             "kind": node.get("kind", ""), "aliases": list(node.get("aliases") or []),
             "lifecycle": node.get("lifecycle", "permanent"), "summary": node.get("summary", ""),
             "created_by_event": node.get("created_by_event"),
+            "tags": list(node.get("tags") or []),
+            "always_in_view": node.get("always_in_view") is True,
             "traits": dict(sorted((node.get("traits") or {}).items())),
             "state": dict(sorted((node.get("state") or {}).items())),
+            "sections": dict(sorted((node.get("sections") or {}).items())),
+            "extensions": dict(sorted((node.get("extensions") or {}).items())),
             "relations": outgoing.get(node_id, []),
             "incoming": sorted(incoming.get(node_id, []), key=lambda r: (r["type"], r["source"])),
             "edited": marks.get(node_id),
@@ -114,8 +124,9 @@ def text_value(value: Any) -> str:
 
 
 def _key(key: str) -> str:
-    return key if key and ":" not in key and key == key.strip() and "\n" not in key else json.dumps(
-        key, ensure_ascii=False)
+    """A key bare when it reads back bare, else JSON-quoted (one that starts with a quote too)."""
+    bare = key and ":" not in key and key == key.strip() and "\n" not in key and not key.startswith('"')
+    return key if bare else json.dumps(key, ensure_ascii=False)
 
 
 def _relation_line(rtype: str, other: str, name: str | None, attrs: dict[str, Any]) -> str:
@@ -134,8 +145,9 @@ def render_markdown(d: dict[str, Any]) -> str:
     if at is not None:
         lines.append(f"- commit: {at['commit']}")
         lines.append(f"- event: {text_value(at['content'])}")
-        if at.get("timestamp"):
-            lines.append(f"- story time: {text_value(at['timestamp'])}")
+        when = at.get("story_time") or at.get("timestamp")
+        if when:
+            lines.append(f"- story time: {text_value(when)}")
     if not d["hand_edits_included"]:
         lines.append("- hand edits: not included")
     elif d["hand_edits"]:
@@ -151,11 +163,12 @@ def render_markdown(d: dict[str, Any]) -> str:
         lines += ["", f"### {n['name'] or n['id']}", "", f"- id: {n['id']}"]
         if n["edited"]:
             lines.append(f"- hand edit: {n['edited']}")
-        for key in ("kind", "aliases", "lifecycle", "summary", "created_by_event"):
-            if n[key] not in (None, "", []):
+        for key in ("kind", "aliases", "tags", "lifecycle", "always_in_view", "summary",
+                    "created_by_event"):
+            if n.get(key) not in (None, "", [], False):
                 lines.append(f"- {key}: {text_value(n[key])}")
         for key, title in _SECTIONS:
-            if n[key]:
+            if n.get(key):
                 lines += ["", f"#### {title}", ""]
                 lines += [f"- {_key(k)}: {text_value(v)}" for k, v in n[key].items()]
         if n["relations"]:

@@ -103,7 +103,7 @@ def run_event(wr: WorldRepo, request: EventRequest, *, dry_run: bool = False,
             StorageError) as exc:
         if keep_failed and not dry_run and not getattr(exc, "recorded", False):
             failed.save(wr, request, exc.message, exc.details,
-                         raw_reply=getattr(exc, "raw_reply", None))
+                         raw_reply=getattr(exc, "raw_reply", None), kind=type(exc).__name__)
             kept = ("the event is kept: narr event --retry runs it again"
                     if isinstance(exc, BusyError | ConflictError | StorageError) else
                     "the event is kept (narr failed): fix the world and run narr event --retry, "
@@ -129,7 +129,8 @@ def retry(wr: WorldRepo, which: str | None = None, *, dry_run: bool = False,
                            keep_failed=False)
     except (InvalidInputError, InvalidWorldError, DiffuserError) as exc:
         if not dry_run:  # the kept event now carries the latest failure (and raw reply)
-            failed.update(wr, item, exc.message, exc.details, getattr(exc, "raw_reply", None))
+            failed.update(wr, item, exc.message, exc.details, getattr(exc, "raw_reply", None),
+                          type(exc).__name__)
         raise
     if not dry_run:
         failed.discard(wr, item.key)

@@ -30,6 +30,7 @@ class FailedEvent(BaseModel):
     error: str
     details: list[str] = Field(default_factory=list)
     raw_reply: str | None = None
+    kind: str | None = None  # the error's class (narrative.errors): its exit code; None in older files
     request: EventRequest
 
 
@@ -38,19 +39,20 @@ def _dir(wr: WorldRepo) -> Path:
 
 
 def save(wr: WorldRepo, request: EventRequest, error: str, details: list[str] | None = None,
-         raw_reply: str | None = None) -> FailedEvent:
+         raw_reply: str | None = None, kind: str | None = None) -> FailedEvent:
     """Keep a failed request; the same request failing again updates its kept copy."""
     if _dir(wr).is_dir():
         wanted = _same_key(request)
         for earlier in load_all(wr):
             if _same_key(earlier.request) == wanted:
-                return update(wr, earlier, error, details, raw_reply)
+                return update(wr, earlier, error, details, raw_reply, kind)
     item = FailedEvent(
         key=new_event_id(),
         saved_at=_now(),
         error=error,
         details=details or [],
         raw_reply=raw_reply,
+        kind=kind,
         request=request,
     )
     _write(wr, item)
@@ -58,9 +60,10 @@ def save(wr: WorldRepo, request: EventRequest, error: str, details: list[str] | 
 
 
 def update(wr: WorldRepo, item: FailedEvent, error: str, details: list[str] | None = None,
-           raw_reply: str | None = None) -> FailedEvent:
+           raw_reply: str | None = None, kind: str | None = None) -> FailedEvent:
     """The same kept event, failed again: remember the newest error and raw reply."""
     again = item.model_copy(update={"saved_at": _now(), "error": error, "details": details or [],
+                                    "kind": kind or item.kind,
                                     "raw_reply": raw_reply if raw_reply is not None else item.raw_reply})
     _write(wr, again)
     return again

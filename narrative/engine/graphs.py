@@ -1,7 +1,13 @@
 """``narr graph``: the world graph and the event graph as networkx graphs, exported for viewers.
 
 The world graph is the committed world at HEAD read from the catalog (nodes and
-relations, never a scan of the files); the event graph is the current story
+relations, never a scan of the files), with an edge for each reference field
+that names a node of the world (``state.location`` drawn "at", ``state.holder``
+"held by", and those the world declares in ``narr.toml``): where someone stands is
+part of the graph, so two people at one place are connected through it. Each edge
+carries ``kind`` ("relation" or "reference") and, for a reference, its ``field``;
+a reference edge is keyed by its field's pointer, so it never stands in for a
+relation of the same name. The event graph is the current story
 line's causal graph (:mod:`narrative.engine.eventgraph`). Both can be cut down to
 the neighbourhood of one node or event. Formats: Graphviz ``dot``, ``mermaid``
 (renders in Markdown on GitHub), ``graphml`` (networkx's writer, for Gephi or
@@ -18,6 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from narrative import fields
 from narrative.engine.eventgraph import Story, tip_of
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import check_id
@@ -46,13 +53,15 @@ class GraphExport:
 
 
 def world_graph(wr: WorldRepo, at: str | None = None) -> nx.MultiDiGraph:
-    """Every committed node (with its name, layer, kind) and every relation, keyed by type.
+    """Every committed node (with its name, layer, kind), every relation keyed by its type
+    and every reference field naming a node, keyed by the field.
 
     At HEAD the catalog answers; at an earlier revision (``at``) the nodes are read
     from that commit's tree, in the same order, so both give the same output for HEAD.
     """
     import networkx as nx
 
+    labels = wr.config.reference_labels
     g = nx.MultiDiGraph()
     if at is not None:
         from narrative.store.snapshots import nodes_in
@@ -64,17 +73,21 @@ def world_graph(wr: WorldRepo, at: str | None = None) -> nx.MultiDiGraph:
                        kind=n.get("kind", ""), lifecycle=n.get("lifecycle", "permanent"))
         edges = sorted((src, rtype, dst) for src in nodes
                        for rtype, dst in edges_of(nodes[src]) if dst in nodes)
-        for src, rtype, dst in edges:
-            g.add_edge(src, dst, key=rtype, label=rtype)
-        return g
-    head = wr.head_commit()
-    if head is None:
-        return g
-    cache = wr.catalog_at(head.tree)
-    for node_id, layer, kind, name, lifecycle in sorted(cache.listing()):
-        g.add_node(node_id, label=name, layer=layer, kind=kind, lifecycle=lifecycle)
-    for src, rtype, dst in sorted(cache.incoming([n for n in g.nodes])):
-        g.add_edge(src, dst, key=rtype, label=rtype)
+        refs = sorted((src, fld, dst) for src in nodes
+                      for fld, _, dst in fields.reference_edges(nodes[src], labels) if dst in nodes)
+    else:
+        head = wr.head_commit()
+        if head is None:
+            return g
+        cache = wr.catalog_at(head.tree)
+        for node_id, layer, kind, name, lifecycle in sorted(cache.listing()):
+            g.add_node(node_id, label=name, layer=layer, kind=kind, lifecycle=lifecycle)
+        edges = sorted(cache.incoming([n for n in g.nodes]))
+        refs = sorted(r for r in cache.all_references(labels) if r.src != r.dst)
+    for src, rtype, dst in edges:
+        g.add_edge(src, dst, key=rtype, label=rtype, kind="relation")
+    for src, fld, dst in refs:
+        g.add_edge(src, dst, key=fld, label=labels[fld], kind="reference", field=fld)
     return g
 
 
@@ -132,7 +145,10 @@ def render(g: nx.Graph, fmt: str) -> str:
     import networkx as nx
 
     if fmt == "json":
-        data = nx.node_link_data(g, edges="edges")
+        try:
+            data = nx.node_link_data(g, edges="edges")
+        except TypeError:  # networkx before 3.4 names the same keyword ``link``
+            data = nx.node_link_data(g, link="edges")
         return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True)
     if fmt == "graphml":
         buf = io.BytesIO()
@@ -192,7 +208,8 @@ class Connection:
 
 
 def connect(wr: WorldRepo, a: str, b: str) -> Connection:
-    """The shortest chains of relations from ``a`` to ``b`` (edges walked either way)."""
+    """The shortest chains of relations and reference fields from ``a`` to ``b`` (edges
+    walked either way: two people at one place are two steps apart, through it)."""
     import networkx as nx
 
     check_id(a)
@@ -210,8 +227,18 @@ def connect(wr: WorldRepo, a: str, b: str) -> Connection:
     for path in sorted(found)[:MAX_PATHS]:
         hops = []
         for x, y in itertools.pairwise(path):
-            types = [{"type": t, "direction": "forward"} for t in sorted(g.get_edge_data(x, y) or {})]
-            types += [{"type": t, "direction": "backward"} for t in sorted(g.get_edge_data(y, x) or {})]
+            types = [*_hop(g, x, y, "forward"), *_hop(g, y, x, "backward")]
             hops.append({"from": x, "to": y, "relations": types})
         paths.append(hops)
     return Connection(a, b, paths)
+
+
+def _hop(g: nx.MultiDiGraph, src: str, dst: str, direction: str) -> list[dict[str, Any]]:
+    """The edges from ``src`` to ``dst``: relations by type, references by label and field."""
+    out = []
+    for key, data in sorted((g.get_edge_data(src, dst) or {}).items()):
+        hop: dict[str, Any] = {"type": data.get("label", key), "direction": direction}
+        if data.get("kind") == "reference":
+            hop["field"] = data["field"]
+        out.append(hop)
+    return out

@@ -4,23 +4,27 @@ Read from the records on the current story line, through the catalog's event
 graph: the node's creation, each field set or removed, relations it gained or
 lost and relations other nodes' events pointed at it, hand edits the events
 recorded, its end (and why), and the events whose words name it without
-changing it. Names are matched as ``narr event`` matches them (whole words; any
-span in Chinese), with every name and alias the node ever had, so a node that
-has ended is still found.
+changing it. Names are found as ``narr event`` finds them
+(:func:`narrative.diffusers.context.find_mentions`: the longest name wins, so an
+alias inside a longer name of another node, 掌门 in 掌门的秘密 or "the Mayor" in
+"the Mayor's affair", names the other node), with every name and alias the node
+ever had, among the names of the world and of the nodes that have ended.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 from narrative import fields
-from narrative.diffusers.context import candidate_spans
+from narrative.diffusers.context import find_mentions
 from narrative.engine.eventgraph import EventInfo, Story, Write, end_reason, tip_of
 from narrative.errors import NotFoundError
 from narrative.ids import LAYERS, check_id, node_path, normalize_name
 from narrative.nodefile import load_trusted, names_of
 from narrative.store import history
+from narrative.store.view import WorldView
 from narrative.store.worldrepo import WorldRepo
 
 
@@ -40,9 +44,12 @@ class NodeHistory:
     exists: bool
     at_genesis: bool
     events: list[EventChanges]
+    name: str = ""
+    ended: dict[str, Any] | None = None  # {"event": ..., "reason": ...} when the story ended it
 
     def to_json(self) -> dict[str, Any]:
-        return {"node": self.node, "exists": self.exists, "at_genesis": self.at_genesis,
+        return {"node": self.node, "name": self.name, "exists": self.exists,
+                "at_genesis": self.at_genesis, "ended": self.ended,
                 "events": [e.to_json() for e in self.events]}
 
 
@@ -90,16 +97,66 @@ def _incoming(w: Write, node_id: str) -> dict[str, Any] | None:
     return out
 
 
-def mentions(text: str, names: set[str]) -> bool:
-    """Whether ``text`` names one of ``names`` (normalised) on word boundaries."""
-    if not names or not text:
-        return False
-    longest = max(len(n) for n in names)
-    return any(normalize_name(text[i:j]) in names
-               for i, j in candidate_spans(text, max_chars=2 * longest + 2))
+class MentionWorld(WorldView):
+    """The names a text may be read against: the world's, those of the nodes that have
+    ended on the story line, and every name ``node_id`` ever had, so that
+    :func:`~narrative.diffusers.context.find_mentions` says which node each span names
+    (the longest name winning) for a node that is in the world or not.
+
+    Answers are kept, so reading many events asks the catalog once per new name.
+    """
+
+    def __init__(self, world: WorldView, tip: str, own: dict[str, set[str]] | None = None) -> None:
+        # the world's tree and hand edits, shared: changes laid over ``world`` show here too
+        super().__init__(world.wr, world.tree, world.hand)
+        wr = world.wr
+        self.own = own or {}  # node -> its normalised names, as it ever had them
+        self._hits: dict[str, set[str]] = {}
+        gone: dict[str, set[str]] = {}
+        for norm, node_id in wr.catalog.graph.ended_names(tip):
+            gone.setdefault(norm, set()).add(node_id)
+        for node_id, norms in self.own.items():
+            for norm in norms:
+                gone.setdefault(norm, set()).add(node_id)
+        self.gone = gone
+        self._reach: dict[str, int] = {}
+
+    def forget(self, node_id: str, norms: Collection[str]) -> None:
+        """``node_id`` has ended since (a chapter being read ended it): its names name it still."""
+        for norm in norms:
+            self.gone.setdefault(norm, set()).add(node_id)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Forget the answers kept: the world under it changed (a chapter laid changes over it)."""
+        self._hits.clear()
+        self._reach.clear()
+
+    def ids_by_name(self, norms: Collection[str]) -> dict[str, set[str]]:
+        missing = [n for n in norms if n not in self._hits]
+        if missing:
+            found = super().ids_by_name(missing)
+            for norm in missing:
+                self._hits[norm] = found.get(norm, set()) | self.gone.get(norm, set())
+        return {n: self._hits[n] for n in norms if self._hits.get(n)}
+
+    def name_reach(self, first: str) -> int:
+        if first not in self._reach:
+            longest = max((len(n) for n in self.gone if n.startswith(first)), default=0)
+            self._reach[first] = max(super().name_reach(first), longest)
+        return self._reach[first]
 
 
-def history_of(wr: WorldRepo, node_id: str, at: str | None = None) -> NodeHistory:
+def names_node(world: MentionWorld, text: str, node_id: str) -> bool:
+    """Whether ``text`` names ``node_id``: a span of it that is one of the node's names and
+    not part of a longer name of another node."""
+    return any(node_id in m.ids for m in find_mentions(world, text))
+
+
+def history_of(wr: WorldRepo, node_id: str, at: str | None = None, *,
+               with_mentions: bool = True) -> NodeHistory:
+    """What happened to ``node_id`` on the story line (ending at ``at``), oldest first;
+    ``with_mentions`` False leaves out the events that only name it (``log NODE``)."""
     check_id(node_id)
     tip = tip_of(wr, at)
     if tip is None:
@@ -113,11 +170,16 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None) -> NodeHistor
         return per[commit]
 
     names: set[str] = set()
+    name = ""
+    last_whole: Write | None = None
     for w in story.writes(node_id):
         slot(w.commit).changes.append(_own(w, story.event(w.commit)))
         for value in (w.old, w.new):
             if w.field == "" and isinstance(value, dict):
                 names |= names_of(value)
+                name = str(value.get("name") or name)
+        if w.field == "":
+            last_whole = w
     for w in wr.catalog.graph.chain_pointing_at(tip.id, node_id):
         item = _incoming(w, node_id)
         if item is not None:
@@ -129,7 +191,10 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None) -> NodeHistor
         for commit, is_root in ((tip, False), (root, True)):
             data = commit.tree.read(path) if commit is not None else None
             if data is not None:
-                names |= names_of(load_trusted(data))
+                node = load_trusted(data)
+                names |= names_of(node)
+                if not is_root or not name:
+                    name = str(node.get("name") or name)
                 if is_root:
                     at_genesis = True
                 else:
@@ -137,14 +202,33 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None) -> NodeHistor
     if not per and not exists and not at_genesis:
         raise NotFoundError(f"no node {node_id!r} in this story, now or before",
                             hint="narr search finds nodes by name")
+    ended = None
+    if not exists and last_whole is not None and last_whole.new is fields.ABSENT:
+        event = story.event(last_whole.commit)
+        ended = {"event": {"id": event.id, "commit": event.commit, "content": event.content},
+                 "reason": end_reason(last_whole, event)}
+    if with_mentions:
+        _mark_mentions(wr, story, tip, node_id, names, slot)
+    events = sorted(per.values(), key=lambda x: x.event.seq)
+    return NodeHistory(node_id, exists, at_genesis, events, name, ended)
+
+
+def _mark_mentions(wr: WorldRepo, story: Story, tip: Any, node_id: str, names: set[str],
+                   slot: Any) -> None:
+    """Mark the events whose words name the node (whole names, see :func:`names_node`)."""
     wanted = sorted(n for n in names if n)
+    if not wanted:
+        return
+    world: MentionWorld | None = None
     for e in story.events:
         # A cheap test first: a text that names the node holds one of its names as it is
-        # (normalised); only those few go through the word-boundary test.
+        # (normalised); only those few are read for which node each name means.
         if e.kind == "event" and e.content:
             text = normalize_name(e.content)
-            if any(n in text for n in wanted) and mentions(e.content, names):
-                slot(e.commit).mentioned = True
-    events = sorted(per.values(), key=lambda x: x.event.seq)
-    return NodeHistory(node_id, exists, at_genesis, events)
-
+            if any(n in text for n in wanted):
+                if world is None:  # the names of the world now: an older tree would re-sync
+                    head = wr.head_commit() or tip  # the shared catalog to it and back
+                    now = WorldView(wr, head.tree)
+                    world = MentionWorld(now, tip.id, {node_id: set(wanted)})
+                if names_node(world, e.content, node_id):
+                    slot(e.commit).mentioned = True

@@ -155,7 +155,8 @@ def node_log(wr: WorldRepo, node_id: str, limit: int | None = None) -> list[Entr
     changed a relation pointing at it, newest first (mentions alone do not count)."""
     from narrative.engine.history_of import history_of
 
-    touched = [e.event.commit for e in history_of(wr, node_id).events if e.changes]
+    touched = [e.event.commit for e in history_of(wr, node_id, with_mentions=False).events
+               if e.changes]
     touched.reverse()
     if limit is not None:
         touched = touched[:limit]

@@ -16,10 +16,20 @@ Commands that may name a node that is no longer (or not yet) in the world, such 
 ``history`` of an ended node or ``--relate`` to a node ``--create`` makes in the same
 event, pass ``must_exist=False``: a well-formed id nobody carries as a name is then
 returned as it is, and the command says what it knows about it.
+
+Nodes that have ended (used up, expired with their scene, deleted) keep their names:
+a command asking about the past (``history``, ``why``, ``get --at``, ``log NODE``,
+``reset --before``: ``ended=True``, the default with ``must_exist=False``) finds them
+by any name or alias they had when they ended, from the catalog's table of removals
+on the story line (one indexed query, never a walk of the history). A live node wins
+over an ended one of the same name; two ended ones are listed, each "ended in EVENT".
+A command acting on the present names an ended node in its refusal, with the event
+that ended it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 from narrative.errors import InvalidInputError, NotFoundError
@@ -33,6 +43,27 @@ SUGGEST_CUTOFF: Final = 50
 """rapidfuzz WRatio score (0-100) below which a name is too far off to suggest; at 50
 "lin yaun" still finds "lin yuan" and "林源" finds "林远", while unrelated names stay out."""
 SUGGEST_LIMIT: Final = 3
+
+
+@dataclass(frozen=True)
+class Ended:
+    """A node the story line removed, by the event that removed it."""
+
+    id: str
+    name: str
+    commit: str
+    event_id: str | None
+    content: str
+
+    @property
+    def label(self) -> str:
+        """``筑基丹 (zhu-ji-dan, ended in 3f2a1b0c9d 'Lu Qingyun swallows the pill')``."""
+        content = self.content.splitlines()[0] if self.content else ""
+        return f"{self.name} ({self.id}, ended in {self.commit[:10]} {content!r})"
+
+    def to_json(self) -> dict[str, object]:
+        return {"id": self.id, "name": self.name,
+                "ended_by": {"id": self.event_id, "commit": self.commit, "content": self.content}}
 
 
 class Names:
@@ -72,24 +103,78 @@ class Names:
             return []
         return sorted(self.view.ids_by_name([norm]).get(norm, set()))
 
-    def resolve(self, text: str, *, must_exist: bool = True, context: str | None = None) -> str:
+    def ended(self, text: str) -> list[Ended]:
+        """The ended nodes ``text`` names (as an id, a name or an alias), newest end first;
+        nodes back in the world (re-created since, or by hand) are not among them."""
+        from narrative.engine.eventgraph import tip_of
+
+        text = text.strip()
+        norm = normalize_name(text)
+        ids = [i for i in dict.fromkeys((text, text.lower())) if id_problem(i) is None]
+        if (not norm and not ids) or self.tree is None:
+            return []
+        tip = tip_of(self.wr)
+        if tip is None:
+            return []
+        rows = self.wr.catalog.graph.ended_by_names(tip.id, [norm] if norm else [], ids)
+        by_id = [r for r in rows if r.name in ids]  # an id before a name, as for live nodes
+        out: list[Ended] = []
+        seen: set[str] = set()
+        for r in sorted(by_id or rows, key=lambda r: -r.seq):
+            if r.node in seen or self.view.exists(r.node):
+                continue
+            seen.add(r.node)
+            out.append(self._ended(r.node, r.commit, r.seq))
+        return out
+
+    def _ended(self, node_id: str, commit: str, seq: int) -> Ended:
+        graph = self.wr.catalog.graph
+        name = node_id
+        for w in graph.commit_writes(commit, seq):
+            if w.target == node_id and w.field == "" and isinstance(w.old, dict):
+                name = str(w.old.get("name") or node_id)
+        event = graph.event_info(commit)
+        return Ended(node_id, name, commit, event.id if event else None,
+                     event.content if event else "")
+
+    def resolve(self, text: str, *, must_exist: bool = True, context: str | None = None,
+                ended: bool | None = None) -> str:
         """The id of the one node ``text`` names; see the module docstring for the rules.
 
         ``context`` (e.g. ``--set 'x.state.mood'``) starts the error message, so the
-        user sees which of several flags named nothing.
+        user sees which of several flags named nothing. ``ended``: whether a node that
+        has ended may be the answer (by default when ``must_exist`` is False).
         """
         where = f"{context}: " if context else ""
-        found = self.candidates(text.strip())
+        text_ = text.strip()
+        found = self.candidates(text_)
         if len(found) == 1:
             return found[0]
         if found:
             listed = [f"{node_id} ({self.display_name(node_id)})" for node_id in found]
             raise InvalidInputError(
                 f"{where}{text!r} names {len(found)} nodes: {', '.join(listed)}",
-                hint="use the id of the one you mean (narr new --alias gives a "
-                                     "node a name of its own)")
-        if not must_exist and id_problem(text.strip()) is None:
-            return text.strip()
+                hint=f"use the id of the one you mean; to tell them apart by name for good, "
+                     f"change the name or alias one of them shares: narr edit {found[0]} "
+                     "(its name and aliases fields; the next event records the edit)")
+        if ended is None:
+            ended = not must_exist
+        is_id = id_problem(text_) is None
+        gone = self.ended(text_) if self.tree is not None else []
+        if gone and ended:
+            if len(gone) == 1:
+                return gone[0].id
+            raise InvalidInputError(
+                f"{where}{text!r} names {len(gone)} nodes that have ended: "
+                + ", ".join(g.label for g in gone), hint="use the id of the one you mean")
+        if gone and (must_exist or gone[0].id != text_):
+            one = gone[0]
+            raise NotFoundError(
+                f"{where}{text!r} is no longer in the world: {one.label}",
+                hint=f"narr history {one.id} tells its story; narr get {one.id} --at "
+                     f"{one.commit[:10]}~1 shows it as it was")
+        if not must_exist and is_id:
+            return text_
         raise NotFoundError(f"{where}no node named {text!r} in the world", hint=self.hint(text))
 
     def display_name(self, node_id: str) -> str:
@@ -114,19 +199,43 @@ class Names:
         return out
 
     def suggest(self, text: str) -> list[str]:
-        """``"name (id)"`` of the nodes whose name, alias or id is nearest to ``text``."""
+        """``"name (id)"`` of the nodes whose name, alias or id is nearest to ``text``; an
+        ended node is marked so (``"name (id, ended)"``), a live one coming first."""
         from rapidfuzz import fuzz, process
 
         names = self.all_names()
-        hits = process.extract(normalize_name(text), list(names), scorer=fuzz.WRatio,
+        gone = self._ended_names(set().union(*names.values()) if names else set())
+        choices = list(dict.fromkeys([*names, *gone]))
+        hits = process.extract(normalize_name(text), choices, scorer=fuzz.WRatio,
                                limit=SUGGEST_LIMIT * 2, score_cutoff=SUGGEST_CUTOFF)
         out: list[str] = []
         for choice, _score, _ in hits:
-            for node_id in sorted(names[choice]):
+            for node_id in sorted(names.get(choice, ())):
                 label = f"{self.display_name(node_id)} ({node_id})"
                 if label not in out:
                     out.append(label)
+            for node_id in sorted(gone.get(choice, ())):
+                found = self.ended(node_id)
+                label = f"{found[0].name if found else choice} ({node_id}, ended)"
+                if label not in out:
+                    out.append(label)
         return out[:SUGGEST_LIMIT]
+
+    def _ended_names(self, live: set[str]) -> dict[str, set[str]]:
+        """Normalised name or id -> ended nodes carrying it (those not in the world again)."""
+        from narrative.engine.eventgraph import tip_of
+
+        out: dict[str, set[str]] = {}
+        if self.tree is None:
+            return out
+        tip = tip_of(self.wr)
+        if tip is None:
+            return out
+        for norm, node_id in self.wr.catalog.graph.ended_names(tip.id):
+            if node_id not in live:
+                out.setdefault(norm, set()).add(node_id)
+                out.setdefault(node_id, set()).add(node_id)
+        return out
 
     def hint(self, text: str) -> str:
         near = self.suggest(text)
@@ -135,6 +244,8 @@ class Names:
         return "narr nodes lists the nodes; narr new LAYER NAME makes one"
 
 
-def resolve_node(wr: WorldRepo, text: str, *, must_exist: bool = True) -> str:
-    """The id of the node ``text`` names (its id, name or alias); raises when none or several."""
-    return Names(wr).resolve(text, must_exist=must_exist)
+def resolve_node(wr: WorldRepo, text: str, *, must_exist: bool = True,
+                 ended: bool | None = None) -> str:
+    """The id of the node ``text`` names (its id, name or alias); raises when none or several.
+    ``ended``: an ended node may be the answer (by default when ``must_exist`` is False)."""
+    return Names(wr).resolve(text, must_exist=must_exist, ended=ended)

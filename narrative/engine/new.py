@@ -9,7 +9,11 @@ A Chinese name gets its pinyin without tones (林远 -> ``lin-yuan``), so the fi
 list stays readable and sorts like the names do; other scripts are folded to
 ASCII where Unicode can, and a name with nothing left becomes ``node``.
 A taken id gets ``-2``, ``-3`` ...: two different nodes may well share a
-romanisation (林远 and 林园), and the names, not the ids, tell them apart.
+romanisation (林远 and 林园), and the names, not the ids, tell them apart; the
+result says so. A name in Latin letters whose id is taken is the same words as
+that node's name or id ("Old Mill!", "old-mill" beside Old Mill): most likely the
+writer means that node, so it is refused unless ``force`` (``--force``) asks for a
+second one.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from narrative.engine.naming import Names
@@ -37,11 +41,12 @@ class NewNode:
     id: str
     path: str
     node: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "path": self.path, "name": self.node["name"],
                 "layer": self.node["layer"], "kind": self.node["kind"],
-                "aliases": self.node["aliases"]}
+                "aliases": self.node["aliases"], "warnings": self.warnings}
 
 
 def slugify(name: str) -> str:
@@ -62,8 +67,11 @@ def slugify(name: str) -> str:
 
 
 def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: list[str] | None = None,
-             lifecycle: str = "permanent", summary: str = "") -> NewNode:
-    """Write a new node file named ``name`` in ``layer``; refuse a name the world already uses."""
+             lifecycle: str = "permanent", summary: str = "", force: bool = False) -> NewNode:
+    """Write a new node file named ``name`` in ``layer``; refuse a name the world already uses.
+
+    ``force``: make it even when its id is taken by a node of the same words (it gets ``-2``).
+    """
     if layer not in LAYERS:
         raise InvalidInputError(f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}")
     if lifecycle not in LIFECYCLES:
@@ -89,7 +97,19 @@ def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: l
                 f"the name {text!r} is already used by {owners}",
                 hint=(f"to mean that node, use it (narr get {taken[0]}); for a different one, give "
                       "another name, or tell them apart with --alias"))
-    node_id = free_id(wr, names, slugify(name))
+    stem = slugify(name)
+    node_id = free_id(wr, names, stem)
+    warnings = []
+    if node_id != stem:
+        holder = names.display_name(stem) if names.view.exists(stem) else ""
+        beside = f"{stem} ({holder})" if holder else stem
+        if not _CJK.search(name) and not force:
+            raise InvalidInputError(
+                f"{name!r} would be {node_id} beside {beside}: the same words as that node's "
+                "name or id", hint=f"to mean that node, use it (narr get {stem}); to make a second "
+                                   f"node anyway, add --force (its id: {node_id})")
+        warnings.append(f"the id {stem} is taken by {beside}: this node is {node_id}; "
+                        "the names tell them apart")
     node: dict[str, Any] = {
         "id": node_id, "name": name, "layer": layer, "kind": kind.strip(),
         "aliases": aliases, "summary": summary.strip(), "lifecycle": lifecycle,
@@ -97,7 +117,7 @@ def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: l
     }
     canonical = validate(node, node_path(node_id, layer, wr.config.layout))
     path = write_node(wr, canonical, create=True)  # never over a file someone else just made
-    return NewNode(node_id, path, dict(canonical))
+    return NewNode(node_id, path, dict(canonical), warnings)
 
 
 def free_id(wr: WorldRepo, names: Names, stem: str, also_taken: Collection[str] = ()) -> str:

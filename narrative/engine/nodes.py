@@ -38,20 +38,23 @@ def get_node(wr: WorldRepo, node_id: str, at: str | None = None) -> tuple[str, N
             if committed is not None and committed == wr.blob_id_of(data):
                 return path, load_trusted(data)  # as committed: validated when it was sealed
             return path, parse_node_file(data, path, layout)
-    raise NotFoundError(f"no node {node_id!r} in the world", hint=_gone_hint(wr, node_id))
+    raise _gone(wr, node_id)
 
 
-def _gone_hint(wr: WorldRepo, node_id: str) -> str:
-    """For a node that has ended: which event ended it and why; else where to look."""
+def _gone(wr: WorldRepo, node_id: str) -> NotFoundError:
+    """For a node that has ended: which event ended it and why, and how to see it as it was."""
     from narrative.engine.eventgraph import ended
 
     found = ended(wr, node_id)
     if found is None:
-        return "narr nodes lists the nodes"
+        return NotFoundError(f"no node {node_id!r} in the world", hint="narr nodes lists the nodes")
     event, reason = found
-    return (f"{node_id} ended with event {event.id} ({event.commit[:10]} {event.content!r}): "
-            f"{reason}; narr get {node_id} --at {event.commit[:10]}~1 shows it as it was, "
-            f"narr history {node_id} its story")
+    content = event.content.splitlines()[0] if event.content else ""
+    return NotFoundError(
+        f"{node_id} is no longer in the world: it ended with event {event.id} "
+        f"({event.commit[:10]} {content!r}): {reason}",
+        hint=f"narr get {node_id} --at {event.commit[:10]}~1 shows it as it was, "
+             f"narr history {node_id} its story")
 
 
 def get_value(wr: WorldRepo, node_id: str, field: str | None = None,
@@ -62,7 +65,7 @@ def get_value(wr: WorldRepo, node_id: str, field: str | None = None,
     ptr = fields.parse_field(field)
     value = fields.get(node, ptr)
     if value is fields.ABSENT:
-        raise NotFoundError(f"{node_id} has no field {ptr}")
+        raise NotFoundError(f"{node_id} has no field {ptr}", hint=fields.hint_for_missing(node, ptr))
     return value
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from narrative import fields
+from narrative.engine.eventgraph import story_time
 from narrative.engine.log import Entry, entry
 from narrative.errors import ConflictError, InvalidWorldError
 from narrative.nodefile import edges_of
@@ -27,6 +28,7 @@ class Status:
     failed: list[dict[str, Any]]
     reformat: list[str]
     warnings: list[str]
+    story_time: dict[str, Any] | None = None  # the time in force: the last --at on the line
 
     def to_json(self, head_record: bool = True) -> dict[str, Any]:
         """``head_record`` False gives HEAD's one-line summary instead of its whole record."""
@@ -42,6 +44,7 @@ class Status:
             "failed_events": self.failed,
             "reformat": self.reformat,
             "warnings": self.warnings,
+            "story_time": self.story_time,
         }
 
 
@@ -69,6 +72,7 @@ def status(wr: WorldRepo) -> Status:
         failed=_failed(wr),
         reformat=[r for r in reformat if r],
         warnings=[*([note] if note else []), *_git_operation(wr)],
+        story_time=story_time(wr) if head is not None else None,
     )
 
 

@@ -4,7 +4,9 @@ A browser cannot lay out ten thousand nodes at once, so :func:`world_view` never
 sends them all: it lists the nodes the filters and the search select (names as
 text, at most ``limit`` of them) and draws at most ``draw`` of them, the
 neighbourhood of the focus when there is one, else the best connected of the
-selection, with the relations between the drawn nodes. A committed world is read
+selection, with the edges between the drawn nodes: relations, and the reference
+fields that name a node (``state.location`` drawn "at", ``state.holder`` "held by",
+those the world declares), each edge row with its ``kind``. A committed world is read
 once per commit and kept (a server asks again and again). :func:`event_view` is
 the current story line (its last ``EVENT_LIMIT`` events, newest first) with its
 causal edges, the abandoned chains and the branches. Both only read.
@@ -17,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from narrative import fields
 from narrative.engine.graphs import event_graph
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import LAYERS, LIFECYCLES, check_id, normalize_name
@@ -65,12 +68,13 @@ class _Base:
     """One committed world, ready to be cut: node attributes, relations, neighbours, names."""
 
     nodes: dict[str, dict[str, Any]]
-    edges: list[tuple[str, str, str]]  # (source, type, target), sorted
+    edges: list[tuple[str, str, str]]  # (source, type, target), sorted; a reference's type is
+    # its field's pointer (/state/location), which no relation type can be
     neighbours: dict[str, set[str]]  # either direction
     names: dict[str, list[str]]  # normalised name and aliases, by id
 
 
-_CACHE: dict[tuple[str, str], _Base] = {}
+_CACHE: dict[tuple[str, str, str], _Base] = {}
 _CACHE_SIZE = 4
 _CACHE_LOCK = threading.Lock()  # a server reads on many threads
 
@@ -79,7 +83,7 @@ def _base(wr: WorldRepo, commit: str | None) -> _Base:
     """The committed world at ``commit`` (None: HEAD), remembered for the next call of a server."""
     head = wr.head_commit()
     key_commit = commit or (head.id if head is not None else "")
-    key = (str(wr.git_dir), key_commit)
+    key = (str(wr.git_dir), key_commit, repr(sorted(wr.config.reference_labels.items())))
     with _CACHE_LOCK:
         found = _CACHE.get(key)
     if found is not None:
@@ -87,6 +91,7 @@ def _base(wr: WorldRepo, commit: str | None) -> _Base:
     nodes: dict[str, dict[str, Any]] = {}
     names: dict[str, list[str]] = {}
     edges: list[tuple[str, str, str]] = []
+    labels = wr.config.reference_labels
     if commit is not None:
         from narrative.nodefile import edges_of
         from narrative.store.snapshots import nodes_in
@@ -98,8 +103,11 @@ def _base(wr: WorldRepo, commit: str | None) -> _Base:
                               "kind": n.get("kind", ""), "lifecycle": n.get("lifecycle", "permanent")}
             names[node_id] = [normalize_name(str(x)) for x in [n.get("name", ""),
                                                               *(n.get("aliases") or [])]]
-        edges = sorted((src, rtype, dst) for src in world
-                       for rtype, dst in edges_of(world[src]) if dst in world)
+        edges = sorted({(src, rtype, dst) for src in world
+                        for rtype, dst in edges_of(world[src]) if dst in world}
+                       | {(src, fld, dst) for src in world
+                          for fld, _, dst in fields.reference_edges(world[src], labels)
+                          if dst in world})
     elif head is not None:
         cache = wr.catalog_at(head.tree)
         for node_id, layer, kind, name, lifecycle in sorted(cache.listing()):
@@ -107,7 +115,8 @@ def _base(wr: WorldRepo, commit: str | None) -> _Base:
             names[node_id] = [normalize_name(name)]
         for norm, node_id in cache.names():
             names.setdefault(node_id, []).append(norm)
-        edges = sorted(cache.incoming(list(nodes)))
+        edges = sorted(set(cache.incoming(list(nodes)))
+                       | {(r.src, r.field, r.dst) for r in cache.all_references(labels) if r.src != r.dst})
     neighbours: dict[str, set[str]] = {n: set() for n in nodes}
     for src, _, dst in edges:
         if src in neighbours and dst in neighbours:
@@ -148,6 +157,9 @@ def _with_edits(wr: WorldRepo, base: _Base) -> _Base:
         names[node_id] = [normalize_name(str(x)) for x in [new.get("name", ""),
                                                           *(new.get("aliases") or [])]]
         added.extend((node_id, rtype, dst) for rtype, dst in edges_of(new))
+        added.extend((node_id, fld, dst)
+                     for fld, _, dst in fields.reference_edges(new, wr.config.reference_labels)
+                     if dst != node_id)
     edges = sorted([edge for edge in base.edges if edge[0] not in gone]
                    + [edge for edge in added if edge[2] in nodes])
     neighbours: dict[str, set[str]] = {n: set() for n in nodes}
@@ -226,12 +238,21 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
         keep = sorted(selected, key=lambda n: (-degree(n), n))[:draw]
     kept = set(keep)
     drawn = [_node_row(node_id, nodes[node_id], degree(node_id)) for node_id in keep if node_id in nodes]
-    edges = [{"source": a, "target": b, "type": t} for a, t, b in base.edges if a in kept and b in kept]
+    labels = wr.config.reference_labels
+    edges = [_edge_row(a, t, b, labels) for a, t, b in base.edges if a in kept and b in kept]
     listed = [_node_row(node_id, nodes[node_id], None) for node_id in selected[:limit]]
     for row in [*listed, *drawn]:
         # Names in other scripts (Chinese) survive normalisation unchanged: shown beside the name.
         row["aliases"] = sorted({n for n in names.get(row["id"], ()) if not n.isascii()})[:3]
     return WorldGraphView(commit, len(nodes), len(selected), listed, drawn, edges, around, depth, facets)
+
+
+def _edge_row(src: str, key: str, dst: str, labels: dict[str, str]) -> dict[str, Any]:
+    """An edge as the page draws it; a reference field is labelled ("at") and names its field."""
+    if key.startswith("/"):
+        return {"source": src, "target": dst, "type": labels.get(key, key), "kind": "reference",
+                "field": key}
+    return {"source": src, "target": dst, "type": key, "kind": "relation"}
 
 
 def _node_row(node_id: str, data: dict[str, Any], degree: int | None) -> dict[str, Any]:

@@ -32,6 +32,8 @@ class WhyResult:
     ancestry: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     # a merge brought the value: the event on the merged line that wrote it
     merged_from: EventInfo | None = None
+    # the node has ended: the answer is about it just before, {"event": ..., "reason": ...}
+    ended: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"node": self.node, "field": self.field, "source": self.source}
@@ -47,6 +49,7 @@ class WhyResult:
         out["uncommitted"] = self.uncommitted
         out["ancestry"] = self.ancestry
         out["merged_from"] = self.merged_from.to_json() if self.merged_from else None
+        out["ended"] = self.ended
         return out
 
 
@@ -64,7 +67,25 @@ def _relevant(w: Write, ptr: str) -> bool:
 
 
 def why(wr: WorldRepo, node_id: str, field_text: str, at: str | None = None) -> WhyResult:
+    """Why ``node_id``'s field holds its value now (or ``at`` a revision). A node that has
+    ended is asked about as it stood just before the event that ended it."""
     ptr = fields.parse_field(field_text)
+    gone = None
+    if at is None:
+        try:
+            get_node(wr, node_id)
+        except NotFoundError:
+            from narrative.engine.eventgraph import ended
+
+            found = ended(wr, node_id)
+            if found is None:
+                raise
+            event, reason = found
+            gone = {"event": {"id": event.id, "commit": event.commit, "content": event.content},
+                    "reason": reason}
+            result = why(wr, node_id, field_text, f"{event.commit}~1")
+            result.ended = gone
+            return result
     tip = tip_of(wr, at)
     if tip is None:
         raise NotFoundError("the story has no events yet")
@@ -83,8 +104,8 @@ def why(wr: WorldRepo, node_id: str, field_text: str, at: str | None = None) -> 
     story = Story(wr, tip.id)
     writer = next((w for w in reversed(story.writes(node_id)) if _relevant(w, ptr)), None)
     if value is fields.ABSENT and uncommitted is None and (writer is None or writer.field == ""):
-        raise NotFoundError(f"{node_id} has no field {ptr}"
-                            + (f" at {at}" if at else ""))
+        raise NotFoundError(f"{node_id} has no field {ptr}" + (f" at {at}" if at else ""),
+                            hint=fields.hint_for_missing(node, ptr))
     result = WhyResult(node_id, ptr, value, "unexplained", uncommitted=uncommitted)
     first = story.first() if writer is None else None
     if writer is not None:

@@ -6,7 +6,7 @@ by every user and program on the machine, so listening there is not enough.
 Answers are the ``--json`` output of the matching command; errors are the
 CLI's ``--json`` errors (``error``, ``type``, ``exit_code``, ``details``,
 ``hint``) with an HTTP status that says the same. Reads run at once on the
-server's thread pool; writes go to the server's main thread, one at a time,
+server's thread pool; writes go to the server's writer thread, one at a time,
 as the CLI's writers do. Each call opens the world afresh. The same app serves
 the studio at ``/`` (:mod:`narrative.serve.studio`), whose page carries the
 token in a cookie instead of the header.

@@ -8,12 +8,14 @@ opens its own :class:`~narrative.store.worldrepo.WorldRepo`, so two requests
 never share a handle or its re-entrant write lock: writers exclude each other
 through the world's ``flock`` exactly as two processes do.
 
-Commands that only read run at once, each on its own thread. Every other
-command (events, resets, replays...) runs on the main thread, one at a time:
-the rules diffuser's time budget is a signal timer, and signals only reach the
-main thread. A request whose working directory or environment differs from the
-server's runs alone, with the process's directory and environment set to its
-own for the duration.
+Each request carries its client's working directory and environment into the
+command (:mod:`narrative.invocation`): the process's own never change, so requests
+from clients standing in different directories, with different variables, run
+side by side. Commands that only read run at once, each on its own thread.
+Every other command (events, resets, replays...) and the HTTP API's writes run
+on one writer thread, one at a time, in the order they came, so the server's
+clients queue for the world rather than turn each other away as busy; a read
+never waits for a write. The main thread only waits for the signal to stop.
 
 The server listens on a Unix socket (mode 0600, in ``.git/narr/``, made private
 to the user, or under a private directory in the temporary directory when that
@@ -42,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from narrative import client
+from narrative import client, invocation
 from narrative.errors import ConflictError, InvalidInputError, NarrError
 from narrative.serve import streams
 
@@ -133,15 +135,28 @@ def stop(git_dir: Path, timeout: float = 10.0) -> dict[str, Any] | None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
-    while client.pid_alive(pid) and time.monotonic() < deadline:
+    while _running(pid) and time.monotonic() < deadline:
         _reap(pid)
         time.sleep(0.02)
-    if client.pid_alive(pid):
+    if _running(pid):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
         _reap(pid)
     _remove_record(git_dir, pid)
     return info
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` still runs: a detached server that has exited stays a zombie until
+    whoever adopted it reaps it (a second and more in some containers), and has stopped."""
+    if not client.pid_alive(pid):
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rpartition(b")")[2].split()[0]
+    except (OSError, IndexError):
+        return True  # no /proc: as alive as kill(pid, 0) says
+    return state not in (b"Z", b"X")
 
 
 def _reap(pid: int) -> None:
@@ -162,50 +177,6 @@ def _remove_record(git_dir: Path, pid: int | None) -> None:
                 Path(sock).unlink()
 
 
-class _Globals:
-    """The process's working directory and environment: shared by many, or owned by one."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._shared = 0
-        self._owned = False
-
-    @contextlib.contextmanager
-    def shared(self) -> Iterator[None]:
-        with self._cond:
-            self._cond.wait_for(lambda: not self._owned)
-            self._shared += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._shared -= 1
-                self._cond.notify_all()
-
-    @contextlib.contextmanager
-    def owned(self, cwd: str, env: dict[str, str], home_cwd: str,
-              home_env: dict[str, str]) -> Iterator[None]:
-        with self._cond:
-            self._cond.wait_for(lambda: not self._owned and self._shared == 0)
-            self._owned = True
-        try:
-            for key in home_env:
-                if key not in env:
-                    os.environ.pop(key, None)
-            os.environ.update(env)
-            os.chdir(cwd)
-            yield
-        finally:
-            for key in env:
-                if key not in home_env:
-                    os.environ.pop(key, None)
-            os.environ.update(home_env)
-            os.chdir(home_cwd)
-            with self._cond:
-                self._owned = False
-                self._cond.notify_all()
-
-
 @dataclass
 class Server:
     root: Path
@@ -218,11 +189,14 @@ class Server:
         self.root = self.root.resolve()
         self.git_dir = self.git_dir.resolve()
         self.socket = socket_path(self.git_dir)
-        self.jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
+        self.jobs: queue.Queue[_Job] = queue.Queue()
+        self._writer: threading.Thread | None = None
         self.stopping = threading.Event()
-        self.globals = _Globals()
         self.home_cwd = str(self.root)
-        self.home_env = client.forwarded_env(os.environ)
+        # A request's environment: the variables a client forwards are its own; the
+        # server's other variables stay as the server was started with them.
+        forwarded = client.forwarded_env(os.environ)
+        self.base_env = {k: v for k, v in os.environ.items() if k not in forwarded}
         self.http_port: int | None = None
         self.watcher: Any = None
         self.started = time.time()
@@ -252,9 +226,6 @@ class Server:
                                 hint="narr serve --status shows it") from None
         os.chdir(self.home_cwd)
         self._keep_catalog_open()
-        from narrative.store.worldrepo import keep_repositories_warm
-
-        keep_repositories_warm()  # for the writers, which all run on this thread
         streams.install()
         from narrative.cli import main as cli  # imported once, warm for every request
 
@@ -263,8 +234,11 @@ class Server:
 
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
         listener: socket.socket | None = None
+        writer = self._writer = threading.Thread(target=self._write_jobs, name="narr-writer",
+                                                 daemon=True)
         try:
             self._start_watcher()
+            writer.start()
             listener = self._listen()
             if self.port is not None:
                 self._start_http()
@@ -274,17 +248,14 @@ class Server:
             if ready is not None:
                 ready(record)
             threading.Thread(target=_import_engine, name="narr-warm", daemon=True).start()
-            while not self.stopping.is_set():
-                try:
-                    job = self.jobs.get(timeout=0.2)
-                except queue.Empty:
-                    continue
-                if job is not None:
-                    job()
+            while not self.stopping.wait(0.2):
+                pass
         finally:
             self.stopping.set()
             if listener is not None:
                 listener.close()
+            if writer.is_alive():
+                writer.join()  # a write under way finishes before the server goes
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             if self._http is not None:
@@ -297,6 +268,41 @@ class Server:
             with contextlib.suppress(OSError):
                 self.socket.unlink()
             os.close(self._lock_fd)
+
+    def _write_jobs(self) -> None:
+        """The writer thread: every command that may write, one at a time, in order.
+
+        Once the server stops, what is still queued is cancelled: its clients are told
+        nothing ran, and run the command themselves.
+        """
+        from narrative.store.worldrepo import keep_repositories_warm
+
+        keep_repositories_warm()  # the writers share this thread's repository handles
+        try:
+            while not self.stopping.is_set():
+                try:
+                    job = self.jobs.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+                try:
+                    job.run()
+                except Exception:  # our bug, in one request: the others still get written
+                    traceback.print_exc(file=sys.__stderr__)
+        finally:
+            while True:
+                try:
+                    self.jobs.get_nowait().cancel()
+                except queue.Empty:
+                    break
+
+    def _wait(self, job: _Job) -> bool:
+        """Queue ``job`` for the writer and wait for it; False when it was cancelled unrun."""
+        self.jobs.put(job)
+        while not job.done.wait(0.5):
+            writer = self._writer
+            if self.stopping.is_set() and (writer is None or not writer.is_alive()):
+                job.cancel()  # queued after the writer's last look: it never runs
+        return job.ran
 
     def _keep_catalog_open(self) -> None:
         """Hold a connection to the catalog for the server's life.
@@ -428,65 +434,79 @@ class Server:
                     return b"".join(chunks)
                 chunks.append(frame[1])
 
+        def page(command: str, text: str) -> None:
+            write(client.PAGE, command.encode() + b"\0" + text.encode())
+
         request_io = streams.RequestIO(
             write, read_stdin, stdout_tty=bool(req.get("stdout_tty")),
             stderr_tty=bool(req.get("stderr_tty")), stdin_tty=bool(req.get("stdin_tty")),
-            columns=int(req.get("columns", 80)), lines=int(req.get("lines", 24)))
+            columns=int(req.get("columns", 80)), lines=int(req.get("lines", 24)), page=page)
         argv = [str(a) for a in req.get("argv", [])]
         _, command = client.split_globals(argv)
-        cwd = str(req.get("cwd", self.home_cwd)) if req.get("needs_cwd", True) else self.home_cwd
-        env = {str(k): str(v) for k, v in dict(req.get("env", {})).items()}
-        done = threading.Event()
+        cwd = str(req.get("cwd") or self.home_cwd)
+        env = {**self.base_env, **{str(k): str(v) for k, v in dict(req.get("env", {})).items()}}
         code: list[int] = [1]
 
-        def job() -> None:
-            try:
-                with self._globals_for(cwd, env), streams.serving(request_io), \
-                        _profiled(self.profile_dir, command, self.requests):
-                    code[0] = run_cli(argv, str(req.get("prog_name", "narr")))
-            finally:
-                done.set()
+        def work() -> None:
+            with invocation.running(cwd, env), streams.serving(request_io), \
+                    _profiled(self.profile_dir, command, self.requests):
+                code[0] = run_cli(argv, str(req.get("prog_name", "narr")))
 
+        job = _Job(work)
         if command in READERS:
-            job()
-        else:
-            self.jobs.put(job)
-            while not done.wait(0.5):
-                if self.stopping.is_set() and self.jobs.empty() and not done.is_set():
-                    # Stopped before the job ran: nothing happened, say so.
-                    break
-        if done.is_set():
-            write(client.EXIT, str(code[0]).encode())
-        else:
-            write(REFUSED, b"")
-
-    def _globals_for(self, cwd: str, env: dict[str, str]) -> contextlib.AbstractContextManager[None]:
-        if cwd == self.home_cwd and env == self.home_env:
-            return self.globals.shared()
-        return self.globals.owned(cwd, env, self.home_cwd, self.home_env)
+            job.run()
+        elif not self._wait(job):
+            write(REFUSED, b"")  # stopped before it ran: nothing happened, say so
+            return
+        write(client.EXIT, str(code[0]).encode())
 
     def submit(self, work: Callable[[], Any]) -> Any:
-        """Run ``work`` on the main thread (for the HTTP API's writes); its result or its error."""
+        """Run ``work`` on the writer thread (for the HTTP API's writes); its result or its error."""
         result: list[Any] = []
         error: list[BaseException] = []
-        done = threading.Event()
 
-        def job() -> None:
+        def run() -> None:
             try:
-                with self.globals.shared():
-                    result.append(work())
+                result.append(work())
             except BaseException as exc:
                 error.append(exc)
-            finally:
-                done.set()
 
-        self.jobs.put(job)
-        while not done.wait(0.5):
-            if self.stopping.is_set():
-                raise NarrError("the narr server is stopping")
+        if not self._wait(_Job(run)):
+            raise NarrError("the narr server is stopping")
         if error:
             raise error[0]
         return result[0]
+
+
+class _Job:
+    """One command for the writer thread: run once, or cancelled before it started."""
+
+    def __init__(self, work: Callable[[], None]) -> None:
+        self._work = work
+        self._lock = threading.Lock()
+        self._state = "queued"
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        with self._lock:
+            if self._state != "queued":
+                return
+            self._state = "running"
+        try:
+            self._work()
+        finally:
+            self.done.set()
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._state != "queued":
+                return
+            self._state = "cancelled"
+        self.done.set()
+
+    @property
+    def ran(self) -> bool:
+        return self._state == "running"
 
 
 def _import_engine() -> None:

@@ -6,6 +6,11 @@ proxies that forward to the streams of the request the current thread serves
 (and to the process's own streams elsewhere), so requests running at once never
 see each other's output. ``shutil.get_terminal_size`` (click's help width) and
 ``isatty`` answer for the client's terminal, as they would in its own process.
+
+A pager must run where the terminal is: output a command pages is held for the
+request alone (:meth:`_Proxy.narr_redirected`, not ``contextlib.redirect_stdout``, which
+would take every request's output) and sent to the client to page
+(:meth:`_Proxy.narr_page`).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import shutil
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, redirect_stdout, suppress
 from typing import IO, Any, TextIO, cast
 
 _local = threading.local()
@@ -28,8 +33,9 @@ class RequestIO:
 
     def __init__(self, write: Callable[[int, bytes], None], read_stdin: Callable[[], bytes],
                  *, stdout_tty: bool, stderr_tty: bool, stdin_tty: bool,
-                 columns: int, lines: int) -> None:
-        self.stdout = io.TextIOWrapper(
+                 columns: int, lines: int, page: Callable[[str, str], None] | None = None) -> None:
+        self.page = page
+        self.stdout: IO[str] = io.TextIOWrapper(
             io.BufferedWriter(_Sink(write, 1, stdout_tty)),
             encoding="utf-8", errors="strict", line_buffering=stdout_tty)
         self.stderr = io.TextIOWrapper(io.BufferedWriter(_Sink(write, 2, stderr_tty)),
@@ -99,6 +105,29 @@ class _Proxy:
     def _target(self) -> Any:
         current: RequestIO | None = getattr(_local, "io", None)
         return getattr(current, self._name) if current is not None else self._fallback
+
+    @contextmanager
+    def narr_redirected(self, stream: IO[str]) -> Iterator[None]:
+        """``contextlib.redirect_stdout`` for this thread's request only (else for the process)."""
+        current: RequestIO | None = getattr(_local, "io", None)
+        if current is None:
+            with redirect_stdout(stream):
+                yield
+            return
+        saved, current.stdout = current.stdout, stream
+        try:
+            yield
+        finally:
+            current.stdout = saved
+
+    def narr_page(self, command: str, text: str) -> bool:
+        """Have the client show ``text`` through ``command``; False outside a request that can."""
+        current: RequestIO | None = getattr(_local, "io", None)
+        if current is None or current.page is None:
+            return False
+        current.stdout.flush()
+        current.page(command, text)
+        return True
 
     def __getattr__(self, attr: str) -> Any:
         return getattr(self._target(), attr)

@@ -255,3 +255,20 @@ def index_all_events(wr: WorldRepo) -> int:
             rows.append((rec.id, str(commit.id)))
     wr.catalog.remember_events(rows)
     return len(rows)
+
+
+def reverted_by(wr: WorldRepo, commits: Iterable[str]) -> dict[str, str]:
+    """``commit -> the event id it reverts`` for the revert events among ``commits``.
+
+    The catalog's chain does not keep a record's ``reverts``; only a book asks,
+    and it reads the records of the events it prints anyway.
+    """
+    found: dict[str, str] = {}
+    for commit in commits:
+        obj = wr.repo.get(commit)
+        if not isinstance(obj, pygit2.Commit):
+            continue
+        rec = records.decode_raw(obj.message)
+        if rec is not None and isinstance(rec.get("reverts"), str):
+            found[commit] = rec["reverts"]
+    return found

@@ -22,6 +22,7 @@ from types import TracebackType
 from typing import Any
 
 from narrative.errors import BusyError, StorageError, storage_error
+from narrative.invocation import getenv
 
 DEFAULT_TIMEOUT = 3.0
 POLL = 0.05
@@ -93,7 +94,7 @@ def _new_lock(path: Path) -> tuple[Any, type[Exception]]:
 
 def lock_timeout() -> float:
     try:
-        return max(0.0, float(os.environ.get("NARR_LOCK_TIMEOUT", DEFAULT_TIMEOUT)))
+        return max(0.0, float(getenv("NARR_LOCK_TIMEOUT") or DEFAULT_TIMEOUT))
     except ValueError:
         return DEFAULT_TIMEOUT
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from narrative.errors import NarrError
+from narrative.invocation import getenv
 from narrative.store.worldrepo import WorldRepo
 
 AUTO_LOOSE = 6700  # git's gc.auto default: about this many loose objects start a pack
@@ -84,7 +85,7 @@ def auto_gc(wr: WorldRepo) -> bool:
     Off with ``NARR_AUTO_GC=0``; a no-op without the git command. Returns whether
     one was started.
     """
-    if os.environ.get("NARR_AUTO_GC", "1") == "0" or loose_estimate(wr) < AUTO_LOOSE:
+    if getenv("NARR_AUTO_GC", "1") == "0" or loose_estimate(wr) < AUTO_LOOSE:
         return False
     git = shutil.which("git")
     if git is None:

@@ -23,7 +23,7 @@ from narrative.store.worktree import HandEdit, HandEdits
 from narrative.store.worldrepo import WorldRepo
 
 if TYPE_CHECKING:
-    from narrative.store.catalog import Catalog, NodeRow
+    from narrative.store.catalog import Catalog, NodeRow, Reference
 
 
 class WorldView:
@@ -162,6 +162,34 @@ class WorldView:
                 out.update((node_id, rtype, dst) for rtype, dst in edges_of(node))
         return sorted(out)
 
+    def references_to(self, ids: Collection[str], labels: Mapping[str, str]) -> list[Reference]:
+        """The reference fields (``labels``: pointer -> label) in the edited world that hold
+        one of ``ids``: who stands at a place, what someone holds."""
+        from narrative.fields import reference_edges
+        from narrative.store.catalog import Reference
+
+        edited = self.hand.edits
+        out = {row for row in self.catalog().references_to(ids, labels) if row.src not in edited}
+        for node_id, node in self._edited_nodes():
+            out.update(Reference(node_id, fld, dst) for fld, _, dst in reference_edges(node, labels)
+                       if dst in ids)
+        return sorted(out)
+
+    def references_from(self, ids: Collection[str], labels: Mapping[str, str]) -> list[Reference]:
+        """The reference fields of ``ids`` in the edited world (targets that name no node
+        included: the caller keeps the edges it can draw)."""
+        from narrative.fields import reference_edges
+        from narrative.store.catalog import Reference
+
+        edited = self.hand.edits
+        out = {row for row in self.catalog().references_from(ids, labels) if row.src not in edited}
+        for node_id in ids:
+            node = edited[node_id].new if node_id in edited else None
+            if node is not None:
+                out.update(Reference(node_id, fld, dst)
+                           for fld, _, dst in reference_edges(node, labels))
+        return sorted(out)
+
     def rows_of(self, ids: Collection[str]) -> dict[str, NodeRow]:
         """Id -> the listing row of each of ``ids`` in the edited world."""
         from narrative.store.catalog import NodeRow
@@ -181,6 +209,13 @@ class WorldView:
         edited = self.hand.edits
         out = {i for i in self.catalog().ids_of_kind(kinds) if i not in edited}
         out.update(i for i, node in self._edited_nodes() if node.get("kind") in kinds)
+        return sorted(out)
+
+    def ids_in_view(self) -> list[str]:
+        """The ids of the nodes of the edited world marked ``always_in_view``."""
+        edited = self.hand.edits
+        out = {i for i in self.catalog().ids_in_view() if i not in edited}
+        out.update(i for i, node in self._edited_nodes() if node.get("always_in_view") is True)
         return sorted(out)
 
     def names_in_layer(self, layer: str) -> list[tuple[str, str]]:

@@ -27,9 +27,12 @@ from narrative.errors import (
     NotAWorldError,
 )
 from narrative.ids import WORLD_DIR
+from narrative.store.environment import require
 from narrative.store.lock import WriteLock
 from narrative.store.objects import Commit, Tree, git_tree
 from narrative.store.trees import EMPTY_TREE
+
+require()  # a too-old pygit2 or an SQLite without FTS5 trigram: one error before any world is touched
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -309,7 +312,7 @@ def keep_repositories_warm() -> None:
     index's, the attribute files' and the config's stamps, reads refs from disk every
     time and looks for objects written by others when one is missing, so plain git run
     beside the server is seen as it is by a fresh handle. Per thread: the server's
-    writers, which run one at a time on its main thread, share one; readers on other
+    writers, which run one at a time on its writer thread, share one; readers on other
     threads open their own.
     """
     if _WARM.repos is None:

@@ -178,6 +178,8 @@ function worldStyle() {
       "curve-style": "bezier", "arrow-scale": 0.8, "label": "data(type)", "font-size": 8, "color": "#778",
       "min-zoomed-font-size": 7,
       "text-rotation": "autorotate", "text-background-color": "#fff", "text-background-opacity": 0.8 } },
+    // where someone stands, who holds a thing: reference fields, drawn apart from relations
+    { selector: 'edge[kind = "reference"]', style: { "line-style": "dashed" } },
   ];
 }
 
@@ -259,7 +261,7 @@ function renderWorldGraph(data) {
       classes: n.id === data.focus ? "focus" : "" });
   }
   data.graph.edges.forEach((e, i) => elements.push({ group: "edges",
-    data: { id: `e${i}`, source: e.source, target: e.target, type: e.type } }));
+    data: { id: `e${i}`, source: e.source, target: e.target, type: e.type, kind: e.kind } }));
   if (!worldCy) {
     worldCy = cytoscape({ container: $("world-graph"), elements: [], style: worldStyle(),
       minZoom: 0.1, maxZoom: 3 });

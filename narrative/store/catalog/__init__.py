@@ -3,12 +3,13 @@ ten thousand nodes or a thousand records.
 
 It answers what the engine needs without scanning. By duty, one module each:
 
-- :mod:`.nodes`: which nodes are transient, which relations point at a node, which node
-  carries a name (``catalog.incoming(...)``, ``catalog.names_in_layer(...)``...);
+- :mod:`.nodes`: which nodes are transient, which relations and reference fields point at a
+  node, which node carries a name (``catalog.incoming(...)``, ``catalog.references_to(...)``,
+  ``catalog.names_in_layer(...)``...);
 - :mod:`.events`: which commit holds an event id, and what a listing shows of a commit
   (``catalog.remember_event(...)``, ``catalog.summaries(...)``);
-- :mod:`.story`: the event graph the query commands read, ``why``, ``history``, ``brief``
-  (``catalog.graph``);
+- :mod:`.story`: the event graph the query commands read, ``why``, ``history``, ``brief``,
+  with the nodes each commit ended and the story time in force (``catalog.graph``);
 - :mod:`.search`: full-text search (``catalog.text``);
 - :mod:`.completion`: the names a shell completes (``catalog.completion``).
 
@@ -25,7 +26,15 @@ from typing import TYPE_CHECKING
 
 from narrative.store.catalog.connection import SCHEMA_VERSION
 from narrative.store.catalog.events import EventIndex, EventRef
-from narrative.store.catalog.nodes import Edge, NameRow, NodeId, NodeIndex, NodeRow, searchable_text
+from narrative.store.catalog.nodes import (
+    Edge,
+    NameRow,
+    NodeId,
+    NodeIndex,
+    NodeRow,
+    Reference,
+    searchable_text,
+)
 
 if TYPE_CHECKING:
     from narrative.store.catalog.completion import CompletionIndex
@@ -33,7 +42,7 @@ if TYPE_CHECKING:
     from narrative.store.catalog.story import StoryIndex
 
 __all__ = ["SCHEMA_VERSION", "Catalog", "Edge", "EventRef", "NameRow", "NodeId", "NodeRow",
-           "searchable_text"]
+           "Reference", "searchable_text"]
 
 
 class Catalog(NodeIndex, EventIndex):

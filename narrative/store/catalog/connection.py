@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "8"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -25,12 +25,16 @@ CREATE TABLE IF NOT EXISTS nodes (
 );
 CREATE INDEX IF NOT EXISTS nodes_lifecycle ON nodes(lifecycle) WHERE lifecycle != 'permanent';
 CREATE INDEX IF NOT EXISTS nodes_layer ON nodes(layer);
+CREATE TABLE IF NOT EXISTS in_view (id TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS names (norm TEXT NOT NULL, id TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS names_norm ON names(norm);
 CREATE INDEX IF NOT EXISTS names_id ON names(id);
 CREATE TABLE IF NOT EXISTS edges (src TEXT NOT NULL, type TEXT NOT NULL, dst TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src);
+CREATE TABLE IF NOT EXISTS refs (src TEXT NOT NULL, field TEXT NOT NULL, dst TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS refs_dst ON refs(dst, field);
+CREATE INDEX IF NOT EXISTS refs_src ON refs(src);
 CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, commit_id TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS summary (
     commit_id TEXT PRIMARY KEY, parent TEXT, kind TEXT NOT NULL, event_id TEXT,
@@ -48,6 +52,9 @@ CREATE TABLE IF NOT EXISTS writes (
 );
 CREATE INDEX IF NOT EXISTS writes_target ON writes(target, field);
 CREATE INDEX IF NOT EXISTS writes_commit ON writes(commit_id);
+CREATE TABLE IF NOT EXISTS ended (commit_id TEXT NOT NULL, target TEXT NOT NULL, norm TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS ended_norm ON ended(norm);
+CREATE INDEX IF NOT EXISTS ended_target ON ended(target);
 CREATE TABLE IF NOT EXISTS deps (
     commit_id TEXT NOT NULL, cause TEXT NOT NULL, kind TEXT NOT NULL,
     target TEXT NOT NULL, field TEXT NOT NULL
@@ -63,10 +70,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS event_text USING fts5(
     commit_id UNINDEXED, content, narrative, tokenize='trigram');
 """
 
-_CLEAR = ("DELETE FROM meta; DELETE FROM nodes; DELETE FROM names; DELETE FROM edges;"
+_CLEAR = ("DELETE FROM meta; DELETE FROM nodes; DELETE FROM names; DELETE FROM edges; DELETE FROM refs;"
           "DELETE FROM events; DELETE FROM summary; DELETE FROM chain; DELETE FROM writes; DELETE FROM deps;"
+          "DELETE FROM ended;"
           "DELETE FROM node_text; DELETE FROM event_text; DELETE FROM node_text_src;"
-          "DELETE FROM node_text_stale;")
+          "DELETE FROM node_text_stale; DELETE FROM in_view;")
 
 BATCH = 500  # ids per statement: SQLite limits the parameters of one
 

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import pygit2
 
+from narrative.fields import reference_candidates
 from narrative.ids import Layout, normalize_name, parse_node_path
 from narrative.store.catalog.connection import Connection
 from narrative.store.trees import EMPTY_TREE, diff_blobs, walk_blobs
@@ -48,6 +49,14 @@ class NodeId(NamedTuple):
     layer: str
 
 
+class Reference(NamedTuple):
+    """A reference field: ``src``'s ``field`` (a JSON pointer) holds the id ``dst``."""
+
+    src: str
+    field: str
+    dst: str
+
+
 class NodeIndex(Connection):
     # --- following the world tree -----------------------------------------------------
 
@@ -69,7 +78,8 @@ class NodeIndex(Connection):
 
     def _rebuild(self, repo: pygit2.Repository, world_tree: str, layout: Layout) -> None:
         db = self.db
-        for table in ("nodes", "names", "edges", "node_text", "node_text_src", "node_text_stale"):
+        for table in ("nodes", "names", "edges", "refs", "node_text", "node_text_src",
+                      "node_text_stale", "in_view"):
             db.execute(f"DELETE FROM {table}")
         if world_tree == EMPTY_TREE:
             return
@@ -123,7 +133,9 @@ class NodeIndex(Connection):
         db = self.db
         db.execute("DELETE FROM nodes WHERE id=?", (node_id,))
         db.execute("DELETE FROM names WHERE id=?", (node_id,))
+        db.execute("DELETE FROM in_view WHERE id=?", (node_id,))
         db.execute("DELETE FROM edges WHERE src=?", (node_id,))
+        db.execute("DELETE FROM refs WHERE src=?", (node_id,))
         db.execute("DELETE FROM node_text_src WHERE id=?", (node_id,))
         db.execute("INSERT OR IGNORE INTO node_text_stale VALUES (?)", (node_id,))
 
@@ -139,6 +151,8 @@ class NodeIndex(Connection):
         )
         norms = {normalize_name(n) for n in [name, *aliases] if n.strip()}
         db.executemany("INSERT INTO names VALUES (?,?)", [(n, node_id) for n in norms])
+        if node.get("always_in_view") is True:
+            db.execute("INSERT OR IGNORE INTO in_view VALUES (?)", (node_id,))
         relations = node.get("relations", {})
         if isinstance(relations, Mapping):
             rows = [
@@ -147,6 +161,8 @@ class NodeIndex(Connection):
                 for dst in targets
             ]
             db.executemany("INSERT INTO edges VALUES (?,?,?)", rows)
+        db.executemany("INSERT INTO refs VALUES (?,?,?)",
+                       [(node_id, fld, dst) for fld, dst in reference_candidates(node)])
         # The full-text index itself is brought up to date by the next search
         # (search.TextIndex._refresh_text): writing FTS segments at every event cost more than
         # the event.
@@ -197,6 +213,10 @@ class NodeIndex(Connection):
         return [node_id for (node_id,) in self.db.execute(
             f"SELECT id FROM nodes WHERE kind IN ({marks}) ORDER BY id", wanted)]
 
+    def ids_in_view(self) -> list[str]:
+        """The ids of the nodes marked ``always_in_view``, sorted."""
+        return [node_id for (node_id,) in self.db.execute("SELECT id FROM in_view ORDER BY id")]
+
     def layer_of(self, node_id: str) -> str | None:
         row = self.db.execute("SELECT layer FROM nodes WHERE id=?", (node_id,)).fetchone()
         return row[0] if row else None
@@ -214,6 +234,42 @@ class NodeIndex(Connection):
         else:
             rows = self.db.execute("SELECT id, layer FROM nodes WHERE layer=? ORDER BY id", (layer,))
         return list(map(NodeId._make, rows))
+
+    # --- reference fields -------------------------------------------------------------
+    # Every string of a node's state and traits that could be an id is kept (refs), so a
+    # field a world declares later needs no rebuild; which fields are edges is asked here.
+
+    def references_to(self, ids: Iterable[str], flds: Iterable[str]) -> list[Reference]:
+        """Every reference field (one of ``flds``) holding one of ``ids``: who stands at a
+        place, who holds an item by its ``state.holder``."""
+        wanted = sorted(set(flds))
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        return list(map(Reference._make, self._where_in(
+            f"SELECT src, field, dst FROM refs WHERE dst IN (?*) AND field IN ({marks})",
+            sorted(set(ids)), *wanted)))
+
+    def references_from(self, ids: Iterable[str], flds: Iterable[str]) -> list[Reference]:
+        """The reference fields (one of ``flds``) of ``ids``."""
+        wanted = sorted(set(flds))
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        return list(map(Reference._make, self._where_in(
+            f"SELECT src, field, dst FROM refs WHERE src IN (?*) AND field IN ({marks})",
+            sorted(set(ids)), *wanted)))
+
+    def all_references(self, flds: Iterable[str]) -> list[Reference]:
+        """Every reference field (one of ``flds``) whose target is a node of the world (a
+        field naming no node is no edge)."""
+        wanted = sorted(set(flds))
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        return list(map(Reference._make, self.db.execute(
+            f"SELECT r.src, r.field, r.dst FROM refs r JOIN nodes n ON n.id = r.dst"
+            f" WHERE r.field IN ({marks})", wanted)))
 
     # --- names ------------------------------------------------------------------------
 
@@ -251,7 +307,7 @@ class NodeIndex(Connection):
 
 
 def searchable_text(node: Mapping[str, Any]) -> str:
-    """The searchable text of a node's state and relations: keys, values and targets."""
+    """The searchable text of a node's state, relations, tags and sections: keys, values, targets."""
     parts: list[str] = [str(node.get("id", "")), str(node.get("kind", ""))]
 
     def walk(value: Any) -> None:
@@ -267,6 +323,8 @@ def searchable_text(node: Mapping[str, Any]) -> str:
 
     walk(node.get("state", {}))
     walk(node.get("relations", {}))
+    walk(node.get("tags", []))
+    walk(node.get("sections", {}))
     return " ".join(parts)
 
 

@@ -110,6 +110,41 @@ class LastWrite(NamedTuple):
     commit: str
 
 
+class FieldWriter(NamedTuple):
+    """The newest change of a chain to a field or a field containing it (its creation):
+    which event made a field what it is. ``value`` is what it wrote at the field, as JSON
+    text (None: it removed it)."""
+
+    commit: str
+    value: str | None
+    source: str  # "diffusion" or "edit"
+
+
+class EndedName(NamedTuple):
+    """A node a commit of a chain removed that carried ``name`` (a normalised name, or its
+    id when asked by id) and that no later commit brought back; ``seq`` the commit's place."""
+
+    name: str
+    node: str
+    commit: str
+    seq: int
+
+
+class EndedNameRow(NamedTuple):
+    """A normalised name or alias of a node removed on a chain."""
+
+    norm: str
+    node: str
+
+
+class TimeInForce(NamedTuple):
+    """The story time of the newest commit of a chain that set one, and that commit."""
+
+    value: str
+    commit: str
+    seq: int
+
+
 class _Stored(NamedTuple):
     """A ``writes`` row as it is inserted (values as JSON text, None when absent)."""
 
@@ -196,6 +231,7 @@ class StoryIndex:
                                     _dump(ch["old_value"]) if "old_value" in ch else None,
                                     _dump(ch["new_value"]) if "new_value" in ch else None))
         db.executemany("INSERT INTO writes VALUES (?,?,?,?,?,?,?)", rows)
+        db.executemany("INSERT INTO ended VALUES (?,?,?)", _ended_names(rows))
         if parent is None:
             return
         deps: set[CausalEdge] = set()
@@ -206,8 +242,8 @@ class StoryIndex:
             if own_edits.get((r.target, r.field), ...) == r.old:
                 continue  # it read the hand edit this event records
             writer = self._last_writer(r.target, r.field)
-            if writer is not None and writer[1] == r.old:
-                deps.add(CausalEdge(cid, writer[0], "read", r.target, r.field))
+            if writer is not None and writer.value == r.old:
+                deps.add(CausalEdge(cid, writer.commit, "read", r.target, r.field))
         for cause in rec["causes"] if isinstance(rec["causes"], list) else []:
             row = db.execute("SELECT chain.commit_id FROM chain JOIN cur USING (commit_id) "
                              "WHERE chain.event_id=?", (str(cause),)).fetchone()
@@ -215,19 +251,25 @@ class StoryIndex:
                 deps.add(CausalEdge(cid, row[0], "declared", "", ""))
         db.executemany("INSERT INTO deps VALUES (?,?,?,?,?)", sorted(deps))
 
-    def _last_writer(self, target: str, fld: str) -> tuple[str, str | None] | None:
-        """``(commit, value written there as JSON)`` of the newest change on the current
-        chain to ``target``'s ``fld`` or a field containing it, or None."""
+    def last_writer(self, tip: str, target: str, fld: str) -> FieldWriter | None:
+        """The newest change on ``tip``'s chain to ``target``'s ``fld`` or a field
+        containing it, or None."""
+        self.use_chain(tip)
+        return self._last_writer(target, fld)
+
+    def _last_writer(self, target: str, fld: str) -> FieldWriter | None:
+        """The newest change on the current chain to ``target``'s ``fld`` or a field
+        containing it, or None."""
         prefixes = _prefixes(fld)
         marks = ",".join("?" * len(prefixes))
         row = self._c.db.execute(
-            "SELECT w.commit_id, w.field, w.new FROM writes w JOIN cur USING (commit_id)"
+            "SELECT w.commit_id, w.field, w.new, w.source FROM writes w JOIN cur USING (commit_id)"
             f" WHERE w.target=? AND w.field IN ({marks}) ORDER BY cur.seq DESC, w.pos DESC LIMIT 1",
             (target, *prefixes)).fetchone()
         if row is None:
             return None
-        commit, written, new = row
-        return commit, _sub_value(new, written, fld)
+        commit, written, new, source = row
+        return FieldWriter(commit, _sub_value(new, written, fld), source)
 
     def use_chain(self, tip: str) -> None:
         """Fill the temporary table ``cur`` with ``tip``'s first-parent chain (indexed already)."""
@@ -334,6 +376,57 @@ class StoryIndex:
             "  OR instr(coalesce(w.old, ''), ?) > 0))) ORDER BY cur.seq, w.pos",
             (node_id, "/" + node_id, json.dumps(node_id), json.dumps(node_id)))))
 
+    # --- ended nodes, places, the clock ------------------------------------------------
+
+    def ended_by_names(self, tip: str, norms: Iterable[str],
+                       ids: Iterable[str] = ()) -> list[EndedName]:
+        """The nodes carrying one of ``norms`` (or having one of ``ids``) when a commit of
+        ``tip``'s chain removed them and that no later commit of the chain brought back: the
+        ended nodes a name may mean. The newest removal comes first."""
+        self.use_chain(tip)
+        again = ("NOT EXISTS (SELECT 1 FROM writes w JOIN cur c2 USING (commit_id)"
+                 " WHERE w.target = e.target AND w.field = '' AND w.new IS NOT NULL"
+                 " AND c2.seq > cur.seq)")
+        out: list[EndedName] = []
+        for column, values in (("e.norm", sorted(set(norms))), ("e.target", sorted(set(ids)))):
+            rows = self._c._where_in(
+                f"SELECT DISTINCT {column}, e.target, e.commit_id, cur.seq FROM ended e"
+                f" JOIN cur USING (commit_id) WHERE {column} IN (?*) AND {again}"
+                " ORDER BY cur.seq DESC", values)
+            out.extend(map(EndedName._make, rows))
+        return out
+
+    def ended_names(self, tip: str) -> list[EndedNameRow]:
+        """Every normalised name of every node removed on ``tip``'s chain (for suggestions)."""
+        self.use_chain(tip)
+        return list(map(EndedNameRow._make, self._c.db.execute(
+            "SELECT DISTINCT e.norm, e.target FROM ended e JOIN cur USING (commit_id)")))
+
+    def ever_located(self, tip: str, places: Iterable[str]) -> set[str]:
+        """The nodes a change on ``tip``'s chain moved into or out of one of ``places``
+        (``state.location``): everyone who stood there at some point of the story line."""
+        self.use_chain(tip)
+        values = sorted(_dump(p) for p in set(places))
+        out: set[str] = set()
+        for i in range(0, len(values), 400):  # each value is bound twice
+            chunk = values[i : i + 400]
+            marks = ",".join("?" * len(chunk))
+            out.update(target for (target,) in self._c.db.execute(
+                "SELECT DISTINCT w.target FROM writes w JOIN cur USING (commit_id)"
+                f" WHERE w.field = '/state/location' AND (w.new IN ({marks}) OR w.old IN ({marks}))",
+                (*chunk, *chunk)))
+        return out
+
+    def story_time(self, tip: str) -> TimeInForce | None:
+        """The newest commit of ``tip``'s chain that set a story time: the time in force,
+        since an event without ``--at`` keeps the time it finds."""
+        self.use_chain(tip)
+        row = self._c.db.execute(
+            "SELECT chain.timestamp, chain.commit_id, cur.seq FROM chain JOIN cur USING (commit_id)"
+            " WHERE chain.timestamp IS NOT NULL AND chain.timestamp != ''"
+            " ORDER BY cur.seq DESC LIMIT 1").fetchone()
+        return TimeInForce(str(row[0]), str(row[1]), int(row[2])) if row is not None else None
+
     def chain_deps(self, tip: str) -> list[CausalEdge]:
         """Every causal edge on ``tip``'s chain."""
         self.use_chain(tip)
@@ -341,6 +434,26 @@ class StoryIndex:
             "SELECT d.commit_id, d.cause, d.kind, d.target, d.field FROM deps d"
             " JOIN cur USING (commit_id) ORDER BY d.commit_id, d.cause, d.target, d.field")))
 
+
+def _ended_names(rows: list[_Stored]) -> list[tuple[str, str, str]]:
+    """``(commit, node, normalised name)`` for every name or alias of a node a commit removed,
+    so an ended node is found by name without reading the history."""
+    from narrative.ids import normalize_name
+
+    out: list[tuple[str, str, str]] = []
+    for r in rows:
+        if r.field != "" or r.old is None or r.new is not None:
+            continue
+        try:
+            node = json.loads(r.old)
+        except ValueError:
+            continue
+        if not isinstance(node, dict):
+            continue
+        names = [node.get("name"), *(node.get("aliases") or [])]
+        norms = {normalize_name(n) for n in names if isinstance(n, str) and n.strip()}
+        out.extend((r.commit, r.target, norm) for norm in sorted(norms))
+    return out
 
 
 def _dump(value: Any) -> str:

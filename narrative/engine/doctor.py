@@ -1,0 +1,284 @@
+"""``narr doctor``: is this machine and this world fit for narr, and if not, what fixes each thing.
+
+A writer whose event fails wants to know whether narr, the machine or the world
+is at fault before reading a traceback. The doctor looks at each thing narr
+depends on, in the order a failure would reach them: the libraries (pygit2 and
+libgit2, SQLite with FTS5 trigram, facts from :mod:`narrative.store.environment`),
+the git program, Python and the locale, the user's config file, then the world
+found at the path (an interrupted write, the server, the history as ``narr check``
+proves it, hand edits, a git or narr merge half done, events that failed) and the
+llm diffuser's server, asked only when one is configured and only for a few seconds.
+
+Each finding is ``ok``, a ``warning`` (worth knowing, nothing fails) or a
+``problem``: a problem carries the kind of error (:mod:`narrative.errors`) the
+command it breaks would raise, and the doctor's exit code is the first problem's.
+When the libraries fall short the world is not opened at all: opening it is what
+they would break. The doctor reads; the one write it may do is what every reader
+does, finishing a write a crash interrupted, and it says so.
+"""
+
+from __future__ import annotations
+
+import locale
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from narrative import __version__, errors
+
+Status = Literal["ok", "warning", "problem", "skipped"]
+LLM_TIMEOUT = 3.0  # seconds: a reachable server answers a model list at once
+
+
+@dataclass
+class Finding:
+    name: str
+    status: Status
+    found: str | None = None
+    problem: str | None = None
+    fix: str | None = None
+    kind: str | None = None  # for a problem: the error class whose exit code it carries
+
+    @property
+    def exit_code(self) -> int:
+        if self.status != "problem":
+            return 0
+        cls = getattr(errors, self.kind or "NarrError", errors.NarrError)
+        return int(cls.exit_code)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "status": self.status, "found": self.found, "problem": self.problem,
+                "fix": self.fix, "kind": self.kind, "exit_code": self.exit_code}
+
+
+@dataclass
+class DoctorReport:
+    path: str
+    world: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def problems(self) -> list[Finding]:
+        return [f for f in self.findings if f.status == "problem"]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def exit_code(self) -> int:
+        return self.problems[0].exit_code if self.problems else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "exit_code": self.exit_code, "path": self.path, "world": self.world,
+                "findings": [f.to_json() for f in self.findings]}
+
+    def error(self) -> errors.NarrError | None:
+        """The first problem as the error its kind is (None: no problem), for a caller that raises."""
+        if not self.problems:
+            return None
+        first = self.problems[0]
+        cls = getattr(errors, first.kind or "NarrError", errors.NarrError)
+        more = len(self.problems) - 1
+        error: errors.NarrError = cls(
+            f"doctor: {first.problem}" + (f" ({more} more problem{'s' if more > 1 else ''})" if more else ""),
+            hint=first.fix)
+        return error
+
+
+def doctor(path: str | os.PathLike[str] = ".", *, llm_timeout: float = LLM_TIMEOUT) -> DoctorReport:
+    """Look at everything narr depends on, from the libraries to the world at ``path``."""
+    from narrative.store import environment
+
+    report = DoctorReport(str(Path(path).resolve()))
+    add = report.findings.append
+    add(Finding("python", "ok", f"{sys.version.split()[0]} ({sys.executable})"))
+    libraries = [*environment.git_library(), *environment.sqlite_library()]
+    for fact in libraries:
+        add(_from_fact(fact, "RequirementError"))
+    git = environment.git_program()
+    add(_from_fact(git, None) if git.ok else Finding("git", "warning", git.found, git.problem, git.fix))
+    add(_locale())
+    settings = _user_config(add)
+    if all(f.ok for f in libraries):
+        _world(report, Path(path))
+    else:
+        add(Finding("world", "skipped", problem="not opened: the libraries above fall short, and "
+                    "opening a world is what they would break", fix="fix those first"))
+    if settings is not None:
+        _llm(settings, add, llm_timeout)
+    return report
+
+
+def _from_fact(fact: Any, kind: str | None) -> Finding:
+    if fact.ok:
+        return Finding(fact.name, "ok", f"{fact.found} (needs {fact.needed})"
+                       if fact.needed != "any" else fact.found)
+    return Finding(fact.name, "problem", fact.found, fact.problem, fact.fix, kind)
+
+
+def _locale() -> Finding:
+    """Names and events in Chinese need a UTF-8 locale to print (files are UTF-8 whatever it is)."""
+    encoding = locale.getpreferredencoding(False)
+    setting = next((f"{k}={os.environ[k]}" for k in ("LC_ALL", "LC_CTYPE", "LANG") if os.environ.get(k)),
+                   "no LC_ALL, LC_CTYPE or LANG")
+    found = f"{encoding} ({setting})"
+    if encoding.lower().replace("-", "") in ("utf8", "utf8mb4") or sys.flags.utf8_mode:
+        return Finding("locale", "ok", found)
+    return Finding("locale", "warning", found,
+                   f"the locale's encoding is {encoding}, not UTF-8: names and text outside it (Chinese, "
+                   "accents) may not print", "export LANG=C.UTF-8 (or another UTF-8 locale), or "
+                   "PYTHONUTF8=1")
+
+
+def _user_config(add: Callable[[Finding], None]) -> Any:
+    from narrative.userconfig import config_path, load_user_config
+
+    try:
+        settings = load_user_config()
+    except errors.NarrError as exc:
+        add(Finding("config", "problem", str(config_path()), exc.message, exc.hint or
+                    f"fix {config_path()}", type(exc).__name__))
+        return None
+    where = str(settings.path) if settings.path else f"none ({config_path()} does not exist)"
+    add(Finding("config", "ok", where))
+    return settings
+
+
+def _world(report: DoctorReport, path: Path) -> None:
+    from narrative.store.worldrepo import WorldRepo
+
+    add = report.findings.append
+    try:
+        wr = WorldRepo.open(path)
+    except errors.NotAWorldError as exc:
+        add(Finding("world", "skipped", None, exc.message, exc.hint))
+        return
+    except errors.NarrError as exc:
+        add(Finding("world", "problem", None, exc.message, exc.hint, type(exc).__name__))
+        return
+    try:
+        report.world = str(wr.root)
+        add(Finding("world", "ok", f"{wr.root} ({wr.config.layout}, branch {wr.branch() or 'detached'})"))
+        _world_health(wr, add)
+    finally:
+        wr.close()
+
+
+def _world_health(wr: Any, add: Callable[[Finding], None]) -> None:
+    from narrative.engine import failed
+    from narrative.engine.check import check
+    from narrative.engine.status import status
+    from narrative.store.failures import is_damage
+    from narrative.store.move import finish_interrupted
+    from narrative.store.server_record import server_state
+
+    note = finish_interrupted(wr)
+    add(Finding("journal", "warning", note, f"a narr command was interrupted: {note}",
+                "nothing to do: it is finished as any narr command would")
+        if note else Finding("journal", "ok", "no interrupted write"))
+
+    server = server_state(wr)
+    if not server.running:
+        add(Finding("server", "ok", "not running (narr serve --detach makes commands faster)"))
+    elif (server.version or "").split("+")[0] != __version__:
+        add(Finding("server", "warning", f"pid {server.pid}, narr {server.version}",
+                    f"a server of narr {server.version} runs for this world: narr {__version__} "
+                    "does not use it", "narr serve --stop (then narr serve --detach for this narr)"))
+    else:
+        port = f", HTTP port {server.port}" if server.port else ""
+        add(Finding("server", "ok", f"running, pid {server.pid}{port}"))
+
+    if wr.read_only():
+        add(Finding("writable", "warning", str(wr.narr_dir),
+                    "the world is read-only: narr reads it but cannot record events",
+                    "make the world's directory writable, or work in a clone (narr clone)"))
+
+    try:
+        wr.require_no_git_operation()
+    except errors.ConflictError as exc:
+        add(Finding("merge", "problem", None, exc.message, exc.hint, "ConflictError"))
+
+    try:
+        report = check(wr, worktree_too=False)
+    except Exception as exc:
+        if not is_damage(exc):
+            raise
+        add(Finding("history", "problem", None, f"the repository is damaged: {str(exc).strip(chr(34))}",
+                    "git fsck names every damaged object; a clone or a backup has the history",
+                    "RepositoryDamagedError"))
+    else:
+        for message in report.warnings:
+            add(Finding("history", "warning", None, message))
+        if report.problems:
+            first = report.problems[0]
+            more = len(report.problems) - 1
+            add(Finding("history", "problem", f"{report.events} events, {report.nodes} nodes",
+                        str(first) + (f" ({more} more: narr check lists them)" if more else ""),
+                        " && ".join(first.fix) if first.fix else "narr check says more; narr adopt "
+                        "turns plain git commits into hand edits", "CheckFailedError"))
+        else:
+            add(Finding("history", "ok", f"{report.events} events explain their commits, "
+                        f"{report.nodes} nodes valid"))
+
+    st = status(wr)
+    for problem in st.problems:
+        add(Finding("hand edits", "problem", None, problem,
+                    "fix the file (narr edit NODE opens it); narr status names each problem",
+                    "InvalidWorldError"))
+    if not st.problems:
+        n = len({e["target"] for e in st.edits})
+        add(Finding("hand edits", "ok", f"{n} node{'' if n == 1 else 's'} edited by hand, which the "
+                    "next event records" if n else "none"))
+
+    kept = failed.load_all(wr)[::-1]
+    for n, item in enumerate(kept, 1):
+        add(Finding("failed events", "problem", f"{item.saved_at}",
+                    f"event {n} of {len(kept)} could not be recorded and is kept: "
+                    f"{item.request.content!r}: {item.error}",
+                    f"fix what it says, then narr failed retry {n}; or narr failed drop {n}",
+                    item.kind or "NarrError"))
+    if not kept:
+        add(Finding("failed events", "ok", "none"))
+
+
+def _llm(settings: Any, add: Callable[[Finding], None], timeout: float) -> None:
+    """Whether the llm diffuser's server answers; asked only when a base_url is configured."""
+    llm = settings.llm
+    if not llm.base_url:
+        add(Finding("llm", "skipped", "no base_url configured (only the offline diffusers run)"))
+        return
+    import urllib.error
+    import urllib.request
+
+    from narrative.diffusers.chat import endpoint, split_userinfo
+
+    try:
+        url = endpoint(llm.base_url)
+    except errors.DiffuserError as exc:
+        add(Finding("llm", "problem", None, exc.message, exc.hint, "DiffuserError"))
+        return
+    shown, _ = split_userinfo(url)
+    models = shown.removesuffix("/chat/completions") + "/models"
+    headers = {"Authorization": f"Bearer {llm.api_key()}"} if llm.api_key() else {}
+    request = urllib.request.Request(models, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as resp:
+            status = resp.status
+    except urllib.error.HTTPError as exc:
+        status = exc.code  # it answered: reachable (a server without /models says 404)
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        add(Finding("llm", "problem", shown, f"the LLM server at {shown} does not answer within "
+                    f"{timeout:g}s: {reason}", "start it (ollama serve, llama-server ...) or fix "
+                    "[llm] base_url in your narr config (NARR_LLM_BASE_URL)", "DiffuserError"))
+        return
+    if status in (401, 403):
+        add(Finding("llm", "problem", shown, f"the LLM server at {shown} refuses narr's key (HTTP {status})",
+                    "set the variable [llm] api_key_env names to a valid key", "DiffuserError"))
+        return
+    model = f", model {llm.model}" if llm.model else ""
+    add(Finding("llm", "ok", f"{shown} answers (HTTP {status}){model}"))

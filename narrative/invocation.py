@@ -1,0 +1,87 @@
+"""Where a command runs: its working directory and its environment variables.
+
+A ``narr`` process runs one command, in the process's own directory with the
+process's own variables. A server (``narr serve``) runs many commands at once, each
+for a client standing in its own directory with its own variables; changing the
+process's directory or ``os.environ`` for one of them would change them for every
+other command running beside it. So narr reads both through this module: the
+current command's :class:`Invocation` (a context variable the server sets for each
+request, on the thread that runs it) or, outside one, the process's.
+
+Only the places that read a variable or resolve a path a user typed come here;
+everything else works with absolute paths (a world's root is always absolute).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One command's working directory (absolute) and environment."""
+
+    cwd: str
+    env: Mapping[str, str]
+
+
+_current: ContextVar[Invocation | None] = ContextVar("narr_invocation", default=None)
+
+
+@contextmanager
+def running(cwd: str, env: Mapping[str, str]) -> Iterator[Invocation]:
+    """Run the block as a command started in ``cwd`` with the variables ``env``."""
+    invocation = Invocation(os.path.abspath(cwd), dict(env))
+    token = _current.set(invocation)
+    try:
+        yield invocation
+    finally:
+        _current.reset(token)
+
+
+def environ() -> Mapping[str, str]:
+    """The command's environment (the process's outside a server's request)."""
+    current = _current.get()
+    return os.environ if current is None else current.env
+
+
+def getenv(name: str, default: str | None = None) -> str | None:
+    return environ().get(name, default)
+
+
+def absolute(path: str | os.PathLike[str]) -> Path:
+    """A path the user typed, as the command must open it.
+
+    Relative paths are relative to the command's directory. Outside a server's
+    request that is the process's own, so the path is left as typed (and messages
+    naming it read as the user wrote it).
+    """
+    given = Path(path)
+    current = _current.get()
+    if current is None or given.is_absolute():
+        return given
+    return Path(current.cwd) / given
+
+
+def cwd() -> str:
+    """The command's working directory."""
+    current = _current.get()
+    return os.getcwd() if current is None else current.cwd
+
+
+def expanduser(path: str) -> str:
+    """``~`` and ``~/...`` with the command's ``HOME`` (``~user`` as the system knows it)."""
+    current = _current.get()
+    if current is None or not (path == "~" or path.startswith("~/")):
+        return os.path.expanduser(path)
+    home = current.env.get("HOME")
+    if home is None:  # as os.path.expanduser does without HOME
+        import pwd
+
+        home = pwd.getpwuid(os.getuid()).pw_dir
+    return (home.rstrip("/") + path[1:]) or "/"

@@ -1,0 +1,125 @@
+"""``narr doctor``: each problem named with its fix, and the exit code of its kind."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import CLI, node_file, snapshot
+from test_requirements import OLD_PYGIT2, narr_with
+
+from narrative.engine.doctor import doctor
+from narrative.errors import DiffuserError, InvalidWorldError, RequirementError
+
+NAMES = ["python", "pygit2", "libgit2", "sqlite", "git", "locale", "config", "world", "journal", "server",
+         "history", "hand edits", "failed events", "llm"]
+
+
+def by_name(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f["name"]: f for f in report["findings"]}
+
+
+def test_a_healthy_world(narr: CLI, world: Path) -> None:
+    before = snapshot(world)
+    report = narr.json("doctor")
+    assert report["ok"] and report["exit_code"] == 0 and report["world"] == str(world.resolve())
+    assert [f["name"] for f in report["findings"]] == NAMES
+    found = by_name(report)
+    assert all(f["status"] in ("ok", "skipped") for f in report["findings"]), report
+    assert found["llm"]["status"] == "skipped"  # none configured: nothing is asked
+    assert "events explain their commits" in found["history"]["found"]
+    assert found["pygit2"]["found"].endswith("(needs 1.20.1 or newer)")
+    text = narr("doctor").stdout
+    assert text.splitlines()[0] == "narr doctor: all well"
+    assert any(line.split()[:2] == ["ok", "history"] for line in text.splitlines())
+    assert snapshot(world) == before
+
+
+def test_a_failed_event_is_named_with_its_fix_and_its_kind(narr: CLI, world: Path) -> None:
+    failed = narr("event", "Lin Yuan walks to the ferry", "--diffuser", "llm", expect=DiffuserError.exit_code)
+    assert "kept" in failed.stderr
+    result = narr("doctor", "--json", expect=DiffuserError.exit_code)
+    report = json.loads(result.stdout)
+    assert not report["ok"] and report["exit_code"] == 18
+    problem = by_name(report)["failed events"]
+    assert problem["status"] == "problem" and problem["kind"] == "DiffuserError"
+    assert "'Lin Yuan walks to the ferry'" in problem["problem"]
+    assert problem["fix"] == "fix what it says, then narr failed retry 1; or narr failed drop 1"
+    error = json.loads(result.stderr)
+    assert error["type"] == "DiffuserError" and error["hint"] == problem["fix"]
+    text = narr("doctor", expect=18).stdout
+    assert text.splitlines()[0] == "narr doctor: 1 problem"
+    assert "fix: fix what it says, then narr failed retry 1" in text
+
+
+def test_a_broken_hand_edit_comes_before_a_failed_event(narr: CLI, world: Path) -> None:
+    narr("event", "Lin Yuan walks to the ferry", "--diffuser", "llm", expect=DiffuserError.exit_code)
+    node_file(world, "lin-yuan").write_text("{ not json", encoding="utf-8")
+    report = json.loads(narr("doctor", "--json", expect=InvalidWorldError.exit_code).stdout)
+    problems = [f for f in report["findings"] if f["status"] == "problem"]
+    assert [p["name"] for p in problems] == ["hand edits", "failed events"]
+    assert "lin-yuan" in problems[0]["problem"] and "narr edit" in problems[0]["fix"]
+    assert report["exit_code"] == 13
+
+
+def test_a_too_old_pygit2_is_named_and_the_world_left_closed(world: Path) -> None:
+    before = snapshot(world)
+    result = narr_with(OLD_PYGIT2, "doctor", "--json", cwd=world)
+    assert result.returncode == RequirementError.exit_code
+    report = json.loads(result.stdout)
+    found = by_name(report)
+    assert found["pygit2"] == {
+        "name": "pygit2", "status": "problem", "found": "1.19.1", "kind": "RequirementError", "exit_code": 21,
+        "problem": "pygit2 1.19.1 is too old: narr needs pygit2 1.20.1 or newer",
+        "fix": "pip install --upgrade 'pygit2>=1.20.1' (in the environment narr runs from; pip keeps an "
+               "old pygit2 that an earlier floor allowed)"}
+    assert found["world"]["status"] == "skipped" and "journal" not in found
+    assert "Traceback" not in result.stderr and json.loads(result.stderr)["exit_code"] == 21
+    assert snapshot(world) == before
+    text = narr_with(OLD_PYGIT2, "doctor", cwd=world)
+    assert "PROBLEM  pygit2" in text.stdout and "fix: pip install --upgrade 'pygit2>=1.20.1'" in text.stdout
+
+
+def test_outside_a_world_the_machine_is_still_checked(tmp_path: Path) -> None:
+    report = doctor(tmp_path)
+    assert report.ok and report.world is None
+    assert by_name(report.to_json())["world"]["status"] == "skipped"
+    assert "not a narr world" in (by_name(report.to_json())["world"]["problem"] or "")
+
+
+@pytest.fixture
+def llm_server() -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            code = 200 if self.path == "/v1/models" else 404
+            body = b'{"data": [{"id": "test-model"}]}'
+            self.send_response(code)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_the_llm_server_is_asked_only_when_configured(narr: CLI, llm_server: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NARR_LLM_BASE_URL", llm_server)
+    found = by_name(narr.json("doctor"))["llm"]
+    assert found["status"] == "ok" and found["found"] == f"{llm_server}/chat/completions answers (HTTP 200)"
+    monkeypatch.setenv("NARR_LLM_BASE_URL", "http://127.0.0.1:9/v1")  # the discard port: refused
+    report = json.loads(narr("doctor", "--json", "--llm-timeout", "1", expect=18).stdout)
+    found = by_name(report)["llm"]
+    assert found["status"] == "problem" and found["kind"] == "DiffuserError"
+    assert "does not answer" in found["problem"] and "base_url" in found["fix"]
