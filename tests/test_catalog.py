@@ -68,3 +68,39 @@ def test_leaving_the_world_closes_it(world: Path) -> None:
     assert wr.catalog._db is None  # closed, though the block raised
     with WorldRepo.open(world) as again:
         assert again.head_commit() is not None  # the world opens again as usual
+
+
+def test_reference_ending_and_clock_rows_are_named(world: Path) -> None:
+    """The tables main's continuity work added (reference fields, ended names, the story
+    clock) answer in named rows, and follow the world as the other tables do."""
+    from narrative import api
+    from narrative.model import ExpireOp, SetOp
+    from narrative.store.catalog import Reference
+    from narrative.store.catalog.story import EndedName, FieldWriter, TimeInForce
+
+    with WorldRepo.open(world) as wr:
+        api.event(wr, "Lin Yuan goes down to the ferry",
+                  SetOp(target="lin-yuan", field="/state/location", value="ferry"),
+                  timestamp="Day 3, dusk")
+        api.event(wr, "The crowd leaves the ferry", ExpireOp(target="ferry-crowd"))
+        head = wr.head_commit()
+        assert head is not None
+        cat = wr.catalog_at(head.tree)
+        at_ferry = cat.references_to(["ferry"], ["/state/location"])
+        assert Reference("lin-yuan", "/state/location", "ferry") in at_ferry
+        assert all(isinstance(r, Reference) for r in at_ferry)
+        assert Reference("lin-yuan", "/state/location", "qingyun-gate") not in \
+            cat.references_from(["lin-yuan"], ["/state/location"])
+
+        graph = cat.graph
+        graph.follow_chain(head)
+        gone = graph.ended_by_names(head.id, [], ["ferry-crowd"])
+        assert [(g.node, g.commit) for g in gone] == [("ferry-crowd", head.id)]
+        assert isinstance(gone[0], EndedName)
+        assert "ferry-crowd" in {row.node for row in graph.ended_names(head.id)}
+        moved = graph.last_writer(head.id, "lin-yuan", "/state/location")
+        assert isinstance(moved, FieldWriter) and (moved.value, moved.source) == ('"ferry"', "diffusion")
+        clock = graph.story_time(head.id)
+        assert isinstance(clock, TimeInForce) and clock.value == "Day 3, dusk"
+        assert clock.commit == head.parent_ids[0]  # the second event kept the time it found
+        assert "lin-yuan" in graph.ever_located(head.id, ["ferry"])
