@@ -25,7 +25,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from narrative.engine.eventgraph import story_time
+from narrative.engine.clock import story_time
 from narrative.engine.log import entry
 from narrative.engine.nodes import current_nodes
 from narrative.ids import LAYERS

@@ -17,7 +17,7 @@ from narrative.store import history
 from narrative.store.catalog.story import EventInfo, Write
 from narrative.store.worldrepo import WorldRepo
 
-__all__ = ["EventInfo", "Story", "Write", "end_reason", "ended", "story_time", "tip_of"]
+__all__ = ["EventInfo", "Story", "Write", "end_reason", "ended", "tip_of"]
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -130,39 +130,6 @@ class Story:
             infos[commit] = self.event(commit)
         e = infos[commit]
         return {"id": e.id, "commit": e.commit, "content": e.content}
-
-
-STORY_TIME_SCAN = 16  # commits read from their summaries before the catalog is asked
-
-
-def story_time(wr: WorldRepo, rev: str | None = None) -> dict[str, Any] | None:
-    """The story time in force at HEAD (or ``rev``): the last ``--at`` on the story line,
-    ``{"value", "since": {"id", "commit", "content"}}``, or None when no event set one.
-
-    An event recorded without ``--at`` keeps the time it found, so the time in force is
-    never blank once one was set. The last few commits are read from their one-line
-    summaries (a story that keeps time sets it often, and ``narr status`` then never opens
-    the catalog); past them, one indexed query over the chain answers.
-    """
-    start = wr.head_id() if rev is None else history.resolve(wr, rev).id
-    if start is None:
-        return None
-    rows = history.summaries(wr, start, STORY_TIME_SCAN)
-    for row in rows:
-        if row.get("timestamp"):
-            return {"value": row["timestamp"], "since": {"id": row["id"], "commit": row["commit"],
-                                                         "content": row["content"]}}
-    if len(rows) < STORY_TIME_SCAN or rows[-1]["parent"] is None:
-        return None  # the whole line was read
-    tip = tip_of(wr, start)
-    assert tip is not None
-    found = wr.catalog.graph.story_time(tip.id)
-    if found is None:
-        return None
-    since = wr.catalog.graph.event_info(found.commit)
-    return {"value": found.value, "since": {"id": since.id if since else None,
-                                            "commit": found.commit,
-                                            "content": since.content if since else ""}}
 
 
 def ended(wr: WorldRepo, node_id: str, tip: str | None = None) -> tuple[EventInfo, str] | None:

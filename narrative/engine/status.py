@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from narrative import fields
-from narrative.engine.eventgraph import story_time
+from narrative.engine.clock import story_time
 from narrative.engine.log import Entry, entry
 from narrative.errors import ConflictError, InvalidWorldError
 from narrative.nodefile import edges_of
