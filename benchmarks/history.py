@@ -63,7 +63,7 @@ class HistoryMaker:
 
         key, choices = self.rng.choice(STATE_FIELDS[self.layer[node_id]])
         value = self._value(node_id, key, choices)
-        return SetOp(op="set", target=node_id, field=f"/state/{key}", value=value)
+        return SetOp(target=node_id, field=f"/state/{key}", value=value)
 
     def _hand_edit(self) -> None:
         from narrative.ids import node_path
@@ -88,13 +88,13 @@ class HistoryMaker:
         roll = rng.random()
         if roll < 0.10:
             rtype = rng.choice(["knows", "distrusts", "owes"])
-            ops.append(RelateOp(op="relate", source=targets[0], type=rtype, target=targets[1],
+            ops.append(RelateOp(source=targets[0], type=rtype, target=targets[1],
                                 attrs={"since": f"event {self.n}"}))
         elif roll < 0.15:
             node = self.wr.catalog.db.execute(
                 "SELECT src, type, dst FROM edges WHERE src=? LIMIT 1", (targets[0],)).fetchone()
             if node is not None:
-                ops.append(UnrelateOp(op="unrelate", source=node[0], type=node[1], target=node[2]))
+                ops.append(UnrelateOp(source=node[0], type=node[1], target=node[2]))
         elif roll < 0.22:
             lifecycle = rng.choice(["permanent", "permanent", "scene", "event"])
             layer = rng.choice(["character", "item", "ambient", "background"])
@@ -104,7 +104,7 @@ class HistoryMaker:
                         aliases=[f"陌生人{self.n}", f"the stranger of event {self.n}"],
                         summary="Someone, or something, nobody expected.", lifecycle=lifecycle,
                         state={"status": "new"}, relations={"near": {rng.choice(self.places): {}}})
-            ops.append(CreateOp(op="create", node=node))
+            ops.append(CreateOp(node=node))
             self.layer[new_id] = layer
             if lifecycle == "permanent":
                 self.made.append(new_id)
@@ -113,7 +113,7 @@ class HistoryMaker:
             if victim in self.live:
                 self.live.remove(victim)
             ops = [op for op in ops if getattr(op, "target", None) != victim]
-            ops.append(ExpireOp(op="expire", target=victim))
+            ops.append(ExpireOp(target=victim))
         elif roll < 0.29:
             close_scene = True
         elif roll < 0.32:

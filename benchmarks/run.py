@@ -481,7 +481,7 @@ def section_reset(bench: Bench, a: Path, b: Path, info: dict[str, Any], layout: 
         wr = WorldRepo.open(a)
         try:
             for k in range(3):
-                ops = [SetOp(op="set", target=t, field="/state/mood", value=f"reset round {r}.{k}")
+                ops = [SetOp(target=t, field="/state/mood", value=f"reset round {r}.{k}")
                        for t, _ in _three_targets(info, rng)]
                 run_event(wr, EventRequest(content=f"To be undone {r}.{k}", delta=Delta(ops=ops)))
         finally:
@@ -537,7 +537,7 @@ def engine_events(bench: Bench, root: Path, info: dict[str, Any], layout: str, n
     wr = WorldRepo.open(root)
 
     def one(i: int) -> None:
-        ops = [SetOp(op="set", target=t, field="/state/mood", value=f"in-process {i}")
+        ops = [SetOp(target=t, field="/state/mood", value=f"in-process {i}")
                for t, _ in _three_targets(info, rng)]
         run_event(wr, EventRequest(content=f"In-process event {i}", delta=Delta(ops=ops)))
 

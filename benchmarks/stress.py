@@ -473,7 +473,7 @@ def _writer(root: Path, who: int, events: int, out: Path) -> None:
                     res = narr.reset(world, "HEAD~1", hard=True)
                     lines.append({"kind": "reset", "abandoned": res.abandoned, "from": res.old})
                 else:
-                    op = narr.SetOp(op="set", target="lin-yuan", field=f"/state/w{who}", value=i)
+                    op = narr.SetOp(target="lin-yuan", field=f"/state/w{who}", value=i)
                     ev = narr.event(world, f"Writer {who} event {i}", op)
                     lines.append({"kind": "event", "commit": ev.commit})
                 break

@@ -39,10 +39,10 @@ _API = frozenset({
     "LorebookExport", "export_lorebook", "CardExport", "export_card", "VaultExport", "export_vault",
     "AdoptResult", "adopt",
     "log_of", "node_log", "drop_chain",
-    "Conflict", "MergeResult", "merge", "abort_merge", "merge_conflicts", "continue_merge",
+    "FieldConflict", "MergeResult", "merge", "abort_merge", "merge_conflicts", "continue_merge",
     "resolve_conflict",
     "clone", "CloneResult", "pull", "PullResult", "push", "PushResult", "list_remote_branches",
-    "EventView", "WorldView", "event_view", "world_view",
+    "EventView", "WorldGraphView", "event_view", "world_view",
     "DoctorReport", "doctor", "RequirementError",
 })
 

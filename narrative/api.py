@@ -4,11 +4,11 @@ Everything a ``narr`` command does is one call here, on a world opened once::
 
     import narrative as narr
 
-    world = narr.open_world("my-world")
-    narr.event(world, "Lin Yuan walks to the ferry",
-               narr.SetOp(op="set", target="lin-yuan", field="/state/location", value="ferry"))
-    narr.get_value(world, "lin-yuan", "state.location")            # "ferry"
-    narr.reset(world, "HEAD~1")
+    with narr.open_world("my-world") as world:
+        narr.event(world, "Lin Yuan walks to the ferry",
+                   narr.SetOp(target="lin-yuan", field="/state/location", value="ferry"))
+        narr.get_value(world, "lin-yuan", "state.location")            # "ferry"
+        narr.reset(world, "HEAD~1")
 
 Names here keep working from one release to the next (a test holds them);
 modules under ``narrative.engine``, ``narrative.store`` and ``narrative.delta``
@@ -52,7 +52,7 @@ from narrative.engine.history_of import NodeHistory, history_of
 from narrative.engine.init import InitResult, init_world
 from narrative.engine.log import Entry, log, log_of, node_log, show
 from narrative.engine.lorebook import CardExport, LorebookExport, export_card, export_lorebook
-from narrative.engine.merge import Conflict, MergeResult, continue_merge, merge
+from narrative.engine.merge import MergeResult, continue_merge, merge
 from narrative.engine.merge import abort as abort_merge
 from narrative.engine.merge import conflicts as merge_conflicts
 from narrative.engine.merge import resolve as resolve_conflict
@@ -66,7 +66,7 @@ from narrative.engine.revert import revert
 from narrative.engine.search import SearchResult, search
 from narrative.engine.setaside import RestoreResult, list_set_asides, restore
 from narrative.engine.status import Status, status
-from narrative.engine.studio import EventView, WorldView, event_view, world_view
+from narrative.engine.studio import EventView, WorldGraphView, event_view, world_view
 from narrative.engine.threads import Threads, threads
 from narrative.engine.vault import VaultExport, export_vault
 from narrative.engine.why import WhyResult, why
@@ -84,6 +84,7 @@ from narrative.errors import (
     NothingToDoError,
     RequirementError,
 )
+from narrative.fields import FieldConflict
 from narrative.model import (
     Change,
     CreateOp,
@@ -102,7 +103,8 @@ from narrative.store.worldrepo import WorldRepo
 
 
 def open_world(path: str | os.PathLike[str] = ".") -> WorldRepo:
-    """The world containing ``path`` (searching upwards, as git does); close it when done."""
+    """The world containing ``path`` (searching upwards, as git does); close it when done, or
+    use it as a context manager (``with narr.open_world(path) as world: ...``)."""
     return WorldRepo.open(path)
 
 
@@ -133,7 +135,6 @@ __all__ = [
     "CheckReport",
     "CloneResult",
     "Codex",
-    "Conflict",
     "ConflictError",
     "Connection",
     "ContinuityError",
@@ -150,6 +151,7 @@ __all__ = [
     "EventResult",
     "EventView",
     "ExpireOp",
+    "FieldConflict",
     "Finding",
     "GraphExport",
     "ImportResult",
@@ -183,8 +185,8 @@ __all__ = [
     "VaultExport",
     "WhyResult",
     "World",
+    "WorldGraphView",
     "WorldRepo",
-    "WorldView",
     "abort_merge",
     "adopt",
     "audit",

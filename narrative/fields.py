@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 if TYPE_CHECKING:
     from narrative.model import Change
@@ -331,6 +331,95 @@ def value_in(node: Any, field: str) -> Any:
     if node is None:
         return ABSENT
     return node if field == "" else get(node, field)
+
+
+def parse_field(text: str, *, what: str | None = None) -> str:
+    """The JSON pointer a user means by ``text``: ``/state/mood`` as it is, the dotted
+    ``state.mood`` made one (``""`` is the whole node). Every command reads a field with
+    this, so no command takes one spelling and refuses the other.
+
+    A field with an empty name in it (``state..mood``, ``/state/``) is refused; the message
+    starts with ``what`` (default: the field as typed).
+    """
+    if text == "":
+        return ""
+    ptr = text if text.startswith("/") else pointer(*text.split("."))
+    if any(token == "" for token in split(ptr)):
+        from narrative.errors import InvalidInputError
+
+        raise InvalidInputError(f"{what or f'field {text!r}'}: empty field name in the path")
+    return ptr
+
+
+class Spelling(NamedTuple):
+    """How one command has always written a field conflict in JSON: ``(key, attribute)`` pairs
+    in order (a value that is absent, or a context that is None, is left out), and the
+    line its text output shows."""
+
+    keys: tuple[tuple[str, str], ...]
+    line: Callable[[FieldConflict], str]
+
+
+class FieldConflict(NamedTuple):
+    """One field two changes disagree on, in the words of a three-way merge.
+
+    ``base`` is what the incoming change expected to find there, ``ours`` what the world
+    holds now, ``theirs`` what the change would write; any of them may be
+    :data:`ABSENT`. A merge's conflict (base, this story line, the merged branch), a
+    replayed event's (its recorded old value, the world now, its recorded new value), a
+    revert's (what the event wrote, the world now, what was there before) and a set-aside
+    edit's (what it was edited from, the world now, the edit) are all one. The context
+    fields say which event or why, where one applies.
+    """
+
+    node: str
+    field: str
+    base: Any = ABSENT
+    ours: Any = ABSENT
+    theirs: Any = ABSENT
+    event: str | None = None  # the event whose recorded change it is (replay)
+    content: str | None = None  # that event's content
+    kind: str | None = None  # "edit" or "diffusion": which part of the record (replay)
+    note: str | None = None  # why there is no value to compare (a set-aside edit's node is gone)
+
+    def to_json(self, spelling: Spelling) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, attr in spelling.keys:
+            value = getattr(self, attr)
+            if value is not ABSENT and not (value is None and attr in _CONTEXT):
+                out[key] = value
+        return out
+
+    @classmethod
+    def from_json(cls, spelling: Spelling, data: Mapping[str, Any]) -> FieldConflict:
+        return cls(**{attr: data[key] for key, attr in spelling.keys if key in data})
+
+    def line(self, spelling: Spelling) -> str:
+        return spelling.line(self)
+
+    @property
+    def where(self) -> str:
+        return f"{self.node} {self.field or '(whole node)'}"
+
+
+_CONTEXT = frozenset({"event", "content", "kind", "note"})
+
+
+MERGE_SPELLING = Spelling(
+    (("node", "node"), ("field", "field"), ("base", "base"), ("ours", "ours"), ("theirs", "theirs")),
+    lambda c: f"{c.where}: base {show(c.base)}, ours {show(c.ours)}, theirs {show(c.theirs)}")
+REPLAY_SPELLING = Spelling(
+    (("event", "event"), ("content", "content"), ("kind", "kind"), ("target", "node"),
+     ("field", "field"), ("recorded_old", "base"), ("recorded_new", "theirs"), ("current", "ours")),
+    lambda c: f"{c.where}: recorded {show(c.base)} → {show(c.theirs)}, now {show(c.ours)}")
+REVERT_SPELLING = Spelling(
+    (("target", "node"), ("field", "field"), ("event_wrote", "base"), ("current", "ours")),
+    lambda c: f"{c.where}: the event wrote {show(c.base)}, now {show(c.ours)}")
+SET_ASIDE_SPELLING = Spelling(
+    (("target", "node"), ("field", "field"), ("base", "base"), ("current", "ours"),
+     ("yours", "theirs"), ("note", "note")),
+    lambda c: f"{c.where}: {c.note}" if c.note else
+    f"{c.where}: was {show(c.base)}, now {show(c.ours)}, set aside {show(c.theirs)}")
 
 
 def nearest(doc: Any, ptr: str, limit: int = 3) -> list[str]:

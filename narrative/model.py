@@ -195,14 +195,24 @@ def make_change(target: str, field: str, old: Any = ..., new: Any = ...) -> Chan
 # --- delta operations -------------------------------------------------------------------
 
 
+def _op_required(schema: dict[str, Any]) -> None:
+    """``op`` has a default so that ``SetOp(target=..., field=..., value=...)`` needs no
+    ``op="set"``; in JSON it names the operation and stays required (a delta is read by its
+    ``op``), so the published schema says so."""
+    schema.get("properties", {}).get("op", {}).pop("default", None)
+    required = schema.setdefault("required", [])
+    if "op" not in required:
+        required.insert(0, "op")
+
+
 class _Op(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_op_required)
 
 
 class SetOp(_Op):
     """Set a field of a node (intermediate objects are created as needed)."""
 
-    op: Literal["set"]
+    op: Literal["set"] = "set"
     target: NodeId
     field: Annotated[Pointer, Field(min_length=2)]
     value: Any
@@ -211,7 +221,7 @@ class SetOp(_Op):
 class UnsetOp(_Op):
     """Remove a field of a node."""
 
-    op: Literal["unset"]
+    op: Literal["unset"] = "unset"
     target: NodeId
     field: Annotated[Pointer, Field(min_length=2)]
 
@@ -219,7 +229,7 @@ class UnsetOp(_Op):
 class RelateOp(_Op):
     """Add the edge ``source -type-> target``; on an existing edge, merge ``attrs`` into its own."""
 
-    op: Literal["relate"]
+    op: Literal["relate"] = "relate"
     source: NodeId
     type: RelationType
     target: NodeId
@@ -229,7 +239,7 @@ class RelateOp(_Op):
 class UnrelateOp(_Op):
     """Remove the edge ``source -type-> target``."""
 
-    op: Literal["unrelate"]
+    op: Literal["unrelate"] = "unrelate"
     source: NodeId
     type: RelationType
     target: NodeId
@@ -238,14 +248,14 @@ class UnrelateOp(_Op):
 class CreateOp(_Op):
     """Create a whole node; its ``created_by_event`` is set to the event that creates it."""
 
-    op: Literal["create"]
+    op: Literal["create"] = "create"
     node: Node
 
 
 class ExpireOp(_Op):
     """End a node: its file goes, and so do the relations that point at it."""
 
-    op: Literal["expire"]
+    op: Literal["expire"] = "expire"
     target: NodeId
 
 

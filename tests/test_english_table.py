@@ -126,4 +126,4 @@ def test_the_shipped_classes_are_what_the_table_makes() -> None:
 
     shipped = (Path(classes.__file__).parent / "classes.json").read_text(encoding="utf-8")
     assert shipped == classes.compiled_json(classes.rule_file_lemmas()), (
-        "classes.json is stale: run python -m narrative.diffusers.classes")
+        "classes.json is stale: run python tools/classes_table.py")

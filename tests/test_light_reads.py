@@ -116,3 +116,27 @@ def test_events_after_a_bulk_event_leave_its_record_unparsed(
     narr("event", "He walks to the ferry")
     assert "The caravan unloads" not in parsed
     assert narr.json("show")["content"] == "He walks to the ferry"
+
+
+STATUS_IMPORTS = """
+import sys
+from narrative.cli import main
+try:
+    main(["status", "--json"])
+except SystemExit:
+    pass
+print(sorted(m for m in sys.modules if m.startswith("narrative.store.catalog")), file=sys.stderr)
+"""
+
+
+def test_status_with_a_story_time_imports_no_catalog(world: Path, narr: CLI) -> None:
+    """The time in force is among the last commits' summaries: narr status finds it there
+    and never loads the catalog's modules (the event graph's rows among them)."""
+    import subprocess
+    import sys
+
+    narr("event", "Lin Yuan waits at the gate", "--at", "Day 3, dusk")
+    out = subprocess.run([sys.executable, "-c", STATUS_IMPORTS], cwd=world, capture_output=True,
+                         text=True, check=True)
+    assert '"value": "Day 3, dusk"' in out.stdout
+    assert out.stderr.strip().splitlines()[-1] == "[]"

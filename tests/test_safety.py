@@ -603,10 +603,11 @@ def kill_at_line(root: Path, i: int, stop_at: tuple[str, int] | None) -> tuple[i
     """Run event ``i`` in a forked child that SIGKILLs itself when it reaches ``stop_at``
     (a line of commit, journal or derived index, and which run of it). Returns the child's
     wait status and, when it was not killed, the lines it ran once sealing started."""
-    from narrative.store import catalog as cache
     from narrative.store import commit
+    from narrative.store.catalog import connection, events, nodes
 
-    files = {commit.__file__, journal.__file__, cache.__file__}
+    files = {commit.__file__, journal.__file__, connection.__file__, nodes.__file__,
+             events.__file__}
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child

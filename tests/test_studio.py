@@ -430,3 +430,19 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
     assert outside == []
     assert errors == []
     assert pwned is None  # a node's text is shown as text, never run
+
+
+def test_the_page_gets_narrs_vocabulary_from_the_server() -> None:
+    """Layers and lifecycles are defined once (narrative.ids) and given to the page, not copied
+    into its script."""
+    import re
+
+    from narrative.ids import LAYERS, LIFECYCLES
+    from narrative.serve.studio import STATIC, page_html
+
+    body = re.search(r"<body[^>]*>", page_html())
+    assert body is not None
+    assert f'data-layers="{" ".join(LAYERS)}"' in body.group(0)
+    assert f'data-lifecycles="{" ".join(LIFECYCLES)}"' in body.group(0)
+    script = (STATIC / "studio.js").read_text("utf-8")
+    assert not re.search(r"\[\s*\"permanent\"", script) and not re.search(r"\[\s*\"character\"", script)

@@ -113,11 +113,8 @@ def _guarded(ctx: click.Context, ask: Callable[[WorldRepo], list[Candidate]]) ->
         from narrative.store.worldrepo import WorldRepo
 
         directory = ctx.find_root().params.get("directory") or Path(".")
-        wr = WorldRepo.open(directory)
-        try:
+        with WorldRepo.open(directory) as wr:
             return [CompletionItem(c.value, help=c.help or None) for c in ask(wr)]
-        finally:
-            wr.close()
     except Exception:
         return []
 

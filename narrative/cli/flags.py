@@ -115,10 +115,8 @@ def parse_target_field(spec: str, flag: str, names: NodeNames | None = None,
         node_id = node_text
     else:
         node_id = _resolver(names, created)(node_text, f"{flag} {spec!r}")
-    ptr = rest if rest.startswith("/") else fields.pointer(*rest[1:].split("."))
-    if any(t == "" for t in fields.split(ptr)):
-        raise InvalidInputError(f"{flag} {spec!r}: empty field name in the path")
-    return node_id, ptr
+    return node_id, fields.parse_field(rest if rest.startswith("/") else rest[1:],
+                                       what=f"{flag} {spec!r}")
 
 
 def parse_set(spec: str, names: NodeNames | None = None, created: Collection[str] = (),
@@ -134,7 +132,7 @@ def parse_set(spec: str, names: NodeNames | None = None, created: Collection[str
     if names is not None and ptr in references and isinstance(parsed, str) \
             and not value.strip().startswith('"'):
         parsed = reference(parsed, ptr, spec, names, created)
-    return SetOp(op="set", target=node_id, field=ptr, value=parsed)
+    return SetOp(target=node_id, field=ptr, value=parsed)
 
 
 def reference(text: str, ptr: str, spec: str, names: NodeNames, created: Collection[str]) -> str:
@@ -158,7 +156,7 @@ def reference(text: str, ptr: str, spec: str, names: NodeNames, created: Collect
 
 def parse_unset(spec: str, names: NodeNames | None = None, created: Collection[str] = ()) -> UnsetOp:
     node_id, ptr = parse_target_field(spec, "--unset", names, created)
-    return UnsetOp(op="unset", target=node_id, field=ptr)
+    return UnsetOp(target=node_id, field=ptr)
 
 
 def parse_edge(spec: str, flag: str, names: NodeNames | None = None,
@@ -227,7 +225,7 @@ def read_node_file(path: str, data: bytes | None = None) -> CreateOp:
         lines = [f"{path}: field /{'/'.join(str(p) for p in e['loc'])}: {e['msg']}"
                  for e in exc.errors(include_url=False)]
         raise InvalidInputError(lines[0], details=lines) from None
-    return CreateOp(op="create", node=node)
+    return CreateOp(node=node)
 
 
 def build_delta(*, delta: Delta | None = None, creates: Iterable[CreateOp] = (),
@@ -249,7 +247,7 @@ def build_delta(*, delta: Delta | None = None, creates: Iterable[CreateOp] = (),
     ops.extend(parse_relate(s, names, created) for s in relates)
     ops.extend(parse_unrelate(s, names, created) for s in unrelates)
     resolve = _resolver(names, created)
-    ops.extend(ExpireOp(op="expire", target=resolve(i.strip(), "--expire id" if names is None
+    ops.extend(ExpireOp(target=resolve(i.strip(), "--expire id" if names is None
                                                     else f"--expire {i!r}")) for i in expires)
     base = delta or Delta()
     return base.model_copy(update={"ops": ops})

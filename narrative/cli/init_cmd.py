@@ -94,7 +94,7 @@ def edit_cmd(ctx: Context, node_id: str, layer: str | None) -> None:
       narr edit old-mill --layer background
     """
     from narrative.ids import Layer
-    from narrative.nodefile import dump
+    from narrative.store.nodefiles import write_node
 
     wr = ctx.world
     node_id = ctx.node(node_id, must_exist=False, ended=False)
@@ -102,12 +102,11 @@ def edit_cmd(ctx: Context, node_id: str, layer: str | None) -> None:
     full = wr.abs(path)
     if not full.exists():
         assert layer is not None
-        full.parent.mkdir(parents=True, exist_ok=True)
-        full.write_bytes(dump({
+        write_node(wr, {
             "id": node_id, "name": node_id.replace("-", " ").title(), "layer": cast(Layer, layer), "kind": "",
             "aliases": [], "summary": "", "lifecycle": "permanent", "created_by_event": None,
             "traits": {}, "state": {}, "relations": {},
-        }))
+        }, create=True)
         click.echo(f"Created {path}; the next event records it as a hand edit.", err=True)
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     while True:

@@ -105,7 +105,7 @@ def conflicts_cmd(ctx: Context, as_json: bool) -> None:
 @pass_context
 def resolve_cmd(ctx: Context, node: str, field: str, take: str | None, value: str | None,
                 as_json: bool) -> None:
-    """Resolve the conflict on NODE's FIELD (a JSON pointer such as /state/mood; '' is the whole node).
+    """Resolve the conflict on NODE's FIELD (state.mood or /state/mood; '' is the whole node).
 
     \b
     Examples:

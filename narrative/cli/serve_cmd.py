@@ -177,11 +177,8 @@ def studio_cmd(ctx: Context, print_url: bool, port: int | None, as_json: bool) -
 def _git_dir(root: Path) -> Path:
     from narrative.store.worldrepo import WorldRepo
 
-    wr = WorldRepo.open(root)
-    try:
+    with WorldRepo.open(root) as wr:
         return wr.git_dir
-    finally:
-        wr.close()
 
 
 def _report(data: dict[str, Any], as_json: bool) -> None:

@@ -384,7 +384,7 @@ class _Candidates:
         if added and isinstance(aliases, list | None):
             value = [*(aliases or []), *added]
             said = ", ".join(json.dumps(n, ensure_ascii=False) for n in added)
-            ops.append((SetOp(op="set", target=existing, field="/aliases", value=value),
+            ops.append((SetOp(target=existing, field="/aliases", value=value),
                         f"/aliases ({said})"))
             node = as_node_dict({**node, "aliases": value})
             self.claimed.update((normalize_name(n), existing) for n in added)
@@ -393,7 +393,7 @@ class _Candidates:
         summary = node.get("summary")
         summary = summary.strip() if isinstance(summary, str) else ""
         if proposed.summary.strip() and not summary:
-            ops.append((SetOp(op="set", target=existing, field="/summary", value=proposed.summary.strip()),
+            ops.append((SetOp(target=existing, field="/summary", value=proposed.summary.strip()),
                         "/summary"))
             node = as_node_dict({**node, "summary": proposed.summary.strip()})
         elif proposed.summary.strip() and " ".join(proposed.summary.split()) != " ".join(summary.split()):
@@ -471,14 +471,14 @@ def arbitrate(world: World, delta: Delta, *, close_scene: bool = False,
             del mapping[node.id]  # a fresh node of that id: later ops mean it
         node = _rewrite_node(node, mapping)
         cands.add(node)
-        out.append(CreateOp(op="create", node=node))
+        out.append(CreateOp(node=node))
     # a created node may relate to a node proposed after it, which the arbiter then decided on
     for i, done in enumerate(out):
         if isinstance(done, CreateOp):
             later = {dst: mapping[dst] for targets in done.node.relations.values() for dst in targets
                      if dst in mapping and decided_at.get(dst, -1) > i}
             if later:
-                out[i] = CreateOp(op="create", node=_rewrite_node(done.node, later))
+                out[i] = CreateOp(node=_rewrite_node(done.node, later))
     ops = [op for op in out if op is not None]
     return delta.model_copy(update={"ops": ops}), decisions
 
@@ -519,12 +519,12 @@ def _fill(existing: str, current: NodeDict, proposed: Node) -> list[Op]:
     state = current.get("state", {})
     for name, value in proposed.state.items():
         if name not in state:
-            ops.append(SetOp(op="set", target=existing, field=fields.pointer("state", name), value=value))
+            ops.append(SetOp(target=existing, field=fields.pointer("state", name), value=value))
     relations = current.get("relations", {})
     for rtype, targets in proposed.relations.items():
         for dst, attrs in targets.items():
             if dst != existing and dst not in relations.get(rtype, {}):
-                ops.append(RelateOp(op="relate", source=existing, type=rtype, target=dst, attrs=attrs))
+                ops.append(RelateOp(source=existing, type=rtype, target=dst, attrs=attrs))
     return ops
 
 

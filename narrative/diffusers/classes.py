@@ -407,17 +407,6 @@ def rule_file_lemmas() -> set[str]:
     return out
 
 
-def _write() -> int:
-    """Regenerate ``classes.json`` from ``classes.toml`` and the English table."""
-    from pathlib import Path
-
-    here = Path(__file__).resolve().parent
-    _compiled.cache_clear()
-    (here / "classes.json").write_text(compiled_json(rule_file_lemmas()), encoding="utf-8")
-    print("classes.json rewritten")
-    return 0
-
-
 def shipped_lemmas() -> set[str]:
     """The English verbs the shipped classes inflect."""
     lemmas: set[str] = set()
@@ -431,7 +420,3 @@ def shipped_lemmas() -> set[str]:
             if not _CJK.search(entry) and not entry.strip().startswith("="):
                 parse_entry(entry, collect)
     return lemmas
-
-
-if __name__ == "__main__":
-    raise SystemExit(_write())

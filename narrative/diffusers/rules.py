@@ -818,24 +818,24 @@ class _Builder:
             var, _, rest = path.partition(".")
             target, ptr = env.id(var), fields.pointer(*rest.split("."))
             if isinstance(action, SetAction):
-                return [SetOp(op="set", target=target, field=ptr, value=env.render(action.value))]
-            return [UnsetOp(op="unset", target=target, field=ptr)]
+                return [SetOp(target=target, field=ptr, value=env.render(action.value))]
+            return [UnsetOp(target=target, field=ptr)]
         if isinstance(action, RelateAction):
             src, rtype, dst = action.relate.split(":")
-            return [RelateOp(op="relate", source=env.id(src), type=rtype, target=env.id(dst),
+            return [RelateOp(source=env.id(src), type=rtype, target=env.id(dst),
                              attrs=env.render(action.attrs))]
         if isinstance(action, UnrelateAction):
             src, rtype, dst = action.unrelate.split(":")
-            return [UnrelateOp(op="unrelate", source=s, type=rtype, target=d)
+            return [UnrelateOp(source=s, type=rtype, target=d)
                     for s, d in self._edges(env, src, rtype, dst)]
         if isinstance(action, CreateAction):
             data = env.render(action.create.model_dump())
             node = Node.model_validate({**data, "created_by_event": None})
             if action.as_:
                 env.values[action.as_] = node.id
-            return [CreateOp(op="create", node=node)]
+            return [CreateOp(node=node)]
         if isinstance(action, ExpireAction):
-            return [ExpireOp(op="expire", target=env.id(action.expire))]
+            return [ExpireOp(target=env.id(action.expire))]
         if isinstance(action, CloseSceneAction):
             self.close_scene = True
         return []

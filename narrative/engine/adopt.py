@@ -54,7 +54,7 @@ def adopt(wr: WorldRepo) -> AdoptResult:
         plain = []
         target = None
         for commit in history.first_parent(head):
-            if records.decode(commit.message) is not None:
+            if commit.record() is not None:
                 target = commit
                 break
             plain.append(commit)
@@ -64,7 +64,7 @@ def adopt(wr: WorldRepo) -> AdoptResult:
         if not plain:
             raise NothingToDoError("HEAD is a narr event: there are no plain commits to adopt",
                                    hint="narr status shows the hand edits the next event records")
-        changed = move.changed_paths(wr.repo, head.tree, target.tree)
+        changed = move.changed_paths(wr, head.tree, target.tree)
         world_paths = sorted(p for p in changed if is_world_path(p))
         other_paths = sorted(p for p in changed if not is_world_path(p))
         if not world_paths:
@@ -78,19 +78,18 @@ def adopt(wr: WorldRepo) -> AdoptResult:
                    if move.journaled(u.path)]
         made = refs.keep_adopted(wr, head.id, branch, f"narr adopt: plain commits on {branch}")
         kept_as = made.name
-        rec = records.decode(target.message)
+        rec = target.record()
         content = rec.content if rec is not None else ""
         move.move(wr, move.Move(
-            ref=ref, old=str(head.id), new=str(target.id),
+            ref=ref, old=head.id, new=target.id,
             message=f"narr adopt: moving to {records.subject_of(content)} "
                     f"({len(plain)} plain commit{'s' if len(plain) != 1 else ''} kept as hand edits)",
             updates=tuple(updates), tree=target.tree, made_refs=(kept_as,) if made.new else (),
         ))
         move.index_to(wr, target.tree, [p for p in changed if not move.journaled(p)])
         return AdoptResult(
-            branch=branch, old=str(head.id), new=str(target.id),
-            event={"commit": str(target.id), "id": rec.id if rec else None, "content": content},
-            adopted=[{"commit": str(c.id), "subject": c.message.strip().splitlines()[0]
-                      if c.message.strip() else ""} for c in plain],
+            branch=branch, old=head.id, new=target.id,
+            event={"commit": target.id, "id": rec.id if rec else None, "content": content},
+            adopted=[{"commit": c.id, "subject": c.subject} for c in plain],
             kept_as=kept_as, world_paths=world_paths, other_paths=other_paths,
             warnings=recovered)

@@ -59,7 +59,7 @@ from narrative.store.view import WorldView
 from narrative.store.worldrepo import WorldRepo
 
 if TYPE_CHECKING:
-    import pygit2
+    from narrative.store.objects import Tree
 
 MAX_CHAPTER = 1_000_000  # characters: a novel's chapter is a few tens of thousands
 CHECKS = {
@@ -126,7 +126,7 @@ class AuditReport:
 class _ChapterView(WorldView):
     """The world copy a chapter is simulated on: the sentences read so far are its recent events."""
 
-    def __init__(self, wr: WorldRepo, tree: pygit2.Tree | None,
+    def __init__(self, wr: WorldRepo, tree: Tree | None,
                  edits: worktree.HandEdits | None = None) -> None:
         super().__init__(wr, tree, edits)
         self.read: list[str] = []
@@ -171,13 +171,13 @@ def audit(wr: WorldRepo, text: str, at: str | None = None) -> AuditReport:
         raise NotFoundError("the story has no events yet")
     loaded = rule_set(wr.root)  # one set for the whole chapter, its lexicon built once
     rules = loaded.rules
-    report = AuditReport(at, str(tip.id), 0)
+    report = AuditReport(at, tip.id, 0)
     if not rules:
         report.warnings.append("no rules in this world (rules/*.toml): only the checks that "
                                "need none are made")
     edits = worktree.scan_for_reader(wr, tip.tree) if at is None else None
     view = _ChapterView(wr, tip.tree, edits)
-    reader = _Reader(wr, view, str(tip.id), loaded.lexicon)
+    reader = _Reader(wr, view, tip.id, loaded.lexicon)
     diffuser = RulesDiffuser(wr.root, loaded)
     spans = sentences(text, loaded.lexicon)
     report.sentences = len(spans)
@@ -441,18 +441,17 @@ class _Facts:
             new = fields.value_in(edit.new, ptr) if edit is not None else fields.ABSENT
             if not fields.same(old, new):
                 return {"kind": "hand edit"}
-        catalog = self.wr.catalog
-        found = catalog.last_writer(self.tip, node_id, ptr)
+        graph = self.wr.catalog.graph
+        found = graph.last_writer(self.tip, node_id, ptr)
         if found is None:  # no change on the story line made it: it is as the world began
             return {"kind": "genesis"} if self.view.committed(node_id) is not None else None
-        commit, _, source = found
-        row = catalog.commit_row(commit)
-        if row is None:
+        event = graph.event_info(found.commit)
+        if event is None:
             return None
-        if row[3] == "genesis":
-            return {"kind": "genesis", "commit": commit}
-        return {"kind": "hand edit recorded" if source == "edit" else "event", "id": row[2],
-                "commit": commit, "content": row[4]}
+        if event.kind == "genesis":
+            return {"kind": "genesis", "commit": found.commit}
+        return {"kind": "hand edit recorded" if found.source == "edit" else "event", "id": event.id,
+                "commit": found.commit, "content": event.content}
 
     @staticmethod
     def since_text(since: dict[str, Any] | None) -> str:

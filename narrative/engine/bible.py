@@ -336,7 +336,7 @@ def import_entries(wr: WorldRepo, entries: list[Entry], sources: list[dict[str, 
         except ValueError as exc:
             raise InvalidInputError(f"{entry.source}: {entry.name!r} cannot be a node: {exc}") from None
         source_of[node_id] = entry
-        ops.append(CreateOp(op="create", node=node))
+        ops.append(CreateOp(node=node))
     for entry, node_id in zip(entries, ids, strict=True):
         wanted: set[tuple[str, str]] = set()
         for rtype, target, attrs in entry.relations:
@@ -361,7 +361,7 @@ def import_entries(wr: WorldRepo, entries: list[Entry], sources: list[dict[str, 
                 warnings.append(f"{entry.source}: {written} links the note to itself; no relation")
             elif not any(d == dst for _, d in wanted):
                 wanted.add(("mentions", dst))
-                ops.append(RelateOp(op="relate", source=node_id, type="mentions", target=dst))
+                ops.append(RelateOp(source=node_id, type="mentions", target=dst))
 
     # A name in another layer is the same node, except for an entry that carries its own
     # id (a codex, narr's own export): that source is exact, and two nodes of one name in
@@ -421,7 +421,7 @@ def import_entries(wr: WorldRepo, entries: list[Entry], sources: list[dict[str, 
 def _relate(entry: Entry, node_id: str, rtype: str, dst: str, attrs: dict[str, Any],
             warnings: list[str]) -> RelateOp | None:
     try:
-        return RelateOp(op="relate", source=node_id, type=rtype, target=dst, attrs=attrs)
+        return RelateOp(source=node_id, type=rtype, target=dst, attrs=attrs)
     except ValueError:
         warnings.append(f"{entry.source}: {entry.name!r}: {rtype!r} cannot be a relation type "
                         "(1-64 characters, no spaces, ':', '/' or '~'); the relation is left out")
@@ -523,7 +523,7 @@ class _Additions:
                 update = {"sections": node.get("sections") or {}, "tags": node.get("tags") or [],
                           "always_in_view": node.get("always_in_view") is True,
                           "extensions": node.get("extensions") or {}}
-                out.append(CreateOp(op="create", node=op.node.model_copy(update=update)))
+                out.append(CreateOp(node=op.node.model_copy(update=update)))
                 self.changed[op.node.id] = set()
             else:
                 out.append(op)
@@ -533,7 +533,7 @@ class _Additions:
                 value: Any = node
                 for part in tokens:
                     value = value[part]
-                out.append(SetOp(op="set", target=node_id, field=fields.pointer(*tokens), value=value))
+                out.append(SetOp(target=node_id, field=fields.pointer(*tokens), value=value))
         return out
 
     def where(self, node_id: str, text: str) -> tuple[bool, str | None]:

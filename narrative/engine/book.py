@@ -56,11 +56,11 @@ def book(wr: WorldRepo, start: str | None = None, end: str | None = None) -> Boo
     tip = tip_of(wr, end)
     if tip is None:
         raise NotFoundError("the story has no events yet")
-    story = Story(wr, str(tip.id))
+    story = Story(wr, tip.id)
     after = -1
     first = None
     if start is not None:
-        commit = str(history.resolve(wr, start).id)
+        commit = history.resolve(wr, start).id
         if commit not in story.by_commit:
             raise InvalidInputError(
                 f"{start} is not on the story line that ends at {end or 'HEAD'}",
@@ -101,7 +101,7 @@ def book(wr: WorldRepo, start: str | None = None, end: str | None = None) -> Boo
             "scene_break": brk, "reverted_by": None}
         events.append(chapters[e.id or e.commit])
     return Book(wr.config.name, first.to_json() if first else None,
-                story.by_commit[str(tip.id)].to_json(), events, skipped, reverts)
+                story.by_commit[tip.id].to_json(), events, skipped, reverts)
 
 
 def render_markdown(d: dict[str, Any]) -> str:

@@ -5,19 +5,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    import pygit2
-
-from narrative.engine import setaside
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError, NothingToDoError
-from narrative.store import history, journal, move, refs, remote, worktree
+from narrative.store import branches, history, journal, move, refs, remote, worktree
+from narrative.store.branches import HEADS, REMOTE_HEADS
+from narrative.store.objects import Commit
 from narrative.store.worldrepo import WorldRepo
-
-HEADS = "refs/heads/"
-REMOTE_HEADS = "refs/remotes/"
-
 
 _HEXLIKE = re.compile(r"[0-9a-f]{4,40}")
 _GIT_SPECIAL = re.compile(r"[A-Z_]*HEAD")  # HEAD, ORIG_HEAD, FETCH_HEAD, MERGE_HEAD...
@@ -40,16 +34,16 @@ def _check_name(name: str) -> str:
 
 def _refuse_clash(wr: WorldRepo, name: str) -> None:
     """git keeps branches as files: 'story' and 'story/alt' cannot both exist."""
-    if name in wr.repo.branches.local:
+    if branches.exists(wr, name):
         raise ConflictError(f"a branch named {name!r} already exists")
-    for other in wr.repo.branches.local:
+    for other in branches.local(wr):
         if other.startswith(name + "/") or name.startswith(other + "/"):
             raise ConflictError(f"branch {name!r} cannot exist beside branch {other!r} "
                                 "(one would be a folder of the other)")
 
 
-def _tip(wr: WorldRepo, name: str) -> pygit2.Commit:
-    tip = history.peel_commit(wr, HEADS + name)
+def _tip(wr: WorldRepo, name: str) -> Commit:
+    tip = branches.tip(wr, name)
     if tip is None:
         raise NotFoundError(f"branch {name!r} points at no commit of this repository")
     return tip
@@ -59,19 +53,17 @@ def list_remote_branches(wr: WorldRepo) -> list[dict[str, Any]]:
     """The remotes' branches as last fetched (``origin/alt``), with the local branch that
     follows each, if any."""
     following = {}
-    for name in wr.repo.branches.local:
+    for name in branches.local(wr):
         up_remote, up_branch = remote.upstream(wr, name)
         if up_remote and up_branch:
             following[f"{up_remote}/{up_branch}"] = name
     out = []
-    for ref in sorted(wr.repo.references):
-        if not ref.startswith(REMOTE_HEADS) or ref.endswith("/HEAD"):
-            continue
+    for ref in branches.remote_refs(wr):
         commit = history.peel_commit(wr, ref)
         if commit is None:
             continue
         name = ref.removeprefix(REMOTE_HEADS)
-        out.append({"name": name, "remote": name.partition("/")[0], "commit": str(commit.id),
+        out.append({"name": name, "remote": name.partition("/")[0], "commit": commit.id,
                     "content": history.content_of(wr, commit), "followed_by": following.get(name)})
     return out
 
@@ -79,9 +71,9 @@ def list_remote_branches(wr: WorldRepo) -> list[dict[str, Any]]:
 def list_branches(wr: WorldRepo) -> list[dict[str, Any]]:
     current = wr.branch()
     out = []
-    for name in sorted(wr.repo.branches.local):
+    for name in branches.local(wr):
         commit = _tip(wr, name)
-        out.append({"name": name, "current": name == current, "commit": str(commit.id),
+        out.append({"name": name, "current": name == current, "commit": commit.id,
                     "content": history.content_of(wr, commit)})
     return out
 
@@ -91,27 +83,24 @@ def create_branch(wr: WorldRepo, name: str, rev: str | None = None) -> dict[str,
     with wr.lock:
         _refuse_clash(wr, name)
         commit = history.resolve(wr, rev or "HEAD")
-        wr.repo.branches.local.create(name, commit)
-        return {"name": name, "commit": str(commit.id), "content": history.content_of(wr, commit)}
+        branches.create(wr, name, commit)
+        return {"name": name, "commit": commit.id, "content": history.content_of(wr, commit)}
 
 
 def delete_branch(wr: WorldRepo, name: str) -> dict[str, Any]:
     """Delete a branch; its events stay reachable under refs/narr/abandoned/ when no other ref has them."""
     with wr.lock:
-        if name not in wr.repo.branches.local:
+        if not branches.exists(wr, name):
             raise NotFoundError(f"no branch named {name!r}")
         if name == wr.branch():
             raise InvalidInputError(f"{name!r} is the current branch; switch to another first")
-        branch = wr.repo.branches.local[name]
         tip = _tip(wr, name)
-        others = [wr.repo.branches.local[b].target for b in wr.repo.branches.local if b != name]
         kept = None
-        if not any(o == tip.id or wr.repo.descendant_of(o, tip.id) for o in others):
-            head = wr.head_commit()
+        if not any(history.is_ancestor(wr, tip.id, o) for o in branches.tips_but(wr, name)):
             kept = refs.keep_abandoned(wr, tip.id, name, f"narr branch --delete {name}",
-                                       head.id if head is not None else None)
-        branch.delete()
-        return {"name": name, "commit": str(tip.id), "kept_as": kept}
+                                       wr.head_id())
+        branches.delete(wr, name)
+        return {"name": name, "commit": tip.id, "kept_as": kept}
 
 
 @dataclass
@@ -129,13 +118,13 @@ class SwitchResult:
                 "tracking": self.tracking}
 
 
-def _remote_branch(wr: WorldRepo, name: str) -> tuple[str, pygit2.Commit]:
+def _remote_branch(wr: WorldRepo, name: str) -> tuple[str, Commit]:
     """A branch no local branch names, found on exactly one remote (as last fetched), as
     ``git switch`` guesses: the remote and the commit a new tracking branch starts at."""
     found = remote.remote_branches_named(wr, name)
     if not found:
         head, _, rest = name.partition("/")
-        if rest and remote.tracking_ref(head, rest) in wr.repo.references:
+        if rest and refs.exists(wr, remote.tracking_ref(head, rest)):
             raise NotFoundError(f"{name} is {head}'s branch; story lines are written on local "
                                 "branches", hint=f"narr switch {rest} makes one following it")
         raise NotFoundError(f"no branch named {name!r}",
@@ -154,7 +143,7 @@ def _remote_branch(wr: WorldRepo, name: str) -> tuple[str, pygit2.Commit]:
 def switch(wr: WorldRepo, name: str, *, set_aside: bool = False, create: bool = False,
            when: datetime | None = None) -> SwitchResult:
     _check_name(name)
-    tracked: tuple[str, pygit2.Commit] | None = None
+    tracked: tuple[str, Commit] | None = None
     with move.writing(wr) as recovered:
         wr.require_no_git_operation()
         head = wr.head_commit()
@@ -162,7 +151,7 @@ def switch(wr: WorldRepo, name: str, *, set_aside: bool = False, create: bool = 
         if create:
             _refuse_clash(wr, name)
             target = head
-        elif name not in wr.repo.branches.local:
+        elif not branches.exists(wr, name):
             _refuse_clash(wr, name)
             tracked = _remote_branch(wr, name)
             target = tracked[1]
@@ -183,22 +172,22 @@ def switch(wr: WorldRepo, name: str, *, set_aside: bool = False, create: bool = 
                 )
             updates = move.plan(wr, head.tree, target.tree, scan)
             if scan.raw:
-                kept = setaside.set_aside(wr, head, scan, f"switch to {name}", when)
+                kept = refs.set_aside(wr, head, scan, f"switch to {name}", when)
                 saved = kept.ref if kept else None
         if create:
-            wr.repo.branches.local.create(name, head)
+            branches.create(wr, name, head)
         elif tracked is not None:
-            wr.repo.branches.local.create(name, target)
+            branches.create(wr, name, target)
             remote.set_upstream(wr, name, tracked[0], name)
         current = wr.head_ref()
         move.move(wr, move.Move(
             ref="HEAD",
-            old=journal.SYMBOLIC + current if current else str(head.id),
+            old=journal.SYMBOLIC + current if current else head.id,
             new=journal.SYMBOLIC + HEADS + name,
             message=f"narr switch: to {name}",
             updates=tuple(updates), tree=target.tree, made_refs=(saved,),
         ))
-        result = SwitchResult(name, str(target.id), history.content_of(wr, target), saved, recovered)
+        result = SwitchResult(name, target.id, history.content_of(wr, target), saved, recovered)
         result.tracking = f"{tracked[0]}/{name}" if tracked is not None else None
         return result
 
@@ -209,9 +198,9 @@ def reflog(wr: WorldRepo, limit: int | None = None) -> list[dict[str, Any]]:
     for n, entry in enumerate(refs.head_reflog(wr)):
         if limit is not None and n >= limit:
             break
-        landed = history.peel_commit(wr, str(entry.oid_new))
+        landed = history.peel_commit(wr, entry.new)
         content = history.content_of(wr, landed) if landed is not None else ""
-        when = datetime.fromtimestamp(entry.committer.time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        out.append({"n": n, "old": str(entry.oid_old), "new": str(entry.oid_new),
+        when = datetime.fromtimestamp(entry.time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        out.append({"n": n, "old": entry.old, "new": entry.new,
                     "message": entry.message, "when": when, "content": content})
     return out

@@ -52,12 +52,14 @@ from typing import Any
 
 from narrative import fields
 from narrative.diffusers.context import find_mentions
-from narrative.engine.eventgraph import EventInfo, Story, Write, tip_of, write_of
+from narrative.engine.eventgraph import Story, tip_of
 from narrative.engine.threads import THREAD_KINDS
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.ids import check_id, parse_node_path
 from narrative.nodefile import NodeDict, edges_of
-from narrative.store import worktree
+from narrative.store import history, worktree
+from narrative.store.catalog import NodeRow
+from narrative.store.catalog.story import EventInfo, Write
 from narrative.store.move import finish_interrupted
 from narrative.store.view import WorldView
 from narrative.store.worldrepo import MERGE_STATE, WorldRepo
@@ -247,7 +249,7 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
     head = tip_of(wr, at)
     if head is None:
         raise NotFoundError("the story has no events yet")
-    tip = str(head.id)
+    tip = head.id
     cache = wr.catalog
     if view is None:
         view = WorldView(wr, head.tree, None if at is not None
@@ -465,9 +467,11 @@ def _health(wr: WorldRepo, head: Any, view: WorldView, recent: _Recent,
     plain: list[EventInfo] = []
     for e in recent.events(scan=PLAIN_SCAN):
         if e.kind != "commit":
-            last: Any = wr.repo.get(e.commit)
-            if plain and wr.world_tree_id(head.tree) != wr.world_tree_id(last.tree):
-                merges = [c for c in plain if len(wr.repo.get(c.commit).parents) > 1]  # type: ignore[union-attr]
+            last = history.peel_commit(wr, e.commit)
+            if plain and last is not None and \
+                    wr.world_tree_id(head.tree) != wr.world_tree_id(last.tree):
+                merges = [c for c in plain if (m := history.peel_commit(wr, c.commit)) is not None
+                          and m.is_merge]
                 n = len(plain)
                 what = ("is a plain git commit that changes" if n == 1 else
                         f"and the {'commit' if n == 2 else f'{n - 1} commits'} under it are "
@@ -509,7 +513,7 @@ class _Names:
 
     def __init__(self, view: WorldView) -> None:
         self.view = view
-        self.rows: dict[str, tuple[str, str, str, str, str] | None] = {}
+        self.rows: dict[str, NodeRow | None] = {}
 
     def want(self, ids: Any) -> None:
         missing = [i for i in dict.fromkeys(ids) if i not in self.rows]
@@ -518,21 +522,21 @@ class _Names:
             for i in missing:
                 self.rows[i] = found.get(i)
 
-    def _row(self, node_id: str) -> tuple[str, str, str, str, str] | None:
+    def _row(self, node_id: str) -> NodeRow | None:
         self.want([node_id])
         return self.rows[node_id]
 
     def get(self, node_id: str, default: Any = None) -> Any:
         row = self._row(node_id)
-        return row[3] if row is not None and row[3] else default
+        return row.name if row is not None and row.name else default
 
     def layer(self, node_id: str) -> str | None:
         row = self._row(node_id)
-        return row[1] if row else None
+        return row.layer if row else None
 
     def kind(self, node_id: str) -> str | None:
         row = self._row(node_id)
-        return row[2] if row else None
+        return row.kind if row else None
 
 
 class _Recent:
@@ -547,10 +551,9 @@ class _Recent:
         self.done = False
 
     def _more(self) -> None:
-        rows = self.wr.catalog.chain_rows(self.tip, limit=len(self.loaded) + self.PAGE)
+        rows = self.wr.catalog.graph.chain_events(self.tip, limit=len(self.loaded) + self.PAGE)
         self.done = len(rows) < len(self.loaded) + self.PAGE
-        self.loaded = [EventInfo(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]))
-                       for r in rows]
+        self.loaded = rows
 
     def first(self, n: int) -> list[EventInfo]:
         while len(self.loaded) < n and not self.done:
@@ -575,7 +578,7 @@ class _Recent:
         return first[0].seq if first else 0
 
     def writes_of(self, e: EventInfo) -> list[Write]:
-        return [write_of(r) for r in self.wr.catalog.commit_writes(e.commit, e.seq)]
+        return self.wr.catalog.graph.commit_writes(e.commit, e.seq)
 
 
 class _Clock:
@@ -584,7 +587,7 @@ class _Clock:
     def __init__(self, wr: WorldRepo, recent: _Recent) -> None:
         self.wr = wr
         self.recent = recent
-        self.any = wr.catalog.story_time(recent.tip) is not None  # one query: most worlds have none
+        self.any = wr.catalog.graph.story_time(recent.tip) is not None  # one query: most worlds have none
         self.known: dict[str, str | None] = {}
 
     def at(self, e: EventInfo) -> str | None:
@@ -597,8 +600,8 @@ class _Clock:
                     found = older.timestamp
                     break
             else:
-                row = self.wr.catalog.story_time(e.commit)
-                found = row[0] if row else None
+                row = self.wr.catalog.graph.story_time(e.commit)
+                found = row.value if row else None
             self.known[e.commit] = found
         return self.known[e.commit]
 
@@ -619,7 +622,7 @@ class _Graph:
         found = [*self.view.outgoing(frontier), *self.view.incoming(frontier)]
         refs = [*self.view.references_from(frontier, self.labels),
                 *self.view.references_to(frontier, self.labels)]
-        found += [(src, self.labels[fld], dst) for src, fld, dst in refs]
+        found += [(r.src, self.labels[r.field], r.dst) for r in refs]
         return [(a, t, b) for a, t, b in sorted(set(found)) if self.edge_ok(a, t, b)]
 
     def neighbours(self, ids: Iterable[str]) -> set[str]:
@@ -650,8 +653,8 @@ def _neighbourhood(graph: _Graph, cache: Any, tip: str, newest: int, focus: list
     found = {n: d for n, d in dist.items() if d > 0 and can_see(n)}
     alive = view.rows_of(list(found))
     found = {n: d for n, d in found.items() if n in alive}
-    last = cache.last_writes(tip, found)
-    rows = [(n, d, newest - last[n][0] if n in last else None) for n, d in found.items()]
+    last = cache.graph.last_writes(tip, found)
+    rows = [(n, d, newest - last[n].seq if n in last else None) for n, d in found.items()]
     rows.sort(key=lambda r: (r[1], r[2] if r[2] is not None else 1 << 30, r[0]))
     return rows[:MAX_NEIGHBOURS]
 
@@ -677,7 +680,7 @@ def _the_dead(pack: _Pack, view: WorldView, names: _Names, graph: _Graph, recent
     rows = view.rows_of(list(dict.fromkeys(wanted)))
     for node_id in dict.fromkeys(wanted):
         row = rows.get(node_id)
-        if row is None or row[1] != "character" or not can_see(node_id):
+        if row is None or row.layer != "character" or not can_see(node_id):
             continue
         node = view.get(node_id)
         if is_dead(node):

@@ -13,19 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from narrative import fields
 from narrative.errors import InvalidWorldError
 from narrative.ids import LAYERS, Layout, node_path, parse_node_path
 from narrative.model import EventRecord
 from narrative.nodefile import NodeDict, load_trusted, validate
-from narrative.store import history, records, refs, worktree
-from narrative.store.trees import EMPTY_TREE, blob_at, diff_blobs, subtree, walk_blobs
+from narrative.store import branches, history, refs, snapshots, worktree
+from narrative.store.objects import Commit, Tree
 from narrative.store.worldrepo import WorldRepo
-
-if TYPE_CHECKING:
-    import pygit2
 
 
 @dataclass
@@ -78,8 +75,6 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         note = finish_interrupted(wr)
         if note:
             report.warnings.append(note)
-    repo = wr.repo
-    layout = wr.config.layout
     if rev is None:
         head = wr.head_commit()
         if head is None:
@@ -88,10 +83,10 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         head = history.resolve(wr, rev)
     chain = list(history.first_parent(head))
     chain.reverse()
-    boundary = _shallow_boundary(repo, chain)
+    boundary = _shallow_boundary(wr, chain)
     if boundary is not None:
         report.warnings.append(
-            f"this is a shallow clone: the history before {str(boundary.id)[:10]} is not here, "
+            f"this is a shallow clone: the history before {boundary.id[:10]} is not here, "
             "so that commit's event is not checked (git fetch --unshallow brings the rest)")
     if rev is None:
         report.warnings.extend(f"{name} names a commit this repository does not hold; it is "
@@ -108,23 +103,23 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         report.commits += 1
         if i < start:
             continue
-        rec = records.decode(c.message)
-        parent = c.parents[0] if c.parents else None
+        rec = c.record()
+        parent = c.first_parent
         problems = [] if c is boundary else _check_commit(
-            repo, layout, c, parent if i > start or rec is None else None, rec, prev_record, seen_ids)
+            wr, c, parent if i > start or rec is None else None, rec, prev_record, seen_ids)
         if rec is not None:
             report.events += rec.kind in ("event", "merge")
-            seen_ids.setdefault(rec.id, str(c.id))
+            seen_ids.setdefault(rec.id, c.id)
         fix: list[str] = []
-        if rec is None and len(c.parents) > 1 and problems and c is not boundary:
+        if rec is None and c.is_merge and problems and c is not boundary:
             problems, fix = _plain_merge(wr, c, head)
         for p in problems:
-            report.problems.append(Problem(str(c.id), rec.id if rec else None,
+            report.problems.append(Problem(c.id, rec.id if rec else None,
                                            rec.content if rec else c.message.strip()[:80], p, fix))
         prev_record = rec if rec is not None else prev_record
 
     if world:
-        problems, report.nodes = check_world(repo, head.tree, layout, progress)
+        problems, report.nodes = check_world(wr, head.tree, progress)
         report.problems.extend(Problem(None, None, None, p) for p in problems)
     if worktree_too and rev is None:
         from narrative.engine.status import hand_edit_problems
@@ -136,25 +131,18 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
     return report
 
 
-def _plain_merge(wr: WorldRepo, c: pygit2.Commit, head: pygit2.Commit) -> tuple[list[str], list[str]]:
+def _plain_merge(wr: WorldRepo, c: Commit, head: Commit) -> tuple[list[str], list[str]]:
     """A ``git merge`` (or ``git pull``) made a two-parent commit no event explains: say so,
     and how to make it a merge event: back to its first parent (the plain merge, and any
     events after it, are kept as an undone chain), ``narr merge`` its second parent, then
     replay the events that came after it."""
-    first, second = c.parents[0], c.parents[1]
-    names = []  # branches at the second parent, local ones first: the nicest name for it
-    for ref in wr.repo.references:
-        remote = ref.startswith("refs/remotes/")
-        if not (ref.startswith("refs/heads/") or remote) or ref.endswith("/HEAD"):
-            continue
-        tip = history.peel_commit(wr, ref)
-        if tip is not None and tip.id == second.id:
-            names.append((remote, ref.removeprefix("refs/heads/").removeprefix("refs/remotes/")))
-    theirs = sorted(names)[0][1] if names else str(second.id)[:12]
-    fix = [f"narr reset {str(first.id)[:12]}", f"narr merge {theirs}"]
+    first, second = c.parent_ids[0], c.parent_ids[1]
+    names = branches.at_commit(wr, second)  # local ones first: the nicest name for it
+    theirs = names[0] if names else second[:12]
+    fix = [f"narr reset {first[:12]}", f"narr merge {theirs}"]
     after = sum(1 for _ in history.first_parent(head, stop=c.id))
     if after:
-        fix.append(f"narr replay {str(head.id)[:12]} --reuse")
+        fix.append(f"narr replay {head.id[:12]} --reuse")
     more = (f"; the {after} commit(s) after it come back with the replay" if after else "")
     return [f"this commit is a plain git merge of {theirs} into the story line: no narr event "
             "explains what it changed under world/. To make it a merge event: "
@@ -162,29 +150,28 @@ def _plain_merge(wr: WorldRepo, c: pygit2.Commit, head: pygit2.Commit) -> tuple[
             + more + ")"], fix
 
 
-def _shallow_boundary(repo: pygit2.Repository,
-                      chain: list[pygit2.Commit]) -> pygit2.Commit | None:
+def _shallow_boundary(wr: WorldRepo, chain: list[Commit]) -> Commit | None:
     """The oldest commit of a shallow clone when its parents were left behind.
 
     It has no parent here, but it is no genesis: the events before it are just
     not in this copy, which is not a broken history.
     """
-    if not repo.is_shallow or not chain or chain[0].parents:
+    if not wr.is_shallow() or not chain or chain[0].parent_ids:
         return None
-    rec = records.decode(chain[0].message)
+    rec = chain[0].record()
     return None if rec is not None and rec.kind == "genesis" else chain[0]
 
 
-def _is_genesis(c: pygit2.Commit) -> bool:
-    rec = records.decode(c.message)
+def _is_genesis(c: Commit) -> bool:
+    rec = c.record()
     return rec is not None and rec.kind == "genesis"
 
 
-def _check_commit(repo: pygit2.Repository, layout: Layout, c: pygit2.Commit,
-                  parent: pygit2.Commit | None, rec: EventRecord | None,
+def _check_commit(wr: WorldRepo, c: Commit, parent: Commit | None, rec: EventRecord | None,
                   prev: EventRecord | None, seen: dict[str, str]) -> list[str]:
+    layout = wr.config.layout
     old_tree = parent.tree if parent is not None else None
-    changed = _changed_node_paths(repo, old_tree, c.tree)
+    changed = snapshots.changed_world_paths(wr, old_tree, c.tree)
     if rec is None:
         if parent is None:
             return ["the first commit is not a narr genesis"]
@@ -255,7 +242,7 @@ def _mismatch(node_id: str, want: dict[str, Any] | None, got: dict[str, Any] | N
                      for ch in fields.node_changes(node_id, want, got)[:3])
 
 
-def _node_problems(tree: pygit2.Tree, node: dict[str, Any], node_id: str, layout: Layout) -> list[str]:
+def _node_problems(tree: Tree, node: dict[str, Any], node_id: str, layout: Layout) -> list[str]:
     path = node_path(node_id, node.get("layer", "character"), layout) if (
         node.get("layer") in LAYERS) else f"node {node_id}"
     try:
@@ -270,40 +257,24 @@ def _node_problems(tree: pygit2.Tree, node: dict[str, Any], node_id: str, layout
     return out
 
 
-def _changed_node_paths(repo: pygit2.Repository, old: pygit2.Tree | None,
-                        new: pygit2.Tree) -> list[str]:
-    a = subtree(old, "world")
-    b = subtree(new, "world")
-    if a is None and b is None:
-        return []
-    if a is None or b is None:
-        tree = b if b is not None else a
-        assert tree is not None
-        return [p for p, _ in walk_blobs(repo, tree, "world")]
-    return [path for path, _, _ in diff_blobs(repo, a, b, "world")]
-
-
-def _node_in(tree: pygit2.Tree | None, node_id: str, layout: Layout) -> dict[str, Any] | None:
+def _node_in(tree: Tree | None, node_id: str, layout: Layout) -> dict[str, Any] | None:
     """The node's JSON (a marked stand-in when its blob does not parse), or None."""
-    for layer in LAYERS:
-        blob = blob_at(tree, node_path(node_id, layer, layout))
-        if blob is not None:
-            try:
-                return dict(load_trusted(blob.data))
-            except ValueError:
-                return {"id": node_id, "__unreadable__": True}
-    return None
+    found = snapshots.node_file(tree, node_id, layout)
+    if found is None:
+        return None
+    try:
+        return dict(load_trusted(found[1]))
+    except ValueError:
+        return {"id": node_id, "__unreadable__": True}
 
 
-def check_world(repo: pygit2.Repository, tree: pygit2.Tree, layout: Layout,
+def check_world(wr: WorldRepo, tree: Tree,
                 progress: Callable[[int, int, str], None] | None = None) -> tuple[list[str], int]:
     """Every node file of ``tree`` valid, well placed, unique, with live relations."""
-    world = subtree(tree, "world")
-    if world is None or str(world.id) == EMPTY_TREE:
-        return [], 0
+    layout = wr.config.layout
     problems: list[str] = []
     nodes: dict[str, tuple[str, NodeDict]] = {}
-    blobs = list(walk_blobs(repo, world, "world"))
+    blobs = snapshots.world_files(wr, tree)
     for i, (path, oid) in enumerate(blobs):
         if progress:
             progress(i + 1, len(blobs), "nodes")
@@ -314,7 +285,7 @@ def check_world(repo: pygit2.Repository, tree: pygit2.Tree, layout: Layout,
         try:
             from narrative.nodefile import parse_node_file
 
-            node = parse_node_file(repo[oid].read_raw(), path, layout)
+            node = parse_node_file(wr.blob_bytes(oid), path, layout)
         except InvalidWorldError as exc:
             problems.extend(exc.details or [exc.message])
             continue

@@ -25,13 +25,13 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from narrative.engine.eventgraph import story_time
+from narrative.engine.clock import story_time
 from narrative.engine.log import entry
-from narrative.engine.nodes import current_nodes, nodes_in
+from narrative.engine.nodes import current_nodes
 from narrative.ids import LAYERS
 from narrative.lore.codexmd import LAYER_TITLES
 from narrative.nodefile import NodeDict
-from narrative.store import history
+from narrative.store import history, snapshots
 from narrative.store.worldrepo import WorldRepo
 
 _SECTIONS = (("traits", "Traits"), ("state", "State"), ("sections", "Sections"),
@@ -64,11 +64,11 @@ def codex(wr: WorldRepo, at: str | None = None) -> Codex:
         head = wr.head_commit()
     else:
         head = history.resolve(wr, at)
-        nodes, marks = nodes_in(wr, head.tree), {}
+        nodes, marks = snapshots.nodes_in(wr, head.tree), {}
     where = None
     if head is not None:
         e = entry(head).to_json()
-        in_force = story_time(wr, str(head.id))
+        in_force = story_time(wr, head.id)
         where = {"commit": e["commit"], "id": e["id"], "content": e["content"],
                  "timestamp": e.get("timestamp"),
                  "story_time": in_force["value"] if in_force else None}

@@ -25,9 +25,12 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from narrative import __version__, errors
+
+if TYPE_CHECKING:  # imported where it is used: opening the store checks pygit2, which may fail
+    from narrative.store.worldrepo import WorldRepo
 
 Status = Literal["ok", "warning", "problem", "skipped"]
 LLM_TIMEOUT = 3.0  # seconds: a reachable server answers a model list at once
@@ -160,15 +163,13 @@ def _world(report: DoctorReport, path: Path) -> None:
     except errors.NarrError as exc:
         add(Finding("world", "problem", None, exc.message, exc.hint, type(exc).__name__))
         return
-    try:
+    with wr:
         report.world = str(wr.root)
         add(Finding("world", "ok", f"{wr.root} ({wr.config.layout}, branch {wr.branch() or 'detached'})"))
         _world_health(wr, add)
-    finally:
-        wr.close()
 
 
-def _world_health(wr: Any, add: Callable[[Finding], None]) -> None:
+def _world_health(wr: WorldRepo, add: Callable[[Finding], None]) -> None:
     from narrative.engine import failed
     from narrative.engine.check import check
     from narrative.engine.status import status

@@ -4,77 +4,31 @@ The chain of first parents is the spine. A causal edge ``A -> B`` says B depends
 on A: one of B's diffusions read a value A wrote (B's ``old_value`` on a field
 equals what A left there, A being the last to write it before B), or B's record
 names A among its ``causes``. The derived catalog works the edges out once per
-commit (:meth:`narrative.store.catalog.Catalog.follow_chain`); this module loads a
+commit (:meth:`narrative.store.catalog.story.StoryIndex.follow_chain`); this module loads a
 chain's rows into networkx for the questions asked of it (ancestors, paths).
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from narrative import fields
 from narrative.store import history
+from narrative.store.catalog.story import EventInfo, Write
 from narrative.store.worldrepo import WorldRepo
+
+__all__ = ["EventInfo", "Story", "Write", "end_reason", "ended", "tip_of"]
 
 if TYPE_CHECKING:
     import networkx as nx
-    import pygit2
+
+    from narrative.store.objects import Commit
 
 
-@dataclass(frozen=True)
-class EventInfo:
-    """One commit of the story line as the catalog describes it."""
-
-    commit: str
-    seq: int
-    id: str | None
-    kind: str
-    content: str
-    narrative: str | None
-    timestamp: str | None
-    created_at: str | None
-    close_scene: bool
-
-    def to_json(self) -> dict[str, Any]:
-        return {"commit": self.commit, "id": self.id, "kind": self.kind, "content": self.content,
-                "timestamp": self.timestamp}
-
-
-@dataclass(frozen=True)
-class Write:
-    """One recorded change on the chain; ``old``/``new`` are ABSENT when the field was not there."""
-
-    commit: str
-    seq: int
-    pos: int
-    source: str  # "diffusion" or "edit" (a hand edit the event recorded)
-    target: str
-    field: str
-    old: Any
-    new: Any
-
-    def change(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"target": self.target, "field": self.field}
-        if self.old is not fields.ABSENT:
-            out["old_value"] = self.old
-        if self.new is not fields.ABSENT:
-            out["new_value"] = self.new
-        return out
-
-
-def write_of(row: tuple[Any, ...]) -> Write:
-    commit, seq, pos, source, target, field, old, new = row
-    return Write(commit, seq, pos, source, target, field,
-                 json.loads(old) if old is not None else fields.ABSENT,
-                 json.loads(new) if new is not None else fields.ABSENT)
-
-
-def tip_of(wr: WorldRepo, rev: str | None = None) -> pygit2.Commit | None:
+def tip_of(wr: WorldRepo, rev: str | None = None) -> Commit | None:
     """The commit a query reads (HEAD, or ``rev``), with its chain indexed in the catalog."""
     commit = history.resolve(wr, rev) if rev is not None else wr.head_commit()
-    wr.catalog.follow_chain(wr.repo, commit)
+    wr.catalog.graph.follow_chain(commit)
     return commit
 
 
@@ -95,7 +49,7 @@ class Story:
     @property
     def events(self) -> list[EventInfo]:
         if self._events is None:
-            self._events = [_info(r) for r in self.wr.catalog.chain_rows(self.tip)]
+            self._events = self.wr.catalog.graph.chain_events(self.tip)
         return self._events
 
     @property
@@ -108,17 +62,16 @@ class Story:
         """One commit of the chain, without reading the whole chain."""
         if self._by_commit is not None:
             return self._by_commit[commit]
-        row = self.wr.catalog.commit_row(commit)
-        if row is None:
+        found = self.wr.catalog.graph.event_info(commit)
+        if found is None:
             raise KeyError(commit)
-        return _info(row)
+        return found
 
     def first(self) -> EventInfo | None:
         """The oldest commit of the chain (its root, or the genesis ``init --here`` made)."""
         if self._events is not None:
             return self._events[-1] if self._events else None
-        row = self.wr.catalog.chain_first(self.tip)
-        return _info(row) if row is not None else None
+        return self.wr.catalog.graph.chain_first(self.tip)
 
     @property
     def graph(self) -> nx.DiGraph:
@@ -130,20 +83,20 @@ class Story:
             g = nx.DiGraph()
             for e in reversed(self.events):
                 g.add_node(e.commit, seq=e.seq)
-            for commit, cause, kind, target, field in self.wr.catalog.chain_deps(self.tip):
-                if not g.has_edge(cause, commit):
-                    g.add_edge(cause, commit, reasons=[])
-                g.edges[cause, commit]["reasons"].append(
-                    {"kind": kind, "target": target, "field": field})
+            for dep in self.wr.catalog.graph.chain_deps(self.tip):
+                if not g.has_edge(dep.cause, dep.commit):
+                    g.add_edge(dep.cause, dep.commit, reasons=[])
+                g.edges[dep.cause, dep.commit]["reasons"].append(
+                    {"kind": dep.kind, "target": dep.target, "field": dep.field})
             self._graph = g
         return self._graph
 
     def writes(self, target: str | None = None) -> list[Write]:
-        return [write_of(r) for r in self.wr.catalog.chain_writes(self.tip, target)]
+        return self.wr.catalog.graph.chain_writes(self.tip, target)
 
     def writes_of(self, commit: str) -> list[Write]:
         """The changes one event of the chain recorded, hand edits first."""
-        return [write_of(r) for r in self.wr.catalog.commit_writes(commit, self.seq_of(commit))]
+        return self.wr.catalog.graph.commit_writes(commit, self.seq_of(commit))
 
     def seq_of(self, commit: str) -> int:
         return self.event(commit).seq
@@ -155,15 +108,14 @@ class Story:
         Read with one recursive query over the causal edges, so it costs what the
         ancestry holds, not what the story holds.
         """
-        rows = self.wr.catalog.ancestry_edges(self.tip, commit)
+        rows = self.wr.catalog.graph.ancestry_edges(self.tip, commit)
         seq: dict[str, int] = {}
         led: dict[str, list[tuple[int, str, str, str, str]]] = {}
-        for effect, effect_seq, cause, cause_seq, kind, target, field in sorted(
-                rows, key=lambda r: (r[0], r[2], r[5], r[6])):
-            seq[effect], seq[cause] = effect_seq, cause_seq
-            led.setdefault(cause, []).append((effect_seq, effect, kind, target, field))
+        for r in sorted(rows, key=lambda r: (r.effect, r.cause, r.target, r.field)):
+            seq[r.effect], seq[r.cause] = r.effect_seq, r.cause_seq
+            led.setdefault(r.cause, []).append((r.effect_seq, r.effect, r.kind, r.target, r.field))
         found = [c for c in led if c != commit]
-        infos = {e.commit: e for e in map(_info, self.wr.catalog.commit_rows(found))}
+        infos = {e.commit: e for e in self.wr.catalog.graph.event_infos(found)}
         out = []
         for a in sorted(found, key=lambda c: -seq[c]):
             edges = sorted(led[a], key=lambda t: -t[0])  # stable: reasons keep their order
@@ -180,44 +132,6 @@ class Story:
         return {"id": e.id, "commit": e.commit, "content": e.content}
 
 
-def _info(r: tuple[Any, ...]) -> EventInfo:
-    return EventInfo(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]))
-
-
-STORY_TIME_SCAN = 16  # commits read from their summaries before the catalog is asked
-
-
-def story_time(wr: WorldRepo, rev: str | None = None) -> dict[str, Any] | None:
-    """The story time in force at HEAD (or ``rev``): the last ``--at`` on the story line,
-    ``{"value", "since": {"id", "commit", "content"}}``, or None when no event set one.
-
-    An event recorded without ``--at`` keeps the time it found, so the time in force is
-    never blank once one was set. The last few commits are read from their one-line
-    summaries (a story that keeps time sets it often, and ``narr status`` then never opens
-    the catalog); past them, one indexed query over the chain answers.
-    """
-    found_start = history.head_id(wr) if rev is None else history.commit_id(wr, rev)
-    if found_start is None:
-        return None
-    start = found_start
-    rows = history.summaries(wr, start, STORY_TIME_SCAN)
-    for row in rows:
-        if row.get("timestamp"):
-            return {"value": row["timestamp"], "since": {"id": row["id"], "commit": row["commit"],
-                                                         "content": row["content"]}}
-    if len(rows) < STORY_TIME_SCAN or rows[-1]["parent"] is None:
-        return None  # the whole line was read
-    tip = tip_of(wr, start)
-    assert tip is not None
-    found = wr.catalog.story_time(str(tip.id))
-    if found is None:
-        return None
-    value, commit, _ = found
-    row_ = wr.catalog.commit_row(commit)
-    return {"value": value, "since": {"id": row_[2] if row_ else None, "commit": commit,
-                                      "content": str(row_[4]) if row_ else ""}}
-
-
 def ended(wr: WorldRepo, node_id: str, tip: str | None = None) -> tuple[EventInfo, str] | None:
     """The event that removed ``node_id`` from the current story (or the story line ending
     at ``tip``, indexed already), and why, or None."""
@@ -225,7 +139,7 @@ def ended(wr: WorldRepo, node_id: str, tip: str | None = None) -> tuple[EventInf
         head = tip_of(wr)
         if head is None:
             return None
-        tip = str(head.id)
+        tip = head.id
     story = Story(wr, tip)
     for w in reversed(story.writes(node_id)):
         if w.field != "":

@@ -64,7 +64,7 @@ def world_graph(wr: WorldRepo, at: str | None = None) -> nx.MultiDiGraph:
     labels = wr.config.reference_labels
     g = nx.MultiDiGraph()
     if at is not None:
-        from narrative.engine.nodes import nodes_in
+        from narrative.store.snapshots import nodes_in
 
         nodes = nodes_in(wr, history.resolve(wr, at).tree)
         for node_id in sorted(nodes):
@@ -79,12 +79,11 @@ def world_graph(wr: WorldRepo, at: str | None = None) -> nx.MultiDiGraph:
         head = wr.head_commit()
         if head is None:
             return g
-        cache = wr.catalog
-        cache.sync(wr.repo, wr.world_tree_id(head.tree), wr.config.layout)
+        cache = wr.catalog_at(head.tree)
         for node_id, layer, kind, name, lifecycle in sorted(cache.listing()):
             g.add_node(node_id, label=name, layer=layer, kind=kind, lifecycle=lifecycle)
         edges = sorted(cache.incoming([n for n in g.nodes]))
-        refs = sorted(r for r in cache.all_references(labels) if r[0] != r[2])
+        refs = sorted(r for r in cache.all_references(labels) if r.src != r.dst)
     for src, rtype, dst in edges:
         g.add_edge(src, dst, key=rtype, label=rtype, kind="relation")
     for src, fld, dst in refs:
@@ -99,7 +98,7 @@ def event_graph(wr: WorldRepo) -> tuple[nx.DiGraph, Story | None]:
     head = tip_of(wr)
     if head is None:
         return nx.DiGraph(), None
-    story = Story(wr, str(head.id))
+    story = Story(wr, head.id)
     g = nx.DiGraph()
     for e in reversed(story.events):
         g.add_node(e.commit, label=e.content, event_id=e.id or "", seq=e.seq, kind=e.kind)
@@ -136,7 +135,7 @@ def export_graph(wr: WorldRepo, which: str, fmt: str = "dot", around: str | None
     elif which == "events":
         g, _ = event_graph(wr)
         if around is not None:
-            g = _around(g, str(history.resolve(wr, around).id), depth)
+            g = _around(g, history.resolve(wr, around).id, depth)
     else:
         raise InvalidInputError(f"unknown graph {which!r}; expected world or events")
     return GraphExport(which, fmt, g.number_of_nodes(), g.number_of_edges(), render(g, fmt))

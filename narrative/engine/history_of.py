@@ -19,11 +19,11 @@ from typing import Any
 
 from narrative import fields
 from narrative.diffusers.context import find_mentions
-from narrative.engine.eventgraph import EventInfo, Story, Write, end_reason, tip_of, write_of
+from narrative.engine.eventgraph import EventInfo, Story, Write, end_reason, tip_of
 from narrative.errors import NotFoundError
 from narrative.ids import LAYERS, check_id, node_path, normalize_name
 from narrative.nodefile import load_trusted, names_of
-from narrative.store.trees import blob_at
+from narrative.store import history
 from narrative.store.view import WorldView
 from narrative.store.worldrepo import WorldRepo
 
@@ -113,7 +113,7 @@ class MentionWorld(WorldView):
         self.own = own or {}  # node -> its normalised names, as it ever had them
         self._hits: dict[str, set[str]] = {}
         gone: dict[str, set[str]] = {}
-        for norm, node_id in wr.catalog.ended_names(tip):
+        for norm, node_id in wr.catalog.graph.ended_names(tip):
             gone.setdefault(norm, set()).add(node_id)
         for node_id, norms in self.own.items():
             for norm in norms:
@@ -161,7 +161,7 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None, *,
     tip = tip_of(wr, at)
     if tip is None:
         raise NotFoundError("the story has no events yet")
-    story = Story(wr, str(tip.id))
+    story = Story(wr, tip.id)
     per: dict[str, EventChanges] = {}
 
     def slot(commit: str) -> EventChanges:
@@ -180,19 +180,18 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None, *,
                 name = str(value.get("name") or name)
         if w.field == "":
             last_whole = w
-    for row in wr.catalog.chain_pointing_at(str(tip.id), node_id):
-        w = write_of(row)
+    for w in wr.catalog.graph.chain_pointing_at(tip.id, node_id):
         item = _incoming(w, node_id)
         if item is not None:
             slot(w.commit).changes.append(item)
-    root = wr.repo[story.events[-1].commit] if story.events else None
+    root = history.peel_commit(wr, story.events[-1].commit) if story.events else None
     exists = at_genesis = False
     for layer in LAYERS:
         path = node_path(node_id, layer, wr.config.layout)
         for commit, is_root in ((tip, False), (root, True)):
-            blob = blob_at(commit.tree, path) if commit is not None else None
-            if blob is not None:
-                node = load_trusted(blob.data)
+            data = commit.tree.read(path) if commit is not None else None
+            if data is not None:
+                node = load_trusted(data)
                 names |= names_of(node)
                 if not is_root or not name:
                     name = str(node.get("name") or name)
@@ -230,6 +229,6 @@ def _mark_mentions(wr: WorldRepo, story: Story, tip: Any, node_id: str, names: s
                 if world is None:  # the names of the world now: an older tree would re-sync
                     head = wr.head_commit() or tip  # the shared catalog to it and back
                     now = WorldView(wr, head.tree)
-                    world = MentionWorld(now, str(tip.id), {node_id: set(wanted)})
+                    world = MentionWorld(now, tip.id, {node_id: set(wanted)})
                 if names_node(world, e.content, node_id):
                     slot(e.commit).mentioned = True

@@ -20,9 +20,8 @@ from narrative.store import history, records
 from narrative.store.worldrepo import WorldRepo
 
 if TYPE_CHECKING:
-    import pygit2
-
     from narrative.model import EventRecord
+    from narrative.store.objects import Commit
 
 
 class Entry:
@@ -34,7 +33,7 @@ class Entry:
     :attr:`summary`, kept in the catalog, and never parses the record at all.
     """
 
-    def __init__(self, commit: pygit2.Commit | str, wr: WorldRepo | None = None,
+    def __init__(self, commit: Commit | str, wr: WorldRepo | None = None,
                  summary: dict[str, Any] | None = None) -> None:
         self._commit = commit  # a commit, or its id (with ``wr`` to read it when asked)
         self._wr = wr
@@ -45,10 +44,10 @@ class Entry:
 
     @property
     def commit_id(self) -> str:
-        return self._commit if isinstance(self._commit, str) else str(self._commit.id)
+        return self._commit if isinstance(self._commit, str) else self._commit.id
 
     @property
-    def commit(self) -> pygit2.Commit:
+    def commit(self) -> Commit:
         if isinstance(self._commit, str):
             assert self._wr is not None
             found = history.peel_commit(self._wr, self._commit)
@@ -78,9 +77,8 @@ class Entry:
             if self._wr is not None:
                 self._summary = history.summaries(self._wr, self.commit_id, 1)[0]
             else:
-                row = records.summary_row(self.commit_id, None, self.commit.message, self.raw)
-                self._summary = {"commit": row[0],
-                                 **dict(zip(records.SUMMARY_COLUMNS, row[1:], strict=True))}
+                self._summary = records.summary_row(self.commit_id, None, self.commit.message,
+                                                    self.raw).to_json()
         return self._summary
 
     def to_json(self) -> dict[str, Any]:
@@ -93,15 +91,16 @@ class Entry:
         return out
 
 
-def entry(commit: pygit2.Commit, wr: WorldRepo | None = None) -> Entry:
+def entry(commit: Commit, wr: WorldRepo | None = None) -> Entry:
     return Entry(commit, wr)
 
 
 def log(wr: WorldRepo, limit: int | None = None, rev: str = "HEAD") -> list[Entry]:
     """Events along the first-parent chain from ``rev`` (or ``A..B``), newest first."""
-    if wr.repo.head_is_unborn:
+    head = wr.head_id()
+    if head is None:
         return []
-    since: pygit2.Commit | None = None
+    since: Commit | None = None
     if ".." in rev:
         left, _, right = rev.partition("..")
         if right.startswith("."):
@@ -110,7 +109,7 @@ def log(wr: WorldRepo, limit: int | None = None, rev: str = "HEAD") -> list[Entr
         since = history.resolve(wr, left or "HEAD")
         rev = right or "HEAD"
     # HEAD is named by its id, never read: it may be a bulk event of tens of megabytes
-    start = str(wr.repo.head.target) if rev == "HEAD" else str(history.resolve(wr, rev).id)
+    start = head if rev == "HEAD" else history.resolve(wr, rev).id
     return [Entry(s["commit"], wr, s) for s in history.summaries(
         wr, start, limit, since=since.id if since is not None else None)]
 
@@ -122,7 +121,7 @@ def log_of(wr: WorldRepo, what: str = "HEAD", limit: int | None = None, *,
     ``node`` None decides (a revision first, then a node name, alias or id; both is an
     error), True takes ``what`` as a node, False as a revision.
     """
-    if node is False or ".." in what or wr.repo.head_is_unborn or (node is None and what == "HEAD"):
+    if node is False or ".." in what or wr.head_id() is None or (node is None and what == "HEAD"):
         return log(wr, limit, what)  # plain `narr log` asks nothing of the names: no walk
     from narrative.engine.naming import Names
 
@@ -146,7 +145,7 @@ def log_of(wr: WorldRepo, what: str = "HEAD", limit: int | None = None, *,
                                 hint=names.hint(what)) from None
     if found:
         raise InvalidInputError(
-            f"{what!r} is both a revision ({str(commit.id)[:10]}) and a node ({', '.join(found)})",
+            f"{what!r} is both a revision ({commit.id[:10]}) and a node ({', '.join(found)})",
             hint=f"narr log --node {what} for the node; narr log {what}^0 for the revision")
     return log(wr, limit, what)
 
@@ -161,8 +160,7 @@ def node_log(wr: WorldRepo, node_id: str, limit: int | None = None) -> list[Entr
     touched.reverse()
     if limit is not None:
         touched = touched[:limit]
-    return [Entry(commit_id, wr) for commit_id in touched
-            if commit_id in wr.repo]
+    return [Entry(commit_id, wr) for commit_id in touched if wr.has_commit(commit_id)]
 
 
 def show(wr: WorldRepo, rev: str = "HEAD") -> Entry:

@@ -33,13 +33,14 @@ from typing import Any
 
 from narrative.engine.log import entry
 from narrative.engine.naming import Names
-from narrative.engine.nodes import current_nodes, nodes_in
+from narrative.engine.nodes import current_nodes
 from narrative.engine.pov import visible_to
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import LAYERS
 from narrative.lore import sillytavern
 from narrative.nodefile import NodeDict
 from narrative.store import history, outfiles, worktree
+from narrative.store.snapshots import nodes_in
 from narrative.store.view import WorldView
 from narrative.store.worldrepo import WorldRepo
 

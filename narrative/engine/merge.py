@@ -40,7 +40,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from narrative import fields
 from narrative.engine.event import iso, now_utc
@@ -51,48 +51,20 @@ from narrative.errors import (
     NotFoundError,
     NothingToDoError,
 )
+from narrative.fields import MERGE_SPELLING, FieldConflict
 from narrative.ids import new_event_id, parse_node_path
 from narrative.model import Change, EventRecord
 from narrative.nodefile import NodeDict, as_node_dict, validate
-from narrative.store import history, mergestate, move, records, worktree
+from narrative.store import branches, history, mergestate, move, records, refs, snapshots, worktree
+from narrative.store.branches import HEADS, REMOTE_HEADS
 from narrative.store.commit import seal
+from narrative.store.objects import Commit
 from narrative.store.view import WorldView
 from narrative.store.worktree import HandEdits
 from narrative.store.worldrepo import WorldRepo
 
-if TYPE_CHECKING:
-    import pygit2
-
-HEADS = "refs/heads/"
-REMOTE_HEADS = "refs/remotes/"
 ABSENT = fields.ABSENT
 WHOLE_NODE = ""
-
-
-@dataclass
-class Conflict:
-    node: str
-    field: str  # a JSON pointer; "" is the whole node
-    base: Any
-    ours: Any
-    theirs: Any
-
-    @property
-    def key(self) -> str:
-        return mergestate.resolution_key(self.node, self.field)
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"node": self.node, "field": self.field}
-        for name in ("base", "ours", "theirs"):  # a key left out: the value is absent
-            value = getattr(self, name)
-            if value is not ABSENT:
-                out[name] = value
-        return out
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Conflict:
-        return cls(data["node"], data["field"], data.get("base", ABSENT),
-                   data.get("ours", ABSENT), data.get("theirs", ABSENT))
 
 
 @dataclass
@@ -101,7 +73,7 @@ class MergeResult:
     commit: str | None = None
     fast_forward: bool = False
     record: EventRecord | None = None
-    conflicts: list[Conflict] = field(default_factory=list)
+    conflicts: list[FieldConflict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     joined: list[dict[str, str]] = field(default_factory=list)  # see :func:`_joins`
     kept_edits: list[str] = field(default_factory=list)  # nodes whose hand edits stay uncommitted
@@ -117,7 +89,7 @@ class MergeResult:
 @dataclass
 class _Plan:
     finals: dict[str, NodeDict | None]  # node id -> merged node (None: gone), where it differs
-    conflicts: list[Conflict]
+    conflicts: list[FieldConflict]
     resolved: set[str]  # keys of the conflicts whose resolution is in ``finals``
     joined: list[dict[str, str]] = field(default_factory=list)
 
@@ -134,14 +106,14 @@ def _overlaps(a: str, b: str) -> bool:
 
 
 def merge_node(node_id: str, base: NodeDict | None, ours: NodeDict | None,
-               theirs: NodeDict | None) -> tuple[NodeDict | None, list[Conflict]]:
+               theirs: NodeDict | None) -> tuple[NodeDict | None, list[FieldConflict]]:
     """The merged node (ours where there is a conflict) and the conflicts."""
     if fields.same(_v(ours), _v(theirs)) or fields.same(_v(base), _v(theirs)):
         return ours, []
     if fields.same(_v(base), _v(ours)):
         return theirs, []
     if ours is None or theirs is None:
-        return ours, [Conflict(node_id, WHOLE_NODE, _v(base), _v(ours), _v(theirs))]
+        return ours, [FieldConflict(node_id, WHOLE_NODE, _v(base), _v(ours), _v(theirs))]
     # Made on both sides: the base is a node of defaults (empty containers, no aliases), so
     # a field one side left at its default takes the other's value, and state fields and
     # relation edges merge one by one (a conflict's base is absent), not as wholes.
@@ -151,7 +123,7 @@ def merge_node(node_id: str, base: NodeDict | None, ours: NodeDict | None,
     mine = fields.diff(node_id, start, ours)
     other = fields.diff(node_id, start, theirs)
     merged: dict[str, Any] = copy.deepcopy(dict(ours))
-    conflicts: list[Conflict] = []
+    conflicts: list[FieldConflict] = []
     clean: list[Change] = []
     for ch in other:
         if base is None and ch.field == "/created_by_event":
@@ -165,7 +137,7 @@ def merge_node(node_id: str, base: NodeDict | None, ours: NodeDict | None,
         where = min([ch.field, *(m.field for m in clash)], key=len)
         if any(c.field == where for c in conflicts):
             continue
-        conflicts.append(Conflict(node_id, where, fields.get(start, where),
+        conflicts.append(FieldConflict(node_id, where, fields.get(start, where),
                                   fields.get(ours, where), fields.get(theirs, where)))
     nodes: dict[str, Any] = {node_id: merged}
     problems = fields.apply_changes(nodes, clean, verify_old=False)
@@ -178,7 +150,7 @@ def _v(node: Any) -> Any:
     return ABSENT if node is None else node
 
 
-def _resolve_into(node: NodeDict | None, c: Conflict, value: Any) -> NodeDict | None:
+def _resolve_into(node: NodeDict | None, c: FieldConflict, value: Any) -> NodeDict | None:
     if c.field == WHOLE_NODE:
         return None if value is ABSENT else as_node_dict(dict(value))
     if node is None:
@@ -194,12 +166,12 @@ def _resolve_into(node: NodeDict | None, c: Conflict, value: Any) -> NodeDict | 
 # --- reading the three worlds -----------------------------------------------------------
 
 
-def _plan(wr: WorldRepo, base: pygit2.Commit, ours: pygit2.Commit, theirs: pygit2.Commit,
+def _plan(wr: WorldRepo, base: Commit, ours: Commit, theirs: Commit,
           resolutions: dict[str, Any]) -> _Plan:
     views = {name: WorldView(wr, c.tree) for name, c in
              (("base", base), ("ours", ours), ("theirs", theirs))}
-    mine = mergestate.changed_nodes(wr, base.tree, ours.tree)
-    other = mergestate.changed_nodes(wr, base.tree, theirs.tree)
+    mine = snapshots.changed_nodes(wr, base.tree, ours.tree)
+    other = snapshots.changed_nodes(wr, base.tree, theirs.tree)
 
     def raw(which: str, node_id: str) -> NodeDict | None:
         found = views[which].committed_file(node_id)
@@ -249,16 +221,17 @@ def _plan(wr: WorldRepo, base: pygit2.Commit, ours: pygit2.Commit, theirs: pygit
         return _folded(out, found, node("ours", node_id)) if src != node_id else out
 
     finals: dict[str, NodeDict | None] = {}
-    conflicts: list[Conflict] = []
+    conflicts: list[FieldConflict] = []
     resolved: set[str] = set()
     for node_id in sorted((other - set(joins)) | set(joins.values())):
         o = node("ours", node_id) if node_id in mine or carried or flipped else node(
             "base", node_id)
         merged, found = merge_node(node_id, node("base", node_id), o, their(node_id))
         for c in found:
-            if c.key in resolutions:
-                merged = _resolve_into(merged, c, _stored(resolutions[c.key]))
-                resolved.add(c.key)
+            key = mergestate.resolution_key(c.node, c.field)
+            if key in resolutions:
+                merged = _resolve_into(merged, c, _stored(resolutions[key]))
+                resolved.add(key)
         conflicts.extend(found)
         if not fields.same(_v(merged), _v(raw("ours", node_id) if flipped else o)):
             finals[node_id] = merged
@@ -327,7 +300,7 @@ def _stored(value: Any) -> Any:
     return value.get("value", ABSENT)
 
 
-def _validate(wr: WorldRepo, head: pygit2.Commit, finals: dict[str, NodeDict | None]) -> None:
+def _validate(wr: WorldRepo, head: Commit, finals: dict[str, NodeDict | None]) -> None:
     """The merged world must be valid where it changed: nodes, and relations to live nodes."""
     view = WorldView(wr, head.tree)
     problems: list[str] = []
@@ -361,13 +334,13 @@ def _validate(wr: WorldRepo, head: pygit2.Commit, finals: dict[str, NodeDict | N
 # --- the commands -----------------------------------------------------------------------
 
 
-def _theirs(wr: WorldRepo, branch: str) -> pygit2.Commit:
+def _theirs(wr: WorldRepo, branch: str) -> Commit:
     """What to merge: a branch, a remote's branch as last fetched (``origin/main``), or any
     revision (a commit hash, an event id: the second parent of a plain ``git merge``)."""
     if branch.startswith("-"):
         raise InvalidInputError(f"{branch!r} is not a branch")
-    ref = HEADS + branch if branch in wr.repo.branches.local else (
-        REMOTE_HEADS + branch if REMOTE_HEADS + branch in wr.repo.references else None)
+    ref = HEADS + branch if branches.exists(wr, branch) else (
+        REMOTE_HEADS + branch if refs.exists(wr, REMOTE_HEADS + branch) else None)
     if ref is None:
         try:
             return history.resolve(wr, branch)
@@ -381,7 +354,7 @@ def _theirs(wr: WorldRepo, branch: str) -> pygit2.Commit:
     return tip
 
 
-def _keep_hand_edits(wr: WorldRepo, head: pygit2.Commit, branch: str, incoming: set[str],
+def _keep_hand_edits(wr: WorldRepo, head: Commit, branch: str, incoming: set[str],
                      after: Callable[[str], NodeDict | None]) -> HandEdits:
     """The uncommitted hand edits, when the merge leaves every node they touch alone.
 
@@ -428,7 +401,7 @@ def _keep_hand_edits(wr: WorldRepo, head: pygit2.Commit, branch: str, incoming: 
     return scan
 
 
-def _after(wr: WorldRepo, head: pygit2.Commit, plan: _Plan) -> Callable[[str], NodeDict | None]:
+def _after(wr: WorldRepo, head: Commit, plan: _Plan) -> Callable[[str], NodeDict | None]:
     view = WorldView(wr, head.tree)
 
     def read(node_id: str) -> NodeDict | None:
@@ -453,22 +426,22 @@ def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeR
         if history.is_ancestor(wr, theirs.id, head.id):
             raise NothingToDoError(f"already up to date: {branch} is part of this story line")
         if history.is_ancestor(wr, head.id, theirs.id):
-            rec = records.decode(theirs.message)
+            rec = theirs.record()
             after = WorldView(wr, theirs.tree)
             scan = _keep_hand_edits(wr, head, branch,
-                                    mergestate.changed_nodes(wr, head.tree, theirs.tree),
+                                    snapshots.changed_nodes(wr, head.tree, theirs.tree),
                                     lambda n: (after.committed_file(n) or (None, None))[1])
             result.kept_edits = sorted(scan.edits)
             move.move(wr, move.Move(
-                ref=ref, old=str(head.id), new=str(theirs.id),
+                ref=ref, old=head.id, new=theirs.id,
                 message=f"narr merge: fast-forward to {branch}",
                 updates=tuple(move.plan(wr, head.tree, theirs.tree, scan,
                                         keep_worktree=frozenset(scan.raw))),
                 tree=theirs.tree,
             ))
-            result.commit, result.fast_forward, result.record = str(theirs.id), True, rec
+            result.commit, result.fast_forward, result.record = theirs.id, True, rec
             return result
-        base = mergestate.merge_base(wr, head.id, theirs.id)
+        base = history.merge_base(wr, head.id, theirs.id)
         if base is None:
             raise ConflictError(f"{branch} shares no history with this story line; there is "
                                 "nothing to merge from")
@@ -478,33 +451,30 @@ def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeR
                                 _after(wr, head, plan))
         result.kept_edits = sorted(scan.edits)
         if plan.conflicts:
-            state = {"branch": branch, "ours": str(head.id), "theirs": str(theirs.id),
-                     "base": str(base.id), "conflicts": [c.to_json() for c in plan.conflicts],
+            state = {"branch": branch, "ours": head.id, "theirs": theirs.id,
+                     "base": base.id, "conflicts": [c.to_json(MERGE_SPELLING) for c in plan.conflicts],
                      "resolutions": {}}
             mergestate.save(wr, state)
             raise _conflict_error(branch, plan.conflicts)
         return _seal(wr, head, theirs, branch, plan, result, when)
 
 
-def _conflict_error(branch: str, conflicts: list[Conflict]) -> ConflictError:
+def _conflict_error(branch: str, conflicts: list[FieldConflict]) -> ConflictError:
     n = len(conflicts)
     return ConflictError(
         f"merging {branch} stopped on {n} conflict{'s' if n != 1 else ''}; nothing was committed",
-        conflicts=[c.to_json() for c in conflicts],
-        details=[conflict_line(c.to_json()) for c in conflicts],
+        conflicts=[c.to_json(MERGE_SPELLING) for c in conflicts],
+        details=[c.line(MERGE_SPELLING) for c in conflicts],
         hint="narr resolve NODE FIELD --ours|--theirs|--value JSON for each, then "
              "narr merge --continue (or narr merge --abort)")
 
 
 def conflict_line(c: dict[str, Any]) -> str:
-    def val(key: str) -> str:
-        return fields.show(c[key]) if key in c else "(absent)"
-
-    return (f"{c['node']} {c['field'] or '(whole node)'}: base {val('base')}, "
-            f"ours {val('ours')}, theirs {val('theirs')}")
+    """The text line of a conflict as merge.json and ``--json`` spell it."""
+    return FieldConflict.from_json(MERGE_SPELLING, c).line(MERGE_SPELLING)
 
 
-def _seal(wr: WorldRepo, head: pygit2.Commit, theirs: pygit2.Commit, branch: str, plan: _Plan,
+def _seal(wr: WorldRepo, head: Commit, theirs: Commit, branch: str, plan: _Plan,
           result: MergeResult, when: datetime | None) -> MergeResult:
     _validate(wr, head, plan.finals)
     conflict_fields = [(c.node, c.field) for c in plan.conflicts]
@@ -551,7 +521,12 @@ def conflicts(wr: WorldRepo) -> dict[str, Any]:
 
 def resolve(wr: WorldRepo, node: str, field_: str, *, take: str | None = None,
             value: Any = ABSENT) -> dict[str, Any]:
-    """Choose a conflict's outcome: ``take`` "ours" or "theirs", or an explicit ``value``."""
+    """Choose a conflict's outcome: ``take`` "ours" or "theirs", or an explicit ``value``.
+
+    ``field_`` is a JSON pointer or the dotted form (``state.mood``), as every command
+    takes a field (:func:`narrative.fields.parse_field`); ``""`` is the whole node.
+    """
+    field_ = fields.parse_field(field_)
     with move.writing(wr):
         state = _require_state(wr)
         found = [c for c in state["conflicts"] if c["node"] == node and c["field"] == field_]
@@ -577,7 +552,7 @@ def continue_merge(wr: WorldRepo, *, when: datetime | None = None) -> MergeResul
         wr.require_branch(merging=True)
         head = wr.head_commit()
         assert head is not None
-        if str(head.id) != state["ours"]:
+        if head.id != state["ours"]:
             raise ConflictError("the story line moved since the merge stopped",
                                 hint="narr merge --abort, then merge again")
         open_ = mergestate.unresolved(state)
@@ -585,16 +560,20 @@ def continue_merge(wr: WorldRepo, *, when: datetime | None = None) -> MergeResul
             raise ConflictError(f"{len(open_)} conflict(s) are not resolved yet",
                                 conflicts=open_, details=[conflict_line(c) for c in open_],
                                 hint="narr resolve NODE FIELD --ours|--theirs|--value JSON")
-        repo = wr.repo
-        theirs, base = repo[state["theirs"]], repo[state["base"]]
-        plan = _plan(wr, base, head, theirs, state["resolutions"])  # type: ignore[arg-type]
+        theirs = history.peel_commit(wr, state["theirs"])
+        base = history.peel_commit(wr, state["base"])
+        if theirs is None or base is None:
+            raise ConflictError("the commits of the stopped merge are gone from this repository",
+                                hint="narr merge --abort, then merge again")
+        plan = _plan(wr, base, head, theirs, state["resolutions"])
         scan = _keep_hand_edits(wr, head, state["branch"], set(plan.finals),
                                 _after(wr, head, plan))
-        missing = [c for c in plan.conflicts if c.key not in plan.resolved]
+        missing = [c for c in plan.conflicts
+                   if mergestate.resolution_key(c.node, c.field) not in plan.resolved]
         if missing:  # the worlds are what they were, so this is only a damaged state file
             raise _conflict_error(state["branch"], missing)
         result = MergeResult(state["branch"], warnings=recovered, kept_edits=sorted(scan.edits))
-        _seal(wr, head, theirs, state["branch"], plan, result, when)  # type: ignore[arg-type]
+        _seal(wr, head, theirs, state["branch"], plan, result, when)
         mergestate.drop(wr)
         return result
 

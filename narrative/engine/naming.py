@@ -116,30 +116,26 @@ class Names:
         tip = tip_of(self.wr)
         if tip is None:
             return []
-        catalog = self.wr.catalog
-        rows = catalog.ended_by_names(str(tip.id), [norm] if norm else [], ids)
-        by_id = [r for r in rows if r[0] in ids]  # an id before a name, as for live nodes
+        rows = self.wr.catalog.graph.ended_by_names(tip.id, [norm] if norm else [], ids)
+        by_id = [r for r in rows if r.name in ids]  # an id before a name, as for live nodes
         out: list[Ended] = []
         seen: set[str] = set()
-        for _, node_id, commit, seq in sorted(by_id or rows, key=lambda r: -r[3]):
-            if node_id in seen or self.view.exists(node_id):
+        for r in sorted(by_id or rows, key=lambda r: -r.seq):
+            if r.node in seen or self.view.exists(r.node):
                 continue
-            seen.add(node_id)
-            out.append(self._ended(node_id, commit, seq))
+            seen.add(r.node)
+            out.append(self._ended(r.node, r.commit, r.seq))
         return out
 
     def _ended(self, node_id: str, commit: str, seq: int) -> Ended:
-        import json
-
-        catalog = self.wr.catalog
+        graph = self.wr.catalog.graph
         name = node_id
-        for row in catalog.commit_writes(commit, seq):
-            if row[4] == node_id and row[5] == "" and row[6] is not None:
-                old = json.loads(row[6])
-                name = str(old.get("name") or node_id) if isinstance(old, dict) else node_id
-        event = catalog.commit_row(commit)
-        return Ended(node_id, name, commit, event[2] if event else None,
-                     str(event[4]) if event else "")
+        for w in graph.commit_writes(commit, seq):
+            if w.target == node_id and w.field == "" and isinstance(w.old, dict):
+                name = str(w.old.get("name") or node_id)
+        event = graph.event_info(commit)
+        return Ended(node_id, name, commit, event.id if event else None,
+                     event.content if event else "")
 
     def resolve(self, text: str, *, must_exist: bool = True, context: str | None = None,
                 ended: bool | None = None) -> str:
@@ -235,7 +231,7 @@ class Names:
         tip = tip_of(self.wr)
         if tip is None:
             return out
-        for norm, node_id in self.wr.catalog.ended_names(str(tip.id)):
+        for norm, node_id in self.wr.catalog.graph.ended_names(tip.id):
             if node_id not in live:
                 out.setdefault(norm, set()).add(node_id)
                 out.setdefault(node_id, set()).add(node_id)

@@ -27,7 +27,8 @@ from typing import Any, Final
 from narrative.engine.naming import Names
 from narrative.errors import InvalidInputError
 from narrative.ids import LAYERS, LIFECYCLES, MAX_ID_LENGTH, id_problem, node_path, normalize_name
-from narrative.nodefile import dump, validate
+from narrative.nodefile import validate
+from narrative.store.nodefiles import write_node
 from narrative.store.worldrepo import WorldRepo
 
 _CJK: Final = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -114,12 +115,8 @@ def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: l
         "aliases": aliases, "summary": summary.strip(), "lifecycle": lifecycle,
         "created_by_event": None, "traits": {}, "state": {}, "relations": {},
     }
-    path = node_path(node_id, layer, wr.config.layout)
-    canonical = validate(node, path)
-    full = wr.abs(path)
-    full.parent.mkdir(parents=True, exist_ok=True)
-    with open(full, "xb") as fh:  # never over a file someone else just made
-        fh.write(dump(canonical))
+    canonical = validate(node, node_path(node_id, layer, wr.config.layout))
+    path = write_node(wr, canonical, create=True)  # never over a file someone else just made
     return NewNode(node_id, path, dict(canonical), warnings)
 
 

@@ -7,26 +7,15 @@ write that a crash interrupted, so it never shows a half-written world.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from narrative import fields
 from narrative.errors import InvalidInputError, InvalidWorldError, NotFoundError
-from narrative.ids import LAYERS, WORLD_DIR, check_id, node_path, parse_node_path
+from narrative.ids import LAYERS, check_id, node_path, parse_node_path
 from narrative.nodefile import NodeDict, load_trusted, parse_node_file
-from narrative.store import history, worktree
+from narrative.store import history, snapshots, worktree
 from narrative.store.move import finish_interrupted
-from narrative.store.trees import blob_at, hash_bytes, subtree, walk_blobs
 from narrative.store.worldrepo import WorldRepo
-
-if TYPE_CHECKING:
-    import pygit2
-
-
-def parse_field(text: str) -> str:
-    """A JSON pointer from ``/state/location`` or the dotted ``state.location``."""
-    if text.startswith("/") or text == "":
-        return text
-    return fields.pointer(*text.split("."))
 
 
 def get_node(wr: WorldRepo, node_id: str, at: str | None = None) -> tuple[str, NodeDict]:
@@ -34,12 +23,9 @@ def get_node(wr: WorldRepo, node_id: str, at: str | None = None) -> tuple[str, N
     check_id(node_id)
     layout = wr.config.layout
     if at is not None:
-        tree = history.resolve(wr, at).tree
-        for layer in LAYERS:
-            path = node_path(node_id, layer, layout)
-            blob = blob_at(tree, path)
-            if blob is not None:
-                return path, load_trusted(blob.data)
+        found = snapshots.node_file(history.resolve(wr, at).tree, node_id, layout)
+        if found is not None:
+            return found[0], load_trusted(found[1])
         raise NotFoundError(f"no node {node_id!r} in the world at {at}")
     finish_interrupted(wr)
     head = wr.head_commit()
@@ -48,8 +34,8 @@ def get_node(wr: WorldRepo, node_id: str, at: str | None = None) -> tuple[str, N
         full = wr.abs(path)
         if full.is_file():
             data = full.read_bytes()
-            committed = blob_at(head.tree, path) if head is not None else None
-            if committed is not None and committed.id == hash_bytes(data):
+            committed = head.tree.blob_id(path) if head is not None else None
+            if committed is not None and committed == wr.blob_id_of(data):
                 return path, load_trusted(data)  # as committed: validated when it was sealed
             return path, parse_node_file(data, path, layout)
     raise _gone(wr, node_id)
@@ -76,7 +62,7 @@ def get_value(wr: WorldRepo, node_id: str, field: str | None = None,
     _, node = get_node(wr, node_id, at)
     if not field:
         return node
-    ptr = parse_field(field)
+    ptr = fields.parse_field(field)
     value = fields.get(node, ptr)
     if value is fields.ABSENT:
         raise NotFoundError(f"{node_id} has no field {ptr}", hint=fields.hint_for_missing(node, ptr))
@@ -89,7 +75,7 @@ def locate(wr: WorldRepo, node_id: str) -> str:
     head = wr.head_commit()
     for layer in LAYERS:
         path = node_path(node_id, layer, wr.config.layout)
-        if wr.abs(path).exists() or (head is not None and blob_at(head.tree, path) is not None):
+        if wr.abs(path).exists() or (head is not None and head.tree.has(path)):
             return path
     raise NotFoundError(f"no node {node_id!r} in the world",
                         hint="to make one, give its layer: narr path ID --layer character")
@@ -107,8 +93,7 @@ def list_nodes(wr: WorldRepo, layer: str | None = None) -> list[dict[str, Any]]:
     head = wr.head_commit()
     if head is None:
         return []
-    cache = wr.catalog
-    cache.sync(wr.repo, wr.world_tree_id(head.tree), wr.config.layout)
+    cache = wr.catalog_at(head.tree)
     rows: dict[str, dict[str, Any]] = {}
     for node_id, lay, kind, name, lifecycle in cache.listing(layer):
         rows[node_id] = {"id": node_id, "layer": lay, "kind": kind, "name": name,
@@ -133,31 +118,6 @@ def list_nodes(wr: WorldRepo, layer: str | None = None) -> list[dict[str, Any]]:
     return [rows[k] for k in sorted(rows)]
 
 
-def nodes_in(wr: WorldRepo, tree: pygit2.Tree | None) -> dict[str, NodeDict]:
-    """Every node a commit's tree holds, by id: the whole world as it stood at that commit.
-
-    The catalog describes one tree only (HEAD's), so a past world is read from its
-    blobs. They are trusted as :func:`get_node` trusts them (narr validated each when
-    it sealed it); one that is not even a JSON object is named, never skipped.
-    """
-    world = subtree(tree, WORLD_DIR)
-    out: dict[str, NodeDict] = {}
-    if world is None:
-        return out
-    layout = wr.config.layout
-    for path, oid in walk_blobs(wr.repo, world, WORLD_DIR):
-        placed = parse_node_path(path, layout)
-        if placed is None:
-            continue
-        try:
-            node = load_trusted(wr.blob_bytes(oid))
-        except ValueError as exc:
-            raise InvalidWorldError(f"{path}: not a node ({exc})",
-                                    hint="narr check names the commit that wrote it") from exc
-        out[str(node.get("id") or placed[1])] = node
-    return out
-
-
 def current_nodes(wr: WorldRepo) -> tuple[dict[str, NodeDict], dict[str, str]]:
     """The world as the user sees it: HEAD's nodes with the hand edits laid over them.
 
@@ -169,7 +129,7 @@ def current_nodes(wr: WorldRepo) -> tuple[dict[str, NodeDict], dict[str, str]]:
     head = wr.head_commit()
     if head is None:
         return {}, {}
-    nodes = nodes_in(wr, head.tree)
+    nodes = snapshots.nodes_in(wr, head.tree)
     edits = worktree.scan_for_reader(wr, head.tree)
     if edits.problems:
         more = f" (and {len(edits.problems) - 1} more)" if len(edits.problems) > 1 else ""

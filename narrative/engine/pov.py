@@ -33,7 +33,7 @@ from typing import Any
 
 from narrative import fields
 from narrative.diffusers.context import find_mentions
-from narrative.engine.eventgraph import EventInfo, Write, write_of
+from narrative.engine.eventgraph import EventInfo, Write
 from narrative.engine.threads import THREAD_KINDS
 from narrative.ids import normalize_name
 from narrative.nodefile import NodeDict, edges_of, names_of
@@ -76,9 +76,8 @@ class Whereabouts:
 
     def _writes(self, node_id: str) -> list[Write]:
         if node_id not in self._moves:
-            rows = self.wr.catalog.chain_writes(self.tip, node_id)
-            self._moves[node_id] = [w for w in map(write_of, rows)
-                                    if w.field in ("", "/state", _LOCATION)]
+            rows = self.wr.catalog.graph.chain_writes(self.tip, node_id)
+            self._moves[node_id] = [w for w in rows if w.field in ("", "/state", _LOCATION)]
         return self._moves[node_id]
 
     def moves(self, node_id: str) -> list[Write]:
@@ -90,8 +89,8 @@ class Whereabouts:
         there or away by a recorded change, or standing there now."""
         if not places:
             return set()
-        found = self.wr.catalog.ever_located(self.tip, places)
-        found |= {src for src, _, _ in self.view.references_to(places, {_LOCATION: "at"})}
+        found = self.wr.catalog.graph.ever_located(self.tip, places)
+        found |= {r.src for r in self.view.references_to(places, {_LOCATION: "at"})}
         return found
 
     def at(self, node_id: str, seq: int) -> str | None:
@@ -242,15 +241,14 @@ def visible_to(view: WorldView, pov: str, labels: dict[str, str]) -> set[str]:
         target = view.get(dst)
         if rtype == "knows" or not is_secret(target) or is_public(target):
             seen.add(dst)
-    for _, _, dst in view.references_from([pov], labels):
-        seen.add(dst)
+    seen.update(r.dst for r in view.references_from([pov], labels))
     loc = (me.get("state") or {}).get("location")
     if isinstance(loc, str):
         seen.add(loc)
-        for src, _, _ in view.references_to([loc], {_LOCATION: labels.get(_LOCATION, "at")}):
-            node = view.get(src)
+        for ref in view.references_to([loc], {_LOCATION: labels.get(_LOCATION, "at")}):
+            node = view.get(ref.src)
             if node is not None:
-                seen.add(src)
+                seen.add(ref.src)
                 seen.update(d for t, d in edges_of(node) if t == "holds")
     known = {d for t, d in edges_of(me) if t == "knows"}
     out = set()
@@ -286,22 +284,21 @@ def _forbidden(wr: WorldRepo, view: WorldView, tip: str, unknown: Iterable[str])
     every event that changed it or an edge to it."""
     out: set[str] = set()
     commits: set[str] = set()
-    catalog = wr.catalog
+    graph = wr.catalog.graph
     for s in sorted(unknown):
         node = view.get(s)
         if node is not None:
             for text in [node.get("name", ""), *(node.get("aliases") or []), node.get("summary", "")]:
                 if isinstance(text, str) and _folded(text):
                     out.add(_folded(text))
-        rows = [*catalog.chain_writes(tip, s), *catalog.chain_pointing_at(tip, s)]
-        commits.update(w.commit for w in map(write_of, rows)
-                       if w.source == "diffusion" and _concerns(w, s))
-    for row in catalog.commit_rows(commits):
-        if row[3] != "event":
+        writes = [*graph.chain_writes(tip, s), *graph.chain_pointing_at(tip, s)]
+        commits.update(w.commit for w in writes if w.source == "diffusion" and _concerns(w, s))
+    for e in graph.event_infos(commits):
+        if e.kind != "event":
             continue
-        for text in (row[4], row[5]):
-            if isinstance(text, str) and _folded(text):
-                out.add(_folded(text))
+        for words in (e.content, e.narrative):
+            if isinstance(words, str) and _folded(words):
+                out.add(_folded(words))
     return sorted(out)
 
 
@@ -331,7 +328,7 @@ def knowers_seen(wr: WorldRepo, sight_: Sight, tip: str, story: Any) -> None:
         knowers = {src for src, t, _ in view.incoming([s]) if t == "knows"}
         seen = {sight_.pov} & knowers
         learnt = fields.pointer("relations", "knows", s)
-        for w in map(write_of, wr.catalog.chain_pointing_at(tip, s)):
+        for w in wr.catalog.graph.chain_pointing_at(tip, s):
             if w.source != "diffusion" or w.field != learnt or seen >= knowers:
                 continue
             event = story.event(w.commit)

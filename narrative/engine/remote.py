@@ -12,14 +12,13 @@ chains ever replace anybody else's (:mod:`narrative.store.remote`).
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from narrative.engine.merge import MergeResult, merge
 from narrative.errors import InvalidInputError, NotAWorldError, NotFoundError
-from narrative.store import history, records, refs, remote
+from narrative.store import branches, history, refs, remote
 from narrative.store.worldrepo import WorldRepo
 
 
@@ -27,7 +26,7 @@ def _content(wr: WorldRepo, commit_id: str) -> str:
     commit = history.peel_commit(wr, commit_id)
     if commit is None:
         return ""
-    rec = records.decode(commit.message)
+    rec = commit.record()
     return rec.content if rec else commit.message.strip().splitlines()[0]
 
 
@@ -36,9 +35,7 @@ def _fetched(wr: WorldRepo, name: str) -> set[str]:
     prefix = f"{refs.REMOTES}{name}/"
     out = set()
     gone = refs.dropped(wr)
-    for ref in wr.repo.references:
-        if not ref.startswith(prefix):
-            continue
+    for ref in refs.names_under(wr, prefix):
         kind, _, tail = ref.removeprefix(prefix).partition("/")
         if not refs.is_own(wr, kind, tail, gone):
             out.add(ref)
@@ -94,40 +91,26 @@ def clone(url: str, directory: str | Path | None = None, *, remote_name: str = "
     existed = target.exists()
     target.parent.mkdir(parents=True, exist_ok=True)
     if not remote.clone(url, target, remote_name):
-        _remove(target, existed)
+        remote.remove_clone(target, existed)
         raise NotFoundError(f"{url} holds no story yet (an empty repository); nothing was cloned",
                             hint="narr push from a world sends one there")
     try:
         wr = WorldRepo.open(target)
     except NotAWorldError:
-        _remove(target, existed)
+        remote.remove_clone(target, existed)
         raise NotAWorldError(f"{url} is a git repository but not a narr world (no narr.toml); "
                              "nothing was cloned", hint="git clone copies it as it is") from None
-    try:
+    with wr:
         head = wr.head_commit()
         if head is not None:
-            wr.catalog.sync(wr.repo, wr.world_tree_id(head.tree), wr.config.layout)
+            wr.catalog_at(head.tree)
         events = history.index_all_events(wr)
-        branches = sorted(n.removeprefix(f"refs/remotes/{remote_name}/")
-                          for n in wr.repo.references
-                          if n.startswith(f"refs/remotes/{remote_name}/") and not n.endswith("/HEAD"))
+        names = [n.removeprefix(f"refs/remotes/{remote_name}/")
+                 for n in branches.remote_refs(wr, remote_name)]
         return CloneResult(str(target), url, remote_name, wr.branch(),
-                           str(head.id) if head is not None else None,
-                           _content(wr, str(head.id)) if head is not None else "", branches,
+                           head.id if head is not None else None,
+                           _content(wr, head.id) if head is not None else "", names,
                            _kinds(_fetched(wr, remote_name)), events)
-    finally:
-        wr.close()
-
-
-def _remove(target: Path, existed: bool) -> None:
-    if existed:
-        for child in target.iterdir():
-            if child.is_dir() and not child.is_symlink():
-                shutil.rmtree(child)
-            else:
-                child.unlink()
-    else:
-        shutil.rmtree(target, ignore_errors=True)
 
 
 @dataclass
@@ -158,14 +141,14 @@ def push(wr: WorldRepo, remote_name: str | None = None, branch: str | None = Non
     branch = branch or wr.branch()
     if branch is None:
         raise InvalidInputError("HEAD is detached: which branch?", hint="narr push REMOTE BRANCH")
-    if branch not in wr.repo.branches.local:
+    if not branches.exists(wr, branch):
         raise NotFoundError(f"no branch named {branch!r}", hint="narr branch lists them")
     name = remote_name or remote.default_remote(wr, branch)
     tip = history.peel_commit(wr, f"refs/heads/{branch}")
     if tip is None:
         raise NotFoundError(f"branch {branch!r} points at no commit of this repository")
     tracking = remote.tracking_ref(name, branch)
-    was_there = tracking in wr.repo.references
+    was_there = refs.exists(wr, tracking)
     # No write lock: git reads each ref once, and every ref narr moves moves atomically, so
     # a push never sends half an event; a slow network must not stop the writer meanwhile.
     if edits is None:
@@ -177,7 +160,7 @@ def push(wr: WorldRepo, remote_name: str | None = None, branch: str | None = Non
     head_ref = f"refs/heads/{branch}"
     status = "up to date" if head_ref in pushed.up_to_date else (
         "updated" if was_there else "new")
-    result = PushResult(name, branch, str(tip.id), status,
+    result = PushResult(name, branch, tip.id, status,
                         sum(1 for r in pushed.updated if r.startswith("refs/narr/")),
                         refused={k: v for k, v in pushed.rejected.items() if k != head_ref},
                         edits=edits, deleted=pushed.deleted)
@@ -225,7 +208,7 @@ def pull(wr: WorldRepo, remote_name: str | None = None, branch: str | None = Non
     head = wr.head_commit()
     assert head is not None
     if history.is_ancestor(wr, theirs.id, head.id):
-        return PullResult(name, branch, "up to date", str(head.id), None, fetched)
+        return PullResult(name, branch, "up to date", head.id, None, fetched)
     merged = merge(wr, f"{name}/{branch}")
     status = "fast-forward" if merged.fast_forward else "merged"
     assert merged.commit is not None

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from narrative import fields
 from narrative.delta.request import EventRequest
 from narrative.engine.event import EventResult, run_event
 from narrative.engine.setaside import user_changes
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError
+from narrative.fields import REPLAY_SPELLING, FieldConflict
 from narrative.ids import EVENT_ID_RE
 from narrative.model import (
     Change,
@@ -34,56 +35,41 @@ from narrative.model import (
 from narrative.nodefile import NodeDict
 from narrative.store import history, move, records, refs, worktree
 from narrative.store.batch import batch
+from narrative.store.objects import Commit
 from narrative.store.view import WorldView
 from narrative.store.worldrepo import WorldRepo
-
-if TYPE_CHECKING:
-    import pygit2
 
 Progress = Callable[[int, int, str], None]
 
 
-def chain_commits(repo: pygit2.Repository, tip: pygit2.Commit, head: pygit2.Oid | None
-                  ) -> list[pygit2.Commit]:
-    """The chain's commits not on the current story line, oldest first (first-parent)."""
-    out: list[pygit2.Commit] = []
-    for commit in history.first_parent(tip):
-        if head is not None and (commit.id == head or repo.descendant_of(head, commit.id)):
-            break
-        out.append(commit)
-    out.reverse()
-    return out
-
-
 def list_chains(wr: WorldRepo) -> list[dict[str, Any]]:
     """Abandoned chains, newest first, each with its stable number and readable name."""
-    head = wr.head_commit()
-    head_id = head.id if head is not None else None
+    head_id = wr.head_id()
     tips = _tips(wr)
     numbers = _numbers(tips)
     out = []
     for name, tip in tips.items():
-        commits = chain_commits(wr.repo, tip, head_id)
+        commits = history.chain_commits(wr, tip, head_id)
         first = _brief(wr, commits[0]) if commits else None
         last = _brief(wr, commits[-1]) if commits else None
         parsed = refs.chain_name(name)
         out.append({
             "n": numbers[name], "name": _label(name, tip), "key": parsed.key, "ref": name,
             "remote": parsed.remote,
-            "tip": str(tip.id), "tip_event": history.summary(wr, tip)["id"],
+            "tip": tip.id, "tip_event": history.summary(wr, tip)["id"],
             "length": len(commits), "first": first, "last": last,
-            "abandoned_at": _when(parsed.key), "base": str(commits[0].parents[0].id)
-            if commits and commits[0].parents else None,
+            "abandoned_at": _when(parsed.key), "base": commits[0].parent_ids[0]
+            if commits and commits[0].parent_ids else None,
             "replayed": refs.replayed(wr, name),
         })
     return out
 
 
-def _label(name: str, tip: pygit2.Commit) -> str:
+def _label(name: str, tip: Commit) -> str:
     return refs.chain_label(name, tip)
 
 
-def _numbers(tips: dict[str, pygit2.Commit]) -> dict[str, int]:
+def _numbers(tips: dict[str, Commit]) -> dict[str, int]:
     """Each chain's number: one's own numbered together, each remote's among themselves
     (``origin/3`` is the number its writer sees as 3)."""
     groups: dict[str | None, list[str]] = {}
@@ -100,9 +86,9 @@ def _number_text(name: str, n: int) -> str:
     return f"{remote}/{n}" if remote else str(n)
 
 
-def _brief(wr: WorldRepo, commit: pygit2.Commit) -> dict[str, Any]:
+def _brief(wr: WorldRepo, commit: Commit) -> dict[str, Any]:
     s = history.summary(wr, commit)  # from the catalog: the record is not parsed
-    return {"commit": str(commit.id), "id": s["id"], "content": history.content_of(wr, commit),
+    return {"commit": commit.id, "id": s["id"], "content": history.content_of(wr, commit),
             "created_at": s["created_at"]}
 
 
@@ -117,14 +103,14 @@ def _when(name: str) -> str | None:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _tips(wr: WorldRepo) -> dict[str, pygit2.Commit]:
+def _tips(wr: WorldRepo) -> dict[str, Commit]:
     """Abandoned refs, newest first, then those fetched from remotes, with their tips; a ref
     whose commit is gone (a damaged clone) is left out: there is nothing to list or replay."""
     names = [*refs.abandoned_refs(wr), *refs.fetched_refs(wr, "abandoned")]
     return {name: tip for name in names if (tip := history.peel_commit(wr, name)) is not None}
 
 
-def pick_chain(wr: WorldRepo, which: str) -> tuple[str, pygit2.Commit]:
+def pick_chain(wr: WorldRepo, which: str) -> tuple[str, Commit]:
     """The chain ``which`` names: its number, its readable name (or the start of it), its
     ref or key (``<uuid7>-<branch>``, the names before chains had words), or the start
     of its key, tip commit or tip event id (four characters at least)."""
@@ -139,13 +125,13 @@ def pick_chain(wr: WorldRepo, which: str) -> tuple[str, pygit2.Commit]:
         if which in (name, name.removeprefix(refs.ABANDONED), refs.chain_name(name).key,
                      labels[name]):
             return name, tips[name]
-    found: dict[str, pygit2.Commit] = {}
+    found: dict[str, Commit] = {}
     for name, tip in tips.items():
         if labels[name].startswith(which):
             found[name] = tip
         elif len(which) >= 4:
-            rec = records.decode(tip.message)
-            if (name.removeprefix(refs.ABANDONED).startswith(which) or str(tip.id).startswith(which)
+            rec = tip.record()
+            if (name.removeprefix(refs.ABANDONED).startswith(which) or tip.id.startswith(which)
                     or (rec and rec.id.startswith(which))):
                 found[name] = tip
     if len(found) == 1:
@@ -159,14 +145,14 @@ def pick_chain(wr: WorldRepo, which: str) -> tuple[str, pygit2.Commit]:
     raise NotFoundError(f"no abandoned chain {which!r} ({listed}; narr chains lists them)")
 
 
-def _pick_event(commits: list[pygit2.Commit], which: str, chain: str) -> int:
+def _pick_event(commits: list[Commit], which: str, chain: str) -> int:
     """Where in the chain ``which`` (an event id, its start or its last digits, or the start
     of a commit id) is."""
     which = which.strip().lower()
     hits = []
     for i, commit in enumerate(commits):
-        rec = records.decode(commit.message)
-        ids = [str(commit.id)] + ([rec.id] if rec is not None else [])
+        rec = commit.record()
+        ids = [commit.id] + ([rec.id] if rec is not None else [])
         if any(x == which for x in ids) or (len(which) >= 4 and any(
                 x.startswith(which) or x.replace("-", "").endswith(which.replace("-", ""))
                 for x in ids)):
@@ -196,9 +182,9 @@ def drop_chain(wr: WorldRepo, which: str, *, force: bool = False) -> dict[str, A
         for commit in history.first_parent(tip):
             if any(history.is_ancestor(wr, commit.id, o) for o in others):
                 break
-            rec = records.decode(commit.message)
+            rec = commit.record()
             if rec is not None and rec.kind == "event":
-                lost.append({"commit": str(commit.id), "id": rec.id, "content": rec.content})
+                lost.append({"commit": commit.id, "id": rec.id, "content": rec.content})
         if lost and not force:
             raise ConflictError(
                 f"chain {label} holds {len(lost)} event(s) no other ref keeps; dropping it "
@@ -208,7 +194,7 @@ def drop_chain(wr: WorldRepo, which: str, *, force: bool = False) -> dict[str, A
                 hint=f"narr replay {label} brings them back first; narr chains drop {label} "
                      "--force drops them for good")
         refs.drop_abandoned(wr, name)
-        return {"dropped": label, "ref": name, "tip": str(tip.id), "lost": lost}
+        return {"dropped": label, "ref": name, "tip": tip.id, "lost": lost}
 
 
 @dataclass
@@ -253,31 +239,30 @@ def _replay(wr: WorldRepo, which: str, reuse: bool, diffuser_name: str | None,
     name, tip = pick_chain(wr, which)
     head = wr.head_commit()
     assert head is not None
-    every = chain_commits(wr.repo, tip, head.id)
+    every = history.chain_commits(wr, tip, head.id)
     label = _label(name, tip)
     if to is not None:
         every = every[:_pick_event(every, to, label) + 1]
         tip = every[-1]
-    commits = [c for c in every
-               if (r := records.decode(c.message)) is not None and r.kind == "event"]
+    commits = [c for c in every if (r := c.record()) is not None and r.kind == "event"]
     result = ReplayResult(label, len(commits), warnings=recovered, ref=name)
     replayed = {c.id for c in commits}
-    result.skipped = [{"commit": str(c.id), "subject": c.message.strip().split("\n")[0]}
+    result.skipped = [{"commit": c.id, "subject": c.subject}
                       for c in every if c.id not in replayed]
     if not commits:
-        result.head = str(head.id)
+        result.head = head.id
         return result
-    if reuse and commits[0].parents and commits[0].parents[0].id == head.id:
+    if reuse and commits[0].parent_ids[:1] == (head.id,):
         scan = worktree.scan(wr, head.tree)
         if _restorable(scan, commits[0]):
             _fast_forward(wr, ref, head, tip, scan)
             result.fast_forward = True
-            result.head = str(tip.id)
+            result.head = tip.id
             result.events = []
             for c in commits:
-                rec = records.decode(c.message)
+                rec = c.record()
                 assert rec is not None
-                result.events.append(EventResult(rec, str(c.id)))
+                result.events.append(EventResult(rec, c.id))
             if progress:
                 progress(len(commits), len(commits), "")
             return result
@@ -285,7 +270,7 @@ def _replay(wr: WorldRepo, which: str, reuse: bool, diffuser_name: str | None,
         return _replay_events(wr, commits, result, reuse, diffuser_name, progress)
 
 
-def _replay_events(wr: WorldRepo, commits: list[pygit2.Commit], result: ReplayResult,
+def _replay_events(wr: WorldRepo, commits: list[Commit], result: ReplayResult,
                    reuse: bool, diffuser_name: str | None, progress: Progress | None
                    ) -> ReplayResult:
     diffuser = None
@@ -294,7 +279,7 @@ def _replay_events(wr: WorldRepo, commits: list[pygit2.Commit], result: ReplayRe
 
         diffuser = get_diffuser(diffuser_name or default_name(wr), wr)
     for i, commit in enumerate(commits, 1):
-        rec = records.decode(commit.message)
+        rec = commit.record()
         assert rec is not None
         if progress:
             progress(i - 1, len(commits), rec.content)
@@ -305,8 +290,8 @@ def _replay_events(wr: WorldRepo, commits: list[pygit2.Commit], result: ReplayRe
             result.conflict = ConflictError(
                 f"replay stopped at event {i} of {len(commits)} ({rec.content!r}): "
                 f"{len(conflicts)} field(s) changed since it was recorded",
-                conflicts=conflicts,
-                details=[_conflict_line(c) for c in conflicts],
+                conflicts=[c.to_json(REPLAY_SPELLING) for c in conflicts],
+                details=[c.line(REPLAY_SPELLING) for c in conflicts],
                 hint="the events before it are replayed; resolve by hand and carry on with "
                      "new events, or reset and replay again",
             )
@@ -321,8 +306,7 @@ def _replay_events(wr: WorldRepo, commits: list[pygit2.Commit], result: ReplayRe
                                      "changes": len(done.record.diffusions)})
     if progress:
         progress(len(result.events), len(commits), "")
-    head_now = wr.head_commit()
-    result.head = str(head_now.id) if head_now is not None else None
+    result.head = wr.head_id()
     return result
 
 
@@ -357,18 +341,18 @@ def ops_from_changes(changes: list[Change]) -> list[Op]:
     for ch in changes:
         if ch.field == "":
             if ch.has_new and not ch.has_old:
-                ops.append(CreateOp(op="create", node=Node.model_validate(ch.new_value)))
+                ops.append(CreateOp(node=Node.model_validate(ch.new_value)))
             elif ch.has_old and not ch.has_new:
-                ops.append(ExpireOp(op="expire", target=ch.target))
+                ops.append(ExpireOp(target=ch.target))
         elif ch.has_new:
-            ops.append(SetOp(op="set", target=ch.target, field=ch.field, value=ch.new_value))
+            ops.append(SetOp(target=ch.target, field=ch.field, value=ch.new_value))
         else:
-            ops.append(UnsetOp(op="unset", target=ch.target, field=ch.field))
+            ops.append(UnsetOp(target=ch.target, field=ch.field))
     return ops
 
 
-def _conflicts(wr: WorldRepo, head: pygit2.Commit, rec: EventRecord, *, diffusions: bool
-               ) -> tuple[list[dict[str, Any]], list[Change], list[Change]]:
+def _conflicts(wr: WorldRepo, head: Commit, rec: EventRecord, *, diffusions: bool
+               ) -> tuple[list[FieldConflict], list[Change], list[Change]]:
     """Fields where the world no longer holds what the event recorded as the old value,
     and the recorded edits and diffusions still to apply (those not already in the world).
 
@@ -379,7 +363,7 @@ def _conflicts(wr: WorldRepo, head: pygit2.Commit, rec: EventRecord, *, diffusio
     scan.raise_problems()
     view = WorldView(wr, head.tree, scan)
     nodes: dict[str, NodeDict | None] = {}
-    out: list[dict[str, Any]] = []
+    out: list[FieldConflict] = []
     todo: dict[str, list[Change]] = {"edit": [], "diffusion": []}
     groups: list[tuple[str, list[Change]]] = [("edit", list(rec.edits))]
     if diffusions:
@@ -389,52 +373,35 @@ def _conflicts(wr: WorldRepo, head: pygit2.Commit, rec: EventRecord, *, diffusio
             if ch.target not in nodes:
                 nodes[ch.target] = view.get(ch.target)
             now = fields.value_in(nodes[ch.target], ch.field)
-            old = ch.old
-            new = ch.new
-            if fields.same(now, new):
+            if fields.same(now, ch.new):
                 continue
-            if not fields.same(now, old):
-                item: dict[str, Any] = {"event": rec.id, "content": rec.content, "kind": kind,
-                                        "target": ch.target, "field": ch.field}
-                if ch.has_old:
-                    item["recorded_old"] = ch.old_value
-                if ch.has_new:
-                    item["recorded_new"] = ch.new_value
-                if now is not fields.ABSENT:
-                    item["current"] = now
-                out.append(item)
+            if not fields.same(now, ch.old):
+                out.append(FieldConflict(ch.target, ch.field, base=ch.old, ours=now, theirs=ch.new,
+                                         event=rec.id, content=rec.content, kind=kind))
                 continue
             fields.apply_changes(nodes, [ch], verify_old=False)
             todo[kind].append(ch)
     return out, todo["edit"], todo["diffusion"]
 
 
-def _conflict_line(c: dict[str, Any]) -> str:
-    def val(key: str) -> str:
-        return fields.show(c[key]) if key in c else "(absent)"
-
-    return (f"{c['target']} {c['field'] or '(whole node)'}: recorded {val('recorded_old')} → "
-            f"{val('recorded_new')}, now {val('current')}")
-
-
-def _restorable(scan: worktree.HandEdits, first: pygit2.Commit) -> bool:
+def _restorable(scan: worktree.HandEdits, first: Commit) -> bool:
     """The working tree holds nothing but (part of) the first event's own hand edits."""
     if scan.problems:
         return False
-    rec = records.decode(first.message)
+    rec = first.record()
     if rec is None:
         return False
     recorded = {fields.canonical(c.model_dump(mode="json")) for c in rec.edits}
     return all(fields.canonical(c.model_dump(mode="json")) in recorded for c in user_changes(scan))
 
 
-def _fast_forward(wr: WorldRepo, ref: str, head: pygit2.Commit, tip: pygit2.Commit,
+def _fast_forward(wr: WorldRepo, ref: str, head: Commit, tip: Commit,
                   scan: worktree.HandEdits) -> None:
     """Nothing changed since the chain was abandoned: its events come back as they were."""
     updates = move.plan(wr, head.tree, tip.tree, scan)
-    rec = records.decode(tip.message)
+    rec = tip.record()
     move.move(wr, move.Move(
-        ref=ref, old=str(head.id), new=str(tip.id),
+        ref=ref, old=head.id, new=tip.id,
         message=f"narr replay: fast-forward to {records.subject_of(rec.content if rec else '')}",
         updates=tuple(updates), tree=tip.tree,
     ))

@@ -14,18 +14,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    import pygit2
+from typing import Any
 
 from narrative import fields
 from narrative.engine import nodes, setaside
 from narrative.errors import InvalidInputError, InvalidWorldError, NotFoundError, NothingToDoError
+from narrative.fields import SET_ASIDE_SPELLING, FieldConflict
 from narrative.ids import check_id
 from narrative.model import Change, EventRecord
 from narrative.nodefile import NodeDict
 from narrative.store import history, journal, move, records, refs, worktree
+from narrative.store.objects import Commit
 from narrative.store.view import WorldView
 from narrative.store.worldrepo import WorldRepo
 
@@ -41,7 +40,7 @@ class ResetResult:
     undone: list[dict[str, Any]] = field(default_factory=list)
     restored: list[Change] = field(default_factory=list)
     carried: list[Change] = field(default_factory=list)
-    collisions: list[dict[str, Any]] = field(default_factory=list)
+    collisions: list[FieldConflict] = field(default_factory=list)
     set_aside: str | None = None
     abandoned: str | None = None
     kept_paths: list[str] = field(default_factory=list)
@@ -54,18 +53,19 @@ class ResetResult:
             "undone": self.undone,
             "restored_edits": [c.model_dump(mode="json") for c in self.restored],
             "carried_edits": [c.model_dump(mode="json") for c in self.carried],
-            "collisions": self.collisions, "set_aside": self.set_aside,
+            "collisions": [c.to_json(SET_ASIDE_SPELLING) for c in self.collisions],
+            "set_aside": self.set_aside,
             "abandoned": self.abandoned, "kept_paths": self.kept_paths,
         }
 
 
-def _summary(commit: pygit2.Commit) -> dict[str, Any]:
-    rec = records.decode(commit.message)
-    return {"commit": str(commit.id), "id": rec.id if rec else None,
-            "content": rec.content if rec else commit.message.strip().splitlines()[0]}
+def _summary(commit: Commit) -> dict[str, Any]:
+    rec = commit.record()
+    return {"commit": commit.id, "id": rec.id if rec else None,
+            "content": rec.content if rec else commit.subject}
 
 
-def commit_before(wr: WorldRepo, node_id: str) -> pygit2.Commit:
+def commit_before(wr: WorldRepo, node_id: str) -> Commit:
     """The parent of the event that created ``node_id`` (seed 5.1: rewind to before it existed)."""
     check_id(node_id)
     head = wr.head_commit()
@@ -79,35 +79,24 @@ def commit_before(wr: WorldRepo, node_id: str) -> pygit2.Commit:
     if created_by:
         found = history.find_event(wr, created_by)
         if found is not None and history.is_ancestor(wr, found.id, head.id):
-            if not found.parents:
+            before = found.first_parent
+            if before is None:
                 raise InvalidInputError(f"{node_id} was created by the genesis; nothing comes before it")
-            return found.parents[0]
+            return before
     for commit in history.first_parent(head):
-        rec = records.decode(commit.message)
+        rec = commit.record()
         if rec is not None:
             if rec.kind == "genesis":
                 break
             for ch in [*rec.edits, *rec.diffusions]:
                 if ch.target == node_id and ch.field == "" and not ch.has_old and ch.has_new:
-                    return commit.parents[0]
+                    parent = commit.first_parent
+                    assert parent is not None  # an event always has one
+                    return parent
     raise InvalidInputError(
         f"{node_id} was part of the world from its genesis (or is not on this story line): "
         "there is no event that created it"
     )
-
-
-def undone_chain(repo: pygit2.Repository, head: pygit2.Commit, target: pygit2.Commit
-                 ) -> list[pygit2.Commit]:
-    """Commits a reset from ``head`` to ``target`` undoes, newest first (first-parent line)."""
-    if head.id == target.id:
-        return []
-    base = repo.merge_base(head.id, target.id)
-    out: list[pygit2.Commit] = []
-    for commit in history.first_parent(head, stop=base):
-        if commit.id == target.id or repo.descendant_of(target.id, commit.id):
-            break  # reached the target's own history through a merge: nothing older is undone
-        out.append(commit)
-    return out
 
 
 def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
@@ -127,27 +116,28 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
             if "the story line has only" in exc.message:
                 exc.message += " (the genesis cannot be undone)"
             raise
-        if records.decode(target.message) is None:
-            raise InvalidInputError(f"{str(target.id)[:10]} is not a narr event; reset to an event")
+        if target.record() is None:
+            raise InvalidInputError(f"{target.id[:10]} is not a narr event; reset to an event")
         scan = worktree.scan(wr, head.tree)
-        undone = undone_chain(wr.repo, head, target)
+        undone = history.undone_chain(wr, head, target)
         if target.id == head.id and not scan.raw:
             raise NothingToDoError("the story already stands there, and there are no hand edits")
         if keep_edits and target.id == head.id:
             raise NothingToDoError("the story already stands there; --keep-edits keeps everything")
 
         target_view = WorldView(wr, target.tree)
-        first_undone = undone[-1] if undone and wr.repo.descendant_of(head.id, target.id) else None
+        first_undone = undone[-1] if undone and history.is_ancestor(wr, target.id, head.id) \
+            else None
         restored: list[Change] = []
         nodes: dict[str, NodeDict | None] = {}
         if first_undone is not None and not hard:
-            rec = records.decode(first_undone.message)
+            rec = first_undone.record()
             restored = list(rec.edits) if rec else []
             if restored:
                 nodes = _apply_restored(target_view, restored)
 
         carried: list[Change] = []
-        collisions: list[dict[str, Any]] = []
+        collisions: list[FieldConflict] = []
         raw_overrides: dict[str, bytes | None] = {}
         if keep_edits:
             carried = setaside.user_changes(scan)
@@ -163,29 +153,29 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
 
         # Everything is decided; keep what the move would otherwise lose, then move.
         saved = None
-        uncarried = [c for c in collisions if c.get("note") == setaside.NODE_GONE]
+        uncarried = [c for c in collisions if c.note == setaside.NODE_GONE]
         if uncarried:  # edits to nodes the target does not have: keep them all, set aside
-            kept = setaside.set_aside(wr, head, scan, f"reset to {rev or 'before ' + str(before)}: "
-                                      "edits to nodes that do not exist there", when)
+            kept = refs.set_aside(wr, head, scan, f"reset to {rev or 'before ' + str(before)}: "
+                                  "edits to nodes that do not exist there", when)
             saved = kept.ref if kept else None
         elif not keep_edits and scan.raw and not _already_recorded(wr, head, scan):
-            kept = setaside.set_aside(wr, head, scan, f"reset to {rev or 'before ' + str(before)}",
-                                      when)
+            kept = refs.set_aside(wr, head, scan, f"reset to {rev or 'before ' + str(before)}",
+                                  when)
             saved = kept.ref if kept else None
         abandoned = None
-        if head.id != target.id and not wr.repo.descendant_of(target.id, head.id):
+        if not history.is_ancestor(wr, head.id, target.id):
             abandoned = refs.keep_abandoned(wr, head.id, branch,
                                             f"narr reset: abandoned on {branch}", target.id)
         label = rev or f"before {before}"
         summary = _summary(target)
         moved = move.move(wr, move.Move(
-            ref=ref, old=str(head.id), new=str(target.id),
+            ref=ref, old=head.id, new=target.id,
             message=f"narr reset: moving to {label} ({records.subject_of(summary['content'])})",
             updates=tuple(updates), tree=target.tree, made_refs=(saved, abandoned),
         ))
         _remember(wr, target, first_undone)
         return ResetResult(
-            branch=branch, old=str(head.id), new=str(target.id), target_event=summary,
+            branch=branch, old=head.id, new=target.id, target_event=summary,
             undone=[_summary(c) for c in undone], restored=restored, carried=carried,
             collisions=collisions, set_aside=saved, abandoned=abandoned, kept_paths=moved.kept,
             warnings=recovered,
@@ -206,13 +196,13 @@ def _apply_restored(view: WorldView, changes: list[Change]) -> dict[str, NodeDic
     return nodes
 
 
-def _remember(wr: WorldRepo, target: pygit2.Commit, first_undone: pygit2.Commit | None) -> None:
+def _remember(wr: WorldRepo, target: Commit, first_undone: Commit | None) -> None:
     """Note which event's edits this reset restored, so a second reset need not set them aside."""
-    data = {"head": str(target.id), "restored_from": str(first_undone.id) if first_undone else None}
+    data = {"head": target.id, "restored_from": first_undone.id if first_undone else None}
     journal.write_atomic(wr.narr_dir / LAST_RESET, json.dumps(data).encode(), wr.narr_dir / "tmp")
 
 
-def _already_recorded(wr: WorldRepo, head: pygit2.Commit, scan: worktree.HandEdits) -> bool:
+def _already_recorded(wr: WorldRepo, head: Commit, scan: worktree.HandEdits) -> bool:
     """True when the uncommitted edits are exactly the ones the last reset restored.
 
     They are already kept in that undone event's record; setting them aside again
@@ -222,14 +212,14 @@ def _already_recorded(wr: WorldRepo, head: pygit2.Commit, scan: worktree.HandEdi
         data = json.loads((wr.narr_dir / LAST_RESET).read_text("utf-8"))
     except (OSError, ValueError):
         return False
-    if data.get("head") != str(head.id) or not data.get("restored_from"):
+    if data.get("head") != head.id or not data.get("restored_from"):
         return False
     if set(scan.raw) - {p for e in scan.edits.values() for p in (e.old_path, e.new_path) if p}:
         return False  # some changed file is not a valid node: keep its bytes
     undone = history.peel_commit(wr, str(data["restored_from"]))
     if undone is None:
         return False
-    rec: EventRecord | None = records.decode(undone.message)
+    rec: EventRecord | None = undone.record()
     if rec is None:
         return False
     mine = sorted(fields.canonical(c.model_dump(mode="json")) for c in setaside.user_changes(scan))

@@ -12,15 +12,14 @@ later part of the story.
 
 from __future__ import annotations
 
-from typing import Any
-
 from narrative import fields
 from narrative.delta.request import EventRequest
 from narrative.engine.event import EventResult, run_event
 from narrative.engine.replay import ops_from_changes
 from narrative.errors import ConflictError, InvalidInputError, NothingToDoError
+from narrative.fields import REVERT_SPELLING, FieldConflict
 from narrative.model import Change, Delta
-from narrative.store import history, move, records, worktree
+from narrative.store import history, move, worktree
 from narrative.store.view import WorldView
 from narrative.store.worldrepo import WorldRepo
 
@@ -30,7 +29,7 @@ def revert(wr: WorldRepo, rev: str, *, content: str | None = None) -> EventResul
         head = wr.head_commit()
         assert head is not None
         commit = history.resolve(wr, rev)
-        rec = records.decode(commit.message)
+        rec = commit.record()
         if rec is None or rec.kind not in ("event", "merge"):
             raise InvalidInputError(f"{rev} is not an event that can be reverted")
         if not history.is_ancestor(wr, commit.id, head.id):
@@ -40,29 +39,21 @@ def revert(wr: WorldRepo, rev: str, *, content: str | None = None) -> EventResul
         scan.raise_problems()
         view = WorldView(wr, head.tree, scan)
         todo: list[Change] = []
-        conflicts: list[dict[str, Any]] = []
+        conflicts: list[FieldConflict] = []
         for ch in fields.invert(rec.diffusions):
             now = fields.value_in(view.get(ch.target), ch.field)
-            expect = ch.old  # what the event wrote
-            undo = ch.new  # what was there before
-            if fields.same(now, undo):
+            if fields.same(now, ch.new):  # what was there before the event: undone already
                 continue
-            if not fields.same(now, expect):
-                item: dict[str, Any] = {"target": ch.target, "field": ch.field}
-                if ch.has_old:
-                    item["event_wrote"] = ch.old_value
-                if now is not fields.ABSENT:
-                    item["current"] = now
-                conflicts.append(item)
+            if not fields.same(now, ch.old):  # not what the event wrote: changed since
+                conflicts.append(FieldConflict(ch.target, ch.field, base=ch.old, ours=now,
+                                               theirs=ch.new))
                 continue
             todo.append(ch)
         if conflicts:
             raise ConflictError(
                 f"cannot revert {rev}: {len(conflicts)} field(s) it wrote have changed since",
-                conflicts=conflicts,
-                details=[f"{c['target']} {c['field'] or '(whole node)'}: the event wrote "
-                         f"{fields.show(c.get('event_wrote', fields.ABSENT))}, now "
-                         f"{fields.show(c.get('current', fields.ABSENT))}" for c in conflicts],
+                conflicts=[c.to_json(REVERT_SPELLING) for c in conflicts],
+                details=[c.line(REVERT_SPELLING) for c in conflicts],
                 hint="change those fields back by hand, or record a new event instead",
             )
         if not todo:

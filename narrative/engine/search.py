@@ -51,29 +51,30 @@ def search(wr: WorldRepo, query: str, limit: int = 20) -> SearchResult:
     head = tip_of(wr)
     if head is None:
         return SearchResult(query, "ranked", [])
-    cache = wr.catalog
-    cache.sync(wr.repo, wr.world_tree_id(head.tree), wr.config.layout)
+    cache = wr.catalog_at(head.tree)
     ranked = all(len(t) >= 3 for t in terms)
     edits = worktree.scan_for_reader(wr, head.tree).edits
     scored: list[tuple[float, int, dict[str, Any]]] = []
-    found = cache.search_nodes(terms, limit + len(edits))
-    listing = {row[0]: row for row in cache.rows_of(n for n, _ in found)}
-    for node_id, score in found:
-        if node_id in edits:
+    found = cache.text.search_nodes(terms, limit + len(edits))
+    listing = {row.id: row for row in cache.rows_of(match.id for match in found)}
+    for match in found:
+        if match.id in edits:
             continue
-        _, layer, kind, name, _ = listing[node_id]
-        scored.append((score, 0, {"kind": "node", "id": node_id, "name": name, "layer": layer,
-                                  "node_kind": kind, "edited": False, "score": round(-score, 4)}))
+        row = listing[match.id]
+        scored.append((match.score, 0, {"kind": "node", "id": match.id, "name": row.name,
+                                        "layer": row.layer, "node_kind": row.kind,
+                                        "edited": False, "score": round(-match.score, 4)}))
     wanted = [normalize_name(t) for t in terms]
     for node_id, e in sorted(edits.items()):
         if e.new is not None and all(t in _node_text(dict(e.new)) for t in wanted):
             scored.append((-1e9, 0, {"kind": "node", "id": node_id, "name": e.new.get("name", ""),
                                      "layer": e.new.get("layer", ""), "node_kind": e.new.get("kind", ""),
                                      "edited": True, "score": None}))
-    story = Story(wr, str(head.id))
-    for commit, score in cache.search_events(str(head.id), terms, limit):
-        ev = story.event(commit)
-        scored.append((score, 1, {"kind": "event", **ev.to_json(), "score": round(-score, 4)}))
+    story = Story(wr, head.id)
+    for match in cache.text.search_events(head.id, terms, limit):
+        ev = story.event(match.id)
+        scored.append((match.score, 1, {"kind": "event", **ev.to_json(),
+                                        "score": round(-match.score, 4)}))
     if ranked:
         scored.sort(key=lambda t: (t[1], t[0]))
     else:

@@ -14,22 +14,19 @@ import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from narrative import fields
 from narrative.delta.world import World
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError
+from narrative.fields import SET_ASIDE_SPELLING, FieldConflict
 from narrative.ids import Layout, parse_node_path
 from narrative.model import Change
 from narrative.nodefile import NodeDict, dump
 from narrative.store import journal, move, refs, worktree
-from narrative.store.trees import blob_at
 from narrative.store.view import WorldView
 from narrative.store.worktree import HandEdits
 from narrative.store.worldrepo import WorldRepo
-
-if TYPE_CHECKING:
-    import pygit2
 
 
 @dataclass
@@ -38,7 +35,7 @@ class Carried:
 
     nodes: dict[str, NodeDict | None] = field(default_factory=dict)
     raw: dict[str, bytes | None] = field(default_factory=dict)
-    collisions: list[dict[str, Any]] = field(default_factory=list)
+    collisions: list[FieldConflict] = field(default_factory=list)
 
 
 NODE_GONE = "the node no longer exists"
@@ -61,13 +58,15 @@ def carry(changes: list[Change], target: World, into: dict[str, NodeDict | None]
     for ch in changes:
         node = current(ch.target)
         if node is None and ch.field != "":
-            out.collisions.append(_collision(ch, fields.ABSENT, note=NODE_GONE))
+            out.collisions.append(FieldConflict(ch.target, ch.field, base=ch.old,
+                                                theirs=ch.new, note=NODE_GONE))
             continue
         now = fields.value_in(node, ch.field)
         if fields.same(now, ch.new):
             continue
         if not fields.same(now, ch.old):
-            out.collisions.append(_collision(ch, now))
+            out.collisions.append(FieldConflict(ch.target, ch.field, base=ch.old, ours=now,
+                                                theirs=ch.new))
         if ch.field == "":
             out.nodes[ch.target] = copy.deepcopy(ch.new) if ch.has_new else None
             continue
@@ -82,27 +81,9 @@ def carry(changes: list[Change], target: World, into: dict[str, NodeDict | None]
 
 
 def _collision_line(c: dict[str, Any]) -> str:
-    if "path" in c:
+    if "path" in c:  # a file that is no node: compared byte for byte, no field to name
         return f"{c['path']}: {c['note']}"
-    where = f"{c['target']} {c['field'] or '(whole node)'}"
-    if c.get("note"):
-        return f"{where}: {c['note']}"
-    return (f"{where}: was {fields.show(c.get('base', fields.ABSENT))}, now "
-            f"{fields.show(c.get('current', fields.ABSENT))}, set aside "
-            f"{fields.show(c.get('yours', fields.ABSENT))}")
-
-
-def _collision(ch: Change, now: Any, note: str | None = None) -> dict[str, Any]:
-    item: dict[str, Any] = {"target": ch.target, "field": ch.field}
-    if ch.has_old:
-        item["base"] = ch.old_value
-    if now is not fields.ABSENT:
-        item["current"] = now
-    if ch.has_new:
-        item["yours"] = ch.new_value
-    if note:
-        item["note"] = note
-    return item
+    return FieldConflict.from_json(SET_ASIDE_SPELLING, c).line(SET_ASIDE_SPELLING)
 
 
 def overrides_for(target: World, nodes: dict[str, NodeDict | None]) -> dict[str, bytes | None]:
@@ -133,24 +114,6 @@ def invalid_paths(scan: HandEdits) -> list[str]:
     return sorted(p for p in scan.raw if p not in parsed)
 
 
-def set_aside(wr: WorldRepo, head: pygit2.Commit, scan: HandEdits, reason: str,
-              when: datetime | None = None) -> refs.SetAside | None:
-    """Store every uncommitted change under world/ as a set-aside commit (None: nothing to keep)."""
-    if not scan.raw:
-        return None
-    blobs: dict[str, pygit2.Oid | None] = {}
-    for path, oid in scan.raw.items():
-        if oid is None:
-            blobs[path] = None
-        elif oid == "not-a-file":
-            continue
-        else:
-            blobs[path] = wr.repo.create_blob(wr.stored_bytes(path, wr.abs(path).read_bytes()))
-    if not blobs:
-        return None
-    return refs.save_set_aside(wr, head, blobs, reason, when)
-
-
 # --- listing and restoring ------------------------------------------------------------
 
 
@@ -174,11 +137,11 @@ def changes_of(wr: WorldRepo, item: refs.SetAside) -> tuple[list[Change], dict[s
     raw: dict[str, bytes | None] = {}
     by_id: dict[str, tuple[NodeDict | None, NodeDict | None]] = {}
     for path in item.meta.get("paths", []):
-        old_blob, new_blob = blob_at(base_tree, path), blob_at(tree, path)
-        old = _node(old_blob, path, layout)
-        new = _node(new_blob, path, layout)
-        if new_blob is not None and new is None:
-            raw[path] = new_blob.data
+        old_data, new_data = base_tree.read(path), tree.read(path)
+        old = _node(old_data, path, layout)
+        new = _node(new_data, path, layout)
+        if new_data is not None and new is None:
+            raw[path] = new_data
             continue
         node_id = (new or old or {}).get("id")
         if node_id is None:
@@ -191,14 +154,14 @@ def changes_of(wr: WorldRepo, item: refs.SetAside) -> tuple[list[Change], dict[s
     return changes, raw
 
 
-def _node(blob: pygit2.Blob | None, path: str, layout: Layout) -> NodeDict | None:
-    if blob is None or parse_node_path(path, layout) is None:
+def _node(data: bytes | None, path: str, layout: Layout) -> NodeDict | None:
+    if data is None or parse_node_path(path, layout) is None:
         return None
     from narrative.errors import InvalidWorldError
     from narrative.nodefile import parse_node_file
 
     try:
-        return parse_node_file(blob.data, path, layout)
+        return parse_node_file(data, path, layout)
     except InvalidWorldError:
         return None
 
@@ -237,7 +200,7 @@ def list_set_asides(wr: WorldRepo) -> list[dict[str, Any]]:
         item = refs.load_set_aside(wr, name)
         changes, raw = changes_of(wr, item)
         out.append({
-            "n": n, "remote": remote, "ref": name, "commit": str(item.commit.id),
+            "n": n, "remote": remote, "ref": name, "commit": item.commit.id,
             "created_at": _utc(item.meta.get("created_at")), "reason": item.meta.get("reason"),
             "head": item.meta.get("head"), "paths": item.meta.get("paths", []),
             "changes": [c.model_dump(mode="json") for c in changes],
@@ -291,13 +254,11 @@ def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
         carried = carry(changes, view)
         raw_collisions = []
         for path in raw:
-            head_blob = blob_at(head.tree, path)
-            now = scan.raw.get(path, str(head_blob.id) if head_blob is not None else None)
-            base = blob_at(item.base.tree, path)
-            if now != (str(base.id) if base is not None else None):
+            now = scan.raw.get(path, head.tree.blob_id(path))
+            if now != item.base.tree.blob_id(path):
                 raw_collisions.append({"path": path, "note": "changed since it was set aside"})
-        collisions = carried.collisions + raw_collisions
-        gone = [c for c in carried.collisions if c.get("note") == NODE_GONE]
+        collisions = [c.to_json(SET_ASIDE_SPELLING) for c in carried.collisions] + raw_collisions
+        gone = [c.to_json(SET_ASIDE_SPELLING) for c in carried.collisions if c.note == NODE_GONE]
         if gone:
             raise ConflictError(
                 f"{len(gone)} set-aside change(s) are to nodes that no longer exist: "
@@ -315,7 +276,8 @@ def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
             )
         saved = None
         if collisions and force:
-            kept = set_aside(wr, head, scan, f"before restoring {item.ref.rsplit('/', 1)[-1]}")
+            kept = refs.set_aside(wr, head, scan,
+                                  f"before restoring {item.ref.rsplit('/', 1)[-1]}")
             saved = kept.ref if kept else None
         overrides = overrides_for(view, carried.nodes)
         overrides.update(raw)
@@ -323,7 +285,7 @@ def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
         # the other hand edits keep what the working tree holds, the index stays HEAD's.
         updates = move.plan(wr, head.tree, head.tree, scan, overrides,
                             keep_worktree=frozenset(set(scan.raw) - set(overrides)))
-        move.move(wr, move.Move(ref=None, old=str(head.id), new=str(head.id),
+        move.move(wr, move.Move(ref=None, old=head.id, new=head.id,
                                 message=f"narr edits restore: {item.ref}", updates=tuple(updates),
                                 tree=head.tree))
         marks = _restored(wr)
@@ -342,6 +304,5 @@ def drop_set_aside(wr: WorldRepo, which: str) -> str:
             raise InvalidInputError(
                 f"these set-aside edits are {remote}'s: dropping this copy would bring them back "
                 "with the next narr pull", hint="only their writer drops them")
-        refs.remember_dropped(wr, [item.ref])
-        wr.repo.references.delete(item.ref)
+        refs.drop_set_aside(wr, item.ref)
         return item.ref

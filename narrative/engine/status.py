@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from narrative import fields
-from narrative.engine.eventgraph import story_time
+from narrative.engine.clock import story_time
 from narrative.engine.log import Entry, entry
 from narrative.errors import ConflictError, InvalidWorldError
 from narrative.nodefile import edges_of
@@ -15,7 +15,7 @@ from narrative.store.move import finish_interrupted
 from narrative.store.worldrepo import WorldRepo
 
 if TYPE_CHECKING:
-    import pygit2
+    from narrative.store.objects import Tree
 
 
 @dataclass
@@ -84,7 +84,7 @@ def _git_operation(wr: WorldRepo) -> list[str]:
     return []
 
 
-def hand_edit_problems(wr: WorldRepo, head_tree: pygit2.Tree | None,
+def hand_edit_problems(wr: WorldRepo, head_tree: Tree | None,
                        scan: worktree.HandEdits) -> list[str]:
     """Relations that hand edits point at nodes that do not exist (the next event refuses them).
 

@@ -22,19 +22,21 @@ from typing import Any
 from narrative import fields
 from narrative.engine.graphs import event_graph
 from narrative.errors import InvalidInputError, NotFoundError
-from narrative.ids import LAYERS, check_id, normalize_name
+from narrative.ids import LAYERS, LIFECYCLES, check_id, normalize_name
 from narrative.store import history, worktree
 from narrative.store.worldrepo import WorldRepo
 
 LIST_LIMIT = 200
 DRAW_LIMIT = 150
 MAX_DEPTH = 3
-LIFECYCLES = ("permanent", "scene", "event")
 EVENT_LIMIT = 500
 
 
 @dataclass
-class WorldView:
+class WorldGraphView:
+    """The world graph cut for drawing: what :func:`world_view` lists and draws (the store's
+    :class:`~narrative.store.view.WorldView` is another thing: the world an event reads)."""
+
     at: str | None  # the commit shown, or None for HEAD with the hand edits
     total: int
     matched: int
@@ -80,7 +82,7 @@ _CACHE_LOCK = threading.Lock()  # a server reads on many threads
 def _base(wr: WorldRepo, commit: str | None) -> _Base:
     """The committed world at ``commit`` (None: HEAD), remembered for the next call of a server."""
     head = wr.head_commit()
-    key_commit = commit or (str(head.id) if head is not None else "")
+    key_commit = commit or (head.id if head is not None else "")
     key = (str(wr.git_dir), key_commit, repr(sorted(wr.config.reference_labels.items())))
     with _CACHE_LOCK:
         found = _CACHE.get(key)
@@ -91,8 +93,8 @@ def _base(wr: WorldRepo, commit: str | None) -> _Base:
     edges: list[tuple[str, str, str]] = []
     labels = wr.config.reference_labels
     if commit is not None:
-        from narrative.engine.nodes import nodes_in
         from narrative.nodefile import edges_of
+        from narrative.store.snapshots import nodes_in
 
         world = nodes_in(wr, history.resolve(wr, commit).tree)
         for node_id in sorted(world):
@@ -107,15 +109,14 @@ def _base(wr: WorldRepo, commit: str | None) -> _Base:
                           for fld, _, dst in fields.reference_edges(world[src], labels)
                           if dst in world})
     elif head is not None:
-        cache = wr.catalog
-        cache.sync(wr.repo, wr.world_tree_id(head.tree), wr.config.layout)
+        cache = wr.catalog_at(head.tree)
         for node_id, layer, kind, name, lifecycle in sorted(cache.listing()):
             nodes[node_id] = {"name": name, "layer": layer, "kind": kind, "lifecycle": lifecycle}
             names[node_id] = [normalize_name(name)]
         for norm, node_id in cache.names():
             names.setdefault(node_id, []).append(norm)
         edges = sorted(set(cache.incoming(list(nodes)))
-                       | {r for r in cache.all_references(labels) if r[0] != r[2]})
+                       | {(r.src, r.field, r.dst) for r in cache.all_references(labels) if r.src != r.dst})
     neighbours: dict[str, set[str]] = {n: set() for n in nodes}
     for src, _, dst in edges:
         if src in neighbours and dst in neighbours:
@@ -171,7 +172,7 @@ def _with_edits(wr: WorldRepo, base: _Base) -> _Base:
 def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, depth: int = 1,
                layers: Iterable[str] | None = None, kinds: Iterable[str] | None = None,
                lifecycles: Iterable[str] | None = None, query: str | None = None,
-               limit: int = LIST_LIMIT, draw: int = DRAW_LIMIT) -> WorldView:
+               limit: int = LIST_LIMIT, draw: int = DRAW_LIMIT) -> WorldGraphView:
     """The world (at HEAD with the hand edits, or as of revision ``at``) cut for drawing.
 
     The filters (layers, kinds, lifecycles: any of each; ``query``: a piece of a
@@ -186,7 +187,7 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
     want_layers = _choices(layers, LAYERS, "layer")
     want_lifecycles = _choices(lifecycles, LIFECYCLES, "lifecycle")
     want_kinds = _choices(kinds, None, "kind")
-    commit = str(history.resolve(wr, at).id) if at is not None else None
+    commit = history.resolve(wr, at).id if at is not None else None
     base = _base(wr, commit)
     if commit is None:
         base = _with_edits(wr, base)
@@ -243,7 +244,7 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
     for row in [*listed, *drawn]:
         # Names in other scripts (Chinese) survive normalisation unchanged: shown beside the name.
         row["aliases"] = sorted({n for n in names.get(row["id"], ()) if not n.isascii()})[:3]
-    return WorldView(commit, len(nodes), len(selected), listed, drawn, edges, around, depth, facets)
+    return WorldGraphView(commit, len(nodes), len(selected), listed, drawn, edges, around, depth, facets)
 
 
 def _edge_row(src: str, key: str, dst: str, labels: dict[str, str]) -> dict[str, Any]:

@@ -86,27 +86,26 @@ def threads(wr: WorldRepo, at: str | None = None, *, include_resolved: bool = Fa
         view = WorldView(wr, head.tree, worktree.scan_for_reader(wr, head.tree))
     found, unknown = read_threads(wr, head, view)
     kept = found if include_resolved else [t for t in found if not t.resolved]
-    row = wr.catalog.commit_row(str(head.id))
-    return Threads(_event(row).to_json() if row else None, kept, unknown, len(found) - len(kept))
+    row = wr.catalog.graph.event_info(head.id)
+    return Threads(row.to_json() if row else None, kept, unknown, len(found) - len(kept))
 
 
 def read_threads(wr: WorldRepo, head: Any, view: Any = None
                  ) -> tuple[list[Thread], list[dict[str, Any]]]:
     """Every thread, stalest first (the resolved last), and the secrets nobody knows, in the
     world of ``view`` (the edited world at HEAD), else in the committed tree of ``head``."""
-    tip = str(head.id)
+    tip = head.id
     nodes, edited, unknown = _read(wr, head, view)
     cache = wr.catalog
-    moved = cache.last_writes(tip, nodes, kinds=("event", "merge"))
+    moved = cache.graph.last_writes(tip, nodes, kinds=("event", "merge"))
     status = {i: status_of(n) for i, n in nodes.items()}
     out: list[Thread] = []
     for node_id, node in nodes.items():
         deps = sorted(d for t, d in edges_of(node) if t == DEPENDS_ON)
         last = None
         if node_id in moved:
-            row = cache.commit_row(moved[node_id][1])
-            assert row is not None
-            last = _event(row)
+            last = cache.graph.event_info(moved[node_id].commit)
+            assert last is not None
         state = node.get("state") or {}
         payoff = state.get("payoff")
         out.append(Thread(
@@ -114,21 +113,17 @@ def read_threads(wr: WorldRepo, head: Any, view: Any = None
             payoff=payoff if isinstance(payoff, str) else None, depends_on=deps,
             waiting_on=[d for d in deps if status.get(d, "open") != "resolved"],
             concerns=sorted({d for t, d in edges_of(node) if t != DEPENDS_ON}),
-            last_moved=last, events_since=cache.events_after(tip, last.seq if last else -1),
+            last_moved=last, events_since=cache.graph.events_after(tip, last.seq if last else -1),
             edited=node_id in edited))
     out.sort(key=lambda t: (t.resolved, -t.events_since, t.id))
     return out, unknown
-
-
-def _event(row: tuple[Any, ...]) -> EventInfo:
-    return EventInfo(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], bool(row[8]))
 
 
 def _read(wr: WorldRepo, head: Any, view: Any
           ) -> tuple[dict[str, NodeDict], set[str], list[dict[str, Any]]]:
     """The thread nodes, the ids among them edited by hand, and the unknown secrets."""
     if view is None:  # a past world: read from its commit (the catalog describes HEAD only)
-        from narrative.engine.nodes import nodes_in
+        from narrative.store.snapshots import nodes_in
 
         every = nodes_in(wr, head.tree)
         found = {i: n for i, n in every.items() if n.get("kind") in THREAD_KINDS}

@@ -15,7 +15,7 @@ from typing import Any
 
 from narrative import fields
 from narrative.engine.eventgraph import EventInfo, Story, Write, tip_of
-from narrative.engine.nodes import get_node, parse_field
+from narrative.engine.nodes import get_node
 from narrative.errors import NotFoundError
 from narrative.store.worldrepo import WorldRepo
 
@@ -69,7 +69,7 @@ def _relevant(w: Write, ptr: str) -> bool:
 def why(wr: WorldRepo, node_id: str, field_text: str, at: str | None = None) -> WhyResult:
     """Why ``node_id``'s field holds its value now (or ``at`` a revision). A node that has
     ended is asked about as it stood just before the event that ended it."""
-    ptr = parse_field(field_text)
+    ptr = fields.parse_field(field_text)
     gone = None
     if at is None:
         try:
@@ -101,7 +101,7 @@ def why(wr: WorldRepo, node_id: str, field_text: str, at: str | None = None) -> 
             pass
         if not fields.same(value, committed):
             uncommitted = {"committed_value": committed} if committed is not fields.ABSENT else {}
-    story = Story(wr, str(tip.id))
+    story = Story(wr, tip.id)
     writer = next((w for w in reversed(story.writes(node_id)) if _relevant(w, ptr)), None)
     if value is fields.ABSENT and uncommitted is None and (writer is None or writer.field == ""):
         raise NotFoundError(f"{node_id} has no field {ptr}" + (f" at {at}" if at else ""),
@@ -128,10 +128,10 @@ def _merged_from(wr: WorldRepo, merge_commit: str, node_id: str, ptr: str) -> Ev
     from narrative.store import history
 
     commit = history.peel_commit(wr, merge_commit)
-    if commit is None or len(commit.parents) < 2:
+    if commit is None or not commit.is_merge:
         return None
-    second = tip_of(wr, str(commit.parents[1].id))  # indexes that line's chain
+    second = tip_of(wr, commit.parent_ids[1])  # indexes that line's chain
     assert second is not None
-    line = Story(wr, str(second.id))
+    line = Story(wr, second.id)
     found = next((w for w in reversed(line.writes(node_id)) if _relevant(w, ptr)), None)
     return line.event(found.commit) if found is not None else None

@@ -15,11 +15,8 @@ token in a cookie instead of the header.
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import tempfile
 from collections.abc import Callable
-from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
@@ -66,11 +63,8 @@ class _Api:
     def _with_world(self, work: Callable[[WorldRepo], Any]) -> Any:
         from narrative.store.worldrepo import WorldRepo
 
-        wr = WorldRepo.open(self.server.root)
-        try:
+        with WorldRepo.open(self.server.root) as wr:
             return work(wr)
-        finally:
-            wr.close()
 
     def read(self, work: Callable[[WorldRepo], Any]) -> Response:
         try:
@@ -262,7 +256,8 @@ def _hand_edit(wr: WorldRepo, node_id: str, data: bytes) -> dict[str, Any]:
     """Write a node's file as a hand edit, refused (and nothing written) when it is not a valid node."""
     from narrative.engine.nodes import locate
     from narrative.ids import LAYERS, node_path
-    from narrative.nodefile import dump, parse_json, parse_node_file
+    from narrative.nodefile import parse_json, parse_node_file
+    from narrative.store.nodefiles import write_node
 
     layout = wr.config.layout
     path = locate(wr, node_id)
@@ -274,18 +269,8 @@ def _hand_edit(wr: WorldRepo, node_id: str, data: bytes) -> dict[str, Any]:
     node = parse_node_file(data, path, layout)
     if node["id"] != node_id:
         raise InvalidInputError(f"{path}: the node's id is {node['id']!r}, not {node_id!r}")
-    full = wr.abs(path)
-    full.parent.mkdir(parents=True, exist_ok=True)
-    with wr.lock:
-        fd, tmp = tempfile.mkstemp(dir=full.parent, prefix=".narr-edit-")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(dump(node))
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, full)
-        finally:
-            with suppress(FileNotFoundError):
-                os.unlink(tmp)
+    with wr.lock:  # never between the steps of one of the server's own writes
+        path = write_node(wr, node)
     return {"path": path, "node": node}
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -47,11 +47,8 @@ def warm(root: Path) -> None:
     from narrative.store.worldrepo import WorldRepo
 
     try:
-        wr = WorldRepo.open(root)
-        try:
+        with WorldRepo.open(root) as wr:
             world_view(wr, limit=0, draw=0)
-        finally:
-            wr.close()
     except Exception:  # nothing to report to: the requests will say it
         return
 
@@ -62,6 +59,18 @@ def cookie_token(request: Request) -> str:
 
 def same(given: str, token: str) -> bool:
     return bool(given) and secrets.compare_digest(given.encode(), token.encode())
+
+
+def page_html() -> str:
+    """The page, carrying narr's own vocabulary (layers, lifecycles) for its script to read:
+    one definition (:mod:`narrative.ids`), never a copy in the JavaScript."""
+    from html import escape
+
+    from narrative.ids import LAYERS, LIFECYCLES
+
+    words = (f'<body data-layers="{escape(" ".join(LAYERS))}" '
+             f'data-lifecycles="{escape(" ".join(LIFECYCLES))}">')
+    return (STATIC / "index.html").read_text("utf-8").replace("<body>", words, 1)
 
 
 def index(token: str) -> Callable[[Request], Response]:
@@ -75,7 +84,7 @@ def index(token: str) -> Callable[[Request], Response]:
             return response
         if not same(cookie_token(request), token):
             return HTMLResponse(REFUSED_PAGE, status_code=401)
-        response = FileResponse(STATIC / "index.html", media_type="text/html; charset=utf-8")
+        response = HTMLResponse(page_html())
         response.headers["Cache-Control"] = "no-store"
         response.headers["Content-Security-Policy"] = CSP
         response.headers["X-Frame-Options"] = "DENY"

@@ -1,8 +1,10 @@
 """Sealing an event: blobs, the trees above them, the commit, the branch, the working tree.
 
-Every command that adds an event (``event``, ``revert``, ``replay``) ends here, so
-there is one place that writes history; the move itself goes the way every move
-of the story goes (:func:`narrative.store.move.move`).
+Every command that adds an event (``event``, ``revert``, ``replay``, ``merge``) ends
+here, and so does the genesis a new world starts with (:func:`seal_genesis`), so there
+is one place that writes a record into history: one encoding, one signature, one
+catalog entry. An event's move goes the way every move of the story goes
+(:func:`narrative.store.move.move`).
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from narrative.nodefile import NodeDict, dump
 from narrative.store import journal, records
 from narrative.store.history import LARGE_COMMIT
 from narrative.store.move import Move, move
+from narrative.store.objects import Commit, Tree, git_tree
 from narrative.store.trees import blob_at, update_tree
 from narrative.store.view import WorldView
+from narrative.store.worldrepo import WorldRepo
 
 
 @dataclass
@@ -30,7 +34,7 @@ class Sealed:
 
 
 def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecord,
-         *, when: datetime | None = None, merged: pygit2.Commit | None = None) -> Sealed:
+         *, when: datetime | None = None, merged: Commit | None = None) -> Sealed:
     """Commit ``finals`` (node id -> node after the event, None = gone) on top of the view's tree.
 
     ``finals`` holds every node whose committed state changes: hand edits the event
@@ -42,8 +46,8 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
     repo = wr.repo
     ref = wr.require_branch(merging=merged is not None)
     head = wr.head_commit()
-    assert head is not None and view.tree is not None
-    tree = view.tree
+    tree = git_tree(view.tree)
+    assert head is not None and tree is not None
 
     workdir = view.hand.raw  # path -> blob id now in the working tree, where it differs
 
@@ -60,10 +64,9 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
         tree_changes.setdefault(path, head_blob.id if head_blob is not None else None)
 
     new_tree = update_tree(repo, tree.id, tree_changes)
-    sig = wr.signature(when)
     message = records.encode(record)
-    commit = repo.create_commit(None, sig, sig, message, new_tree,
-                               [head.id, *([merged.id] if merged is not None else [])])
+    commit = _commit(wr, None, message, new_tree,
+                     [head.id, *([merged.id] if merged is not None else [])], when)
 
     new_tree_obj = repo[new_tree]
     assert isinstance(new_tree_obj, pygit2.Tree)
@@ -82,19 +85,52 @@ def seal(view: WorldView, finals: dict[str, NodeDict | None], record: EventRecor
     moved = move(wr, Move(
         ref=ref, old=str(head.id), new=str(commit),
         message=f"narr {_verb(record)}: {records.subject_of(record.content)}",
-        updates=tuple(updates), tree=new_tree_obj, nodes=finals, from_tree=tree,
+        updates=tuple(updates), tree=Tree(new_tree_obj), nodes=finals, from_tree=view.tree,
     ))
     # The event is recorded; a cache narr cannot update now (a full disk) is no failure:
     # it still names the old tree, so it follows HEAD by a tree diff next time.
     with contextlib.suppress(sqlite3.Error):
-        # a large record is summarised now, so no listing ever parses it (history.summaries)
-        large = len(message) > LARGE_COMMIT // 4  # characters: up to 4 bytes each
-        wr.catalog.remember_event(record.id, str(commit),
-                                  records.record_summary_row(str(commit), str(head.id), record)
-                                  if large else None)
+        _remember(wr, record, str(commit), head.id, message)
     if wr.batch is not None:
         wr.batch.clean = True  # the hand edits are recorded; later events of the batch skip the scan
     return Sealed(str(commit), moved.kept)
+
+
+def seal_genesis(wr: WorldRepo, tree: str, record: EventRecord, *, ref: str,
+                 parent: str | None = None, when: datetime | None = None) -> str:
+    """Commit a new world's genesis ``record`` on ``tree`` and point ``ref`` at it.
+
+    ``ref`` is ``refs/heads/main`` for a new repository (created), or ``HEAD`` for a
+    repository made a world in place (``parent`` is then its tip, whose history stays).
+    The catalog starts at the genesis world. Returns the commit id.
+    """
+    message = records.encode(record)
+    if ref == "HEAD":
+        commit = _commit(wr, "HEAD", message, tree, [parent] if parent else [], when)
+    else:
+        commit = _commit(wr, None, message, tree, [parent] if parent else [], when)
+        wr.repo.create_reference_direct(ref, commit, True,
+                                        message=f"narr init: genesis of {wr.config.name}")
+    git = wr.repo[tree]
+    assert isinstance(git, pygit2.Tree)
+    wr.catalog.sync(wr.repo, wr.world_tree_id(git), wr.config.layout)
+    _remember(wr, record, str(commit), parent, message, summarise=True)
+    return str(commit)
+
+
+def _commit(wr: WorldRepo, ref: str | None, message: str, tree: pygit2.Oid | str,
+            parents: list[str], when: datetime | None) -> pygit2.Oid:
+    sig = wr.signature(when)
+    return wr.repo.create_commit(ref, sig, sig, message, tree, parents)
+
+
+def _remember(wr: WorldRepo, record: EventRecord, commit: str, parent: str | None, message: str,
+              *, summarise: bool = False) -> None:
+    """Where the event is, and for a large record (or when asked) its one-line summary, so
+    no listing ever parses it (:func:`narrative.store.history.summaries`)."""
+    large = summarise or len(message) > LARGE_COMMIT // 4  # characters: up to 4 bytes each
+    wr.catalog.remember_event(record.id, commit, records.record_summary_row(commit, parent, record)
+                              if large else None)
 
 
 def _verb(record: EventRecord) -> str:

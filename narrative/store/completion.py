@@ -74,8 +74,9 @@ def node_names(wr: WorldRepo, prefix: str = "", limit: int = 200) -> list[NodeNa
     known: dict[str, NodeNames] = {}
     committed: set[str] = set()
     if catalog.tree() is not None:
-        known = {row[0]: NodeNames(*row) for row in catalog.name_rows(prefix, limit)}
-        committed = {node_id for node_id, _layer in catalog.ids()}
+        known = {row.id: NodeNames(row.id, row.layer, row.name, row.aliases)
+                 for row in catalog.completion.name_rows(prefix, limit)}
+        committed = {row.id for row in catalog.ids()}
     out = [node for node_id, node in known.items() if node_id in files]
     new = sorted(node_id for node_id in files if node_id not in committed)
     for node_id in new[:MAX_UNCOMMITTED]:

@@ -17,6 +17,7 @@ import pygit2
 
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.store import records
+from narrative.store.objects import Commit, git_commit
 from narrative.store.worldrepo import WorldRepo
 
 if TYPE_CHECKING:
@@ -25,12 +26,45 @@ if TYPE_CHECKING:
 _EVENT_PREFIX = re.compile(r"^[0-9a-f]{8}-[0-9a-f-]*$|^[0-9a-f]{6,}$")
 
 
-def first_parent(commit: pygit2.Commit | None, *, stop: pygit2.Oid | None = None
-                 ) -> Iterator[pygit2.Commit]:
+def first_parent(commit: Commit | None, *, stop: str | None = None) -> Iterator[Commit]:
     """``commit`` and its first parents, newest first, until the root (or ``stop``, excluded)."""
     while commit is not None and commit.id != stop:
         yield commit
-        commit = commit.parents[0] if commit.parents else None
+        commit = commit.first_parent
+
+
+def chain_commits(wr: WorldRepo, tip: Commit, head: str | None) -> list[Commit]:
+    """``tip``'s first-parent commits that the story line at ``head`` does not hold, oldest
+    first: an abandoned chain's own events."""
+    repo = wr.repo
+    out: list[Commit] = []
+    for commit in first_parent(tip):
+        if head is not None and (commit.id == head or repo.descendant_of(head, commit.id)):
+            break
+        out.append(commit)
+    out.reverse()
+    return out
+
+
+def undone_chain(wr: WorldRepo, head: Commit, target: Commit) -> list[Commit]:
+    """Commits a move of the story line from ``head`` back to ``target`` undoes, newest first
+    (first-parent line)."""
+    if head.id == target.id:
+        return []
+    repo = wr.repo
+    base = repo.merge_base(head.id, target.id)
+    out: list[Commit] = []
+    for commit in first_parent(head, stop=str(base) if base is not None else None):
+        if commit.id == target.id or repo.descendant_of(target.id, commit.id):
+            break  # reached the target's own history through a merge: nothing older is undone
+        out.append(commit)
+    return out
+
+
+def merge_base(wr: WorldRepo, a: str, b: str) -> Commit | None:
+    """The best common ancestor of two commits, or None when their histories never meet."""
+    base = wr.repo.merge_base(a, b)
+    return peel_commit(wr, str(base)) if base is not None else None
 
 
 # A commit object larger than this (its record, mostly) is summarised from the catalog;
@@ -38,21 +72,9 @@ def first_parent(commit: pygit2.Commit | None, *, stop: pygit2.Oid | None = None
 LARGE_COMMIT = 16 * 1024
 
 
-def head_id(wr: WorldRepo) -> str | None:
-    """The id of the commit HEAD names, without reading it (None: no commit yet)."""
-    if wr.repo.head_is_unborn:
-        return None
-    return str(wr.repo.head.target)
-
-
-def commit_id(wr: WorldRepo, rev: str) -> str:
-    """The id of the commit a revision or event id names (see :func:`resolve`)."""
-    return str(resolve(wr, rev).id)
-
-
 def summaries(wr: WorldRepo, start: str, limit: int | None = None, *,
-              since: pygit2.Oid | None = None) -> list[dict[str, Any]]:
-    """One-line summaries (:data:`~narrative.store.records.SUMMARY_COLUMNS` and ``commit``) of
+              since: str | None = None) -> list[dict[str, Any]]:
+    """One-line summaries (:class:`~narrative.store.records.Summary`, as JSON) of
     ``start`` and its first parents, newest first, at most ``limit``, stopping at the first
     that ``since`` reaches.
 
@@ -64,25 +86,24 @@ def summaries(wr: WorldRepo, start: str, limit: int | None = None, *,
     import sqlite3
 
     out: list[dict[str, Any]] = []
-    fresh: list[tuple[Any, ...]] = []
+    fresh: list[records.Summary] = []
     odb = wr.repo.odb
     current: str | None = start
     try:
         while current is not None and (limit is None or len(out) < limit):
             oid = pygit2.Oid(hex=current)
-            if since is not None and is_ancestor(wr, oid, since):
+            if since is not None and is_ancestor(wr, current, since):
                 break
             row = None
             large = odb.read_header(oid)[1] > LARGE_COMMIT
             if large:
                 row = wr.catalog.summaries([current]).get(current)
             if row is None:
-                full = summary_row_of(wr.repo[oid].peel(pygit2.Commit))
+                row = summary_row_of(wr.repo[oid].peel(pygit2.Commit))
                 if large:
-                    fresh.append(full)
-                row = full[1:]
-            out.append({"commit": current, **dict(zip(records.SUMMARY_COLUMNS, row, strict=True))})
-            current = row[0]
+                    fresh.append(row)
+            out.append(row.to_json())
+            current = row.parent
     finally:
         if fresh:  # a cache: a reader that cannot write it (a busy or full disk) still answers
             with contextlib.suppress(sqlite3.Error):
@@ -90,12 +111,12 @@ def summaries(wr: WorldRepo, start: str, limit: int | None = None, *,
     return out
 
 
-def summary(wr: WorldRepo, commit: pygit2.Commit | str) -> dict[str, Any]:
+def summary(wr: WorldRepo, commit: Commit | str) -> dict[str, Any]:
     """The one-line summary of one commit (see :func:`summaries`)."""
-    return summaries(wr, commit if isinstance(commit, str) else str(commit.id), 1)[0]
+    return summaries(wr, commit if isinstance(commit, str) else commit.id, 1)[0]
 
 
-def content_of(wr: WorldRepo, commit: pygit2.Commit | str) -> str:
+def content_of(wr: WorldRepo, commit: Commit | str) -> str:
     """An event's content, or a plain commit's first line, from the catalog's summary."""
     s = summary(wr, commit)
     if s["kind"] == "commit":
@@ -103,12 +124,13 @@ def content_of(wr: WorldRepo, commit: pygit2.Commit | str) -> str:
     return str(s["content"])
 
 
-def summary_row_of(commit: pygit2.Commit) -> tuple[Any, ...]:
-    ids = commit.parent_ids
-    return records.summary_row(str(commit.id), str(ids[0]) if ids else None, commit.message)
+def summary_row_of(commit: Commit | pygit2.Commit) -> records.Summary:
+    git = git_commit(commit)
+    ids = git.parent_ids
+    return records.summary_row(str(git.id), str(ids[0]) if ids else None, git.message)
 
 
-def last_record(head: pygit2.Commit) -> EventRecord | None:
+def last_record(head: Commit) -> EventRecord | None:
     """The newest event on the story line: commits made with plain git in between (notes,
     a merge) carry no record, and the next event's parent is the event before them."""
     for commit in first_parent(head):
@@ -118,8 +140,13 @@ def last_record(head: pygit2.Commit) -> EventRecord | None:
     return None
 
 
-def peel_commit(wr: WorldRepo, name: str) -> pygit2.Commit | None:
+def peel_commit(wr: WorldRepo, name: str) -> Commit | None:
     """The commit a ref or object id names, or None (missing, dangling, not a commit)."""
+    found = _peel(wr, name)
+    return Commit(found) if found is not None else None
+
+
+def _peel(wr: WorldRepo, name: str) -> pygit2.Commit | None:
     try:
         obj = wr.repo.references[name] if name.startswith("refs/") else wr.repo[name]
         return obj.peel(pygit2.Commit)
@@ -127,12 +154,12 @@ def peel_commit(wr: WorldRepo, name: str) -> pygit2.Commit | None:
         return None
 
 
-def is_ancestor(wr: WorldRepo, ancestor: pygit2.Oid, of: pygit2.Oid) -> bool:
+def is_ancestor(wr: WorldRepo, ancestor: str, of: str) -> bool:
     """Whether ``ancestor`` is ``of`` or lies in its history."""
     return ancestor == of or bool(wr.repo.descendant_of(of, ancestor))
 
 
-def resolve(wr: WorldRepo, rev: str) -> pygit2.Commit:
+def resolve(wr: WorldRepo, rev: str) -> Commit:
     """A commit from any git revision (``HEAD~3``, a branch, a short hash) or an event id."""
     rev = rev.strip()
     if not rev:
@@ -145,7 +172,7 @@ def resolve(wr: WorldRepo, rev: str) -> pygit2.Commit:
         if found is not None:
             return found
     try:
-        return wr.repo.revparse_single(rev).peel(pygit2.Commit)
+        return Commit(wr.repo.revparse_single(rev).peel(pygit2.Commit))
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
         pass
     if maybe_event and "-" not in rev:
@@ -159,7 +186,7 @@ def _unresolved(wr: WorldRepo, rev: str) -> str:
     m = re.match(r"^(.*?)~(\d+)$", rev)
     if m:
         try:
-            base = wr.repo.revparse_single(m.group(1) or "HEAD").peel(pygit2.Commit)
+            base = Commit(wr.repo.revparse_single(m.group(1) or "HEAD").peel(pygit2.Commit))
         except (KeyError, ValueError, pygit2.GitError):
             pass
         else:
@@ -172,7 +199,7 @@ def _unresolved(wr: WorldRepo, rev: str) -> str:
 _EVENT_SUFFIX = re.compile(r"^[0-9a-f]{6,12}$")
 
 
-def find_event(wr: WorldRepo, prefix: str) -> pygit2.Commit | None:
+def find_event(wr: WorldRepo, prefix: str) -> Commit | None:
     """The commit of the event whose id starts with ``prefix``, or (six to twelve hex
     digits with no match as a start) ends with it: the digits ``narr`` shows in text,
     since an event id's leading digits are a timestamp its neighbours share."""
@@ -183,14 +210,14 @@ def find_event(wr: WorldRepo, prefix: str) -> pygit2.Commit | None:
         hits = cache.find_events(prefix)
     if not hits and _EVENT_SUFFIX.match(prefix):
         hits = cache.find_events(prefix, suffix=True)
-    live: list[tuple[str, pygit2.Commit]] = []
+    live: list[tuple[str, Commit]] = []
     for event_id, commit_id in hits:
         try:
             obj = wr.repo[commit_id]
         except KeyError:
             continue
         if isinstance(obj, pygit2.Commit):
-            live.append((event_id, obj))
+            live.append((event_id, Commit(obj)))
     if len(live) > 1:
         raise InvalidInputError(
             f"event id prefix {prefix!r} is ambiguous: "
@@ -212,7 +239,7 @@ def index_all_events(wr: WorldRepo) -> int:
     for name in repo.references:
         if not (name.startswith("refs/heads/") or name.startswith("refs/narr/")):
             continue
-        tip = peel_commit(wr, name)
+        tip = _peel(wr, name)
         if tip is None:
             continue
         if walker is None:

@@ -1,4 +1,4 @@
-"""A merge that stopped on conflicts: ``.git/narr/merge.json``, and the nodes two trees differ in.
+"""A merge that stopped on conflicts (``.git/narr/merge.json``), and the joins earlier merges made.
 
 The state file is the only thing a stopped merge writes: the branch, the three
 commits (ours, theirs, their merge base), the conflicts and the resolutions
@@ -14,12 +14,10 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from narrative.ids import parse_node_path
-from narrative.store.trees import diff_blobs, subtree, walk_blobs
 from narrative.store.worldrepo import MERGE_STATE, WorldRepo
 
 if TYPE_CHECKING:
-    import pygit2
+    from narrative.store.objects import Commit
 
 
 def load(wr: WorldRepo) -> dict[str, Any] | None:
@@ -63,37 +61,7 @@ def drop(wr: WorldRepo) -> bool:
     return True
 
 
-def merge_base(wr: WorldRepo, a: pygit2.Oid, b: pygit2.Oid) -> pygit2.Commit | None:
-    """The best common ancestor of two commits, or None when their histories never meet."""
-    base = wr.repo.merge_base(a, b)
-    if base is None:
-        return None
-    commit = wr.repo[base]
-    return commit  # type: ignore[return-value]
-
-
-def changed_nodes(wr: WorldRepo, old: pygit2.Tree, new: pygit2.Tree) -> set[str]:
-    """Ids of the nodes whose files differ between two commit trees (added, changed or gone)."""
-    repo = wr.repo
-    layout = wr.config.layout
-    a, b = subtree(old, "world"), subtree(new, "world")
-    if a is None and b is None:
-        return set()
-    if a is None or b is None:
-        tree = b if b is not None else a
-        assert tree is not None
-        paths = [p for p, _ in walk_blobs(repo, tree, "world")]
-    else:
-        paths = [p for p, _, _ in diff_blobs(repo, a, b, "world")]
-    out = set()
-    for path in paths:
-        placed = parse_node_path(path, layout)
-        if placed is not None:
-            out.add(placed[1])
-    return out
-
-
-def joins_since(wr: WorldRepo, tip: pygit2.Commit, base: pygit2.Commit) -> dict[str, str]:
+def joins_since(wr: WorldRepo, tip: Commit, base: Commit) -> dict[str, str]:
     """The node joins (their id -> the id kept) of the merge events reachable from ``tip``
     and not from ``base``, newest first winning, followed to the end (a -> b, b -> c: a -> c).
 

@@ -26,6 +26,7 @@ from narrative.errors import BusyError, InvalidWorldError, NarrError, StorageErr
 from narrative.nodefile import NodeDict
 from narrative.store import journal
 from narrative.store.lock import WriteLock
+from narrative.store.objects import Tree, git_tree
 from narrative.store.trees import blob_at, diff_blobs
 from narrative.store.worktree import HandEdits
 from narrative.store.worldrepo import WorldRepo
@@ -65,12 +66,17 @@ def finish_interrupted(wr: WorldRepo) -> str | None:
         lock.release()
 
 
-def changed_paths(repo: pygit2.Repository, old: pygit2.Tree, new: pygit2.Tree) -> set[str]:
+def changed_paths(wr: WorldRepo, old: Tree, new: Tree) -> set[str]:
     """Every file path that differs between two commit trees."""
+    return _changed_paths(wr.repo, git_tree(old), git_tree(new))
+
+
+def _changed_paths(repo: pygit2.Repository, old: pygit2.Tree | None,
+                   new: pygit2.Tree | None) -> set[str]:
     return {path for path, _, _ in diff_blobs(repo, old, new)}
 
 
-def plan(wr: WorldRepo, head_tree: pygit2.Tree, new_tree: pygit2.Tree, scan: HandEdits,
+def plan(wr: WorldRepo, head: Tree, new: Tree, scan: HandEdits,
          overrides: dict[str, bytes | None] | None = None,
          keep_worktree: frozenset[str] = frozenset()) -> list[journal.PathUpdate]:
     """Path updates taking the working tree from (HEAD + the user's changes) to ``new_tree``.
@@ -80,6 +86,7 @@ def plan(wr: WorldRepo, head_tree: pygit2.Tree, new_tree: pygit2.Tree, scan: Han
     Paths in ``keep_worktree`` keep whatever the working tree holds now.
     """
     repo = wr.repo
+    head_tree, new_tree = git_tree(head), git_tree(new)
     overrides = overrides or {}
     odd = [p for p, oid in scan.raw.items() if oid == "not-a-file"]
     if odd:
@@ -87,7 +94,7 @@ def plan(wr: WorldRepo, head_tree: pygit2.Tree, new_tree: pygit2.Tree, scan: Han
             f"{odd[0]} is not a regular file (a directory or a symbolic link): narr will not "
             "replace it", details=odd, hint="move it out of world/ and run the command again")
     stale = set(scan.stale_index)  # the index differs from HEAD there: always rewrite it
-    paths = changed_paths(repo, head_tree, new_tree) | set(overrides) | set(scan.raw) | stale
+    paths = _changed_paths(repo, head_tree, new_tree) | set(overrides) | set(scan.raw) | stale
     updates = []
     for path in sorted(paths):
         head_blob = blob_at(head_tree, path)
@@ -114,7 +121,7 @@ def journaled(path: str) -> bool:
     return journal.plain_world_path(path)
 
 
-def index_to(wr: WorldRepo, tree: pygit2.Tree, paths: list[str]) -> None:
+def index_to(wr: WorldRepo, tree: Tree, paths: list[str]) -> None:
     """Set the index entries of ``paths`` to ``tree``'s blobs, leaving the files alone.
 
     For paths the journal does not name (outside ``world/``): a crash before this
@@ -123,8 +130,9 @@ def index_to(wr: WorldRepo, tree: pygit2.Tree, paths: list[str]) -> None:
     if not paths:
         return
     entries = {}
+    git = git_tree(tree)
     for path in paths:
-        blob = blob_at(tree, path)
+        blob = blob_at(git, path)
         entries[path] = (journal.hash_file(wr, path), str(blob.id) if blob is not None else None)
     journal.write_index(wr, entries)
 
@@ -138,11 +146,11 @@ class Move:
     new: str  # a commit id, or ``journal.SYMBOLIC + ref`` when HEAD changes branch
     message: str
     updates: tuple[journal.PathUpdate, ...]
-    tree: pygit2.Tree  # the commit tree the story lands on
+    tree: Tree  # the commit tree the story lands on
     # narr's own change of the world (id -> node, None: gone) from ``from_tree``: the
     # catalog applies it instead of diffing trees
     nodes: Mapping[str, NodeDict | None] | None = None
-    from_tree: pygit2.Tree | None = None
+    from_tree: Tree | None = None
     # refs made just for this move (set-aside edits, an abandoned chain): dropped again when
     # the story never moved (a full disk at the journal), so a second try keeps one copy
     made_refs: tuple[str | None, ...] = ()
@@ -162,16 +170,12 @@ def _trees(wr: WorldRepo, m: Move) -> tuple[str, str] | None:
             or m.new.startswith(journal.SYMBOLIC) or watch.for_git_dir(wr.git_dir) is None:
         return None
     if m.from_tree is not None:
-        return str(m.from_tree.id), str(m.tree.id)
-    old = history_commit(wr, m.old)
-    return (str(old.tree_id), str(m.tree.id)) if old is not None else None
-
-
-def history_commit(wr: WorldRepo, commit_id: str) -> pygit2.Commit | None:
+        return m.from_tree.id, m.tree.id
     try:
-        return wr.repo[commit_id].peel(pygit2.Commit)
+        old = wr.repo[m.old].peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError):
         return None
+    return str(old.tree_id), m.tree.id
 
 
 def move(wr: WorldRepo, m: Move) -> Moved:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from narrative.model import EventRecord
@@ -94,26 +94,41 @@ def decode(message: str) -> EventRecord | None:
         return None
 
 
-# A commit's one-line summary as the catalog keeps it (after the commit id).
-SUMMARY_COLUMNS = ("parent", "kind", "id", "content", "timestamp", "created_at", "changes", "edits")
+class Summary(NamedTuple):
+    """What a one-line listing shows of a commit (the catalog keeps it for large records).
+
+    A commit without a record (a plain git commit) has kind ``commit``, no event id, and
+    its message as content.
+    """
+
+    commit: str
+    parent: str | None
+    kind: str
+    id: str | None
+    content: str
+    timestamp: str | None
+    created_at: str | None
+    changes: int
+    edits: int
+
+    def to_json(self) -> dict[str, Any]:
+        return self._asdict()
 
 
 def summary_row(commit: str, parent: str | None, message: str,
-                raw: dict[str, Any] | None = None) -> tuple[Any, ...]:
-    """What a one-line listing shows of a commit, as a catalog row: ``(commit, parent, kind,
-    event id, content, timestamp, created_at, changes, edits)``; a commit without a record
-    (a plain git commit) has kind ``commit`` and its message as content."""
+                raw: dict[str, Any] | None = None) -> Summary:
+    """The :class:`Summary` of a commit from its message (``raw``: the record, decoded already)."""
     if raw is None:
         raw = decode_raw(message)
     if raw is None:
-        return (commit, parent, "commit", None, message.strip(), None, None, 0, 0)
+        return Summary(commit, parent, "commit", None, message.strip(), None, None, 0, 0)
     changes, edits = raw.get("diffusions"), raw.get("edits")
-    return (commit, parent, raw["kind"], raw["id"], raw["content"] or "", raw["timestamp"],
-            raw["created_at"], len(changes) if isinstance(changes, list) else 0,
-            len(edits) if isinstance(edits, list) else 0)
+    return Summary(commit, parent, raw["kind"], raw["id"], raw["content"] or "", raw["timestamp"],
+                   raw["created_at"], len(changes) if isinstance(changes, list) else 0,
+                   len(edits) if isinstance(edits, list) else 0)
 
 
-def record_summary_row(commit: str, parent: str | None, record: EventRecord) -> tuple[Any, ...]:
+def record_summary_row(commit: str, parent: str | None, record: EventRecord) -> Summary:
     """:func:`summary_row` of a record in hand (no JSON is made or parsed)."""
-    return (commit, parent, record.kind, record.id, record.content or "", record.timestamp,
-            record.created_at, len(record.diffusions), len(record.edits))
+    return Summary(commit, parent, record.kind, record.id, record.content or "", record.timestamp,
+                   record.created_at, len(record.diffusions), len(record.edits))

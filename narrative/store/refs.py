@@ -21,12 +21,16 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pygit2
 
 from narrative.ids import new_event_id
+from narrative.store.objects import Commit
 from narrative.store.worldrepo import WorldRepo
+
+if TYPE_CHECKING:
+    from narrative.store.worktree import HandEdits
 
 ABANDONED = "refs/narr/abandoned/"
 REPLAYED = "refs/narr/replayed/"
@@ -43,12 +47,34 @@ def valid_branch_name(name: str) -> bool:
     return bool(pygit2.reference_is_valid_name("refs/heads/" + name))
 
 
-def head_reflog(wr: WorldRepo) -> list[pygit2.RefLogEntry]:
+@dataclass(frozen=True)
+class ReflogEntry:
+    """One move of HEAD: from where to where, why, and when (seconds since the epoch)."""
+
+    old: str
+    new: str
+    message: str | None
+    time: int
+
+
+def head_reflog(wr: WorldRepo) -> list[ReflogEntry]:
     """HEAD's reflog, newest first (empty when there is none)."""
     try:
-        return list(wr.repo.references["HEAD"].log())
+        entries = list(wr.repo.references["HEAD"].log())
     except (KeyError, pygit2.GitError):
         return []
+    return [ReflogEntry(str(e.oid_old), str(e.oid_new), e.message, e.committer.time)
+            for e in entries]
+
+
+def names_under(wr: WorldRepo, prefix: str) -> list[str]:
+    """Every ref whose name starts with ``prefix``, sorted."""
+    return sorted(n for n in wr.repo.references if n.startswith(prefix))
+
+
+def exists(wr: WorldRepo, name: str) -> bool:
+    """Whether the ref ``name`` exists (whatever it points at)."""
+    return name in wr.repo.references
 
 
 def _listed(wr: WorldRepo, prefix: str) -> list[str]:
@@ -200,7 +226,7 @@ def chain_name(ref: str) -> ChainName:
     return ChainName(ref, key, int(m.group(1)), m.group(2), remote)
 
 
-def chain_label(ref: str, tip: pygit2.Commit) -> str:
+def chain_label(ref: str, tip: Commit) -> str:
     """A chain's readable name: stored in its ref, or for an older ref made from its tip;
     a chain fetched from a remote is named after it (``origin/rain-stops-5004``)."""
     parsed = chain_name(ref)
@@ -209,7 +235,7 @@ def chain_label(ref: str, tip: pygit2.Commit) -> str:
         from narrative.store.records import decode_raw
 
         raw = decode_raw(tip.message)
-        stored = f"{chain_words(str(raw['content']) if raw else tip.message)}-{str(tip.id)[:4]}"
+        stored = f"{chain_words(str(raw['content']) if raw else tip.message)}-{tip.id[:4]}"
     return f"{parsed.remote}/{stored}" if parsed.remote else stored
 
 
@@ -223,8 +249,8 @@ def chain_numbers(names: list[str]) -> dict[str, int]:
     return out
 
 
-def keep_abandoned(wr: WorldRepo, tip: pygit2.Oid, branch: str, message: str,
-                   base: pygit2.Oid | None = None) -> str | None:
+def keep_abandoned(wr: WorldRepo, tip: str, branch: str, message: str,
+                   base: str | None = None) -> str | None:
     """Keep ``tip`` under ``refs/narr/abandoned/`` unless an abandoned ref already keeps it.
 
     ``base`` is where the story line goes back to: the chain's name comes from its
@@ -262,7 +288,7 @@ class Kept:
     new: bool  # made now (False: an existing ref already kept the commit)
 
 
-def keep_adopted(wr: WorldRepo, tip: pygit2.Oid, branch: str, message: str) -> Kept:
+def keep_adopted(wr: WorldRepo, tip: str, branch: str, message: str) -> Kept:
     """Keep plain commits ``narr adopt`` moves off a branch under ``refs/narr/adopted/``.
 
     An adopted ref that already keeps ``tip`` (an adopt a crash cut short) is reused.
@@ -298,9 +324,9 @@ def drop_abandoned(wr: WorldRepo, ref: str) -> None:
         wr.repo.references.delete(name)
 
 
-def reachable_elsewhere(wr: WorldRepo, ref: str) -> set[pygit2.Oid]:
+def reachable_elsewhere(wr: WorldRepo, ref: str) -> set[str]:
     """Tips of every ref but ``ref`` (branches, tags, HEAD, narr's own refs)."""
-    out: set[pygit2.Oid] = set()
+    out: set[str] = set()
     for name in wr.repo.references:
         if name == ref or name.startswith(REPLAYED):
             continue
@@ -309,11 +335,11 @@ def reachable_elsewhere(wr: WorldRepo, ref: str) -> set[pygit2.Oid]:
         except (KeyError, pygit2.GitError):
             continue
         if isinstance(target, pygit2.Oid) and target in wr.repo:
-            out.add(target)
+            out.add(str(target))
     if wr.repo.head_is_detached:
         head = wr.repo.head.target
         if isinstance(head, pygit2.Oid):
-            out.add(head)
+            out.add(str(head))
     return out
 
 
@@ -322,21 +348,39 @@ class SetAside:
     """Hand edits a reset (or a switch) moved out of the way, stored as a commit."""
 
     ref: str
-    commit: pygit2.Commit
+    commit: Commit
     meta: dict[str, Any]
 
     @property
-    def base(self) -> pygit2.Commit:
-        return self.commit.parents[0]
+    def base(self) -> Commit:
+        base = self.commit.first_parent
+        assert base is not None  # made on top of a commit (fetched ones are checked)
+        return base
 
 
-def save_set_aside(wr: WorldRepo, head: pygit2.Commit, blobs: dict[str, pygit2.Oid | None],
+def set_aside(wr: WorldRepo, head: Commit, scan: HandEdits, reason: str,
+              when: datetime | None = None) -> SetAside | None:
+    """Keep every uncommitted change under ``world/`` (``scan.raw``: their bytes exactly, even
+    a file that is not valid JSON) as a commit on top of ``head`` under ``refs/narr/edits/``;
+    None when there is nothing to keep."""
+    blobs: dict[str, pygit2.Oid | None] = {}
+    for path, oid in scan.raw.items():
+        if oid is None:
+            blobs[path] = None
+        elif oid != "not-a-file":
+            blobs[path] = wr.repo.create_blob(wr.stored_bytes(path, wr.abs(path).read_bytes()))
+    if not blobs:
+        return None
+    return save_set_aside(wr, head, blobs, reason, when)
+
+
+def save_set_aside(wr: WorldRepo, head: Commit, blobs: dict[str, pygit2.Oid | None],
                    reason: str, when: datetime | None = None) -> SetAside:
     """A commit on top of ``head`` holding the working tree's changed world files."""
     from narrative.store.trees import update_tree
 
     repo = wr.repo
-    tree = update_tree(repo, head.tree.id, blobs)
+    tree = update_tree(repo, pygit2.Oid(hex=head.tree_id), blobs)
     meta = {"reason": reason, "head": str(head.id), "paths": sorted(blobs),
             "created_at": (when or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
     message = (f"narr: hand edits set aside ({reason})\n\n{SET_ASIDE_MARKER}\n"
@@ -347,7 +391,7 @@ def save_set_aside(wr: WorldRepo, head: pygit2.Commit, blobs: dict[str, pygit2.O
     repo.create_reference_direct(name, commit_id, False, message=f"narr: set aside ({reason})")
     commit = repo[commit_id]
     assert isinstance(commit, pygit2.Commit)
-    return SetAside(name, commit, meta)
+    return SetAside(name, Commit(commit), meta)
 
 
 def load_set_aside(wr: WorldRepo, name: str) -> SetAside:
@@ -357,4 +401,11 @@ def load_set_aside(wr: WorldRepo, name: str) -> SetAside:
         meta = json.loads(rest) if rest else {}
     except ValueError:
         meta = {}
-    return SetAside(name, commit, meta)
+    return SetAside(name, Commit(commit), meta)
+
+
+def drop_set_aside(wr: WorldRepo, ref: str) -> None:
+    """Delete one set-aside (noted for the next push to delete on the remotes too)."""
+    remember_dropped(wr, [ref])
+    wr.repo.references.delete(ref)
+

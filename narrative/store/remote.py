@@ -114,6 +114,19 @@ def clone(url: str, target: Path, remote: str = "origin") -> bool:
     return _check_out_a_branch(target, remote)
 
 
+def remove_clone(target: Path, existed: bool) -> None:
+    """Take back a clone that is not to be kept: the directory emptied again when it was
+    there before, removed when the clone made it."""
+    if existed:
+        for child in target.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+    else:
+        shutil.rmtree(target, ignore_errors=True)
+
+
 def _check_out_a_branch(target: Path, remote: str) -> bool:
     """A bare repository made with ``git init --bare`` names a default branch nobody pushed
     (``master`` where the world's is ``main``): git then checks nothing out. Take the

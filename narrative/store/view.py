@@ -17,21 +17,21 @@ from typing import TYPE_CHECKING, Any
 
 from narrative.ids import EVENT_ID_RE, LAYERS, Layer, Layout, id_problem, node_path
 from narrative.nodefile import NodeDict, dump, edges_of, load_trusted, names_of
+from narrative.store.objects import Tree, git_tree
 from narrative.store.trees import blob_at
 from narrative.store.worktree import HandEdit, HandEdits
 from narrative.store.worldrepo import WorldRepo
 
 if TYPE_CHECKING:
-    import pygit2
-
-    from narrative.store.catalog import Catalog
+    from narrative.store.catalog import Catalog, NodeRow, Reference
 
 
 class WorldView:
-    def __init__(self, wr: WorldRepo, tree: pygit2.Tree | None,
+    def __init__(self, wr: WorldRepo, tree: Tree | None,
                  edits: HandEdits | None = None) -> None:
         self.wr = wr
         self.tree = tree
+        self._git = git_tree(tree)
         self.hand = edits or HandEdits()
         self._committed: dict[str, tuple[str, NodeDict] | None] = {}
         self._synced = False
@@ -71,7 +71,7 @@ class WorldView:
             layers = [layer for layer in LAYERS if layer == known]
         for layer in layers:
             path = node_path(node_id, layer, self.layout)
-            if blob_at(self.tree, path) is not None:
+            if blob_at(self._git, path) is not None:
                 return path
         return None
 
@@ -82,7 +82,7 @@ class WorldView:
         path = self.committed_path(node_id)
         found = None
         if path is not None:
-            blob = blob_at(self.tree, path)
+            blob = blob_at(self._git, path)
             assert blob is not None
             found = (path, load_trusted(blob.data))
         self._committed[node_id] = found
@@ -145,7 +145,8 @@ class WorldView:
     def incoming(self, ids: Collection[str]) -> list[tuple[str, str, str]]:
         """``(source, type, target)`` of relations in the edited world that point into ``ids``."""
         edited = self.hand.edits
-        out = {row for row in self.catalog().incoming(ids) if row[0] not in edited}
+        out: set[tuple[str, str, str]] = {
+            row for row in self.catalog().incoming(ids) if row.src not in edited}
         for node_id, node in self._edited_nodes():
             out.update((node_id, rtype, dst) for rtype, dst in edges_of(node) if dst in ids)
         return sorted(out)
@@ -153,49 +154,54 @@ class WorldView:
     def outgoing(self, ids: Collection[str]) -> list[tuple[str, str, str]]:
         """``(source, type, target)`` of relations in the edited world that leave ``ids``."""
         edited = self.hand.edits
-        out = {row for row in self.catalog().outgoing(ids) if row[0] not in edited}
+        out: set[tuple[str, str, str]] = {
+            row for row in self.catalog().outgoing(ids) if row.src not in edited}
         for node_id in ids:
             node = self.hand.edits[node_id].new if node_id in edited else None
             if node is not None:
                 out.update((node_id, rtype, dst) for rtype, dst in edges_of(node))
         return sorted(out)
 
-    def references_to(self, ids: Collection[str],
-                      labels: Mapping[str, str]) -> list[tuple[str, str, str]]:
-        """``(source, field, target)`` of the reference fields (``labels``: pointer -> label) in
-        the edited world that hold one of ``ids``: who stands at a place, what someone holds."""
+    def references_to(self, ids: Collection[str], labels: Mapping[str, str]) -> list[Reference]:
+        """The reference fields (``labels``: pointer -> label) in the edited world that hold
+        one of ``ids``: who stands at a place, what someone holds."""
         from narrative.fields import reference_edges
+        from narrative.store.catalog import Reference
 
         edited = self.hand.edits
-        out = {row for row in self.catalog().references_to(ids, labels) if row[0] not in edited}
+        out = {row for row in self.catalog().references_to(ids, labels) if row.src not in edited}
         for node_id, node in self._edited_nodes():
-            out.update((node_id, fld, dst) for fld, _, dst in reference_edges(node, labels)
+            out.update(Reference(node_id, fld, dst) for fld, _, dst in reference_edges(node, labels)
                        if dst in ids)
         return sorted(out)
 
-    def references_from(self, ids: Collection[str],
-                        labels: Mapping[str, str]) -> list[tuple[str, str, str]]:
-        """``(source, field, target)`` of the reference fields of ``ids`` in the edited world
-        (targets that name no node included: the caller keeps the edges it can draw)."""
+    def references_from(self, ids: Collection[str], labels: Mapping[str, str]) -> list[Reference]:
+        """The reference fields of ``ids`` in the edited world (targets that name no node
+        included: the caller keeps the edges it can draw)."""
         from narrative.fields import reference_edges
+        from narrative.store.catalog import Reference
 
         edited = self.hand.edits
-        out = {row for row in self.catalog().references_from(ids, labels) if row[0] not in edited}
+        out = {row for row in self.catalog().references_from(ids, labels) if row.src not in edited}
         for node_id in ids:
             node = edited[node_id].new if node_id in edited else None
             if node is not None:
-                out.update((node_id, fld, dst) for fld, _, dst in reference_edges(node, labels))
+                out.update(Reference(node_id, fld, dst)
+                           for fld, _, dst in reference_edges(node, labels))
         return sorted(out)
 
-    def rows_of(self, ids: Collection[str]) -> dict[str, tuple[str, str, str, str, str]]:
-        """Id -> ``(id, layer, kind, name, lifecycle)`` for each of ``ids`` in the edited world."""
+    def rows_of(self, ids: Collection[str]) -> dict[str, NodeRow]:
+        """Id -> the listing row of each of ``ids`` in the edited world."""
+        from narrative.store.catalog import NodeRow
+
         edited = self.hand.edits
-        out = {row[0]: row for row in self.catalog().rows_of(ids) if row[0] not in edited}
+        out = {row.id: row for row in self.catalog().rows_of(ids) if row.id not in edited}
         for node_id in ids:
             node = edited[node_id].new if node_id in edited else None
             if node is not None:
-                out[node_id] = (node_id, str(node.get("layer", "")), str(node.get("kind", "")),
-                                str(node.get("name", "")), str(node.get("lifecycle", "permanent")))
+                out[node_id] = NodeRow(node_id, str(node.get("layer", "")),
+                                       str(node.get("kind", "")), str(node.get("name", "")),
+                                       str(node.get("lifecycle", "permanent")))
         return out
 
     def ids_of_kind(self, kinds: Collection[str]) -> list[str]:
@@ -214,7 +220,8 @@ class WorldView:
 
     def names_in_layer(self, layer: str) -> list[tuple[str, str]]:
         edited = self.hand.edits
-        out = [row for row in self.catalog().names_in_layer(layer) if row[1] not in edited]
+        out: list[tuple[str, str]] = [row for row in self.catalog().names_in_layer(layer)
+                                      if row.id not in edited]
         for node_id, node in self._edited_nodes():
             if node.get("layer") == layer:
                 out.extend((norm, node_id) for norm in sorted(names_of(node)))
@@ -261,9 +268,10 @@ class WorldView:
 
         out: list[dict[str, Any]] = []
         if not changes:  # from the catalog's summaries: no record is read
-            if self.wr.repo.head_is_unborn:
+            start_id = self.wr.head_id()
+            if start_id is None:
                 return out
-            start = str(self.wr.repo.head.target)
+            start = start_id
             step = max(limit, 1) * 2
             while len(out) < limit:
                 rows = history.summaries(self.wr, start, step)

@@ -27,6 +27,7 @@ from narrative.ids import (
 )
 from narrative.nodefile import NodeDict, dump, load_trusted, parse_node_file
 from narrative.store import watch
+from narrative.store.objects import Tree, git_tree
 from narrative.store.trees import blob_at
 from narrative.store.worldrepo import WorldRepo
 
@@ -73,8 +74,9 @@ class HandEdits:
             )
 
 
-def scan(wr: WorldRepo, head_tree: pygit2.Tree | None) -> HandEdits:
+def scan(wr: WorldRepo, tree: Tree | None) -> HandEdits:
     """Every uncommitted change under ``world/``, parsed and validated, keyed by node id."""
+    head_tree = git_tree(tree)
     out = HandEdits()
     layout = wr.config.layout
     removed: dict[str, tuple[str, NodeDict]] = {}
@@ -142,7 +144,7 @@ _SCAN_FLAGS = (pygit2.enums.DiffOption.INCLUDE_UNTRACKED
                | pygit2.enums.DiffOption.UPDATE_INDEX)
 
 
-def changed_paths(wr: WorldRepo, head_tree: pygit2.Tree | None) -> set[str]:
+def changed_paths(wr: WorldRepo, tree: Tree | pygit2.Tree | None) -> set[str]:
     """Paths where the working tree or the index differs from HEAD: ``git status``'s work.
 
     The index's stat cache makes this a ``stat`` per file, not a read. Where a
@@ -154,6 +156,7 @@ def changed_paths(wr: WorldRepo, head_tree: pygit2.Tree | None) -> set[str]:
     Inside ``narr serve`` a file watcher (:mod:`narrative.store.watch`) may name
     the only paths that can differ; then only those are examined.
     """
+    head_tree = git_tree(tree)
     watcher = watch.for_git_dir(wr.git_dir)
     if watcher is None:
         return _changed(wr, head_tree, None)[0]
@@ -194,10 +197,11 @@ class _Unsure(Exception):
     """A hinted scan met something only a full scan can judge."""
 
 
-def _changed(wr: WorldRepo, head_tree: pygit2.Tree | None,
+def _changed(wr: WorldRepo, tree: Tree | pygit2.Tree | None,
              candidates: set[str] | None) -> tuple[set[str], set[str], bool]:
     """(paths differing from HEAD, the subset where the working tree differs from the index,
     whether the index holds HEAD's tree)."""
+    head_tree = git_tree(tree)
     index = wr.repo.index
     index.read(force=False)
     # Only a writer may refresh (libgit2 then writes the index): a reader racing an
@@ -379,7 +383,7 @@ def odd_json_entries(wr: WorldRepo) -> list[str]:
     return sorted(out)
 
 
-def scan_for_event(wr: WorldRepo, head_tree: pygit2.Tree | None) -> HandEdits:
+def scan_for_event(wr: WorldRepo, head_tree: Tree | None) -> HandEdits:
     """The hand edits the next event absorbs.
 
     Inside a batch (:mod:`narrative.store.batch`), once an event has recorded the
@@ -392,7 +396,7 @@ def scan_for_event(wr: WorldRepo, head_tree: pygit2.Tree | None) -> HandEdits:
     return scan(wr, head_tree)
 
 
-def scan_for_reader(wr: WorldRepo, head_tree: pygit2.Tree | None) -> HandEdits:
+def scan_for_reader(wr: WorldRepo, head_tree: Tree | None) -> HandEdits:
     """The scan for commands that only read (status, nodes, check).
 
     When no writer is at work they take the lock for the scan, so a stale stat

@@ -29,11 +29,14 @@ from narrative.errors import (
 from narrative.ids import WORLD_DIR
 from narrative.store.environment import require
 from narrative.store.lock import WriteLock
+from narrative.store.objects import Commit, Tree, git_tree
 from narrative.store.trees import EMPTY_TREE
 
 require()  # a too-old pygit2 or an SQLite without FTS5 trigram: one error before any world is touched
 
 if TYPE_CHECKING:
+    from types import TracebackType
+
     from narrative.store.batch import Batch
     from narrative.store.catalog import Catalog
 
@@ -73,6 +76,9 @@ def open_repository(root: Path) -> pygit2.Repository | None:
 
 
 class WorldRepo:
+    """One open world. A context manager: leaving the block closes the catalog and the
+    repository handle (``with WorldRepo.open(path) as wr: ...``)."""
+
     def __init__(self, root: Path, repo: pygit2.Repository, config: WorldConfig) -> None:
         self.root = root
         self.repo = repo
@@ -125,10 +131,29 @@ class WorldRepo:
         ref = self.head_ref()
         return ref.removeprefix("refs/heads/") if ref else None
 
-    def head_commit(self) -> pygit2.Commit | None:
+    def head_commit(self) -> Commit | None:
+        """HEAD's commit, or None before the first commit."""
         if self.repo.head_is_unborn:
             return None
-        return self.repo.head.peel(pygit2.Commit)
+        return Commit(self.repo.head.peel(pygit2.Commit))
+
+    def head_id(self) -> str | None:
+        """HEAD's commit id, without reading the commit (it may be a bulk event of tens of
+        megabytes), or None before the first commit."""
+        if self.repo.head_is_unborn:
+            return None
+        return str(self.repo.head.target)
+
+    def has_commit(self, commit_id: str) -> bool:
+        """Whether this repository holds the object ``commit_id`` (a shallow or damaged
+        clone may not)."""
+        try:
+            return commit_id in self.repo
+        except ValueError:
+            return False
+
+    def is_shallow(self) -> bool:
+        return bool(self.repo.is_shallow)
 
     def require_no_git_operation(self, *, merging: bool = False) -> None:
         """Refuse to move the story while git is half-way through a merge, rebase or the like.
@@ -163,8 +188,9 @@ class WorldRepo:
             )
         return ref
 
-    def world_tree_id(self, tree: pygit2.Tree | None) -> str:
+    def world_tree_id(self, tree: Tree | pygit2.Tree | None) -> str:
         """The id of ``world/`` inside a commit tree (the empty tree when there is none)."""
+        tree = git_tree(tree)
         if tree is None:
             return EMPTY_TREE
         try:
@@ -175,7 +201,7 @@ class WorldRepo:
 
     # --- objects ----------------------------------------------------------------------
 
-    def blob_bytes(self, oid: pygit2.Oid | str) -> bytes:
+    def blob_bytes(self, oid: str) -> bytes:
         obj = self.repo[oid]
         assert isinstance(obj, pygit2.Blob)
         return obj.data
@@ -189,6 +215,11 @@ class WorldRepo:
         """
         filters = self.repo.load_filter_list(path, pygit2.enums.FilterMode.TO_WORKTREE)
         return filters.apply_to_buffer(data) if filters is not None else data
+
+    @staticmethod
+    def blob_id_of(data: bytes) -> str:
+        """The blob id git gives ``data`` as it is (no filters), without writing it."""
+        return str(pygit2.hash(data))
 
     def worktree_oid(self, path: str, data: bytes) -> str:
         """The blob id ``git add`` would store for ``data`` found at ``path`` (filters applied)."""
@@ -221,6 +252,12 @@ class WorldRepo:
             return Catalog(self._private_copy_of_cache())
         return Catalog(self.narr_dir / "catalog.sqlite")
 
+    def catalog_at(self, tree: Tree | None) -> Catalog:
+        """The derived catalog, brought up to the world of ``tree`` (a commit's tree)."""
+        cache = self.catalog
+        cache.sync(self.repo, self.world_tree_id(tree), self.config.layout)
+        return cache
+
     def read_only(self) -> bool:
         """Whether narr's private state cannot be written (a read-only mount, no permission)."""
         where = self.narr_dir if self.narr_dir.is_dir() else self.git_dir
@@ -250,6 +287,13 @@ class WorldRepo:
             self._scratch = None
         if _WARM.repos is None or all(kept is not self.repo for kept in _WARM.repos.values()):
             self.repo.free()
+
+    def __enter__(self) -> WorldRepo:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
 
 
 class _Warm(threading.local):

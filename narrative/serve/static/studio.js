@@ -2,8 +2,10 @@
    Plain JavaScript, no build step; the only library is the vendored Cytoscape.js. */
 "use strict";
 
-const LAYERS = ["character", "item", "ambient", "background"];
-const LIFECYCLES = ["permanent", "scene", "event"];
+// narr's vocabulary, as the server gives it in the page (narrative/ids.py defines it once)
+const words = (name) => (document.body.dataset[name] || "").split(" ").filter(Boolean);
+const LAYERS = words("layers");
+const LIFECYCLES = words("lifecycles");
 const COLOURS = { character: "#d9534f", item: "#e0a030", ambient: "#3fa7c9", background: "#4f9d5a" };
 const SHAPES = { permanent: "ellipse", scene: "round-rectangle", event: "diamond" };
 

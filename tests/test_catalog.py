@@ -1,0 +1,106 @@
+"""The catalog's one transaction, ``atomic()``, and its named rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from narrative.store.catalog import Catalog, Edge, NodeRow
+from narrative.store.worldrepo import WorldRepo
+
+
+class Boom(Exception):
+    pass
+
+
+def events(cat: Catalog) -> set[str]:
+    return {row.event_id for row in cat.find_events("")}
+
+
+def test_a_block_that_raises_writes_nothing(tmp_path: Path) -> None:
+    cat = Catalog(tmp_path / "catalog.sqlite")
+    with pytest.raises(Boom), cat.atomic() as db:
+        db.execute("INSERT INTO events VALUES ('e1', 'c1')")
+        raise Boom
+    assert events(cat) == set() and not cat.db.in_transaction
+    with cat.atomic() as db:
+        db.execute("INSERT INTO events VALUES ('e2', 'c2')")
+    assert events(cat) == {"e2"}
+    cat.close()
+
+
+def test_nested_it_is_a_savepoint(tmp_path: Path) -> None:
+    """An inner block that raises is undone alone; the outer one still commits, and a change
+    made inside a larger one (remember_event inside a transaction) commits with it."""
+    cat = Catalog(tmp_path / "catalog.sqlite")
+    with cat.atomic() as db:
+        db.execute("INSERT INTO events VALUES ('outer', 'c0')")
+        with pytest.raises(Boom), cat.atomic():
+            db.execute("INSERT INTO events VALUES ('inner', 'c1')")
+            raise Boom
+        cat.remember_event("joined", "c2")
+        assert db.in_transaction
+    assert events(cat) == {"outer", "joined"}
+    with pytest.raises(Boom), cat.atomic():
+        cat.remember_event("lost", "c3")
+        raise Boom
+    assert "lost" not in events(cat)
+    cat.close()
+
+
+def test_rows_are_named(world: Path) -> None:
+    with WorldRepo.open(world) as wr:
+        head = wr.head_commit()
+        assert head is not None
+        cat = wr.catalog_at(head.tree)
+        row = next(r for r in cat.listing() if r.id == "lin-yuan")
+        assert isinstance(row, NodeRow) and (row.layer, row.kind) == ("character", "person")
+        edges = cat.outgoing(["lin-yuan"])
+        assert edges and all(isinstance(e, Edge) and e.src == "lin-yuan" for e in edges)
+        assert {n.id for n in cat.names_in_layer("character")} >= {"lin-yuan"}
+
+
+def test_leaving_the_world_closes_it(world: Path) -> None:
+    with pytest.raises(Boom), WorldRepo.open(world) as wr:
+        assert wr.catalog.count() > 0  # opened
+        raise Boom
+    assert wr.catalog._db is None  # closed, though the block raised
+    with WorldRepo.open(world) as again:
+        assert again.head_commit() is not None  # the world opens again as usual
+
+
+def test_reference_ending_and_clock_rows_are_named(world: Path) -> None:
+    """The tables main's continuity work added (reference fields, ended names, the story
+    clock) answer in named rows, and follow the world as the other tables do."""
+    from narrative import api
+    from narrative.model import ExpireOp, SetOp
+    from narrative.store.catalog import Reference
+    from narrative.store.catalog.story import EndedName, FieldWriter, TimeInForce
+
+    with WorldRepo.open(world) as wr:
+        api.event(wr, "Lin Yuan goes down to the ferry",
+                  SetOp(target="lin-yuan", field="/state/location", value="ferry"),
+                  timestamp="Day 3, dusk")
+        api.event(wr, "The crowd leaves the ferry", ExpireOp(target="ferry-crowd"))
+        head = wr.head_commit()
+        assert head is not None
+        cat = wr.catalog_at(head.tree)
+        at_ferry = cat.references_to(["ferry"], ["/state/location"])
+        assert Reference("lin-yuan", "/state/location", "ferry") in at_ferry
+        assert all(isinstance(r, Reference) for r in at_ferry)
+        assert Reference("lin-yuan", "/state/location", "qingyun-gate") not in \
+            cat.references_from(["lin-yuan"], ["/state/location"])
+
+        graph = cat.graph
+        graph.follow_chain(head)
+        gone = graph.ended_by_names(head.id, [], ["ferry-crowd"])
+        assert [(g.node, g.commit) for g in gone] == [("ferry-crowd", head.id)]
+        assert isinstance(gone[0], EndedName)
+        assert "ferry-crowd" in {row.node for row in graph.ended_names(head.id)}
+        moved = graph.last_writer(head.id, "lin-yuan", "/state/location")
+        assert isinstance(moved, FieldWriter) and (moved.value, moved.source) == ('"ferry"', "diffusion")
+        clock = graph.story_time(head.id)
+        assert isinstance(clock, TimeInForce) and clock.value == "Day 3, dusk"
+        assert clock.commit == head.parent_ids[0]  # the second event kept the time it found
+        assert "lin-yuan" in graph.ever_located(head.id, ["ferry"])
