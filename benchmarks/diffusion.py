@@ -15,6 +15,9 @@ Two sets, reported separately because they measure different things:
   recorded first on a fresh copy of that world, as content-only events with no
   changes (the ``explicit`` diffuser), then the sentence runs as a dry-run ``rules``
   event. What it measures is how the rules do on prose nobody wrote for them.
+- **the held-out set**, ``tests/data/prose_heldout/``: the same kind of set in another
+  world, written after the rules were last changed and never used to change them. The
+  frozen set has since been read to fix rules; the held-out set is the fair measure.
 
 A *wrong write* is a change made that the sentence does not say happened (or
 with another value): the failure that matters, since it corrupts the story
@@ -26,6 +29,7 @@ expected.
 
     python benchmarks/diffusion.py                  # both sets: tables, then every sentence not exact
     python benchmarks/diffusion.py --only frozen --quiet
+    python benchmarks/diffusion.py --only heldout --quiet
     python benchmarks/diffusion.py --cost           # what a one-sentence dry run costs on the sample world
     python benchmarks/diffusion.py --long           # long texts: one large event, narr audit of a chapter
 
@@ -61,6 +65,7 @@ from narrative.api import EventRequest, init_world, open_world, run_event
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 EVAL_SET = DATA / "diffusion_eval.jsonl"
 FROZEN = DATA / "prose_eval"
+HELDOUT = DATA / "prose_heldout"
 
 Change = tuple[str, str, str]  # target, field, value as canonical JSON
 
@@ -251,6 +256,19 @@ def build_frozen_world(parent: Path, directory: Path = FROZEN, rules: str | None
     return root
 
 
+def _title(directory: Path) -> str:
+    """The set's name and its world's, from the README beside it."""
+    kind = "held-out set" if directory.resolve() == HELDOUT.resolve() else "frozen set"
+    readme = directory / "README.md"
+    world = ""
+    if readme.is_file():
+        for line in readme.read_text(encoding="utf-8").splitlines():
+            if line.startswith("## The world:"):
+                world = line.removeprefix("## The world:").strip().strip("*")
+                break
+    return f"{kind}, {world}" if world else f"{kind}, {directory.name}"
+
+
 def evaluate_frozen(directory: Path = FROZEN, scratch: Path | None = None,
                     rules: str | None = None) -> Report:
     """Run the frozen set: each sentence on a fresh copy of the world ``setup.txt`` builds.
@@ -261,7 +279,7 @@ def evaluate_frozen(directory: Path = FROZEN, scratch: Path | None = None,
     with tempfile.TemporaryDirectory(dir=scratch) as tmp:
         base = build_frozen_world(Path(tmp), directory, rules)
         shared = open_world(base)
-        report = Report(f"frozen set (The Ashcombe Affair, narr init --rules {rules or 'both'})")
+        report = Report(f"{_title(directory)} (narr init --rules {rules or 'both'})")
         for n, row in enumerate(load(directory / "sentences.jsonl")):
             if rules in ("en", "zh") and row.get("lang") != rules:
                 continue
@@ -369,7 +387,7 @@ def long_texts(scratch: Path | None = None, sentences: int = 2000) -> dict[str, 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", choices=("repo", "frozen"), help="run one set only")
+    parser.add_argument("--only", choices=("repo", "frozen", "heldout"), help="run one set only")
     parser.add_argument("--worlds", action="store_true",
                         help="run the frozen set also on worlds made with --rules en and --rules zh "
                              "(each with the sentences of its language)")
@@ -377,6 +395,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the repository's labelled sentences (JSONL)")
     parser.add_argument("--frozen", type=Path, default=FROZEN,
                         help="the frozen set's directory (setup.txt, nodes/, sentences.jsonl)")
+    parser.add_argument("--heldout", type=Path, default=HELDOUT,
+                        help="the held-out set's directory, laid out as the frozen set's")
     parser.add_argument("--quiet", action="store_true", help="only the tables")
     parser.add_argument("--cost", action="store_true",
                         help="only time a one-sentence dry run on the sample world")
@@ -404,6 +424,10 @@ def main(argv: list[str] | None = None) -> int:
         reports.append(evaluate_frozen(args.frozen))
         if args.worlds:
             reports += [evaluate_frozen(args.frozen, rules=lang) for lang in ("en", "zh")]
+    if args.only in (None, "heldout"):
+        reports.append(evaluate_frozen(args.heldout))
+        if args.worlds:
+            reports += [evaluate_frozen(args.heldout, rules=lang) for lang in ("en", "zh")]
     for report in reports:
         print(f"## {report.name}\n\n{report.table()}\n\n{report.summary()}\n")
     if not args.quiet:
