@@ -44,6 +44,7 @@ _API = frozenset({
     "clone", "CloneResult", "pull", "PullResult", "push", "PushResult", "list_remote_branches",
     "EventView", "WorldGraphView", "event_view", "world_view",
     "DoctorReport", "doctor", "RequirementError",
+    "OPERATIONS", "Operation", "operation",
 })
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
 
 from narrative.delta.draft import Draft
 from narrative.delta.proposal import Diffuser, Proposal
@@ -98,6 +99,7 @@ from narrative.model import (
     UnrelateOp,
     UnsetOp,
 )
+from narrative.operations import Operation
 from narrative.store.batch import batch
 from narrative.store.worldrepo import WorldRepo
 
@@ -123,7 +125,76 @@ def event(world: WorldRepo, content: str, *ops: Op, diffuser: str | None = None,
     return run_event(world, request, dry_run=dry_run, when=when)
 
 
+
+# --- the operations table -----------------------------------------------------------------------
+# One row per thing a program can ask of a world: the HTTP API, the MCP tools and the OpenAPI
+# document are generated from it (narrative.operations says how).
+
+def _operations() -> tuple[Operation, ...]:
+    from narrative import operations as o
+
+    def op(name: str, summary: str, params: type[o.Params], run: Any, method: str, path: str,
+           **kw: Any) -> Operation:
+        return Operation(name=name, summary=summary, params=params, run=run, schema=f"narr.{name}/1",
+                         method=method, path=path, **kw)
+
+    write = {"writes": True, "idempotent": False}
+    return (
+        op("status", "Where the story stands: branch, last event, hand edits not yet recorded.",
+           o.NoParams, o.run_status, "GET", "/api/status"),
+        op("list_nodes", "Every node of the world (hand edits included), sorted by id.",
+           o.ListNodesParams, o.run_list_nodes, "GET", "/api/nodes"),
+        op("get_node", "One node as its file holds it, now or at a revision.",
+           o.GetNodeParams, o.run_get_node, "GET", "/api/nodes/{node}"),
+        op("log", "Events newest first along the story line from rev.",
+           o.LogParams, o.run_log, "GET", "/api/log"),
+        op("show", "One event: its words, its changes and what caused them.",
+           o.ShowParams, o.run_show, "GET", "/api/show/{rev}"),
+        op("branches", "The story's branches and which one is current.",
+           o.NoParams, o.run_branches, "GET", "/api/branches"),
+        op("chains", "Abandoned chains of events (left by reset), which replay can bring back.",
+           o.NoParams, o.run_chains, "GET", "/api/chains"),
+        op("why", "Why a node's field holds its value: the events that set it and their causes.",
+           o.WhyParams, o.run_why, "GET", "/api/why/{node}"),
+        op("history", "What happened to a node, oldest first.",
+           o.HistoryParams, o.run_history, "GET", "/api/history/{node}"),
+        op("search", "Nodes and events whose words match the query.",
+           o.SearchParams, o.run_search, "GET", "/api/search"),
+        op("brief", "The pack of world state to write or play the next event from.",
+           o.BriefParams, o.run_brief, "GET", "/api/brief"),
+        op("threads", "Open story threads, stalest first, with what each waits for.",
+           o.ThreadsParams, o.run_threads, "GET", "/api/threads"),
+        op("audit", "The actions in a chapter that the world contradicts; writes nothing.",
+           o.AuditParams, o.run_audit, "POST", "/api/audit"),
+        op("event", "Record one event: its words, the changes spelt out, and what the diffuser adds "
+           "(dry_run: only show them).", o.EventParams, o.run_event, "POST", "/api/events", **write),
+        op("reset", "Move the story back to rev (or to just before a node was made); the undone "
+           "events stay as a chain for replay.", o.ResetParams, o.run_reset, "POST", "/api/reset",
+           writes=True, destructive=True, idempotent=False),
+        op("revert", "Record an event that undoes an earlier one.",
+           o.RevertParams, o.run_revert, "POST", "/api/revert", **write),
+        op("replay", "Run an abandoned chain again on top of the story.",
+           o.ReplayParams, o.run_replay, "POST", "/api/replay", **write),
+        op("edit_node", "Write a node's file as a hand edit (validated first); the next event "
+           "records it.", o.EditNodeParams, o.run_edit_node, "PUT", "/api/nodes/{node}",
+           writes=True, destructive=True, idempotent=True, body="file"),
+    )
+
+
+OPERATIONS: tuple[Operation, ...] = _operations()
+"""Every operation a program can ask of a world, in the order the API documents them."""
+
+
+def operation(name: str) -> Operation:
+    """The operation called ``name``; :class:`NotFoundError` naming the known ones otherwise."""
+    for op in OPERATIONS:
+        if op.name == name:
+            return op
+    raise NotFoundError(f"no operation {name!r}",
+                        hint="the operations are " + ", ".join(o.name for o in OPERATIONS))
+
 __all__ = [
+    "OPERATIONS",
     "AdoptResult",
     "AuditReport",
     "Book",
@@ -168,6 +239,7 @@ __all__ = [
     "NotFoundError",
     "NothingToDoError",
     "Op",
+    "Operation",
     "Proposal",
     "PullResult",
     "PushResult",
@@ -228,6 +300,7 @@ __all__ = [
     "new_node",
     "node_log",
     "open_world",
+    "operation",
     "pull",
     "push",
     "reflog",
