@@ -24,12 +24,14 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from narrative import ops
 from narrative.delta.draft import Draft
 from narrative.delta.proposal import Diffuser, Proposal
 from narrative.delta.request import EventRequest
 from narrative.delta.world import DictWorld, World
 from narrative.diffusers.base import default_name as default_diffuser
 from narrative.diffusers.base import get_diffuser, register
+from narrative.engine import replay as _replay
 from narrative.engine.adopt import AdoptResult, adopt
 from narrative.engine.audit import AuditReport, Finding, audit
 from narrative.engine.bible import ImportResult, import_bible
@@ -61,7 +63,7 @@ from narrative.engine.naming import resolve_node
 from narrative.engine.new import NewNode, new_node
 from narrative.engine.nodes import get_node, get_value, list_nodes
 from narrative.engine.remote import CloneResult, PullResult, PushResult, clone, pull, push
-from narrative.engine.replay import ReplayResult, drop_chain, list_chains, replay
+from narrative.engine.replay import Chain, ReplayResult, drop_chain
 from narrative.engine.reset import ResetResult, reset
 from narrative.engine.revert import revert
 from narrative.engine.search import SearchResult, search
@@ -104,10 +106,32 @@ from narrative.store.batch import batch
 from narrative.store.worldrepo import WorldRepo
 
 
-def open_world(path: str | os.PathLike[str] = ".") -> WorldRepo:
+def open_world(path: str | os.PathLike[str] = ".", *, lock_timeout: float | None = None) -> WorldRepo:
     """The world containing ``path`` (searching upwards, as git does); close it when done, or
-    use it as a context manager (``with narr.open_world(path) as world: ...``)."""
-    return WorldRepo.open(path)
+    use it as a context manager (``with narr.open_world(path) as world: ...``).
+
+    ``lock_timeout``: seconds a write waits for another writer before :class:`BusyError`
+    (default: ``NARR_LOCK_TIMEOUT``, else a few seconds)."""
+    world = WorldRepo.open(path)
+    if lock_timeout is not None:
+        if lock_timeout < 0:
+            world.close()
+            raise InvalidInputError(f"lock_timeout must be 0 or more seconds, not {lock_timeout}")
+        world.lock.timeout = lock_timeout
+    return world
+
+
+def list_chains(world: WorldRepo) -> list[Chain]:
+    """Abandoned chains (left by :func:`reset`), newest first."""
+    return [Chain.from_json(c) for c in _replay.list_chains(world)]
+
+
+def replay(world: WorldRepo, chain: Chain | str | int, *, reuse: bool = False,
+           diffuser_name: str | None = None, to: str | None = None) -> ReplayResult:
+    """Run ``chain`` (a :class:`Chain`, its number or its name) again on top of HEAD, up to
+    and including event ``to`` if given; ``reuse`` the recorded deltas instead of diffusing."""
+    which = chain.selector if isinstance(chain, Chain) else str(chain)
+    return _replay.replay(world, which, reuse=reuse, diffuser_name=diffuser_name, to=to)
 
 
 def event(world: WorldRepo, content: str, *ops: Op, diffuser: str | None = None,
@@ -201,6 +225,7 @@ __all__ = [
     "Brief",
     "BusyError",
     "CardExport",
+    "Chain",
     "Change",
     "CheckFailedError",
     "CheckReport",
@@ -301,6 +326,7 @@ __all__ = [
     "node_log",
     "open_world",
     "operation",
+    "ops",
     "pull",
     "push",
     "reflog",

@@ -195,3 +195,15 @@ def storage_error(exc: OSError, what: str, *, recorded: bool = False) -> Storage
         refused.http_status = 503  # not out of room: unavailable for writing
         return refused
     return None
+
+
+def validation_error(exc: Any, source: str) -> InvalidInputError:
+    """pydantic's ``ValidationError`` as narr's error: the first problem with the field it is in
+    (``SOURCE: /ops/0/field: ...``), every problem in ``details``."""
+    lines = []
+    for e in exc.errors(include_url=False):
+        loc = "/".join(str(p) for p in e["loc"])
+        msg = "unknown field" if e["type"] == "extra_forbidden" else e["msg"]
+        lines.append(f"{source}: /{loc}: {msg}" if loc else f"{source}: {msg}")
+    return InvalidInputError(lines[0] + (f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""),
+                             details=lines)

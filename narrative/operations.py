@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from narrative.errors import InvalidInputError
+from narrative.errors import InvalidInputError, validation_error
 from narrative.model import Op
 
 if TYPE_CHECKING:
@@ -187,17 +187,6 @@ def parse_params(model: type[Params], arguments: Mapping[str, Any] | None, *, so
         return model.model_validate(data, strict=not lax)
     except ValidationError as exc:
         raise validation_error(exc, source) from None
-
-
-def validation_error(exc: ValidationError, source: str) -> InvalidInputError:
-    """pydantic's report as narr's error: the first problem with its field, the rest as details."""
-    lines = []
-    for e in exc.errors(include_url=False):
-        loc = "/".join(str(p) for p in e["loc"])
-        msg = "unknown field" if e["type"] == "extra_forbidden" else e["msg"]
-        lines.append(f"{source}: /{loc}: {msg}" if loc else f"{source}: {msg}")
-    return InvalidInputError(lines[0] + (f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""),
-                             details=lines)
 
 
 def answer(schema: str, value: Any) -> dict[str, Any]:

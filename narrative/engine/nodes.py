@@ -59,6 +59,7 @@ def _gone(wr: WorldRepo, node_id: str) -> NotFoundError:
 
 def get_value(wr: WorldRepo, node_id: str, field: str | None = None,
               at: str | None = None) -> Any:
+    """The value of ``field`` (``state.mood`` or ``/state/mood``; none: the whole node) now or ``at``."""
     _, node = get_node(wr, node_id, at)
     if not field:
         return node
