@@ -40,7 +40,7 @@ def mcp_cmd(ctx: Context, port: int | None) -> None:
     root, git_dir = wr.root, wr.git_dir
     ctx.close()  # each call opens the world afresh
     if port is None:
-        server.serve_stdio(root)
+        server.serve_stdio(root, git_dir)
         return
     server.serve_http(root, git_dir, port, ready=lambda bound: click.echo(
         f"narr mcp: http://127.0.0.1:{bound}/mcp (Authorization: Bearer <.git/narr/token>)", err=True))

@@ -21,10 +21,13 @@ wants the world's bearer token (``.git/narr/token``), like the HTTP API.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import secrets
-import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,14 +58,59 @@ INSTRUCTIONS = (
 
 
 class WorldTools:
-    """The operations of one world, as the MCP handlers call them."""
+    """The operations of one world, as the MCP handlers call them.
 
-    def __init__(self, root: Path) -> None:
+    Kept warm as ``narr serve`` keeps a world: the catalog held open (no checkpoint at every
+    call's close), a file watcher so a scan for hand edits looks only at what changed, and
+    repository handles kept per thread (one writer thread, a few readers), which re-read only
+    what changed on disk.
+    """
+
+    def __init__(self, root: Path, git_dir: Path | None = None) -> None:
         from narrative.api import OPERATIONS
 
         self.root = root
+        self.git_dir = git_dir
         self.operations = {op.name: op for op in OPERATIONS if op.name not in HIDDEN}
-        self._writer = threading.Lock()
+        self.writer = ThreadPoolExecutor(1, "narr-mcp-writer", initializer=_warm_thread)
+        self.readers = ThreadPoolExecutor(4, "narr-mcp-reader", initializer=_warm_thread)
+        self._catalog: Any = None
+        self._watcher: Any = None
+
+    def start(self) -> None:
+        """Hold the catalog open and watch the files (each a cache: without it, calls still
+        answer the same, only slower)."""
+        if self.git_dir is None:
+            return
+        try:
+            from narrative.store.catalog import Catalog
+
+            self._catalog = Catalog(self.git_dir / "narr" / "catalog.sqlite")
+            self._catalog.tree()
+        except Exception:
+            self._catalog = None
+        try:
+            from narrative.store.watch import WorldWatcher
+
+            watcher = WorldWatcher(self.root, self.git_dir)
+            watcher.start()
+            self._watcher = watcher
+        except Exception as exc:
+            log.warning("narr mcp: not watching files (%s)", exc)
+
+    def close(self) -> None:
+        self.writer.shutdown(wait=True)  # a write under way finishes first
+        self.readers.shutdown(wait=False, cancel_futures=True)
+        if self._watcher is not None:
+            self._watcher.stop()
+        if self._catalog is not None:
+            self._catalog.close()
+
+    async def acall(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        """:meth:`call` on the writer thread (a write) or a reader thread, off the event loop."""
+        op = self.operations.get(name)
+        pool = self.writer if op is not None and op.writes else self.readers
+        return await asyncio.wrap_future(pool.submit(self.call, name, arguments))
 
     def tools(self) -> list[types.Tool]:
         from narrative.operations import result_schema
@@ -83,9 +131,6 @@ class WorldTools:
     def run(self, op: Operation, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """One call, in a worker thread: the versioned answer, or a NarrError."""
         params = op.parse(arguments)
-        if op.writes:
-            with self._writer, self._open() as wr:
-                return op.call(wr, params)
         with self._open() as wr:
             return op.call(wr, params)
 
@@ -124,9 +169,8 @@ def _result(value: dict[str, Any], *, error: bool = False) -> types.CallToolResu
                                 is_error=error)
 
 
-def make_server(root: Path) -> Server[Any]:
-    """The MCP server of the world at ``root``."""
-    world = WorldTools(root)
+def make_server(world: WorldTools) -> Server[Any]:
+    """The MCP server of ``world``."""
 
     async def list_tools(ctx: ServerRequestContext[Any],
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -134,7 +178,7 @@ def make_server(root: Path) -> Server[Any]:
 
     async def call_tool(ctx: ServerRequestContext[Any],
                         params: types.CallToolRequestParams) -> types.CallToolResult:
-        return await anyio.to_thread.run_sync(world.call, params.name, params.arguments)
+        return await world.acall(params.name, params.arguments)
 
     async def list_resources(ctx: ServerRequestContext[Any],
                              params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
@@ -154,7 +198,8 @@ def make_server(root: Path) -> Server[Any]:
         from mcp_types.jsonrpc import INVALID_PARAMS
 
         try:
-            mime, text = await anyio.to_thread.run_sync(world.read_resource, str(params.uri))
+            mime, text = await asyncio.wrap_future(world.readers.submit(world.read_resource,
+                                                                         str(params.uri)))
         except NarrError as exc:
             raise MCPError(INVALID_PARAMS, exc.message, exc.to_json()) from None
         return types.ReadResourceResult(contents=[types.TextResourceContents(
@@ -165,30 +210,43 @@ def make_server(root: Path) -> Server[Any]:
                   on_list_resource_templates=list_templates, on_read_resource=read_resource)
 
 
-def serve_stdio(root: Path) -> None:
+@contextmanager
+def _world(root: Path, git_dir: Path) -> Iterator[WorldTools]:
+    _warm()
+    world = WorldTools(root, git_dir)
+    world.start()
+    try:
+        yield world
+    finally:
+        world.close()
+
+
+def serve_stdio(root: Path, git_dir: Path) -> None:
     """Serve the world over this process's stdin and stdout until the client hangs up."""
     from mcp.server.stdio import stdio_server
 
-    _warm()
-    server = make_server(root)
+    with _world(root, git_dir) as world:
+        server = make_server(world)
 
-    async def main() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+        async def main() -> None:
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
 
-    anyio.run(main)
+        anyio.run(main)
 
 
 def serve_http(root: Path, git_dir: Path, port: int, *, ready: Any = None) -> None:
     """Serve the world with the streamable HTTP transport on ``127.0.0.1:port`` (0: any free
     port), at ``/mcp``, behind the world's bearer token; ``ready(port)`` once it listens."""
-    import uvicorn
-
     from narrative.serve.server import token as world_token
 
-    _warm()
     token = world_token(git_dir)
-    app = make_server(root).streamable_http_app(host="127.0.0.1")
+    with _world(root, git_dir) as world:
+        _serve_http(make_server(world).streamable_http_app(host="127.0.0.1"), token, port, ready)
+
+
+def _serve_http(app: Any, token: str, port: int, ready: Any) -> None:
+    import uvicorn
 
     async def guarded(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -223,3 +281,9 @@ def _warm() -> None:
     from narrative.serve.server import _import_engine
 
     _import_engine()
+
+
+def _warm_thread() -> None:
+    from narrative.store.worldrepo import keep_repositories_warm
+
+    keep_repositories_warm()
