@@ -24,7 +24,7 @@ def mcp_cmd(ctx: Context, port: int | None) -> None:
 
     \b
     Examples:
-      narr -C ~/stories/ferry mcp
+      narr mcp
       narr mcp --port 8766
     """
     from narrative.errors import RequirementError
