@@ -158,9 +158,10 @@ def _operations() -> tuple[Operation, ...]:
     from narrative import operations as o
 
     def op(name: str, summary: str, params: type[o.Params], run: Any, method: str, path: str,
-           **kw: Any) -> Operation:
-        return Operation(name=name, summary=summary, params=params, run=run, schema=f"narr.{name}/1",
-                         method=method, path=path, **kw)
+           version: int = 1, **kw: Any) -> Operation:
+        """``version``: bumped whenever the answer's shape changes (a test holds the shapes)."""
+        return Operation(name=name, summary=summary, params=params, run=run,
+                         schema=f"narr.{name}/{version}", method=method, path=path, **kw)
 
     write = {"writes": True, "idempotent": False}
     return (

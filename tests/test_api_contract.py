@@ -191,3 +191,67 @@ def test_a_hand_edit_goes_through_the_library(story: Path) -> None:
     assert answer.status_code == 200 and answer.json()["schema"] == "narr.edit_node/1"
     assert CLI(story).json("get", "lin-yuan", "state.mood") == "curious"
     assert [e["target"] for e in CLI(story).json("status")["edits"]] == ["lin-yuan"]
+
+
+class _SlowWriter:
+    """A server whose writer thread is busy until told to go on."""
+
+    def __init__(self, root: Path) -> None:
+        import threading
+
+        self.root = root
+        self.started = threading.Event()
+        self.go_on = threading.Event()
+
+    def submit(self, work: Any) -> Any:
+        self.started.set()
+        assert self.go_on.wait(30), "the write was never let through"
+        return work()
+
+
+def test_reads_answer_while_a_write_waits(story: Path) -> None:
+    """A write waiting for the writer never holds up the event loop: a read sent after it
+    answers while it still waits (before, the write blocked the loop and the read with it)."""
+    from narrative.serve.http import make_app
+
+    server = _SlowWriter(story)
+    app = make_app(server, TOKEN)  # type: ignore[arg-type]
+
+    async def call(method: str, path: str, body: bytes) -> int:
+        status = 0
+        sent = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await asyncio.sleep(3600)
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
+                 "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
+                 "root_path": "", "headers": [(b"host", b"testserver"),
+                                              (b"authorization", f"Bearer {TOKEN}".encode())],
+                 "client": ("127.0.0.1", 1), "server": ("testserver", 80)}
+        await app(scope, receive, send)
+        return status
+
+    async def main() -> tuple[int, int, bool]:
+        write = asyncio.create_task(call("POST", "/api/events", json.dumps({
+            "content": "Lin Yuan waits", "ops": [{"op": "set", "target": "lin-yuan",
+                                                  "field": "/state/mood", "value": "patient"}]}).encode()))
+        while not server.started.is_set():
+            await asyncio.sleep(0.01)
+        read = await asyncio.wait_for(call("GET", "/api/status", b""), 30)
+        still_waiting = not write.done()
+        server.go_on.set()
+        return read, await write, still_waiting
+
+    read, write, still_waiting = asyncio.run(main())
+    assert (read, write, still_waiting) == (200, 200, True)
