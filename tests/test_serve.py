@@ -410,7 +410,7 @@ def test_reads_answer_while_another_clients_event_is_in_progress(flat_world: Pat
         assert writer.poll() is None, "the write ended before the reads came back"
         assert log.returncode == 0 and b"Lin Yuan runs" not in log.stdout
         assert status.returncode == 0 and code == 200
-        assert body == json.loads(status.stdout)
+        assert body == {"schema": "narr.status/1", **json.loads(status.stdout)}
         (elsewhere / "release").write_text("", "utf-8")
         _, werr = writer.communicate(timeout=60)
         assert writer.returncode == 0, werr
