@@ -46,7 +46,7 @@ _API = frozenset({
     "clone", "CloneResult", "pull", "PullResult", "push", "PushResult", "list_remote_branches",
     "EventView", "WorldGraphView", "event_view", "world_view",
     "DoctorReport", "doctor", "RequirementError",
-    "OPERATIONS", "Operation", "operation", "Chain", "ops",
+    "OPERATIONS", "Operation", "operation", "Chain", "ops", "EventInfo", "NodeDict",
 })
 
 

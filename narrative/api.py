@@ -49,6 +49,7 @@ from narrative.engine.check import CheckReport, check
 from narrative.engine.codex import Codex, codex
 from narrative.engine.doctor import DoctorReport, doctor
 from narrative.engine.event import EventResult, retry, run_event
+from narrative.engine.eventgraph import EventInfo
 from narrative.engine.failed import listing as failed_events
 from narrative.engine.graphs import Connection, GraphExport, connect, export_graph
 from narrative.engine.history_of import NodeHistory, history_of
@@ -101,6 +102,7 @@ from narrative.model import (
     UnrelateOp,
     UnsetOp,
 )
+from narrative.nodefile import NodeDict
 from narrative.operations import Operation
 from narrative.store.batch import batch
 from narrative.store.worldrepo import WorldRepo
@@ -243,6 +245,7 @@ __all__ = [
     "DoctorReport",
     "Draft",
     "Entry",
+    "EventInfo",
     "EventRecord",
     "EventRequest",
     "EventResult",
@@ -260,6 +263,7 @@ __all__ = [
     "NarrError",
     "NewNode",
     "Node",
+    "NodeDict",
     "NodeHistory",
     "NotAWorldError",
     "NotFoundError",
