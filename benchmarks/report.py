@@ -15,6 +15,8 @@ STARTUP_LIMIT_S = 0.150
 RATIO_LIMIT = 1.5
 GROWTH_LIMIT = 2.0
 STUDIO_OPEN_LIMIT_S = 3.0
+AGENT_READ_LIMIT_S = 0.030
+AGENT_EVENT_LIMIT_S = 0.100
 IMPORT_LIMIT_S = 10.0
 LOREBOOK_LIMIT_S = 3.0  # narr import and narr export lorebook of 2,000 entries
 AUDIT_LIMIT_S = 2.0
@@ -100,6 +102,14 @@ def targets(res: dict[str, Any]) -> list[dict[str, Any]]:
         out.append(_t(f"narr audit of a {au['sentences']}-sentence chapter under 2 s (warm catalog)",
                       au["world"], f"{fmt_s(au['median_s'])} median, {fmt_s(au['max_s'])} worst",
                       f"< {AUDIT_LIMIT_S:.0f} s", au["median_s"] < AUDIT_LIMIT_S))
+    for ag in res.get("agents", []):
+        note = "" if ag["nodes"] >= 10_000 else "the targets are set on a 10k-node world"
+        out.append(_t(f"{ag['calls']} MCP reads in a row: median under 30 ms", ag["world"],
+                      f"{fmt_s(ag['read_median_s'])} (p90 {fmt_s(ag['read_p90_s'])})", "< 30 ms",
+                      ag["read_median_s"] < AGENT_READ_LIMIT_S, scale_note=note))
+        out.append(_t(f"{ag['calls']} MCP events in a row: median under 100 ms", ag["world"],
+                      f"{fmt_s(ag['event_median_s'])} (p90 {fmt_s(ag['event_p90_s'])})", "< 100 ms",
+                      ag["event_median_s"] < AGENT_EVENT_LIMIT_S, scale_note=note))
     for st in res.get("studio", []):
         if st["nodes"] >= 10_000:
             out.append(_t("the studio opens a 10k-node world in under 3 s (headless chromium)", st["world"],
@@ -263,6 +273,23 @@ def markdown(res: dict[str, Any]) -> str:
                          f"{fmt_s(st['open_first_s'])} | {fmt_s(st['api_median_s'])} | "
                          f"{fmt_s(st['render_median_s'])} | {fmt_s(st['focus_s'])} | "
                          f"{fmt_s(st['search_s'])} | {fmt_s(st['events_view_s'])} | {st['load_1m']} |")
+    agents = res.get("agents", [])
+    if agents:
+        lines += ["", "## Agents (`narr mcp`)", "",
+                  "One `narr mcp` over stdio, driven by the `mcp` SDK's client as an agent host drives "
+                  "it: reads in a row (get_node, why, search, brief, status in turn), then events in a "
+                  "row (one field each, no diffuser), each timed from request to answer.", "",
+                  "| world | calls | start | read (median) | read p90 | get_node | why | search | brief "
+                  "| status | event (median) | event p90 | load |",
+                  "| --- " + "| ---: " * 12 + "|"]
+        for ag in agents:
+            tool = ag["by_tool_median_s"]
+            lines.append(f"| {ag['world']} | {ag['calls']} | {fmt_s(ag['start_s'])} | "
+                         f"{fmt_s(ag['read_median_s'])} | {fmt_s(ag['read_p90_s'])} | "
+                         + " | ".join(fmt_s(tool[k]) for k in ("get_node", "why", "search", "brief",
+                                                                "status"))
+                         + f" | {fmt_s(ag['event_median_s'])} | {fmt_s(ag['event_p90_s'])} | "
+                           f"{ag['load_1m']} |")
     mem = res.get("memory", [])
     if mem:
         lines += ["", "## Memory", "",

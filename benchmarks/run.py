@@ -821,7 +821,8 @@ def wait_idle(limit: float) -> None:
 
 
 SECTIONS = ("startup", "event", "reset", "status", "engine", "reads", "bulk", "check", "growth",
-            "import", "studio")
+            "import", "studio", "agents")
+AGENT_CALLS = {"smoke": 20, "quick": 200, "full": 200}
 IMPORT_NOTES = {"smoke": 200, "quick": 2_000, "full": 2_000}
 
 
@@ -863,6 +864,28 @@ def section_studio(bench: Bench) -> None:
         rounds = 3 if bench.profile.name == "smoke" else 5
         bench.add("studio", {"world": f"{human(nodes)} {layout}", "nodes": nodes,
                              **studio.measure(root, rounds)})
+
+
+def section_agents(bench: Bench) -> None:
+    """An agent's calls through ``narr mcp`` over stdio on the largest worlds of the profile
+    (benchmarks/agents.py): reads and events in a row, per call."""
+    import agents
+
+    why = agents.unavailable()
+    if why:
+        bench.add("notes", f"the agents section was not measured: {why}")
+        return
+    biggest = max(nodes for _, nodes in bench.profile.sessions)
+    for layout, nodes in bench.profile.sessions:
+        if nodes != biggest:
+            continue
+        calls = AGENT_CALLS[bench.profile.name]
+        log(f"agents: {calls} MCP reads and {calls} events, {human(nodes)} {layout}")
+        src, _ = bench.world(layout, nodes)
+        root = bench.copy(src, f"agents-{layout}-{nodes}")
+        item = {"world": f"{human(nodes)} {layout}", "nodes": nodes, **agents.measure(root, calls)}
+        bench.add("agents", item)
+        log(f"  read {fmt_s(item['read_median_s'])} median, event {fmt_s(item['event_median_s'])} median")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -957,6 +980,8 @@ def main(argv: list[str] | None = None) -> int:
     # Opt in under --smoke (it starts a browser); part of --quick and --full.
     if "studio" in sections or (not sections and profile.name != "smoke"):
         steps.append(lambda: section_studio(bench))
+    if bench.want("agents"):
+        steps.append(lambda: section_agents(bench))
     for step in steps:
         if args.wait_idle:
             wait_idle(args.wait_idle)

@@ -16,6 +16,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a thin c
 if TYPE_CHECKING:
     from typing import Any
 
+    from narrative.api import *  # noqa: F403  (the names below, typed for type checkers)
+
 __version__ = "0.1.0"
 
 # The names of narrative.api, spelt out so that looking up anything else (a submodule
@@ -44,6 +46,7 @@ _API = frozenset({
     "clone", "CloneResult", "pull", "PullResult", "push", "PushResult", "list_remote_branches",
     "EventView", "WorldGraphView", "event_view", "world_view",
     "DoctorReport", "doctor", "RequirementError",
+    "OPERATIONS", "Operation", "operation", "Chain", "ops", "EventInfo", "NodeDict",
 })
 
 

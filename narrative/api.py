@@ -22,13 +22,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
 
+from narrative import ops
 from narrative.delta.draft import Draft
 from narrative.delta.proposal import Diffuser, Proposal
 from narrative.delta.request import EventRequest
 from narrative.delta.world import DictWorld, World
 from narrative.diffusers.base import default_name as default_diffuser
 from narrative.diffusers.base import get_diffuser, register
+from narrative.engine import replay as _replay
 from narrative.engine.adopt import AdoptResult, adopt
 from narrative.engine.audit import AuditReport, Finding, audit
 from narrative.engine.bible import ImportResult, import_bible
@@ -46,6 +49,7 @@ from narrative.engine.check import CheckReport, check
 from narrative.engine.codex import Codex, codex
 from narrative.engine.doctor import DoctorReport, doctor
 from narrative.engine.event import EventResult, retry, run_event
+from narrative.engine.eventgraph import EventInfo
 from narrative.engine.failed import listing as failed_events
 from narrative.engine.graphs import Connection, GraphExport, connect, export_graph
 from narrative.engine.history_of import NodeHistory, history_of
@@ -60,7 +64,7 @@ from narrative.engine.naming import resolve_node
 from narrative.engine.new import NewNode, new_node
 from narrative.engine.nodes import get_node, get_value, list_nodes
 from narrative.engine.remote import CloneResult, PullResult, PushResult, clone, pull, push
-from narrative.engine.replay import ReplayResult, drop_chain, list_chains, replay
+from narrative.engine.replay import Chain, ReplayResult, drop_chain
 from narrative.engine.reset import ResetResult, reset
 from narrative.engine.revert import revert
 from narrative.engine.search import SearchResult, search
@@ -98,14 +102,38 @@ from narrative.model import (
     UnrelateOp,
     UnsetOp,
 )
+from narrative.nodefile import NodeDict
+from narrative.operations import Operation
 from narrative.store.batch import batch
 from narrative.store.worldrepo import WorldRepo
 
 
-def open_world(path: str | os.PathLike[str] = ".") -> WorldRepo:
+def open_world(path: str | os.PathLike[str] = ".", *, lock_timeout: float | None = None) -> WorldRepo:
     """The world containing ``path`` (searching upwards, as git does); close it when done, or
-    use it as a context manager (``with narr.open_world(path) as world: ...``)."""
-    return WorldRepo.open(path)
+    use it as a context manager (``with narr.open_world(path) as world: ...``).
+
+    ``lock_timeout``: seconds a write waits for another writer before :class:`BusyError`
+    (default: ``NARR_LOCK_TIMEOUT``, else a few seconds)."""
+    world = WorldRepo.open(path)
+    if lock_timeout is not None:
+        if lock_timeout < 0:
+            world.close()
+            raise InvalidInputError(f"lock_timeout must be 0 or more seconds, not {lock_timeout}")
+        world.lock.timeout = lock_timeout
+    return world
+
+
+def list_chains(world: WorldRepo) -> list[Chain]:
+    """Abandoned chains (left by :func:`reset`), newest first."""
+    return [Chain.from_json(c) for c in _replay.list_chains(world)]
+
+
+def replay(world: WorldRepo, chain: Chain | str | int, *, reuse: bool = False,
+           diffuser_name: str | None = None, to: str | None = None) -> ReplayResult:
+    """Run ``chain`` (a :class:`Chain`, its number or its name) again on top of HEAD, up to
+    and including event ``to`` if given; ``reuse`` the recorded deltas instead of diffusing."""
+    which = chain.selector if isinstance(chain, Chain) else str(chain)
+    return _replay.replay(world, which, reuse=reuse, diffuser_name=diffuser_name, to=to)
 
 
 def event(world: WorldRepo, content: str, *ops: Op, diffuser: str | None = None,
@@ -123,13 +151,84 @@ def event(world: WorldRepo, content: str, *ops: Op, diffuser: str | None = None,
     return run_event(world, request, dry_run=dry_run, when=when)
 
 
+
+# --- the operations table -----------------------------------------------------------------------
+# One row per thing a program can ask of a world: the HTTP API, the MCP tools and the OpenAPI
+# document are generated from it (narrative.operations says how).
+
+def _operations() -> tuple[Operation, ...]:
+    from narrative import operations as o
+
+    def op(name: str, summary: str, params: type[o.Params], run: Any, method: str, path: str,
+           version: int = 1, **kw: Any) -> Operation:
+        """``version``: bumped whenever the answer's shape changes (a test holds the shapes)."""
+        return Operation(name=name, summary=summary, params=params, run=run,
+                         schema=f"narr.{name}/{version}", method=method, path=path, **kw)
+
+    write = {"writes": True, "idempotent": False}
+    return (
+        op("status", "Where the story stands: branch, last event, hand edits not yet recorded.",
+           o.NoParams, o.run_status, "GET", "/api/status"),
+        op("list_nodes", "Every node of the world (hand edits included), sorted by id.",
+           o.ListNodesParams, o.run_list_nodes, "GET", "/api/nodes"),
+        op("get_node", "One node as its file holds it, now or at a revision.",
+           o.GetNodeParams, o.run_get_node, "GET", "/api/nodes/{node}"),
+        op("log", "Events newest first along the story line from rev.",
+           o.LogParams, o.run_log, "GET", "/api/log"),
+        op("show", "One event: its words, its changes and what caused them.",
+           o.ShowParams, o.run_show, "GET", "/api/show/{rev}"),
+        op("branches", "The story's branches and which one is current.",
+           o.NoParams, o.run_branches, "GET", "/api/branches"),
+        op("chains", "Abandoned chains of events (left by reset), which replay can bring back.",
+           o.NoParams, o.run_chains, "GET", "/api/chains"),
+        op("why", "Why a node's field holds its value: the events that set it and their causes.",
+           o.WhyParams, o.run_why, "GET", "/api/why/{node}"),
+        op("history", "What happened to a node, oldest first.",
+           o.HistoryParams, o.run_history, "GET", "/api/history/{node}"),
+        op("search", "Nodes and events whose words match the query.",
+           o.SearchParams, o.run_search, "GET", "/api/search"),
+        op("brief", "The pack of world state to write or play the next event from.",
+           o.BriefParams, o.run_brief, "GET", "/api/brief"),
+        op("threads", "Open story threads, stalest first, with what each waits for.",
+           o.ThreadsParams, o.run_threads, "GET", "/api/threads"),
+        op("audit", "The actions in a chapter that the world contradicts; writes nothing.",
+           o.AuditParams, o.run_audit, "POST", "/api/audit"),
+        op("event", "Record one event: its words, the changes spelt out, and what the diffuser adds "
+           "(dry_run: only show them).", o.EventParams, o.run_event, "POST", "/api/events", **write),
+        op("reset", "Move the story back to rev (or to just before a node was made); the undone "
+           "events stay as a chain for replay.", o.ResetParams, o.run_reset, "POST", "/api/reset",
+           writes=True, destructive=True, idempotent=False),
+        op("revert", "Record an event that undoes an earlier one.",
+           o.RevertParams, o.run_revert, "POST", "/api/revert", **write),
+        op("replay", "Run an abandoned chain again on top of the story.",
+           o.ReplayParams, o.run_replay, "POST", "/api/replay", **write),
+        op("edit_node", "Write a node's file as a hand edit (validated first); the next event "
+           "records it.", o.EditNodeParams, o.run_edit_node, "PUT", "/api/nodes/{node}",
+           writes=True, destructive=True, idempotent=True, body="file"),
+    )
+
+
+OPERATIONS: tuple[Operation, ...] = _operations()
+"""Every operation a program can ask of a world, in the order the API documents them."""
+
+
+def operation(name: str) -> Operation:
+    """The operation called ``name``; :class:`NotFoundError` naming the known ones otherwise."""
+    for op in OPERATIONS:
+        if op.name == name:
+            return op
+    raise NotFoundError(f"no operation {name!r}",
+                        hint="the operations are " + ", ".join(o.name for o in OPERATIONS))
+
 __all__ = [
+    "OPERATIONS",
     "AdoptResult",
     "AuditReport",
     "Book",
     "Brief",
     "BusyError",
     "CardExport",
+    "Chain",
     "Change",
     "CheckFailedError",
     "CheckReport",
@@ -146,6 +245,7 @@ __all__ = [
     "DoctorReport",
     "Draft",
     "Entry",
+    "EventInfo",
     "EventRecord",
     "EventRequest",
     "EventResult",
@@ -163,11 +263,13 @@ __all__ = [
     "NarrError",
     "NewNode",
     "Node",
+    "NodeDict",
     "NodeHistory",
     "NotAWorldError",
     "NotFoundError",
     "NothingToDoError",
     "Op",
+    "Operation",
     "Proposal",
     "PullResult",
     "PushResult",
@@ -228,6 +330,8 @@ __all__ = [
     "new_node",
     "node_log",
     "open_world",
+    "operation",
+    "ops",
     "pull",
     "push",
     "reflog",

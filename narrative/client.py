@@ -12,7 +12,7 @@ same bytes either way.
 Anything doubtful runs in this process instead (:func:`narrative.cli.main`): no
 world found, no server, a server of other code (an edited checkout counts),
 a refused connection, ``NARR_NO_SERVER=1``, a shell asking for completions
-(``_NARR_COMPLETE``), and the commands that need this process itself (``serve``;
+(``_NARR_COMPLETE``), and the commands that need this process itself (``serve`` and ``mcp``;
 ``studio``, which starts one and opens a browser; ``edit``, which opens an editor on
 the terminal; ``init``; and ``clone``, ``push`` and ``pull``, whose git needs the
 caller's SSH agent and credential helpers).
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 # browser where the caller sits); the transport commands run git,
 # which reaches servers through the caller's SSH agent and credential helpers (variables a
 # request does not carry), and a clone makes a directory where the caller stands.
-LOCAL_COMMANDS = frozenset({"serve", "studio", "edit", "init", "clone", "push", "pull"})
+LOCAL_COMMANDS = frozenset({"serve", "studio", "mcp", "edit", "init", "clone", "push", "pull"})
 SERVER_FILE = "server.json"
 STDIN, STDOUT, STDERR, WANT_STDIN, REFUSED, PAGE, EXIT = 0, 1, 2, 3, 4, 5, 9
 _HEADER_SIZE = 5  # a frame's header: its channel (1 byte) and length (4 bytes, big-endian)

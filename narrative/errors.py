@@ -8,12 +8,16 @@ escapes is a bug in narr and keeps its traceback.
 from __future__ import annotations
 
 import errno
+from typing import Any
 
 
 class NarrError(Exception):
     """Base of every error a user can cause; ``exit_code`` comes from the table below."""
 
     exit_code = 1
+    http_status = 400
+    """The HTTP status the API answers it with: 4xx when the caller can fix it, 5xx when the
+    world or its machine failed (a request that cannot succeed as sent is never a 5xx)."""
 
     def __init__(self, message: str, *, hint: str | None = None,
                  details: list[str] | None = None) -> None:
@@ -25,17 +29,29 @@ class NarrError(Exception):
     def __str__(self) -> str:
         return self.message
 
+    def to_json(self) -> dict[str, Any]:
+        """The error as ``--json`` prints it and the HTTP API and MCP tools answer it."""
+        payload: dict[str, Any] = {"schema": "narr.error/1", "error": self.message,
+                                   "type": type(self).__name__, "exit_code": self.exit_code,
+                                   "details": self.details, "hint": self.hint}
+        conflicts = getattr(self, "conflicts", None)
+        if conflicts:
+            payload["conflicts"] = conflicts
+        return payload
+
 
 class NotAWorldError(NarrError):
     """The directory holds no narr world (no git repository with a narr.toml)."""
 
     exit_code = 10
+    http_status = 500
 
 
 class NotFoundError(NarrError):
     """A node, revision, event id, branch, chain or set-aside edit that does not exist."""
 
     exit_code = 11
+    http_status = 404
 
 
 class InvalidInputError(NarrError):
@@ -48,12 +64,14 @@ class InvalidWorldError(NarrError):
     """A node file in the working tree is not valid JSON or not a valid node."""
 
     exit_code = 13
+    http_status = 422
 
 
 class ConflictError(NarrError):
     """The world changed in a way that makes the request ambiguous (replay, revert, restore)."""
 
     exit_code = 14
+    http_status = 409
 
     def __init__(self, message: str, *, conflicts: list[dict[str, object]] | None = None,
                  hint: str | None = None, details: list[str] | None = None) -> None:
@@ -65,24 +83,28 @@ class BusyError(NarrError):
     """Another narr process holds the world's write lock."""
 
     exit_code = 15
+    http_status = 423
 
 
 class NothingToDoError(NarrError):
     """The request is valid but there is nothing to do (e.g. no failed event to retry)."""
 
     exit_code = 16
+    http_status = 409
 
 
 class CheckFailedError(NarrError):
     """``narr check`` found a broken event or node."""
 
     exit_code = 17
+    http_status = 409
 
 
 class DiffuserError(NarrError):
     """A diffuser failed or returned something that is not a valid delta."""
 
     exit_code = 18
+    http_status = 502
 
     def __init__(self, message: str, *, hint: str | None = None,
                  details: list[str] | None = None, raw_reply: str | None = None) -> None:
@@ -99,6 +121,7 @@ class StorageError(NarrError):
     """
 
     exit_code = 19
+    http_status = 507
 
     def __init__(self, message: str, *, hint: str | None = None,
                  details: list[str] | None = None, recorded: bool = False) -> None:
@@ -110,12 +133,14 @@ class RepositoryDamagedError(NarrError):
     """git cannot read the repository: a damaged object, a missing commit, a broken ref."""
 
     exit_code = 17
+    http_status = 500
 
 
 class ContinuityError(NarrError):
     """``narr audit`` found actions in a chapter that the world contradicts."""
 
     exit_code = 20
+    http_status = 422
 
 
 class RequirementError(NarrError):
@@ -126,6 +151,7 @@ class RequirementError(NarrError):
     """
 
     exit_code = 21
+    http_status = 500
 
 
 EXIT_CODES: dict[str, int] = {
@@ -163,7 +189,21 @@ def storage_error(exc: OSError, what: str, *, recorded: bool = False) -> Storage
                 "; the story has moved, the next narr command finishes the job" if recorded else
                 "; nothing was changed"))
     if exc.errno in _READ_ONLY:
-        return StorageError(
+        refused = StorageError(
             f"the world is read-only: cannot write {what} ({reason})", recorded=recorded,
             hint="narr can read this world (status, log, get, check) but not change it")
+        refused.http_status = 503  # not out of room: unavailable for writing
+        return refused
     return None
+
+
+def validation_error(exc: Any, source: str) -> InvalidInputError:
+    """pydantic's ``ValidationError`` as narr's error: the first problem with the field it is in
+    (``SOURCE: /ops/0/field: ...``), every problem in ``details``."""
+    lines = []
+    for e in exc.errors(include_url=False):
+        loc = "/".join(str(p) for p in e["loc"])
+        msg = "unknown field" if e["type"] == "extra_forbidden" else e["msg"]
+        lines.append(f"{source}: /{loc}: {msg}" if loc else f"{source}: {msg}")
+    return InvalidInputError(lines[0] + (f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""),
+                             details=lines)

@@ -14,14 +14,18 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     SerializationInfo,
     SerializerFunctionWrapHandler,
+    ValidationError,
     field_validator,
     model_serializer,
 )
+from pydantic._internal._model_construction import ModelMetaclass  # the one way to wrap a call
 
+from narrative.errors import InvalidInputError
 from narrative.ids import ID_PATTERN, MAX_ID_LENGTH, Layer, Lifecycle, id_problem
 
 FORMAT_VERSION = 1
@@ -51,6 +55,16 @@ def _pointer(value: str) -> str:
     return value
 
 
+def _dotted(value: Any) -> Any:
+    """``state.location`` as ``/state/location``: ops take a field as every command does."""
+    if isinstance(value, str) and value and not value.startswith("/") and "/" not in value \
+            and all(value.split(".")):
+        from narrative.fields import pointer
+
+        return pointer(*value.split("."))
+    return value
+
+
 NodeId = Annotated[
     str,
     AfterValidator(_safe_id),
@@ -58,6 +72,8 @@ NodeId = Annotated[
 ]
 RelationType = Annotated[str, AfterValidator(_rel_type), Field(pattern=r"^[^\s:/~]{1,64}$")]
 Pointer = Annotated[str, AfterValidator(_pointer), Field(description="A JSON pointer into the node.")]
+OpField = Annotated[Pointer, BeforeValidator(_dotted), Field(
+    min_length=2, description="A JSON pointer into the node (/state/location; state.location reads as it).")]
 JsonObject = dict[str, Any]
 
 
@@ -160,6 +176,16 @@ class Change(BaseModel):
         return "new_value" in self.model_fields_set
 
     @property
+    def created(self) -> bool:
+        """The field (or, with ``field`` "", the node) did not exist before."""
+        return not self.has_old
+
+    @property
+    def removed(self) -> bool:
+        """The field (or the node) is gone: not the same as a ``new_value`` of null."""
+        return not self.has_new
+
+    @property
     def old(self) -> Any:
         """``old_value``, or ``...`` (narrative.fields.ABSENT) when the field was absent."""
         return self.old_value if self.has_old else ...
@@ -205,7 +231,30 @@ def _op_required(schema: dict[str, Any]) -> None:
         required.insert(0, "op")
 
 
-class _Op(BaseModel):
+class InvalidOpError(InvalidInputError):
+    """An op built in Python with a missing or malformed field (``validation``: pydantic's report)."""
+
+    def __init__(self, validation: ValidationError, kind: str) -> None:
+        from narrative.errors import validation_error
+
+        named = validation_error(validation, kind)
+        super().__init__(named.message, details=named.details)
+        self.validation = validation
+
+
+class _OpMeta(ModelMetaclass):
+    """Ops built by calling the class (``SetOp(target=..., ...)``, as a program does) raise narr's
+    :class:`InvalidOpError`, so ``except NarrError`` catches every mistake a caller can make;
+    validating JSON (``Delta.model_validate``) keeps pydantic's own error for its readers."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().__call__(*args, **kwargs)
+        except ValidationError as exc:
+            raise InvalidOpError(exc, cls.__name__) from None
+
+
+class _Op(BaseModel, metaclass=_OpMeta):
     model_config = ConfigDict(extra="forbid", json_schema_extra=_op_required)
 
 
@@ -214,7 +263,7 @@ class SetOp(_Op):
 
     op: Literal["set"] = "set"
     target: NodeId
-    field: Annotated[Pointer, Field(min_length=2)]
+    field: OpField
     value: Any
 
 
@@ -223,7 +272,7 @@ class UnsetOp(_Op):
 
     op: Literal["unset"] = "unset"
     target: NodeId
-    field: Annotated[Pointer, Field(min_length=2)]
+    field: OpField
 
 
 class RelateOp(_Op):

@@ -21,6 +21,7 @@ NO_JSON = {
     "edit": "opens an editor on the node's file",
     "completion": "prints a shell script",
     "schema": "prints a JSON Schema: JSON already",
+    "mcp": "speaks the Model Context Protocol (JSON-RPC) on stdin and stdout",
     "export": "a group: each of its subcommands prints the data and takes --json",
 }
 
@@ -127,8 +128,9 @@ def test_errors_as_json(narr: CLI, world: Path) -> None:
     result = narr("get", "nobody", "--json", expect=11)
     assert result.stdout == ""
     err = json.loads(result.stderr)
-    assert err == {"error": "no node 'nobody' in the world", "type": "NotFoundError", "exit_code": 11,
-                   "details": [], "hint": "narr nodes lists the nodes"}
+    assert err == {"schema": "narr.error/1", "error": "no node 'nobody' in the world",
+                   "type": "NotFoundError", "exit_code": 11, "details": [],
+                   "hint": "narr nodes lists the nodes"}
 
 
 def test_the_readme_library_example_runs(flat_world: Path, monkeypatch: pytest.MonkeyPatch,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from narrative.errors import InvalidInputError
 from narrative.model import (
     CreateOp,
     Delta,
@@ -32,7 +33,7 @@ def test_each_op_knows_its_name() -> None:
 def test_json_must_still_say_which_op() -> None:
     with pytest.raises(ValidationError):
         Delta.model_validate({"ops": [{"target": "a", "field": "/state/x", "value": 1}]})
-    with pytest.raises(ValidationError):
+    with pytest.raises(InvalidInputError, match=r"^SetOp: /op: Input should be 'set'"):
         SetOp(op="unset", target="a", field="/state/x", value=1)  # type: ignore[arg-type]
     schema = json_schemas()["delta.schema.json"]
     for name, definition in schema["$defs"].items():

@@ -59,7 +59,7 @@ def world_now(root: Path, what: str) -> Any:
             return status(wr).to_json()
         if what == "log":
             return [e.to_json() for e in log(wr)]
-        return list_chains(wr)
+        return [c.to_json() for c in list_chains(wr)]
     finally:
         wr.close()
 

@@ -54,13 +54,8 @@ class NarrGroup(click.Group):
 
 
 def error_json(exc: NarrError) -> dict[str, Any]:
-    """The error as ``--json`` prints it (and the HTTP API answers it)."""
-    payload: dict[str, Any] = {"error": exc.message, "type": type(exc).__name__,
-                               "exit_code": exc.exit_code, "details": exc.details, "hint": exc.hint}
-    conflicts = getattr(exc, "conflicts", None)
-    if conflicts:
-        payload["conflicts"] = conflicts
-    return payload
+    """The error as ``--json`` prints it (:meth:`NarrError.to_json`)."""
+    return exc.to_json()
 
 
 def report_error(exc: NarrError, *, as_json: bool = False) -> None:
@@ -117,7 +112,7 @@ COMMAND_MODULES = {
     "merge": "merge_cmd", "conflicts": "merge_cmd", "resolve": "merge_cmd",
     "check": "check_cmd", "gc": "check_cmd", "adopt": "check_cmd", "doctor": "doctor_cmd",
     "schema": "schema_cmd",
-    "serve": "serve_cmd", "studio": "serve_cmd",
+    "serve": "serve_cmd", "studio": "serve_cmd", "mcp": "mcp_cmd",
     "clone": "remote_cmd", "push": "remote_cmd", "pull": "remote_cmd",
     "threads": "query_cmd",
     "completion": "completion",

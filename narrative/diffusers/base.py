@@ -41,6 +41,7 @@ _REGISTRY: dict[str, Factory] = {
 
 
 def register(name: str, factory: Factory) -> None:
+    """Make ``factory`` the diffuser called ``name`` (a plug-in's own diffuser)."""
     _REGISTRY[name] = factory
 
 
@@ -94,6 +95,7 @@ def default_name(wr: WorldRepo) -> str:
 
 
 def get_diffuser(name: str, wr: WorldRepo) -> Diffuser:
+    """The diffuser registered as ``name``, made for this world (its settings read)."""
     if name not in _REGISTRY:
         _load_builtins()
     factory = _REGISTRY.get(name)

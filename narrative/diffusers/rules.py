@@ -65,6 +65,7 @@ from narrative.model import (
     CreateOp,
     Delta,
     ExpireOp,
+    InvalidOpError,
     Node,
     Op,
     RelateOp,
@@ -793,8 +794,9 @@ class _Builder:
                 if missing in {slot for p in rule.patterns for slot in p.slots}:
                     continue  # a slot this pattern does not have ("who2"): the action is optional
                 skipped.append(f"cannot {_verb(action)}: {missing} has no value here")
-            except ValidationError as exc:
-                first = exc.errors(include_url=False)[0]
+            except (ValidationError, InvalidOpError) as exc:
+                problem = exc.validation if isinstance(exc, InvalidOpError) else exc
+                first = problem.errors(include_url=False)[0]
                 loc = "/".join(str(p) for p in first["loc"])
                 skipped.append(f"cannot {_verb(action)}: {loc}: {first['msg']}")
         return skipped

@@ -69,6 +69,7 @@ def list_remote_branches(wr: WorldRepo) -> list[dict[str, Any]]:
 
 
 def list_branches(wr: WorldRepo) -> list[dict[str, Any]]:
+    """The story's branches, each with its tip and whether it is the current one."""
     current = wr.branch()
     out = []
     for name in branches.local(wr):
@@ -79,6 +80,7 @@ def list_branches(wr: WorldRepo) -> list[dict[str, Any]]:
 
 
 def create_branch(wr: WorldRepo, name: str, rev: str | None = None) -> dict[str, Any]:
+    """A new branch ``name`` at ``rev`` (default HEAD); the current branch stays."""
     _check_name(name)
     with wr.lock:
         _refuse_clash(wr, name)
@@ -142,6 +144,7 @@ def _remote_branch(wr: WorldRepo, name: str) -> tuple[str, Commit]:
 
 def switch(wr: WorldRepo, name: str, *, set_aside: bool = False, create: bool = False,
            when: datetime | None = None) -> SwitchResult:
+    """Make branch ``name`` current (``create``: a new one here); hand edits move or are set aside."""
     _check_name(name)
     tracked: tuple[str, Commit] | None = None
     with move.writing(wr) as recovered:

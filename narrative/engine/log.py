@@ -164,4 +164,5 @@ def node_log(wr: WorldRepo, node_id: str, limit: int | None = None) -> list[Entr
 
 
 def show(wr: WorldRepo, rev: str = "HEAD") -> Entry:
+    """The event at ``rev`` (an event id, a commit, ``HEAD~N``...): its record and its changes."""
     return entry(history.resolve(wr, rev), wr)

@@ -101,6 +101,9 @@ def commit_before(wr: WorldRepo, node_id: str) -> Commit:
 
 def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
           keep_edits: bool = False, hard: bool = False, when: datetime | None = None) -> ResetResult:
+    """Move the story back to ``rev`` (or to just ``before`` a node was made); the undone events
+    stay as an abandoned chain for :func:`replay`, hand edits are set aside (or kept with
+    ``keep_edits``, or dropped with ``hard``)."""
     if (rev is None) == (before is None):
         raise InvalidInputError("say where to: a revision or event id, or --before NODE")
     if keep_edits and hard:

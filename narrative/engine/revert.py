@@ -25,6 +25,7 @@ from narrative.store.worldrepo import WorldRepo
 
 
 def revert(wr: WorldRepo, rev: str, *, content: str | None = None) -> EventResult:
+    """Record a new event that undoes the changes of event ``rev``."""
     with move.writing(wr) as recovered:
         head = wr.head_commit()
         assert head is not None

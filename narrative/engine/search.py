@@ -43,6 +43,7 @@ def _node_text(node: dict[str, Any]) -> str:
 
 
 def search(wr: WorldRepo, query: str, limit: int = 20) -> SearchResult:
+    """Nodes and events whose words match ``query`` (every word, any order), best first."""
     terms = query.split()
     if not terms:
         raise InvalidInputError("the search query is empty")

@@ -194,6 +194,7 @@ def _numbered(wr: WorldRepo) -> list[tuple[str, int, str | None, str]]:
 
 
 def list_set_asides(wr: WorldRepo) -> list[dict[str, Any]]:
+    """The hand edits set aside by resets and switches, newest first, for :func:`restore`."""
     restored = _restored(wr)
     out = []
     for _, n, remote, name in _numbered(wr):

@@ -49,6 +49,7 @@ class Status:
 
 
 def status(wr: WorldRepo) -> Status:
+    """Where the story stands: branch, last event, hand edits not yet recorded."""
     note = finish_interrupted(wr)
     head = wr.head_commit()
     scan = worktree.scan_for_reader(wr, head.tree if head else None)

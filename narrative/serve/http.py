@@ -1,56 +1,65 @@
-"""The JSON API of ``narr serve --port N``: the library's calls over HTTP on loopback, under ``/api/``.
+"""The JSON API of ``narr serve --port N``: the library's operations over HTTP on loopback, under ``/api/``.
 
 Every request needs ``Authorization: Bearer TOKEN``, the world's token in
 ``.git/narr/token`` (mode 0600, made by the first server): loopback is shared
 by every user and program on the machine, so listening there is not enough.
-Answers are the ``--json`` output of the matching command; errors are the
-CLI's ``--json`` errors (``error``, ``type``, ``exit_code``, ``details``,
-``hint``) with an HTTP status that says the same. Reads run at once on the
-server's thread pool; writes go to the server's writer thread, one at a time,
-as the CLI's writers do. Each call opens the world afresh. The same app serves
-the studio at ``/`` (:mod:`narrative.serve.studio`), whose page carries the
-token in a cookie instead of the header.
-"""
+The routes, their arguments and the OpenAPI document are generated from
+:data:`narrative.api.OPERATIONS`: a read takes its arguments from the path and
+query, a write from a JSON body of at most :data:`MAX_BODY` bytes, validated by
+the operation's model (a wrong type is a 400 naming the field). Answers are the
+operation's versioned JSON (``"schema": "narr.NAME/1"``); errors are
+:meth:`NarrError.to_json` with the status of their kind (the caller's fault 4xx,
+a diffuser's 502, a failing disk or a bug of ours 5xx, its traceback in the
+server's log only). Reads run at once on the thread pool; writes go to the
+server's writer thread, one at a time, as the CLI's writers do, and neither
+holds up the other requests. Each call opens the world afresh. The same app
+serves the studio at ``/`` (:mod:`narrative.serve.studio`), whose page carries
+the token in a cookie instead of the header."""
 
 from __future__ import annotations
 
-import json
+import logging
 import secrets
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
-from narrative.cli import error_json
-from narrative.errors import (
-    BusyError,
-    ConflictError,
-    InvalidInputError,
-    InvalidWorldError,
-    NarrError,
-    NotAWorldError,
-    NotFoundError,
-    NothingToDoError,
-)
+from narrative.errors import InvalidInputError, NarrError
 
 if TYPE_CHECKING:
+    from narrative.operations import Operation
     from narrative.serve.server import Server
     from narrative.store.worldrepo import WorldRepo
 
-_STATUS = {NotFoundError: 404, InvalidInputError: 400, InvalidWorldError: 422, ConflictError: 409,
-           BusyError: 423, NothingToDoError: 409, NotAWorldError: 500}
+log = logging.getLogger("narr.serve")
+
+MAX_BODY = 8 * 1024 * 1024
+"""Bytes in a request body; beyond it the answer is 413 and nothing is read further. An
+event's words are at most 256 KiB and a chapter for audit 1 M characters, well inside it."""
+
+# Answers that can also be had as text: ``?format=md`` (the operation's result rendered).
+_TEXT_FORMATS: dict[str, dict[str, tuple[str, Callable[[Any], str]]]] = {
+    "brief": {"md": ("text/markdown", lambda result: result.to_markdown())},
+}
 
 
-def _http_status(exc: NarrError) -> int:
-    for cls, code in _STATUS.items():
-        if isinstance(exc, cls):
-            return code
-    return 400
+def _error(exc: NarrError) -> Response:
+    return JSONResponse(exc.to_json(), status_code=exc.http_status)
+
+
+def _internal(exc: BaseException) -> Response:
+    """A bug of ours: the traceback to the server's log, a plain 500 to the caller."""
+    log.error("an HTTP request failed", exc_info=exc)
+    return JSONResponse({"schema": "narr.error/1", "error": "narr failed on this request (a bug); "
+                         "the server's log has the details", "type": "InternalError",
+                         "exit_code": None, "details": [], "hint": None}, status_code=500)
 
 
 class _Api:
@@ -67,16 +76,13 @@ class _Api:
             return work(wr)
 
     def read(self, work: Callable[[WorldRepo], Any]) -> Response:
+        """Run a read now (a sync handler: Starlette runs it on its thread pool)."""
         try:
             return JSONResponse(self._with_world(work))
         except NarrError as exc:
-            return JSONResponse(error_json(exc), status_code=_http_status(exc))
-
-    def write(self, work: Callable[[WorldRepo], Any]) -> Response:
-        try:
-            return JSONResponse(self.server.submit(lambda: self._with_world(work)))
-        except NarrError as exc:
-            return JSONResponse(error_json(exc), status_code=_http_status(exc))
+            return _error(exc)
+        except Exception as exc:
+            return _internal(exc)
 
     def authorised(self, request: Request) -> bool:
         """The bearer token, or the studio's cookie (with its header on anything but a read)."""
@@ -91,139 +97,100 @@ class _Api:
             return False
         return request.method in ("GET", "HEAD") or request.headers.get(studio.HEADER) == "1"
 
-    # --- reads ------------------------------------------------------------------------
+    def endpoint(self, op: Operation) -> Callable[[Request], Any]:
+        """The HTTP handler of one operation: arguments from the path, then the query (a read)
+        or the JSON body (a write), validated by the operation's model; reads run on the thread
+        pool at once, writes on the server's one writer thread, and neither holds up the loop."""
+        formats = _TEXT_FORMATS.get(op.name, {})
 
-    def status(self, request: Request) -> Response:
-        from narrative.engine.status import status
+        async def handle(request: Request) -> Response:
+            try:
+                fmt = request.query_params.get("format", "json")
+                if fmt != "json" and fmt not in formats:
+                    raise InvalidInputError(f"format must be {' or '.join(['json', *formats])}, "
+                                            f"not {fmt!r}")
+                params = op.parse(*(await _arguments(op, request)))
+            except NarrError as exc:
+                return _error(exc)
 
-        return self.read(lambda wr: status(wr).to_json())
+            def work(wr: WorldRepo) -> Any:
+                if fmt == "json":
+                    return op.call(wr, params)
+                return formats[fmt][1](op.run(wr, params))
 
-    def nodes(self, request: Request) -> Response:
-        from narrative.engine.nodes import list_nodes
+            def run() -> Any:
+                if op.writes:
+                    return self.server.submit(lambda: self._with_world(work))
+                return self._with_world(work)
 
-        layer = request.query_params.get("layer")
-        return self.read(lambda wr: list_nodes(wr, layer))
+            try:
+                result = await run_in_threadpool(run)
+            except NarrError as exc:
+                return _error(exc)
+            except Exception as exc:
+                return _internal(exc)
+            if fmt != "json":
+                return PlainTextResponse(result, media_type=formats[fmt][0])
+            return JSONResponse(result)
 
-    def node(self, request: Request) -> Response:
-        from narrative.engine.nodes import get_node
-
-        node_id = request.path_params["node_id"]
-        at = request.query_params.get("at")
-        return self.read(lambda wr: get_node(wr, _node(wr, node_id, must_exist=False), at)[1])
-
-    def log(self, request: Request) -> Response:
-        from narrative.engine.log import log
-
-        limit = _int(request.query_params.get("n"), "n")
-        rev = request.query_params.get("rev", "HEAD")
-        return self.read(lambda wr: [e.to_json() for e in log(wr, limit, rev)])
-
-    def show(self, request: Request) -> Response:
-        from narrative.engine.log import show
-
-        rev = request.path_params["rev"]
-        return self.read(lambda wr: show(wr, rev).to_json())
-
-    def branches(self, request: Request) -> Response:
-        from narrative.engine.branches import list_branches
-
-        return self.read(list_branches)
-
-    def why(self, request: Request) -> Response:
-        from narrative.engine.why import why
-
-        node_id, field = request.path_params["node_id"], request.query_params.get("field", "")
-        at = request.query_params.get("at")
-        return self.read(lambda wr: why(wr, _node(wr, node_id, must_exist=False), field, at).to_json())
-
-    def history(self, request: Request) -> Response:
-        from narrative.engine.history_of import history_of
-
-        node_id, at = request.path_params["node_id"], request.query_params.get("at")
-        return self.read(lambda wr: history_of(wr, _node(wr, node_id, must_exist=False), at).to_json())
-
-    def search(self, request: Request) -> Response:
-        from narrative.engine.search import search
-
-        query = request.query_params.get("q", "")
-        limit = _int(request.query_params.get("limit"), "limit") or 20
-        return self.read(lambda wr: search(wr, query, limit).to_json())
-
-    def brief(self, request: Request) -> Response:
-        from narrative.engine.brief import DEFAULT_BUDGET, brief
-
-        params = request.query_params
-        goal = params.get("goal")
-        focus = tuple(params.getlist("focus"))
-        budget = _int(params.get("budget"), "budget") or DEFAULT_BUDGET
-        pov = params.get("pov")
-        at = params.get("at")
-        fmt = params.get("format", "json")
-        if fmt not in ("json", "md"):
-            return _invalid(f"format must be json or md, not {fmt!r}")
-
-        def work(wr: WorldRepo) -> Any:
-            result = brief(wr, goal, [_node(wr, f, context="focus") for f in focus], budget,
-                           _node(wr, pov, context="pov") if pov is not None else None, at=at)
-            return result.to_json() if fmt == "json" else result.to_markdown()
-
-        if fmt == "json":
-            return self.read(work)
-        try:
-            return PlainTextResponse(self._with_world(work), media_type="text/markdown")
-        except NarrError as exc:
-            return JSONResponse(error_json(exc), status_code=_http_status(exc))
-
-    def threads(self, request: Request) -> Response:
-        from narrative.engine.threads import threads
-
-        params = request.query_params
-        every = params.get("all", "").lower() in ("1", "true", "yes")
-        at = params.get("at")
-        return self.read(lambda wr: threads(wr, at, include_resolved=every).to_json())
-
-    # --- writes -----------------------------------------------------------------------
-
-    async def put_node(self, request: Request) -> Response:
-        node_id = request.path_params["node_id"]
-        data = await request.body()
-        return self.write(lambda wr: _hand_edit(wr, node_id, data))
-
-    async def events(self, request: Request) -> Response:
-        body = await _body(request)
-        return self.write(lambda wr: _event(wr, body))
-
-    async def reset(self, request: Request) -> Response:
-        from narrative.engine.reset import reset
-
-        body = await _body(request)
-        return self.write(lambda wr: reset(
-            wr, body.get("rev"), before=body.get("before"), keep_edits=bool(body.get("keep_edits")),
-            hard=bool(body.get("hard"))).to_json())
-
-    async def revert(self, request: Request) -> Response:
-        from narrative.engine.revert import revert
-
-        body = await _body(request)
-        rev = body.get("rev")
-        if not isinstance(rev, str):
-            return _invalid("revert needs \"rev\": the event to undo")
-        return self.write(lambda wr: revert(wr, rev, content=body.get("content")).to_json())
-
-    async def replay(self, request: Request) -> Response:
-        from narrative.engine.replay import replay
-
-        body = await _body(request)
-        which = body.get("chain", "")
-        return self.write(lambda wr: replay(wr, str(which), reuse=bool(body.get("reuse")),
-                                            diffuser_name=body.get("diffuser")).to_json())
+        return handle
 
 
-def _node(wr: WorldRepo, text: str, *, must_exist: bool = True, context: str | None = None) -> str:
-    """The id of the node ``text`` names (its id, a name or an alias), as the CLI takes it."""
-    from narrative.engine.naming import Names
+async def _arguments(op: Operation, request: Request) -> tuple[dict[str, Any], str, bool]:
+    """``(arguments, source, lax)`` for :meth:`Operation.parse`."""
+    args: dict[str, Any] = dict(request.path_params)
+    if op.method == "GET":
+        fields = op.params.model_fields
+        for name in request.query_params:
+            if name == "format":
+                continue
+            values = request.query_params.getlist(name)
+            field = fields.get(name)
+            many = field is not None and getattr(field.annotation, "__origin__", None) is list
+            args[name] = values if many else values[-1]
+        if "all" in args and isinstance(args["all"], str):  # ?all=1 as the CLI's --all
+            args["all"] = args["all"].lower() in ("1", "true", "yes", "on")
+        return args, "the query", True
+    body = await _body(request)
+    if op.body is not None:
+        args[op.body] = body
+        return args, "the request body", False
+    if not isinstance(body, dict):
+        raise InvalidInputError("the request body must be a JSON object")
+    clash = set(body) & set(args)
+    if clash:
+        raise InvalidInputError(f"the request body: /{sorted(clash)[0]}: given in the path already")
+    return {**args, **body}, "the request body", False
 
-    return Names(wr).resolve(text, must_exist=must_exist, context=context)
+
+async def _body(request: Request) -> Any:
+    """The JSON body, read no further than :data:`MAX_BODY` (413 beyond it)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY:
+        raise BodyTooLargeError(int(declared))
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise BodyTooLargeError(size)
+        chunks.append(chunk)
+    raw = b"".join(chunks)
+    if not raw.strip():
+        return {}
+    from narrative.delta.parse import parse_input
+
+    return parse_input(raw, "the request body")
+
+
+class BodyTooLargeError(InvalidInputError):
+    """A request body beyond :data:`MAX_BODY`."""
+
+    http_status = 413
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"the request body is over {MAX_BODY} bytes ({size} at least)",
+                         hint="an event's words are at most 256 KiB; send a long chapter in parts")
 
 
 def _int(value: str | None, name: str) -> int | None:
@@ -235,151 +202,122 @@ def _int(value: str | None, name: str) -> int | None:
         raise InvalidInputError(f"{name} must be a whole number, not {value!r}") from None
 
 
-async def _body(request: Request) -> dict[str, Any]:
-    raw = await request.body()
-    if not raw.strip():
-        return {}
-    from narrative.delta.parse import parse_input
-
-    body = parse_input(raw, "the request body")
-    if not isinstance(body, dict):
-        raise InvalidInputError("the request body must be a JSON object")
-    return body
-
-
-def _invalid(message: str) -> Response:
-    exc = InvalidInputError(message)
-    return JSONResponse(error_json(exc), status_code=400)
-
-
-def _hand_edit(wr: WorldRepo, node_id: str, data: bytes) -> dict[str, Any]:
-    """Write a node's file as a hand edit, refused (and nothing written) when it is not a valid node."""
-    from narrative.engine.nodes import locate
-    from narrative.ids import LAYERS, node_path
-    from narrative.nodefile import parse_json, parse_node_file
-    from narrative.store.nodefiles import write_node
-
-    layout = wr.config.layout
-    path = locate(wr, node_id)
-    if not wr.abs(path).exists():
-        obj = parse_json(data, f"the node {node_id}")
-        layer = obj.get("layer") if isinstance(obj, dict) else None
-        if layer in LAYERS:
-            path = node_path(node_id, layer, layout)
-    node = parse_node_file(data, path, layout)
-    if node["id"] != node_id:
-        raise InvalidInputError(f"{path}: the node's id is {node['id']!r}, not {node_id!r}")
-    with wr.lock:  # never between the steps of one of the server's own writes
-        path = write_node(wr, node)
-    return {"path": path, "node": node}
-
-
-def _event(wr: WorldRepo, body: dict[str, Any]) -> dict[str, Any]:
-    from narrative.delta.parse import read_delta
-    from narrative.delta.request import EventRequest
-    from narrative.diffusers.base import default_name, get_diffuser
-    from narrative.engine.event import run_event
-
-    content = body.get("content")
-    if not isinstance(content, str) or not content.strip():
-        raise InvalidInputError("say what happens: \"content\" is the event's text")
-    delta = read_delta("ops", json.dumps({"ops": body.get("ops", [])}).encode())
-    name = body.get("diffuser") or default_name(wr)
-    request = EventRequest(content=content.strip(), delta=delta, diffuser=name,
-                           timestamp=body.get("at"), narrative_text=body.get("text"),
-                           close_scene=bool(body.get("close_scene")))
-    result = run_event(wr, request, dry_run=bool(body.get("dry_run")), diffuser=get_diffuser(name, wr))
-    return result.to_json()
-
-
 def openapi() -> dict[str, Any]:
-    """The API described for tools (hand-written: the handlers above are the truth)."""
-    def op(summary: str, *params: str, body: str | None = None) -> dict[str, Any]:
-        out: dict[str, Any] = {"summary": summary, "responses": {
-            "200": {"description": "the matching narr command's --json output"},
-            "401": {"description": "no or wrong bearer token"},
-            "4XX": {"description": "a narr error: error, type, exit_code, details, hint"}}}
-        if params:
-            out["parameters"] = [{"name": p, "in": "path" if p in ("node_id", "rev") else "query",
-                                  "required": p in ("node_id", "rev"), "schema": {"type": "string"}}
-                                 for p in params]
-        if body:
-            out["requestBody"] = {"content": {"application/json": {"schema": {
-                "type": "object", "description": body}}}}
-        return out
+    """The API described for tools, generated from the operations table: typed parameters,
+    request bodies and answers (each names its ``schema``), the error shape for every failure."""
+    from pydantic import BaseModel
+    from pydantic.json_schema import models_json_schema
 
+    from narrative.api import OPERATIONS
+    from narrative.model import Node
+    from narrative.operations import result_schema
+
+    ref = "#/components/schemas/{model}"
+    bodies = [op for op in OPERATIONS if op.method != "GET"]
+    models: list[tuple[type[BaseModel], Literal["validation"]]] = [
+        (op.params, "validation") for op in bodies]
+    models.append((Node, "validation"))
+    refs, defs = models_json_schema(models, ref_template=ref)
+    components: dict[str, Any] = dict(defs.get("$defs", {}))
+    error = {"type": "object", "required": ["schema", "error", "type", "exit_code"],
+             "properties": {"schema": {"const": "narr.error/1"}, "error": {"type": "string"},
+                            "type": {"type": "string"}, "exit_code": {"type": ["integer", "null"]},
+                            "details": {"type": "array", "items": {"type": "string"}},
+                            "hint": {"type": ["string", "null"]},
+                            "conflicts": {"type": "array", "items": {"type": "object"}}}}
+    components["Error"] = error
+    failure = {"description": "a narr error", "content": {"application/json": {
+        "schema": {"$ref": "#/components/schemas/Error"}}}}
+    paths: dict[str, Any] = {}
+    for op in OPERATIONS:
+        entry: dict[str, Any] = {
+            "operationId": op.name, "summary": op.summary,
+            "responses": {"200": {"description": f"{op.schema}", "content": {
+                "application/json": {"schema": result_schema(op.schema)}}},
+                "400": failure, "401": {"description": "no or wrong bearer token"},
+                "404": failure, "409": failure, "413": failure, "423": failure, "4XX": failure,
+                "500": failure, "502": failure, "5XX": failure}}
+        if op.name in _TEXT_FORMATS:
+            for media, _ in _TEXT_FORMATS[op.name].values():
+                entry["responses"]["200"]["content"][media] = {"schema": {"type": "string"}}
+        in_path = [name for name in op.params.model_fields if "{" + name + "}" in op.path]
+        schema = op.params.model_json_schema(ref_template=ref)
+        props = schema.get("properties", {})
+        parameters = [{"name": name, "in": "path", "required": True, "schema": props[name]}
+                      for name in in_path]
+        if op.method == "GET":
+            required = set(schema.get("required", []))
+            parameters += [{"name": name, "in": "query", "required": name in required,
+                            "schema": prop} for name, prop in props.items() if name not in in_path]
+            if op.name in _TEXT_FORMATS:
+                parameters.append({"name": "format", "in": "query", "required": False, "schema": {
+                    "enum": ["json", *_TEXT_FORMATS[op.name]]}})
+        else:
+            if op.body is not None:
+                body_schema: dict[str, Any] = refs[(Node, "validation")]
+            else:
+                body_schema = refs[(op.params, "validation")]
+                if in_path:  # the path's fields are not in the body
+                    body_schema = {k: v for k, v in schema.items() if k != "$defs"}
+                    body_schema["properties"] = {k: v for k, v in props.items() if k not in in_path}
+                    body_schema["required"] = [r for r in schema.get("required", []) if r not in in_path]
+            entry["requestBody"] = {"required": True,
+                                    "content": {"application/json": {"schema": body_schema}}}
+        if parameters:
+            entry["parameters"] = parameters
+        entry["x-narr-writes"] = op.writes
+        paths.setdefault(op.path, {})[op.method.lower()] = entry
+    for path, summary, names in _STUDIO_READS:
+        paths[path] = {"get": {"operationId": path.strip("/").replace("/", "_"), "summary": summary,
+                               "parameters": [{"name": n, "in": "query", "required": False,
+                                               "schema": {"type": "string"}} for n in names],
+                               "responses": {"200": {"description": "a JSON object"},
+                                             "4XX": failure, "5XX": failure}}}
     return {
         "openapi": "3.1.0",
         "info": {"title": "narr", "version": "1",
-                 "description": "A narr world over HTTP. Send Authorization: Bearer <.git/narr/token>."},
-        "components": {"securitySchemes": {"token": {"type": "http", "scheme": "bearer"}}},
+                 "description": "A narr world over HTTP. Send Authorization: Bearer <.git/narr/token>. "
+                              f"Request bodies are at most {MAX_BODY} bytes."},
+        "components": {"schemas": components,
+                       "securitySchemes": {"token": {"type": "http", "scheme": "bearer"}}},
         "security": [{"token": []}],
-        "paths": {
-            "/api/status": {"get": op("narr status")},
-            "/api/nodes": {"get": op("narr nodes", "layer")},
-            "/api/nodes/{node_id}": {
-                "get": op("narr get: the node", "node_id", "at"),
-                "put": op("a hand edit: write the node's file (validated first)", "node_id",
-                          body="the node, as in its file")},
-            "/api/events": {"post": op("narr event", body="content, ops, diffuser, dry_run, at, "
-                                                           "text, close_scene")},
-            "/api/log": {"get": op("narr log", "n", "rev")},
-            "/api/show/{rev}": {"get": op("narr show", "rev")},
-            "/api/reset": {"post": op("narr reset", body="rev or before, keep_edits, hard")},
-            "/api/revert": {"post": op("narr revert", body="rev, content")},
-            "/api/replay": {"post": op("narr replay", body="chain, reuse, diffuser")},
-            "/api/branches": {"get": op("narr branch")},
-            "/api/why/{node_id}": {"get": op("narr why", "node_id", "field", "at")},
-            "/api/history/{node_id}": {"get": op("narr history", "node_id", "at")},
-            "/api/search": {"get": op("narr search", "q", "limit")},
-            "/api/brief": {"get": op("narr brief", "goal", "focus", "budget", "pov", "at", "format")},
-            "/api/graph/world": {"get": op("the world graph cut for drawing (the studio's world view)",
-                                           "at", "around", "depth", "layer", "kind", "lifecycle",
-                                           "q", "limit", "draw")},
-            "/api/graph/events": {"get": op("the story line (its last `limit` events) with its causal "
-                                            "edges, abandoned chains and branches", "limit")},
-            "/api/chains": {"get": op("narr chains")},
-            "/api/threads": {"get": op("narr threads", "all", "at")},
-        },
+        "paths": paths,
     }
 
 
+# The studio's own reads (narrative.serve.studio), not operations of the library.
+_STUDIO_READS = (
+    ("/api/graph/world", "the world graph cut for drawing (the studio's world view)",
+     ("at", "around", "depth", "layer", "kind", "lifecycle", "q", "limit", "draw")),
+    ("/api/graph/events", "the story line (its last `limit` events) with its causal edges, "
+     "abandoned chains and branches", ("limit",)),
+)
+
+
 def make_app(server: Server, token: str) -> Starlette:
+    from narrative.api import OPERATIONS
     from narrative.serve import studio
 
     api = _Api(server, token)
-    routes = [*studio.routes(api.read, token, _int),
-        Route("/api/status", api.status),
-        Route("/api/nodes", api.nodes),
-        Route("/api/nodes/{node_id}", api.node, methods=["GET"]),
-        Route("/api/nodes/{node_id}", api.put_node, methods=["PUT"]),
-        Route("/api/events", api.events, methods=["POST"]),
-        Route("/api/log", api.log),
-        Route("/api/show/{rev:path}", api.show),
-        Route("/api/reset", api.reset, methods=["POST"]),
-        Route("/api/revert", api.revert, methods=["POST"]),
-        Route("/api/replay", api.replay, methods=["POST"]),
-        Route("/api/branches", api.branches),
-        Route("/api/why/{node_id}", api.why),
-        Route("/api/history/{node_id}", api.history),
-        Route("/api/search", api.search),
-        Route("/api/brief", api.brief),
-        Route("/api/threads", api.threads),
-        Route("/api/openapi.json", lambda request: JSONResponse(openapi())),
-    ]
+    routes: list[BaseRoute] = [
+        Route(op.path.replace("{rev}", "{rev:path}"), api.endpoint(op), methods=[op.method])
+        for op in OPERATIONS]
+    routes += [*studio.routes(api.read, token, _int),
+               Route("/api/openapi.json", lambda request: JSONResponse(openapi()))]
 
     async def require_token(request: Request, call_next: Any) -> Any:
         if request.url.path == "/" and request.method == "GET":
             return await call_next(request)  # the studio's page checks the token itself
         if not api.authorised(request):
-            return JSONResponse({"error": "a bearer token is required (.git/narr/token)",
+            return JSONResponse({"schema": "narr.error/1",
+                                 "error": "a bearer token is required (.git/narr/token)",
                                  "type": "Unauthorized", "exit_code": None},
                                 status_code=401, headers={"WWW-Authenticate": "Bearer"})
         return await call_next(request)
 
     async def narr_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, NarrError)
-        return JSONResponse(error_json(exc), status_code=_http_status(exc))
+        return _error(exc)
 
     return Starlette(routes=routes,
                      middleware=[Middleware(BaseHTTPMiddleware, dispatch=require_token)],

@@ -317,7 +317,7 @@ async function selectNode(id, scroll = true) {
   $("node-message").textContent = "";
   let node;
   try {
-    node = await api(`/api/nodes/${encodeURIComponent(id)}${query({ at: state.at })}`);
+    node = (await api(`/api/nodes/${encodeURIComponent(id)}${query({ at: state.at })}`)).node;
   } catch (err) {
     $("node-title").textContent = id;
     $("node-sub").textContent = "";

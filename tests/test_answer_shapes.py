@@ -1,0 +1,59 @@
+"""Every operation's answer keeps the shape its version names: the keys of each answer (and of
+a list's items) are recorded in tests/data/answer_shapes.json beside the ``schema`` they carry.
+A change of shape fails here until the operation's version is bumped in narrative.api and the
+file rewritten (``WRITE_ANSWER_SHAPES=1``), so an agent is never handed a new shape silently."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import narrative as narr
+
+SHAPES = Path(__file__).resolve().parent / "data" / "answer_shapes.json"
+
+
+def _shape(answer: dict[str, Any]) -> dict[str, Any]:
+    shape: dict[str, Any] = {"keys": sorted(answer)}
+    items = answer.get("items")
+    if isinstance(items, list) and items and isinstance(items[0], dict):
+        shape["item_keys"] = sorted(items[0])
+    return shape
+
+
+def test_every_answer_keeps_the_shape_its_version_names(tmp_path: Path) -> None:
+    narr.init_world(tmp_path / "w", sample=True)
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("status", {}), ("list_nodes", {}), ("get_node", {"node": "lin-yuan"}),
+        ("event", {"content": "Lin Yuan walks to the ferry", "dry_run": True, "ops": [
+            {"op": "set", "target": "lin-yuan", "field": "/state/location", "value": "ferry"}]}),
+        ("event", {"content": "Lin Yuan walks to the ferry", "diffuser": "rules"}),
+        ("event", {"content": "Dusk", "ops": [{"op": "set", "target": "lin-yuan", "field": "state.mood",
+                                               "value": "wary"}]}),
+        ("log", {"n": 2}), ("show", {"rev": "HEAD"}), ("branches", {}),
+        ("why", {"node": "lin-yuan", "field": "state.mood"}), ("history", {"node": "lin-yuan"}),
+        ("search", {"q": "ring"}), ("brief", {"goal": "the ferry"}), ("threads", {}),
+        ("audit", {"text": "Lin Yuan walks to the gate."}),
+        ("revert", {"rev": "HEAD"}), ("reset", {"rev": "HEAD~1"}), ("chains", {}),
+        ("replay", {"chain": "1", "reuse": True}),
+    ]
+    node = json.loads((tmp_path / "w/world/character/lin-yuan.json").read_text("utf-8"))
+    shapes: dict[str, Any] = {}
+    with narr.open_world(tmp_path / "w") as world:
+        for name, args in calls:
+            op = narr.operation(name)
+            answer = op.call(world, op.parse(args))
+            assert answer["schema"] == op.schema
+            shapes.setdefault(op.schema, _shape(answer))
+        edit = narr.operation("edit_node")
+        shapes[edit.schema] = _shape(edit.call(world, edit.parse({"node": "lin-yuan", "file": node})))
+    assert set(shapes) == {op.schema for op in narr.OPERATIONS}
+    if os.environ.get("WRITE_ANSWER_SHAPES"):
+        SHAPES.write_text(json.dumps(shapes, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    recorded = json.loads(SHAPES.read_text("utf-8"))
+    for schema, shape in shapes.items():
+        assert recorded.get(schema) == shape, (
+            f"the answer of {schema} changed shape: bump the operation's version in narrative/api.py "
+            f"and rewrite {SHAPES.name} (WRITE_ANSWER_SHAPES=1)")

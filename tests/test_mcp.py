@@ -1,0 +1,221 @@
+"""``narr mcp`` driven by the ``mcp`` SDK's own client over stdio, as an agent host runs it: the
+tools and resources it lists, reads and writes compared with the CLI's ``--json``, and bad calls
+(unknown tool, a bad op, missing, extra and wrongly typed arguments, a huge string, a busy world)
+answered with a typed error while the server keeps serving and nothing is written."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from helpers import CLI, git, snapshot
+from test_http_api import masked
+
+pytest.importorskip("mcp")
+
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+
+@asynccontextmanager
+async def session(root: Path) -> AsyncIterator[ClientSession]:
+    # a writer that finds the world locked waits a second, not the default, before it is busy
+    params = StdioServerParameters(command=sys.executable, args=["-m", "narrative", "-C", str(root), "mcp"],
+                                   env={**os.environ, "NARR_LOCK_TIMEOUT": "1"}, cwd=str(root))
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), \
+                ClientSession(read, write) as client:
+            await client.initialize()
+            yield client
+
+
+def run(root: Path, script: Callable[[ClientSession], Awaitable[Any]]) -> Any:
+    async def main() -> Any:
+        async with session(root) as client:
+            return await script(client)
+
+    return anyio.run(main)
+
+
+def answer(result: Any) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    data = result.structured_content
+    assert data == json.loads(result.content[0].text)  # the text for clients that read only that
+    return data  # type: ignore[no-any-return]
+
+
+def cli_json(root: Path, *args: str, code: int = 0) -> Any:
+    from click.testing import CliRunner
+
+    from narrative.cli import main
+
+    result = CliRunner().invoke(main, ["-C", str(root), *args, "--json"], catch_exceptions=False)
+    assert result.exit_code == code, result.output
+    return json.loads(result.stdout if code == 0 else result.stderr)
+
+
+def without(data: dict[str, Any], schema: str) -> Any:
+    assert data.pop("schema") == schema
+    return data["items"] if set(data) == {"items"} else data
+
+
+def test_tools_and_resources_are_listed_with_their_schemas(flat_world: Path) -> None:
+    async def script(client: ClientSession) -> Any:
+        return (await client.list_tools(), await client.list_resources(),
+                await client.list_resource_templates())
+
+    tools, resources, templates = run(flat_world, script)
+    by_name = {t.name: t for t in tools.tools}
+    assert set(by_name) >= {"brief", "get_node", "list_nodes", "search", "why", "history", "threads",
+                            "log", "status", "event", "reset", "revert", "replay", "audit"}
+    event = by_name["event"]
+    assert event.input_schema["properties"]["dry_run"]["type"] == "boolean"
+    assert event.input_schema["required"] == ["content"]
+    assert event.annotations.read_only_hint is False and event.annotations.destructive_hint is False
+    assert by_name["reset"].annotations.destructive_hint is True
+    assert by_name["brief"].annotations.read_only_hint is True
+    assert by_name["why"].output_schema["properties"]["schema"] == {"const": "narr.why/1"}
+    assert [r.uri for r in resources.resources] == ["narr://brief"]
+    assert [t.uri_template for t in templates.resource_templates] == ["narr://node/{id}"]
+
+
+def test_reads_and_writes_answer_as_the_cli(flat_world: Path, tmp_path: Path) -> None:
+    twin = tmp_path / "twin"
+    shutil.copytree(flat_world, twin, symlinks=True)
+    ops = [{"op": "set", "target": "lin-yuan", "field": "/state/location", "value": "ferry"}]
+
+    async def script(client: ClientSession) -> Any:
+        out = {}
+        out["status"] = answer(await client.call_tool("status", {}))
+        out["dry"] = answer(await client.call_tool("event", {"content": "Lin Yuan walks to the ferry",
+                                                             "ops": ops, "dry_run": True}))
+        out["dry_log"] = answer(await client.call_tool("log", {}))
+        out["event"] = answer(await client.call_tool("event", {"content": "Lin Yuan walks to the ferry",
+                                                               "ops": ops}))
+        out["why"] = answer(await client.call_tool("why", {"node": "Lin Yuan", "field": "state.location"}))
+        out["node"] = answer(await client.call_tool("get_node", {"node": "lin-yuan"}))
+        out["brief"] = answer(await client.call_tool("brief", {"focus": ["lin-yuan"], "budget": 800}))
+        node = await client.read_resource("narr://node/lin-yuan")
+        brief = await client.read_resource("narr://brief")
+        out["resource"] = (json.loads(node.contents[0].text), brief.contents[0].text)
+        out["reset"] = answer(await client.call_tool("reset", {"rev": "HEAD~1"}))
+        return out
+
+    got = run(flat_world, script)
+    narr = CLI(twin)
+    assert without(got["status"], "narr.status/1") == cli_json(twin, "status")
+    assert got["dry_log"]["items"] == cli_json(twin, "log")  # the dry run recorded nothing
+    dry = without(got["dry"], "narr.event/1")
+    assert dry["commit"] is None and dry["diffusions"] == cli_json(
+        twin, "event", "Lin Yuan walks to the ferry", "--set", "lin-yuan.state.location=ferry",
+        "--dry-run")["diffusions"]
+    event = without(got["event"], "narr.event/1")
+    expected = cli_json(twin, "event", "Lin Yuan walks to the ferry", "--set",
+                        "lin-yuan.state.location=ferry")
+    assert event["diffusions"] == expected["diffusions"] and event["content"] == expected["content"]
+    assert without(got["why"], "narr.why/1")["value"] == cli_json(twin, "why", "lin-yuan",
+                                                                  "state.location")["value"] == "ferry"
+    assert without(got["node"], "narr.get_node/1")["node"] == cli_json(twin, "get", "lin-yuan")
+    assert got["resource"][0] == cli_json(twin, "get", "lin-yuan")
+    commits = re.compile(r"\b[0-9a-f]{10}\b")
+    assert commits.sub("*", got["resource"][1]) == commits.sub("*", narr("brief", "--format", "md").stdout)
+    brief = masked(without(got["brief"], "narr.brief/1"))
+    assert brief == masked(cli_json(twin, "brief", "--focus", "lin-yuan", "--budget", "800"))
+    reset = without(got["reset"], "narr.reset/1")
+    assert [e["content"] for e in reset["undone"]] == ["Lin Yuan walks to the ferry"]
+    assert git(flat_world, "log", "--format=%s") == git(twin, "log", "--skip=1", "--format=%s")
+
+
+def test_bad_calls_are_typed_errors_and_the_server_keeps_serving(flat_world: Path) -> None:
+    from narrative.store.worldrepo import WorldRepo
+
+    before = snapshot(flat_world)
+    calls: list[tuple[str, dict[str, Any] | None]] = [
+        ("no_such_tool", {}),
+        ("get_node", {"node": "no-such-node"}),
+        ("get_node", {}),
+        ("event", {"content": "x", "ops": [{"op": "set", "target": "lin-yuan"}]}),
+        ("event", {"content": "x", "dry_run": "false"}),
+        ("event", {"content": "x", "colour": "red"}),
+        ("event", {"content": "x" * 300_000}),
+        ("search", {"q": "ring", "limit": "many"}),
+        ("reset", {"rev": ["HEAD"]}),
+        ("why", None),
+    ]
+
+    async def script(client: ClientSession) -> Any:
+        errors = []
+        for name, args in calls:
+            result = await client.call_tool(name, args)
+            assert result.is_error, (name, args)
+            errors.append(json.loads(result.content[0].text))
+        # a busy world: another writer holds the lock
+        with WorldRepo.open(flat_world) as wr, wr.lock:
+            busy = await client.call_tool("event", {"content": "Lin Yuan waits",
+                                                    "ops": [{"op": "set", "target": "lin-yuan",
+                                                             "field": "/state/mood", "value": "x"}]})
+        errors.append(json.loads(busy.content[0].text))
+        errors.append(answer(await client.call_tool("status", {})))  # still serving
+        return errors
+
+    errors = run(flat_world, script)
+    kinds = [(e["type"], e.get("exit_code")) for e in errors[:-2]]
+    assert kinds[0] == ("NotFoundError", 11) and "no tool 'no_such_tool'" in errors[0]["error"]
+    assert kinds[1] == ("NotFoundError", 11)
+    assert all(kind == ("InvalidInputError", 12) for kind in kinds[2:])
+    named = ["/node", "/ops/0", "/dry_run", "/colour: unknown field", "/content", "/limit", "/rev", "/node"]
+    for error, field in zip(errors[2:-2], named, strict=True):
+        assert error["error"].startswith("the arguments: ") and field in error["error"], error
+    assert errors[-2]["type"] in ("BusyError",), errors[-2]
+    assert errors[-1]["schema"] == "narr.status/1"
+    assert snapshot(flat_world) == before
+
+
+def test_the_http_transport_wants_the_token_and_serves_the_tools(flat_world: Path) -> None:
+    import subprocess
+    import urllib.error
+    import urllib.request
+
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    proc = subprocess.Popen([sys.executable, "-m", "narrative", "-C", str(flat_world), "mcp", "--port", "0"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/mcp", line)
+        assert found, line
+        url = found.group(0)
+        token = (flat_world / ".git/narr/token").read_text("ascii").strip()
+        request = urllib.request.Request(url, data=b"{}", method="POST",
+                                         headers={"content-type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 401
+        refused.value.close()
+
+        async def main() -> Any:
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http, \
+                    streamable_http_client(url, http_client=http) as (read, write), \
+                    ClientSession(read, write) as client:
+                await client.initialize()
+                return answer(await client.call_tool("status", {}))
+
+        status = anyio.run(main)
+        assert without(status, "narr.status/1") == cli_json(flat_world, "status")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        if proc.stderr is not None:
+            proc.stderr.close()
