@@ -821,7 +821,7 @@ def wait_idle(limit: float) -> None:
 
 
 SECTIONS = ("startup", "event", "reset", "status", "engine", "reads", "bulk", "check", "growth",
-            "import", "studio")
+            "import", "studio", "auto")
 IMPORT_NOTES = {"smoke": 200, "quick": 2_000, "full": 2_000}
 
 
@@ -954,6 +954,10 @@ def main(argv: list[str] | None = None) -> int:
         steps.append(lambda: section_histories(bench))
     if bench.want("import"):
         steps.append(lambda: section_import(bench))
+    if bench.want("auto") and bench.has_server:
+        from auto import section_auto  # narr.autoServe: the server the first command starts
+
+        steps.append(lambda: section_auto(bench, comparison, human, log))
     # Opt in under --smoke (it starts a browser); part of --quick and --full.
     if "studio" in sections or (not sections and profile.name != "smoke"):
         steps.append(lambda: section_studio(bench))
