@@ -122,3 +122,48 @@ def test_a_failing_check_remembers_nothing(narr: CLI, world: Path) -> None:
     for _ in range(2):
         report = narr.json("check", expect=17)
         assert report["since"] is None and not report["ok"]
+
+
+def test_a_relation_left_pointing_at_a_gone_node_is_found_after_a_verified_tip(
+        narr: CLI, world: Path) -> None:
+    """A stranger's event whose record explains a node's removal but leaves another node's
+    relation to it: the events check passes, only the world check can tell. The check since
+    a verified tip must tell as well as a full one."""
+    from narrative.store import records
+
+    narr("event", "Su Qing holds the ring", "--relate", "su-qing:holds:black-ring")
+    assert narr.json("check")["ok"]
+    narr("event", "The ring is lost", "--expire", "black-ring")
+    real = head(world)
+    message = gitx(world, "log", "-1", "--format=%B", real)
+    raw = records.decode_raw(message)
+    assert raw is not None
+    kept = [d for d in raw["diffusions"] if d["target"] == "black-ring"]
+    assert len(kept) < len(raw["diffusions"])  # the engine also cut su-qing's relation
+    record = records.decode(message)
+    assert record is not None
+    forged = records.encode(record.model_copy(update={
+        "diffusions": [d for d in record.diffusions if d.target == "black-ring"]}))
+    holders = sorted({d.target for d in record.diffusions if d.target != "black-ring"})
+    assert "su-qing" in holders
+    paths = [node_file(world, h).relative_to(world).as_posix() for h in holders]
+    index = world / ".git" / "forged-index"
+    env = {"GIT_INDEX_FILE": str(index)}
+    gitx(world, "read-tree", real, env=env)
+    for path in paths:  # as they were before: still relating to the ring
+        old = gitx(world, "rev-parse", f"{real}~1:{path}").strip()
+        gitx(world, "update-index", "--cacheinfo", f"100644,{old},{path}", env=env)
+    tree = gitx(world, "write-tree", env=env).strip()
+    commit = gitx(world, "commit-tree", tree, "-p", f"{real}~1", "-F", "-", input=forged).strip()
+    gitx(world, "update-ref", "refs/heads/main", commit)
+    gitx(world, "reset", "-q", "--hard", commit)
+    since = narr.json("check", expect=17)
+    assert since["since"] is not None and since["checked_events"] == 1
+    dangling = sorted(p["problem"] for p in since["problems"])
+    assert len(dangling) == len(paths)
+    assert [p for p in dangling if p.startswith(paths[holders.index("su-qing")])] == [
+        f"{paths[holders.index('su-qing')]}: relation holds->black-ring points at a node that "
+        "does not exist"]
+    assert all("points at a node that does not exist" in p for p in dangling)
+    full = narr.json("check", "--full", expect=17)
+    assert sorted(p["problem"] for p in full["problems"]) == dangling

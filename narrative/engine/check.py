@@ -142,11 +142,13 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
                                            rec.content if rec else c.message.strip()[:80], p, fix))
         prev_record = rec if rec is not None else prev_record
 
-    if rev is None and not report.problems and (mark is None or mark.commit != head.id):
-        _remember_verified(wr, head, report)
     if world:
-        problems, report.nodes = check_world(wr, head.tree, progress)
+        since = history.resolve(wr, mark.commit).tree if mark is not None else None
+        problems, report.nodes = (check_world_since(wr, since, head.tree) if since is not None
+                                  else check_world(wr, head.tree, progress))
         report.problems.extend(Problem(None, None, None, p) for p in problems)
+        if rev is None and not report.problems and (mark is None or mark.commit != head.id):
+            _remember_verified(wr, head, report)  # the history and the world as a whole
     if worktree_too and rev is None:
         from narrative.engine.status import hand_edit_problems
 
@@ -323,6 +325,55 @@ def _node_in(tree: Tree | None, node_id: str, layout: Layout) -> dict[str, Any] 
         return dict(load_trusted(found[1]))
     except ValueError:
         return {"id": node_id, "__unreadable__": True}
+
+
+def check_world_since(wr: WorldRepo, verified: Tree, tree: Tree) -> tuple[list[str], int]:
+    """:func:`check_world` for a world ``tree`` that differs from a ``verified`` one (whose
+    every node was found valid) only in the node files a tree diff names: those are checked
+    as :func:`check_world` checks every file, each id is held by one file, and no node left
+    untouched relates to a node that is gone (the catalog's edges, at ``tree``, say who
+    points at it)."""
+    layout = wr.config.layout
+    problems: list[str] = []
+    gone: list[str] = []
+    ids: set[str] = set()
+    for path in snapshots.changed_world_paths(wr, verified, tree):
+        placed = parse_node_path(path, layout)
+        if placed is None:
+            if tree.read(path) is not None:
+                problems.append(f"{path}: not a node file of the {layout} layout")
+            continue
+        ids.add(placed[1])
+    from narrative.nodefile import parse_node_file
+
+    for node_id in sorted(ids):
+        held = [(path, data) for path in (node_path(node_id, layer, layout) for layer in LAYERS)
+                if (data := tree.read(path)) is not None]
+        if not held:
+            gone.append(node_id)
+            continue
+        for path, _ in held[1:]:
+            problems.append(f"{path}: id {node_id!r} is also used by {held[0][0]}")
+        path, data = held[0]
+        try:
+            node = parse_node_file(data, path, layout)
+        except InvalidWorldError as exc:
+            problems.extend(exc.details or [exc.message])
+            continue
+        for rtype, targets in node["relations"].items():
+            for dst in targets:
+                if snapshots.node_file(tree, dst, layout) is None:
+                    problems.append(f"{path}: relation {rtype}->{dst} points at a node that "
+                                    "does not exist")
+    catalog = wr.catalog_at(tree)
+    for edge in sorted(catalog.incoming(gone)) if gone else []:
+        if edge.src in ids:
+            continue  # checked above, from its own file
+        found = snapshots.node_file(tree, edge.src, layout)
+        if found is not None:
+            problems.append(f"{found[0]}: relation {edge.type}->{edge.dst} points at a node "
+                            "that does not exist")
+    return problems, catalog.count()
 
 
 def check_world(wr: WorldRepo, tree: Tree,
