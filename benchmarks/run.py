@@ -954,7 +954,8 @@ def main(argv: list[str] | None = None) -> int:
         steps.append(lambda: section_histories(bench))
     if bench.want("import"):
         steps.append(lambda: section_import(bench))
-    if bench.want("auto") and bench.has_server:
+    # Opt in under --smoke (it starts servers on three worlds); part of --quick and --full.
+    if ("auto" in sections or (not sections and profile.name != "smoke")) and bench.has_server:
         from auto import section_auto  # narr.autoServe: the server the first command starts
 
         steps.append(lambda: section_auto(bench, comparison, human, log))
