@@ -176,7 +176,8 @@ def markdown(res: dict[str, Any]) -> str:
         lines.append(f"| `{c['op']}` | `{c['git_op']}` | {c['world']} | {fmt_s(c['narr']['median_s'])} | "
                      f"{fmt_s(c['git']['median_s'])} | {c['ratio']:.2f} |")
         for o in c.get("others", []):
-            if "with a server" in o["label"]:  # narr again, through the thin client
+            if "with a server" in o["label"] or o["label"].endswith((", auto-served", ", cold")):
+                # narr again: through the thin client, or with no server at all
                 git_s = c["git"]["median_s"]
                 ratio = f"{o['median_s'] / git_s:.2f}" if git_s else ""
                 lines.append(f"| `{o['label']}` | | | {fmt_s(o['median_s'])} | | {ratio} |")

@@ -821,7 +821,7 @@ def wait_idle(limit: float) -> None:
 
 
 SECTIONS = ("startup", "event", "reset", "status", "engine", "reads", "bulk", "check", "growth",
-            "import", "studio", "agents")
+            "import", "studio", "agents", "auto")
 AGENT_CALLS = {"smoke": 20, "quick": 200, "full": 200}
 IMPORT_NOTES = {"smoke": 200, "quick": 2_000, "full": 2_000}
 
@@ -977,6 +977,11 @@ def main(argv: list[str] | None = None) -> int:
         steps.append(lambda: section_histories(bench))
     if bench.want("import"):
         steps.append(lambda: section_import(bench))
+    # Opt in under --smoke (it starts servers on three worlds); part of --quick and --full.
+    if ("auto" in sections or (not sections and profile.name != "smoke")) and bench.has_server:
+        from auto import section_auto  # narr.autoServe: the server the first command starts
+
+        steps.append(lambda: section_auto(bench, comparison, human, log))
     # Opt in under --smoke (it starts a browser); part of --quick and --full.
     if "studio" in sections or (not sections and profile.name != "smoke"):
         steps.append(lambda: section_studio(bench))

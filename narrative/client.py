@@ -18,13 +18,14 @@ the terminal; ``init``; and ``clone``, ``push`` and ``pull``, whose git needs th
 caller's SSH agent and credential helpers).
 
 The protocol (also spoken by :mod:`narrative.serve.server`): the client sends one
-frame holding a JSON request; the server answers with frames on channel 1
-(stdout bytes), 2 (stderr bytes), 3 (a request for standard input, answered by
-the client with channel-0 frames, the empty one marking its end), 5 (text for
-the client to show through a pager on its terminal: the pager's shell command,
-a NUL, the text) and finally 9 (the exit code as decimal text), or 4 alone when it
-ran nothing. A frame is one channel byte, a 4-byte
-big-endian length and the payload.
+frame holding a JSON request; the server answers with an empty frame on channel 6
+when the command begins (a connection that ends before it ran nothing: the client
+runs the command itself), frames on channel 1 (stdout bytes), 2 (stderr bytes),
+3 (a request for standard input, answered by the client with channel-0 frames, the
+empty one marking its end), 5 (text for the client to show through a pager on its
+terminal: the pager's shell command, a NUL, the text) and finally 9 (the exit code
+as decimal text), or 4 alone when it ran nothing. A frame is one channel byte, a
+4-byte big-endian length and the payload.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 # request does not carry), and a clone makes a directory where the caller stands.
 LOCAL_COMMANDS = frozenset({"serve", "studio", "mcp", "edit", "init", "clone", "push", "pull"})
 SERVER_FILE = "server.json"
-STDIN, STDOUT, STDERR, WANT_STDIN, REFUSED, PAGE, EXIT = 0, 1, 2, 3, 4, 5, 9
+STDIN, STDOUT, STDERR, WANT_STDIN, REFUSED, PAGE, STARTED, EXIT = 0, 1, 2, 3, 4, 5, 6, 9
 _HEADER_SIZE = 5  # a frame's header: its channel (1 byte) and length (4 bytes, big-endian)
 # The environment a command can read: narr's settings, where the user's config
 # lives, what an exec diffuser runs with, and API keys an llm diffuser names.
@@ -72,8 +73,14 @@ def code_version() -> str:
 
     An edited checkout is different code: its server must not answer for it.
     """
-    if _VERSION:
-        return _VERSION[0]
+    if not _VERSION:
+        _VERSION.append(current_code_version())
+    return _VERSION[0]
+
+
+def current_code_version() -> str:
+    """:func:`code_version` as the files on disk stand now (a server compares it with its own
+    to notice that narr was upgraded or edited under it)."""
     from narrative import __version__
 
     package = os.path.dirname(os.path.realpath(__file__))
@@ -83,11 +90,13 @@ def code_version() -> str:
         for name in sorted(filenames):
             if name.endswith(".py"):
                 path = os.path.join(dirpath, name)
-                st = os.stat(path)
+                try:
+                    st = os.stat(path)
+                except OSError:  # removed while we walk: an upgrade under way
+                    continue
                 listing.append(f"{path[len(package):]}\0{st.st_size}\0{st.st_mtime_ns}\n")
     text = "".join(listing).encode()
-    _VERSION.append(f"{__version__}+{zlib.crc32(text):08x}{zlib.adler32(text):08x}{len(listing)}")
-    return _VERSION[0]
+    return f"{__version__}+{zlib.crc32(text):08x}{zlib.adler32(text):08x}{len(listing)}"
 
 
 def dumps(value: Any) -> str:
@@ -128,7 +137,9 @@ def loads(text: str) -> Any:
     body = text.strip()
     try:
         value, end = _json.make_scanner(_Scanner())(body, 0)  # type: ignore[arg-type]
-    except StopIteration:
+    except (StopIteration, SystemError):
+        # The C scanner reports a document cut short (a truncated server.json) as a
+        # SystemError when json.decoder is not imported to name it: not JSON all the same.
         raise ValueError("not JSON") from None
     if end != len(body):
         raise ValueError("extra data after the JSON document")
@@ -184,16 +195,18 @@ def split_globals(argv: list[str]) -> tuple[str | None, str | None]:
 
 
 def read_server_file(git_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """What ``server.json`` says, or None when it is missing or not a JSON object (a record
+    cut short by a crash or a full disk included). A claim, proven by :func:`proven_server`."""
     try:
         with open(os.path.join(git_dir, "narr", SERVER_FILE), encoding="utf-8") as fh:
-            info = loads(fh.read())
-    except (OSError, ValueError):
+            info = loads(fh.read(1 << 16))
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         return None
     return info if isinstance(info, dict) else None
 
 
 def pid_alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return False
     try:
         os.kill(pid, 0)
@@ -201,7 +214,90 @@ def pid_alive(pid: object) -> bool:
         return False
     except PermissionError:
         return True
+    except OverflowError:
+        return False
     return True
+
+
+def process_identity(pid: int) -> str | None:
+    """Who ``pid`` is: the boot and the clock tick the process started at (``/proc``), which no
+    later process with the same pid shares; None where the system does not say."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rpartition(b")")[2].split()
+        with open("/proc/sys/kernel/random/boot_id", "rb") as fh:
+            boot = fh.read().strip()
+        if fields[0] in (b"Z", b"X"):
+            return "exited"  # a zombie's fields still name it, but it serves nobody
+        return f"{boot.decode()}:{int(fields[19])}"
+    except (OSError, IndexError, ValueError, UnicodeDecodeError):
+        return None
+
+
+LOCK_FILE = "server.lock"
+
+
+def lock_held(git_dir: str | os.PathLike[str]) -> bool:
+    """Whether some process holds this world's ``server.lock``: a server takes it before it
+    records itself and the kernel drops it when the server dies, however it dies. A copied
+    world's lock file is another file, held by nobody."""
+    import fcntl  # built in; only a client that finds no usable server asks
+
+    try:
+        fd = os.open(os.path.join(git_dir, "narr", LOCK_FILE), os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # closing drops the shared lock taken to look
+    return False
+
+
+def names_this_world(info: dict[str, Any], git_dir: str | os.PathLike[str]) -> bool:
+    """Whether a record was written by a server of the world whose git directory is
+    ``git_dir`` (a copied world holds its original's record, naming the original)."""
+    return info.get("git_dir") == os.path.realpath(git_dir)
+
+
+def proven_server(git_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The record of this world's live server, or None: the record names this world, its
+    pid is the very process that wrote it (same start, where the system says), and that
+    server still holds the world's lock. Anything less proves nothing: a record left by a
+    crash, a reboot or a copy of the world, whose pid may now be anyone's."""
+    info = read_server_file(git_dir)
+    if info is None or not names_this_world(info, git_dir):
+        return None
+    pid = info.get("pid")
+    if not pid_alive(pid):
+        return None
+    assert isinstance(pid, int)
+    identity = process_identity(pid)
+    if identity is not None and info.get("process") != identity:
+        return None
+    if lock_holder(git_dir) != holder_text(pid, identity) or not lock_held(git_dir):
+        return None  # no server, or a new one starting: the lock names its holder
+    return info
+
+
+def holder_text(pid: int, identity: str | None) -> str:
+    """What a server writes into ``server.lock`` once it holds it."""
+    return f"{pid} {identity}\n"
+
+
+def lock_holder(git_dir: str | os.PathLike[str]) -> str:
+    """The text in ``server.lock``: the last server to take it (whether it still holds the
+    lock is :func:`lock_held`'s question)."""
+    try:
+        with open(os.path.join(git_dir, "narr", LOCK_FILE), encoding="utf-8",
+                  errors="replace") as fh:
+            return fh.read(200)
+    except OSError:
+        return ""
 
 
 def send_frame(sock: socket.socket | _socket.socket, channel: int, payload: bytes) -> None:
@@ -228,21 +324,24 @@ def recv_frame(sock: socket.socket | _socket.socket) -> tuple[int, bytes] | None
     return None if payload is None else (channel, payload)
 
 
-def connect(argv: list[str]) -> _socket.socket | None:
-    """A connection to this world's server of this very code, or None."""
+def locate(argv: list[str]) -> str | None:
+    """The git directory of the world a command may be handed over for, or None when it
+    must run in this process whatever runs (``NARR_NO_SERVER``, a local command, no world)."""
     if os.environ.get("NARR_NO_SERVER"):
         return None
     directory, command = split_globals(argv)
     if command in LOCAL_COMMANDS:
         return None
     try:
-        git_dir = find_git_dir(os.path.realpath(directory if directory is not None else "."))
+        return find_git_dir(os.path.realpath(directory if directory is not None else "."))
     except OSError:
         return None
-    if git_dir is None:
-        return None
+
+
+def connect(git_dir: str) -> _socket.socket | None:
+    """A connection to this world's server of this very code, or None."""
     info = read_server_file(git_dir)
-    if info is None or not pid_alive(info.get("pid")):
+    if info is None or not names_this_world(info, git_dir) or not pid_alive(info.get("pid")):
         return None
     if info.get("version") != code_version():
         return None
@@ -297,30 +396,32 @@ def terminal_size() -> tuple[int, int]:
     return columns, lines
 
 
-def request(argv: list[str]) -> dict[str, Any]:
+def request(argv: list[str], git_dir: str | None = None) -> dict[str, Any]:
     columns, lines = terminal_size()
-    return {"argv": argv, "prog_name": program_name(), "cwd": os.getcwd(),
+    return {"argv": argv, "git_dir": git_dir, "prog_name": program_name(), "cwd": os.getcwd(),
             "env": forwarded_env(os.environ),
             "stdout_tty": _isatty(sys.stdout), "stderr_tty": _isatty(sys.stderr),
             "stdin_tty": _isatty(sys.stdin), "columns": columns, "lines": lines,
             "version": code_version()}
 
 
-def forward(sock: _socket.socket, argv: list[str]) -> int | None:
+def forward(sock: _socket.socket, argv: list[str], git_dir: str | None = None) -> int | None:
     """Run ``argv`` on the server; its exit code, or None when the request could not be sent."""
     out = sys.stdout.buffer
     err = sys.stderr.buffer
     try:
-        send_frame(sock, STDIN, dumps(request(argv)).encode())
+        send_frame(sock, STDIN, dumps(request(argv, git_dir)).encode())
     except OSError:
         sock.close()
         return None  # the request never left: nothing ran
+    started = False  # the server says when the command begins: before that, nothing ran
     try:
         while True:
             frame = recv_frame(sock)
             if frame is None:
                 break
             channel, payload = frame
+            started = True if channel == STARTED else started
             try:
                 if channel == STDOUT:
                     out.write(payload)
@@ -350,8 +451,10 @@ def forward(sock: _socket.socket, argv: list[str]) -> int | None:
         pass
     finally:
         sock.close()
-    # The request was delivered, so the command may have run: running it again here
-    # could record an event twice.
+    if not started:
+        return None  # the server went (killed, stopping) before the command began: run it here
+    # The command began, so it may have written: running it again here could record an
+    # event twice.
     out.flush()
     err.write(b"narr: error: the narr server stopped while running this command; "
               b"run narr status to see where the story stands\n")
@@ -398,11 +501,17 @@ def completing(environ: dict[str, str] | os._Environ[str]) -> bool:
 
 def main() -> None:
     argv = sys.argv[1:]
-    sock = None if completing(os.environ) else connect(argv)
-    if sock is not None:
-        code = forward(sock, argv)
-        if code is not None:
-            sys.exit(code)
+    git_dir = None if completing(os.environ) else locate(argv)
+    if git_dir is not None:
+        sock = connect(git_dir)
+        if sock is not None:
+            code = forward(sock, argv, os.path.realpath(git_dir))
+            if code is not None:
+                sys.exit(code)
+        else:
+            from narrative.serve.autostart import start_if_wanted
+
+            start_if_wanted(git_dir, split_globals(argv)[0])
     from narrative.cli import main as cli_main
 
     cli_main(prog_name=program_name())

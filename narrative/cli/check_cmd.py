@@ -20,16 +20,24 @@ if TYPE_CHECKING:
 @click.argument("rev", required=False, shell_complete=complete_rev)
 @click.option("--history-only", is_flag=True,
               help="Check the events only, not every node of the current world.")
+@click.option("--full", is_flag=True,
+              help="Walk every event of the story line, not only those since the last check "
+                   "that passed.")
 @json_option
 @pass_context
-def check_cmd(ctx: Context, rev: str | None, history_only: bool, as_json: bool) -> None:
+def check_cmd(ctx: Context, rev: str | None, history_only: bool, full: bool,
+              as_json: bool) -> None:
     """Check every event (parent + edits + diffusions == event) and every node.
 
+    A check that passes remembers where the story line stood (in the catalog); the
+    next one verifies only the events after that, so it costs what changed, not the
+    history. A history rewritten under it is walked whole; --full walks everything.
     Exits non-zero and names the first broken event or node.
 
     \b
     Examples:
       narr check
+      narr check --full
       narr check HEAD~10 --history-only
     """
     from narrative.engine.check import check
@@ -38,7 +46,7 @@ def check_cmd(ctx: Context, rev: str | None, history_only: bool, as_json: bool) 
 
     try:
         with progress_bar("Checking", as_json=as_json) as progress:
-            report = check(ctx.world, rev, world=not history_only, progress=progress)
+            report = check(ctx.world, rev, world=not history_only, full=full, progress=progress)
     except Exception as exc:
         if not is_damage(exc):  # an object git cannot read (a damaged file, a lost commit)
             raise

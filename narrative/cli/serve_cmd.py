@@ -27,10 +27,16 @@ _START_TIMEOUT = 20.0
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="The address the API listens on with --port. Anything but loopback lets other "
                    "machines reach it (they still need the token).")
+@click.option("--idle", "idle", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="MINUTES", help="Exit after MINUTES without a request (default: run until "
+                                      "stopped; a server started by narr.autoServe uses "
+                                      "narr.serveIdle, 30 unless set).")
+@click.option("--auto", is_flag=True, hidden=True,
+              help="Started by a command because narr.autoServe is set.")
 @json_option
 @pass_context
 def serve_cmd(ctx: Context, detach: bool, stop_it: bool, show_status: bool, port: int | None,
-              host: str, as_json: bool) -> None:
+              host: str, idle: float | None, auto: bool, as_json: bool) -> None:
     """Run a server that keeps this world open, so narr commands answer in milliseconds.
 
     While it runs, narr commands in this world are handed to it over a Unix
@@ -38,6 +44,13 @@ def serve_cmd(ctx: Context, detach: bool, stop_it: bool, show_status: bool, port
     found from a file watcher instead of a walk of every file. Output and exit
     codes are the same either way. Without --detach it runs in the foreground
     until interrupted.
+
+    With git config narr.autoServe true (in the world, or --global) the first
+    command that finds no server starts one in the background; it exits after
+    narr.serveIdle minutes without a request (30 unless set) and when narr's
+    code changes. A server's record is trusted only while the server holds the
+    world's lock and is the very process that wrote it: a stale or copied
+    record is removed, and no other process is ever signalled.
 
     \b
     Examples:
@@ -49,8 +62,10 @@ def serve_cmd(ctx: Context, detach: bool, stop_it: bool, show_status: bool, port
     from narrative.errors import InvalidInputError
     from narrative.serve import server
 
-    if sum((detach, stop_it, show_status)) > 1:
+    if sum((detach, stop_it, show_status, auto)) > 1:
         raise click.UsageError("--detach, --stop and --status go one at a time")
+    if idle is not None and (stop_it or show_status):
+        raise click.UsageError("--idle is for a server being started")
     if host != "127.0.0.1" and port is None:
         raise click.UsageError("--host is where the API listens: give --port too")
     wr = ctx.world
@@ -62,41 +77,54 @@ def serve_cmd(ctx: Context, detach: bool, stop_it: bool, show_status: bool, port
                  "pid": info.get("pid") if info else None}, as_json)
         return
     if show_status:
-        live = server.control(git_dir, "status")
         record = server.running(git_dir)
-        if live is None and record is None:
+        live = server.control(git_dir, "status") if record is not None else None
+        if record is None:
+            server.remove_stale_record(git_dir)
             _report({"running": False}, as_json)
             return
         data = {"running": True, **(record or {}), **(live or {}),
                 "current": (record or live or {}).get("version") == client.code_version()}
         _report(data, as_json)
         return
+    if auto:
+        from narrative.serve.autostart import idle_minutes
+
+        srv = server.Server(root, git_dir, port, host, auto=True,
+                            idle_minutes=idle if idle is not None else idle_minutes(str(git_dir)))
+        srv.run()
+        return
     current = server.running(git_dir)
-    if current is not None and current.get("version") != client.code_version():
+    if current is None:
+        server.remove_stale_record(git_dir)
+    elif current.get("version") != client.code_version():
         server.stop(git_dir)  # a server of other code is never used: make way for this one
         current = None
     if detach:
         if current is None:
-            current = _spawn(root, port, host)
+            current = _spawn(root, port, host, idle)
         _report({"running": True, **current}, as_json)
         return
     if current is not None:
         raise InvalidInputError(f"a narr server already serves this world (pid {current['pid']})",
                                 hint="narr serve --stop stops it")
-    srv = server.Server(root, git_dir, port, host)
+    srv = server.Server(root, git_dir, port, host, idle_minutes=idle)
     srv.run(ready=lambda record: _report({"running": True, **record}, as_json))
 
 
-def _spawn(root: Path, port: int | None, host: str = "127.0.0.1") -> dict[str, Any]:
+def _spawn(root: Path, port: int | None, host: str = "127.0.0.1",
+           idle: float | None = None) -> dict[str, Any]:
     from narrative.errors import NarrError
     from narrative.serve import server
 
     wr_git = _git_dir(root)
-    log = (wr_git / "narr" / "server.log")
+    log = wr_git / "narr" / "serve.log"
     server.narr_dir(wr_git)
     args = [sys.executable, "-m", "narrative", "-C", str(root), "serve"]
     if port is not None:
         args += ["--port", str(port), "--host", host]
+    if idle is not None:
+        args += ["--idle", repr(idle)]
     with open(log, "ab") as out:
         proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                 start_new_session=True, cwd=root)
@@ -146,6 +174,8 @@ def studio_cmd(ctx: Context, print_url: bool, port: int | None, as_json: bool) -
     root, git_dir = wr.root, wr.git_dir
     ctx.close()
     current = server.running(git_dir)
+    if current is None:
+        server.remove_stale_record(git_dir)
     if current is not None and (current.get("version") != client.code_version()
                                 or not current.get("port")
                                 or (port not in (None, 0) and current.get("port") != port)):
@@ -195,6 +225,12 @@ def _report(data: dict[str, Any], as_json: bool) -> None:
         if watcher:
             click.echo(f"  {data.get('requests', 0)} requests; scans: {watcher['hinted_scans']} "
                        f"from the file watcher, {watcher['full_scans']} full")
+        if data.get("auto"):
+            click.echo("  started automatically (narr.autoServe)")
+        if data.get("exits_at"):
+            at = time.strftime("%H:%M", time.localtime(float(data["exits_at"])))
+            click.echo(f"  exits after {data.get('idle_minutes', 0):g} minutes without a request "
+                       f"(at {at} if none comes)")
         if data.get("current") is False:
             click.echo("  it runs other code than this narr: clients do not use it")
     sys.stdout.flush()

@@ -1,16 +1,27 @@
 """``narr check``: the history explains the world, and the world is valid.
 
-For every event on the story line, ``tree(parent) + edits + diffusions ==
+For every event on the story line (or, once a check has passed, every event since the
+story line it verified: see below), ``tree(parent) + edits + diffusions ==
 tree(event)`` (a merge event's parent is its first parent, the story line it
 continues), compared node by node as JSON on exactly the nodes the event
 touched (a tree diff finds them, so the cost follows the size of the events, not
 of the world). Then every node of the current world is validated once: a valid
 node, in the right file, with an id used once, whose relations point at nodes
 that exist.
+
+A check that finds the history whole remembers its tip in the catalog (keyed by commit,
+so it stays true whatever HEAD does); the next check verifies only the events after it,
+when that tip is still on the story line, so a check after one new event costs one
+event, not the history. A commit id seals its whole history, so an old commit cannot
+change under a remembered tip: rewriting one makes new commit ids, the remembered tip is
+no longer on the line, and the next check walks everything. ``full`` walks everything
+anyway (what a catalog deleted or copied from elsewhere also brings). An event id
+reused from before the remembered tip is found only by a full check.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,8 +30,9 @@ from narrative import fields
 from narrative.errors import InvalidWorldError
 from narrative.ids import LAYERS, Layout, node_path, parse_node_path
 from narrative.model import EventRecord
-from narrative.nodefile import NodeDict, load_trusted, validate
+from narrative.nodefile import load_trusted, validate
 from narrative.store import branches, history, refs, snapshots, worktree
+from narrative.store.catalog import Verified
 from narrative.store.objects import Commit, Tree
 from narrative.store.worldrepo import WorldRepo
 
@@ -51,6 +63,8 @@ class CheckReport:
     problems: list[Problem] = field(default_factory=list)
     worktree_problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    since: str | None = None  # the verified tip the events were checked from (None: all)
+    checked_events: int = 0  # events walked this time (``events`` counts the whole line)
 
     @property
     def ok(self) -> bool:
@@ -58,15 +72,19 @@ class CheckReport:
 
     def to_json(self) -> dict[str, Any]:
         return {"ok": self.ok, "events": self.events, "commits": self.commits,
+                "since": self.since, "checked_events": self.checked_events,
                 "nodes": self.nodes, "problems": [p.to_json() for p in self.problems],
                 "worktree_problems": self.worktree_problems, "warnings": self.warnings}
 
 
 def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree_too: bool = True,
+          full: bool = False,
           progress: Callable[[int, int, str], None] | None = None) -> CheckReport:
     """Every event of the story line explains its commit, and (``world``) every node is valid.
 
-    ``progress(done, total, what)`` is told how far it is: the events, then the nodes.
+    Without ``full``, the events a passing check verified before are not walked again
+    (see the module's docstring). ``progress(done, total, what)`` is told how far it is:
+    the events, then the nodes.
     """
     report = CheckReport()
     if worktree_too and rev is None:
@@ -81,9 +99,10 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
             return report
     else:
         head = history.resolve(wr, rev)
-    chain = list(history.first_parent(head))
+    mark = None if full else _verified_tip(wr, head)
+    chain = list(history.first_parent(head, stop=mark.commit if mark else None))
     chain.reverse()
-    boundary = _shallow_boundary(wr, chain)
+    boundary = None if mark else _shallow_boundary(wr, chain)
     if boundary is not None:
         report.warnings.append(
             f"this is a shallow clone: the history before {boundary.id[:10]} is not here, "
@@ -94,9 +113,12 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
 
     # A world made in an existing repository (narr init --here) has the repository's own
     # history under its genesis: that prehistory is git's, not the story's, and is not checked.
-    start = next((i for i, c in enumerate(chain) if _is_genesis(c)), 0)
+    start = 0 if mark else next((i for i, c in enumerate(chain) if _is_genesis(c)), 0)
     seen_ids: dict[str, str] = {}
     prev_record: EventRecord | None = None
+    if mark is not None:
+        report.since, report.events, report.commits = mark.commit, mark.events, mark.commits
+        prev_record = history.last_record(history.resolve(wr, mark.commit))
     for i, c in enumerate(chain):
         if progress:
             progress(i + 1, len(chain), "events")
@@ -106,9 +128,11 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         rec = c.record()
         parent = c.first_parent
         problems = [] if c is boundary else _check_commit(
-            wr, c, parent if i > start or rec is None else None, rec, prev_record, seen_ids)
+            wr, c, parent if mark or i > start or rec is None else None, rec, prev_record,
+            seen_ids)
         if rec is not None:
             report.events += rec.kind in ("event", "merge")
+            report.checked_events += rec.kind in ("event", "merge")
             seen_ids.setdefault(rec.id, c.id)
         fix: list[str] = []
         if rec is None and c.is_merge and problems and c is not boundary:
@@ -119,8 +143,12 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         prev_record = rec if rec is not None else prev_record
 
     if world:
-        problems, report.nodes = check_world(wr, head.tree, progress)
+        since = history.resolve(wr, mark.commit).tree if mark is not None else None
+        problems, report.nodes = (check_world_since(wr, since, head.tree) if since is not None
+                                  else check_world(wr, head.tree, progress))
         report.problems.extend(Problem(None, None, None, p) for p in problems)
+        if rev is None and not report.problems and (mark is None or mark.commit != head.id):
+            _remember_verified(wr, head, report)  # the history and the world as a whole
     if worktree_too and rev is None:
         from narrative.engine.status import hand_edit_problems
 
@@ -129,6 +157,37 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         report.worktree_problems = [*scan.problems, *odd,
                                     *hand_edit_problems(wr, head.tree, scan)]
     return report
+
+
+def _verified_tip(wr: WorldRepo, head: Commit) -> Verified | None:
+    """The newest verified commit on ``head``'s story line, with what a check counted there:
+    the tip a passing check remembered when it is on that line, or ``head`` itself when
+    ``head`` is on the remembered line (a reset moved back along it)."""
+    try:
+        mark = wr.catalog.verified()
+        if mark is None:
+            return None
+        if history.is_ancestor(wr, mark.commit, head.id):
+            on_line = any(c.id == mark.commit for c in history.first_parent(head))
+            return mark if on_line else None
+        if history.is_ancestor(wr, head.id, mark.commit):
+            tip = history.resolve(wr, mark.commit)
+            events = commits = 0
+            for c in history.first_parent(tip, stop=head.id):
+                rec = c.record()
+                commits += 1
+                events += rec is not None and rec.kind in ("event", "merge")
+                if c.first_parent is None:
+                    return None  # head is not on the remembered line's first parents
+            return Verified(head.id, mark.events - events, mark.commits - commits)
+    except Exception:  # a catalog that cannot be read, a commit no longer here: walk it all
+        return None
+    return None
+
+
+def _remember_verified(wr: WorldRepo, head: Commit, report: CheckReport) -> None:
+    with contextlib.suppress(Exception):  # a cache: a read-only catalog only costs the next check
+        wr.catalog.remember_verified(Verified(head.id, report.events, report.commits))
 
 
 def _plain_merge(wr: WorldRepo, c: Commit, head: Commit) -> tuple[list[str], list[str]]:
@@ -268,12 +327,63 @@ def _node_in(tree: Tree | None, node_id: str, layout: Layout) -> dict[str, Any] 
         return {"id": node_id, "__unreadable__": True}
 
 
+def check_world_since(wr: WorldRepo, verified: Tree, tree: Tree) -> tuple[list[str], int]:
+    """:func:`check_world` for a world ``tree`` that differs from a ``verified`` one (whose
+    every node was found valid) only in the node files a tree diff names: those are checked
+    as :func:`check_world` checks every file, each id is held by one file, and no node left
+    untouched relates to a node that is gone (the catalog's edges, at ``tree``, say who
+    points at it)."""
+    layout = wr.config.layout
+    problems: list[str] = []
+    gone: list[str] = []
+    ids: set[str] = set()
+    for path in snapshots.changed_world_paths(wr, verified, tree):
+        placed = parse_node_path(path, layout)
+        if placed is None:
+            if tree.read(path) is not None:
+                problems.append(f"{path}: not a node file of the {layout} layout")
+            continue
+        ids.add(placed[1])
+    from narrative.nodefile import parse_node_file
+
+    for node_id in sorted(ids):
+        held = [(path, data) for path in (node_path(node_id, layer, layout) for layer in LAYERS)
+                if (data := tree.read(path)) is not None]
+        if not held:
+            gone.append(node_id)
+            continue
+        for path, _ in held[1:]:
+            problems.append(f"{path}: id {node_id!r} is also used by {held[0][0]}")
+        path, data = held[0]
+        try:
+            node = parse_node_file(data, path, layout)
+        except InvalidWorldError as exc:
+            problems.extend(exc.details or [exc.message])
+            continue
+        for rtype, targets in node["relations"].items():
+            for dst in targets:
+                if snapshots.node_file(tree, dst, layout) is None:
+                    problems.append(f"{path}: relation {rtype}->{dst} points at a node that "
+                                    "does not exist")
+    catalog = wr.catalog_at(tree)
+    for edge in sorted(catalog.incoming(gone)) if gone else []:
+        if edge.src in ids:
+            continue  # checked above, from its own file
+        found = snapshots.node_file(tree, edge.src, layout)
+        if found is not None:
+            problems.append(f"{found[0]}: relation {edge.type}->{edge.dst} points at a node "
+                            "that does not exist")
+    return problems, catalog.count()
+
+
 def check_world(wr: WorldRepo, tree: Tree,
                 progress: Callable[[int, int, str], None] | None = None) -> tuple[list[str], int]:
     """Every node file of ``tree`` valid, well placed, unique, with live relations."""
     layout = wr.config.layout
     problems: list[str] = []
-    nodes: dict[str, tuple[str, NodeDict]] = {}
+    # Per node only its path and its relations' ends are kept for the second pass: the
+    # parsed nodes of a 100k-node world held at once peaked a server at 537 MB.
+    nodes: dict[str, tuple[str, list[tuple[str, str]]]] = {}
     blobs = snapshots.world_files(wr, tree)
     for i, (path, oid) in enumerate(blobs):
         if progress:
@@ -292,11 +402,11 @@ def check_world(wr: WorldRepo, tree: Tree,
         if node["id"] in nodes:
             problems.append(f"{path}: id {node['id']!r} is also used by {nodes[node['id']][0]}")
             continue
-        nodes[node["id"]] = (path, node)
-    for path, node in nodes.values():
-        for rtype, targets in node["relations"].items():
-            for dst in targets:
-                if dst not in nodes:
-                    problems.append(f"{path}: relation {rtype}->{dst} points at a node that "
-                                    "does not exist")
+        nodes[node["id"]] = (path, [(rtype, dst) for rtype, targets in node["relations"].items()
+                                    for dst in targets])
+    for path, ends in nodes.values():
+        for rtype, dst in ends:
+            if dst not in nodes:
+                problems.append(f"{path}: relation {rtype}->{dst} points at a node that "
+                                "does not exist")
     return problems, len(nodes)

@@ -97,15 +97,14 @@ def token(git_dir: Path) -> str:
 
 
 def running(git_dir: Path) -> dict[str, Any] | None:
-    """The live server's record (whatever its version), or None."""
-    info = client.read_server_file(git_dir)
-    if info is None or not client.pid_alive(info.get("pid")):
-        return None
-    return info
+    """The record of this world's live server (whatever its version), proven
+    (:func:`narrative.client.proven_server`), or None."""
+    return client.proven_server(git_dir)
 
 
 def control(git_dir: Path, what: str, timeout: float = 5.0) -> dict[str, Any] | None:
-    """Ask the live server for ``status``; None when there is none or it does not answer."""
+    """Ask this world's proven server for ``status`` (or to ``stop``); its answer, or None
+    when there is none or it does not answer as this world's server."""
     info = running(git_dir)
     if info is None or not isinstance(info.get("socket"), str):
         return None
@@ -121,29 +120,58 @@ def control(git_dir: Path, what: str, timeout: float = 5.0) -> dict[str, Any] | 
         sock.close()
     if frame is None:
         return None
-    answer = json.loads(frame[1])
-    return answer if isinstance(answer, dict) else None
+    try:
+        answer = json.loads(frame[1])
+    except ValueError:
+        return None
+    if not isinstance(answer, dict) or answer.get("pid") != info.get("pid") \
+            or answer.get("git_dir") != info.get("git_dir"):
+        return None  # something answers on that socket, not the server the record names
+    return answer
 
 
 def stop(git_dir: Path, timeout: float = 10.0) -> dict[str, Any] | None:
-    """Stop the world's server (any version); its record, or None when none was running."""
+    """Stop this world's server (any version); its record, or None when none was running.
+
+    Only a proven server is stopped, and it is asked over its socket first. A signal goes
+    only to the very process that recorded itself (same pid and start) while it still holds
+    the world's lock, and only when asking did not make it go. A record that proves nothing
+    is removed, never acted on.
+    """
     info = running(git_dir)
     if info is None:
-        _remove_record(git_dir, None)
+        remove_stale_record(git_dir)
         return None
     pid = int(info["pid"])
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
+    control(git_dir, "stop")
     deadline = time.monotonic() + timeout
-    while _running(pid) and time.monotonic() < deadline:
-        _reap(pid)
-        time.sleep(0.02)
-    if _running(pid):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-        _reap(pid)
-    _remove_record(git_dir, pid)
+    for sig in (None, signal.SIGTERM, signal.SIGKILL):
+        if sig is not None:
+            if not _still_ours(git_dir, info):
+                break
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+            deadline = time.monotonic() + timeout
+        while _still_ours(git_dir, info) and time.monotonic() < deadline:
+            _reap(pid)
+            time.sleep(0.02)
+        if not _still_ours(git_dir, info):
+            break
+    remove_stale_record(git_dir)
     return info
+
+
+def _still_ours(git_dir: Path, info: dict[str, Any]) -> bool:
+    """Whether the server of ``info`` still runs and still is who it recorded itself as."""
+    pid = int(info["pid"])
+    if not _running(pid):
+        return False
+    identity = client.process_identity(pid)
+    if identity is None:  # no /proc: the pid is proven only by what answers on its socket
+        answer = control(git_dir, "status", timeout=1.0)
+        return answer is not None and answer.get("pid") == pid
+    proven = client.proven_server(git_dir)
+    return proven is not None and proven.get("pid") == pid and identity == info.get("process")
 
 
 def _running(pid: int) -> bool:
@@ -164,17 +192,54 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
-def _remove_record(git_dir: Path, pid: int | None) -> None:
-    info = client.read_server_file(git_dir)
-    if info is not None and (pid is None or info.get("pid") == pid):
-        if pid is None and client.pid_alive(info.get("pid")):
-            return
+def remove_stale_record(git_dir: Path) -> bool:
+    """Remove ``server.json`` and this world's socket when no server holds the world's lock
+    (taken here for the moment it takes, so a server starting now cannot lose its record);
+    whether there was one to remove. The socket removed is the one this world's path maps
+    to, never a path the record names: a copied world's record names the original's."""
+    lock_path = git_dir / "narr" / client.LOCK_FILE
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return False  # an unwritable .git/narr: nothing can be removed there either
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False  # a server holds it: the record is its own, or about to be
+        removed = False
         with contextlib.suppress(OSError):
             (git_dir / "narr" / client.SERVER_FILE).unlink()
-        sock = info.get("socket")
-        if isinstance(sock, str):
-            with contextlib.suppress(OSError):
-                Path(sock).unlink()
+            removed = True
+        with contextlib.suppress(OSError, ConflictError):
+            sock = socket_path(git_dir)
+            if sock.is_socket():
+                sock.unlink()
+        return removed
+    finally:
+        os.close(fd)
+
+
+def _take_lock(path: Path, wait: float) -> int | None:
+    """The world's server lock, held through the returned fd; None when another server has
+    it after ``wait`` seconds (a starter or ``narr serve --status`` holds it for an instant)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                return None
+            time.sleep(0.02)
+            continue
+        # Name the holder: a record proves a server only while the lock names its writer
+        # (a server starting after one was killed holds the lock before it records itself).
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, client.holder_text(os.getpid(), client.process_identity(os.getpid()))
+                  .encode(), 0)
+        return fd
 
 
 @dataclass
@@ -184,6 +249,8 @@ class Server:
     port: int | None = None
     host: str = "127.0.0.1"
     version: str = field(default_factory=client.code_version)
+    idle_minutes: float | None = None  # exit after this long without a request (None: never)
+    auto: bool = False  # started by a command (narr.autoServe), not by narr serve
 
     def __post_init__(self) -> None:
         self.root = self.root.resolve()
@@ -201,6 +268,10 @@ class Server:
         self.watcher: Any = None
         self.started = time.time()
         self.requests = 0
+        self.last_request = time.monotonic()
+        self.active = 0  # requests under way: a server is idle only with none
+        self._counting = threading.Lock()
+        self.exit_reason: str | None = None
         self.profile_dir = os.environ.get("NARR_SERVE_PROFILE") or None
         self._http: Any = None
         self._lock_fd = -1
@@ -211,19 +282,21 @@ class Server:
     def run(self, ready: Callable[[dict[str, Any]], None] | None = None) -> None:
         """Serve until SIGTERM, SIGINT or ``narr serve --stop``."""
         existing = running(self.git_dir)
-        if existing is not None and existing.get("pid") != os.getpid():
+        if existing is not None and existing.get("pid") != os.getpid() and (
+                not self.auto or existing.get("version") == self.version):
             raise ConflictError(f"a narr server already serves this world (pid {existing['pid']})",
                                 hint="narr serve --status shows it; narr serve --stop stops it")
         narr_dir(self.git_dir)
-        # Held for the server's life (the kernel drops it when the process dies), so two
-        # servers started at once cannot both believe they serve the world.
-        self._lock_fd = os.open(self.git_dir / "narr" / "server.lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(self._lock_fd)
+        # Held for the server's life (the kernel drops it when the process dies, however it
+        # dies): the proof that a record names a live server, and why two servers started
+        # at once cannot both serve the world. One started by a command waits for a server
+        # of other code it asked to go.
+        fd = _take_lock(self.git_dir / "narr" / client.LOCK_FILE, 15.0 if self.auto else 1.0)
+        if fd is None:
+            _drop_handoff()
             raise ConflictError("another narr server is starting or running for this world",
-                                hint="narr serve --status shows it") from None
+                                hint="narr serve --status shows it")
+        self._lock_fd = fd
         os.chdir(self.home_cwd)
         self._keep_catalog_open()
         streams.install()
@@ -245,11 +318,15 @@ class Server:
             threading.Thread(target=self._accept, args=(listener,), name="narr-accept",
                              daemon=True).start()
             record = self._write_record()
+            _drop_handoff()  # serving and recorded: the next starter finds this server
+            if self.auto:
+                print(f"narr serve: pid {os.getpid()} started automatically for {self.root}"
+                      + (f"; exits after {self.idle_minutes:g} minutes without a request"
+                         if self.idle_minutes else ""), file=sys.__stderr__, flush=True)
             if ready is not None:
                 ready(record)
             threading.Thread(target=_import_engine, name="narr-warm", daemon=True).start()
-            while not self.stopping.wait(0.2):
-                pass
+            self._wait_for_the_end()
         finally:
             self.stopping.set()
             if listener is not None:
@@ -264,10 +341,37 @@ class Server:
                 self.watcher.stop()
             if self._catalog is not None:
                 self._catalog.close()
-            _remove_record(self.git_dir, os.getpid())
-            with contextlib.suppress(OSError):
-                self.socket.unlink()
+            self._remove_own_record()
             os.close(self._lock_fd)
+            if self.exit_reason:
+                print(f"narr serve: pid {os.getpid()} exits: {self.exit_reason}", file=sys.__stderr__)
+
+    def _wait_for_the_end(self) -> None:
+        """Wait for a stop: a signal, ``narr serve --stop``, ``idle_minutes`` without a request,
+        or narr's code changing on disk (an upgrade or an edit: clients of the new code would
+        never use this server again, and it would hold old code's state)."""
+        checked = time.monotonic()
+        while not self.stopping.wait(0.2):
+            now = time.monotonic()
+            if now - checked < 2.0:
+                continue
+            checked = now
+            if self.idle_minutes is not None and not self.active \
+                    and now - self.last_request >= self.idle_minutes * 60:
+                self.exit_reason = f"no request for {self.idle_minutes:g} minutes"
+            elif client.current_code_version() != self.version:
+                self.exit_reason = "narr's code changed"
+            if self.exit_reason:
+                self.stopping.set()
+
+    def _remove_own_record(self) -> None:
+        """Remove the record and socket this server made (and nothing another made)."""
+        info = client.read_server_file(self.git_dir)
+        if info is not None and info.get("pid") == os.getpid():
+            with contextlib.suppress(OSError):
+                (self.git_dir / "narr" / client.SERVER_FILE).unlink()
+        with contextlib.suppress(OSError):
+            self.socket.unlink()
 
     def _write_jobs(self) -> None:
         """The writer thread: every command that may write, one at a time, in order.
@@ -347,9 +451,7 @@ class Server:
         return listener
 
     def _write_record(self) -> dict[str, Any]:
-        record = {"pid": os.getpid(), "version": self.version, "socket": str(self.socket),
-                  "root": str(self.root), "port": self.http_port, "host": self.host,
-                  "started": self.started}
+        record = self._identity()
         path = self.git_dir / "narr" / client.SERVER_FILE
         tmp = path.with_name(f".{client.SERVER_FILE}.{os.getpid()}")
         tmp.write_text(json.dumps(record, indent=2) + "\n", "utf-8")
@@ -379,10 +481,21 @@ class Server:
 
         threading.Thread(target=warm, args=(self.root,), name="narr-warm", daemon=True).start()
 
+    def _identity(self) -> dict[str, Any]:
+        """What the record says: who the server is (pid and its start, for
+        :func:`narrative.client.proven_server`), for which world, and how to reach it."""
+        return {"pid": os.getpid(), "process": client.process_identity(os.getpid()),
+                "version": self.version, "socket": str(self.socket), "root": str(self.root),
+                "git_dir": str(self.git_dir), "port": self.http_port, "host": self.host,
+                "started": self.started, "auto": self.auto, "idle_minutes": self.idle_minutes}
+
     def status(self) -> dict[str, Any]:
-        return {"pid": os.getpid(), "version": self.version, "socket": str(self.socket),
-                "root": str(self.root), "port": self.http_port, "host": self.host,
-                "started": self.started, "requests": self.requests,
+        idle_exit = None
+        if self.idle_minutes is not None:
+            idle_exit = time.time() + max(
+                0.0, self.idle_minutes * 60 - (time.monotonic() - self.last_request))
+        return {**self._identity(), "requests": self.requests, "active": self.active,
+                "exits_at": idle_exit,
                 "watcher": self.watcher.describe() if self.watcher is not None else None}
 
     # --- requests -------------------------------------------------------------------
@@ -405,11 +518,19 @@ class Server:
                 if "control" in req:
                     self._control(conn, req["control"])
                     return
-                if self.stopping.is_set() or req.get("version") != self.version:
-                    client.send_frame(conn, REFUSED, b"")
+                if self.stopping.is_set() or req.get("version") != self.version \
+                        or req.get("git_dir") not in (None, str(self.git_dir)):
+                    client.send_frame(conn, REFUSED, b"")  # not for this server: run it there
                     return
-                self.requests += 1
-                self.run_request(conn, req)
+                with self._counting:
+                    self.requests += 1
+                    self.active += 1
+                try:
+                    self.run_request(conn, req)
+                finally:
+                    with self._counting:
+                        self.active -= 1
+                        self.last_request = time.monotonic()
             except (OSError, ValueError):
                 return
 
@@ -448,6 +569,7 @@ class Server:
         code: list[int] = [1]
 
         def work() -> None:
+            write(client.STARTED, b"")  # from here on the command may write
             with invocation.running(cwd, env), streams.serving(request_io), \
                     _profiled(self.profile_dir, command, self.requests):
                 code[0] = run_cli(argv, str(req.get("prog_name", "narr")))
@@ -476,6 +598,16 @@ class Server:
         if error:
             raise error[0]
         return result[0]
+
+
+def _drop_handoff() -> None:
+    """Let go of the lock of the command that started this server (``narr.autoServe``)."""
+    from narrative.serve.autostart import HANDOFF_VARIABLE
+
+    value = os.environ.pop(HANDOFF_VARIABLE, None)
+    if value is not None and value.isdigit():
+        with contextlib.suppress(OSError):
+            os.close(int(value))
 
 
 class _Job:

@@ -84,6 +84,9 @@ def diff_blobs(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tre
     """
     if old is not None and new is not None and old.id == new.id:
         return
+    if old is not None and new is not None and max(len(old), len(new)) > NATIVE_DIFF_ENTRIES:
+        yield from _native_diff(old, new, prefix)
+        return
     olds = {str(e.name): e for e in old} if old is not None else {}
     news = {str(e.name): e for e in new} if new is not None else {}
     for name in sorted(olds.keys() | news.keys()):
@@ -102,6 +105,40 @@ def diff_blobs(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tre
         b_blob = b.id if b is not None and b.type_str == "blob" else None
         if a_blob is not None or b_blob is not None:
             yield path, a_blob, b_blob
+
+
+# A directory this large (a flat layout's layer: thousands of node files) is compared by
+# libgit2 in C: entry by entry in Python it cost 70 ms at 10k flat nodes, libgit2 18 ms.
+# Smaller ones stay here, where equal subtrees are skipped unread (a sharded world's
+# buckets: 5 ms against libgit2's 14).
+NATIVE_DIFF_ENTRIES = 512
+_ZERO = pygit2.Oid(hex="0" * 40)
+_SUBMODULE = 0o160000
+
+
+def _native_diff(old: pygit2.Tree, new: pygit2.Tree,
+                 prefix: str) -> Iterator[tuple[str, pygit2.Oid | None, pygit2.Oid | None]]:
+    """:func:`diff_blobs` of two trees by libgit2, in the same order and form: one item per
+    path (libgit2 says a file that became a link, or a directory, went and came), the
+    files under a path before the path itself."""
+    found: dict[str, list[pygit2.Oid | None]] = {}
+    for delta in old.diff_to_tree(new).deltas:
+        a, b = delta.old_file, delta.new_file
+        a_id = a.id if a.id != _ZERO and a.mode != _SUBMODULE else None
+        b_id = b.id if b.id != _ZERO and b.mode != _SUBMODULE else None
+        if a_id is None and b_id is None:
+            continue
+        name = b.path if b_id is not None else a.path
+        item = found.setdefault(f"{prefix}/{name}" if prefix else name, [None, None])
+        item[0] = a_id if a_id is not None else item[0]
+        item[1] = b_id if b_id is not None else item[1]
+
+    def order(path: str) -> list[tuple[str, int]]:
+        *dirs, last = path.split("/")
+        return [(d, 0) for d in dirs] + [(last, 1)]
+
+    for path in sorted(found, key=order):
+        yield path, found[path][0], found[path][1]
 
 
 def hash_bytes(data: bytes) -> pygit2.Oid:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -236,9 +237,69 @@ _WT_CHANGED = (_FS.WT_NEW | _FS.WT_MODIFIED | _FS.WT_DELETED | _FS.WT_TYPECHANGE
 
 
 def _hinted(wr: WorldRepo, index: pygit2.Index, candidates: set[str]) -> set[str]:
-    """Which of ``candidates`` (files or directories) differ between working tree and index."""
+    """Which of ``candidates`` (files or directories) differ between working tree and index.
+
+    Each file is compared with its index entry here, by content: libgit2's
+    ``status_file`` reads the file's whole directory to answer for one file (6 ms each
+    in a flat layer of 2,500 files, against a few files in a sharded bucket). A merge
+    in progress leaves conflict entries only libgit2 reads: then it answers.
+    """
     out: set[str] = set()
-    for path in sorted(_expand(wr, index, candidates)):
+    paths = sorted(_expand(wr, index, candidates))
+    if index.conflicts is not None:
+        return _hinted_by_libgit2(wr, paths)
+    try:
+        trust_mode = wr.repo.config.get_bool("core.fileMode")
+    except (KeyError, pygit2.GitError, ValueError):
+        trust_mode = True
+    for path in paths:
+        if _differs_from_index(wr, index, path, trust_mode):
+            out.add(path)
+    return out
+
+
+_LINK, _EXECUTABLE, _GITLINK = 0o120000, 0o100755, 0o160000
+
+
+def _differs_from_index(wr: WorldRepo, index: pygit2.Index, path: str, trust_mode: bool) -> bool:
+    """Whether the file at ``path`` is not what the index holds there (as ``git status``
+    would say: added unless ignored, gone, another type or mode, other content)."""
+    try:
+        entry: pygit2.IndexEntry | None = index[path]
+    except KeyError:
+        entry = None
+    full = os.path.join(wr.root, path)
+    try:
+        st = os.lstat(full)
+    except FileNotFoundError:
+        return entry is not None
+    except OSError as exc:
+        raise _Unsure(f"a path the watcher named could not be examined ({exc})") from None
+    if entry is None:
+        return not stat.S_ISDIR(st.st_mode) and not wr.repo.path_is_ignored(path)
+    if stat.S_ISLNK(st.st_mode):
+        if entry.mode != _LINK:
+            return True
+        try:
+            target = os.fsencode(os.readlink(full))
+        except OSError as exc:
+            raise _Unsure(f"a path the watcher named could not be examined ({exc})") from None
+        return pygit2.hash(target) != entry.id
+    if not stat.S_ISREG(st.st_mode) or entry.mode in (_LINK, _GITLINK):
+        return True
+    if trust_mode and bool(st.st_mode & 0o111) != (entry.mode == _EXECUTABLE):
+        return True
+    try:
+        with open(full, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise _Unsure(f"a path the watcher named could not be read ({exc})") from None
+    return wr.worktree_oid(path, data) != str(entry.id)
+
+
+def _hinted_by_libgit2(wr: WorldRepo, paths: list[str]) -> set[str]:
+    out: set[str] = set()
+    for path in paths:
         try:
             flags = wr.repo.status_file(path)
         except KeyError:

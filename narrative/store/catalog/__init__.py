@@ -6,8 +6,9 @@ It answers what the engine needs without scanning. By duty, one module each:
 - :mod:`.nodes`: which nodes are transient, which relations and reference fields point at a
   node, which node carries a name (``catalog.incoming(...)``, ``catalog.references_to(...)``,
   ``catalog.names_in_layer(...)``...);
-- :mod:`.events`: which commit holds an event id, and what a listing shows of a commit
-  (``catalog.remember_event(...)``, ``catalog.summaries(...)``);
+- :mod:`.events`: which commit holds an event id, what a listing shows of a commit, and
+  the story line ``narr check`` last verified (``catalog.remember_event(...)``,
+  ``catalog.summaries(...)``, ``catalog.verified()``);
 - :mod:`.story`: the event graph the query commands read, ``why``, ``history``, ``brief``,
   with the nodes each commit ended and the story time in force (``catalog.graph``);
 - :mod:`.search`: full-text search (``catalog.text``);
@@ -25,7 +26,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from narrative.store.catalog.connection import SCHEMA_VERSION
-from narrative.store.catalog.events import EventIndex, EventRef
+from narrative.store.catalog.events import EventIndex, EventRef, Verified
 from narrative.store.catalog.nodes import (
     Edge,
     NameRow,
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from narrative.store.catalog.story import StoryIndex
 
 __all__ = ["SCHEMA_VERSION", "Catalog", "Edge", "EventRef", "NameRow", "NodeId", "NodeRow",
-           "Reference", "searchable_text"]
+           "Reference", "Verified", "searchable_text"]
 
 
 class Catalog(NodeIndex, EventIndex):

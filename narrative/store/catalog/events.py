@@ -23,7 +23,31 @@ class EventRef(NamedTuple):
     commit: str
 
 
+class Verified(NamedTuple):
+    """The story line ``narr check`` last found whole: its tip, and what it counted there."""
+
+    commit: str
+    events: int
+    commits: int
+
+
 class EventIndex(Connection):
+    def verified(self) -> Verified | None:
+        """The tip of the last story line ``narr check`` verified (None: never, or forgotten
+        with the catalog)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key='verified'").fetchone()
+        if row is None:
+            return None
+        parts = str(row[0]).split()
+        if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
+            return None
+        return Verified(parts[0], int(parts[1]), int(parts[2]))
+
+    def remember_verified(self, mark: Verified) -> None:
+        with self.atomic() as db:
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('verified', ?)",
+                       (f"{mark.commit} {mark.events} {mark.commits}",))
+
     def remember_event(self, event_id: str, commit_id: str, summary: Summary | None = None) -> None:
         """Where an event is, and (``summary``) what a listing shows of it, so the log never
         parses a record narr has just written."""

@@ -1,0 +1,367 @@
+"""A server's life: proven before it is trusted or signalled, started by the first command
+when ``narr.autoServe`` asks, gone when idle or when narr's code changes.
+
+Every test runs real processes: ``python -m narrative`` (the thin client), servers it
+starts, unrelated processes left under stale records, ``kill -9``, a world copied with
+``cp -a`` while its server runs, a record cut short. Waiting for a server to come or go
+polls with a generous deadline; nothing here asserts how long anything took.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import git
+
+from narrative import client
+
+LOCAL = {"NARR_NO_SERVER": "1"}
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run(root: Path, *args: str, env: dict[str, str] | None = None,
+        cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "narrative", "-C", str(root), *args],
+                          capture_output=True, env={**os.environ, **(env or {})}, timeout=120,
+                          cwd=cwd)
+
+
+def status(root: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
+    proc = run(root, "serve", "--status", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+def wait_for(predicate: Any, what: str, deadline: float = 90.0) -> Any:
+    end = time.monotonic() + deadline
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < end, f"never happened: {what}"
+        time.sleep(0.1)
+
+
+def record_path(root: Path) -> Path:
+    return root / ".git" / "narr" / "server.json"
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie waiting for whoever adopted it has stopped)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()[0]
+    except OSError:
+        return client.pid_alive(pid)
+    return state not in (b"Z", b"X")
+
+
+def kill(pid: int | None) -> None:
+    if pid is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def bystander() -> Iterator[subprocess.Popen[bytes]]:
+    """A process that is nobody's server, whose pid a stale record will name."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture
+def servers() -> Iterator[list[Path]]:
+    """Worlds whose servers a test may have started: stopped (and killed) when it ends."""
+    roots: list[Path] = []
+    yield roots
+    for root in roots:
+        info = client.read_server_file(root / ".git")
+        run(root, "serve", "--stop")
+        if info and isinstance(info.get("pid"), int) and info.get("git_dir") == str(
+                (root / ".git").resolve()):
+            kill(info["pid"])
+
+
+def stale_record(world: Path, pid: int, **changes: Any) -> None:
+    """What a server that crashed (or a reboot) leaves: its record, naming a pid now another's."""
+    record = {"pid": pid, "version": client.code_version(),
+              "socket": str(world / ".git" / "narr" / "server.sock"), "root": str(world),
+              "git_dir": str((world / ".git").resolve()), "port": None, "host": "127.0.0.1",
+              "started": time.time(), **changes}
+    record_path(world).parent.mkdir(parents=True, exist_ok=True)
+    record_path(world).write_text(json.dumps(record), "utf-8")
+
+
+# --- a record is proof of nothing -------------------------------------------------------
+
+
+@pytest.mark.parametrize("changes", [{}, {"version": "0.0.1+other"}, {"port": 1},
+                                     {"git_dir": None, "root": None}])
+def test_no_command_signals_a_process_a_stale_record_names(
+        flat_world: Path, bystander: subprocess.Popen[bytes], servers: list[Path],
+        changes: dict[str, Any]) -> None:
+    servers.append(flat_world)
+    stale_record(flat_world, bystander.pid, **changes)
+    assert status(flat_world) == {"running": False}
+    assert not record_path(flat_world).exists()  # a stale record is removed, not acted on
+    for args in (("serve", "--stop"), ("status",), ("doctor", "--json")):
+        stale_record(flat_world, bystander.pid, **changes)
+        proc = run(flat_world, *args)
+        assert proc.returncode == 0, (args, proc.stderr)
+        assert bystander.poll() is None, args
+    stale_record(flat_world, bystander.pid, **changes)
+    started = run(flat_world, "serve", "--detach", "--json")
+    assert started.returncode == 0, started.stderr
+    info = json.loads(started.stdout)
+    assert info["pid"] != bystander.pid and alive(info["pid"])  # --detach started a real one
+    run(flat_world, "serve", "--stop")
+    stale_record(flat_world, bystander.pid, **changes)
+    url = run(flat_world, "studio", "--url", "--json")
+    assert url.returncode == 0, url.stderr
+    assert json.loads(url.stdout)["pid"] != bystander.pid
+    assert run(flat_world, "serve", "--stop").returncode == 0
+    assert bystander.poll() is None
+
+
+def test_doctor_does_not_count_a_stale_record_as_a_server(
+        flat_world: Path, bystander: subprocess.Popen[bytes]) -> None:
+    stale_record(flat_world, bystander.pid)
+    proc = run(flat_world, "doctor", "--json")
+    found = {f["name"]: f for f in json.loads(proc.stdout)["findings"]}
+    assert found["server"]["status"] == "ok"
+    assert found["server"]["found"].startswith("not running")
+
+
+@pytest.mark.parametrize("text", ['{"pid": 12', '{"pid": ', "\0\0\0", "[1, 2]", '"x"', "{}",
+                                  '{"pid": 99999999999999999999999}', '{"pid": true}'])
+def test_a_truncated_or_garbage_record_is_no_server(flat_world: Path, text: str) -> None:
+    record_path(flat_world).parent.mkdir(parents=True, exist_ok=True)
+    record_path(flat_world).write_text(text, "utf-8")
+    here = run(flat_world, "status", env=LOCAL)
+    through = run(flat_world, "status")
+    assert (through.returncode, through.stdout, through.stderr) == (
+        here.returncode, here.stdout, here.stderr)
+    assert status(flat_world) == {"running": False}
+    assert not record_path(flat_world).exists()
+
+
+def test_a_copied_world_neither_uses_nor_stops_the_originals_server(
+        flat_world: Path, tmp_path: Path, servers: list[Path]) -> None:
+    servers.append(flat_world)
+    original = json.loads(run(flat_world, "serve", "--detach", "--json").stdout)
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", str(flat_world), str(copy)], check=True)
+    servers.append(copy)
+    assert json.loads(record_path(copy).read_text("utf-8"))["pid"] == original["pid"]
+    before = status(flat_world)["requests"]
+    git(copy, "config", "user.name", "Copy")  # something only the copy has
+    event = run(copy, "event", "Lin Yuan leaves the copy", "--set",
+                'lin-yuan.state.location="copy"')
+    assert event.returncode == 0, event.stderr
+    assert status(flat_world)["requests"] == before  # the original's server never saw it
+    assert json.loads(run(flat_world, "get", "lin-yuan", "state.location", "--json").stdout) \
+        != "copy"
+    assert status(copy) == {"running": False}
+    stopped = run(copy, "serve", "--stop", "--json")
+    assert json.loads(stopped.stdout) == {"running": False, "stopped": False, "pid": None}
+    assert alive(original["pid"])
+    assert Path(original["socket"]).exists()  # the copy's clean-up left the original's socket
+    assert status(flat_world)["pid"] == original["pid"]
+
+
+def test_a_killed_server_is_cleaned_up(flat_world: Path, servers: list[Path]) -> None:
+    servers.append(flat_world)
+    info = json.loads(run(flat_world, "serve", "--detach", "--json").stdout)
+    os.kill(info["pid"], signal.SIGKILL)
+    wait_for(lambda: not alive(info["pid"]), "the server died")
+    assert record_path(flat_world).exists()  # kill -9 leaves its record behind
+    assert status(flat_world) == {"running": False}
+    assert not record_path(flat_world).exists()
+    again = json.loads(run(flat_world, "serve", "--detach", "--json").stdout)
+    assert again["pid"] != info["pid"] and status(flat_world)["pid"] == again["pid"]
+
+
+# --- a server that starts itself --------------------------------------------------------
+
+
+def auto(root: Path, idle: str | None = None) -> None:
+    git(root, "config", "narr.autoServe", "true")
+    if idle is not None:
+        git(root, "config", "narr.serveIdle", idle)
+
+
+def proven(root: Path) -> dict[str, Any] | None:
+    return client.proven_server(root / ".git")
+
+
+def log_text(root: Path) -> str:
+    path = root / ".git" / "narr" / "serve.log"
+    return path.read_text("utf-8", "replace") if path.exists() else ""
+
+
+def test_the_first_command_starts_a_server_and_later_ones_use_it(
+        flat_world: Path, servers: list[Path]) -> None:
+    servers.append(flat_world)
+    auto(flat_world)
+    first = run(flat_world, "status")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == run(flat_world, "status", env=LOCAL).stdout
+    info = wait_for(lambda: proven(flat_world), "the server started")
+    assert info["auto"] is True and info["idle_minutes"] == 30
+    shown = status(flat_world)
+    assert shown["auto"] is True and shown["exits_at"] > time.time()
+    text = run(flat_world, "serve", "--status").stdout.decode()
+    assert "started automatically" in text and "exits after 30 minutes" in text
+    before = shown["requests"]
+    assert run(flat_world, "log", "-n", "1").returncode == 0
+    assert status(flat_world)["requests"] == before + 1
+
+
+def test_ten_first_commands_at_once_start_one_server(flat_world: Path,
+                                                     servers: list[Path]) -> None:
+    servers.append(flat_world)
+    auto(flat_world)
+    procs = [subprocess.Popen([sys.executable, "-m", "narrative", "-C", str(flat_world), "status"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(10)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 10, [e for _, e in outs]
+    info = wait_for(lambda: proven(flat_world), "the server started")
+    for _ in range(5):  # and the commands after them start none either
+        assert run(flat_world, "status").returncode == 0
+    started = [line for line in log_text(flat_world).splitlines() if "started automatically" in line]
+    assert started == [f"narr serve: pid {info['pid']} started automatically for "
+                       f"{flat_world.resolve()}; exits after 30 minutes without a request"]
+    assert "another narr server" not in log_text(flat_world)  # none was even tried
+
+
+def test_an_idle_server_exits(flat_world: Path, servers: list[Path]) -> None:
+    servers.append(flat_world)
+    auto(flat_world, idle="0.05")  # three seconds
+    assert run(flat_world, "status").returncode == 0
+    info = wait_for(lambda: proven(flat_world), "the server started")
+    wait_for(lambda: not alive(info["pid"]), "the idle server exited")
+    assert f"pid {info['pid']} exits: no request for 0.05 minutes" in log_text(flat_world)
+    assert not record_path(flat_world).exists()
+
+
+def test_no_server_starts_with_narr_no_server_or_unset(flat_world: Path) -> None:
+    assert run(flat_world, "status").returncode == 0  # autoServe unset: nothing starts
+    auto(flat_world)
+    assert run(flat_world, "status", env=LOCAL).returncode == 0
+    git(flat_world, "config", "narr.autoServe", "false")
+    assert run(flat_world, "status").returncode == 0
+    assert not record_path(flat_world).exists() and log_text(flat_world) == ""
+    assert not (flat_world / ".git" / "narr" / "autostart.lock").exists()
+
+
+def test_narrs_own_config_file_turns_it_on(flat_world: Path, tmp_path: Path,
+                                           servers: list[Path]) -> None:
+    servers.append(flat_world)
+    config = tmp_path / "narr.toml"
+    config.write_text("[narr]\nautoServe = true\nserveIdle = 5\n", "utf-8")
+    assert run(flat_world, "status", env={"NARR_CONFIG": str(config)}).returncode == 0
+    info = wait_for(lambda: proven(flat_world), "the server started")
+    assert info["auto"] is True and info["idle_minutes"] == 5
+
+
+def test_a_killed_auto_server_is_replaced_by_the_next_command(flat_world: Path,
+                                                              servers: list[Path]) -> None:
+    servers.append(flat_world)
+    auto(flat_world)
+    run(flat_world, "status")
+    first = wait_for(lambda: proven(flat_world), "the server started")
+    os.kill(first["pid"], signal.SIGKILL)
+    wait_for(lambda: not alive(first["pid"]), "the server died")
+    assert run(flat_world, "status").returncode == 0
+    second = wait_for(lambda: proven(flat_world), "a new server started")
+    assert second["pid"] != first["pid"]
+
+
+@pytest.mark.parametrize("blocked", ["autostart.lock", "serve.log"])
+def test_a_server_that_cannot_start_costs_one_warning(flat_world: Path, blocked: str) -> None:
+    """Where narr cannot write its lock or log (a directory in the way stands in for an
+    unwritable folder or disk, which root would write anyway), the command still runs."""
+    auto(flat_world)
+    (flat_world / ".git" / "narr").mkdir(exist_ok=True)
+    (flat_world / ".git" / "narr" / blocked).mkdir()
+    proc = run(flat_world, "status")
+    here = run(flat_world, "status", env=LOCAL)
+    assert (proc.returncode, proc.stdout) == (here.returncode, here.stdout)
+    warning = proc.stderr.decode().splitlines()
+    assert len(warning) == 1 and warning[0].startswith(
+        "narr: warning: narr.autoServe: cannot start a server (Is a directory: "), warning
+    assert warning[0].endswith("; this command runs without one")
+    assert not record_path(flat_world).exists()
+
+
+def test_a_world_too_deep_for_a_socket_path_still_gets_its_server(
+        tmp_path: Path, flat_world: Path, servers: list[Path]) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 60) / "world"
+    deep.parent.mkdir(parents=True)
+    shutil.copytree(flat_world, deep, symlinks=True)
+    servers.append(deep)
+    auto(deep)
+    assert run(deep, "status").returncode == 0
+    info = wait_for(lambda: proven(deep), "the server started")
+    assert not info["socket"].startswith(str(deep))
+    before = status(deep)["requests"]
+    assert run(deep, "status").returncode == 0
+    assert status(deep)["requests"] == before + 1
+
+
+# --- code that changes under a server -----------------------------------------------------
+
+
+@pytest.fixture
+def other_code(tmp_path: Path) -> Path:
+    """A copy of narr's package, as another checkout or an older install would be."""
+    where = tmp_path / "other-narr"
+    shutil.copytree(REPO / "narrative", where / "narrative",
+                    ignore=shutil.ignore_patterns("__pycache__", "static"))
+    (where / "narrative" / "serve" / "static").symlink_to(REPO / "narrative" / "serve" / "static")
+    with open(where / "narrative" / "ids.py", "a", encoding="utf-8") as fh:
+        fh.write("# another version\n")
+    return where
+
+
+def test_a_server_exits_when_its_code_changes(flat_world: Path, other_code: Path,
+                                              servers: list[Path]) -> None:
+    servers.append(flat_world)
+    env = {"PYTHONPATH": str(other_code)}
+    proc = run(flat_world, "serve", "--detach", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    info = json.loads(proc.stdout)
+    with open(other_code / "narrative" / "ids.py", "a", encoding="utf-8") as fh:
+        fh.write("# upgraded under the server\n")
+    wait_for(lambda: not alive(info["pid"]), "the server noticed its code changed")
+    assert f"pid {info['pid']} exits: narr's code changed" in log_text(flat_world)
+    assert not record_path(flat_world).exists()
+
+
+def test_a_server_of_other_code_is_replaced(flat_world: Path, other_code: Path,
+                                            servers: list[Path]) -> None:
+    servers.append(flat_world)
+    auto(flat_world)
+    assert run(flat_world, "status", env={"PYTHONPATH": str(other_code)},
+               cwd=other_code.parent).returncode == 0
+    old = wait_for(lambda: proven(flat_world), "the other code's server started")
+    assert old["version"] != client.code_version()
+    assert run(flat_world, "status").returncode == 0
+    new = wait_for(lambda: (lambda info: info if info and info["version"] == client.code_version()
+                            else None)(proven(flat_world)), "this code's server started")
+    assert new["pid"] != old["pid"]
+    wait_for(lambda: not alive(old["pid"]), "the old server went")
