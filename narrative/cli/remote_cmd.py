@@ -59,6 +59,8 @@ def clone_cmd(ctx: Context, url: str, directory: str | None, as_json: bool) -> N
     brought = _counted(result["fetched"])
     if brought:
         click.echo(f"Also from {result['remote']}: {brought} (narr chains, narr edits)")
+    for warning in result["warnings"]:
+        click.echo(f"narr: warning: {warning}", err=True)
 
 
 @click.command("push")

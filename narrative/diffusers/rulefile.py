@@ -684,12 +684,17 @@ def rule_set(root: Path) -> RuleSet:
     parsed again only when its path, size, mtime or content differs from every
     version kept; the rest of the set is reused.
     """
-    directory = root / RULES_DIR
+    from narrative.store.confine import inside
+
+    directory = inside(root, RULES_DIR)  # a world's rules are read from the world only
     if not directory.is_dir():
         return _EMPTY
     keyed: list[tuple[_FileKey, bytes]] = []
     for path in sorted(directory.iterdir()):
-        if path.suffix not in RULE_SUFFIXES or not path.is_file():
+        if path.suffix not in RULE_SUFFIXES:
+            continue
+        inside(root, f"{RULES_DIR}/{path.name}")
+        if not path.is_file():
             continue
         st = path.stat()
         data = path.read_bytes()

@@ -20,7 +20,7 @@ from narrative.errors import InvalidWorldError
 from narrative.ids import LAYERS, Layout, node_path, parse_node_path
 from narrative.model import EventRecord
 from narrative.nodefile import NodeDict, load_trusted, validate
-from narrative.store import branches, history, refs, snapshots, worktree
+from narrative.store import branches, confine, history, refs, snapshots, worktree
 from narrative.store.objects import Commit, Tree
 from narrative.store.worldrepo import WorldRepo
 
@@ -126,7 +126,8 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
 
         scan = worktree.scan_for_reader(wr, head.tree)
         odd = [p for p in worktree.odd_json_entries(wr) if p not in scan.problems]
-        report.worktree_problems = [*scan.problems, *odd,
+        more = [h for h in confine.hazards(wr, full=True) if h not in scan.problems]
+        report.worktree_problems = [*scan.problems, *more, *odd,
                                     *hand_edit_problems(wr, head.tree, scan)]
     return report
 

@@ -31,7 +31,7 @@ def get_node(wr: WorldRepo, node_id: str, at: str | None = None) -> tuple[str, N
     head = wr.head_commit()
     for layer in LAYERS:
         path = node_path(node_id, layer, layout)
-        full = wr.abs(path)
+        full = wr.inside(path)
         if full.is_file():
             data = full.read_bytes()
             committed = head.tree.blob_id(path) if head is not None else None

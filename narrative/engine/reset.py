@@ -145,7 +145,7 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
             nodes, collisions = result.nodes, result.collisions
             for path in setaside.invalid_paths(scan):
                 oid = scan.raw[path]
-                raw_overrides[path] = (wr.stored_bytes(path, wr.abs(path).read_bytes())
+                raw_overrides[path] = (wr.stored_bytes(path, wr.inside(path).read_bytes())
                                        if oid not in (None, "not-a-file") else None)
         overrides = setaside.overrides_for(target_view, nodes)
         overrides.update(raw_overrides)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from narrative.ids import LAYERS, NODE_SUFFIX, WORLD_DIR, id_problem, node_path
+from narrative.store.confine import link_on_the_way
 from narrative.store.worldrepo import WorldRepo
 
 MAX_UNCOMMITTED: Final = 200
@@ -101,7 +102,10 @@ def chain_labels(wr: WorldRepo) -> list[tuple[int, str]]:
 def node_document(wr: WorldRepo, node_id: str) -> dict[str, object]:
     """The node file of ``node_id`` in the working tree as JSON, or ``{}`` (gone, unreadable)."""
     for layer in LAYERS:
-        path = wr.abs(node_path(node_id, layer, wr.config.layout))
+        rel = node_path(node_id, layer, wr.config.layout)
+        if link_on_the_way(wr.root, rel) is not None:
+            continue  # never read through a link out of the world
+        path = wr.abs(rel)
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
                 return {}

@@ -368,7 +368,7 @@ def set_aside(wr: WorldRepo, head: Commit, scan: HandEdits, reason: str,
         if oid is None:
             blobs[path] = None
         elif oid != "not-a-file":
-            blobs[path] = wr.repo.create_blob(wr.stored_bytes(path, wr.abs(path).read_bytes()))
+            blobs[path] = wr.repo.create_blob(wr.stored_bytes(path, wr.inside(path).read_bytes()))
     if not blobs:
         return None
     return save_set_aside(wr, head, blobs, reason, when)

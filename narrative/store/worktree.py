@@ -26,7 +26,7 @@ from narrative.ids import (
     parse_node_path,
 )
 from narrative.nodefile import NodeDict, dump, load_trusted, parse_node_file
-from narrative.store import watch
+from narrative.store import confine, watch
 from narrative.store.objects import Tree, git_tree
 from narrative.store.trees import blob_at
 from narrative.store.worldrepo import WorldRepo
@@ -78,6 +78,9 @@ def scan(wr: WorldRepo, tree: Tree | None) -> HandEdits:
     """Every uncommitted change under ``world/``, parsed and validated, keyed by node id."""
     head_tree = git_tree(tree)
     out = HandEdits()
+    # A linked layer or rules folder, re-encoding attributes: a few lstat calls, so every
+    # command that scans (and the event that would write through them) names them.
+    out.problems.extend(confine.hazards(wr, shards=False))
     layout = wr.config.layout
     removed: dict[str, tuple[str, NodeDict]] = {}
     added: dict[str, tuple[str, NodeDict, str]] = {}
@@ -90,7 +93,8 @@ def scan(wr: WorldRepo, tree: Tree | None) -> HandEdits:
         full = wr.abs(path)
         data, raw_oid, problem = _read_regular(wr, full, path)
         if problem:
-            out.problems.append(problem)
+            if not any(h.startswith(f"{path}: ") for h in out.problems):  # named once
+                out.problems.append(problem)
             out.raw[path] = "not-a-file"
             continue
         if (str(head_blob.id) if head_blob is not None else None) == raw_oid:
