@@ -148,3 +148,34 @@ def test_a_linked_world_folder_is_named(world: Path, tmp_path: Path) -> None:
     result = narr("new", "ambient", "Fog", expect=INVALID_WORLD)
     assert result.stderr.startswith("narr: error: world: is a symbolic link")
     assert _files(elsewhere) == outside
+
+
+@pytest.mark.parametrize("layout", ["flat"])
+def test_attributes_that_re_encode_world_files_are_named_and_refused(world: Path,
+                                                                      tmp_path: Path) -> None:
+    (world / ".gitattributes").write_text("world/**/*.json working-tree-encoding=UTF-16LE-BOM\n")
+    git(world, "add", ".gitattributes")
+    git(world, "commit", "-q", "-m", "encode the node files")
+    bare = tmp_path / "shared.git"
+    git(tmp_path, "clone", "-q", "--bare", str(world), str(bare))
+    proc = narr_subprocess(tmp_path, "clone", str(bare), str(tmp_path / "copy"))
+    assert proc.returncode == 0, proc.stderr
+    assert "narr: warning: world/ambient/autumn-rain.json: .gitattributes sets " \
+           "working-tree-encoding (UTF-16LE-BOM)" in proc.stderr
+    copy = tmp_path / "copy"
+    narr = CLI(copy)
+    assert any("working-tree-encoding" in p for p in narr.json("status")["problems"])
+    report = narr.json("check", expect=CHECK_FAILED)
+    assert any("working-tree-encoding" in p for p in report["worktree_problems"])
+    before = snapshot(copy)
+    result = narr("event", "A beat", "--diffuser", "explicit", expect=INVALID_WORLD)
+    assert ".gitattributes sets working-tree-encoding" in result.stderr.splitlines()[0]
+    assert snapshot(copy) == before
+
+
+@pytest.mark.parametrize("layout", ["flat"])
+def test_line_ending_attributes_are_no_problem(world: Path) -> None:
+    (world / ".gitattributes").write_text("*.json text eol=lf\n")
+    git(world, "add", ".gitattributes")
+    git(world, "commit", "-q", "-m", "line endings")
+    assert CLI(world).json("status")["problems"] == []
