@@ -60,7 +60,7 @@ def clone_cmd(ctx: Context, url: str, directory: str | None, as_json: bool) -> N
     if brought:
         click.echo(f"Also from {result['remote']}: {brought} (narr chains, narr edits)")
     for warning in result["warnings"]:
-        click.echo(f"narr: warning: {warning}", err=True)
+        warn(warning)
 
 
 @click.command("push")
@@ -126,7 +126,7 @@ def pull_cmd(ctx: Context, remote: str | None, branch: str | None, as_json: bool
         emit_json(result)
         return
     merged = result["merge"]
-    for note in merged["warnings"] if merged else []:
+    for note in [*(merged["warnings"] if merged else []), *result["warnings"]]:
         warn(note)
     where = f"{result['remote']}/{result['branch']}"
     if result["status"] == "up to date":

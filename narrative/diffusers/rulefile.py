@@ -61,6 +61,7 @@ from pydantic import (
     model_validator,
 )
 
+from narrative import safejson
 from narrative.delta.draft import SETTABLE
 from narrative.diffusers import classes as word_classes
 from narrative.diffusers import patterns
@@ -307,7 +308,7 @@ class Requirement:
                 self.value_var = var.group(1)
             else:
                 try:
-                    self.value = json.loads(raw)
+                    self.value = safejson.loads(raw)
                 except ValueError:
                     if not _BARE_VALUE.match(raw):
                         raise ValueError(f"require {text!r}: {raw!r} is not a value "
@@ -477,7 +478,7 @@ def parse_rule_file(data: bytes, source: str) -> RuleFile:
     except UnicodeDecodeError:
         raise InvalidWorldError(f"{source}: not UTF-8 text") from None
     try:
-        raw: Any = json.loads(text) if source.endswith(".json") else tomllib.loads(text)
+        raw: Any = safejson.loads(text) if source.endswith(".json") else tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         raise InvalidWorldError(f"{source}: {exc}") from None
     if isinstance(raw, dict) and "classes" in raw:

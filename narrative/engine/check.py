@@ -107,6 +107,8 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         parent = c.first_parent
         problems = [] if c is boundary else _check_commit(
             wr, c, parent if i > start or rec is None else None, rec, prev_record, seen_ids)
+        if rec is None:
+            problems = [*_unreadable_record(c), *problems]
         if rec is not None:
             report.events += rec.kind in ("event", "merge")
             seen_ids.setdefault(rec.id, c.id)
@@ -130,6 +132,16 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         report.worktree_problems = [*scan.problems, *more, *odd,
                                     *hand_edit_problems(wr, head.tree, scan)]
     return report
+
+
+def _unreadable_record(c: Commit) -> list[str]:
+    """A commit that carries a record narr cannot read (a stranger's, nested a thousand deep):
+    named, then checked as the plain git commit it is taken for."""
+    from narrative.store.records import unreadable
+
+    why = unreadable(c.message)
+    return [f"its event record cannot be read ({why}); narr takes it for a plain git commit"
+            ] if why else []
 
 
 def _plain_merge(wr: WorldRepo, c: Commit, head: Commit) -> tuple[list[str], list[str]]:

@@ -10,13 +10,13 @@ changes makes its kept copy redundant, so that copy is forgotten.
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from narrative import safejson
 from narrative.delta.request import EventRequest
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import new_event_id
@@ -88,7 +88,7 @@ def load_all(wr: WorldRepo) -> list[FailedEvent]:
     out = []
     for path in sorted(directory.glob("*.json")):
         try:
-            out.append(FailedEvent.model_validate(json.loads(path.read_bytes())))
+            out.append(FailedEvent.model_validate(safejson.loads(path.read_bytes())))
         except (ValueError, OSError):
             continue
     return sorted(out, key=lambda item: (item.saved_at, item.key))

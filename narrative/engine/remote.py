@@ -117,7 +117,8 @@ def clone(url: str, directory: str | Path | None = None, *, remote_name: str = "
                            head.id if head is not None else None,
                            _content(wr, head.id) if head is not None else "", names,
                            _kinds(_fetched(wr, remote_name)), events,
-                           confine.hazards(wr, full=True))
+                           [*confine.hazards(wr, full=True),
+                            *(history.unreadable_records(wr, head.id) if head is not None else [])])
 
 
 @dataclass
@@ -185,11 +186,13 @@ class PullResult:
     commit: str
     merge: MergeResult | None
     fetched: dict[str, int]  # narr refs new from the remote's writers, by kind
+    warnings: list[str] = field(default_factory=list)  # commits brought whose record is unreadable
 
     def to_json(self) -> dict[str, Any]:
         return {"remote": self.remote, "branch": self.branch, "status": self.status,
                 "commit": self.commit, "fetched": self.fetched,
-                "merge": self.merge.to_json() if self.merge is not None else None}
+                "merge": self.merge.to_json() if self.merge is not None else None,
+                "warnings": self.warnings}
 
 
 def pull(wr: WorldRepo, remote_name: str | None = None, branch: str | None = None) -> PullResult:
@@ -216,7 +219,8 @@ def pull(wr: WorldRepo, remote_name: str | None = None, branch: str | None = Non
     assert head is not None
     if history.is_ancestor(wr, theirs.id, head.id):
         return PullResult(name, branch, "up to date", head.id, None, fetched)
+    unreadable = history.unreadable_records(wr, theirs.id, head.id)
     merged = merge(wr, f"{name}/{branch}")
     status = "fast-forward" if merged.fast_forward else "merged"
     assert merged.commit is not None
-    return PullResult(name, branch, status, merged.commit, merged, fetched)
+    return PullResult(name, branch, status, merged.commit, merged, fetched, unreadable)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from narrative import fields
+from narrative import fields, safejson
 from narrative.engine import nodes, setaside
 from narrative.errors import InvalidInputError, InvalidWorldError, NotFoundError, NothingToDoError
 from narrative.fields import SET_ASIDE_SPELLING, FieldConflict
@@ -209,7 +209,7 @@ def _already_recorded(wr: WorldRepo, head: Commit, scan: worktree.HandEdits) -> 
     would only add noise to ``narr edits``.
     """
     try:
-        data = json.loads((wr.narr_dir / LAST_RESET).read_text("utf-8"))
+        data = safejson.loads((wr.narr_dir / LAST_RESET).read_text("utf-8"))
     except (OSError, ValueError):
         return False
     if data.get("head") != head.id or not data.get("restored_from"):

@@ -14,11 +14,11 @@ at a keypress: the files are read as new ones are.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Final
 
+from narrative import safejson
 from narrative.ids import LAYERS, NODE_SUFFIX, WORLD_DIR, id_problem, node_path
 from narrative.store.confine import link_on_the_way
 from narrative.store.worldrepo import WorldRepo
@@ -55,7 +55,7 @@ def _read_names(node_id: str, layer: str, path: str) -> NodeNames:
         if os.path.getsize(path) > MAX_FILE_BYTES:
             return NodeNames(node_id, layer)
         with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+            data = safejson.loads(fh.read())
     except (OSError, ValueError):
         return NodeNames(node_id, layer)
     if not isinstance(data, dict):
@@ -109,7 +109,7 @@ def node_document(wr: WorldRepo, node_id: str) -> dict[str, object]:
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
                 return {}
-            data = json.loads(path.read_bytes())
+            data = safejson.loads(path.read_bytes())
         except (OSError, ValueError):
             continue
         return data if isinstance(data, dict) else {}

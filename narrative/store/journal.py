@@ -23,6 +23,7 @@ from typing import Any
 
 import pygit2
 
+from narrative import safejson
 from narrative.errors import BusyError, ConflictError, StorageError, storage_error
 from narrative.ids import WORLD_DIR
 from narrative.store import confine, watch
@@ -154,7 +155,7 @@ def recover(wr: WorldRepo) -> str | None:
     """Finish or drop an interrupted transaction; say what was done (None if nothing)."""
     journal = _journal_path(wr)
     try:
-        payload = json.loads(journal.read_bytes())
+        payload = safejson.loads(journal.read_bytes())
     except FileNotFoundError:
         return None
     except ValueError:
