@@ -19,6 +19,7 @@ from narrative.cli.output import (
     short,
     warn,
 )
+from narrative.cli.terminal import echo
 
 if TYPE_CHECKING:
     from narrative.delta.request import EventRequest
@@ -132,13 +133,13 @@ def _print_result(wr: WorldRepo, result: EventResult, as_json: bool) -> None:
         warn(message)
     rec = result.to_json()
     head = f"[{wr.branch()} {short(result.commit)}]" if result.commit else "[dry run: nothing recorded]"
-    click.echo(f"{head} {one_line(rec['content'])}")
+    echo(f"{head} {one_line(rec['content'])}")
     for line in record_lines(rec, expired=result.expired):
-        click.echo(line)
+        echo(line)
     for line in rendered_lines(rec, result.proposal.narrative_text if result.proposal else None):
-        click.echo(line)
+        echo(line)
     for line in proposal_lines(rec.get("proposal")):
-        click.echo(line)
+        echo(line)
 
 
 def rendered_lines(rec: dict[str, Any], rendered: str | None) -> list[str]:
@@ -237,12 +238,12 @@ def failed_cmd(click_ctx: click.Context, as_json: bool) -> None:
     for item in group_listing(click_ctx, as_json, listing, "No failed events kept."):
         via = f" (diffuser {item['diffuser']})" if item["diffuser"] else ""
         words = item["content"] if len(item["content"]) <= 70 else item["content"][:69] + "…"
-        click.echo(f"{item['n']:>3}  {local_time(item['saved_at'])}  {words!r}{via}")
-        click.echo(f"       {item['error']}")
+        echo(f"{item['n']:>3}  {local_time(item['saved_at'])}  {words!r}{via}")
+        echo(f"       {item['error']}")
         for line in [d for d in item["details"] if d not in item["error"]][:5]:
-            click.echo(f"         {line}")
+            echo(f"         {line}")
         if item["raw_reply"]:
-            click.echo(f"       raw reply kept: {len(item['raw_reply'])} characters (--json shows it)")
+            echo(f"       raw reply kept: {len(item['raw_reply'])} characters (--json shows it)")
 
 
 @failed_cmd.command("retry")
@@ -287,7 +288,7 @@ def failed_drop_cmd(ctx: Context, which: str, as_json: bool) -> None:
     if as_json:
         emit_json({"dropped": failed.summary(item)})
     else:
-        click.echo(f"Dropped the failed event {item.request.content!r}")
+        echo(f"Dropped the failed event {item.request.content!r}")
 
 
 COMMANDS = [event_cmd, failed_cmd]
