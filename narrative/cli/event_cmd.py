@@ -115,14 +115,38 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
             raise click.UsageError("--at needs a story time (\"Day 3, dusk\"); leave it out for none")
         name = diffuser_name or default_name(wr)
         diffuser = get_diffuser(name, wr)
-        request = _request(wr, content, sets, unsets, relates, unrelates, creates, expires,
-                           delta_file, narrative_text, timestamp, close_scene)
+        try:
+            request = _request(wr, content, sets, unsets, relates, unrelates, creates, expires,
+                               delta_file, narrative_text, timestamp, close_scene)
+        except InvalidInputError as exc:
+            if not dry_run and (delta_file not in (None, "-") or creates):
+                # a file named on the command line could not be read: the words are kept
+                from narrative.delta.request import EventRequest
+
+                typed = EventRequest(content=content, narrative_text=narrative_text,
+                                     timestamp=timestamp, close_scene=close_scene, diffuser=name)
+                engine.keep_unread(wr, typed, exc, _typed_changes(
+                    sets, unsets, relates, unrelates, creates, expires, delta_file))
+            raise
         request.diffuser = name
         request.render = render
         request.accept = sorted(set(accept))
         request.large = large
         result = engine.run_event(wr, request, dry_run=dry_run, diffuser=diffuser)
     _print_result(wr, result, as_json)
+
+
+def _typed_changes(sets: tuple[str, ...], unsets: tuple[str, ...], relates: tuple[str, ...],
+                   unrelates: tuple[str, ...], creates: tuple[str, ...], expires: tuple[str, ...],
+                   delta_file: str | None) -> list[str]:
+    """The change flags as they were typed, to type them again."""
+    out: list[str] = []
+    for flag, values in (("--set", sets), ("--unset", unsets), ("--relate", relates),
+                         ("--unrelate", unrelates), ("--create", creates), ("--expire", expires),
+                         ("--delta", (delta_file,) if delta_file is not None else ())):
+        for value in values:
+            out += [flag, value]
+    return out
 
 
 def _print_result(wr: WorldRepo, result: EventResult, as_json: bool) -> None:
