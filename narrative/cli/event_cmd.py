@@ -57,7 +57,8 @@ if TYPE_CHECKING:
                    "(only the flags' changes). Default: [diffuser] default in narr.toml.")
 @click.option("--render", is_flag=True,
               help="Ask the diffuser to write the event's narrative text too (llm, exec).")
-@click.option("--accept", "accept", multiple=True, type=click.IntRange(min=1), metavar="N",
+@click.option("--accept", "accept", multiple=True, type=click.IntRange(min=1, max=1_000_000),
+              metavar="N",
               help="Apply held-back change N after all: the rules hold back what they find under a "
                    "structure they do not know and number it (a dry run lists them). Repeatable.")
 @click.option("--large", is_flag=True,
