@@ -104,6 +104,7 @@ def _reject_constant(name: str) -> Any:
 
 _NOT_UNICODE = "bytes that are not UTF-8, or a lone surrogate"
 MAX_DEPTH = 64  # objects and arrays inside each other; a story's state never needs more
+MAX_NODE_BYTES = 16 * 1024 * 1024  # one node file: a node is a few KB; a whole book of notes fits
 MAX_INT_BITS = 64  # an integer a node holds (JavaScript reads 53 bits exactly, SQLite 64)
 
 

@@ -102,3 +102,19 @@ def test_deep_and_huge_values_typed_in_are_refused(world: Path, tmp_path: Path) 
         "narr: error: world/character/lin-yuan.json: an integer beyond 64 bits (71 bits); "
         "a story's numbers fit in 64")
     assert snapshot(world) == before
+
+
+@pytest.mark.parametrize("layout", ["flat"])
+def test_a_node_file_beyond_the_size_limit_is_refused_unread(world: Path) -> None:
+    narr = CLI(world)
+    path = world / "world" / "character" / "lin-yuan.json"
+    node = json.loads(path.read_text())
+    node["summary"] = "x" * (17 * 1024 * 1024)
+    path.write_text(json.dumps(node))
+    before = snapshot(world)
+    result = narr("event", "x", "--diffuser", "explicit", expect=13)
+    assert result.stderr.splitlines()[0] == (
+        "narr: error: world/character/lin-yuan.json: is 17.0 MB, more than the 16 MB a node "
+        "file may hold")
+    assert snapshot(world) == before
+    assert "more than the 16 MB" in narr.json("status")["problems"][0]

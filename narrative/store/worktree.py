@@ -25,13 +25,14 @@ from narrative.ids import (
     node_path,
     parse_node_path,
 )
-from narrative.nodefile import NodeDict, dump, load_trusted, parse_node_file
+from narrative.nodefile import MAX_NODE_BYTES, NodeDict, dump, load_trusted, parse_node_file
 from narrative.store import confine, watch
 from narrative.store.objects import Tree, git_tree
 from narrative.store.trees import blob_at
 from narrative.store.worldrepo import WorldRepo
 
 _FS = pygit2.enums.FileStatus
+MB = 1024 * 1024
 
 
 @dataclass
@@ -318,6 +319,10 @@ def _read_regular(wr: WorldRepo, full: Any,
         if full.exists() and not full.is_file():  # reading a FIFO would wait for ever
             return None, None, f"{path}: is not a regular file (a FIFO, socket or device); " \
                                "node files must be regular files"
+        size = full.stat().st_size
+        if size > MAX_NODE_BYTES:  # a gigabyte "node" would be read whole, then parsed
+            return None, None, (f"{path}: is {size / MB:,.1f} MB, more than the "
+                                f"{MAX_NODE_BYTES // MB} MB a node file may hold")
         data = full.read_bytes()
     except FileNotFoundError:
         return None, None, None
