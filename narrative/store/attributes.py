@@ -12,10 +12,12 @@ such a line pays nothing more; only when one is there is each file asked about.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 
 import pygit2
 
+from narrative.ids import LAYERS
 from narrative.store.worldrepo import WorldRepo
 
 RISKY = ("working-tree-encoding", "filter")
@@ -23,21 +25,21 @@ RISKY = ("working-tree-encoding", "filter")
 
 def _attribute_texts(wr: WorldRepo, tree: pygit2.Tree | None, full: bool) -> list[str]:
     """The text of every attribute file that can reach world files (``full``: anywhere in the
-    tree; otherwise the top ones and each layer's)."""
+    tree, committed or checked out; otherwise the checked-out top ones and each layer's: a few
+    failed opens, what every scan can afford)."""
     texts: list[str] = []
-    info = wr.git_dir / "info" / "attributes"
-    with _quiet():
-        texts.append(info.read_text("utf-8", "replace"))
-    names = [".gitattributes", "world/.gitattributes", "rules/.gitattributes"]
-    if tree is not None and "world" in tree and isinstance(tree["world"], pygit2.Tree):
-        names += [f"world/{e.name}/.gitattributes" for e in tree["world"]
-                  if e.type == pygit2.enums.ObjectType.TREE]
+    root = str(wr.root)
+    for where in [os.path.join(str(wr.git_dir), "info", "attributes")]:
+        with _quiet(), open(where, "rb") as fh:
+            texts.append(fh.read().decode("utf-8", "replace"))
+    names = [".gitattributes", "world/.gitattributes", "rules/.gitattributes",
+             *(f"world/{layer}/.gitattributes" for layer in LAYERS)]
     if full and tree is not None:
         names += [p for p in _tree_paths(wr, tree) if p.endswith("/.gitattributes")]
     for name in dict.fromkeys(names):
-        with _quiet():
-            texts.append((wr.root / name).read_text("utf-8", "replace"))
-        if tree is not None:
+        with _quiet(), open(f"{root}/{name}", "rb") as fh:  # strings: pathlib costs more here
+            texts.append(fh.read().decode("utf-8", "replace"))
+        if full and tree is not None:  # committed but not checked out (yet)
             with _quiet():
                 blob = tree[name]
                 if isinstance(blob, pygit2.Blob):
@@ -76,10 +78,14 @@ def encoding_problems(wr: WorldRepo, paths: Iterable[str] | None = None, *,
     """Each world file (``paths``; default: ``narr.toml``, the rules and every file under
     ``world/`` of HEAD) whose attributes change its bytes in the working tree, named with the
     attribute."""
-    head = None if wr.repo.head_is_unborn else wr.repo.head.peel(pygit2.Commit).tree
+    head = None
+    if full and not wr.repo.head_is_unborn:
+        head = wr.repo.head.peel(pygit2.Commit).tree
     texts = _attribute_texts(wr, head, full)
     if not any(word in text for text in texts for word in RISKY):
         return []
+    if head is None and not wr.repo.head_is_unborn:
+        head = wr.repo.head.peel(pygit2.Commit).tree
     if paths is None:
         paths = ["narr.toml", *(p for p in (_tree_paths(wr, head) if head is not None else [])
                                 if p.startswith(("world/", "rules/")))]

@@ -89,10 +89,11 @@ def links(root: Path, layers: Iterable[str], *, shards: bool = False) -> list[st
     are found by the working-tree scan.
     """
     found: list[str] = []
+    top = str(root)
 
     def is_link(rel: str) -> bool:
         try:
-            return stat.S_ISLNK(os.lstat(root / rel).st_mode)
+            return stat.S_ISLNK(os.lstat(f"{top}/{rel}").st_mode)  # strings: pathlib costs more
         except OSError:
             return False
 
