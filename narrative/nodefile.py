@@ -159,7 +159,9 @@ def parse_json(data: bytes, path: str, max_depth: int = MAX_DEPTH) -> Any:
         raise InvalidWorldError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     try:
         value = safejson.loads(text, object_pairs_hook=_no_duplicates,
-                               parse_constant=_reject_constant, max_depth=max_depth)
+                               parse_constant=_reject_constant)
+    except safejson.TooDeepError:  # far too deep to parse: the node's own bound is the one to name
+        raise InvalidWorldError(f"{path}: values nested more than {MAX_DEPTH} levels deep") from None
     except json.JSONDecodeError as exc:
         raise InvalidWorldError(
             f"{path}: line {exc.lineno}, column {exc.colno}: {exc.msg}"

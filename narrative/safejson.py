@@ -27,6 +27,10 @@ class JSONLimitError(ValueError):
     """JSON beyond narr's bounds: too deep, too large."""
 
 
+class TooDeepError(JSONLimitError):
+    """Objects and arrays nested beyond the bound."""
+
+
 def loads(data: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH,
           max_bytes: int = MAX_BYTES,
           object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
@@ -43,9 +47,9 @@ def loads(data: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH,
             value = json.loads(data, object_pairs_hook=object_pairs_hook,
                                parse_constant=parse_constant)
     except RecursionError:
-        raise JSONLimitError(f"values nested more than {max_depth} levels deep") from None
+        raise TooDeepError(f"values nested more than {max_depth} levels deep") from None
     if _may_be_deeper(data, max_depth) and depth_beyond(value, max_depth):
-        raise JSONLimitError(f"values nested more than {max_depth} levels deep")
+        raise TooDeepError(f"values nested more than {max_depth} levels deep")
     return value
 
 
