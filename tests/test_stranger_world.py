@@ -179,3 +179,21 @@ def test_line_ending_attributes_are_no_problem(world: Path) -> None:
     git(world, "add", ".gitattributes")
     git(world, "commit", "-q", "-m", "line endings")
     assert CLI(world).json("status")["problems"] == []
+
+
+@pytest.mark.parametrize("layout", ["flat"])
+def test_check_names_a_node_file_committed_as_a_link(world: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the world\n")
+    node = world / "world" / "character" / "lin-yuan.json"
+    node.unlink()
+    os.symlink(secret, node)
+    git(world, "add", "-A")
+    git(world, "commit", "-q", "-m", "a node elsewhere")
+    narr = CLI(world)
+    report = narr.json("check", expect=CHECK_FAILED)
+    assert "world/character/lin-yuan.json: is committed as a symbolic link; narr reads and " \
+           "writes world files only inside the world" in [p["problem"] for p in report["problems"]]
+    result = narr("get", "lin-yuan", expect=INVALID_WORLD)
+    assert result.stderr.startswith("narr: error: world/character/lin-yuan.json: is a symbolic link")
+    assert "not for the world" not in result.stdout + result.stderr

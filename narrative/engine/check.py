@@ -122,6 +122,7 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
 
     if world:
         problems, report.nodes = check_world(wr, head.tree, progress)
+        problems[:0] = confine.committed_links(wr, head.tree.id)
         report.problems.extend(Problem(None, None, None, p) for p in problems)
     if worktree_too and rev is None:
         from narrative.engine.status import hand_edit_problems

@@ -127,3 +127,28 @@ def hazards(wr: WorldRepo, *, full: bool = False, shards: bool = True) -> list[s
 
     return [*links(wr.root, LAYERS, shards=shards and wr.config.layout == "sharded"),
             *encoding_problems(wr, full=full)]
+
+
+def committed_links(wr: WorldRepo, tree_id: str | None) -> list[str]:
+    """Every symbolic link a commit's tree holds under ``world/``, ``rules/`` or as a settings
+    file, named: git checks each out as a link, so ``narr check`` names them, the node files
+    among them too (a link to ``/etc/passwd`` is no node)."""
+    import pygit2
+
+    if tree_id is None:
+        return []
+    link = pygit2.enums.FileMode.LINK
+    found: list[str] = []
+    stack: list[tuple[str, pygit2.Tree]] = [("", wr.repo[tree_id])]  # type: ignore[list-item]
+    while stack:
+        prefix, tree = stack.pop()
+        for entry in tree:
+            path = f"{prefix}{entry.name}"
+            if not prefix and path not in ("world", "rules", *_TOP):
+                continue
+            if entry.filemode == link:
+                found.append(path)
+            elif isinstance(entry, pygit2.Tree):
+                stack.append((f"{path}/", entry))
+    return [f"{path}: is committed as a symbolic link; narr reads and writes world files "
+            "only inside the world" for path in sorted(found)]
