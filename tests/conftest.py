@@ -106,9 +106,23 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     os.environ.update(saved)
 
 
-@pytest.fixture(params=["flat", "sharded"])
-def layout(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+LAYOUTS = ("flat", "sharded")
+DEFAULT_LAYOUT = "flat"  # what `narr init` makes
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test that takes ``layout`` (or a world, which does) runs in both layouts where the
+    layout can change the outcome: the modules marked ``both_layouts`` (the store's, time
+    travel's, the kill sweeps and the property tests). Elsewhere the layout is a detail under
+    the store, already proven equal there, and the test runs once in the default layout."""
+    if "layout" not in metafunc.fixturenames:
+        return
+    for mark in metafunc.definition.iter_markers("parametrize"):
+        names = mark.args[0]
+        if "layout" in (names.replace(" ", "").split(",") if isinstance(names, str) else names):
+            return  # the test names its own layouts
+    both = metafunc.definition.get_closest_marker("both_layouts") is not None
+    metafunc.parametrize("layout", LAYOUTS if both else (DEFAULT_LAYOUT,))
 
 
 @pytest.fixture(scope="session")

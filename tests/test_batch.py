@@ -15,6 +15,8 @@ from narrative.model import Delta, SetOp
 from narrative.store.batch import batch
 from narrative.store.worldrepo import WorldRepo
 
+pytestmark = pytest.mark.both_layouts  # the layout is the store's: prove both
+
 
 def mood(n: int, who: str = "lin-yuan") -> EventRequest:
     return EventRequest(content=f"beat {n}", delta=Delta(ops=[

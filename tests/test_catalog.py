@@ -9,6 +9,8 @@ import pytest
 from narrative.store.catalog import Catalog, Edge, NodeRow
 from narrative.store.worldrepo import WorldRepo
 
+pytestmark = pytest.mark.both_layouts  # the layout is the store's: prove both
+
 
 class Boom(Exception):
     pass

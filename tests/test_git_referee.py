@@ -10,6 +10,8 @@ from helpers import CLI, git, node_file, read_node, rel_path, write_node
 
 from narrative.store.records import MARKER
 
+pytestmark = pytest.mark.both_layouts  # the layout is the store's: prove both
+
 EXPLICIT = ["--diffuser", "explicit"]  # exactly the changes a test spells out
 
 

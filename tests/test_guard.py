@@ -13,6 +13,8 @@ from helpers import CLI, read_node, snapshot
 from narrative.diffusers.base import Proposal
 from narrative.model import CreateOp, Delta, ExpireOp, Node, Op, RelateOp, SetOp, UnsetOp
 
+pytestmark = pytest.mark.both_layouts  # the layout is the store's: prove both
+
 TRAITS_REASON = ("lin-yuan /traits/speech: traits are the node's baseline: only the user changes "
                  "them, by editing the file (narr edit lin-yuan); the next event records that edit")
 

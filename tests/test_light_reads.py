@@ -15,6 +15,8 @@ from helpers import CLI, git, write_node
 from narrative.store import records
 from narrative.store.history import LARGE_COMMIT
 
+pytestmark = pytest.mark.both_layouts  # the layout is the store's: prove both
+
 BULK = 60
 
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from helpers import CLI, git
+
+pytestmark = pytest.mark.both_layouts  # the layout is the store's: prove both
 
 CONFLICT = 14
 INPUT = 12

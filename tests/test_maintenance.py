@@ -11,6 +11,8 @@ from helpers import CLI, git, snapshot
 from narrative.store import maintenance
 from narrative.store.worldrepo import WorldRepo
 
+pytestmark = pytest.mark.both_layouts  # the layout is the store's: prove both
+
 
 def loose(world: Path) -> int:
     objects = world / ".git" / "objects"

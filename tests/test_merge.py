@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 from narrative import fields
 from narrative.engine.merge import merge_node
 
+pytestmark = pytest.mark.both_layouts  # the layout is the store's: prove both
+
 
 def two_lines(narr: CLI, world: Path) -> None:
     """main and 'alt' from a common base, each with its own events."""

@@ -15,6 +15,8 @@ from narrative.store.nodefiles import write_node
 from narrative.store.worldrepo import WorldRepo
 from tests.helpers import CLI, snapshot
 
+pytestmark = pytest.mark.both_layouts  # the layout is the store's: prove both
+
 
 def lamp(**changes: Any) -> NodeDict:
     node: dict[str, Any] = {"id": "oil-lamp", "name": "Oil Lamp", "layer": "item", "kind": "lamp",

@@ -41,6 +41,8 @@ from narrative.model import (
 from narrative.store import records
 from narrative.store.worldrepo import WorldRepo
 
+pytestmark = pytest.mark.both_layouts  # the layout is the store's: prove both
+
 EXPLICIT = ["--diffuser", "explicit"]  # exactly the changes a test spells out
 SAMPLE_IDS = ["lin-yuan", "su-qing", "old-zhou", "black-ring", "jade-token", "ferry", "autumn-rain",
               "temple-bell", "paper-lantern", "ferry-crowd"]

@@ -35,7 +35,7 @@ from narrative.model import Delta, RelateOp, SetOp, UnrelateOp, UnsetOp
 from narrative.store import records, refs
 from narrative.store.worldrepo import WorldRepo
 
-pytestmark = pytest.mark.slow  # property tests with many examples
+pytestmark = [pytest.mark.slow, pytest.mark.both_layouts]  # property tests with many examples
 
 NODES = ["lin-yuan", "su-qing", "old-zhou", "black-ring", "jade-token"]
 LAYER = {"lin-yuan": "character", "su-qing": "character", "old-zhou": "character",

@@ -30,6 +30,8 @@ from narrative.store import journal, worktree
 from narrative.store.lock import WriteLock
 from narrative.store.worldrepo import WorldRepo
 
+pytestmark = pytest.mark.both_layouts  # the layout is the store's: prove both
+
 BUSY = 15
 EXPLICIT = ["--diffuser", "explicit"]  # exactly the changes a test spells out
 

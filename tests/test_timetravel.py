@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from helpers import CLI, edit_node, git, node_file, read_node, rel_path, snapshot, write_node
 
+pytestmark = pytest.mark.both_layouts  # the layout is the store's: prove both
+
 
 def world_files(root: Path) -> dict[str, str]:
     """Every file under world/ as text: what the user sees of the world."""
