@@ -8,7 +8,6 @@ import json
 import subprocess
 from pathlib import Path
 
-import pytest
 from helpers import CLI, git, narr_subprocess, snapshot
 
 DEEP = "[" * 1100 + "]" * 1100
@@ -37,7 +36,6 @@ def _deep_commit(root: Path) -> str:
     return commit
 
 
-@pytest.mark.parametrize("layout", ["flat"])
 def test_every_reader_of_a_deep_commit_answers(world: Path) -> None:
     narr = CLI(world)
     narr("event", "The bell rings", "--diffuser", "explicit", "--set", "lin-xue.state.x=1")
@@ -59,7 +57,6 @@ def test_every_reader_of_a_deep_commit_answers(world: Path) -> None:
     assert proc.returncode == 0 and "Traceback" not in proc.stderr
 
 
-@pytest.mark.parametrize("layout", ["flat"])
 def test_clone_and_pull_of_a_deep_commit_name_it(world: Path, tmp_path: Path) -> None:
     shared = tmp_path / "shared.git"
     git(tmp_path, "clone", "-q", "--bare", str(world), str(shared))
@@ -79,7 +76,6 @@ def test_clone_and_pull_of_a_deep_commit_name_it(world: Path, tmp_path: Path) ->
     assert f"narr: warning: commit {commit[:10]}: its event record cannot be read" in proc.stderr
 
 
-@pytest.mark.parametrize("layout", ["flat"])
 def test_deep_and_huge_values_typed_in_are_refused(world: Path, tmp_path: Path) -> None:
     narr = CLI(world)
     before = snapshot(world)
@@ -104,7 +100,6 @@ def test_deep_and_huge_values_typed_in_are_refused(world: Path, tmp_path: Path) 
     assert snapshot(world) == before
 
 
-@pytest.mark.parametrize("layout", ["flat"])
 def test_a_node_file_beyond_the_size_limit_is_refused_unread(world: Path) -> None:
     narr = CLI(world)
     path = world / "world" / "character" / "lin-yuan.json"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from helpers import CLI, read_node, snapshot
 
 from narrative.delta.request import EventRequest
@@ -94,7 +93,6 @@ def _write(path: Path, node: dict[str, object]) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("layout", ["flat"])
 def test_an_event_whose_delta_file_cannot_be_read_is_kept(world: Path, tmp_path: Path) -> None:
     narr = CLI(world)
     missing = tmp_path / "missing.json"

@@ -30,7 +30,6 @@ def _hostile_world(world: Path) -> CLI:
     return narr
 
 
-@pytest.mark.parametrize("layout", ["flat"])
 def test_world_text_is_escaped_on_every_reader(world: Path) -> None:
     narr = _hostile_world(world)
     for args in (["log"], ["show"], ["story"], ["history", "lin-xue"], ["brief"],
@@ -43,7 +42,6 @@ def test_world_text_is_escaped_on_every_reader(world: Path) -> None:
     assert "Lin\\x1b[2JYuan" in narr("nodes").stdout
 
 
-@pytest.mark.parametrize("layout", ["flat"])
 def test_json_output_stays_exact(world: Path) -> None:
     narr = _hostile_world(world)
     assert narr.json("log")[0]["content"] == HOSTILE
@@ -51,7 +49,6 @@ def test_json_output_stays_exact(world: Path) -> None:
     assert narr.json("get", "lin-yuan")["name"] == "Lin\x1b[2JYuan"
 
 
-@pytest.mark.parametrize("layout", ["flat"])
 def test_failed_events_and_errors_stay_escaped(world: Path) -> None:
     narr = CLI(world)
     (world / "world/character/lin-yuan.json").write_text("{")
@@ -64,7 +61,6 @@ def test_failed_events_and_errors_stay_escaped(world: Path) -> None:
 
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
-@pytest.mark.parametrize("layout", ["flat"])
 def test_on_a_terminal_colours_stay_and_world_escapes_do_not(world: Path) -> None:
     _hostile_world(world)
     import pty

@@ -9,7 +9,6 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
 from helpers import CLI, git, narr_subprocess, snapshot
 
 INVALID_WORLD = 13
@@ -40,7 +39,6 @@ def _refused(narr: CLI, root: Path, elsewhere: Path, *args: str, names: str) -> 
     assert _files(elsewhere) == outside  # nothing written where the link points
 
 
-@pytest.mark.parametrize("layout", ["flat"])
 def test_a_linked_layer_folder_is_never_written_through(world: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     narr = CLI(world)
@@ -72,7 +70,6 @@ def test_a_linked_shard_folder_is_never_written_through(sample_worlds: dict[str,
     assert shard.as_posix() in narr("status").stdout
 
 
-@pytest.mark.parametrize("layout", ["flat"])
 def test_import_never_writes_through_a_linked_layer(world: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     _link_layer(world, "background", elsewhere)
@@ -81,7 +78,6 @@ def test_import_never_writes_through_a_linked_layer(world: Path, tmp_path: Path)
     _refused(CLI(world), world, elsewhere, "import", str(book), names="world/background")
 
 
-@pytest.mark.parametrize("layout", ["flat"])
 def test_status_check_and_clone_name_the_link(world: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     _link_layer(world, "ambient", elsewhere)
@@ -102,7 +98,6 @@ def test_status_check_and_clone_name_the_link(world: Path, tmp_path: Path) -> No
     assert out["warnings"][0].startswith("world/ambient: is a symbolic link")
 
 
-@pytest.mark.parametrize("layout", ["flat"])
 def test_a_linked_rules_folder_is_not_read(world: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "rules-elsewhere"
     shutil.copytree(world / "rules", elsewhere)
@@ -116,7 +111,6 @@ def test_a_linked_rules_folder_is_not_read(world: Path, tmp_path: Path) -> None:
     assert narr.json("failed")[0]["content"] == "Lin Yuan walks to the ferry"  # kept
 
 
-@pytest.mark.parametrize("layout", ["flat"])
 def test_a_linked_rule_file_and_settings_file_are_refused(world: Path, tmp_path: Path) -> None:
     narr = CLI(world)
     rule = sorted((world / "rules").glob("*.toml"))[0]
@@ -138,7 +132,6 @@ def test_a_linked_rule_file_and_settings_file_are_refused(world: Path, tmp_path:
     assert snapshot(world) == before
 
 
-@pytest.mark.parametrize("layout", ["flat"])
 def test_a_linked_world_folder_is_named(world: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "world-elsewhere"
     shutil.move(str(world / "world"), elsewhere)
@@ -150,7 +143,6 @@ def test_a_linked_world_folder_is_named(world: Path, tmp_path: Path) -> None:
     assert _files(elsewhere) == outside
 
 
-@pytest.mark.parametrize("layout", ["flat"])
 def test_attributes_that_re_encode_world_files_are_named_and_refused(world: Path,
                                                                       tmp_path: Path) -> None:
     (world / ".gitattributes").write_text("world/**/*.json working-tree-encoding=UTF-16LE-BOM\n")
@@ -173,7 +165,6 @@ def test_attributes_that_re_encode_world_files_are_named_and_refused(world: Path
     assert snapshot(copy) == before
 
 
-@pytest.mark.parametrize("layout", ["flat"])
 def test_line_ending_attributes_are_no_problem(world: Path) -> None:
     (world / ".gitattributes").write_text("*.json text eol=lf\n")
     git(world, "add", ".gitattributes")
@@ -181,7 +172,6 @@ def test_line_ending_attributes_are_no_problem(world: Path) -> None:
     assert CLI(world).json("status")["problems"] == []
 
 
-@pytest.mark.parametrize("layout", ["flat"])
 def test_check_names_a_node_file_committed_as_a_link(world: Path, tmp_path: Path) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text("not for the world\n")
