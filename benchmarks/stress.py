@@ -23,6 +23,8 @@ Each part counts what was tried and what went wrong:
   command, files to plant first, the exit code and a piece of the message expected; its
   README says more); each must
   be refused with that code and message, no traceback, and nothing in the world changed.
+  Stranger-world cases hand narr a world with links out of it, re-encoding attributes or
+  records nested a thousand deep, and check that nothing is written where a link points.
 - **disk**: writes refused as on a full disk (at the lock, at the journal, after the story
   moved) and as on a read-only world: exit 19, nothing changed (or finished by the next
   command when the story had moved), no hand edit lost, ``narr check`` content afterwards.
@@ -575,24 +577,54 @@ def run_case(template: Path, scratch: Path, case: dict[str, Any]) -> str | None:
             target.write_text(text, encoding="utf-8")
     for name, content in case.get("files", {}).items():
         data = content if isinstance(content, str) else json.dumps(content)
+        (files / name).parent.mkdir(parents=True, exist_ok=True)
         (files / name).write_text(data, encoding="utf-8")
-    args = [a.replace("{files}", str(files)) for a in case["args"]]
-    before = snapshot(root)
+    _stranger_setup(root, files, case)
+    args = [a.replace("{files}", str(files)).replace("{world}", str(root)) for a in case["args"]]
+    before, outside = snapshot(root), _folder_bytes(files)
     code, out, err = narr(root, *args, stdin=case.get("stdin"))
     problems = []
     if "Traceback" in err:
         problems.append("a traceback")
     if code != case["exit"]:
         problems.append(f"exit {code}, expected {case['exit']}")
-    if case["message"] not in err:
+    if case["message"] not in err + (out if case.get("stdout") else ""):
         problems.append(f"the message lacks {case['message']!r}")
     if case["exit"] != 0 and out and not case.get("stdout"):
         problems.append("data on stdout")
+    if case.get("stdout") and ("\x1b" in out or "\x07" in out):
+        problems.append("a control character from the world on stdout")
     if snapshot(root) != before:
         problems.append("the world changed")
+    if case.get("outside_unchanged") and _folder_bytes(files) != outside:
+        problems.append("narr wrote outside the world")
     if problems:
         return f"{case['name']}: {'; '.join(problems)}: {err.strip()[:300]}"
     return None
+
+
+def _stranger_setup(root: Path, files: Path, case: dict[str, Any]) -> None:
+    """A world as a stranger could hand it over: ``links`` (a path of the world made a
+    symbolic link to a place under the scratch folder, what was there moved to it), then
+    ``commit`` (everything committed with plain git, with that message)."""
+    for rel, target in case.get("links", {}).items():
+        link, dest = root / rel, Path(target.replace("{files}", str(files)))
+        if (link.exists() or link.is_symlink()) and not dest.exists():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(link), dest)
+        elif link.is_dir():
+            shutil.rmtree(link)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(dest, link)
+    if "commit" in case:
+        git(root, "add", "-A")
+        git(root, "-c", "user.name=Stranger", "-c", "user.email=stranger@example.org",
+            "commit", "-q", "--no-verify", "-m", case["commit"])
+
+
+def _folder_bytes(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink()}
 
 
 def run_bad_inputs(scratch: Path) -> Tally:

@@ -147,7 +147,9 @@ def parse_config(text: str, source: str = CONFIG_FILE) -> WorldConfig:
 
 
 def load_config(root: Path) -> WorldConfig:
-    path = root / CONFIG_FILE
+    from narrative.store.confine import inside
+
+    path = inside(root, CONFIG_FILE)  # settings from the world, not from where a link points
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any, TypedDict, cast
 
+from narrative import safejson
 from narrative.errors import InvalidWorldError
 from narrative.ids import Layer, Layout, Lifecycle, normalize_name, parse_node_path
 
@@ -60,12 +61,26 @@ def dump(node: NodeDict) -> bytes:
     return (json.dumps(node, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def load_trusted(data: bytes) -> NodeDict:
-    """Parse a node blob narr itself committed (already validated when it was written)."""
-    value = json.loads(data)
+def load_trusted(data: bytes, path: str | None = None) -> NodeDict:
+    """Parse a node blob narr itself committed (already validated when it was written).
+
+    A commit may still come from a stranger (a clone, a pull): one that is not a node, or is
+    beyond the reader's bounds, is an :class:`UnreadableNode` naming ``path``, which is a
+    ``ValueError`` too for the readers that skip such a blob.
+    """
+    try:
+        value = safejson.loads(data)
+    except ValueError as exc:
+        raise UnreadableNode(f"{path or 'a node blob'}: {exc}",
+                             hint="narr check names the commit that wrote it") from None
     if not isinstance(value, dict):
-        raise ValueError("node blob is not a JSON object")
+        raise UnreadableNode(f"{path or 'a node blob'}: not a JSON object",
+                             hint="narr check names the commit that wrote it")
     return cast(NodeDict, value)
+
+
+class UnreadableNode(InvalidWorldError, ValueError):
+    """A committed node blob that is not JSON narr can read."""
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -89,6 +104,8 @@ def _reject_constant(name: str) -> Any:
 
 _NOT_UNICODE = "bytes that are not UTF-8, or a lone surrogate"
 MAX_DEPTH = 64  # objects and arrays inside each other; a story's state never needs more
+MAX_NODE_BYTES = 16 * 1024 * 1024  # one node file: a node is a few KB; a whole book of notes fits
+MAX_INT_BITS = 64  # an integer a node holds (JavaScript reads 53 bits exactly, SQLite 64)
 
 
 def json_problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
@@ -103,6 +120,9 @@ def json_problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
         item, depth = stack.pop()
         if isinstance(item, float) and not math.isfinite(item):
             return "a number too large for JSON (it would be stored as null)"
+        if isinstance(item, int) and not isinstance(item, bool) and item.bit_length() > MAX_INT_BITS:
+            return (f"an integer beyond {MAX_INT_BITS} bits ({item.bit_length():,} bits); "
+                    "a story's numbers fit in 64")
         if isinstance(item, str):
             if not _encodable(item):
                 return f"text {item[:20]!r}... is not valid Unicode ({_NOT_UNICODE})"
@@ -138,8 +158,9 @@ def parse_json(data: bytes, path: str, max_depth: int = MAX_DEPTH) -> Any:
     except UnicodeDecodeError as exc:
         raise InvalidWorldError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
-    except RecursionError:
+        value = safejson.loads(text, object_pairs_hook=_no_duplicates,
+                               parse_constant=_reject_constant)
+    except safejson.TooDeepError:  # far too deep to parse: the node's own bound is the one to name
         raise InvalidWorldError(f"{path}: values nested more than {MAX_DEPTH} levels deep") from None
     except json.JSONDecodeError as exc:
         raise InvalidWorldError(

@@ -861,3 +861,10 @@ def test_reads_change_nothing(narr: CLI, world: Path) -> None:
                  ["path", "lin-yuan"], ["status", "--json"], ["event", BEAT, "--dry-run"]):
         narr(*args)
     assert snapshot(world) == before
+
+
+def test_huge_counts_on_the_command_line_are_no_traceback(flat_world: Path) -> None:
+    narr = CLI(flat_world)
+    huge = "99999999999999999999"
+    assert narr.json("search", "Lin", "--limit", huge)["hits"]
+    refused(narr, flat_world, "event", BEAT, *EXPLICIT, "--accept", huge, code=USAGE)

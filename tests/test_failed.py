@@ -91,3 +91,31 @@ def test_a_request_runs_the_diffuser_it_names(world: Path) -> None:
 def _write(path: Path, node: dict[str, object]) -> str:
     path.write_text(json.dumps(node), encoding="utf-8")
     return str(path)
+
+
+def test_an_event_whose_delta_file_cannot_be_read_is_kept(world: Path, tmp_path: Path) -> None:
+    narr = CLI(world)
+    missing = tmp_path / "missing.json"
+    before = snapshot(world)
+    result = narr("event", "Lin Yuan finds the map", "--diffuser", "explicit",
+                  "--set", "lin-yuan.state.map=true", "--delta", str(missing), expect=12)
+    assert result.stderr.startswith(f"narr: error: --delta {missing}: cannot read")
+    assert "the event's words are kept (narr failed)" in result.stderr
+    assert snapshot(world) == before
+    kept = narr.json("failed")
+    assert [k["content"] for k in kept] == ["Lin Yuan finds the map"]
+    assert kept[0]["unread"] == ["--set", "lin-yuan.state.map=true", "--delta", str(missing)]
+    # a retry cannot run it as asked: it says what to type again, and changes nothing
+    retried = narr("event", "--retry", expect=12)
+    assert "narr event 'Lin Yuan finds the map' --set lin-yuan.state.map=true --delta" \
+        in retried.stderr
+    assert snapshot(world) == before
+    # a delta that is there but not JSON is kept the same way; once typed right, both go
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    narr("event", "Lin Yuan finds the map", "--diffuser", "explicit", "--delta", str(bad),
+         expect=12)
+    assert len(narr.json("failed")) == 2
+    narr("event", "Lin Yuan finds the map", "--diffuser", "explicit",
+         "--set", "lin-yuan.state.map=true")
+    assert narr.json("failed") == []

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "narrative"
-PURE = {"narrative.model", "narrative.fields", "narrative.ids", "narrative.nodefile", "narrative.errors"}
+PURE = {"narrative.model", "narrative.fields", "narrative.ids", "narrative.nodefile", "narrative.errors",
+        "narrative.safejson"}
 SQL = re.compile(r"^\s*(SELECT|INSERT|DELETE\s+FROM|UPDATE\s+\w+\s+SET|CREATE\s+(TABLE|INDEX)|PRAGMA)\b")
 
 

@@ -47,3 +47,16 @@ def test_smoke_profile_finds_no_failure(tmp_path: Path) -> None:
     assert failures == {}
     text = stress.report(parts, "smoke", 0, 0.0)
     assert "| hand edits lost | 0 |" in text and "| bad inputs passed | 0 |" in text
+
+
+def test_the_readme_counts_the_corpus() -> None:
+    """The reliability table gives the corpus's own counts: stranger-world cases on their row,
+    every other bad input on its own."""
+    import re
+
+    readme = (STRESS.parent.parent / "README.md").read_text(encoding="utf-8")
+    cases = stress.load_corpus()
+    stranger = sum(c["name"].split("-", 2)[1] == "stranger" for c in cases)
+    rows = {m.group(1): int(m.group(2)) for m in re.finditer(
+        r"^\| (bad inputs from|stranger-world cases from) .*\| ([\d,]+) \| 0 \|$", readme, re.M)}
+    assert rows == {"bad inputs from": len(cases) - stranger, "stranger-world cases from": stranger}

@@ -62,11 +62,13 @@ def report_error(exc: NarrError, *, as_json: bool = False) -> None:
     if as_json:
         click.echo(json.dumps(error_json(exc), ensure_ascii=False), err=True)
         return
-    click.echo(f"narr: error: {exc.message}", err=True)
+    from narrative.cli.terminal import echo
+
+    echo(f"narr: error: {exc.message}", err=True)
     for line in exc.details[1:] if exc.details and exc.details[0] in exc.message else exc.details:
-        click.echo(f"  {line}", err=True)
+        echo(f"  {line}", err=True)
     if exc.hint:
-        click.echo(f"hint: {exc.hint}", err=True)
+        echo(f"hint: {exc.hint}", err=True)
 
 
 @click.group(cls=NarrGroup, context_settings={"help_option_names": ["-h", "--help"]})

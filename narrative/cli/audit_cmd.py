@@ -8,6 +8,7 @@ import click
 
 from narrative.cli.context import Context, InputFile, pass_context
 from narrative.cli.output import emit_json, json_option, short, value_text, warn
+from narrative.cli.terminal import echo
 
 
 def _finding_lines(f: dict[str, Any]) -> list[str]:
@@ -62,16 +63,16 @@ def audit_cmd(ctx: Context, file: Any, at: str | None, as_json: bool) -> None:
     else:
         for f in d["findings"]:
             for line in _finding_lines(f):
-                click.echo(line)
+                echo(line)
         for f in d["notes"]:
-            click.echo(f"note: sentence {f['number']}: {f['message']}: {f['fact']}")
+            echo(f"note: sentence {f['number']}: {f['message']}: {f['fact']}")
         where = f"{at} ({short(d['commit'])})" if at else short(d["commit"])
         n, s = len(d["findings"]), d["sentences"]
         if n:
-            click.echo(f"{n} contradiction{'' if n == 1 else 's'} in {s} sentence"
+            echo(f"{n} contradiction{'' if n == 1 else 's'} in {s} sentence"
                        f"{'' if s == 1 else 's'}, against the world at {where}")
         else:
-            click.echo(f"ok: {s} sentence{'' if s == 1 else 's'}, nothing contradicts the world "
+            echo(f"ok: {s} sentence{'' if s == 1 else 's'}, nothing contradicts the world "
                        f"at {where}")
     if not report.ok:
         first = report.findings[0]

@@ -7,6 +7,7 @@ import click
 from narrative.cli.completion import complete_branch, complete_rev
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import display_width, emit_json, json_option, one_line, pad, short, warn
+from narrative.cli.terminal import echo
 
 
 @click.command("branch")
@@ -42,7 +43,7 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, re
         width = max([20, *(display_width(row["name"]) for row in found)])
         for row in found:
             local = f"  (followed by {row['followed_by']})" if row["followed_by"] else ""
-            click.echo(f"  {pad(row['name'], width)} {short(row['commit'])} "
+            echo(f"  {pad(row['name'], width)} {short(row['commit'])} "
                        f"{one_line(row['content'])}{local}")
         return
     if name is None:
@@ -55,7 +56,7 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, re
         width = max([20, *(display_width(row["name"]) for row in rows)])
         for row in rows:
             mark = "*" if row["current"] else " "
-            click.echo(f"{mark} {pad(row['name'], width)} {short(row['commit'])} {one_line(row['content'])}")
+            echo(f"{mark} {pad(row['name'], width)} {short(row['commit'])} {one_line(row['content'])}")
         return
     if delete:
         if rev is not None:
@@ -65,13 +66,13 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, re
             emit_json(data)
         else:
             kept = f"; its events are kept as {data['kept_as']}" if data["kept_as"] else ""
-            click.echo(f"Deleted branch {name} (was {short(data['commit'])}){kept}")
+            echo(f"Deleted branch {name} (was {short(data['commit'])}){kept}")
         return
     data = branches.create_branch(wr, name, rev)
     if as_json:
         emit_json(data)
     else:
-        click.echo(f"Created branch {name} at {short(data['commit'])} {one_line(data['content'])}")
+        echo(f"Created branch {name} at {short(data['commit'])} {one_line(data['content'])}")
 
 
 @click.command("switch")
@@ -101,11 +102,11 @@ def switch_cmd(ctx: Context, name: str, create: bool, set_aside: bool, as_json: 
     for note in result["warnings"]:
         warn(note)
     if result["tracking"]:
-        click.echo(f"Branch {name} made from {result['tracking']} (narr pull and narr push "
+        echo(f"Branch {name} made from {result['tracking']} (narr pull and narr push "
                    "follow it)")
-    click.echo(f"Switched to {name}, at {short(result['commit'])} {one_line(result['content'])}")
+    echo(f"Switched to {name}, at {short(result['commit'])} {one_line(result['content'])}")
     if result["set_aside"]:
-        click.echo("Your uncommitted hand edits were set aside: narr edits")
+        echo("Your uncommitted hand edits were set aside: narr edits")
 
 
 COMMANDS = [branch_cmd, switch_cmd]

@@ -10,7 +10,7 @@ import click
 from narrative.cli.completion import complete_rev
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option, short, warn
-from narrative.cli.terminal import progress_bar
+from narrative.cli.terminal import echo, progress_bar
 
 if TYPE_CHECKING:
     from narrative.engine.check import CheckReport
@@ -60,13 +60,13 @@ def check_cmd(ctx: Context, rev: str | None, history_only: bool, full: bool,
         emit_json(report.to_json())
     else:
         for problem in report.problems:
-            click.echo(f"broken: {problem}")
+            echo(f"broken: {problem}")
         for line in report.worktree_problems:
-            click.echo(f"working tree: {line}")
+            echo(f"working tree: {line}")
         if report.ok:
             nodes = (f", {report.nodes} node{'' if report.nodes == 1 else 's'} valid"
                      if not history_only else "")
-            click.echo(f"ok: {report.events} event{'' if report.events == 1 else 's'} "
+            echo(f"ok: {report.events} event{'' if report.events == 1 else 's'} "
                        f"on the story line{nodes}")
     if not report.ok:
         first = (str(report.problems[0]) if report.problems
@@ -114,19 +114,19 @@ def adopt_cmd(ctx: Context, as_json: bool) -> None:
     for note in result["warnings"]:
         warn(note)
     n = len(result["adopted"])
-    click.echo(f"The story now stands at {short(result['to'])} {result['event']['content']}")
-    click.echo(f"  adopted {n} plain commit{'s' if n != 1 else ''}, kept as "
+    echo(f"The story now stands at {short(result['to'])} {result['event']['content']}")
+    echo(f"  adopted {n} plain commit{'s' if n != 1 else ''}, kept as "
                f"{result['kept_as'].removeprefix('refs/narr/')}:")
     for c in result["adopted"][:10]:
-        click.echo(f"    {short(c['commit'])} {c['subject']}")
+        echo(f"    {short(c['commit'])} {c['subject']}")
     if n > 10:
-        click.echo(f"    ... and {n - 10} more")
+        echo(f"    ... and {n - 10} more")
     k = len(result["world_paths"])
-    click.echo(f"  {k} file{'s' if k != 1 else ''} under world/ now hand edits "
+    echo(f"  {k} file{'s' if k != 1 else ''} under world/ now hand edits "
                "(narr status; the next event records them)")
     if result["other_paths"]:
         k = len(result["other_paths"])
-        click.echo(f"  {k} file{'s' if k != 1 else ''} outside world/ now uncommitted changes "
+        echo(f"  {k} file{'s' if k != 1 else ''} outside world/ now uncommitted changes "
                    "(git status): " + ", ".join(result["other_paths"][:5])
                    + (" ..." if k > 5 else ""))
 
@@ -151,7 +151,7 @@ def gc_cmd(ctx: Context, as_json: bool) -> None:
         emit_json(result)
         return
     mb = 1024 * 1024
-    click.echo(f"Packed: {result['bytes_before'] / mb:.1f} MB -> {result['bytes_after'] / mb:.1f} MB "
+    echo(f"Packed: {result['bytes_before'] / mb:.1f} MB -> {result['bytes_after'] / mb:.1f} MB "
                f"({result['loose_before']} loose objects -> {result['loose_after']})")
 
 

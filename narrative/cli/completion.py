@@ -27,6 +27,8 @@ from click.shell_completion import (
     get_completion_class,
 )
 
+from narrative.cli.terminal import echo
+
 if TYPE_CHECKING:
     from narrative.engine.complete import Candidate
     from narrative.store.worldrepo import WorldRepo
@@ -194,7 +196,7 @@ def completion_cmd(ctx: click.Context, shell: str) -> None:
       eval "$(narr completion zsh)"                         # in ~/.zshrc
       narr completion fish > ~/.config/fish/completions/narr.fish
     """
-    click.echo(script(ctx.find_root().command, shell), nl=False)
+    echo(script(ctx.find_root().command, shell), nl=False)
 
 
 COMMANDS = [completion_cmd]

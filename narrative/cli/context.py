@@ -52,11 +52,12 @@ class Context:
 
 def _warn_unknown_keys(wr: WorldRepo) -> None:
     """A misspelt setting in narr.toml would be silently ignored: say which, and what is known."""
+    from narrative.cli.terminal import echo
     from narrative.config import CONFIG_FILE, known_keys, unknown_keys
 
     unknown = unknown_keys(wr.config.raw)
     if unknown:
-        click.echo(f"narr: warning: {CONFIG_FILE}: unknown key{'s' if len(unknown) > 1 else ''} "
+        echo(f"narr: warning: {CONFIG_FILE}: unknown key{'s' if len(unknown) > 1 else ''} "
                    f"{', '.join(unknown)} (ignored; known keys: {known_keys()})", err=True)
 
 

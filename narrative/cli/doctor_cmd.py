@@ -8,7 +8,7 @@ import click
 
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option
-from narrative.cli.terminal import paint
+from narrative.cli.terminal import echo, paint
 
 _MARK = {"ok": "ok", "warning": "warning", "problem": "PROBLEM", "skipped": "skipped"}
 _COLOUR = {"warning": "warning", "problem": "old"}
@@ -39,7 +39,7 @@ def doctor_cmd(ctx: Context, llm_timeout: float, as_json: bool) -> None:
     if as_json:
         emit_json(data)
     else:
-        click.echo(render(data))
+        echo(render(data))
     error = report.error()
     if error is not None:
         raise error

@@ -19,6 +19,7 @@ from narrative.cli.output import (
     short,
     warn,
 )
+from narrative.cli.terminal import echo
 
 if TYPE_CHECKING:
     from narrative.delta.request import EventRequest
@@ -56,7 +57,8 @@ if TYPE_CHECKING:
                    "(only the flags' changes). Default: [diffuser] default in narr.toml.")
 @click.option("--render", is_flag=True,
               help="Ask the diffuser to write the event's narrative text too (llm, exec).")
-@click.option("--accept", "accept", multiple=True, type=click.IntRange(min=1), metavar="N",
+@click.option("--accept", "accept", multiple=True, type=click.IntRange(min=1, max=1_000_000),
+              metavar="N",
               help="Apply held-back change N after all: the rules hold back what they find under a "
                    "structure they do not know and number it (a dry run lists them). Repeatable.")
 @click.option("--large", is_flag=True,
@@ -114,14 +116,38 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
             raise click.UsageError("--at needs a story time (\"Day 3, dusk\"); leave it out for none")
         name = diffuser_name or default_name(wr)
         diffuser = get_diffuser(name, wr)
-        request = _request(wr, content, sets, unsets, relates, unrelates, creates, expires,
-                           delta_file, narrative_text, timestamp, close_scene)
+        try:
+            request = _request(wr, content, sets, unsets, relates, unrelates, creates, expires,
+                               delta_file, narrative_text, timestamp, close_scene)
+        except InvalidInputError as exc:
+            if not dry_run and (delta_file not in (None, "-") or creates):
+                # a file named on the command line could not be read: the words are kept
+                from narrative.delta.request import EventRequest
+
+                typed = EventRequest(content=content, narrative_text=narrative_text,
+                                     timestamp=timestamp, close_scene=close_scene, diffuser=name)
+                engine.keep_unread(wr, typed, exc, _typed_changes(
+                    sets, unsets, relates, unrelates, creates, expires, delta_file))
+            raise
         request.diffuser = name
         request.render = render
         request.accept = sorted(set(accept))
         request.large = large
         result = engine.run_event(wr, request, dry_run=dry_run, diffuser=diffuser)
     _print_result(wr, result, as_json)
+
+
+def _typed_changes(sets: tuple[str, ...], unsets: tuple[str, ...], relates: tuple[str, ...],
+                   unrelates: tuple[str, ...], creates: tuple[str, ...], expires: tuple[str, ...],
+                   delta_file: str | None) -> list[str]:
+    """The change flags as they were typed, to type them again."""
+    out: list[str] = []
+    for flag, values in (("--set", sets), ("--unset", unsets), ("--relate", relates),
+                         ("--unrelate", unrelates), ("--create", creates), ("--expire", expires),
+                         ("--delta", (delta_file,) if delta_file is not None else ())):
+        for value in values:
+            out += [flag, value]
+    return out
 
 
 def _print_result(wr: WorldRepo, result: EventResult, as_json: bool) -> None:
@@ -132,13 +158,13 @@ def _print_result(wr: WorldRepo, result: EventResult, as_json: bool) -> None:
         warn(message)
     rec = result.to_json()
     head = f"[{wr.branch()} {short(result.commit)}]" if result.commit else "[dry run: nothing recorded]"
-    click.echo(f"{head} {one_line(rec['content'])}")
+    echo(f"{head} {one_line(rec['content'])}")
     for line in record_lines(rec, expired=result.expired):
-        click.echo(line)
+        echo(line)
     for line in rendered_lines(rec, result.proposal.narrative_text if result.proposal else None):
-        click.echo(line)
+        echo(line)
     for line in proposal_lines(rec.get("proposal")):
-        click.echo(line)
+        echo(line)
 
 
 def rendered_lines(rec: dict[str, Any], rendered: str | None) -> list[str]:
@@ -237,12 +263,12 @@ def failed_cmd(click_ctx: click.Context, as_json: bool) -> None:
     for item in group_listing(click_ctx, as_json, listing, "No failed events kept."):
         via = f" (diffuser {item['diffuser']})" if item["diffuser"] else ""
         words = item["content"] if len(item["content"]) <= 70 else item["content"][:69] + "…"
-        click.echo(f"{item['n']:>3}  {local_time(item['saved_at'])}  {words!r}{via}")
-        click.echo(f"       {item['error']}")
+        echo(f"{item['n']:>3}  {local_time(item['saved_at'])}  {words!r}{via}")
+        echo(f"       {item['error']}")
         for line in [d for d in item["details"] if d not in item["error"]][:5]:
-            click.echo(f"         {line}")
+            echo(f"         {line}")
         if item["raw_reply"]:
-            click.echo(f"       raw reply kept: {len(item['raw_reply'])} characters (--json shows it)")
+            echo(f"       raw reply kept: {len(item['raw_reply'])} characters (--json shows it)")
 
 
 @failed_cmd.command("retry")
@@ -287,7 +313,7 @@ def failed_drop_cmd(ctx: Context, which: str, as_json: bool) -> None:
     if as_json:
         emit_json({"dropped": failed.summary(item)})
     else:
-        click.echo(f"Dropped the failed event {item.request.content!r}")
+        echo(f"Dropped the failed event {item.request.content!r}")
 
 
 COMMANDS = [event_cmd, failed_cmd]

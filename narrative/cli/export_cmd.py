@@ -10,7 +10,7 @@ import click
 from narrative.cli.completion import complete_node, complete_rev
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option
-from narrative.cli.terminal import no_pager_option, paged
+from narrative.cli.terminal import echo, no_pager_option, paged
 
 _FORMAT = click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md",
                        show_default=True, help="Markdown to read, or JSON (the same as --json).")
@@ -39,7 +39,7 @@ def story_cmd(ctx: Context, start: str | None, end: str | None, fmt: str, as_jso
         emit_json(result.to_json())
         return
     with paged(ctx):
-        click.echo(result.to_markdown(), nl=False)
+        echo(result.to_markdown(), nl=False)
 
 
 @click.group("export")
@@ -76,7 +76,7 @@ def codex_cmd(ctx: Context, at: str | None, fmt: str, as_json: bool) -> None:
     if as_json or fmt == "json":
         emit_json(result.to_json())
     else:
-        click.echo(result.to_markdown(), nl=False)
+        echo(result.to_markdown(), nl=False)
 
 
 _AT = click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
@@ -96,7 +96,7 @@ def _write(ctx: Context, output: Path, data: bytes, what: str, as_json: bool) ->
     if as_json:
         emit_json({"path": str(path), "what": what, "bytes": len(data)})
     else:
-        click.echo(f"Wrote {output}: {what}")
+        echo(f"Wrote {output}: {what}")
 
 
 @export_group.command("lorebook")
@@ -125,7 +125,7 @@ def lorebook_cmd(ctx: Context, at: str | None, pov: str | None, output: Path | N
         n = len(result.book["entries"])
         _write(ctx, output, result.text().encode("utf-8"), f"{n} entr{'y' if n == 1 else 'ies'}", as_json)
     else:
-        click.echo(result.text(), nl=False)
+        echo(result.text(), nl=False)
 
 
 @export_group.command("card")
@@ -168,7 +168,7 @@ def card_cmd(ctx: Context, node: str, spec: str, image: Path | None, at: str | N
     elif output is not None:
         _write(ctx, output, result.text().encode("utf-8"), what, as_json)
     else:
-        click.echo(result.text(), nl=False)
+        echo(result.text(), nl=False)
 
 
 @export_group.command("vault")
@@ -193,7 +193,7 @@ def vault_cmd(ctx: Context, folder: Path, at: str | None, as_json: bool) -> None
     if as_json:
         emit_json(result.to_json())
         return
-    click.echo(f"Wrote {folder}: {len(result.notes)} note{'' if len(result.notes) == 1 else 's'}"
+    echo(f"Wrote {folder}: {len(result.notes)} note{'' if len(result.notes) == 1 else 's'}"
                + (f", removed {len(result.removed)} of the last export" if result.removed else ""))
 
 

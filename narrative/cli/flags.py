@@ -13,7 +13,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import ValidationError
 
-from narrative import fields
+from narrative import fields, safejson
 from narrative.delta.parse import parse_input
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import check_id, id_problem
@@ -37,8 +37,8 @@ OpT = TypeVar("OpT", RelateOp, UnrelateOp)
 def parse_value(text: str) -> Any:
     """JSON when it parses (``3``, ``true``, ``[1]``, ``"quoted"``), else the text itself."""
     try:
-        value = json.loads(text, parse_constant=_no_constant)
-    except RecursionError:
+        value = safejson.loads(text, parse_constant=_no_constant)
+    except safejson.JSONLimitError:
         raise InvalidInputError(f"value {text[:40]!r}...: nested more than {MAX_DEPTH} levels deep") from None
     except ValueError:
         return text

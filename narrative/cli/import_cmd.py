@@ -9,7 +9,7 @@ import click
 
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import change_line, emit_json, json_option, short, warn
-from narrative.cli.terminal import paint, progress_bar
+from narrative.cli.terminal import echo, paint, progress_bar
 from narrative.ids import LAYERS
 
 
@@ -62,7 +62,7 @@ def import_cmd(ctx: Context, source: Path, layer: str, include_disabled: bool, u
     for message in data["warnings"]:
         warn(message)
     for line in import_lines(data, wr.branch()):
-        click.echo(line)
+        echo(line)
 
 
 def import_lines(d: dict[str, Any], branch: str | None) -> list[str]:

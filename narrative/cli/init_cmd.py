@@ -12,6 +12,7 @@ import click
 from narrative.cli.completion import complete_node
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option, warn
+from narrative.cli.terminal import echo
 from narrative.errors import InvalidWorldError
 
 
@@ -52,11 +53,11 @@ def init_cmd(ctx: Context, directory: Path | None, sample: bool, layout: str, na
         emit_json({"root": str(result.root), "commit": result.commit, "id": result.event_id,
                    "nodes": result.nodes, "layout": result.layout})
         return
-    click.echo(f"Created a {result.layout} world at {result.root} with {result.nodes} nodes "
+    echo(f"Created a {result.layout} world at {result.root} with {result.nodes} nodes "
                f"(genesis {result.commit[:10]}).")
     if directory is not None:
         first = "narr nodes" if sample else "narr new character NAME"
-        click.echo(f"Next: cd {directory} && {first}")
+        echo(f"Next: cd {directory} && {first}")
 
 
 @click.command("path")
@@ -77,7 +78,7 @@ def path_cmd(ctx: Context, node_id: str, layer: str | None, as_json: bool) -> No
     if as_json:
         emit_json({"id": node_id, "path": path})
     else:
-        click.echo(path)
+        echo(path)
 
 
 @click.command("edit")
@@ -107,7 +108,7 @@ def edit_cmd(ctx: Context, node_id: str, layer: str | None) -> None:
             "aliases": [], "summary": "", "lifecycle": "permanent", "created_by_event": None,
             "traits": {}, "state": {}, "relations": {},
         }, create=True)
-        click.echo(f"Created {path}; the next event records it as a hand edit.", err=True)
+        echo(f"Created {path}; the next event records it as a hand edit.", err=True)
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     while True:
         click.edit(filename=str(full), editor=editor)
@@ -116,10 +117,10 @@ def edit_cmd(ctx: Context, node_id: str, layer: str | None) -> None:
             break
         if not (sys.stdin.isatty() and sys.stderr.isatty()):
             raise problem
-        click.echo(f"narr: {problem.message}", err=True)
+        echo(f"narr: {problem.message}", err=True)
         if not click.confirm("Reopen the file to fix it?", default=True, err=True):
             raise problem
-    click.echo(path)
+    echo(path)
 
 
 def _edit_problem(ctx: Context, path: str) -> InvalidWorldError | None:
@@ -178,8 +179,8 @@ def new_cmd(ctx: Context, layer: str, name: str, kind: str, aliases: tuple[str, 
     if as_json:
         emit_json(made.to_json())
         return
-    click.echo(f"{made.id} {made.path}")
-    click.echo("The next event records it; narr edit " + made.id + " fills it in.", err=True)
+    echo(f"{made.id} {made.path}")
+    echo("The next event records it; narr edit " + made.id + " fills it in.", err=True)
 
 
 def _node_path(ctx: Context, node_id: str, layer: str | None) -> str:

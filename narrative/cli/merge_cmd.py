@@ -9,6 +9,7 @@ import click
 from narrative.cli.completion import complete_branch, complete_field, complete_node
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option, short, warn
+from narrative.cli.terminal import echo
 
 
 @click.command("merge")
@@ -45,7 +46,7 @@ def merge_cmd(ctx: Context, branch: str | None, go_on: bool, abort: bool, as_jso
         if as_json:
             emit_json(data)
         else:
-            click.echo(f"Merge of {data['branch']} aborted; nothing was changed")
+            echo(f"Merge of {data['branch']} aborted; nothing was changed")
         return
     result = (merging.continue_merge(wr) if go_on else merging.merge(wr, branch or "")).to_json()
     if as_json:
@@ -56,20 +57,20 @@ def merge_cmd(ctx: Context, branch: str | None, go_on: bool, abort: bool, as_jso
     kept = (f"  your hand edits to {', '.join(result['kept_edits'])} stay uncommitted "
             "(narr status)") if result["kept_edits"] else ""
     if result["fast_forward"]:
-        click.echo(f"Fast-forward to {result['branch']}, at {short(result['commit'])}")
+        echo(f"Fast-forward to {result['branch']}, at {short(result['commit'])}")
         if kept:
-            click.echo(kept)
+            echo(kept)
         return
     diffusions = result["record"]["diffusions"]
     sides = {side: sum(1 for d in diffusions if d.get("side") == side)
              for side in ("theirs", "resolved")}
-    click.echo(f"Merged {result['branch']} as {short(result['commit'])}: "
+    echo(f"Merged {result['branch']} as {short(result['commit'])}: "
                f"{sides['theirs']} change(s) from {result['branch']}, "
                f"{sides['resolved']} resolved")
     for j in result["joined"]:
-        click.echo(f"  {j['theirs']} became {j['ours']}: both lines created {j['name']!r}")
+        echo(f"  {j['theirs']} became {j['ours']}: both lines created {j['name']!r}")
     if kept:
-        click.echo(kept)
+        echo(kept)
 
 
 @click.command("conflicts")
@@ -88,11 +89,11 @@ def conflicts_cmd(ctx: Context, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
-    click.echo(f"Merging {data['branch']}: {data['unresolved']} of {len(data['conflicts'])} "
+    echo(f"Merging {data['branch']}: {data['unresolved']} of {len(data['conflicts'])} "
                "conflict(s) unresolved")
     for c in data["conflicts"]:
         mark = "resolved" if c["resolved"] else "open    "
-        click.echo(f"  {mark} {conflict_line(c)}")
+        echo(f"  {mark} {conflict_line(c)}")
 
 
 @click.command("resolve")
@@ -122,7 +123,7 @@ def resolve_cmd(ctx: Context, node: str, field: str, take: str | None, value: st
         emit_json(data)
         return
     left = data["unresolved"]
-    click.echo(f"Resolved {node} {field or '(whole node)'}; "
+    echo(f"Resolved {node} {field or '(whole node)'}; "
                + (f"{left} conflict(s) left" if left else "narr merge --continue commits the merge"))
 
 

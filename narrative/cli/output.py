@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from narrative.cli.context import Context
-from narrative.cli.terminal import paint
+from narrative.cli.terminal import echo, paint
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -112,12 +112,12 @@ def group_listing(click_ctx: click.Context, as_json: bool,
         emit_json(items)
         return []
     if not items:
-        click.echo(empty)
+        echo(empty)
     return items
 
 
 def warn(message: str) -> None:
-    click.echo(paint(f"narr: warning: {message}", "warning", err=True), err=True)
+    echo(paint(f"narr: warning: {message}", "warning", err=True), err=True)
 
 
 ONE_LINE = 72

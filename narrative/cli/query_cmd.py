@@ -9,7 +9,7 @@ import click
 from narrative.cli.completion import complete_field, complete_node, complete_rev
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import ARROW, emit_json, json_option, one_line, short, value_text
-from narrative.cli.terminal import no_pager_option, paged
+from narrative.cli.terminal import echo, no_pager_option, paged
 
 _FIELD_ABSENT = "(absent)"
 
@@ -48,38 +48,38 @@ def why_cmd(ctx: Context, node_id: str, field: str, at: str | None, as_json: boo
         emit_json(d)
         return
     value = value_text(d["value"], None) if "value" in d else _FIELD_ABSENT
-    click.echo(f"{d['node']} {d['field']} = {value}")
+    echo(f"{d['node']} {d['field']} = {value}")
     if d.get("ended"):
-        click.echo(f"  as it stood when it ended in {_event_text(d['ended']['event'])} "
+        echo(f"  as it stood when it ended in {_event_text(d['ended']['event'])} "
                    f"({d['ended']['reason']})")
     if d["uncommitted"] is not None:
         was = d["uncommitted"].get("committed_value", ...)
-        click.echo("  from a hand edit not yet recorded (the next event records it); "
+        echo("  from a hand edit not yet recorded (the next event records it); "
                    f"the last event left {value_text(was) if was is not ... else _FIELD_ABSENT}")
     change = d.get("change")
     if change is not None:
         what = "a hand edit, recorded by event" if change["by"] == "edit" else "event"
-        click.echo(f"  set by {what} {_event_text(d['event'])}")
+        echo(f"  set by {what} {_event_text(d['event'])}")
         if d["merged_from"]:
-            click.echo(f"  which brought it from {_event_text(d['merged_from'])}")
+            echo(f"  which brought it from {_event_text(d['merged_from'])}")
         if "old_value" in d or "new_value" in d:
-            click.echo(f"  {_old_new(d)}")
+            echo(f"  {_old_new(d)}")
         if change["field"] != d["field"]:
-            click.echo(f"  (its change: {change['target']} {change['field'] or '(whole node)'}: "
+            echo(f"  (its change: {change['target']} {change['field'] or '(whole node)'}: "
                        f"{_old_new(change)})")
     elif d["source"] == "genesis" or (d["uncommitted"] is not None and d["event"]):
-        click.echo(f"  as the world began: {_event_text(d['event'])}")
+        echo(f"  as the world began: {_event_text(d['event'])}")
     elif d["uncommitted"] is None:
-        click.echo("  no recorded change explains it (a plain git commit changed the world?)")
+        echo("  no recorded change explains it (a plain git commit changed the world?)")
     if d["ancestry"]:
-        click.echo("  follows from, newest first:")
+        echo("  follows from, newest first:")
         for a in d["ancestry"]:
             links = ", ".join(
                 f"{'declared cause' if x['kind'] == 'declared' else x['target'] + ' ' + x['field']}"
                 f" {ARROW} {short(x['commit'])}" for x in a["led_to"])
-            click.echo(f"    {_event_text(a)}  ({links})")
+            echo(f"    {_event_text(a)}  ({links})")
     elif change is not None:
-        click.echo("  it read nothing an earlier event wrote")
+        echo("  it read nothing an earlier event wrote")
 
 
 def _history_line(ch: dict[str, Any]) -> str:
@@ -124,16 +124,16 @@ def history_cmd(ctx: Context, node_id: str, at: str | None, as_json: bool) -> No
 
 def _history_lines(d: dict[str, Any]) -> None:
     if d["at_genesis"]:
-        click.echo(f"{d['node']}: in the world from genesis")
+        echo(f"{d['node']}: in the world from genesis")
     for ev in d["events"]:
-        click.echo(_event_text(ev))
+        echo(_event_text(ev))
         for ch in ev["changes"]:
-            click.echo(f"  {_history_line(ch)}")
+            echo(f"  {_history_line(ch)}")
         if not ev["changes"] and ev["mentioned"]:
-            click.echo("  named, not changed")
+            echo("  named, not changed")
     if not d["exists"]:
         ended = d.get("ended")
-        click.echo(f"{d['node']} is no longer in the world" + (
+        echo(f"{d['node']} is no longer in the world" + (
             f": it ended in {_event_text(ended['event'])} ({ended['reason']})" if ended else ""))
 
 
@@ -158,14 +158,14 @@ def search_cmd(ctx: Context, query: str, limit: int, as_json: bool) -> None:
         emit_json(d)
         return
     if not d["hits"]:
-        click.echo(f"nothing matches {query!r}")
+        echo(f"nothing matches {query!r}")
     for h in d["hits"]:
         if h["kind"] == "node":
             mark = "  [hand-edited]" if h["edited"] else ""
             kind = f"/{h['node_kind']}" if h["node_kind"] else ""
-            click.echo(f"node   {h['id']}  {h['name']} ({h['layer']}{kind}){mark}")
+            echo(f"node   {h['id']}  {h['name']} ({h['layer']}{kind}){mark}")
         else:
-            click.echo(f"event  {_event_text(h)}")
+            echo(f"event  {_event_text(h)}")
 
 
 _FORMAT = click.option("--format", "fmt", type=click.Choice(["dot", "mermaid", "graphml", "json"]),
@@ -214,8 +214,8 @@ def graph_group(click_ctx: click.Context, fmt: str | None, around: str | None, d
     if as_json:
         emit_json(d)
         return
-    click.echo(f"world: {d['world']['nodes']} nodes, {d['world']['edges']} edges (relations and references)")
-    click.echo(f"events: {d['events']['nodes']} commits on the story line, "
+    echo(f"world: {d['world']['nodes']} nodes, {d['world']['edges']} edges (relations and references)")
+    echo(f"events: {d['events']['nodes']} commits on the story line, "
                f"{d['events']['edges']} causal edges")
 
 
@@ -229,7 +229,7 @@ def _emit_graph(ctx: Context, which: str, fmt: str, around: str | None, depth: i
     if as_json:
         emit_json(d)
     else:
-        click.echo(d["output"], nl=False)
+        echo(d["output"], nl=False)
 
 
 @graph_group.command("world")
@@ -286,7 +286,7 @@ def graph_connect_cmd(ctx: Context, source: str, target: str, as_json: bool) -> 
         emit_json(d)
         return
     if not d["paths"]:
-        click.echo(f"{source} and {target} are not connected")
+        echo(f"{source} and {target} are not connected")
         return
     for path in d["paths"]:
         parts = [path[0]["from"]] if path else [source]
@@ -294,7 +294,7 @@ def graph_connect_cmd(ctx: Context, source: str, target: str, as_json: bool) -> 
             rels = " | ".join(f"-{r['type']}->" if r["direction"] == "forward" else f"<-{r['type']}-"
                               for r in hop["relations"])
             parts += [rels, hop["to"]]
-        click.echo(" ".join(parts))
+        echo(" ".join(parts))
 
 
 @click.command("brief")
@@ -332,7 +332,7 @@ def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: in
         emit_json(result.to_json())
         return
     if fmt == "md":
-        click.echo(result.to_markdown(), nl=False)
+        echo(result.to_markdown(), nl=False)
         return
     from narrative.engine.brief import section_label, words_for
 
@@ -341,19 +341,19 @@ def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: in
     where = said["at"].format(head=head_text(d["head"], d["story_time"], d["language"]))
     if at is not None:
         where += said["as_of"].format(at=at)
-    click.echo(where + (said["pov"].format(pov=d["pov"]) if d["pov"] else ""))
+    echo(where + (said["pov"].format(pov=d["pov"]) if d["pov"] else ""))
     section = None
     colon = "：" if said is words_for("zh") else ":"
     for item in d["items"]:
         if item["section"] != section:
             section = item["section"]
-            click.echo(f"\n{section_label(section, d['language'])}{colon}")
-        click.echo(f"  {item['text']}")
-        click.echo(f"    ({item['reason']})")
+            echo(f"\n{section_label(section, d['language'])}{colon}")
+        echo(f"  {item['text']}")
+        echo(f"    ({item['reason']})")
         if item.get("fix"):
-            click.echo(f"    {said['fix']}{colon}{' ' if colon == ':' else ''}{item['fix']}")
+            echo(f"    {said['fix']}{colon}{' ' if colon == ':' else ''}{item['fix']}")
     tail = said["left_out"].format(n=d["dropped"]) if d["dropped"] else ""
-    click.echo("\n" + said["size"].format(used=d["used"], budget=d["budget"]) + tail)
+    echo("\n" + said["size"].format(used=d["used"], budget=d["budget"]) + tail)
 
 
 @click.command("threads")
@@ -377,27 +377,27 @@ def threads_cmd(ctx: Context, include_resolved: bool, at: str | None, as_json: b
         return
     names = {t.id: t.name for t in result.threads}
     if result.threads:
-        click.echo("Threads, stalest first:")
+        echo("Threads, stalest first:")
     else:
-        click.echo("No open threads." if not result.resolved_left_out else "No open threads left.")
+        echo("No open threads." if not result.resolved_left_out else "No open threads left.")
     for t in result.threads:
         edited = "  [hand-edited]" if t.edited else ""
-        click.echo(f"  {t.id}  {t.name}  {t.status}: {moved_text(t)}{edited}")
+        echo(f"  {t.id}  {t.name}  {t.status}: {moved_text(t)}{edited}")
         if t.last_moved is not None:
-            click.echo(f"    last moved by {_event_text(t.last_moved.to_json())}")
+            echo(f"    last moved by {_event_text(t.last_moved.to_json())}")
         if t.payoff:
-            click.echo(f"    payoff: {t.payoff}")
+            echo(f"    payoff: {t.payoff}")
         if t.waiting_on:
-            click.echo("    waits for: " + ", ".join(
+            echo("    waits for: " + ", ".join(
                 f"{d} ({names[d]})" if d in names else d for d in t.waiting_on))
     if result.resolved_left_out:
         n = result.resolved_left_out
-        click.echo(f"({n} resolved thread{'s' if n > 1 else ''} left out: --all shows "
+        echo(f"({n} resolved thread{'s' if n > 1 else ''} left out: --all shows "
                    f"{'them' if n > 1 else 'it'})")
     if result.secrets:
-        click.echo("\nSecrets nobody has learned:")
+        echo("\nSecrets nobody has learned:")
         for sec in result.secrets:
-            click.echo(f"  {sec['id']}  {sec['name']}")
+            echo(f"  {sec['id']}  {sec['name']}")
 
 
 COMMANDS = [why_cmd, history_cmd, search_cmd, graph_group, brief_cmd, threads_cmd]

@@ -24,7 +24,7 @@ from narrative.cli.output import (
     short,
     warn,
 )
-from narrative.cli.terminal import no_pager_option, paged, paint
+from narrative.cli.terminal import echo, no_pager_option, paged, paint
 
 
 @click.command("log")
@@ -71,7 +71,7 @@ def _log_lines(entries: list[dict[str, Any]]) -> None:
         tail = f"  ({', '.join(counts)})" if counts else ""
         mark = {"genesis": "  (genesis)", "commit": "  (a plain git commit, not an event)"}.get(
             e["kind"], "")
-        click.echo(f"{short(e['commit'])} {one_line(e['content'])}"
+        echo(f"{short(e['commit'])} {one_line(e['content'])}"
                    f"{when}{tail}{mark}")
 
 
@@ -99,20 +99,20 @@ def show_cmd(ctx: Context, rev: str, as_json: bool) -> None:
 
 
 def _show_lines(data: dict[str, Any]) -> None:
-    click.echo(f"commit {data['commit']}")
+    echo(f"commit {data['commit']}")
     if data.get("id"):
-        click.echo(f"event  {data['id']} ({data['kind']})")
-        click.echo(f"parent {data.get('parent')}")
-        click.echo(f"at     {local_time(data.get('created_at'))}")
-    click.echo("")
+        echo(f"event  {data['id']} ({data['kind']})")
+        echo(f"parent {data.get('parent')}")
+        echo(f"at     {local_time(data.get('created_at'))}")
+    echo("")
     for line in data["content"].splitlines() or [""]:
-        click.echo(f"    {line}")
-    click.echo("")
+        echo(f"    {line}")
+    echo("")
     for line in record_lines(data, full=True):
-        click.echo(line)
+        echo(line)
     if data.get("narrative_text"):
-        click.echo("")
-        click.echo(data["narrative_text"])
+        echo("")
+        echo(data["narrative_text"])
 
 
 @click.command("get")
@@ -136,9 +136,9 @@ def get_cmd(ctx: Context, node_id: str, field: str | None, at: str | None, as_js
 
     value = get_value(ctx.world, ctx.node(node_id, must_exist=False), field, at)
     if as_json or not isinstance(value, str):
-        click.echo(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))
+        echo(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))
     else:
-        click.echo(value)
+        echo(value)
 
 
 @click.command("nodes")
@@ -163,7 +163,7 @@ def nodes_cmd(ctx: Context, layer: str | None, as_json: bool) -> None:
     for r in rows:
         flag = f"  [{r['edited']}]" if r["edited"] else ""
         life = "" if r["lifecycle"] == "permanent" else f" ({r['lifecycle']})"
-        click.echo(f"{r['id']:<{width}}  {r['layer']:<10}  {r['kind'] or '-':<12}  {r['name']}"
+        echo(f"{r['id']:<{width}}  {r['layer']:<10}  {r['kind'] or '-':<12}  {r['name']}"
                    f"{life}{flag}")
     if any(r["edited"] == "invalid" for r in rows):
         warn("some node files are not valid nodes (marked [invalid]): narr status says why")
@@ -190,35 +190,35 @@ def status_cmd(ctx: Context, as_json: bool) -> None:
         return
     head = st["head"]
     where = f"On branch {st['branch']}" if st["branch"] else "HEAD is detached"
-    click.echo(f"{where}, at {short(head['commit'])} {one_line(head['content'])}"
+    echo(f"{where}, at {short(head['commit'])} {one_line(head['content'])}"
                if head else where)
     if st["story_time"]:
         since = st["story_time"]["since"]
         tail = "" if head and since["commit"] == head["commit"] else (
             f" (since {short(since['commit'])} {one_line(since['content'])})")
-        click.echo(f"Story time: {st['story_time']['value']}{tail}")
+        echo(f"Story time: {st['story_time']['value']}{tail}")
     if st["edits"]:
-        click.echo("\n" + paint("Hand edits (the next event records them):", "edit"))
+        echo("\n" + paint("Hand edits (the next event records them):", "edit"))
         for ch in st["edits"]:
-            click.echo(f"  {change_line(ch)}")
+            echo(f"  {change_line(ch)}")
     if st["reformat"]:
-        click.echo("\nThe next event rewrites these files in narr's canonical layout:")
+        echo("\nThe next event rewrites these files in narr's canonical layout:")
         for path in st["reformat"]:
-            click.echo(f"  {path}")
+            echo(f"  {path}")
     if st["problems"]:
-        click.echo("\nProblems (the next event refuses until they are fixed):")
+        echo("\nProblems (the next event refuses until they are fixed):")
         for p in st["problems"]:
-            click.echo(f"  {p}")
+            echo(f"  {p}")
     if st["outside_world"]:
-        click.echo("\nChanged outside world/ (not story state; narr leaves them to git):")
+        echo("\nChanged outside world/ (not story state; narr leaves them to git):")
         for p in st["outside_world"]:
-            click.echo(f"  {p}")
+            echo(f"  {p}")
     if st["failed_events"]:
-        click.echo("\nFailed events kept (narr failed lists them; narr event --retry runs the newest):")
+        echo("\nFailed events kept (narr failed lists them; narr event --retry runs the newest):")
         for f in st["failed_events"]:
-            click.echo(f"  {local_time(f['saved_at'])}  {f['content']!r}: {f['error']}")
+            echo(f"  {local_time(f['saved_at'])}  {f['content']!r}: {f['error']}")
     if not (st["edits"] or st["problems"] or st["outside_world"] or st["failed_events"]):
-        click.echo("Nothing to record: the world is as the last event left it.")
+        echo("Nothing to record: the world is as the last event left it.")
 
 
 COMMANDS = [log_cmd, show_cmd, get_cmd, nodes_cmd, status_cmd]

@@ -8,6 +8,7 @@ import click
 
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option, one_line, short, warn
+from narrative.cli.terminal import echo
 
 
 def _counted(fetched: dict[str, int]) -> str:
@@ -49,16 +50,18 @@ def clone_cmd(ctx: Context, url: str, directory: str | None, as_json: bool) -> N
     if as_json:
         emit_json(result)
         return
-    click.echo(f"Cloned {result['url']} into {result['path']}")
+    echo(f"Cloned {result['url']} into {result['path']}")
     if result["commit"]:
-        click.echo(f"On branch {result['branch']}, at {short(result['commit'])} "
+        echo(f"On branch {result['branch']}, at {short(result['commit'])} "
                    f"{one_line(result['content'])}")
     others = [b for b in result["branches"] if b != result["branch"]]
     if others:
-        click.echo(f"Other story lines on {result['remote']}: {', '.join(others)} (narr switch NAME)")
+        echo(f"Other story lines on {result['remote']}: {', '.join(others)} (narr switch NAME)")
     brought = _counted(result["fetched"])
     if brought:
-        click.echo(f"Also from {result['remote']}: {brought} (narr chains, narr edits)")
+        echo(f"Also from {result['remote']}: {brought} (narr chains, narr edits)")
+    for warning in result["warnings"]:
+        warn(warning)
 
 
 @click.command("push")
@@ -91,13 +94,13 @@ def push_cmd(ctx: Context, remote: str | None, branch: str | None, edits: bool |
     for ref, reason in result["refused"].items():
         warn(f"{result['remote']} refused {ref} ({reason})")
     what = {"new": "a new branch", "updated": "updated", "up to date": "already up to date"}
-    click.echo(f"Pushed {result['branch']} to {result['remote']} ({what[result['status']]}), "
+    echo(f"Pushed {result['branch']} to {result['remote']} ({what[result['status']]}), "
                f"at {short(result['commit'])}; {result['narr_refs']} narr ref(s) sent"
                + ("" if result["edits"] else " (set-aside edits kept here)"))
     if result["deleted"]:
-        click.echo(f"  deleted there as well: {len(result['deleted'])} narr ref(s) you dropped here")
+        echo(f"  deleted there as well: {len(result['deleted'])} narr ref(s) you dropped here")
     if result["upstream_set"]:
-        click.echo(f"{result['branch']} now follows {result['remote']}/{result['branch']} "
+        echo(f"{result['branch']} now follows {result['remote']}/{result['branch']} "
                    "(narr pull and narr push need no names)")
 
 
@@ -124,22 +127,22 @@ def pull_cmd(ctx: Context, remote: str | None, branch: str | None, as_json: bool
         emit_json(result)
         return
     merged = result["merge"]
-    for note in merged["warnings"] if merged else []:
+    for note in [*(merged["warnings"] if merged else []), *result["warnings"]]:
         warn(note)
     where = f"{result['remote']}/{result['branch']}"
     if result["status"] == "up to date":
-        click.echo(f"Already up to date with {where}")
+        echo(f"Already up to date with {where}")
     elif result["status"] == "fast-forward":
-        click.echo(f"Fast-forward to {where}, at {short(result['commit'])}")
+        echo(f"Fast-forward to {where}, at {short(result['commit'])}")
     else:
         changes = len(merged["record"]["diffusions"]) if merged and merged["record"] else 0
-        click.echo(f"Merged {where} as {short(result['commit'])}: {changes} change(s)")
+        echo(f"Merged {where} as {short(result['commit'])}: {changes} change(s)")
     if merged and merged["kept_edits"]:
-        click.echo(f"  your hand edits to {', '.join(merged['kept_edits'])} stay uncommitted "
+        echo(f"  your hand edits to {', '.join(merged['kept_edits'])} stay uncommitted "
                    "(narr status)")
     brought = _counted(result["fetched"])
     if brought:
-        click.echo(f"New from {result['remote']}: {brought} (narr chains, narr edits)")
+        echo(f"New from {result['remote']}: {brought} (narr chains, narr edits)")
 
 
 COMMANDS = [clone_cmd, push_cmd, pull_cmd]

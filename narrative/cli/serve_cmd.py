@@ -12,6 +12,7 @@ import click
 
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_json, json_option
+from narrative.cli.terminal import echo
 
 _START_TIMEOUT = 20.0
 
@@ -180,7 +181,7 @@ def studio_cmd(ctx: Context, print_url: bool, port: int | None, as_json: bool) -
                                 or not current.get("port")
                                 or (port not in (None, 0) and current.get("port") != port)):
         server.stop(git_dir)  # no HTTP, other code or another port: start the one asked for
-        click.echo(f"narr studio: restarting this world's server (pid {current['pid']}) with the "
+        echo(f"narr studio: restarting this world's server (pid {current['pid']}) with the "
                    "HTTP API", err=True)
         current = None
     if current is None:
@@ -196,11 +197,11 @@ def studio_cmd(ctx: Context, print_url: bool, port: int | None, as_json: bool) -
     if as_json:
         emit_json(data)
     elif print_url:
-        click.echo(url)
+        echo(url)
     elif opened:
-        click.echo(f"narr studio: opened in your browser: {url}")
+        echo(f"narr studio: opened in your browser: {url}")
     else:
-        click.echo(f"narr studio: no browser could be opened here; visit {url}")
+        echo(f"narr studio: no browser could be opened here; visit {url}")
     sys.stdout.flush()
 
 
@@ -215,15 +216,15 @@ def _report(data: dict[str, Any], as_json: bool) -> None:
     if as_json:
         emit_json(data)
     elif not data.get("running"):
-        click.echo("narr serve: stopped (pid {})".format(data["pid"]) if data.get("stopped")
+        echo("narr serve: stopped (pid {})".format(data["pid"]) if data.get("stopped")
                    else "narr serve: no server runs for this world")
     else:
         where = data.get("socket")
         port = f", http://{data.get('host') or '127.0.0.1'}:{data['port']}/api/" if data.get("port") else ""
-        click.echo(f"narr serve: pid {data['pid']}, listening on {where}{port}")
+        echo(f"narr serve: pid {data['pid']}, listening on {where}{port}")
         watcher = data.get("watcher")
         if watcher:
-            click.echo(f"  {data.get('requests', 0)} requests; scans: {watcher['hinted_scans']} "
+            echo(f"  {data.get('requests', 0)} requests; scans: {watcher['hinted_scans']} "
                        f"from the file watcher, {watcher['full_scans']} full")
         if data.get("auto"):
             click.echo("  started automatically (narr.autoServe)")
@@ -232,7 +233,7 @@ def _report(data: dict[str, Any], as_json: bool) -> None:
             click.echo(f"  exits after {data.get('idle_minutes', 0):g} minutes without a request "
                        f"(at {at} if none comes)")
         if data.get("current") is False:
-            click.echo("  it runs other code than this narr: clients do not use it")
+            echo("  it runs other code than this narr: clients do not use it")
     sys.stdout.flush()
 
 

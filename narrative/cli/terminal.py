@@ -20,6 +20,7 @@ what stays on the screen is the answer, as with git.
 from __future__ import annotations
 
 import io
+import re
 import shlex
 import sys
 from collections.abc import Callable, Iterator
@@ -51,12 +52,63 @@ def _context() -> Context | None:
 
 
 def paint(text: str, role: str, *, err: bool = False) -> str:
-    """``text`` in the colour of ``role`` (``old``, ``new``, ``edit``, ``warning``) when colour is on."""
+    """``text`` in the colour of ``role`` (``old``, ``new``, ``edit``, ``warning``) when colour is on.
+
+    The colour codes are marked (:data:`_OURS`), not written as escape sequences: :func:`echo`
+    escapes every control character of the text and turns only narr's own marks into colour.
+    """
     ctx = _context()
     if ctx is None:
         return text
     on = ctx.colour_err if err else ctx.colour_out
-    return click.style(text, fg=COLOURS[role]) if on else text
+    if not on:
+        return text
+    return click.style(safe(text), fg=COLOURS[role]).replace("\x1b[", _OURS)
+
+
+# --- text from a world, shown on a terminal ----------------------------------------------------
+#
+# A world may come from anyone, and its names, contents and values reach the screen: an OSC 52
+# sequence writes the reader's clipboard, ESC[2J clears the screen, a backspace or a carriage
+# return hides what came before, a right-to-left override reorders a line. As git shows such
+# bytes in paths quoted (core.quotePath), narr shows every control character but tab and
+# newline escaped (``\x1b``, ``\u202e``); ``--json`` stays exact (JSON escapes them itself).
+
+_OURS: Final = "\ud800"  # marks narr's own colour codes: a lone surrogate, which no world text
+# decoded from UTF-8 holds, and which only ever opens one of click's colour codes below
+_COLOUR_CODES: Final = ("0m", "31m", "32m", "33m", "39m")
+_CONTROL = re.compile(
+    "\ud800(?:" + "|".join(_COLOUR_CODES) + ")"
+    "|[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+    "\ud800-\udfff]")
+
+
+def _shown(match: re.Match[str]) -> str:
+    found = match.group()
+    if len(found) > 1:
+        return "\x1b[" + found[1:]  # narr's own colour
+    code = ord(found)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def safe(text: str) -> str:
+    """``text`` with every control character but tab and newline escaped (narr's own colour
+    marks made colour codes)."""
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(_shown, text)
+
+
+def echo(message: Any = None, *, err: bool = False, nl: bool = True) -> None:
+    """``click.echo`` for text a person reads: control characters escaped (:func:`safe`),
+    unless the command prints ``--json``, which goes out exact."""
+    ctx = _context()
+    if isinstance(message, str):
+        message = _MARK.sub("\x1b[", message) if ctx is not None and ctx.json else safe(message)
+    click.echo(message, err=err, nl=nl)
+
+
+_MARK = re.compile("\ud800(?=" + "|".join(_COLOUR_CODES) + ")")
 
 
 class _Captured(io.StringIO):
@@ -175,7 +227,7 @@ class ProgressBar:
                 show_eta=False, update_min_steps=max(1, total // 200),
                 item_show_func=lambda text: text)
             self.total, self.done = total, 0
-        self.bar.update(max(done - self.done, 0), (item.splitlines() or [""])[0][:40])
+        self.bar.update(max(done - self.done, 0), safe((item.splitlines() or [""])[0][:40]))
         self.done = done
 
     def _erase(self) -> None:

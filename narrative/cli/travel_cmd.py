@@ -19,7 +19,7 @@ from narrative.cli.output import (
     short_event,
     warn,
 )
-from narrative.cli.terminal import progress_bar
+from narrative.cli.terminal import echo, progress_bar
 
 
 @click.command("reset")
@@ -58,34 +58,34 @@ def reset_cmd(ctx: Context, rev: str | None, before: str | None, keep_edits: boo
     for note in result["warnings"]:
         warn(note)
     ev = result["event"]
-    click.echo(f"The story now stands at {short(result['to'])} {one_line(ev['content'])}")
+    echo(f"The story now stands at {short(result['to'])} {one_line(ev['content'])}")
     if result["undone"]:
         n = len(result["undone"])
-        click.echo(f"  undid {n} event{'s' if n != 1 else ''}, newest first:")
+        echo(f"  undid {n} event{'s' if n != 1 else ''}, newest first:")
         for u in result["undone"][:10]:
-            click.echo(f"    {short(u['commit'])} {one_line(u['content'])}")
+            echo(f"    {short(u['commit'])} {one_line(u['content'])}")
         if n > 10:
-            click.echo(f"    ... and {n - 10} more")
+            echo(f"    ... and {n - 10} more")
     if result["restored_edits"]:
-        click.echo("  hand edits back in the working tree (the next event records them):")
+        echo("  hand edits back in the working tree (the next event records them):")
         for ch in result["restored_edits"]:
-            click.echo(f"    {change_line(ch)}")
+            echo(f"    {change_line(ch)}")
     carried = len(result["carried_edits"]) - sum(1 for c in result["collisions"] if c.get("note"))
     if carried:
-        click.echo(f"  carried over {carried} uncommitted hand edit(s)")
+        echo(f"  carried over {carried} uncommitted hand edit(s)")
     for c in result["collisions"]:
         where = f"{c['target']} {c['field'] or '(whole node)'}"
         if c.get("note"):
-            click.echo(f"  not carried over ({c['note']} there): {where}")
+            echo(f"  not carried over ({c['note']} there): {where}")
         else:
-            click.echo(f"  collision, your value kept: {where}")
+            echo(f"  collision, your value kept: {where}")
     if result["abandoned"]:
         kept = chain_label(result["abandoned"])
-        click.echo(f"  the undone chain is kept as {kept} (narr chains; narr replay {kept})")
+        echo(f"  the undone chain is kept as {kept} (narr chains; narr replay {kept})")
     elif result["undone"]:
-        click.echo("  the undone events were already kept in an abandoned chain (narr chains)")
+        echo("  the undone events were already kept in an abandoned chain (narr chains)")
     if result["set_aside"]:
-        click.echo("  your uncommitted hand edits were set aside: narr edits; narr edits restore 1")
+        echo("  your uncommitted hand edits were set aside: narr edits; narr edits restore 1")
     for path in result["kept_paths"]:
         warn(f"{path} changed while narr was working; your version is kept")
 
@@ -117,14 +117,14 @@ def chains_cmd(click_ctx: click.Context, as_json: bool) -> None:
         mark = "  (replayed)" if c["replayed"] else ""
         n = f"{c['remote']}/{c['n']}" if c["remote"] else str(c["n"])
         if c["length"] == 0:
-            click.echo(f"{n:>3}  {c['name']}  (back on the story line){mark}")
+            echo(f"{n:>3}  {c['name']}  (back on the story line){mark}")
             continue
         first = f"{short_event(c['first']['id'])} {one_line(c['first']['content'])}"
-        click.echo(f"{n:>3}  {c['name']}  {c['length']} event(s), abandoned "
+        echo(f"{n:>3}  {c['name']}  {c['length']} event(s), abandoned "
                    f"{local_time(c['abandoned_at'])}{mark}")
-        click.echo(f"       first: {first}")
+        echo(f"       first: {first}")
         if c["length"] > 1:
-            click.echo(f"       last:  {short_event(c['last']['id'])} "
+            echo(f"       last:  {short_event(c['last']['id'])} "
                        f"{one_line(c['last']['content'])}")
 
 
@@ -151,7 +151,7 @@ def chains_drop_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> Non
         emit_json(result)
         return
     lost = len(result["lost"])
-    click.echo(f"Dropped chain {result['dropped']}"
+    echo(f"Dropped chain {result['dropped']}"
                + (f"; {lost} event{'s' if lost != 1 else ''} lost with it" if lost else ""))
 
 
@@ -189,7 +189,7 @@ def replay_cmd(ctx: Context, chain: str, to: str | None, reuse: bool, diffuser: 
         for note in data["warnings"]:
             warn(note)
         for line in replay_lines(data):
-            click.echo(line)
+            echo(line)
     if result.conflict is not None:
         raise result.conflict
 
@@ -244,9 +244,9 @@ def revert_cmd(ctx: Context, rev: str, message: str | None, as_json: bool) -> No
         emit_json(result.to_json())
         return
     rec = result.to_json()
-    click.echo(f"[{ctx.world.branch()} {short(result.commit)}] {one_line(rec['content'])}")
+    echo(f"[{ctx.world.branch()} {short(result.commit)}] {one_line(rec['content'])}")
     for line in record_lines(rec):
-        click.echo(line)
+        echo(line)
     for note in result.warnings:
         warn(note)
 
@@ -269,9 +269,9 @@ def reflog_cmd(ctx: Context, limit: int | None, as_json: bool) -> None:
         emit_json(entries)
         return
     for e in entries:
-        click.echo(f"HEAD@{{{e['n']}}} {short(e['new'])} {local_time(e['when'])}  {e['message']}")
+        echo(f"HEAD@{{{e['n']}}} {short(e['new'])} {local_time(e['when'])}  {e['message']}")
         if e["content"] and e["content"] not in e["message"]:
-            click.echo(f"           now at: {one_line(e['content'])}")
+            echo(f"           now at: {one_line(e['content'])}")
 
 
 @click.group("edits", invoke_without_command=True)
@@ -291,13 +291,13 @@ def edits_cmd(click_ctx: click.Context, as_json: bool) -> None:
     for item in group_listing(click_ctx, as_json, list_set_asides, "No set-aside hand edits."):
         done = f", restored {local_time(item['restored_at'])}" if item["restored_at"] else ""
         n = f"{item['remote']}/{item['n']}" if item["remote"] else str(item["n"])
-        click.echo(f"{n:>3}  {local_time(item['created_at'])}  {item['reason']}{done}")
+        echo(f"{n:>3}  {local_time(item['created_at'])}  {item['reason']}{done}")
         for ch in item["changes"][:8]:
-            click.echo(f"       {change_line(ch)}")
+            echo(f"       {change_line(ch)}")
         for path in item["raw_files"]:
-            click.echo(f"       {path} (not a valid node; kept byte for byte)")
+            echo(f"       {path} (not a valid node; kept byte for byte)")
         if len(item["changes"]) > 8:
-            click.echo(f"       ... and {len(item['changes']) - 8} more")
+            echo(f"       ... and {len(item['changes']) - 8} more")
 
 
 @edits_cmd.command("restore")
@@ -322,9 +322,9 @@ def edits_restore_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> N
         return
     for note in result["warnings"]:
         warn(note)
-    click.echo(f"Restored {len(result['changes'])} change(s) as hand edits; narr status shows them.")
+    echo(f"Restored {len(result['changes'])} change(s) as hand edits; narr status shows them.")
     if result["set_aside"]:
-        click.echo("Your conflicting hand edits were set aside first: narr edits")
+        echo("Your conflicting hand edits were set aside first: narr edits")
 
 
 @edits_cmd.command("drop")
@@ -346,7 +346,7 @@ def edits_drop_cmd(ctx: Context, which: str, as_json: bool) -> None:
     if as_json:
         emit_json({"dropped": name})
     else:
-        click.echo(f"Dropped {name}")
+        echo(f"Dropped {name}")
 
 
 COMMANDS = [reset_cmd, chains_cmd, replay_cmd, revert_cmd, reflog_cmd, edits_cmd]

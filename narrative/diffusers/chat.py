@@ -36,7 +36,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 import tenacity
 
-from narrative import __version__
+from narrative import __version__, safejson
 from narrative.errors import DiffuserError
 from narrative.userconfig import LLMSettings
 
@@ -387,7 +387,7 @@ def _error_body(exc: urllib.error.HTTPError) -> str:
 def server_message(body: str) -> str:
     """The human part of an error body: ``{"error": {"message": ...}}`` and friends."""
     try:
-        obj = json.loads(body)
+        obj = safejson.loads(body)
     except ValueError:
         obj = None
     if isinstance(obj, dict):
@@ -504,7 +504,7 @@ def parse_completion(raw: bytes, url: str) -> Reply:
         )
 
     try:
-        obj = json.loads(text)
+        obj = safejson.loads(text)
     except ValueError:
         raise garbage(f"it is not JSON ({_clip(' '.join(text.split()), 80)!r})") from None
     if not isinstance(obj, dict):

@@ -43,6 +43,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, NamedTuple
 
+from narrative import safejson
+
 CLASS_NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
 # particles that may follow the object ("gunned him down"); "in", "on", "over" ... are prepositions
 # as often ("hid the ring in the library"), so an entry spells those out with "_"
@@ -207,7 +209,7 @@ def _compiled() -> dict[str, Any]:
         text = resources.files("narrative.diffusers").joinpath("classes.json").read_text("utf-8")
     except OSError:
         return {}
-    data: dict[str, Any] = json.loads(text)
+    data: dict[str, Any] = safejson.loads(text)
     return data
 
 

@@ -27,7 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from narrative import invocation
+from narrative import invocation, safejson
 from narrative.diffusers.base import Proposal, register
 from narrative.diffusers.context import build_context
 from narrative.diffusers.exec_protocol import PROTOCOL_VERSION, ExecProposal
@@ -200,7 +200,7 @@ def read_answer(command: list[str], out: str, err: str) -> Proposal:
     quoted = f'"{prog}"'
     kept = out[:MAX_KEPT_OUTPUT] or None
     try:
-        obj = json.loads(out)
+        obj = safejson.loads(out)
     except (ValueError, RecursionError) as exc:
         what = "printed nothing" if not out.strip() else f"printed something that is not JSON ({exc})"
         raise DiffuserError(f"the exec command {quoted} {what}",

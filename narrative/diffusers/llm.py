@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from narrative import fields
+from narrative import fields, safejson
 from narrative.delta.parse import validate_delta
 from narrative.diffusers.base import Proposal, register
 from narrative.diffusers.chat import MAX_KEPT_BODY, ChatClient, Reply
@@ -192,8 +192,8 @@ def parse_json_reply(text: str) -> tuple[Any, str | None]:
     if fenced:
         text = fenced.group(1).strip()
     try:
-        return json.loads(text), None
-    except RecursionError:
+        return safejson.loads(text), None
+    except safejson.JSONLimitError:
         return None, "nested too deeply"
     except ValueError as exc:
         error = str(exc)

@@ -61,6 +61,7 @@ from pydantic import (
     model_validator,
 )
 
+from narrative import safejson
 from narrative.delta.draft import SETTABLE
 from narrative.diffusers import classes as word_classes
 from narrative.diffusers import patterns
@@ -307,7 +308,7 @@ class Requirement:
                 self.value_var = var.group(1)
             else:
                 try:
-                    self.value = json.loads(raw)
+                    self.value = safejson.loads(raw)
                 except ValueError:
                     if not _BARE_VALUE.match(raw):
                         raise ValueError(f"require {text!r}: {raw!r} is not a value "
@@ -477,7 +478,7 @@ def parse_rule_file(data: bytes, source: str) -> RuleFile:
     except UnicodeDecodeError:
         raise InvalidWorldError(f"{source}: not UTF-8 text") from None
     try:
-        raw: Any = json.loads(text) if source.endswith(".json") else tomllib.loads(text)
+        raw: Any = safejson.loads(text) if source.endswith(".json") else tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         raise InvalidWorldError(f"{source}: {exc}") from None
     if isinstance(raw, dict) and "classes" in raw:
@@ -684,12 +685,17 @@ def rule_set(root: Path) -> RuleSet:
     parsed again only when its path, size, mtime or content differs from every
     version kept; the rest of the set is reused.
     """
-    directory = root / RULES_DIR
+    from narrative.store.confine import inside
+
+    directory = inside(root, RULES_DIR)  # a world's rules are read from the world only
     if not directory.is_dir():
         return _EMPTY
     keyed: list[tuple[_FileKey, bytes]] = []
     for path in sorted(directory.iterdir()):
-        if path.suffix not in RULE_SUFFIXES or not path.is_file():
+        if path.suffix not in RULE_SUFFIXES:
+            continue
+        inside(root, f"{RULES_DIR}/{path.name}")
+        if not path.is_file():
             continue
         st = path.stat()
         data = path.read_bytes()

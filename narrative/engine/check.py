@@ -31,7 +31,7 @@ from narrative.errors import InvalidWorldError
 from narrative.ids import LAYERS, Layout, node_path, parse_node_path
 from narrative.model import EventRecord
 from narrative.nodefile import load_trusted, validate
-from narrative.store import branches, history, refs, snapshots, worktree
+from narrative.store import branches, confine, history, refs, snapshots, worktree
 from narrative.store.catalog import Verified
 from narrative.store.objects import Commit, Tree
 from narrative.store.worldrepo import WorldRepo
@@ -130,6 +130,8 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         problems = [] if c is boundary else _check_commit(
             wr, c, parent if mark or i > start or rec is None else None, rec, prev_record,
             seen_ids)
+        if rec is None:
+            problems = [*_unreadable_record(c), *problems]
         if rec is not None:
             report.events += rec.kind in ("event", "merge")
             report.checked_events += rec.kind in ("event", "merge")
@@ -146,6 +148,7 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         since = history.resolve(wr, mark.commit).tree if mark is not None else None
         problems, report.nodes = (check_world_since(wr, since, head.tree) if since is not None
                                   else check_world(wr, head.tree, progress))
+        problems[:0] = confine.committed_links(wr, head.tree.id)
         report.problems.extend(Problem(None, None, None, p) for p in problems)
         if rev is None and not report.problems and (mark is None or mark.commit != head.id):
             _remember_verified(wr, head, report)  # the history and the world as a whole
@@ -154,7 +157,8 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
 
         scan = worktree.scan_for_reader(wr, head.tree)
         odd = [p for p in worktree.odd_json_entries(wr) if p not in scan.problems]
-        report.worktree_problems = [*scan.problems, *odd,
+        more = [h for h in confine.hazards(wr, full=True) if h not in scan.problems]
+        report.worktree_problems = [*scan.problems, *more, *odd,
                                     *hand_edit_problems(wr, head.tree, scan)]
     return report
 
@@ -188,6 +192,16 @@ def _verified_tip(wr: WorldRepo, head: Commit) -> Verified | None:
 def _remember_verified(wr: WorldRepo, head: Commit, report: CheckReport) -> None:
     with contextlib.suppress(Exception):  # a cache: a read-only catalog only costs the next check
         wr.catalog.remember_verified(Verified(head.id, report.events, report.commits))
+
+
+def _unreadable_record(c: Commit) -> list[str]:
+    """A commit that carries a record narr cannot read (a stranger's, nested a thousand deep):
+    named, then checked as the plain git commit it is taken for."""
+    from narrative.store.records import unreadable
+
+    why = unreadable(c.message)
+    return [f"its event record cannot be read ({why}); narr takes it for a plain git commit"
+            ] if why else []
 
 
 def _plain_merge(wr: WorldRepo, c: Commit, head: Commit) -> tuple[list[str], list[str]]:

@@ -25,6 +25,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from narrative import safejson
 from narrative.engine.clock import story_time
 from narrative.engine.log import entry
 from narrative.engine.nodes import current_nodes
@@ -117,7 +118,7 @@ def text_value(value: Any) -> str:
     """``value`` as it reads back: bare text when that parses as nothing else, else JSON."""
     if isinstance(value, str) and value and value == value.strip() and "\n" not in value:
         try:
-            json.loads(value)
+            safejson.loads(value)
         except ValueError:
             return value
     return json.dumps(value, ensure_ascii=False, sort_keys=True)

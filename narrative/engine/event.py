@@ -9,6 +9,7 @@ request so it can be retried.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -25,6 +26,7 @@ from narrative.errors import (
     DiffuserError,
     InvalidInputError,
     InvalidWorldError,
+    NarrError,
     NothingToDoError,
     StorageError,
 )
@@ -135,6 +137,14 @@ def run_event(wr: WorldRepo, request: EventRequest, *, dry_run: bool = False,
     return result
 
 
+def keep_unread(wr: WorldRepo, request: EventRequest, exc: NarrError, unread: list[str]) -> None:
+    """Keep an event whose changes could not be read (``--delta FILE`` missing, unreadable, not
+    JSON): its words are kept for ``narr failed`` with the flags as typed, and ``exc`` says so."""
+    failed.save(wr, request, exc.message, exc.details, kind=type(exc).__name__, unread=unread)
+    exc.hint = ((exc.hint + "; ") if exc.hint else "") + (
+        "the event's words are kept (narr failed): fix the file and type the event again")
+
+
 def retry(wr: WorldRepo, which: str | None = None, *, dry_run: bool = False,
           diffuser: Diffuser | None = None, when: datetime | None = None) -> EventResult:
     """Run a failed event again (the newest by default); it is forgotten once it is recorded.
@@ -144,6 +154,12 @@ def retry(wr: WorldRepo, which: str | None = None, *, dry_run: bool = False,
     if not failed.load_all(wr):
         raise NothingToDoError("no failed event to retry")
     item = failed.pick(wr, which)
+    if item.unread:
+        raise InvalidInputError(
+            f"this event's changes could not be read when it was typed ({item.error}), so it "
+            "cannot run again as it was asked",
+            hint=f"type it again with the changes fixed: narr event {shlex.quote(item.request.content)} "
+                 f"{shlex.join(item.unread)}; narr failed drop forgets it")
     try:
         result = run_event(wr, item.request, dry_run=dry_run, diffuser=diffuser, when=when,
                            keep_failed=False)

@@ -10,13 +10,13 @@ changes makes its kept copy redundant, so that copy is forgotten.
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from narrative import safejson
 from narrative.delta.request import EventRequest
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import new_event_id
@@ -32,6 +32,9 @@ class FailedEvent(BaseModel):
     raw_reply: str | None = None
     kind: str | None = None  # the error's class (narrative.errors): its exit code; None in older files
     request: EventRequest
+    # The change flags as typed when narr could not read them (a --delta file that is not
+    # there): the words are kept, and a retry asks for the changes to be typed again.
+    unread: list[str] = Field(default_factory=list)
 
 
 def _dir(wr: WorldRepo) -> Path:
@@ -39,12 +42,13 @@ def _dir(wr: WorldRepo) -> Path:
 
 
 def save(wr: WorldRepo, request: EventRequest, error: str, details: list[str] | None = None,
-         raw_reply: str | None = None, kind: str | None = None) -> FailedEvent:
+         raw_reply: str | None = None, kind: str | None = None,
+         unread: list[str] | None = None) -> FailedEvent:
     """Keep a failed request; the same request failing again updates its kept copy."""
     if _dir(wr).is_dir():
         wanted = _same_key(request)
         for earlier in load_all(wr):
-            if _same_key(earlier.request) == wanted:
+            if _same_key(earlier.request) == wanted and earlier.unread == (unread or []):
                 return update(wr, earlier, error, details, raw_reply, kind)
     item = FailedEvent(
         key=new_event_id(),
@@ -54,6 +58,7 @@ def save(wr: WorldRepo, request: EventRequest, error: str, details: list[str] | 
         raw_reply=raw_reply,
         kind=kind,
         request=request,
+        unread=unread or [],
     )
     _write(wr, item)
     return item
@@ -88,7 +93,7 @@ def load_all(wr: WorldRepo) -> list[FailedEvent]:
     out = []
     for path in sorted(directory.glob("*.json")):
         try:
-            out.append(FailedEvent.model_validate(json.loads(path.read_bytes())))
+            out.append(FailedEvent.model_validate(safejson.loads(path.read_bytes())))
         except (ValueError, OSError):
             continue
     return sorted(out, key=lambda item: (item.saved_at, item.key))
@@ -121,7 +126,9 @@ def forget_same(wr: WorldRepo, request: EventRequest) -> list[FailedEvent]:
     if not _dir(wr).is_dir():
         return []
     wanted = _same_key(request)
-    gone = [item for item in load_all(wr) if _same_key(item.request) == wanted]
+    # one kept because its changes could not be read is the same event when its words are
+    gone = [item for item in load_all(wr) if _same_key(item.request) == wanted
+            or (item.unread and item.request.content == request.content)]
     for item in gone:
         discard(wr, item.key)
     return gone
@@ -140,5 +147,6 @@ def summary(item: FailedEvent) -> dict[str, Any]:
 def listing(wr: WorldRepo) -> list[dict[str, Any]]:
     """Kept events newest first, numbered for ``narr failed retry N``."""
     return [{"n": n, **summary(item), "details": item.details,
-             "diffuser": item.request.diffuser, "raw_reply": item.raw_reply}
+             "diffuser": item.request.diffuser, "raw_reply": item.raw_reply,
+             "unread": item.unread}
             for n, item in enumerate(load_all(wr)[::-1], 1)]

@@ -191,7 +191,7 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None, *,
         for commit, is_root in ((tip, False), (root, True)):
             data = commit.tree.read(path) if commit is not None else None
             if data is not None:
-                node = load_trusted(data)
+                node = load_trusted(data, path)
                 names |= names_of(node)
                 if not is_root or not name:
                     name = str(node.get("name") or name)

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from narrative import fields
+from narrative import fields, safejson
 from narrative.engine.event import iso, now_utc
 from narrative.errors import (
     ConflictError,
@@ -589,7 +589,7 @@ def abort(wr: WorldRepo) -> dict[str, Any]:
 def parse_value(text: str) -> Any:
     """A resolution's ``--value``: JSON, or a bare word taken as a string."""
     try:
-        return json.loads(text)
+        return safejson.loads(text)
     except json.JSONDecodeError:
         if text and not text.lstrip().startswith(("{", "[", '"')):
             return text

@@ -25,18 +25,18 @@ def get_node(wr: WorldRepo, node_id: str, at: str | None = None) -> tuple[str, N
     if at is not None:
         found = snapshots.node_file(history.resolve(wr, at).tree, node_id, layout)
         if found is not None:
-            return found[0], load_trusted(found[1])
+            return found[0], load_trusted(found[1], found[0])
         raise NotFoundError(f"no node {node_id!r} in the world at {at}")
     finish_interrupted(wr)
     head = wr.head_commit()
     for layer in LAYERS:
         path = node_path(node_id, layer, layout)
-        full = wr.abs(path)
+        full = wr.inside(path)
         if full.is_file():
             data = full.read_bytes()
             committed = head.tree.blob_id(path) if head is not None else None
             if committed is not None and committed == wr.blob_id_of(data):
-                return path, load_trusted(data)  # as committed: validated when it was sealed
+                return path, load_trusted(data, path)  # as committed: validated when it was sealed
             return path, parse_node_file(data, path, layout)
     raise _gone(wr, node_id)
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from narrative.engine.merge import MergeResult, merge
-from narrative.errors import InvalidInputError, NotAWorldError, NotFoundError
-from narrative.store import branches, history, refs, remote
+from narrative.errors import InvalidInputError, InvalidWorldError, NotAWorldError, NotFoundError
+from narrative.store import branches, confine, history, refs, remote
 from narrative.store.worldrepo import WorldRepo
 
 
@@ -63,11 +63,13 @@ class CloneResult:
     branches: list[str]
     fetched: dict[str, int]  # narr refs of the remote's writers, by kind
     events: int
+    # links and re-encoding attributes in what came (narr refuses to go through them)
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "url": self.url, "remote": self.remote, "branch": self.branch,
                 "commit": self.commit, "content": self.content, "branches": self.branches,
-                "fetched": self.fetched, "events": self.events}
+                "fetched": self.fetched, "events": self.events, "warnings": self.warnings}
 
 
 def default_directory(url: str) -> str:
@@ -100,6 +102,10 @@ def clone(url: str, directory: str | Path | None = None, *, remote_name: str = "
         remote.remove_clone(target, existed)
         raise NotAWorldError(f"{url} is a git repository but not a narr world (no narr.toml); "
                              "nothing was cloned", hint="git clone copies it as it is") from None
+    except InvalidWorldError as exc:  # e.g. a narr.toml that is a link to a file elsewhere
+        remote.remove_clone(target, existed)
+        raise InvalidWorldError(f"{url}: {exc.message}; nothing was cloned",
+                                details=exc.details) from None
     with wr:
         head = wr.head_commit()
         if head is not None:
@@ -110,7 +116,9 @@ def clone(url: str, directory: str | Path | None = None, *, remote_name: str = "
         return CloneResult(str(target), url, remote_name, wr.branch(),
                            head.id if head is not None else None,
                            _content(wr, head.id) if head is not None else "", names,
-                           _kinds(_fetched(wr, remote_name)), events)
+                           _kinds(_fetched(wr, remote_name)), events,
+                           [*confine.hazards(wr, full=True),
+                            *(history.unreadable_records(wr, head.id) if head is not None else [])])
 
 
 @dataclass
@@ -178,11 +186,13 @@ class PullResult:
     commit: str
     merge: MergeResult | None
     fetched: dict[str, int]  # narr refs new from the remote's writers, by kind
+    warnings: list[str] = field(default_factory=list)  # commits brought whose record is unreadable
 
     def to_json(self) -> dict[str, Any]:
         return {"remote": self.remote, "branch": self.branch, "status": self.status,
                 "commit": self.commit, "fetched": self.fetched,
-                "merge": self.merge.to_json() if self.merge is not None else None}
+                "merge": self.merge.to_json() if self.merge is not None else None,
+                "warnings": self.warnings}
 
 
 def pull(wr: WorldRepo, remote_name: str | None = None, branch: str | None = None) -> PullResult:
@@ -209,7 +219,8 @@ def pull(wr: WorldRepo, remote_name: str | None = None, branch: str | None = Non
     assert head is not None
     if history.is_ancestor(wr, theirs.id, head.id):
         return PullResult(name, branch, "up to date", head.id, None, fetched)
+    unreadable = history.unreadable_records(wr, theirs.id, head.id)
     merged = merge(wr, f"{name}/{branch}")
     status = "fast-forward" if merged.fast_forward else "merged"
     assert merged.commit is not None
-    return PullResult(name, branch, status, merged.commit, merged, fetched)
+    return PullResult(name, branch, status, merged.commit, merged, fetched, unreadable)

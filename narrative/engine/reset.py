@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from narrative import fields
+from narrative import fields, safejson
 from narrative.engine import nodes, setaside
 from narrative.errors import InvalidInputError, InvalidWorldError, NotFoundError, NothingToDoError
 from narrative.fields import SET_ASIDE_SPELLING, FieldConflict
@@ -148,7 +148,7 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
             nodes, collisions = result.nodes, result.collisions
             for path in setaside.invalid_paths(scan):
                 oid = scan.raw[path]
-                raw_overrides[path] = (wr.stored_bytes(path, wr.abs(path).read_bytes())
+                raw_overrides[path] = (wr.stored_bytes(path, wr.inside(path).read_bytes())
                                        if oid not in (None, "not-a-file") else None)
         overrides = setaside.overrides_for(target_view, nodes)
         overrides.update(raw_overrides)
@@ -212,7 +212,7 @@ def _already_recorded(wr: WorldRepo, head: Commit, scan: worktree.HandEdits) -> 
     would only add noise to ``narr edits``.
     """
     try:
-        data = json.loads((wr.narr_dir / LAST_RESET).read_text("utf-8"))
+        data = safejson.loads((wr.narr_dir / LAST_RESET).read_text("utf-8"))
     except (OSError, ValueError):
         return False
     if data.get("head") != head.id or not data.get("restored_from"):

@@ -42,6 +42,9 @@ def _node_text(node: dict[str, Any]) -> str:
                                     str(node.get("summary", "")), searchable_text(node)]))
 
 
+MAX_LIMIT = 1_000_000_000
+
+
 def search(wr: WorldRepo, query: str, limit: int = 20) -> SearchResult:
     """Nodes and events whose words match ``query`` (every word, any order), best first."""
     terms = query.split()
@@ -49,6 +52,7 @@ def search(wr: WorldRepo, query: str, limit: int = 20) -> SearchResult:
         raise InvalidInputError("the search query is empty")
     if limit < 1:
         raise InvalidInputError("--limit must be at least 1")
+    limit = min(limit, MAX_LIMIT)  # "at most N": beyond every hit, all of them (SQLite: 64 bits)
     head = tip_of(wr)
     if head is None:
         return SearchResult(query, "ranked", [])

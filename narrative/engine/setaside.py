@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from narrative import fields
+from narrative import fields, safejson
 from narrative.delta.world import World
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.fields import SET_ASIDE_SPELLING, FieldConflict
@@ -123,7 +123,7 @@ def _restored_file(wr: WorldRepo) -> Path:
 
 def _restored(wr: WorldRepo) -> dict[str, str]:
     try:
-        data = json.loads(_restored_file(wr).read_text("utf-8"))
+        data = safejson.loads(_restored_file(wr).read_text("utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -10,7 +10,7 @@ from narrative.engine.clock import story_time
 from narrative.engine.log import Entry, entry
 from narrative.errors import ConflictError, InvalidWorldError
 from narrative.nodefile import edges_of
-from narrative.store import worktree
+from narrative.store import confine, worktree
 from narrative.store.move import finish_interrupted
 from narrative.store.worldrepo import WorldRepo
 
@@ -68,7 +68,8 @@ def status(wr: WorldRepo) -> Status:
         branch=wr.branch(),
         head=entry(head, wr) if head else None,
         edits=changes,
-        problems=scan.problems + hand_edit_problems(wr, head.tree if head else None, scan),
+        problems=[*(h for h in confine.hazards(wr) if h not in scan.problems), *scan.problems,
+                  *hand_edit_problems(wr, head.tree if head else None, scan)],
         outside=scan.outside,
         failed=_failed(wr),
         reformat=[r for r in reformat if r],

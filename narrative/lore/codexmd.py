@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any, Final
 
+from narrative import safejson
 from narrative.errors import InvalidInputError
 from narrative.ids import LAYERS
 from narrative.lore.entry import Entry
@@ -31,8 +32,8 @@ def is_codex(text: str) -> bool:
 def value(where: str, text: str) -> Any:
     """A codex value: JSON when it parses, else the text (the rule ``codex.text_value`` writes by)."""
     try:
-        parsed = json.loads(text)
-    except RecursionError:
+        parsed = safejson.loads(text)
+    except safejson.JSONLimitError:
         raise InvalidInputError(f"{where}: a value nested too deep to read") from None
     except ValueError:
         return text

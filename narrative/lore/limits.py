@@ -13,6 +13,7 @@ import json
 import math
 from typing import Any, Final
 
+from narrative import safejson
 from narrative.errors import InvalidInputError
 
 MB: Final = 1024 * 1024
@@ -45,9 +46,9 @@ def load_json(label: str, text: str) -> Any:
     """``text`` as JSON, refused with a message naming ``label`` when it is not JSON or is
     beyond the bounds (nesting, huge integers, NaN, text that is not Unicode)."""
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
-    except RecursionError:
-        raise InvalidInputError(f"{label}: values nested more than {MAX_DEPTH} levels deep") from None
+        value = safejson.loads(text, parse_constant=_reject_constant, max_depth=MAX_DEPTH)
+    except safejson.JSONLimitError as exc:
+        raise InvalidInputError(f"{label}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise InvalidInputError(f"{label}: not JSON (line {exc.lineno}, column {exc.colno}: "
                                 f"{exc.msg})") from None

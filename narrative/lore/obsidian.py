@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Final
 
+from narrative import safejson
 from narrative.errors import InvalidInputError
 from narrative.ids import LAYERS, LIFECYCLES, normalize_name
 from narrative.lore.entry import Entry
@@ -119,7 +120,7 @@ def _setting(text: str | None, key: str) -> str | None:
     if text is None:
         return None
     try:
-        value = json.loads(text)
+        value = safejson.loads(text)
     except ValueError:
         return None
     got = value.get(key, "") if isinstance(value, dict) else None
@@ -361,7 +362,7 @@ def _front_relations(label: str, relations: dict[str, Any]) -> list[tuple[str, s
 def _jsonable(label: str, value: dict[str, Any]) -> dict[str, Any]:
     """YAML values as JSON holds them (a date becomes its ISO text)."""
     # the front matter was checked whole when it was read (load_front_matter)
-    result: dict[str, Any] = json.loads(json.dumps(value, default=str, ensure_ascii=False))
+    result: dict[str, Any] = safejson.loads(json.dumps(value, default=str, ensure_ascii=False))
     return result
 
 

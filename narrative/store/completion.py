@@ -14,12 +14,13 @@ at a keypress: the files are read as new ones are.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Final
 
+from narrative import safejson
 from narrative.ids import LAYERS, NODE_SUFFIX, WORLD_DIR, id_problem, node_path
+from narrative.store.confine import link_on_the_way
 from narrative.store.worldrepo import WorldRepo
 
 MAX_UNCOMMITTED: Final = 200
@@ -54,7 +55,7 @@ def _read_names(node_id: str, layer: str, path: str) -> NodeNames:
         if os.path.getsize(path) > MAX_FILE_BYTES:
             return NodeNames(node_id, layer)
         with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+            data = safejson.loads(fh.read())
     except (OSError, ValueError):
         return NodeNames(node_id, layer)
     if not isinstance(data, dict):
@@ -101,11 +102,14 @@ def chain_labels(wr: WorldRepo) -> list[tuple[int, str]]:
 def node_document(wr: WorldRepo, node_id: str) -> dict[str, object]:
     """The node file of ``node_id`` in the working tree as JSON, or ``{}`` (gone, unreadable)."""
     for layer in LAYERS:
-        path = wr.abs(node_path(node_id, layer, wr.config.layout))
+        rel = node_path(node_id, layer, wr.config.layout)
+        if link_on_the_way(wr.root, rel) is not None:
+            continue  # never read through a link out of the world
+        path = wr.abs(rel)
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
                 return {}
-            data = json.loads(path.read_bytes())
+            data = safejson.loads(path.read_bytes())
         except (OSError, ValueError):
             continue
         return data if isinstance(data, dict) else {}

@@ -232,6 +232,22 @@ def known_events(wr: WorldRepo, event_ids: Iterable[str]) -> set[str]:
             if event_id == name and commit_id in wr.repo}
 
 
+def unreadable_records(wr: WorldRepo, tip: str, hide: str | None = None) -> list[str]:
+    """``commit: why`` for each commit reachable from ``tip`` (not from ``hide``) whose message
+    carries an event record narr cannot read: what a clone or a pull names, then goes on."""
+    walker = wr.repo.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL)
+    if hide is not None:
+        walker.hide(pygit2.Oid(hex=hide))
+    out = []
+    for commit in walker:
+        if records.MARKER in commit.message:
+            why = records.unreadable(commit.message)
+            if why:
+                out.append(f"commit {str(commit.id)[:10]}: its event record cannot be read "
+                           f"({why}); narr takes it for a plain git commit")
+    return out
+
+
 def index_all_events(wr: WorldRepo) -> int:
     """Fill the event-id table from every commit reachable from narr's refs and branches."""
     repo = wr.repo

@@ -23,9 +23,10 @@ from typing import Any
 
 import pygit2
 
+from narrative import safejson
 from narrative.errors import BusyError, ConflictError, StorageError, storage_error
 from narrative.ids import WORLD_DIR
-from narrative.store import watch
+from narrative.store import confine, watch
 from narrative.store.worldrepo import WorldRepo
 
 JOURNAL = "journal.json"
@@ -84,6 +85,8 @@ def run(wr: WorldRepo, txn: Transaction, trees: tuple[str, str] | None = None) -
             hint="run the command again",
         )
     _refuse_git_locks(wr, txn.ref)
+    # A layer or shard folder that is a link would take the files out of the world.
+    confine.refuse_links(wr.root, (u.path for u in txn.updates))
     journal = _journal_path(wr)
     payload = asdict(txn)
     write_atomic(journal, json.dumps(payload).encode(), wr.narr_dir / "tmp")
@@ -152,7 +155,7 @@ def recover(wr: WorldRepo) -> str | None:
     """Finish or drop an interrupted transaction; say what was done (None if nothing)."""
     journal = _journal_path(wr)
     try:
-        payload = json.loads(journal.read_bytes())
+        payload = safejson.loads(journal.read_bytes())
     except FileNotFoundError:
         return None
     except ValueError:
@@ -278,8 +281,13 @@ def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...],
     tmp_dir = wr.narr_dir / "tmp"
     kept: list[str] = []
     now_by_path: dict[str, str | None] = {}
+    checked: set[str] = set()
     for u in updates:
         full = wr.abs(u.path)
+        if confine.link_on_the_way(wr.root, u.path, checked) is not None:
+            kept.append(u.path)  # a link made since (run refused one before): never through it
+            now_by_path[u.path] = "not-a-file"
+            continue
         now = hash_file(wr, u.path)
         if now != u.after:
             if now == u.before:

@@ -14,6 +14,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
+from narrative import safejson
 from narrative.store.worldrepo import MERGE_STATE, WorldRepo
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ def load(wr: WorldRepo) -> dict[str, Any] | None:
     """The stopped merge's state, or None when no merge is in progress."""
     path = wr.narr_dir / MERGE_STATE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = safejson.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     return data if isinstance(data, dict) else None

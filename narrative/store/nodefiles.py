@@ -5,6 +5,8 @@ all write here, so a node file narr writes has one guarantee wherever it comes f
 
 - the node is validated first, and its path comes from its id and layer in the
   world's layout (an id with ``../`` or a path separator never gets that far);
+- the path stays inside the world: a layer or shard folder (or the file) that is a
+  symbolic link is refused, naming it (:mod:`narrative.store.confine`);
 - the file appears whole or not at all: the bytes go to a temporary file beside
   it, which is renamed over the old one (or, for a new node, linked into place, so
   a file someone made meanwhile is never replaced);
@@ -24,6 +26,7 @@ from pathlib import Path
 from narrative.errors import ConflictError
 from narrative.ids import check_id, node_path
 from narrative.nodefile import NodeDict, dump, validate
+from narrative.store.confine import inside
 from narrative.store.worldrepo import WorldRepo
 
 
@@ -36,7 +39,7 @@ def write_node(wr: WorldRepo, node: NodeDict, *, create: bool = False) -> str:
     check_id(str(node.get("id", "")))
     path = node_path(node["id"], node["layer"], wr.config.layout)
     data = dump(validate(dict(node), path))
-    full = wr.abs(path)
+    full = inside(wr.root, path)
     full.parent.mkdir(parents=True, exist_ok=True)
     tmp = full.parent / f".narr-edit-{secrets.token_hex(6)}"
     try:

@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
+from narrative import safejson
 from narrative.errors import ConflictError, InvalidInputError
 
 MARKER: Final = ".narr-export.json"
@@ -66,7 +67,7 @@ def _previous(folder: Path) -> dict[str, str] | None:
     if marker.is_symlink() or not marker.is_file():
         return None
     try:
-        value = json.loads(marker.read_text(encoding="utf-8"))
+        value = safejson.loads(marker.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     files = value.get("files") if isinstance(value, dict) else None

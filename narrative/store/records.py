@@ -11,6 +11,8 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from narrative import safejson
+
 if TYPE_CHECKING:
     from narrative.model import EventRecord
 
@@ -73,12 +75,27 @@ def decode_raw(message: str) -> dict[str, Any] | None:
     if not sep:
         return None
     try:
-        data = json.loads(rest)
-    except json.JSONDecodeError:
+        data = safejson.loads(rest)
+    except ValueError:  # not JSON, or beyond the bounds (a stranger's commit): not a record
         return None
     if not isinstance(data, dict) or "id" not in data or "content" not in data:
         return None
     return {key: data.get(key, default) for key, default in RECORD_FIELDS.items()}
+
+
+def unreadable(message: str) -> str | None:
+    """Why a commit message that carries a record marker holds no record narr can read
+    (JSON beyond the reader's bounds, not JSON, not a record), or None."""
+    _, sep, rest = message.partition(f"\n\n{MARKER}\n")
+    if not sep:
+        return None
+    try:
+        data = safejson.loads(rest)
+    except ValueError as exc:
+        return str(exc).split(": line ")[0]
+    if not isinstance(data, dict) or "id" not in data or "content" not in data:
+        return "not an event record"
+    return None
 
 
 def decode(message: str) -> EventRecord | None:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import pygit2
 
+from narrative import safejson
 from narrative.ids import new_event_id
 from narrative.store.objects import Commit
 from narrative.store.worldrepo import WorldRepo
@@ -117,7 +118,7 @@ taken for someone else's."""
 
 def dropped(wr: WorldRepo) -> dict[str, list[str]]:
     try:
-        data = json.loads((wr.narr_dir / DROPPED).read_text("utf-8"))
+        data = safejson.loads((wr.narr_dir / DROPPED).read_text("utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict):
@@ -368,7 +369,7 @@ def set_aside(wr: WorldRepo, head: Commit, scan: HandEdits, reason: str,
         if oid is None:
             blobs[path] = None
         elif oid != "not-a-file":
-            blobs[path] = wr.repo.create_blob(wr.stored_bytes(path, wr.abs(path).read_bytes()))
+            blobs[path] = wr.repo.create_blob(wr.stored_bytes(path, wr.inside(path).read_bytes()))
     if not blobs:
         return None
     return save_set_aside(wr, head, blobs, reason, when)
@@ -398,7 +399,7 @@ def load_set_aside(wr: WorldRepo, name: str) -> SetAside:
     commit = wr.repo.references[name].peel(pygit2.Commit)
     _, _, rest = commit.message.partition(f"\n\n{SET_ASIDE_MARKER}\n")
     try:
-        meta = json.loads(rest) if rest else {}
+        meta = safejson.loads(rest) if rest else {}
     except ValueError:
         meta = {}
     return SetAside(name, Commit(commit), meta)

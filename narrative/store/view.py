@@ -84,7 +84,7 @@ class WorldView:
         if path is not None:
             blob = blob_at(self._git, path)
             assert blob is not None
-            found = (path, load_trusted(blob.data))
+            found = (path, load_trusted(blob.data, path))
         self._committed[node_id] = found
         return found
 

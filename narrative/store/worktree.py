@@ -26,13 +26,14 @@ from narrative.ids import (
     node_path,
     parse_node_path,
 )
-from narrative.nodefile import NodeDict, dump, load_trusted, parse_node_file
-from narrative.store import watch
+from narrative.nodefile import MAX_NODE_BYTES, NodeDict, dump, load_trusted, parse_node_file
+from narrative.store import confine, watch
 from narrative.store.objects import Tree, git_tree
 from narrative.store.trees import blob_at
 from narrative.store.worldrepo import WorldRepo
 
 _FS = pygit2.enums.FileStatus
+MB = 1024 * 1024
 
 
 @dataclass
@@ -79,6 +80,9 @@ def scan(wr: WorldRepo, tree: Tree | None) -> HandEdits:
     """Every uncommitted change under ``world/``, parsed and validated, keyed by node id."""
     head_tree = git_tree(tree)
     out = HandEdits()
+    # A linked layer or rules folder, re-encoding attributes: a few lstat calls, so every
+    # command that scans (and the event that would write through them) names them.
+    out.problems.extend(confine.hazards(wr, shards=False))
     layout = wr.config.layout
     removed: dict[str, tuple[str, NodeDict]] = {}
     added: dict[str, tuple[str, NodeDict, str]] = {}
@@ -91,7 +95,8 @@ def scan(wr: WorldRepo, tree: Tree | None) -> HandEdits:
         full = wr.abs(path)
         data, raw_oid, problem = _read_regular(wr, full, path)
         if problem:
-            out.problems.append(problem)
+            if not any(h.startswith(f"{path}: ") for h in out.problems):  # named once
+                out.problems.append(problem)
             out.raw[path] = "not-a-file"
             continue
         if (str(head_blob.id) if head_blob is not None else None) == raw_oid:
@@ -375,6 +380,10 @@ def _read_regular(wr: WorldRepo, full: Any,
         if full.exists() and not full.is_file():  # reading a FIFO would wait for ever
             return None, None, f"{path}: is not a regular file (a FIFO, socket or device); " \
                                "node files must be regular files"
+        size = full.stat().st_size
+        if size > MAX_NODE_BYTES:  # a gigabyte "node" would be read whole, then parsed
+            return None, None, (f"{path}: is {size / MB:,.1f} MB, more than the "
+                                f"{MAX_NODE_BYTES // MB} MB a node file may hold")
         data = full.read_bytes()
     except FileNotFoundError:
         return None, None, None

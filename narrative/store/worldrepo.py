@@ -279,6 +279,13 @@ class WorldRepo:
     def abs(self, relpath: str) -> Path:
         return self.root / relpath
 
+    def inside(self, relpath: str) -> Path:
+        """``abs(relpath)`` for reading or writing world content: refused, naming the link,
+        when a part of the way is a symbolic link (:mod:`narrative.store.confine`)."""
+        from narrative.store.confine import inside
+
+        return inside(self.root, relpath)
+
     def close(self) -> None:
         if "catalog" in self.__dict__:
             self.catalog.close()

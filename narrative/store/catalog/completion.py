@@ -6,8 +6,9 @@ same in a world of ten nodes or a hundred thousand (:mod:`narrative.store.comple
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, NamedTuple
+
+from narrative import safejson
 
 if TYPE_CHECKING:
     from narrative.store.catalog.connection import Connection
@@ -44,7 +45,7 @@ class CompletionIndex:
         out = []
         for node_id, layer, name, aliases in rows:
             try:
-                listed = json.loads(aliases)
+                listed = safejson.loads(aliases)
             except ValueError:
                 listed = []
             out.append(NameEntry(node_id, layer, name, [a for a in listed if isinstance(a, str)]

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import pygit2
 
+from narrative import safejson
 from narrative.fields import reference_candidates
 from narrative.ids import Layout, normalize_name, parse_node_path
 from narrative.store.catalog.connection import Connection
@@ -330,7 +331,7 @@ def searchable_text(node: Mapping[str, Any]) -> str:
 
 def _load(repo: pygit2.Repository, oid: Any) -> dict[str, Any] | None:
     try:
-        value = json.loads(repo[oid].read_raw())
+        value = safejson.loads(repo[oid].read_raw())
     except (ValueError, KeyError):
         return None
     return value if isinstance(value, dict) else None

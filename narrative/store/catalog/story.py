@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from narrative import safejson
 from narrative.store.objects import Commit, git_commit
 
 if TYPE_CHECKING:
@@ -68,8 +69,8 @@ class Write(NamedTuple):
     def of_row(cls, row: tuple[Any, ...]) -> Write:
         commit, seq, pos, source, target, field, old, new = row
         return cls(commit, seq, pos, source, target, field,
-                   json.loads(old) if old is not None else ABSENT,
-                   json.loads(new) if new is not None else ABSENT)
+                   safejson.loads(old) if old is not None else ABSENT,
+                   safejson.loads(new) if new is not None else ABSENT)
 
     def change(self) -> dict[str, Any]:
         out: dict[str, Any] = {"target": self.target, "field": self.field}
@@ -445,7 +446,7 @@ def _ended_names(rows: list[_Stored]) -> list[tuple[str, str, str]]:
         if r.field != "" or r.old is None or r.new is not None:
             continue
         try:
-            node = json.loads(r.old)
+            node = safejson.loads(r.old)
         except ValueError:
             continue
         if not isinstance(node, dict):
@@ -472,5 +473,5 @@ def _sub_value(new: str | None, written: str, fld: str) -> str | None:
         return new
     from narrative import fields
 
-    value = fields.get(json.loads(new), fld[len(written):])
+    value = fields.get(safejson.loads(new), fld[len(written):])
     return None if value is fields.ABSENT else _dump(value)
