@@ -151,6 +151,18 @@ class Ids:
 
         return _IDS_IN_COMMANDS.sub(real, command)
 
+    def unsubstitute(self, output: str) -> str:
+        """The output with each id this run printed written as the document wrote it."""
+        def shown(match: re.Match[str]) -> str:
+            token = match.group(0)
+            for known, actual in self.pairs:
+                n = min(len(token), len(actual))
+                if n >= 4 and token[:n] == actual[:n]:
+                    return known[:len(token)] if len(token) <= len(known) else token
+            return token
+
+        return _IDS_IN_COMMANDS.sub(shown, output)
+
 
 def pattern(expected: str) -> tuple[re.Pattern[str], list[tuple[str, str]]]:
     """A regular expression for the expected output, and the varying parts in order."""
@@ -206,9 +218,11 @@ class Session:
     cwd: Path
     env: dict[str, str]
     ids: Ids = field(default_factory=Ids)
+    status: int = 0
 
 
 def start(blocks: list[Block], directory: Path) -> Session:
+    directory.mkdir(parents=True, exist_ok=True)
     first = blocks[0]
     shown_as = first.option("cwd", "/home/me") or "/home/me"
     env = {**os.environ}
@@ -219,6 +233,13 @@ def start(blocks: list[Block], directory: Path) -> Session:
         "TZ": "UTC", "LC_ALL": "C.UTF-8", "COLUMNS": "100", "NARR_REPO": str(ROOT),
     })
     env.setdefault("PYTHONPATH", str(ROOT))
+    if "GIT_CONFIG_GLOBAL" not in env:  # run by hand, outside the tests' isolated HOME
+        for key in [k for k in env if k.startswith(("GIT_", "NARR_")) and k != "NARR_REPO"]:
+            del env[key]
+        env.update({"NARR_NO_SERVER": "1", "NARR_PAGER": "", "GIT_CONFIG_NOSYSTEM": "1"})
+        (directory / ".gitconfig").write_text(
+            "[user]\n\tname = Test Author\n\temail = author@example.invalid\n"
+            "[init]\n\tdefaultBranch = main\n", encoding="utf-8")
     session = Session(directory, shown_as, directory, env)
     how = first.option("start", "sample")
     if how == "sample":
@@ -230,17 +251,21 @@ def start(blocks: list[Block], directory: Path) -> Session:
 
 def _run(session: Session, script: str, *, check: bool = False) -> str:
     state = session.directory / ".narr-doc-state"
-    full = (f"cd {shlex.quote(str(session.cwd))}\n{script}\n"
-            f"pwd > {shlex.quote(str(state))}.cwd\nexport -p > {shlex.quote(str(state))}.env\n")
+    # `$?` carries over from the command before, as in one shell
+    full = (f"cd {shlex.quote(str(session.cwd))}\n(exit {session.status})\n{script}\n__narr_doc_status=$?\n"
+            f"pwd > {shlex.quote(str(state))}.cwd\nexport -p > {shlex.quote(str(state))}.env\n"
+            "exit $__narr_doc_status\n")
     result = subprocess.run(["bash", "-c", full], env=session.env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, timeout=300, check=False)
+    session.status = result.returncode
     if check and result.returncode != 0:
         raise AssertionError(f"setup failed ({result.returncode}):\n{script}\n{result.stdout}")
     session.cwd = Path((state.with_suffix(".cwd")).read_text(encoding="utf-8").strip())
     exported = subprocess.run(["bash", "-c", f"source {shlex.quote(str(state))}.env 2>/dev/null; env -0"],
                               env={}, capture_output=True, text=True, check=True).stdout
     env = dict(item.split("=", 1) for item in exported.split("\0") if "=" in item)
-    session.env = {k: v for k, v in env.items() if k not in ("PWD", "OLDPWD", "SHLVL", "_")}
+    session.env = {k: v for k, v in env.items()
+                   if k not in ("PWD", "OLDPWD", "SHLVL", "_", "__narr_doc_status")}
     return result.stdout
 
 
@@ -260,3 +285,53 @@ def run_block(session: Session, block: Block) -> list[str]:
         if problem:
             problems.append(f"{block.where}: $ {command}\n{problem}")
     return problems
+
+
+def update(path: Path, directory: Path) -> int:
+    """Write into ``path`` what each of its console blocks prints where the page is wrong; the
+    lines that already match (``...`` and ids included) stay as written. Returns how many
+    commands changed. Read the diff before committing it."""
+    text = path.read_text(encoding="utf-8").split("\n")
+    grouped = {k: v for k, v in sessions().items() if k.startswith(f"{path.relative_to(ROOT)}::")}
+    changes: dict[int, list[str]] = {}  # fence line -> the block's new body
+    changed = 0
+    for number, blocks in enumerate(grouped.values()):
+        if any(b.option("skip") for b in blocks):
+            continue
+        session = start(blocks, directory / str(number))
+        for block in blocks:
+            for assignment in block.options.get("env", []):
+                name, _, value = assignment.partition("=")
+                session.env[name.strip()] = value.strip()
+            for setup in block.options.get("setup", []):
+                _run(session, setup, check=True)
+            body: list[str] = []
+            for command, expected in block.commands:
+                output = _run(session, session.ids.substitute(command))
+                for real in {str(session.directory.resolve()), str(session.directory)}:
+                    output = output.replace(real, session.shown_as)
+                if compare(expected, output, session.ids) is not None:
+                    output = session.ids.unsubstitute(output)
+                    expected = "\n".join(line.rstrip() for line in output.rstrip("\n").split("\n"))
+                    compare(expected, output, session.ids)  # binds the ids it printed first
+                    changed += 1
+                body += [f"$ {command}", *([expected] if expected else [])]
+            changes[block.line] = body
+    for line in sorted(changes, reverse=True):
+        indent = re.match(r"^( *)", text[line - 1]).group(1)  # type: ignore[union-attr]
+        end = line
+        while text[end].strip() != "```":
+            end += 1
+        text[line:end] = [f"{indent}{x}" if x else x for x in "\n".join(changes[line]).split("\n")]
+    path.write_text("\n".join(text), encoding="utf-8")
+    return changed
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    if len(sys.argv) < 3 or sys.argv[1] != "--update":
+        raise SystemExit("usage: python tests/doc_sessions.py --update PAGE.md...")
+    for page in sys.argv[2:]:
+        with tempfile.TemporaryDirectory() as tmp:
+            print(f"{page}: {update(Path(page).resolve(), Path(tmp))} command(s) rewritten")
