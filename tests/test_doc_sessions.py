@@ -5,6 +5,9 @@ How a page marks a session, and the output that varies from run to run: docs/ses
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,3 +80,27 @@ def test_a_wrong_session_fails(tmp_path: Path) -> None:
     block.path = ROOT / "docs" / "page.md"  # named as a page of the manual would be
     problems = run_block(start([block], tmp_path), block)
     assert problems and "-hullo" in problems[0] and "+hello" in problems[0]
+
+
+def _quick_start() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Quick start", 1)[1]
+    return [block.strip() for block in section.split("```sh\n")[1:3]]
+
+
+def test_the_quick_start_runs(tmp_path: Path) -> None:
+    """The README's one-line quick start, from `narr init` on (the venv and pip install are the
+    packaging tests' part: tools/check_dist.py and tools/floors.py install narr that way)."""
+    first, tests = (block.split("\n")[0] for block in _quick_start())
+    steps = first.split(" && ")
+    assert steps[:3] == ["python3 -m venv .venv", ". .venv/bin/activate", "pip install ."]
+    assert tests.endswith("pip install -e '.[test]' && python -m pytest -q")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+           "NARR_NO_SERVER": "1", "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(["bash", "-c", " && ".join(steps[3:])], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    log = result.stdout.split("rules:")[-1]
+    for content in ("The rain stops", "林远拿起黑戒，苏晴怀疑林远", "Lin Yuan walks to the ferry"):
+        assert content in log
+    assert "su-qing /relations/suspects/lin-yuan" in result.stdout
