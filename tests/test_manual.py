@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -80,3 +82,18 @@ def test_links_to_repository_files_point_at_their_copies() -> None:
     back = docs_hooks._relink("[perf](../docs/performance.md#x)", "repo/benchmarks/README.md",
                               "benchmarks/README.md")
     assert back == "[perf](../../performance.md#x)"
+
+
+def test_the_manual_builds_strictly(tmp_path: Path) -> None:
+    """What CI runs: a broken link, an anchor nothing has or a page left out of the nav fails."""
+    pytest.importorskip("mkdocs", reason="the docs extra is not installed (pip install -e '.[docs]')")
+    pytest.importorskip("material", reason="the docs extra is not installed (pip install -e '.[docs]')")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": str(ROOT)}
+    build = [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")]
+    result = subprocess.run(build, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    reference = (tmp_path / "site" / "reference" / "commands" / "index.html").read_text(encoding="utf-8")
+    assert "narr event" in reference and "--close-scene" in reference
+    assert (tmp_path / "site" / "studio-world.png").is_file()
+    assert (tmp_path / "site" / "repo" / "schemas" / "node.schema.json").is_file()
