@@ -5,7 +5,9 @@
 takes README.md as it was at REV (default: the last commit whose README was longer than 250
 lines) and checks that each of its lines is, word for word, in README.md or a page under docs/
 now. Heading levels and link targets are ignored (a section that became a page has one `#` less,
-and its links point from docs/). Exits 1 and lists the lines it cannot find.
+and its links point from docs/), and so are the outputs of console sessions, which the tests
+compare with what narr prints now (tests/test_doc_sessions.py). Exits 1 and lists the lines it
+cannot find.
 """
 
 from __future__ import annotations
@@ -43,7 +45,16 @@ def _show(spec: str) -> str:
 def missing_lines(old: str) -> list[str]:
     now = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
     have = {_normal(line) for path in now for line in path.read_text(encoding="utf-8").splitlines()}
-    return [line for line in old.splitlines() if line.strip() and _normal(line) not in have]
+    lost, console = [], False
+    for line in old.splitlines():
+        if line.strip().startswith("```"):
+            console = line.strip() == "```console"
+            continue
+        if console and not line.startswith("$ "):
+            continue
+        if line.strip() and _normal(line) not in have:
+            lost.append(line)
+    return lost
 
 
 def main() -> int:
