@@ -49,6 +49,14 @@ def _help(main: click.Group, path: tuple[str, ...]) -> str:
     return command.get_help(ctx)
 
 
+def _find(main: click.Group, path: tuple[str, ...]) -> click.Command:
+    command: click.Command = main
+    for name in path:
+        assert isinstance(command, click.Group)
+        command = command.commands[name]
+    return command
+
+
 def _anchor(path: tuple[str, ...]) -> str:
     return "-".join(("narr", *path))
 
@@ -64,16 +72,15 @@ def commands_markdown(main: click.Group | None = None) -> str:
            "Every command's `--help`, as `narr COMMAND --help` prints it, made from the commands "
            "themselves when the manual is built. [The commands](../commands.md) shows them at a "
            "glance, with what they share: `--json`, `-C`, colours, pagers, exit codes.", ""]
+    out += ["| command | what it does |", "| --- | --- |"]
     for path in [(), *paths]:
         title = " ".join(("narr", *path))
-        out.append(f"- [`{title}`](#{_anchor(path)})" if path else f"- [`{title}`](#narr)")
+        short = _find(main, path).get_short_help_str(HELP_WIDTH * 2).replace("|", "\\|")
+        out.append(f"| [`{title}`](#{_anchor(path) if path else 'narr'}) | {short} |")
     out.append("")
     for path in [(), *paths]:
         title = " ".join(("narr", *path))
-        command: click.Command = main
-        for name in path:
-            assert isinstance(command, click.Group)
-            command = command.commands[name]
+        command = _find(main, path)
         out += [f"## `{title}` {{ #{_anchor(path) if path else 'narr'} }}", ""]
         short = command.get_short_help_str(HELP_WIDTH * 2)
         if short:
