@@ -132,7 +132,7 @@ class Ids:
     def bind(self, expected: str, actual: str) -> str | None:
         """Two ids are one when they agree on the digits both show (a hash and its prefix)."""
         for known, real in self.pairs:
-            n = min(len(expected), len(known), 10)
+            n = min(len(expected), len(known))  # a UUIDv7's leading digits are a time: all count
             if (expected[:n] == known[:n]) != (actual[:n] == real[:n]):
                 return (f"{expected} and {known} are {'one id' if expected[:n] == known[:n] else 'two ids'} "
                         f"in the document, but the output printed {actual} and {real}")

@@ -61,6 +61,10 @@ def test_varying_output_matches_and_ids_stay_bound() -> None:
     assert compare("at 2026-11-30T10:45:00Z", "at 2026-11-30 10:45", Ids()) is not None
     uuid = "01a22c20-533d-7769-a41a-51b780cec3aa"
     assert compare(f"event {uuid} (x)", "event 019ad1c3-6f3e-7e4a-9a7b-0c1d2e3f4a5b (x)", Ids()) is None
+    # two events of one moment share their leading digits: still two ids
+    both = Ids()
+    assert compare(f"{uuid} {uuid[:-4]}ffff", "019ad1c3-6f3e-7e4a-9a7b-0c1d2e3f4a5b "
+                   "019ad1c4-0000-7e4a-9a7b-0c1d2e3f0000", both) is None
 
 
 def test_ellipsis_and_literal_text() -> None:
