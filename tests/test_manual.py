@@ -72,6 +72,16 @@ def test_the_format_reference_has_every_field_of_every_schema(path: Path) -> Non
         assert f"{{ #{target} }}" in part, target
 
 
+def test_the_http_reference_has_every_route() -> None:
+    from narrative.serve.http import openapi
+
+    text = docs_hooks.http_markdown()
+    for path, methods in openapi()["paths"].items():
+        for method in methods:
+            assert f"| {method.upper()} | `{path}` |" in text, (method, path)
+    assert "| 401 |" in text
+
+
 def test_links_to_repository_files_point_at_their_copies() -> None:
     page = "See [the rules](../sample-world/rules/README.md), [a schema](../schemas/node.schema.json),"
     page += " [all schemas](../schemas/), [a page](server.md) and [a site](https://example.org/x.md)."

@@ -4,13 +4,15 @@ the manual links to.
 The command reference is every click command's own ``--help``, so a new command, option or help
 text is in the manual the next time it is built, with nothing to keep in step by hand. The data
 format reference is the JSON Schemas of ``schemas/`` (themselves generated from the models), read
-field by field. Pages link to files beside ``docs/`` (``../schemas/node.schema.json``,
-``../sample-world/rules/README.md``) as they would on a repository's web page; the site gets a copy
-of each under ``repo/`` and the links are pointed there. Nothing here reaches the network.
+field by field; the HTTP reference is the OpenAPI description the server serves. Pages link to
+files beside ``docs/`` (``../schemas/node.schema.json``, ``../sample-world/rules/README.md``) as
+they would on a repository's web page; the site gets a copy of each under ``repo/`` and the links
+are pointed there. Nothing here reaches the network.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import posixpath
 import re
@@ -27,6 +29,7 @@ REPO_FILES = ("sample-world/rules/README.md", "examples/exec-diffuser.py", "benc
               "benchmarks/results/latest.md")
 REFERENCE_COMMANDS = "reference/commands.md"
 REFERENCE_FORMATS = "reference/formats.md"
+REFERENCE_HTTP = "reference/http.md"
 HELP_WIDTH = 100
 
 
@@ -174,6 +177,37 @@ def _scope_refs(text: str, files: list[Path]) -> str:
     return "".join(result)
 
 
+def http_markdown(description: dict[str, Any] | None = None) -> str:
+    """The JSON API of ``narr serve --port``: every route of the server's OpenAPI description."""
+    if description is None:
+        from narrative.serve.http import openapi
+
+        description = openapi()
+    out = ["# HTTP API", "",
+           "The JSON API that `narr serve --port N` adds (see [A server](../server.md)), made from the "
+           "OpenAPI description the server itself serves at `/api/openapi.json` when the manual is "
+           "built. " + html.escape(_cell(description.get("info", {}).get("description", ""))), "",
+           "| method | path | what it does | parameters | body |", "| --- | --- | --- | --- | --- |"]
+    for path, methods in description.get("paths", {}).items():
+        for method, operation in methods.items():
+            params = ", ".join(f"`{p['name']}`" + ("" if p.get("in") == "path" else " (query)")
+                               for p in operation.get("parameters", []))
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json", {})
+            out.append(f"| {method.upper()} | `{path}` | {_cell(operation.get('summary', ''))} | {params} | "
+                       f"{_cell(body.get('schema', {}).get('description', ''))} |")
+    out.append("")
+    responses: dict[str, str] = {}
+    for methods in description.get("paths", {}).values():
+        for operation in methods.values():
+            for status, answer in operation.get("responses", {}).items():
+                responses.setdefault(status, answer.get("description", ""))
+    if responses:
+        out += ["Answers:", "", "| status | meaning |", "| --- | --- |"]
+        out += [f"| {status} | {_cell(text)} |" for status, text in sorted(responses.items())]
+        out.append("")
+    return "\n".join(out)
+
+
 # --- hooks -------------------------------------------------------------------------------------
 
 _LINK = re.compile(r"(\]\()([^)\s#]+)(#[^)\s]*)?(\))")
@@ -207,6 +241,7 @@ def on_files(files: Any, config: Any) -> Any:
 
     files.append(File.generated(config, REFERENCE_COMMANDS, content=commands_markdown()))
     files.append(File.generated(config, REFERENCE_FORMATS, content=formats_markdown()))
+    files.append(File.generated(config, REFERENCE_HTTP, content=http_markdown()))
     for name in REPO_FILES:
         files.append(File.generated(config, f"repo/{name}", abs_src_path=str(ROOT / name)))
     for path in sorted(SCHEMAS.glob("*.json")):
