@@ -107,3 +107,13 @@ def test_the_manual_builds_strictly(tmp_path: Path) -> None:
     assert "narr event" in reference and "--close-scene" in reference
     assert (tmp_path / "site" / "studio-world.png").is_file()
     assert (tmp_path / "site" / "repo" / "schemas" / "node.schema.json").is_file()
+
+
+def test_the_readme_is_a_front_page_whose_links_lead_into_the_manual() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 250
+    targets = re.findall(r"\]\(((?:docs|schemas)/[^)#]*)", text)
+    assert any(t.startswith("docs/") for t in targets)
+    missing = [t for t in targets if not (ROOT / t).exists()]
+    assert missing == []
+    assert "```console" in text  # one real session, run by tests/test_doc_sessions.py
