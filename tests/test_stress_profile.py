@@ -49,12 +49,12 @@ def test_smoke_profile_finds_no_failure(tmp_path: Path) -> None:
     assert "| hand edits lost | 0 |" in text and "| bad inputs passed | 0 |" in text
 
 
-def test_the_readme_counts_the_corpus() -> None:
-    """The reliability table gives the corpus's own counts: stranger-world cases on their row,
+def test_the_manual_counts_the_corpus() -> None:
+    """The manual's reliability table gives the corpus's own counts: stranger-world cases on their row,
     every other bad input on its own."""
     import re
 
-    readme = (STRESS.parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (STRESS.parent.parent / "docs" / "reliability.md").read_text(encoding="utf-8")
     cases = stress.load_corpus()
     stranger = sum(c["name"].split("-", 2)[1] == "stranger" for c in cases)
     rows = {m.group(1): int(m.group(2)) for m in re.finditer(
