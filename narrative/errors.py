@@ -61,6 +61,10 @@ class ConflictError(NarrError):
         self.conflicts = conflicts or []
 
 
+class MovedError(ConflictError):
+    """The story moved (HEAD or its story line) since the caller last looked: a stale page's write."""
+
+
 class BusyError(NarrError):
     """Another narr process holds the world's write lock."""
 

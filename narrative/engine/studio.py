@@ -300,3 +300,60 @@ def event_view(wr: WorldRepo, limit: int = EVENT_LIMIT) -> EventView:
     edges = [{"source": a, "target": b, "label": data.get("label", "")}
              for a, b, data in g.edges(data=True) if a in shown and b in shown]
     return EventView(wr.branch(), events, edges, list_chains(wr), list_branches(wr), total)
+
+
+def world_stamp(wr: WorldRepo) -> dict[str, Any]:
+    """Where the story stands, cheaply: what a page shows goes stale when any part of this moves.
+
+    ``head`` is the commit a write must start from (the page sends it back as ``If-Match``);
+    ``branch`` the story line; ``edits`` says which files differ from HEAD and how they stand on
+    disk (a file written again is a new stamp); ``set_aside``, ``chains`` and ``failed`` are the
+    kept things the page lists. Whoever changed them (this server, a terminal, an editor), the
+    next stamp differs.
+    """
+    from narrative.store import refs
+    from narrative.store.watch import file_sig
+
+    head = wr.head_id()
+    tree = wr.head_commit().tree if head is not None else None  # type: ignore[union-attr]
+    changed = sorted(worktree.changed_paths(wr, tree))
+    edits = [[path, list(file_sig(wr.abs(path)) or ())] for path in changed]
+    kept = {name: str(wr.repo.references[name].target)
+            for name in [*refs.set_aside_refs(wr), *refs.abandoned_refs(wr)]
+            if name in wr.repo.references}
+    failed_dir = wr.narr_dir / "failed"
+    failed = sorted(p.name for p in failed_dir.iterdir()) if failed_dir.is_dir() else []
+    return {"head": head, "branch": wr.branch(), "edits": edits, "kept": kept, "failed": failed}
+
+
+def check_head(wr: WorldRepo, expected: str, branch: str | None = None) -> None:
+    """Refuse a write the caller based on another HEAD than the one the world has now.
+
+    ``expected`` is an entity tag as ``If-Match`` carries it (quoted or not, ``*`` for any);
+    ``branch``, when given, is the story line the caller saw. Nothing is written by a refusal.
+    """
+    from narrative.errors import MovedError
+
+    tags = [t.strip().removeprefix("W/").strip('"') for t in expected.split(",") if t.strip()]
+    head = wr.head_id() or "none"
+    now = wr.branch()
+    seen = tags[0][:10] if tags else "?"
+    moved = [] if "*" in tags or head in tags else [f"HEAD is now {head[:10]}, not {seen}"]
+    if branch is not None and branch != (now or ""):
+        moved.insert(0, f"the story line is now {now or '(detached)'}, not {branch or '(detached)'}")
+    if not moved:
+        return
+    what = ""
+    if head != "none":
+        what = f" (at “{_content(wr, head)}”)"
+    raise MovedError("the story moved since this page last looked: " + "; ".join(moved) + what,
+                     hint="the page has been refreshed; look again and retry")
+
+
+def _content(wr: WorldRepo, commit: str) -> str:
+    try:
+        message = history.resolve(wr, commit).message
+    except Exception:  # only a description
+        return commit[:10]
+    first = message.strip().splitlines()[0] if message.strip() else commit[:10]
+    return first[:80]

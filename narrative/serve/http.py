@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ from narrative.errors import (
     ConflictError,
     InvalidInputError,
     InvalidWorldError,
+    MovedError,
     NarrError,
     NotAWorldError,
     NotFoundError,
@@ -42,7 +44,8 @@ if TYPE_CHECKING:
     from narrative.serve.server import Server
     from narrative.store.worldrepo import WorldRepo
 
-_STATUS = {NotFoundError: 404, InvalidInputError: 400, InvalidWorldError: 422, ConflictError: 409,
+_STATUS = {MovedError: 412, NotFoundError: 404, InvalidInputError: 400, InvalidWorldError: 422,
+           ConflictError: 409,
            BusyError: 423, NothingToDoError: 409, NotAWorldError: 500}
 
 
@@ -57,6 +60,7 @@ class _Api:
     def __init__(self, server: Server, token: str) -> None:
         self.server = server
         self.token = token
+        self.notices: Any = None
 
     # --- plumbing ---------------------------------------------------------------------
 
@@ -72,11 +76,28 @@ class _Api:
         except NarrError as exc:
             return JSONResponse(error_json(exc), status_code=_http_status(exc))
 
-    def write(self, work: Callable[[WorldRepo], Any]) -> Response:
+    def write(self, work: Callable[[WorldRepo], Any], request: Request | None = None) -> Response:
+        """Run ``work`` on the writer thread; with the studio's ``If-Match`` only on the HEAD the
+        caller saw (:func:`narrative.serve.studio.guard`). The answer's ``ETag`` is HEAD after it."""
+        from narrative.serve import studio
+
+        guarded = studio.guard(request, work)
+        after: list[str] = []
+
+        def run(wr: WorldRepo) -> Any:
+            try:
+                return guarded(wr)
+            finally:
+                after.append(f'"{wr.head_id() or "none"}"')
         try:
-            return JSONResponse(self.server.submit(lambda: self._with_world(work)))
+            response = JSONResponse(self.server.submit(lambda: self._with_world(run)))
         except NarrError as exc:
-            return JSONResponse(error_json(exc), status_code=_http_status(exc))
+            response = JSONResponse(error_json(exc), status_code=_http_status(exc))
+        if after:
+            response.headers["ETag"] = after[0]
+        if self.notices is not None:
+            self.notices.poke()
+        return response
 
     def authorised(self, request: Request) -> bool:
         """The bearer token, or the studio's cookie (with its header on anything but a read)."""
@@ -187,11 +208,11 @@ class _Api:
     async def put_node(self, request: Request) -> Response:
         node_id = request.path_params["node_id"]
         data = await request.body()
-        return self.write(lambda wr: _hand_edit(wr, node_id, data))
+        return self.write(lambda wr: _hand_edit(wr, node_id, data), request)
 
     async def events(self, request: Request) -> Response:
         body = await _body(request)
-        return self.write(lambda wr: _event(wr, body))
+        return self.write(lambda wr: _event(wr, body), request)
 
     async def reset(self, request: Request) -> Response:
         from narrative.engine.reset import reset
@@ -199,7 +220,7 @@ class _Api:
         body = await _body(request)
         return self.write(lambda wr: reset(
             wr, body.get("rev"), before=body.get("before"), keep_edits=bool(body.get("keep_edits")),
-            hard=bool(body.get("hard"))).to_json())
+            hard=bool(body.get("hard"))).to_json(), request)
 
     async def revert(self, request: Request) -> Response:
         from narrative.engine.revert import revert
@@ -208,7 +229,7 @@ class _Api:
         rev = body.get("rev")
         if not isinstance(rev, str):
             return _invalid("revert needs \"rev\": the event to undo")
-        return self.write(lambda wr: revert(wr, rev, content=body.get("content")).to_json())
+        return self.write(lambda wr: revert(wr, rev, content=body.get("content")).to_json(), request)
 
     async def replay(self, request: Request) -> Response:
         from narrative.engine.replay import replay
@@ -216,7 +237,8 @@ class _Api:
         body = await _body(request)
         which = body.get("chain", "")
         return self.write(lambda wr: replay(wr, str(which), reuse=bool(body.get("reuse")),
-                                            diffuser_name=body.get("diffuser")).to_json())
+                                            diffuser_name=body.get("diffuser")).to_json(),
+                          request)
 
 
 def _node(wr: WorldRepo, text: str, *, must_exist: bool = True, context: str | None = None) -> str:
@@ -348,7 +370,9 @@ def make_app(server: Server, token: str) -> Starlette:
     from narrative.serve import studio
 
     api = _Api(server, token)
-    routes = [*studio.routes(api.read, token, _int),
+    # (a server stopping ends the change notices' streams, which would otherwise hold it up)
+    api.notices = studio.Notices(server.root, getattr(server, "stopping", None) or threading.Event())
+    routes = [*studio.routes(api.read, token, _int, write=api.write, notices=api.notices),
         Route("/api/status", api.status),
         Route("/api/nodes", api.nodes),
         Route("/api/nodes/{node_id}", api.node, methods=["GET"]),

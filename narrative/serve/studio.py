@@ -8,17 +8,29 @@ for a cookie that only this origin sends (``HttpOnly``, ``SameSite=Strict``) and
 redirects to ``/``, so the token leaves the address bar. Requests that change
 the world and are authorised by that cookie must also carry ``X-Narr-Studio``,
 a header no other site's page can send without asking first.
+
+The page stays true to the world: ``/api/studio/changes`` is a stream of
+server-sent events, one whenever HEAD, the story line, the hand edits, the kept
+set-aside edits and chains or the failed events change, whoever changed them
+(one poller per server, running only while a page listens). Every write the
+page makes carries the HEAD it last saw as ``If-Match`` (and its story line as
+``X-Narr-Branch``); a write whose HEAD moved meanwhile is refused with 412 and
+changes nothing (:func:`guard`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import json
 import secrets
-from collections.abc import Callable
+import threading
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -33,6 +45,8 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline';
        "frame-ancestors 'none'")
 COOKIE = "narr_token"
 HEADER = "x-narr-studio"
+BRANCH_HEADER = "x-narr-branch"
+POLL_SECONDS = 0.25
 
 REFUSED_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>narr studio</title>
 </head><body><h1>narr studio</h1><p>This page needs the world's token. Open it with
@@ -93,6 +107,95 @@ def index(token: str) -> Callable[[Request], Response]:
     return page
 
 
+def notice(stamp: dict[str, Any]) -> dict[str, Any]:
+    """A stamp as the page gets it: HEAD and the story line as they are, the rest as digests
+    (the page only needs to know that they changed, and a world may have thousands of edits)."""
+    def digest(value: Any) -> str:
+        return hashlib.sha1(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
+
+    return {"head": stamp["head"], "branch": stamp["branch"], "edits": digest(stamp["edits"]),
+            "kept": digest(stamp["kept"]), "failed": digest(stamp["failed"]),
+            "edited": len(stamp["edits"])}
+
+
+class Notices:
+    """Tells every listening page when the world's stamp changes; polls only while one listens.
+
+    Polling (not only the server's own writes) is what sees a terminal's ``narr switch``, an
+    editor saving a node file or another server's work: the stamp is cheap (refs, and the files
+    that differ from HEAD, which the server's file watcher narrows to the touched ones).
+    """
+
+    def __init__(self, root: Path, stopping: threading.Event) -> None:
+        self.root = root
+        self.stopping = stopping
+        self.last: dict[str, Any] | None = None
+        self._listeners: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Queue[dict[str, Any]]]] = {}
+        self._mutex = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._wake = threading.Event()
+
+    def stamp(self) -> dict[str, Any]:
+        from narrative.engine.studio import world_stamp
+        from narrative.store.worldrepo import WorldRepo
+
+        with WorldRepo.open(self.root) as wr:
+            return notice(world_stamp(wr))
+
+    def listen(self) -> asyncio.Queue[dict[str, Any]]:
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        with self._mutex:
+            self._listeners[id(queue)] = (asyncio.get_running_loop(), queue)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._poll, name="narr-notices", daemon=True)
+                self._thread.start()
+        return queue
+
+    def leave(self, queue: asyncio.Queue[dict[str, Any]]) -> None:
+        with self._mutex:
+            self._listeners.pop(id(queue), None)
+
+    def poke(self) -> None:
+        """Look again now (after one of the server's own writes), not at the next tick."""
+        self._wake.set()
+
+    def _poll(self) -> None:
+        while not self.stopping.is_set():
+            with self._mutex:
+                if not self._listeners:
+                    self._thread = None
+                    return
+                listeners = list(self._listeners.values())
+            try:
+                now = self.stamp()
+            except Exception:  # a world mid-change or broken: the next look will tell
+                now = None
+            if now is not None and now != self.last:
+                self.last = now
+                for loop, queue in listeners:
+                    loop.call_soon_threadsafe(queue.put_nowait, now)
+            self._wake.wait(POLL_SECONDS)
+            self._wake.clear()
+
+
+def guard(request: Request | None, work: Callable[[WorldRepo], Any]) -> Callable[[WorldRepo], Any]:
+    """``work``, refused (412, nothing written) when the request's ``If-Match`` names another
+    HEAD than the world's, or its ``X-Narr-Branch`` another story line. The check and the write
+    hold the world's lock together, so no other process moves HEAD between them."""
+    expected = request.headers.get("if-match") if request is not None else None
+    branch = request.headers.get(BRANCH_HEADER) if request is not None else None
+    if expected is None and branch is None:
+        return work
+
+    def guarded(wr: WorldRepo) -> Any:
+        from narrative.engine.studio import check_head
+
+        with wr.lock:
+            check_head(wr, expected or "*", branch)
+            return work(wr)
+    return guarded
+
+
 def _list(request: Request, name: str) -> list[str]:
     values: list[str] = []
     for value in request.query_params.getlist(name):
@@ -101,8 +204,10 @@ def _list(request: Request, name: str) -> list[str]:
 
 
 def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
-           number: Callable[[str | None, str], int | None]) -> list[BaseRoute]:
-    """The studio's page, its files and the API calls only it makes (all reads)."""
+           number: Callable[[str | None, str], int | None], *,
+           write: Callable[[Callable[[WorldRepo], Any], Request], Response] | None = None,
+           notices: Notices | None = None) -> list[BaseRoute]:
+    """The studio's page, its files and the API calls only it makes."""
 
     def graph_world(request: Request) -> Response:
         from narrative.engine.studio import DRAW_LIMIT, LIST_LIMIT, world_view
@@ -129,8 +234,48 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
 
         return read(list_chains)
 
+    def where(request: Request) -> Response:
+        from narrative.engine.studio import world_stamp
+
+        response = read(lambda wr: notice(world_stamp(wr)))
+        return response
+
+    async def changes(request: Request) -> Response:
+        if notices is None:
+            return Response(status_code=404)
+        hub = notices
+
+        async def stream() -> AsyncIterator[str]:
+            queue = hub.listen()
+            try:
+                # The page's reconnection delay, then the stamp as it is now.
+                yield "retry: 1000\n\n"
+                current = await asyncio.to_thread(hub.stamp)
+                yield f"event: stamp\ndata: {json.dumps(current)}\n\n"
+                quiet = 0.0
+                while not hub.stopping.is_set():
+                    try:
+                        stamp = await asyncio.wait_for(queue.get(), 1.0)
+                    except TimeoutError:
+                        quiet += 1.0
+                        if quiet >= 15:  # a comment keeps proxies and the page's timer content
+                            quiet = 0.0
+                            yield ": still here\n\n"
+                        continue
+                    quiet = 0.0
+                    if stamp != current:
+                        current = stamp
+                        yield f"event: stamp\ndata: {json.dumps(stamp)}\n\n"
+            finally:
+                hub.leave(queue)
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
     return [
         Route("/", index(token)),
+        Route("/api/studio/where", where),
+        Route("/api/studio/changes", changes),
         Route("/api/graph/world", graph_world),
         Route("/api/graph/events", graph_events),
         Route("/api/chains", chains),

@@ -20,6 +20,10 @@ const state = {
   pending: [],
   eventsData: null,
   worldRequest: 0,
+  head: null,        // the commit the page last saw at HEAD: every write carries it (If-Match)
+  branch: null,      // and the story line it stood on
+  stamp: null,       // the last change notice: what the page shows is true to it
+  live: false,       // whether change notices arrive
 };
 const timings = {};
 window.narrStudio = { state, timings };
@@ -43,7 +47,7 @@ function el(tag, attrs, ...children) {
 
 class ApiError extends Error {
   constructor(body, status) {
-    super(body && body.error ? body.error : `HTTP ${status}`);
+    super(body && body.error ? body.error : status === 0 ? "The studio's server does not answer: is narr serve still running?" : `HTTP ${status}`);
     this.body = body || {};
     this.status = status;
   }
@@ -62,11 +66,89 @@ async function api(path, options = {}) {
     init.headers["Content-Type"] = "application/json";
     init.body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
   }
-  const response = await fetch(path, init);
+  if (init.method !== "GET") {
+    // A write happens only on the story the page showed when it was asked for.
+    const seen = options.seen || { head: state.head, branch: state.branch };
+    if (seen.head !== null && seen.head !== undefined) {
+      init.headers["If-Match"] = `"${seen.head}"`;
+      init.headers["X-Narr-Branch"] = seen.branch || "";
+    }
+  }
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch (err) {
+    throw new ApiError(null, 0);
+  }
   let body = null;
   try { body = await response.json(); } catch (e) { body = null; }
-  if (!response.ok) throw new ApiError(body, response.status);
+  const tag = response.headers.get("ETag");
+  if (init.method !== "GET" && tag && response.ok) state.head = tag.replace(/^W\//, "").replace(/"/g, "");
+  if (!response.ok) {
+    const err = new ApiError(body, response.status);
+    if (response.status === 412) refreshAll();  // the story moved: show it as it now stands
+    throw err;
+  }
   return body;
+}
+
+/* --- staying true to the world: change notices ------------------------------------------- */
+
+function editorDirty() {
+  const editor = $("node-editor");
+  return state.selected !== null && state.at === null && !editor.readOnly && editor.value !== state.loadedNode;
+}
+
+async function refreshAll() {
+  try {
+    const where = await api("/api/studio/where");
+    applyStamp(where, true);
+  } catch (err) { /* the notices will tell */ }
+}
+
+function applyStamp(stamp, force = false) {
+  const before = state.stamp;
+  state.stamp = stamp;
+  state.head = stamp.head;
+  state.branch = stamp.branch;
+  document.body.dataset.head = stamp.head || "";
+  if (!before && !force) return;  // the first notice: the page was just loaded from this
+  const moved = !before || before.head !== stamp.head || before.branch !== stamp.branch;
+  const edits = !before || before.edits !== stamp.edits;
+  const kept = !before || before.kept !== stamp.kept || before.failed !== stamp.failed;
+  if (!moved && !edits && !kept && !force) return;
+  if (moved || kept || state.view === "events") loadEvents();
+  else loadPending();
+  if (moved || edits) {
+    loadWorld();
+    if (state.selected) refreshNode();
+  }
+  document.body.dataset.refreshed = String(Number(document.body.dataset.refreshed || 0) + 1);
+}
+
+async function refreshNode() {
+  // Shown again as it now stands, unless the editor holds text not yet saved: that is never dropped.
+  if (editorDirty()) {
+    $("node-message").className = "notice";
+    $("node-message").textContent = "The world changed while the editor held unsaved text. Your text is kept: " +
+      "save it to write it over the file, or discard it to see the file as it now is.";
+    return;
+  }
+  await selectNode(state.selected, false, true);
+}
+
+function listen() {
+  const source = new EventSource("/api/studio/changes");
+  source.addEventListener("stamp", (evt) => {
+    state.live = true;
+    $("live").textContent = "";
+    applyStamp(JSON.parse(evt.data));
+  });
+  source.addEventListener("error", () => {
+    state.live = false;
+    $("live").textContent = "not connected: the page may be out of date (is narr serve running?)";
+  });
+  state.source = source;
 }
 
 function query(params) {
@@ -146,8 +228,14 @@ function updateTimeLabel() {
   label.textContent = e ? `#${e.seq} ${e.content}` : state.at.slice(0, 10);
 }
 
-function onSlide() {
+async function onSlide() {
   const slider = $("time-slider");
+  if (editorDirty()) {
+    const discard = await confirmAction("Discard your unsaved text?",
+      [`The file editor holds changes to ${state.selected} that are not saved; the past cannot be edited.`,
+        "Cancel to stay at now with your text; Discard to drop it and look at the past."], "Discard");
+    if (!discard) { slider.value = slider.max; return; }
+  }
   const i = Number(slider.value);
   const last = state.story.length - 1;
   state.at = i >= last ? null : state.story[i].commit;
@@ -238,7 +326,7 @@ function renderNodeList(data) {
     return el("li", {}, el("button", {
       type: "button", "data-id": n.id, "aria-label": label,
       "aria-current": n.id === state.selected ? "true" : null,
-      onclick: () => { state.focus = n.id; selectNode(n.id); loadWorld(); },
+      onclick: () => pickNode(n.id),
     }, el("span", { class: "dot", style: `background:${COLOURS[n.layer] || "#888"}` }), n.name,
     alias ? el("span", { class: "alias", lang: "zh" }, alias) : null,
     el("span", { class: "tag" }, n.kind),
@@ -265,12 +353,7 @@ function renderWorldGraph(data) {
   if (!worldCy) {
     worldCy = cytoscape({ container: $("world-graph"), elements: [], style: worldStyle(),
       minZoom: 0.1, maxZoom: 3 });
-    worldCy.on("tap", "node", (evt) => {
-      const id = evt.target.id();
-      state.focus = id;
-      selectNode(id);
-      loadWorld();
-    });
+    worldCy.on("tap", "node", (evt) => pickNode(evt.target.id()));
   }
   worldCy.batch(() => {
     worldCy.elements().remove();
@@ -307,14 +390,26 @@ function renderWorldGraph(data) {
 
 /* --- the inspector: see and edit one node -------------------------------------------------- */
 
-async function selectNode(id, scroll = true) {
+async function pickNode(id) {
+  if ((await selectNode(id)) === false) return;  // kept the unsaved text instead
+  state.focus = id;
+  loadWorld();
+}
+
+async function selectNode(id, scroll = true, again = false) {
+  if (!again && id !== state.selected && editorDirty()) {
+    const discard = await confirmAction("Discard your unsaved text?",
+      [`The file editor holds changes to ${state.selected} that are not saved.`,
+        "Cancel to go back to them (and save them); Discard to drop them and open the other node."], "Discard");
+    if (!discard) return false;
+  }
   state.selected = id;
   for (const b of document.querySelectorAll("#node-list button")) {
     b.setAttribute("aria-current", String(b.dataset.id === id));
   }
   $("inspector-empty").hidden = true;
   $("inspector-body").hidden = false;
-  $("node-message").textContent = "";
+  if (!again) $("node-message").textContent = "";
   let node;
   try {
     node = await api(`/api/nodes/${encodeURIComponent(id)}${query({ at: state.at })}`);
@@ -328,8 +423,10 @@ async function selectNode(id, scroll = true) {
     return;
   }
   if (state.selected !== id) return;
+  if (again && editorDirty()) return refreshNode();  // text typed while it loaded stays
   showNode(node);
   if (scroll) $("inspector").scrollTop = 0;
+  return true;
 }
 
 function showNode(node) {
@@ -358,7 +455,7 @@ function showNode(node) {
     for (const [target, attrs] of Object.entries(targets || {})) {
       const extra = attrs && Object.keys(attrs).length ? ` ${short(attrs, 60)}` : "";
       items.push(el("li", { class: "relation" }, el("button", { type: "button", "aria-label": `${type} ${target}`,
-        onclick: () => { state.focus = target; selectNode(target); loadWorld(); } },
+        onclick: () => pickNode(target) },
       `${type} → ${target}${extra}`),
       past ? null : el("button", { type: "button", class: "remove", "aria-label": `remove ${type} → ${target}`,
         title: "remove this relation (a hand edit)", onclick: () => changeRelations(type, target, false) }, "×")));
@@ -374,6 +471,17 @@ function showNode(node) {
   $("node-save").disabled = past;
   $("node-revert").disabled = past;
   if (past) $("node-message").textContent = "This is the node as it was then; move the slider to now to edit it.";
+}
+
+function loadedNode() {
+  // A field or relation changed in place applies to the file as loaded, never to unsaved editor text.
+  if (editorDirty()) {
+    $("node-message").className = "error";
+    $("node-message").textContent = "The file editor holds unsaved text: save it or discard it first " +
+      "(a change here would otherwise save it too, or drop it).";
+    return null;
+  }
+  return JSON.parse(state.loadedNode);
 }
 
 function editedNode() {
@@ -392,7 +500,7 @@ function setField(path, asText, text) {
   if (!asText) {
     try { value = JSON.parse(text); } catch (err) { value = text; }
   }
-  const node = editedNode();
+  const node = loadedNode();
   if (!node) return;
   let here = node;
   for (const key of path.slice(0, -1)) {
@@ -404,8 +512,8 @@ function setField(path, asText, text) {
 }
 
 function changeRelations(type, target, add) {
-  // A relation is a part of the node's file: change the file in the editor, then save it.
-  const node = editedNode();
+  // A relation is a part of the node's file: change the file as loaded, then save it.
+  const node = loadedNode();
   if (!node) return;
   node.relations = node.relations || {};
   if (add) {
@@ -429,6 +537,8 @@ async function saveNode(text) {
     const answer = await api(`/api/nodes/${encodeURIComponent(id)}`, { method: "PUT", body });
     message.className = "ok";
     message.textContent = `Saved ${answer.path}: a hand edit, recorded with the next event (narr status lists it).`;
+    state.loadedNode = JSON.stringify(answer.node, null, 2);
+    $("node-editor").value = state.loadedNode;
     showNode(answer.node);
     message.className = "ok";
     message.textContent = `Saved ${answer.path}: a hand edit, recorded with the next event (narr status lists it).`;
@@ -642,6 +752,7 @@ async function resetToEvent() {
   const commit = state.event;
   const info = state.story.find((x) => x.commit === commit);
   if (!commit || !info) return;
+  const seen = { head: state.head, branch: state.branch };  // what the confirmation describes
   const later = laterEvents(commit);
   const lines = [`The story will stand at event #${info.seq}, “${info.content}”, again.`];
   if (later.length) {
@@ -653,7 +764,7 @@ async function resetToEvent() {
       "will be set aside (under refs/narr/edits/), not lost.");
   }
   if (!(await confirmAction("Reset the story?", lines, "Reset"))) return;
-  await act(() => api("/api/reset", { method: "POST", body: { rev: commit } }),
+  await act(() => api("/api/reset", { method: "POST", body: { rev: commit }, seen }),
     (r) => `Reset to #${info.seq}.` + (r.abandoned ? ` The undone events are kept as ${r.abandoned}.` : ""));
 }
 
@@ -661,21 +772,23 @@ async function revertEvent() {
   const commit = state.event;
   const info = state.story.find((x) => x.commit === commit);
   if (!commit || !info) return;
+  const seen = { head: state.head, branch: state.branch };
   const lines = [`A new event will undo the changes event #${info.seq}, “${info.content}”, diffused ` +
     "(the hand edits it recorded were yours, and stay).",
     "The events after it stay. If a later event has changed a field it wrote, nothing is undone " +
     "and those fields are named."];
   if (!(await confirmAction("Revert this event?", lines, "Revert"))) return;
-  await act(() => api("/api/revert", { method: "POST", body: { rev: commit } }),
+  await act(() => api("/api/revert", { method: "POST", body: { rev: commit }, seen }),
     (r) => `Reverted #${info.seq}: ${short(r.content || (r.event && r.event.content) || "", 80)}`);
 }
 
 async function replayChain(chain) {
+  const seen = { head: state.head, branch: state.branch };
   const lines = [`The ${chain.length} event${chain.length === 1 ? "" : "s"} of the abandoned chain “${chain.name}” ` +
     "will run again, one by one, on top of the current story line; each is diffused afresh against the world as it now stands.",
     "The chain itself stays kept."];
   if (!(await confirmAction("Replay this chain?", lines, "Replay"))) return;
-  await act(() => api("/api/replay", { method: "POST", body: { chain: String(chain.n) } }),
+  await act(() => api("/api/replay", { method: "POST", body: { chain: String(chain.n) }, seen }),
     () => `Replayed chain ${chain.n}.`);
 }
 
@@ -807,6 +920,10 @@ function start() {
   $("compose-dry").addEventListener("click", () => compose(true));
   $("compose-record").addEventListener("click", () => compose(false));
   // The world view first; the story line (for the time slider) and the hand edits after it.
+  window.addEventListener("beforeunload", (evt) => {
+    if (editorDirty()) { evt.preventDefault(); evt.returnValue = ""; }
+  });
+  api("/api/studio/where").then((where) => applyStamp(where)).catch(() => {}).finally(listen);
   loadWorld().finally(() => {
     api("/api/graph/events").then((data) => { state.eventsData = data; setStory(data.events); }).catch(() => {});
     loadPending();
