@@ -15,7 +15,7 @@ causal edges, the abandoned chains and the branches. Both only read.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -357,3 +357,56 @@ def _content(wr: WorldRepo, commit: str) -> str:
         return commit[:10]
     first = message.strip().splitlines()[0] if message.strip() else commit[:10]
     return first[:80]
+
+
+def check_new_relations(wr: WorldRepo, node: Mapping[str, Any], path: str) -> None:
+    """Refuse a node file whose new relations point at nodes that do not exist.
+
+    The next event would refuse the world with it (``narr status`` lists it as a problem),
+    so saving it is refused now, with the same words. Relations the node already had are
+    left alone: a target deleted by hand is the next event's to drop, not a reason to refuse
+    every other change to the node.
+    """
+    from narrative.nodefile import edges_of
+    from narrative.store.view import WorldView
+
+    head = wr.head_commit()
+    tree = head.tree if head else None
+    view = WorldView(wr, tree, worktree.scan_for_reader(wr, tree))
+    before = view.get(node["id"])
+    had = set(edges_of(before)) if before is not None else set()
+    missing = [f"{path}: field /relations/{rtype}/{dst}: points at a node that does not exist"
+               for rtype, dst in edges_of(node)
+               if (rtype, dst) not in had and dst != node["id"] and not view.exists(dst)]
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise InvalidInputError(missing[0] + more, details=missing,
+                                hint="pick a node that exists (by its name), or create it first")
+
+
+def problems_view(wr: WorldRepo) -> dict[str, Any]:
+    """``narr status``'s problems placed where they are (the file, and its node when one can
+    tell), with the failed events kept for a retry."""
+    from pathlib import PurePosixPath
+
+    from narrative.engine.failed import listing
+    from narrative.engine.status import status
+
+    now = status(wr)
+    placed = []
+    for text in now.problems:
+        path = text.split(": ", 1)[0] if ": " in text else ""
+        node = PurePosixPath(path).stem if path.endswith(".json") else None
+        placed.append({"text": text, "path": path or None, "node": node})
+    failed = listing(wr) if now.failed else []
+    return {"problems": placed, "failed": failed}
+
+
+def drop_failed(wr: WorldRepo, key: str) -> dict[str, Any]:
+    """Forget one kept failed event, named by its key (numbers shift as others are dropped)."""
+    from narrative.engine import failed
+
+    with wr.lock:
+        item = failed.pick(wr, key)
+        failed.discard(wr, item.key)
+    return {"dropped": failed.summary(item)}

@@ -291,7 +291,10 @@ def _hand_edit(wr: WorldRepo, node_id: str, data: bytes) -> dict[str, Any]:
     node = parse_node_file(data, path, layout)
     if node["id"] != node_id:
         raise InvalidInputError(f"{path}: the node's id is {node['id']!r}, not {node_id!r}")
+    from narrative.engine.studio import check_new_relations
+
     with wr.lock:  # never between the steps of one of the server's own writes
+        check_new_relations(wr, node, path)
         path = write_node(wr, node)
     return {"path": path, "node": node}
 

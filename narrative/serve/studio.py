@@ -196,6 +196,28 @@ def guard(request: Request | None, work: Callable[[WorldRepo], Any]) -> Callable
     return guarded
 
 
+async def _json_body(request: Request) -> dict[str, Any]:
+    from narrative.delta.parse import parse_input
+    from narrative.errors import InvalidInputError
+
+    raw = await request.body()
+    if not raw.strip():
+        return {}
+    body = parse_input(raw, "the request body")
+    if not isinstance(body, dict):
+        raise InvalidInputError("the request body must be a JSON object")
+    return body
+
+
+def _text(body: dict[str, Any], key: str, what: str) -> str:
+    from narrative.errors import InvalidInputError
+
+    value = body.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f"\"{key}\" must be {what}, as text")
+    return value
+
+
 def _list(request: Request, name: str) -> list[str]:
     values: list[str] = []
     for value in request.query_params.getlist(name):
@@ -272,8 +294,36 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
+    def problems(request: Request) -> Response:
+        from narrative.engine.studio import problems_view
+
+        return read(problems_view)
+
+    def writing(work: Callable[[WorldRepo, dict[str, Any]], Any]) -> Callable[[Request], Any]:
+        """A write of the studio's own: the JSON body read, then ``work`` on the writer thread."""
+        async def handler(request: Request) -> Response:
+            body = await _json_body(request)
+            if write is None:
+                return Response(status_code=404)
+            return write(lambda wr: work(wr, body), request)
+        return handler
+
+    def retry_failed(wr: WorldRepo, body: dict[str, Any]) -> Any:
+        from narrative.engine.event import retry
+
+        return retry(wr, _text(body, "key", "the failed event's key"),
+                     dry_run=bool(body.get("dry_run"))).to_json()
+
+    def drop_failed(wr: WorldRepo, body: dict[str, Any]) -> Any:
+        from narrative.engine.studio import drop_failed
+
+        return drop_failed(wr, _text(body, "key", "the failed event's key"))
+
     return [
         Route("/", index(token)),
+        Route("/api/studio/problems", problems),
+        Route("/api/studio/failed/retry", writing(retry_failed), methods=["POST"]),
+        Route("/api/studio/failed/drop", writing(drop_failed), methods=["POST"]),
         Route("/api/studio/where", where),
         Route("/api/studio/changes", changes),
         Route("/api/graph/world", graph_world),

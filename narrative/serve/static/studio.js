@@ -119,6 +119,7 @@ function applyStamp(stamp, force = false) {
   if (!moved && !edits && !kept && !force) return;
   if (moved || kept || state.view === "events") loadEvents();
   else loadPending();
+  if (moved || edits || kept) loadProblems();
   if (moved || edits) {
     loadWorld();
     if (state.selected) refreshNode();
@@ -388,6 +389,50 @@ function renderWorldGraph(data) {
     : `${data.graph.nodes.length} best-connected of ${data.matched} selected nodes${when}; pick one to see its neighbourhood.`;
 }
 
+/* --- problems: what the next event would refuse, and the events that failed -------------- */
+
+async function loadProblems() {
+  let data;
+  try { data = await api("/api/studio/problems"); } catch (err) { return; }
+  state.problems = data.problems;
+  $("problems").hidden = !data.problems.length;
+  $("problem-list").replaceChildren(...data.problems.map((p) => el("li", {}, p.node
+    ? el("button", { type: "button", "data-node": p.node, onclick: () => pickNode(p.node) }, p.text) : p.text)));
+  showNodeProblems();
+  $("failed").hidden = !data.failed.length;
+  $("failed-list").replaceChildren(...data.failed.map((f) => el("li", { "data-key": f.key },
+    el("div", {}, `“${short(f.content, 120)}”`),
+    el("div", { class: "error" }, short(f.error, 300)),
+    el("div", { class: "row" },
+      el("button", { type: "button", class: "retry", "aria-label": `retry “${short(f.content, 60)}”`,
+        onclick: () => retryFailed(f) }, "Retry"),
+      el("button", { type: "button", class: "drop", "aria-label": `drop “${short(f.content, 60)}”`,
+        onclick: () => dropFailed(f) }, "Drop…")))));
+  document.body.dataset.problems = String(data.problems.length);
+  document.body.dataset.failed = String(data.failed.length);
+}
+
+function showNodeProblems() {
+  const mine = (state.problems || []).filter((p) => p.node && p.node === state.selected);
+  $("node-problems").hidden = !mine.length;
+  $("node-problems").replaceChildren(...mine.map((p) => el("li", {}, p.text)));
+}
+
+async function retryFailed(item) {
+  await act(() => api("/api/studio/failed/retry", { method: "POST", body: { key: item.key } }),
+    (r) => `Recorded: ${short(r.content || item.content, 80)}`);
+  loadProblems();
+}
+
+async function dropFailed(item) {
+  const lines = [`The failed event “${short(item.content, 120)}” will be forgotten for good.`,
+    "Its words are not kept anywhere else: copy them first if you may want them."];
+  if (!(await confirmAction("Drop this failed event?", lines, "Drop"))) return;
+  await act(() => api("/api/studio/failed/drop", { method: "POST", body: { key: item.key } }),
+    () => `Dropped “${short(item.content, 80)}”.`);
+  loadProblems();
+}
+
 /* --- the inspector: see and edit one node -------------------------------------------------- */
 
 async function pickNode(id) {
@@ -425,6 +470,7 @@ async function selectNode(id, scroll = true, again = false) {
   if (state.selected !== id) return;
   if (again && editorDirty()) return refreshNode();  // text typed while it loaded stays
   showNode(node);
+  showNodeProblems();
   if (scroll) $("inspector").scrollTop = 0;
   return true;
 }
@@ -544,6 +590,7 @@ async function saveNode(text) {
     message.textContent = `Saved ${answer.path}: a hand edit, recorded with the next event (narr status lists it).`;
     loadWorld();
     loadPending();
+    loadProblems();
   } catch (err) {
     message.className = "error";
     message.textContent = err instanceof ApiError ? err.describe() : String(err);
@@ -871,6 +918,7 @@ async function compose(dryRun) {
     }
   } catch (err) {
     $("compose-out").replaceChildren(el("p", { class: "error" }, err instanceof ApiError ? err.describe() : String(err)));
+    if (!dryRun) loadProblems();  // a failed event is kept, with Retry and Drop
   }
 }
 
@@ -927,6 +975,7 @@ function start() {
   loadWorld().finally(() => {
     api("/api/graph/events").then((data) => { state.eventsData = data; setStory(data.events); }).catch(() => {});
     loadPending();
+    loadProblems();
   });
 }
 
