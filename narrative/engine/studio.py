@@ -410,3 +410,69 @@ def drop_failed(wr: WorldRepo, key: str) -> dict[str, Any]:
         item = failed.pick(wr, key)
         failed.discard(wr, item.key)
     return {"dropped": failed.summary(item)}
+
+
+MAX_NAME = 200  # a name is a label: longer text belongs in the summary
+
+
+def create_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: Iterable[str] = (),
+                lifecycle: str = "permanent", summary: str = "") -> dict[str, Any]:
+    """A new node, as ``narr new`` makes it (a hand edit the next event records)."""
+    from narrative.engine.new import new_node
+
+    for label, text in [("name", name), *(("alias", a) for a in aliases)]:
+        if len(text) > MAX_NAME:
+            raise InvalidInputError(f"the {label} is {len(text)} characters long; a name has at most "
+                                    f"{MAX_NAME}", hint="say more in the summary")
+    with wr.lock:
+        made = new_node(wr, layer, name, kind=kind, aliases=list(aliases), lifecycle=lifecycle,
+                        summary=summary)
+    return made.to_json()
+
+
+def change_relation(wr: WorldRepo, node: str, rtype: str, target: str, *,
+                    attrs: Mapping[str, Any] | None = None, remove: bool = False,
+                    replaces: tuple[str, str] | None = None) -> dict[str, Any]:
+    """Add, change or remove one relation of a node, as a hand edit of its file.
+
+    ``node`` and ``target`` are named as the CLI takes them (an id, a name or an alias); a
+    target must exist. ``replaces`` (type, target id) is the relation this one takes the
+    place of (an edit that changes its type or target). The node's file as it stands now
+    (hand edits included) is the one changed; nothing else in it moves.
+    """
+    from narrative.engine.naming import Names
+    from narrative.model import _REL_TYPE_RE
+    from narrative.store.nodefiles import write_node
+    from narrative.store.view import WorldView
+
+    rtype = rtype.strip()
+    if not _REL_TYPE_RE.fullmatch(rtype):
+        raise InvalidInputError(f"relation type {rtype!r} must be 1-64 characters without spaces, "
+                                "':', '/' or '~'", hint="e.g. knows, sibling-of, 师父")
+    if attrs is not None and not isinstance(attrs, Mapping):
+        raise InvalidInputError("a relation's attributes must be a JSON object, e.g. {\"since\": \"spring\"}")
+    with wr.lock:
+        names = Names(wr)
+        node_id = names.resolve(node, context="node")
+        target_id = names.resolve(target, context="the relation's target") if not remove else (
+            names.resolve(target, must_exist=False, context="the relation's target"))
+        head = wr.head_commit()
+        tree = head.tree if head else None
+        current = WorldView(wr, tree, worktree.scan_for_reader(wr, tree)).get(node_id)
+        if current is None:
+            raise NotFoundError(f"no node {node_id!r} in the world")
+        new: Any = dict(current)
+        relations = {t: dict(targets) for t, targets in (current.get("relations") or {}).items()}
+        if replaces is not None:
+            old_type, old_target = replaces
+            relations.get(old_type, {}).pop(old_target, None)
+        if remove:
+            if target_id not in relations.get(rtype, {}):
+                raise NotFoundError(f"{node_id} has no relation {rtype} → {target_id}")
+            relations[rtype].pop(target_id)
+        else:
+            relations.setdefault(rtype, {})[target_id] = dict(attrs or {})
+        new["relations"] = {t: targets for t, targets in relations.items() if targets}
+        path = write_node(wr, new)
+    return {"path": path, "node": new, "relation": {"type": rtype, "target": target_id,
+                                                    "removed": remove}}

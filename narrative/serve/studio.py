@@ -218,6 +218,63 @@ def _text(body: dict[str, Any], key: str, what: str) -> str:
     return value
 
 
+def _invalid(message: str) -> Exception:
+    from narrative.errors import InvalidInputError
+
+    return InvalidInputError(message)
+
+
+def _opt(body: dict[str, Any], key: str) -> str:
+    value = body.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _invalid(f"\"{key}\" must be text")
+    return value.strip()
+
+
+def _strings(body: dict[str, Any], key: str) -> list[str]:
+    """A list of texts; a string is split at commas (a form's one field)."""
+    value = body.get(key)
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _invalid(f"\"{key}\" must be a list of texts")
+    return [v.strip() for v in value if v.strip()]
+
+
+def compose(wr: WorldRepo, body: dict[str, Any]) -> Any:
+    """An event from the composer: the words, and everything ``narr event`` takes beside them
+    (``set``, ``unset``, ``relate``, ``unrelate``, ``expire`` in the flags' own forms, story
+    time ``at``, narrative ``text``, a ``diffuser``, ``close_scene``, held-back changes to
+    ``accept``), run as the CLI runs it."""
+    from narrative.cli import flags
+    from narrative.delta.request import EventRequest
+    from narrative.diffusers.base import default_name, get_diffuser
+    from narrative.engine.event import run_event
+    from narrative.engine.naming import Names
+
+    content = _opt(body, "content")
+    if not content:
+        raise _invalid("say what happens: \"content\" is the event's text")
+    lists = {k: _strings(body, k) for k in ("set", "unset", "relate", "unrelate", "expire")}
+    accept = body.get("accept") or []
+    if not isinstance(accept, list) or not all(type(n) is int for n in accept):
+        raise _invalid("\"accept\" must be a list of the held-back changes' numbers")
+    names = Names(wr) if any(lists.values()) else None
+    delta = flags.build_delta(sets=lists["set"], unsets=lists["unset"], relates=lists["relate"],
+                              unrelates=lists["unrelate"], expires=lists["expire"], names=names,
+                              references=set(wr.config.reference_labels))
+    name = _opt(body, "diffuser") or default_name(wr)
+    diffuser = get_diffuser(name, wr)
+    request = EventRequest(content=content, delta=delta, diffuser=name, timestamp=_opt(body, "at") or None,
+                           narrative_text=_opt(body, "text") or None,
+                           close_scene=bool(body.get("close_scene")), accept=accept)
+    return run_event(wr, request, dry_run=bool(body.get("dry_run")), diffuser=diffuser).to_json()
+
+
 def _list(request: Request, name: str) -> list[str]:
     values: list[str] = []
     for value in request.query_params.getlist(name):
@@ -319,8 +376,37 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
 
         return drop_failed(wr, _text(body, "key", "the failed event's key"))
 
+    def create(wr: WorldRepo, body: dict[str, Any]) -> Any:
+        from narrative.engine.studio import create_node
+
+        return create_node(wr, _text(body, "layer", "the node's layer"),
+                           _text(body, "name", "the node's name"),
+                           kind=_opt(body, "kind"), aliases=_strings(body, "aliases"),
+                           lifecycle=_opt(body, "lifecycle") or "permanent", summary=_opt(body, "summary"))
+
+    def relation(wr: WorldRepo, body: dict[str, Any]) -> Any:
+        from narrative.engine.studio import change_relation
+
+        was = body.get("replaces")
+        replaces = None
+        if was is not None:
+            if not (isinstance(was, dict) and isinstance(was.get("type"), str)
+                    and isinstance(was.get("target"), str)):
+                raise _invalid("\"replaces\" must be {\"type\": ..., \"target\": ...}")
+            replaces = (was["type"], was["target"])
+        attrs = body.get("attrs")
+        if attrs is not None and not isinstance(attrs, dict):
+            raise _invalid("a relation's attributes must be a JSON object, e.g. {\"since\": \"spring\"}")
+        return change_relation(wr, _text(body, "node", "the node"),
+                               _text(body, "type", "the relation's type"),
+                               _text(body, "target", "the relation's target (a name, an alias or an id)"),
+                               attrs=attrs, remove=bool(body.get("remove")), replaces=replaces)
+
     return [
         Route("/", index(token)),
+        Route("/api/studio/nodes", writing(create), methods=["POST"]),
+        Route("/api/studio/relation", writing(relation), methods=["POST"]),
+        Route("/api/studio/compose", writing(compose), methods=["POST"]),
         Route("/api/studio/problems", problems),
         Route("/api/studio/failed/retry", writing(retry_failed), methods=["POST"]),
         Route("/api/studio/failed/drop", writing(drop_failed), methods=["POST"]),

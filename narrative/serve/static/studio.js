@@ -334,7 +334,6 @@ function renderNodeList(data) {
     n.edited ? el("span", { class: "tag edited" }, n.edited) : null));
   });
   list.replaceChildren(...items);
-  $("node-ids").replaceChildren(...data.nodes.map((n) => el("option", { value: n.id }, n.name)));
   const shown = data.nodes.length;
   $("list-summary").textContent = data.truncated
     ? `${shown} of ${data.matched} matching nodes listed (of ${data.total}); search to narrow down`
@@ -503,11 +502,15 @@ function showNode(node) {
       items.push(el("li", { class: "relation" }, el("button", { type: "button", "aria-label": `${type} ${target}`,
         onclick: () => pickNode(target) },
       `${type} → ${target}${extra}`),
+      past ? null : el("button", { type: "button", class: "edit", "aria-label": `edit ${type} → ${target}`,
+        title: "change this relation's type, target or attributes", onclick: () => editRelation(type, target, attrs) }, "✎"),
       past ? null : el("button", { type: "button", class: "remove", "aria-label": `remove ${type} → ${target}`,
         title: "remove this relation (a hand edit)", onclick: () => changeRelations(type, target, false) }, "×")));
     }
   }
   $("relation-form").hidden = past;
+  $("node-end").hidden = past;
+  endRelationEdit();
   rel.replaceChildren(...(items.length ? items : [el("li", {}, "none")]));
   const text = JSON.stringify(node, null, 2);
   state.loadedNode = text;
@@ -557,19 +560,158 @@ function setField(path, asText, text) {
   saveNode(JSON.stringify(node, null, 2));
 }
 
-function changeRelations(type, target, add) {
-  // A relation is a part of the node's file: change the file as loaded, then save it.
-  const node = loadedNode();
-  if (!node) return;
-  node.relations = node.relations || {};
-  if (add) {
-    node.relations[type] = node.relations[type] || {};
-    node.relations[type][target] = node.relations[type][target] || {};
-  } else if (node.relations[type]) {
-    delete node.relations[type][target];
-    if (!Object.keys(node.relations[type]).length) delete node.relations[type];
+function changeRelations(type, target, add, attrs, replaces) {
+  // One relation changed in the node's file as it stands (a hand edit); the target by name.
+  if (editorDirty()) { loadedNode(); return; }
+  const id = state.selected;
+  const message = $("node-message");
+  message.className = "";
+  message.textContent = "saving…";
+  const body = { node: id, type, target, remove: !add };
+  if (attrs !== undefined) body.attrs = attrs;
+  if (replaces) body.replaces = replaces;
+  return api("/api/studio/relation", { method: "POST", body }).then(async (answer) => {
+    const r = answer.relation;
+    await selectNode(id, false, true);
+    message.className = "ok";
+    message.textContent = `Saved ${answer.path}: ${r.removed ? "removed" : "the relation"} ${r.type} → ${r.target}` +
+      " (a hand edit, recorded with the next event).";
+    loadWorld();
+    loadPending();
+    loadProblems();
+    return true;
+  }).catch((err) => {
+    message.className = "error";
+    message.textContent = err instanceof ApiError ? err.describe() : String(err);
+    return false;
+  });
+}
+
+function editRelation(type, target, attrs) {
+  state.editingRelation = { type, target };
+  $("relation-type").value = type;
+  $("relation-target").value = target;
+  $("relation-attrs").value = attrs && Object.keys(attrs).length ? JSON.stringify(attrs) : "";
+  $("relation-add").textContent = "Save relation";
+  $("relation-cancel").hidden = false;
+  $("relation-type").focus();
+}
+
+function endRelationEdit() {
+  state.editingRelation = null;
+  $("relation-add").textContent = "Add relation";
+  $("relation-cancel").hidden = true;
+}
+
+async function submitRelation() {
+  const type = $("relation-type").value.trim();
+  const target = $("relation-target").value.trim();
+  const text = $("relation-attrs").value.trim();
+  let attrs = {};
+  if (text) {
+    try { attrs = JSON.parse(text); } catch (err) {
+      $("node-message").className = "error";
+      $("node-message").textContent = `The attributes are not JSON: ${err.message}. Write an object, e.g. {"since": "spring"}.`;
+      return;
+    }
+    if (!attrs || typeof attrs !== "object" || Array.isArray(attrs)) {
+      $("node-message").className = "error";
+      $("node-message").textContent = 'The attributes must be a JSON object, e.g. {"since": "spring"}.';
+      return;
+    }
   }
-  saveNode(JSON.stringify(node, null, 2));
+  const editing = state.editingRelation;
+  const replaces = editing && (editing.type !== type || editing.target !== target) ? editing : null;
+  const button = $("relation-add");
+  button.disabled = true;  // one click, one write
+  try {
+    if (await changeRelations(type, target, true, attrs, replaces)) {
+      $("relation-type").value = "";
+      $("relation-target").value = "";
+      $("relation-attrs").value = "";
+      endRelationEdit();
+    }
+  } finally { button.disabled = false; }
+}
+
+const suggestTargets = debounce(async () => {
+  const q = $("relation-target").value.trim();
+  if (!q) return;
+  let data;
+  try { data = await api(`/api/graph/world${query({ q, limit: 20, draw: 0 })}`); } catch (err) { return; }
+  const options = [];
+  for (const n of data.nodes) {
+    options.push(el("option", { value: n.name, label: `${n.id} · ${n.layer} ${n.kind}` }));
+    for (const a of n.aliases || []) options.push(el("option", { value: a, label: `${n.name} (${n.id})` }));
+  }
+  $("target-names").replaceChildren(...options);
+  document.body.dataset.suggested = q;
+}, 150);
+
+/* --- creating and ending nodes ------------------------------------------------------------ */
+
+function openNewNode() {
+  const layer = $("new-layer");
+  if (!layer.options.length) {
+    layer.append(...LAYERS.map((l) => el("option", { value: l }, l)));
+    $("new-lifecycle").append(...LIFECYCLES.map((l) => el("option", { value: l }, l)));
+  }
+  $("new-node-message").textContent = "";
+  $("new-node").showModal();
+  $("new-name").focus();
+}
+
+async function createNode() {
+  const button = $("new-node-create");
+  if (button.disabled) return;
+  const body = { layer: $("new-layer").value, name: $("new-name").value, kind: $("new-kind").value,
+    aliases: $("new-aliases").value, lifecycle: $("new-lifecycle").value, summary: $("new-summary").value };
+  if (!body.name.trim()) { $("new-node-message").textContent = "A node needs a name."; return; }
+  button.disabled = true;  // a double click makes one node
+  try {
+    const made = await api("/api/studio/nodes", { method: "POST", body });
+    $("new-node").close();
+    for (const id of ["new-name", "new-aliases", "new-kind", "new-summary"]) $(id).value = "";
+    await pickNode(made.id);
+    $("node-message").className = "ok";
+    $("node-message").textContent = `Made ${made.name} (${made.id}) in ${made.path}: a hand edit, recorded with the next event.` +
+      (made.warnings && made.warnings.length ? `\n${made.warnings.join("\n")}` : "");
+    loadPending();
+  } catch (err) {
+    $("new-node-message").textContent = err instanceof ApiError ? err.describe() : String(err);
+  } finally { button.disabled = false; }
+}
+
+function openEndNode() {
+  const id = state.selected;
+  if (!id) return;
+  const name = $("node-title").firstChild ? $("node-title").firstChild.textContent : id;
+  $("end-node-text").textContent = `An event ends ${name} (${id}): it leaves the world from then on, ` +
+    "and stays in the history (the time slider shows it before).";
+  $("end-content").value = `${name} is gone`;
+  $("end-node-message").textContent = "";
+  $("end-node").showModal();
+  $("end-content").select();
+}
+
+async function endNode() {
+  const id = state.selected;
+  const button = $("end-node-ok");
+  if (!id || button.disabled) return;
+  const content = $("end-content").value.trim();
+  if (!content) { $("end-node-message").textContent = "Say what happens first."; return; }
+  button.disabled = true;
+  try {
+    const result = await api("/api/studio/compose", { method: "POST", body: { content, expire: [id] } });
+    $("end-node").close();
+    $("node-message").className = "ok";
+    $("node-message").textContent = `Recorded “${short(result.content || content, 80)}”: ${id} has ended.`;
+    await loadEvents();
+    loadWorld();
+    selectNode(id, false, true);
+  } catch (err) {
+    $("end-node-message").textContent = err instanceof ApiError ? err.describe() : String(err);
+  } finally { button.disabled = false; }
 }
 
 async function saveNode(text) {
@@ -955,10 +1097,18 @@ function start() {
     const path = $("field-path").value.trim().split(".").filter(Boolean);
     if (path.length) setField(path, false, $("field-value").value);
   });
-  $("relation-form").addEventListener("submit", (evt) => {
-    evt.preventDefault();
-    changeRelations($("relation-type").value.trim(), $("relation-target").value.trim(), true);
+  $("relation-form").addEventListener("submit", (evt) => { evt.preventDefault(); submitRelation(); });
+  $("relation-target").addEventListener("input", suggestTargets);
+  $("relation-cancel").addEventListener("click", () => {
+    endRelationEdit();
+    for (const f of ["relation-type", "relation-target", "relation-attrs"]) $(f).value = "";
   });
+  $("new-node-open").addEventListener("click", openNewNode);
+  $("new-node-cancel").addEventListener("click", () => $("new-node").close());
+  $("new-node-form").addEventListener("submit", (evt) => { evt.preventDefault(); createNode(); });
+  $("node-end").addEventListener("click", openEndNode);
+  $("end-node-cancel").addEventListener("click", () => $("end-node").close());
+  $("end-node-form").addEventListener("submit", (evt) => { evt.preventDefault(); endNode(); });
   $("node-revert").addEventListener("click", () => { $("node-editor").value = state.loadedNode; $("node-message").textContent = ""; });
   $("ask-why").addEventListener("click", () => ask("why"));
   $("ask-history").addEventListener("click", () => ask("history"));
