@@ -83,19 +83,19 @@ def test_relations_by_name_added_edited_and_removed(flat_world: Path, browser: A
         options = page.eval_on_selector_all("#target-names option", "os => os.map(o => o.value)")
         assert "Elder Mo" in options
         _relate(page, "knows", "Elder Mo", '{"since": "spring"}')
-        assert "knows → elder-mo" in _message(page, "ok")
+        assert "knows → Elder Mo" in _message(page, "ok")
         assert read_node(root, "lin-yuan")["relations"]["knows"] == {"elder-mo": {"since": "spring"}}
         # Edited: another type and attributes, the target by its Chinese alias.
-        page.click("#node-relations button[aria-label='edit knows → elder-mo']")
+        page.click("#node-relations button[aria-label='edit knows → Elder Mo']")
         assert page.input_value("#relation-attrs") == '{"since":"spring"}'
         _relate(page, "trusts", "莫长老", '{"since": "winter"}')
         _message(page, "ok")
         relations = read_node(root, "lin-yuan")["relations"]
         assert "knows" not in relations and relations["trusts"] == {"elder-mo": {"since": "winter"}}
         # Removed.
-        page.click("#node-relations button[aria-label='remove trusts → elder-mo']")
+        page.click("#node-relations button[aria-label='remove trusts → Elder Mo']")
         page.wait_for_function(
-            "!document.querySelector('#node-relations').textContent.includes('trusts → elder-mo')")
+            "!document.querySelector('#node-relations').textContent.includes('trusts → Elder Mo')")
         assert "trusts" not in read_node(root, "lin-yuan")["relations"]
         # Careless input: a type with '/', attributes that are not JSON, a target that is nobody.
         before = path.read_bytes()

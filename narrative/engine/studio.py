@@ -72,7 +72,21 @@ class _Base:
     # its field's pointer (/state/location), which no relation type can be
     neighbours: dict[str, set[str]]  # either direction
     names: dict[str, list[str]]  # normalised name and aliases, by id
+    aliases: dict[str, list[str]] = field(default_factory=dict)  # as written, by id (those with some)
 
+
+def shown_aliases(name: str, aliases: Iterable[str], most: int = 2) -> list[str]:
+    """The aliases worth showing beside a name: those in another script than the name's (林远
+    beside Lin Yuan, Lin Yuan beside 林远), never the name itself again."""
+    def script(text: str) -> bool:
+        return text.isascii()
+
+    own = normalize_name(name)
+    out: list[str] = []
+    for alias in aliases:
+        if script(alias) != script(name) and normalize_name(alias) != own and alias not in out:
+            out.append(alias)
+    return out[:most]
 
 _CACHE: dict[tuple[str, str, str], _Base] = {}
 _CACHE_SIZE = 4
@@ -90,6 +104,7 @@ def _base(wr: WorldRepo, commit: str | None) -> _Base:
         return found
     nodes: dict[str, dict[str, Any]] = {}
     names: dict[str, list[str]] = {}
+    aliases: dict[str, list[str]] = {}
     edges: list[tuple[str, str, str]] = []
     labels = wr.config.reference_labels
     if commit is not None:
@@ -103,6 +118,8 @@ def _base(wr: WorldRepo, commit: str | None) -> _Base:
                               "kind": n.get("kind", ""), "lifecycle": n.get("lifecycle", "permanent")}
             names[node_id] = [normalize_name(str(x)) for x in [n.get("name", ""),
                                                               *(n.get("aliases") or [])]]
+            if n.get("aliases"):
+                aliases[node_id] = [str(a) for a in n["aliases"]]
         edges = sorted({(src, rtype, dst) for src in world
                         for rtype, dst in edges_of(world[src]) if dst in world}
                        | {(src, fld, dst) for src in world
@@ -115,6 +132,7 @@ def _base(wr: WorldRepo, commit: str | None) -> _Base:
             names[node_id] = [normalize_name(name)]
         for norm, node_id in cache.names():
             names.setdefault(node_id, []).append(norm)
+        aliases = cache.aliases()
         edges = sorted(set(cache.incoming(list(nodes)))
                        | {(r.src, r.field, r.dst) for r in cache.all_references(labels) if r.src != r.dst})
     neighbours: dict[str, set[str]] = {n: set() for n in nodes}
@@ -122,7 +140,7 @@ def _base(wr: WorldRepo, commit: str | None) -> _Base:
         if src in neighbours and dst in neighbours:
             neighbours[src].add(dst)
             neighbours[dst].add(src)
-    base = _Base(nodes, edges, neighbours, names)
+    base = _Base(nodes, edges, neighbours, names, aliases)
     with _CACHE_LOCK:
         while len(_CACHE) >= _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)))
@@ -142,6 +160,7 @@ def _with_edits(wr: WorldRepo, base: _Base) -> _Base:
         return base
     nodes = dict(base.nodes)
     names = dict(base.names)
+    aliases = dict(base.aliases)
     gone: set[str] = set()
     added: list[tuple[str, str, str]] = []
     for node_id, e in edits.edits.items():
@@ -156,6 +175,7 @@ def _with_edits(wr: WorldRepo, base: _Base) -> _Base:
                           "edited": "modified" if node_id in base.nodes else "new"}
         names[node_id] = [normalize_name(str(x)) for x in [new.get("name", ""),
                                                           *(new.get("aliases") or [])]]
+        aliases[node_id] = [str(a) for a in new.get("aliases") or []]
         added.extend((node_id, rtype, dst) for rtype, dst in edges_of(new))
         added.extend((node_id, fld, dst)
                      for fld, _, dst in fields.reference_edges(new, wr.config.reference_labels)
@@ -166,7 +186,7 @@ def _with_edits(wr: WorldRepo, base: _Base) -> _Base:
     for src, _, dst in edges:
         neighbours[src].add(dst)
         neighbours[dst].add(src)
-    return _Base(nodes, edges, neighbours, names)
+    return _Base(nodes, edges, neighbours, names, aliases)
 
 
 def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, depth: int = 1,
@@ -242,8 +262,7 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
     edges = [_edge_row(a, t, b, labels) for a, t, b in base.edges if a in kept and b in kept]
     listed = [_node_row(node_id, nodes[node_id], None) for node_id in selected[:limit]]
     for row in [*listed, *drawn]:
-        # Names in other scripts (Chinese) survive normalisation unchanged: shown beside the name.
-        row["aliases"] = sorted({n for n in names.get(row["id"], ()) if not n.isascii()})[:3]
+        row["aliases"] = shown_aliases(row["name"], base.aliases.get(row["id"], ()))
     return WorldGraphView(commit, len(nodes), len(selected), listed, drawn, edges, around, depth, facets)
 
 
@@ -476,3 +495,43 @@ def change_relation(wr: WorldRepo, node: str, rtype: str, target: str, *,
         path = write_node(wr, new)
     return {"path": path, "node": new, "relation": {"type": rtype, "target": target_id,
                                                     "removed": remove}}
+
+
+def names_of(wr: WorldRepo, ids: Iterable[str], at: str | None = None) -> dict[str, dict[str, Any]]:
+    """The name (and the aliases shown beside it) of each of ``ids`` that is a node of the world
+    now (hand edits included) or as of revision ``at``: what a page shows in place of an id."""
+    commit = history.resolve(wr, at).id if at is not None else None
+    base = _base(wr, commit)
+    if commit is None:
+        base = _with_edits(wr, base)
+    out = {}
+    for node_id in ids:
+        data = base.nodes.get(node_id)
+        if data is not None:
+            name = data.get("name") or node_id
+            out[node_id] = {"name": name, "aliases": shown_aliases(name, base.aliases.get(node_id, ())),
+                            "layer": data.get("layer", "")}
+    return out
+
+
+def node_view(wr: WorldRepo, node: str, at: str | None = None) -> dict[str, Any]:
+    """A node as the studio's inspector shows it: the node, the names of every node it names
+    (relation targets, and fields whose value is a node's id), and which fields those are."""
+    from narrative.engine.nodes import get_node
+
+    data: dict[str, Any] = dict(get_node(wr, node, at)[1])
+    named: dict[str, str] = {}
+    for group in ("state", "traits"):
+        for key, value in (data.get(group) or {}).items():
+            if isinstance(value, str) and value and check_id_ok(value):
+                named[f"{group}.{key}"] = value
+    targets = {t for targets in (data.get("relations") or {}).values() for t in (targets or {})}
+    names = names_of(wr, sorted(targets | set(named.values()) | {data.get("id", "")}), at)
+    links = {path: value for path, value in named.items() if value in names and value != data.get("id")}
+    return {"node": data, "names": names, "links": links}
+
+
+def check_id_ok(text: str) -> bool:
+    from narrative.ids import id_problem
+
+    return id_problem(text) is None

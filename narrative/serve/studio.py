@@ -402,8 +402,25 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
                                _text(body, "target", "the relation's target (a name, an alias or an id)"),
                                attrs=attrs, remove=bool(body.get("remove")), replaces=replaces)
 
+    def node(request: Request) -> Response:
+        from narrative.engine.naming import Names
+        from narrative.engine.studio import node_view
+
+        at = request.query_params.get("at") or None
+        text = request.path_params["node_id"]
+        return read(lambda wr: node_view(wr, Names(wr).resolve(text, must_exist=False), at))
+
+    def names(request: Request) -> Response:
+        from narrative.engine.studio import names_of
+
+        ids = _list(request, "id")[:500]
+        at = request.query_params.get("at") or None
+        return read(lambda wr: names_of(wr, ids, at))
+
     return [
         Route("/", index(token)),
+        Route("/api/studio/node/{node_id}", node),
+        Route("/api/studio/names", names),
         Route("/api/studio/nodes", writing(create), methods=["POST"]),
         Route("/api/studio/relation", writing(relation), methods=["POST"]),
         Route("/api/studio/compose", writing(compose), methods=["POST"]),

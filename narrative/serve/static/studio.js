@@ -109,6 +109,7 @@ async function refreshAll() {
 function applyStamp(stamp, force = false) {
   const before = state.stamp;
   state.stamp = stamp;
+  if (before && (before.edits !== stamp.edits || before.head !== stamp.head)) state.names = {};  // renamed, maybe
   state.head = stamp.head;
   state.branch = stamp.branch;
   document.body.dataset.head = stamp.head || "";
@@ -177,6 +178,40 @@ function short(value, n = 120) {
 
 function nodeLabel(n) {
   return n.aliases && n.aliases.length ? `${n.name}\n${n.aliases[0]}` : n.name;
+}
+
+/* --- names first: a node is shown by its name, its id only beside it ----------------------- */
+
+const CJK = /[\u3400-\u9fff\uf900-\ufaff]/;
+const langOf = (text) => (CJK.test(text) ? "zh" : null);
+
+function learnNames(rows) {
+  state.names = state.names || {};
+  for (const [id, n] of Object.entries(rows || {})) state.names[id] = n;
+}
+
+function nameOf(id) {
+  const n = (state.names || {})[id];
+  return n ? n.name : id;
+}
+
+async function withNames(ids) {
+  // The names of the ids a table is about to show, asked for once.
+  const known = state.names || {};
+  const wanted = [...new Set(ids.filter((i) => i && !(i in known)))];
+  if (!wanted.length) return;
+  try { learnNames(await api(`/api/studio/names${query({ id: wanted.join(",") })}`)); } catch (err) { /* ids then */ }
+}
+
+function nodeName(id, { link = true } = {}) {
+  // A node by its name (its alias in another script beside it), the id small after it; a link to it.
+  const n = (state.names || {})[id];
+  const parts = [n ? n.name : id];
+  if (n && n.aliases && n.aliases.length) parts.push(el("span", { class: "alias", lang: langOf(n.aliases[0]) }, n.aliases[0]));
+  if (n) parts.push(el("span", { class: "id" }, id));
+  if (!link || !n) return el("span", { class: "node-name" }, ...parts);
+  return el("button", { type: "button", class: "link", "data-node": id, onclick: () => pickNode(id),
+    "aria-label": `${n.name}${n.aliases && n.aliases.length ? ` (${n.aliases[0]})` : ""}, open it` }, ...parts);
 }
 
 /* --- confirmation ------------------------------------------------------------------------ */
@@ -319,6 +354,9 @@ function fillFacets(facets) {
 }
 
 function renderNodeList(data) {
+  if (state.at === null) {
+    learnNames(Object.fromEntries(data.nodes.map((n) => [n.id, { name: n.name, aliases: n.aliases, layer: n.layer }])));
+  }
   const list = $("node-list");
   const items = data.nodes.map((n) => {
     const alias = n.aliases && n.aliases.length ? n.aliases.join(" · ") : "";
@@ -329,7 +367,7 @@ function renderNodeList(data) {
       "aria-current": n.id === state.selected ? "true" : null,
       onclick: () => pickNode(n.id),
     }, el("span", { class: "dot", style: `background:${COLOURS[n.layer] || "#888"}` }), n.name,
-    alias ? el("span", { class: "alias", lang: "zh" }, alias) : null,
+    alias ? el("span", { class: "alias", lang: langOf(alias) }, alias) : null,
     el("span", { class: "tag" }, n.kind),
     n.edited ? el("span", { class: "tag edited" }, n.edited) : null));
   });
@@ -456,7 +494,10 @@ async function selectNode(id, scroll = true, again = false) {
   if (!again) $("node-message").textContent = "";
   let node;
   try {
-    node = await api(`/api/nodes/${encodeURIComponent(id)}${query({ at: state.at })}`);
+    const view = await api(`/api/studio/node/${encodeURIComponent(id)}${query({ at: state.at })}`);
+    learnNames(view.names);
+    node = view.node;
+    node.__links = view.links || {};
   } catch (err) {
     $("node-title").textContent = id;
     $("node-sub").textContent = "";
@@ -475,9 +516,11 @@ async function selectNode(id, scroll = true, again = false) {
 }
 
 function showNode(node) {
+  const links = node.__links || {};
+  delete node.__links;
   const aliases = (node.aliases || []).join(" · ");
   $("node-title").replaceChildren(node.name || node.id,
-    aliases ? el("span", { class: "alias", lang: "zh" }, aliases) : "");
+    aliases ? el("span", { class: "alias", lang: langOf(aliases) }, aliases) : "");
   $("node-sub").textContent = `${node.id} · ${node.layer} · ${node.kind} · ${node.lifecycle || "permanent"}`;
   const past = state.at !== null;
   const dl = $("node-fields");
@@ -488,10 +531,11 @@ function showNode(node) {
   }
   dl.replaceChildren(...rows.flatMap(([path, v]) => {
     const label = path.join(".");
-    const value = past ? short(v, 200) : el("input", {
-      value: typeof v === "string" ? v : JSON.stringify(v), "aria-label": `${node.id} ${label}`,
+    const named = links[label];  // a field holding a node's id: the node, by name, as a link
+    const value = past ? (named ? nodeName(named) : short(v, 200)) : el("input", {
+      value: typeof v === "string" ? v : JSON.stringify(v), "aria-label": `${node.name || node.id} ${label}`,
       "data-path": label, onchange: (evt) => setField(path, typeof v === "string", evt.target.value) });
-    return [el("dt", {}, label), el("dd", {}, value)];
+    return [el("dt", {}, label), el("dd", {}, value, !past && named ? el("div", { class: "names" }, "→ ", nodeName(named)) : null)];
   }));
   $("field-form").hidden = past;
   const rel = $("node-relations");
@@ -499,12 +543,16 @@ function showNode(node) {
   for (const [type, targets] of Object.entries(node.relations || {})) {
     for (const [target, attrs] of Object.entries(targets || {})) {
       const extra = attrs && Object.keys(attrs).length ? ` ${short(attrs, 60)}` : "";
-      items.push(el("li", { class: "relation" }, el("button", { type: "button", "aria-label": `${type} ${target}`,
-        onclick: () => pickNode(target) },
-      `${type} → ${target}${extra}`),
-      past ? null : el("button", { type: "button", class: "edit", "aria-label": `edit ${type} → ${target}`,
+      const name = nameOf(target);
+      const alias = ((state.names || {})[target] || {}).aliases || [];
+      items.push(el("li", { class: "relation", "data-type": type, "data-target": target },
+        el("button", { type: "button", "aria-label": `${type} ${name}${alias.length ? ` (${alias[0]})` : ""}`,
+          onclick: () => pickNode(target) },
+        `${type} → ${name}`, alias.length ? el("span", { class: "alias", lang: langOf(alias[0]) }, alias[0]) : null,
+        name !== target ? el("span", { class: "id" }, target) : null, extra),
+      past ? null : el("button", { type: "button", class: "edit", "aria-label": `edit ${type} → ${name}`,
         title: "change this relation's type, target or attributes", onclick: () => editRelation(type, target, attrs) }, "✎"),
-      past ? null : el("button", { type: "button", class: "remove", "aria-label": `remove ${type} → ${target}`,
+      past ? null : el("button", { type: "button", class: "remove", "aria-label": `remove ${type} → ${name}`,
         title: "remove this relation (a hand edit)", onclick: () => changeRelations(type, target, false) }, "×")));
     }
   }
@@ -574,7 +622,7 @@ function changeRelations(type, target, add, attrs, replaces) {
     const r = answer.relation;
     await selectNode(id, false, true);
     message.className = "ok";
-    message.textContent = `Saved ${answer.path}: ${r.removed ? "removed" : "the relation"} ${r.type} → ${r.target}` +
+    message.textContent = `Saved ${answer.path}: ${r.removed ? "removed" : "the relation"} ${r.type} → ${nameOf(r.target)}` +
       " (a hand edit, recorded with the next event).";
     loadWorld();
     loadPending();
@@ -590,7 +638,7 @@ function changeRelations(type, target, add, attrs, replaces) {
 function editRelation(type, target, attrs) {
   state.editingRelation = { type, target };
   $("relation-type").value = type;
-  $("relation-target").value = target;
+  $("relation-target").value = nameOf(target);
   $("relation-attrs").value = attrs && Object.keys(attrs).length ? JSON.stringify(attrs) : "";
   $("relation-add").textContent = "Save relation";
   $("relation-cancel").hidden = false;
@@ -621,7 +669,7 @@ async function submitRelation() {
     }
   }
   const editing = state.editingRelation;
-  const replaces = editing && (editing.type !== type || editing.target !== target) ? editing : null;
+  const replaces = editing || null;  // the relation being edited gives way to the one saved
   const button = $("relation-add");
   button.disabled = true;  // one click, one write
   try {
@@ -915,6 +963,8 @@ async function selectEvent(commit) {
     $("event-title").textContent = err instanceof ApiError ? err.describe() : String(err);
     return;
   }
+  await withNames([...(e.edits || []), ...(e.diffusions || [])].map((c) => c.target));
+  if (state.event !== commit) return;
   const info = state.story.find((x) => x.commit === commit);
   $("event-title").textContent = `${info ? `#${info.seq} ` : ""}${e.content}`;
   $("event-sub").textContent = `${e.kind} · ${commit.slice(0, 10)} · ${e.created_at || ""}` +
@@ -922,7 +972,7 @@ async function selectEvent(commit) {
   const rows = [];
   for (const [source, changes] of [["hand edit", e.edits || []], ["diffusion", e.diffusions || []]]) {
     for (const c of changes) {
-      rows.push(el("tr", {}, el("td", {}, source), el("td", {}, c.target), el("td", {}, c.field || "(whole node)"),
+      rows.push(el("tr", {}, el("td", {}, source), el("td", {}, nodeName(c.target)), el("td", {}, c.field || "(whole node)"),
         el("td", { class: "old" }, cell(c, "old_value")), el("td", { class: "new" }, cell(c, "new_value"))));
     }
   }
@@ -1002,7 +1052,8 @@ async function loadPending() {
   let status;
   try { status = await api("/api/status"); } catch (err) { return; }
   state.pending = status.edits || [];
-  const items = state.pending.map((e) => el("li", {}, `${e.target} ${e.field || "(whole node)"}: `,
+  await withNames(state.pending.map((e) => e.target));
+  const items = state.pending.map((e) => el("li", {}, nodeName(e.target), ` ${e.field || "(whole node)"}: `,
     el("span", { class: "old" }, "old_value" in e ? short(e.old_value, 60) : "—"), " → ",
     el("span", { class: "new" }, "new_value" in e ? short(e.new_value, 60) : "—")));
   $("pending").replaceChildren(...(items.length ? items : [el("li", { class: "tag" }, "none")]));
@@ -1022,7 +1073,7 @@ function renderProposal(result, recorded) {
     parts.push(el("table", { class: "changes" }, el("thead", {}, el("tr", {}, el("th", {}, "node"), el("th", {}, "field"),
       el("th", {}, "old"), el("th", {}, "new"))),
     el("tbody", {}, ...changes.map(([kind, c]) => el("tr", {}, el("td", { title: kind },
-      kind === "hand edit" ? `✎ ${c.target}` : c.target),
+      kind === "hand edit" ? "✎ " : "", nodeName(c.target)),
       el("td", {}, c.field || "(whole node)"), el("td", { class: "old" }, cell(c, "old_value")),
       el("td", { class: "new" }, cell(c, "new_value")))))));
   } else parts.push(el("p", {}, "Nothing would change."));
@@ -1052,6 +1103,7 @@ async function compose(dryRun) {
   $("compose-out").replaceChildren(el("p", {}, dryRun ? "asking the diffuser…" : "recording…"));
   try {
     const result = await api("/api/events", { method: "POST", body });
+    await withNames([...(result.edits || []), ...(result.diffusions || [])].map((c) => c.target));
     renderProposal(result, !dryRun);
     if (!dryRun) {
       $("compose-text").value = "";
