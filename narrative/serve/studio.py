@@ -417,8 +417,23 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
         at = request.query_params.get("at") or None
         return read(lambda wr: names_of(wr, ids, at))
 
+    def diffusers(request: Request) -> Response:
+        from narrative.diffusers.base import default_name
+        from narrative.diffusers.base import names as known
+        from narrative.errors import NarrError
+
+        def work(wr: WorldRepo) -> Any:
+            try:
+                default: str | None = default_name(wr)
+                problem = None
+            except NarrError as exc:  # the page still lists them, and says why there is no default
+                default, problem = None, exc.message
+            return {"names": known(), "default": default, "problem": problem}
+        return read(work)
+
     return [
         Route("/", index(token)),
+        Route("/api/studio/diffusers", diffusers),
         Route("/api/studio/node/{node_id}", node),
         Route("/api/studio/names", names),
         Route("/api/studio/nodes", writing(create), methods=["POST"]),

@@ -20,6 +20,8 @@ const state = {
   pending: [],
   eventsData: null,
   worldRequest: 0,
+  changes: [],       // the composer's explicit changes: { kind, spec } as narr event's flags take them
+  accept: new Set(), // held-back changes to apply (their numbers)
   head: null,        // the commit the page last saw at HEAD: every write carries it (If-Match)
   branch: null,      // and the story line it stood on
   stamp: null,       // the last change notice: what the page shows is true to it
@@ -1061,8 +1063,91 @@ async function loadPending() {
     ? `${state.pending.length} hand edit${state.pending.length === 1 ? "" : "s"} waiting to be recorded` : "";
 }
 
+const CHANGE_HINTS = { set: "Lin Yuan.state.mood=wary", unset: "Lin Yuan.state.wounds",
+  relate: "苏晴:suspects:林远", unrelate: "Su Qing:distrusts:Lin Yuan", expire: "Old Zhou" };
+
 function composeBody(dryRun) {
-  return { content: $("compose-text").value, close_scene: $("compose-close").checked, dry_run: dryRun };
+  const body = { content: $("compose-text").value, close_scene: $("compose-close").checked, dry_run: dryRun,
+    at: $("compose-at").value.trim() || null, text: $("compose-prose").value.trim() || null,
+    diffuser: $("compose-diffuser").value || null, accept: [...state.accept] };
+  for (const c of state.changes) (body[c.kind] = body[c.kind] || []).push(c.spec);
+  return body;
+}
+
+function renderChanges() {
+  $("compose-changes").replaceChildren(...state.changes.map((c, i) => el("li", {},
+    el("span", { class: "tag" }, c.kind), el("code", {}, c.spec),
+    el("button", { type: "button", "aria-label": `remove the change ${c.kind} ${c.spec}`,
+      onclick: () => { state.changes.splice(i, 1); renderChanges(); } }, "×"))));
+}
+
+function addChange() {
+  const spec = $("change-spec").value.trim();
+  if (!spec) return;
+  state.changes.push({ kind: $("change-kind").value, spec });
+  $("change-spec").value = "";
+  renderChanges();
+}
+
+async function loadDiffusers() {
+  let data;
+  try { data = await api("/api/studio/diffusers"); } catch (err) { return; }
+  const select = $("compose-diffuser");
+  const chosen = select.value;
+  select.replaceChildren(el("option", { value: "" }, data.default ? `the default (${data.default})` : "the default"),
+    ...data.names.map((n) => el("option", { value: n }, n)));
+  select.value = chosen;
+}
+
+function clearComposer() {
+  // Recorded: the next event starts blank (the diffuser chosen stays chosen).
+  $("compose-text").value = "";
+  $("compose-prose").value = "";
+  $("compose-at").value = "";
+  $("compose-close").checked = false;
+  state.changes = [];
+  state.accept = new Set();
+  renderChanges();
+}
+
+function renderHeld(held, recorded, content) {
+  if (!held.length) return [];
+  const items = held.map((h) => {
+    const what = `${h.n}. “${short(h.words, 120)}”: ${short(h.reason, 160)}` +
+      (h.flags && h.flags.length ? ` (${h.flags.filter((f, i) => i % 2 === 1).join(", ")})` : "");
+    if (!recorded) {
+      return el("li", {}, el("label", {}, el("input", { type: "checkbox", class: "accept", value: String(h.n),
+        checked: state.accept.has(h.n), onchange: (evt) => {
+          if (evt.target.checked) state.accept.add(h.n); else state.accept.delete(h.n);
+        } }), " apply: ", what));
+    }
+    return el("li", {}, what, " ", el("button", { type: "button", class: "apply", "data-held": String(h.n),
+      onclick: (evt) => applyHeld(h, evt.target) }, "Apply"));
+  });
+  const note = recorded
+    ? "Not written with the event. Apply records each as an event of its own, with exactly its changes."
+    : "Tick the ones to apply, then Dry run again or Record.";
+  return [el("h4", {}, "Held back (the words are under a structure narr does not know)"),
+    el("p", { class: "tag" }, note), el("ul", { class: "held" }, ...items)];
+}
+
+async function applyHeld(held, button) {
+  const FLAGS = { "--set": "set", "--unset": "unset", "--relate": "relate", "--unrelate": "unrelate", "--expire": "expire" };
+  const body = { content: held.words, diffuser: "explicit" };
+  for (let i = 0; i + 1 < (held.flags || []).length; i += 2) {
+    const key = FLAGS[held.flags[i]];
+    if (key) (body[key] = body[key] || []).push(held.flags[i + 1]);
+  }
+  button.disabled = true;
+  try {
+    const result = await api("/api/studio/compose", { method: "POST", body });
+    button.replaceWith(el("span", { class: "ok" }, `applied: “${short(result.content, 60)}” recorded`));
+    await loadEvents();
+    loadWorld();
+  } catch (err) {
+    button.disabled = false;
+    button.after(el("p", { class: "error" }, err instanceof ApiError ? err.describe() : String(err)));
+  }
 }
 
 function renderProposal(result, recorded) {
@@ -1091,6 +1176,7 @@ function renderProposal(result, recorded) {
     parts.push(el("p", {}, `Ends: ${Object.entries(result.expired).map(([k, v]) => `${k} (${v})`).join(", ")}`));
   }
   for (const w of result.warnings || []) parts.push(el("p", { class: "error" }, short(w, 300)));
+  parts.push(...renderHeld(proposal.held || [], recorded, result.content));
   $("compose-out").replaceChildren(...parts);
 }
 
@@ -1100,19 +1186,25 @@ async function compose(dryRun) {
     $("compose-out").replaceChildren(el("p", { class: "error" }, "Say what happens first."));
     return;
   }
+  if (state.composing) return;  // a double click records once
+  state.composing = true;
+  for (const b of ["compose-dry", "compose-record"]) $(b).disabled = true;
   $("compose-out").replaceChildren(el("p", {}, dryRun ? "asking the diffuser…" : "recording…"));
   try {
-    const result = await api("/api/events", { method: "POST", body });
+    const result = await api("/api/studio/compose", { method: "POST", body });
     await withNames([...(result.edits || []), ...(result.diffusions || [])].map((c) => c.target));
     renderProposal(result, !dryRun);
     if (!dryRun) {
-      $("compose-text").value = "";
+      clearComposer();
       await loadEvents();
       loadWorld();
     }
   } catch (err) {
     $("compose-out").replaceChildren(el("p", { class: "error" }, err instanceof ApiError ? err.describe() : String(err)));
     if (!dryRun) loadProblems();  // a failed event is kept, with Retry and Drop
+  } finally {
+    state.composing = false;
+    for (const b of ["compose-dry", "compose-record"]) $(b).disabled = false;
   }
 }
 
@@ -1168,6 +1260,11 @@ function start() {
   $("event-reset").addEventListener("click", resetToEvent);
   $("event-revert").addEventListener("click", revertEvent);
   $("compose-dry").addEventListener("click", () => compose(true));
+  $("change-add").addEventListener("click", addChange);
+  $("compose-text").addEventListener("input", () => { state.accept = new Set(); });  // numbers of other words
+  $("change-spec").addEventListener("keydown", (evt) => { if (evt.key === "Enter") { evt.preventDefault(); addChange(); } });
+  $("change-kind").addEventListener("change", () => { $("change-spec").placeholder = CHANGE_HINTS[$("change-kind").value]; });
+  $("compose-more").addEventListener("toggle", () => { if ($("compose-more").open) loadDiffusers(); });
   $("compose-record").addEventListener("click", () => compose(false));
   // The world view first; the story line (for the time slider) and the hand edits after it.
   window.addEventListener("beforeunload", (evt) => {
