@@ -535,3 +535,22 @@ def check_id_ok(text: str) -> bool:
     from narrative.ids import id_problem
 
     return id_problem(text) is None
+
+
+def story_lines(wr: WorldRepo) -> dict[str, Any]:
+    """Everything the studio's story-line panel shows: the branches, the set-aside hand edits,
+    the merge stopped on conflicts (with each conflict and its chosen resolution), the number
+    of hand edits a switch would set aside."""
+    from narrative.engine.branches import list_branches
+    from narrative.engine.merge import conflicts
+    from narrative.engine.setaside import list_set_asides
+    from narrative.errors import NothingToDoError
+
+    try:
+        merging: dict[str, Any] | None = conflicts(wr)
+    except NothingToDoError:
+        merging = None
+    head = wr.head_commit()
+    edited = len(worktree.changed_paths(wr, head.tree if head else None))
+    return {"branch": wr.branch(), "branches": list_branches(wr), "set_aside": list_set_asides(wr),
+            "merge": merging, "edited_files": edited}

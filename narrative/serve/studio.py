@@ -431,8 +431,74 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
             return {"names": known(), "default": default, "problem": problem}
         return read(work)
 
+    def lines(request: Request) -> Response:
+        from narrative.engine.studio import story_lines
+
+        return read(story_lines)
+
+    def switch(wr: WorldRepo, body: dict[str, Any]) -> Any:
+        from narrative.engine.branches import switch
+
+        return switch(wr, _text(body, "name", "the story line's name"), set_aside=bool(body.get("set_aside")),
+                      create=bool(body.get("create"))).to_json()
+
+    def branch(wr: WorldRepo, body: dict[str, Any]) -> Any:
+        from narrative.engine.branches import create_branch
+
+        return create_branch(wr, _text(body, "name", "the story line's name"), _opt(body, "rev") or None)
+
+    def merge(wr: WorldRepo, body: dict[str, Any]) -> Any:
+        from narrative.engine.merge import merge
+
+        return merge(wr, _text(body, "branch", "the story line to merge")).to_json()
+
+    def resolve(wr: WorldRepo, body: dict[str, Any]) -> Any:
+        from narrative.engine.merge import resolve
+
+        take = body.get("take")
+        if take is not None and take not in ("ours", "theirs"):
+            raise _invalid("\"take\" is ours or theirs (or give a \"value\")")
+        if take is None and "value" not in body:
+            raise _invalid("say which: \"take\": ours or theirs, or a \"value\"")
+        field_ = body.get("field")
+        if not isinstance(field_, str):
+            raise _invalid("\"field\" must be the conflict's field (\"\" for the whole node)")
+        if take is not None:
+            return resolve(wr, _text(body, "node", "the conflict's node"), field_, take=take)
+        return resolve(wr, _text(body, "node", "the conflict's node"), field_, value=body["value"])
+
+    def merge_continue(wr: WorldRepo, body: dict[str, Any]) -> Any:
+        from narrative.engine.merge import continue_merge
+
+        return continue_merge(wr).to_json()
+
+    def merge_abort(wr: WorldRepo, body: dict[str, Any]) -> Any:
+        from narrative.engine.merge import abort
+
+        return abort(wr)
+
+    def restore(wr: WorldRepo, body: dict[str, Any]) -> Any:
+        from narrative.engine.setaside import restore
+
+        which = _text(body, "which", "the set-aside edits' ref")
+        return restore(wr, which, force=bool(body.get("force"))).to_json()
+
+    def drop_edits(wr: WorldRepo, body: dict[str, Any]) -> Any:
+        from narrative.engine.setaside import drop_set_aside
+
+        return {"dropped": drop_set_aside(wr, _text(body, "which", "the set-aside edits' ref"))}
+
     return [
         Route("/", index(token)),
+        Route("/api/studio/lines", lines),
+        Route("/api/studio/switch", writing(switch), methods=["POST"]),
+        Route("/api/studio/branch", writing(branch), methods=["POST"]),
+        Route("/api/studio/merge", writing(merge), methods=["POST"]),
+        Route("/api/studio/merge/resolve", writing(resolve), methods=["POST"]),
+        Route("/api/studio/merge/continue", writing(merge_continue), methods=["POST"]),
+        Route("/api/studio/merge/abort", writing(merge_abort), methods=["POST"]),
+        Route("/api/studio/edits/restore", writing(restore), methods=["POST"]),
+        Route("/api/studio/edits/drop", writing(drop_edits), methods=["POST"]),
         Route("/api/studio/diffusers", diffusers),
         Route("/api/studio/node/{node_id}", node),
         Route("/api/studio/names", names),

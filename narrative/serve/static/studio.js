@@ -882,10 +882,12 @@ async function loadEvents() {
     el("div", {}, `${c.n}. ${c.name}`),
     el("div", { class: "tag" }, `${c.length} event${c.length === 1 ? "" : "s"}` +
       (c.first ? `, from “${short(c.first.content, 50)}”` : "") + (c.replayed ? ", replayed" : "")),
-    el("button", { type: "button", "data-chain": String(c.n), onclick: () => replayChain(c) }, "Replay…")))
+    el("div", { class: "row" },
+      el("button", { type: "button", "data-chain": String(c.n), onclick: () => replayChain(c, false) }, "Replay…"),
+      el("button", { type: "button", "data-chain-reuse": String(c.n), onclick: () => replayChain(c, true) },
+        "Replay as recorded…"))))
     : [el("li", { class: "tag" }, "none")]));
-  $("branches").replaceChildren(...data.branches.map((b) => el("li", { class: b.current ? "current" : "" },
-    `${b.name}${b.current ? " (current)" : ""}: ${short(b.content, 60)}`)));
+  loadLines();
   renderEventGraph(data);
   await loadPending();
   document.body.dataset.eventsReady = String(Date.now());
@@ -1023,14 +1025,152 @@ async function revertEvent() {
     (r) => `Reverted #${info.seq}: ${short(r.content || (r.event && r.event.content) || "", 80)}`);
 }
 
-async function replayChain(chain) {
+async function replayChain(chain, reuse) {
   const seen = { head: state.head, branch: state.branch };
+  const how = reuse
+    ? "each makes the changes it made when it was recorded (no diffuser runs); a field changed since stops the replay, and it says which"
+    : "each is diffused afresh against the world as it now stands";
   const lines = [`The ${chain.length} event${chain.length === 1 ? "" : "s"} of the abandoned chain “${chain.name}” ` +
-    "will run again, one by one, on top of the current story line; each is diffused afresh against the world as it now stands.",
-    "The chain itself stays kept."];
+    `will run again, one by one, on top of the current story line; ${how}.`, "The chain itself stays kept."];
   if (!(await confirmAction("Replay this chain?", lines, "Replay"))) return;
-  await act(() => api("/api/replay", { method: "POST", body: { chain: String(chain.n) }, seen }),
-    () => `Replayed chain ${chain.n}.`);
+  await act(() => api("/api/replay", { method: "POST", body: { chain: String(chain.n), reuse }, seen }),
+    () => `Replayed chain ${chain.n}${reuse ? " as recorded" : ""}.`);
+}
+
+/* --- story lines: switch, create, merge, set-aside edits ---------------------------------- */
+
+async function loadLines() {
+  let data;
+  try { data = await api("/api/studio/lines"); } catch (err) {
+    $("lines-out").textContent = err instanceof ApiError ? err.describe() : String(err);
+    return;
+  }
+  state.lines = data;
+  $("branches").replaceChildren(...data.branches.map((b) => el("li", { class: b.current ? "current" : "", "data-branch": b.name },
+    el("span", {}, `${b.name}${b.current ? " (current)" : ""}`),
+    b.current ? null : el("button", { type: "button", class: "switch", "aria-label": `switch to ${b.name}`,
+      onclick: () => switchTo(b.name, false) }, "Switch"),
+    b.current || !data.branch ? null : el("button", { type: "button", class: "merge", "aria-label": `merge ${b.name} into ${data.branch}`,
+      onclick: () => mergeBranch(b.name) }, "Merge in…"),
+    el("span", { class: "what" }, short(b.content, 70)))));
+  renderMerge(data.merge);
+  $("set-asides").replaceChildren(...(data.set_aside.length ? data.set_aside.map((e) => el("li", { "data-ref": e.ref },
+    el("div", {}, `${e.n}. ${e.reason || "set aside"}${e.created_at ? `, ${e.created_at}` : ""}${e.restored_at ? " (restored once)" : ""}`),
+    el("div", { class: "tag" }, e.changes.map((c) => `${nameOf(c.target)} ${c.field || "(whole node)"}`).join(", ") +
+      (e.raw_files.length ? ` · files: ${e.raw_files.join(", ")}` : "")),
+    e.remote ? null : el("div", { class: "row" },
+      el("button", { type: "button", class: "restore", onclick: () => restoreEdits(e, false) }, "Restore"),
+      el("button", { type: "button", class: "drop", onclick: () => dropEdits(e) }, "Drop…"))))
+    : [el("li", { class: "tag" }, "none")]));
+  document.body.dataset.linesReady = String(Date.now());
+}
+
+async function lineAction(work, describe) {
+  const out = $("lines-out");
+  try {
+    const result = await work();
+    out.className = "ok";
+    out.textContent = describe(result || {});
+  } catch (err) {
+    out.className = "error";
+    out.textContent = err instanceof ApiError ? err.describe() : String(err);
+  }
+  await loadEvents();
+  loadWorld();
+  loadPending();
+  if (state.selected) refreshNode();
+}
+
+async function switchTo(name, create) {
+  const seen = { head: state.head, branch: state.branch };
+  const edited = (state.lines && state.lines.edited_files) || 0;
+  let setAside = false;
+  if (edited) {
+    const lines = [`${edited} file${edited === 1 ? "" : "s"} hold${edited === 1 ? "s" : ""} hand edits not yet recorded.`,
+      `They will be set aside (kept under refs/narr/edits/, listed below), so they do not land on ${name}; ` +
+      "restore them where you want them."];
+    if (!(await confirmAction(`Switch to ${name}?`, lines, "Set aside and switch"))) return;
+    setAside = true;
+  }
+  await lineAction(() => api("/api/studio/switch", { method: "POST", body: { name, set_aside: setAside, create }, seen }),
+    (r) => `Now on ${r.branch}: “${short(r.content, 60)}”.` + (r.set_aside ? ` Hand edits set aside as ${r.set_aside.split("/").pop()}.` : ""));
+}
+
+async function createLine() {
+  const name = $("branch-new").value.trim();
+  if (!name) return;
+  const button = $("branch-create");
+  if (button.disabled) return;
+  button.disabled = true;
+  try {
+    if ($("branch-switch").checked) await switchTo(name, true);
+    else {
+      await lineAction(() => api("/api/studio/branch", { method: "POST", body: { name } }),
+        (r) => `Made the story line ${r.name || name} at the current event.`);
+    }
+    $("branch-new").value = "";
+  } finally { button.disabled = false; }
+}
+
+async function mergeBranch(name) {
+  const seen = { head: state.head, branch: state.branch };
+  const lines = [`The events of ${name} that ${state.branch} lacks join it, node by node.`,
+    "Where both changed the same field, the merge stops and shows each conflict here, to be resolved " +
+    "(ours, theirs or a value) before it finishes; nothing is committed until then."];
+  if (!(await confirmAction(`Merge ${name} into ${state.branch}?`, lines, "Merge"))) return;
+  await lineAction(() => api("/api/studio/merge", { method: "POST", body: { branch: name }, seen }),
+    (r) => (r.fast_forward ? `${state.branch} now stands where ${name} does.` : `Merged ${name}.`));
+}
+
+function renderMerge(merge) {
+  $("merge-panel").hidden = !merge;
+  if (!merge) return;
+  $("merge-title").textContent = `Merging ${merge.branch}: ${merge.unresolved} of ${merge.conflicts.length} conflicts to resolve`;
+  $("merge-conflicts").tBodies[0].replaceChildren(...merge.conflicts.map((c) => {
+    const value = el("input", { "aria-label": `a value for ${c.node} ${c.field}`, placeholder: "JSON or text",
+      value: c.resolved && "resolution" in c ? JSON.stringify(c.resolution) : null });
+    const chosen = c.resolved ? ("resolution" in c ? short(c.resolution, 40) : "(removed)") : null;
+    return el("tr", { "data-node": c.node, "data-field": c.field, class: c.resolved ? "resolved" : "" },
+      el("td", {}, nodeName(c.node, { link: false })), el("td", {}, c.field || "(whole node)"),
+      el("td", { class: "old" }, "ours" in c ? short(c.ours, 80) : "—"),
+      el("td", { class: "new" }, "theirs" in c ? short(c.theirs, 80) : "—"),
+      el("td", {},
+        el("button", { type: "button", class: "take-ours", onclick: () => resolveConflict(c, { take: "ours" }) }, "Ours"),
+        el("button", { type: "button", class: "take-theirs", onclick: () => resolveConflict(c, { take: "theirs" }) }, "Theirs"),
+        value,
+        el("button", { type: "button", class: "take-value", onclick: () => {
+          let v = value.value;
+          try { v = JSON.parse(v); } catch (err) { /* a bare word is text, as narr resolve --value */ }
+          resolveConflict(c, { value: v });
+        } }, "Set"),
+        chosen !== null ? el("div", { class: "tag" }, `chosen: ${chosen}`) : null));
+  }));
+  $("merge-continue").disabled = merge.unresolved > 0;
+}
+
+async function resolveConflict(c, how) {
+  await lineAction(() => api("/api/studio/merge/resolve", { method: "POST", body: { node: c.node, field: c.field, ...how } }),
+    () => `Resolved ${nameOf(c.node)} ${c.field || "(whole node)"}.`);
+}
+
+async function restoreEdits(item, force) {
+  await lineAction(() => api("/api/studio/edits/restore", { method: "POST", body: { which: item.ref, force } }),
+    (r) => `Restored ${r.changes.length} change${r.changes.length === 1 ? "" : "s"} as hand edits.`).then(async () => {
+    const out = $("lines-out");
+    if (out.className === "error" && !force && out.textContent.includes("changed since")) {
+      const again = await confirmAction("Let the set-aside values win?",
+        [out.textContent, "Your current hand edits are set aside first (nothing is lost)."], "Restore anyway");
+      if (again) await restoreEdits(item, true);
+    }
+  });
+}
+
+async function dropEdits(item) {
+  const lines = [`The set-aside hand edits “${item.reason || item.ref}” will be forgotten for good:`,
+    item.changes.map((c) => `${nameOf(c.target)} ${c.field || "(whole node)"}`).join(", ") || "(files)"];
+  if (!(await confirmAction("Drop these set-aside edits?", lines, "Drop"))) return;
+  await lineAction(() => api("/api/studio/edits/drop", { method: "POST", body: { which: item.ref } }),
+    () => "Dropped the set-aside edits.");
 }
 
 async function act(work, describe) {
@@ -1258,6 +1398,13 @@ function start() {
   $("ask-history").addEventListener("click", () => ask("history"));
   $("ask-brief").addEventListener("click", () => ask("brief"));
   $("event-reset").addEventListener("click", resetToEvent);
+  $("branch-form").addEventListener("submit", (evt) => { evt.preventDefault(); createLine(); });
+  $("merge-continue").addEventListener("click", () => lineAction(
+    () => api("/api/studio/merge/continue", { method: "POST", body: {} }), (r) => `Merged ${r.branch || ""}.`));
+  $("merge-abort").addEventListener("click", async () => {
+    if (!(await confirmAction("Abort the merge?", ["The merge stops; the world stays as it was before it began."], "Abort"))) return;
+    lineAction(() => api("/api/studio/merge/abort", { method: "POST", body: {} }), () => "The merge was aborted.");
+  });
   $("event-revert").addEventListener("click", revertEvent);
   $("compose-dry").addEventListener("click", () => compose(true));
   $("change-add").addEventListener("click", addChange);
