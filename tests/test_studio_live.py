@@ -188,8 +188,12 @@ def test_unsaved_text_is_never_dropped_or_saved_unasked(flat_world: Path, browse
             "document.querySelector('#node-message').textContent.includes('Your text is kept')")
         assert page.input_value("#node-editor") == typed
         assert json.loads(path.read_text())["state"]["mood"] == "tired"
-        # Saved when asked: the editor's text is what is written.
+        # Saved when asked: the file changed since it was loaded, so the page asks first; then the
+        # editor's text is what is written.
         page.click("#node-save")
+        page.wait_for_selector("#confirm[open]")
+        assert "changed since this page loaded it" in page.inner_text("#confirm-text")
+        page.click("#confirm-ok")
         page.wait_for_selector("#node-message.ok")
         assert json.loads(path.read_text())["state"]["goal"] == "an unsaved thought"
         # Discarded when asked: then the other node opens.
@@ -201,3 +205,39 @@ def test_unsaved_text_is_never_dropped_or_saved_unasked(flat_world: Path, browse
         assert json.loads(path.read_text())["state"]["goal"] == "an unsaved thought"
         context.close()
     assert errors == []
+
+
+def test_bad_input_from_the_page(flat_world: Path, browser: Any) -> None:
+    """A double-clicked save writes once; two tabs saving the same node: the second is told the
+    file changed and writes nothing unless asked; never a broken file."""
+    root = flat_world
+    path = node_file(root, "lin-yuan")
+    with studio(root) as info:
+        one_ctx, one, errors = _open(browser, info["url"])
+        two_ctx, two, errors2 = _open(browser, info["url"])
+        saves: list[str] = []
+        one.on("request", lambda r: saves.append(r.method) if "/api/studio/save/" in r.url else None)
+        for page in (one, two):
+            page.click("#node-list button[data-id='lin-yuan']")
+            page.wait_for_function("document.querySelector('#node-title').textContent.includes('Lin Yuan')")
+        first = json.loads(one.input_value("#node-editor"))
+        first["state"]["goal"] = "from the first tab"
+        one.fill("#node-editor", json.dumps(first, ensure_ascii=False, indent=2))
+        second = json.loads(two.input_value("#node-editor"))
+        second["state"]["goal"] = "from the second tab"
+        two.fill("#node-editor", json.dumps(second, ensure_ascii=False, indent=2))
+        one.dblclick("#node-save")
+        one.wait_for_selector("#node-message.ok")
+        assert saves == ["PUT"]
+        assert json.loads(path.read_text())["state"]["goal"] == "from the first tab"
+        two.click("#node-save")
+        two.wait_for_selector("#confirm[open]")
+        assert "changed since this page loaded it" in two.inner_text("#confirm-text")
+        two.click("#confirm-cancel")
+        assert json.loads(path.read_text())["state"]["goal"] == "from the first tab"
+        assert "from the second tab" in two.input_value("#node-editor")  # kept, not saved
+        assert [e["field"] for e in world_now(root, "status")["edits"]] == ["/state/goal"]
+        assert world_now(root, "status")["problems"] == []
+    one_ctx.close()
+    two_ctx.close()
+    assert errors == errors2 == []

@@ -63,7 +63,7 @@ def test_a_relation_to_a_node_that_does_not_exist_is_refused(flat_world: Path, b
         page.click("#relation-add")
         page.wait_for_selector("#node-message.error")
         said = page.inner_text("#node-message")
-        assert "/relations/knows/nobody-at-all" in said and "does not exist" in said
+        assert "no node named 'nobody-at-all'" in said
         assert "Saved" not in said
         assert path.read_bytes() == before
         assert world_now(root, "status")["edits"] == []
@@ -73,6 +73,8 @@ def test_a_relation_to_a_node_that_does_not_exist_is_refused(flat_world: Path, b
         page.fill("#node-editor", json.dumps(node))
         page.click("#node-save")
         page.wait_for_function("document.querySelector('#node-message').textContent.includes('ghost-of-nobody')")
+        said = page.inner_text("#node-message")
+        assert "/relations/fears/ghost-of-nobody" in said and "does not exist" in said
         assert path.read_bytes() == before
         context.close()
     assert errors == []

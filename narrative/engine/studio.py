@@ -519,7 +519,8 @@ def node_view(wr: WorldRepo, node: str, at: str | None = None) -> dict[str, Any]
     (relation targets, and fields whose value is a node's id), and which fields those are."""
     from narrative.engine.nodes import get_node
 
-    data: dict[str, Any] = dict(get_node(wr, node, at)[1])
+    path, found = get_node(wr, node, at)
+    data: dict[str, Any] = dict(found)
     named: dict[str, str] = {}
     for group in ("state", "traits"):
         for key, value in (data.get(group) or {}).items():
@@ -528,7 +529,8 @@ def node_view(wr: WorldRepo, node: str, at: str | None = None) -> dict[str, Any]
     targets = {t for targets in (data.get("relations") or {}).values() for t in (targets or {})}
     names = names_of(wr, sorted(targets | set(named.values()) | {data.get("id", "")}), at)
     links = {path: value for path, value in named.items() if value in names and value != data.get("id")}
-    return {"node": data, "names": names, "links": links}
+    return {"node": data, "names": names, "links": links,
+            "file": file_digest(wr, path) if at is None else None}
 
 
 def check_id_ok(text: str) -> bool:
@@ -554,3 +556,45 @@ def story_lines(wr: WorldRepo) -> dict[str, Any]:
     edited = len(worktree.changed_paths(wr, head.tree if head else None))
     return {"branch": wr.branch(), "branches": list_branches(wr), "set_aside": list_set_asides(wr),
             "merge": merging, "edited_files": edited}
+
+
+def file_digest(wr: WorldRepo, path: str) -> str:
+    """What a node's file holds now, in short ("" when there is none): a page sends back the one
+    it loaded, so a save never writes over a change it did not see."""
+    import hashlib
+
+    try:
+        return hashlib.sha1(wr.abs(path).read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return ""
+
+
+def save_node_file(wr: WorldRepo, node_id: str, data: bytes, was: str | None = None) -> dict[str, Any]:
+    """Write a node's whole file as a hand edit; refused (nothing written) when it is not a valid
+    node, adds a relation to a node that does not exist, or (``was`` given) when the file is no
+    longer the one the caller loaded: another tab or an editor saved it meanwhile."""
+    from narrative.engine.nodes import locate
+    from narrative.errors import MovedError
+    from narrative.ids import node_path
+    from narrative.nodefile import parse_json, parse_node_file
+    from narrative.store.nodefiles import write_node
+
+    layout = wr.config.layout
+    path = locate(wr, node_id)
+    if not wr.abs(path).exists():
+        obj = parse_json(data, f"the node {node_id}")
+        layer = obj.get("layer") if isinstance(obj, dict) else None
+        if layer in LAYERS:
+            path = node_path(node_id, layer, layout)
+    node = parse_node_file(data, path, layout)
+    if node["id"] != node_id:
+        raise InvalidInputError(f"{path}: the node's id is {node['id']!r}, not {node_id!r}")
+    with wr.lock:  # never between the steps of one of the server's own writes
+        if was is not None and file_digest(wr, path) != was:
+            raise MovedError(f"{path} changed since this page loaded it (another tab or an editor "
+                             "saved it); nothing was written",
+                             hint="your text is kept: discard it to see the file as it is now, or save "
+                                  "again to write over it")
+        check_new_relations(wr, node, path)
+        path = write_node(wr, node)
+    return {"path": path, "node": node, "file": file_digest(wr, path)}

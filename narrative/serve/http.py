@@ -276,27 +276,9 @@ def _invalid(message: str) -> Response:
 
 def _hand_edit(wr: WorldRepo, node_id: str, data: bytes) -> dict[str, Any]:
     """Write a node's file as a hand edit, refused (and nothing written) when it is not a valid node."""
-    from narrative.engine.nodes import locate
-    from narrative.ids import LAYERS, node_path
-    from narrative.nodefile import parse_json, parse_node_file
-    from narrative.store.nodefiles import write_node
+    from narrative.engine.studio import save_node_file
 
-    layout = wr.config.layout
-    path = locate(wr, node_id)
-    if not wr.abs(path).exists():
-        obj = parse_json(data, f"the node {node_id}")
-        layer = obj.get("layer") if isinstance(obj, dict) else None
-        if layer in LAYERS:
-            path = node_path(node_id, layer, layout)
-    node = parse_node_file(data, path, layout)
-    if node["id"] != node_id:
-        raise InvalidInputError(f"{path}: the node's id is {node['id']!r}, not {node_id!r}")
-    from narrative.engine.studio import check_new_relations
-
-    with wr.lock:  # never between the steps of one of the server's own writes
-        check_new_relations(wr, node, path)
-        path = write_node(wr, node)
-    return {"path": path, "node": node}
+    return save_node_file(wr, node_id, data)
 
 
 def _event(wr: WorldRepo, body: dict[str, Any]) -> dict[str, Any]:

@@ -488,8 +488,19 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
 
         return {"dropped": drop_set_aside(wr, _text(body, "which", "the set-aside edits' ref"))}
 
+    async def save(request: Request) -> Response:
+        from narrative.engine.studio import save_node_file
+
+        node_id = request.path_params["node_id"]
+        data = await request.body()
+        was = request.headers.get("x-narr-file-was")
+        if write is None:
+            return Response(status_code=404)
+        return write(lambda wr: save_node_file(wr, node_id, data, was), request)
+
     return [
         Route("/", index(token)),
+        Route("/api/studio/save/{node_id}", save, methods=["PUT"]),
         Route("/api/studio/lines", lines),
         Route("/api/studio/switch", writing(switch), methods=["POST"]),
         Route("/api/studio/branch", writing(branch), methods=["POST"]),

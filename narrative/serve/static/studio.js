@@ -63,7 +63,7 @@ class ApiError extends Error {
 
 async function api(path, options = {}) {
   const init = { method: options.method || "GET", credentials: "same-origin",
-                 headers: { "X-Narr-Studio": "1", "Accept": "application/json" } };
+                 headers: { "X-Narr-Studio": "1", "Accept": "application/json", ...(options.headers || {}) } };
   if (options.body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
@@ -500,6 +500,7 @@ async function selectNode(id, scroll = true, again = false) {
     learnNames(view.names);
     node = view.node;
     node.__links = view.links || {};
+    node.__file = view.file;
   } catch (err) {
     $("node-title").textContent = id;
     $("node-sub").textContent = "";
@@ -519,7 +520,9 @@ async function selectNode(id, scroll = true, again = false) {
 
 function showNode(node) {
   const links = node.__links || {};
+  if ("__file" in node) state.loadedFile = node.__file;
   delete node.__links;
+  delete node.__file;
   const aliases = (node.aliases || []).join(" · ");
   $("node-title").replaceChildren(node.name || node.id,
     aliases ? el("span", { class: "alias", lang: langOf(aliases) }, aliases) : "");
@@ -764,29 +767,46 @@ async function endNode() {
   } finally { button.disabled = false; }
 }
 
-async function saveNode(text) {
+async function saveNode(text, overwrite = false) {
   const id = state.selected;
-  if (!id || state.at !== null) return;
+  if (!id || state.at !== null || state.saving) return;  // a double click saves once
   const body = typeof text === "string" ? text : $("node-editor").value;
   const message = $("node-message");
   message.className = "";
   message.textContent = "saving…";
+  state.saving = true;
+  $("node-save").disabled = true;
+  let answer;
   try {
-    const answer = await api(`/api/nodes/${encodeURIComponent(id)}`, { method: "PUT", body });
-    message.className = "ok";
-    message.textContent = `Saved ${answer.path}: a hand edit, recorded with the next event (narr status lists it).`;
-    state.loadedNode = JSON.stringify(answer.node, null, 2);
-    $("node-editor").value = state.loadedNode;
-    showNode(answer.node);
-    message.className = "ok";
-    message.textContent = `Saved ${answer.path}: a hand edit, recorded with the next event (narr status lists it).`;
-    loadWorld();
-    loadPending();
-    loadProblems();
+    // The file as loaded goes with it: a save never writes over a change this page did not see.
+    answer = await api(`/api/studio/save/${encodeURIComponent(id)}`, { method: "PUT", body,
+      headers: overwrite || typeof state.loadedFile !== "string" ? {} : { "X-Narr-File-Was": state.loadedFile } });
   } catch (err) {
     message.className = "error";
     message.textContent = err instanceof ApiError ? err.describe() : String(err);
+    if (err instanceof ApiError && err.status === 412 && err.message.includes("changed since this page loaded it")) {
+      const again = await confirmAction("The file changed elsewhere", [err.message,
+        "Your text is kept. Write it over the file as it now is, or cancel (then discard your text to see the file)."],
+      "Write over it");
+      if (again) {
+        state.saving = false;
+        return saveNode(body, true);
+      }
+    }
+    return;
+  } finally {
+    state.saving = false;
+    $("node-save").disabled = state.at !== null;
   }
+  state.loadedNode = JSON.stringify(answer.node, null, 2);
+  state.loadedFile = answer.file;
+  $("node-editor").value = state.loadedNode;
+  await selectNode(id, false, true);
+  message.className = "ok";
+  message.textContent = `Saved ${answer.path}: a hand edit, recorded with the next event (narr status lists it).`;
+  loadWorld();
+  loadPending();
+  loadProblems();
 }
 
 /* --- ask -------------------------------------------------------------------------------- */
