@@ -89,24 +89,36 @@ def shown_aliases(name: str, aliases: Iterable[str], most: int = 2) -> list[str]
     return out[:most]
 
 _CACHE: dict[tuple[str, str, str], _Base] = {}
-_CACHE_SIZE = 4
+_CACHE_SIZE = 8  # HEAD, and the past worlds a time slider steps through
 _CACHE_LOCK = threading.Lock()  # a server reads on many threads
 
 
-def _base(wr: WorldRepo, commit: str | None) -> _Base:
-    """The committed world at ``commit`` (None: HEAD), remembered for the next call of a server."""
+def _base(wr: WorldRepo, commit: str | None, *, parse: bool = False) -> _Base:
+    """The committed world at ``commit`` (None: HEAD), remembered for the next call of a server.
+
+    ``parse``: read every node file at ``commit`` (what a past world is built to equal; tests).
+    """
     head = wr.head_commit()
     key_commit = commit or (head.id if head is not None else "")
     key = (str(wr.git_dir), key_commit, repr(sorted(wr.config.reference_labels.items())))
     with _CACHE_LOCK:
         found = _CACHE.get(key)
-    if found is not None:
+    if found is not None and not parse:
         return found
     nodes: dict[str, dict[str, Any]] = {}
     names: dict[str, list[str]] = {}
     aliases: dict[str, list[str]] = {}
     edges: list[tuple[str, str, str]] = []
     labels = wr.config.reference_labels
+    if commit is not None and head is not None and commit != head.id and not parse:
+        # A past world is HEAD's with the nodes that differ read at the commit: a tree diff
+        # names them (a few files per event), never the whole world parsed again.
+        base = _past(wr, _base(wr, None), history.resolve(wr, commit).tree, head.tree)
+        with _CACHE_LOCK:
+            while len(_CACHE) >= _CACHE_SIZE:
+                _CACHE.pop(next(iter(_CACHE)))
+            _CACHE[key] = base
+        return base
     if commit is not None:
         from narrative.nodefile import edges_of
         from narrative.store.snapshots import nodes_in
@@ -124,7 +136,7 @@ def _base(wr: WorldRepo, commit: str | None) -> _Base:
                         for rtype, dst in edges_of(world[src]) if dst in world}
                        | {(src, fld, dst) for src in world
                           for fld, _, dst in fields.reference_edges(world[src], labels)
-                          if dst in world})
+                          if dst in world and dst != src})
     elif head is not None:
         cache = wr.catalog_at(head.tree)
         for node_id, layer, kind, name, lifecycle in sorted(cache.listing()):
@@ -141,11 +153,57 @@ def _base(wr: WorldRepo, commit: str | None) -> _Base:
             neighbours[src].add(dst)
             neighbours[dst].add(src)
     base = _Base(nodes, edges, neighbours, names, aliases)
+    if parse:
+        return base
     with _CACHE_LOCK:
         while len(_CACHE) >= _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)))
         _CACHE[key] = base
     return base
+
+
+def _past(wr: WorldRepo, now: _Base, tree: Any, head_tree: Any) -> _Base:
+    """The world at ``tree``, from ``now`` (HEAD's) and the node files that differ between them."""
+    from narrative.nodefile import edges_of, load_trusted
+    from narrative.store.snapshots import changed_nodes, node_file
+
+    labels = wr.config.reference_labels
+    changed = changed_nodes(wr, head_tree, tree)
+    nodes = dict(now.nodes)
+    names = dict(now.names)
+    aliases = dict(now.aliases)
+    then: dict[str, Any] = {}
+    for node_id in changed:
+        found = node_file(tree, node_id, wr.config.layout)
+        nodes.pop(node_id, None)
+        names.pop(node_id, None)
+        aliases.pop(node_id, None)
+        if found is None:
+            continue
+        n = load_trusted(found[1])
+        then[node_id] = n
+        nodes[node_id] = {"name": n.get("name", ""), "layer": n.get("layer", ""),
+                          "kind": n.get("kind", ""), "lifecycle": n.get("lifecycle", "permanent")}
+        names[node_id] = [normalize_name(str(x)) for x in [n.get("name", ""), *(n.get("aliases") or [])]]
+        if n.get("aliases"):
+            aliases[node_id] = [str(a) for a in n["aliases"]]
+    edges = {edge for edge in now.edges if edge[0] not in changed}
+    for src, n in then.items():
+        edges.update((src, rtype, dst) for rtype, dst in edges_of(n))
+        edges.update((src, fld, dst) for fld, _, dst in fields.reference_edges(n, labels) if dst != src)
+    revived = [i for i in then if i not in now.nodes]  # there then, gone by HEAD
+    if revived:
+        # Unchanged nodes still naming them: HEAD's world drew no edge to a node it lacks.
+        cache = wr.catalog_at(head_tree)
+        edges.update(e for e in cache.incoming(revived) if e[0] not in changed)
+        edges.update((r.src, r.field, r.dst) for r in cache.references_to(revived, labels)
+                     if r.src not in changed and r.src != r.dst)
+    kept = sorted((a, t, b) for a, t, b in edges if a in nodes and b in nodes)
+    neighbours: dict[str, set[str]] = {n: set() for n in nodes}
+    for src, _, dst in kept:
+        neighbours[src].add(dst)
+        neighbours[dst].add(src)
+    return _Base(nodes, kept, neighbours, names, aliases)
 
 
 def _with_edits(wr: WorldRepo, base: _Base) -> _Base:
@@ -237,7 +295,10 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
         exact = needle and (needle == node_id or needle in names.get(node_id, ()))
         return (0 if exact else 1, node_id)
 
-    selected.sort(key=rank)
+    if needle:
+        selected.sort(key=rank)
+    else:
+        selected.sort()  # (a past world's changed nodes come last in its table)
     if around is not None:
         check_id(around)
         if around not in nodes:
