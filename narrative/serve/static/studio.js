@@ -237,6 +237,7 @@ function showView(view) {
   state.view = view;
   for (const [tab, panel, name] of [["tab-world", "world-view", "world"], ["tab-events", "event-view", "events"]]) {
     $(tab).setAttribute("aria-selected", String(name === view));
+    $(tab).tabIndex = name === view ? 0 : -1;  // one tab stop for the tab list (roving)
     $(panel).hidden = name !== view;
   }
   if (view === "events") {
@@ -260,10 +261,20 @@ function setStory(events) {
 }
 
 function updateTimeLabel() {
+  // The label for the eye, and the same words for a screen reader (aria-valuetext).
   const label = $("time-label");
-  if (state.at === null) { label.textContent = "now"; return; }
-  const e = state.story.find((x) => x.commit === state.at);
+  const slider = $("time-slider");
+  const n = state.story.length;
+  if (state.at === null) {
+    label.textContent = "now";
+    const last = state.story[n - 1];
+    slider.setAttribute("aria-valuetext", last ? `now: after event ${last.seq}, ${last.content}, with the hand edits` : "now");
+    return;
+  }
+  const i = state.story.findIndex((x) => x.commit === state.at);
+  const e = state.story[i];
   label.textContent = e ? `#${e.seq} ${e.content}` : state.at.slice(0, 10);
+  slider.setAttribute("aria-valuetext", e ? `event ${e.seq} of ${state.story[n - 1].seq}: ${e.content}` : label.textContent);
 }
 
 async function onSlide() {
@@ -477,7 +488,23 @@ async function dropFailed(item) {
 async function pickNode(id) {
   if ((await selectNode(id)) === false) return;  // kept the unsaved text instead
   state.focus = id;
+  $("node-title").focus();  // where the node is now shown (the list is drawn again)
   loadWorld();
+}
+
+function tabKeys(evt) {
+  // The ARIA tabs pattern: arrows move between the tabs (and show them), Home and End too.
+  const tabs = ["tab-world", "tab-events"];
+  const at = tabs.indexOf(evt.target.id);
+  let next = null;
+  if (evt.key === "ArrowRight" || evt.key === "ArrowDown") next = (at + 1) % tabs.length;
+  else if (evt.key === "ArrowLeft" || evt.key === "ArrowUp") next = (at - 1 + tabs.length) % tabs.length;
+  else if (evt.key === "Home") next = 0;
+  else if (evt.key === "End") next = tabs.length - 1;
+  if (next === null) return;
+  evt.preventDefault();
+  showView(next === 0 ? "world" : "events");
+  $(tabs[next]).focus();
 }
 
 async function selectNode(id, scroll = true, again = false) {
@@ -896,7 +923,7 @@ async function loadEvents() {
     (data.total > data.events.length ? ` · the last ${data.events.length} of ${data.total} events` : "");
   $("timeline").replaceChildren(...data.events.map((e) => el("li", {}, el("button", {
     type: "button", "data-commit": e.commit, "aria-current": e.commit === state.event ? "true" : null,
-    "aria-label": `event ${e.seq}: ${e.content}`, onclick: () => selectEvent(e.commit),
+    "aria-label": `event ${e.seq}: ${e.content}`, onclick: () => selectEvent(e.commit).then(() => $("event-title").focus()),
   }, el("span", { class: "seq" }, `#${e.seq}`), e.content, el("span", { class: "kind" }, e.kind)))));
   $("chains").replaceChildren(...(data.chains.length ? data.chains.map((c) => el("li", {},
     el("div", {}, `${c.n}. ${c.name}`),
@@ -1389,6 +1416,7 @@ function start() {
   lc.addEventListener("change", () => { state.focus = null; loadWorld(); });
   $("search").addEventListener("input", debounce(() => { state.focus = null; loadWorld(); }, 200));
   $("tab-world").addEventListener("click", () => showView("world"));
+  for (const t of ["tab-world", "tab-events"]) $(t).addEventListener("keydown", tabKeys);
   $("tab-events").addEventListener("click", () => showView("events"));
   $("time-slider").addEventListener("change", onSlide);
   $("time-now").addEventListener("click", () => {
