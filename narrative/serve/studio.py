@@ -75,19 +75,20 @@ def same(given: str, token: str) -> bool:
     return bool(given) and secrets.compare_digest(given.encode(), token.encode())
 
 
-def page_html() -> str:
+def page_html(world: str = "") -> str:
     """The page, carrying narr's own vocabulary (layers, lifecycles) for its script to read:
-    one definition (:mod:`narrative.ids`), never a copy in the JavaScript."""
+    one definition (:mod:`narrative.ids`), never a copy in the JavaScript; and a name for the
+    world (a digest of its path) under which the browser keeps the graph's positions."""
     from html import escape
 
     from narrative.ids import LAYERS, LIFECYCLES
 
     words = (f'<body data-layers="{escape(" ".join(LAYERS))}" '
-             f'data-lifecycles="{escape(" ".join(LIFECYCLES))}">')
+             f'data-lifecycles="{escape(" ".join(LIFECYCLES))}" data-world="{escape(world)}">')
     return (STATIC / "index.html").read_text("utf-8").replace("<body>", words, 1)
 
 
-def index(token: str) -> Callable[[Request], Response]:
+def index(token: str, world: str = "") -> Callable[[Request], Response]:
     def page(request: Request) -> Response:
         given = request.query_params.get("token", "")
         if given:
@@ -98,7 +99,7 @@ def index(token: str) -> Callable[[Request], Response]:
             return response
         if not same(cookie_token(request), token):
             return HTMLResponse(REFUSED_PAGE, status_code=401)
-        response = HTMLResponse(page_html())
+        response = HTMLResponse(page_html(world))
         response.headers["Cache-Control"] = "no-store"
         response.headers["Content-Security-Policy"] = CSP
         response.headers["X-Frame-Options"] = "DENY"
@@ -498,8 +499,9 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
             return Response(status_code=404)
         return write(lambda wr: save_node_file(wr, node_id, data, was), request)
 
+    world = hashlib.sha1(str(notices.root if notices else "").encode()).hexdigest()[:12]
     return [
-        Route("/", index(token)),
+        Route("/", index(token, world)),
         Route("/api/studio/save/{node_id}", save, methods=["PUT"]),
         Route("/api/studio/lines", lines),
         Route("/api/studio/switch", writing(switch), methods=["POST"]),

@@ -300,8 +300,8 @@ let worldCy = null;
 function worldStyle() {
   return [
     { selector: "node", style: {
-      "label": "data(label)", "text-wrap": "wrap", "text-max-width": "110px", "font-size": 11,
-      "min-zoomed-font-size": 7,
+      "label": "data(label)", "text-wrap": "wrap", "text-max-width": "110px", "font-size": LABEL_PX,
+      "min-zoomed-font-size": LABEL_PX,
       "text-valign": "bottom", "text-margin-y": 3, "width": 22, "height": 22,
       "font-family": "Noto Sans, Noto Sans CJK SC, sans-serif",
       "background-color": (n) => COLOURS[n.data("layer")] || "#888",
@@ -312,12 +312,74 @@ function worldStyle() {
     { selector: "node:selected", style: { "overlay-opacity": 0.15, "overlay-color": "#224" } },
     { selector: "edge", style: {
       "width": 1.2, "line-color": "#b8bccc", "target-arrow-color": "#b8bccc", "target-arrow-shape": "triangle",
-      "curve-style": "bezier", "arrow-scale": 0.8, "label": "data(type)", "font-size": 8, "color": "#778",
-      "min-zoomed-font-size": 7,
+      "curve-style": "bezier", "arrow-scale": 0.8, "label": "data(type)", "font-size": LABEL_PX, "color": "#556",
+      "min-zoomed-font-size": LABEL_PX,
       "text-rotation": "autorotate", "text-background-color": "#fff", "text-background-opacity": 0.8 } },
     // where someone stands, who holds a thing: reference fields, drawn apart from relations
     { selector: 'edge[kind = "reference"]', style: { "line-style": "dashed" } },
+    ...HIGHLIGHT_STYLE,
   ];
+}
+
+/* --- labels that read, positions that stay, neighbours on hover ------------------------- */
+
+// Labels are drawn at the page's own text size or larger: zoomed out too far for that, they are
+// hidden (min-zoomed-font-size), never shrunk; the node pointed at and its neighbours are named
+// at that size whatever the zoom.
+const LABEL_PX = parseFloat(getComputedStyle(document.documentElement).fontSize) || 14;
+const HIGHLIGHT_STYLE = [
+  { selector: ".named", style: { "min-zoomed-font-size": 0, "z-index": 10, "text-background-color": "#fff",
+    "text-background-opacity": 0.85, "text-background-padding": 2 } },
+  { selector: ".faded", style: { "opacity": 0.22 } },
+];
+
+function nameThem(cy, eles) {
+  const px = LABEL_PX / Math.min(Math.max(cy.zoom(), 0.5), 1);  // (below half size: left small)
+  eles.addClass("named").style({ "font-size": px, "text-max-width": `${130 * px / LABEL_PX}px` });
+}
+
+function unname(cy) {
+  cy.elements(".named").removeClass("named").removeStyle("font-size text-max-width");
+}
+
+function hoverNeighbours(cy) {
+  cy.on("mouseover", "node", (evt) => {
+    const near = evt.target.closedNeighborhood();
+    cy.batch(() => {
+      cy.elements().not(near).addClass("faded");
+      nameThem(cy, near);
+    });
+  });
+  cy.on("mouseout", "node", () => cy.batch(() => { cy.elements().removeClass("faded"); unname(cy); }));
+}
+
+function labelState(cy) {
+  cy.container().dataset.labels = cy.zoom() < 1 ? "hidden" : "shown";
+  const named = cy.elements(".named");
+  if (named.length) nameThem(cy, named);  // still at the page's text size
+}
+
+function positionsKey() { return `narr-positions:${document.body.dataset.world || ""}`; }
+
+function storedPositions() {
+  try { return JSON.parse(localStorage.getItem(positionsKey()) || "{}"); } catch (err) { return {}; }
+}
+
+function viewKey(focus) {
+  const f = filters();
+  return focus ? `focus:${focus}` : `overview:${f.layer}|${f.kind}|${f.lifecycle}|${f.q}`;
+}
+
+function keepPositions(key, cy) {
+  // Kept in this browser, per world and per view, so a graph looks as it did last time.
+  const all = storedPositions();
+  const here = all[key] || {};
+  cy.nodes().forEach((n) => { const p = n.position(); here[n.id()] = [Math.round(p.x), Math.round(p.y)]; });
+  delete all[key];
+  all[key] = here;
+  const keys = Object.keys(all);
+  for (const k of keys.slice(0, Math.max(0, keys.length - 40))) delete all[k];  // the last 40 views
+  try { localStorage.setItem(positionsKey(), JSON.stringify(all)); } catch (err) { /* full: not kept */ }
 }
 
 function filters() {
@@ -405,6 +467,10 @@ function renderWorldGraph(data) {
     worldCy = cytoscape({ container: $("world-graph"), elements: [], style: worldStyle(),
       minZoom: 0.1, maxZoom: 3 });
     worldCy.on("tap", "node", (evt) => pickNode(evt.target.id()));
+    worldCy.on("zoom", () => labelState(worldCy));
+    worldCy.on("dragfree", "node", () => keepPositions(state.viewKey, worldCy));
+    hoverNeighbours(worldCy);
+    window.narrStudio.worldCy = worldCy;
   }
   worldCy.batch(() => {
     worldCy.elements().remove();
@@ -428,8 +494,17 @@ function renderWorldGraph(data) {
     }
     worldCy.nodes().forEach((n) => n.data("ring", ring[n.id()] === undefined ? 9 : ring[n.id()]));
   }
-  worldCy.layout(layout).run();
+  state.viewKey = viewKey(focus);
+  const known = storedPositions()[state.viewKey] || {};
+  const drawn = worldCy.nodes();
+  if (drawn.length && drawn.every((n) => known[n.id()])) {
+    worldCy.layout({ name: "preset", positions: (n) => ({ x: known[n.id()][0], y: known[n.id()][1] }) }).run();
+  } else {
+    worldCy.layout(layout).run();
+    keepPositions(state.viewKey, worldCy);
+  }
   worldCy.fit(undefined, 30);
+  labelState(worldCy);
   const names = data.graph.nodes.map((n) => n.name).join(", ");
   $("world-graph").setAttribute("aria-label",
     `The relation network: ${data.graph.nodes.length} nodes drawn` + (names ? `: ${short(names, 400)}` : ""));
@@ -969,7 +1044,8 @@ function renderEventGraph(data) {
     eventCy = cytoscape({ container: $("event-graph"), elements: [], minZoom: 0.1, maxZoom: 3,
       style: [
         { selector: "node", style: { "label": "data(label)", "text-wrap": "wrap", "text-max-width": "130px",
-          "font-size": 10, "text-valign": "bottom", "text-margin-y": 4, "background-color": "#446", "width": 18, "height": 18,
+          "font-size": LABEL_PX, "min-zoomed-font-size": LABEL_PX, "text-valign": "bottom", "text-margin-y": 4,
+          "background-color": "#446", "width": 18, "height": 18,
           "font-family": "Noto Sans, Noto Sans CJK SC, sans-serif" } },
         { selector: "node[kind = 'genesis']", style: { "background-color": "#4f9d5a", "shape": "round-rectangle" } },
         { selector: "node.chain", style: { "background-color": "#bbb", "shape": "round-rectangle", "color": "#777" } },
@@ -978,18 +1054,26 @@ function renderEventGraph(data) {
         { selector: "edge.branch", style: { "width": 1, "line-style": "dashed", "line-color": "#bbb", "curve-style": "straight" } },
         { selector: "edge.cause", style: { "width": 1.5, "line-color": "#d9534f", "target-arrow-color": "#d9534f",
           "target-arrow-shape": "triangle", "curve-style": "unbundled-bezier", "control-point-distances": [-60],
-          "control-point-weights": [0.5], "label": "data(label)", "font-size": 8, "color": "#a44" } },
+          "control-point-weights": [0.5], "label": "data(label)", "font-size": LABEL_PX, "min-zoomed-font-size": LABEL_PX, "color": "#a33" } },
+        ...HIGHLIGHT_STYLE,
       ] });
+    eventCy.on("zoom", () => labelState(eventCy));
+    hoverNeighbours(eventCy);
+    window.narrStudio.eventCy = eventCy;
     eventCy.on("tap", "node", (evt) => {
       if (!evt.target.hasClass("chain")) selectEvent(evt.target.id());
     });
   }
   eventCy.batch(() => { eventCy.elements().remove(); eventCy.add(elements); });
   eventCy.layout({ name: "preset" }).run();
-  // A long story line is wide: show its newest events, and pan or zoom out for the rest.
-  const recent = eventCy.collection(events.slice(-6).map((e) => eventCy.getElementById(e.commit)));
+  // A long story line is wide: show its newest events, as many as fit with their labels at the
+  // page's text size; pan or zoom out for the rest.
+  const fits = Math.max(1, Math.floor(($("event-graph").clientWidth || 600) / 170));
+  const recent = eventCy.collection(events.slice(-Math.min(6, fits)).map((e) => eventCy.getElementById(e.commit)));
   eventCy.fit(recent.length ? recent : undefined, 40);
   if (eventCy.zoom() > 1.2) { eventCy.zoom(1.2); eventCy.center(recent.length ? recent : undefined); }
+  if (eventCy.zoom() < 1 && recent.length) { eventCy.zoom(1); eventCy.center(recent.last()); }
+  labelState(eventCy);
 }
 
 async function selectEvent(commit) {
