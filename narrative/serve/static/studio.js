@@ -465,7 +465,7 @@ function renderWorldGraph(data) {
     data: { id: `e${i}`, source: e.source, target: e.target, type: e.type, kind: e.kind } }));
   if (!worldCy) {
     worldCy = cytoscape({ container: $("world-graph"), elements: [], style: worldStyle(),
-      minZoom: 0.1, maxZoom: 3 });
+      minZoom: 0.1, maxZoom: 1.5 });  // (labels grow with the zoom: at most half as big again)
     worldCy.on("tap", "node", (evt) => pickNode(evt.target.id()));
     worldCy.on("zoom", () => labelState(worldCy));
     worldCy.on("dragfree", "node", () => keepPositions(state.viewKey, worldCy));
