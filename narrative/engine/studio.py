@@ -398,9 +398,7 @@ def world_stamp(wr: WorldRepo) -> dict[str, Any]:
     tree = wr.head_commit().tree if head is not None else None  # type: ignore[union-attr]
     changed = sorted(worktree.changed_paths(wr, tree))
     edits = [[path, list(file_sig(wr.abs(path)) or ())] for path in changed]
-    kept = {name: str(wr.repo.references[name].target)
-            for name in [*refs.set_aside_refs(wr), *refs.abandoned_refs(wr)]
-            if name in wr.repo.references}
+    kept = refs.targets(wr, [*refs.set_aside_refs(wr), *refs.abandoned_refs(wr)])
     failed_dir = wr.narr_dir / "failed"
     failed = sorted(p.name for p in failed_dir.iterdir()) if failed_dir.is_dir() else []
     return {"head": head, "branch": wr.branch(), "edits": edits, "kept": kept, "failed": failed}
