@@ -328,18 +328,16 @@ function worldStyle() {
 // at that size whatever the zoom.
 const LABEL_PX = parseFloat(getComputedStyle(document.documentElement).fontSize) || 14;
 const HIGHLIGHT_STYLE = [
-  { selector: ".named", style: { "min-zoomed-font-size": 0, "z-index": 10, "text-background-color": "#fff",
-    "text-background-opacity": 0.85, "text-background-padding": 2 } },
+  { selector: ".named", style: { "min-zoomed-font-size": 0, "z-index": 10 } },
   { selector: ".faded", style: { "opacity": 0.22 } },
 ];
 
 function nameThem(cy, eles) {
-  const px = LABEL_PX / Math.min(Math.max(cy.zoom(), 0.5), 1);  // (below half size: left small)
-  eles.addClass("named").style({ "font-size": px, "text-max-width": `${130 * px / LABEL_PX}px` });
+  eles.addClass("named");
 }
 
 function unname(cy) {
-  cy.elements(".named").removeClass("named").removeStyle("font-size text-max-width");
+  cy.elements(".named").removeClass("named");
 }
 
 function hoverNeighbours(cy) {
@@ -355,8 +353,6 @@ function hoverNeighbours(cy) {
 
 function labelState(cy) {
   cy.container().dataset.labels = cy.zoom() < 1 ? "hidden" : "shown";
-  const named = cy.elements(".named");
-  if (named.length) nameThem(cy, named);  // still at the page's text size
 }
 
 function positionsKey() { return `narr-positions:${document.body.dataset.world || ""}`; }
