@@ -7,8 +7,11 @@
 studio in a fresh browser context (no cache, no cookie: the token is exchanged
 again) and times from the navigation to the first drawing of the world view;
 the first round runs against a server that has just started (nothing warm but
-the process). Needs Debian's chromium and the playwright package; without them
-:func:`measure` says why instead of measuring.
+the process). A generated world gets ``--events`` events first, each changing a few
+nodes, so the time slider has somewhere to go: moving it to an event not seen
+before, and five arrow-key steps, are timed to their drawing too. Needs Debian's
+chromium and the playwright package; without them :func:`measure` says why instead
+of measuring.
 """
 
 from __future__ import annotations
@@ -112,11 +115,37 @@ def _interactions(page: Any) -> dict[str, Any]:
     page.fill("#search", "lin")
     page.wait_for_function(f"document.body.dataset.worldReady !== {json.dumps(ticket)}")
     out["search_s"] = round(time.perf_counter() - t0 - 0.2, 3)  # less the typing pause (200 ms)
+    page.fill("#search", "")
+    page.wait_for_function("document.querySelectorAll('#node-list li').length > 20")
+    steps = int(page.evaluate("Number(document.querySelector('#time-slider').max)"))
+    if steps >= 1:
+        ticket = page.get_attribute("body", "data-world-ready")
+        t0 = time.perf_counter()
+        page.eval_on_selector("#time-slider", "s => { s.value = '0'; s.dispatchEvent(new Event('change')); }")
+        page.wait_for_function(f"document.body.dataset.worldReady !== {json.dumps(ticket)}")
+        out["slider_unseen_s"] = round(time.perf_counter() - t0, 3)
+        page.focus("#time-slider")
+        t0 = time.perf_counter()
+        for _ in range(min(5, steps)):
+            ticket = page.get_attribute("body", "data-world-ready")
+            page.keyboard.press("ArrowRight")
+            page.wait_for_function(f"document.body.dataset.worldReady !== {json.dumps(ticket)}")
+        out["slider_five_steps_s"] = round(time.perf_counter() - t0, 3)
     t0 = time.perf_counter()
     page.click("#tab-events")
     page.wait_for_selector("body[data-events-ready]")
     out["events_view_s"] = round(time.perf_counter() - t0, 3)
     return out
+
+
+def add_events(root: Path, n: int) -> None:
+    """``n`` events on a generated world, each changing a few nodes (for the time slider)."""
+    listed = json.loads(_narr(root, "nodes", "--json").stdout)
+    ids = [row["id"] for row in listed if row.get("layer") == "character"][:3 * n]
+    for i in range(n):
+        sets = [f"{node}.state.mood=step {i}" for node in ids[3 * i:3 * i + 3]]
+        args = [arg for spec in sets for arg in ("--set", spec)]
+        _narr(root, "event", f"Step {i}: moods change", *args, "--diffuser", "explicit")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--world", type=Path, help="measure this world instead of a generated one")
+    parser.add_argument("--events", type=int, default=6, help="events to add to a generated world")
     args = parser.parse_args(argv)
     why = unavailable()
     if why:
@@ -141,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         root = scratch / "world"
         build_world(root, WorldSpec(args.nodes))
         os.environ.setdefault("NARR_NO_SERVER", "1")
+        add_events(root, args.events)
         result = {"nodes": args.nodes, **measure(root, args.rounds)}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

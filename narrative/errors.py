@@ -79,6 +79,12 @@ class ConflictError(NarrError):
         self.conflicts = conflicts or []
 
 
+class MovedError(ConflictError):
+    """The story moved (HEAD or its story line) since the caller last looked: a stale page's write."""
+
+    http_status = 412  # HTTP's own word for a precondition (If-Match) that no longer holds
+
+
 class BusyError(NarrError):
     """Another narr process holds the world's write lock."""
 

@@ -103,3 +103,37 @@ def test_hand_edits_the_past_and_the_story_line(flat_world: Path) -> None:
         assert [b["name"] for b in after["branches"]] == ["main"]
     finally:
         wr.close()
+
+
+def test_a_past_world_from_the_files_that_differ_equals_the_whole_world_read(flat_world: Path) -> None:
+    """The time slider's world (HEAD's and the node files that differ) is the world at that
+    commit read whole: nodes, names, aliases and every edge, through creations, renames, new
+    relations, reference fields and a node ended while others still name it."""
+    from helpers import CLI
+
+    from narrative.engine.studio import _base
+
+    narr = CLI(flat_world)
+    narr("new", "character", "Wei Lan", "--alias", "魏兰", "--kind", "person")
+    narr("event", "Wei Lan arrives", "--relate", "Wei Lan:knows:Old Zhou", "--diffuser", "explicit")
+    edit_node(flat_world, "lin-xue", name="Lin Xue the Lost", aliases=["林雪", "Xue"])
+    narr("event", "Lin Yuan walks to the ferry")
+    narr("event", "Old Zhou is gone", "--expire", "old-zhou", "--diffuser", "explicit")
+    narr("event", "Su Qing suspects Elder Mo", "--relate", "Su Qing:suspects:Elder Mo",
+         "--set", "black-ring.state.holder=su-qing", "--diffuser", "explicit")
+    wr = WorldRepo.open(flat_world)
+    try:
+        commits = [e["commit"] for e in event_view(wr).to_json()["events"]]
+        assert len(commits) == 5
+        for commit in commits[1:]:
+            built, read = _base(wr, commit), _base(wr, commit, parse=True)
+            assert built.nodes == read.nodes, commit
+            assert built.edges == read.edges, commit
+            assert {k: set(v) for k, v in built.names.items()} == {k: set(v) for k, v in read.names.items()}
+            assert {k: v for k, v in built.aliases.items() if v} == {
+                k: v for k, v in read.aliases.items() if v}
+            assert built.neighbours == read.neighbours
+        at_start = world_view(wr, at=commits[-1], around="old-zhou", depth=1).to_json()
+        assert "old-zhou" in {n["id"] for n in at_start["graph"]["nodes"]}
+    finally:
+        wr.close()

@@ -163,6 +163,9 @@ def hand_edit(wr: WorldRepo, node_id: str, node: dict[str, Any]) -> tuple[str, N
     parsed = parse_node_file(json.dumps(node, ensure_ascii=False).encode("utf-8"), path, wr.config.layout)
     if parsed["id"] != node_id:
         raise InvalidInputError(f"{path}: the node's id is {parsed['id']!r}, not {node_id!r}")
+    from narrative.engine.studio import check_new_relations
+
     with wr.lock:  # never between the steps of another writer's event
+        check_new_relations(wr, parsed, path)  # a relation added to nothing is refused
         path = write_node(wr, parsed)
     return path, parsed

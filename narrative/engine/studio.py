@@ -15,7 +15,7 @@ causal edges, the abandoned chains and the branches. Both only read.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,26 +72,53 @@ class _Base:
     # its field's pointer (/state/location), which no relation type can be
     neighbours: dict[str, set[str]]  # either direction
     names: dict[str, list[str]]  # normalised name and aliases, by id
+    aliases: dict[str, list[str]] = field(default_factory=dict)  # as written, by id (those with some)
 
+
+def shown_aliases(name: str, aliases: Iterable[str], most: int = 2) -> list[str]:
+    """The aliases worth showing beside a name: those in another script than the name's (林远
+    beside Lin Yuan, Lin Yuan beside 林远), never the name itself again."""
+    def script(text: str) -> bool:
+        return text.isascii()
+
+    own = normalize_name(name)
+    out: list[str] = []
+    for alias in aliases:
+        if script(alias) != script(name) and normalize_name(alias) != own and alias not in out:
+            out.append(alias)
+    return out[:most]
 
 _CACHE: dict[tuple[str, str, str], _Base] = {}
-_CACHE_SIZE = 4
+_CACHE_SIZE = 8  # HEAD, and the past worlds a time slider steps through
 _CACHE_LOCK = threading.Lock()  # a server reads on many threads
 
 
-def _base(wr: WorldRepo, commit: str | None) -> _Base:
-    """The committed world at ``commit`` (None: HEAD), remembered for the next call of a server."""
+def _base(wr: WorldRepo, commit: str | None, *, parse: bool = False) -> _Base:
+    """The committed world at ``commit`` (None: HEAD), remembered for the next call of a server.
+
+    ``parse``: read every node file at ``commit`` (what a past world is built to equal; tests).
+    """
     head = wr.head_commit()
     key_commit = commit or (head.id if head is not None else "")
     key = (str(wr.git_dir), key_commit, repr(sorted(wr.config.reference_labels.items())))
     with _CACHE_LOCK:
         found = _CACHE.get(key)
-    if found is not None:
+    if found is not None and not parse:
         return found
     nodes: dict[str, dict[str, Any]] = {}
     names: dict[str, list[str]] = {}
+    aliases: dict[str, list[str]] = {}
     edges: list[tuple[str, str, str]] = []
     labels = wr.config.reference_labels
+    if commit is not None and head is not None and commit != head.id and not parse:
+        # A past world is HEAD's with the nodes that differ read at the commit: a tree diff
+        # names them (a few files per event), never the whole world parsed again.
+        base = _past(wr, _base(wr, None), history.resolve(wr, commit).tree, head.tree)
+        with _CACHE_LOCK:
+            while len(_CACHE) >= _CACHE_SIZE:
+                _CACHE.pop(next(iter(_CACHE)))
+            _CACHE[key] = base
+        return base
     if commit is not None:
         from narrative.nodefile import edges_of
         from narrative.store.snapshots import nodes_in
@@ -103,11 +130,13 @@ def _base(wr: WorldRepo, commit: str | None) -> _Base:
                               "kind": n.get("kind", ""), "lifecycle": n.get("lifecycle", "permanent")}
             names[node_id] = [normalize_name(str(x)) for x in [n.get("name", ""),
                                                               *(n.get("aliases") or [])]]
+            if n.get("aliases"):
+                aliases[node_id] = [str(a) for a in n["aliases"]]
         edges = sorted({(src, rtype, dst) for src in world
                         for rtype, dst in edges_of(world[src]) if dst in world}
                        | {(src, fld, dst) for src in world
                           for fld, _, dst in fields.reference_edges(world[src], labels)
-                          if dst in world})
+                          if dst in world and dst != src})
     elif head is not None:
         cache = wr.catalog_at(head.tree)
         for node_id, layer, kind, name, lifecycle in sorted(cache.listing()):
@@ -115,6 +144,7 @@ def _base(wr: WorldRepo, commit: str | None) -> _Base:
             names[node_id] = [normalize_name(name)]
         for norm, node_id in cache.names():
             names.setdefault(node_id, []).append(norm)
+        aliases = cache.aliases()
         edges = sorted(set(cache.incoming(list(nodes)))
                        | {(r.src, r.field, r.dst) for r in cache.all_references(labels) if r.src != r.dst})
     neighbours: dict[str, set[str]] = {n: set() for n in nodes}
@@ -122,12 +152,58 @@ def _base(wr: WorldRepo, commit: str | None) -> _Base:
         if src in neighbours and dst in neighbours:
             neighbours[src].add(dst)
             neighbours[dst].add(src)
-    base = _Base(nodes, edges, neighbours, names)
+    base = _Base(nodes, edges, neighbours, names, aliases)
+    if parse:
+        return base
     with _CACHE_LOCK:
         while len(_CACHE) >= _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)))
         _CACHE[key] = base
     return base
+
+
+def _past(wr: WorldRepo, now: _Base, tree: Any, head_tree: Any) -> _Base:
+    """The world at ``tree``, from ``now`` (HEAD's) and the node files that differ between them."""
+    from narrative.nodefile import edges_of, load_trusted
+    from narrative.store.snapshots import changed_nodes, node_file
+
+    labels = wr.config.reference_labels
+    changed = changed_nodes(wr, head_tree, tree)
+    nodes = dict(now.nodes)
+    names = dict(now.names)
+    aliases = dict(now.aliases)
+    then: dict[str, Any] = {}
+    for node_id in changed:
+        found = node_file(tree, node_id, wr.config.layout)
+        nodes.pop(node_id, None)
+        names.pop(node_id, None)
+        aliases.pop(node_id, None)
+        if found is None:
+            continue
+        n = load_trusted(found[1])
+        then[node_id] = n
+        nodes[node_id] = {"name": n.get("name", ""), "layer": n.get("layer", ""),
+                          "kind": n.get("kind", ""), "lifecycle": n.get("lifecycle", "permanent")}
+        names[node_id] = [normalize_name(str(x)) for x in [n.get("name", ""), *(n.get("aliases") or [])]]
+        if n.get("aliases"):
+            aliases[node_id] = [str(a) for a in n["aliases"]]
+    edges = {edge for edge in now.edges if edge[0] not in changed}
+    for src, n in then.items():
+        edges.update((src, rtype, dst) for rtype, dst in edges_of(n))
+        edges.update((src, fld, dst) for fld, _, dst in fields.reference_edges(n, labels) if dst != src)
+    revived = [i for i in then if i not in now.nodes]  # there then, gone by HEAD
+    if revived:
+        # Unchanged nodes still naming them: HEAD's world drew no edge to a node it lacks.
+        cache = wr.catalog_at(head_tree)
+        edges.update(e for e in cache.incoming(revived) if e[0] not in changed)
+        edges.update((r.src, r.field, r.dst) for r in cache.references_to(revived, labels)
+                     if r.src not in changed and r.src != r.dst)
+    kept = sorted((a, t, b) for a, t, b in edges if a in nodes and b in nodes)
+    neighbours: dict[str, set[str]] = {n: set() for n in nodes}
+    for src, _, dst in kept:
+        neighbours[src].add(dst)
+        neighbours[dst].add(src)
+    return _Base(nodes, kept, neighbours, names, aliases)
 
 
 def _with_edits(wr: WorldRepo, base: _Base) -> _Base:
@@ -142,6 +218,7 @@ def _with_edits(wr: WorldRepo, base: _Base) -> _Base:
         return base
     nodes = dict(base.nodes)
     names = dict(base.names)
+    aliases = dict(base.aliases)
     gone: set[str] = set()
     added: list[tuple[str, str, str]] = []
     for node_id, e in edits.edits.items():
@@ -156,6 +233,7 @@ def _with_edits(wr: WorldRepo, base: _Base) -> _Base:
                           "edited": "modified" if node_id in base.nodes else "new"}
         names[node_id] = [normalize_name(str(x)) for x in [new.get("name", ""),
                                                           *(new.get("aliases") or [])]]
+        aliases[node_id] = [str(a) for a in new.get("aliases") or []]
         added.extend((node_id, rtype, dst) for rtype, dst in edges_of(new))
         added.extend((node_id, fld, dst)
                      for fld, _, dst in fields.reference_edges(new, wr.config.reference_labels)
@@ -166,7 +244,7 @@ def _with_edits(wr: WorldRepo, base: _Base) -> _Base:
     for src, _, dst in edges:
         neighbours[src].add(dst)
         neighbours[dst].add(src)
-    return _Base(nodes, edges, neighbours, names)
+    return _Base(nodes, edges, neighbours, names, aliases)
 
 
 def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, depth: int = 1,
@@ -217,7 +295,10 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
         exact = needle and (needle == node_id or needle in names.get(node_id, ()))
         return (0 if exact else 1, node_id)
 
-    selected.sort(key=rank)
+    if needle:
+        selected.sort(key=rank)
+    else:
+        selected.sort()  # (a past world's changed nodes come last in its table)
     if around is not None:
         check_id(around)
         if around not in nodes:
@@ -242,8 +323,7 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
     edges = [_edge_row(a, t, b, labels) for a, t, b in base.edges if a in kept and b in kept]
     listed = [_node_row(node_id, nodes[node_id], None) for node_id in selected[:limit]]
     for row in [*listed, *drawn]:
-        # Names in other scripts (Chinese) survive normalisation unchanged: shown beside the name.
-        row["aliases"] = sorted({n for n in names.get(row["id"], ()) if not n.isascii()})[:3]
+        row["aliases"] = shown_aliases(row["name"], base.aliases.get(row["id"], ()))
     return WorldGraphView(commit, len(nodes), len(selected), listed, drawn, edges, around, depth, facets)
 
 
@@ -300,3 +380,280 @@ def event_view(wr: WorldRepo, limit: int = EVENT_LIMIT) -> EventView:
     edges = [{"source": a, "target": b, "label": data.get("label", "")}
              for a, b, data in g.edges(data=True) if a in shown and b in shown]
     return EventView(wr.branch(), events, edges, list_chains(wr), list_branches(wr), total)
+
+
+def world_stamp(wr: WorldRepo) -> dict[str, Any]:
+    """Where the story stands, cheaply: what a page shows goes stale when any part of this moves.
+
+    ``head`` is the commit a write must start from (the page sends it back as ``If-Match``);
+    ``branch`` the story line; ``edits`` says which files differ from HEAD and how they stand on
+    disk (a file written again is a new stamp); ``set_aside``, ``chains`` and ``failed`` are the
+    kept things the page lists. Whoever changed them (this server, a terminal, an editor), the
+    next stamp differs.
+    """
+    from narrative.store import refs
+    from narrative.store.watch import file_sig
+
+    head = wr.head_id()
+    tree = wr.head_commit().tree if head is not None else None  # type: ignore[union-attr]
+    changed = sorted(worktree.changed_paths(wr, tree))
+    edits = [[path, list(file_sig(wr.abs(path)) or ())] for path in changed]
+    kept = refs.targets(wr, [*refs.set_aside_refs(wr), *refs.abandoned_refs(wr)])
+    failed_dir = wr.narr_dir / "failed"
+    failed = sorted(p.name for p in failed_dir.iterdir()) if failed_dir.is_dir() else []
+    return {"head": head, "branch": wr.branch(), "edits": edits, "kept": kept, "failed": failed}
+
+
+def check_head(wr: WorldRepo, expected: str, branch: str | None = None) -> None:
+    """Refuse a write the caller based on another HEAD than the one the world has now.
+
+    ``expected`` is an entity tag as ``If-Match`` carries it (quoted or not, ``*`` for any);
+    ``branch``, when given, is the story line the caller saw. Nothing is written by a refusal.
+    """
+    from narrative.errors import MovedError
+
+    tags = [t.strip().removeprefix("W/").strip('"') for t in expected.split(",") if t.strip()]
+    head = wr.head_id() or "none"
+    now = wr.branch()
+    seen = tags[0][:10] if tags else "?"
+    moved = [] if "*" in tags or head in tags else [f"HEAD is now {head[:10]}, not {seen}"]
+    if branch is not None and branch != (now or ""):
+        moved.insert(0, f"the story line is now {now or '(detached)'}, not {branch or '(detached)'}")
+    if not moved:
+        return
+    what = ""
+    if head != "none":
+        what = f" (at “{_content(wr, head)}”)"
+    raise MovedError("the story moved since this page last looked: " + "; ".join(moved) + what,
+                     hint="the page has been refreshed; look again and retry")
+
+
+def _content(wr: WorldRepo, commit: str) -> str:
+    try:
+        message = history.resolve(wr, commit).message
+    except Exception:  # only a description
+        return commit[:10]
+    first = message.strip().splitlines()[0] if message.strip() else commit[:10]
+    return first[:80]
+
+
+def check_new_relations(wr: WorldRepo, node: Mapping[str, Any], path: str) -> None:
+    """Refuse a node file whose new relations point at nodes that do not exist.
+
+    The next event would refuse the world with it (``narr status`` lists it as a problem),
+    so saving it is refused now, with the same words. Relations the node already had are
+    left alone: a target deleted by hand is the next event's to drop, not a reason to refuse
+    every other change to the node.
+    """
+    from narrative.nodefile import edges_of
+    from narrative.store.view import WorldView
+
+    head = wr.head_commit()
+    tree = head.tree if head else None
+    view = WorldView(wr, tree, worktree.scan_for_reader(wr, tree))
+    before = view.get(node["id"])
+    had = set(edges_of(before)) if before is not None else set()
+    missing = [f"{path}: field /relations/{rtype}/{dst}: points at a node that does not exist"
+               for rtype, dst in edges_of(node)
+               if (rtype, dst) not in had and dst != node["id"] and not view.exists(dst)]
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise InvalidInputError(missing[0] + more, details=missing,
+                                hint="pick a node that exists (by its name), or create it first")
+
+
+def problems_view(wr: WorldRepo) -> dict[str, Any]:
+    """``narr status``'s problems placed where they are (the file, and its node when one can
+    tell), with the failed events kept for a retry."""
+    from pathlib import PurePosixPath
+
+    from narrative.engine.failed import listing
+    from narrative.engine.status import status
+
+    now = status(wr)
+    placed = []
+    for text in now.problems:
+        path = text.split(": ", 1)[0] if ": " in text else ""
+        node = PurePosixPath(path).stem if path.endswith(".json") else None
+        placed.append({"text": text, "path": path or None, "node": node})
+    failed = listing(wr) if now.failed else []
+    return {"problems": placed, "failed": failed}
+
+
+def drop_failed(wr: WorldRepo, key: str) -> dict[str, Any]:
+    """Forget one kept failed event, named by its key (numbers shift as others are dropped)."""
+    from narrative.engine import failed
+
+    with wr.lock:
+        item = failed.pick(wr, key)
+        failed.discard(wr, item.key)
+    return {"dropped": failed.summary(item)}
+
+
+MAX_NAME = 200  # a name is a label: longer text belongs in the summary
+
+
+def create_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: Iterable[str] = (),
+                lifecycle: str = "permanent", summary: str = "") -> dict[str, Any]:
+    """A new node, as ``narr new`` makes it (a hand edit the next event records)."""
+    from narrative.engine.new import new_node
+
+    for label, text in [("name", name), *(("alias", a) for a in aliases)]:
+        if len(text) > MAX_NAME:
+            raise InvalidInputError(f"the {label} is {len(text)} characters long; a name has at most "
+                                    f"{MAX_NAME}", hint="say more in the summary")
+    with wr.lock:
+        made = new_node(wr, layer, name, kind=kind, aliases=list(aliases), lifecycle=lifecycle,
+                        summary=summary)
+    return made.to_json()
+
+
+def change_relation(wr: WorldRepo, node: str, rtype: str, target: str, *,
+                    attrs: Mapping[str, Any] | None = None, remove: bool = False,
+                    replaces: tuple[str, str] | None = None) -> dict[str, Any]:
+    """Add, change or remove one relation of a node, as a hand edit of its file.
+
+    ``node`` and ``target`` are named as the CLI takes them (an id, a name or an alias); a
+    target must exist. ``replaces`` (type, target id) is the relation this one takes the
+    place of (an edit that changes its type or target). The node's file as it stands now
+    (hand edits included) is the one changed; nothing else in it moves.
+    """
+    from narrative.engine.naming import Names
+    from narrative.model import _REL_TYPE_RE
+    from narrative.store.nodefiles import write_node
+    from narrative.store.view import WorldView
+
+    rtype = rtype.strip()
+    if not _REL_TYPE_RE.fullmatch(rtype):
+        raise InvalidInputError(f"relation type {rtype!r} must be 1-64 characters without spaces, "
+                                "':', '/' or '~'", hint="e.g. knows, sibling-of, 师父")
+    if attrs is not None and not isinstance(attrs, Mapping):
+        raise InvalidInputError("a relation's attributes must be a JSON object, e.g. {\"since\": \"spring\"}")
+    with wr.lock:
+        names = Names(wr)
+        node_id = names.resolve(node, context="node")
+        target_id = names.resolve(target, context="the relation's target") if not remove else (
+            names.resolve(target, must_exist=False, context="the relation's target"))
+        head = wr.head_commit()
+        tree = head.tree if head else None
+        current = WorldView(wr, tree, worktree.scan_for_reader(wr, tree)).get(node_id)
+        if current is None:
+            raise NotFoundError(f"no node {node_id!r} in the world")
+        new: Any = dict(current)
+        relations = {t: dict(targets) for t, targets in (current.get("relations") or {}).items()}
+        if replaces is not None:
+            old_type, old_target = replaces
+            relations.get(old_type, {}).pop(old_target, None)
+        if remove:
+            if target_id not in relations.get(rtype, {}):
+                raise NotFoundError(f"{node_id} has no relation {rtype} → {target_id}")
+            relations[rtype].pop(target_id)
+        else:
+            relations.setdefault(rtype, {})[target_id] = dict(attrs or {})
+        new["relations"] = {t: targets for t, targets in relations.items() if targets}
+        path = write_node(wr, new)
+    return {"path": path, "node": new, "relation": {"type": rtype, "target": target_id,
+                                                    "removed": remove}}
+
+
+def names_of(wr: WorldRepo, ids: Iterable[str], at: str | None = None) -> dict[str, dict[str, Any]]:
+    """The name (and the aliases shown beside it) of each of ``ids`` that is a node of the world
+    now (hand edits included) or as of revision ``at``: what a page shows in place of an id."""
+    commit = history.resolve(wr, at).id if at is not None else None
+    base = _base(wr, commit)
+    if commit is None:
+        base = _with_edits(wr, base)
+    out = {}
+    for node_id in ids:
+        data = base.nodes.get(node_id)
+        if data is not None:
+            name = data.get("name") or node_id
+            out[node_id] = {"name": name, "aliases": shown_aliases(name, base.aliases.get(node_id, ())),
+                            "layer": data.get("layer", "")}
+    return out
+
+
+def node_view(wr: WorldRepo, node: str, at: str | None = None) -> dict[str, Any]:
+    """A node as the studio's inspector shows it: the node, the names of every node it names
+    (relation targets, and fields whose value is a node's id), and which fields those are."""
+    from narrative.engine.nodes import get_node
+
+    path, found = get_node(wr, node, at)
+    data: dict[str, Any] = dict(found)
+    named: dict[str, str] = {}
+    for group in ("state", "traits"):
+        for key, value in (data.get(group) or {}).items():
+            if isinstance(value, str) and value and check_id_ok(value):
+                named[f"{group}.{key}"] = value
+    targets = {t for targets in (data.get("relations") or {}).values() for t in (targets or {})}
+    names = names_of(wr, sorted(targets | set(named.values()) | {data.get("id", "")}), at)
+    links = {path: value for path, value in named.items() if value in names and value != data.get("id")}
+    return {"node": data, "names": names, "links": links,
+            "file": file_digest(wr, path) if at is None else None}
+
+
+def check_id_ok(text: str) -> bool:
+    from narrative.ids import id_problem
+
+    return id_problem(text) is None
+
+
+def story_lines(wr: WorldRepo) -> dict[str, Any]:
+    """Everything the studio's story-line panel shows: the branches, the set-aside hand edits,
+    the merge stopped on conflicts (with each conflict and its chosen resolution), the number
+    of hand edits a switch would set aside."""
+    from narrative.engine.branches import list_branches
+    from narrative.engine.merge import conflicts
+    from narrative.engine.setaside import list_set_asides
+    from narrative.errors import NothingToDoError
+
+    try:
+        merging: dict[str, Any] | None = conflicts(wr)
+    except NothingToDoError:
+        merging = None
+    head = wr.head_commit()
+    edited = len(worktree.changed_paths(wr, head.tree if head else None))
+    return {"branch": wr.branch(), "branches": list_branches(wr), "set_aside": list_set_asides(wr),
+            "merge": merging, "edited_files": edited}
+
+
+def file_digest(wr: WorldRepo, path: str) -> str:
+    """What a node's file holds now, in short ("" when there is none): a page sends back the one
+    it loaded, so a save never writes over a change it did not see."""
+    import hashlib
+
+    try:
+        return hashlib.sha1(wr.abs(path).read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return ""
+
+
+def save_node_file(wr: WorldRepo, node_id: str, data: bytes, was: str | None = None) -> dict[str, Any]:
+    """Write a node's whole file as a hand edit; refused (nothing written) when it is not a valid
+    node, adds a relation to a node that does not exist, or (``was`` given) when the file is no
+    longer the one the caller loaded: another tab or an editor saved it meanwhile."""
+    from narrative.engine.nodes import locate
+    from narrative.errors import MovedError
+    from narrative.ids import node_path
+    from narrative.nodefile import parse_json, parse_node_file
+    from narrative.store.nodefiles import write_node
+
+    layout = wr.config.layout
+    path = locate(wr, node_id)
+    if not wr.abs(path).exists():
+        obj = parse_json(data, f"the node {node_id}")
+        layer = obj.get("layer") if isinstance(obj, dict) else None
+        if layer in LAYERS:
+            path = node_path(node_id, layer, layout)
+    node = parse_node_file(data, path, layout)
+    if node["id"] != node_id:
+        raise InvalidInputError(f"{path}: the node's id is {node['id']!r}, not {node_id!r}")
+    with wr.lock:  # never between the steps of one of the server's own writes
+        if was is not None and file_digest(wr, path) != was:
+            raise MovedError(f"{path} changed since this page loaded it (another tab or an editor "
+                             "saved it); nothing was written",
+                             hint="your text is kept: discard it to see the file as it is now, or save "
+                                  "again to write over it")
+        check_new_relations(wr, node, path)
+        path = write_node(wr, node)
+    return {"path": path, "node": node, "file": file_digest(wr, path)}

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -66,6 +67,7 @@ class _Api:
     def __init__(self, server: Server, token: str) -> None:
         self.server = server
         self.token = token
+        self.notices: Any = None  # the studio's change notices, poked after every write
 
     # --- plumbing ---------------------------------------------------------------------
 
@@ -83,6 +85,43 @@ class _Api:
             return _error(exc)
         except Exception as exc:
             return _internal(exc)
+
+    def guarded(self, work: Callable[[WorldRepo], Any], request: Request | None,
+                after: list[str]) -> Callable[[WorldRepo], Any]:
+        """``work`` run only on the HEAD the caller saw when it sent the studio's ``If-Match``
+        (:func:`narrative.serve.studio.guard`: 412 when the story moved), noting HEAD after it
+        in ``after`` for the answer's ``ETag``."""
+        from narrative.serve import studio
+
+        inner = studio.guard(request, work)
+
+        def run(wr: WorldRepo) -> Any:
+            try:
+                return inner(wr)
+            finally:
+                after.append(f'"{wr.head_id() or "none"}"')
+        return run
+
+    def finish(self, response: Response, after: list[str]) -> Response:
+        """A write's answer: HEAD after it as ``ETag``, and the studio's pages told."""
+        if after:
+            response.headers["ETag"] = after[0]
+        if self.notices is not None:
+            self.notices.poke()
+        return response
+
+    def write(self, work: Callable[[WorldRepo], Any], request: Request | None = None) -> Response:
+        """Run a write of the studio's own on the server's one writer thread, guarded as
+        :meth:`guarded` says (a sync handler: Starlette runs it on its thread pool)."""
+        after: list[str] = []
+        run = self.guarded(work, request, after)
+        try:
+            response: Response = JSONResponse(self.server.submit(lambda: self._with_world(run)))
+        except NarrError as exc:
+            response = _error(exc)
+        except Exception as exc:
+            response = _internal(exc)
+        return self.finish(response, after)
 
     def authorised(self, request: Request) -> bool:
         """The bearer token, or the studio's cookie (with its header on anything but a read)."""
@@ -118,20 +157,24 @@ class _Api:
                     return op.call(wr, params)
                 return formats[fmt][1](op.run(wr, params))
 
+            after: list[str] = []
+            guarded = self.guarded(work, request, after) if op.writes else work
+
             def run() -> Any:
                 if op.writes:
-                    return self.server.submit(lambda: self._with_world(work))
+                    return self.server.submit(lambda: self._with_world(guarded))
                 return self._with_world(work)
 
             try:
                 result = await run_in_threadpool(run)
             except NarrError as exc:
-                return _error(exc)
+                response: Response = _error(exc)
             except Exception as exc:
-                return _internal(exc)
-            if fmt != "json":
-                return PlainTextResponse(result, media_type=formats[fmt][0])
-            return JSONResponse(result)
+                response = _internal(exc)
+            else:
+                response = (PlainTextResponse(result, media_type=formats[fmt][0]) if fmt != "json"
+                            else JSONResponse(result))
+            return self.finish(response, after) if op.writes else response
 
         return handle
 
@@ -302,7 +345,9 @@ def make_app(server: Server, token: str) -> Starlette:
     routes: list[BaseRoute] = [
         Route(op.path.replace("{rev}", "{rev:path}"), api.endpoint(op), methods=[op.method])
         for op in OPERATIONS]
-    routes += [*studio.routes(api.read, token, _int),
+    # (a server stopping ends the change notices' streams, which would otherwise hold it up)
+    api.notices = studio.Notices(server.root, getattr(server, "stopping", None) or threading.Event())
+    routes += [*studio.routes(api.read, token, _int, write=api.write, notices=api.notices),
                Route("/api/openapi.json", lambda request: JSONResponse(openapi()))]
 
     async def require_token(request: Request, call_next: Any) -> Any:

@@ -110,6 +110,12 @@ def set_aside_refs(wr: WorldRepo) -> list[str]:
     return _listed(wr, SET_ASIDE)
 
 
+def targets(wr: WorldRepo, names: list[str]) -> dict[str, str]:
+    """Where each of ``names`` points (those that exist), without reading what it points at."""
+    found = wr.repo.references
+    return {name: str(found[name].target) for name in names if name in found}
+
+
 DROPPED = "dropped.json"
 """One's own narr refs dropped here (``.git/narr/dropped.json``: ref -> the remotes it is
 gone from): ``narr push`` deletes them on each remote, and a fetched copy of one is not

@@ -20,6 +20,12 @@ const state = {
   pending: [],
   eventsData: null,
   worldRequest: 0,
+  changes: [],       // the composer's explicit changes: { kind, spec } as narr event's flags take them
+  accept: new Set(), // held-back changes to apply (their numbers)
+  head: null,        // the commit the page last saw at HEAD: every write carries it (If-Match)
+  branch: null,      // and the story line it stood on
+  stamp: null,       // the last change notice: what the page shows is true to it
+  live: false,       // whether change notices arrive
 };
 const timings = {};
 window.narrStudio = { state, timings };
@@ -43,7 +49,7 @@ function el(tag, attrs, ...children) {
 
 class ApiError extends Error {
   constructor(body, status) {
-    super(body && body.error ? body.error : `HTTP ${status}`);
+    super(body && body.error ? body.error : status === 0 ? "The studio's server does not answer: is narr serve still running?" : `HTTP ${status}`);
     this.body = body || {};
     this.status = status;
   }
@@ -57,16 +63,96 @@ class ApiError extends Error {
 
 async function api(path, options = {}) {
   const init = { method: options.method || "GET", credentials: "same-origin",
-                 headers: { "X-Narr-Studio": "1", "Accept": "application/json" } };
+                 headers: { "X-Narr-Studio": "1", "Accept": "application/json", ...(options.headers || {}) } };
   if (options.body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
   }
-  const response = await fetch(path, init);
+  if (init.method !== "GET") {
+    // A write happens only on the story the page showed when it was asked for.
+    const seen = options.seen || { head: state.head, branch: state.branch };
+    if (seen.head !== null && seen.head !== undefined) {
+      init.headers["If-Match"] = `"${seen.head}"`;
+      init.headers["X-Narr-Branch"] = seen.branch || "";
+    }
+  }
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch (err) {
+    throw new ApiError(null, 0);
+  }
   let body = null;
   try { body = await response.json(); } catch (e) { body = null; }
-  if (!response.ok) throw new ApiError(body, response.status);
+  const tag = response.headers.get("ETag");
+  if (init.method !== "GET" && tag && response.ok) state.head = tag.replace(/^W\//, "").replace(/"/g, "");
+  if (!response.ok) {
+    const err = new ApiError(body, response.status);
+    if (response.status === 412) refreshAll();  // the story moved: show it as it now stands
+    throw err;
+  }
   return body;
+}
+
+/* --- staying true to the world: change notices ------------------------------------------- */
+
+function editorDirty() {
+  const editor = $("node-editor");
+  return state.selected !== null && state.at === null && !editor.readOnly && editor.value !== state.loadedNode;
+}
+
+async function refreshAll() {
+  try {
+    const where = await api("/api/studio/where");
+    applyStamp(where, true);
+  } catch (err) { /* the notices will tell */ }
+}
+
+function applyStamp(stamp, force = false) {
+  const before = state.stamp;
+  state.stamp = stamp;
+  if (before && (before.edits !== stamp.edits || before.head !== stamp.head)) state.names = {};  // renamed, maybe
+  state.head = stamp.head;
+  state.branch = stamp.branch;
+  document.body.dataset.head = stamp.head || "";
+  if (!before && !force) return;  // the first notice: the page was just loaded from this
+  const moved = !before || before.head !== stamp.head || before.branch !== stamp.branch;
+  const edits = !before || before.edits !== stamp.edits;
+  const kept = !before || before.kept !== stamp.kept || before.failed !== stamp.failed;
+  if (!moved && !edits && !kept && !force) return;
+  if (moved || kept || state.view === "events") loadEvents();
+  else loadPending();
+  if (moved || edits || kept) loadProblems();
+  if (moved || edits) {
+    loadWorld();
+    if (state.selected) refreshNode();
+  }
+  document.body.dataset.refreshed = String(Number(document.body.dataset.refreshed || 0) + 1);
+}
+
+async function refreshNode() {
+  // Shown again as it now stands, unless the editor holds text not yet saved: that is never dropped.
+  if (editorDirty()) {
+    $("node-message").className = "notice";
+    $("node-message").textContent = "The world changed while the editor held unsaved text. Your text is kept: " +
+      "save it to write it over the file, or discard it to see the file as it now is.";
+    return;
+  }
+  await selectNode(state.selected, false, true);
+}
+
+function listen() {
+  const source = new EventSource("/api/studio/changes");
+  source.addEventListener("stamp", (evt) => {
+    state.live = true;
+    $("live").textContent = "";
+    applyStamp(JSON.parse(evt.data));
+  });
+  source.addEventListener("error", () => {
+    state.live = false;
+    $("live").textContent = "not connected: the page may be out of date (is narr serve running?)";
+  });
+  state.source = source;
 }
 
 function query(params) {
@@ -96,6 +182,40 @@ function nodeLabel(n) {
   return n.aliases && n.aliases.length ? `${n.name}\n${n.aliases[0]}` : n.name;
 }
 
+/* --- names first: a node is shown by its name, its id only beside it ----------------------- */
+
+const CJK = /[\u3400-\u9fff\uf900-\ufaff]/;
+const langOf = (text) => (CJK.test(text) ? "zh" : null);
+
+function learnNames(rows) {
+  state.names = state.names || {};
+  for (const [id, n] of Object.entries(rows || {})) state.names[id] = n;
+}
+
+function nameOf(id) {
+  const n = (state.names || {})[id];
+  return n ? n.name : id;
+}
+
+async function withNames(ids) {
+  // The names of the ids a table is about to show, asked for once.
+  const known = state.names || {};
+  const wanted = [...new Set(ids.filter((i) => i && !(i in known)))];
+  if (!wanted.length) return;
+  try { learnNames(await api(`/api/studio/names${query({ id: wanted.join(",") })}`)); } catch (err) { /* ids then */ }
+}
+
+function nodeName(id, { link = true } = {}) {
+  // A node by its name (its alias in another script beside it), the id small after it; a link to it.
+  const n = (state.names || {})[id];
+  const parts = [n ? n.name : id];
+  if (n && n.aliases && n.aliases.length) parts.push(el("span", { class: "alias", lang: langOf(n.aliases[0]) }, n.aliases[0]));
+  if (n) parts.push(el("span", { class: "id" }, id));
+  if (!link || !n) return el("span", { class: "node-name" }, ...parts);
+  return el("button", { type: "button", class: "link", "data-node": id, onclick: () => pickNode(id),
+    "aria-label": `${n.name}${n.aliases && n.aliases.length ? ` (${n.aliases[0]})` : ""}, open it` }, ...parts);
+}
+
 /* --- confirmation ------------------------------------------------------------------------ */
 
 function confirmAction(title, lines, okText) {
@@ -117,6 +237,7 @@ function showView(view) {
   state.view = view;
   for (const [tab, panel, name] of [["tab-world", "world-view", "world"], ["tab-events", "event-view", "events"]]) {
     $(tab).setAttribute("aria-selected", String(name === view));
+    $(tab).tabIndex = name === view ? 0 : -1;  // one tab stop for the tab list (roving)
     $(panel).hidden = name !== view;
   }
   if (view === "events") {
@@ -140,14 +261,30 @@ function setStory(events) {
 }
 
 function updateTimeLabel() {
+  // The label for the eye, and the same words for a screen reader (aria-valuetext).
   const label = $("time-label");
-  if (state.at === null) { label.textContent = "now"; return; }
-  const e = state.story.find((x) => x.commit === state.at);
+  const slider = $("time-slider");
+  const n = state.story.length;
+  if (state.at === null) {
+    label.textContent = "now";
+    const last = state.story[n - 1];
+    slider.setAttribute("aria-valuetext", last ? `now: after event ${last.seq}, ${last.content}, with the hand edits` : "now");
+    return;
+  }
+  const i = state.story.findIndex((x) => x.commit === state.at);
+  const e = state.story[i];
   label.textContent = e ? `#${e.seq} ${e.content}` : state.at.slice(0, 10);
+  slider.setAttribute("aria-valuetext", e ? `event ${e.seq} of ${state.story[n - 1].seq}: ${e.content}` : label.textContent);
 }
 
-function onSlide() {
+async function onSlide() {
   const slider = $("time-slider");
+  if (editorDirty()) {
+    const discard = await confirmAction("Discard your unsaved text?",
+      [`The file editor holds changes to ${state.selected} that are not saved; the past cannot be edited.`,
+        "Cancel to stay at now with your text; Discard to drop it and look at the past."], "Discard");
+    if (!discard) { slider.value = slider.max; return; }
+  }
   const i = Number(slider.value);
   const last = state.story.length - 1;
   state.at = i >= last ? null : state.story[i].commit;
@@ -163,8 +300,8 @@ let worldCy = null;
 function worldStyle() {
   return [
     { selector: "node", style: {
-      "label": "data(label)", "text-wrap": "wrap", "text-max-width": "110px", "font-size": 11,
-      "min-zoomed-font-size": 7,
+      "label": "data(label)", "text-wrap": "wrap", "text-max-width": "110px", "font-size": LABEL_PX,
+      "min-zoomed-font-size": LABEL_PX,
       "text-valign": "bottom", "text-margin-y": 3, "width": 22, "height": 22,
       "font-family": "Noto Sans, Noto Sans CJK SC, sans-serif",
       "background-color": (n) => COLOURS[n.data("layer")] || "#888",
@@ -175,12 +312,70 @@ function worldStyle() {
     { selector: "node:selected", style: { "overlay-opacity": 0.15, "overlay-color": "#224" } },
     { selector: "edge", style: {
       "width": 1.2, "line-color": "#b8bccc", "target-arrow-color": "#b8bccc", "target-arrow-shape": "triangle",
-      "curve-style": "bezier", "arrow-scale": 0.8, "label": "data(type)", "font-size": 8, "color": "#778",
-      "min-zoomed-font-size": 7,
+      "curve-style": "bezier", "arrow-scale": 0.8, "label": "data(type)", "font-size": LABEL_PX, "color": "#556",
+      "min-zoomed-font-size": LABEL_PX,
       "text-rotation": "autorotate", "text-background-color": "#fff", "text-background-opacity": 0.8 } },
     // where someone stands, who holds a thing: reference fields, drawn apart from relations
     { selector: 'edge[kind = "reference"]', style: { "line-style": "dashed" } },
+    ...HIGHLIGHT_STYLE,
   ];
+}
+
+/* --- labels that read, positions that stay, neighbours on hover ------------------------- */
+
+// Labels are drawn at the page's own text size or larger: zoomed out too far for that, they are
+// hidden (min-zoomed-font-size), never shrunk; the node pointed at and its neighbours are named
+// at that size whatever the zoom.
+const LABEL_PX = parseFloat(getComputedStyle(document.documentElement).fontSize) || 14;
+const HIGHLIGHT_STYLE = [
+  { selector: ".named", style: { "min-zoomed-font-size": 0, "z-index": 10 } },
+  { selector: ".faded", style: { "opacity": 0.22 } },
+];
+
+function nameThem(cy, eles) {
+  eles.addClass("named");
+}
+
+function unname(cy) {
+  cy.elements(".named").removeClass("named");
+}
+
+function hoverNeighbours(cy) {
+  cy.on("mouseover", "node", (evt) => {
+    const near = evt.target.closedNeighborhood();
+    cy.batch(() => {
+      cy.elements().not(near).addClass("faded");
+      nameThem(cy, near);
+    });
+  });
+  cy.on("mouseout", "node", () => cy.batch(() => { cy.elements().removeClass("faded"); unname(cy); }));
+}
+
+function labelState(cy) {
+  cy.container().dataset.labels = cy.zoom() < 1 ? "hidden" : "shown";
+}
+
+function positionsKey() { return `narr-positions:${document.body.dataset.world || ""}`; }
+
+function storedPositions() {
+  try { return JSON.parse(localStorage.getItem(positionsKey()) || "{}"); } catch (err) { return {}; }
+}
+
+function viewKey(focus) {
+  const f = filters();
+  return focus ? `focus:${focus}` : `overview:${f.layer}|${f.kind}|${f.lifecycle}|${f.q}`;
+}
+
+function keepPositions(key, cy) {
+  // Kept in this browser, per world and per view, so a graph looks as it did last time.
+  const all = storedPositions();
+  const here = all[key] || {};
+  cy.nodes().forEach((n) => { const p = n.position(); here[n.id()] = [Math.round(p.x), Math.round(p.y)]; });
+  delete all[key];
+  all[key] = here;
+  const keys = Object.keys(all);
+  for (const k of keys.slice(0, Math.max(0, keys.length - 40))) delete all[k];  // the last 40 views
+  try { localStorage.setItem(positionsKey(), JSON.stringify(all)); } catch (err) { /* full: not kept */ }
 }
 
 function filters() {
@@ -230,6 +425,9 @@ function fillFacets(facets) {
 }
 
 function renderNodeList(data) {
+  if (state.at === null) {
+    learnNames(Object.fromEntries(data.nodes.map((n) => [n.id, { name: n.name, aliases: n.aliases, layer: n.layer }])));
+  }
   const list = $("node-list");
   const items = data.nodes.map((n) => {
     const alias = n.aliases && n.aliases.length ? n.aliases.join(" · ") : "";
@@ -238,14 +436,13 @@ function renderNodeList(data) {
     return el("li", {}, el("button", {
       type: "button", "data-id": n.id, "aria-label": label,
       "aria-current": n.id === state.selected ? "true" : null,
-      onclick: () => { state.focus = n.id; selectNode(n.id); loadWorld(); },
+      onclick: () => pickNode(n.id),
     }, el("span", { class: "dot", style: `background:${COLOURS[n.layer] || "#888"}` }), n.name,
-    alias ? el("span", { class: "alias", lang: "zh" }, alias) : null,
+    alias ? el("span", { class: "alias", lang: langOf(alias) }, alias) : null,
     el("span", { class: "tag" }, n.kind),
     n.edited ? el("span", { class: "tag edited" }, n.edited) : null));
   });
   list.replaceChildren(...items);
-  $("node-ids").replaceChildren(...data.nodes.map((n) => el("option", { value: n.id }, n.name)));
   const shown = data.nodes.length;
   $("list-summary").textContent = data.truncated
     ? `${shown} of ${data.matched} matching nodes listed (of ${data.total}); search to narrow down`
@@ -264,13 +461,12 @@ function renderWorldGraph(data) {
     data: { id: `e${i}`, source: e.source, target: e.target, type: e.type, kind: e.kind } }));
   if (!worldCy) {
     worldCy = cytoscape({ container: $("world-graph"), elements: [], style: worldStyle(),
-      minZoom: 0.1, maxZoom: 3 });
-    worldCy.on("tap", "node", (evt) => {
-      const id = evt.target.id();
-      state.focus = id;
-      selectNode(id);
-      loadWorld();
-    });
+      minZoom: 0.1, maxZoom: 1.5 });  // (labels grow with the zoom: at most half as big again)
+    worldCy.on("tap", "node", (evt) => pickNode(evt.target.id()));
+    worldCy.on("zoom", () => labelState(worldCy));
+    worldCy.on("dragfree", "node", () => keepPositions(state.viewKey, worldCy));
+    hoverNeighbours(worldCy);
+    window.narrStudio.worldCy = worldCy;
   }
   worldCy.batch(() => {
     worldCy.elements().remove();
@@ -294,8 +490,17 @@ function renderWorldGraph(data) {
     }
     worldCy.nodes().forEach((n) => n.data("ring", ring[n.id()] === undefined ? 9 : ring[n.id()]));
   }
-  worldCy.layout(layout).run();
+  state.viewKey = viewKey(focus);
+  const known = storedPositions()[state.viewKey] || {};
+  const drawn = worldCy.nodes();
+  if (drawn.length && drawn.every((n) => known[n.id()])) {
+    worldCy.layout({ name: "preset", positions: (n) => ({ x: known[n.id()][0], y: known[n.id()][1] }) }).run();
+  } else {
+    worldCy.layout(layout).run();
+    keepPositions(state.viewKey, worldCy);
+  }
   worldCy.fit(undefined, 30);
+  labelState(worldCy);
   const names = data.graph.nodes.map((n) => n.name).join(", ");
   $("world-graph").setAttribute("aria-label",
     `The relation network: ${data.graph.nodes.length} nodes drawn` + (names ? `: ${short(names, 400)}` : ""));
@@ -305,19 +510,95 @@ function renderWorldGraph(data) {
     : `${data.graph.nodes.length} best-connected of ${data.matched} selected nodes${when}; pick one to see its neighbourhood.`;
 }
 
+/* --- problems: what the next event would refuse, and the events that failed -------------- */
+
+async function loadProblems() {
+  let data;
+  try { data = await api("/api/studio/problems"); } catch (err) { return; }
+  state.problems = data.problems;
+  $("problems").hidden = !data.problems.length;
+  $("problem-list").replaceChildren(...data.problems.map((p) => el("li", {}, p.node
+    ? el("button", { type: "button", "data-node": p.node, onclick: () => pickNode(p.node) }, p.text) : p.text)));
+  showNodeProblems();
+  $("failed").hidden = !data.failed.length;
+  $("failed-list").replaceChildren(...data.failed.map((f) => el("li", { "data-key": f.key },
+    el("div", {}, `“${short(f.content, 120)}”`),
+    el("div", { class: "error" }, short(f.error, 300)),
+    el("div", { class: "row" },
+      el("button", { type: "button", class: "retry", "aria-label": `retry “${short(f.content, 60)}”`,
+        onclick: () => retryFailed(f) }, "Retry"),
+      el("button", { type: "button", class: "drop", "aria-label": `drop “${short(f.content, 60)}”`,
+        onclick: () => dropFailed(f) }, "Drop…")))));
+  document.body.dataset.problems = String(data.problems.length);
+  document.body.dataset.failed = String(data.failed.length);
+}
+
+function showNodeProblems() {
+  const mine = (state.problems || []).filter((p) => p.node && p.node === state.selected);
+  $("node-problems").hidden = !mine.length;
+  $("node-problems").replaceChildren(...mine.map((p) => el("li", {}, p.text)));
+}
+
+async function retryFailed(item) {
+  await act(() => api("/api/studio/failed/retry", { method: "POST", body: { key: item.key } }),
+    (r) => `Recorded: ${short(r.content || item.content, 80)}`);
+  loadProblems();
+}
+
+async function dropFailed(item) {
+  const lines = [`The failed event “${short(item.content, 120)}” will be forgotten for good.`,
+    "Its words are not kept anywhere else: copy them first if you may want them."];
+  if (!(await confirmAction("Drop this failed event?", lines, "Drop"))) return;
+  await act(() => api("/api/studio/failed/drop", { method: "POST", body: { key: item.key } }),
+    () => `Dropped “${short(item.content, 80)}”.`);
+  loadProblems();
+}
+
 /* --- the inspector: see and edit one node -------------------------------------------------- */
 
-async function selectNode(id, scroll = true) {
+async function pickNode(id) {
+  if ((await selectNode(id)) === false) return;  // kept the unsaved text instead
+  state.focus = id;
+  $("node-title").focus();  // where the node is now shown (the list is drawn again)
+  loadWorld();
+}
+
+function tabKeys(evt) {
+  // The ARIA tabs pattern: arrows move between the tabs (and show them), Home and End too.
+  const tabs = ["tab-world", "tab-events"];
+  const at = tabs.indexOf(evt.target.id);
+  let next = null;
+  if (evt.key === "ArrowRight" || evt.key === "ArrowDown") next = (at + 1) % tabs.length;
+  else if (evt.key === "ArrowLeft" || evt.key === "ArrowUp") next = (at - 1 + tabs.length) % tabs.length;
+  else if (evt.key === "Home") next = 0;
+  else if (evt.key === "End") next = tabs.length - 1;
+  if (next === null) return;
+  evt.preventDefault();
+  showView(next === 0 ? "world" : "events");
+  $(tabs[next]).focus();
+}
+
+async function selectNode(id, scroll = true, again = false) {
+  if (!again && id !== state.selected && editorDirty()) {
+    const discard = await confirmAction("Discard your unsaved text?",
+      [`The file editor holds changes to ${state.selected} that are not saved.`,
+        "Cancel to go back to them (and save them); Discard to drop them and open the other node."], "Discard");
+    if (!discard) return false;
+  }
   state.selected = id;
   for (const b of document.querySelectorAll("#node-list button")) {
     b.setAttribute("aria-current", String(b.dataset.id === id));
   }
   $("inspector-empty").hidden = true;
   $("inspector-body").hidden = false;
-  $("node-message").textContent = "";
+  if (!again) $("node-message").textContent = "";
   let node;
   try {
-    node = (await api(`/api/nodes/${encodeURIComponent(id)}${query({ at: state.at })}`)).node;
+    const view = await api(`/api/studio/node/${encodeURIComponent(id)}${query({ at: state.at })}`);
+    learnNames(view.names);
+    node = view.node;
+    node.__links = view.links || {};
+    node.__file = view.file;
   } catch (err) {
     $("node-title").textContent = id;
     $("node-sub").textContent = "";
@@ -328,14 +609,21 @@ async function selectNode(id, scroll = true) {
     return;
   }
   if (state.selected !== id) return;
+  if (again && editorDirty()) return refreshNode();  // text typed while it loaded stays
   showNode(node);
+  showNodeProblems();
   if (scroll) $("inspector").scrollTop = 0;
+  return true;
 }
 
 function showNode(node) {
+  const links = node.__links || {};
+  if ("__file" in node) state.loadedFile = node.__file;
+  delete node.__links;
+  delete node.__file;
   const aliases = (node.aliases || []).join(" · ");
   $("node-title").replaceChildren(node.name || node.id,
-    aliases ? el("span", { class: "alias", lang: "zh" }, aliases) : "");
+    aliases ? el("span", { class: "alias", lang: langOf(aliases) }, aliases) : "");
   $("node-sub").textContent = `${node.id} · ${node.layer} · ${node.kind} · ${node.lifecycle || "permanent"}`;
   const past = state.at !== null;
   const dl = $("node-fields");
@@ -346,10 +634,11 @@ function showNode(node) {
   }
   dl.replaceChildren(...rows.flatMap(([path, v]) => {
     const label = path.join(".");
-    const value = past ? short(v, 200) : el("input", {
-      value: typeof v === "string" ? v : JSON.stringify(v), "aria-label": `${node.id} ${label}`,
+    const named = links[label];  // a field holding a node's id: the node, by name, as a link
+    const value = past ? (named ? nodeName(named) : short(v, 200)) : el("input", {
+      value: typeof v === "string" ? v : JSON.stringify(v), "aria-label": `${node.name || node.id} ${label}`,
       "data-path": label, onchange: (evt) => setField(path, typeof v === "string", evt.target.value) });
-    return [el("dt", {}, label), el("dd", {}, value)];
+    return [el("dt", {}, label), el("dd", {}, value, !past && named ? el("div", { class: "names" }, "→ ", nodeName(named)) : null)];
   }));
   $("field-form").hidden = past;
   const rel = $("node-relations");
@@ -357,14 +646,22 @@ function showNode(node) {
   for (const [type, targets] of Object.entries(node.relations || {})) {
     for (const [target, attrs] of Object.entries(targets || {})) {
       const extra = attrs && Object.keys(attrs).length ? ` ${short(attrs, 60)}` : "";
-      items.push(el("li", { class: "relation" }, el("button", { type: "button", "aria-label": `${type} ${target}`,
-        onclick: () => { state.focus = target; selectNode(target); loadWorld(); } },
-      `${type} → ${target}${extra}`),
-      past ? null : el("button", { type: "button", class: "remove", "aria-label": `remove ${type} → ${target}`,
+      const name = nameOf(target);
+      const alias = ((state.names || {})[target] || {}).aliases || [];
+      items.push(el("li", { class: "relation", "data-type": type, "data-target": target },
+        el("button", { type: "button", "aria-label": `${type} ${name}${alias.length ? ` (${alias[0]})` : ""}`,
+          onclick: () => pickNode(target) },
+        `${type} → ${name}`, alias.length ? el("span", { class: "alias", lang: langOf(alias[0]) }, alias[0]) : null,
+        name !== target ? el("span", { class: "id" }, target) : null, extra),
+      past ? null : el("button", { type: "button", class: "edit", "aria-label": `edit ${type} → ${name}`,
+        title: "change this relation's type, target or attributes", onclick: () => editRelation(type, target, attrs) }, "✎"),
+      past ? null : el("button", { type: "button", class: "remove", "aria-label": `remove ${type} → ${name}`,
         title: "remove this relation (a hand edit)", onclick: () => changeRelations(type, target, false) }, "×")));
     }
   }
   $("relation-form").hidden = past;
+  $("node-end").hidden = past;
+  endRelationEdit();
   rel.replaceChildren(...(items.length ? items : [el("li", {}, "none")]));
   const text = JSON.stringify(node, null, 2);
   state.loadedNode = text;
@@ -374,6 +671,17 @@ function showNode(node) {
   $("node-save").disabled = past;
   $("node-revert").disabled = past;
   if (past) $("node-message").textContent = "This is the node as it was then; move the slider to now to edit it.";
+}
+
+function loadedNode() {
+  // A field or relation changed in place applies to the file as loaded, never to unsaved editor text.
+  if (editorDirty()) {
+    $("node-message").className = "error";
+    $("node-message").textContent = "The file editor holds unsaved text: save it or discard it first " +
+      "(a change here would otherwise save it too, or drop it).";
+    return null;
+  }
+  return JSON.parse(state.loadedNode);
 }
 
 function editedNode() {
@@ -392,7 +700,7 @@ function setField(path, asText, text) {
   if (!asText) {
     try { value = JSON.parse(text); } catch (err) { value = text; }
   }
-  const node = editedNode();
+  const node = loadedNode();
   if (!node) return;
   let here = node;
   for (const key of path.slice(0, -1)) {
@@ -403,41 +711,200 @@ function setField(path, asText, text) {
   saveNode(JSON.stringify(node, null, 2));
 }
 
-function changeRelations(type, target, add) {
-  // A relation is a part of the node's file: change the file in the editor, then save it.
-  const node = editedNode();
-  if (!node) return;
-  node.relations = node.relations || {};
-  if (add) {
-    node.relations[type] = node.relations[type] || {};
-    node.relations[type][target] = node.relations[type][target] || {};
-  } else if (node.relations[type]) {
-    delete node.relations[type][target];
-    if (!Object.keys(node.relations[type]).length) delete node.relations[type];
-  }
-  saveNode(JSON.stringify(node, null, 2));
+function changeRelations(type, target, add, attrs, replaces) {
+  // One relation changed in the node's file as it stands (a hand edit); the target by name.
+  if (editorDirty()) { loadedNode(); return; }
+  const id = state.selected;
+  const message = $("node-message");
+  message.className = "";
+  message.textContent = "saving…";
+  const body = { node: id, type, target, remove: !add };
+  if (attrs !== undefined) body.attrs = attrs;
+  if (replaces) body.replaces = replaces;
+  return api("/api/studio/relation", { method: "POST", body }).then(async (answer) => {
+    const r = answer.relation;
+    await selectNode(id, false, true);
+    message.className = "ok";
+    message.textContent = `Saved ${answer.path}: ${r.removed ? "removed" : "the relation"} ${r.type} → ${nameOf(r.target)}` +
+      " (a hand edit, recorded with the next event).";
+    loadWorld();
+    loadPending();
+    loadProblems();
+    return true;
+  }).catch((err) => {
+    message.className = "error";
+    message.textContent = err instanceof ApiError ? err.describe() : String(err);
+    return false;
+  });
 }
 
-async function saveNode(text) {
+function editRelation(type, target, attrs) {
+  state.editingRelation = { type, target };
+  $("relation-type").value = type;
+  $("relation-target").value = nameOf(target);
+  $("relation-attrs").value = attrs && Object.keys(attrs).length ? JSON.stringify(attrs) : "";
+  $("relation-add").textContent = "Save relation";
+  $("relation-cancel").hidden = false;
+  $("relation-type").focus();
+}
+
+function endRelationEdit() {
+  state.editingRelation = null;
+  $("relation-add").textContent = "Add relation";
+  $("relation-cancel").hidden = true;
+}
+
+async function submitRelation() {
+  const type = $("relation-type").value.trim();
+  const target = $("relation-target").value.trim();
+  const text = $("relation-attrs").value.trim();
+  let attrs = {};
+  if (text) {
+    try { attrs = JSON.parse(text); } catch (err) {
+      $("node-message").className = "error";
+      $("node-message").textContent = `The attributes are not JSON: ${err.message}. Write an object, e.g. {"since": "spring"}.`;
+      return;
+    }
+    if (!attrs || typeof attrs !== "object" || Array.isArray(attrs)) {
+      $("node-message").className = "error";
+      $("node-message").textContent = 'The attributes must be a JSON object, e.g. {"since": "spring"}.';
+      return;
+    }
+  }
+  const editing = state.editingRelation;
+  const replaces = editing || null;  // the relation being edited gives way to the one saved
+  const button = $("relation-add");
+  button.disabled = true;  // one click, one write
+  try {
+    if (await changeRelations(type, target, true, attrs, replaces)) {
+      $("relation-type").value = "";
+      $("relation-target").value = "";
+      $("relation-attrs").value = "";
+      endRelationEdit();
+    }
+  } finally { button.disabled = false; }
+}
+
+const suggestTargets = debounce(async () => {
+  const q = $("relation-target").value.trim();
+  if (!q) return;
+  let data;
+  try { data = await api(`/api/graph/world${query({ q, limit: 20, draw: 0 })}`); } catch (err) { return; }
+  const options = [];
+  for (const n of data.nodes) {
+    options.push(el("option", { value: n.name, label: `${n.id} · ${n.layer} ${n.kind}` }));
+    for (const a of n.aliases || []) options.push(el("option", { value: a, label: `${n.name} (${n.id})` }));
+  }
+  $("target-names").replaceChildren(...options);
+  document.body.dataset.suggested = q;
+}, 150);
+
+/* --- creating and ending nodes ------------------------------------------------------------ */
+
+function openNewNode() {
+  const layer = $("new-layer");
+  if (!layer.options.length) {
+    layer.append(...LAYERS.map((l) => el("option", { value: l }, l)));
+    $("new-lifecycle").append(...LIFECYCLES.map((l) => el("option", { value: l }, l)));
+  }
+  $("new-node-message").textContent = "";
+  $("new-node").showModal();
+  $("new-name").focus();
+}
+
+async function createNode() {
+  const button = $("new-node-create");
+  if (button.disabled) return;
+  const body = { layer: $("new-layer").value, name: $("new-name").value, kind: $("new-kind").value,
+    aliases: $("new-aliases").value, lifecycle: $("new-lifecycle").value, summary: $("new-summary").value };
+  if (!body.name.trim()) { $("new-node-message").textContent = "A node needs a name."; return; }
+  button.disabled = true;  // a double click makes one node
+  try {
+    const made = await api("/api/studio/nodes", { method: "POST", body });
+    $("new-node").close();
+    for (const id of ["new-name", "new-aliases", "new-kind", "new-summary"]) $(id).value = "";
+    await pickNode(made.id);
+    $("node-message").className = "ok";
+    $("node-message").textContent = `Made ${made.name} (${made.id}) in ${made.path}: a hand edit, recorded with the next event.` +
+      (made.warnings && made.warnings.length ? `\n${made.warnings.join("\n")}` : "");
+    loadPending();
+  } catch (err) {
+    $("new-node-message").textContent = err instanceof ApiError ? err.describe() : String(err);
+  } finally { button.disabled = false; }
+}
+
+function openEndNode() {
   const id = state.selected;
-  if (!id || state.at !== null) return;
+  if (!id) return;
+  const name = $("node-title").firstChild ? $("node-title").firstChild.textContent : id;
+  $("end-node-text").textContent = `An event ends ${name} (${id}): it leaves the world from then on, ` +
+    "and stays in the history (the time slider shows it before).";
+  $("end-content").value = `${name} is gone`;
+  $("end-node-message").textContent = "";
+  $("end-node").showModal();
+  $("end-content").select();
+}
+
+async function endNode() {
+  const id = state.selected;
+  const button = $("end-node-ok");
+  if (!id || button.disabled) return;
+  const content = $("end-content").value.trim();
+  if (!content) { $("end-node-message").textContent = "Say what happens first."; return; }
+  button.disabled = true;
+  try {
+    const result = await api("/api/studio/compose", { method: "POST", body: { content, expire: [id] } });
+    $("end-node").close();
+    $("node-message").className = "ok";
+    $("node-message").textContent = `Recorded “${short(result.content || content, 80)}”: ${id} has ended.`;
+    await loadEvents();
+    loadWorld();
+    selectNode(id, false, true);
+  } catch (err) {
+    $("end-node-message").textContent = err instanceof ApiError ? err.describe() : String(err);
+  } finally { button.disabled = false; }
+}
+
+async function saveNode(text, overwrite = false) {
+  const id = state.selected;
+  if (!id || state.at !== null || state.saving) return;  // a double click saves once
   const body = typeof text === "string" ? text : $("node-editor").value;
   const message = $("node-message");
   message.className = "";
   message.textContent = "saving…";
+  state.saving = true;
+  $("node-save").disabled = true;
+  let answer;
   try {
-    const answer = await api(`/api/nodes/${encodeURIComponent(id)}`, { method: "PUT", body });
-    message.className = "ok";
-    message.textContent = `Saved ${answer.path}: a hand edit, recorded with the next event (narr status lists it).`;
-    showNode(answer.node);
-    message.className = "ok";
-    message.textContent = `Saved ${answer.path}: a hand edit, recorded with the next event (narr status lists it).`;
-    loadWorld();
-    loadPending();
+    // The file as loaded goes with it: a save never writes over a change this page did not see.
+    answer = await api(`/api/studio/save/${encodeURIComponent(id)}`, { method: "PUT", body,
+      headers: overwrite || typeof state.loadedFile !== "string" ? {} : { "X-Narr-File-Was": state.loadedFile } });
   } catch (err) {
     message.className = "error";
     message.textContent = err instanceof ApiError ? err.describe() : String(err);
+    if (err instanceof ApiError && err.status === 412 && err.message.includes("changed since this page loaded it")) {
+      const again = await confirmAction("The file changed elsewhere", [err.message,
+        "Your text is kept. Write it over the file as it now is, or cancel (then discard your text to see the file)."],
+      "Write over it");
+      if (again) {
+        state.saving = false;
+        return saveNode(body, true);
+      }
+    }
+    return;
+  } finally {
+    state.saving = false;
+    $("node-save").disabled = state.at !== null;
   }
+  state.loadedNode = JSON.stringify(answer.node, null, 2);
+  state.loadedFile = answer.file;
+  $("node-editor").value = state.loadedNode;
+  await selectNode(id, false, true);
+  message.className = "ok";
+  message.textContent = `Saved ${answer.path}: a hand edit, recorded with the next event (narr status lists it).`;
+  loadWorld();
+  loadPending();
+  loadProblems();
 }
 
 /* --- ask -------------------------------------------------------------------------------- */
@@ -527,16 +994,18 @@ async function loadEvents() {
     (data.total > data.events.length ? ` · the last ${data.events.length} of ${data.total} events` : "");
   $("timeline").replaceChildren(...data.events.map((e) => el("li", {}, el("button", {
     type: "button", "data-commit": e.commit, "aria-current": e.commit === state.event ? "true" : null,
-    "aria-label": `event ${e.seq}: ${e.content}`, onclick: () => selectEvent(e.commit),
+    "aria-label": `event ${e.seq}: ${e.content}`, onclick: () => selectEvent(e.commit).then(() => $("event-title").focus()),
   }, el("span", { class: "seq" }, `#${e.seq}`), e.content, el("span", { class: "kind" }, e.kind)))));
   $("chains").replaceChildren(...(data.chains.length ? data.chains.map((c) => el("li", {},
     el("div", {}, `${c.n}. ${c.name}`),
     el("div", { class: "tag" }, `${c.length} event${c.length === 1 ? "" : "s"}` +
       (c.first ? `, from “${short(c.first.content, 50)}”` : "") + (c.replayed ? ", replayed" : "")),
-    el("button", { type: "button", "data-chain": String(c.n), onclick: () => replayChain(c) }, "Replay…")))
+    el("div", { class: "row" },
+      el("button", { type: "button", "data-chain": String(c.n), onclick: () => replayChain(c, false) }, "Replay…"),
+      el("button", { type: "button", "data-chain-reuse": String(c.n), onclick: () => replayChain(c, true) },
+        "Replay as recorded…"))))
     : [el("li", { class: "tag" }, "none")]));
-  $("branches").replaceChildren(...data.branches.map((b) => el("li", { class: b.current ? "current" : "" },
-    `${b.name}${b.current ? " (current)" : ""}: ${short(b.content, 60)}`)));
+  loadLines();
   renderEventGraph(data);
   await loadPending();
   document.body.dataset.eventsReady = String(Date.now());
@@ -571,7 +1040,8 @@ function renderEventGraph(data) {
     eventCy = cytoscape({ container: $("event-graph"), elements: [], minZoom: 0.1, maxZoom: 3,
       style: [
         { selector: "node", style: { "label": "data(label)", "text-wrap": "wrap", "text-max-width": "130px",
-          "font-size": 10, "text-valign": "bottom", "text-margin-y": 4, "background-color": "#446", "width": 18, "height": 18,
+          "font-size": LABEL_PX, "min-zoomed-font-size": LABEL_PX, "text-valign": "bottom", "text-margin-y": 4,
+          "background-color": "#446", "width": 18, "height": 18,
           "font-family": "Noto Sans, Noto Sans CJK SC, sans-serif" } },
         { selector: "node[kind = 'genesis']", style: { "background-color": "#4f9d5a", "shape": "round-rectangle" } },
         { selector: "node.chain", style: { "background-color": "#bbb", "shape": "round-rectangle", "color": "#777" } },
@@ -580,18 +1050,26 @@ function renderEventGraph(data) {
         { selector: "edge.branch", style: { "width": 1, "line-style": "dashed", "line-color": "#bbb", "curve-style": "straight" } },
         { selector: "edge.cause", style: { "width": 1.5, "line-color": "#d9534f", "target-arrow-color": "#d9534f",
           "target-arrow-shape": "triangle", "curve-style": "unbundled-bezier", "control-point-distances": [-60],
-          "control-point-weights": [0.5], "label": "data(label)", "font-size": 8, "color": "#a44" } },
+          "control-point-weights": [0.5], "label": "data(label)", "font-size": LABEL_PX, "min-zoomed-font-size": LABEL_PX, "color": "#a33" } },
+        ...HIGHLIGHT_STYLE,
       ] });
+    eventCy.on("zoom", () => labelState(eventCy));
+    hoverNeighbours(eventCy);
+    window.narrStudio.eventCy = eventCy;
     eventCy.on("tap", "node", (evt) => {
       if (!evt.target.hasClass("chain")) selectEvent(evt.target.id());
     });
   }
   eventCy.batch(() => { eventCy.elements().remove(); eventCy.add(elements); });
   eventCy.layout({ name: "preset" }).run();
-  // A long story line is wide: show its newest events, and pan or zoom out for the rest.
-  const recent = eventCy.collection(events.slice(-6).map((e) => eventCy.getElementById(e.commit)));
+  // A long story line is wide: show its newest events, as many as fit with their labels at the
+  // page's text size; pan or zoom out for the rest.
+  const fits = Math.max(1, Math.floor(($("event-graph").clientWidth || 600) / 170));
+  const recent = eventCy.collection(events.slice(-Math.min(6, fits)).map((e) => eventCy.getElementById(e.commit)));
   eventCy.fit(recent.length ? recent : undefined, 40);
   if (eventCy.zoom() > 1.2) { eventCy.zoom(1.2); eventCy.center(recent.length ? recent : undefined); }
+  if (eventCy.zoom() < 1 && recent.length) { eventCy.zoom(1); eventCy.center(recent.last()); }
+  labelState(eventCy);
 }
 
 async function selectEvent(commit) {
@@ -616,6 +1094,8 @@ async function selectEvent(commit) {
     $("event-title").textContent = err instanceof ApiError ? err.describe() : String(err);
     return;
   }
+  await withNames([...(e.edits || []), ...(e.diffusions || [])].map((c) => c.target));
+  if (state.event !== commit) return;
   const info = state.story.find((x) => x.commit === commit);
   $("event-title").textContent = `${info ? `#${info.seq} ` : ""}${e.content}`;
   $("event-sub").textContent = `${e.kind} · ${commit.slice(0, 10)} · ${e.created_at || ""}` +
@@ -623,7 +1103,7 @@ async function selectEvent(commit) {
   const rows = [];
   for (const [source, changes] of [["hand edit", e.edits || []], ["diffusion", e.diffusions || []]]) {
     for (const c of changes) {
-      rows.push(el("tr", {}, el("td", {}, source), el("td", {}, c.target), el("td", {}, c.field || "(whole node)"),
+      rows.push(el("tr", {}, el("td", {}, source), el("td", {}, nodeName(c.target)), el("td", {}, c.field || "(whole node)"),
         el("td", { class: "old" }, cell(c, "old_value")), el("td", { class: "new" }, cell(c, "new_value"))));
     }
   }
@@ -642,6 +1122,7 @@ async function resetToEvent() {
   const commit = state.event;
   const info = state.story.find((x) => x.commit === commit);
   if (!commit || !info) return;
+  const seen = { head: state.head, branch: state.branch };  // what the confirmation describes
   const later = laterEvents(commit);
   const lines = [`The story will stand at event #${info.seq}, “${info.content}”, again.`];
   if (later.length) {
@@ -653,7 +1134,7 @@ async function resetToEvent() {
       "will be set aside (under refs/narr/edits/), not lost.");
   }
   if (!(await confirmAction("Reset the story?", lines, "Reset"))) return;
-  await act(() => api("/api/reset", { method: "POST", body: { rev: commit } }),
+  await act(() => api("/api/reset", { method: "POST", body: { rev: commit }, seen }),
     (r) => `Reset to #${info.seq}.` + (r.abandoned ? ` The undone events are kept as ${r.abandoned}.` : ""));
 }
 
@@ -661,22 +1142,162 @@ async function revertEvent() {
   const commit = state.event;
   const info = state.story.find((x) => x.commit === commit);
   if (!commit || !info) return;
+  const seen = { head: state.head, branch: state.branch };
   const lines = [`A new event will undo the changes event #${info.seq}, “${info.content}”, diffused ` +
     "(the hand edits it recorded were yours, and stay).",
     "The events after it stay. If a later event has changed a field it wrote, nothing is undone " +
     "and those fields are named."];
   if (!(await confirmAction("Revert this event?", lines, "Revert"))) return;
-  await act(() => api("/api/revert", { method: "POST", body: { rev: commit } }),
+  await act(() => api("/api/revert", { method: "POST", body: { rev: commit }, seen }),
     (r) => `Reverted #${info.seq}: ${short(r.content || (r.event && r.event.content) || "", 80)}`);
 }
 
-async function replayChain(chain) {
+async function replayChain(chain, reuse) {
+  const seen = { head: state.head, branch: state.branch };
+  const how = reuse
+    ? "each makes the changes it made when it was recorded (no diffuser runs); a field changed since stops the replay, and it says which"
+    : "each is diffused afresh against the world as it now stands";
   const lines = [`The ${chain.length} event${chain.length === 1 ? "" : "s"} of the abandoned chain “${chain.name}” ` +
-    "will run again, one by one, on top of the current story line; each is diffused afresh against the world as it now stands.",
-    "The chain itself stays kept."];
+    `will run again, one by one, on top of the current story line; ${how}.`, "The chain itself stays kept."];
   if (!(await confirmAction("Replay this chain?", lines, "Replay"))) return;
-  await act(() => api("/api/replay", { method: "POST", body: { chain: String(chain.n) } }),
-    () => `Replayed chain ${chain.n}.`);
+  await act(() => api("/api/replay", { method: "POST", body: { chain: String(chain.n), reuse }, seen }),
+    () => `Replayed chain ${chain.n}${reuse ? " as recorded" : ""}.`);
+}
+
+/* --- story lines: switch, create, merge, set-aside edits ---------------------------------- */
+
+async function loadLines() {
+  let data;
+  try { data = await api("/api/studio/lines"); } catch (err) {
+    $("lines-out").textContent = err instanceof ApiError ? err.describe() : String(err);
+    return;
+  }
+  state.lines = data;
+  $("branches").replaceChildren(...data.branches.map((b) => el("li", { class: b.current ? "current" : "", "data-branch": b.name },
+    el("span", {}, `${b.name}${b.current ? " (current)" : ""}`),
+    b.current ? null : el("button", { type: "button", class: "switch", "aria-label": `switch to ${b.name}`,
+      onclick: () => switchTo(b.name, false) }, "Switch"),
+    b.current || !data.branch ? null : el("button", { type: "button", class: "merge", "aria-label": `merge ${b.name} into ${data.branch}`,
+      onclick: () => mergeBranch(b.name) }, "Merge in…"),
+    el("span", { class: "what" }, short(b.content, 70)))));
+  renderMerge(data.merge);
+  $("set-asides").replaceChildren(...(data.set_aside.length ? data.set_aside.map((e) => el("li", { "data-ref": e.ref },
+    el("div", {}, `${e.n}. ${e.reason || "set aside"}${e.created_at ? `, ${e.created_at}` : ""}${e.restored_at ? " (restored once)" : ""}`),
+    el("div", { class: "tag" }, e.changes.map((c) => `${nameOf(c.target)} ${c.field || "(whole node)"}`).join(", ") +
+      (e.raw_files.length ? ` · files: ${e.raw_files.join(", ")}` : "")),
+    e.remote ? null : el("div", { class: "row" },
+      el("button", { type: "button", class: "restore", onclick: () => restoreEdits(e, false) }, "Restore"),
+      el("button", { type: "button", class: "drop", onclick: () => dropEdits(e) }, "Drop…"))))
+    : [el("li", { class: "tag" }, "none")]));
+  document.body.dataset.linesReady = String(Date.now());
+}
+
+async function lineAction(work, describe) {
+  const out = $("lines-out");
+  try {
+    const result = await work();
+    out.className = "ok";
+    out.textContent = describe(result || {});
+  } catch (err) {
+    out.className = "error";
+    out.textContent = err instanceof ApiError ? err.describe() : String(err);
+  }
+  await loadEvents();
+  loadWorld();
+  loadPending();
+  if (state.selected) refreshNode();
+}
+
+async function switchTo(name, create) {
+  const seen = { head: state.head, branch: state.branch };
+  const edited = (state.lines && state.lines.edited_files) || 0;
+  let setAside = false;
+  if (edited) {
+    const lines = [`${edited} file${edited === 1 ? "" : "s"} hold${edited === 1 ? "s" : ""} hand edits not yet recorded.`,
+      `They will be set aside (kept under refs/narr/edits/, listed below), so they do not land on ${name}; ` +
+      "restore them where you want them."];
+    if (!(await confirmAction(`Switch to ${name}?`, lines, "Set aside and switch"))) return;
+    setAside = true;
+  }
+  await lineAction(() => api("/api/studio/switch", { method: "POST", body: { name, set_aside: setAside, create }, seen }),
+    (r) => `Now on ${r.branch}: “${short(r.content, 60)}”.` + (r.set_aside ? ` Hand edits set aside as ${r.set_aside.split("/").pop()}.` : ""));
+}
+
+async function createLine() {
+  const name = $("branch-new").value.trim();
+  if (!name) return;
+  const button = $("branch-create");
+  if (button.disabled) return;
+  button.disabled = true;
+  try {
+    if ($("branch-switch").checked) await switchTo(name, true);
+    else {
+      await lineAction(() => api("/api/studio/branch", { method: "POST", body: { name } }),
+        (r) => `Made the story line ${r.name || name} at the current event.`);
+    }
+    $("branch-new").value = "";
+  } finally { button.disabled = false; }
+}
+
+async function mergeBranch(name) {
+  const seen = { head: state.head, branch: state.branch };
+  const lines = [`The events of ${name} that ${state.branch} lacks join it, node by node.`,
+    "Where both changed the same field, the merge stops and shows each conflict here, to be resolved " +
+    "(ours, theirs or a value) before it finishes; nothing is committed until then."];
+  if (!(await confirmAction(`Merge ${name} into ${state.branch}?`, lines, "Merge"))) return;
+  await lineAction(() => api("/api/studio/merge", { method: "POST", body: { branch: name }, seen }),
+    (r) => (r.fast_forward ? `${state.branch} now stands where ${name} does.` : `Merged ${name}.`));
+}
+
+function renderMerge(merge) {
+  $("merge-panel").hidden = !merge;
+  if (!merge) return;
+  $("merge-title").textContent = `Merging ${merge.branch}: ${merge.unresolved} of ${merge.conflicts.length} conflicts to resolve`;
+  $("merge-conflicts").tBodies[0].replaceChildren(...merge.conflicts.map((c) => {
+    const value = el("input", { "aria-label": `a value for ${c.node} ${c.field}`, placeholder: "JSON or text",
+      value: c.resolved && "resolution" in c ? JSON.stringify(c.resolution) : null });
+    const chosen = c.resolved ? ("resolution" in c ? short(c.resolution, 40) : "(removed)") : null;
+    return el("tr", { "data-node": c.node, "data-field": c.field, class: c.resolved ? "resolved" : "" },
+      el("td", {}, nodeName(c.node, { link: false })), el("td", {}, c.field || "(whole node)"),
+      el("td", { class: "old" }, "ours" in c ? short(c.ours, 80) : "—"),
+      el("td", { class: "new" }, "theirs" in c ? short(c.theirs, 80) : "—"),
+      el("td", {},
+        el("button", { type: "button", class: "take-ours", onclick: () => resolveConflict(c, { take: "ours" }) }, "Ours"),
+        el("button", { type: "button", class: "take-theirs", onclick: () => resolveConflict(c, { take: "theirs" }) }, "Theirs"),
+        value,
+        el("button", { type: "button", class: "take-value", onclick: () => {
+          let v = value.value;
+          try { v = JSON.parse(v); } catch (err) { /* a bare word is text, as narr resolve --value */ }
+          resolveConflict(c, { value: v });
+        } }, "Set"),
+        chosen !== null ? el("div", { class: "tag" }, `chosen: ${chosen}`) : null));
+  }));
+  $("merge-continue").disabled = merge.unresolved > 0;
+}
+
+async function resolveConflict(c, how) {
+  await lineAction(() => api("/api/studio/merge/resolve", { method: "POST", body: { node: c.node, field: c.field, ...how } }),
+    () => `Resolved ${nameOf(c.node)} ${c.field || "(whole node)"}.`);
+}
+
+async function restoreEdits(item, force) {
+  await lineAction(() => api("/api/studio/edits/restore", { method: "POST", body: { which: item.ref, force } }),
+    (r) => `Restored ${r.changes.length} change${r.changes.length === 1 ? "" : "s"} as hand edits.`).then(async () => {
+    const out = $("lines-out");
+    if (out.className === "error" && !force && out.textContent.includes("changed since")) {
+      const again = await confirmAction("Let the set-aside values win?",
+        [out.textContent, "Your current hand edits are set aside first (nothing is lost)."], "Restore anyway");
+      if (again) await restoreEdits(item, true);
+    }
+  });
+}
+
+async function dropEdits(item) {
+  const lines = [`The set-aside hand edits “${item.reason || item.ref}” will be forgotten for good:`,
+    item.changes.map((c) => `${nameOf(c.target)} ${c.field || "(whole node)"}`).join(", ") || "(files)"];
+  if (!(await confirmAction("Drop these set-aside edits?", lines, "Drop"))) return;
+  await lineAction(() => api("/api/studio/edits/drop", { method: "POST", body: { which: item.ref } }),
+    () => "Dropped the set-aside edits.");
 }
 
 async function act(work, describe) {
@@ -700,7 +1321,8 @@ async function loadPending() {
   let status;
   try { status = await api("/api/status"); } catch (err) { return; }
   state.pending = status.edits || [];
-  const items = state.pending.map((e) => el("li", {}, `${e.target} ${e.field || "(whole node)"}: `,
+  await withNames(state.pending.map((e) => e.target));
+  const items = state.pending.map((e) => el("li", {}, nodeName(e.target), ` ${e.field || "(whole node)"}: `,
     el("span", { class: "old" }, "old_value" in e ? short(e.old_value, 60) : "—"), " → ",
     el("span", { class: "new" }, "new_value" in e ? short(e.new_value, 60) : "—")));
   $("pending").replaceChildren(...(items.length ? items : [el("li", { class: "tag" }, "none")]));
@@ -708,8 +1330,91 @@ async function loadPending() {
     ? `${state.pending.length} hand edit${state.pending.length === 1 ? "" : "s"} waiting to be recorded` : "";
 }
 
+const CHANGE_HINTS = { set: "Lin Yuan.state.mood=wary", unset: "Lin Yuan.state.wounds",
+  relate: "苏晴:suspects:林远", unrelate: "Su Qing:distrusts:Lin Yuan", expire: "Old Zhou" };
+
 function composeBody(dryRun) {
-  return { content: $("compose-text").value, close_scene: $("compose-close").checked, dry_run: dryRun };
+  const body = { content: $("compose-text").value, close_scene: $("compose-close").checked, dry_run: dryRun,
+    at: $("compose-at").value.trim() || null, text: $("compose-prose").value.trim() || null,
+    diffuser: $("compose-diffuser").value || null, accept: [...state.accept] };
+  for (const c of state.changes) (body[c.kind] = body[c.kind] || []).push(c.spec);
+  return body;
+}
+
+function renderChanges() {
+  $("compose-changes").replaceChildren(...state.changes.map((c, i) => el("li", {},
+    el("span", { class: "tag" }, c.kind), el("code", {}, c.spec),
+    el("button", { type: "button", "aria-label": `remove the change ${c.kind} ${c.spec}`,
+      onclick: () => { state.changes.splice(i, 1); renderChanges(); } }, "×"))));
+}
+
+function addChange() {
+  const spec = $("change-spec").value.trim();
+  if (!spec) return;
+  state.changes.push({ kind: $("change-kind").value, spec });
+  $("change-spec").value = "";
+  renderChanges();
+}
+
+async function loadDiffusers() {
+  let data;
+  try { data = await api("/api/studio/diffusers"); } catch (err) { return; }
+  const select = $("compose-diffuser");
+  const chosen = select.value;
+  select.replaceChildren(el("option", { value: "" }, data.default ? `the default (${data.default})` : "the default"),
+    ...data.names.map((n) => el("option", { value: n }, n)));
+  select.value = chosen;
+}
+
+function clearComposer() {
+  // Recorded: the next event starts blank (the diffuser chosen stays chosen).
+  $("compose-text").value = "";
+  $("compose-prose").value = "";
+  $("compose-at").value = "";
+  $("compose-close").checked = false;
+  state.changes = [];
+  state.accept = new Set();
+  renderChanges();
+}
+
+function renderHeld(held, recorded, content) {
+  if (!held.length) return [];
+  const items = held.map((h) => {
+    const what = `${h.n}. “${short(h.words, 120)}”: ${short(h.reason, 160)}` +
+      (h.flags && h.flags.length ? ` (${h.flags.filter((f, i) => i % 2 === 1).join(", ")})` : "");
+    if (!recorded) {
+      return el("li", {}, el("label", {}, el("input", { type: "checkbox", class: "accept", value: String(h.n),
+        checked: state.accept.has(h.n), onchange: (evt) => {
+          if (evt.target.checked) state.accept.add(h.n); else state.accept.delete(h.n);
+        } }), " apply: ", what));
+    }
+    return el("li", {}, what, " ", el("button", { type: "button", class: "apply", "data-held": String(h.n),
+      onclick: (evt) => applyHeld(h, evt.target) }, "Apply"));
+  });
+  const note = recorded
+    ? "Not written with the event. Apply records each as an event of its own, with exactly its changes."
+    : "Tick the ones to apply, then Dry run again or Record.";
+  return [el("h4", {}, "Held back (the words are under a structure narr does not know)"),
+    el("p", { class: "tag" }, note), el("ul", { class: "held" }, ...items)];
+}
+
+async function applyHeld(held, button) {
+  const FLAGS = { "--set": "set", "--unset": "unset", "--relate": "relate", "--unrelate": "unrelate", "--expire": "expire" };
+  const body = { content: held.words, diffuser: "explicit" };
+  for (let i = 0; i + 1 < (held.flags || []).length; i += 2) {
+    const key = FLAGS[held.flags[i]];
+    if (key) (body[key] = body[key] || []).push(held.flags[i + 1]);
+  }
+  button.disabled = true;
+  try {
+    const result = await api("/api/studio/compose", { method: "POST", body });
+    button.replaceWith(el("span", { class: "ok" }, `applied: “${short(result.content, 60)}” recorded`));
+    await loadEvents();
+    loadWorld();
+  } catch (err) {
+    button.disabled = false;
+    button.after(el("p", { class: "error" }, err instanceof ApiError ? err.describe() : String(err)));
+  }
 }
 
 function renderProposal(result, recorded) {
@@ -720,7 +1425,7 @@ function renderProposal(result, recorded) {
     parts.push(el("table", { class: "changes" }, el("thead", {}, el("tr", {}, el("th", {}, "node"), el("th", {}, "field"),
       el("th", {}, "old"), el("th", {}, "new"))),
     el("tbody", {}, ...changes.map(([kind, c]) => el("tr", {}, el("td", { title: kind },
-      kind === "hand edit" ? `✎ ${c.target}` : c.target),
+      kind === "hand edit" ? "✎ " : "", nodeName(c.target)),
       el("td", {}, c.field || "(whole node)"), el("td", { class: "old" }, cell(c, "old_value")),
       el("td", { class: "new" }, cell(c, "new_value")))))));
   } else parts.push(el("p", {}, "Nothing would change."));
@@ -738,6 +1443,7 @@ function renderProposal(result, recorded) {
     parts.push(el("p", {}, `Ends: ${Object.entries(result.expired).map(([k, v]) => `${k} (${v})`).join(", ")}`));
   }
   for (const w of result.warnings || []) parts.push(el("p", { class: "error" }, short(w, 300)));
+  parts.push(...renderHeld(proposal.held || [], recorded, result.content));
   $("compose-out").replaceChildren(...parts);
 }
 
@@ -747,17 +1453,25 @@ async function compose(dryRun) {
     $("compose-out").replaceChildren(el("p", { class: "error" }, "Say what happens first."));
     return;
   }
+  if (state.composing) return;  // a double click records once
+  state.composing = true;
+  for (const b of ["compose-dry", "compose-record"]) $(b).disabled = true;
   $("compose-out").replaceChildren(el("p", {}, dryRun ? "asking the diffuser…" : "recording…"));
   try {
-    const result = await api("/api/events", { method: "POST", body });
+    const result = await api("/api/studio/compose", { method: "POST", body });
+    await withNames([...(result.edits || []), ...(result.diffusions || [])].map((c) => c.target));
     renderProposal(result, !dryRun);
     if (!dryRun) {
-      $("compose-text").value = "";
+      clearComposer();
       await loadEvents();
       loadWorld();
     }
   } catch (err) {
     $("compose-out").replaceChildren(el("p", { class: "error" }, err instanceof ApiError ? err.describe() : String(err)));
+    if (!dryRun) loadProblems();  // a failed event is kept, with Retry and Drop
+  } finally {
+    state.composing = false;
+    for (const b of ["compose-dry", "compose-record"]) $(b).disabled = false;
   }
 }
 
@@ -782,6 +1496,7 @@ function start() {
   lc.addEventListener("change", () => { state.focus = null; loadWorld(); });
   $("search").addEventListener("input", debounce(() => { state.focus = null; loadWorld(); }, 200));
   $("tab-world").addEventListener("click", () => showView("world"));
+  for (const t of ["tab-world", "tab-events"]) $(t).addEventListener("keydown", tabKeys);
   $("tab-events").addEventListener("click", () => showView("events"));
   $("time-slider").addEventListener("change", onSlide);
   $("time-now").addEventListener("click", () => {
@@ -794,22 +1509,47 @@ function start() {
     const path = $("field-path").value.trim().split(".").filter(Boolean);
     if (path.length) setField(path, false, $("field-value").value);
   });
-  $("relation-form").addEventListener("submit", (evt) => {
-    evt.preventDefault();
-    changeRelations($("relation-type").value.trim(), $("relation-target").value.trim(), true);
+  $("relation-form").addEventListener("submit", (evt) => { evt.preventDefault(); submitRelation(); });
+  $("relation-target").addEventListener("input", suggestTargets);
+  $("relation-cancel").addEventListener("click", () => {
+    endRelationEdit();
+    for (const f of ["relation-type", "relation-target", "relation-attrs"]) $(f).value = "";
   });
+  $("new-node-open").addEventListener("click", openNewNode);
+  $("new-node-cancel").addEventListener("click", () => $("new-node").close());
+  $("new-node-form").addEventListener("submit", (evt) => { evt.preventDefault(); createNode(); });
+  $("node-end").addEventListener("click", openEndNode);
+  $("end-node-cancel").addEventListener("click", () => $("end-node").close());
+  $("end-node-form").addEventListener("submit", (evt) => { evt.preventDefault(); endNode(); });
   $("node-revert").addEventListener("click", () => { $("node-editor").value = state.loadedNode; $("node-message").textContent = ""; });
   $("ask-why").addEventListener("click", () => ask("why"));
   $("ask-history").addEventListener("click", () => ask("history"));
   $("ask-brief").addEventListener("click", () => ask("brief"));
   $("event-reset").addEventListener("click", resetToEvent);
+  $("branch-form").addEventListener("submit", (evt) => { evt.preventDefault(); createLine(); });
+  $("merge-continue").addEventListener("click", () => lineAction(
+    () => api("/api/studio/merge/continue", { method: "POST", body: {} }), (r) => `Merged ${r.branch || ""}.`));
+  $("merge-abort").addEventListener("click", async () => {
+    if (!(await confirmAction("Abort the merge?", ["The merge stops; the world stays as it was before it began."], "Abort"))) return;
+    lineAction(() => api("/api/studio/merge/abort", { method: "POST", body: {} }), () => "The merge was aborted.");
+  });
   $("event-revert").addEventListener("click", revertEvent);
   $("compose-dry").addEventListener("click", () => compose(true));
+  $("change-add").addEventListener("click", addChange);
+  $("compose-text").addEventListener("input", () => { state.accept = new Set(); });  // numbers of other words
+  $("change-spec").addEventListener("keydown", (evt) => { if (evt.key === "Enter") { evt.preventDefault(); addChange(); } });
+  $("change-kind").addEventListener("change", () => { $("change-spec").placeholder = CHANGE_HINTS[$("change-kind").value]; });
+  $("compose-more").addEventListener("toggle", () => { if ($("compose-more").open) loadDiffusers(); });
   $("compose-record").addEventListener("click", () => compose(false));
   // The world view first; the story line (for the time slider) and the hand edits after it.
+  window.addEventListener("beforeunload", (evt) => {
+    if (editorDirty()) { evt.preventDefault(); evt.returnValue = ""; }
+  });
+  api("/api/studio/where").then((where) => applyStamp(where)).catch(() => {}).finally(listen);
   loadWorld().finally(() => {
     api("/api/graph/events").then((data) => { state.eventsData = data; setStory(data.events); }).catch(() => {});
     loadPending();
+    loadProblems();
   });
 }
 

@@ -278,6 +278,11 @@ class NodeIndex(Connection):
         """Every name and alias of every node."""
         return list(map(NameRow._make, self.db.execute("SELECT norm, id FROM names")))
 
+    def aliases(self) -> dict[str, list[str]]:
+        """Every node's aliases as written (not normalised), for nodes that have some."""
+        return {node_id: json.loads(aliases) for node_id, aliases in self.db.execute(
+            "SELECT id, aliases FROM nodes WHERE aliases != '[]'")}
+
     def names_in_layer(self, layer: str) -> list[NameRow]:
         """Every name and alias of the nodes of ``layer``."""
         return list(map(NameRow._make, self.db.execute(

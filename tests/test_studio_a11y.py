@@ -1,0 +1,117 @@
+"""Keyboard and screen readers in the studio: every action reachable by keyboard with visible
+focus, focus moved to the inspector after picking a node, the time slider announcing its event,
+tabs answering arrow keys (the ARIA tabs pattern); and axe-core (from npm, ``npm install`` in
+tests/a11y) finding no serious or critical violation on the world, event and composer views."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_studio import browser, narr, studio, world_now
+from test_studio_live import _ok, _open
+
+__all__ = ["browser"]
+
+pytestmark = pytest.mark.slow
+AXE = Path(__file__).resolve().parent / "a11y" / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def _violations(page: Any, where: str) -> list[dict[str, Any]]:
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE))
+    found = page.evaluate(f"axe.run(document.querySelector({json.dumps(where)}) || document)"
+                          ".then(r => r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,"
+                          " nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 5)})))")
+    return [v for v in found if v["impact"] in ("serious", "critical")]
+
+
+def test_axe_finds_nothing_serious(flat_world: Path, browser: Any) -> None:
+    if not AXE.exists():
+        pytest.skip("axe-core is not installed (cd tests/a11y && npm install)")
+    root = flat_world
+    _ok(narr(root, "event", "Lin Yuan walks to the ferry"))
+    with studio(root) as info:
+        context, page, errors = _open(browser, info["url"])
+        page.click("#node-list button[data-id='lin-yuan']")
+        page.wait_for_function("document.querySelector('#node-title').textContent.includes('Lin Yuan')")
+        assert _violations(page, "body") == []
+        page.click("#tab-events")
+        page.wait_for_selector("body[data-events-ready]")
+        page.click("#timeline li:first-child button")
+        page.wait_for_function("document.querySelector('#event-title').textContent.includes('ferry')")
+        page.click("#compose-more summary")
+        page.fill("#compose-text", "Old Zhou grunted that Su Qing had walked to the ferry.")
+        page.click("#compose-dry")
+        page.wait_for_selector("#compose-out .held")
+        assert _violations(page, "#event-view") == []
+        assert _violations(page, "#composer") == []
+        context.close()
+    assert errors == []
+    assert len(world_now(root, "log")) == 2
+
+
+def _active(page: Any) -> str:
+    return str(page.evaluate("document.activeElement.id || document.activeElement.tagName"))
+
+
+def test_a_session_by_keyboard(flat_world: Path, browser: Any) -> None:
+    root = flat_world
+    _ok(narr(root, "event", "Lin Yuan walks to the ferry"))
+    log = world_now(root, "log")
+    with studio(root) as info:
+        context, page, errors = _open(browser, info["url"])
+        # Tabs: arrow keys move between them and show them; one tab stop.
+        page.focus("#tab-world")
+        page.keyboard.press("ArrowRight")
+        assert _active(page) == "tab-events"
+        assert page.get_attribute("#tab-events", "aria-selected") == "true"
+        assert page.locator("#event-view").is_visible() and page.locator("#world-view").is_hidden()
+        assert page.get_attribute("#tab-world", "tabindex") == "-1"
+        page.keyboard.press("Home")
+        assert _active(page) == "tab-world" and page.locator("#world-view").is_visible()
+        # Enter on a list entry: the node opens and focus moves to it, visibly.
+        page.focus("#node-list button[data-id='lin-yuan']")
+        outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+        page.keyboard.press("Enter")
+        page.wait_for_function("document.activeElement.id === 'node-title'")
+        assert "Lin Yuan" in page.inner_text("#node-title")
+        page.keyboard.press("Tab")
+        assert _active(page) != "BODY"
+        # A field changed by keyboard: a hand edit, as narr status says.
+        page.focus("#node-fields input[data-path='state.mood']")
+        page.keyboard.press("Control+A")
+        page.keyboard.type("resolved")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#node-message.ok")
+        assert [(e["target"], e["field"], e["new_value"]) for e in world_now(root, "status")["edits"]] == [
+            ("lin-yuan", "/state/mood", "resolved")]
+        # The slider says which event it stands at, in words.
+        page.focus("#time-slider")
+        assert "after event" in (page.get_attribute("#time-slider", "aria-valuetext") or "")
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_function("document.querySelector('#time-slider').getAttribute('aria-valuetext')"
+                               ".startsWith('event ')")
+        said = page.get_attribute("#time-slider", "aria-valuetext") or ""
+        assert log[1]["content"] in said and "of 1" in said, said  # the genesis, of the line's events
+        page.keyboard.press("End")
+        page.wait_for_function("document.querySelector('#time-label').textContent === 'now'")
+        # An event recorded by keyboard, then opened from the timeline by Enter.
+        page.focus("#tab-world")
+        page.keyboard.press("ArrowRight")
+        page.wait_for_selector("body[data-events-ready]")
+        page.focus("#compose-text")
+        page.keyboard.type("Lin Yuan sleeps at the ferry")
+        page.focus("#compose-record")
+        page.keyboard.press("Enter")
+        page.wait_for_function("document.querySelectorAll('#timeline li').length === 3")
+        assert world_now(root, "log")[0]["content"] == "Lin Yuan sleeps at the ferry"
+        page.focus("#timeline li:first-child button")
+        page.keyboard.press("Enter")
+        page.wait_for_function("document.activeElement.id === 'event-title'")
+        assert "sleeps" in page.inner_text("#event-title")
+        context.close()
+    assert outline not in ("none", "")
+    assert errors == []

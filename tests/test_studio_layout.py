@@ -1,0 +1,109 @@
+"""A layout that reads: graph labels never smaller than the page's text (hidden when too far out
+instead), positions kept between visits, hover shows a node's neighbours (those the library says it
+has), a legend that covers no control, and every width from 360 px up usable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_studio import TIMEOUT_MS, browser, studio
+
+__all__ = ["browser"]
+
+pytestmark = pytest.mark.slow
+
+BOXES = """sel => [...document.querySelectorAll(sel)].filter(e => e.offsetParent !== null).map(e => {
+  const r = e.getBoundingClientRect(); return [e.id || e.tagName, r.left, r.top, r.right, r.bottom]; })"""
+
+
+def _page(browser: Any, url: str, width: int, height: int = 850) -> tuple[Any, Any]:
+    context = browser.new_context(viewport={"width": width, "height": height}, bypass_csp=True)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(url)
+    page.wait_for_selector("body[data-world-ready]")
+    return context, page
+
+
+def _labels_read(page: Any, cy: str) -> int:
+    """Every label drawn is at least the body's text size (a smaller one is not drawn at all);
+    how many are drawn."""
+    body = page.evaluate("parseFloat(getComputedStyle(document.body).fontSize)")
+    rows = page.evaluate(f"""() => {{ const cy = window.narrStudio.{cy};
+      return cy.elements().map(e => [parseFloat(e.renderedStyle('font-size')),
+                                     parseFloat(e.style('min-zoomed-font-size')) * cy.zoom(),
+                                     e.hasClass('named'), e.id()]); }}""")
+    drawn = 0
+    for rendered, _, named, ident in rows:
+        if named or rendered >= body - 0.01:
+            assert rendered >= body - 0.01, (ident, rendered, body)
+            drawn += 1
+    for rendered, _, named, ident in rows:
+        if not named and rendered < body - 0.01:  # hidden: below its own threshold
+            assert page.evaluate(f"window.narrStudio.{cy}.getElementById({ident!r})"
+                                 ".style('min-zoomed-font-size')") in (f"{body:g}px", f"{body}px"), ident
+    return drawn
+
+
+def _neighbours(root: Path, node: str) -> set[str]:
+    from narrative.api import world_view
+    from narrative.store.worldrepo import WorldRepo
+
+    with WorldRepo.open(root) as wr:
+        view = world_view(wr, around=node, depth=1).to_json()
+    return {n["id"] for n in view["graph"]["nodes"]}
+
+
+def test_labels_positions_and_hover(flat_world: Path, browser: Any) -> None:
+    root = flat_world
+    with studio(root) as info:
+        context, page = _page(browser, info["url"], 1400)
+        _labels_read(page, "worldCy")
+        # Hover: the node and the neighbours the library gives it stand out, the rest fade.
+        page.evaluate("window.narrStudio.worldCy.getElementById('lin-yuan').emit('mouseover')")
+        named = set(page.evaluate("window.narrStudio.worldCy.nodes('.named').map(n => n.id())"))
+        drawn = set(page.evaluate("window.narrStudio.worldCy.nodes().map(n => n.id())"))
+        assert named == _neighbours(root, "lin-yuan") & drawn and "lin-yuan" in named
+        assert page.evaluate("window.narrStudio.worldCy.nodes('.faded').length") == len(drawn - named)
+        assert _labels_read(page, "worldCy") >= len(named)
+        page.evaluate("window.narrStudio.worldCy.getElementById('lin-yuan').emit('mouseout')")
+        # A node moved by hand stays where it was put, on the next visit too.
+        page.evaluate("(() => { const n = window.narrStudio.worldCy.getElementById('ferry');"
+                      " n.position({x: 1234, y: -321}); n.emit('dragfree'); })()")
+        page.close()  # the next visit, in the same browser
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(info["url"])
+        page.wait_for_selector("body[data-world-ready]")
+        assert page.evaluate("window.narrStudio.worldCy.getElementById('ferry').position()") == {
+            "x": 1234, "y": -321}
+        # The event view's labels read too.
+        page.click("#tab-events")
+        page.wait_for_selector("body[data-events-ready]")
+        assert _labels_read(page, "eventCy") >= 1  # the genesis, named at the default zoom
+        context.close()
+
+
+@pytest.mark.parametrize("width", [360, 390, 800, 1400])
+def test_every_width_is_usable(flat_world: Path, browser: Any, width: int) -> None:
+    with studio(flat_world) as info:
+        context, page = _page(browser, info["url"], width)
+        graph = page.locator("#world-graph").bounding_box()
+        assert graph["width"] >= min(width - 40, 300) and graph["height"] >= 200, graph
+        page.click("#node-list button[data-id='lin-yuan']")
+        page.wait_for_function("document.querySelector('#node-title').textContent.includes('Lin Yuan')")
+        legend = page.locator(".legend").bounding_box()
+        controls = page.evaluate(BOXES, "#world-view button, #world-view input, #world-view select, "
+                                        "#world-view textarea")
+        for name, left, top, right, bottom in controls:
+            overlap = (min(right, legend["x"] + legend["width"]) - max(left, legend["x"]) > 1
+                       and min(bottom, legend["y"] + legend["height"]) - max(top, legend["y"]) > 1)
+            assert not overlap, (name, width)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width + 1  # no sideways scroll
+        page.click("#tab-events")
+        page.wait_for_selector("body[data-events-ready]")
+        events = page.locator("#event-graph").bounding_box()
+        assert events["width"] >= min(width - 40, 300) and events["height"] >= 200, events
+        context.close()
