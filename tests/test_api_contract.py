@@ -255,3 +255,18 @@ def test_reads_answer_while_a_write_waits(story: Path) -> None:
 
     read, write, still_waiting = asyncio.run(main())
     assert (read, write, still_waiting) == (200, 200, True)
+
+
+def test_the_studios_own_writes_read_bodies_as_every_route_does(story: Path) -> None:
+    """A studio write's body is capped as the table's routes' are (413, nothing written) and a
+    body that is not JSON is a 400 naming it, never a traceback."""
+    before = snapshot(story)
+    http = client(story)
+    huge = json.dumps({"layer": "character", "name": "x" * (MAX_BODY + 10)}).encode()
+    answer = http.post("/api/studio/nodes", content=huge)
+    assert answer.status_code == 413 and answer.json()["type"] == "BodyTooLargeError"
+    answer = http.put("/api/studio/save/lin-yuan", content=huge)
+    assert answer.status_code == 413 and answer.json()["type"] == "BodyTooLargeError"
+    answer = http.post("/api/studio/nodes", content=b"{not json")
+    assert answer.status_code == 400 and answer.json()["type"] == "InvalidInputError"
+    assert snapshot(story) == before

@@ -194,7 +194,7 @@ async def _arguments(op: Operation, request: Request) -> tuple[dict[str, Any], s
         if "all" in args and isinstance(args["all"], str):  # ?all=1 as the CLI's --all
             args["all"] = args["all"].lower() in ("1", "true", "yes", "on")
         return args, "the query", True
-    body = await _body(request)
+    body = await read_body(request)
     if op.body is not None:
         args[op.body] = body
         return args, "the request body", False
@@ -206,8 +206,19 @@ async def _arguments(op: Operation, request: Request) -> tuple[dict[str, Any], s
     return {**args, **body}, "the request body", False
 
 
-async def _body(request: Request) -> Any:
+async def read_body(request: Request) -> Any:
     """The JSON body, read no further than :data:`MAX_BODY` (413 beyond it)."""
+    raw = await read_raw(request)
+    if not raw.strip():
+        return {}
+    from narrative.delta.parse import parse_input
+
+    return parse_input(raw, "the request body")
+
+
+
+async def read_raw(request: Request) -> bytes:
+    """The body's bytes, read no further than :data:`MAX_BODY` (413 beyond it)."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY:
         raise BodyTooLargeError(int(declared))
@@ -218,12 +229,7 @@ async def _body(request: Request) -> Any:
         if size > MAX_BODY:
             raise BodyTooLargeError(size)
         chunks.append(chunk)
-    raw = b"".join(chunks)
-    if not raw.strip():
-        return {}
-    from narrative.delta.parse import parse_input
-
-    return parse_input(raw, "the request body")
+    return b"".join(chunks)
 
 
 class BodyTooLargeError(InvalidInputError):

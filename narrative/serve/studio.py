@@ -29,10 +29,19 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
+
+from narrative.errors import NarrError
 
 if TYPE_CHECKING:
     from narrative.store.worldrepo import WorldRepo
@@ -198,13 +207,12 @@ def guard(request: Request | None, work: Callable[[WorldRepo], Any]) -> Callable
 
 
 async def _json_body(request: Request) -> dict[str, Any]:
-    from narrative.delta.parse import parse_input
+    """The JSON object a studio write sends, read as every route reads one (no further than
+    the server's body cap: 413 beyond it)."""
     from narrative.errors import InvalidInputError
+    from narrative.serve.http import read_body
 
-    raw = await request.body()
-    if not raw.strip():
-        return {}
-    body = parse_input(raw, "the request body")
+    body = await read_body(request)
     if not isinstance(body, dict):
         raise InvalidInputError("the request body must be a JSON object")
     return body
@@ -360,10 +368,14 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
     def writing(work: Callable[[WorldRepo, dict[str, Any]], Any]) -> Callable[[Request], Any]:
         """A write of the studio's own: the JSON body read, then ``work`` on the writer thread."""
         async def handler(request: Request) -> Response:
-            body = await _json_body(request)
             if write is None:
                 return Response(status_code=404)
-            return write(lambda wr: work(wr, body), request)
+            try:
+                body = await _json_body(request)
+            except NarrError as exc:
+                return JSONResponse(exc.to_json(), status_code=exc.http_status)
+            # on the thread pool: the writer thread's wait must not hold up the event loop
+            return await run_in_threadpool(write, lambda wr: work(wr, body), request)
         return handler
 
     def retry_failed(wr: WorldRepo, body: dict[str, Any]) -> Any:
@@ -491,13 +503,18 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
 
     async def save(request: Request) -> Response:
         from narrative.engine.studio import save_node_file
+        from narrative.serve.http import read_raw
 
         node_id = request.path_params["node_id"]
-        data = await request.body()
+        try:
+            data = await read_raw(request)
+        except NarrError as exc:
+            return JSONResponse(exc.to_json(), status_code=exc.http_status)
         was = request.headers.get("x-narr-file-was")
         if write is None:
             return Response(status_code=404)
-        return write(lambda wr: save_node_file(wr, node_id, data, was), request)
+        return await run_in_threadpool(write, lambda wr: save_node_file(wr, node_id, data, was),
+                                       request)
 
     world = hashlib.sha1(str(notices.root if notices else "").encode()).hexdigest()[:12]
     return [
