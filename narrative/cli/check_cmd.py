@@ -49,7 +49,7 @@ def check_cmd(ctx: Context, rev: str | None, history_only: bool, as_json: bool) 
     for message in report.warnings:
         warn(message)
     if as_json:
-        emit_json(report.to_json())
+        emit_json(report.to_json(), "check")
     else:
         for problem in report.problems:
             click.echo(f"broken: {problem}")
@@ -101,7 +101,7 @@ def adopt_cmd(ctx: Context, as_json: bool) -> None:
 
     result = adopt(ctx.world).to_json()
     if as_json:
-        emit_json(result)
+        emit_json(result, "adopt")
         return
     for note in result["warnings"]:
         warn(note)
@@ -140,7 +140,7 @@ def gc_cmd(ctx: Context, as_json: bool) -> None:
 
     result = gc(ctx.world).to_json()
     if as_json:
-        emit_json(result)
+        emit_json(result, "gc")
         return
     mb = 1024 * 1024
     click.echo(f"Packed: {result['bytes_before'] / mb:.1f} MB -> {result['bytes_after'] / mb:.1f} MB "

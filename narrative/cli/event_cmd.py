@@ -126,7 +126,7 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
 
 def _print_result(wr: WorldRepo, result: EventResult, as_json: bool) -> None:
     if as_json:
-        emit_json(result.to_json())
+        emit_json(result.to_json(), "event")
         return
     for message in result.warnings:
         warn(message)
@@ -234,7 +234,7 @@ def failed_cmd(click_ctx: click.Context, as_json: bool) -> None:
     """
     from narrative.engine.failed import listing
 
-    for item in group_listing(click_ctx, as_json, listing, "No failed events kept."):
+    for item in group_listing(click_ctx, as_json, listing, "No failed events kept.", "failed"):
         via = f" (diffuser {item['diffuser']})" if item["diffuser"] else ""
         words = item["content"] if len(item["content"]) <= 70 else item["content"][:69] + "…"
         click.echo(f"{item['n']:>3}  {local_time(item['saved_at'])}  {words!r}{via}")
@@ -285,7 +285,7 @@ def failed_drop_cmd(ctx: Context, which: str, as_json: bool) -> None:
     item = failed.pick(ctx.world, which)
     failed.discard(ctx.world, item.key)
     if as_json:
-        emit_json({"dropped": failed.summary(item)})
+        emit_json({"dropped": failed.summary(item)}, "failed_dropped")
     else:
         click.echo(f"Dropped the failed event {item.request.content!r}")
 

@@ -47,7 +47,7 @@ def clone_cmd(ctx: Context, url: str, directory: str | None, as_json: bool) -> N
         target = ctx.directory / default_directory(url)
     result = clone(url, target).to_json()
     if as_json:
-        emit_json(result)
+        emit_json(result, "clone")
         return
     click.echo(f"Cloned {result['url']} into {result['path']}")
     if result["commit"]:
@@ -86,7 +86,7 @@ def push_cmd(ctx: Context, remote: str | None, branch: str | None, edits: bool |
 
     result = push(ctx.world, remote, branch, edits=edits).to_json()
     if as_json:
-        emit_json(result)
+        emit_json(result, "push")
         return
     for ref, reason in result["refused"].items():
         warn(f"{result['remote']} refused {ref} ({reason})")
@@ -121,7 +121,7 @@ def pull_cmd(ctx: Context, remote: str | None, branch: str | None, as_json: bool
 
     result = pull(ctx.world, remote, branch).to_json()
     if as_json:
-        emit_json(result)
+        emit_json(result, "pull")
         return
     merged = result["merge"]
     for note in merged["warnings"] if merged else []:
