@@ -10,6 +10,7 @@ record (a hand edit, a finding) are typed as JSON objects.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NotRequired
 
 from pydantic import ConfigDict, TypeAdapter, with_config
@@ -383,6 +384,14 @@ ANSWERS: dict[str, Any] = {
 
 def answer_schema(name: str) -> dict[str, Any]:
     """The JSON Schema of the answer called ``name``: its ``schema`` field the one value it has."""
+    import copy
+
+    return copy.deepcopy(_answer_schema(name))
+
+
+@functools.cache
+def _answer_schema(name: str) -> dict[str, Any]:
+    """Made once per process: an MCP client lists the tools, with these, at every connection."""
     from narrative.answers import schema as versioned
 
     schema = TypeAdapter(ANSWERS[name]).json_schema(mode="validation")
@@ -390,6 +399,7 @@ def answer_schema(name: str) -> dict[str, Any]:
     shapes = [defs[branch["$ref"].rsplit("/", 1)[1]] for branch in schema.get("anyOf", [])] or [schema]
     for shape in shapes:  # an answer of more than one shape (show: a record or a plain commit)
         shape["properties"]["schema"] = {"const": versioned(name), "type": "string"}
+    schema["type"] = "object"  # every answer is an object (an MCP tool's output schema must say so)
     schema["title"] = versioned(name)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = f"https://narr.invalid/schemas/answers/{name}.schema.json"
