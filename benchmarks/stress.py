@@ -328,7 +328,7 @@ class KillWorld:
 
     def _ensure_event(self) -> None:
         """HEAD is an event with an event (or the genesis) before it."""
-        log = narr_json(self.root, "log", "-n", "2")
+        log = narr_json(self.root, "log", "-n", "2")["items"]
         if len(log) < 2:
             self._setup("event", f"Setup {self.n}", *EXPLICIT,
                         "--set", f"ferry.state.visits=s{self.n}")
@@ -354,12 +354,12 @@ class KillWorld:
             hand_edit(self.root, n)
             args = ["reset", "HEAD~1"]
         elif op == "replay":
-            chains = [c for c in narr_json(self.root, "chains") if c["length"] > 0]
+            chains = [c for c in narr_json(self.root, "chains")["items"] if c["length"] > 0]
             if not chains:
                 self._ensure_event()
                 self._setup("event", f"To replay {n}", *EXPLICIT, "--set", f"su-qing.state.mood=r{n}")
                 self._setup("reset", "HEAD~1", "--hard")
-                chains = [c for c in narr_json(self.root, "chains") if c["length"] > 0]
+                chains = [c for c in narr_json(self.root, "chains")["items"] if c["length"] > 0]
             hand_edit(self.root, n)
             args = ["replay", str(chains[0]["n"]), "--reuse"]
         elif op == "revert":
@@ -371,12 +371,12 @@ class KillWorld:
             branch = narr_json(self.root, "status")["branch"]
             args = ["switch", "other" if branch == "main" else "main", "--set-aside"]
         else:  # restore
-            waiting = [e for e in narr_json(self.root, "edits") if not e["restored_at"]]
+            waiting = [e for e in narr_json(self.root, "edits")["items"] if not e["restored_at"]]
             if not waiting:
                 self._ensure_event()
                 hand_edit(self.root, n)
                 self._setup("reset", "HEAD~1", "--hard")
-                waiting = [e for e in narr_json(self.root, "edits") if not e["restored_at"]]
+                waiting = [e for e in narr_json(self.root, "edits")["items"] if not e["restored_at"]]
             self._clean()
             args = ["edits", "restore", str(waiting[0]["n"]), "--force"]
         before: set[bytes] = set()

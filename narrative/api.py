@@ -158,12 +158,13 @@ def event(world: WorldRepo, content: str, *ops: Op, diffuser: str | None = None,
 
 def _operations() -> tuple[Operation, ...]:
     from narrative import operations as o
+    from narrative.answers import schema
 
     def op(name: str, summary: str, params: type[o.Params], run: Any, method: str, path: str,
-           version: int = 1, **kw: Any) -> Operation:
-        """``version``: bumped whenever the answer's shape changes (a test holds the shapes)."""
+           **kw: Any) -> Operation:
+        """The answer's version is in narrative.answers (a test holds the shapes)."""
         return Operation(name=name, summary=summary, params=params, run=run,
-                         schema=f"narr.{name}/{version}", method=method, path=path, **kw)
+                         schema=schema(name), method=method, path=path, **kw)
 
     write = {"writes": True, "idempotent": False}
     return (

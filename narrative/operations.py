@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from narrative.answers import answer
 from narrative.errors import InvalidInputError, validation_error
 from narrative.model import Op
 
@@ -187,16 +188,6 @@ def parse_params(model: type[Params], arguments: Mapping[str, Any] | None, *, so
         return model.model_validate(data, strict=not lax)
     except ValidationError as exc:
         raise validation_error(exc, source) from None
-
-
-def answer(schema: str, value: Any) -> dict[str, Any]:
-    """``value`` (a result with ``to_json``, a dict or a list) named by its schema."""
-    if hasattr(value, "to_json"):
-        value = value.to_json()
-    if isinstance(value, list):
-        return {"schema": schema, "items": value}
-    assert isinstance(value, dict), type(value)
-    return {"schema": schema, **value}
 
 
 def result_schema(schema: str) -> dict[str, Any]:

@@ -18,11 +18,14 @@ def render(schema: dict[str, object]) -> str:
 
 
 def all_schemas() -> dict[str, dict[str, object]]:
-    """Every published schema: the data model's, the exec diffuser's protocol, the rule file."""
+    """Every published schema: the data model's, the exec diffuser's protocol, the rule file,
+    and each operation's answer (``answers/NAME.schema.json``)."""
+    from narrative.answer_models import json_schemas as answer_schemas
     from narrative.diffusers.exec_protocol import json_schemas as exec_schemas
     from narrative.diffusers.rulefile import json_schema as rules_schema
 
-    return {**json_schemas(), **exec_schemas(), "rules.schema.json": rules_schema()}
+    return {**json_schemas(), **exec_schemas(), "rules.schema.json": rules_schema(),
+            **answer_schemas()}
 
 
 def write(directory: Path) -> list[Path]:
@@ -30,6 +33,7 @@ def write(directory: Path) -> list[Path]:
     written = []
     for name, schema in sorted(all_schemas().items()):
         path = directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(render(schema), encoding="utf-8")
         written.append(path)
     return written

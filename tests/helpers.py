@@ -33,8 +33,35 @@ class CLI:
         return result
 
     def json(self, *args: str, input: str | None = None, expect: int = 0) -> Any:
+        """The answer of ``narr ARGS --json``, checked against its published schema if it has one."""
         result = self(*args, "--json", input=input, expect=expect)
-        return json.loads(result.stdout)
+        answer = json.loads(result.stdout)
+        check_answer(answer)
+        return answer
+
+
+ANSWER_SCHEMAS = Path(__file__).resolve().parent.parent / "schemas" / "answers"
+_validators: dict[str, Any] = {}
+
+
+def check_answer(answer: Any) -> None:
+    """An operation's answer is valid against ``schemas/answers/NAME.schema.json``: every key it
+    has is named there, with its type (answers only the CLI gives have no schema yet)."""
+    import jsonschema
+
+    schema = answer.get("schema") if isinstance(answer, dict) else None
+    assert isinstance(schema, str) and schema.startswith("narr."), f"an answer without its schema: {answer}"
+    name = schema.removeprefix("narr.").partition("/")[0]
+    path = ANSWER_SCHEMAS / f"{name}.schema.json"
+    if not path.is_file():
+        return
+    if schema not in _validators:
+        document = json.loads(path.read_text("utf-8"))
+        assert document["title"] == schema, f"{path.name} is not {schema}"
+        _validators[schema] = jsonschema.Draft202012Validator(document)
+    errors = sorted(_validators[schema].iter_errors(answer), key=lambda e: list(e.path))
+    assert not errors, f"{schema}: " + "; ".join(
+        f"/{'/'.join(map(str, e.path))}: {e.message[:300]}" for e in errors)
 
 
 def snapshot(root: Path) -> dict[str, str]:

@@ -1,10 +1,12 @@
 """Every operation's answer keeps the shape its version names: the keys of each answer (and of
-a list's items) are recorded in tests/data/answer_shapes.json beside the ``schema`` they carry.
-A change of shape fails here until the operation's version is bumped in narrative.api and the
-file rewritten (``WRITE_ANSWER_SHAPES=1``), so an agent is never handed a new shape silently."""
+a list's items), and a digest of its typed model's JSON Schema (every key, optional ones too, and
+its type), are recorded in tests/data/answer_shapes.json beside the ``schema`` they carry. A change
+of shape fails here until the answer's version is bumped in narrative/answers.py and the file
+rewritten (``WRITE_ANSWER_SHAPES=1``), so an agent is never handed a new shape silently."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -50,10 +52,16 @@ def test_every_answer_keeps_the_shape_its_version_names(tmp_path: Path) -> None:
         edit = narr.operation("edit_node")
         shapes[edit.schema] = _shape(edit.call(world, edit.parse({"node": "lin-yuan", "file": node})))
     assert set(shapes) == {op.schema for op in narr.OPERATIONS}
+    from narrative.answer_models import answer_schema
+    from narrative.schemas import render
+
+    for op in narr.OPERATIONS:
+        model = render(answer_schema(op.name)).encode()
+        shapes[op.schema]["model"] = hashlib.sha256(model).hexdigest()
     if os.environ.get("WRITE_ANSWER_SHAPES"):
         SHAPES.write_text(json.dumps(shapes, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     recorded = json.loads(SHAPES.read_text("utf-8"))
     for schema, shape in shapes.items():
         assert recorded.get(schema) == shape, (
-            f"the answer of {schema} changed shape: bump the operation's version in narrative/api.py "
+            f"the answer of {schema} changed shape: bump its version in narrative/answers.py "
             f"and rewrite {SHAPES.name} (WRITE_ANSWER_SHAPES=1)")

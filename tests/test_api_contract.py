@@ -189,7 +189,7 @@ def test_a_hand_edit_goes_through_the_library(story: Path) -> None:
     node["state"]["mood"] = "curious"
     answer = client(story).put("/api/nodes/lin-yuan", content=json.dumps(node).encode())
     assert answer.status_code == 200 and answer.json()["schema"] == "narr.edit_node/1"
-    assert CLI(story).json("get", "lin-yuan", "state.mood") == "curious"
+    assert CLI(story).json("get", "lin-yuan", "state.mood")["value"] == "curious"
     assert [e["target"] for e in CLI(story).json("status")["edits"]] == ["lin-yuan"]
 
 

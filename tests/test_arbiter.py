@@ -86,7 +86,8 @@ def test_a_crowd_already_there_is_not_created_twice(narr: CLI, world: Path) -> N
     assert rec["proposal"]["ops"] == [
         {"op": "relate", "source": "ferry-crowd", "type": "at", "target": "ferry", "attrs": {}}]
     assert [op["op"] for op in rec["proposal"]["proposed"]] == ["create", "relate"]
-    assert {n["id"] for n in narr.json("nodes", "--layer", "ambient")} == {"autumn-rain", "ferry-crowd"}
+    ambient = narr.json("nodes", "--layer", "ambient")["items"]
+    assert {n["id"] for n in ambient} == {"autumn-rain", "ferry-crowd"}
     # the event is still recorded; only the history moved
     changed = {k for k in snapshot(world) if snapshot(world)[k] != before.get(k)}
     assert all(k.startswith(".git/") for k in changed)

@@ -27,7 +27,7 @@ def _world(tmp_path: Path, rules: str) -> CLI:
 
 
 def _commit(narr: CLI, content: str) -> str:
-    return next(e["commit"] for e in narr.json("log") if e["content"] == content)[:10]
+    return next(e["commit"] for e in narr.json("log")["items"] if e["content"] == content)[:10]
 
 
 @pytest.fixture

@@ -46,7 +46,7 @@ def test_a_batch_records_every_event_and_leaves_git_clean(world: Path) -> None:
         wr.close()
     assert git(world, "status", "--porcelain") == ""
     assert read_node(world, "su-qing")["state"]["mood"] == "m5"
-    assert len(CLI(world).json("log")) == 6
+    assert len(CLI(world).json("log")["items"]) == 6
 
 
 def test_hand_edits_made_during_a_batch_wait_for_the_next_event(world: Path) -> None:

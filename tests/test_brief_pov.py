@@ -70,7 +70,7 @@ def forbidden(narr: CLI, pov: str) -> list[str]:
     """What names the secrets ``pov`` does not know, worked out from the world and the log alone."""
     me = json.loads(narr("get", pov).stdout)
     out: list[str] = []
-    records = narr.json("log")
+    records = narr.json("log")["items"]
     for s in SECRETS:
         sid = _id(s["name"])
         node = json.loads(narr("get", sid).stdout)
@@ -125,7 +125,7 @@ def test_a_secret_learned_off_screen(town: CLI) -> None:
     narr = town
     narr("event", "Ada Lane learns the Mayor's affair.")  # at the saloon: Tom is at the town hall
     narr("event", "Ada Lane walks to the town hall.")
-    head = narr.json("log", "-n", "1")[0]["commit"][:10]
+    head = narr.json("log", "-n", "1")["items"][0]["commit"][:10]
     assert narr("brief", "--pov", "Tom Reed").stdout.splitlines() == [
         f"Story at {head} Ada Lane walks to the town hall.; point of view: tom-reed",
         "",
@@ -171,7 +171,7 @@ def test_a_secret_learned_on_screen(town: CLI) -> None:
     narr = town
     narr("event", "Ada Lane walks to the town hall.")
     narr("event", "Ada Lane learns the Mayor's affair.")  # Tom stands beside her
-    log = narr.json("log", "-n", "2")
+    log = narr.json("log", "-n", "2")["items"]
     learnt, walked = log[0]["commit"][:10], log[1]["commit"][:10]
     tom = narr("brief", "--pov", "Tom Reed", "--format", "md").stdout
     assert tom.splitlines()[:2] == [

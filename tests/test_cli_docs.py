@@ -107,24 +107,46 @@ def test_every_command_is_in_the_manual_overview() -> None:
 
 @pytest.mark.parametrize("layout", ["flat"])
 def test_json_output_is_json(narr: CLI, world: Path, tmp_path: Path) -> None:
-    """--json is real: each data command's output parses, with the fields the text shows."""
+    """--json is real: each data command's output parses, names its shape and version, and
+    carries the fields the text shows; a list comes as the answer's items."""
     rec = narr.json("event", "A beat", "--set", "lin-yuan.state.mood=calm")
+    assert rec["schema"] == "narr.event/1"
     assert rec["content"] == "A beat" and rec["commit"]
     assert narr.json("show")["id"] == rec["id"]
-    assert narr.json("log")[0]["id"] == rec["id"]
-    assert narr.json("get", "lin-yuan", "state.mood") == "calm"
-    assert narr.json("get", "lin-yuan")["id"] == "lin-yuan"
-    assert {n["id"] for n in narr.json("nodes", "--layer", "character")} >= {"lin-yuan", "su-qing"}
-    assert narr.json("path", "lin-yuan") == {"id": "lin-yuan",
+    log = narr.json("log")
+    assert log["schema"] == "narr.log/1" and set(log) == {"schema", "items"}
+    assert log["items"][0]["id"] == rec["id"]
+    assert narr.json("get", "lin-yuan", "state.mood") == {
+        "schema": "narr.get_value/1", "node": "lin-yuan", "field": "state.mood", "value": "calm"}
+    got = narr.json("get", "lin-yuan")
+    assert got["schema"] == "narr.get_node/1" and got["node"]["id"] == "lin-yuan"
+    assert got["path"] == narr("path", "lin-yuan").stdout.strip()
+    nodes = narr.json("nodes", "--layer", "character")
+    assert nodes["schema"] == "narr.list_nodes/1"
+    assert {n["id"] for n in nodes["items"]} >= {"lin-yuan", "su-qing"}
+    assert narr.json("path", "lin-yuan") == {"schema": "narr.path/1", "id": "lin-yuan",
                                              "path": narr("path", "lin-yuan").stdout.strip()}
     assert narr.json("status")["edits"] == []
     assert narr.json("check")["ok"] is True
-    for name in ("branch", "chains", "reflog", "edits"):
-        if name in main.commands:
-            json.loads(narr(name, "--json").stdout)
+    named = {"branch": "narr.branches/1", "chains": "narr.chains/1", "reflog": "narr.reflog/1",
+             "edits": "narr.edits/1", "failed": "narr.failed/1", "status": "narr.status/1",
+             "check": "narr.check/1", "threads": "narr.threads/1", "brief": "narr.brief/1",
+             "graph": "narr.graph_sizes/1"}
+    for name, schema in named.items():
+        assert narr.json(name)["schema"] == schema, name
     new = tmp_path / "another"
     made = CLI(tmp_path).json("init", str(new))
+    assert made["schema"] == "narr.init/1"
     assert made["root"] == str(new.resolve()) and made["nodes"] == 0
+
+
+def test_every_answer_name_has_a_version() -> None:
+    """The CLI's answers and the operations' share one table of names and versions."""
+    from narrative.answers import VERSIONS, schema
+    from narrative.api import OPERATIONS
+
+    assert {op.schema for op in OPERATIONS} <= {schema(n) for n in VERSIONS}
+    assert all(isinstance(v, int) and v >= 1 for v in VERSIONS.values())
 
 
 @pytest.mark.parametrize("layout", ["flat"])

@@ -79,7 +79,7 @@ def test_branches_and_chains(small: CLI) -> None:
     assert _complete(root, "log d") == ["dream", "du-kou"]
     small("event", "The rain stops", "--diffuser", "explicit")
     small("reset", "HEAD~1")
-    (chain,) = small.json("chains")
+    (chain,) = small.json("chains")["items"]
     assert _complete(root, "replay ") == [chain["name"]]
     assert _complete(root, "replay 1") == ["1"]
     assert _complete(root, "chains drop r") == [chain["name"]]

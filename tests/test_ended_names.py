@@ -28,7 +28,7 @@ def pill(tmp_path: Path) -> tuple[CLI, dict[str, str]]:
     narr("new", "item", "筑基丹", "--alias", "Foundation Pill")
     narr("event", "陆青云拿起筑基丹")
     narr("event", "陆青云吃下筑基丹")
-    log = narr.json("log")
+    log = narr.json("log")["items"]
     return narr, {"eaten": log[0]["commit"], "taken": log[1]["commit"], "eaten_id": log[0]["id"]}
 
 
@@ -64,8 +64,8 @@ def test_why_get_at_and_log_by_the_name_of_an_ended_node(pill: tuple[CLI, dict[s
     assert narr.json("why", "Foundation Pill", "state.holder")["ended"]["reason"] == "expired"
     assert narr("get", "筑基丹", "state.holder", "--at", "HEAD~1").stdout == "lu-qing-yun\n"
     assert narr("get", "foundation pill", "name", "--at", c["taken"]).stdout == "筑基丹\n"
-    assert [e["commit"] for e in narr.json("log", "筑基丹")] == [c["eaten"], c["taken"]]
-    assert [e["commit"] for e in narr.json("log", "--node", "Foundation Pill")] == [
+    assert [e["commit"] for e in narr.json("log", "筑基丹")["items"]] == [c["eaten"], c["taken"]]
+    assert [e["commit"] for e in narr.json("log", "--node", "Foundation Pill")["items"]] == [
         c["eaten"], c["taken"]]
 
 
@@ -115,7 +115,7 @@ def test_the_live_node_wins_a_tie_and_two_ended_ones_are_listed(
     narr("event", "陆青云拿起丹药")
     narr("event", "陆青云吃下丹药")
     err = narr("history", "筑基丹", expect=INVALID_INPUT).stderr.splitlines()[0]
-    second = narr.json("log")[0]["commit"]
+    second = narr.json("log")["items"][0]["commit"]
     assert err == (
         "narr: error: '筑基丹' names 2 nodes that have ended: "
         f"丹药 (dan-yao, ended in {second[:10]} '陆青云吃下丹药'), "
@@ -129,11 +129,11 @@ def test_an_english_world_names_its_ended_nodes(tmp_path: Path) -> None:
     narr("new", "item", "sealed letter", "--alias", "the letter")
     narr("event", "Ada Lane takes the letter.")
     narr("event", "Ada Lane burns the letter.")
-    commits = [e["commit"] for e in narr.json("log")]
+    commits = [e["commit"] for e in narr.json("log")["items"]]
     assert narr.json("history", "the letter")["ended"]["event"]["commit"] == commits[0]
     assert narr("get", "Sealed Letter", "state.holder", "--at", "HEAD~1").stdout == "ada-lane\n"
     assert narr.json("why", "the letter", "state.holder")["value"] == "ada-lane"
-    assert [e["commit"] for e in narr.json("log", "the letter")] == commits[:2]
+    assert [e["commit"] for e in narr.json("log", "the letter")["items"]] == commits[:2]
 
 
 def test_history_counts_only_whole_names(tmp_path: Path) -> None:
@@ -148,7 +148,7 @@ def test_history_counts_only_whole_names(tmp_path: Path) -> None:
     narr("event", "Ada Lane smiles at the Mayor.")
     narr("event", "李四得知掌门的秘密。")  # names the secret, not 掌门
     narr("event", "李四看着掌门。")
-    contents = {e["content"]: e for e in narr.json("log")}
+    contents = {e["content"]: e for e in narr.json("log")["items"]}
     mayor = [e["content"] for e in narr.json("history", "the Mayor")["events"] if e["mentioned"]]
     assert mayor == ["Ada Lane smiles at the Mayor."]
     zhang = [e["content"] for e in narr.json("history", "掌门")["events"] if e["mentioned"]]

@@ -34,7 +34,7 @@ def test_issue_walkthrough(narr: CLI, world: Path) -> None:
     assert rec["diffusions"] == [{"target": "su-qing", "field": "/relations/suspects/lin-yuan",
                                   "new_value": {}}]
     assert narr.json("status")["edits"] == []
-    log = narr.json("log")
+    log = narr.json("log")["items"]
     assert [e["content"] for e in log] == [
         "Su Qing notices the ring", "Lin Yuan walks to the ferry",
         "Genesis: The Black Ring of Qingyun"]
@@ -44,7 +44,7 @@ def test_issue_walkthrough(narr: CLI, world: Path) -> None:
                           "narrative_text", "timestamp", "created_at"}
     assert shown["parent"] == log[1]["id"]
     assert narr("get", "black-ring", "state.colour").stdout == "jade\n"
-    assert narr.json("get", "black-ring", "/state/colour", "--at", "HEAD~1") == "black"
+    assert narr.json("get", "black-ring", "/state/colour", "--at", "HEAD~1")["value"] == "black"
     assert git(world, "log", "--format=%s").splitlines() == [e["content"] for e in log]
     ring = node_file(world, "black-ring").relative_to(world).as_posix()
     blame = git(world, "blame", "--porcelain", "--", ring)
@@ -111,7 +111,7 @@ def test_create_node_from_file(narr: CLI, world: Path, tmp_path: Path) -> None:
     assert rec["created"] == ["last-boat"]
     assert rec["diffusions"][0]["field"] == "" and "old_value" not in rec["diffusions"][0]
     assert rec["diffusions"][0]["new_value"] == node
-    assert narr.json("get", "last-boat", "aliases") == ["末班船"]
+    assert narr.json("get", "last-boat", "aliases")["value"] == ["末班船"]
 
 
 def test_expire_removes_incoming_relations_as_diffusions(narr: CLI, world: Path) -> None:
@@ -135,8 +135,8 @@ def test_event_lifecycle_expires_at_the_next_event(narr: CLI, world: Path, tmp_p
     assert "a-shout" not in first["expired"]  # the new one lives until the next
     second = narr.json("event", "Silence")
     assert second["expired"] == {"a-shout": "event lifecycle"}
-    assert narr.json("nodes", "--layer", "ambient") == [
-        n for n in narr.json("nodes", "--layer", "ambient") if n["id"] != "a-shout"]
+    assert narr.json("nodes", "--layer", "ambient")["items"] == [
+        n for n in narr.json("nodes", "--layer", "ambient")["items"] if n["id"] != "a-shout"]
 
 
 def test_close_scene_expires_scene_nodes(narr: CLI, world: Path) -> None:
@@ -145,7 +145,7 @@ def test_close_scene_expires_scene_nodes(narr: CLI, world: Path) -> None:
     assert rec["close_scene"] is True
     assert set(rec["expired"]) == {"autumn-rain", "ferry-crowd", "paper-lantern", "temple-bell"}
     assert all(rec["expired"][n] == "scene closed" for n in ("autumn-rain", "ferry-crowd"))
-    ids = {n["id"] for n in narr.json("nodes")}
+    ids = {n["id"] for n in narr.json("nodes")["items"]}
     assert not ids & {"autumn-rain", "ferry-crowd", "paper-lantern"}
     # what the scene did to other nodes stays
     assert narr("check").exit_code == 0
@@ -182,7 +182,7 @@ def test_event_with_no_change_is_still_recorded(narr: CLI, world: Path) -> None:
     narr("event", "A first beat")  # expires the bell
     out = narr("event", "Nothing happens for a while").stdout
     assert "no change to the world" in out
-    assert narr.json("log", "-n", "1")[0]["content"] == "Nothing happens for a while"
+    assert narr.json("log", "-n", "1")["items"][0]["content"] == "Nothing happens for a while"
 
 
 def test_dry_run_changes_nothing(narr: CLI, world: Path) -> None:
@@ -248,17 +248,17 @@ def test_show_by_event_id_and_prefix(narr: CLI) -> None:
 def test_log_limits_and_text(narr: CLI) -> None:
     for i in range(3):
         narr("event", f"Beat {i}")
-    assert [e["content"] for e in narr.json("log", "-n", "2")] == ["Beat 2", "Beat 1"]
+    assert [e["content"] for e in narr.json("log", "-n", "2")["items"]] == ["Beat 2", "Beat 1"]
     lines = narr("log").stdout.splitlines()
     assert len(lines) == 4 and "Genesis" in lines[-1]
 
 
 def test_nodes_filters_and_marks_hand_edits(narr: CLI, world: Path) -> None:
-    assert len(narr.json("nodes")) == 22  # with the three threads
-    assert {n["id"] for n in narr.json("nodes", "--layer", "item")} == {
+    assert len(narr.json("nodes")["items"]) == 22  # with the three threads
+    assert {n["id"] for n in narr.json("nodes", "--layer", "item")["items"]} == {
         "black-ring", "jade-token", "sister-letter", "paper-lantern"}
     edit_node(world, "jade-token", condition="cracked")
-    marked = {n["id"]: n["edited"] for n in narr.json("nodes")}
+    marked = {n["id"]: n["edited"] for n in narr.json("nodes")["items"]}
     assert marked["jade-token"] == "modified" and marked["black-ring"] is None
 
 
@@ -304,5 +304,5 @@ def test_an_event_refused_as_busy_is_kept(narr: CLI, world: Path) -> None:
     assert [f["content"] for f in narr.json("status")["failed_events"]] == [
         "Typed while another narr was writing"]
     narr("event", "--retry")
-    assert narr.json("log", "-n", "1")[0]["content"] == "Typed while another narr was writing"
+    assert narr.json("log", "-n", "1")["items"][0]["content"] == "Typed while another narr was writing"
     assert narr.json("status")["failed_events"] == []

@@ -21,7 +21,7 @@ PROSE = "Rain needled the river. Lin Yuan walked down to the ferry, the ring col
 
 def session(narr: CLI, root: Path) -> dict[str, str]:
     """The scripted session; returns the event ids by name (commits for the genesis and the notes)."""
-    ids = {"genesis": narr.json("log")[-1]["commit"]}
+    ids = {"genesis": narr.json("log")["items"][-1]["commit"]}
     ids["walk"] = narr.json("event", "Lin Yuan walks to the ferry", "--at", "Day 3, dusk",
                             "--text", PROSE)["id"]
     ids["calm"] = narr.json("event", "Lin Yuan is calm", "--set", "lin-yuan.state.mood=calm")["id"]
@@ -249,7 +249,7 @@ def test_codex_markdown_reads_back_as_the_world(played: tuple[CLI, Path, dict[st
     for at in ("HEAD", ids["genesis"]):
         back = _read_codex(narr("export", "codex", "--at", at).stdout)
         for node in narr.json("export", "codex", "--at", at)["nodes"]:
-            real = narr.json("get", node["id"], "--at", at)
+            real = narr.json("get", node["id"], "--at", at)["node"]
             got = back[node["id"]]
             for key in ("name", "kind", "lifecycle", "summary", "aliases", "traits", "state", "relations"):
                 assert got.get(key, real[key]) == real[key], (node["id"], key)

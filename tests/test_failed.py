@@ -16,7 +16,7 @@ from narrative.store.worldrepo import WorldRepo
 def test_failed_events_are_listed_newest_first(narr: CLI) -> None:
     narr("event", "A ghost appears", "--set", "ghost.state.seen=true", expect=12)
     narr("event", "Lin Yuan changes", "--set", "lin-yuan.traits.speech=loud", expect=12)
-    items = narr.json("failed")
+    items = narr.json("failed")["items"]
     assert [(i["n"], i["content"]) for i in items] == [(1, "Lin Yuan changes"), (2, "A ghost appears")]
     assert "no node 'ghost'" in items[1]["error"]
     text = narr("failed").stdout
@@ -26,7 +26,7 @@ def test_failed_events_are_listed_newest_first(narr: CLI) -> None:
 def test_the_same_event_failing_again_is_kept_once(narr: CLI) -> None:
     for _ in range(3):
         narr("event", "A ghost appears", "--set", "ghost.state.seen=true", expect=12)
-    assert len(narr.json("failed")) == 1
+    assert len(narr.json("failed")["items"]) == 1
 
 
 def test_retry_by_number_runs_that_one_and_forgets_it(narr: CLI, world: Path) -> None:
@@ -37,9 +37,9 @@ def test_retry_by_number_runs_that_one_and_forgets_it(narr: CLI, world: Path) ->
     narr("failed", "retry", "2", "--dry-run", expect=12)  # still invalid: nothing changes
     assert snapshot(world) == before
     narr("failed", "retry", "1", "--diffuser", "explicit", expect=12)
-    assert len(narr.json("failed")) == 2
+    assert len(narr.json("failed")["items"]) == 2
     narr("failed", "drop", "1")
-    assert [i["content"] for i in narr.json("failed")] == ["Lin Yuan rests"]
+    assert [i["content"] for i in narr.json("failed")["items"]] == ["Lin Yuan rests"]
     narr("failed", "drop", "9", expect=11)
     narr("failed", "retry", "x-no-such-key", expect=11)
 
@@ -50,18 +50,18 @@ def test_recording_the_same_event_later_forgets_the_kept_copy(narr: CLI, world: 
     # the same words through another diffuser ask for something else: kept apart
     narr("event", "Lin Yuan rests", "--set", "lin-yuan.state.mood=calm", "--set", "ghost.state.x=1",
          "--diffuser", "explicit", expect=12)
-    assert len(narr.json("failed")) == 2
+    assert len(narr.json("failed")["items"]) == 2
     narr("failed", "drop", "1")
     # the user fixes the typo and types a different event: the kept one stays
     narr("event", "Lin Yuan rests", "--set", "lin-yuan.state.mood=calm")
-    assert len(narr.json("failed")) == 1
+    assert len(narr.json("failed")["items"]) == 1
     # a ghost node appears by hand; the kept event, typed again, is recorded and forgotten
     ghost = {"id": "ghost", "name": "Ghost", "layer": "ambient", "kind": "spirit"}
     narr("event", "A ghost is born", "--create", _write(world.parent / "ghost.json", ghost))
     result = narr("event", "Lin Yuan rests", "--set", "lin-yuan.state.mood=calm",
                   "--set", "ghost.state.x=1")
     assert "is forgotten" in result.stderr
-    assert narr.json("failed") == []
+    assert narr.json("failed")["items"] == []
     assert "No failed events kept." in narr("failed").stdout
 
 
@@ -74,7 +74,7 @@ def test_failed_retry_records_and_forgets(narr: CLI, world: Path) -> None:
     rec = narr.json("failed", "retry")
     assert rec["content"] == "Lin Yuan sulks"
     assert read_node(world, "lin-yuan")["state"]["mood"] == "sulky"
-    assert narr.json("failed") == []
+    assert narr.json("failed")["items"] == []
 
 
 def test_a_request_runs_the_diffuser_it_names(world: Path) -> None:
@@ -102,7 +102,7 @@ def test_an_event_whose_delta_file_cannot_be_read_is_kept(world: Path, tmp_path:
     assert result.stderr.startswith(f"narr: error: --delta {missing}: cannot read")
     assert "the event's words are kept (narr failed)" in result.stderr
     assert snapshot(world) == before
-    kept = narr.json("failed")
+    kept = narr.json("failed")["items"]
     assert [k["content"] for k in kept] == ["Lin Yuan finds the map"]
     assert kept[0]["unread"] == ["--set", "lin-yuan.state.map=true", "--delta", str(missing)]
     # a retry cannot run it as asked: it says what to type again, and changes nothing
@@ -115,7 +115,7 @@ def test_an_event_whose_delta_file_cannot_be_read_is_kept(world: Path, tmp_path:
     bad.write_text("{")
     narr("event", "Lin Yuan finds the map", "--diffuser", "explicit", "--delta", str(bad),
          expect=12)
-    assert len(narr.json("failed")) == 2
+    assert len(narr.json("failed")["items"]) == 2
     narr("event", "Lin Yuan finds the map", "--diffuser", "explicit",
          "--set", "lin-yuan.state.map=true")
-    assert narr.json("failed") == []
+    assert narr.json("failed")["items"] == []

@@ -28,8 +28,8 @@ def test_a_chinese_world_from_nothing(tmp_path: Path) -> None:
     root = narr.root
     assert sorted(p.name for p in (root / "rules").iterdir())[:2] == ["health.toml", "items.toml"]
     made = narr.json("new", "character", "林远", "--alias", "Lin Yuan")
-    assert made == {"id": "lin-yuan", "path": "world/character/lin-yuan.json", "name": "林远",
-                    "layer": "character", "kind": "", "aliases": ["Lin Yuan"], "warnings": []}
+    assert made == {"schema": "narr.new/1", "id": "lin-yuan", "path": "world/character/lin-yuan.json",
+                    "name": "林远", "layer": "character", "kind": "", "aliases": ["Lin Yuan"], "warnings": []}
     assert narr("new", "character", "林园").stdout == "lin-yuan-2 world/character/lin-yuan-2.json\n"
     narr("new", "character", "苏青", "--alias", "Su Qing")
     narr("new", "background", "渡口", "--kind", "place", "--alias", "the ferry")

@@ -61,9 +61,11 @@ def test_git_log_oneline_reads_as_the_story(narr: CLI, world: Path, tmp_path: Pa
     genesis = narr.json("show", "HEAD~6")["content"]
     assert [line.split(" ", 1)[1] for line in lines] == [*reversed(contents), genesis]
     assert [line.split(" ", 1)[0] for line in lines] == [
-        e["commit"][: len(line.split(" ", 1)[0])] for e, line in zip(narr.json("log"), lines, strict=True)]
+        e["commit"][: len(line.split(" ", 1)[0])]
+        for e, line in zip(narr.json("log")["items"], lines, strict=True)]
     # the first-parent chain is narr's story line
-    assert git(world, "rev-list", "--first-parent", "HEAD").split() == [e["commit"] for e in narr.json("log")]
+    assert git(world, "rev-list", "--first-parent", "HEAD").split() == [
+        e["commit"] for e in narr.json("log")["items"]]
 
 
 @pytest.mark.parametrize("layout", ["flat"])

@@ -35,7 +35,7 @@ def test_keep_edits_never_drops_an_edit_to_a_node_the_target_lacks(narr: CLI, wo
     path.write_text(json.dumps(node), encoding="utf-8")
     out = narr("reset", "--before", "silver-key", "--keep-edits").stdout
     assert "not carried over (the node no longer exists there): silver-key /state/shine" in out
-    kept = narr.json("edits")
+    kept = narr.json("edits")["items"]
     assert [(c["target"], c["new_value"]) for c in kept[0]["changes"]] == [("silver-key", "bright")]
     refused(narr, world, "edits", "restore", "1", "--force", code=CONFLICT,
             startswith="narr: error: 1 set-aside change(s) are to nodes that no longer exist")
@@ -176,12 +176,12 @@ def test_ambiguous_prefixes_are_refused(narr: CLI, world: Path) -> None:
         node["state"]["mood"] = f"mood {i}"
         edit.write_text(json.dumps(node), encoding="utf-8")
         narr("reset", "HEAD~1")
-    names = [i["ref"].rsplit("/", 1)[-1] for i in narr.json("edits")]
+    names = [i["ref"].rsplit("/", 1)[-1] for i in narr.json("edits")["items"]]
     assert len(names) == 2 and names[0][:4] == names[1][:4]
     refused(narr, world, "edits", "drop", names[0][:4], code=INPUT,
             startswith=f"narr: error: '{names[0][:4]}' matches 2 set-aside edits")
     refused(narr, world, "edits", "drop", "0", code=11)
-    chains = [c["name"] for c in narr.json("chains")]
+    chains = [c["name"] for c in narr.json("chains")["items"]]
     assert len(chains) == 2
     refused(narr, world, "replay", chains[0][:4], code=INPUT,
             startswith=f"narr: error: '{chains[0][:4]}' matches 2 abandoned chains")
@@ -194,7 +194,7 @@ def test_nodes_marks_a_file_that_no_longer_parses(narr: CLI, world: Path) -> Non
     assert any(line.startswith("su-qing") and line.endswith("[invalid]")
                for line in result.stdout.splitlines())
     assert "narr status says why" in result.stderr
-    assert {r["id"]: r["edited"] for r in narr.json("nodes")}["su-qing"] == "invalid"
+    assert {r["id"]: r["edited"] for r in narr.json("nodes")["items"]}["su-qing"] == "invalid"
     assert snapshot(world) == before
 
 
@@ -265,7 +265,7 @@ def test_narr_will_not_move_the_story_under_a_git_merge(narr: CLI, world: Path) 
         result = refused(narr, world, *args, code=CONFLICT)
         assert "a git merge is in progress" in result.stderr
     assert "a git merge is in progress" in narr("status").stderr
-    assert [f["content"] for f in narr.json("failed")] == ["Su Qing waits"]  # kept, not lost
+    assert [f["content"] for f in narr.json("failed")["items"]] == ["Su Qing waits"]  # kept, not lost
 
 
 def test_replay_names_the_plain_git_commits_it_leaves_out(narr: CLI, world: Path) -> None:

@@ -68,7 +68,7 @@ def test_log_counts_come_from_the_catalog_not_the_records(
     assert lines[1].endswith(" Later  (2 changes)")
     assert lines[3].endswith(f" The caravan unloads  ({BULK} hand edits)")
     # the same lines as the records say (the JSON log parses them: it prints them)
-    for line, e in zip(lines, narr.json("log", "-n", "20"), strict=True):
+    for line, e in zip(lines, narr.json("log", "-n", "20")["items"], strict=True):
         assert line.startswith(e["commit"][:10])
         if e["kind"] == "event":
             n = len(e["diffusions"])

@@ -24,7 +24,7 @@ def test_narr_gc_packs_and_keeps_everything_narr_keeps(narr: CLI, world: Path) -
     narr("event", "E1", "--diffuser", "explicit", "--set", "lin-yuan.state.mood=a")
     narr("event", "E2", "--diffuser", "explicit", "--set", "lin-yuan.state.mood=b")
     narr("reset", "HEAD~1")  # an abandoned chain under refs/narr/abandoned
-    abandoned = narr.json("chains")[0]["tip"]
+    abandoned = narr.json("chains")["items"][0]["tip"]
     assert loose(world) > 0
     before = snapshot(world)
     out = narr.json("gc")

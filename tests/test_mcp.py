@@ -63,11 +63,6 @@ def cli_json(root: Path, *args: str, code: int = 0) -> Any:
     return json.loads(result.stdout if code == 0 else result.stderr)
 
 
-def without(data: dict[str, Any], schema: str) -> Any:
-    assert data.pop("schema") == schema
-    return data["items"] if set(data) == {"items"} else data
-
-
 def test_tools_and_resources_are_listed_with_their_schemas(flat_world: Path) -> None:
     async def script(client: ClientSession) -> Any:
         return (await client.list_tools(), await client.list_resources(),
@@ -83,7 +78,9 @@ def test_tools_and_resources_are_listed_with_their_schemas(flat_world: Path) -> 
     assert event.annotations.read_only_hint is False and event.annotations.destructive_hint is False
     assert by_name["reset"].annotations.destructive_hint is True
     assert by_name["brief"].annotations.read_only_hint is True
-    assert by_name["why"].output_schema["properties"]["schema"] == {"const": "narr.why/1"}
+    why = by_name["why"].output_schema
+    assert why["properties"]["schema"] == {"const": "narr.why/1", "type": "string"}
+    assert why["additionalProperties"] is False and "value" in why["properties"]  # the typed answer
     assert [r.uri for r in resources.resources] == ["narr://brief"]
     assert [t.uri_template for t in templates.resource_templates] == ["narr://node/{id}"]
 
@@ -112,25 +109,26 @@ def test_reads_and_writes_answer_as_the_cli(flat_world: Path, tmp_path: Path) ->
 
     got = run(flat_world, script)
     narr = CLI(twin)
-    assert without(got["status"], "narr.status/1") == cli_json(twin, "status")
-    assert got["dry_log"]["items"] == cli_json(twin, "log")  # the dry run recorded nothing
-    dry = without(got["dry"], "narr.event/1")
-    assert dry["commit"] is None and dry["diffusions"] == cli_json(
+    assert got["status"] == cli_json(twin, "status")  # the same JSON, schema and all
+    assert got["dry_log"] == cli_json(twin, "log")  # the dry run recorded nothing
+    dry = got["dry"]
+    assert dry["schema"] == "narr.event/1" and dry["commit"] is None
+    assert dry["diffusions"] == cli_json(
         twin, "event", "Lin Yuan walks to the ferry", "--set", "lin-yuan.state.location=ferry",
         "--dry-run")["diffusions"]
-    event = without(got["event"], "narr.event/1")
+    event = got["event"]
     expected = cli_json(twin, "event", "Lin Yuan walks to the ferry", "--set",
                         "lin-yuan.state.location=ferry")
+    assert event["schema"] == expected["schema"] == "narr.event/1"
     assert event["diffusions"] == expected["diffusions"] and event["content"] == expected["content"]
-    assert without(got["why"], "narr.why/1")["value"] == cli_json(twin, "why", "lin-yuan",
-                                                                  "state.location")["value"] == "ferry"
-    assert without(got["node"], "narr.get_node/1")["node"] == cli_json(twin, "get", "lin-yuan")
-    assert got["resource"][0] == cli_json(twin, "get", "lin-yuan")
+    assert got["why"]["value"] == cli_json(twin, "why", "lin-yuan", "state.location")["value"] == "ferry"
+    assert got["node"] == cli_json(twin, "get", "lin-yuan")
+    assert got["resource"][0] == cli_json(twin, "get", "lin-yuan")["node"]
     commits = re.compile(r"\b[0-9a-f]{10}\b")
     assert commits.sub("*", got["resource"][1]) == commits.sub("*", narr("brief", "--format", "md").stdout)
-    brief = masked(without(got["brief"], "narr.brief/1"))
-    assert brief == masked(cli_json(twin, "brief", "--focus", "lin-yuan", "--budget", "800"))
-    reset = without(got["reset"], "narr.reset/1")
+    assert masked(got["brief"]) == masked(cli_json(twin, "brief", "--focus", "lin-yuan", "--budget", "800"))
+    reset = got["reset"]
+    assert reset["schema"] == "narr.reset/1"
     assert [e["content"] for e in reset["undone"]] == ["Lin Yuan walks to the ferry"]
     assert git(flat_world, "log", "--format=%s") == git(twin, "log", "--skip=1", "--format=%s")
 
@@ -213,7 +211,7 @@ def test_the_http_transport_wants_the_token_and_serves_the_tools(flat_world: Pat
                 return answer(await client.call_tool("status", {}))
 
         status = anyio.run(main)
-        assert without(status, "narr.status/1") == cli_json(flat_world, "status")
+        assert status == cli_json(flat_world, "status")
     finally:
         proc.terminate()
         proc.wait(timeout=10)

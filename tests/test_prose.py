@@ -452,7 +452,7 @@ def test_the_printed_command_applies_the_held_back_change(flat_world: Path) -> N
     args = shlex.split(rec["proposal"]["held"][0]["command"])
     assert args[:2] == ["narr", "event"]
     narr(*args[1:])
-    assert narr.json("get", "su-qing")["state"]["location"] == "ferry"
+    assert narr.json("get", "su-qing")["node"]["state"]["location"] == "ferry"
 
 
 def test_content_beyond_the_size_limit_needs_large(flat_world: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -467,7 +467,7 @@ def test_content_beyond_the_size_limit_needs_large(flat_world: Path, monkeypatch
     result = narr("event", text, expect=12)
     assert "narr: error: the event's content is 2 KB; the rules read at most 2 KB at once" in result.stderr
     assert "pass --large to read it whole" in result.stderr
-    assert [f["content"] for f in narr.json("failed")] == [text]  # kept, as any failure
+    assert [f["content"] for f in narr.json("failed")["items"]] == [text]  # kept, as any failure
     narr("failed", "drop", "1")
     assert snapshot(flat_world) == before
     rec = narr.json("event", "--large", "--dry-run", text)

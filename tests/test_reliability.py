@@ -175,7 +175,7 @@ def test_a_read_only_world_is_read_without_writing(world: Path, narr: CLI,
     _refuse_writes(monkeypatch, world, errno.EROFS)
     for args in READERS:
         assert narr(*args).stderr == ""
-    assert narr.json("get", "lin-yuan")["state"]["mood"] == "calm"
+    assert narr.json("get", "lin-yuan")["node"]["state"]["mood"] == "calm"
     result = narr("event", "storm", *EXPLICIT, "--set", "lin-yuan.state.mood=wild", expect=STORAGE)
     assert result.stderr.startswith(
         f"narr: error: the world is read-only: cannot write {world / '.git/narr/lock'}")
@@ -245,7 +245,7 @@ def test_a_full_disk_before_a_reset_moves_keeps_no_extra_copies(
     assert "nothing was changed" in result.stderr
     assert snapshot(world) == before  # no set-aside edits, no abandoned chain left behind
     assert narr.json("reset", "HEAD~1")["set_aside"]
-    assert len(narr.json("edits")) == 1
+    assert len(narr.json("edits")["items"]) == 1
 
 
 @ONE_LAYOUT
@@ -256,7 +256,7 @@ def test_a_full_disk_after_the_story_moved_is_finished_later(
         result = narr("event", "storm", *EXPLICIT, "--set", "lin-yuan.state.mood=wild",
                       expect=STORAGE)
     assert "the story has moved" in result.stderr
-    assert narr.json("failed") == [] or "storm" not in json.dumps(narr.json("failed"))
+    assert narr.json("failed")["items"] == [] or "storm" not in json.dumps(narr.json("failed")["items"])
     result = narr("status")
     assert "finished an interrupted narr command" in result.stderr
     assert read_node(world, "lin-yuan")["state"]["mood"] == "wild"
@@ -385,7 +385,7 @@ def test_a_dangling_abandoned_chain_is_skipped(world: Path, narr: CLI) -> None:
     narr("reset", "HEAD~1")
     dangling = world / ".git" / "refs" / "narr" / "abandoned" / "0-lost-main"
     dangling.write_text("1234567890123456789012345678901234567890\n")
-    assert len(narr.json("chains")) == 1
+    assert len(narr.json("chains")["items"]) == 1
     assert "refs/narr/abandoned/0-lost-main names a commit" in narr("check").stderr
     narr("replay", "1")
     assert read_node(world, "lin-yuan")["state"]["mood"] == "calm"

@@ -108,10 +108,10 @@ def test_undone_chains_travel_both_ways_without_colliding(pair: tuple[CLI, CLI])
     bob("push")
     alice("pull")
     for side, mine, theirs in ((alice, "alice", "bob"), (bob, "bob", "alice")):
-        chains = side.json("chains")
+        chains = side.json("chains")["items"]
         assert sorted((c["remote"] or "", c["n"], c["first"]["content"]) for c in chains) == sorted(
             [("", 1, f"{mine} two"), ("origin", 1, f"{theirs} two")])
-    edits = bob.json("edits")
+    edits = bob.json("edits")["items"]
     assert [(e["remote"], e["n"]) for e in edits] == [(None, 1), ("origin", 1)]
     bob("edits", "drop", "origin/1", expect=12)
     bob("edits", "restore", "origin/1")
@@ -124,7 +124,7 @@ def test_undone_chains_travel_both_ways_without_colliding(pair: tuple[CLI, CLI])
     bob("chains", "drop", "origin/1", expect=12)  # not Bob's to drop
     bob("push")
     alice("pull")
-    mine = [c for c in alice.json("chains") if c["remote"] is None]
+    mine = [c for c in alice.json("chains")["items"] if c["remote"] is None]
     assert mine[0]["replayed"]
     both_check(alice, bob)
     names = git(alice.root, "for-each-ref", "--format=%(refname)", "refs/narr/").split()
@@ -141,7 +141,7 @@ def test_switch_finds_a_remote_branch(pair: tuple[CLI, CLI]) -> None:
     bob("switch", "alt", expect=11)  # not fetched yet
     bob("pull")
     assert "narr switch alt" in bob("switch", "origin/alt", expect=11).stderr
-    assert {(b["name"], b["followed_by"]) for b in bob.json("branch", "-r")} == {
+    assert {(b["name"], b["followed_by"]) for b in bob.json("branch", "-r")["items"]} == {
         ("origin/main", "main"), ("origin/alt", None)}
     out = bob.json("switch", "alt")
     assert out["tracking"] == "origin/alt"
@@ -178,10 +178,10 @@ def test_careless_and_hostile_uses(pair: tuple[CLI, CLI], tmp_path: Path, hub: P
     git(alice.root, "push", "--quiet", str(hub), f"{blob}:refs/narr/abandoned/blob",
         f"{root}:refs/narr/edits/root", f"{root}:refs/narr/abandoned/x/y/z")
     bob("pull")
-    chains = bob.json("chains")
+    chains = bob.json("chains")["items"]
     assert [(c["remote"], c["key"], c["tip"]) for c in chains] == [("origin", "x", root)]
     assert chains[0]["name"] == f"origin/not-set-aside-{root[:4]}"  # the blob is left out
-    assert bob.json("edits") == []
+    assert bob.json("edits")["items"] == []
     assert bob.json("check")["ok"]
     bob("push", "elsewhere", expect=11)
     bob("pull", "origin", "no-such-line", expect=11)
@@ -195,13 +195,13 @@ def test_plain_git_does_the_same_and_a_subprocess_clone(pair: tuple[CLI, CLI], t
     alice("reset", "HEAD~1")
     git(alice.root, "push", "origin", "main", "refs/narr/abandoned/*:refs/narr/abandoned/*")
     git(bob.root, "fetch", "--quiet", "origin")  # the refspecs narr clone configured
-    assert [c["remote"] for c in bob.json("chains")] == ["origin"]
+    assert [c["remote"] for c in bob.json("chains")["items"]] == ["origin"]
     proc = narr_subprocess(tmp_path, "clone", f"file://{hub}", "carol", "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["fetched"]["abandoned"] == 1
     carol = CLI(tmp_path / "carol")
     both_check(carol)
-    assert [c["name"].split("/")[0] for c in carol.json("chains")] == ["origin"]
+    assert [c["name"].split("/")[0] for c in carol.json("chains")["items"]] == ["origin"]
 
 
 def test_pull_keeps_hand_edits_the_incoming_events_leave_alone(pair: tuple[CLI, CLI]) -> None:
@@ -298,17 +298,17 @@ def test_set_aside_edits_kept_private_and_dropped_refs_deleted_there(pair: tuple
     assert "narr.pushEdits" in alice("push", expect=12).stderr
     git(alice.root, "config", "--unset", "narr.pushEdits")
     bob("pull")
-    assert [c["remote"] for c in bob.json("chains")] == ["origin"]
+    assert [c["remote"] for c in bob.json("chains")["items"]] == ["origin"]
     # Alice drops her pushed chain and edits: not listed as origin's after a pull, deleted
     # on the hub by her next push, and gone from Bob's copies at his next pull
     alice("chains", "drop", "1", "--force")
     alice("edits", "drop", "1")
     alice("pull")
-    assert alice.json("chains") == [] and alice.json("edits") == []
+    assert alice.json("chains")["items"] == [] and alice.json("edits")["items"] == []
     assert len(alice.json("push")["deleted"]) == 2
     assert _hub_refs(alice, "abandoned") == [] and _hub_refs(alice, "edits") == []
     assert alice.json("push")["deleted"] == []  # once, and nothing is left to ask about
     assert json.loads((alice.root / ".git" / "narr" / "dropped.json").read_text("utf-8")) == {}
     bob("pull")
-    assert bob.json("chains") == [] and bob.json("edits") == []
+    assert bob.json("chains")["items"] == [] and bob.json("edits")["items"] == []
     both_check(alice, bob)

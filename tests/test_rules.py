@@ -231,7 +231,7 @@ def test_a_world_without_rules_records_story_beats(tmp_path: Path) -> None:
     narr = CLI(tmp_path / "bare")
     out = narr("event", "Lin Yuan walks to the ferry").stdout
     assert "no rules in this world (rules/*.toml)" in out
-    assert narr.json("log", "-n", "1")[0]["diffuser"] == "rules"
+    assert narr.json("log", "-n", "1")["items"][0]["diffuser"] == "rules"
 
 
 def test_json_rule_files_work_too(flat_world: Path) -> None:

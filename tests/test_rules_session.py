@@ -130,12 +130,12 @@ def test_a_story_session_with_no_flags(narr: CLI, world: Path) -> None:
         assert rec["expired"] == expires, text
         assert rec["proposal"]["diffuser"] == "rules"
         assert rec["proposal"]["refused"] == [], text
-    log = narr.json("log")
+    log = narr.json("log")["items"]
     assert [e["content"] for e in reversed(log[:-1])] == [t for t, _, _ in SESSION]
     assert all(e["diffuser"] == "rules" for e in log[:-1])
     assert narr("check").exit_code == 0
     git(world, "fsck", "--strict")
-    assert narr.json("get", "lin-yuan", "state") == {
+    assert narr.json("get", "lin-yuan", "state")["value"] == {
         "goal": "find Lin Xue", "health": "unhurt", "location": "library-pavilion", "mood": "anxious"}
     assert read_node(world, "jade-token")["state"]["holder"] == "su-qing"
 

@@ -44,9 +44,9 @@ def test_world_text_is_escaped_on_every_reader(world: Path) -> None:
 
 def test_json_output_stays_exact(world: Path) -> None:
     narr = _hostile_world(world)
-    assert narr.json("log")[0]["content"] == HOSTILE
+    assert narr.json("log")["items"][0]["content"] == HOSTILE
     assert narr.json("show")["content"] == HOSTILE
-    assert narr.json("get", "lin-yuan")["name"] == "Lin\x1b[2JYuan"
+    assert narr.json("get", "lin-yuan")["node"]["name"] == "Lin\x1b[2JYuan"
 
 
 def test_failed_events_and_errors_stay_escaped(world: Path) -> None:
@@ -57,7 +57,7 @@ def test_failed_events_and_errors_stay_escaped(world: Path) -> None:
     for args in (["failed"], ["status"]):
         out = narr(*args).stdout
         assert "\\x1b]52;c;cm0gLXJmIH4=" in out and not CONTROL.search(out), (args, out)
-    assert narr.json("failed")[0]["content"] == HOSTILE
+    assert narr.json("failed")["items"][0]["content"] == HOSTILE
 
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")

@@ -163,7 +163,7 @@ def test_concurrent_events_never_interleave(narr: CLI, world: Path) -> None:
     for p in procs:
         _, err = p.communicate(timeout=60)
         assert p.returncode == 0, err
-    log = narr.json("log")
+    log = narr.json("log")["items"]
     assert sorted(e["content"] for e in log[:4]) == [f"Beat {i}" for i in range(4)]
     state = read_node(world, "lin-yuan")["state"]
     assert all(state[f"beat{i}"] == i for i in range(4))

@@ -40,7 +40,9 @@ def run(root: Path, *args: str, env: dict[str, str] | None = None,
 def status(root: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
     proc = run(root, "serve", "--status", "--json", env=env)
     assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+    answer = json.loads(proc.stdout)
+    assert answer.pop("schema") == "narr.server/1"
+    return answer  # type: ignore[no-any-return]
 
 
 def wait_for(predicate: Any, what: str, deadline: float = 90.0) -> Any:
@@ -173,11 +175,12 @@ def test_a_copied_world_neither_uses_nor_stops_the_originals_server(
                 'lin-yuan.state.location="copy"')
     assert event.returncode == 0, event.stderr
     assert status(flat_world)["requests"] == before  # the original's server never saw it
-    assert json.loads(run(flat_world, "get", "lin-yuan", "state.location", "--json").stdout) \
-        != "copy"
+    assert json.loads(run(flat_world, "get", "lin-yuan", "state.location", "--json").stdout)[
+        "value"] != "copy"
     assert status(copy) == {"running": False}
     stopped = run(copy, "serve", "--stop", "--json")
-    assert json.loads(stopped.stdout) == {"running": False, "stopped": False, "pid": None}
+    assert json.loads(stopped.stdout) == {"schema": "narr.server/1", "running": False,
+                                          "stopped": False, "pid": None}
     assert alive(original["pid"])
     assert Path(original["socket"]).exists()  # the copy's clean-up left the original's socket
     assert status(flat_world)["pid"] == original["pid"]

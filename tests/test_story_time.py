@@ -20,7 +20,7 @@ def clock(flat_world: Path) -> tuple[CLI, list[str]]:
     narr("event", "Lin Yuan walks to the ferry", "--at", "Day 3, dusk")
     narr("event", "Lin Yuan is calm", "--set", "lin-yuan.state.mood=calm")
     narr("event", "Lin Yuan grows angry", "--set", "lin-yuan.state.mood=angry")
-    return narr, [e["commit"] for e in narr.json("log", "-n", "3")]
+    return narr, [e["commit"] for e in narr.json("log", "-n", "3")["items"]]
 
 
 def test_status_shows_the_time_in_force(clock: tuple[CLI, list[str]]) -> None:

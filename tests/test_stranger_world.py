@@ -108,7 +108,7 @@ def test_a_linked_rules_folder_is_not_read(world: Path, tmp_path: Path) -> None:
     result = narr("event", "Lin Yuan walks to the ferry", expect=INVALID_WORLD)
     assert result.stderr.startswith("narr: error: rules: is a symbolic link")
     assert snapshot(world) == before
-    assert narr.json("failed")[0]["content"] == "Lin Yuan walks to the ferry"  # kept
+    assert narr.json("failed")["items"][0]["content"] == "Lin Yuan walks to the ferry"  # kept
 
 
 def test_a_linked_rule_file_and_settings_file_are_refused(world: Path, tmp_path: Path) -> None:

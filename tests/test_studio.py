@@ -390,7 +390,7 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         page.click("#event-reset")
         page.click("#confirm-ok")
         page.wait_for_function("document.querySelectorAll('#timeline li').length === 1")
-        assert [e["commit"] for e in narr_json(root, "log")] == [genesis]
+        assert [e["commit"] for e in narr_json(root, "log")["items"]] == [genesis]
         assert "walks to the ferry" in page.inner_text("#chains")
         pwned = page.evaluate("window.pwned")
         assert len(world_now(root, "chains")) == 1

@@ -52,10 +52,10 @@ def test_an_event_with_everything_narr_event_takes(flat_world: Path, browser: An
         assert record["content"] == "Lin Yuan rests at the gate"
         assert (record["timestamp"], record["narrative_text"], record["diffuser"], record["close_scene"]) == (
             "day 3, dusk", "He sat by the gate and let the rain pass.", "explicit", True)
-        assert narr_json(root, "get", "lin-yuan")["state"]["mood"] == "calm"
-        assert "suspects" in narr_json(root, "get", "su-qing")["relations"]
-        assert "distrusts" not in narr_json(root, "get", "lin-yuan")["relations"]
-        assert "old-zhou" not in {n["id"] for n in narr_json(root, "nodes")}
+        assert narr_json(root, "get", "lin-yuan")["node"]["state"]["mood"] == "calm"
+        assert "suspects" in narr_json(root, "get", "su-qing")["node"]["relations"]
+        assert "distrusts" not in narr_json(root, "get", "lin-yuan")["node"]["relations"]
+        assert "old-zhou" not in {n["id"] for n in narr_json(root, "nodes")["items"]}
         # Recorded: the composer starts blank, "closes the scene" unticked.
         assert not page.is_checked("#compose-close")
         assert page.locator("#compose-changes li").count() == 0
@@ -87,18 +87,18 @@ def test_held_back_changes_are_applied_when_asked(flat_world: Path, browser: Any
         assert len(world_now(root, "log")) == 1
         page.click("#compose-record")
         page.wait_for_function("document.querySelectorAll('#timeline li').length === 2")
-        assert narr_json(root, "get", "su-qing")["state"]["location"] == "ferry"
+        assert narr_json(root, "get", "su-qing")["node"]["state"]["location"] == "ferry"
         # Recorded without it, then applied afterwards as an event of its own.
         page.fill("#compose-text", "Old Zhou grunted that Lin Yuan had walked to the Library Pavilion.")
         page.click("#compose-record")
         page.wait_for_function("document.querySelectorAll('#timeline li').length === 3")
-        assert narr_json(root, "get", "lin-yuan")["state"]["location"] != "library-pavilion"
+        assert narr_json(root, "get", "lin-yuan")["node"]["state"]["location"] != "library-pavilion"
         page.wait_for_selector("#compose-out .held button.apply")
         page.click("#compose-out .held button.apply")
         page.wait_for_function("document.querySelectorAll('#timeline li').length === 4")
         log = world_now(root, "log")
         assert (log[0]["content"], log[0]["diffuser"]) == ("Lin Yuan had walked to the Library Pavilion",
                                                            "explicit")
-        assert narr_json(root, "get", "lin-yuan")["state"]["location"] == "library-pavilion"
+        assert narr_json(root, "get", "lin-yuan")["node"]["state"]["location"] == "library-pavilion"
         context.close()
     assert errors == []

@@ -55,7 +55,8 @@ def test_a_new_node_from_the_page(flat_world: Path, browser: Any) -> None:
         node = read_node(root, "wei-lan")
         assert (node["name"], node["aliases"], node["kind"], node["summary"]) == (
             "Wei Lan", ["魏兰", "the healer"], "person", "A healer at the ferry")
-        assert [n["id"] for n in narr_json(root, "nodes") if n["id"].startswith("wei-lan")] == ["wei-lan"]
+        listed = narr_json(root, "nodes")["items"]
+        assert [n["id"] for n in listed if n["id"].startswith("wei-lan")] == ["wei-lan"]
         assert {e["target"] for e in world_now(root, "status")["edits"]} == {"wei-lan"}
         # The same name again, and a name of 10,000 characters: refused, nothing written.
         for name, said in (("Wei Lan", "already used"), ("x" * 10_000, "at most 200")):
@@ -124,7 +125,7 @@ def test_a_node_ended_by_an_event(flat_world: Path, browser: Any) -> None:
         _message(page, "ok")
         log = world_now(root, "log")
         assert log[0]["content"] == "Old Zhou leaves the ferry for good"
-        assert "old-zhou" not in {n["id"] for n in narr_json(root, "nodes")}
+        assert "old-zhou" not in {n["id"] for n in narr_json(root, "nodes")["items"]}
         assert json.dumps(log[0]).count("old-zhou") >= 1
         context.close()
     assert errors == []

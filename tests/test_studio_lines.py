@@ -53,9 +53,9 @@ def test_create_switch_and_set_aside_edits(flat_world: Path, browser: Any) -> No
         page.wait_for_function(f"{OUT}.includes('Now on main')")
         assert _where(root)[0] == "main"
         assert world_now(root, "status")["edits"] == []
-        kept = narr_json(root, "edits")
+        kept = narr_json(root, "edits")["items"]
         assert len(kept) == 1 and kept[0]["changes"][0]["target"] == "su-qing"
-        assert narr_json(root, "get", "lin-yuan")["state"]["mood"] != "wary"  # main's world
+        assert narr_json(root, "get", "lin-yuan")["node"]["state"]["mood"] != "wary"  # main's world
         # Restored on main, then dropped.
         page.wait_for_selector(f"#set-asides li[data-ref='{kept[0]['ref']}'] button.restore")
         page.click(f"#set-asides li[data-ref='{kept[0]['ref']}'] button.restore")
@@ -65,18 +65,18 @@ def test_create_switch_and_set_aside_edits(flat_world: Path, browser: Any) -> No
         page.click(f"#set-asides li[data-ref='{kept[0]['ref']}'] button.drop")
         _confirm(page)
         page.wait_for_function(f"{OUT}.includes('Dropped')")
-        assert narr_json(root, "edits") == []
+        assert narr_json(root, "edits")["items"] == []
         # A new line without switching; a name git refuses is refused with a clear message.
         page.uncheck("#branch-switch")
         page.fill("#branch-new", "side-story")
         page.click("#branch-create")
         page.wait_for_function(f"{OUT}.includes('side-story')")
-        assert {b["name"] for b in narr_json(root, "branch")} == {"main", "alt", "side-story"}
+        assert {b["name"] for b in narr_json(root, "branch")["items"]} == {"main", "alt", "side-story"}
         assert _where(root)[0] == "main"
         page.fill("#branch-new", "bad..name")
         page.click("#branch-create")
         page.wait_for_selector("#lines-out.error")
-        assert {b["name"] for b in narr_json(root, "branch")} == {"main", "alt", "side-story"}
+        assert {b["name"] for b in narr_json(root, "branch")["items"]} == {"main", "alt", "side-story"}
         context.close()
     assert errors == []
 
@@ -111,8 +111,8 @@ def test_a_merge_resolved_in_the_page(flat_world: Path, browser: Any) -> None:
         page.wait_for_selector("#merge-panel[hidden]", state="attached")
         log = world_now(root, "log")
         assert log[0]["kind"] == "merge"
-        assert narr_json(root, "get", "lin-yuan")["state"]["mood"] == "wary"
-        assert narr_json(root, "get", "lin-yuan")["state"]["goal"] == "wander"
+        assert narr_json(root, "get", "lin-yuan")["node"]["state"]["mood"] == "wary"
+        assert narr_json(root, "get", "lin-yuan")["node"]["state"]["goal"] == "wander"
         context.close()
     assert errors == []
 

@@ -71,7 +71,7 @@ def test_a_stale_page_cannot_reset_a_story_that_moved(flat_world: Path, browser:
         assert "moved" in said and "alt" in said, said
         # Nothing moved: alt is where it was, main too, and no chain was made.
         assert _where(root) == ("alt", alt_head)
-        assert [e["commit"] for e in narr_json(root, "log", "main")] == main_log
+        assert [e["commit"] for e in narr_json(root, "log", "main")["items"]] == main_log
         assert world_now(root, "chains") == []
         # The page now shows the story as it stands.
         page.wait_for_function("document.querySelector('#branch-name').textContent.includes('alt')")

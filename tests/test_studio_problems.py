@@ -84,7 +84,7 @@ def test_failed_events_are_retried_or_dropped_from_the_page(flat_world: Path, br
     root = flat_world
     assert narr(root, "event", "A ghost appears", "--set", "ghost.state.seen=true").returncode == 12
     assert narr(root, "event", "Lin Yuan changes", "--set", "lin-yuan.traits.speech=loud").returncode == 12
-    kept = narr_json(root, "failed")
+    kept = narr_json(root, "failed")["items"]
     assert [k["content"] for k in kept] == ["Lin Yuan changes", "A ghost appears"]
     with studio(root) as info:
         context, page, errors = _open(browser, info["url"])
@@ -97,23 +97,23 @@ def test_failed_events_are_retried_or_dropped_from_the_page(flat_world: Path, br
         page.click(f"#failed-list li[data-key='{ghost_key}'] button.retry")
         page.wait_for_function("document.querySelector('#compose-out .error')")
         assert "ghost" in page.inner_text("#compose-out")
-        assert len(world_now(root, "log")) == 1 and len(narr_json(root, "failed")) == 2
+        assert len(world_now(root, "log")) == 1 and len(narr_json(root, "failed")["items"]) == 2
         # The ghost made, the retry records it and the page forgets it.
         _ok(narr(root, "new", "ambient", "Ghost", "--kind", "spirit"))
         page.click(f"#failed-list li[data-key='{ghost_key}'] button.retry")
         page.wait_for_function("document.body.dataset.failed === '1'")
         assert world_now(root, "log")[0]["content"] == "A ghost appears"
-        assert [k["content"] for k in narr_json(root, "failed")] == ["Lin Yuan changes"]
+        assert [k["content"] for k in narr_json(root, "failed")["items"]] == ["Lin Yuan changes"]
         # Dropped, after a confirmation; cancelled first, nothing is dropped.
         other = kept[0]["key"]
         page.click(f"#failed-list li[data-key='{other}'] button.drop")
         page.wait_for_selector("#confirm[open]")
         page.click("#confirm-cancel")
-        assert len(narr_json(root, "failed")) == 1
+        assert len(narr_json(root, "failed")["items"]) == 1
         page.click(f"#failed-list li[data-key='{other}'] button.drop")
         page.click("#confirm-ok")
         page.wait_for_function("document.body.dataset.failed === '0'")
-        assert narr_json(root, "failed") == []
+        assert narr_json(root, "failed")["items"] == []
         assert page.locator("#failed").is_hidden()
         context.close()
     assert errors == []

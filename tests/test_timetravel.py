@@ -39,8 +39,8 @@ def test_seed_6_4_step_by_step(narr: CLI, world: Path) -> None:
     narr("reset", "HEAD~1")
     assert colour(world) == "black"  # undo E1 too: the edit is gone from the world...
     assert narr.json("status")["edits"] == []
-    assert narr.json("edits") == []  # ...it was recorded by E2, so it is not set aside again
-    chain = narr.json("chains")[0]
+    assert narr.json("edits")["items"] == []  # ...it was recorded by E2, so it is not set aside again
+    chain = narr.json("chains")["items"][0]
     assert chain["length"] == 2 and chain["last"]["content"] == "E2"
     abandoned_e2 = narr.json("show", chain["tip"])
     assert abandoned_e2["edits"][0]["new_value"] == "value2"  # ...and recoverable
@@ -70,7 +70,7 @@ def test_reset_by_event_id_and_prefix(narr: CLI, world: Path) -> None:
     narr("event", "E2", "--set", "lin-yuan.state.mood=b")
     narr("event", "E3", "--set", "lin-yuan.state.mood=c")
     narr("reset", first["id"])
-    assert narr.json("log", "-n", "1")[0]["id"] == first["id"]
+    assert narr.json("log", "-n", "1")["items"][0]["id"] == first["id"]
     assert read_node(world, "lin-yuan")["state"]["mood"] == "a"
     narr("replay", "1", "--reuse")
     narr("reset", first["id"][:18])
@@ -87,7 +87,7 @@ def test_reset_before_a_node_created_by_an_event(narr: CLI, world: Path, tmp_pat
     narr("event", "After the boat", "--set", "lin-yuan.state.mood=aboard")
     out = narr.json("reset", "--before", "last-boat")
     assert [u["id"] for u in out["undone"]][-1] == created["id"]
-    assert "last-boat" not in {n["id"] for n in narr.json("nodes")}
+    assert "last-boat" not in {n["id"] for n in narr.json("nodes")["items"]}
     assert "steers" not in read_node(world, "old-zhou")["relations"]
     assert read_node(world, "lin-yuan")["state"]["mood"] == "waiting"
     assert narr("check").exit_code == 0
@@ -116,7 +116,7 @@ def test_reset_before_a_genesis_node_is_refused(narr: CLI, world: Path) -> None:
 def test_reset_across_an_event_lifecycle_expiry_brings_the_node_back(narr: CLI, world: Path) -> None:
     rec = narr.json("event", "E1")
     assert "temple-bell" in rec["expired"]
-    assert "temple-bell" not in {n["id"] for n in narr.json("nodes")}
+    assert "temple-bell" not in {n["id"] for n in narr.json("nodes")["items"]}
     narr("reset", "HEAD~1")
     assert read_node(world, "temple-bell")["lifecycle"] == "event"
     assert git(world, "status", "--porcelain") == ""
@@ -143,7 +143,7 @@ def test_uncommitted_edits_are_set_aside_and_restored(narr: CLI, world: Path) ->
     assert out["set_aside"]
     assert read_node(world, "old-zhou")["state"]["mood"] == "tired"
     assert read_node(world, "jade-token")["name"] == "Jade Token"
-    items = narr.json("edits")
+    items = narr.json("edits")["items"]
     assert len(items) == 1
     assert items[0]["changes"] == [{"target": "old-zhou", "field": "/state/mood",
                                     "old_value": "tired", "new_value": "suspicious"}]
@@ -151,7 +151,7 @@ def test_uncommitted_edits_are_set_aside_and_restored(narr: CLI, world: Path) ->
     narr("edits", "restore", "1")
     assert read_node(world, "old-zhou")["state"]["mood"] == "suspicious"
     assert node_file(world, "jade-token").read_text(encoding="utf-8") == "{ not json"
-    assert narr.json("edits")[0]["restored_at"]
+    assert narr.json("edits")["items"][0]["restored_at"]
 
 
 def test_restore_refuses_collisions_unless_forced(narr: CLI, world: Path) -> None:
@@ -167,7 +167,8 @@ def test_restore_refuses_collisions_unless_forced(narr: CLI, world: Path) -> Non
     out = narr.json("edits", "restore", "1", "--force")
     assert out["set_aside"]  # "asleep" was set aside before being overwritten
     assert read_node(world, "old-zhou")["state"]["mood"] == "suspicious"
-    assert {c["new_value"] for i in narr.json("edits") for c in i["changes"]} == {"suspicious", "asleep"}
+    kept = narr.json("edits")["items"]
+    assert {c["new_value"] for i in kept for c in i["changes"]} == {"suspicious", "asleep"}
 
 
 def test_keep_edits_carries_them_over_and_lists_collisions(narr: CLI, world: Path) -> None:
@@ -214,7 +215,7 @@ def test_replay_onto_a_moved_story_line(narr: CLI, world: Path) -> None:
     assert read_node(world, "lin-yuan")["state"]["mood"] == "a"
     assert read_node(world, "lin-yuan")["relations"]["trusts"] == {"old-zhou": {}}
     assert read_node(world, "su-qing")["state"]["mood"] == "bored"
-    assert [e["content"] for e in narr.json("log")][:3] == ["E2", "E1", "Meanwhile"]
+    assert [e["content"] for e in narr.json("log")["items"]][:3] == ["E2", "E1", "Meanwhile"]
     assert narr("check").exit_code == 0
 
 
@@ -231,7 +232,7 @@ def test_replay_stops_at_the_first_conflict_with_three_values(narr: CLI, world: 
         "event": data["conflict"]["conflicts"][0]["event"], "content": "E2", "kind": "diffusion",
         "target": "black-ring", "field": "/state/warmth", "recorded_old": "cold",
         "recorded_new": "warm", "current": "hot"}]
-    assert narr.json("log", "-n", "1")[0]["content"] == "E1"
+    assert narr.json("log", "-n", "1")["items"][0]["content"] == "E1"
     text = narr("replay", "1", "--reuse", expect=14).stderr
     assert 'black-ring /state/warmth: recorded "cold" → "warm", now "hot"' in text
 
@@ -254,7 +255,7 @@ def test_revert_undoes_one_event(narr: CLI, world: Path) -> None:
     assert read_node(world, "lin-yuan")["relations"]["holds"]["sister-letter"] == {}
     assert read_node(world, "sister-letter")["name"] == "Xue's Letter"
     assert read_node(world, "old-zhou")["state"]["mood"] == "happy"
-    assert len(narr.json("log")) == 4  # genesis, E1, E2, the revert
+    assert len(narr.json("log")["items"]) == 4  # genesis, E1, E2, the revert
     assert narr("check").exit_code == 0
 
 
@@ -274,7 +275,7 @@ def test_branches_switch_and_set_aside(narr: CLI, world: Path) -> None:
     narr("branch", "draft-b")
     narr("switch", "draft-b")
     narr("event", "On b", "--set", "lin-yuan.state.mood=b")
-    assert {b["name"]: b["current"] for b in narr.json("branch")} == {"draft-b": True, "main": False}
+    assert {b["name"]: b["current"] for b in narr.json("branch")["items"]} == {"draft-b": True, "main": False}
     edit_node(world, "old-zhou", mood="grumpy")
     before = snapshot(world)
     err = narr("switch", "main", expect=14).stderr
@@ -287,7 +288,7 @@ def test_branches_switch_and_set_aside(narr: CLI, world: Path) -> None:
     narr("switch", "draft-b")
     assert read_node(world, "lin-yuan")["state"]["mood"] == "b"
     narr("reset", "HEAD~1")  # reset on a non-default branch
-    assert narr.json("log", "-n", "1")[0]["content"] == "E1"
+    assert narr.json("log", "-n", "1")["items"][0]["content"] == "E1"
     assert git(world, "rev-parse", "--abbrev-ref", "HEAD").strip() == "draft-b"
     assert narr("check").exit_code == 0
 
@@ -297,14 +298,14 @@ def test_deleting_a_branch_keeps_its_events(narr: CLI, world: Path) -> None:
     tip = narr.json("event", "Side story", "--set", "lin-yuan.state.mood=odd")["commit"]
     narr("switch", "main")
     out = narr.json("branch", "-d", "side")
-    assert out["kept_as"] and narr.json("chains")[0]["tip"] == tip
+    assert out["kept_as"] and narr.json("chains")["items"][0]["tip"] == tip
 
 
 def test_reflog_is_readable(narr: CLI, world: Path) -> None:
     narr("event", "E1")
     narr("reset", "HEAD~1")
     narr("switch", "-c", "b2")
-    messages = [e["message"] for e in narr.json("reflog")]
+    messages = [e["message"] for e in narr.json("reflog")["items"]]
     assert messages[0] == "checkout: moving from main to b2"
     assert messages[1].startswith("narr reset: moving to HEAD~1 (Genesis")
     assert messages[2] == "narr event: E1"

@@ -269,9 +269,9 @@ def _steps(base: Path, env: dict[str, str]) -> Iterator[str]:
     yield "new (pypinyin), a typo's suggestion (rapidfuzz)"
 
     narr("reset", "HEAD~2")
-    name = narr.json("chains")[0]["name"]
+    name = narr.json("chains")["items"][0]["name"]
     replayed = narr.json("replay", name, "--reuse")
-    _expect(f"replay brought 2 events back: {replayed}", len(narr.json("log")) >= 4)
+    _expect(f"replay brought 2 events back: {replayed}", len(narr.json("log")["items"]) >= 4)
     narr("revert", "HEAD")
     _expect("check passes", narr.json("check")["ok"])
     yield "reset, chains, replay, revert, check"
@@ -296,14 +296,15 @@ def _steps(base: Path, env: dict[str, str]) -> Iterator[str]:
     (notes / "Wu Tong.md").write_text("---\nlayer: character\naliases: [Tong]\n---\nA ferryman's son.\n",
                                       encoding="utf-8")
     narr("import", str(notes))
-    _expect("import read the front matter (PyYAML)", narr.json("get", "wu-tong")["aliases"] == ["Tong"])
+    _expect("import read the front matter (PyYAML)",
+            narr.json("get", "wu-tong")["node"]["aliases"] == ["Tong"])
     yield "import of a notes folder (PyYAML)"
 
     ops = [{"op": "set", "target": "lin-yuan", "field": "/state/mood", "value": "wary"}]
     with _llm_server(ops) as url:
         llm_env = {**env, "NARR_LLM_BASE_URL": url, "NARR_LLM_MODEL": "smoke", "NARR_LLM_TIMEOUT": "20"}
         Narr(world, llm_env)("event", "Lin Yuan grows wary", "--diffuser", "llm")
-    _expect("the llm's change landed", narr.json("get", "lin-yuan")["state"]["mood"] == "wary")
+    _expect("the llm's change landed", narr.json("get", "lin-yuan")["node"]["state"]["mood"] == "wary")
     yield "llm event through a rate limit (tenacity)"
 
     narr("serve", "--detach", "--port", "0")

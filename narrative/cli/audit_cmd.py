@@ -59,7 +59,7 @@ def audit_cmd(ctx: Context, file: Any, at: str | None, as_json: bool) -> None:
         warn(message)
     d = report.to_json()
     if as_json:
-        emit_json(d)
+        emit_json(d, "audit")
     else:
         for f in d["findings"]:
             for line in _finding_lines(f):

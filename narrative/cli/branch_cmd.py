@@ -38,7 +38,7 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, re
             raise click.UsageError("--remotes only lists")
         found = branches.list_remote_branches(wr)
         if as_json:
-            emit_json(found)
+            emit_json(found, "remote_branches")
             return
         width = max([20, *(display_width(row["name"]) for row in found)])
         for row in found:
@@ -51,7 +51,7 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, re
             raise click.UsageError("--delete needs a branch NAME")
         rows = branches.list_branches(wr)
         if as_json:
-            emit_json(rows)
+            emit_json(rows, "branches")
             return
         width = max([20, *(display_width(row["name"]) for row in rows)])
         for row in rows:
@@ -63,14 +63,14 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, re
             raise click.UsageError("--delete takes only a branch NAME")
         data = branches.delete_branch(wr, name)
         if as_json:
-            emit_json(data)
+            emit_json(data, "branch_deleted")
         else:
             kept = f"; its events are kept as {data['kept_as']}" if data["kept_as"] else ""
             echo(f"Deleted branch {name} (was {short(data['commit'])}){kept}")
         return
     data = branches.create_branch(wr, name, rev)
     if as_json:
-        emit_json(data)
+        emit_json(data, "branch_created")
     else:
         echo(f"Created branch {name} at {short(data['commit'])} {one_line(data['content'])}")
 
@@ -97,7 +97,7 @@ def switch_cmd(ctx: Context, name: str, create: bool, set_aside: bool, as_json: 
 
     result = switch(ctx.world, name, set_aside=set_aside, create=create).to_json()
     if as_json:
-        emit_json(result)
+        emit_json(result, "switch")
         return
     for note in result["warnings"]:
         warn(note)

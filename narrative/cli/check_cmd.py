@@ -57,7 +57,7 @@ def check_cmd(ctx: Context, rev: str | None, history_only: bool, full: bool,
     for message in report.warnings:
         warn(message)
     if as_json:
-        emit_json(report.to_json())
+        emit_json(report.to_json(), "check")
     else:
         for problem in report.problems:
             echo(f"broken: {problem}")
@@ -109,7 +109,7 @@ def adopt_cmd(ctx: Context, as_json: bool) -> None:
 
     result = adopt(ctx.world).to_json()
     if as_json:
-        emit_json(result)
+        emit_json(result, "adopt")
         return
     for note in result["warnings"]:
         warn(note)
@@ -148,7 +148,7 @@ def gc_cmd(ctx: Context, as_json: bool) -> None:
 
     result = gc(ctx.world).to_json()
     if as_json:
-        emit_json(result)
+        emit_json(result, "gc")
         return
     mb = 1024 * 1024
     echo(f"Packed: {result['bytes_before'] / mb:.1f} MB -> {result['bytes_after'] / mb:.1f} MB "

@@ -37,7 +37,7 @@ def doctor_cmd(ctx: Context, llm_timeout: float, as_json: bool) -> None:
     report = doctor(ctx.directory, llm_timeout=llm_timeout)
     data = report.to_json()
     if as_json:
-        emit_json(data)
+        emit_json(data, "doctor")
     else:
         echo(render(data))
     error = report.error()

@@ -152,7 +152,7 @@ def _typed_changes(sets: tuple[str, ...], unsets: tuple[str, ...], relates: tupl
 
 def _print_result(wr: WorldRepo, result: EventResult, as_json: bool) -> None:
     if as_json:
-        emit_json(result.to_json())
+        emit_json(result.to_json(), "event")
         return
     for message in result.warnings:
         warn(message)
@@ -260,7 +260,7 @@ def failed_cmd(click_ctx: click.Context, as_json: bool) -> None:
     """
     from narrative.engine.failed import listing
 
-    for item in group_listing(click_ctx, as_json, listing, "No failed events kept."):
+    for item in group_listing(click_ctx, as_json, listing, "No failed events kept.", "failed"):
         via = f" (diffuser {item['diffuser']})" if item["diffuser"] else ""
         words = item["content"] if len(item["content"]) <= 70 else item["content"][:69] + "…"
         echo(f"{item['n']:>3}  {local_time(item['saved_at'])}  {words!r}{via}")
@@ -311,7 +311,7 @@ def failed_drop_cmd(ctx: Context, which: str, as_json: bool) -> None:
     item = failed.pick(ctx.world, which)
     failed.discard(ctx.world, item.key)
     if as_json:
-        emit_json({"dropped": failed.summary(item)})
+        emit_json({"dropped": failed.summary(item)}, "failed_dropped")
     else:
         echo(f"Dropped the failed event {item.request.content!r}")
 

@@ -36,7 +36,7 @@ def story_cmd(ctx: Context, start: str | None, end: str | None, fmt: str, as_jso
 
     result = book(ctx.world, start, end)
     if as_json or fmt == "json":
-        emit_json(result.to_json())
+        emit_json(result.to_json(), "story")
         return
     with paged(ctx):
         echo(result.to_markdown(), nl=False)
@@ -74,7 +74,7 @@ def codex_cmd(ctx: Context, at: str | None, fmt: str, as_json: bool) -> None:
 
     result = codex(ctx.world, at)
     if as_json or fmt == "json":
-        emit_json(result.to_json())
+        emit_json(result.to_json(), "codex")
     else:
         echo(result.to_markdown(), nl=False)
 
@@ -94,7 +94,7 @@ def _write(ctx: Context, output: Path, data: bytes, what: str, as_json: bool) ->
     path = ctx.directory / output
     write_output(path, data)
     if as_json:
-        emit_json({"path": str(path), "what": what, "bytes": len(data)})
+        emit_json({"path": str(path), "what": what, "bytes": len(data)}, "export_written")
     else:
         echo(f"Wrote {output}: {what}")
 
@@ -191,7 +191,7 @@ def vault_cmd(ctx: Context, folder: Path, at: str | None, as_json: bool) -> None
 
     result = export_vault(ctx.world, ctx.directory / folder, at)
     if as_json:
-        emit_json(result.to_json())
+        emit_json(result.to_json(), "vault")
         return
     echo(f"Wrote {folder}: {len(result.notes)} note{'' if len(result.notes) == 1 else 's'}"
                + (f", removed {len(result.removed)} of the last export" if result.removed else ""))

@@ -57,7 +57,7 @@ def import_cmd(ctx: Context, source: Path, layer: str, include_disabled: bool, u
                               include_disabled=include_disabled, user=user)
     data = result.to_json()
     if as_json:
-        emit_json(data)
+        emit_json(data, "import")
         return
     for message in data["warnings"]:
         warn(message)

@@ -51,7 +51,7 @@ def init_cmd(ctx: Context, directory: Path | None, sample: bool, layout: str, na
                         name=name, language=language, rules=rules, here=here)
     if as_json:
         emit_json({"root": str(result.root), "commit": result.commit, "id": result.event_id,
-                   "nodes": result.nodes, "layout": result.layout})
+                   "nodes": result.nodes, "layout": result.layout}, "init")
         return
     echo(f"Created a {result.layout} world at {result.root} with {result.nodes} nodes "
                f"(genesis {result.commit[:10]}).")
@@ -76,7 +76,7 @@ def path_cmd(ctx: Context, node_id: str, layer: str | None, as_json: bool) -> No
     node_id = ctx.node(node_id, must_exist=False, ended=False)
     path = _node_path(ctx, node_id, layer)
     if as_json:
-        emit_json({"id": node_id, "path": path})
+        emit_json({"id": node_id, "path": path}, "path")
     else:
         echo(path)
 
@@ -177,7 +177,7 @@ def new_cmd(ctx: Context, layer: str, name: str, kind: str, aliases: tuple[str, 
     for message in made.warnings:
         warn(message)
     if as_json:
-        emit_json(made.to_json())
+        emit_json(made.to_json(), "new")
         return
     echo(f"{made.id} {made.path}")
     echo("The next event records it; narr edit " + made.id + " fills it in.", err=True)

@@ -44,13 +44,13 @@ def merge_cmd(ctx: Context, branch: str | None, go_on: bool, abort: bool, as_jso
     if abort:
         data: dict[str, Any] = merging.abort(wr)
         if as_json:
-            emit_json(data)
+            emit_json(data, "merge_aborted")
         else:
             echo(f"Merge of {data['branch']} aborted; nothing was changed")
         return
     result = (merging.continue_merge(wr) if go_on else merging.merge(wr, branch or "")).to_json()
     if as_json:
-        emit_json(result)
+        emit_json(result, "merge")
         return
     for note in result["warnings"]:
         warn(note)
@@ -87,7 +87,7 @@ def conflicts_cmd(ctx: Context, as_json: bool) -> None:
 
     data = conflicts(ctx.world)
     if as_json:
-        emit_json(data)
+        emit_json(data, "conflicts")
         return
     echo(f"Merging {data['branch']}: {data['unresolved']} of {len(data['conflicts'])} "
                "conflict(s) unresolved")
@@ -120,7 +120,7 @@ def resolve_cmd(ctx: Context, node: str, field: str, take: str | None, value: st
     parsed = merging.parse_value(value) if value is not None else merging.ABSENT
     data = merging.resolve(ctx.world, node, field, take=take, value=parsed)
     if as_json:
-        emit_json(data)
+        emit_json(data, "resolve")
         return
     left = data["unresolved"]
     echo(f"Resolved {node} {field or '(whole node)'}; "

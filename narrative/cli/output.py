@@ -28,8 +28,12 @@ def json_option(func: F) -> F:
                         help="Print the result as JSON.")(func)
 
 
-def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+def emit_json(data: Any, name: str) -> None:
+    """``data`` as the answer ``name`` (:mod:`narrative.answers`): an object naming its shape,
+    a list as its ``items``, the same JSON the HTTP API and the MCP tools give."""
+    from narrative.answers import answer, schema
+
+    click.echo(json.dumps(answer(schema(name), data), indent=2, ensure_ascii=False))
 
 
 def value_text(value: Any, limit: int | None = 70) -> str:
@@ -96,8 +100,8 @@ def _expiry_reasons(rec: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def group_listing(click_ctx: click.Context, as_json: bool,
-                  fetch: Callable[[Any], list[dict[str, Any]]], empty: str) -> list[dict[str, Any]]:
+def group_listing(click_ctx: click.Context, as_json: bool, fetch: Callable[[Any], list[dict[str, Any]]],
+                  empty: str, name: str) -> list[dict[str, Any]]:
     """What a group's bare form (``narr edits``, ``narr failed``) has to print as text.
 
     Empty when a subcommand runs instead, when the items went out as JSON, or when
@@ -109,7 +113,7 @@ def group_listing(click_ctx: click.Context, as_json: bool,
     assert ctx is not None
     items = fetch(ctx.world)
     if as_json:
-        emit_json(items)
+        emit_json(items, name)
         return []
     if not items:
         echo(empty)

@@ -45,7 +45,7 @@ def why_cmd(ctx: Context, node_id: str, field: str, at: str | None, as_json: boo
 
     d = why(ctx.world, ctx.node(node_id, must_exist=False), field, at).to_json()
     if as_json:
-        emit_json(d)
+        emit_json(d, "why")
         return
     value = value_text(d["value"], None) if "value" in d else _FIELD_ABSENT
     echo(f"{d['node']} {d['field']} = {value}")
@@ -116,7 +116,7 @@ def history_cmd(ctx: Context, node_id: str, at: str | None, as_json: bool) -> No
 
     d = history_of(ctx.world, ctx.node(node_id, must_exist=False), at).to_json()
     if as_json:
-        emit_json(d)
+        emit_json(d, "history")
         return
     with paged(ctx):
         _history_lines(d)
@@ -155,7 +155,7 @@ def search_cmd(ctx: Context, query: str, limit: int, as_json: bool) -> None:
 
     d = search(ctx.world, query, limit).to_json()
     if as_json:
-        emit_json(d)
+        emit_json(d, "search")
         return
     if not d["hits"]:
         echo(f"nothing matches {query!r}")
@@ -212,7 +212,7 @@ def graph_group(click_ctx: click.Context, fmt: str | None, around: str | None, d
 
     d = sizes(ctx.world)
     if as_json:
-        emit_json(d)
+        emit_json(d, "graph_sizes")
         return
     echo(f"world: {d['world']['nodes']} nodes, {d['world']['edges']} edges (relations and references)")
     echo(f"events: {d['events']['nodes']} commits on the story line, "
@@ -227,7 +227,7 @@ def _emit_graph(ctx: Context, which: str, fmt: str, around: str | None, depth: i
         around = ctx.node(around, must_exist=at is None, context="--around")
     d = export_graph(ctx.world, which, fmt, around, depth, at).to_json()
     if as_json:
-        emit_json(d)
+        emit_json(d, "graph")
     else:
         echo(d["output"], nl=False)
 
@@ -283,7 +283,7 @@ def graph_connect_cmd(ctx: Context, source: str, target: str, as_json: bool) -> 
 
     d = connect(ctx.world, ctx.node(source), ctx.node(target)).to_json()
     if as_json:
-        emit_json(d)
+        emit_json(d, "connect")
         return
     if not d["paths"]:
         echo(f"{source} and {target} are not connected")
@@ -329,7 +329,7 @@ def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: in
     pov = ctx.node(pov, context="--pov") if pov is not None else None
     result = brief(ctx.world, goal, list(focus), budget, pov, at=at)
     if as_json or fmt == "json":
-        emit_json(result.to_json())
+        emit_json(result.to_json(), "brief")
         return
     if fmt == "md":
         echo(result.to_markdown(), nl=False)
@@ -373,7 +373,7 @@ def threads_cmd(ctx: Context, include_resolved: bool, at: str | None, as_json: b
 
     result = threads(ctx.world, at, include_resolved=include_resolved)
     if as_json:
-        emit_json(result.to_json())
+        emit_json(result.to_json(), "threads")
         return
     names = {t.id: t.name for t in result.threads}
     if result.threads:

@@ -54,7 +54,7 @@ def log_cmd(ctx: Context, rev: str, limit: int | None, as_node: bool, as_json: b
 
     found = log_of(ctx.world, rev, limit, node=True if as_node else None)
     if as_json:
-        emit_json([e.to_json() for e in found])
+        emit_json([e.to_json() for e in found], "log")
         return
     with paged(ctx):
         _log_lines([e.summary for e in found])  # from the catalog: no record is parsed
@@ -92,7 +92,7 @@ def show_cmd(ctx: Context, rev: str, as_json: bool) -> None:
 
     data = show(ctx.world, rev).to_json()
     if as_json:
-        emit_json(data)
+        emit_json(data, "show")
         return
     with paged(ctx):
         _show_lines(data)
@@ -132,10 +132,17 @@ def get_cmd(ctx: Context, node_id: str, field: str | None, at: str | None, as_js
       narr get 林远
       narr get "Lin Yuan" state.location --at HEAD~2
     """
-    from narrative.engine.nodes import get_value
+    from narrative.engine.nodes import get_node, get_value
 
-    value = get_value(ctx.world, ctx.node(node_id, must_exist=False), field, at)
-    if as_json or not isinstance(value, str):
+    node = ctx.node(node_id, must_exist=False)
+    if as_json and field is None:  # the answer of the get_node operation (HTTP, MCP)
+        path, data = get_node(ctx.world, node, at)
+        emit_json({"path": path, "node": data}, "get_node")
+        return
+    value = get_value(ctx.world, node, field, at)
+    if as_json:
+        emit_json({"node": node, "field": field, "value": value}, "get_value")
+    elif not isinstance(value, str):
         echo(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))
     else:
         echo(value)
@@ -157,7 +164,7 @@ def nodes_cmd(ctx: Context, layer: str | None, as_json: bool) -> None:
 
     rows = list_nodes(ctx.world, layer)
     if as_json:
-        emit_json(rows)
+        emit_json(rows, "list_nodes")
         return
     width = max((len(r["id"]) for r in rows), default=2)
     for r in rows:
@@ -186,7 +193,7 @@ def status_cmd(ctx: Context, as_json: bool) -> None:
     for message in st["warnings"]:
         warn(message)
     if as_json:
-        emit_json(st)
+        emit_json(st, "status")
         return
     head = st["head"]
     where = f"On branch {st['branch']}" if st["branch"] else "HEAD is detached"

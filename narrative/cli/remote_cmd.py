@@ -48,7 +48,7 @@ def clone_cmd(ctx: Context, url: str, directory: str | None, as_json: bool) -> N
         target = ctx.directory / default_directory(url)
     result = clone(url, target).to_json()
     if as_json:
-        emit_json(result)
+        emit_json(result, "clone")
         return
     echo(f"Cloned {result['url']} into {result['path']}")
     if result["commit"]:
@@ -89,7 +89,7 @@ def push_cmd(ctx: Context, remote: str | None, branch: str | None, edits: bool |
 
     result = push(ctx.world, remote, branch, edits=edits).to_json()
     if as_json:
-        emit_json(result)
+        emit_json(result, "push")
         return
     for ref, reason in result["refused"].items():
         warn(f"{result['remote']} refused {ref} ({reason})")
@@ -124,7 +124,7 @@ def pull_cmd(ctx: Context, remote: str | None, branch: str | None, as_json: bool
 
     result = pull(ctx.world, remote, branch).to_json()
     if as_json:
-        emit_json(result)
+        emit_json(result, "pull")
         return
     merged = result["merge"]
     for note in [*(merged["warnings"] if merged else []), *result["warnings"]]:

@@ -3,9 +3,9 @@ the exec diffuser's protocol (the same documents as ``schemas/``)."""
 
 from __future__ import annotations
 
-import click
+import json
 
-from narrative.cli.output import emit_json
+import click
 
 NAMES = ["node", "delta", "event", "rules", "exec-request", "exec-response"]
 
@@ -21,7 +21,8 @@ def schema_cmd(name: str) -> None:
     """
     from narrative.schemas import all_schemas
 
-    emit_json(all_schemas()[f"{name}.schema.json"])
+    # the document itself, as schemas/ holds it: not an answer to wrap
+    click.echo(json.dumps(all_schemas()[f"{name}.schema.json"], indent=2, ensure_ascii=False))
 
 
 COMMANDS = [schema_cmd]

@@ -195,7 +195,7 @@ def studio_cmd(ctx: Context, print_url: bool, port: int | None, as_json: bool) -
     opened = False if print_url else webbrowser.open(url)
     data = {"url": url, "port": current["port"], "pid": current["pid"], "opened": opened}
     if as_json:
-        emit_json(data)
+        emit_json(data, "studio")
     elif print_url:
         echo(url)
     elif opened:
@@ -214,7 +214,7 @@ def _git_dir(root: Path) -> Path:
 
 def _report(data: dict[str, Any], as_json: bool) -> None:
     if as_json:
-        emit_json(data)
+        emit_json(data, "server")
     elif not data.get("running"):
         echo("narr serve: stopped (pid {})".format(data["pid"]) if data.get("stopped")
                    else "narr serve: no server runs for this world")

@@ -53,7 +53,7 @@ def reset_cmd(ctx: Context, rev: str | None, before: str | None, keep_edits: boo
         before = ctx.node(before, must_exist=False, context="--before")
     result = reset(ctx.world, rev, before=before, keep_edits=keep_edits, hard=hard).to_json()
     if as_json:
-        emit_json(result)
+        emit_json(result, "reset")
         return
     for note in result["warnings"]:
         warn(note)
@@ -113,7 +113,7 @@ def chains_cmd(click_ctx: click.Context, as_json: bool) -> None:
     """
     from narrative.engine.replay import list_chains
 
-    for c in group_listing(click_ctx, as_json, list_chains, "No abandoned chains."):
+    for c in group_listing(click_ctx, as_json, list_chains, "No abandoned chains.", "chains"):
         mark = "  (replayed)" if c["replayed"] else ""
         n = f"{c['remote']}/{c['n']}" if c["remote"] else str(c["n"])
         if c["length"] == 0:
@@ -148,7 +148,7 @@ def chains_drop_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> Non
 
     result = drop_chain(ctx.world, which, force=force)
     if as_json:
-        emit_json(result)
+        emit_json(result, "chain_dropped")
         return
     lost = len(result["lost"])
     echo(f"Dropped chain {result['dropped']}"
@@ -184,7 +184,7 @@ def replay_cmd(ctx: Context, chain: str, to: str | None, reuse: bool, diffuser: 
                         to=to)
     data = result.to_json()
     if as_json:
-        emit_json(data)
+        emit_json(data, "replay")
     else:
         for note in data["warnings"]:
             warn(note)
@@ -241,7 +241,7 @@ def revert_cmd(ctx: Context, rev: str, message: str | None, as_json: bool) -> No
 
     result = revert(ctx.world, rev, content=message)
     if as_json:
-        emit_json(result.to_json())
+        emit_json(result.to_json(), "revert")
         return
     rec = result.to_json()
     echo(f"[{ctx.world.branch()} {short(result.commit)}] {one_line(rec['content'])}")
@@ -266,7 +266,7 @@ def reflog_cmd(ctx: Context, limit: int | None, as_json: bool) -> None:
 
     entries = reflog(ctx.world, limit)
     if as_json:
-        emit_json(entries)
+        emit_json(entries, "reflog")
         return
     for e in entries:
         echo(f"HEAD@{{{e['n']}}} {short(e['new'])} {local_time(e['when'])}  {e['message']}")
@@ -288,7 +288,7 @@ def edits_cmd(click_ctx: click.Context, as_json: bool) -> None:
     """
     from narrative.engine.setaside import list_set_asides
 
-    for item in group_listing(click_ctx, as_json, list_set_asides, "No set-aside hand edits."):
+    for item in group_listing(click_ctx, as_json, list_set_asides, "No set-aside hand edits.", "edits"):
         done = f", restored {local_time(item['restored_at'])}" if item["restored_at"] else ""
         n = f"{item['remote']}/{item['n']}" if item["remote"] else str(item["n"])
         echo(f"{n:>3}  {local_time(item['created_at'])}  {item['reason']}{done}")
@@ -318,7 +318,7 @@ def edits_restore_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> N
 
     result = restore(ctx.world, which, force=force).to_json()
     if as_json:
-        emit_json(result)
+        emit_json(result, "edit_restored")
         return
     for note in result["warnings"]:
         warn(note)
@@ -344,7 +344,7 @@ def edits_drop_cmd(ctx: Context, which: str, as_json: bool) -> None:
 
     name = drop_set_aside(ctx.world, which)
     if as_json:
-        emit_json({"dropped": name})
+        emit_json({"dropped": name}, "edit_dropped")
     else:
         echo(f"Dropped {name}")
 

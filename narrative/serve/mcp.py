@@ -113,11 +113,11 @@ class WorldTools:
         return await asyncio.wrap_future(pool.submit(self.call, name, arguments))
 
     def tools(self) -> list[types.Tool]:
-        from narrative.operations import result_schema
+        from narrative.answer_models import answer_schema
 
         return [types.Tool(
             name=op.name, title=op.name.replace("_", " "), description=op.summary,
-            input_schema=op.params.model_json_schema(), output_schema=result_schema(op.schema),
+            input_schema=op.params.model_json_schema(), output_schema=answer_schema(op.name),
             annotations=types.ToolAnnotations(
                 read_only_hint=not op.writes, destructive_hint=op.destructive if op.writes else None,
                 idempotent_hint=op.idempotent if op.writes else None, open_world_hint=False))

@@ -1,0 +1,411 @@
+"""The shapes of the operations' answers, typed: each key, its type, and which keys may be left out.
+
+These TypedDicts describe the JSON that :data:`narrative.api.OPERATIONS` answer (the same the
+CLI's ``--json`` prints): :func:`json_schemas` turns them into ``schemas/answers/*.schema.json``
+(``python -m narrative.schemas``), a test validates real answers against those files, and an
+answer with a key no type here names fails that test. Values the world itself decides (a node's
+state, an op's value) are ``Any``; containers whose members are another module's free-form
+record (a hand edit, a finding) are typed as JSON objects.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, NotRequired
+
+from pydantic import ConfigDict, TypeAdapter, with_config
+from typing_extensions import TypedDict
+
+from narrative.model import Node, Op
+
+_CLOSED = ConfigDict(extra="forbid")
+Obj = dict[str, Any]
+
+
+@with_config(_CLOSED)
+class Change(TypedDict):
+    """A field that changed: ``old_value`` absent when it was made, ``new_value`` when removed;
+    ``side`` in a merge (ours, theirs, resolved), ``path`` the file of a hand edit."""
+
+    target: str
+    field: str
+    old_value: NotRequired[Any]
+    new_value: NotRequired[Any]
+    side: NotRequired[str]
+    path: NotRequired[str]
+
+
+@with_config(_CLOSED)
+class EventRef(TypedDict):
+    """An event as other answers name it."""
+
+    commit: str
+    id: str | None
+    kind: str
+    content: str
+    timestamp: str | None
+
+
+@with_config(_CLOSED)
+class Record(TypedDict):
+    """An event's record, as ``narr show`` gives it."""
+
+    commit: str | None
+    narr: int
+    kind: str
+    id: str
+    parent: str | None
+    content: str
+    diffusions: list[Change]
+    edits: list[Change]
+    narrative_text: str | None
+    timestamp: str | None
+    created_at: str
+    close_scene: bool
+    diffuser: str | None
+    causes: list[str]
+    reverts: str | None
+    replay_of: str | None
+    merged: str | None
+    explicit: list[Op]
+    joined: NotRequired[dict[str, str]]
+
+
+@with_config(_CLOSED)
+class PlainCommit(TypedDict):
+    """A commit made without narr (plain git) on the story line: no record, its message."""
+
+    commit: str
+    kind: str
+    id: None
+    content: str
+    diffusions: list[Change]
+    edits: list[Change]
+
+
+@with_config(_CLOSED)
+class Proposal(TypedDict):
+    """What the diffuser proposed and what became of each op."""
+
+    diffuser: str | None
+    ops: list[Op]
+    notes: list[str]
+    held: list[Obj]
+    proposed: list[Obj]  # as the diffuser proposed them, valid or not
+    arbitration: list[Obj]
+    refused: list[Obj]
+
+
+@with_config(_CLOSED)
+class EventAnswer(Record):
+    """A recorded (or, with ``dry_run``, a shown) event; ``proposal`` when a diffuser ran."""
+
+    dry_run: bool
+    created: list[str]
+    expired: dict[str, str]
+    warnings: list[str]
+    proposal: NotRequired[Proposal]
+
+
+class _Versioned(TypedDict):
+    schema: str
+
+
+@with_config(_CLOSED)
+class StatusAnswer(_Versioned):
+    branch: str | None
+    head: Record | PlainCommit | None
+    edits: list[Change]
+    problems: list[str]
+    outside_world: list[str]
+    failed_events: list[Obj]
+    reformat: list[str]
+    warnings: list[str]
+    story_time: Obj | None
+
+
+@with_config(_CLOSED)
+class NodeRow(TypedDict):
+    id: str
+    layer: str
+    kind: str
+    name: str
+    lifecycle: str
+    edited: str | None
+
+
+@with_config(_CLOSED)
+class ListNodesAnswer(_Versioned):
+    items: list[NodeRow]
+
+
+@with_config(_CLOSED)
+class NodeFileAnswer(_Versioned):
+    """A node's file: where it is and what it holds (get_node, edit_node)."""
+
+    path: str
+    node: Node
+
+
+@with_config(_CLOSED)
+class LogAnswer(_Versioned):
+    items: list[Record | PlainCommit]
+
+
+@with_config(_CLOSED)
+class ShowRecord(_Versioned, Record):
+    pass
+
+
+@with_config(_CLOSED)
+class ShowCommit(_Versioned, PlainCommit):
+    pass
+
+
+ShowAnswer = ShowRecord | ShowCommit
+
+
+@with_config(_CLOSED)
+class Branch(TypedDict):
+    name: str
+    current: bool
+    commit: str
+    content: str
+
+
+@with_config(_CLOSED)
+class BranchesAnswer(_Versioned):
+    items: list[Branch]
+
+
+@with_config(_CLOSED)
+class ChainEnd(TypedDict):
+    commit: str
+    id: str | None
+    content: str
+    created_at: str | None
+
+
+@with_config(_CLOSED)
+class Chain(TypedDict):
+    n: int
+    name: str
+    key: str
+    ref: str
+    remote: str | None
+    tip: str
+    tip_event: str | None
+    length: int
+    first: ChainEnd | None
+    last: ChainEnd | None
+    abandoned_at: str | None
+    base: str | None
+    replayed: bool
+
+
+@with_config(_CLOSED)
+class ChainsAnswer(_Versioned):
+    items: list[Chain]
+
+
+@with_config(_CLOSED)
+class WhyChange(Change):
+    by: str
+
+
+@with_config(_CLOSED)
+class WhyAnswer(_Versioned):
+    """``value`` absent when the field is; ``change`` and the values it wrote when an event set it."""
+
+    node: str
+    field: str
+    source: str
+    value: NotRequired[Any]
+    event: EventRef | None
+    change: NotRequired[WhyChange]
+    old_value: NotRequired[Any]
+    new_value: NotRequired[Any]
+    uncommitted: Obj | None
+    ancestry: list[Obj]
+    merged_from: EventRef | None
+    ended: Obj | None
+
+
+@with_config(_CLOSED)
+class HistoryEvent(EventRef):
+    mentioned: bool
+    changes: list[Obj]
+
+
+@with_config(_CLOSED)
+class HistoryAnswer(_Versioned):
+    node: str
+    name: str | None
+    exists: bool
+    at_genesis: bool
+    ended: Obj | None
+    events: list[HistoryEvent]
+
+
+@with_config(_CLOSED)
+class SearchAnswer(_Versioned):
+    query: str
+    mode: str
+    hits: list[Obj]
+
+
+@with_config(_CLOSED)
+class BriefEvent(TypedDict):
+    """An event a brief shows; ``content`` None and ``withheld`` when the point of view does not
+    know its words."""
+
+    id: str | None
+    commit: str
+    content: str | None
+    withheld: NotRequired[bool]
+
+
+@with_config(_CLOSED)
+class BriefHead(EventRef):
+    withheld: NotRequired[bool]
+
+
+@with_config(_CLOSED)
+class BriefItem(TypedDict):
+    """One line of the brief: the node or event it is about, or the fix of a health warning."""
+
+    section: str
+    reason: str
+    text: str
+    node: NotRequired[str]
+    event: NotRequired[BriefEvent]
+    fix: NotRequired[str | None]
+
+
+@with_config(_CLOSED)
+class BriefAnswer(_Versioned):
+    goal: str | None
+    pov: str | None
+    at: str | None
+    budget: int
+    used: int
+    dropped: int
+    head: BriefHead | None
+    story_time: str | None
+    focus: list[str]
+    items: list[BriefItem]
+    language: str
+
+
+@with_config(_CLOSED)
+class Thread(TypedDict):
+    id: str
+    name: str
+    status: str
+    payoff: str | None
+    depends_on: list[str]
+    waiting_on: list[str]
+    concerns: list[str]
+    last_moved: EventRef | None
+    events_since: int
+    edited: bool
+
+
+@with_config(_CLOSED)
+class ThreadsAnswer(_Versioned):
+    head: EventRef | None
+    threads: list[Thread]
+    resolved_left_out: int
+    secrets: list[Obj]
+
+
+@with_config(_CLOSED)
+class AuditAnswer(_Versioned):
+    at: str | None
+    commit: str | None
+    sentences: int
+    ok: bool
+    findings: list[Obj]
+    notes: list[Obj]
+    warnings: list[str]
+
+
+@with_config(_CLOSED)
+class VersionedEvent(_Versioned, EventAnswer):
+    pass
+
+
+@with_config(_CLOSED)
+class Undone(TypedDict):
+    commit: str
+    id: str | None
+    content: str
+
+
+# "from" is a keyword: the functional form
+ResetAnswer = TypedDict("ResetAnswer", {
+    "schema": str, "branch": str | None, "from": str, "to": str, "event": Obj, "warnings": list[str],
+    "undone": list[Undone], "restored_edits": list[Obj], "carried_edits": list[Obj],
+    "collisions": list[Obj], "set_aside": str | None, "abandoned": str | None,
+    "kept_paths": list[str]})
+with_config(_CLOSED)(ResetAnswer)
+
+
+@with_config(_CLOSED)
+class ReplayConflict(TypedDict):
+    message: str
+    conflicts: list[Obj]
+
+
+@with_config(_CLOSED)
+class ReplayAnswer(_Versioned):
+    """``conflict`` when the replay stopped at one."""
+
+    chain: str
+    total: int
+    fast_forward: bool
+    head: str | None
+    skipped: list[Obj]
+    warnings: list[str]
+    events: list[EventAnswer]
+    different: list[Obj]
+    conflict: NotRequired[ReplayConflict]
+
+
+ANSWERS: dict[str, Any] = {
+    "status": StatusAnswer, "list_nodes": ListNodesAnswer, "get_node": NodeFileAnswer,
+    "log": LogAnswer, "show": ShowAnswer, "branches": BranchesAnswer, "chains": ChainsAnswer,
+    "why": WhyAnswer, "history": HistoryAnswer, "search": SearchAnswer, "brief": BriefAnswer,
+    "threads": ThreadsAnswer, "audit": AuditAnswer, "event": VersionedEvent, "reset": ResetAnswer,
+    "revert": VersionedEvent, "replay": ReplayAnswer, "edit_node": NodeFileAnswer,
+}
+"""The type of each operation's answer, by operation name."""
+
+
+def answer_schema(name: str) -> dict[str, Any]:
+    """The JSON Schema of the answer called ``name``: its ``schema`` field the one value it has."""
+    import copy
+
+    return copy.deepcopy(_answer_schema(name))
+
+
+@functools.cache
+def _answer_schema(name: str) -> dict[str, Any]:
+    """Made once per process: an MCP client lists the tools, with these, at every connection."""
+    from narrative.answers import schema as versioned
+
+    schema = TypeAdapter(ANSWERS[name]).json_schema(mode="validation")
+    defs = schema.get("$defs", {})
+    shapes = [defs[branch["$ref"].rsplit("/", 1)[1]] for branch in schema.get("anyOf", [])] or [schema]
+    for shape in shapes:  # an answer of more than one shape (show: a record or a plain commit)
+        shape["properties"]["schema"] = {"const": versioned(name), "type": "string"}
+    schema["type"] = "object"  # every answer is an object (an MCP tool's output schema must say so)
+    schema["title"] = versioned(name)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = f"https://narr.invalid/schemas/answers/{name}.schema.json"
+    return schema
+
+
+def json_schemas() -> dict[str, dict[str, Any]]:
+    """Every answer's schema, keyed by its file name under ``schemas/``."""
+    return {f"answers/{name}.schema.json": answer_schema(name) for name in ANSWERS}

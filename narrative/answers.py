@@ -1,0 +1,42 @@
+"""The name and version of every JSON answer narr gives: ``"schema": "narr.NAME/VERSION"``.
+
+The CLI's ``--json``, the HTTP API and the MCP tools all answer a JSON object whose
+``"schema"`` field names its shape (a list comes as ``{"schema": ..., "items": [...]}``), so a
+program can tell which shape it got and the same operation answers the same JSON through each
+transport. A change of shape bumps the number here (tests/test_answer_shapes.py fails until it
+does); an old number is never reused for a new shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+VERSIONS: dict[str, int] = {
+    # the operations of narrative.api.OPERATIONS: the CLI, HTTP and MCP alike
+    "status": 1, "list_nodes": 1, "get_node": 1, "log": 1, "show": 1, "branches": 1,
+    "chains": 1, "why": 1, "history": 1, "search": 1, "brief": 1, "threads": 1, "audit": 1,
+    "event": 1, "reset": 1, "revert": 1, "replay": 1, "edit_node": 1,
+    # answers only the CLI gives
+    "adopt": 1, "branch_created": 1, "branch_deleted": 1, "remote_branches": 1,
+    "chain_dropped": 1, "check": 1, "clone": 1, "codex": 1, "conflicts": 1, "doctor": 1,
+    "edits": 1, "edit_restored": 1, "edit_dropped": 1, "error": 1, "export_written": 1,
+    "failed": 1, "failed_dropped": 1, "gc": 1, "get_value": 1, "graph": 1, "graph_sizes": 1,
+    "connect": 1, "import": 1, "init": 1, "merge": 1, "merge_aborted": 1, "new": 1,
+    "path": 1, "pull": 1, "push": 1, "reflog": 1, "resolve": 1, "server": 1, "story": 1,
+    "studio": 1, "switch": 1, "vault": 1,
+}
+
+
+def schema(name: str) -> str:
+    """``narr.NAME/VERSION`` of the answer called ``name``."""
+    return f"narr.{name}/{VERSIONS[name]}"
+
+
+def answer(schema: str, value: Any) -> dict[str, Any]:
+    """``value`` (a result with ``to_json``, a dict or a list) named by its schema."""
+    if hasattr(value, "to_json"):
+        value = value.to_json()
+    if isinstance(value, list):
+        return {"schema": schema, "items": value}
+    assert isinstance(value, dict), type(value)
+    return {"schema": schema, **value}

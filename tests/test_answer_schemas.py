@@ -1,0 +1,91 @@
+"""Real answers, from the CLI's ``--json`` and from the HTTP API on the sample world, are valid
+against the published ``schemas/answers/*.schema.json``: every key they carry is one the schema
+names (no "any other keys"), with its type, and every key it requires is there."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import CLI, check_answer
+
+jsonschema = pytest.importorskip("jsonschema")
+
+SCHEMAS = Path(__file__).resolve().parent.parent / "schemas" / "answers"
+
+
+def check(answer: dict[str, Any]) -> None:
+    assert (SCHEMAS / f"{answer['schema'].removeprefix('narr.').split('/')[0]}.schema.json").is_file()
+    check_answer(answer)
+
+
+CLI_CALLS: list[tuple[str, ...]] = [
+    ("status",), ("nodes",), ("get", "lin-yuan"), ("log",), ("show", "HEAD"), ("branch",),
+    ("event", "Lin Yuan walks to the ferry", "--dry-run"),  # the rules' proposal, shown
+    ("event", "Lin Yuan walks to the ferry", "--diffuser", "rules"),
+    ("event", "Dusk", "--set", "lin-yuan.state.mood=wary", "--diffuser", "none"),
+    ("why", "lin-yuan", "state.mood"), ("why", "lin-yuan", "state.no_such_thing"),
+    ("history", "lin-yuan"), ("search", "ring"), ("brief", "the ferry", "--pov", "su-qing"),
+    ("threads", "--all"), ("revert", "HEAD"), ("reset", "HEAD~1"), ("chains",),
+    ("replay", "1", "--reuse"), ("log", "-n", "3"),
+]
+
+
+def test_the_clis_answers_are_valid_against_their_schemas(flat_world: Path, tmp_path: Path) -> None:
+    narr = CLI(flat_world)
+    seen = set()
+    for args in CLI_CALLS:
+        result = narr(*args, "--json", expect=0 if args[:2] != ("why", "lin-yuan") or
+                      args[2] != "state.no_such_thing" else 11)
+        answer = json.loads(result.stdout or result.stderr)
+        if answer["schema"] == "narr.error/1":
+            continue
+        check(answer)
+        seen.add(answer["schema"])
+    for document in SCHEMAS.glob("*.schema.json"):
+        jsonschema.Draft202012Validator.check_schema(json.loads(document.read_text("utf-8")))
+    chapter = tmp_path / "chapter.md"
+    chapter.write_text("Lin Yuan walks to the gate. Su Qing smiles.", "utf-8")
+    check(narr.json("audit", str(chapter)))
+    from narrative.answer_models import ANSWERS
+
+    assert seen | {"narr.audit/1"} >= {f"narr.{n}/1" for n in ANSWERS} - {"narr.edit_node/1"}
+
+
+def test_the_http_answers_are_valid_against_their_schemas(flat_world: Path) -> None:
+    from test_http_api import client
+
+    http = client(flat_world)
+    node = json.loads((flat_world / "world/character/lin-yuan.json").read_text("utf-8"))
+    node["state"]["mood"] = "curious"
+    answers = [
+        http.get("/api/status"), http.get("/api/nodes"), http.get("/api/nodes/lin-yuan"),
+        http.post("/api/events", json={"content": "Lin Yuan walks to the ferry", "diffuser": "rules"}),
+        http.get("/api/log"), http.get("/api/show/HEAD"), http.get("/api/branches"),
+        http.get("/api/why/lin-yuan?field=state.location"), http.get("/api/history/lin-yuan"),
+        http.get("/api/search?q=ferry"), http.get("/api/brief?goal=the+ferry"),
+        http.get("/api/threads?all=true"), http.post("/api/audit", json={"text": "Lin Yuan sleeps."}),
+        http.put("/api/nodes/lin-yuan", json.dumps(node).encode()),
+        http.post("/api/revert", json={"rev": "HEAD"}), http.post("/api/reset", json={"rev": "HEAD~1"}),
+        http.get("/api/chains"), http.post("/api/replay", json={"chain": "1", "reuse": True}),
+    ]
+    for response in answers:
+        assert response.status_code == 200, response.text
+        check(response.json())
+
+
+def test_a_key_the_schema_does_not_name_is_refused(flat_world: Path) -> None:
+    """The schemas are closed: an answer that grew a key would fail the tests above."""
+    answer = CLI(flat_world).json("status")
+    check(answer)
+    with pytest.raises(AssertionError, match="Additional properties"):
+        check({**answer, "mood": "new key"})
+    event = CLI(flat_world).json("event", "Lin Yuan walks to the ferry", "--dry-run")
+    assert "proposal" in event
+    with pytest.raises(AssertionError, match="Additional properties"):
+        check({**event, "proposal": {**event["proposal"], "extra": 1}})
+    without = {k: v for k, v in event.items() if k != "dry_run"}
+    with pytest.raises(AssertionError, match="'dry_run' is a required property"):
+        check(without)
