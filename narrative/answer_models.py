@@ -11,7 +11,7 @@ record (a hand edit, a finding) are typed as JSON objects.
 from __future__ import annotations
 
 import functools
-from typing import Any, NotRequired
+from typing import Any, Literal, NotRequired
 
 from pydantic import ConfigDict, TypeAdapter, with_config
 from typing_extensions import TypedDict
@@ -372,6 +372,78 @@ class ReplayAnswer(_Versioned):
     conflict: NotRequired[ReplayConflict]
 
 
+# --- answers only the CLI gives --------------------------------------------------------------
+
+
+@with_config(_CLOSED)
+class ErrorAnswer(_Versioned):
+    """Every failure, on every transport: ``type`` the error's class (``Unauthorized`` and
+    ``InternalError`` when no narr error stands behind it, their ``exit_code`` null);
+    ``conflicts`` those a merge, a replay or a pull stopped at."""
+
+    error: str
+    type: str
+    exit_code: int | None
+    details: list[str]
+    hint: str | None
+    conflicts: NotRequired[list[Obj]]
+
+
+@with_config(_CLOSED)
+class InitAnswer(_Versioned):
+    root: str
+    commit: str
+    id: str
+    nodes: int
+    layout: str
+
+
+@with_config(_CLOSED)
+class CheckProblem(TypedDict):
+    """``fix``: the narr commands that repair it, in order."""
+
+    commit: str | None
+    event: str | None
+    content: str | None
+    problem: str
+    fix: list[str]
+
+
+@with_config(_CLOSED)
+class CheckAnswer(_Versioned):
+    """``since``: the verified tip the events were checked from (null: all of them)."""
+
+    ok: bool
+    events: int
+    commits: int
+    since: str | None
+    checked_events: int
+    nodes: int
+    problems: list[CheckProblem]
+    worktree_problems: list[str]
+    warnings: list[str]
+
+
+@with_config(_CLOSED)
+class DoctorFinding(TypedDict):
+    name: str
+    status: Literal["ok", "warning", "problem", "skipped"]
+    found: str | None
+    problem: str | None
+    fix: str | None
+    kind: str | None
+    exit_code: int
+
+
+@with_config(_CLOSED)
+class DoctorAnswer(_Versioned):
+    ok: bool
+    exit_code: int
+    path: str
+    world: str | None
+    findings: list[DoctorFinding]
+
+
 ANSWERS: dict[str, Any] = {
     "status": StatusAnswer, "list_nodes": ListNodesAnswer, "get_node": NodeFileAnswer,
     "log": LogAnswer, "show": ShowAnswer, "branches": BranchesAnswer, "chains": ChainsAnswer,
@@ -380,6 +452,12 @@ ANSWERS: dict[str, Any] = {
     "revert": VersionedEvent, "replay": ReplayAnswer, "edit_node": NodeFileAnswer,
 }
 """The type of each operation's answer, by operation name."""
+
+CLI_ANSWERS: dict[str, Any] = {
+    "error": ErrorAnswer, "init": InitAnswer, "check": CheckAnswer, "doctor": DoctorAnswer,
+}
+"""The type of answers only the CLI gives (and the error every transport gives), by name; the
+others of :data:`narrative.answers.VERSIONS` have no typed model yet."""
 
 
 def answer_schema(name: str) -> dict[str, Any]:
@@ -394,7 +472,7 @@ def _answer_schema(name: str) -> dict[str, Any]:
     """Made once per process: an MCP client lists the tools, with these, at every connection."""
     from narrative.answers import schema as versioned
 
-    schema = TypeAdapter(ANSWERS[name]).json_schema(mode="validation")
+    schema = TypeAdapter({**ANSWERS, **CLI_ANSWERS}[name]).json_schema(mode="validation")
     defs = schema.get("$defs", {})
     shapes = [defs[branch["$ref"].rsplit("/", 1)[1]] for branch in schema.get("anyOf", [])] or [schema]
     for shape in shapes:  # an answer of more than one shape (show: a record or a plain commit)
@@ -408,4 +486,4 @@ def _answer_schema(name: str) -> dict[str, Any]:
 
 def json_schemas() -> dict[str, dict[str, Any]]:
     """Every answer's schema, keyed by its file name under ``schemas/``."""
-    return {f"answers/{name}.schema.json": answer_schema(name) for name in ANSWERS}
+    return {f"answers/{name}.schema.json": answer_schema(name) for name in {**ANSWERS, **CLI_ANSWERS}}

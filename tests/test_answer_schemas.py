@@ -40,8 +40,6 @@ def test_the_clis_answers_are_valid_against_their_schemas(flat_world: Path, tmp_
         result = narr(*args, "--json", expect=0 if args[:2] != ("why", "lin-yuan") or
                       args[2] != "state.no_such_thing" else 11)
         answer = json.loads(result.stdout or result.stderr)
-        if answer["schema"] == "narr.error/1":
-            continue
         check(answer)
         seen.add(answer["schema"])
     for document in SCHEMAS.glob("*.schema.json"):
@@ -52,6 +50,46 @@ def test_the_clis_answers_are_valid_against_their_schemas(flat_world: Path, tmp_
     from narrative.answer_models import ANSWERS
 
     assert seen | {"narr.audit/1"} >= {f"narr.{n}/1" for n in ANSWERS} - {"narr.edit_node/1"}
+
+
+def test_the_answers_only_the_cli_gives_are_valid_against_their_schemas(flat_world: Path,
+                                                                          tmp_path: Path) -> None:
+    """init, check, doctor and the error, in good and bad cases alike, each have a typed schema."""
+    from narrative.answer_models import CLI_ANSWERS
+
+    seen = set()
+    for answer in [
+        CLI(tmp_path).json("init", "fresh", "--sample"), CLI(tmp_path).json("init", "bare"),
+        CLI(flat_world).json("check"), CLI(flat_world).json("check", "--full"),
+        CLI(flat_world).json("doctor"), CLI(tmp_path).json("doctor"),
+        CLI(tmp_path).json("status", expect=10), CLI(flat_world).json("get", "nobody", expect=11),
+        CLI(flat_world).json("event", "x", "--set", "lin-yuan.state", expect=12),
+    ]:
+        check(answer)
+        seen.add(answer["schema"])
+    node = flat_world / "world/character/lin-yuan.json"
+    node.write_text("{ not json", "utf-8")
+    broken = CLI(flat_world).json("check", expect=17)
+    check(broken)
+    assert broken["ok"] is False and broken["worktree_problems"]
+    sick = CLI(flat_world).json("doctor", expect=13)
+    check(sick)
+    assert any(finding["status"] == "problem" for finding in sick["findings"])
+    assert seen >= {f"narr.{name}/1" for name in CLI_ANSWERS}
+
+
+def test_a_missing_token_is_answered_as_every_error_is(flat_world: Path) -> None:
+    """The 401 the HTTP API gives has the keys of any other error (details, hint)."""
+    from test_http_api import Client, _Server
+
+    from narrative.serve.http import make_app
+
+    http = Client(flat_world)
+    http.app = make_app(_Server(flat_world), "another token")  # type: ignore[arg-type]
+    answer = http.get("/api/status")
+    assert answer.status_code == 401
+    check(answer.json())
+    assert answer.json()["type"] == "Unauthorized" and answer.json()["details"] == []
 
 
 def test_the_http_answers_are_valid_against_their_schemas(flat_world: Path) -> None:

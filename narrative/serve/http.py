@@ -32,7 +32,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from narrative.errors import InvalidInputError, NarrError
+from narrative.errors import InvalidInputError, NarrError, error_json
 
 if TYPE_CHECKING:
     from narrative.operations import Operation
@@ -58,9 +58,8 @@ def _error(exc: NarrError) -> Response:
 def _internal(exc: BaseException) -> Response:
     """A bug of ours: the traceback to the server's log, a plain 500 to the caller."""
     log.error("an HTTP request failed", exc_info=exc)
-    return JSONResponse({"schema": "narr.error/1", "error": "narr failed on this request (a bug); "
-                         "the server's log has the details", "type": "InternalError",
-                         "exit_code": None, "details": [], "hint": None}, status_code=500)
+    return JSONResponse(error_json("narr failed on this request (a bug); the server's log has "
+                                   "the details", "InternalError"), status_code=500)
 
 
 class _Api:
@@ -360,9 +359,8 @@ def make_app(server: Server, token: str) -> Starlette:
         if request.url.path == "/" and request.method == "GET":
             return await call_next(request)  # the studio's page checks the token itself
         if not api.authorised(request):
-            return JSONResponse({"schema": "narr.error/1",
-                                 "error": "a bearer token is required (.git/narr/token)",
-                                 "type": "Unauthorized", "exit_code": None},
+            return JSONResponse(error_json("a bearer token is required (.git/narr/token)",
+                                           "Unauthorized"),
                                 status_code=401, headers={"WWW-Authenticate": "Bearer"})
         return await call_next(request)
 
