@@ -444,6 +444,61 @@ class DoctorAnswer(_Versioned):
     findings: list[DoctorFinding]
 
 
+@with_config(_CLOSED)
+class NewAnswer(_Versioned):
+    """A node ``narr new`` made: ``path`` its file, relative to the world's root."""
+
+    id: str
+    path: str
+    name: str
+    layer: str
+    kind: str
+    aliases: list[str]
+    warnings: list[str]
+
+
+@with_config(_CLOSED)
+class PathAnswer(_Versioned):
+    id: str
+    path: str
+
+
+@with_config(_CLOSED)
+class GetValueAnswer(_Versioned):
+    node: str
+    field: str
+    value: Any
+
+
+@with_config(_CLOSED)
+class BranchCreatedAnswer(_Versioned):
+    name: str
+    commit: str
+    content: str
+
+
+@with_config(_CLOSED)
+class BranchDeletedAnswer(_Versioned):
+    """``kept_as``: the ref its events stay under when no other branch has them."""
+
+    name: str
+    commit: str
+    kept_as: str | None
+
+
+@with_config(_CLOSED)
+class SwitchAnswer(_Versioned):
+    """``set_aside``: where hand edits the switch moved past were kept; ``tracking``: the
+    remote branch a new branch was made from."""
+
+    branch: str
+    commit: str
+    content: str
+    set_aside: str | None
+    warnings: list[str]
+    tracking: str | None
+
+
 ANSWERS: dict[str, Any] = {
     "status": StatusAnswer, "list_nodes": ListNodesAnswer, "get_node": NodeFileAnswer,
     "log": LogAnswer, "show": ShowAnswer, "branches": BranchesAnswer, "chains": ChainsAnswer,
@@ -455,6 +510,9 @@ ANSWERS: dict[str, Any] = {
 
 CLI_ANSWERS: dict[str, Any] = {
     "error": ErrorAnswer, "init": InitAnswer, "check": CheckAnswer, "doctor": DoctorAnswer,
+    "new": NewAnswer, "path": PathAnswer, "get_value": GetValueAnswer,
+    "branch_created": BranchCreatedAnswer, "branch_deleted": BranchDeletedAnswer,
+    "switch": SwitchAnswer,
 }
 """The type of answers only the CLI gives (and the error every transport gives), by name; the
 others of :data:`narrative.answers.VERSIONS` have no typed model yet."""

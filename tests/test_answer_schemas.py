@@ -54,7 +54,8 @@ def test_the_clis_answers_are_valid_against_their_schemas(flat_world: Path, tmp_
 
 def test_the_answers_only_the_cli_gives_are_valid_against_their_schemas(flat_world: Path,
                                                                           tmp_path: Path) -> None:
-    """init, check, doctor and the error, in good and bad cases alike, each have a typed schema."""
+    """Each typed answer only the CLI gives (init, check, doctor, new, path, get with a field,
+    branch, switch) and the error, in good and bad cases alike, is valid against its schema."""
     from narrative.answer_models import CLI_ANSWERS
 
     seen = set()
@@ -64,6 +65,10 @@ def test_the_answers_only_the_cli_gives_are_valid_against_their_schemas(flat_wor
         CLI(flat_world).json("doctor"), CLI(tmp_path).json("doctor"),
         CLI(tmp_path).json("status", expect=10), CLI(flat_world).json("get", "nobody", expect=11),
         CLI(flat_world).json("event", "x", "--set", "lin-yuan.state", expect=12),
+        CLI(flat_world).json("new", "character", "Mo Li"), CLI(flat_world).json("path", "lin-yuan"),
+        CLI(flat_world).json("get", "lin-yuan", "state.mood"), CLI(flat_world).json("branch", "alt"),
+        CLI(flat_world).json("switch", "alt"), CLI(flat_world).json("switch", "main"),
+        CLI(flat_world).json("branch", "--delete", "alt"),
     ]:
         check(answer)
         seen.add(answer["schema"])

@@ -3,7 +3,7 @@ a list's items), and a digest of its typed model's JSON Schema (every key, optio
 its type), are recorded in tests/data/answer_shapes.json beside the ``schema`` they carry. A change
 of shape fails here until the answer's version is bumped in narrative/answers.py and the file
 rewritten (``WRITE_ANSWER_SHAPES=1``), so an agent is never handed a new shape silently. The typed
-answers only the CLI gives (init, check, doctor, the error) are held to their model's digest."""
+answers only the CLI gives (CLI_ANSWERS) are held to their model's digest."""
 
 from __future__ import annotations
 
