@@ -499,6 +499,58 @@ class SwitchAnswer(_Versioned):
     tracking: str | None
 
 
+@with_config(_CLOSED)
+class FailedItem(TypedDict):
+    """An event narr could not make, its words kept: ``unread`` the change flags as typed
+    when they could not be read; ``raw_reply`` what a diffuser answered that was refused."""
+
+    n: int
+    key: str
+    saved_at: str
+    content: str
+    error: str
+    details: list[str]
+    diffuser: str | None
+    raw_reply: str | None
+    unread: list[str]
+
+
+@with_config(_CLOSED)
+class FailedAnswer(_Versioned):
+    items: list[FailedItem]
+
+
+@with_config(_CLOSED)
+class SetAsideItem(TypedDict):
+    """Hand edits a reset or a switch set aside: ``remote`` set when they came from one;
+    ``raw_files`` those whose text is not a node; ``restored_at`` when they were put back."""
+
+    n: int
+    remote: str | None
+    ref: str
+    commit: str
+    created_at: str | None
+    reason: str | None
+    head: str | None
+    paths: list[str]
+    changes: list[Change]
+    raw_files: list[str]
+    restored_at: str | None
+
+
+@with_config(_CLOSED)
+class EditsAnswer(_Versioned):
+    items: list[SetAsideItem]
+
+
+@with_config(_CLOSED)
+class GcAnswer(_Versioned):
+    bytes_before: int
+    bytes_after: int
+    loose_before: int
+    loose_after: int
+
+
 ANSWERS: dict[str, Any] = {
     "status": StatusAnswer, "list_nodes": ListNodesAnswer, "get_node": NodeFileAnswer,
     "log": LogAnswer, "show": ShowAnswer, "branches": BranchesAnswer, "chains": ChainsAnswer,
@@ -512,7 +564,7 @@ CLI_ANSWERS: dict[str, Any] = {
     "error": ErrorAnswer, "init": InitAnswer, "check": CheckAnswer, "doctor": DoctorAnswer,
     "new": NewAnswer, "path": PathAnswer, "get_value": GetValueAnswer,
     "branch_created": BranchCreatedAnswer, "branch_deleted": BranchDeletedAnswer,
-    "switch": SwitchAnswer,
+    "switch": SwitchAnswer, "failed": FailedAnswer, "edits": EditsAnswer, "gc": GcAnswer,
 }
 """The type of answers only the CLI gives (and the error every transport gives), by name; the
 others of :data:`narrative.answers.VERSIONS` have no typed model yet."""

@@ -55,7 +55,8 @@ def test_the_clis_answers_are_valid_against_their_schemas(flat_world: Path, tmp_
 def test_the_answers_only_the_cli_gives_are_valid_against_their_schemas(flat_world: Path,
                                                                           tmp_path: Path) -> None:
     """Each typed answer only the CLI gives (init, check, doctor, new, path, get with a field,
-    branch, switch) and the error, in good and bad cases alike, is valid against its schema."""
+    branch, switch, failed, edits, gc) and the error, in good and bad cases alike, is valid
+    against its schema."""
     from narrative.answer_models import CLI_ANSWERS
 
     seen = set()
@@ -68,11 +69,21 @@ def test_the_answers_only_the_cli_gives_are_valid_against_their_schemas(flat_wor
         CLI(flat_world).json("new", "character", "Mo Li"), CLI(flat_world).json("path", "lin-yuan"),
         CLI(flat_world).json("get", "lin-yuan", "state.mood"), CLI(flat_world).json("branch", "alt"),
         CLI(flat_world).json("switch", "alt"), CLI(flat_world).json("switch", "main"),
-        CLI(flat_world).json("branch", "--delete", "alt"),
+        CLI(flat_world).json("branch", "--delete", "alt"), CLI(flat_world).json("failed"),
+        CLI(flat_world).json("edits"),
+        CLI(flat_world).json("event", "Lin Yuan walks", "--delta", str(tmp_path / "nope.json"), expect=12),
+        CLI(flat_world).json("failed"), CLI(flat_world).json("gc"),
     ]:
         check(answer)
         seen.add(answer["schema"])
+    assert CLI(flat_world).json("failed")["items"][0]["unread"]
     node = flat_world / "world/character/lin-yuan.json"
+    CLI(flat_world)("event", "Dusk", "--set", "lin-yuan.state.weather=rain", "--diffuser", "none")
+    node.write_text(node.read_text("utf-8").replace('"state": {', '"state": {"hum": 1, ', 1), "utf-8")
+    CLI(flat_world)("reset", "HEAD~1")
+    set_aside = CLI(flat_world).json("edits")
+    check(set_aside)
+    assert set_aside["items"][0]["changes"]
     node.write_text("{ not json", "utf-8")
     broken = CLI(flat_world).json("check", expect=17)
     check(broken)
