@@ -551,6 +551,45 @@ class GcAnswer(_Versioned):
     loose_after: int
 
 
+@with_config(_CLOSED)
+class StoredRecord(TypedDict):
+    """An event's record as its commit holds it: :class:`Record` without the commit's id."""
+
+    narr: int
+    kind: str
+    id: str
+    parent: str | None
+    content: str
+    diffusions: list[Change]
+    edits: list[Change]
+    narrative_text: str | None
+    timestamp: str | None
+    created_at: str
+    close_scene: bool
+    diffuser: str | None
+    causes: list[str]
+    reverts: str | None
+    replay_of: str | None
+    merged: str | None
+    explicit: list[Op]
+    joined: NotRequired[dict[str, str]]
+
+
+@with_config(_CLOSED)
+class MergeAnswer(_Versioned):
+    """``record`` the merge event's, or on a fast-forward the new tip's (null when that is
+    a plain commit); ``joined`` the nodes made on both
+    sides that became one; ``kept_edits`` nodes whose hand edits stay uncommitted."""
+
+    branch: str
+    commit: str | None
+    fast_forward: bool
+    warnings: list[str]
+    joined: list[dict[str, str]]
+    kept_edits: list[str]
+    record: StoredRecord | None
+
+
 ANSWERS: dict[str, Any] = {
     "status": StatusAnswer, "list_nodes": ListNodesAnswer, "get_node": NodeFileAnswer,
     "log": LogAnswer, "show": ShowAnswer, "branches": BranchesAnswer, "chains": ChainsAnswer,
@@ -565,6 +604,7 @@ CLI_ANSWERS: dict[str, Any] = {
     "new": NewAnswer, "path": PathAnswer, "get_value": GetValueAnswer,
     "branch_created": BranchCreatedAnswer, "branch_deleted": BranchDeletedAnswer,
     "switch": SwitchAnswer, "failed": FailedAnswer, "edits": EditsAnswer, "gc": GcAnswer,
+    "merge": MergeAnswer,
 }
 """The type of answers only the CLI gives (and the error every transport gives), by name; the
 others of :data:`narrative.answers.VERSIONS` have no typed model yet."""

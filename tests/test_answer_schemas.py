@@ -55,7 +55,7 @@ def test_the_clis_answers_are_valid_against_their_schemas(flat_world: Path, tmp_
 def test_the_answers_only_the_cli_gives_are_valid_against_their_schemas(flat_world: Path,
                                                                           tmp_path: Path) -> None:
     """Each typed answer only the CLI gives (init, check, doctor, new, path, get with a field,
-    branch, switch, failed, edits, gc) and the error, in good and bad cases alike, is valid
+    branch, switch, failed, edits, gc, merge) and the error, in good and bad cases alike, is valid
     against its schema."""
     from narrative.answer_models import CLI_ANSWERS
 
@@ -74,6 +74,21 @@ def test_the_answers_only_the_cli_gives_are_valid_against_their_schemas(flat_wor
         CLI(flat_world).json("event", "Lin Yuan walks", "--delta", str(tmp_path / "nope.json"), expect=12),
         CLI(flat_world).json("failed"), CLI(flat_world).json("gc"),
     ]:
+        check(answer)
+        seen.add(answer["schema"])
+    narr = CLI(flat_world)
+    narr("switch", "-c", "ahead")
+    narr("event", "Su Qing frowns", "--set", "su-qing.state.mood=cold", "--diffuser", "none")
+    narr("switch", "main")
+    narr("branch", "later")
+    narr("event", "Rain", "--set", "lin-yuan.state.weather=rain", "--diffuser", "none")
+    joined = narr.json("merge", "ahead")
+    assert joined["record"] and not joined["fast_forward"]
+    narr("switch", "later")
+    forward = narr.json("merge", "main")
+    assert forward["fast_forward"]
+    narr("switch", "main")
+    for answer in [joined, forward]:
         check(answer)
         seen.add(answer["schema"])
     assert CLI(flat_world).json("failed")["items"][0]["unread"]
