@@ -590,6 +590,61 @@ class MergeAnswer(_Versioned):
     record: StoredRecord | None
 
 
+@with_config(_CLOSED)
+class EditRestoredAnswer(_Versioned):
+    """``set_aside``: where the current edits went when the restored ones won a collision."""
+
+    ref: str
+    changes: list[Change]
+    collisions: list[Obj]
+    paths: list[str]
+    set_aside: str | None
+    warnings: list[str]
+
+
+@with_config(_CLOSED)
+class EditDroppedAnswer(_Versioned):
+    dropped: str
+
+
+@with_config(_CLOSED)
+class FailedSummary(TypedDict):
+    key: str
+    saved_at: str
+    content: str
+    error: str
+
+
+@with_config(_CLOSED)
+class FailedDroppedAnswer(_Versioned):
+    dropped: FailedSummary
+
+
+@with_config(_CLOSED)
+class ChainDroppedAnswer(_Versioned):
+    """``lost``: the events no other ref holds, gone with the chain."""
+
+    dropped: str
+    ref: str
+    tip: str
+    lost: list[Undone]
+
+
+@with_config(_CLOSED)
+class ReflogEntry(TypedDict):
+    n: int
+    old: str
+    new: str
+    message: str
+    when: str
+    content: str
+
+
+@with_config(_CLOSED)
+class ReflogAnswer(_Versioned):
+    items: list[ReflogEntry]
+
+
 ANSWERS: dict[str, Any] = {
     "status": StatusAnswer, "list_nodes": ListNodesAnswer, "get_node": NodeFileAnswer,
     "log": LogAnswer, "show": ShowAnswer, "branches": BranchesAnswer, "chains": ChainsAnswer,
@@ -604,7 +659,8 @@ CLI_ANSWERS: dict[str, Any] = {
     "new": NewAnswer, "path": PathAnswer, "get_value": GetValueAnswer,
     "branch_created": BranchCreatedAnswer, "branch_deleted": BranchDeletedAnswer,
     "switch": SwitchAnswer, "failed": FailedAnswer, "edits": EditsAnswer, "gc": GcAnswer,
-    "merge": MergeAnswer,
+    "merge": MergeAnswer, "edit_restored": EditRestoredAnswer, "edit_dropped": EditDroppedAnswer,
+    "failed_dropped": FailedDroppedAnswer, "chain_dropped": ChainDroppedAnswer, "reflog": ReflogAnswer,
 }
 """The type of answers only the CLI gives (and the error every transport gives), by name; the
 others of :data:`narrative.answers.VERSIONS` have no typed model yet."""
