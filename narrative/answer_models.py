@@ -645,6 +645,36 @@ class ReflogAnswer(_Versioned):
     items: list[ReflogEntry]
 
 
+@with_config(_CLOSED)
+class ImportAnswer(_Versioned):
+    """What ``narr import`` read and did: ``commit``, ``id`` and ``content`` its event's (null on
+    a dry run or when nothing changed), ``edits`` hand edits that event recorded; the lists of
+    entries are the importer's own records."""
+
+    commit: str | None
+    id: str | None
+    content: str | None
+    dry_run: bool
+    sources: list[Obj]
+    created: list[Obj]
+    existing: list[Obj]
+    related: list[Obj]
+    ambiguous: list[Obj]
+    entries: list[Obj]
+    skipped: list[Obj]
+    warnings: list[str]
+    edits: list[Change]
+
+
+@with_config(_CLOSED)
+class ExportWrittenAnswer(_Versioned):
+    """An export written to a file (``-o``): ``what`` it holds, in words."""
+
+    path: str
+    what: str
+    bytes: int
+
+
 ANSWERS: dict[str, Any] = {
     "status": StatusAnswer, "list_nodes": ListNodesAnswer, "get_node": NodeFileAnswer,
     "log": LogAnswer, "show": ShowAnswer, "branches": BranchesAnswer, "chains": ChainsAnswer,
@@ -661,6 +691,7 @@ CLI_ANSWERS: dict[str, Any] = {
     "switch": SwitchAnswer, "failed": FailedAnswer, "edits": EditsAnswer, "gc": GcAnswer,
     "merge": MergeAnswer, "edit_restored": EditRestoredAnswer, "edit_dropped": EditDroppedAnswer,
     "failed_dropped": FailedDroppedAnswer, "chain_dropped": ChainDroppedAnswer, "reflog": ReflogAnswer,
+    "import": ImportAnswer, "export_written": ExportWrittenAnswer,
 }
 """The type of answers only the CLI gives (and the error every transport gives), by name; the
 others of :data:`narrative.answers.VERSIONS` have no typed model yet."""

@@ -104,6 +104,11 @@ def test_the_answers_only_the_cli_gives_are_valid_against_their_schemas(flat_wor
         check(answer)
         seen.add(answer["schema"])
     assert not narr.json("failed")["items"] and not narr.json("edits")["items"]
+    notes = Path(__file__).resolve().parent / "data" / "import" / "notes"
+    for answer in [narr.json("import", str(notes), "--dry-run"), narr.json("import", str(notes)),
+                   narr.json("export", "lorebook", "-o", str(tmp_path / "book.json"))]:
+        check(answer)
+        seen.add(answer["schema"])
     node.write_text("{ not json", "utf-8")
     broken = CLI(flat_world).json("check", expect=17)
     check(broken)
