@@ -11,7 +11,7 @@ record (a hand edit, a finding) are typed as JSON objects.
 from __future__ import annotations
 
 import functools
-from typing import Any, NotRequired
+from typing import Any, Literal, NotRequired
 
 from pydantic import ConfigDict, TypeAdapter, with_config
 from typing_extensions import TypedDict
@@ -372,6 +372,309 @@ class ReplayAnswer(_Versioned):
     conflict: NotRequired[ReplayConflict]
 
 
+# --- answers only the CLI gives --------------------------------------------------------------
+
+
+@with_config(_CLOSED)
+class ErrorAnswer(_Versioned):
+    """Every failure, on every transport: ``type`` the error's class (``Unauthorized`` and
+    ``InternalError`` when no narr error stands behind it, their ``exit_code`` null);
+    ``conflicts`` those a merge, a replay or a pull stopped at."""
+
+    error: str
+    type: str
+    exit_code: int | None
+    details: list[str]
+    hint: str | None
+    conflicts: NotRequired[list[Obj]]
+
+
+@with_config(_CLOSED)
+class InitAnswer(_Versioned):
+    root: str
+    commit: str
+    id: str
+    nodes: int
+    layout: str
+
+
+@with_config(_CLOSED)
+class CheckProblem(TypedDict):
+    """``fix``: the narr commands that repair it, in order."""
+
+    commit: str | None
+    event: str | None
+    content: str | None
+    problem: str
+    fix: list[str]
+
+
+@with_config(_CLOSED)
+class CheckAnswer(_Versioned):
+    """``since``: the verified tip the events were checked from (null: all of them)."""
+
+    ok: bool
+    events: int
+    commits: int
+    since: str | None
+    checked_events: int
+    nodes: int
+    problems: list[CheckProblem]
+    worktree_problems: list[str]
+    warnings: list[str]
+
+
+@with_config(_CLOSED)
+class DoctorFinding(TypedDict):
+    name: str
+    status: Literal["ok", "warning", "problem", "skipped"]
+    found: str | None
+    problem: str | None
+    fix: str | None
+    kind: str | None
+    exit_code: int
+
+
+@with_config(_CLOSED)
+class DoctorAnswer(_Versioned):
+    ok: bool
+    exit_code: int
+    path: str
+    world: str | None
+    findings: list[DoctorFinding]
+
+
+@with_config(_CLOSED)
+class NewAnswer(_Versioned):
+    """A node ``narr new`` made: ``path`` its file, relative to the world's root."""
+
+    id: str
+    path: str
+    name: str
+    layer: str
+    kind: str
+    aliases: list[str]
+    warnings: list[str]
+
+
+@with_config(_CLOSED)
+class PathAnswer(_Versioned):
+    id: str
+    path: str
+
+
+@with_config(_CLOSED)
+class GetValueAnswer(_Versioned):
+    node: str
+    field: str
+    value: Any
+
+
+@with_config(_CLOSED)
+class BranchCreatedAnswer(_Versioned):
+    name: str
+    commit: str
+    content: str
+
+
+@with_config(_CLOSED)
+class BranchDeletedAnswer(_Versioned):
+    """``kept_as``: the ref its events stay under when no other branch has them."""
+
+    name: str
+    commit: str
+    kept_as: str | None
+
+
+@with_config(_CLOSED)
+class SwitchAnswer(_Versioned):
+    """``set_aside``: where hand edits the switch moved past were kept; ``tracking``: the
+    remote branch a new branch was made from."""
+
+    branch: str
+    commit: str
+    content: str
+    set_aside: str | None
+    warnings: list[str]
+    tracking: str | None
+
+
+@with_config(_CLOSED)
+class FailedItem(TypedDict):
+    """An event narr could not make, its words kept: ``unread`` the change flags as typed
+    when they could not be read; ``raw_reply`` what a diffuser answered that was refused."""
+
+    n: int
+    key: str
+    saved_at: str
+    content: str
+    error: str
+    details: list[str]
+    diffuser: str | None
+    raw_reply: str | None
+    unread: list[str]
+
+
+@with_config(_CLOSED)
+class FailedAnswer(_Versioned):
+    items: list[FailedItem]
+
+
+@with_config(_CLOSED)
+class SetAsideItem(TypedDict):
+    """Hand edits a reset or a switch set aside: ``remote`` set when they came from one;
+    ``raw_files`` those whose text is not a node; ``restored_at`` when they were put back."""
+
+    n: int
+    remote: str | None
+    ref: str
+    commit: str
+    created_at: str | None
+    reason: str | None
+    head: str | None
+    paths: list[str]
+    changes: list[Change]
+    raw_files: list[str]
+    restored_at: str | None
+
+
+@with_config(_CLOSED)
+class EditsAnswer(_Versioned):
+    items: list[SetAsideItem]
+
+
+@with_config(_CLOSED)
+class GcAnswer(_Versioned):
+    bytes_before: int
+    bytes_after: int
+    loose_before: int
+    loose_after: int
+
+
+@with_config(_CLOSED)
+class StoredRecord(TypedDict):
+    """An event's record as its commit holds it: :class:`Record` without the commit's id."""
+
+    narr: int
+    kind: str
+    id: str
+    parent: str | None
+    content: str
+    diffusions: list[Change]
+    edits: list[Change]
+    narrative_text: str | None
+    timestamp: str | None
+    created_at: str
+    close_scene: bool
+    diffuser: str | None
+    causes: list[str]
+    reverts: str | None
+    replay_of: str | None
+    merged: str | None
+    explicit: list[Op]
+    joined: NotRequired[dict[str, str]]
+
+
+@with_config(_CLOSED)
+class MergeAnswer(_Versioned):
+    """``record`` the merge event's, or on a fast-forward the new tip's (null when that is
+    a plain commit); ``joined`` the nodes made on both
+    sides that became one; ``kept_edits`` nodes whose hand edits stay uncommitted."""
+
+    branch: str
+    commit: str | None
+    fast_forward: bool
+    warnings: list[str]
+    joined: list[dict[str, str]]
+    kept_edits: list[str]
+    record: StoredRecord | None
+
+
+@with_config(_CLOSED)
+class EditRestoredAnswer(_Versioned):
+    """``set_aside``: where the current edits went when the restored ones won a collision."""
+
+    ref: str
+    changes: list[Change]
+    collisions: list[Obj]
+    paths: list[str]
+    set_aside: str | None
+    warnings: list[str]
+
+
+@with_config(_CLOSED)
+class EditDroppedAnswer(_Versioned):
+    dropped: str
+
+
+@with_config(_CLOSED)
+class FailedSummary(TypedDict):
+    key: str
+    saved_at: str
+    content: str
+    error: str
+
+
+@with_config(_CLOSED)
+class FailedDroppedAnswer(_Versioned):
+    dropped: FailedSummary
+
+
+@with_config(_CLOSED)
+class ChainDroppedAnswer(_Versioned):
+    """``lost``: the events no other ref holds, gone with the chain."""
+
+    dropped: str
+    ref: str
+    tip: str
+    lost: list[Undone]
+
+
+@with_config(_CLOSED)
+class ReflogEntry(TypedDict):
+    n: int
+    old: str
+    new: str
+    message: str
+    when: str
+    content: str
+
+
+@with_config(_CLOSED)
+class ReflogAnswer(_Versioned):
+    items: list[ReflogEntry]
+
+
+@with_config(_CLOSED)
+class ImportAnswer(_Versioned):
+    """What ``narr import`` read and did: ``commit``, ``id`` and ``content`` its event's (null on
+    a dry run or when nothing changed), ``edits`` hand edits that event recorded; the lists of
+    entries are the importer's own records."""
+
+    commit: str | None
+    id: str | None
+    content: str | None
+    dry_run: bool
+    sources: list[Obj]
+    created: list[Obj]
+    existing: list[Obj]
+    related: list[Obj]
+    ambiguous: list[Obj]
+    entries: list[Obj]
+    skipped: list[Obj]
+    warnings: list[str]
+    edits: list[Change]
+
+
+@with_config(_CLOSED)
+class ExportWrittenAnswer(_Versioned):
+    """An export written to a file (``-o``): ``what`` it holds, in words."""
+
+    path: str
+    what: str
+    bytes: int
+
+
 ANSWERS: dict[str, Any] = {
     "status": StatusAnswer, "list_nodes": ListNodesAnswer, "get_node": NodeFileAnswer,
     "log": LogAnswer, "show": ShowAnswer, "branches": BranchesAnswer, "chains": ChainsAnswer,
@@ -380,6 +683,18 @@ ANSWERS: dict[str, Any] = {
     "revert": VersionedEvent, "replay": ReplayAnswer, "edit_node": NodeFileAnswer,
 }
 """The type of each operation's answer, by operation name."""
+
+CLI_ANSWERS: dict[str, Any] = {
+    "error": ErrorAnswer, "init": InitAnswer, "check": CheckAnswer, "doctor": DoctorAnswer,
+    "new": NewAnswer, "path": PathAnswer, "get_value": GetValueAnswer,
+    "branch_created": BranchCreatedAnswer, "branch_deleted": BranchDeletedAnswer,
+    "switch": SwitchAnswer, "failed": FailedAnswer, "edits": EditsAnswer, "gc": GcAnswer,
+    "merge": MergeAnswer, "edit_restored": EditRestoredAnswer, "edit_dropped": EditDroppedAnswer,
+    "failed_dropped": FailedDroppedAnswer, "chain_dropped": ChainDroppedAnswer, "reflog": ReflogAnswer,
+    "import": ImportAnswer, "export_written": ExportWrittenAnswer,
+}
+"""The type of answers only the CLI gives (and the error every transport gives), by name; the
+others of :data:`narrative.answers.VERSIONS` have no typed model yet."""
 
 
 def answer_schema(name: str) -> dict[str, Any]:
@@ -394,7 +709,7 @@ def _answer_schema(name: str) -> dict[str, Any]:
     """Made once per process: an MCP client lists the tools, with these, at every connection."""
     from narrative.answers import schema as versioned
 
-    schema = TypeAdapter(ANSWERS[name]).json_schema(mode="validation")
+    schema = TypeAdapter({**ANSWERS, **CLI_ANSWERS}[name]).json_schema(mode="validation")
     defs = schema.get("$defs", {})
     shapes = [defs[branch["$ref"].rsplit("/", 1)[1]] for branch in schema.get("anyOf", [])] or [schema]
     for shape in shapes:  # an answer of more than one shape (show: a record or a plain commit)
@@ -408,4 +723,4 @@ def _answer_schema(name: str) -> dict[str, Any]:
 
 def json_schemas() -> dict[str, dict[str, Any]]:
     """Every answer's schema, keyed by its file name under ``schemas/``."""
-    return {f"answers/{name}.schema.json": answer_schema(name) for name in ANSWERS}
+    return {f"answers/{name}.schema.json": answer_schema(name) for name in {**ANSWERS, **CLI_ANSWERS}}

@@ -31,13 +31,22 @@ class NarrError(Exception):
 
     def to_json(self) -> dict[str, Any]:
         """The error as ``--json`` prints it and the HTTP API and MCP tools answer it."""
-        payload: dict[str, Any] = {"schema": "narr.error/1", "error": self.message,
-                                   "type": type(self).__name__, "exit_code": self.exit_code,
-                                   "details": self.details, "hint": self.hint}
-        conflicts = getattr(self, "conflicts", None)
-        if conflicts:
-            payload["conflicts"] = conflicts
-        return payload
+        return error_json(self.message, type(self).__name__, exit_code=self.exit_code,
+                          details=self.details, hint=self.hint,
+                          conflicts=getattr(self, "conflicts", None))
+
+
+def error_json(message: str, kind: str, *, exit_code: int | None = None,
+               details: list[str] | None = None, hint: str | None = None,
+               conflicts: list[Any] | None = None) -> dict[str, Any]:
+    """The ``narr.error/1`` answer, the one shape of every failure on every transport: a
+    :class:`NarrError`'s, and those no exception stands behind (a missing token, a bug of ours,
+    whose ``kind`` is ``Unauthorized`` or ``InternalError`` and ``exit_code`` None)."""
+    payload: dict[str, Any] = {"schema": "narr.error/1", "error": message, "type": kind,
+                               "exit_code": exit_code, "details": list(details or []), "hint": hint}
+    if conflicts:
+        payload["conflicts"] = conflicts
+    return payload
 
 
 class NotAWorldError(NarrError):

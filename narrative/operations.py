@@ -190,12 +190,6 @@ def parse_params(model: type[Params], arguments: Mapping[str, Any] | None, *, so
         raise validation_error(exc, source) from None
 
 
-def result_schema(schema: str) -> dict[str, Any]:
-    """The JSON Schema of an answer: an object naming its shape."""
-    return {"type": "object", "required": ["schema"],
-            "properties": {"schema": {"const": schema}}, "additionalProperties": True}
-
-
 # --- the calls ----------------------------------------------------------------------------------
 
 def node_id(wr: WorldRepo, text: str, *, must_exist: bool = False, context: str | None = None) -> str:

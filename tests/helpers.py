@@ -33,9 +33,10 @@ class CLI:
         return result
 
     def json(self, *args: str, input: str | None = None, expect: int = 0) -> Any:
-        """The answer of ``narr ARGS --json``, checked against its published schema if it has one."""
+        """The answer of ``narr ARGS --json`` (or its error, on stderr), checked against its
+        published schema if it has one."""
         result = self(*args, "--json", input=input, expect=expect)
-        answer = json.loads(result.stdout)
+        answer = json.loads(result.stdout or result.stderr)
         check_answer(answer)
         return answer
 
@@ -46,7 +47,7 @@ _validators: dict[str, Any] = {}
 
 def check_answer(answer: Any) -> None:
     """An operation's answer is valid against ``schemas/answers/NAME.schema.json``: every key it
-    has is named there, with its type (answers only the CLI gives have no schema yet)."""
+    has is named there, with its type (some answers only the CLI gives have no schema yet)."""
     import jsonschema
 
     schema = answer.get("schema") if isinstance(answer, dict) else None

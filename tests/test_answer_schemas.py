@@ -40,8 +40,6 @@ def test_the_clis_answers_are_valid_against_their_schemas(flat_world: Path, tmp_
         result = narr(*args, "--json", expect=0 if args[:2] != ("why", "lin-yuan") or
                       args[2] != "state.no_such_thing" else 11)
         answer = json.loads(result.stdout or result.stderr)
-        if answer["schema"] == "narr.error/1":
-            continue
         check(answer)
         seen.add(answer["schema"])
     for document in SCHEMAS.glob("*.schema.json"):
@@ -52,6 +50,87 @@ def test_the_clis_answers_are_valid_against_their_schemas(flat_world: Path, tmp_
     from narrative.answer_models import ANSWERS
 
     assert seen | {"narr.audit/1"} >= {f"narr.{n}/1" for n in ANSWERS} - {"narr.edit_node/1"}
+
+
+def test_the_answers_only_the_cli_gives_are_valid_against_their_schemas(flat_world: Path,
+                                                                          tmp_path: Path) -> None:
+    """Each answer only the CLI gives that has a typed model (CLI_ANSWERS), in good and bad
+    cases alike, is valid against its schema."""
+    from narrative.answer_models import CLI_ANSWERS
+
+    seen = set()
+    for answer in [
+        CLI(tmp_path).json("init", "fresh", "--sample"), CLI(tmp_path).json("init", "bare"),
+        CLI(flat_world).json("check"), CLI(flat_world).json("check", "--full"),
+        CLI(flat_world).json("doctor"), CLI(tmp_path).json("doctor"),
+        CLI(tmp_path).json("status", expect=10), CLI(flat_world).json("get", "nobody", expect=11),
+        CLI(flat_world).json("event", "x", "--set", "lin-yuan.state", expect=12),
+        CLI(flat_world).json("new", "character", "Mo Li"), CLI(flat_world).json("path", "lin-yuan"),
+        CLI(flat_world).json("get", "lin-yuan", "state.mood"), CLI(flat_world).json("branch", "alt"),
+        CLI(flat_world).json("switch", "alt"), CLI(flat_world).json("switch", "main"),
+        CLI(flat_world).json("branch", "--delete", "alt"), CLI(flat_world).json("failed"),
+        CLI(flat_world).json("edits"),
+        CLI(flat_world).json("event", "Lin Yuan walks", "--delta", str(tmp_path / "nope.json"), expect=12),
+        CLI(flat_world).json("failed"), CLI(flat_world).json("gc"),
+    ]:
+        check(answer)
+        seen.add(answer["schema"])
+    narr = CLI(flat_world)
+    narr("switch", "-c", "ahead")
+    narr("event", "Su Qing frowns", "--set", "su-qing.state.mood=cold", "--diffuser", "none")
+    narr("switch", "main")
+    narr("branch", "later")
+    narr("event", "Rain", "--set", "lin-yuan.state.weather=rain", "--diffuser", "none")
+    joined = narr.json("merge", "ahead")
+    assert joined["record"] and not joined["fast_forward"]
+    narr("switch", "later")
+    forward = narr.json("merge", "main")
+    assert forward["fast_forward"]
+    narr("switch", "main")
+    for answer in [joined, forward]:
+        check(answer)
+        seen.add(answer["schema"])
+    assert CLI(flat_world).json("failed")["items"][0]["unread"]
+    node = flat_world / "world/character/lin-yuan.json"
+    CLI(flat_world)("event", "Dusk", "--set", "lin-yuan.state.weather=rain", "--diffuser", "none")
+    node.write_text(node.read_text("utf-8").replace('"state": {', '"state": {"hum": 1, ', 1), "utf-8")
+    CLI(flat_world)("reset", "HEAD~1")
+    set_aside = CLI(flat_world).json("edits")
+    check(set_aside)
+    assert set_aside["items"][0]["changes"]
+    for answer in [narr.json("edits", "restore", "1"), narr.json("edits", "drop", "1"),
+                   narr.json("failed", "drop", "1"), narr.json("chains", "drop", "1", "--force"),
+                   narr.json("reflog")]:
+        check(answer)
+        seen.add(answer["schema"])
+    assert not narr.json("failed")["items"] and not narr.json("edits")["items"]
+    notes = Path(__file__).resolve().parent / "data" / "import" / "notes"
+    for answer in [narr.json("import", str(notes), "--dry-run"), narr.json("import", str(notes)),
+                   narr.json("export", "lorebook", "-o", str(tmp_path / "book.json"))]:
+        check(answer)
+        seen.add(answer["schema"])
+    node.write_text("{ not json", "utf-8")
+    broken = CLI(flat_world).json("check", expect=17)
+    check(broken)
+    assert broken["ok"] is False and broken["worktree_problems"]
+    sick = CLI(flat_world).json("doctor", expect=13)
+    check(sick)
+    assert any(finding["status"] == "problem" for finding in sick["findings"])
+    assert seen >= {f"narr.{name}/1" for name in CLI_ANSWERS}
+
+
+def test_a_missing_token_is_answered_as_every_error_is(flat_world: Path) -> None:
+    """The 401 the HTTP API gives has the keys of any other error (details, hint)."""
+    from test_http_api import Client, _Server
+
+    from narrative.serve.http import make_app
+
+    http = Client(flat_world)
+    http.app = make_app(_Server(flat_world), "another token")  # type: ignore[arg-type]
+    answer = http.get("/api/status")
+    assert answer.status_code == 401
+    check(answer.json())
+    assert answer.json()["type"] == "Unauthorized" and answer.json()["details"] == []
 
 
 def test_the_http_answers_are_valid_against_their_schemas(flat_world: Path) -> None:

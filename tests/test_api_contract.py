@@ -34,7 +34,8 @@ def test_the_openapi_document_validates_and_types_every_route() -> None:
     for op in narr.OPERATIONS:
         entry = doc["paths"][op.path][op.method.lower()]
         answer = entry["responses"]["200"]["content"]["application/json"]["schema"]
-        assert answer["properties"]["schema"] == {"const": op.schema}
+        typed = doc["components"]["schemas"][answer["$ref"].rsplit("/", 1)[1]]
+        assert typed["title"] == op.schema and "#/$defs/" not in json.dumps(typed)
         if op.method == "GET":
             assert "requestBody" not in entry
             typed = {p["name"]: p["schema"] for p in entry.get("parameters", [])}
@@ -45,6 +46,41 @@ def test_the_openapi_document_validates_and_types_every_route() -> None:
     event = doc["components"]["schemas"]["EventParams"]
     assert event["properties"]["dry_run"]["type"] == "boolean"
     assert event["additionalProperties"] is False and event["required"] == ["content"]
+
+
+def test_the_openapi_document_types_each_answer_as_its_published_schema(story: Path) -> None:
+    """A client generated from the document reads the answers the server gives: each real answer
+    is valid against its 200 schema there, and a key that schema does not name is refused."""
+    import jsonschema
+    from referencing import Registry
+    from referencing.jsonschema import DRAFT202012
+
+    doc = openapi()
+    registry = Registry().with_resource("urn:narr-openapi", DRAFT202012.create_resource(doc))
+
+    def validator(path: str, method: str = "get", status: str = "200") -> Any:
+        ref = doc["paths"][path][method]["responses"][status]["content"]["application/json"]["schema"]
+        return jsonschema.Draft202012Validator({"$ref": "urn:narr-openapi" + ref["$ref"]},
+                                               registry=registry)
+
+    http = client(story)
+    answers = [("/api/status", "get", http.get("/api/status")),
+               ("/api/show/{rev}", "get", http.get("/api/show/HEAD")),
+               ("/api/log", "get", http.get("/api/log")),
+               ("/api/why/{node}", "get", http.get("/api/why/lin-yuan?field=state.mood")),
+               ("/api/events", "post",
+                http.post("/api/events", json={"content": "Dusk", "diffuser": "none"}))]
+    for path, method, response in answers:
+        assert response.status_code == 200, response.text
+        validator(path, method).validate(response.json())
+    status = http.get("/api/status").json()
+    with pytest.raises(jsonschema.ValidationError, match="Additional properties"):
+        validator("/api/status").validate({**status, "mood": "new key"})
+    missing = http.get("/api/nodes/nobody")
+    assert missing.status_code == 404
+    validator("/api/nodes/{node}", "get", "404").validate(missing.json())
+    with pytest.raises(jsonschema.ValidationError):
+        validator("/api/nodes/{node}", "get", "404").validate({**missing.json(), "extra": 1})
 
 
 # Each write route, with bodies a careless or hostile client sends, and the field the error names.

@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import CLI, git, snapshot
+from helpers import CLI, check_answer, git, snapshot
 from test_http_api import masked
 
 pytest.importorskip("mcp")
@@ -201,6 +201,7 @@ def test_the_http_transport_wants_the_token_and_serves_the_tools(flat_world: Pat
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(request, timeout=10)
         assert refused.value.code == 401
+        check_answer(json.loads(refused.value.read()))  # the keys of every other error
         refused.value.close()
 
         async def main() -> Any:

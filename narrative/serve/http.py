@@ -32,7 +32,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from narrative.errors import InvalidInputError, NarrError
+from narrative.errors import InvalidInputError, NarrError, error_json
 
 if TYPE_CHECKING:
     from narrative.operations import Operation
@@ -58,9 +58,8 @@ def _error(exc: NarrError) -> Response:
 def _internal(exc: BaseException) -> Response:
     """A bug of ours: the traceback to the server's log, a plain 500 to the caller."""
     log.error("an HTTP request failed", exc_info=exc)
-    return JSONResponse({"schema": "narr.error/1", "error": "narr failed on this request (a bug); "
-                         "the server's log has the details", "type": "InternalError",
-                         "exit_code": None, "details": [], "hint": None}, status_code=500)
+    return JSONResponse(error_json("narr failed on this request (a bug); the server's log has "
+                                   "the details", "InternalError"), status_code=500)
 
 
 class _Api:
@@ -251,15 +250,31 @@ def _int(value: str | None, name: str) -> int | None:
         raise InvalidInputError(f"{name} must be a whole number, not {value!r}") from None
 
 
+def _component(schema: dict[str, Any], components: dict[str, Any]) -> dict[str, Any]:
+    """A published answer schema as an OpenAPI component: its ``$defs`` moved into
+    ``components`` (a name already there must hold the same schema), its references rewritten
+    to point there, and ``$id``/``$schema`` dropped (an ``$id`` would re-base those references)."""
+    import json
+
+    text = json.dumps({k: v for k, v in schema.items() if k not in ("$defs", "$id", "$schema")})
+    defs = schema.get("$defs", {})
+    for name, definition in defs.items():
+        moved = json.loads(json.dumps(definition).replace('"#/$defs/', '"#/components/schemas/'))
+        if components.setdefault(name, moved) != moved:
+            raise AssertionError(f"two answer schemas define {name} differently")
+    return dict(json.loads(text.replace('"#/$defs/', '"#/components/schemas/')))
+
+
 def openapi() -> dict[str, Any]:
     """The API described for tools, generated from the operations table: typed parameters,
-    request bodies and answers (each names its ``schema``), the error shape for every failure."""
+    request bodies, each answer its typed schema (``schemas/answers/``, closed: no key it does not
+    name) and the error's for every failure."""
     from pydantic import BaseModel
     from pydantic.json_schema import models_json_schema
 
+    from narrative.answer_models import answer_schema
     from narrative.api import OPERATIONS
     from narrative.model import Node
-    from narrative.operations import result_schema
 
     ref = "#/components/schemas/{model}"
     bodies = [op for op in OPERATIONS if op.method != "GET"]
@@ -268,21 +283,20 @@ def openapi() -> dict[str, Any]:
     models.append((Node, "validation"))
     refs, defs = models_json_schema(models, ref_template=ref)
     components: dict[str, Any] = dict(defs.get("$defs", {}))
-    error = {"type": "object", "required": ["schema", "error", "type", "exit_code"],
-             "properties": {"schema": {"const": "narr.error/1"}, "error": {"type": "string"},
-                            "type": {"type": "string"}, "exit_code": {"type": ["integer", "null"]},
-                            "details": {"type": "array", "items": {"type": "string"}},
-                            "hint": {"type": ["string", "null"]},
-                            "conflicts": {"type": "array", "items": {"type": "object"}}}}
-    components["Error"] = error
+    components["Error"] = _component(answer_schema("error"), components)
     failure = {"description": "a narr error", "content": {"application/json": {
         "schema": {"$ref": "#/components/schemas/Error"}}}}
+    answers = {}
+    for op in OPERATIONS:  # each answer's typed schema, once (revert answers as event does)
+        key = f"{op.name}_answer"
+        components[key] = _component(answer_schema(op.name), components)
+        answers[op.name] = {"$ref": f"#/components/schemas/{key}"}
     paths: dict[str, Any] = {}
     for op in OPERATIONS:
         entry: dict[str, Any] = {
             "operationId": op.name, "summary": op.summary,
             "responses": {"200": {"description": f"{op.schema}", "content": {
-                "application/json": {"schema": result_schema(op.schema)}}},
+                "application/json": {"schema": answers[op.name]}}},
                 "400": failure, "401": {"description": "no or wrong bearer token"},
                 "404": failure, "409": failure, "413": failure, "423": failure, "4XX": failure,
                 "500": failure, "502": failure, "5XX": failure}}
@@ -360,9 +374,8 @@ def make_app(server: Server, token: str) -> Starlette:
         if request.url.path == "/" and request.method == "GET":
             return await call_next(request)  # the studio's page checks the token itself
         if not api.authorised(request):
-            return JSONResponse({"schema": "narr.error/1",
-                                 "error": "a bearer token is required (.git/narr/token)",
-                                 "type": "Unauthorized", "exit_code": None},
+            return JSONResponse(error_json("a bearer token is required (.git/narr/token)",
+                                           "Unauthorized"),
                                 status_code=401, headers={"WWW-Authenticate": "Bearer"})
         return await call_next(request)
 

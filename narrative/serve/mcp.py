@@ -36,7 +36,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from narrative import __version__
-from narrative.errors import InvalidInputError, NarrError, NotFoundError
+from narrative.errors import InvalidInputError, NarrError, NotFoundError, error_json
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -144,9 +144,8 @@ class WorldTools:
             return _result(exc.to_json(), error=True)
         except Exception as exc:  # a bug of ours: the traceback to our stderr, not to the agent
             log.error("the tool %s failed", name, exc_info=exc)
-            return _result({"schema": "narr.error/1", "error": "narr failed on this call (a bug); "
-                            "its log has the details", "type": "InternalError", "exit_code": None,
-                            "details": [], "hint": None}, error=True)
+            return _result(error_json("narr failed on this call (a bug); its log has the details",
+                                      "InternalError"), error=True)
         return _result(answer)
 
     def read_resource(self, uri: str) -> tuple[str, str]:
@@ -254,8 +253,8 @@ def _serve_http(app: Any, token: str, port: int, ready: Any) -> None:
             scheme, _, value = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
             if scheme.lower() != "bearer" or not secrets.compare_digest(value.strip().encode(),
                                                                         token.encode()):
-                body = json.dumps({"schema": "narr.error/1", "error": "a bearer token is required "
-                                   "(.git/narr/token)", "type": "Unauthorized", "exit_code": None})
+                body = json.dumps(error_json("a bearer token is required (.git/narr/token)",
+                                             "Unauthorized"))
                 await send({"type": "http.response.start", "status": 401, "headers": [
                     (b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
                 await send({"type": "http.response.body", "body": body.encode()})
