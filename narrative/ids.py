@@ -38,6 +38,12 @@ _RESERVED: Final = frozenset(
 )
 
 
+def short_event_id(event_id: str | None) -> str:
+    """The part of an event id that tells it apart: its last eight hex digits (the leading
+    ones are a timestamp its neighbours share); ``narr`` takes them wherever it takes an id."""
+    return (event_id or "").replace("-", "")[-8:]
+
+
 def normalize_name(text: str) -> str:
     """How names are compared everywhere: Unicode-normalised, case-folded, inner spaces collapsed."""
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())

@@ -261,6 +261,59 @@ def test_an_idle_server_exits(flat_world: Path, servers: list[Path]) -> None:
     assert not record_path(flat_world).exists()
 
 
+def test_a_page_in_use_or_listening_keeps_an_idle_server(flat_world: Path,
+                                                         servers: list[Path]) -> None:
+    """HTTP requests are activity, and so is a studio page's open change-notice stream: an
+    idle limit counts from when the page hangs up. (Each wait below outlasts the idle limit;
+    none asserts how long anything took.)"""
+    import http.client
+    import urllib.request
+
+    from helpers import edit_node
+
+    servers.append(flat_world)
+    proc = run(flat_world, "serve", "--detach", "--port", "0", "--idle", "0.05", "--json")  # 3 s
+    assert proc.returncode == 0, proc.stderr
+    info = json.loads(proc.stdout)
+    pid, port = info["pid"], info["port"]
+    idle = 0.05 * 60 + 2 * 2.0 + 1.0  # the limit, two of the server's looks, a second more
+    auth = {"Authorization": f"Bearer {(flat_world / '.git' / 'narr' / 'token').read_text().strip()}"}
+
+    def outlast(step: Any) -> None:
+        end = time.monotonic() + idle
+        while time.monotonic() < end:
+            step()
+            time.sleep(0.3)
+
+    def ask() -> None:
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/api/status", headers=auth)
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            assert answer.status == 200
+
+    outlast(ask)  # a page in use: requests over HTTP only, none over the socket
+    assert alive(pid), log_text(flat_world)
+    stream = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    stream.request("GET", "/api/studio/changes", headers=auth)
+    answer = stream.getresponse()
+    assert answer.status == 200
+
+    def next_stamp() -> dict[str, Any]:
+        while True:
+            line = answer.fp.readline()
+            assert line, "the stream ended"
+            if line.startswith(b"data: "):
+                return json.loads(line[6:])  # type: ignore[no-any-return]
+
+    assert next_stamp()["edited"] == 0
+    outlast(lambda: None)  # a page open and listening, and nothing else
+    assert alive(pid), log_text(flat_world)
+    edit_node(flat_world, "su-qing", mood="wary")
+    assert next_stamp()["edited"] == 1  # and still told of changes
+    stream.close()  # the page closes: now the server may go
+    wait_for(lambda: not alive(pid), "the idle server exited")
+    assert f"pid {pid} exits: no request for 0.05 minutes" in log_text(flat_world)
+
+
 def test_no_server_starts_with_narr_no_server_or_unset(flat_world: Path) -> None:
     assert run(flat_world, "status").returncode == 0  # autoServe unset: nothing starts
     auto(flat_world)

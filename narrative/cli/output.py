@@ -158,9 +158,10 @@ def short(commit: str | None) -> str:
 
 
 def short_event(event_id: str | None) -> str:
-    """The part of an event id that tells it apart: its last eight hex digits (the leading
-    ones are a timestamp its neighbours share); ``narr`` takes them wherever it takes an id."""
-    return (event_id or "").replace("-", "")[-8:]
+    """An event's short id (:func:`narrative.ids.short_event_id`)."""
+    from narrative.ids import short_event_id
+
+    return short_event_id(event_id)
 
 
 def local_time(stamp: str | None) -> str:

@@ -18,6 +18,7 @@ from narrative.engine.event import EventResult, run_event
 from narrative.engine.replay import ops_from_changes
 from narrative.errors import ConflictError, InvalidInputError, NothingToDoError
 from narrative.fields import REVERT_SPELLING, FieldConflict
+from narrative.ids import short_event_id
 from narrative.model import Change, Delta
 from narrative.store import history, move, worktree
 from narrative.store.view import WorldView
@@ -52,15 +53,27 @@ def revert(wr: WorldRepo, rev: str, *, content: str | None = None) -> EventResul
             todo.append(ch)
         if conflicts:
             raise ConflictError(
-                f"cannot revert {rev}: {len(conflicts)} field(s) it wrote have changed since",
+                f"cannot revert {_named(rec.id, rec.content)}: {len(conflicts)} field(s) it wrote "
+                "have changed since",
                 conflicts=[c.to_json(REVERT_SPELLING) for c in conflicts],
                 details=[c.line(REVERT_SPELLING) for c in conflicts],
                 hint="change those fields back by hand, or record a new event instead",
             )
         if not todo:
-            raise NothingToDoError(f"{rev} is already undone: every field it wrote has its old value")
+            raise NothingToDoError(f"{_named(rec.id, rec.content)} is already undone: every field "
+                                   "it wrote has its old value")
         request = EventRequest(content=content or f"Revert: {rec.content}",
                                delta=Delta(ops=ops_from_changes(todo)), reverts=rec.id)
         result = run_event(wr, request, keep_failed=False)
         result.warnings[:0] = recovered
         return result
+
+
+def _named(event_id: str, content: str) -> str:
+    """An event as a person knows it: its short id and its title, whatever revision named it
+    (a caller such as the studio names events by their 40-digit commit)."""
+    lines = content.strip().splitlines() or [""]
+    title = lines[0].strip()
+    if len(title) > 60 or len(lines) > 1:
+        title = title[:59].rstrip() + "…"
+    return f"event {short_event_id(event_id)} “{title}”"

@@ -242,6 +242,29 @@ def _take_lock(path: Path, wait: float) -> int | None:
         return fd
 
 
+class _Counted:
+    """The HTTP app with each request counted as the socket's are, from its first byte to
+    its last: a page of the studio is activity, so a server with an idle limit stays while
+    one is used. A page's change-notice stream is a request under way for as long as the
+    page is open and listening; a page open is someone who may save or record at any moment,
+    and a server gone idle under it would leave it dead and out of date. The stream ends
+    when the page closes (the browser hangs up), and the idle time counts from then."""
+
+    def __init__(self, app: Any, server: Server) -> None:
+        self.app = app
+        self.server = server
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") != "http":
+            await self.app(scope, receive, send)
+            return
+        self.server.begin_request()
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.server.end_request()
+
+
 @dataclass
 class Server:
     root: Path
@@ -463,7 +486,7 @@ class Server:
 
         from narrative.serve.http import make_app
 
-        app = make_app(self, token(self.git_dir))
+        app = _Counted(make_app(self, token(self.git_dir)), self)
         config = uvicorn.Config(app, host=self.host, port=self.port or 0, log_level="warning",
                                 lifespan="off")
         server = uvicorn.Server(config)
@@ -491,9 +514,9 @@ class Server:
 
     def status(self) -> dict[str, Any]:
         idle_exit = None
-        if self.idle_minutes is not None:
-            idle_exit = time.time() + max(
-                0.0, self.idle_minutes * 60 - (time.monotonic() - self.last_request))
+        if self.idle_minutes is not None:  # (with a request under way: at the earliest)
+            quiet = 0.0 if self.active else time.monotonic() - self.last_request
+            idle_exit = time.time() + max(0.0, self.idle_minutes * 60 - quiet)
         return {**self._identity(), "requests": self.requests, "active": self.active,
                 "exits_at": idle_exit,
                 "watcher": self.watcher.describe() if self.watcher is not None else None}
@@ -522,17 +545,24 @@ class Server:
                         or req.get("git_dir") not in (None, str(self.git_dir)):
                     client.send_frame(conn, REFUSED, b"")  # not for this server: run it there
                     return
-                with self._counting:
-                    self.requests += 1
-                    self.active += 1
+                self.begin_request()
                 try:
                     self.run_request(conn, req)
                 finally:
-                    with self._counting:
-                        self.active -= 1
-                        self.last_request = time.monotonic()
+                    self.end_request()
             except (OSError, ValueError):
                 return
+
+    def begin_request(self) -> None:
+        """A request under way, over the socket or HTTP: the server is idle only with none."""
+        with self._counting:
+            self.requests += 1
+            self.active += 1
+
+    def end_request(self) -> None:
+        with self._counting:
+            self.active -= 1
+            self.last_request = time.monotonic()
 
     def _control(self, conn: socket.socket, what: str) -> None:
         if what == "stop":

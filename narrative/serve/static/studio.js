@@ -49,9 +49,10 @@ function el(tag, attrs, ...children) {
 
 class ApiError extends Error {
   constructor(body, status) {
-    super(body && body.error ? body.error : status === 0 ? "The studio's server does not answer: is narr serve still running?" : `HTTP ${status}`);
+    super(body && body.error ? body.error : status === 0 ? "The server is not answering (see the notice at the top)." : `HTTP ${status}`);
     this.body = body || {};
     this.status = status;
+    this.offline = status === 0;  // said once, at the top of the page (serverGone), not per panel
   }
   describe() {
     const parts = [this.message];
@@ -80,8 +81,10 @@ async function api(path, options = {}) {
   try {
     response = await fetch(path, init);
   } catch (err) {
+    serverGone();
     throw new ApiError(null, 0);
   }
+  serverBack();
   let body = null;
   try { body = await response.json(); } catch (e) { body = null; }
   const tag = response.headers.get("ETag");
@@ -92,6 +95,32 @@ async function api(path, options = {}) {
     throw err;
   }
   return body;
+}
+
+/* --- a server that stopped: said once, with how to start it again ------------------------ */
+
+function serverGone() {
+  const box = $("offline");
+  if (!box.hidden) return;
+  const port = location.port || (location.protocol === "https:" ? "443" : "80");
+  box.textContent = `The studio's server (${location.host}) is not answering: it has stopped, so nothing ` +
+    "on this page can be loaded or saved, and what it shows may be out of date. Unsaved text in the " +
+    "editor stays here.\nStart it again in the world's folder with  narr serve --port " + port +
+    "  (this page then works again at once), or  narr studio  (a new page, on the port it picks).";
+  box.hidden = false;
+  document.body.dataset.offline = "true";
+}
+
+function serverBack() {
+  const box = $("offline");
+  if (box.hidden) return;
+  box.hidden = true;
+  delete document.body.dataset.offline;
+  refreshAll();  // what changed meanwhile
+}
+
+function problemText(err) {
+  return err instanceof ApiError ? err.describe() : String(err);
 }
 
 /* --- staying true to the world: change notices ------------------------------------------- */
@@ -146,11 +175,13 @@ function listen() {
   source.addEventListener("stamp", (evt) => {
     state.live = true;
     $("live").textContent = "";
+    serverBack();
     applyStamp(JSON.parse(evt.data));
   });
   source.addEventListener("error", () => {
     state.live = false;
-    $("live").textContent = "not connected: the page may be out of date (is narr serve running?)";
+    $("live").textContent = "not connected: the page may be out of date";
+    api("/api/studio/where").catch(() => {});  // a server gone is said at the top (serverGone)
   });
   state.source = source;
 }
@@ -400,7 +431,7 @@ async function loadWorld() {
       state.focus = null;   // the focus is not in the world at this time: show the selection
       return loadWorld();
     }
-    $("list-summary").textContent = err instanceof ApiError ? err.describe() : String(err);
+    if (!(err instanceof ApiError && err.offline)) $("list-summary").textContent = problemText(err);
     return;
   }
   if (ticket !== state.worldRequest) return;  // a newer request is on its way
@@ -605,7 +636,7 @@ async function selectNode(id, scroll = true, again = false) {
     $("node-fields").replaceChildren();
     $("node-relations").replaceChildren();
     $("node-editor").value = "";
-    $("node-message").textContent = err instanceof ApiError ? err.describe() : String(err);
+    $("node-message").textContent = problemText(err);
     return;
   }
   if (state.selected !== id) return;
@@ -733,7 +764,7 @@ function changeRelations(type, target, add, attrs, replaces) {
     return true;
   }).catch((err) => {
     message.className = "error";
-    message.textContent = err instanceof ApiError ? err.describe() : String(err);
+    message.textContent = problemText(err);
     return false;
   });
 }
@@ -829,7 +860,7 @@ async function createNode() {
       (made.warnings && made.warnings.length ? `\n${made.warnings.join("\n")}` : "");
     loadPending();
   } catch (err) {
-    $("new-node-message").textContent = err instanceof ApiError ? err.describe() : String(err);
+    $("new-node-message").textContent = problemText(err);
   } finally { button.disabled = false; }
 }
 
@@ -861,7 +892,7 @@ async function endNode() {
     loadWorld();
     selectNode(id, false, true);
   } catch (err) {
-    $("end-node-message").textContent = err instanceof ApiError ? err.describe() : String(err);
+    $("end-node-message").textContent = problemText(err);
   } finally { button.disabled = false; }
 }
 
@@ -881,7 +912,7 @@ async function saveNode(text, overwrite = false) {
       headers: overwrite || typeof state.loadedFile !== "string" ? {} : { "X-Narr-File-Was": state.loadedFile } });
   } catch (err) {
     message.className = "error";
-    message.textContent = err instanceof ApiError ? err.describe() : String(err);
+    message.textContent = problemText(err);
     if (err instanceof ApiError && err.status === 412 && err.message.includes("changed since this page loaded it")) {
       const again = await confirmAction("The file changed elsewhere", [err.message,
         "Your text is kept. Write it over the file as it now is, or cancel (then discard your text to see the file)."],
@@ -972,7 +1003,7 @@ async function ask(kind) {
       renderBrief(await api(`/api/brief${query({ focus: id })}`));
     }
   } catch (err) {
-    out.replaceChildren(el("p", { class: "error" }, err instanceof ApiError ? err.describe() : String(err)));
+    out.replaceChildren(el("p", { class: "error" }, problemText(err)));
   }
 }
 
@@ -985,7 +1016,7 @@ async function loadEvents() {
   try {
     data = await api("/api/graph/events");
   } catch (err) {
-    $("timeline").replaceChildren(el("li", { class: "error" }, err instanceof ApiError ? err.describe() : String(err)));
+    if (!(err instanceof ApiError && err.offline)) $("timeline").replaceChildren(el("li", { class: "error" }, problemText(err)));
     return;
   }
   state.eventsData = data;
@@ -1091,7 +1122,7 @@ async function selectEvent(commit) {
   try {
     e = await api(`/api/show/${encodeURIComponent(commit)}`);
   } catch (err) {
-    $("event-title").textContent = err instanceof ApiError ? err.describe() : String(err);
+    $("event-title").textContent = problemText(err);
     return;
   }
   await withNames([...(e.edits || []), ...(e.diffusions || [])].map((c) => c.target));
@@ -1134,8 +1165,21 @@ async function resetToEvent() {
       "will be set aside (under refs/narr/edits/), not lost.");
   }
   if (!(await confirmAction("Reset the story?", lines, "Reset"))) return;
-  await act(() => api("/api/reset", { method: "POST", body: { rev: commit }, seen }),
-    (r) => `Reset to #${info.seq}.` + (r.abandoned ? ` The undone events are kept as ${r.abandoned}.` : ""));
+  await act(async () => {
+    const r = await api("/api/reset", { method: "POST", body: { rev: commit }, seen });
+    r.chain = r.abandoned ? await chainNamed(r.abandoned) : null;
+    return r;
+  }, (r) => `Reset to #${info.seq}.` + (r.chain
+    ? ` The undone events are kept as the chain ${r.chain.name} (number ${r.chain.n}; Replay below, or narr replay ${r.chain.name}).`
+    : r.undone && r.undone.length ? " The undone events were already kept in an abandoned chain." : ""));
+}
+
+async function chainNamed(ref) {
+  // A chain by the name narr chains and narr reset give it (the library's), not by its ref.
+  try {
+    const chains = await api("/api/chains");
+    return (chains.items || chains).find((c) => c.ref === ref) || null;
+  } catch (err) { return null; }
 }
 
 async function revertEvent() {
@@ -1169,7 +1213,7 @@ async function replayChain(chain, reuse) {
 async function loadLines() {
   let data;
   try { data = await api("/api/studio/lines"); } catch (err) {
-    $("lines-out").textContent = err instanceof ApiError ? err.describe() : String(err);
+    if (!(err instanceof ApiError && err.offline)) $("lines-out").textContent = problemText(err);
     return;
   }
   state.lines = data;
@@ -1200,7 +1244,7 @@ async function lineAction(work, describe) {
     out.textContent = describe(result || {});
   } catch (err) {
     out.className = "error";
-    out.textContent = err instanceof ApiError ? err.describe() : String(err);
+    out.textContent = problemText(err);
   }
   await loadEvents();
   loadWorld();
@@ -1306,7 +1350,7 @@ async function act(work, describe) {
     const result = await work();
     out.replaceChildren(el("p", { class: "ok" }, describe(result || {})));
   } catch (err) {
-    out.replaceChildren(el("p", { class: "error" }, err instanceof ApiError ? err.describe() : String(err)));
+    out.replaceChildren(el("p", { class: "error" }, problemText(err)));
   }
   state.event = null;
   $("event-body").hidden = true;
@@ -1413,7 +1457,7 @@ async function applyHeld(held, button) {
     loadWorld();
   } catch (err) {
     button.disabled = false;
-    button.after(el("p", { class: "error" }, err instanceof ApiError ? err.describe() : String(err)));
+    button.after(el("p", { class: "error" }, problemText(err)));
   }
 }
 
@@ -1467,7 +1511,7 @@ async function compose(dryRun) {
       loadWorld();
     }
   } catch (err) {
-    $("compose-out").replaceChildren(el("p", { class: "error" }, err instanceof ApiError ? err.describe() : String(err)));
+    $("compose-out").replaceChildren(el("p", { class: "error" }, problemText(err)));
     if (!dryRun) loadProblems();  // a failed event is kept, with Retry and Drop
   } finally {
     state.composing = false;
