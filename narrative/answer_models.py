@@ -47,10 +47,9 @@ class EventRef(TypedDict):
 
 
 @with_config(_CLOSED)
-class Record(TypedDict):
-    """An event's record, as ``narr show`` gives it."""
+class StoredRecord(TypedDict):
+    """An event's record as its commit holds it: what every event answer carries."""
 
-    commit: str | None
     narr: int
     kind: str
     id: str
@@ -69,6 +68,13 @@ class Record(TypedDict):
     merged: str | None
     explicit: list[Op]
     joined: NotRequired[dict[str, str]]
+
+
+@with_config(_CLOSED)
+class Record(StoredRecord):
+    """An event's record, as ``narr show`` gives it: the stored record and its commit's id."""
+
+    commit: str | None
 
 
 @with_config(_CLOSED)
@@ -549,30 +555,6 @@ class GcAnswer(_Versioned):
     bytes_after: int
     loose_before: int
     loose_after: int
-
-
-@with_config(_CLOSED)
-class StoredRecord(TypedDict):
-    """An event's record as its commit holds it: :class:`Record` without the commit's id."""
-
-    narr: int
-    kind: str
-    id: str
-    parent: str | None
-    content: str
-    diffusions: list[Change]
-    edits: list[Change]
-    narrative_text: str | None
-    timestamp: str | None
-    created_at: str
-    close_scene: bool
-    diffuser: str | None
-    causes: list[str]
-    reverts: str | None
-    replay_of: str | None
-    merged: str | None
-    explicit: list[Op]
-    joined: NotRequired[dict[str, str]]
 
 
 @with_config(_CLOSED)

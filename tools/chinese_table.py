@@ -32,6 +32,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tools.shipped_table import write_or_check  # noqa: E402
+
 OUT = ROOT / "narrative" / "diffusers" / "chinese.txt.gz"
 LICENCE = OUT.with_name(OUT.name + ".LICENSE")
 MAX_WORD = 6  # characters: zhwords.MAX_WORD, the longest word the segmenter considers
@@ -79,16 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--source", type=Path, help="a dict.txt other than the installed jieba's")
     args = parser.parse_args(argv)
     data = build(args.source)
-    if args.check:
-        if OUT.exists() and gzip.decompress(OUT.read_bytes()) == gzip.decompress(data):
-            print(f"{OUT.relative_to(ROOT)} is up to date")
-            return 0
-        print(f"{OUT.relative_to(ROOT)} differs from what jieba gives: run tools/chinese_table.py",
-              file=sys.stderr)
-        return 1
-    OUT.write_bytes(data)
-    print(f"wrote {OUT.relative_to(ROOT)} ({len(data) // 1024} KiB)")
-    return 0
+    return write_or_check(OUT, data, check=args.check, source="jieba", script="chinese_table.py")
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from narrative.diffusers.inflect import TABLE, doubled_forms, lexicon_forms, regular_forms  # noqa: E402
+from tools.shipped_table import write_or_check  # noqa: E402
 
 OUT = ROOT / "narrative" / "diffusers" / TABLE
 
@@ -99,16 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="only say whether the table is up to date")
     args = parser.parse_args(argv)
     data = build()
-    if args.check:
-        if OUT.exists() and gzip.decompress(OUT.read_bytes()) == gzip.decompress(data):
-            print(f"{OUT.relative_to(ROOT)} is up to date")
-            return 0
-        print(f"{OUT.relative_to(ROOT)} differs from what lemminflect gives: run tools/english_table.py",
-              file=sys.stderr)
-        return 1
-    OUT.write_bytes(data)
-    print(f"wrote {OUT.relative_to(ROOT)} ({len(data) // 1024} KiB)")
-    return 0
+    return write_or_check(OUT, data, check=args.check, source="lemminflect", script="english_table.py")
 
 
 if __name__ == "__main__":
