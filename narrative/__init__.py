@@ -48,6 +48,7 @@ _API = frozenset({
     "DoctorReport", "doctor", "RequirementError",
     "OPERATIONS", "Operation", "operation", "Chain", "ops", "EventInfo", "NodeDict",
 })
+__all__ = sorted(_API)  # ``from narrative import *`` loads the library, as any use of a name does
 
 
 def __getattr__(name: str) -> Any:

@@ -82,6 +82,24 @@ def test_the_http_reference_has_every_route() -> None:
     assert "| 401 |" in text
 
 
+def test_the_library_reference_has_every_exported_name() -> None:
+    import inspect
+
+    import narrative
+    from narrative import api
+
+    text = docs_hooks.library_markdown()
+    for name in narrative.__all__:
+        obj = getattr(api, name)
+        assert f" {{ #{name} }}" in text, name
+        if inspect.isfunction(obj):  # with its signature and what it is for
+            assert obj.__doc__, f"narrative.{name} has no docstring"
+            assert f"### `{name}(" in text, name
+    assert "Exit code 11" in text.split("{ #NotFoundError }", 1)[1].split("###", 1)[0]
+    assert "- `ops.give(item: str, from_: str | None, to: str) -> list[Op]`" in text
+    assert "| `content` | <code>str</code> |" in text.split("{ #EventRequest }", 1)[1].split("###", 1)[0]
+
+
 def test_links_to_repository_files_point_at_their_copies() -> None:
     page = "See [the rules](../sample-world/rules/README.md), [a schema](../schemas/node.schema.json),"
     page += " [all schemas](../schemas/), [a page](server.md) and [a site](https://example.org/x.md)."

@@ -4,7 +4,8 @@ the manual links to.
 The command reference is every click command's own ``--help``, so a new command, option or help
 text is in the manual the next time it is built, with nothing to keep in step by hand. The data
 format reference is the JSON Schemas of ``schemas/`` (themselves generated from the models), read
-field by field; the HTTP reference is the OpenAPI description the server serves. Pages link to
+field by field; the HTTP reference is the OpenAPI description the server serves; the library
+reference is every name the package exports, its signature and docstring, read with ``inspect``. Pages link to
 files beside ``docs/`` (``../schemas/node.schema.json``, ``../sample-world/rules/README.md``) as
 they would on a repository's web page; the site gets a copy of each under ``repo/`` and the links
 are pointed there. Nothing here reaches the network.
@@ -30,6 +31,7 @@ REPO_FILES = ("sample-world/rules/README.md", "examples/exec-diffuser.py", "benc
 REFERENCE_COMMANDS = "reference/commands.md"
 REFERENCE_FORMATS = "reference/formats.md"
 REFERENCE_HTTP = "reference/http.md"
+REFERENCE_LIBRARY = "reference/library.md"
 HELP_WIDTH = 100
 
 
@@ -208,6 +210,118 @@ def http_markdown(description: dict[str, Any] | None = None) -> str:
     return "\n".join(out)
 
 
+class _Bare(str):
+    """An annotation postponed as a string (``from __future__ import annotations``), shown as
+    written rather than quoted."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _signature(obj: Any) -> str:
+    import inspect
+
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return "(...)"
+    bare = [p.replace(annotation=_Bare(p.annotation)) if isinstance(p.annotation, str) else p
+            for p in sig.parameters.values()]
+    returns = sig.return_annotation
+    return str(sig.replace(parameters=bare,
+                           return_annotation=_Bare(returns) if isinstance(returns, str) else returns))
+
+
+def _doc_markdown(doc: str) -> str:
+    """A docstring's reST-isms as Markdown: ``code`` and :role:`name` become `code`."""
+    doc = re.sub(r":\w+:`~?([^`]+)`", r"`\1`", doc)
+    return re.sub(r"``([^`]+)``", r"`\1`", doc)
+
+
+def _fields(cls: type) -> list[tuple[str, str]]:
+    """A result's or request's fields and their types, as the class declares them."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(cls):
+        return [(f.name, str(f.type)) for f in dataclasses.fields(cls) if not f.name.startswith("_")]
+    model_fields = getattr(cls, "model_fields", None)
+    if isinstance(model_fields, dict):
+        return [(name, str(getattr(cls, "__annotations__", {}).get(name, field.annotation)))
+                for name, field in model_fields.items()]
+    return [(name, str(kind)) for name, kind in getattr(cls, "__annotations__", {}).items()
+            if not name.startswith("_")]
+
+
+def _code_cell(text: str) -> str:
+    """Code in a table cell: a backslash-escaped ``|`` inside backticks would show its backslash."""
+    return f"<code>{html.escape(text).replace('|', '&#124;')}</code>"
+
+
+def _methods(cls: type) -> list[str]:
+    """The methods and properties a class defines itself, each with its docstring's first line."""
+    import inspect
+
+    lines = []
+    for name, member in vars(cls).items():
+        if name.startswith("_") or not (inspect.isfunction(member) or isinstance(member, property)):
+            continue
+        what = f"`{name}`" if isinstance(member, property) else f"`{name}{_signature(member)}`"
+        first = (inspect.getdoc(member) or "").split("\n\n", 1)[0].replace("\n", " ")
+        lines.append(f"- {what}" + (f": {_doc_markdown(first)}" if first else ""))
+    return [*lines, ""] if lines else []
+
+
+def library_markdown() -> str:
+    """The library reference: every name ``import narrative`` offers, grouped by what it is."""
+    import dataclasses
+    import inspect
+
+    import narrative
+    from narrative import api
+
+    groups: dict[str, list[str]] = {"Functions": [], "Results": [], "Requests, changes and records": [],
+                                    "Errors": [], "Interfaces and other names": []}
+    for name in sorted(narrative._API, key=str.lower):
+        obj = getattr(api, name)
+        if inspect.isfunction(obj):
+            groups["Functions"].append(name)
+        elif inspect.isclass(obj) and issubclass(obj, narrative.NarrError):
+            groups["Errors"].append(name)
+        elif inspect.isclass(obj) and dataclasses.is_dataclass(obj):
+            groups["Results"].append(name)
+        elif inspect.isclass(obj) and hasattr(obj, "model_fields"):
+            groups["Requests, changes and records"].append(name)
+        else:
+            groups["Interfaces and other names"].append(name)
+    out = ["# The library", "",
+           "Every name `import narrative` offers (the package loads the library on first use), made "
+           "from the code itself when the manual is built. [The library](../library.md) shows them "
+           "at work.", ""]
+    for title, names in groups.items():
+        out += [f"## {title}", ""]
+        for name in names:
+            obj = getattr(api, name)
+            heading = f"`{name}{_signature(obj)}`" if inspect.isfunction(obj) else f"`{name}`"
+            out += [f"### {heading} {{ #{name} }}", ""]
+            if inspect.isclass(obj) and issubclass(obj, narrative.NarrError):
+                out += [f"Exit code {obj.exit_code} (a subclass of `{obj.__mro__[1].__name__}`).", ""]
+            doc = inspect.getdoc(obj) if not inspect.ismodule(obj) else (obj.__doc__ or "").strip()
+            generated = inspect.isclass(obj) and (doc or "").startswith(f"{name}(")  # a dataclass's
+            if doc and not generated and (inspect.isfunction(obj) or doc != inspect.getdoc(type(obj))):
+                out += [_doc_markdown(doc), ""]
+            if inspect.ismodule(obj):
+                members = [n for n, f in vars(obj).items() if inspect.isfunction(f)
+                           and not n.startswith("_") and f.__module__ == obj.__name__]
+                out += [f"- `{name}.{n}{_signature(getattr(obj, n))}`" for n in sorted(members)] + [""]
+            elif inspect.isclass(obj) and not issubclass(obj, BaseException):
+                fields = _fields(obj)
+                if fields:
+                    out += ["| field | type |", "| --- | --- |"]
+                    out += [f"| `{field}` | {_code_cell(kind)} |" for field, kind in fields] + [""]
+                out += _methods(obj)
+    return "\n".join(out)
+
+
 # --- hooks -------------------------------------------------------------------------------------
 
 _LINK = re.compile(r"(\]\()([^)\s#]+)(#[^)\s]*)?(\))")
@@ -242,6 +356,7 @@ def on_files(files: Any, config: Any) -> Any:
     files.append(File.generated(config, REFERENCE_COMMANDS, content=commands_markdown()))
     files.append(File.generated(config, REFERENCE_FORMATS, content=formats_markdown()))
     files.append(File.generated(config, REFERENCE_HTTP, content=http_markdown()))
+    files.append(File.generated(config, REFERENCE_LIBRARY, content=library_markdown()))
     for name in REPO_FILES:
         files.append(File.generated(config, f"repo/{name}", abs_src_path=str(ROOT / name)))
     for path in sorted(SCHEMAS.glob("*.json")):
