@@ -153,7 +153,8 @@ class WorldTools:
                              if isinstance(answer.get(key), str))
             log.warning("narr mcp: %s (request %s) was cancelled after it began; it completed "
                         "(%s%s): %s", name, request, answer.get("schema"),
-                        ", an error" if result.is_error else "", what or result.content[0].text[:500])
+                        ", an error" if result.is_error else "",
+                        what or json.dumps(answer, ensure_ascii=False)[:500])
         return result
 
     def tools(self) -> list[types.Tool]:
