@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CLI, check_answer
+from helpers import CLI, HTTP, check_answer, git, narr_subprocess
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -134,8 +134,6 @@ def test_sharing_merging_graphs_exports_and_the_server_answer_as_their_schemas_s
     path between them; a revert in the book), is valid against its schema."""
     import subprocess
 
-    from helpers import git, narr_subprocess
-
     from narrative.answer_models import CLI_ANSWERS
     from narrative.answers import schema as versioned
 
@@ -205,22 +203,14 @@ def test_sharing_merging_graphs_exports_and_the_server_answer_as_their_schemas_s
 
 def test_a_missing_token_is_answered_as_every_error_is(flat_world: Path) -> None:
     """The 401 the HTTP API gives has the keys of any other error (details, hint)."""
-    from test_http_api import Client, _Server
-
-    from narrative.serve.http import make_app
-
-    http = Client(flat_world)
-    http.app = make_app(_Server(flat_world), "another token")  # type: ignore[arg-type]
-    answer = http.get("/api/status")
+    answer = HTTP(flat_world, bearer="another token").get("/api/status")
     assert answer.status_code == 401
     check(answer.json())
     assert answer.json()["type"] == "Unauthorized" and answer.json()["details"] == []
 
 
 def test_the_http_answers_are_valid_against_their_schemas(flat_world: Path) -> None:
-    from test_http_api import client
-
-    http = client(flat_world)
+    http = HTTP(flat_world)
     node = json.loads((flat_world / "world/character/lin-yuan.json").read_text("utf-8"))
     node["state"]["mood"] = "curious"
     answers = [
