@@ -322,3 +322,50 @@ def test_a_write_cancelled_while_it_waits_for_the_world_writes_nothing(
     assert snapshot(flat_world) == before
     with narr.open_world(flat_world) as world:
         assert narr.failed_events(world) == []
+
+
+def test_a_write_cancelled_while_queued_behind_another_never_runs(flat_world: Path,
+                                                                  tmp_path: Path) -> None:
+    """Writes run one at a time: a second one cancelled while the first is under way is
+    dropped from the queue; the first completes and is answered."""
+    from test_disconnects import MOVE, slow_diffuser, wait_for
+
+    import narrative as narr
+
+    env, started = slow_diffuser(tmp_path)
+    log = tmp_path / "server.log"
+    before = git(flat_world, "rev-parse", "HEAD").strip()
+    second = {"content": "Su Qing leaves", "ops": [
+        {"op": "set", "target": "su-qing", "field": "/state/mood", "value": "gone"}]}
+
+    async def script(client: ClientSession) -> Any:
+        first: dict[str, Any] = {}
+
+        async def call_first() -> None:
+            first.update(answer(await client.call_tool("event", {"content": MOVE, "diffuser": "exec"})))
+
+        async with anyio.create_task_group() as outer:
+            outer.start_soon(call_first)
+            await anyio.to_thread.run_sync(wait_for, started)
+            async with anyio.create_task_group() as queued:
+                async def call_second() -> None:
+                    await client.call_tool("event", second)
+                    raise AssertionError("a cancelled call was answered")
+
+                queued.start_soon(call_second)
+                await anyio.sleep(0.5)
+                queued.cancel_scope.cancel()
+        return first
+
+    async def main() -> Any:
+        async with session(flat_world, env, log) as client:
+            return await script(client)
+
+    first = anyio.run(main)
+    assert first["content"] == MOVE and first["commit"]
+    assert git(flat_world, "rev-parse", "HEAD~1").strip() == before  # one event, the first
+    with narr.open_world(flat_world) as world:
+        assert narr.log(world, limit=1)[0].to_json()["content"] == MOVE
+        assert narr.get_value(world, "su-qing", "state.mood") != "gone"
+        assert narr.failed_events(world) == []
+    assert "event (request 3) was cancelled before it began; nothing was written" in log.read_text()
