@@ -558,10 +558,8 @@ class GcAnswer(_Versioned):
 
 
 @with_config(_CLOSED)
-class MergeAnswer(_Versioned):
-    """``record`` the merge event's, or on a fast-forward the new tip's (null when that is
-    a plain commit); ``joined`` the nodes made on both
-    sides that became one; ``kept_edits`` nodes whose hand edits stay uncommitted."""
+class MergeOutcome(TypedDict):
+    """A merge as :class:`MergeAnswer` tells it, without its ``schema`` (a pull's ``merge``)."""
 
     branch: str
     commit: str | None
@@ -570,6 +568,13 @@ class MergeAnswer(_Versioned):
     joined: list[dict[str, str]]
     kept_edits: list[str]
     record: StoredRecord | None
+
+
+@with_config(_CLOSED)
+class MergeAnswer(_Versioned, MergeOutcome):
+    """``record`` the merge event's, or on a fast-forward the new tip's (null when that is
+    a plain commit); ``joined`` the nodes made on both
+    sides that became one; ``kept_edits`` nodes whose hand edits stay uncommitted."""
 
 
 @with_config(_CLOSED)
@@ -657,6 +662,374 @@ class ExportWrittenAnswer(_Versioned):
     bytes: int
 
 
+@with_config(_CLOSED)
+class AdoptedCommit(TypedDict):
+    commit: str
+    subject: str
+
+
+@with_config(_CLOSED)
+class AdoptEvent(TypedDict):
+    commit: str
+    id: str | None
+    content: str
+
+
+# "from" is a keyword: the functional form
+AdoptAnswer = TypedDict("AdoptAnswer", {
+    "schema": str, "branch": str, "from": str, "to": str, "event": AdoptEvent,
+    "adopted": list[AdoptedCommit], "kept_as": str, "world_paths": list[str],
+    "other_paths": list[str], "warnings": list[str]})
+"""Plain commits made hand edits again: the branch moved ``from`` the last of them ``to`` the
+last event (``event``), the commits kept under ``kept_as``; ``world_paths`` are hand edits
+now, ``other_paths`` uncommitted changes outside world/."""
+with_config(_CLOSED)(AdoptAnswer)
+
+
+@with_config(_CLOSED)
+class Fetched(TypedDict):
+    """How many of the remote writers' narr refs came, by kind."""
+
+    abandoned: int
+    edits: int
+    adopted: int
+    replayed: int
+
+
+@with_config(_CLOSED)
+class CloneAnswer(_Versioned):
+    """``branch``, ``commit``: the clone's story line and its tip (null for a world with none);
+    ``branches`` the remote's story lines; ``warnings`` links and re-encoding attributes found
+    in what came, and records that could not be read."""
+
+    path: str
+    url: str
+    remote: str
+    branch: str | None
+    commit: str | None
+    content: str
+    branches: list[str]
+    fetched: Fetched
+    events: int
+    warnings: list[str]
+
+
+@with_config(_CLOSED)
+class RefusedRef(TypedDict):
+    ref: str
+    reason: str
+
+
+@with_config(_CLOSED)
+class PushAnswer(_Versioned):
+    """``refused`` the narr refs the remote would not take; ``deleted`` one's own narr refs
+    dropped here and so deleted there; ``edits`` whether set-aside edits were sent."""
+
+    remote: str
+    branch: str
+    commit: str
+    status: Literal["new", "updated", "up to date"]
+    narr_refs: int
+    refused: list[RefusedRef]
+    upstream_set: bool
+    edits: bool
+    deleted: list[str]
+
+
+@with_config(_CLOSED)
+class PullAnswer(_Versioned):
+    """``merge`` null when the story line was up to date already."""
+
+    remote: str
+    branch: str
+    status: Literal["up to date", "fast-forward", "merged"]
+    commit: str
+    fetched: Fetched
+    merge: MergeOutcome | None
+    warnings: list[str]
+
+
+@with_config(_CLOSED)
+class RemoteBranch(TypedDict):
+    """A remote's branch as last fetched; ``followed_by`` the local branch that follows it."""
+
+    name: str
+    remote: str
+    commit: str
+    content: str
+    followed_by: str | None
+
+
+@with_config(_CLOSED)
+class RemoteBranchesAnswer(_Versioned):
+    items: list[RemoteBranch]
+
+
+@with_config(_CLOSED)
+class MergeConflict(TypedDict):
+    """A field both lines changed: ``base``, ``ours``, ``theirs`` absent where the field is;
+    ``resolution`` the value chosen, absent when none is or when the choice is to leave the
+    field out (``resolved`` says which)."""
+
+    node: str
+    field: str
+    base: NotRequired[Any]
+    ours: NotRequired[Any]
+    theirs: NotRequired[Any]
+    resolved: bool
+    resolution: NotRequired[Any]
+
+
+@with_config(_CLOSED)
+class ConflictsAnswer(_Versioned):
+    """The stopped merge (``ours``, ``theirs``, ``base`` its commits) and each conflict
+    (conflicts, and resolve after a choice)."""
+
+    branch: str
+    ours: str
+    theirs: str
+    base: str
+    conflicts: list[MergeConflict]
+    unresolved: int
+
+
+@with_config(_CLOSED)
+class MergeAbortedAnswer(_Versioned):
+    branch: str
+    aborted: Literal[True]
+
+
+@with_config(_CLOSED)
+class GraphSize(TypedDict):
+    nodes: int
+    edges: int
+
+
+@with_config(_CLOSED)
+class GraphSizesAnswer(_Versioned):
+    world: GraphSize
+    events: GraphSize
+
+
+@with_config(_CLOSED)
+class GraphAnswer(_Versioned):
+    """A graph exported: ``output`` the text of its ``format`` (json: networkx's node-link
+    form, as text)."""
+
+    graph: Literal["world", "events"]
+    format: Literal["dot", "mermaid", "graphml", "json"]
+    nodes: int
+    edges: int
+    output: str
+
+
+@with_config(_CLOSED)
+class Hop(TypedDict):
+    """An edge walked: a relation by its ``type``, or a reference field (``field``) by its label."""
+
+    type: str
+    direction: Literal["forward", "backward"]
+    field: NotRequired[str]
+
+
+Step = TypedDict("Step", {"from": str, "to": str, "relations": list[Hop]})
+"""One step of a chain, with every edge between its two nodes."""
+with_config(_CLOSED)(Step)
+
+
+@with_config(_CLOSED)
+class ConnectAnswer(_Versioned):
+    """The shortest chains between two nodes: ``length`` the steps of each (null: none)."""
+
+    source: str
+    target: str
+    length: int | None
+    paths: list[list[Step]]
+
+
+
+@with_config(_CLOSED)
+class CommitLine(TypedDict):
+    commit: str
+    content: str
+
+
+@with_config(_CLOSED)
+class Chapter(TypedDict):
+    """An event of the book: ``number`` its place among the events (reverts not counted),
+    ``story_time`` the time in force, ``scene_break`` where a closed scene breaks."""
+
+    number: int
+    id: str | None
+    commit: str
+    content: str
+    timestamp: str | None
+    story_time: str | None
+    narrative_text: str | None
+    close_scene: bool
+    scene_break: Literal["before", "after"] | None
+    reverted_by: CommitLine | None
+
+
+@with_config(_CLOSED)
+class BookRevert(TypedDict):
+    """An event that undoes an earlier one (``reverts``, its id): no chapter of its own."""
+
+    commit: str
+    id: str | None
+    content: str
+    reverts: str
+
+
+StoryAnswer = TypedDict("StoryAnswer", {
+    "schema": str, "world": str, "from": EventRef | None, "to": EventRef,
+    "events": list[Chapter], "skipped": list[CommitLine], "reverts": list[BookRevert]})
+"""The book: the events after ``from`` (null: from the beginning) up to ``to``; ``skipped``
+the commits on the line that are not events."""
+with_config(_CLOSED)(StoryAnswer)
+
+
+@with_config(_CLOSED)
+class ReadAt(TypedDict):
+    """The commit an export read."""
+
+    commit: str
+    id: str | None
+    content: str
+    timestamp: str | None
+
+
+@with_config(_CLOSED)
+class CodexAt(ReadAt):
+    story_time: str | None
+
+
+@with_config(_CLOSED)
+class HandEditMark(TypedDict):
+    id: str
+    edit: Literal["new", "modified", "deleted"]
+
+
+@with_config(_CLOSED)
+class CodexRelation(TypedDict):
+    type: str
+    target: str
+    name: str | None
+    attrs: Obj
+
+
+@with_config(_CLOSED)
+class CodexIncoming(TypedDict):
+    type: str
+    source: str
+    name: str | None
+    attrs: Obj
+
+
+@with_config(_CLOSED)
+class CodexEntry(TypedDict):
+    """A node of the bible, its relations out and in (each naming the other node);
+    ``edited`` how a hand edit changed it, if one did."""
+
+    id: str
+    name: str
+    layer: str
+    kind: str
+    aliases: list[str]
+    lifecycle: str
+    summary: str
+    created_by_event: str | None
+    tags: list[str]
+    always_in_view: bool
+    traits: Obj
+    state: Obj
+    sections: Obj
+    extensions: Obj
+    relations: list[CodexRelation]
+    incoming: list[CodexIncoming]
+    edited: Literal["new", "modified", "deleted"] | None
+
+
+@with_config(_CLOSED)
+class CodexAnswer(_Versioned):
+    """The story bible: ``at`` the commit read (null in a world without one),
+    ``hand_edits_included`` whether uncommitted edits are in it."""
+
+    world: str
+    at: CodexAt | None
+    hand_edits_included: bool
+    hand_edits: list[HandEditMark]
+    nodes: list[CodexEntry]
+
+
+@with_config(_CLOSED)
+class VaultNote(TypedDict):
+    id: str
+    path: str
+
+
+@with_config(_CLOSED)
+class VaultAnswer(_Versioned):
+    """An Obsidian vault written: each node's note (``path`` inside ``folder``), and the notes
+    of the last export that no node has now, removed."""
+
+    folder: str
+    at: ReadAt | None
+    notes: list[VaultNote]
+    removed: list[str]
+
+
+@with_config(_CLOSED)
+class StudioAnswer(_Versioned):
+    """The studio's address (with the world's token), its server, and whether a browser
+    opened it."""
+
+    url: str
+    port: int
+    pid: int
+    opened: bool
+
+
+@with_config(_CLOSED)
+class Watcher(TypedDict):
+    """The server's file watcher: ``trusted`` when its view can stand in for a walk."""
+
+    running: bool
+    trusted: bool
+    pending_paths: int
+    full_scans: int
+    hinted_scans: int
+    last_full_reason: str
+    events: int
+
+
+@with_config(_CLOSED)
+class ServerAnswer(_Versioned):
+    """This world's server, every key always there: null what is not known. ``stopped`` true
+    when ``--stop`` stopped one; what the server's record says (``pid`` to ``idle_minutes``)
+    when one runs; ``requests`` to ``watcher`` only when asked (``--status``); ``current``
+    whether it runs this narr's code (null: not asked)."""
+
+    running: bool
+    stopped: bool
+    pid: int | None
+    process: str | None
+    version: str | None
+    socket: str | None
+    root: str | None
+    git_dir: str | None
+    port: int | None
+    host: str | None
+    started: float | None
+    auto: bool | None
+    idle_minutes: float | None
+    requests: int | None
+    active: int | None
+    exits_at: float | None
+    watcher: Watcher | None
+    current: bool | None
+
+
 ANSWERS: dict[str, Any] = {
     "status": StatusAnswer, "list_nodes": ListNodesAnswer, "get_node": NodeFileAnswer,
     "log": LogAnswer, "show": ShowAnswer, "branches": BranchesAnswer, "chains": ChainsAnswer,
@@ -673,10 +1046,15 @@ CLI_ANSWERS: dict[str, Any] = {
     "switch": SwitchAnswer, "failed": FailedAnswer, "edits": EditsAnswer, "gc": GcAnswer,
     "merge": MergeAnswer, "edit_restored": EditRestoredAnswer, "edit_dropped": EditDroppedAnswer,
     "failed_dropped": FailedDroppedAnswer, "chain_dropped": ChainDroppedAnswer, "reflog": ReflogAnswer,
-    "import": ImportAnswer, "export_written": ExportWrittenAnswer,
+    "import": ImportAnswer, "export_written": ExportWrittenAnswer, "adopt": AdoptAnswer,
+    "clone": CloneAnswer, "push": PushAnswer, "pull": PullAnswer,
+    "remote_branches": RemoteBranchesAnswer, "conflicts": ConflictsAnswer,
+    "resolve": ConflictsAnswer, "merge_aborted": MergeAbortedAnswer,
+    "graph_sizes": GraphSizesAnswer, "graph": GraphAnswer, "connect": ConnectAnswer,
+    "story": StoryAnswer, "codex": CodexAnswer, "vault": VaultAnswer, "studio": StudioAnswer,
+    "server": ServerAnswer,
 }
-"""The type of answers only the CLI gives (and the error every transport gives), by name; the
-others of :data:`narrative.answers.VERSIONS` have no typed model yet."""
+"""The type of answers only the CLI gives (and the error every transport gives), by name."""
 
 
 def answer_schema(name: str) -> dict[str, Any]:

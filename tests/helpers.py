@@ -1,4 +1,5 @@
-"""Helpers for the tests: the CLI runner, snapshots of a world, real git as the referee."""
+"""Helpers for the tests: the CLI runner, the HTTP app called in-process, snapshots of a world,
+real git as the referee."""
 
 from __future__ import annotations
 
@@ -41,6 +42,95 @@ class CLI:
         return answer
 
 
+
+TOKEN = "t0ken"
+"""The world's token the in-process HTTP app is made with."""
+
+
+class InlineWriter:
+    """What the HTTP app needs of a server: the world, and a way to run a write (here, at once)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def submit(self, work: Any) -> Any:
+        return work()
+
+
+class Answer:
+    """An HTTP answer: its status and body."""
+
+    def __init__(self, status: int, body: bytes) -> None:
+        self.status_code = status
+        self.text = body.decode("utf-8")
+
+    def json(self) -> Any:
+        return json.loads(self.text)
+
+
+class HTTP:
+    """The HTTP API's app in-process, called as an HTTP server would hand it a request (ASGI),
+    over ``server`` (default: an :class:`InlineWriter` of ``root``); requests carry ``bearer``
+    (default: the app's own token)."""
+
+    def __init__(self, root: Path, *, server: Any = None, token: str = TOKEN,
+                 bearer: str | None = None) -> None:
+        from narrative.serve.http import make_app
+
+        self.app = make_app(server if server is not None else InlineWriter(root), token)
+        self.bearer = token if bearer is None else bearer
+
+    def get(self, path: str) -> Answer:
+        import asyncio
+
+        return asyncio.run(self.request("GET", path))
+
+    def post(self, path: str, json: Any = None, content: bytes | None = None) -> Answer:
+        import asyncio
+        import json as _json
+
+        return asyncio.run(self.request("POST", path, content if content is not None
+                                        else _json.dumps(json).encode()))
+
+    def put(self, path: str, content: bytes) -> Answer:
+        import asyncio
+
+        return asyncio.run(self.request("PUT", path, content))
+
+    async def request(self, method: str, path: str, body: bytes | list[bytes] = b"") -> Answer:
+        """One request; ``body`` a list of pieces arrives piece by piece, without a
+        Content-Type (the app reads what comes)."""
+        import asyncio
+        from urllib.parse import unquote, urlsplit
+
+        url = urlsplit(path)
+        pieces = list(body) if isinstance(body, list) else [body]
+        headers = [(b"host", b"testserver"), (b"authorization", f"Bearer {self.bearer}".encode())]
+        if not isinstance(body, list):
+            headers.append((b"content-type", b"application/json"))
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+                 "method": method, "scheme": "http", "path": unquote(url.path),
+                 "raw_path": url.path.encode(), "query_string": url.query.encode(), "root_path": "",
+                 "headers": headers, "client": ("127.0.0.1", 1), "server": ("testserver", 80)}
+        status = 0
+        chunks: list[bytes] = []
+
+        async def receive() -> dict[str, Any]:
+            if pieces:
+                return {"type": "http.request", "body": pieces.pop(0), "more_body": bool(pieces)}
+            await asyncio.sleep(3600)
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+
+        await self.app(scope, receive, send)
+        return Answer(status, b"".join(chunks))
+
 ANSWER_SCHEMAS = Path(__file__).resolve().parent.parent / "schemas" / "answers"
 _validators: dict[str, Any] = {}
 
@@ -64,6 +154,13 @@ def check_answer(answer: Any) -> None:
     assert not errors, f"{schema}: " + "; ".join(
         f"/{'/'.join(map(str, e.path))}: {e.message[:300]}" for e in errors)
 
+
+
+def server_not_running(*, stopped: bool = False, pid: int | None = None) -> dict[str, Any]:
+    """``narr serve --status --json`` (or ``--stop``) when no server runs: every key there, null."""
+    return {"schema": "narr.server/2", "running": False, "stopped": stopped, **dict.fromkeys((
+        "process", "version", "socket", "root", "git_dir", "port", "host", "started", "auto",
+        "idle_minutes", "requests", "active", "exits_at", "watcher", "current")), "pid": pid}
 
 def snapshot(root: Path) -> dict[str, str]:
     """Everything a command could change: refs, reflogs, index and every working-tree file."""

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CLI, check_answer
+from helpers import CLI, HTTP, check_answer, git, narr_subprocess
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -116,27 +116,101 @@ def test_the_answers_only_the_cli_gives_are_valid_against_their_schemas(flat_wor
     sick = CLI(flat_world).json("doctor", expect=13)
     check(sick)
     assert any(finding["status"] == "problem" for finding in sick["findings"])
-    assert seen >= {f"narr.{name}/1" for name in CLI_ANSWERS}
+    from narrative.answers import schema as versioned
+
+    assert seen >= {versioned(name) for name in CLI_ANSWERS.keys() - SHARING_AND_EXPORTS}
+
+
+SHARING_AND_EXPORTS = {
+    "adopt", "clone", "push", "pull", "remote_branches", "conflicts", "resolve", "merge_aborted",
+    "graph_sizes", "graph", "connect", "story", "codex", "vault", "studio", "server"}
+"""The answers of the next test: sharing a world, merging, graphs, exports and the server."""
+
+
+def test_sharing_merging_graphs_exports_and_the_server_answer_as_their_schemas_say(
+        flat_world: Path, tmp_path: Path) -> None:
+    """Each of these answers, from the real command in good and edge cases (a pull that
+    fast-forwards, merges, finds nothing; a conflict with a side absent; two nodes with no
+    path between them; a revert in the book), is valid against its schema."""
+    import subprocess
+
+    from narrative.answer_models import CLI_ANSWERS
+    from narrative.answers import schema as versioned
+
+    answers: list[dict[str, Any]] = []
+    alice = CLI(flat_world)
+    hub = tmp_path / "hub.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(hub)], check=True)
+    git(flat_world, "remote", "add", "origin", str(hub))
+    answers += [alice.json("push"), CLI(tmp_path).json("clone", str(hub), "bob")]
+    bob = CLI(tmp_path / "bob")
+    bob("event", "Bob", "--set", "su-qing.state.mood=calm", "--diffuser", "none")
+    answers += [bob.json("push"), alice.json("pull"), alice.json("pull")]
+    alice("event", "A", "--set", "old-zhou.state.mood=sleepy", "--diffuser", "none")
+    bob("event", "B", "--set", "lin-yuan.state.mood=glad", "--diffuser", "none")
+    alice("push")
+    merged = bob.json("pull")
+    assert merged["status"] == "merged" and merged["merge"]["record"]["kind"] == "merge"
+    answers += [merged, alice.json("branch", "-r")]
+    alice("switch", "-c", "alt")
+    alice("event", "x", "--set", "lin-yuan.state.mood=a", "--unset", "su-qing.state.mood",
+          "--diffuser", "none")
+    alice("switch", "main")
+    alice("event", "y", "--set", "lin-yuan.state.mood=b", "--set", "su-qing.state.mood=c",
+          "--diffuser", "none")
+    alice.json("merge", "alt", expect=14)
+    conflicts = alice.json("conflicts")
+    assert [("theirs" in c, c["resolved"]) for c in conflicts["conflicts"]] == [(True, False),
+                                                                                 (False, False)]
+    answers += [conflicts, alice.json("resolve", "lin-yuan", "state.mood", "--value", "mid"),
+                alice.json("resolve", "su-qing", "state.mood", "--theirs"),
+                alice.json("merge", "--abort")]
+    alice("new", "character", "Mo Li")
+    alice("event", "Mo Li arrives", "--diffuser", "none")
+    alice("revert", "HEAD~1")
+    apart = alice.json("graph", "connect", "lin-yuan", "mo-li")
+    assert (apart["length"], apart["paths"]) == (None, [])
+    book = alice.json("story")
+    assert book["reverts"] and any(chapter["reverted_by"] for chapter in book["events"])
+    answers += [alice.json("graph"), alice.json("graph", "world", "--format", "mermaid"),
+                alice.json("graph", "events"), alice.json("graph", "connect", "lin-yuan", "su-qing"),
+                apart, book, alice.json("story", "--from", "HEAD~2"), alice.json("export", "codex"),
+                alice.json("export", "codex", "--at", "HEAD~1"),
+                alice.json("export", "vault", str(tmp_path / "vault"))]
+    node = flat_world / "world/character/lin-yuan.json"
+    node.write_text(node.read_text("utf-8").replace('"state": {', '"state": {"hum": 1, ', 1), "utf-8")
+    git(flat_world, "commit", "--quiet", "-am", "a plain commit")
+    answers.append(alice.json("adopt"))
+    try:
+        for args in (["serve", "--detach"], ["serve", "--status"], ["studio", "--url"],
+                     ["serve", "--stop"], ["serve", "--status"], ["serve", "--stop"]):
+            proc = narr_subprocess(flat_world, *args, "--json")
+            assert proc.returncode == 0, proc.stderr
+            answers.append(json.loads(proc.stdout))
+    finally:
+        narr_subprocess(flat_world, "serve", "--stop")
+    served = [a for a in answers if a["schema"] == versioned("server")]
+    assert [(a["running"], a["stopped"], a["watcher"] is not None) for a in served] == [
+        (True, False, False), (True, False, True), (False, True, False), (False, False, False),
+        (False, False, False)]
+    assert sorted(served[0]) == sorted(served[2])  # one shape, running or not
+    for answer in answers:
+        check(answer)
+    assert {a["schema"] for a in answers} - {versioned("error")} == {
+        versioned(name) for name in SHARING_AND_EXPORTS}
+    assert CLI_ANSWERS.keys() >= SHARING_AND_EXPORTS
 
 
 def test_a_missing_token_is_answered_as_every_error_is(flat_world: Path) -> None:
     """The 401 the HTTP API gives has the keys of any other error (details, hint)."""
-    from test_http_api import Client, _Server
-
-    from narrative.serve.http import make_app
-
-    http = Client(flat_world)
-    http.app = make_app(_Server(flat_world), "another token")  # type: ignore[arg-type]
-    answer = http.get("/api/status")
+    answer = HTTP(flat_world, bearer="another token").get("/api/status")
     assert answer.status_code == 401
     check(answer.json())
     assert answer.json()["type"] == "Unauthorized" and answer.json()["details"] == []
 
 
 def test_the_http_answers_are_valid_against_their_schemas(flat_world: Path) -> None:
-    from test_http_api import client
-
-    http = client(flat_world)
+    http = HTTP(flat_world)
     node = json.loads((flat_world / "world/character/lin-yuan.json").read_text("utf-8"))
     node["state"]["mood"] = "curious"
     answers = [

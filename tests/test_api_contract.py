@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CLI, snapshot
-from test_http_api import TOKEN, client
+from helpers import CLI, HTTP, snapshot
 
 import narrative as narr
 from narrative.serve.http import MAX_BODY, openapi
@@ -63,7 +62,7 @@ def test_the_openapi_document_types_each_answer_as_its_published_schema(story: P
         return jsonschema.Draft202012Validator({"$ref": "urn:narr-openapi" + ref["$ref"]},
                                                registry=registry)
 
-    http = client(story)
+    http = HTTP(story)
     answers = [("/api/status", "get", http.get("/api/status")),
                ("/api/show/{rev}", "get", http.get("/api/show/HEAD")),
                ("/api/log", "get", http.get("/api/log")),
@@ -108,7 +107,7 @@ BAD_BODIES = [
 def test_a_badly_typed_body_is_a_400_naming_the_field(story: Path, path: str, body: Any,
                                                       named: str) -> None:
     before = snapshot(story)
-    response = client(story).post(path, json=body)
+    response = HTTP(story).post(path, json=body)
     assert response.status_code == 400, response.text
     error = response.json()
     assert (error["schema"], error["type"], error["exit_code"]) == ("narr.error/1", "InvalidInputError", 12)
@@ -118,13 +117,13 @@ def test_a_badly_typed_body_is_a_400_naming_the_field(story: Path, path: str, bo
 
 def test_a_hand_edit_that_is_not_an_object_is_refused(story: Path) -> None:
     before = snapshot(story)
-    answer = client(story).put("/api/nodes/lin-yuan", content=b"[1, 2]")
+    answer = HTTP(story).put("/api/nodes/lin-yuan", content=b"[1, 2]")
     assert answer.status_code == 400 and "/file" in answer.json()["error"]
     assert snapshot(story) == before
 
 
 def test_query_arguments_are_typed_too(story: Path) -> None:
-    http = client(story)
+    http = HTTP(story)
     for path, named in (("/api/log?n=lots", "/n"), ("/api/search?q=ring&limit=0", "/limit"),
                         ("/api/brief?budget=-5", "/budget"), ("/api/status?verbose=1", "/verbose"),
                         ("/api/log?n=99999999999999999999", "/n")):
@@ -137,52 +136,18 @@ def test_query_arguments_are_typed_too(story: Path) -> None:
 def test_a_body_over_the_cap_is_a_413_and_not_read(story: Path) -> None:
     before = snapshot(story)
     big = json.dumps({"content": "x" * (MAX_BODY + 10)}).encode()
-    answer = client(story).post("/api/events", content=big)
+    answer = HTTP(story).post("/api/events", content=big)
     assert answer.status_code == 413 and answer.json()["type"] == "BodyTooLargeError"
     # sent in pieces without a length: counted as it arrives
-    answer = asyncio.run(_streamed(story, [b'{"content": "', b"y" * (MAX_BODY // 2)] * 3))
-    assert answer == 413
+    answer = asyncio.run(HTTP(story).request(
+        "POST", "/api/events", [b'{"content": "', b"y" * (MAX_BODY // 2)] * 3))
+    assert answer.status_code == 413
     assert snapshot(story) == before
-
-
-async def _streamed(root: Path, chunks: list[bytes]) -> int:
-    from narrative.serve.http import make_app
-
-    app = make_app(_Writer(root), TOKEN)  # type: ignore[arg-type]
-    pieces = list(chunks)
-    status = 0
-
-    async def receive() -> dict[str, Any]:
-        if pieces:
-            return {"type": "http.request", "body": pieces.pop(0), "more_body": bool(pieces)}
-        await asyncio.sleep(3600)
-        return {"type": "http.disconnect"}
-
-    async def send(message: dict[str, Any]) -> None:
-        nonlocal status
-        if message["type"] == "http.response.start":
-            status = message["status"]
-
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
-             "scheme": "http", "path": "/api/events", "raw_path": b"/api/events", "query_string": b"",
-             "root_path": "", "headers": [(b"host", b"testserver"),
-                                          (b"authorization", f"Bearer {TOKEN}".encode())],
-             "client": ("127.0.0.1", 1), "server": ("testserver", 80)}
-    await app(scope, receive, send)
-    return status
-
-
-class _Writer:
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    def submit(self, work: Any) -> Any:
-        return work()
 
 
 def test_error_statuses_say_whose_fault_it_was(story: Path, monkeypatch: pytest.MonkeyPatch,
                                                tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    http = client(story)
+    http = HTTP(story)
     # a diffuser that fails is not the caller's fault: 502, with the error as the CLI gives it
     prog = tmp_path / "broken.py"
     prog.write_text("import sys\nsys.stdout.write('not json')\n", encoding="utf-8")
@@ -223,7 +188,7 @@ def test_every_error_kind_has_a_status_of_its_kind() -> None:
 def test_a_hand_edit_goes_through_the_library(story: Path) -> None:
     node = json.loads((story / "world/character/lin-yuan.json").read_text("utf-8"))
     node["state"]["mood"] = "curious"
-    answer = client(story).put("/api/nodes/lin-yuan", content=json.dumps(node).encode())
+    answer = HTTP(story).put("/api/nodes/lin-yuan", content=json.dumps(node).encode())
     assert answer.status_code == 200 and answer.json()["schema"] == "narr.edit_node/1"
     assert CLI(story).json("get", "lin-yuan", "state.mood")["value"] == "curious"
     assert [e["target"] for e in CLI(story).json("status")["edits"]] == ["lin-yuan"]
@@ -248,35 +213,11 @@ class _SlowWriter:
 def test_reads_answer_while_a_write_waits(story: Path) -> None:
     """A write waiting for the writer never holds up the event loop: a read sent after it
     answers while it still waits (before, the write blocked the loop and the read with it)."""
-    from narrative.serve.http import make_app
-
     server = _SlowWriter(story)
-    app = make_app(server, TOKEN)  # type: ignore[arg-type]
+    http = HTTP(story, server=server)
 
     async def call(method: str, path: str, body: bytes) -> int:
-        status = 0
-        sent = False
-
-        async def receive() -> dict[str, Any]:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            await asyncio.sleep(3600)
-            return {"type": "http.disconnect"}
-
-        async def send(message: dict[str, Any]) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-
-        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
-                 "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
-                 "root_path": "", "headers": [(b"host", b"testserver"),
-                                              (b"authorization", f"Bearer {TOKEN}".encode())],
-                 "client": ("127.0.0.1", 1), "server": ("testserver", 80)}
-        await app(scope, receive, send)
-        return status
+        return (await http.request(method, path, body)).status_code
 
     async def main() -> tuple[int, int, bool]:
         write = asyncio.create_task(call("POST", "/api/events", json.dumps({
@@ -297,7 +238,7 @@ def test_the_studios_own_writes_read_bodies_as_every_route_does(story: Path) -> 
     """A studio write's body is capped as the table's routes' are (413, nothing written) and a
     body that is not JSON is a 400 naming it, never a traceback."""
     before = snapshot(story)
-    http = client(story)
+    http = HTTP(story)
     huge = json.dumps({"layer": "character", "name": "x" * (MAX_BODY + 10)}).encode()
     answer = http.post("/api/studio/nodes", content=huge)
     assert answer.status_code == 413 and answer.json()["type"] == "BodyTooLargeError"

@@ -1,103 +1,29 @@
 """The HTTP API's query and time-travel endpoints answer what the CLI's ``--json`` prints, and
 fail as it fails (same error, kind and exit code, an HTTP status that says the same), changing
 nothing when they fail. The app runs in-process, called as ASGI, over a server stub that runs
-writes at once; the real server's threads and sockets are tested in test_serve.py."""
+writes at once (helpers.HTTP); the real server's threads and sockets are tested in test_serve.py."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 import pytest
 from click.testing import CliRunner
-from helpers import CLI, git, snapshot
+from helpers import CLI, HTTP, git, snapshot
 
-TOKEN = "t0ken"
 VARYING = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # event ids
                      r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"  # times
                      r"|\b[0-9a-f]{40}\b|\b[0-9a-f]{10}\b"  # commits
                      r"|(?<=-)[0-9a-f]{4}\b")  # the tip's hash in an abandoned chain's name
 
 
-class _Server:
-    """What the app needs of a server: the world, and a way to run a write."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    def submit(self, work: Any) -> Any:
-        return work()
-
-
-class Answer:
-    def __init__(self, status: int, body: bytes) -> None:
-        self.status_code = status
-        self.text = body.decode("utf-8")
-
-    def json(self) -> Any:
-        return json.loads(self.text)
-
-
-
-class Client:
-    """Requests to the app as an HTTP server would hand them over (ASGI), with the token."""
-
-    def __init__(self, root: Path) -> None:
-        from narrative.serve.http import make_app
-
-        self.app = make_app(_Server(root), TOKEN)  # type: ignore[arg-type]
-
-    def get(self, path: str) -> Answer:
-        return asyncio.run(self._call("GET", path, b""))
-
-    def post(self, path: str, json: Any = None, content: bytes | None = None) -> Answer:
-        import json as _json
-
-        body = content if content is not None else _json.dumps(json).encode()
-        return asyncio.run(self._call("POST", path, body))
-
-    def put(self, path: str, content: bytes) -> Answer:
-        return asyncio.run(self._call("PUT", path, content))
-
-    async def _call(self, method: str, path: str, body: bytes) -> Answer:
-        url = urlsplit(path)
-        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-                 "method": method, "scheme": "http", "path": unquote(url.path), "raw_path": url.path.encode(),
-                 "query_string": url.query.encode(), "root_path": "",
-                 "headers": [(b"host", b"testserver"), (b"authorization", f"Bearer {TOKEN}".encode()),
-                             (b"content-type", b"application/json")],
-                 "client": ("127.0.0.1", 1), "server": ("testserver", 80)}
-        sent = False
-        status = 0
-        chunks: list[bytes] = []
-
-        async def receive() -> dict[str, Any]:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            await asyncio.sleep(3600)
-            return {"type": "http.disconnect"}
-
-        async def send(message: dict[str, Any]) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            elif message["type"] == "http.response.body":
-                chunks.append(message.get("body", b""))
-
-        await self.app(scope, receive, send)
-        return Answer(status, b"".join(chunks))
-
-
-def client(root: Path) -> Client:
-    return Client(root)
+def client(root: Path) -> HTTP:
+    return HTTP(root)
 
 
 def cli(root: Path, *args: str) -> tuple[int, Any]:

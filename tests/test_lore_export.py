@@ -277,10 +277,11 @@ def test_the_vault_reads_back_unchanged(lore: CLI, tmp_path: Path) -> None:
     vault = tmp_path / "out-vault"
     said = lore.json("export", "vault", str(vault))
     nodes = _nodes(lore.root)
-    assert set(said["notes"]) == set(nodes)
-    assert said["notes"]["bronze-lantern"] == "Items/Bronze Lantern.md"  # back where the vault had it
-    assert said["notes"]["wen-qiao"] == "Characters/Wen Qiao.md"  # the card made it: a layer folder
-    assert said["notes"]["duxi-harbour-town"] == "Background/Duxi harbour town.md"
+    notes = {note["id"]: note["path"] for note in said["notes"]}
+    assert [note["id"] for note in said["notes"]] == sorted(nodes)
+    assert notes["bronze-lantern"] == "Items/Bronze Lantern.md"  # back where the vault had it
+    assert notes["wen-qiao"] == "Characters/Wen Qiao.md"  # the card made it: a layer folder
+    assert notes["duxi-harbour-town"] == "Background/Duxi harbour town.md"
     note = (vault / "Characters/Wen Qiao.md").read_text(encoding="utf-8")
     assert note.startswith("---\nnarr-id: wen-qiao\nlayer: character\nkind: person\n")
     assert "  owes:\n  - link: '[[Lantern Guild]]'\n    debt: unnamed\n" in note

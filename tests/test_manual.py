@@ -72,6 +72,29 @@ def test_the_format_reference_has_every_field_of_every_schema(path: Path) -> Non
         assert f"{{ #{target} }}" in part, target
 
 
+def test_the_answer_reference_has_every_answer_its_version_and_fields() -> None:
+    """Every answer narr gives has a typed model, a schema and a section of the reference with
+    each field; each answer only the CLI gives names the commands that print it; the agents'
+    page links the list."""
+    from narrative.answer_models import ANSWERS, CLI_ANSWERS
+    from narrative.answers import VERSIONS, schema
+
+    assert set(VERSIONS) == ANSWERS.keys() | CLI_ANSWERS.keys()  # no answer without a model
+    assert set(docs_hooks.ANSWER_COMMANDS) == CLI_ANSWERS.keys()
+    text = docs_hooks.answers_markdown()
+    for name in VERSIONS:
+        path = ROOT / "schemas" / "answers" / f"{name}.schema.json"
+        document = json.loads(path.read_text(encoding="utf-8"))
+        assert f"| [`{schema(name)}`](#{name}) |" in text, name
+        part = text.split(f"## {schema(name)} {{ #{name} }}", 1)[1].split("\n## ", 1)[0]
+        for definition in [document, *document.get("$defs", {}).values()]:
+            for field in definition.get("properties", {}):
+                assert f"| `{field}` |" in part, (name, field)
+        for target in re.findall(r"\]\(#([\w-]+)\)", part):
+            assert f"{{ #{target} }}" in part, target
+    assert "(reference/answers.md)" in (ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
+
+
 def test_the_http_reference_has_every_route() -> None:
     from narrative.serve.http import openapi
 

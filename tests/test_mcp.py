@@ -27,11 +27,14 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 
 @asynccontextmanager
-async def session(root: Path) -> AsyncIterator[ClientSession]:
+async def session(root: Path, env: dict[str, str] | None = None,
+                  log: Path | None = None) -> AsyncIterator[ClientSession]:
+    """A client of ``narr mcp`` in ``root``; the server's stderr (its log) into ``log``."""
     # a writer that finds the world locked waits a second, not the default, before it is busy
     params = StdioServerParameters(command=sys.executable, args=["-m", "narrative", "-C", str(root), "mcp"],
-                                   env={**os.environ, "NARR_LOCK_TIMEOUT": "1"}, cwd=str(root))
-    with open(os.devnull, "w") as errlog:
+                                   env={**os.environ, "NARR_LOCK_TIMEOUT": "1", **(env or {})},
+                                   cwd=str(root))
+    with open(log or os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), \
                 ClientSession(read, write) as client:
             await client.initialize()
@@ -218,3 +221,151 @@ def test_the_http_transport_wants_the_token_and_serves_the_tools(flat_world: Pat
         proc.wait(timeout=10)
         if proc.stderr is not None:
             proc.stderr.close()
+
+
+def _cancelled_midway(root: Path, env: dict[str, str], log: Path,
+                      when: Callable[[], Awaitable[None]], *, lands: bool,
+                      then: Callable[[], Awaitable[None]] | None = None) -> dict[str, Any]:
+    """Call the event tool, cancel the call (the SDK sends the protocol's
+    ``notifications/cancelled``) once ``when`` returns, then ask ``status`` (the session goes
+    on); when the event ``lands``, ask ``log`` until it shows it (the SDK's client ends the
+    server a moment after it hangs up)."""
+    from test_disconnects import MOVE
+
+    async def script(client: ClientSession) -> Any:
+        async with anyio.create_task_group() as calls:
+            async def call() -> None:
+                await client.call_tool("event", {"content": MOVE, "diffuser": "exec"})
+                raise AssertionError("a cancelled call was answered")
+
+            calls.start_soon(call)
+            await when()
+            calls.cancel_scope.cancel()
+        if then is not None:
+            await then()
+        status = answer(await client.call_tool("status", {}))
+        with anyio.fail_after(60):
+            while lands and answer(await client.call_tool("log", {"n": 1}))["items"][0][
+                    "content"] != MOVE:
+                await anyio.sleep(0.1)
+        return status
+
+    async def main() -> Any:
+        async with session(root, env, log) as client:
+            return await script(client)
+
+    return anyio.run(main)  # type: ignore[no-any-return]
+
+
+def test_a_write_cancelled_once_it_began_completes_whole_and_the_log_says_so(
+        flat_world: Path, tmp_path: Path) -> None:
+    """Cancelled while its diffuser runs under the world's lock: half an event is never an
+    option, so it completes; no answer may go to a cancelled call, so the server's log names
+    what was written, and the library sees it."""
+    from test_disconnects import MOVE, slow_diffuser, wait_for
+
+    import narrative as narr
+
+    env, started = slow_diffuser(tmp_path)
+    log = tmp_path / "server.log"
+    before = git(flat_world, "rev-parse", "HEAD").strip()
+
+    async def when() -> None:
+        await anyio.to_thread.run_sync(wait_for, started)
+
+    status = _cancelled_midway(flat_world, env, log, when, lands=True)
+    assert status["schema"] == "narr.status/1"
+    with narr.open_world(flat_world) as world:
+        recorded = narr.log(world, limit=1)[0].to_json()
+        assert recorded["content"] == MOVE and recorded["commit"] != before
+        assert narr.get_value(world, "lin-yuan", "state.location") == "ferry"
+        assert narr.check(world).ok
+    text = log.read_text("utf-8")
+    assert "event (request" in text and "was cancelled after it began; it completed" in text
+    assert recorded["commit"] in text and recorded["id"] in text
+    assert git(flat_world, "status", "--porcelain").strip() == ""
+
+
+def test_a_write_cancelled_while_it_waits_for_the_world_writes_nothing(
+        flat_world: Path, tmp_path: Path) -> None:
+    """Cancelled while another writer holds the world's lock: the write is called off, not
+    run once the lock comes free; nothing is written, nothing kept as a failed event."""
+    from test_disconnects import slow_diffuser
+
+    import narrative as narr
+    from narrative.store.worldrepo import WorldRepo
+
+    env, started = slow_diffuser(tmp_path)
+    log = tmp_path / "server.log"
+    before = snapshot(flat_world)
+    holder = WorldRepo.open(flat_world)
+    holder.lock.acquire()  # another writer, for longer than the cancel takes to arrive
+    try:
+        async def when() -> None:
+            await anyio.sleep(2)
+
+        async def then() -> None:  # the other writer is done: a write still waiting would run now
+            await anyio.sleep(0.5)  # (the cancellation on its way to the server first)
+            holder.lock.release()
+            with anyio.move_on_after(3):
+                while not started.exists():
+                    await anyio.sleep(0.05)
+
+        status = _cancelled_midway(flat_world, {**env, "NARR_LOCK_TIMEOUT": "60"}, log, when,
+                                   lands=False, then=then)
+    finally:
+        holder.lock.release()
+        holder.close()
+    assert status["schema"] == "narr.status/1"
+    assert not started.exists()  # the diffuser never ran
+    assert "was cancelled while it waited for the world's lock; nothing was written" in log.read_text()
+    assert snapshot(flat_world) == before
+    with narr.open_world(flat_world) as world:
+        assert narr.failed_events(world) == []
+
+
+def test_a_write_cancelled_while_queued_behind_another_never_runs(flat_world: Path,
+                                                                  tmp_path: Path) -> None:
+    """Writes run one at a time: a second one cancelled while the first is under way is
+    dropped from the queue; the first completes and is answered."""
+    from test_disconnects import MOVE, slow_diffuser, wait_for
+
+    import narrative as narr
+
+    env, started = slow_diffuser(tmp_path)
+    log = tmp_path / "server.log"
+    before = git(flat_world, "rev-parse", "HEAD").strip()
+    second = {"content": "Su Qing leaves", "ops": [
+        {"op": "set", "target": "su-qing", "field": "/state/mood", "value": "gone"}]}
+
+    async def script(client: ClientSession) -> Any:
+        first: dict[str, Any] = {}
+
+        async def call_first() -> None:
+            first.update(answer(await client.call_tool("event", {"content": MOVE, "diffuser": "exec"})))
+
+        async with anyio.create_task_group() as outer:
+            outer.start_soon(call_first)
+            await anyio.to_thread.run_sync(wait_for, started)
+            async with anyio.create_task_group() as queued:
+                async def call_second() -> None:
+                    await client.call_tool("event", second)
+                    raise AssertionError("a cancelled call was answered")
+
+                queued.start_soon(call_second)
+                await anyio.sleep(0.5)
+                queued.cancel_scope.cancel()
+        return first
+
+    async def main() -> Any:
+        async with session(flat_world, env, log) as client:
+            return await script(client)
+
+    first = anyio.run(main)
+    assert first["content"] == MOVE and first["commit"]
+    assert git(flat_world, "rev-parse", "HEAD~1").strip() == before  # one event, the first
+    with narr.open_world(flat_world) as world:
+        assert narr.log(world, limit=1)[0].to_json()["content"] == MOVE
+        assert narr.get_value(world, "su-qing", "state.mood") != "gone"
+        assert narr.failed_events(world) == []
+    assert "event (request 3) was cancelled before it began; nothing was written" in log.read_text()

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import git
+from helpers import check_answer, git, server_not_running
 
 from narrative import client
 
@@ -41,7 +41,7 @@ def status(root: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
     proc = run(root, "serve", "--status", "--json", env=env)
     assert proc.returncode == 0, proc.stderr
     answer = json.loads(proc.stdout)
-    assert answer.pop("schema") == "narr.server/1"
+    check_answer(answer)
     return answer  # type: ignore[no-any-return]
 
 
@@ -118,7 +118,7 @@ def test_no_command_signals_a_process_a_stale_record_names(
         changes: dict[str, Any]) -> None:
     servers.append(flat_world)
     stale_record(flat_world, bystander.pid, **changes)
-    assert status(flat_world) == {"running": False}
+    assert status(flat_world) == server_not_running()
     assert not record_path(flat_world).exists()  # a stale record is removed, not acted on
     for args in (("serve", "--stop"), ("status",), ("doctor", "--json")):
         stale_record(flat_world, bystander.pid, **changes)
@@ -157,7 +157,7 @@ def test_a_truncated_or_garbage_record_is_no_server(flat_world: Path, text: str)
     through = run(flat_world, "status")
     assert (through.returncode, through.stdout, through.stderr) == (
         here.returncode, here.stdout, here.stderr)
-    assert status(flat_world) == {"running": False}
+    assert status(flat_world) == server_not_running()
     assert not record_path(flat_world).exists()
 
 
@@ -177,10 +177,9 @@ def test_a_copied_world_neither_uses_nor_stops_the_originals_server(
     assert status(flat_world)["requests"] == before  # the original's server never saw it
     assert json.loads(run(flat_world, "get", "lin-yuan", "state.location", "--json").stdout)[
         "value"] != "copy"
-    assert status(copy) == {"running": False}
+    assert status(copy) == server_not_running()
     stopped = run(copy, "serve", "--stop", "--json")
-    assert json.loads(stopped.stdout) == {"schema": "narr.server/1", "running": False,
-                                          "stopped": False, "pid": None}
+    assert json.loads(stopped.stdout) == server_not_running()
     assert alive(original["pid"])
     assert Path(original["socket"]).exists()  # the copy's clean-up left the original's socket
     assert status(flat_world)["pid"] == original["pid"]
@@ -192,7 +191,7 @@ def test_a_killed_server_is_cleaned_up(flat_world: Path, servers: list[Path]) ->
     os.kill(info["pid"], signal.SIGKILL)
     wait_for(lambda: not alive(info["pid"]), "the server died")
     assert record_path(flat_world).exists()  # kill -9 leaves its record behind
-    assert status(flat_world) == {"running": False}
+    assert status(flat_world) == server_not_running()
     assert not record_path(flat_world).exists()
     again = json.loads(run(flat_world, "serve", "--detach", "--json").stdout)
     assert again["pid"] != info["pid"] and status(flat_world)["pid"] == again["pid"]

@@ -5,10 +5,11 @@ The command reference is every click command's own ``--help``, so a new command,
 text is in the manual the next time it is built, with nothing to keep in step by hand. The data
 format reference is the JSON Schemas of ``schemas/`` (themselves generated from the models), read
 field by field; the HTTP reference is the OpenAPI description the server serves; the library
-reference is every name the package exports, its signature and docstring, read with ``inspect``. Pages link to
-files beside ``docs/`` (``../schemas/node.schema.json``, ``../sample-world/rules/README.md``) as
-they would on a repository's web page; the site gets a copy of each under ``repo/`` and the links
-are pointed there. Nothing here reaches the network.
+reference is every name the package exports, its signature and docstring, read with ``inspect``;
+the answers reference is every ``--json``, HTTP and MCP answer's schema. Pages link to files
+beside ``docs/`` (``../schemas/node.schema.json``, ``../sample-world/rules/README.md``) as they
+would on a repository's web page; the site gets a copy of each under ``repo/`` and the links are
+pointed there. Nothing here reaches the network.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ REFERENCE_COMMANDS = "reference/commands.md"
 REFERENCE_FORMATS = "reference/formats.md"
 REFERENCE_HTTP = "reference/http.md"
 REFERENCE_LIBRARY = "reference/library.md"
+REFERENCE_ANSWERS = "reference/answers.md"
 HELP_WIDTH = 100
 
 
@@ -149,17 +151,72 @@ def formats_markdown(schemas: Path = SCHEMAS) -> str:
            "The JSON Schemas narr validates against, field by field, made from `schemas/` when the "
            "manual is built (`narr schema NAME` prints each; `python -m narrative.schemas` "
            "regenerates them from the models). Point an editor's JSON Schema support at the files "
-           "themselves.", ""]
+           "themselves. The answers of `--json`, the HTTP API and the MCP tools are in "
+           "[Answers](answers.md).", ""]
     for path in files:
         name = path.name.removesuffix(".schema.json")
         out.append(f"- [`{name}`](#{name}): {json.loads(path.read_text(encoding='utf-8')).get('title', '')}")
     out.append("")
+    return _fields(out, files, lambda name, path: (
+        f"`narr schema {name}`; the file is [`schemas/{path.name}`](../repo/schemas/{path.name})."))
+
+
+ANSWER_COMMANDS: dict[str, tuple[str, ...]] = {
+    "error": ("narr ... --json", "HTTP", "MCP"),
+    "init": ("narr init",), "check": ("narr check",), "doctor": ("narr doctor",),
+    "new": ("narr new",), "path": ("narr path",), "get_value": ("narr get NODE FIELD",),
+    "branch_created": ("narr branch NAME",), "branch_deleted": ("narr branch -d",),
+    "remote_branches": ("narr branch -r",), "switch": ("narr switch",), "failed": ("narr failed",),
+    "failed_dropped": ("narr failed drop",), "edits": ("narr edits",),
+    "edit_restored": ("narr edits restore",), "edit_dropped": ("narr edits drop",),
+    "chain_dropped": ("narr chains drop",), "reflog": ("narr reflog",), "gc": ("narr gc",),
+    "merge": ("narr merge", "narr merge --continue"), "merge_aborted": ("narr merge --abort",),
+    "conflicts": ("narr conflicts",), "resolve": ("narr resolve",), "adopt": ("narr adopt",),
+    "import": ("narr import",), "export_written": ("narr export ... -o FILE",),
+    "clone": ("narr clone",), "push": ("narr push",), "pull": ("narr pull",),
+    "graph_sizes": ("narr graph",), "graph": ("narr graph world", "narr graph events"),
+    "connect": ("narr graph connect",), "story": ("narr story",), "codex": ("narr export codex",),
+    "vault": ("narr export vault",), "studio": ("narr studio",),
+    "server": ("narr serve --status", "--stop", "--detach"),
+}
+"""The commands that print each answer only the CLI gives (a test keeps it to CLI_ANSWERS)."""
+
+
+def answers_markdown(schemas: Path = SCHEMAS / "answers") -> str:
+    """Every JSON answer (``narr.NAME/VERSION``): who gives it, then its fields."""
+    from narrative.api import OPERATIONS
+
+    operations = {op.name: op for op in OPERATIONS}
+    files = sorted(schemas.glob("*.schema.json"))
+    out = ["# Answers", "",
+           "Every JSON answer narr gives: a command's `--json`, an HTTP route's, an MCP tool's, and "
+           "the one error shape of all three. Each is an object whose `schema` field names its "
+           "shape and version (a list comes as `items`); a change of shape bumps the version. Made "
+           "from `schemas/answers/` when the manual is built (`python -m narrative.schemas` "
+           "regenerates them from `narrative/answer_models.py`); the schemas are closed, so an "
+           "answer has no key its schema does not name. See [Agents and programs](../agents.md).",
+           "", "| answer | given by | what it is |", "| --- | --- | --- |"]
+    for path in files:
+        name = path.name.removesuffix(".schema.json")
+        schema = json.loads(path.read_text(encoding="utf-8"))
+        op = operations.get(name)
+        by = (f"`{op.method} {op.path}`" + ("" if name == "edit_node" else ", MCP, the CLI")
+              if op is not None else ", ".join(f"`{c}`" for c in ANSWER_COMMANDS.get(name, ())))
+        about = _cell(op.summary if op is not None else
+                      str(schema.get("description", "")).split("\n\n", 1)[0])
+        out.append(f"| [`{schema.get('title', name)}`](#{name}) | {by} | {about} |")
+    out.append("")
+    return _fields(out, files, lambda name, path: (
+        f"The file is [`schemas/answers/{path.name}`](../repo/schemas/answers/{path.name})."))
+
+
+def _fields(out: list[str], files: list[Path], where: Any) -> str:
+    """``out`` followed by a section per schema file: ``where(name, path)``, its fields, then
+    the definitions it refers to."""
     for path in files:
         schema = json.loads(path.read_text(encoding="utf-8"))
         name = path.name.removesuffix(".schema.json")
-        out += [f"## {schema.get('title', name)} {{ #{name} }}", "",
-                f"`narr schema {name}`; the file is [`schemas/{path.name}`](../repo/schemas/{path.name}).",
-                ""]
+        out += [f"## {schema.get('title', name)} {{ #{name} }}", "", where(name, path), ""]
         out += _object(schema)
         for defname, definition in schema.get("$defs", {}).items():
             out += [f"### {defname} {{ #{name}-{defname.lower()} }}", ""]
@@ -238,7 +295,7 @@ def _doc_markdown(doc: str) -> str:
     return re.sub(r"``([^`]+)``", r"`\1`", doc)
 
 
-def _fields(cls: type) -> list[tuple[str, str]]:
+def _class_fields(cls: type) -> list[tuple[str, str]]:
     """A result's or request's fields and their types, as the class declares them."""
     import dataclasses
 
@@ -314,7 +371,7 @@ def library_markdown() -> str:
                            and not n.startswith("_") and f.__module__ == obj.__name__]
                 out += [f"- `{name}.{n}{_signature(getattr(obj, n))}`" for n in sorted(members)] + [""]
             elif inspect.isclass(obj) and not issubclass(obj, BaseException):
-                fields = _fields(obj)
+                fields = _class_fields(obj)
                 if fields:
                     out += ["| field | type |", "| --- | --- |"]
                     out += [f"| `{field}` | {_code_cell(kind)} |" for field, kind in fields] + [""]
@@ -357,10 +414,12 @@ def on_files(files: Any, config: Any) -> Any:
     files.append(File.generated(config, REFERENCE_FORMATS, content=formats_markdown()))
     files.append(File.generated(config, REFERENCE_HTTP, content=http_markdown()))
     files.append(File.generated(config, REFERENCE_LIBRARY, content=library_markdown()))
+    files.append(File.generated(config, REFERENCE_ANSWERS, content=answers_markdown()))
     for name in REPO_FILES:
         files.append(File.generated(config, f"repo/{name}", abs_src_path=str(ROOT / name)))
-    for path in sorted(SCHEMAS.glob("*.json")):
-        files.append(File.generated(config, f"repo/schemas/{path.name}", abs_src_path=str(path)))
+    for path in sorted([*SCHEMAS.glob("*.json"), *SCHEMAS.glob("answers/*.json")]):
+        rel = path.relative_to(SCHEMAS).as_posix()
+        files.append(File.generated(config, f"repo/schemas/{rel}", abs_src_path=str(path)))
     return files
 
 

@@ -91,8 +91,8 @@ def push_cmd(ctx: Context, remote: str | None, branch: str | None, edits: bool |
     if as_json:
         emit_json(result, "push")
         return
-    for ref, reason in result["refused"].items():
-        warn(f"{result['remote']} refused {ref} ({reason})")
+    for refused in result["refused"]:
+        warn(f"{result['remote']} refused {refused['ref']} ({refused['reason']})")
     what = {"new": "a new branch", "updated": "updated", "up to date": "already up to date"}
     echo(f"Pushed {result['branch']} to {result['remote']} ({what[result['status']]}), "
                f"at {short(result['commit'])}; {result['narr_refs']} narr ref(s) sent"

@@ -74,19 +74,18 @@ def serve_cmd(ctx: Context, detach: bool, stop_it: bool, show_status: bool, port
     ctx.close()  # the server opens the world afresh for every request
     if stop_it:
         info = server.stop(git_dir)
-        _report({"running": False, "stopped": info is not None,
-                 "pid": info.get("pid") if info else None}, as_json)
+        _report(_answer(False, stopped=info is not None, pid=info.get("pid") if info else None),
+                as_json)
         return
     if show_status:
         record = server.running(git_dir)
         live = server.control(git_dir, "status") if record is not None else None
         if record is None:
             server.remove_stale_record(git_dir)
-            _report({"running": False}, as_json)
+            _report(_answer(False), as_json)
             return
-        data = {"running": True, **(record or {}), **(live or {}),
-                "current": (record or live or {}).get("version") == client.code_version()}
-        _report(data, as_json)
+        _report(_answer(True, {**record, **(live or {})}, live=live is not None,
+                        current=record.get("version") == client.code_version()), as_json)
         return
     if auto:
         from narrative.serve.autostart import idle_minutes
@@ -104,13 +103,13 @@ def serve_cmd(ctx: Context, detach: bool, stop_it: bool, show_status: bool, port
     if detach:
         if current is None:
             current = _spawn(root, port, host, idle)
-        _report({"running": True, **current}, as_json)
+        _report(_answer(True, current), as_json)
         return
     if current is not None:
         raise InvalidInputError(f"a narr server already serves this world (pid {current['pid']})",
                                 hint="narr serve --stop stops it")
     srv = server.Server(root, git_dir, port, host, idle_minutes=idle)
-    srv.run(ready=lambda record: _report({"running": True, **record}, as_json))
+    srv.run(ready=lambda record: _report(_answer(True, record), as_json))
 
 
 def _spawn(root: Path, port: int | None, host: str = "127.0.0.1",
@@ -210,6 +209,23 @@ def _git_dir(root: Path) -> Path:
 
     with WorldRepo.open(root) as wr:
         return wr.git_dir
+
+
+_RECORD = ("pid", "process", "version", "socket", "root", "git_dir", "port", "host", "started",
+           "auto", "idle_minutes")
+_LIVE = ("requests", "active", "exits_at", "watcher")
+
+
+def _answer(running: bool, found: dict[str, Any] | None = None, *, live: bool = False,
+            stopped: bool = False, pid: int | None = None,
+            current: bool | None = None) -> dict[str, Any]:
+    """The server answer (narr.server): every key there whatever happened, null what is not
+    known, so a program reads one shape; ``found`` the server's record, with its live status
+    when ``live``."""
+    found = found or {}
+    return {"running": running, "stopped": stopped,
+            **{key: found.get(key) for key in _RECORD}, "pid": found.get("pid", pid),
+            **{key: found.get(key) if live else None for key in _LIVE}, "current": current}
 
 
 def _report(data: dict[str, Any], as_json: bool) -> None:

@@ -135,7 +135,8 @@ class PushResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"remote": self.remote, "branch": self.branch, "commit": self.commit,
-                "status": self.status, "narr_refs": self.narr_refs, "refused": self.refused,
+                "status": self.status, "narr_refs": self.narr_refs,
+                "refused": [{"ref": ref, "reason": why} for ref, why in sorted(self.refused.items())],
                 "upstream_set": self.upstream_set, "edits": self.edits, "deleted": self.deleted}
 
 

@@ -33,7 +33,9 @@ class VaultExport:
     removed: list[str] = field(default_factory=list)  # notes of the last export no node has now
 
     def to_json(self) -> dict[str, Any]:
-        return {"folder": self.folder, "at": self.at, "notes": self.notes, "removed": self.removed}
+        return {"folder": self.folder, "at": self.at,
+                "notes": [{"id": node, "path": path} for node, path in sorted(self.notes.items())],
+                "removed": self.removed}
 
 
 def note_paths(nodes: dict[str, NodeDict]) -> dict[str, str]:

@@ -25,6 +25,7 @@ import asyncio
 import json
 import logging
 import secrets
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -106,11 +107,55 @@ class WorldTools:
         if self._catalog is not None:
             self._catalog.close()
 
-    async def acall(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
-        """:meth:`call` on the writer thread (a write) or a reader thread, off the event loop."""
+    async def acall(self, name: str, arguments: dict[str, Any] | None,
+                    request: Any = None) -> types.CallToolResult:
+        """:meth:`call` on the writer thread (a write) or a reader thread, off the event loop.
+
+        A write the client cancels (or leaves by hanging up) is called off if it has not
+        begun: still queued, or waiting for the world's lock; nothing is written. Once it holds
+        the lock it completes whole, since half an event is never an option; the protocol lets
+        no answer go to a cancelled call, so the server's log says what was written
+        (:meth:`write`) and the client's next ``log`` or ``status`` shows it.
+        """
         op = self.operations.get(name)
-        pool = self.writer if op is not None and op.writes else self.readers
-        return await asyncio.wrap_future(pool.submit(self.call, name, arguments))
+        if op is None or not op.writes:
+            return await asyncio.wrap_future(self.readers.submit(self.call, name, arguments))
+        cancelled = threading.Event()
+        job = self.writer.submit(self.write, name, arguments, cancelled, request)
+        try:
+            return await asyncio.wrap_future(job)
+        except anyio.get_cancelled_exc_class():
+            cancelled.set()
+            if job.cancel():  # still queued behind another write: it never runs
+                log.warning("narr mcp: %s (request %s) was cancelled before it began; nothing was "
+                            "written", name, request)
+            raise
+
+    def write(self, name: str, arguments: dict[str, Any] | None, cancelled: threading.Event,
+              request: Any = None) -> types.CallToolResult:
+        """A write tool's call on the writer thread, called off while it waits for the world's
+        lock once ``cancelled`` is set (:func:`narrative.store.lock.give_up_waiting`)."""
+        from narrative.store.lock import Abandoned, give_up_waiting
+
+        give_up_waiting(cancelled.is_set)
+        try:
+            result = self.call(name, arguments)
+        except Abandoned:
+            log.warning("narr mcp: %s (request %s) was cancelled while it waited for the world's "
+                        "lock; nothing was written", name, request)
+            return _result(error_json("the call was cancelled before it began; nothing was "
+                                      "written", "Cancelled"), error=True)
+        finally:
+            give_up_waiting(None)
+        if cancelled.is_set():
+            answer = result.structured_content or {}
+            what = ", ".join(f"{key} {answer[key]}" for key in ("commit", "id", "content")
+                             if isinstance(answer.get(key), str))
+            log.warning("narr mcp: %s (request %s) was cancelled after it began; it completed "
+                        "(%s%s): %s", name, request, answer.get("schema"),
+                        ", an error" if result.is_error else "",
+                        what or json.dumps(answer, ensure_ascii=False)[:500])
+        return result
 
     def tools(self) -> list[types.Tool]:
         from narrative.answer_models import answer_schema
@@ -135,11 +180,15 @@ class WorldTools:
             return op.call(wr, params)
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        from narrative.store.lock import Abandoned
+
         op = self.operations.get(name)
         try:
             if op is None:
                 raise NotFoundError(f"no tool {name!r}", hint="the tools are " + ", ".join(self.operations))
             answer = self.run(op, arguments)
+        except Abandoned:
+            raise  # a cancelled write that never began: :meth:`write` says so
         except NarrError as exc:
             return _result(exc.to_json(), error=True)
         except Exception as exc:  # a bug of ours: the traceback to our stderr, not to the agent
@@ -177,7 +226,7 @@ def make_server(world: WorldTools) -> Server[Any]:
 
     async def call_tool(ctx: ServerRequestContext[Any],
                         params: types.CallToolRequestParams) -> types.CallToolResult:
-        return await world.acall(params.name, params.arguments)
+        return await world.acall(params.name, params.arguments, ctx.request_id)
 
     async def list_resources(ctx: ServerRequestContext[Any],
                              params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -40,6 +41,17 @@ def command() -> list[str]:
 def running_command(argv: list[str] | None) -> None:
     """Name ``argv`` (None: the process's own) as this thread's command in lock files it takes."""
     _running.argv = argv
+
+
+def give_up_waiting(check: Callable[[], bool] | None) -> None:
+    """Let this thread's next write be called off while it waits for the lock: ``check()``
+    true then raises :class:`Abandoned` (nothing written). Once the lock is taken the write
+    goes through whole, whatever ``check`` says. None: wait as usual."""
+    _running.give_up = check
+
+
+class Abandoned(Exception):
+    """A write called off while it waited for the world's lock: nothing was written."""
 
 
 class _Timeout(Exception):
@@ -122,7 +134,7 @@ class WriteLock:
         except OSError as exc:
             raise _refused(exc, self.path) from None
         try:
-            lock.acquire(timeout=self.timeout, poll_interval=POLL)
+            self._wait(lock, timed_out)
         except timed_out:
             raise BusyError(
                 f"another narr process{_read_holder(self.holder_path)} is changing this world",
@@ -138,6 +150,29 @@ class WriteLock:
             raise _refused(exc, self.holder_path) from None
         self._lock = lock
         self._depth = 1
+
+    def _wait(self, lock: Any, timed_out: type[Exception]) -> None:
+        """Take ``lock`` within the timeout, or give up when this thread's write is called off
+        (:func:`give_up_waiting`), polling for that between tries."""
+        give_up = getattr(_running, "give_up", None)
+        if give_up is None:
+            lock.acquire(timeout=self.timeout, poll_interval=POLL)
+            return
+        import time
+
+        deadline = time.monotonic() + self.timeout
+        while True:
+            if give_up():
+                raise Abandoned("the write was called off while it waited for the world's lock")
+            try:
+                lock.acquire(timeout=min(POLL, max(0.0, deadline - time.monotonic())),
+                             poll_interval=POLL)
+            except timed_out:
+                if time.monotonic() >= deadline:
+                    raise
+                continue
+            _running.give_up = None  # taken: this write, and the rest of its call, go through
+            return
 
     def try_acquire(self) -> bool:
         """Take the lock only if it is free right now (readers that may tidy up use this).
