@@ -129,11 +129,14 @@ def list_chains(world: WorldRepo) -> list[Chain]:
 
 
 def replay(world: WorldRepo, chain: Chain | str | int, *, reuse: bool = False,
-           diffuser_name: str | None = None, to: str | None = None) -> ReplayResult:
+           diffuser_name: str | None = None, to: str | None = None,
+           again: bool = False) -> ReplayResult:
     """Run ``chain`` (a :class:`Chain`, its number or its name) again on top of HEAD, up to
-    and including event ``to`` if given; ``reuse`` the recorded deltas instead of diffusing."""
+    and including event ``to`` if given; ``reuse`` the recorded deltas instead of diffusing.
+    Events the story already holds a replay of are left out unless ``again``."""
     which = chain.selector if isinstance(chain, Chain) else str(chain)
-    return _replay.replay(world, which, reuse=reuse, diffuser_name=diffuser_name, to=to)
+    return _replay.replay(world, which, reuse=reuse, diffuser_name=diffuser_name, to=to,
+                          again=again)
 
 
 def event(world: WorldRepo, content: str, *ops: Op, diffuser: str | None = None,

@@ -129,6 +129,8 @@ class ReplayParams(Params):
                                 description="the chain's number or name (narr chains)")]
     reuse: bool = Field(False, description="reuse the recorded deltas instead of diffusing again")
     diffuser: _Short | None = None
+    again: bool = Field(False, description="replay every event, even those the story holds an "
+                                           "earlier replay of (told twice)")
 
 
 class AuditParams(Params):
@@ -304,7 +306,7 @@ def run_revert(wr: WorldRepo, p: RevertParams) -> Any:
 def run_replay(wr: WorldRepo, p: ReplayParams) -> Any:
     from narrative.engine.replay import replay
 
-    return replay(wr, p.chain, reuse=p.reuse, diffuser_name=p.diffuser)
+    return replay(wr, p.chain, reuse=p.reuse, diffuser_name=p.diffuser, again=p.again)
 
 
 def run_audit(wr: WorldRepo, p: AuditParams) -> Any:

@@ -233,8 +233,48 @@ def test_replay_stops_at_the_first_conflict_with_three_values(narr: CLI, world: 
         "target": "black-ring", "field": "/state/warmth", "recorded_old": "cold",
         "recorded_new": "warm", "current": "hot"}]
     assert narr.json("log", "-n", "1")["items"][0]["content"] == "E1"
+    again = narr.json("replay", "1", "--reuse", expect=14)  # E1 is told already: not twice
+    assert [e["content"] for e in again["events"]] == [] and "E2" in again["conflict"]["message"]
+    assert [e["content"] for e in narr.json("log")["items"]][:2] == ["E1", "Meanwhile"]
+    narr("reset", "HEAD~1")  # past the half replay: the chain may be told again
     text = narr("replay", "1", "--reuse", expect=14).stderr
     assert 'black-ring /state/warmth: recorded "cold" → "warm", now "hot"' in text
+
+
+def test_a_chain_the_story_holds_a_replay_of_is_not_told_twice(narr: CLI, world: Path) -> None:
+    """Replay, reset one event, replay the same chain number: its first event would be in
+    the story twice. narr tells only what the story lacks, says so, and --again insists."""
+    narr("event", "E1", "--set", "lin-yuan.state.mood=a")
+    narr("event", "E2", "--set", "black-ring.state.warmth=warm")
+    narr("reset", "HEAD~2")
+    narr("replay", "1")
+    narr("reset", "HEAD~1")
+    out = narr.json("replay", "1")
+    assert [e["content"] for e in out["events"]] == ["E2"]
+    assert out["skipped"] == [] and any("'E1' is in the story already" in w for w in out["warnings"])
+    contents = [e["content"] for e in narr.json("log")["items"]]
+    assert contents.count("E1") == 1 and contents[:2] == ["E2", "E1"]
+    before = narr.json("log")["items"]
+    refused = narr.json("replay", "1", expect=16)  # all of it is told: nothing to do
+    assert refused["type"] == "NothingToDoError" and "--again" in refused["hint"]
+    assert narr.json("log")["items"] == before  # nothing written
+    narr("reset", "HEAD~2")  # past the replay altogether: the chain may be told again
+    assert [e["content"] for e in narr.json("replay", "1")["events"]] == ["E1", "E2"]
+    narr("replay", "1", "--again")  # insisted on: told twice, as asked
+    assert [e["content"] for e in narr.json("log")["items"]].count("E1") == 2
+    assert narr("check").exit_code == 0
+
+
+def test_a_replay_to_an_event_then_of_the_rest(narr: CLI, world: Path) -> None:
+    narr("event", "E1", "--set", "lin-yuan.state.mood=a")
+    narr("event", "E2", "--set", "black-ring.state.warmth=warm")
+    narr("reset", "HEAD~2")
+    first = narr.json("chains")["items"][0]["first"]["id"]
+    narr("replay", "1", "--to", first[-8:])
+    assert [e["content"] for e in narr.json("replay", "1")["events"]] == ["E2"]
+    contents = [e["content"] for e in narr.json("log")["items"]]
+    assert contents[:2] == ["E2", "E1"] and contents.count("E1") == 1
+
 
 
 def test_replay_through_the_diffuser_reruns_explicit_changes(narr: CLI, world: Path) -> None:

@@ -166,10 +166,12 @@ SUMMARY_OVER = 5
 @click.option("--reuse", is_flag=True,
               help="Re-apply the recorded changes instead of running the diffuser again.")
 @click.option("--diffuser", help="Diffuser to run the events through (default: the world's).")
+@click.option("--again", is_flag=True,
+              help="Replay every event, even those the story holds an earlier replay of.")
 @json_option
 @pass_context
 def replay_cmd(ctx: Context, chain: str, to: str | None, reuse: bool, diffuser: str | None,
-               as_json: bool) -> None:
+               again: bool, as_json: bool) -> None:
     """Re-run an abandoned CHAIN (number or name from narr chains, origin/N, or tip) on top of HEAD.
 
     \b
@@ -181,7 +183,7 @@ def replay_cmd(ctx: Context, chain: str, to: str | None, reuse: bool, diffuser: 
 
     with progress_bar("Replaying", as_json=as_json) as progress:
         result = replay(ctx.world, chain, reuse=reuse, diffuser_name=diffuser, progress=progress,
-                        to=to)
+                        to=to, again=again)
     data = result.to_json()
     if as_json:
         emit_json(data, "replay")

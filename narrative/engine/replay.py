@@ -18,7 +18,7 @@ from narrative import fields
 from narrative.delta.request import EventRequest
 from narrative.engine.event import EventResult, run_event
 from narrative.engine.setaside import user_changes
-from narrative.errors import ConflictError, InvalidInputError, NotFoundError
+from narrative.errors import ConflictError, InvalidInputError, NotFoundError, NothingToDoError
 from narrative.fields import REPLAY_SPELLING, FieldConflict
 from narrative.ids import EVENT_ID_RE
 from narrative.model import (
@@ -265,17 +265,22 @@ class ReplayResult:
 
 
 def replay(wr: WorldRepo, which: str, *, reuse: bool = False, diffuser_name: str | None = None,
-           progress: Progress | None = None, to: str | None = None) -> ReplayResult:
-    """Run chain ``which`` again on top of HEAD, up to and including event ``to`` if given."""
+           progress: Progress | None = None, to: str | None = None,
+           again: bool = False) -> ReplayResult:
+    """Run chain ``which`` again on top of HEAD, up to and including event ``to`` if given.
+
+    The chain's events the story line already holds a replayed copy of are left out (and
+    said so) unless ``again``: telling them once more would put them in the story twice."""
     with move.writing(wr) as recovered:
-        result = _replay(wr, which, reuse, diffuser_name, progress, to, recovered)
-        if result.conflict is None and result.events and result.head is not None:
+        result = _replay(wr, which, reuse, diffuser_name, progress, to, recovered, again)
+        if result.events and result.head is not None:  # a replay stopped half-way told some too
             refs.mark_replayed(wr, result.ref, result.head)
         return result
 
 
 def _replay(wr: WorldRepo, which: str, reuse: bool, diffuser_name: str | None,
-            progress: Progress | None, to: str | None, recovered: list[str]) -> ReplayResult:
+            progress: Progress | None, to: str | None, recovered: list[str],
+            again: bool) -> ReplayResult:
     ref = wr.require_branch()
     name, tip = pick_chain(wr, which)
     head = wr.head_commit()
@@ -287,9 +292,11 @@ def _replay(wr: WorldRepo, which: str, reuse: bool, diffuser_name: str | None,
         tip = every[-1]
     commits = [c for c in every if (r := c.record()) is not None and r.kind == "event"]
     result = ReplayResult(label, len(commits), warnings=recovered, ref=name)
-    replayed = {c.id for c in commits}
+    events = {c.id for c in commits}
     result.skipped = [{"commit": c.id, "subject": c.subject}
-                      for c in every if c.id not in replayed]
+                      for c in every if c.id not in events]
+    if not again and commits:
+        commits = _not_told_yet(wr, name, label, which, commits, head, result)
     if not commits:
         result.head = head.id
         return result
@@ -309,6 +316,28 @@ def _replay(wr: WorldRepo, which: str, reuse: bool, diffuser_name: str | None,
             return result
     with batch(wr):  # one scan and one index write for the whole chain
         return _replay_events(wr, commits, result, reuse, diffuser_name, progress)
+
+
+def _not_told_yet(wr: WorldRepo, name: str, label: str, which: str, commits: list[Commit],
+                  head: Commit, result: ReplayResult) -> list[Commit]:
+    """The chain's events the story line holds no replayed copy of. A reset after a replay
+    (or a replay stopped at a conflict, or one ``--to`` an event) leaves part of the chain
+    told: telling it again would put those events in the story twice."""
+    originals = {rec.id for c in commits if (rec := c.record()) is not None}
+    told = history.told_on_line(wr, refs.replayed_marks(wr, name), head.id, originals)
+    if not told:
+        return commits
+    rest = [c for c in commits if (rec := c.record()) is not None and rec.id not in told]
+    if not rest:
+        raise NothingToDoError(
+            f"every event of chain {label} is in the story already (replayed as "
+            f"{', '.join(sorted(cid[:10] for cid in told.values()))})",
+            hint=f"to tell them a second time anyway: narr replay {which} --again")
+    for c in commits:
+        if (rec := c.record()) is not None and rec.id in told:
+            result.warnings.append(f"{c.subject!r} is in the story already (replayed as "
+                                   f"{told[rec.id][:10]}): not told twice (--again would)")
+    return rest
 
 
 def _replay_events(wr: WorldRepo, commits: list[Commit], result: ReplayResult,

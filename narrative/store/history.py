@@ -46,6 +46,27 @@ def chain_commits(wr: WorldRepo, tip: Commit, head: str | None) -> list[Commit]:
     return out
 
 
+def told_on_line(wr: WorldRepo, marks: Iterable[str], head: str, originals: set[str]
+                 ) -> dict[str, str]:
+    """Which of the events ``originals`` (record ids) the story line at ``head`` holds a
+    replayed copy of: original id -> the copy's commit. A replay's copies end at its mark;
+    where the mark's history meets the story line, the copies below are the story's."""
+    told: dict[str, str] = {}
+    for mark in marks:
+        try:
+            base = wr.repo.merge_base(head, mark)
+        except (KeyError, ValueError, pygit2.GitError):
+            continue  # a mark whose commit is gone (pruned) holds nothing of the story
+        if base is None:
+            continue
+        for commit in first_parent(Commit(wr.repo[base].peel(pygit2.Commit))):
+            rec = commit.record()
+            if rec is None or rec.replay_of not in originals:
+                break
+            told.setdefault(rec.replay_of, commit.id)
+    return told
+
+
 def undone_chain(wr: WorldRepo, head: Commit, target: Commit) -> list[Commit]:
     """Commits a move of the story line from ``head`` back to ``target`` undoes, newest first
     (first-parent line)."""

@@ -323,6 +323,14 @@ def replayed(wr: WorldRepo, ref: str) -> bool:
                for n in wr.repo.references)
 
 
+def replayed_marks(wr: WorldRepo, ref: str) -> list[str]:
+    """The commits the chain's replays ended at: here, and as last fetched from remotes."""
+    key = chain_name(ref).key
+    names = [n for n in wr.repo.references
+             if n == REPLAYED + key or (n.startswith(REMOTES) and n.endswith(f"/replayed/{key}"))]
+    return [str(wr.repo.references[n].target) for n in names]
+
+
 def drop_abandoned(wr: WorldRepo, ref: str) -> None:
     """Delete an abandoned chain's ref (and its replayed mark)."""
     gone = [name for name in (ref, REPLAYED + chain_name(ref).key) if name in wr.repo.references]
