@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from narrative.api import *  # noqa: F403  (the names below, typed for type checkers)
+del TYPE_CHECKING, annotations  # the two names the lines above bind are no part of the package
 
 __version__ = "0.1.0"
 

@@ -20,7 +20,7 @@ library never prints and never exits.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -139,19 +139,54 @@ def replay(world: WorldRepo, chain: Chain | str | int, *, reuse: bool = False,
                           again=again)
 
 
-def event(world: WorldRepo, content: str, *ops: Op, diffuser: str | None = None,
+def event(world: WorldRepo, content: str, *ops: Op | Sequence[Op], diffuser: str | None = None,
           close_scene: bool = False, timestamp: str | None = None, causes: Iterable[str] = (),
           dry_run: bool = False, when: datetime | None = None) -> EventResult:
     """Record one event: ``content`` in words, ``ops`` the changes you spell out yourself.
 
-    ``diffuser`` names what turns the words into further changes (``"rules"``,
-    ``"llm"``, ...; :func:`default_diffuser` is what ``narr event`` would pick);
-    without it only ``ops`` change the world. On an error nothing changes and
+    Each of ``ops`` is an op (``SetOp(...)``) or a list of them, as the :mod:`narrative.ops`
+    helpers return. ``diffuser`` names what turns the words into further changes
+    (``"rules"``, ``"llm"``, ...; :func:`default_diffuser` is what ``narr event`` would
+    pick); without it only ``ops`` change the world. On an error nothing changes and
     the request is kept for :func:`retry`.
     """
-    request = EventRequest(content=content, delta=Delta(ops=list(ops)), diffuser=diffuser,
-                           close_scene=close_scene, timestamp=timestamp, causes=list(causes))
+    from pydantic import ValidationError
+
+    from narrative.errors import validation_error
+
+    try:
+        request = EventRequest(content=content, delta=Delta(ops=_flat_ops(ops)),
+                               diffuser=diffuser, close_scene=close_scene, timestamp=timestamp,
+                               causes=list(causes))
+    except ValidationError as exc:
+        raise validation_error(exc, "event") from None
     return run_event(world, request, dry_run=dry_run, when=when)
+
+
+def _flat_ops(ops: tuple[Any, ...]) -> list[Op]:
+    """The ops a caller passed, lists (a helper's answer) spread and dicts (an op's JSON) read:
+    anything else is named here, by its place, rather than deep in a validation report."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from narrative.errors import validation_error
+    from narrative.model import _Op
+
+    flat: list[Op] = []
+    for i, given in enumerate(ops):
+        items = given if isinstance(given, list | tuple) else [given]
+        for item in items:
+            if isinstance(item, dict):
+                try:
+                    item = TypeAdapter(Op).validate_python(item)
+                except ValidationError as exc:
+                    raise validation_error(exc, f"op {i + 1}") from None
+            if not isinstance(item, _Op):
+                raise InvalidInputError(
+                    f"op {i + 1}: {type(item).__name__} {str(item)[:60]!r} is not an op",
+                    hint="build ops with narr.SetOp(...), narr.RelateOp(...) or the narr.ops "
+                         "helpers (which return lists: pass them as they are)")
+            flat.append(item)  # type: ignore[arg-type]
+    return flat
 
 
 

@@ -16,7 +16,11 @@ from narrative.model import Op, RelateOp, SetOp, UnrelateOp, UnsetOp
 
 
 def give(item: str, from_: str | None, to: str) -> list[Op]:
-    """``item`` passes from ``from_`` (None: nobody held it) to ``to``."""
+    """``item`` passes from ``from_`` to ``to``.
+
+    ``from_`` None only when nobody holds the item now: these helpers read no world, so a
+    holder left unnamed keeps holding it too (``narr.get_value(world, item, "state.holder")``
+    says who holds it)."""
     ops: list[Op] = []
     if from_ is not None:
         ops.append(UnrelateOp(source=from_, type="holds", target=item))

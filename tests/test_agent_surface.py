@@ -114,3 +114,42 @@ def test_every_function_of_the_api_says_what_it_does() -> None:
     missing = [name for name in api.__all__
                if inspect.isfunction(getattr(api, name)) and not inspect.getdoc(getattr(api, name))]
     assert missing == []
+
+
+def test_an_event_takes_the_helpers_lists_and_names_what_is_no_op(tmp_path: Path) -> None:
+    """The ops helpers return lists; passed as they are (not spread), they are ops all the same,
+    and whatever is no op is a narr error naming its place, never pydantic's report."""
+    narr.init_world(tmp_path / "w", sample=True)
+    with narr.open_world(tmp_path / "w") as world:
+        done = narr.event(world, "Su Qing goes to the ferry", narr.ops.move("su-qing", "ferry"),
+                          {"op": "set", "target": "su-qing", "field": "state.mood", "value": "calm"})
+        assert narr.get_value(world, "su-qing", "state.location") == "ferry"
+        assert narr.get_value(world, "su-qing", "state.mood") == "calm"
+        head = done.commit
+        for bad, said in [("set su-qing", "op 1: str 'set su-qing' is not an op"),
+                          ({"op": "set", "target": "su-qing"}, "op 1: "),
+                          ([narr.ops.move("su-qing", "gate"), 5], "op 1: list "),
+                          (None, "op 1: NoneType")]:
+            with pytest.raises(narr.InvalidInputError) as caught:
+                narr.event(world, "nothing", bad)  # type: ignore[arg-type]
+            assert caught.value.message.startswith(said), caught.value.message
+        assert world.head_id() == head
+
+
+def test_register_refuses_a_factory_that_cannot_take_the_world() -> None:
+    with pytest.raises(narr.InvalidInputError, match="must take one argument, the open world"):
+        narr.register("zero-args", lambda: None)  # type: ignore[arg-type,misc,return-value]
+    with pytest.raises(narr.InvalidInputError, match="is not callable"):
+        narr.register("not-callable", "rules")  # type: ignore[arg-type]
+    from narrative.diffusers.base import names
+
+    assert "zero-args" not in names() and "not-callable" not in names()
+
+
+def test_the_package_offers_only_its_names() -> None:
+    import types
+
+    public = {name for name in dir(narr) if not name.startswith("_")
+              and not isinstance(getattr(narr, name), types.ModuleType)}  # submodules once imported
+    assert public == {name for name in narr.__all__ if name != "ops"}
+    assert not hasattr(narr, "TYPE_CHECKING") and not hasattr(narr, "annotations")

@@ -65,6 +65,18 @@ def test_new_refuses_the_same_words_under_a_second_id_unless_forced(narr: CLI, w
         "the id old-mill is taken by old-mill (Old Mill): this node is old-mill-2; the names tell them apart"]
 
 
+def test_new_leaves_out_an_alias_that_repeats_the_name(narr: CLI) -> None:
+    made = narr.json("new", "background", "The Forged Will", "--kind", "secret",
+                     "--alias", "the forged will", "--alias", "Will", "--alias", " will ")
+    assert made["aliases"] == ["Will"]
+    assert made["warnings"] == [
+        "alias 'the forged will' left out: it is the name or an alias already (names match case "
+        "and spacing aside)",
+        "alias 'will' left out: it is the name or an alias already (names match case and spacing "
+        "aside)"]
+    assert narr.json("get", "the forged will")["node"]["aliases"] == ["Will"]
+
+
 def test_new_says_when_a_chinese_name_shares_a_romanisation(narr: CLI) -> None:
     result = narr("new", "background", "林园")  # 林远 is lin-yuan already
     assert result.stdout.startswith("lin-yuan-2 ")

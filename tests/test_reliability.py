@@ -521,6 +521,62 @@ def test_adopt_refuses_when_there_is_nothing_to_adopt(world: Path, narr: CLI) ->
 
 
 @ONE_LAYOUT
+def test_an_event_waits_until_a_plain_commit_of_the_world_is_adopted(world: Path, narr: CLI) -> None:
+    """An event on top of a ``git commit -am`` would bury it where narr adopt cannot reach and
+    narr check would fail for good: status says so, the event is refused and kept, and after
+    narr adopt it records the committed hand edit."""
+    path = node_file(world, "lin-yuan")
+    path.write_text(path.read_text().replace('"anxious"', '"wary"'))
+    git(world, "commit", "-q", "-am", "oops")
+    plain = git(world, "rev-parse", "--short=10", "HEAD").strip()
+    status = narr("status")
+    assert f"the plain git commit {plain} 'oops' changed world/" in status.stderr
+    assert "narr adopt" in narr.json("status")["warnings"][0]
+    before = snapshot(world)
+    refused = narr("event", "a beat", *EXPLICIT, expect=14)
+    assert refused.stderr.startswith(f"narr: error: the plain git commit {plain} 'oops' changed world/")
+    assert "narr adopt makes its changes hand edits again" in refused.stderr
+    assert "narr event --retry" in refused.stderr
+    assert {k: v for k, v in snapshot(world).items() if not k.startswith(".git")} == {
+        k: v for k, v in before.items() if not k.startswith(".git")}
+    assert git(world, "rev-parse", "--short=10", "HEAD").strip() == plain
+    narr("adopt")
+    done = narr.json("event", "--retry")
+    assert [(e["target"], e["new_value"]) for e in done["edits"]] == [("lin-yuan", "wary")]
+    assert narr.json("check")["ok"]
+
+
+@ONE_LAYOUT
+def test_a_plain_commit_under_later_events_gets_a_fix_that_works(
+        world: Path, narr: CLI, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A world where an older narr recorded an event on top of a plain commit of world/: the
+    check's hint is a way out that works, not narr adopt (which cannot reach it)."""
+    import narrative.engine.adopt
+
+    path = node_file(world, "lin-yuan")
+    last = git(world, "rev-parse", "--short=10", "HEAD").strip()
+    path.write_text(path.read_text().replace('"anxious"', '"wary"'))
+    git(world, "commit", "-q", "-am", "oops")
+    plain = git(world, "rev-parse", "--short=10", "HEAD").strip()
+    with monkeypatch.context() as m:
+        m.setattr(narrative.engine.adopt, "unadopted", lambda wr, head: None)
+        narr("event", "a beat", *EXPLICIT, "--set", "su-qing.state.mood=bored")
+    hint = narr("check", expect=17).stderr.splitlines()[-1]
+    assert hint == (f"hint: plain git commit {plain} lies under later events, where narr adopt "
+                    f"cannot reach it: narr reset {last} (the last event before it; the later "
+                    f"commits are kept as a chain), make its change again by hand (git show "
+                    f"{plain} -- world/) and record it with an event, then narr replay the chain "
+                    "--reuse")
+    narr("reset", last)
+    path.write_text(path.read_text().replace('"anxious"', '"wary"'))
+    narr("event", "Lin Yuan grows wary", *EXPLICIT)
+    narr("replay", "1", "--reuse")
+    assert narr.json("check")["ok"]
+    assert read_node(world, "lin-yuan")["state"]["mood"] == "wary"
+    assert read_node(world, "su-qing")["state"]["mood"] == "bored"
+
+
+@ONE_LAYOUT
 def test_adopt_refuses_during_a_git_merge(world: Path, narr: CLI) -> None:
     narr("event", "calm down", *EXPLICIT, "--set", "lin-yuan.state.mood=calm")
     head = git(world, "rev-parse", "HEAD").strip()

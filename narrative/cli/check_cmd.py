@@ -85,6 +85,11 @@ def _plain_commit_hint(ctx: Context, report: CheckReport) -> str | None:
              and "is not a narr event" in p.problem]
     if not plain:
         return None
+    from narrative.engine.adopt import buried
+
+    deep = buried(ctx.world, [p.commit for p in plain if p.commit])
+    if deep is not None:
+        return deep
     return ("plain git commits changed world/; narr adopt moves the branch back to the last "
             "event and keeps their changes as hand edits (the next event records them; the "
             "commits stay under refs/narr/adopted/)")

@@ -41,7 +41,28 @@ _REGISTRY: dict[str, Factory] = {
 
 
 def register(name: str, factory: Factory) -> None:
-    """Make ``factory`` the diffuser called ``name`` (a plug-in's own diffuser)."""
+    """Make ``factory`` the diffuser called ``name`` (a plug-in's own diffuser).
+
+    ``factory(world)`` is called with the open world (a :class:`WorldRepo`) each time an event
+    asks for the diffuser, and returns it; a factory that cannot take that one argument is
+    refused here rather than failing at the first event."""
+    import inspect
+
+    from narrative.errors import InvalidInputError
+
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInputError(f"a diffuser needs a name, not {name!r}")
+    if not callable(factory):
+        raise InvalidInputError(f"diffuser {name!r}: the factory {factory!r} is not callable",
+                                hint="register(name, lambda world: MyDiffuser())")
+    try:
+        inspect.signature(factory).bind(None)
+    except TypeError:
+        raise InvalidInputError(
+            f"diffuser {name!r}: the factory must take one argument, the open world",
+            hint="register(name, lambda world: MyDiffuser())") from None
+    except ValueError:
+        pass  # a builtin without a readable signature: trusted as it is
     _REGISTRY[name] = factory
 
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from narrative.errors import NothingToDoError
+from narrative.errors import ConflictError, NothingToDoError
 from narrative.ids import is_world_path
 from narrative.store import history, move, records, refs, worktree
+from narrative.store.objects import Commit
 from narrative.store.worldrepo import WorldRepo
 
 
@@ -41,6 +42,45 @@ class AdoptResult:
                 "adopted": self.adopted, "kept_as": self.kept_as,
                 "world_paths": self.world_paths, "other_paths": self.other_paths,
                 "warnings": self.warnings}
+
+
+def unadopted(wr: WorldRepo, head: Commit | None) -> ConflictError | None:
+    """Why no event may be recorded on ``head`` yet: plain commits since the last event
+    changed ``world/``. An event on top would bury them where ``narr adopt`` cannot reach
+    and ``narr check`` fails for good, so the event waits for the adoption."""
+    plain = history.plain_world_commits(wr, head) if head is not None else []
+    if not plain:
+        return None
+    newest = plain[0]
+    what = (f"{len(plain)} plain git commits since the last event ({newest.id[:10]} "
+            f"{newest.subject}, ...) changed world/" if len(plain) > 1 else
+            f"the plain git commit {newest.id[:10]} {newest.subject!r} changed world/")
+    if any(c.is_merge for c in plain):
+        return ConflictError(f"{what}, and a git merge is among them",
+                             hint="narr check --json lists the commands that make it a merge event")
+    return ConflictError(f"{what}: the history cannot explain it",
+                         hint="narr adopt makes its changes hand edits again, which the next "
+                              "event records (the commit is kept under refs/narr/adopted/)")
+
+
+def buried(wr: WorldRepo, commit_ids: list[str]) -> str | None:
+    """How to recover plain commits that changed ``world/`` with events on top of them
+    (recorded before events refused to build there): ``narr adopt`` reaches only the
+    commits after the last event. None when every one of them is within its reach."""
+    head = wr.head_commit()
+    reach = {c.id for c in history.plain_world_commits(wr, head)} if head is not None else set()
+    deep = [c for c in commit_ids if c not in reach]
+    if not deep:
+        return None
+    oldest = history.peel_commit(wr, deep[-1])
+    before = next((c for c in history.first_parent(oldest) if records.has_marker(c.message)),
+                  None) if oldest is not None else None
+    if before is None:
+        return None
+    return (f"plain git commit {deep[-1][:10]} lies under later events, where narr adopt cannot "
+            f"reach it: narr reset {before.id[:10]} (the last event before it; the later commits "
+            f"are kept as a chain), make its change again by hand (git show {deep[-1][:10]} -- "
+            "world/) and record it with an event, then narr replay the chain --reuse")
 
 
 def adopt(wr: WorldRepo) -> AdoptResult:

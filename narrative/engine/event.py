@@ -181,6 +181,10 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     head = wr.head_commit()
     if head is None:
         raise InvalidWorldError("this world has no genesis commit", hint="narr init")
+    from narrative.engine.adopt import unadopted
+
+    if (buried := unadopted(wr, head)) is not None:
+        raise buried
     edits = worktree.scan_for_event(wr, head.tree)
     edits.raise_problems()
     view = WorldView(wr, head.tree, edits)

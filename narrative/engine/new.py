@@ -83,13 +83,18 @@ def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: l
     if any(not a for a in aliases):
         raise InvalidInputError("an --alias cannot be empty")
     names = Names(wr)
-    wanted = [name, *aliases]
+    warnings = []
     seen: set[str] = set()
-    for text in wanted:
+    kept: list[str] = []
+    for i, text in enumerate([name, *aliases]):
         norm = normalize_name(text)
-        if norm in seen:
-            raise InvalidInputError(f"{text!r} is given twice (names compare case aside)")
+        if norm in seen:  # names match case aside: the repeat would add nothing
+            warnings.append(f"alias {text!r} left out: it is the name or an alias already "
+                            "(names match case and spacing aside)")
+            continue
         seen.add(norm)
+        if i:
+            kept.append(text)
         taken = sorted(names.view.ids_by_name([norm]).get(norm, set())) if names.tree is not None else []
         if taken:
             owners = ", ".join(f"{i} ({names.display_name(i)})" for i in taken)
@@ -99,7 +104,7 @@ def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: l
                       "another name, or tell them apart with --alias"))
     stem = slugify(name)
     node_id = free_id(wr, names, stem)
-    warnings = []
+    aliases = kept
     if node_id != stem:
         holder = names.display_name(stem) if names.view.exists(stem) else ""
         beside = f"{stem} ({holder})" if holder else stem

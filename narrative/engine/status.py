@@ -15,7 +15,7 @@ from narrative.store.move import finish_interrupted
 from narrative.store.worldrepo import WorldRepo
 
 if TYPE_CHECKING:
-    from narrative.store.objects import Tree
+    from narrative.store.objects import Commit, Tree
 
 
 @dataclass
@@ -73,9 +73,16 @@ def status(wr: WorldRepo) -> Status:
         outside=scan.outside,
         failed=_failed(wr),
         reformat=[r for r in reformat if r],
-        warnings=[*([note] if note else []), *_git_operation(wr)],
+        warnings=[*([note] if note else []), *_git_operation(wr), *_unadopted(wr, head)],
         story_time=story_time(wr) if head is not None else None,
     )
+
+
+def _unadopted(wr: WorldRepo, head: Commit | None) -> list[str]:
+    from narrative.engine.adopt import unadopted
+
+    problem = unadopted(wr, head)
+    return [f"{problem.message}: {problem.hint}"] if problem is not None else []
 
 
 def _git_operation(wr: WorldRepo) -> list[str]:

@@ -46,6 +46,20 @@ def chain_commits(wr: WorldRepo, tip: Commit, head: str | None) -> list[Commit]:
     return out
 
 
+def plain_world_commits(wr: WorldRepo, head: Commit) -> list[Commit]:
+    """The plain git commits between the last event and ``head`` on the first-parent line,
+    newest first, when together they changed ``world/`` (what ``narr adopt`` turns back into
+    hand edits); empty when ``head`` is an event or the commits left ``world/`` alone."""
+    plain: list[Commit] = []
+    for commit in first_parent(head):
+        if records.has_marker(commit.message):
+            if plain and wr.world_tree_id(commit.tree) != wr.world_tree_id(head.tree):
+                return plain
+            return []
+        plain.append(commit)
+    return []
+
+
 def told_on_line(wr: WorldRepo, marks: Iterable[str], head: str, originals: set[str]
                  ) -> dict[str, str]:
     """Which of the events ``originals`` (record ids) the story line at ``head`` holds a

@@ -65,6 +65,12 @@ RECORD_FIELDS: dict[str, Any] = {
 }
 
 
+def has_marker(message: str) -> bool:
+    """Whether a commit message carries a record (read or not): cheaper than decoding one,
+    which may be a bulk event of megabytes."""
+    return f"\n\n{MARKER}\n" in message
+
+
 def decode_raw(message: str) -> dict[str, Any] | None:
     """The record as plain JSON, all fields present, without validation, or None.
 
