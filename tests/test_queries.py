@@ -190,6 +190,10 @@ def test_graph_exports(played: tuple[CLI, Path, dict[str, str]]) -> None:
          ("su-qing", "elder-mo", [("student-of", "forward")])]]
     assert narr("graph", "connect", "lin-yuan", "su-qing").stdout == (
         "lin-yuan -distrusts-> | <-suspects- su-qing\n")
+    narr("event", "Sworn enemies", "--diffuser", "explicit", "--relate", "lin-yuan:enemy-of:su-qing",
+         "--relate", "su-qing:enemy-of:lin-yuan")
+    assert narr("graph", "connect", "lin-yuan", "su-qing").stdout == (
+        "lin-yuan -distrusts-> | <-enemy-of-> | <-suspects- su-qing\n")
     assert narr("graph", "connect", "lin-yuan", "nobody", expect=11).stderr
 
 

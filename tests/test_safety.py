@@ -559,14 +559,18 @@ def test_sigkill_at_random_moments(world: Path, tmp_path: Path) -> None:
     assert code == 0
     outcomes: dict[str, int] = {"old": 0, "new": 0}
     deadline = time.monotonic() + 3
+    scale = 1.2  # of the measured time: the kills' range, moved while they all land on one side
     i = 1
-    while i <= 40 and (time.monotonic() < deadline or i <= 8):
+    while i <= 40 and (time.monotonic() < deadline or i <= 8 or not all(outcomes.values())):
         make_hand_edits(world, i)
         before = before_event(world)
-        delay = rng.uniform(0, took * 1.2)
+        delay = rng.uniform(0, took * scale)
         code, _ = run_driver(world, event_args(world, i, tmp_path), delay)
         assert code in (0, -signal.SIGKILL)
-        outcomes[verify(world, before, f"Event {i}")] += 1
+        side = verify(world, before, f"Event {i}")
+        outcomes[side] += 1
+        if not all(outcomes.values()):  # a machine under load runs slower than it was measured
+            scale *= 1.25 if side == "old" else 0.8
         i += 1
     # the kills landed on both sides of the commit point
     assert outcomes["old"] > 0 and outcomes["new"] > 0, outcomes

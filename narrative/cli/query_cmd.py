@@ -291,10 +291,18 @@ def graph_connect_cmd(ctx: Context, source: str, target: str, as_json: bool) -> 
     for path in d["paths"]:
         parts = [path[0]["from"]] if path else [source]
         for hop in path:
-            rels = " | ".join(f"-{r['type']}->" if r["direction"] == "forward" else f"<-{r['type']}-"
-                              for r in hop["relations"])
+            rels = " | ".join(_arrows(hop["relations"]))
             parts += [rels, hop["to"]]
         echo(" ".join(parts))
+
+
+def _arrows(relations: list[dict[str, Any]]) -> list[str]:
+    """A hop's relations as arrows, one both ways (``enemy-of`` from each side) as ``<-t->``."""
+    ways: dict[str, set[str]] = {}
+    for r in relations:
+        ways.setdefault(r["type"], set()).add(r["direction"])
+    return [f"<-{t}->" if len(d) > 1 else f"-{t}->" if "forward" in d else f"<-{t}-"
+            for t, d in ways.items()]
 
 
 @click.command("brief")
