@@ -168,3 +168,31 @@ def test_an_event_of_a_world_without_a_diffuser_loads_none(world: Path) -> None:
                          env=_env())
     assert out.returncode == 0, out.stderr
     assert out.stderr.strip().splitlines()[-1] == "loaded: ['narrative.diffusers.base']"
+
+
+LIBGIT = """
+import os, ssl, sys
+import narrative.store.worldrepo
+import pygit2
+print(pygit2.settings._default_tls_verify_paths.cafile, os.environ.get("SSL_CERT_FILE"),
+      ssl.get_default_verify_paths().cafile)
+"""
+
+
+@pytest.mark.parametrize("cafile", [None, "ca.pem"])
+def test_pygit2_loads_without_parsing_the_certificate_file(tmp_path: Path, cafile: str | None) -> None:
+    """libgit2 is given no certificate file to parse at start-up (narr's transport is the git
+    command), and the process's environment is as it was: Python's own TLS still finds it."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "SSL_CERT_FILE"}
+    if cafile is not None:
+        (tmp_path / cafile).write_text("", "utf-8")
+        env["SSL_CERT_FILE"] = str(tmp_path / cafile)
+    out = subprocess.run([sys.executable, "-c", LIBGIT], capture_output=True, text=True, env=env,
+                         check=True)
+    libgit2_file, variable, python_file = out.stdout.split()
+    assert libgit2_file == "None"
+    assert variable == (str(tmp_path / cafile) if cafile else "None")
+    if cafile:
+        assert python_file == str(tmp_path / cafile)

@@ -11,12 +11,11 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-import pygit2
-
 from narrative import safejson
 from narrative.fields import reference_candidates
 from narrative.ids import Layout, normalize_name, parse_node_path
 from narrative.store.catalog.connection import Connection
+from narrative.store.libgit import pygit2
 from narrative.store.trees import EMPTY_TREE, diff_blobs, walk_blobs
 
 
