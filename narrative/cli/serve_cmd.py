@@ -81,8 +81,11 @@ def serve_cmd(ctx: Context, detach: bool, stop_it: bool, show_status: bool, port
         record = server.running(git_dir)
         live = server.control(git_dir, "status") if record is not None else None
         if record is None:
+            from narrative.serve.autostart import waiting
+
             server.remove_stale_record(git_dir)
-            _report({"running": False}, as_json)
+            failed = waiting(git_dir)
+            _report({"running": False, **({"autostart": failed} if failed else {})}, as_json)
             return
         data = {"running": True, **(record or {}), **(live or {}),
                 "current": (record or live or {}).get("version") == client.code_version()}
@@ -218,6 +221,13 @@ def _report(data: dict[str, Any], as_json: bool) -> None:
     elif not data.get("running"):
         echo("narr serve: stopped (pid {})".format(data["pid"]) if data.get("stopped")
                    else "narr serve: no server runs for this world")
+        failed = data.get("autostart")
+        if failed:
+            times = failed.get("failures", 1)
+            clock = time.strftime("%H:%M", time.localtime(float(failed.get("retry_at", 0))))
+            echo(f"  narr.autoServe: the last automatic start failed ({times} in a row; "
+                 f"see .git/narr/serve.log); the first command after {clock} tries again "
+                 "(narr serve --detach starts one now)")
     else:
         where = data.get("socket")
         port = f", http://{data.get('host') or '127.0.0.1'}:{data['port']}/api/" if data.get("port") else ""
