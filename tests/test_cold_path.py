@@ -196,3 +196,43 @@ def test_pygit2_loads_without_parsing_the_certificate_file(tmp_path: Path, cafil
     assert variable == (str(tmp_path / cafile) if cafile else "None")
     if cafile:
         assert python_file == str(tmp_path / cafile)
+
+
+COMPLETE = """
+import sys
+sys.argv = ["narr"]
+from narrative.client import main
+try:
+    main()
+except SystemExit:
+    pass
+print("loaded:", sorted(m for m in ("pygit2", "pydantic", "networkx") if m in sys.modules),
+      file=sys.stderr)
+"""
+
+
+def _complete(where: Path, words: str) -> tuple[list[str], str]:
+    env = {**_env(), "_NARR_COMPLETE": "bash_complete", "COMP_WORDS": words,
+           "COMP_CWORD": str(len(words.split()) - 1)}
+    out = subprocess.run([sys.executable, "-c", COMPLETE], cwd=where, capture_output=True,
+                         text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split(), out.stderr.strip().splitlines()[-1]
+
+
+def test_a_node_name_completes_without_opening_git(world: Path, narr: CLI, tmp_path: Path) -> None:
+    """A TAB after ``narr get`` reads the catalog and world/ only: git (libgit2) stays
+    unloaded, in the world and in a linked worktree of it, and a new file is offered too."""
+    narr("new", "character", "Lin Feng")
+    offered, loaded = _complete(world / "world", "narr get lin-")
+    assert offered == ["plain,lin-feng", "plain,lin-xue", "plain,lin-yuan"]
+    assert loaded == "loaded: []"
+    offered, loaded = _complete(world, "narr get lin-yuan state.mo")
+    assert offered == ["plain,state.mood"] and loaded == "loaded: []"
+    subprocess.run(["git", "-C", str(world), "worktree", "add", "-q", str(tmp_path / "linked")],
+                   check=True)
+    offered, loaded = _complete(tmp_path / "linked", "narr get lin-")
+    assert offered == ["plain,lin-xue", "plain,lin-yuan"]  # lin-feng is not committed
+    assert loaded == "loaded: []"
+    offered, loaded = _complete(world, "narr switch ma")  # a branch: git answers
+    assert offered == ["plain,main"] and loaded == "loaded: ['pygit2']"
