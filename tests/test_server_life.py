@@ -379,18 +379,24 @@ def test_a_world_too_deep_for_a_socket_path_still_gets_its_server(
     assert status(deep)["requests"] == before + 1
 
 
-@pytest.fixture
-def broken_code(tmp_path: Path) -> Path:
-    """A copy of narr whose server dies as it starts (a broken install, a crash at start-up)."""
-    where = tmp_path / "broken-narr"
+def narr_copy(where: Path, module: str, appended: str) -> Path:
+    """A copy of narr's package at ``where`` (as another checkout or install would be), with
+    ``appended`` at the end of one of its modules."""
     shutil.copytree(REPO / "narrative", where / "narrative",
                     ignore=shutil.ignore_patterns("__pycache__", "static"))
     (where / "narrative" / "serve" / "static").symlink_to(REPO / "narrative" / "serve" / "static")
-    with open(where / "narrative" / "serve" / "server.py", "a", encoding="utf-8") as fh:
-        fh.write("\n\ndef _broken(self, ready=None):\n"
-                 "    raise SystemExit('narr serve: this install cannot serve')\n\n\n"
-                 "Server.run = _broken\n")
+    with open(where / "narrative" / module, "a", encoding="utf-8") as fh:
+        fh.write(appended)
     return where
+
+
+@pytest.fixture
+def broken_code(tmp_path: Path) -> Path:
+    """A copy of narr whose server dies as it starts (a broken install, a crash at start-up)."""
+    return narr_copy(tmp_path / "broken-narr", "serve/server.py",
+                     "\n\ndef _broken(self, ready=None):\n"
+                     "    raise SystemExit('narr serve: this install cannot serve')\n\n\n"
+                     "Server.run = _broken\n")
 
 
 def state_path(root: Path) -> Path:
@@ -469,13 +475,7 @@ def test_a_server_that_serves_leaves_no_failure_to_wait_out(flat_world: Path,
 @pytest.fixture
 def other_code(tmp_path: Path) -> Path:
     """A copy of narr's package, as another checkout or an older install would be."""
-    where = tmp_path / "other-narr"
-    shutil.copytree(REPO / "narrative", where / "narrative",
-                    ignore=shutil.ignore_patterns("__pycache__", "static"))
-    (where / "narrative" / "serve" / "static").symlink_to(REPO / "narrative" / "serve" / "static")
-    with open(where / "narrative" / "ids.py", "a", encoding="utf-8") as fh:
-        fh.write("# another version\n")
-    return where
+    return narr_copy(tmp_path / "other-narr", "ids.py", "# another version\n")
 
 
 def test_a_server_exits_when_its_code_changes(flat_world: Path, other_code: Path,
