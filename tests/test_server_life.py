@@ -440,6 +440,7 @@ def test_a_server_that_fails_to_start_is_not_started_by_every_command(
         state_path(flat_world).write_text(json.dumps(state), "utf-8")
 
     wait_over()  # the minute has passed: the next command tries once more, and fails again
+    assert status(flat_world) == {"running": False}  # nothing is waited out any more
     assert run(flat_world, "status", env=env, cwd=broken_code.parent).returncode == 0
     wait_for(lambda: attempts(flat_world) == 2, "the second start")
     spawned = json.loads(state_path(flat_world).read_text("utf-8"))["pid"]

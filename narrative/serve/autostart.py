@@ -214,8 +214,9 @@ def read_state(git_dir: str | os.PathLike[str]) -> dict[str, object] | None:
 def waiting(git_dir: str | os.PathLike[str]) -> dict[str, object] | None:
     """The failures an automatic start is waiting out (``narr serve --status``), or None."""
     state = read_state(git_dir)
-    if not state or not isinstance(state.get("retry_at"), (int, float)):
-        return None
+    retry_at = state.get("retry_at") if state else None
+    if not state or not isinstance(retry_at, (int, float)) or retry_at <= time.time():
+        return None  # nothing waited out: the next command starts one
     return {k: state[k] for k in ("failures", "failed_at", "retry_at") if k in state}
 
 
