@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,21 @@ def _mib(x: float | None) -> str:
     return "-" if x is None else f"{x:.0f} MiB"
 
 
+AGENT_TOOLS = ("get_node", "why", "search", "brief", "status")
+
+
+def _table(items: list[dict[str, Any]], title: str, intro: str, header: list[str],
+           row: Callable[[dict[str, Any]], list[str]], *, left: int = 1) -> list[str]:
+    """A section of results: its title, what was measured, a row per item (the ``left`` first
+    columns read as words, the rest as figures); nothing when nothing was measured."""
+    if not items:
+        return []
+    align = ["---"] * left + ["---:"] * (len(header) - left)
+    return ["", f"## {title}", "", intro, "", "| " + " | ".join(header) + " |",
+            "| " + " ".join(f"{a} |" for a in align),
+            *("| " + " | ".join(row(item)) + " |" for item in items)]
+
+
 def markdown(res: dict[str, Any]) -> str:
     m = res["machine"]
     lines = [
@@ -225,80 +241,58 @@ def markdown(res: dict[str, Any]) -> str:
                   f"{g['record_compressed_per_event']:.0f} bytes compressed. Before `gc` the repository held "
                   f"{g['loose_objects_before_gc']:,} loose objects (narr writes through libgit2, which never "
                   "packs on its own)."]
-    imports = res.get("imports", [])
-    if imports:
-        lines += ["", "## Import", "",
-                  "`narr import` of a vault of Markdown notes with front matter (the benchmark world's "
-                  "nodes, one note each), in process: into an empty world, then the same vault again "
-                  "(everything is found already there and nothing is recorded).", "",
-                  "| notes | first import | its arbiter | created | again | its arbiter | load |",
-                  "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-        for im in imports:
-            lines.append(f"| {im['notes']:,} | {fmt_s(im['first_s'])} | {fmt_s(im['first_arbiter_s'])} | "
-                         f"{im['first_created']:,} | {fmt_s(im['again_s'])} | "
-                         f"{fmt_s(im['again_arbiter_s'])} | {im['load_1m']} |")
-    books = res.get("lorebooks", [])
-    if books:
-        lines += ["", "## Lorebooks", "",
-                  "`narr import` of a SillyTavern World Info book (the same generated nodes, one entry "
-                  "each, every fourth with a second entry that becomes a section), into an empty world "
-                  "and again; `narr export lorebook` of the result, and that export imported into "
-                  "another empty world.", "",
-                  "| entries | import | created | sections | again | export | export imported | load |",
-                  "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-        for lb in books:
-            lines.append(f"| {lb['entries']:,} | {fmt_s(lb['first_s'])} | {lb['first_created']:,} | "
-                         f"{lb['first_sections']:,} | {fmt_s(lb['again_s'])} | {fmt_s(lb['export_s'])} | "
-                         f"{fmt_s(lb['reimport_s'])} | {lb['load_1m']} |")
-    audits = res.get("audit", [])
-    if audits:
-        lines += ["", "## Audit", "",
-                  "`narr audit CHAPTER` as a fresh process on the sample world, its catalog warm: a "
-                  "chapter that keeps to the world (deeds, talk and description, English and Chinese), "
-                  "every sentence simulated and checked.", "",
-                  "| world | sentences | median | min | max | CPU |",
-                  "| --- | ---: | ---: | ---: | ---: | ---: |"]
-        for au in audits:
-            lines.append(f"| {au['world']} | {au['sentences']} | {fmt_s(au['median_s'])} | "
-                         f"{fmt_s(au['min_s'])} | {fmt_s(au['max_s'])} | {fmt_s(au['median_cpu_s'])} |")
-    studio = res.get("studio", [])
-    if studio:
-        lines += ["", "## The studio", "",
-                  "Headless chromium opens `narr studio` in a fresh context each round, timed from the "
-                  "navigation to the first drawing of the world view (the first round against a server "
-                  "that has just started); then focuses a node, searches, and opens the event view.", "",
-                  "| world | open (median) | worst | first | API | drawing | focus | search | event view "
-                  "| load |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-        for st in studio:
-            lines.append(f"| {st['world']} | {fmt_s(st['open_median_s'])} | {fmt_s(st['open_max_s'])} | "
-                         f"{fmt_s(st['open_first_s'])} | {fmt_s(st['api_median_s'])} | "
-                         f"{fmt_s(st['render_median_s'])} | {fmt_s(st['focus_s'])} | "
-                         f"{fmt_s(st['search_s'])} | {fmt_s(st['events_view_s'])} | {st['load_1m']} |")
-    agents = res.get("agents", [])
-    if agents:
-        lines += ["", "## Agents (`narr mcp`)", "",
-                  "One `narr mcp` over stdio, driven by the `mcp` SDK's client as an agent host drives "
-                  "it: reads in a row (get_node, why, search, brief, status in turn), then events in a "
-                  "row (one field each, no diffuser), each timed from request to answer.", "",
-                  "| world | calls | start | read (median) | read p90 | get_node | why | search | brief "
-                  "| status | event (median) | event p90 | load |",
-                  "| --- " + "| ---: " * 12 + "|"]
-        for ag in agents:
-            tool = ag["by_tool_median_s"]
-            lines.append(f"| {ag['world']} | {ag['calls']} | {fmt_s(ag['start_s'])} | "
-                         f"{fmt_s(ag['read_median_s'])} | {fmt_s(ag['read_p90_s'])} | "
-                         + " | ".join(fmt_s(tool[k]) for k in ("get_node", "why", "search", "brief",
-                                                                "status"))
-                         + f" | {fmt_s(ag['event_median_s'])} | {fmt_s(ag['event_p90_s'])} | "
-                           f"{ag['load_1m']} |")
-    mem = res.get("memory", [])
-    if mem:
-        lines += ["", "## Memory", "",
-                  "Peak RSS of one process (GNU time), after the timed rounds.", "",
-                  "| world | `narr event` | `git add -A` | `git commit` |", "| --- | ---: | ---: | ---: |"]
-        for m in mem:
-            lines.append(f"| {m['world']} | {_mib(m['narr_event_mib'])} | {_mib(m['git_add_mib'])} | "
-                         f"{_mib(m['git_commit_mib'])} |")
+    lines += _table(
+        res.get("imports", []), "Import",
+        "`narr import` of a vault of Markdown notes with front matter (the benchmark world's "
+        "nodes, one note each), in process: into an empty world, then the same vault again "
+        "(everything is found already there and nothing is recorded).",
+        ["notes", "first import", "its arbiter", "created", "again", "its arbiter", "load"],
+        lambda im: [f"{im['notes']:,}", fmt_s(im["first_s"]), fmt_s(im["first_arbiter_s"]),
+                    f"{im['first_created']:,}", fmt_s(im["again_s"]), fmt_s(im["again_arbiter_s"]),
+                    str(im["load_1m"])], left=0)
+    lines += _table(
+        res.get("lorebooks", []), "Lorebooks",
+        "`narr import` of a SillyTavern World Info book (the same generated nodes, one entry "
+        "each, every fourth with a second entry that becomes a section), into an empty world "
+        "and again; `narr export lorebook` of the result, and that export imported into "
+        "another empty world.",
+        ["entries", "import", "created", "sections", "again", "export", "export imported", "load"],
+        lambda lb: [f"{lb['entries']:,}", fmt_s(lb["first_s"]), f"{lb['first_created']:,}",
+                    f"{lb['first_sections']:,}", fmt_s(lb["again_s"]), fmt_s(lb["export_s"]),
+                    fmt_s(lb["reimport_s"]), str(lb["load_1m"])], left=0)
+    lines += _table(
+        res.get("audit", []), "Audit",
+        "`narr audit CHAPTER` as a fresh process on the sample world, its catalog warm: a "
+        "chapter that keeps to the world (deeds, talk and description, English and Chinese), "
+        "every sentence simulated and checked.",
+        ["world", "sentences", "median", "min", "max", "CPU"],
+        lambda au: [au["world"], str(au["sentences"]), fmt_s(au["median_s"]), fmt_s(au["min_s"]),
+                    fmt_s(au["max_s"]), fmt_s(au["median_cpu_s"])])
+    lines += _table(
+        res.get("studio", []), "The studio",
+        "Headless chromium opens `narr studio` in a fresh context each round, timed from the "
+        "navigation to the first drawing of the world view (the first round against a server "
+        "that has just started); then focuses a node, searches, and opens the event view.",
+        ["world", "open (median)", "worst", "first", "API", "drawing", "focus", "search",
+         "event view", "load"],
+        lambda st: [st["world"], *(fmt_s(st[k]) for k in (
+            "open_median_s", "open_max_s", "open_first_s", "api_median_s", "render_median_s",
+            "focus_s", "search_s", "events_view_s")), str(st["load_1m"])])
+    lines += _table(
+        res.get("agents", []), "Agents (`narr mcp`)",
+        "One `narr mcp` over stdio, driven by the `mcp` SDK's client as an agent host drives "
+        "it: reads in a row (get_node, why, search, brief, status in turn), then events in a "
+        "row (one field each, no diffuser), each timed from request to answer.",
+        ["world", "calls", "start", "read (median)", "read p90", *AGENT_TOOLS, "event (median)",
+         "event p90", "load"],
+        lambda ag: [ag["world"], str(ag["calls"]), fmt_s(ag["start_s"]), fmt_s(ag["read_median_s"]),
+                    fmt_s(ag["read_p90_s"]), *(fmt_s(ag["by_tool_median_s"][k]) for k in AGENT_TOOLS),
+                    fmt_s(ag["event_median_s"]), fmt_s(ag["event_p90_s"]), str(ag["load_1m"])])
+    lines += _table(
+        res.get("memory", []), "Memory", "Peak RSS of one process (GNU time), after the timed rounds.",
+        ["world", "`narr event`", "`git add -A`", "`git commit`"],
+        lambda m: [m["world"], _mib(m["narr_event_mib"]), _mib(m["git_add_mib"]),
+                   _mib(m["git_commit_mib"])])
     tg = res.get("targets", [])
     if tg:
         lines += ["", "## Targets", "", "| target | where | measured | limit | met |",

@@ -1004,11 +1004,22 @@ class Watcher(TypedDict):
 
 
 @with_config(_CLOSED)
+class AutostartWait(TypedDict):
+    """Automatic starts that failed in a row, and when the next command may try again (Unix
+    times)."""
+
+    failures: int
+    failed_at: NotRequired[float]
+    retry_at: float
+
+
+@with_config(_CLOSED)
 class ServerAnswer(_Versioned):
     """This world's server, every key always there: null what is not known. ``stopped`` true
     when ``--stop`` stopped one; what the server's record says (``pid`` to ``idle_minutes``)
     when one runs; ``requests`` to ``watcher`` only when asked (``--status``); ``current``
-    whether it runs this narr's code (null: not asked)."""
+    whether it runs this narr's code (null: not asked); ``autostart`` the failed automatic
+    starts ``narr.autoServe`` is waiting out (null: none)."""
 
     running: bool
     stopped: bool
@@ -1028,6 +1039,7 @@ class ServerAnswer(_Versioned):
     exits_at: float | None
     watcher: Watcher | None
     current: bool | None
+    autostart: AutostartWait | None
 
 
 ANSWERS: dict[str, Any] = {

@@ -111,6 +111,8 @@ def dumps(value: Any) -> str:
         return "false"
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, float) and value - value == 0:  # finite: JSON has no inf or NaN
+        return repr(value)
     if isinstance(value, dict):
         return "{" + ",".join(f"{dumps(str(k))}:{dumps(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):

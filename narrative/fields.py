@@ -154,10 +154,10 @@ CONTAINERS = frozenset({"/relations"})
 
 def diff(target: str, old: Any, new: Any, base: str = "") -> list[Change]:
     """Field-level changes turning ``old`` into ``new`` (either may be :data:`ABSENT`)."""
-    return list(_diff(target, old, new, base))
+    return [make_change(target, field, a, b) for field, a, b in _diff(old, new, base)]
 
 
-def _diff(target: str, old: Any, new: Any, base: str) -> Iterator[Change]:
+def _diff(old: Any, new: Any, base: str) -> Iterator[tuple[str, Any, Any]]:
     if old is ABSENT and new is ABSENT:
         return
     if isinstance(old, Mapping) and isinstance(new, Mapping):
@@ -166,11 +166,23 @@ def _diff(target: str, old: Any, new: Any, base: str) -> Iterator[Change]:
             a, b = old.get(key, implicit), new.get(key, implicit)
             if not (isinstance(a, Mapping) and isinstance(b, Mapping)):
                 a, b = old.get(key, ABSENT), new.get(key, ABSENT)
-            yield from _diff(target, a, b, base + "/" + escape(key))
+            yield from _diff(a, b, base + "/" + escape(key))
         return
     if same(old, new):
         return
-    yield make_change(target, base, old, new)
+    yield base, old, new
+
+
+def _node_diff(old: Mapping[str, Any] | None,
+               new: Mapping[str, Any] | None) -> Iterator[tuple[str, Any, Any]]:
+    if old is None and new is None:
+        return
+    if old is None:
+        yield "", ABSENT, dict(new or {})
+    elif new is None:
+        yield "", dict(old), ABSENT
+    else:
+        yield from _diff(old, new, "")
 
 
 def node_changes(node_id: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> list[Change]:
@@ -179,13 +191,22 @@ def node_changes(node_id: str, old: Mapping[str, Any] | None, new: Mapping[str, 
     Creation and removal are one change on the whole node (field ``""``), so a
     record says "this node appeared" rather than listing every field.
     """
-    if old is None and new is None:
-        return []
-    if old is None:
-        return [make_change(node_id, "", ABSENT, dict(new or {}))]
-    if new is None:
-        return [make_change(node_id, "", dict(old), ABSENT)]
-    return diff(node_id, old, new)
+    return [make_change(node_id, field, a, b) for field, a, b in _node_diff(old, new)]
+
+
+def node_change_json(node_id: str, old: Mapping[str, Any] | None,
+                     new: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """:func:`node_changes` as their JSON (a :class:`Change`'s ``model_dump(mode="json")``),
+    without building the model: what a reader that only prints the changes needs."""
+    rows = []
+    for field, a, b in _node_diff(old, new):
+        row: dict[str, Any] = {"target": node_id, "field": field}
+        if a is not ABSENT:
+            row["old_value"] = a
+        if b is not ABSENT:
+            row["new_value"] = b
+        rows.append(row)
+    return rows
 
 
 def apply_changes(

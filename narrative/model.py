@@ -27,6 +27,7 @@ from pydantic._internal._model_construction import ModelMetaclass  # the one way
 
 from narrative.errors import InvalidInputError
 from narrative.ids import ID_PATTERN, MAX_ID_LENGTH, Layer, Lifecycle, id_problem
+from narrative.nodefile import OPTIONAL_FIELDS
 
 FORMAT_VERSION = 1
 
@@ -144,8 +145,6 @@ class Node(BaseModel):
                     del data[key]
         return data
 
-
-OPTIONAL_FIELDS = ("tags", "sections", "always_in_view", "extensions")
 
 
 class Change(BaseModel):

@@ -9,12 +9,22 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any, TypedDict, cast
 
 from narrative import safejson
 from narrative.errors import InvalidWorldError
-from narrative.ids import Layer, Layout, Lifecycle, normalize_name, parse_node_path
+from narrative.ids import (
+    LAYERS,
+    LIFECYCLES,
+    Layer,
+    Layout,
+    Lifecycle,
+    id_problem,
+    normalize_name,
+    parse_node_path,
+)
 
 
 class NodeDict(TypedDict, total=False):
@@ -198,6 +208,84 @@ def validate(obj: Any, path: str, text: str | None = None) -> NodeDict:
     return as_node_dict(node.model_dump(mode="json"))
 
 
+# A relation type the plain reading accepts: printable ASCII but ' ', ':', '/' and '~'. Beyond
+# ASCII the model's two checks of a type (Python's and pydantic's own pattern) may disagree on
+# what is whitespace, so such a type is left to the model.
+_PLAIN_REL_TYPE = re.compile(r"[!-.0-9;-}]{1,64}")
+_NODE_FIELDS = ("id", "name", "layer", "kind", "aliases", "summary", "lifecycle",
+                "created_by_event", "traits", "state", "relations", "tags", "sections",
+                "always_in_view", "extensions")
+# Written only when they hold something, so the files of worlds made before these fields
+# keep their bytes and their history its meaning.
+OPTIONAL_FIELDS = ("tags", "sections", "always_in_view", "extensions")
+_STR_FIELDS = ("kind", "summary")
+_OBJECT_FIELDS = ("traits", "state", "extensions")
+_LIST_FIELDS = ("aliases", "tags")
+
+
+def _plain_text(value: object, *, empty: bool = True) -> bool:
+    return type(value) is str and (empty or value != "")
+
+
+def _plain_object(value: object) -> bool:
+    return type(value) is dict and all(type(k) is str for k in value)
+
+
+def plain_node(obj: Any) -> NodeDict | None:
+    """A parsed node file that is plainly a valid node, in the form the model would give it
+    (every field, the model's order, optional fields only when they hold something); None
+    when the model (:func:`validate`) must decide: something is wrong, or would be coerced.
+
+    Reading a hand-edited file is what ``status``, ``get`` and ``nodes`` do most; building
+    the model costs such a command more than all its other work, and nearly every file is
+    plainly valid. Only JSON's own types are accepted (``obj`` comes from a parser).
+    """
+    if type(obj) is not dict or not obj.keys() <= set(_NODE_FIELDS):
+        return None
+    node_id, name, layer = obj.get("id"), obj.get("name"), obj.get("layer")
+    if id_problem(node_id) is not None or not _plain_text(name, empty=False) \
+            or layer not in LAYERS or type(layer) is not str:
+        return None
+    lifecycle = obj.get("lifecycle", "permanent")
+    created = obj.get("created_by_event")
+    in_view = obj.get("always_in_view", False)
+    if type(lifecycle) is not str or lifecycle not in LIFECYCLES \
+            or not (created is None or type(created) is str) or type(in_view) is not bool:
+        return None
+    if not all(_plain_text(obj.get(f, "")) for f in _STR_FIELDS):
+        return None
+    if not all(_plain_object(obj.get(f, {})) for f in _OBJECT_FIELDS):
+        return None
+    for f in _LIST_FIELDS:
+        items = obj.get(f, [])
+        if type(items) is not list or not all(_plain_text(i, empty=False) for i in items):
+            return None
+    sections = obj.get("sections", {})
+    if not _plain_object(sections) or not all(k and type(v) is str for k, v in sections.items()):
+        return None
+    relations = obj.get("relations", {})
+    if type(relations) is not dict:
+        return None
+    for rtype, targets in relations.items():
+        if type(rtype) is not str or not _PLAIN_REL_TYPE.fullmatch(rtype) \
+                or type(targets) is not dict:
+            return None
+        for target, attrs in targets.items():
+            if id_problem(target) is not None or not _plain_object(attrs):
+                return None
+    node: dict[str, Any] = {
+        "id": node_id, "name": name, "layer": layer, "kind": obj.get("kind", ""),
+        "aliases": obj.get("aliases", []), "summary": obj.get("summary", ""),
+        "lifecycle": lifecycle, "created_by_event": created, "traits": obj.get("traits", {}),
+        "state": obj.get("state", {}),
+        "relations": {rtype: targets for rtype, targets in relations.items() if targets},
+    }
+    for f in OPTIONAL_FIELDS:
+        if obj.get(f):
+            node[f] = obj[f]
+    return cast(NodeDict, node)
+
+
 def as_node_dict(data: dict[str, Any]) -> NodeDict:
     """A validated node's JSON as :class:`NodeDict` (the model guarantees the shape)."""
     return cast(NodeDict, data)
@@ -206,7 +294,9 @@ def as_node_dict(data: dict[str, Any]) -> NodeDict:
 def parse_node_file(data: bytes, path: str, layout: Layout) -> NodeDict:
     """A node from a working-tree file: strict JSON, a valid node, and in the right place."""
     obj = parse_json(data, path)
-    node = validate(obj, path, data.decode("utf-8-sig"))
+    node = plain_node(obj)
+    if node is None:
+        node = validate(obj, path, data.decode("utf-8-sig"))
     placed = parse_node_path(path, layout)
     if placed is None:
         raise InvalidWorldError(f"{path}: not a node file path (expected world/<layer>/...<id>.json)")

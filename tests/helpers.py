@@ -160,7 +160,9 @@ def server_not_running(*, stopped: bool = False, pid: int | None = None) -> dict
     """``narr serve --status --json`` (or ``--stop``) when no server runs: every key there, null."""
     return {"schema": "narr.server/2", "running": False, "stopped": stopped, **dict.fromkeys((
         "process", "version", "socket", "root", "git_dir", "port", "host", "started", "auto",
-        "idle_minutes", "requests", "active", "exits_at", "watcher", "current")), "pid": pid}
+        "idle_minutes", "requests", "active", "exits_at", "watcher", "current", "autostart")),
+        "pid": pid}
+
 
 def snapshot(root: Path) -> dict[str, str]:
     """Everything a command could change: refs, reflogs, index and every working-tree file."""

@@ -87,6 +87,8 @@ ABOVE_STORE = ("narrative.delta", "narrative.diffusers", "narrative.engine", "na
 RULES: dict[str, Callable[[str, Imported], bool]] = {
     "pygit2 only in the store": lambda path, imp: (
         imp.module.split(".")[0] == "pygit2" and not _under(path, "store")),
+    "pygit2 loads only through store.libgit": lambda path, imp: (
+        imp.module.split(".")[0] == "pygit2" and path != "narrative/store/libgit.py"),
     "diffusers never import the engine or the cli": lambda path, imp: (
         _under(path, "diffusers")
         and imp.module.startswith(("narrative.engine", "narrative.cli", "narrative.api"))),
@@ -149,7 +151,7 @@ def test_the_rules_see_a_violation() -> None:
         "narrative/diffusers/x.py": "from narrative.engine.event import run_event\n",
         "narrative/delta/x.py": "import narrative.store.view\n",
         "narrative/engine/x.py": "import pygit2\n",
-        "narrative/store/x.py": "from narrative.delta.draft import Draft\n",
+        "narrative/store/x.py": "from narrative.delta.draft import Draft\nimport pygit2\n",
         "narrative/lore/x.py": "from narrative.store.view import WorldView\n",
     }
     saved = dict(SOURCES)
@@ -159,6 +161,8 @@ def test_the_rules_see_a_violation() -> None:
         assert _violations("delta imports only the pure modules")
         assert _violations("pygit2 only in the store")
         assert _violations("the store imports nothing above it")
+        assert [v for v in _violations("pygit2 loads only through store.libgit")
+                if v.startswith("narrative/store/x.py")]
         assert _violations("the lore formats import only the pure modules")
         SOURCES["narrative/engine/y.py"] = ast.parse(
             "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pygit2\n")

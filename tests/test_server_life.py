@@ -378,19 +378,104 @@ def test_a_world_too_deep_for_a_socket_path_still_gets_its_server(
     assert status(deep)["requests"] == before + 1
 
 
+def narr_copy(where: Path, module: str, appended: str) -> Path:
+    """A copy of narr's package at ``where`` (as another checkout or install would be), with
+    ``appended`` at the end of one of its modules."""
+    shutil.copytree(REPO / "narrative", where / "narrative",
+                    ignore=shutil.ignore_patterns("__pycache__", "static"))
+    (where / "narrative" / "serve" / "static").symlink_to(REPO / "narrative" / "serve" / "static")
+    with open(where / "narrative" / module, "a", encoding="utf-8") as fh:
+        fh.write(appended)
+    return where
+
+
+@pytest.fixture
+def broken_code(tmp_path: Path) -> Path:
+    """A copy of narr whose server dies as it starts (a broken install, a crash at start-up)."""
+    return narr_copy(tmp_path / "broken-narr", "serve/server.py",
+                     "\n\ndef _broken(self, ready=None):\n"
+                     "    raise SystemExit('narr serve: this install cannot serve')\n\n\n"
+                     "Server.run = _broken\n")
+
+
+def state_path(root: Path) -> Path:
+    return root / ".git" / "narr" / "autostart.json"
+
+
+def attempts(root: Path) -> int:
+    return log_text(root).count("this install cannot serve")
+
+
+def test_a_server_that_fails_to_start_is_not_started_by_every_command(
+        flat_world: Path, broken_code: Path, servers: list[Path]) -> None:
+    servers.append(flat_world)
+    auto(flat_world)
+    env = {"PYTHONPATH": str(broken_code)}
+    here = run(flat_world, "status", env=LOCAL).stdout
+    first = run(flat_world, "status", env=env, cwd=broken_code.parent)
+    assert (first.returncode, first.stdout, first.stderr) == (0, here, b"")
+    spawned = json.loads(state_path(flat_world).read_text("utf-8"))["pid"]
+    wait_for(lambda: not alive(spawned) and attempts(flat_world) == 1, "the server failed")
+
+    second = run(flat_world, "status", env=env, cwd=broken_code.parent)
+    assert (second.returncode, second.stdout) == (0, here)
+    warning = second.stderr.decode().splitlines()
+    assert len(warning) == 1 and "never served" in warning[0] and "in 1 minute" in warning[0]
+    for _ in range(3):  # waiting: no new start, no more words
+        later = run(flat_world, "status", env=env, cwd=broken_code.parent)
+        assert (later.returncode, later.stdout, later.stderr) == (0, here, b"")
+    time.sleep(1)
+    assert attempts(flat_world) == 1
+    assert proven(flat_world) is None
+    shown = status(flat_world)
+    assert shown["running"] is False
+    assert shown["autostart"]["failures"] == 1 and shown["autostart"]["retry_at"] > time.time() + 30
+    text = run(flat_world, "serve", "--status").stdout.decode()
+    assert "the last automatic start failed (1 in a row" in text and "tries again" in text
+
+    def wait_over() -> None:
+        state = json.loads(state_path(flat_world).read_text("utf-8"))
+        state["retry_at"] = time.time() - 1
+        state_path(flat_world).write_text(json.dumps(state), "utf-8")
+
+    wait_over()  # the minute has passed: the next command tries once more, and fails again
+    assert status(flat_world) == server_not_running()  # nothing is waited out any more
+    assert run(flat_world, "status", env=env, cwd=broken_code.parent).returncode == 0
+    wait_for(lambda: attempts(flat_world) == 2, "the second start")
+    spawned = json.loads(state_path(flat_world).read_text("utf-8"))["pid"]
+    wait_for(lambda: not alive(spawned), "the second start failed")
+    again = run(flat_world, "status", env=env, cwd=broken_code.parent)
+    assert "in 2 minutes" in again.stderr.decode()
+    assert status(flat_world)["autostart"]["failures"] == 2
+
+    wait_over()  # narr mended: its server serves, and the failures are forgotten
+    assert run(flat_world, "status").returncode == 0
+    wait_for(lambda: proven(flat_world), "the mended server started")
+    wait_for(lambda: not state_path(flat_world).exists(), "the failures forgotten")
+    assert attempts(flat_world) == 2
+
+
+def test_a_server_that_serves_leaves_no_failure_to_wait_out(flat_world: Path,
+                                                            servers: list[Path]) -> None:
+    servers.append(flat_world)
+    auto(flat_world)
+    assert run(flat_world, "status").returncode == 0
+    first = wait_for(lambda: proven(flat_world), "the server started")
+    wait_for(lambda: not state_path(flat_world).exists(), "the start noted as served")
+    assert run(flat_world, "serve", "--stop").returncode == 0
+    wait_for(lambda: not alive(first["pid"]), "the server stopped")
+    assert run(flat_world, "status").returncode == 0  # stopped is not failed: start at once
+    second = wait_for(lambda: proven(flat_world), "a new server started")
+    assert second["pid"] != first["pid"]
+
+
 # --- code that changes under a server -----------------------------------------------------
 
 
 @pytest.fixture
 def other_code(tmp_path: Path) -> Path:
     """A copy of narr's package, as another checkout or an older install would be."""
-    where = tmp_path / "other-narr"
-    shutil.copytree(REPO / "narrative", where / "narrative",
-                    ignore=shutil.ignore_patterns("__pycache__", "static"))
-    (where / "narrative" / "serve" / "static").symlink_to(REPO / "narrative" / "serve" / "static")
-    with open(where / "narrative" / "ids.py", "a", encoding="utf-8") as fh:
-        fh.write("# another version\n")
-    return where
+    return narr_copy(tmp_path / "other-narr", "ids.py", "# another version\n")
 
 
 def test_a_server_exits_when_its_code_changes(flat_world: Path, other_code: Path,

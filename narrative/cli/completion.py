@@ -31,6 +31,7 @@ from narrative.cli.terminal import echo
 
 if TYPE_CHECKING:
     from narrative.engine.complete import Candidate
+    from narrative.store.completion import NodeSource
     from narrative.store.worldrepo import WorldRepo
 
 SHELLS = ("bash", "zsh", "fish")
@@ -114,18 +115,41 @@ def _guarded(ctx: click.Context, ask: Callable[[WorldRepo], list[Candidate]]) ->
     try:
         from narrative.store.worldrepo import WorldRepo
 
-        directory = ctx.find_root().params.get("directory") or Path(".")
-        with WorldRepo.open(directory) as wr:
+        with WorldRepo.open(_directory(ctx)) as wr:
             return [CompletionItem(c.value, help=c.help or None) for c in ask(wr)]
     except Exception:
         return []
+
+
+def _nodes_guarded(ctx: click.Context,
+                   ask: Callable[[NodeSource], list[Candidate]]) -> list[CompletionItem]:
+    """As :func:`_guarded`, for what the world's files and catalog answer: git is not opened
+    where the world is found without it (:class:`narrative.store.completion.Files`)."""
+    try:
+        from narrative.store.completion import Files
+
+        files = Files.find(_directory(ctx))
+        if files is None:
+            return _guarded(ctx, ask)
+        try:
+            return [CompletionItem(c.value, help=c.help or None) for c in ask(files)]
+        finally:
+            files.close()
+    except Exception:
+        return []
+
+
+def _directory(ctx: click.Context) -> Path:
+    from narrative.invocation import absolute
+
+    return absolute(ctx.find_root().params.get("directory") or Path("."))
 
 
 def complete_node(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """A node's id, name or alias."""
     from narrative.engine import complete
 
-    return _guarded(ctx, lambda wr: complete.nodes(wr, incomplete))
+    return _nodes_guarded(ctx, lambda wr: complete.nodes(wr, incomplete))
 
 
 def complete_field(ctx: click.Context, _param: click.Parameter,
@@ -137,7 +161,7 @@ def complete_field(ctx: click.Context, _param: click.Parameter,
                 None)
     if node is None:
         return []
-    return _guarded(ctx, lambda wr: complete.fields(wr, node, incomplete))
+    return _nodes_guarded(ctx, lambda wr: complete.fields(wr, node, incomplete))
 
 
 def complete_branch(ctx: click.Context, _param: click.Parameter,

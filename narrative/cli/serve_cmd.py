@@ -81,8 +81,10 @@ def serve_cmd(ctx: Context, detach: bool, stop_it: bool, show_status: bool, port
         record = server.running(git_dir)
         live = server.control(git_dir, "status") if record is not None else None
         if record is None:
+            from narrative.serve.autostart import waiting
+
             server.remove_stale_record(git_dir)
-            _report(_answer(False), as_json)
+            _report(_answer(False, autostart=waiting(git_dir)), as_json)
             return
         _report(_answer(True, {**record, **(live or {})}, live=live is not None,
                         current=record.get("version") == client.code_version()), as_json)
@@ -217,15 +219,16 @@ _LIVE = ("requests", "active", "exits_at", "watcher")
 
 
 def _answer(running: bool, found: dict[str, Any] | None = None, *, live: bool = False,
-            stopped: bool = False, pid: int | None = None,
-            current: bool | None = None) -> dict[str, Any]:
+            stopped: bool = False, pid: int | None = None, current: bool | None = None,
+            autostart: dict[str, Any] | None = None) -> dict[str, Any]:
     """The server answer (narr.server): every key there whatever happened, null what is not
     known, so a program reads one shape; ``found`` the server's record, with its live status
-    when ``live``."""
+    when ``live``; ``autostart`` the failed automatic starts being waited out, if any."""
     found = found or {}
     return {"running": running, "stopped": stopped,
             **{key: found.get(key) for key in _RECORD}, "pid": found.get("pid", pid),
-            **{key: found.get(key) if live else None for key in _LIVE}, "current": current}
+            **{key: found.get(key) if live else None for key in _LIVE}, "current": current,
+            "autostart": autostart}
 
 
 def _report(data: dict[str, Any], as_json: bool) -> None:
@@ -234,6 +237,13 @@ def _report(data: dict[str, Any], as_json: bool) -> None:
     elif not data.get("running"):
         echo("narr serve: stopped (pid {})".format(data["pid"]) if data.get("stopped")
                    else "narr serve: no server runs for this world")
+        failed = data.get("autostart")
+        if failed:
+            times = failed.get("failures", 1)
+            clock = time.strftime("%H:%M", time.localtime(float(failed.get("retry_at", 0))))
+            echo(f"  narr.autoServe: the last automatic start failed ({times} in a row; "
+                 f"see .git/narr/serve.log); the first command after {clock} tries again "
+                 "(narr serve --detach starts one now)")
     else:
         where = data.get("socket")
         port = f", http://{data.get('host') or '127.0.0.1'}:{data['port']}/api/" if data.get("port") else ""

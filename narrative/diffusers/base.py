@@ -101,7 +101,9 @@ def default_name(wr: WorldRepo) -> str:
     if settings.default:
         return settings.default
     name = wr.config.diffuser
-    if name not in names():
+    if name not in _REGISTRY:  # the built-in modules load only for a name not registered yet
+        _load_builtins()
+    if name not in _REGISTRY:
         raise InvalidWorldError(
             f"narr.toml: [diffuser] default is {name!r}, which is not a diffuser; "
             f"known: {', '.join(names())}", hint="fix narr.toml, or pick one with --diffuser NAME")

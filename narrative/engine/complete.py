@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from narrative.store.completion import branch_names, chain_labels, node_names
-from narrative.store.worldrepo import WorldRepo
+from narrative.store.completion import NodeSource, branch_names, chain_labels, node_names
+
+if TYPE_CHECKING:
+    from narrative.store.worldrepo import WorldRepo
 
 LIMIT: Final = 200
 
@@ -31,7 +33,7 @@ def _norm(text: str) -> str:
     return joined + " " if joined and folded[-1:].isspace() else joined
 
 
-def nodes(wr: WorldRepo, typed: str) -> list[Candidate]:
+def nodes(wr: NodeSource, typed: str) -> list[Candidate]:
     want = _norm(typed)
     out: list[Candidate] = []
     for node in node_names(wr, want, LIMIT):
@@ -62,7 +64,7 @@ def chains(wr: WorldRepo, typed: str) -> list[Candidate]:
     return [Candidate(label, f"chain {n}") for n, label in labels if _norm(label).startswith(want)]
 
 
-def fields(wr: WorldRepo, node_text: str, typed: str) -> list[Candidate]:
+def fields(wr: NodeSource, node_text: str, typed: str) -> list[Candidate]:
     """The dotted fields of the node ``node_text`` names (its id, or a name or alias only
     one node carries), as its file holds them now: ``state.location``, ``traits``, ..."""
     from narrative.store.completion import node_document

@@ -58,8 +58,7 @@ def status(wr: WorldRepo) -> Status:
     for node_id in sorted(scan.edits):
         e = scan.edits[node_id]
         path = e.new_path or e.old_path
-        for ch in fields.node_changes(node_id, e.old, e.new):
-            item = ch.model_dump(mode="json")
+        for item in fields.node_change_json(node_id, e.old, e.new):
             item["path"] = path
             changes.append(item)
         if e.new is not None and e.rewrites_file:

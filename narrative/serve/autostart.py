@@ -13,6 +13,14 @@ world's ``server.lock`` and has written its record. Ten commands starting at onc
 spawns, nine find the lock taken and simply run. A proven server of other code is asked
 to stop (over its socket, never by a signal); the new one waits for its lock.
 
+A server that fails to start (it crashes at once, or gives up before it serves) is not
+started again by every command, each paying for the attempt: the starter notes each start
+in ``.git/narr/autostart.json``, a server that serves removes the note, and the next
+starter that finds a note of a start that never served counts a failure and waits before
+trying again (one minute, then twice as long after each failure, at most an hour).
+``narr serve --status`` says so; a server started by hand (``narr serve --detach``) that
+serves ends the wait.
+
 Nothing here may make a command fail: a world on a read-only disk or an unwritable
 ``.git/narr/`` gets one warning and the command runs in this process. Only the standard
 library is imported: this runs before narr's own start-up.
@@ -22,10 +30,14 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from narrative import client
 
 AUTOSTART_LOCK = "autostart.lock"
+STATE_FILE = "autostart.json"  # the last start, and the failures since a server last served
+FIRST_RETRY_SECONDS = 60.0
+LONGEST_RETRY_SECONDS = 3600.0
 LOG_FILE = "serve.log"  # as narr serve --detach
 HANDOFF_VARIABLE = "NARR_SERVE_HANDOFF"  # the fd of the starter's lock, for the server to drop
 DEFAULT_IDLE_MINUTES = 30.0
@@ -156,9 +168,91 @@ def start_if_wanted(git_dir: str, directory: str | None) -> int | None:
             ask_to_stop(live)  # other code: make way; the new server waits for its lock
         elif client.lock_held(git_dir):
             return None  # a server is starting (by hand, or not yet recorded)
-        return _spawn(git_dir, directory, fd)
+        state = read_state(git_dir) or {}
+        failures = state.get("failures")
+        failures = failures if isinstance(failures, int) and failures > 0 else 0
+        now = time.time()
+        if state.get("pid") is not None:
+            # The last start let go of the lock (its process ended, or gave up) without
+            # ever serving: it failed. Wait before the next try rather than pay for one in
+            # every command.
+            failures += 1
+            delay = min(FIRST_RETRY_SECONDS * 2 ** min(failures - 1, 12), LONGEST_RETRY_SECONDS)
+            _write_state(git_dir, {"failures": failures, "failed_at": now, "retry_at": now + delay})
+            _warn(f"narr.autoServe: the server started {_ago(state.get('spawned'), now)} never "
+                  f"served (see {os.path.join(narr, LOG_FILE)}); commands run without one, and "
+                  f"the next tries again in {_minutes(delay)} (narr serve --detach starts one now)")
+            return None
+        retry_at = state.get("retry_at")
+        if isinstance(retry_at, (int, float)) and now < retry_at:
+            return None  # waiting after a failed start
+        pid = _spawn(git_dir, directory, fd)
+        if pid is not None:
+            _write_state(git_dir, {"failures": failures, "pid": pid, "spawned": now})
+        return pid
     finally:
         os.close(fd)
+
+
+def read_state(git_dir: str | os.PathLike[str]) -> dict[str, object] | None:
+    """``autostart.json``: the last automatic start (``pid``, ``spawned``) while it has not
+    served, and the failures since a server last served (``failures``, ``failed_at``,
+    ``retry_at``, seconds since the epoch); None when there is none (or it is unreadable)."""
+    path = os.path.join(git_dir, "narr", STATE_FILE)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, encoding="utf-8", errors="replace") as fh:
+            value = client.loads(fh.read(1 << 16))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def waiting(git_dir: str | os.PathLike[str]) -> dict[str, object] | None:
+    """The failures an automatic start is waiting out (``narr serve --status``), or None."""
+    state = read_state(git_dir)
+    retry_at = state.get("retry_at") if state else None
+    if not state or not isinstance(retry_at, (int, float)) or retry_at <= time.time():
+        return None  # nothing waited out: the next command starts one
+    return {k: state[k] for k in ("failures", "failed_at", "retry_at") if k in state}
+
+
+def clear_state(git_dir: str | os.PathLike[str]) -> None:
+    """A server serves this world: no start is pending, no failure is waited out."""
+    try:  # noqa: SIM105 (contextlib is one more import before a command starts)
+        os.unlink(os.path.join(git_dir, "narr", STATE_FILE))
+    except OSError:
+        pass
+
+
+def _write_state(git_dir: str, state: dict[str, object]) -> None:
+    path = os.path.join(git_dir, "narr", STATE_FILE)
+    part = f"{path}.{os.getpid()}"
+    try:
+        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(client.dumps(state) + "\n")
+        os.replace(part, path)
+    except OSError:  # not remembered: the next command simply tries again
+        try:  # noqa: SIM105
+            os.unlink(part)
+        except OSError:
+            pass
+
+
+def _minutes(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+def _ago(when: object, now: float) -> str:
+    if not isinstance(when, (int, float)):
+        return "last"
+    return f"{max(0, round(now - when))} s ago"
 
 
 def ask_to_stop(info: dict[str, object]) -> bool:

@@ -46,7 +46,7 @@ from typing import Any
 
 from narrative import client, invocation
 from narrative.errors import ConflictError, InvalidInputError, NarrError
-from narrative.serve import streams
+from narrative.serve import autostart, streams
 
 READERS = frozenset({"status", "log", "show", "get", "nodes", "why", "history", "search", "brief",
                      "threads", "graph", "chains", "reflog", "schema", "path", "check"})
@@ -307,6 +307,7 @@ class Server:
         existing = running(self.git_dir)
         if existing is not None and existing.get("pid") != os.getpid() and (
                 not self.auto or existing.get("version") == self.version):
+            autostart.clear_state(self.git_dir)  # the world is served: this start did not fail
             raise ConflictError(f"a narr server already serves this world (pid {existing['pid']})",
                                 hint="narr serve --status shows it; narr serve --stop stops it")
         narr_dir(self.git_dir)
@@ -316,6 +317,7 @@ class Server:
         # of other code it asked to go.
         fd = _take_lock(self.git_dir / "narr" / client.LOCK_FILE, 15.0 if self.auto else 1.0)
         if fd is None:
+            autostart.clear_state(self.git_dir)  # another server holds the world
             _drop_handoff()
             raise ConflictError("another narr server is starting or running for this world",
                                 hint="narr serve --status shows it")
@@ -341,6 +343,7 @@ class Server:
             threading.Thread(target=self._accept, args=(listener,), name="narr-accept",
                              daemon=True).start()
             record = self._write_record()
+            autostart.clear_state(self.git_dir)  # serving: no failed start is waited out
             _drop_handoff()  # serving and recorded: the next starter finds this server
             if self.auto:
                 print(f"narr serve: pid {os.getpid()} started automatically for {self.root}"
@@ -632,9 +635,7 @@ class Server:
 
 def _drop_handoff() -> None:
     """Let go of the lock of the command that started this server (``narr.autoServe``)."""
-    from narrative.serve.autostart import HANDOFF_VARIABLE
-
-    value = os.environ.pop(HANDOFF_VARIABLE, None)
+    value = os.environ.pop(autostart.HANDOFF_VARIABLE, None)
     if value is not None and value.isdigit():
         with contextlib.suppress(OSError):
             os.close(int(value))

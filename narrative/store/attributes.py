@@ -15,9 +15,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-import pygit2
-
 from narrative.ids import LAYERS
+from narrative.store.libgit import pygit2
 from narrative.store.worldrepo import WorldRepo
 
 RISKY = ("working-tree-encoding", "filter")

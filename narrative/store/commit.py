@@ -14,12 +14,11 @@ import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import pygit2
-
 from narrative.model import EventRecord
 from narrative.nodefile import NodeDict, dump
 from narrative.store import journal, records
 from narrative.store.history import LARGE_COMMIT
+from narrative.store.libgit import pygit2
 from narrative.store.move import Move, move
 from narrative.store.objects import Commit, Tree, git_tree
 from narrative.store.trees import blob_at, update_tree

@@ -16,15 +16,97 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Final
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, Protocol
 
 from narrative import safejson
 from narrative.ids import LAYERS, NODE_SUFFIX, WORLD_DIR, id_problem, node_path
 from narrative.store.confine import link_on_the_way
-from narrative.store.worldrepo import WorldRepo
+
+if TYPE_CHECKING:
+    from narrative.config import WorldConfig
+    from narrative.store.catalog import Catalog
+    from narrative.store.worldrepo import WorldRepo
 
 MAX_UNCOMMITTED: Final = 200
 MAX_FILE_BYTES: Final = 1 << 20
+
+
+class NodeSource(Protocol):
+    """What node completion reads of a world (a :class:`~narrative.store.worldrepo.WorldRepo`,
+    or the :class:`Files` found without git)."""
+
+    root: Path
+
+    @property
+    def config(self) -> WorldConfig: ...
+
+    @property
+    def catalog(self) -> Catalog: ...
+
+
+@dataclass
+class Files:
+    """A world as its files and its catalog, found without opening the repository.
+
+    Completing a node name reads only the catalog and ``world/``; libgit2 would cost a TAB
+    more than the whole answer. Found as git finds a repository (a ``.git`` folder, or a
+    ``.git`` file naming one); anything less plain is left to the repository itself.
+    """
+
+    root: Path
+    git_dir: Path
+
+    @cached_property
+    def config(self) -> WorldConfig:
+        from narrative.config import load_config
+
+        return load_config(self.root)
+
+    @cached_property
+    def catalog(self) -> Catalog:
+        from narrative.store.catalog import Catalog
+
+        return Catalog(self.git_dir / "narr" / "catalog.sqlite")
+
+    def close(self) -> None:
+        if "catalog" in self.__dict__:
+            self.catalog.close()
+
+    @classmethod
+    def find(cls, start: str | os.PathLike[str]) -> Files | None:
+        """The world holding ``start``, or None where only git can say (``GIT_DIR`` set, a
+        bare or odd repository, a world narr could not keep its catalog in); its settings
+        read (a broken ``narr.toml`` raises, as opening the world would)."""
+        if any(k in os.environ for k in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")):
+            return None
+        directory = os.path.abspath(start)
+        while not os.path.lexists(os.path.join(directory, ".git")):
+            parent = os.path.dirname(directory)
+            if parent == directory:
+                return None
+            directory = parent
+        dot_git = os.path.join(directory, ".git")
+        if os.path.isdir(dot_git) and not os.path.islink(dot_git):
+            git_dir = dot_git
+        else:
+            try:
+                with open(dot_git, encoding="utf-8") as fh:
+                    text = fh.read(4096).strip()
+            except OSError:
+                return None
+            if not text.startswith("gitdir:"):
+                return None
+            git_dir = os.path.normpath(os.path.join(directory, text[len("gitdir:"):].strip()))
+        narr = os.path.join(git_dir, "narr")
+        if not os.path.isfile(os.path.join(directory, "narr.toml")) \
+                or not os.path.isfile(os.path.join(git_dir, "HEAD")) \
+                or not os.access(narr if os.path.isdir(narr) else git_dir, os.W_OK):
+            return None  # not a world, or one whose catalog a reader copies (read-only)
+        files = cls(Path(directory), Path(git_dir))
+        files.config  # noqa: B018 (a world whose narr.toml is broken is refused, as on opening)
+        return files
 
 
 @dataclass(frozen=True)
@@ -35,7 +117,7 @@ class NodeNames:
     aliases: list[str] = field(default_factory=list)
 
 
-def node_files(wr: WorldRepo) -> dict[str, tuple[str, str]]:
+def node_files(wr: NodeSource) -> dict[str, tuple[str, str]]:
     """Id -> (layer, absolute path) of every node file in the working tree, by its name alone."""
     out: dict[str, tuple[str, str]] = {}
     base = os.path.join(wr.root, WORLD_DIR)
@@ -66,7 +148,7 @@ def _read_names(node_id: str, layer: str, path: str) -> NodeNames:
                      [a for a in aliases if isinstance(a, str)] if isinstance(aliases, list) else [])
 
 
-def node_names(wr: WorldRepo, prefix: str = "", limit: int = 200) -> list[NodeNames]:
+def node_names(wr: NodeSource, prefix: str = "", limit: int = 200) -> list[NodeNames]:
     """The nodes of the working tree whose id, or name or alias as the catalog (or a new
     file) has it, may start with ``prefix`` (normalised as names are), sorted by id; the
     caller picks the exact word. The catalog answers at most ``limit`` of them."""
@@ -99,13 +181,13 @@ def chain_labels(wr: WorldRepo) -> list[tuple[int, str]]:
     return sorted((numbers[name], refs.chain_label(name, tip)) for name, tip in tips.items())
 
 
-def node_document(wr: WorldRepo, node_id: str) -> dict[str, object]:
+def node_document(wr: NodeSource, node_id: str) -> dict[str, object]:
     """The node file of ``node_id`` in the working tree as JSON, or ``{}`` (gone, unreadable)."""
     for layer in LAYERS:
         rel = node_path(node_id, layer, wr.config.layout)
         if link_on_the_way(wr.root, rel) is not None:
             continue  # never read through a link out of the world
-        path = wr.abs(rel)
+        path = wr.root / rel
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
                 return {}

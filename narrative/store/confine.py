@@ -133,7 +133,7 @@ def committed_links(wr: WorldRepo, tree_id: str | None) -> list[str]:
     """Every symbolic link a commit's tree holds under ``world/``, ``rules/`` or as a settings
     file, named: git checks each out as a link, so ``narr check`` names them, the node files
     among them too (a link to ``/etc/passwd`` is no node)."""
-    import pygit2
+    from narrative.store.libgit import pygit2
 
     if tree_id is None:
         return []

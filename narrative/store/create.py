@@ -14,13 +14,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-import pygit2
-
 from narrative.config import CONFIG_FILE, WorldConfig
 from narrative.errors import InvalidInputError
 from narrative.ids import LAYERS, WORLD_DIR, node_path
 from narrative.model import EventRecord
 from narrative.nodefile import NodeDict, dump
+from narrative.store.libgit import pygit2
 from narrative.store.worldrepo import WorldRepo, init_repository, open_repository
 
 

@@ -23,9 +23,8 @@ import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 
-import pygit2
-
 from narrative.errors import RequirementError
+from narrative.store.libgit import pygit2
 
 PYGIT2_FLOOR = (1, 20, 1)  # load_filter_list (1.19.2), typed lookup errors (1.20.1)
 LIBGIT2_FLOOR = (1, 9, 0)  # what pygit2 1.20 is built against

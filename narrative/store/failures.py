@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 
-import pygit2
-
 from narrative.errors import NarrError, RepositoryDamagedError, StorageError, storage_error
+from narrative.store.libgit import pygit2
 
 _FULL_DB = ("database or disk is full", "disk i/o error")
 _READ_ONLY_DB = ("readonly database", "unable to open database file")

@@ -13,10 +13,9 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-import pygit2
-
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.store import records
+from narrative.store.libgit import pygit2
 from narrative.store.objects import Commit, git_commit
 from narrative.store.worldrepo import WorldRepo
 

@@ -21,12 +21,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import pygit2
-
 from narrative import safejson
 from narrative.errors import BusyError, ConflictError, StorageError, storage_error
 from narrative.ids import WORLD_DIR
 from narrative.store import confine, watch
+from narrative.store.libgit import pygit2
 from narrative.store.worldrepo import WorldRepo
 
 JOURNAL = "journal.json"

@@ -20,11 +20,10 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-import pygit2
-
 from narrative.errors import BusyError, InvalidWorldError, NarrError, StorageError
 from narrative.nodefile import NodeDict
 from narrative.store import journal
+from narrative.store.libgit import pygit2
 from narrative.store.lock import WriteLock
 from narrative.store.objects import Tree, git_tree
 from narrative.store.trees import blob_at, diff_blobs

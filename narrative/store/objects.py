@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import pygit2
+from narrative.store.libgit import pygit2
 
 if TYPE_CHECKING:
     from narrative.model import EventRecord

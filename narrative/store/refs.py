@@ -23,10 +23,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-import pygit2
-
 from narrative import safejson
 from narrative.ids import new_event_id
+from narrative.store.libgit import pygit2
 from narrative.store.objects import Commit
 from narrative.store.worldrepo import WorldRepo
 

@@ -27,10 +27,9 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pygit2
-
 from narrative.errors import ConflictError, InvalidInputError, NarrError, NotFoundError
 from narrative.store import refs
+from narrative.store.libgit import pygit2
 from narrative.store.refs import REMOTES
 from narrative.store.worldrepo import WorldRepo
 

@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pygit2
-
 from narrative.errors import InvalidWorldError
 from narrative.ids import (
     LAYERS,
@@ -28,6 +26,7 @@ from narrative.ids import (
 )
 from narrative.nodefile import MAX_NODE_BYTES, NodeDict, dump, load_trusted, parse_node_file
 from narrative.store import confine, watch
+from narrative.store.libgit import pygit2
 from narrative.store.objects import Tree, git_tree
 from narrative.store.trees import blob_at
 from narrative.store.worldrepo import WorldRepo

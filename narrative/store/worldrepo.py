@@ -17,8 +17,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pygit2
-
 from narrative.config import CONFIG_FILE, WorldConfig, load_config
 from narrative.errors import (
     ConflictError,
@@ -28,6 +26,7 @@ from narrative.errors import (
 )
 from narrative.ids import WORLD_DIR
 from narrative.store.environment import require
+from narrative.store.libgit import pygit2
 from narrative.store.lock import WriteLock
 from narrative.store.objects import Commit, Tree, git_tree
 from narrative.store.trees import EMPTY_TREE

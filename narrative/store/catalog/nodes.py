@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
-
-import pygit2
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from narrative import safejson
 from narrative.fields import reference_candidates
 from narrative.ids import Layout, normalize_name, parse_node_path
 from narrative.store.catalog.connection import Connection
-from narrative.store.trees import EMPTY_TREE, diff_blobs, walk_blobs
+
+if TYPE_CHECKING:  # git loads with what follows the tree (sync), never for a query alone
+    from narrative.store.libgit import pygit2
 
 
 class Edge(NamedTuple):
@@ -67,6 +67,8 @@ class NodeIndex(Connection):
 
     def sync(self, repo: pygit2.Repository, world_tree: str, layout: Layout) -> None:
         """Make the index describe ``world_tree`` (the ``world/`` subtree of a commit)."""
+        from narrative.store.trees import EMPTY_TREE
+
         current = self.tree()
         if current == world_tree:
             return
@@ -78,6 +80,9 @@ class NodeIndex(Connection):
             self._set_tree(world_tree)
 
     def _rebuild(self, repo: pygit2.Repository, world_tree: str, layout: Layout) -> None:
+        from narrative.store.libgit import pygit2
+        from narrative.store.trees import EMPTY_TREE, walk_blobs
+
         db = self.db
         for table in ("nodes", "names", "edges", "refs", "node_text", "node_text_src",
                       "node_text_stale", "in_view"):
@@ -95,6 +100,9 @@ class NodeIndex(Connection):
                 self._insert(node)
 
     def _follow_diff(self, repo: pygit2.Repository, old: str, new: str, layout: Layout) -> None:
+        from narrative.store.libgit import pygit2
+        from narrative.store.trees import EMPTY_TREE, diff_blobs
+
         old_tree = repo[old] if old != EMPTY_TREE else None
         new_tree = repo[new] if new != EMPTY_TREE else None
         if old_tree is None and new_tree is None:

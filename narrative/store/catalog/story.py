@@ -19,9 +19,8 @@ from narrative import safejson
 from narrative.store.objects import Commit, git_commit
 
 if TYPE_CHECKING:
-    import pygit2
-
     from narrative.store.catalog.connection import Connection
+    from narrative.store.libgit import pygit2
 
 _EVENT_COLUMNS = ("chain.commit_id, chain.seq, event_id, kind, content, narrative, timestamp,"
                   " created_at, close_scene")

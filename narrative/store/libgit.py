@@ -1,0 +1,33 @@
+"""The one import of pygit2: every store module takes it from here (``from
+narrative.store.libgit import pygit2``), so it loads the same way in every process.
+
+When pygit2 loads it points libgit2's TLS at Python's default certificate file, and
+OpenSSL then parses every certificate in it: about a sixth of the import, paid by every
+narr command. narr never speaks TLS through libgit2 (clone, push and pull run the git
+command), so the file is hidden for the import alone; the certificate directory stays set
+(OpenSSL reads from it only for a connection) and the variable is put back at once.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def _load() -> None:
+    if "pygit2" in sys.modules:  # loaded already (a program that uses both): leave it be
+        return
+    saved = os.environ.get("SSL_CERT_FILE")
+    os.environ["SSL_CERT_FILE"] = ""  # not a file: ssl.get_default_verify_paths() names none
+    try:
+        import pygit2  # noqa: F401
+    finally:
+        if saved is None:
+            del os.environ["SSL_CERT_FILE"]
+        else:
+            os.environ["SSL_CERT_FILE"] = saved
+
+
+_load()
+
+import pygit2 as pygit2  # noqa: E402  (re-exported: the name the store modules import)
