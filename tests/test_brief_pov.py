@@ -153,7 +153,7 @@ def test_a_secret_learned_off_screen(town: CLI) -> None:
         "",
         "neighbourhood:",
         "  town hall (town-hall, background/place).",
-        "    (1 relation from the focus, changed 4 events ago)",
+        "    (1 relation from the focus)",
         "",
         "356 of 4000 characters",
     ]
