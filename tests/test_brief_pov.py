@@ -395,3 +395,13 @@ def test_the_brief_operation_keeps_the_same_point_of_view(flat_world: Path) -> N
         answer = op.call(world, op.parse({"pov": "lin-yuan", "budget": 100000}))
     assert answer == cli
     assert "swears" not in json.dumps(answer) and "search Lin Yuan" not in json.dumps(answer)
+
+
+def test_the_manual_lists_the_inner_fields_narr_keeps() -> None:
+    from narrative.engine.pov import INNER
+
+    text = (Path(__file__).resolve().parent.parent / "docs/asking.md").read_text("utf-8")
+    para = text[text.index("The inner fields are"):text.index("[pov]\ninner")]
+    words = {w.strip("`.,;:") for w in para.replace("\n", " ").split()}
+    for entry in INNER:
+        assert entry.split(".", 1)[1] in words, entry

@@ -30,13 +30,17 @@ Without a goal or focus, the focus is what the last events changed: where the
 story stands. With ``at``, the pack is the story as it stood at that revision:
 the world of its commit (no hand edits), the events up to it, the threads as
 they were, no health and no failed events. With ``pov``, the pack keeps to what that
-character can know (:mod:`narrative.engine.pov`): itself, what it holds, its
-relations and their targets, its location and whoever is there, the secrets it knows
-or that are public; the events it took part in or witnessed (where it stood then,
-from the records; it looks back at most ``POV_SCAN`` events), each in its words only
-when they tell nothing it does not know, else as the changes it could have seen; who
-else knows a secret only where it could know that. Every item, the head included, is
-held to that before it is given. Threads are the writer's plan, never in a point of view.
+character can know (:mod:`narrative.engine.pov` sets the rules): itself whole; who and
+what stands with it now, from outside (no inner field: plan, mood, goal...; nothing
+hidden); whom and what its relations point at, by who they are, not where they are or
+how they stand; what it ``knows``; the events it took part in or witnessed (where it
+stood then, from the records; being named is not witnessing; it looks back at most
+``POV_SCAN`` events), each in its words only when they tell nothing it does not know,
+else as the changes it could have seen; who else knows a secret only where it could know
+that. Every node is shown as :meth:`~narrative.engine.pov.Sight.seen` gives it, every item,
+the head included, is held to :meth:`~narrative.engine.pov.Sight.clean` before it is
+given, and no reason says when a node last changed (that would tell of events it did not
+see). Threads are the writer's plan, never in a point of view.
 
 Everything is read through the catalog (the neighbourhood is a walk over its
 edge and reference tables, the recent events a page of its chain), with the hand
