@@ -405,3 +405,14 @@ def test_the_manual_lists_the_inner_fields_narr_keeps() -> None:
     words = {w.strip("`.,;:") for w in para.replace("\n", " ").split()}
     for entry in INNER:
         assert entry.split(".", 1)[1] in words, entry
+
+
+def test_a_lorebook_from_a_point_of_view_keeps_to_the_same_sight(flat_world: Path) -> None:
+    narr = _lin_yuan_at_the_ferry(flat_world)
+    book = json.loads(narr("export", "lorebook", "--pov", "lin-yuan").stdout)
+    by_id = {e["extensions"]["narr"]["node"]["id"]: e for e in book["entries"].values()}
+    told = json.dumps(book, ensure_ascii=False)
+    assert "search Lin Yuan" not in told and "watchful" not in told and "tired" not in told
+    assert "location" not in by_id["su-qing"]["content"]
+    assert "location: Cold River Ferry" in by_id["old-zhou"]["content"]
+    assert "mood: anxious" in by_id["lin-yuan"]["content"]

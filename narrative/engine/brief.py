@@ -56,7 +56,7 @@ from typing import Any
 
 from narrative import fields
 from narrative.diffusers.context import find_mentions
-from narrative.engine.eventgraph import Story, tip_of
+from narrative.engine.eventgraph import tip_of
 from narrative.engine.threads import THREAD_KINDS
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.ids import check_id, parse_node_path
@@ -272,7 +272,6 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
         from narrative.engine import pov as povs
 
         eye = povs.sight(wr, view, tip, pov, labels)
-        povs.knowers_seen(wr, eye, tip, Story(wr, tip))
 
     def can_see(node_id: str) -> bool:
         return eye is None or eye.can_see(node_id)

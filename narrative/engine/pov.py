@@ -586,6 +586,7 @@ def sight(wr: WorldRepo, view: WorldView, tip: str, pov: str, labels: dict[str, 
     present, acquainted, told = in_sight(view, pov, labels, conv, eye.saw_hidden)
     eye.present, eye.told = present - unknown, told - unknown
     eye.visible = ({pov} | present | acquainted | told) - unknown
+    knowers_seen(wr, eye, tip, eye.story)
     return eye
 
 
