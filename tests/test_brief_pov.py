@@ -400,7 +400,7 @@ def test_the_brief_operation_keeps_the_same_point_of_view(flat_world: Path) -> N
 def test_the_manual_lists_the_inner_fields_narr_keeps() -> None:
     from narrative.engine.pov import INNER
 
-    text = (Path(__file__).resolve().parent.parent / "docs/asking.md").read_text("utf-8")
+    text = (Path(__file__).resolve().parent.parent / "docs" / "asking.md").read_text("utf-8")
     para = text[text.index("The inner fields are"):text.index("[pov]\ninner")]
     words = {w.strip("`.,;:") for w in para.replace("\n", " ").split()}
     for entry in INNER:
@@ -416,3 +416,28 @@ def test_a_lorebook_from_a_point_of_view_keeps_to_the_same_sight(flat_world: Pat
     assert "location" not in by_id["su-qing"]["content"]
     assert "location: Cold River Ferry" in by_id["old-zhou"]["content"]
     assert "mood: anxious" in by_id["lin-yuan"]["content"]
+
+
+def test_words_that_tell_an_inner_value_are_withheld(flat_world: Path) -> None:
+    narr = CLI(flat_world)
+    narr("event", "Lin Yuan walks to the ferry")
+    narr("event", "Su Qing comes down to the ferry", "--set", "su-qing.state.location=ferry")
+    narr("event", "Su Qing, beside him, resolves to search Lin Yuan's room", "--set",
+         "su-qing.state.plan=search Lin Yuan's room", "--set", "su-qing.state.cloak=grey")
+    b = narr.json("brief", "--pov", "lin-yuan", "--budget", "100000")
+    events = _items(b, "events")
+    assert "Su Qing comes down to the ferry" in events  # he saw her come
+    withheld = [t for t in events if "(words withheld)" in t]
+    assert len(withheld) == 1 and 'Su Qing state.cloak = "grey"' in withheld[0]
+    assert "search Lin Yuan" not in json.dumps(b, ensure_ascii=False)
+    # a hand edit is shown only where the character could see it
+    path = flat_world / "world/character/su-qing.json"
+    node = json.loads(path.read_text("utf-8"))
+    node["state"]["mood"] = "furious"
+    node["state"]["cloak"] = "black"
+    node.setdefault("relations", {}).setdefault("knows", {})["ring-origin"] = {}
+    path.write_text(json.dumps(node), "utf-8")
+    b = narr.json("brief", "--pov", "lin-yuan", "--budget", "100000")
+    edits = _items(b, "hand edits")
+    assert edits == ['su-qing /state/cloak: "grey" → "black"'], edits
+    assert "ring-origin" not in json.dumps(b) and "furious" not in json.dumps(b)

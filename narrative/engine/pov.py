@@ -248,7 +248,12 @@ class Sight:
         """Whether ``pov`` can see the field at ``pointer`` of a node."""
         level = self.level(node_id)
         parts = fields.split(pointer)
-        if level in ("self", "whole"):
+        if level == "self":
+            return True
+        if len(parts) >= 3 and parts[0] == "relations" and not self.edge_visible(
+                node_id, parts[1], parts[2]):
+            return False
+        if level == "whole":
             return True
         if level is None or not parts:
             return False
@@ -591,15 +596,15 @@ def sight(wr: WorldRepo, view: WorldView, tip: str, pov: str, labels: dict[str, 
 
 
 def _forbidden(wr: WorldRepo, view: WorldView, tip: str, unknown: Iterable[str]) -> list[str]:
-    """Folded strings that name an unknown secret: its names, its summary, and the words of
-    every event that changed it or an edge to it."""
+    """Folded strings that name an unknown secret: its id, names and summary, and the words
+    of every event that changed it or an edge to it."""
     out: set[str] = set()
     commits: set[str] = set()
     graph = wr.catalog.graph
     for s in sorted(unknown):
         node = view.get(s)
         if node is not None:
-            for text in [node.get("name", ""), *(node.get("aliases") or []), node.get("summary", "")]:
+            for text in [s, node.get("name", ""), *(node.get("aliases") or []), node.get("summary", "")]:
                 if isinstance(text, str) and _folded(text):
                     out.add(_folded(text))
         writes = [*graph.chain_writes(tip, s), *graph.chain_pointing_at(tip, s)]
