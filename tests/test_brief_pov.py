@@ -316,6 +316,7 @@ def village(tmp_path_factory: pytest.TempPathFactory) -> Path:
         narr("new", "character", name)
     for name in PLACES:
         narr("new", "background", name, "--kind", "place")
+    narr("new", "background", SECRETS[0]["name"], "--kind", "secret", "--alias", SECRETS[0]["alias"])
     narr("event", "The day begins.", *(a for i, p in enumerate(PEOPLE) for a in (
         "--set", f"{_id(p)}.state.location={_id(PLACES[i % 2])}")), "--diffuser", "explicit")
     return root
@@ -326,7 +327,9 @@ deed = st.one_of(
     st.tuples(st.just("go"), person, st.sampled_from(PLACES)),
     st.tuples(st.just("plan"), person, st.sampled_from(PLANS)),
     st.tuples(st.just("swear"), person, person),  # words only: the first name is who acts
+    st.tuples(st.just("learn"), person, st.just("")),
 )
+LEDGER = _id(SECRETS[0]["name"])
 
 
 def _told(narr: CLI, deeds: list[tuple[str, str, str]]) -> list[tuple[str, str, set[str]]]:
@@ -342,6 +345,9 @@ def _told(narr: CLI, deeds: list[tuple[str, str, str]]) -> list[tuple[str, str, 
             where[actor] = _id(arg)
         elif what == "plan":
             words, flags = f"{who} broods ({n}).", ["--set", f"{actor}.state.plan={arg}"]
+        elif what == "learn":
+            words = f"{who} learns {SECRETS[0]['alias']} ({n})."
+            flags = ["--relate", f"{actor}:knows:{LEDGER}"]
         else:
             words, flags = f"{who} swears to ruin {arg} ({n}).", []
         narr("event", words, *flags, "--diffuser", "explicit")
@@ -351,7 +357,7 @@ def _told(narr: CLI, deeds: list[tuple[str, str, str]]) -> list[tuple[str, str, 
     return out
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(deeds=st.lists(deed, min_size=1, max_size=6), who=person)
 def test_a_point_of_view_holds_what_it_witnessed_and_no_more(
         village: Path, tmp_path_factory: pytest.TempPathFactory,
@@ -363,12 +369,17 @@ def test_a_point_of_view_holds_what_it_witnessed_and_no_more(
     pov = _id(who)
     b = narr.json("brief", "--pov", pov, "--budget", "100000")
     text = json.dumps(b, ensure_ascii=False)
+    commit = {e["content"]: e["commit"] for e in narr.json("log")["items"]}
     witnessed = ["The day begins.", *(words for words, _, seen in told if pov in seen)]
-    shown = [i["event"]["content"] for i in b["items"] if "event" in i]
-    assert shown == list(reversed(witnessed))[:5]  # the last five it witnessed, newest first
+    shown = [i["event"]["commit"] for i in b["items"] if "event" in i]
+    # the last five it witnessed, newest first (those naming a secret it does not know by
+    # what it could see, without their words)
+    assert shown == [commit[w] for w in reversed(witnessed)][:5]
     for words, _, seen in told:
         if pov not in seen:
             assert words not in text
+    knows = any(what == "learn" and _id(who_) == pov for what, who_, _ in deeds)
+    assert (SECRETS[0]["name"] in text) is knows  # what it knows, and only that
     world = {p: json.loads(narr("get", p).stdout) for p in map(_id, PEOPLE)}
     here = world[pov]["state"]["location"]
     me = _line(b, pov)
