@@ -266,6 +266,7 @@ def test_a_bystander_sees_no_inner_state(flat_world: Path) -> None:
     assert "location=ferry" in su and "plan" not in su and "watchful" not in su
     assert "goal" not in su and "find who is stealing" not in json.dumps(b)
     assert "Su Qing is at Cold River Ferry" in _items(b, "continuity")
+    assert "mood=impatient" in _line(b, "ferry-crowd")  # a crowd's mood is there for all to see
     # his own inner life is his to know
     assert "goal=find Lin Xue" in me and "mood=anxious" in me
     # she sees his mood no more than he sees hers

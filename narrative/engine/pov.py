@@ -40,7 +40,8 @@ withholds every item holding it, erring on the side of the secret. Who else know
 is given only for secrets the character knows, and only those knowers it could know of:
 itself, and those whose learning (or any event naming them with the secret) it witnessed.
 
-Which fields are inner is a convention with defaults (:data:`INNER`) that a world adjusts
+Which fields are inner is a convention with defaults (:data:`INNER`), for the nodes of the
+character layer (a crowd's mood is there for anyone to see), that a world adjusts
 in ``narr.toml``'s ``[pov]`` table: ``inner`` adds fields and relation types, ``outward``
 takes entries of the defaults back (a world where moods show on faces), ``hidden`` adds
 the flags that hide a node.
@@ -48,8 +49,9 @@ the flags that hide a node.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, cast
 
 from narrative import fields
@@ -218,6 +220,7 @@ class Sight:
     _near_names: list[str] | None = None
     _mentions: dict[str, list[str]] = field(default_factory=dict)
     _seen: dict[str, NodeDict | None] = field(default_factory=dict)
+    _layers: dict[str, str | None] = field(default_factory=dict)
 
     def can_see(self, node_id: str) -> bool:
         return node_id in self.visible
@@ -258,8 +261,8 @@ class Sight:
         if level is None or not parts:
             return False
         if level == "identity":
-            return parts[0] in _IDENTITY or (parts[0] == "traits" and not self.conventions.is_inner(pointer))
-        return not self.conventions.is_inner(pointer)
+            return parts[0] in _IDENTITY or (parts[0] == "traits" and not self._inner(node_id, pointer))
+        return not self._inner(node_id, pointer)
 
     def seen(self, node_id: str) -> NodeDict | None:
         """The node as ``pov`` can see it (:meth:`level`): inner fields, the state of someone
@@ -274,14 +277,13 @@ class Sight:
         elif node is not None and level is not None:
             part: dict[str, Any] = {k: v for k, v in node.items() if k in _IDENTITY}
             out = cast(NodeDict, part)
-            conv = self.conventions
             traits = {k: v for k, v in (node.get("traits") or {}).items()
-                      if not conv.is_inner(fields.pointer("traits", k))}
+                      if not self._inner(node_id, fields.pointer("traits", k))}
             if traits:
                 part["traits"] = traits
             seen_keys = None if level == "outward" else self._witnessed_state(node_id)
             state = {k: v for k, v in (node.get("state") or {}).items()
-                     if not conv.is_inner(fields.pointer("state", k))
+                     if not self._inner(node_id, fields.pointer("state", k))
                      and (seen_keys is None or k in seen_keys)}
             if state:
                 part["state"] = state
@@ -324,6 +326,16 @@ class Sight:
                 out.add(key)
         return out
 
+    def _inner(self, node_id: str, pointer: str) -> bool:
+        """Whether the field of a node is inner life: one of the inner fields, of a character
+        (a crowd's mood, an item's state, are there for anyone to see)."""
+        if not self.conventions.is_inner(pointer):
+            return False
+        if node_id not in self._layers:
+            row = self.view.rows_of([node_id]).get(node_id)
+            self._layers[node_id] = row.layer if row is not None else None
+        return self._layers[node_id] in (None, "character")
+
     def lore(self, node_id: str) -> NodeDict | None:
         """A node always in view that ``pov`` does not otherwise know: a rule of the world
         whole, a person by who they are."""
@@ -334,13 +346,13 @@ class Sight:
             return node
         out: dict[str, Any] = {k: v for k, v in node.items() if k in _IDENTITY}
         traits = {k: v for k, v in (node.get("traits") or {}).items()
-                  if not self.conventions.is_inner(fields.pointer("traits", k))}
+                  if not self._inner(node_id, fields.pointer("traits", k))}
         return cast(NodeDict, {**out, "traits": traits} if traits else out)
 
     def _shows(self, src: str, rtype: str, dst: str, level: str) -> bool:
         if rtype == "knows":
             return dst in self.known_secrets and self.edge_visible(src, rtype, dst)
-        if self.conventions.is_inner(fields.pointer("relations", rtype)):
+        if self._inner(src, fields.pointer("relations", rtype)):
             return False
         return (level == "outward" or dst == self.pov) and self.edge_visible(src, rtype, dst)
 
@@ -353,7 +365,7 @@ class Sight:
             return src in self.knowers.get(dst, {self.pov})
         if src == self.pov or self.level(src) == "whole":
             return True
-        if self.conventions.is_inner(fields.pointer("relations", rtype)):
+        if self._inner(src, fields.pointer("relations", rtype)):
             return False
         return src in self.present or dst == self.pov
 
@@ -423,7 +435,7 @@ class Sight:
         for w in writes:
             if w.source != "diffusion" or w.target == self.pov:
                 continue
-            for value in _inner_values(w, self.conventions):
+            for value in _inner_values(w, partial(self._inner, w.target)):
                 if len(value) >= 2 and value in text:
                     return False
         return True
@@ -460,7 +472,7 @@ class Sight:
         for w in writes:
             if w.source != "diffusion" or w.target in self.unknown_secrets:
                 continue
-            if w.target != self.pov and self.conventions.is_inner(w.field):
+            if w.target != self.pov and self._inner(w.target, w.field):
                 continue
             parts = fields.split(w.field)
             if parts[:1] == ["relations"] and len(parts) >= 3 and parts[1] == "knows" \
@@ -492,17 +504,17 @@ class Sight:
         return False
 
 
-def _inner_values(w: Write, conv: Conventions) -> list[str]:
+def _inner_values(w: Write, inner: Callable[[str], bool]) -> list[str]:
     """The folded text values of inner fields a change wrote."""
     out: list[str] = []
     if w.new is fields.ABSENT:
         return out
     base = fields.split(w.field)
-    if base and conv.is_inner(w.field):
+    if base and inner(w.field):
         values = [w.new]
     elif len(base) <= 1 and isinstance(w.new, dict):
         root = w.new.get("state") if not base else w.new
-        values = [v for k, v in (root or {}).items() if conv.is_inner(fields.pointer("state", k))]
+        values = [v for k, v in (root or {}).items() if inner(fields.pointer("state", k))]
     else:
         values = []
     for v in values:
