@@ -11,8 +11,9 @@ The question is always the same: how would the character know it? It knows
   **hidden** thing (``state.hidden`` or ``state.concealed`` set, or lying in or held by a
   container, an item) would show: a hidden thing is not at the place for a bystander;
 - **whom and what it knows of**: the targets of its relations, by who they are (name,
-  summary, outward traits) and by the relations that point at the character itself, but
-  not where they are or how they stand: knowing someone is not seeing them;
+  summary, sections, outward traits) and by the relations that point at the character
+  itself, but not where they are or how they stand: knowing someone is not seeing them.
+  Of their state it knows the fields a witnessed event set and nothing has changed since;
 - **what it was told**: what it ``knows`` (a ``knows`` relation gives the whole node, a
   secret's content; of a person, who they are), and the events it witnessed.
 
@@ -191,7 +192,8 @@ class Whereabouts:
         return loc if isinstance(loc, str) else None
 
 
-_IDENTITY = ("id", "name", "layer", "kind", "aliases", "summary", "lifecycle", "tags")
+_IDENTITY = ("id", "name", "layer", "kind", "aliases", "summary", "sections", "lifecycle", "tags",
+             "always_in_view")  # who or what a node is: the writer's words for it, no state
 
 
 @dataclass
