@@ -442,6 +442,8 @@ def test_words_that_tell_an_inner_value_are_withheld(flat_world: Path) -> None:
     withheld = [t for t in events if "(words withheld)" in t]
     assert len(withheld) == 1 and 'Su Qing state.cloak = "grey"' in withheld[0]
     assert "search Lin Yuan" not in json.dumps(b, ensure_ascii=False)
+    narr("event", "Su Qing says nothing", "--set", "su-qing.state.doubt=no")  # "no" is not in "nothing"
+    assert "Su Qing says nothing" in _items(narr.json("brief", "--pov", "lin-yuan"), "events")
     # a hand edit is shown only where the character could see it
     path = flat_world / "world/character/su-qing.json"
     node = json.loads(path.read_text("utf-8"))

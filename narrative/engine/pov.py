@@ -50,6 +50,7 @@ the flags that hide a node.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
@@ -438,7 +439,7 @@ class Sight:
             if w.source != "diffusion" or w.target == self.pov:
                 continue
             for value in _inner_values(w, partial(self._inner, w.target)):
-                if len(value) >= 2 and value in text:
+                if _says(text, value):
                     return False
         return True
 
@@ -504,6 +505,16 @@ class Sight:
                     self.story.event(w.commit), self.story.writes_of(w.commit)):
                 return True
         return False
+
+
+def _says(text: str, value: str) -> bool:
+    """Whether folded ``text`` holds folded ``value``: as whole words where it is written with
+    letters that space words (``no`` is not in ``nothing``), anywhere inside CJK text."""
+    if not value.strip():
+        return False
+    if not value.isascii():
+        return value in text
+    return re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text) is not None
 
 
 def _inner_values(w: Write, inner: Callable[[str], bool]) -> list[str]:
