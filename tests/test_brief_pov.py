@@ -277,10 +277,13 @@ def test_a_bystander_sees_no_inner_state(flat_world: Path) -> None:
 def test_what_a_world_calls_inner_or_outward(flat_world: Path) -> None:
     narr = _lin_yuan_at_the_ferry(flat_world)
     with (flat_world / "narr.toml").open("a", encoding="utf-8") as f:
-        f.write('\n[pov]\ninner = ["state.health", "relations.works-at"]\noutward = ["state.mood"]\n')
-    narr("event", "Evening")
-    zhou = _line(narr.json("brief", "--pov", "lin-yuan", "--budget", "100000"), "old-zhou")
+        f.write('\n[pov]\ninner = ["state.health", "relations.works-at"]\noutward = ["state.mood"]\n'
+                'hidden = ["state.buried"]\n')
+    narr("event", "Evening", "--set", "paper-lantern.state.buried=true")
+    b = narr.json("brief", "--pov", "lin-yuan", "--budget", "100000")
+    zhou = _line(b, "old-zhou")
     assert "mood=tired" in zhou and "health" not in zhou and "works-at" not in zhou
+    assert "Paper Lantern" not in json.dumps(b)
     text = (flat_world / "narr.toml").read_text("utf-8")
     (flat_world / "narr.toml").write_text(text.replace('["state.health", ', '["health", '), "utf-8")
     err = narr("brief", "--pov", "lin-yuan", expect=13).stderr  # one clear message, naming the entry
