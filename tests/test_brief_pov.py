@@ -458,3 +458,15 @@ def test_words_that_tell_an_inner_value_are_withheld(flat_world: Path) -> None:
     edits = _items(b, "hand edits")
     assert edits == ['su-qing /state/cloak: "grey" → "black"'], edits
     assert "ring-origin" not in json.dumps(b) and "furious" not in json.dumps(b)
+
+
+def test_who_acts_in_words_only_took_part_wherever_they_stand(
+        base: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    root = tmp_path_factory.mktemp("nowhere") / "w"
+    shutil.copytree(base, root)
+    narr = CLI(root)  # nobody stands anywhere: only taking part tells
+    narr("event", "Tom Reed sighs at Ada Lane.", "--diffuser", "explicit")
+    tom = narr.json("brief", "--pov", "Tom Reed", "--budget", "100000")
+    ada = narr.json("brief", "--pov", "Ada Lane", "--budget", "100000")
+    assert "Tom Reed sighs at Ada Lane." in _items(tom, "events")
+    assert "sighs" not in json.dumps(ada)

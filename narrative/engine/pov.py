@@ -405,7 +405,7 @@ class Sight:
         acted = {w.target for w in writes if w.source == "diffusion"}
         known = self.pov in acted
         mine = {self.where.at(self.pov, e.seq), self.where.at(self.pov, e.seq - 1)} - {None}
-        if not known and mine:
+        if not known and (mine or self._may_matter(e)):
             places = self._places(e, acted)
             known = bool(mine & (places | acted))
             if not known and not places and self._may_matter(e):
