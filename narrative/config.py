@@ -30,9 +30,10 @@ class WorldConfig:
     """Reference fields the world declares (``[references]``): JSON pointer -> edge label."""
     pov: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """``[pov]``: what a point of view sees of others. ``inner``: fields (``state.plan``) and
-    relation types (``relations.suspects``) that are inner life beyond narr's own list;
-    ``outward``: entries of narr's own list this world shows a bystander; ``hidden``: state
-    fields that, when set, hide their node from whoever stands beside it."""
+    relation types (``relations.suspects``) that are inner life beyond narr's own list (of
+    characters; ``KIND:state.field`` of the nodes of one kind); ``outward``: entries this
+    world shows a bystander after all; ``hidden``: state fields that, when set, hide their
+    node from whoever stands beside it."""
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -142,12 +143,14 @@ def _pov(raw: Any, source: str) -> dict[str, tuple[str, ...]]:
             raise InvalidWorldError(f"{source}: pov.{key} must be a list of fields "
                                     f"(e.g. [\"{roots[0]}.plan\"])")
         for entry in entries:
-            root, dot, rest = entry.partition(".") if isinstance(entry, str) else ("", "", "")
-            if not dot or root not in roots or not rest or "/" in rest or "." in rest:
+            kind, colon, tail = entry.rpartition(":") if isinstance(entry, str) else ("", "", "")
+            root, dot, rest = tail.partition(".")
+            if not dot or root not in roots or not rest or "/" in rest or "." in rest or (
+                    colon and not kind.strip()):
                 raise InvalidWorldError(
                     f"{source}: pov.{key}: {entry!r} must be "
                     + " or ".join(f"{r}.{'TYPE' if r == 'relations' else 'FIELD'}" for r in roots)
-                    + " (e.g. state.plan)")
+                    + ", for one kind of node KIND:FIELD (e.g. state.plan, crowd:state.mood)")
         out[key] = tuple(entries)
     return out
 

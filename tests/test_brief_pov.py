@@ -277,17 +277,23 @@ def test_a_bystander_sees_no_inner_state(flat_world: Path) -> None:
 def test_what_a_world_calls_inner_or_outward(flat_world: Path) -> None:
     narr = _lin_yuan_at_the_ferry(flat_world)
     with (flat_world / "narr.toml").open("a", encoding="utf-8") as f:
-        f.write('\n[pov]\ninner = ["state.health", "relations.works-at"]\noutward = ["state.mood"]\n'
-                'hidden = ["state.buried"]\n')
+        f.write('\n[pov]\ninner = ["state.health", "relations.works-at", "crowd:state.mood"]\n'
+                'outward = ["state.mood", "person:state.goal"]\nhidden = ["state.buried"]\n')
     narr("event", "Evening", "--set", "paper-lantern.state.buried=true")
     b = narr.json("brief", "--pov", "lin-yuan", "--budget", "100000")
     zhou = _line(b, "old-zhou")
     assert "mood=tired" in zhou and "health" not in zhou and "works-at" not in zhou
     assert "Paper Lantern" not in json.dumps(b)
+    assert "impatient" not in _line(b, "ferry-crowd") and "size=large" in _line(b, "ferry-crowd")
+    narr("event", "Su Qing comes down to the ferry", "--set", "su-qing.state.location=ferry")
+    su = _line(narr.json("brief", "--pov", "lin-yuan", "--budget", "100000"), "su-qing")
+    assert "goal=find who is stealing" in su and "plan=" not in su  # a person's goal shows here
     text = (flat_world / "narr.toml").read_text("utf-8")
     (flat_world / "narr.toml").write_text(text.replace('["state.health", ', '["health", '), "utf-8")
     err = narr("brief", "--pov", "lin-yuan", expect=13).stderr  # one clear message, naming the entry
     assert "narr.toml" in err and "pov.inner" in err and "'health'" in err
+    (flat_world / "narr.toml").write_text(text.replace('["state.health", ', '[":state.health", '), "utf-8")
+    assert "':state.health'" in narr("brief", "--pov", "lin-yuan", expect=13).stderr
 
 
 def test_a_hidden_thing_is_not_at_the_place(flat_world: Path) -> None:

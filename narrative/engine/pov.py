@@ -44,8 +44,8 @@ itself, and those whose learning (or any event naming them with the secret) it w
 Which fields are inner is a convention with defaults (:data:`INNER`), for the nodes of the
 character layer (a crowd's mood is there for anyone to see), that a world adjusts
 in ``narr.toml``'s ``[pov]`` table: ``inner`` adds fields and relation types, ``outward``
-takes entries of the defaults back (a world where moods show on faces), ``hidden`` adds
-the flags that hide a node.
+takes entries back (a world where moods show on faces), either for characters or, written
+``KIND:state.field``, for the nodes of one kind; ``hidden`` adds the flags that hide a node.
 """
 
 from __future__ import annotations
@@ -94,25 +94,46 @@ def _dotted(entry: str) -> str:
     return fields.pointer(*entry.split(".", 1))
 
 
+def _entry(entry: str) -> tuple[str | None, str]:
+    """``crowd:state.mood`` as ``("crowd", "/state/mood")``; ``state.plan`` as ``(None, ...)``."""
+    kind, _, tail = entry.rpartition(":")
+    return (kind or None), _dotted(tail)
+
+
 @dataclass(frozen=True)
 class Conventions:
-    """Which fields of a node are inner life and which flags hide it, for one world."""
+    """Which fields of a node are inner life and which flags hide it, for one world.
 
-    inner: frozenset[str]  # pointers: /state/plan, /traits/secret, /relations/suspects
+    An inner entry is a field pointer for the nodes of the character layer (``None``) or of
+    one kind (``KIND:state.field`` in ``narr.toml``); an outward entry takes one back.
+    """
+
+    inner: frozenset[tuple[str | None, str]]  # (kind, pointer): (None, "/state/plan")
     hidden: tuple[str, ...]  # pointers: /state/hidden
+    outward: frozenset[tuple[str | None, str]] = frozenset()
 
     @classmethod
     def of(cls, pov: dict[str, tuple[str, ...]] | None = None) -> Conventions:
         """narr's defaults with a world's ``[pov]`` table laid over them."""
         pov = pov or {}
-        inner = {*INNER, *pov.get("inner", ())} - set(pov.get("outward", ()))
+        inner = {_entry(e) for e in (*INNER, *pov.get("inner", ()))}
+        outward = {_entry(e) for e in pov.get("outward", ())}
         hidden = dict.fromkeys([*HIDDEN, *pov.get("hidden", ())])
-        return cls(frozenset(_dotted(e) for e in inner), tuple(_dotted(e) for e in hidden))
+        return cls(frozenset(inner - outward), tuple(_dotted(e) for e in hidden),
+                   frozenset(outward))
 
-    def is_inner(self, pointer: str) -> bool:
-        """Whether a field (or a relation, ``/relations/TYPE/...``) is inner life."""
+    def is_inner(self, pointer: str, layer: str | None = "character", kind: str | None = None) -> bool:
+        """Whether a field (or a relation, ``/relations/TYPE/...``) of a node of ``layer``
+        and ``kind`` is inner life."""
         parts = fields.split(pointer)
-        return len(parts) >= 2 and fields.pointer(*parts[:2]) in self.inner
+        if len(parts) < 2:
+            return False
+        top = fields.pointer(*parts[:2])
+        if kind and (kind, top) in self.outward:
+            return False
+        if kind and (kind, top) in self.inner:
+            return True
+        return layer in (None, "character") and (None, top) in self.inner
 
     def is_hidden(self, node: NodeDict, view: WorldView) -> bool:
         """Whether a node is out of a bystander's sight: a hiding flag is set, or it lies in
@@ -223,7 +244,7 @@ class Sight:
     _near_names: list[str] | None = None
     _mentions: dict[str, list[str]] = field(default_factory=dict)
     _seen: dict[str, NodeDict | None] = field(default_factory=dict)
-    _layers: dict[str, str | None] = field(default_factory=dict)
+    _layers: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
 
     def can_see(self, node_id: str) -> bool:
         return node_id in self.visible
@@ -330,14 +351,13 @@ class Sight:
         return out
 
     def _inner(self, node_id: str, pointer: str) -> bool:
-        """Whether the field of a node is inner life: one of the inner fields, of a character
-        (a crowd's mood, an item's state, are there for anyone to see)."""
-        if not self.conventions.is_inner(pointer):
-            return False
+        """Whether the field of a node is inner life: an inner field of a character, or of a
+        kind the world names (a crowd's mood, an item's state, are there for anyone to see)."""
         if node_id not in self._layers:
             row = self.view.rows_of([node_id]).get(node_id)
-            self._layers[node_id] = row.layer if row is not None else None
-        return self._layers[node_id] in (None, "character")
+            self._layers[node_id] = (row.layer, row.kind) if row is not None else (None, None)
+        layer, kind = self._layers[node_id]
+        return self.conventions.is_inner(pointer, layer, kind)
 
     def lore(self, node_id: str) -> NodeDict | None:
         """A node always in view that ``pov`` does not otherwise know: a rule of the world
