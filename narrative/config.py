@@ -28,6 +28,12 @@ class WorldConfig:
     diffuser: str = "rules"
     references: dict[str, str] = field(default_factory=dict)
     """Reference fields the world declares (``[references]``): JSON pointer -> edge label."""
+    pov: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """``[pov]``: what a point of view sees of others. ``inner``: fields (``state.plan``) and
+    relation types (``relations.suspects``) that are inner life beyond narr's own list (of
+    characters; ``KIND:state.field`` of the nodes of one kind); ``outward``: entries this
+    world shows a bystander after all; ``hidden``: state fields that, when set, hide their
+    node from whoever stands beside it."""
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -71,6 +77,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     "diffuser": ("default",),
     "import": ("user",),  # what {{user}} stands for in the cards and lorebooks narr import reads
     "references": (),
+    "pov": ("inner", "outward", "hidden"),
 }
 FREE_TABLES = frozenset({"references"})  # tables whose keys are the world's own (field names)
 MAX_LABEL = 40
@@ -120,6 +127,34 @@ def _references(raw: Any, source: str) -> dict[str, str]:
     return out
 
 
+POV_ROOTS = ("state", "traits", "relations")
+
+
+def _pov(raw: Any, source: str) -> dict[str, tuple[str, ...]]:
+    """``[pov]``: lists of ``state.FIELD``, ``traits.FIELD`` or ``relations.TYPE`` entries
+    (``hidden``: state or traits fields only)."""
+    if not isinstance(raw, dict):
+        raise InvalidWorldError(f"{source}: [pov] must be a table (inner = [\"state.plan\"])")
+    out: dict[str, tuple[str, ...]] = {}
+    for key in KNOWN_KEYS["pov"]:
+        entries = raw.get(key, [])
+        roots = POV_ROOTS if key != "hidden" else POV_ROOTS[:2]
+        if not isinstance(entries, list):
+            raise InvalidWorldError(f"{source}: pov.{key} must be a list of fields "
+                                    f"(e.g. [\"{roots[0]}.plan\"])")
+        for entry in entries:
+            kind, colon, tail = entry.rpartition(":") if isinstance(entry, str) else ("", "", "")
+            root, dot, rest = tail.partition(".")
+            if not dot or root not in roots or not rest or "/" in rest or "." in rest or (
+                    colon and not kind.strip()):
+                raise InvalidWorldError(
+                    f"{source}: pov.{key}: {entry!r} must be "
+                    + " or ".join(f"{r}.{'TYPE' if r == 'relations' else 'FIELD'}" for r in roots)
+                    + ", for one kind of node KIND:FIELD (e.g. state.plan, crowd:state.mood)")
+        out[key] = tuple(entries)
+    return out
+
+
 def parse_config(text: str, source: str = CONFIG_FILE) -> WorldConfig:
     try:
         raw = tomllib.loads(text)
@@ -143,7 +178,7 @@ def parse_config(text: str, source: str = CONFIG_FILE) -> WorldConfig:
             raise InvalidWorldError(f"{source}: {key} must be a string")
     references = _references(raw.get("references", {}), source)
     return WorldConfig(name=name, language=language, layout=layout, diffuser=default,
-                       references=references, raw=raw)
+                       references=references, pov=_pov(raw.get("pov", {}), source), raw=raw)
 
 
 def load_config(root: Path) -> WorldConfig:

@@ -28,10 +28,13 @@ def test_who_is_dead_lists_the_dead_the_focus_relates_to_or_the_story_just_named
     for name in ("Ada Lane", "Tom Reed", "Mayor Hale", "Old Rowe", "Sam Pike"):
         narr("new", "character", name)
     narr("new", "background", "saloon", "--kind", "place")
+    narr("new", "background", "old mill", "--kind", "place")
     narr("event", "Old Rowe dies.")
     narr("event", "Sam Pike dies.")
+    narr("event", "Tom Reed and Mayor Hale walk to the old mill.", "--set",
+         "tom-reed.state.location=old-mill", "--set", "mayor-hale.state.location=old-mill")
     narr("event", "Tom Reed attacks Mayor Hale.")  # enemies: related to Ada only through him
-    narr("event", "Mayor Hale dies.")
+    narr("event", "Mayor Hale dies.")  # Tom stands over him
     narr("event", "Ada Lane suspects Sam Pike.")  # Ada relates to Sam
     for text in ("Ada Lane walks to the saloon.", "Tom Reed walks to the saloon.",
                  "Old Rowe's ghost is mentioned.", "The rain starts."):
@@ -45,3 +48,5 @@ def test_who_is_dead_lists_the_dead_the_focus_relates_to_or_the_story_just_named
     tom = narr.json("brief", "--pov", "Tom Reed", "--budget", "100000")
     assert [i["text"] for i in tom["items"] if i["reason"] == "continuity: who is dead"] == [
         "Mayor Hale is dead"]
+    ada = narr.json("brief", "--pov", "Ada Lane", "--budget", "100000")  # she saw nobody die
+    assert [i["text"] for i in ada["items"] if i["reason"] == "continuity: who is dead"] == []

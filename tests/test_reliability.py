@@ -460,7 +460,8 @@ def test_a_misspelt_setting_is_named(world: Path, narr: CLI) -> None:
     result = narr("status")
     assert result.stderr == (
         "narr: warning: narr.toml: unknown keys world.layuot, extra (ignored; known keys: "
-        "world.name, world.language, world.layout, diffuser.default, import.user, [references])\n")
+        "world.name, world.language, world.layout, diffuser.default, import.user, pov.inner, "
+        "pov.outward, pov.hidden, [references])\n")
 
 
 # --- hand edits committed with plain git ------------------------------------------------

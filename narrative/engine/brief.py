@@ -30,13 +30,17 @@ Without a goal or focus, the focus is what the last events changed: where the
 story stands. With ``at``, the pack is the story as it stood at that revision:
 the world of its commit (no hand edits), the events up to it, the threads as
 they were, no health and no failed events. With ``pov``, the pack keeps to what that
-character can know (:mod:`narrative.engine.pov`): itself, what it holds, its
-relations and their targets, its location and whoever is there, the secrets it knows
-or that are public; the events it took part in or witnessed (where it stood then,
-from the records; it looks back at most ``POV_SCAN`` events), each in its words only
-when they tell nothing it does not know, else as the changes it could have seen; who
-else knows a secret only where it could know that. Every item, the head included, is
-held to that before it is given. Threads are the writer's plan, never in a point of view.
+character can know (:mod:`narrative.engine.pov` sets the rules): itself whole; who and
+what stands with it now, from outside (no inner field: plan, mood, goal...; nothing
+hidden); whom and what its relations point at, by who they are, not where they are or
+how they stand; what it ``knows``; the events it took part in or witnessed (where it
+stood then, from the records; being named is not witnessing; it looks back at most
+``POV_SCAN`` events), each in its words only when they tell nothing it does not know,
+else as the changes it could have seen; who else knows a secret only where it could know
+that. Every node is shown as :meth:`~narrative.engine.pov.Sight.seen` gives it, every item,
+the head included, is held to :meth:`~narrative.engine.pov.Sight.clean` before it is
+given, and no reason says when a node last changed (that would tell of events it did not
+see). Threads are the writer's plan, never in a point of view.
 
 Everything is read through the catalog (the neighbourhood is a walk over its
 edge and reference tables, the recent events a page of its chain), with the hand
@@ -52,7 +56,7 @@ from typing import Any
 
 from narrative import fields
 from narrative.diffusers.context import find_mentions
-from narrative.engine.eventgraph import Story, tip_of
+from narrative.engine.eventgraph import tip_of
 from narrative.engine.threads import THREAD_KINDS
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.ids import check_id, parse_node_path
@@ -268,7 +272,6 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
         from narrative.engine import pov as povs
 
         eye = povs.sight(wr, view, tip, pov, labels)
-        povs.knowers_seen(wr, eye, tip, Story(wr, tip))
 
     def can_see(node_id: str) -> bool:
         return eye is None or eye.can_see(node_id)
@@ -277,6 +280,10 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
         return eye is None or eye.edge_visible(src, rtype, dst)
 
     keep = eye.clean if eye is not None else None
+
+    def look(node_id: str) -> NodeDict | None:
+        """The node as the pack may show it: all of it, or as the point of view sees it."""
+        return view.get(node_id) if eye is None else eye.seen(node_id)
     graph = _Graph(view, labels, edge_ok)
 
     reasons: dict[str, str] = {}
@@ -289,17 +296,18 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
                 reasons.setdefault(node_id, f"named in the goal as {m.text!r}")
     if not goal and not focus:
         for e in recent.first(3):
-            if eye is not None and not (eye.knows_of(e, recent.writes_of(e)) and eye.clean(e.content)):
+            if eye is not None and not (eye.knows_of(e, recent.writes_of(e))
+                                        and eye.may_tell(e, recent.writes_of(e))):
                 continue
             for w in recent.writes_of(e):
-                if view.exists(w.target):
+                if view.exists(w.target) and (eye is None or eye.field_seen(w.target, w.field)):
                     reasons.setdefault(w.target, f"changed by the recent event {e.content!r}")
     if pov is not None:
         assert eye is not None
         reasons.setdefault(pov, "the point of view")
         loc = ((view.get(pov) or {}).get("state") or {}).get("location")
-        for node_id in sorted(eye.visible):
-            node = view.get(node_id)
+        for node_id in sorted(eye.present):
+            node = eye.seen(node_id)
             if node is not None and (node.get("state") or {}).get("location") == loc:
                 reasons.setdefault(node_id, f"at {names.get(str(loc), loc)}, where {pov} is")
     focus_ids = [n for n in reasons if can_see(n)]
@@ -313,6 +321,8 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
         if not can_see(node_id):
             continue
         for ch in fields.node_changes(node_id, hand.old, hand.new):
+            if eye is not None and not eye.field_seen(node_id, ch.field):
+                continue
             d = ch.model_dump(mode="json")
             old = json.dumps(d["old_value"], ensure_ascii=False) if "old_value" in d else "(absent)"
             new = json.dumps(d["new_value"], ensure_ascii=False) if "new_value" in d else "(absent)"
@@ -322,7 +332,7 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
     in_view = [n for n in view.ids_in_view() if n not in focus_ids and _may_see(view, n, eye)]
     names.want(in_view)
     for node_id in in_view:
-        node = view.get(node_id)
+        node = view.get(node_id) if eye is None else (eye.seen(node_id) or eye.lore(node_id))
         if node is not None:
             names.want(d for _, d in edges_of(node))
             pack.add("always in view", "marked always_in_view: in every brief",
@@ -331,7 +341,7 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
     neighbours = _neighbourhood(graph, cache, tip, recent.head_seq, focus_ids, can_see)
     names.want([*focus_ids, *(n for n, _, _ in neighbours)])
     for node_id in focus_ids:
-        node = view.get(node_id)
+        node = look(node_id)
         if node is not None:
             names.want(d for _, d in edges_of(node))
             pack.add("focus", reasons[node_id], node_line(
@@ -348,7 +358,7 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
         shown.append(e)
         when = clock.at(e)
         when_text = f" [{when}]" if when and (eye is None or eye.clean(when)) else ""
-        if eye is None or eye.clean(e.content):
+        if eye is None or eye.may_tell(e, writes):
             told.append(e)
             pack.add("events", "one of the last events" if eye is None
                      else f"one of the last events {pov} knows of", f"{e.content}{when_text}",
@@ -364,9 +374,9 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
 
     characters = [n for n in [*focus_ids, *(n for n, _, _ in neighbours)]
                   if names.layer(n) == "character"]
-    _the_dead(pack, view, names, graph, recent, shown, told, focus_ids, characters, can_see)
+    _the_dead(pack, view, names, graph, recent, shown, told, focus_ids, characters, can_see, look)
     for node_id in characters:
-        node = view.get(node_id)
+        node = look(node_id)
         if node is None:
             continue
         names.want(d for _, d in edges_of(node))
@@ -379,14 +389,14 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
     for node_id, dist, ago in neighbours:
         if names.kind(node_id) in THREAD_KINDS:
             continue  # in "open threads" already, with what moves them
-        node = view.get(node_id)
+        node = look(node_id)
         if node is None:
             continue
         when_changed = "never changed by an event" if ago is None else (
             "changed by the last event" if ago == 0 else f"changed {ago} events ago")
+        far = f"{dist} relation{'s' if dist > 1 else ''} from the focus"
         names.want(d for _, d in edges_of(node))
-        pack.add("neighbourhood",
-                 f"{dist} relation{'s' if dist > 1 else ''} from the focus, {when_changed}",
+        pack.add("neighbourhood", far if eye is not None else f"{far}, {when_changed}",
                  node_line(node, names, can_see, edge_ok=edge_ok, keep=keep), node=node_id)
 
     kept = wr.narr_dir / "failed"  # looked at before importing what reads them (pydantic)
@@ -400,7 +410,8 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
     head_json = first[0].to_json() if first else None
     story_time = clock.at(first[0]) if first else None
     if eye is not None and head_json is not None:
-        if not (eye.knows_of(first[0], recent.writes_of(first[0])) and eye.clean(first[0].content)):
+        writes = recent.writes_of(first[0])
+        if not (eye.knows_of(first[0], writes) and eye.may_tell(first[0], writes)):
             head_json = {**head_json, "content": "", "withheld": True}
         if not eye.clean(story_time):
             story_time = None
@@ -668,7 +679,7 @@ def is_dead(node: NodeDict | None) -> bool:
 
 def _the_dead(pack: _Pack, view: WorldView, names: _Names, graph: _Graph, recent: _Recent,
               shown: list[EventInfo], told: list[EventInfo], focus: list[str], near: list[str],
-              can_see: Any) -> None:
+              can_see: Any, look: Callable[[str], NodeDict | None]) -> None:
     """"Who is dead": every dead character a focus node relates to (either way, references
     too), that the last events changed or named (``told``: those whose words the pack
     gives), or that is near the focus."""
@@ -682,7 +693,7 @@ def _the_dead(pack: _Pack, view: WorldView, names: _Names, graph: _Graph, recent
         row = rows.get(node_id)
         if row is None or row.layer != "character" or not can_see(node_id):
             continue
-        node = view.get(node_id)
+        node = look(node_id)
         if is_dead(node):
             pack.add("continuity", "continuity: who is dead",
                      f"{(node or {}).get('name') or node_id} is dead", node=node_id)

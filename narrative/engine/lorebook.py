@@ -34,7 +34,7 @@ from typing import Any
 from narrative.engine.log import entry
 from narrative.engine.naming import Names
 from narrative.engine.nodes import current_nodes
-from narrative.engine.pov import visible_to
+from narrative.engine.pov import Conventions, sight, visible_to
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import LAYERS
 from narrative.lore import sillytavern
@@ -81,7 +81,13 @@ def world_at(wr: WorldRepo, at: str | None = None, pov: str | None = None) -> Wo
             raise NotFoundError(f"no node {pov!r} in the world" + (f" at {at}" if at else ""),
                                 hint="narr nodes lists the nodes")
         view = WorldView(wr, tree, edits)
-        out.pov, out.visible = pov_id, visible_to(view, pov_id, wr.config.reference_labels)
+        labels = wr.config.reference_labels
+        if head is None:
+            out.pov, out.visible = pov_id, visible_to(view, pov_id, labels, Conventions.of(wr.config.pov))
+        else:  # each node as the character sees it, as narr brief --pov gives it
+            eye = sight(wr, view, head.id, pov_id, labels)
+            out.pov, out.visible = pov_id, eye.visible
+            out.nodes = {n: eye.seen(n) or node for n, node in nodes.items()}
     return out
 
 
