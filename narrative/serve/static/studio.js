@@ -341,6 +341,7 @@ function worldStyle() {
     { selector: "node[?edited]", style: { "border-width": 3, "border-style": "dashed", "border-color": "#7b3fbf" } },
     { selector: "node.focus", style: { "width": 32, "height": 32, "border-width": 3, "border-color": "#223", "font-weight": "bold" } },
     { selector: "node:selected", style: { "overlay-opacity": 0.15, "overlay-color": "#224" } },
+    { selector: "node.cursor", style: CURSOR_STYLE },
     { selector: "edge", style: {
       "width": 1.2, "line-color": "#b8bccc", "target-arrow-color": "#b8bccc", "target-arrow-shape": "triangle",
       "curve-style": "bezier", "arrow-scale": 0.8, "label": "data(type)", "font-size": LABEL_PX, "color": "#556",
@@ -358,6 +359,8 @@ function worldStyle() {
 // hidden (min-zoomed-font-size), never shrunk; the node pointed at and its neighbours are named
 // at that size whatever the zoom.
 const LABEL_PX = parseFloat(getComputedStyle(document.documentElement).fontSize) || 14;
+const CURSOR_STYLE = { "border-width": 4, "border-color": "#2a6ad0", "border-style": "solid",
+  "underlay-color": "#2a6ad0", "underlay-opacity": 0.25, "underlay-padding": 6 };
 const HIGHLIGHT_STYLE = [
   { selector: ".named", style: { "min-zoomed-font-size": 0, "z-index": 10 } },
   { selector: ".faded", style: { "opacity": 0.22 } },
@@ -380,6 +383,55 @@ function hoverNeighbours(cy) {
     });
   });
   cy.on("mouseout", "node", () => cy.batch(() => { cy.elements().removeClass("faded"); unname(cy); }));
+}
+
+/* --- the graphs by keyboard: a cursor over the drawn nodes ------------------------------- */
+
+// A canvas has no elements to tab to: the graph itself takes focus, arrow keys move a cursor
+// (drawn as a ring, said in words below the graph) through its nodes in the order given, and
+// Enter or Space opens the one under it as a click would.
+function graphKeys(cy, container, { order, open, describe }) {
+  const line = $(`${container.id}-cursor`);
+  let at = null;  // the id under the cursor
+  const show = (node) => {
+    cy.batch(() => {
+      cy.nodes(".cursor").removeClass("cursor");
+      unname(cy);
+      if (node) { node.addClass("cursor"); nameThem(cy, node); }
+    });
+    at = node ? node.id() : null;
+    line.textContent = node ? describe(node) : "";
+    if (!node) return;
+    const box = cy.extent();
+    const p = node.position();
+    if (p.x < box.x1 || p.x > box.x2 || p.y < box.y1 || p.y > box.y2) cy.center(node);
+  };
+  container.addEventListener("focus", () => {
+    const nodes = order();
+    const here = at && nodes.find((n) => n.id() === at);
+    show(here || nodes[0] || null);
+  });
+  container.addEventListener("blur", () => {
+    cy.nodes(".cursor").removeClass("cursor");
+    unname(cy);
+    line.textContent = "";
+  });
+  container.addEventListener("keydown", (evt) => {
+    const nodes = order();
+    if (!nodes.length) return;
+    let i = nodes.findIndex((n) => n.id() === at);
+    if (evt.key === "ArrowRight" || evt.key === "ArrowDown") i = Math.min(i + 1, nodes.length - 1);
+    else if (evt.key === "ArrowLeft" || evt.key === "ArrowUp") i = Math.max(i - 1, 0);
+    else if (evt.key === "Home") i = 0;
+    else if (evt.key === "End") i = nodes.length - 1;
+    else if ((evt.key === "Enter" || evt.key === " ") && i >= 0) {
+      evt.preventDefault();
+      open(nodes[i].id());
+      return;
+    } else return;
+    evt.preventDefault();
+    show(nodes[Math.max(i, 0)]);
+  });
 }
 
 function labelState(cy) {
@@ -497,6 +549,12 @@ function renderWorldGraph(data) {
     worldCy.on("zoom", () => labelState(worldCy));
     worldCy.on("dragfree", "node", () => keepPositions(state.viewKey, worldCy));
     hoverNeighbours(worldCy);
+    graphKeys(worldCy, $("world-graph"), {
+      order: () => worldCy.nodes().toArray(),  // as drawn: the focus and its rings, or best connected first
+      open: (id) => pickNode(id),
+      describe: (n) => `${n.data("label")}: ${n.data("layer")} ${n.data("kind") || ""}, ` +
+        `${n.degree(false)} relations drawn. Enter opens it.`,
+    });
     window.narrStudio.worldCy = worldCy;
   }
   worldCy.batch(() => {
@@ -1077,6 +1135,7 @@ function renderEventGraph(data) {
         { selector: "node[kind = 'genesis']", style: { "background-color": "#4f9d5a", "shape": "round-rectangle" } },
         { selector: "node.chain", style: { "background-color": "#bbb", "shape": "round-rectangle", "color": "#777" } },
         { selector: "node:selected", style: { "background-color": "#e0a030" } },
+        { selector: "node.cursor", style: CURSOR_STYLE },
         { selector: "edge.spine", style: { "width": 2, "line-color": "#ccd", "curve-style": "straight" } },
         { selector: "edge.branch", style: { "width": 1, "line-style": "dashed", "line-color": "#bbb", "curve-style": "straight" } },
         { selector: "edge.cause", style: { "width": 1.5, "line-color": "#d9534f", "target-arrow-color": "#d9534f",
@@ -1089,6 +1148,11 @@ function renderEventGraph(data) {
     window.narrStudio.eventCy = eventCy;
     eventCy.on("tap", "node", (evt) => {
       if (!evt.target.hasClass("chain")) selectEvent(evt.target.id());
+    });
+    graphKeys(eventCy, $("event-graph"), {
+      order: () => eventCy.nodes().not(".chain").toArray(),  // oldest first, as drawn
+      open: (id) => selectEvent(id).then(() => $("event-title").focus()),
+      describe: (n) => `${n.data("label")}. Enter opens it.`,
     });
   }
   eventCy.batch(() => { eventCy.elements().remove(); eventCy.add(elements); });
