@@ -62,13 +62,24 @@ def test_labels_positions_and_hover(flat_world: Path, browser: Any) -> None:
         context, page = _page(browser, info["url"], 1400)
         _labels_read(page, "worldCy")
         # Hover: the node and the neighbours the library gives it stand out, the rest fade.
-        page.evaluate("window.narrStudio.worldCy.getElementById('lin-yuan').emit('mouseover')")
+        page.evaluate("void window.narrStudio.worldCy.getElementById('lin-yuan').emit('mouseover')")
         named = set(page.evaluate("window.narrStudio.worldCy.nodes('.named').map(n => n.id())"))
         drawn = set(page.evaluate("window.narrStudio.worldCy.nodes().map(n => n.id())"))
         assert named == _neighbours(root, "lin-yuan") & drawn and "lin-yuan" in named
         assert page.evaluate("window.narrStudio.worldCy.nodes('.faded').length") == len(drawn - named)
         assert _labels_read(page, "worldCy") >= len(named)
-        page.evaluate("window.narrStudio.worldCy.getElementById('lin-yuan').emit('mouseout')")
+        page.evaluate("void window.narrStudio.worldCy.getElementById('lin-yuan').emit('mouseout')")
+        # Zoomed far out: the labels are hidden, but those hovered are named at the page's size
+        # still, and stay so when the zoom moves on (to another band) while they are named.
+        for zoom in (0.3, 0.12):
+            page.evaluate(f"void window.narrStudio.worldCy.zoom({zoom})")  # (returned, cy is serialised)
+            assert _labels_read(page, "worldCy") == 0
+            page.evaluate("void window.narrStudio.worldCy.getElementById('lin-yuan').emit('mouseover')")
+            assert _labels_read(page, "worldCy") >= len(named)
+            page.evaluate("void window.narrStudio.worldCy.zoom(0.55)")
+            assert _labels_read(page, "worldCy") >= len(named)
+            page.evaluate("void window.narrStudio.worldCy.getElementById('lin-yuan').emit('mouseout')")
+        page.evaluate("void window.narrStudio.worldCy.fit(undefined, 30)")
         # A node moved by hand stays where it was put, on the next visit too.
         page.evaluate("(() => { const n = window.narrStudio.worldCy.getElementById('ferry');"
                       " n.position({x: 1234, y: -321}); n.emit('dragfree'); })()")

@@ -356,22 +356,34 @@ function worldStyle() {
 /* --- labels that read, positions that stay, neighbours on hover ------------------------- */
 
 // Labels are drawn at the page's own text size or larger: zoomed out too far for that, they are
-// hidden (min-zoomed-font-size), never shrunk; the node pointed at and its neighbours are named
-// at that size whatever the zoom.
+// hidden (min-zoomed-font-size), never shrunk. The node pointed at and its neighbours (class
+// "named") are shown whatever the zoom, and at that size too: below zoom 1 their font grows as the
+// zoom shrinks. The stylesheet holds one rule per band of zoom (fixed, written once); a zoom into
+// another band moves the few named elements to its class, nothing else is restyled.
 const LABEL_PX = parseFloat(getComputedStyle(document.documentElement).fontSize) || 14;
+const ZOOM_BANDS = [1, 0.8, 0.64, 0.5, 0.4, 0.32, 0.25, 0.2, 0.16, 0.125, 0.1];  // to the graphs' minZoom
+const BAND_CLASSES = ZOOM_BANDS.map((_, i) => `zb${i}`).join(" ");
 const CURSOR_STYLE = { "border-width": 4, "border-color": "#2a6ad0", "border-style": "solid",
   "underlay-color": "#2a6ad0", "underlay-opacity": 0.25, "underlay-padding": 6 };
 const HIGHLIGHT_STYLE = [
   { selector: ".named", style: { "min-zoomed-font-size": 0, "z-index": 10 } },
+  // a band's font drawn at the band's lowest zoom is the page's text size; at any zoom in it, larger
+  ...ZOOM_BANDS.map((low, i) => ({ selector: `.named.zb${i}`, style: {
+    "font-size": Math.ceil((LABEL_PX / low) * 10) / 10, "text-max-width": `${Math.round(110 / low)}px` } })),
   { selector: ".faded", style: { "opacity": 0.22 } },
 ];
 
+function zoomBand(zoom) {
+  const i = ZOOM_BANDS.findIndex((low) => zoom >= low - 1e-9);
+  return `zb${i < 0 ? ZOOM_BANDS.length - 1 : i}`;
+}
+
 function nameThem(cy, eles) {
-  eles.addClass("named");
+  eles.addClass(`named ${zoomBand(cy.zoom())}`);
 }
 
 function unname(cy) {
-  cy.elements(".named").removeClass("named");
+  cy.elements(".named").removeClass(`named ${BAND_CLASSES}`);
 }
 
 function hoverNeighbours(cy) {
@@ -435,7 +447,13 @@ function graphKeys(cy, container, { order, open, describe }) {
 }
 
 function labelState(cy) {
-  cy.container().dataset.labels = cy.zoom() < 1 ? "hidden" : "shown";
+  const zoom = cy.zoom();
+  cy.container().dataset.labels = zoom < 1 ? "hidden" : "shown";
+  const band = zoomBand(zoom);
+  if (cy.scratch("_band") === band) return;
+  cy.scratch("_band", band);
+  const named = cy.elements(".named");
+  if (named.length) cy.batch(() => named.removeClass(BAND_CLASSES).addClass(band));
 }
 
 function positionsKey() { return `narr-positions:${document.body.dataset.world || ""}`; }
