@@ -233,7 +233,7 @@ async function withNames(ids) {
   const known = state.names || {};
   const wanted = [...new Set(ids.filter((i) => i && !(i in known)))];
   if (!wanted.length) return;
-  try { learnNames(await api(`/api/studio/names${query({ id: wanted.join(",") })}`)); } catch (err) { /* ids then */ }
+  try { learnNames((await api(`/api/studio/names${query({ id: wanted.join(",") })}`)).names); } catch (err) { /* ids then */ }
 }
 
 function nodeName(id, { link = true } = {}) {
