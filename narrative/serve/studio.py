@@ -259,7 +259,7 @@ def compose(wr: WorldRepo, body: dict[str, Any]) -> Any:
     (``set``, ``unset``, ``relate``, ``unrelate``, ``expire`` in the flags' own forms, story
     time ``at``, narrative ``text``, a ``diffuser``, ``close_scene``, held-back changes to
     ``accept``), run as the CLI runs it."""
-    from narrative.cli import flags
+    from narrative.delta import flags
     from narrative.delta.request import EventRequest
     from narrative.diffusers.base import default_name, get_diffuser
     from narrative.engine.event import run_event
