@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from test_studio import browser, narr, studio, world_now
-from test_studio_live import _ok, _open
+from test_studio_live import _events, _ok, _open
 
 __all__ = ["browser"]
 
@@ -38,8 +38,7 @@ def test_axe_finds_nothing_serious(flat_world: Path, browser: Any) -> None:
         page.click("#node-list button[data-id='lin-yuan']")
         page.wait_for_function("document.querySelector('#node-title').textContent.includes('Lin Yuan')")
         assert _violations(page, "body") == []
-        page.click("#tab-events")
-        page.wait_for_selector("body[data-events-ready]")
+        _events(page)
         page.click("#timeline li:first-child button")
         page.wait_for_function("document.querySelector('#event-title').textContent.includes('ferry')")
         page.click("#compose-more summary")

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from test_studio import TIMEOUT_MS, browser, studio
+from test_studio_live import _events
 
 __all__ = ["browser"]
 
@@ -91,8 +92,7 @@ def test_labels_positions_and_hover(flat_world: Path, browser: Any) -> None:
         assert page.evaluate("window.narrStudio.worldCy.getElementById('ferry').position()") == {
             "x": 1234, "y": -321}
         # The event view's labels read too.
-        page.click("#tab-events")
-        page.wait_for_selector("body[data-events-ready]")
+        _events(page)
         assert _labels_read(page, "eventCy") >= 1  # the genesis, named at the default zoom
         context.close()
 
@@ -113,8 +113,7 @@ def test_every_width_is_usable(flat_world: Path, browser: Any, width: int) -> No
                        and min(bottom, legend["y"] + legend["height"]) - max(top, legend["y"]) > 1)
             assert not overlap, (name, width)
         assert page.evaluate("document.documentElement.scrollWidth") <= width + 1  # no sideways scroll
-        page.click("#tab-events")
-        page.wait_for_selector("body[data-events-ready]")
+        _events(page)
         events = page.locator("#event-graph").bounding_box()
         assert events["width"] >= min(width - 40, 300) and events["height"] >= 200, events
         context.close()

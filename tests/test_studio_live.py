@@ -31,6 +31,21 @@ def _open(browser: Any, url: str) -> tuple[Any, Any, list[str]]:
     return context, page, errors
 
 
+def _events(page: Any) -> None:
+    """The events view, drawn."""
+    page.click("#tab-events")
+    page.wait_for_selector("body[data-events-ready]")
+
+
+def _open_event(page: Any, commit: str, words: str) -> None:
+    """The event at ``commit`` opened from the timeline (the events view shown first when it is
+    not), once its title holds ``words``."""
+    if page.get_attribute("#tab-events", "aria-selected") != "true":
+        _events(page)
+    page.click(f"#timeline button[data-commit='{commit}']")
+    page.wait_for_function(f"document.querySelector('#event-title').textContent.includes({json.dumps(words)})")
+
+
 def _where(root: Path) -> tuple[str | None, str | None]:
     from narrative.store.worldrepo import WorldRepo
 
@@ -56,10 +71,7 @@ def test_a_stale_page_cannot_reset_a_story_that_moved(flat_world: Path, browser:
     _ok(narr(root, "switch", "main"))
     with studio(root) as info:
         context, page, errors = _open(browser, info["url"])
-        page.click("#tab-events")
-        page.wait_for_selector("body[data-events-ready]")
-        page.click(f"#timeline button[data-commit='{genesis}']")
-        page.wait_for_function("document.querySelector('#event-title').textContent.includes('Genesis')")
+        _open_event(page, genesis, "Genesis")
         page.click("#event-reset")
         page.wait_for_selector("#confirm[open]")
         assert "abandoned chain" in page.inner_text("#confirm-text")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from test_studio import browser, narr, studio, world_now
-from test_studio_live import _ok, _open
+from test_studio_live import _ok, _open, _open_event
 
 from narrative.ids import short_event_id
 
@@ -30,10 +30,7 @@ def test_a_reset_names_the_abandoned_chain_as_narr_reset_does(flat_world: Path, 
     genesis = world_now(root, "log")[-1]["commit"]
     with studio(root) as info:
         context, page, errors = _open(browser, info["url"])
-        page.click("#tab-events")
-        page.wait_for_selector("body[data-events-ready]")
-        page.click(f"#timeline button[data-commit='{genesis}']")
-        page.wait_for_function("document.querySelector('#event-title').textContent.includes('Genesis')")
+        _open_event(page, genesis, "Genesis")
         page.click("#event-reset")
         page.click("#confirm-ok")
         page.wait_for_selector("#compose-out .ok")
@@ -56,10 +53,7 @@ def test_a_refused_revert_names_the_event_by_its_short_id_and_title(flat_world: 
     ferry = log[1]
     with studio(root) as info:
         context, page, errors = _open(browser, info["url"])
-        page.click("#tab-events")
-        page.wait_for_selector("body[data-events-ready]")
-        page.click(f"#timeline button[data-commit='{ferry['commit']}']")
-        page.wait_for_function("document.querySelector('#event-title').textContent.includes('ferry')")
+        _open_event(page, ferry["commit"], "ferry")
         page.click("#event-revert")
         page.click("#confirm-ok")
         page.wait_for_selector("#compose-out .error")
