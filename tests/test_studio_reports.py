@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from test_studio import browser, narr, studio, world_now
+from test_studio_a11y import AXE, _violations
 from test_studio_live import _ok, _open, _open_event
 
 from narrative.ids import short_event_id
@@ -83,6 +84,8 @@ def test_a_stopped_server_is_one_notice_with_how_to_start_it(flat_world: Path, b
         notice = page.inner_text("#offline")
         assert "not answering" in notice and f"narr serve --port {info['port']}" in notice, notice
         assert "narr studio" in notice
+        if AXE.exists():  # the notice, as a screen reader meets it: nothing serious either
+            assert _violations(page, "body") == []
         body = page.inner_text("body")
         assert "Failed to fetch" not in body and "TypeError" not in body
         assert body.count("not answering") <= 2  # the notice, and at most the panel just used
