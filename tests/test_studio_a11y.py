@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from test_studio import browser, narr, studio, world_now
-from test_studio_live import _events, _ok, _open
+from test_studio_live import _events, _ok, _open, _open_node
 
 __all__ = ["browser"]
 
@@ -35,8 +35,7 @@ def test_axe_finds_nothing_serious(flat_world: Path, browser: Any) -> None:
     _ok(narr(root, "event", "Lin Yuan walks to the ferry"))
     with studio(root) as info:
         context, page, errors = _open(browser, info["url"])
-        page.click("#node-list button[data-id='lin-yuan']")
-        page.wait_for_function("document.querySelector('#node-title').textContent.includes('Lin Yuan')")
+        _open_node(page, "lin-yuan", "Lin Yuan")
         assert _violations(page, "body") == []
         _events(page)
         page.click("#timeline li:first-child button")
@@ -160,8 +159,7 @@ def test_tab_reaches_every_action_with_visible_focus(flat_world: Path, browser: 
 
     with studio(root) as info:
         context, page, errors = _open(browser, info["url"])
-        page.click("#node-list button[data-id='lin-yuan']")
-        page.wait_for_function("document.querySelector('#node-title').textContent.includes('Lin Yuan')")
+        _open_node(page, "lin-yuan", "Lin Yuan")
         missed, unseen = _tab_through(page, "#world-view")
         assert missed == set() and unseen == []
         assert len(page.evaluate(ACTIONS.replace("KEY", KEY), "#world-view")) > 40  # the list, the inspector

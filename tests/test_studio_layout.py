@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from test_studio import TIMEOUT_MS, browser, studio
-from test_studio_live import _events
+from test_studio_live import _events, _open_node
 
 __all__ = ["browser"]
 
@@ -103,8 +103,7 @@ def test_every_width_is_usable(flat_world: Path, browser: Any, width: int) -> No
         context, page = _page(browser, info["url"], width)
         graph = page.locator("#world-graph").bounding_box()
         assert graph["width"] >= min(width - 40, 300) and graph["height"] >= 200, graph
-        page.click("#node-list button[data-id='lin-yuan']")
-        page.wait_for_function("document.querySelector('#node-title').textContent.includes('Lin Yuan')")
+        _open_node(page, "lin-yuan", "Lin Yuan")
         legend = page.locator(".legend").bounding_box()
         controls = page.evaluate(BOXES, "#world-view button, #world-view input, #world-view select, "
                                         "#world-view textarea")

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from test_studio import browser, narr, studio, world_now
 from test_studio_a11y import AXE, _violations
-from test_studio_live import _ok, _open, _open_event
+from test_studio_live import _ok, _open, _open_event, _open_node
 
 from narrative.ids import short_event_id
 
@@ -92,8 +92,7 @@ def test_a_stopped_server_is_one_notice_with_how_to_start_it(flat_world: Path, b
         # Started again on the same port: the notice goes and the page works as before.
         _ok(narr(root, "serve", "--detach", "--port", str(info["port"])))
         page.wait_for_selector("#offline[hidden]", state="attached")
-        page.click("#node-list button[data-id='lin-yuan']")
-        page.wait_for_function("document.querySelector('#node-title').textContent.includes('Lin Yuan')")
+        _open_node(page, "lin-yuan", "Lin Yuan")
         page.fill("#node-fields input[data-path='state.mood']", "steady")
         page.press("#node-fields input[data-path='state.mood']", "Enter")
         page.wait_for_selector("#node-message.ok")
