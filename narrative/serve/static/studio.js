@@ -446,12 +446,14 @@ function graphKeys(cy, container, { order, open, describe }) {
   });
 }
 
+const SHOWN_BAND = new WeakMap();  // each graph's band now (cy.scratch costs ~20 ms a call, at every fit)
+
 function labelState(cy) {
   const zoom = cy.zoom();
   cy.container().dataset.labels = zoom < 1 ? "hidden" : "shown";
   const band = zoomBand(zoom);
-  if (cy.scratch("_band") === band) return;
-  cy.scratch("_band", band);
+  if (SHOWN_BAND.get(cy) === band) return;
+  SHOWN_BAND.set(cy, band);
   const named = cy.elements(".named");
   if (named.length) cy.batch(() => named.removeClass(BAND_CLASSES).addClass(band));
 }
