@@ -69,6 +69,8 @@ def test_each_unseen_event_shows_the_world_the_library_reports_then(flat_world: 
     with studio(root) as info:
         context, page, errors = _open(browser, info["url"])
         _same(page, _library(root, None, None))
+        # the story line comes after the world view: the slider spans it once it has come
+        page.wait_for_function(f"document.querySelector('#time-slider').max === '{len(story) - 1}'")
         page.focus("#time-slider")
         for i in range(len(story) - 2, -1, -1):  # back through the story, each event new to the server
             ticket = page.get_attribute("body", "data-world-ready")
