@@ -140,7 +140,7 @@ def _interactions(page: Any) -> dict[str, Any]:
 
 def add_events(root: Path, n: int) -> None:
     """``n`` events on a generated world, each changing a few nodes (for the time slider)."""
-    listed = json.loads(_narr(root, "nodes", "--json").stdout)
+    listed = json.loads(_narr(root, "nodes", "--json").stdout)["items"]  # a list answer: {schema, items}
     ids = [row["id"] for row in listed if row.get("layer") == "character"][:3 * n]
     for i in range(n):
         sets = [f"{node}.state.mood=step {i}" for node in ids[3 * i:3 * i + 3]]

@@ -1042,6 +1042,161 @@ class ServerAnswer(_Versioned):
     autostart: AutostartWait | None
 
 
+# --- the studio's reads (narrative.serve.studio): the page's own, typed as the rest ----------
+
+
+@with_config(_CLOSED)
+class StudioNodeRow(TypedDict):
+    """A node as the studio lists or draws it; ``degree`` (its neighbours) only when drawn,
+    ``edited`` how a hand edit changed it (modified, new, deleted) or None."""
+
+    id: str
+    name: str
+    layer: str
+    kind: str
+    lifecycle: str
+    edited: str | None
+    aliases: list[str]
+    degree: NotRequired[int]
+
+
+@with_config(_CLOSED)
+class StudioEdge(TypedDict):
+    """An edge drawn: a relation, or a reference field naming a node (``field`` its pointer)."""
+
+    source: str
+    target: str
+    type: str
+    kind: Literal["relation", "reference"]
+    field: NotRequired[str]
+
+
+@with_config(_CLOSED)
+class StudioGraph(TypedDict):
+    nodes: list[StudioNodeRow]
+    edges: list[StudioEdge]
+
+
+@with_config(_CLOSED)
+class StudioWorldAnswer(_Versioned):
+    """The world cut for drawing (``/api/graph/world``): ``nodes`` those listed, ``graph`` those drawn."""
+
+    at: str | None
+    total: int
+    matched: int
+    nodes: list[StudioNodeRow]
+    truncated: bool
+    graph: StudioGraph
+    focus: str | None
+    depth: int
+    facets: dict[str, dict[str, int]]
+
+
+@with_config(_CLOSED)
+class StudioEvent(TypedDict):
+    commit: str
+    id: str | None
+    seq: int | None
+    kind: str
+    content: str
+    timestamp: str | None
+    created_at: str | None
+    close_scene: bool
+    causes: int
+
+
+@with_config(_CLOSED)
+class StudioCause(TypedDict):
+    source: str
+    target: str
+    label: str
+
+
+@with_config(_CLOSED)
+class StudioEventsAnswer(_Versioned):
+    """The story line, newest first (``/api/graph/events``), its causal edges, chains and branches."""
+
+    branch: str | None
+    events: list[StudioEvent]
+    total: int
+    edges: list[StudioCause]
+    chains: list[Chain]
+    branches: list[Branch]
+
+
+@with_config(_CLOSED)
+class StudioLinesAnswer(_Versioned):
+    """The story-line panel: ``merge`` the conflicts of a merge in progress (as ``narr conflicts``
+    gives them), ``edited_files`` the hand edits a switch would set aside."""
+
+    branch: str | None
+    branches: list[Branch]
+    set_aside: list[SetAsideItem]
+    merge: Obj | None
+    edited_files: int
+
+
+@with_config(_CLOSED)
+class StudioDiffusersAnswer(_Versioned):
+    """The diffusers the composer offers; ``problem`` why there is no default, when there is none."""
+
+    names: list[str]
+    default: str | None
+    problem: str | None
+
+
+@with_config(_CLOSED)
+class StudioName(TypedDict):
+    name: str
+    aliases: list[str]
+    layer: str
+
+
+@with_config(_CLOSED)
+class StudioNodeAnswer(_Versioned):
+    """A node for the inspector: the names of the nodes it names, the fields holding an id
+    (``links``), and a digest of its file now (None for a past node)."""
+
+    node: Node
+    names: dict[str, StudioName]
+    links: dict[str, str]
+    file: str | None
+
+
+@with_config(_CLOSED)
+class StudioNamesAnswer(_Versioned):
+    """The name shown in place of each id asked for that is a node (the others left out)."""
+
+    names: dict[str, StudioName]
+
+
+@with_config(_CLOSED)
+class StudioProblem(TypedDict):
+    text: str
+    path: str | None
+    node: str | None
+
+
+@with_config(_CLOSED)
+class StudioProblemsAnswer(_Versioned):
+    """``narr status``'s problems placed on their file and node, and the failed events."""
+
+    problems: list[StudioProblem]
+    failed: list[FailedItem]
+
+
+@with_config(_CLOSED)
+class StudioWhereAnswer(_Versioned):
+    """Where the story stands, as a page compares it: HEAD and the story line, the rest digests."""
+
+    head: str | None
+    branch: str | None
+    edits: str
+    kept: str
+    failed: str
+    edited: int
+
+
 ANSWERS: dict[str, Any] = {
     "status": StatusAnswer, "list_nodes": ListNodesAnswer, "get_node": NodeFileAnswer,
     "log": LogAnswer, "show": ShowAnswer, "branches": BranchesAnswer, "chains": ChainsAnswer,
@@ -1068,6 +1223,14 @@ CLI_ANSWERS: dict[str, Any] = {
 }
 """The type of answers only the CLI gives (and the error every transport gives), by name."""
 
+STUDIO_ANSWERS: dict[str, Any] = {
+    "studio_world": StudioWorldAnswer, "studio_events": StudioEventsAnswer,
+    "studio_lines": StudioLinesAnswer, "studio_diffusers": StudioDiffusersAnswer,
+    "studio_node": StudioNodeAnswer, "studio_names": StudioNamesAnswer,
+    "studio_problems": StudioProblemsAnswer, "studio_where": StudioWhereAnswer,
+}
+"""The type of each read the studio's page makes over HTTP, by name."""
+
 
 def answer_schema(name: str) -> dict[str, Any]:
     """The JSON Schema of the answer called ``name``: its ``schema`` field the one value it has."""
@@ -1081,7 +1244,7 @@ def _answer_schema(name: str) -> dict[str, Any]:
     """Made once per process: an MCP client lists the tools, with these, at every connection."""
     from narrative.answers import schema as versioned
 
-    schema = TypeAdapter({**ANSWERS, **CLI_ANSWERS}[name]).json_schema(mode="validation")
+    schema = TypeAdapter({**ANSWERS, **CLI_ANSWERS, **STUDIO_ANSWERS}[name]).json_schema(mode="validation")
     defs = schema.get("$defs", {})
     shapes = [defs[branch["$ref"].rsplit("/", 1)[1]] for branch in schema.get("anyOf", [])] or [schema]
     for shape in shapes:  # an answer of more than one shape (show: a record or a plain commit)
@@ -1095,4 +1258,5 @@ def _answer_schema(name: str) -> dict[str, Any]:
 
 def json_schemas() -> dict[str, dict[str, Any]]:
     """Every answer's schema, keyed by its file name under ``schemas/``."""
-    return {f"answers/{name}.schema.json": answer_schema(name) for name in {**ANSWERS, **CLI_ANSWERS}}
+    return {f"answers/{name}.schema.json": answer_schema(name)
+            for name in {**ANSWERS, **CLI_ANSWERS, **STUDIO_ANSWERS}}

@@ -3,7 +3,8 @@ a list's items), and a digest of its typed model's JSON Schema (every key, optio
 its type), are recorded in tests/data/answer_shapes.json beside the ``schema`` they carry. A change
 of shape fails here until the answer's version is bumped in narrative/answers.py and the file
 rewritten (``WRITE_ANSWER_SHAPES=1``), so an agent is never handed a new shape silently. The typed
-answers only the CLI gives (CLI_ANSWERS) are held to their model's digest."""
+answers only the CLI gives (CLI_ANSWERS) and the studio's reads (STUDIO_ANSWERS) are held to their
+model's digest."""
 
 from __future__ import annotations
 
@@ -74,10 +75,10 @@ def test_every_answer_keeps_the_shape_its_version_names(tmp_path: Path) -> None:
 
     for op in narr.OPERATIONS:
         shapes[op.schema]["model"] = _digest(answer_schema(op.name))
-    from narrative.answer_models import CLI_ANSWERS
+    from narrative.answer_models import CLI_ANSWERS, STUDIO_ANSWERS
     from narrative.answers import schema as versioned
 
-    for name in CLI_ANSWERS:  # answers only the CLI gives: their typed model's digest
+    for name in {**CLI_ANSWERS, **STUDIO_ANSWERS}:  # the CLI's own and the studio's: their model's digest
         shapes[versioned(name)] = {"model": _digest(answer_schema(name))}
     if os.environ.get("WRITE_ANSWER_SHAPES"):
         SHAPES.write_text(json.dumps(shapes, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -99,6 +99,10 @@ RULES: dict[str, Callable[[str, Imported], bool]] = {
         _under(path, "store") and _within(imp.module, ABOVE_STORE)),
     "the engine never imports the cli": lambda path, imp: (
         _under(path, "engine") and imp.module.startswith(("narrative.cli", "narrative.api"))),
+    # (serve/server.py runs the click commands a `narr` client sends it: that is its job)
+    "the HTTP, MCP and studio transports never import the cli": lambda path, imp: (
+        _under(path, "serve") and path != "narrative/serve/server.py"
+        and _within(imp.module, ("narrative.cli",))),
     "the lore formats import only the pure modules": lambda path, imp: (
         _under(path, "lore") and _narr(imp.module)
         and not imp.module.startswith("narrative.lore") and not _pure(imp.module)),

@@ -76,16 +76,18 @@ def test_the_answer_reference_has_every_answer_its_version_and_fields() -> None:
     """Every answer narr gives has a typed model, a schema and a section of the reference with
     each field; each answer only the CLI gives names the commands that print it; the agents'
     page links the list."""
-    from narrative.answer_models import ANSWERS, CLI_ANSWERS
+    from narrative.answer_models import ANSWERS, CLI_ANSWERS, STUDIO_ANSWERS
     from narrative.answers import VERSIONS, schema
 
-    assert set(VERSIONS) == ANSWERS.keys() | CLI_ANSWERS.keys()  # no answer without a model
+    assert set(VERSIONS) == ANSWERS.keys() | CLI_ANSWERS.keys() | STUDIO_ANSWERS.keys()
     assert set(docs_hooks.ANSWER_COMMANDS) == CLI_ANSWERS.keys()
     text = docs_hooks.answers_markdown()
     for name in VERSIONS:
         path = ROOT / "schemas" / "answers" / f"{name}.schema.json"
         document = json.loads(path.read_text(encoding="utf-8"))
         assert f"| [`{schema(name)}`](#{name}) |" in text, name
+        if name in STUDIO_ANSWERS:  # named with the route that gives it
+            assert f"| [`{schema(name)}`](#{name}) | `GET /api/" in text, name
         part = text.split(f"## {schema(name)} {{ #{name} }}", 1)[1].split("\n## ", 1)[0]
         for definition in [document, *document.get("$defs", {}).values()]:
             for field in definition.get("properties", {}):

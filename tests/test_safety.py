@@ -521,7 +521,7 @@ DRIVER = """
 import sys
 from narrative.cli import main
 import narrative.engine.event, narrative.store.commit, narrative.store.journal
-import narrative.cli.flags, narrative.store.catalog, narrative.engine.check
+import narrative.delta.flags, narrative.store.catalog, narrative.engine.check
 sys.stderr.write("go\\n")
 sys.stderr.flush()
 main(sys.argv[1:], prog_name="narr")

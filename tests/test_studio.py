@@ -259,8 +259,9 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         page.fill("#search", "林远")
         page.wait_for_function("document.querySelector('#node-list li button')?.dataset.id === 'lin-yuan'"
                                " && document.querySelectorAll('#node-list li').length === 1")
-        page.click("#node-list button[data-id='lin-yuan']")
-        page.wait_for_function("document.querySelector('#node-title').textContent.includes('Lin Yuan')")
+        from test_studio_live import _events, _open_event, _open_node  # (that module imports this one)
+
+        _open_node(page, "lin-yuan", "Lin Yuan")
         assert "sibling-of → Lin Xue" in page.locator("#node-relations").inner_text()
         page.wait_for_function("document.querySelector('#graph-note').textContent.includes('lin-yuan')")
         label = page.locator("#world-graph").get_attribute("aria-label") or ""
@@ -325,8 +326,7 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
             page.screenshot(path=str(DOCS / "studio-world.png"))
 
         # The composer: a dry run shows the proposal and records nothing; then record it.
-        page.click("#tab-events")
-        page.wait_for_selector("body[data-events-ready]")
+        _events(page)
         assert "lin-yuan /state/mood" in page.inner_text("#pending")
         page.fill("#compose-text", "Lin Yuan walks to the ferry")
         page.click("#compose-dry")
@@ -377,10 +377,8 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         assert "Lin Yuan" in page.inner_text("#ask-out")
 
         # Reset to the genesis from the timeline, after a confirmation that says what happens.
-        page.click("#tab-events")
         genesis = log[1]["commit"]
-        page.click(f"#timeline button[data-commit='{genesis}']")
-        page.wait_for_function("document.querySelector('#event-title').textContent.includes('Genesis')")
+        _open_event(page, genesis, "Genesis")
         page.click("#event-reset")
         page.wait_for_selector("#confirm[open]")
         said = page.inner_text("#confirm-text")

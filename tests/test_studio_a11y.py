@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from test_studio import browser, narr, studio, world_now
-from test_studio_live import _ok, _open
+from test_studio_live import _events, _ok, _open, _open_node
 
 __all__ = ["browser"]
 
@@ -35,11 +35,9 @@ def test_axe_finds_nothing_serious(flat_world: Path, browser: Any) -> None:
     _ok(narr(root, "event", "Lin Yuan walks to the ferry"))
     with studio(root) as info:
         context, page, errors = _open(browser, info["url"])
-        page.click("#node-list button[data-id='lin-yuan']")
-        page.wait_for_function("document.querySelector('#node-title').textContent.includes('Lin Yuan')")
+        _open_node(page, "lin-yuan", "Lin Yuan")
         assert _violations(page, "body") == []
-        page.click("#tab-events")
-        page.wait_for_selector("body[data-events-ready]")
+        _events(page)
         page.click("#timeline li:first-child button")
         page.wait_for_function("document.querySelector('#event-title').textContent.includes('ferry')")
         page.click("#compose-more summary")
@@ -114,4 +112,81 @@ def test_a_session_by_keyboard(flat_world: Path, browser: Any) -> None:
         assert "sleeps" in page.inner_text("#event-title")
         context.close()
     assert outline not in ("none", "")
+    assert errors == []
+
+
+ACTIONS = """(root) => [...document.querySelector(root).querySelectorAll(
+    'button, input, select, textarea, summary, a[href], [tabindex="0"]')]
+  .filter((e) => !e.disabled && e.getClientRects().length && getComputedStyle(e).visibility !== 'hidden'
+    && e.tabIndex >= 0 && !e.closest('dialog:not([open]), details:not([open]) > :not(summary)'))
+  .map(KEY)"""
+KEY = ("((e) => e.id || (e.dataset.id && `${e.closest('[id]').id}:${e.dataset.id}`)"
+       " || (e.dataset.commit && `event:${e.dataset.commit}`)"
+       " || (e.dataset.path && `field:${e.dataset.path}`)"
+       " || `${e.closest('[id]').id}:${e.tagName}:"
+       "${e.getAttribute('aria-label') || e.textContent.trim().slice(0, 40)}`)")
+
+
+def _tab_through(page: Any, root: str) -> tuple[set[str], list[str]]:
+    """Tab from the top of the page to its end: what took focus, and any that showed no focus."""
+    wanted = page.evaluate(ACTIONS.replace("KEY", KEY), root)
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    page.focus("body")
+    reached: set[str] = set()
+    unseen: list[str] = []
+    for _ in range(len(wanted) + 40):
+        page.keyboard.press("Tab")
+        if _active(page) == "BODY":  # past the last control, before the first again
+            continue
+        key, ring = page.evaluate(f"[{KEY}(document.activeElement), "
+                                  "getComputedStyle(document.activeElement).outlineStyle]")
+        if key in reached:
+            continue
+        reached.add(key)
+        if ring in ("none", ""):
+            unseen.append(key)
+    return set(wanted) - reached, unseen
+
+
+def test_tab_reaches_every_action_with_visible_focus(flat_world: Path, browser: Any) -> None:
+    """Every control of the world view (a node open), the event view (an event open) and the
+    composer (all its parts shown) is reached by Tab, each with a visible focus ring; the graphs
+    too, where arrow keys and Enter pick a node or an event as a click does."""
+    root = flat_world
+    _ok(narr(root, "event", "Lin Yuan walks to the ferry"))
+    from narrative.api import get_node
+    from narrative.store.worldrepo import WorldRepo
+
+    with studio(root) as info:
+        context, page, errors = _open(browser, info["url"])
+        _open_node(page, "lin-yuan", "Lin Yuan")
+        missed, unseen = _tab_through(page, "#world-view")
+        assert missed == set() and unseen == []
+        assert len(page.evaluate(ACTIONS.replace("KEY", KEY), "#world-view")) > 40  # the list, the inspector
+        # The relation network by keyboard: the cursor names a node; Enter opens it in the inspector.
+        page.focus("#world-graph")
+        page.keyboard.press("ArrowRight")
+        said = page.inner_text("#world-graph-cursor")
+        picked = page.evaluate("window.narrStudio.worldCy.nodes('.cursor').id()")
+        assert picked and picked != "lin-yuan"
+        page.keyboard.press("Enter")
+        page.wait_for_function("document.activeElement.id === 'node-title'")
+        with WorldRepo.open(root) as wr:
+            name = get_node(wr, picked)[1]["name"]
+        assert said.startswith(name) and page.inner_text("#node-title").startswith(name)
+        # The events view, opened by keyboard, an event opened, the composer's extras shown.
+        page.focus("#tab-world")
+        page.keyboard.press("ArrowRight")
+        page.wait_for_selector("body[data-events-ready]")
+        page.click("#compose-more summary")
+        page.focus("#event-graph")
+        page.keyboard.press("Home")
+        assert "Genesis" in page.inner_text("#event-graph-cursor")
+        page.keyboard.press("Enter")
+        page.wait_for_function("document.activeElement.id === 'event-title'")
+        genesis = world_now(root, "log")[-1]
+        assert genesis["content"] in page.inner_text("#event-title")
+        missed, unseen = _tab_through(page, "#event-view")
+        assert missed == set() and unseen == []
+        context.close()
     assert errors == []

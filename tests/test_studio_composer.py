@@ -9,16 +9,11 @@ from typing import Any
 
 import pytest
 from test_studio import browser, narr_json, studio, world_now
-from test_studio_live import _open
+from test_studio_live import _events, _open
 
 __all__ = ["browser"]
 
 pytestmark = pytest.mark.slow
-
-
-def _compose_view(page: Any) -> None:
-    page.click("#tab-events")
-    page.wait_for_selector("body[data-events-ready]")
 
 
 def _add(page: Any, kind: str, spec: str) -> None:
@@ -31,7 +26,7 @@ def test_an_event_with_everything_narr_event_takes(flat_world: Path, browser: An
     root = flat_world
     with studio(root) as info:
         context, page, errors = _open(browser, info["url"])
-        _compose_view(page)
+        _events(page)
         page.fill("#compose-text", "Lin Yuan rests at the gate")
         page.click("#compose-more summary")
         page.wait_for_function("document.querySelectorAll('#compose-diffuser option').length > 2")
@@ -76,7 +71,7 @@ def test_held_back_changes_are_applied_when_asked(flat_world: Path, browser: Any
     text = "Old Zhou grunted that Su Qing had walked to the ferry."
     with studio(root) as info:
         context, page, errors = _open(browser, info["url"])
-        _compose_view(page)
+        _events(page)
         page.fill("#compose-text", text)
         page.click("#compose-dry")
         page.wait_for_selector("#compose-out .held input.accept")

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from test_studio import TIMEOUT_MS, browser, studio
+from test_studio_live import _events, _open_node
 
 __all__ = ["browser"]
 
@@ -62,13 +63,24 @@ def test_labels_positions_and_hover(flat_world: Path, browser: Any) -> None:
         context, page = _page(browser, info["url"], 1400)
         _labels_read(page, "worldCy")
         # Hover: the node and the neighbours the library gives it stand out, the rest fade.
-        page.evaluate("window.narrStudio.worldCy.getElementById('lin-yuan').emit('mouseover')")
+        page.evaluate("void window.narrStudio.worldCy.getElementById('lin-yuan').emit('mouseover')")
         named = set(page.evaluate("window.narrStudio.worldCy.nodes('.named').map(n => n.id())"))
         drawn = set(page.evaluate("window.narrStudio.worldCy.nodes().map(n => n.id())"))
         assert named == _neighbours(root, "lin-yuan") & drawn and "lin-yuan" in named
         assert page.evaluate("window.narrStudio.worldCy.nodes('.faded').length") == len(drawn - named)
         assert _labels_read(page, "worldCy") >= len(named)
-        page.evaluate("window.narrStudio.worldCy.getElementById('lin-yuan').emit('mouseout')")
+        page.evaluate("void window.narrStudio.worldCy.getElementById('lin-yuan').emit('mouseout')")
+        # Zoomed far out: the labels are hidden, but those hovered are named at the page's size
+        # still, and stay so when the zoom moves on (to another band) while they are named.
+        for zoom in (0.3, 0.12):
+            page.evaluate(f"void window.narrStudio.worldCy.zoom({zoom})")  # (returned, cy is serialised)
+            assert _labels_read(page, "worldCy") == 0
+            page.evaluate("void window.narrStudio.worldCy.getElementById('lin-yuan').emit('mouseover')")
+            assert _labels_read(page, "worldCy") >= len(named)
+            page.evaluate("void window.narrStudio.worldCy.zoom(0.55)")
+            assert _labels_read(page, "worldCy") >= len(named)
+            page.evaluate("void window.narrStudio.worldCy.getElementById('lin-yuan').emit('mouseout')")
+        page.evaluate("void window.narrStudio.worldCy.fit(undefined, 30)")
         # A node moved by hand stays where it was put, on the next visit too.
         page.evaluate("(() => { const n = window.narrStudio.worldCy.getElementById('ferry');"
                       " n.position({x: 1234, y: -321}); n.emit('dragfree'); })()")
@@ -80,8 +92,7 @@ def test_labels_positions_and_hover(flat_world: Path, browser: Any) -> None:
         assert page.evaluate("window.narrStudio.worldCy.getElementById('ferry').position()") == {
             "x": 1234, "y": -321}
         # The event view's labels read too.
-        page.click("#tab-events")
-        page.wait_for_selector("body[data-events-ready]")
+        _events(page)
         assert _labels_read(page, "eventCy") >= 1  # the genesis, named at the default zoom
         context.close()
 
@@ -92,8 +103,7 @@ def test_every_width_is_usable(flat_world: Path, browser: Any, width: int) -> No
         context, page = _page(browser, info["url"], width)
         graph = page.locator("#world-graph").bounding_box()
         assert graph["width"] >= min(width - 40, 300) and graph["height"] >= 200, graph
-        page.click("#node-list button[data-id='lin-yuan']")
-        page.wait_for_function("document.querySelector('#node-title').textContent.includes('Lin Yuan')")
+        _open_node(page, "lin-yuan", "Lin Yuan")
         legend = page.locator(".legend").bounding_box()
         controls = page.evaluate(BOXES, "#world-view button, #world-view input, #world-view select, "
                                         "#world-view textarea")
@@ -102,8 +112,7 @@ def test_every_width_is_usable(flat_world: Path, browser: Any, width: int) -> No
                        and min(bottom, legend["y"] + legend["height"]) - max(top, legend["y"]) > 1)
             assert not overlap, (name, width)
         assert page.evaluate("document.documentElement.scrollWidth") <= width + 1  # no sideways scroll
-        page.click("#tab-events")
-        page.wait_for_selector("body[data-events-ready]")
+        _events(page)
         events = page.locator("#event-graph").bounding_box()
         assert events["width"] >= min(width - 40, 300) and events["height"] >= 200, events
         context.close()

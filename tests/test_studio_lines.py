@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from helpers import edit_node
 from test_studio import browser, narr, narr_json, studio, world_now
-from test_studio_live import _ok, _open, _where
+from test_studio_live import _events, _ok, _open, _where
 
 __all__ = ["browser"]
 
@@ -18,8 +18,8 @@ pytestmark = pytest.mark.slow
 OUT = "document.querySelector('#lines-out').textContent"
 
 
-def _events(page: Any) -> None:
-    page.click("#tab-events")
+def _lines(page: Any) -> None:
+    _events(page)
     page.wait_for_selector("body[data-lines-ready]")
 
 
@@ -38,7 +38,7 @@ def test_create_switch_and_set_aside_edits(flat_world: Path, browser: Any) -> No
     root = flat_world
     with studio(root) as info:
         context, page, errors = _open(browser, info["url"])
-        _events(page)
+        _lines(page)
         page.fill("#branch-new", "alt")
         page.click("#branch-create")
         page.wait_for_function(f"{OUT}.includes('Now on alt')")
@@ -92,7 +92,7 @@ def test_a_merge_resolved_in_the_page(flat_world: Path, browser: Any) -> None:
              "--set", "lin-yuan.state.goal=stay", "--diffuser", "explicit"))
     with studio(root) as info:
         context, page, errors = _open(browser, info["url"])
-        _events(page)
+        _lines(page)
         page.click("#branches li[data-branch='alt'] button.merge")
         _confirm(page)
         page.wait_for_selector("#merge-panel:not([hidden])")
@@ -125,7 +125,7 @@ def test_replay_afresh_or_as_recorded(flat_world: Path, browser: Any) -> None:
     _ok(narr(root, "reset", genesis))
     with studio(root) as info:
         context, page, errors = _open(browser, info["url"])
-        _events(page)
+        _lines(page)
         page.click("#chains button[data-chain-reuse='1']")
         assert "no diffuser runs" in _confirm(page)
         page.wait_for_function("document.querySelectorAll('#timeline li').length === 2")

@@ -31,6 +31,27 @@ def _open(browser: Any, url: str) -> tuple[Any, Any, list[str]]:
     return context, page, errors
 
 
+def _open_node(page: Any, node: str, name: str) -> None:
+    """The node picked in the list, once the inspector shows ``name``."""
+    page.click(f"#node-list button[data-id='{node}']")
+    page.wait_for_function(f"document.querySelector('#node-title').textContent.includes({json.dumps(name)})")
+
+
+def _events(page: Any) -> None:
+    """The events view, drawn."""
+    page.click("#tab-events")
+    page.wait_for_selector("body[data-events-ready]")
+
+
+def _open_event(page: Any, commit: str, words: str) -> None:
+    """The event at ``commit`` opened from the timeline (the events view shown first when it is
+    not), once its title holds ``words``."""
+    if page.get_attribute("#tab-events", "aria-selected") != "true":
+        _events(page)
+    page.click(f"#timeline button[data-commit='{commit}']")
+    page.wait_for_function(f"document.querySelector('#event-title').textContent.includes({json.dumps(words)})")
+
+
 def _where(root: Path) -> tuple[str | None, str | None]:
     from narrative.store.worldrepo import WorldRepo
 
@@ -56,10 +77,7 @@ def test_a_stale_page_cannot_reset_a_story_that_moved(flat_world: Path, browser:
     _ok(narr(root, "switch", "main"))
     with studio(root) as info:
         context, page, errors = _open(browser, info["url"])
-        page.click("#tab-events")
-        page.wait_for_selector("body[data-events-ready]")
-        page.click(f"#timeline button[data-commit='{genesis}']")
-        page.wait_for_function("document.querySelector('#event-title').textContent.includes('Genesis')")
+        _open_event(page, genesis, "Genesis")
         page.click("#event-reset")
         page.wait_for_selector("#confirm[open]")
         assert "abandoned chain" in page.inner_text("#confirm-text")
@@ -123,8 +141,7 @@ def test_another_session_and_another_process_are_seen_within_a_second(flat_world
         first_ctx, first, errors = _open(browser, info["url"])
         second_ctx, second, errors2 = _open(browser, info["url"])
         for page in (first, second):
-            page.click("#node-list button[data-id='lin-yuan']")
-            page.wait_for_function("document.querySelector('#node-title').textContent.includes('Lin Yuan')")
+            _open_node(page, "lin-yuan", "Lin Yuan")
         first.fill("#node-fields input[data-path='state.mood']", "resolved")
         first.press("#node-fields input[data-path='state.mood']", "Enter")
         first.wait_for_selector("#node-message.ok")
@@ -155,8 +172,7 @@ def test_unsaved_text_is_never_dropped_or_saved_unasked(flat_world: Path, browse
     path = node_file(root, "lin-yuan")
     with studio(root) as info:
         context, page, errors = _open(browser, info["url"])
-        page.click("#node-list button[data-id='lin-yuan']")
-        page.wait_for_function("document.querySelector('#node-title').textContent.includes('Lin Yuan')")
+        _open_node(page, "lin-yuan", "Lin Yuan")
         node = json.loads(page.input_value("#node-editor"))
         node["state"]["goal"] = "an unsaved thought"
         typed = json.dumps(node, ensure_ascii=False, indent=2)
@@ -218,8 +234,7 @@ def test_bad_input_from_the_page(flat_world: Path, browser: Any) -> None:
         saves: list[str] = []
         one.on("request", lambda r: saves.append(r.method) if "/api/studio/save/" in r.url else None)
         for page in (one, two):
-            page.click("#node-list button[data-id='lin-yuan']")
-            page.wait_for_function("document.querySelector('#node-title').textContent.includes('Lin Yuan')")
+            _open_node(page, "lin-yuan", "Lin Yuan")
         first = json.loads(one.input_value("#node-editor"))
         first["state"]["goal"] = "from the first tab"
         one.fill("#node-editor", json.dumps(first, ensure_ascii=False, indent=2))

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from test_studio import browser, studio
-from test_studio_live import _open
+from test_studio_live import _open, _open_node
 
 __all__ = ["browser"]
 
@@ -48,8 +48,7 @@ def test_the_page_shows_names_and_links_them(flat_world: Path, browser: Any) -> 
         assert names["su-qing-doubt"]["name"] in row and "Su Qing's doubt" in row
         assert row.count(names["su-qing-doubt"]["name"]) == 1
         # A field holding a node's id shows that node's name, as a link to it.
-        page.click("#node-list button[data-id='old-zhou']")
-        page.wait_for_function("document.querySelector('#node-title').textContent.includes('Old Zhou')")
+        _open_node(page, "old-zhou", "Old Zhou")
         link = page.locator("#node-fields button.link[data-node='ferry']")
         assert names["ferry"]["name"] in link.inner_text()
         link.click()
@@ -57,8 +56,7 @@ def test_the_page_shows_names_and_links_them(flat_world: Path, browser: Any) -> 
             f"document.querySelector('#node-title').textContent.includes({names['ferry']['name']!r})")
         assert "ferry" in page.inner_text("#node-sub")  # the id: on the secondary line
         # Relations by name, the id beside it.
-        page.click("#node-list button[data-id='lin-yuan']")
-        page.wait_for_function("document.querySelector('#node-title').textContent.includes('Lin Yuan')")
+        _open_node(page, "lin-yuan", "Lin Yuan")
         item = page.inner_text("#node-relations li[data-type='sibling-of'][data-target='lin-xue']")
         assert item.startswith(f"sibling-of → {names['lin-xue']['name']}") and "林雪" in item
         context.close()

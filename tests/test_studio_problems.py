@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from helpers import node_file
 from test_studio import browser, narr, narr_json, studio, world_now
-from test_studio_live import _ok, _open
+from test_studio_live import _events, _ok, _open, _open_node
 
 __all__ = ["browser"]
 
@@ -56,8 +56,7 @@ def test_a_relation_to_a_node_that_does_not_exist_is_refused(flat_world: Path, b
     before = path.read_bytes()
     with studio(root) as info:
         context, page, errors = _open(browser, info["url"])
-        page.click("#node-list button[data-id='lin-yuan']")
-        page.wait_for_function("document.querySelector('#node-title').textContent.includes('Lin Yuan')")
+        _open_node(page, "lin-yuan", "Lin Yuan")
         page.fill("#relation-type", "knows")
         page.fill("#relation-target", "nobody-at-all")
         page.click("#relation-add")
@@ -88,8 +87,7 @@ def test_failed_events_are_retried_or_dropped_from_the_page(flat_world: Path, br
     assert [k["content"] for k in kept] == ["Lin Yuan changes", "A ghost appears"]
     with studio(root) as info:
         context, page, errors = _open(browser, info["url"])
-        page.click("#tab-events")
-        page.wait_for_selector("body[data-events-ready]")
+        _events(page)
         page.wait_for_function("document.body.dataset.failed === '2'")
         assert "no node 'ghost'" in page.inner_text("#failed-list")
         # Still failing: retried, it stays kept and the page says why.

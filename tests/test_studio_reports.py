@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 from test_studio import browser, narr, studio, world_now
-from test_studio_live import _ok, _open
+from test_studio_a11y import AXE, _violations
+from test_studio_live import _ok, _open, _open_event, _open_node
 
 from narrative.ids import short_event_id
 
@@ -30,10 +31,7 @@ def test_a_reset_names_the_abandoned_chain_as_narr_reset_does(flat_world: Path, 
     genesis = world_now(root, "log")[-1]["commit"]
     with studio(root) as info:
         context, page, errors = _open(browser, info["url"])
-        page.click("#tab-events")
-        page.wait_for_selector("body[data-events-ready]")
-        page.click(f"#timeline button[data-commit='{genesis}']")
-        page.wait_for_function("document.querySelector('#event-title').textContent.includes('Genesis')")
+        _open_event(page, genesis, "Genesis")
         page.click("#event-reset")
         page.click("#confirm-ok")
         page.wait_for_selector("#compose-out .ok")
@@ -56,10 +54,7 @@ def test_a_refused_revert_names_the_event_by_its_short_id_and_title(flat_world: 
     ferry = log[1]
     with studio(root) as info:
         context, page, errors = _open(browser, info["url"])
-        page.click("#tab-events")
-        page.wait_for_selector("body[data-events-ready]")
-        page.click(f"#timeline button[data-commit='{ferry['commit']}']")
-        page.wait_for_function("document.querySelector('#event-title').textContent.includes('ferry')")
+        _open_event(page, ferry["commit"], "ferry")
         page.click("#event-revert")
         page.click("#confirm-ok")
         page.wait_for_selector("#compose-out .error")
@@ -89,14 +84,15 @@ def test_a_stopped_server_is_one_notice_with_how_to_start_it(flat_world: Path, b
         notice = page.inner_text("#offline")
         assert "not answering" in notice and f"narr serve --port {info['port']}" in notice, notice
         assert "narr studio" in notice
+        if AXE.exists():  # the notice, as a screen reader meets it: nothing serious either
+            assert _violations(page, "body") == []
         body = page.inner_text("body")
         assert "Failed to fetch" not in body and "TypeError" not in body
         assert body.count("not answering") <= 2  # the notice, and at most the panel just used
         # Started again on the same port: the notice goes and the page works as before.
         _ok(narr(root, "serve", "--detach", "--port", str(info["port"])))
         page.wait_for_selector("#offline[hidden]", state="attached")
-        page.click("#node-list button[data-id='lin-yuan']")
-        page.wait_for_function("document.querySelector('#node-title').textContent.includes('Lin Yuan')")
+        _open_node(page, "lin-yuan", "Lin Yuan")
         page.fill("#node-fields input[data-path='state.mood']", "steady")
         page.press("#node-fields input[data-path='state.mood']", "Enter")
         page.wait_for_selector("#node-message.ok")

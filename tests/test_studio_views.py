@@ -133,7 +133,60 @@ def test_a_past_world_from_the_files_that_differ_equals_the_whole_world_read(fla
             assert {k: v for k, v in built.aliases.items() if v} == {
                 k: v for k, v in read.aliases.items() if v}
             assert built.neighbours == read.neighbours
+            assert _view_from(wr, commit, built) == _view_from(wr, commit, read), commit
         at_start = world_view(wr, at=commits[-1], around="old-zhou", depth=1).to_json()
         assert "old-zhou" in {n["id"] for n in at_start["graph"]["nodes"]}
     finally:
         wr.close()
+
+
+def _view_from(wr: WorldRepo, commit: str, base: object) -> dict[str, object]:
+    """The overview and a focus's view of ``commit`` drawn from ``base`` (put where the cache keeps it)."""
+    from narrative.engine import studio
+
+    key = (str(wr.git_dir), commit, repr(sorted(wr.config.reference_labels.items())))
+    studio._CACHE[key] = base  # type: ignore[assignment]
+    try:
+        return {"overview": world_view(wr, at=commit, draw=12).to_json(),
+                "focus": world_view(wr, at=commit, around="lin-yuan", depth=2).to_json(),
+                "search": world_view(wr, at=commit, query="lin", layers=["character"]).to_json()}
+    finally:
+        studio._CACHE.pop(key, None)
+
+
+def test_hand_edits_drawn_over_head_equal_the_same_files_committed(flat_world: Path, tmp_path: Path) -> None:
+    """The hand edits laid over HEAD's world (only the edited nodes touched) are the world their
+    files make once committed: names, edges both ways, reference fields, a new node."""
+    import shutil
+    import subprocess
+
+    from helpers import write_node
+
+    from narrative.engine.studio import _base, _with_edits
+
+    edit_node(flat_world, "lin-yuan", name="Lin Yuan the Bold", aliases=["林远", "Bold"],
+              relations={"knows": {"wei-lan": {}}, "sibling-of": {"lin-xue": {}}})
+    edit_node(flat_world, "black-ring", holder="su-qing")
+    wei = {**read_node(flat_world, "old-zhou"), "id": "wei-lan", "name": "Wei Lan", "aliases": [],
+           "relations": {"suspects": {"elder-mo": {}}}}
+    wei["state"] = {**wei.get("state", {}), "location": "ferry"}
+    write_node(flat_world, "world/character/wei-lan.json", wei)
+    copy = tmp_path / "committed"
+    shutil.copytree(flat_world, copy, symlinks=True)
+    for args in (["add", "-A", "world"], ["commit", "-qm", "the edits"]):
+        subprocess.run(["git", "-C", str(copy), *args], check=True, capture_output=True)
+    wr, cwr = WorldRepo.open(flat_world), WorldRepo.open(copy)
+    try:
+        drawn = _with_edits(wr, _base(wr, None))
+        whole = _base(cwr, cwr.head_commit().id, parse=True)  # type: ignore[union-attr]
+        unmarked = {k: {f: v for f, v in n.items() if f != "edited"} for k, n in drawn.nodes.items()}
+        assert unmarked == whole.nodes
+        assert {n["edited"] for n in drawn.nodes.values() if "edited" in n} == {"modified", "new"}
+        assert drawn.edges == whole.edges
+        assert drawn.neighbours == whole.neighbours
+        assert {k: set(v) for k, v in drawn.names.items()} == {k: set(v) for k, v in whole.names.items()}
+        assert ("wei-lan", "suspects", "elder-mo") in drawn.edges
+        assert ("black-ring", "/state/holder", "su-qing") in drawn.edges
+    finally:
+        wr.close()
+        cwr.close()

@@ -185,8 +185,13 @@ ANSWER_COMMANDS: dict[str, tuple[str, ...]] = {
 def answers_markdown(schemas: Path = SCHEMAS / "answers") -> str:
     """Every JSON answer (``narr.NAME/VERSION``): who gives it, then its fields."""
     from narrative.api import OPERATIONS
+    from narrative.serve.http import openapi
 
     operations = {op.name: op for op in OPERATIONS}
+    routes = {answer["description"]: f"`{method.upper()} {path}`"  # the studio's own reads
+              for path, methods in openapi()["paths"].items() for method, route in methods.items()
+              if (answer := route.get("responses", {}).get("200", {})).get("description", "")
+              .startswith("narr.studio_")}
     files = sorted(schemas.glob("*.schema.json"))
     out = ["# Answers", "",
            "Every JSON answer narr gives: a command's `--json`, an HTTP route's, an MCP tool's, and "
@@ -201,7 +206,9 @@ def answers_markdown(schemas: Path = SCHEMAS / "answers") -> str:
         schema = json.loads(path.read_text(encoding="utf-8"))
         op = operations.get(name)
         by = (f"`{op.method} {op.path}`" + ("" if name == "edit_node" else ", MCP, the CLI")
-              if op is not None else ", ".join(f"`{c}`" for c in ANSWER_COMMANDS.get(name, ())))
+              if op is not None else routes.get(str(schema.get("title")), "") + " (the studio)"
+              if name.startswith("studio_")
+              else ", ".join(f"`{c}`" for c in ANSWER_COMMANDS.get(name, ())))
         about = _cell(op.summary if op is not None else
                       str(schema.get("description", "")).split("\n\n", 1)[0])
         out.append(f"| [`{schema.get('title', name)}`](#{name}) | {by} | {about} |")

@@ -199,7 +199,7 @@ def _request(wr: WorldRepo, content: str, sets: tuple[str, ...], unsets: tuple[s
              relates: tuple[str, ...], unrelates: tuple[str, ...], creates: tuple[str, ...],
              expires: tuple[str, ...], delta_file: str | None, narrative_text: str | None,
              timestamp: str | None, close_scene: bool) -> EventRequest:
-    from narrative.cli import flags
+    from narrative.delta import flags
     from narrative.delta.parse import read_delta
     from narrative.delta.request import EventRequest
     from narrative.errors import InvalidInputError
@@ -219,7 +219,13 @@ def _request(wr: WorldRepo, content: str, sets: tuple[str, ...], unsets: tuple[s
             delta = read_delta(delta_file, data)
     from narrative.engine.naming import Names
 
-    create_ops = [flags.read_node_file(path) for path in creates]
+    create_ops = []
+    for path in creates:
+        try:
+            data = absolute(path).read_bytes()
+        except OSError as exc:
+            raise InvalidInputError(f"--create {path}: cannot read ({exc.strerror})") from None
+        create_ops.append(flags.node_file_op(path, data))
     _refuse_bad_escapes("--set", [spec.partition("=")[0] for spec in sets], sets)
     _refuse_bad_escapes("--unset", list(unsets), unsets)
     names = Names(wr) if (sets or unsets or relates or unrelates or expires) else None

@@ -65,14 +65,138 @@ def _choices(values: Iterable[str] | None, known: Iterable[str] | None, what: st
 
 @dataclass
 class _Base:
-    """One committed world, ready to be cut: node attributes, relations, neighbours, names."""
+    """One committed world, ready to be cut: node attributes, edges by source, neighbours, names.
+
+    Edges are kept by source (a past world or the hand edits replace a few nodes' edges, and a
+    drawing needs only the drawn nodes'); the whole sorted list is built only when asked.
+    """
 
     nodes: dict[str, dict[str, Any]]
-    edges: list[tuple[str, str, str]]  # (source, type, target), sorted; a reference's type is
-    # its field's pointer (/state/location), which no relation type can be
+    out: dict[str, list[tuple[str, str, str]]]  # (source, type, target) by source, sorted; a
+    # reference's type is its field's pointer (/state/location), which no relation type can be
     neighbours: dict[str, set[str]]  # either direction
     names: dict[str, list[str]]  # normalised name and aliases, by id
     aliases: dict[str, list[str]] = field(default_factory=dict)  # as written, by id (those with some)
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def edges(self) -> list[tuple[str, str, str]]:
+        return sorted(edge for src in self.out for edge in self.out[src])
+
+    def facets(self) -> dict[str, dict[str, int]]:
+        """How many nodes have each layer, kind and lifecycle (counted once per world)."""
+        if "facets" not in self.memo:
+            facets: dict[str, dict[str, int]] = {"layer": {}, "kind": {}, "lifecycle": {}}
+            for data in self.nodes.values():
+                for facet, counts in facets.items():
+                    value = str(data.get(facet) or "")
+                    counts[value] = counts.get(value, 0) + 1
+            self.memo["facets"] = facets
+        return {k: dict(v) for k, v in self.memo["facets"].items()}
+
+    def ranked(self) -> list[str]:
+        """Every node, best connected first (ties by id): the overview draws the head of it."""
+        if "ranked" not in self.memo:
+            self.memo["ranked"] = sorted(self.nodes, key=lambda n: (-len(self.neighbours.get(n, ())), n))
+        return list(self.memo["ranked"])
+
+
+def _by_source(edges: Iterable[tuple[str, str, str]]) -> dict[str, list[tuple[str, str, str]]]:
+    out: dict[str, list[tuple[str, str, str]]] = {}
+    for edge in sorted(set(edges)):
+        out.setdefault(edge[0], []).append(edge)
+    return out
+
+
+def _linked(out: Mapping[str, list[tuple[str, str, str]]], a: str, b: str) -> bool:
+    return any(e[2] == b for e in out.get(a, ())) or any(e[2] == a for e in out.get(b, ()))
+
+
+def _node_attrs(n: Mapping[str, Any]) -> dict[str, Any]:
+    return {"name": n.get("name", ""), "layer": n.get("layer", ""), "kind": n.get("kind", ""),
+            "lifecycle": n.get("lifecycle", "permanent")}
+
+
+def _own_edges(node_id: str, n: Mapping[str, Any], labels: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    """The edges a node file draws: its relations, and its reference fields naming another node."""
+    from narrative.nodefile import edges_of
+
+    return ([(node_id, rtype, dst) for rtype, dst in edges_of(n)]
+            + [(node_id, fld, dst) for fld, _, dst in fields.reference_edges(n, labels) if dst != node_id])
+
+
+def _patched(now: _Base, then: Mapping[str, Mapping[str, Any] | None], *,
+             extra: Iterable[tuple[str, str, str]] = (), labels: Mapping[str, str],
+             edited: bool = False) -> _Base:
+    """``now`` with the nodes of ``then`` replaced (None: the node is not there), touching only
+    those nodes and their neighbours, never the whole world: what makes a time-slider move or a
+    world with hand edits cost the few files that differ. ``extra``: edges from unchanged nodes
+    to nodes ``now`` lacked. ``edited``: the changes are hand edits (marked; a deleted file's
+    node stays, marked "deleted", without edges of its own)."""
+    nodes = dict(now.nodes)
+    names = dict(now.names)
+    aliases = dict(now.aliases)
+    out = dict(now.out)
+    dropped: set[tuple[str, str, str]] = set()
+    gone: set[str] = set()
+    for node_id, n in then.items():
+        dropped.update(out.pop(node_id, ()))
+        if n is None:
+            if edited and node_id in nodes:
+                nodes[node_id] = {**nodes[node_id], "edited": "deleted"}
+                continue
+            gone.add(node_id)
+            nodes.pop(node_id, None)
+            names.pop(node_id, None)
+            aliases.pop(node_id, None)
+            continue
+        row = _node_attrs(n)
+        if edited:
+            row["edited"] = "modified" if node_id in now.nodes else "new"
+        nodes[node_id] = row
+        names[node_id] = [normalize_name(str(x)) for x in [n.get("name", ""), *(n.get("aliases") or [])]]
+        if n.get("aliases") or edited:
+            aliases[node_id] = [str(a) for a in n.get("aliases") or []]
+        else:
+            aliases.pop(node_id, None)
+    added: set[tuple[str, str, str]] = set(extra)
+    for node_id, n in then.items():
+        if n is not None:
+            added.update(e for e in _own_edges(node_id, n, labels) if e[2] in nodes)
+    for g in gone:  # unchanged nodes naming a node that is not there: no edge drawn
+        for src in now.neighbours.get(g, ()):
+            if src not in then and any(e[2] == g for e in out.get(src, ())):
+                dropped.update(e for e in out[src] if e[2] == g)
+                out[src] = [e for e in out[src] if e[2] != g]
+    for edge in sorted(added):
+        if edge[0] in then:
+            out.setdefault(edge[0], []).append(edge)
+        else:  # an unchanged node's edge to a node that is back
+            out[edge[0]] = sorted({*out.get(edge[0], ()), edge})
+    neighbours = dict(now.neighbours)
+    for g in gone:
+        neighbours.pop(g, None)
+    copied: set[str] = set()
+    for a, _, b in dropped | added:
+        for x in (a, b):
+            if x in nodes and x not in copied:
+                neighbours[x] = set(neighbours.get(x, ()))
+                copied.add(x)
+        if a not in nodes or b not in nodes:
+            for x, y in ((a, b), (b, a)):
+                if x in nodes:
+                    neighbours[x].discard(y)
+            continue
+        if _linked(out, a, b):
+            neighbours[a].add(b)
+            neighbours[b].add(a)
+        else:
+            neighbours[a].discard(b)
+            neighbours[b].discard(a)
+    for node_id in then:
+        if node_id in nodes:
+            neighbours.setdefault(node_id, set())
+    return _Base(nodes, out, neighbours, names, aliases)
 
 
 def shown_aliases(name: str, aliases: Iterable[str], most: int = 2) -> list[str]:
@@ -120,23 +244,17 @@ def _base(wr: WorldRepo, commit: str | None, *, parse: bool = False) -> _Base:
             _CACHE[key] = base
         return base
     if commit is not None:
-        from narrative.nodefile import edges_of
         from narrative.store.snapshots import nodes_in
 
         world = nodes_in(wr, history.resolve(wr, commit).tree)
         for node_id in sorted(world):
             n = world[node_id]
-            nodes[node_id] = {"name": n.get("name", ""), "layer": n.get("layer", ""),
-                              "kind": n.get("kind", ""), "lifecycle": n.get("lifecycle", "permanent")}
+            nodes[node_id] = _node_attrs(n)
             names[node_id] = [normalize_name(str(x)) for x in [n.get("name", ""),
                                                               *(n.get("aliases") or [])]]
             if n.get("aliases"):
                 aliases[node_id] = [str(a) for a in n["aliases"]]
-        edges = sorted({(src, rtype, dst) for src in world
-                        for rtype, dst in edges_of(world[src]) if dst in world}
-                       | {(src, fld, dst) for src in world
-                          for fld, _, dst in fields.reference_edges(world[src], labels)
-                          if dst in world and dst != src})
+        edges = [e for src in world for e in _own_edges(src, world[src], labels) if e[2] in world]
     elif head is not None:
         cache = wr.catalog_at(head.tree)
         for node_id, layer, kind, name, lifecycle in sorted(cache.listing()):
@@ -145,14 +263,16 @@ def _base(wr: WorldRepo, commit: str | None, *, parse: bool = False) -> _Base:
         for norm, node_id in cache.names():
             names.setdefault(node_id, []).append(norm)
         aliases = cache.aliases()
-        edges = sorted(set(cache.incoming(list(nodes)))
-                       | {(r.src, r.field, r.dst) for r in cache.all_references(labels) if r.src != r.dst})
+        edges = [*cache.incoming(list(nodes)),
+                 *((r.src, r.field, r.dst) for r in cache.all_references(labels) if r.src != r.dst)]
+    out = _by_source(edges)
     neighbours: dict[str, set[str]] = {n: set() for n in nodes}
-    for src, _, dst in edges:
-        if src in neighbours and dst in neighbours:
-            neighbours[src].add(dst)
-            neighbours[dst].add(src)
-    base = _Base(nodes, edges, neighbours, names, aliases)
+    for src in out:
+        for _, _, dst in out[src]:
+            if src in neighbours and dst in neighbours:
+                neighbours[src].add(dst)
+                neighbours[dst].add(src)
+    base = _Base(nodes, out, neighbours, names, aliases)
     if parse:
         return base
     with _CACHE_LOCK:
@@ -164,87 +284,35 @@ def _base(wr: WorldRepo, commit: str | None, *, parse: bool = False) -> _Base:
 
 def _past(wr: WorldRepo, now: _Base, tree: Any, head_tree: Any) -> _Base:
     """The world at ``tree``, from ``now`` (HEAD's) and the node files that differ between them."""
-    from narrative.nodefile import edges_of, load_trusted
+    from narrative.nodefile import load_trusted
     from narrative.store.snapshots import changed_nodes, node_file
 
     labels = wr.config.reference_labels
-    changed = changed_nodes(wr, head_tree, tree)
-    nodes = dict(now.nodes)
-    names = dict(now.names)
-    aliases = dict(now.aliases)
-    then: dict[str, Any] = {}
-    for node_id in changed:
+    then: dict[str, dict[str, Any] | None] = {}
+    for node_id in changed_nodes(wr, head_tree, tree):
         found = node_file(tree, node_id, wr.config.layout)
-        nodes.pop(node_id, None)
-        names.pop(node_id, None)
-        aliases.pop(node_id, None)
-        if found is None:
-            continue
-        n = load_trusted(found[1])
-        then[node_id] = n
-        nodes[node_id] = {"name": n.get("name", ""), "layer": n.get("layer", ""),
-                          "kind": n.get("kind", ""), "lifecycle": n.get("lifecycle", "permanent")}
-        names[node_id] = [normalize_name(str(x)) for x in [n.get("name", ""), *(n.get("aliases") or [])]]
-        if n.get("aliases"):
-            aliases[node_id] = [str(a) for a in n["aliases"]]
-    edges = {edge for edge in now.edges if edge[0] not in changed}
-    for src, n in then.items():
-        edges.update((src, rtype, dst) for rtype, dst in edges_of(n))
-        edges.update((src, fld, dst) for fld, _, dst in fields.reference_edges(n, labels) if dst != src)
-    revived = [i for i in then if i not in now.nodes]  # there then, gone by HEAD
+        then[node_id] = None if found is None else dict(load_trusted(found[1]))
+    extra: list[tuple[str, str, str]] = []
+    revived = [i for i, n in then.items() if n is not None and i not in now.nodes]  # gone by HEAD
     if revived:
         # Unchanged nodes still naming them: HEAD's world drew no edge to a node it lacks.
         cache = wr.catalog_at(head_tree)
-        edges.update(e for e in cache.incoming(revived) if e[0] not in changed)
-        edges.update((r.src, r.field, r.dst) for r in cache.references_to(revived, labels)
-                     if r.src not in changed and r.src != r.dst)
-    kept = sorted((a, t, b) for a, t, b in edges if a in nodes and b in nodes)
-    neighbours: dict[str, set[str]] = {n: set() for n in nodes}
-    for src, _, dst in kept:
-        neighbours[src].add(dst)
-        neighbours[dst].add(src)
-    return _Base(nodes, kept, neighbours, names, aliases)
+        extra.extend(e for e in cache.incoming(revived) if e[0] not in then)
+        extra.extend((r.src, r.field, r.dst) for r in cache.references_to(revived, labels)
+                     if r.src not in then and r.src != r.dst)
+    return _patched(now, then, extra=extra, labels=labels)
 
 
 def _with_edits(wr: WorldRepo, base: _Base) -> _Base:
     """The world with the hand edits on top (nodes marked ``edited``); ``base`` is left alone."""
-    from narrative.nodefile import edges_of
-
     head = wr.head_commit()
     if head is None:
         return base
     edits = worktree.scan_for_reader(wr, head.tree)
     if not edits.edits:
         return base
-    nodes = dict(base.nodes)
-    names = dict(base.names)
-    aliases = dict(base.aliases)
-    gone: set[str] = set()
-    added: list[tuple[str, str, str]] = []
-    for node_id, e in edits.edits.items():
-        gone.add(node_id)  # its own relations are the edited file's
-        if e.new is None:
-            if node_id in nodes:
-                nodes[node_id] = {**nodes[node_id], "edited": "deleted"}
-            continue
-        new = e.new
-        nodes[node_id] = {"name": new.get("name", ""), "layer": new.get("layer", ""),
-                          "kind": new.get("kind", ""), "lifecycle": new.get("lifecycle", "permanent"),
-                          "edited": "modified" if node_id in base.nodes else "new"}
-        names[node_id] = [normalize_name(str(x)) for x in [new.get("name", ""),
-                                                          *(new.get("aliases") or [])]]
-        aliases[node_id] = [str(a) for a in new.get("aliases") or []]
-        added.extend((node_id, rtype, dst) for rtype, dst in edges_of(new))
-        added.extend((node_id, fld, dst)
-                     for fld, _, dst in fields.reference_edges(new, wr.config.reference_labels)
-                     if dst != node_id)
-    edges = sorted([edge for edge in base.edges if edge[0] not in gone]
-                   + [edge for edge in added if edge[2] in nodes])
-    neighbours: dict[str, set[str]] = {n: set() for n in nodes}
-    for src, _, dst in edges:
-        neighbours[src].add(dst)
-        neighbours[dst].add(src)
-    return _Base(nodes, edges, neighbours, names, aliases)
+    return _patched(base, {node_id: e.new for node_id, e in edits.edits.items()},
+                    labels=wr.config.reference_labels, edited=True)
 
 
 def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, depth: int = 1,
@@ -275,30 +343,27 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
         return len(neighbours.get(node_id, ()))
 
     needle = normalize_name(query or "")
-    facets: dict[str, dict[str, int]] = {"layer": {}, "kind": {}, "lifecycle": {}}
-    selected: list[str] = []
-    for node_id, data in nodes.items():
-        for facet in ("layer", "kind", "lifecycle"):
-            value = str(data.get(facet) or "")
-            facets[facet][value] = facets[facet].get(value, 0) + 1
-        if want_layers and data.get("layer") not in want_layers:
-            continue
-        if want_kinds and data.get("kind") not in want_kinds:
-            continue
-        if want_lifecycles and data.get("lifecycle") not in want_lifecycles:
-            continue
-        if needle and needle not in node_id and not any(needle in n for n in names.get(node_id, ())):
-            continue
-        selected.append(node_id)
-
-    def rank(node_id: str) -> tuple[int, str]:
-        exact = needle and (needle == node_id or needle in names.get(node_id, ()))
-        return (0 if exact else 1, node_id)
-
-    if needle:
-        selected.sort(key=rank)
+    facets = base.facets()
+    if not (needle or want_layers or want_kinds or want_lifecycles):
+        selected = sorted(nodes)  # (a past world's changed nodes come last in its table)
     else:
-        selected.sort()  # (a past world's changed nodes come last in its table)
+        selected = []
+        for node_id, data in nodes.items():
+            if want_layers and data.get("layer") not in want_layers:
+                continue
+            if want_kinds and data.get("kind") not in want_kinds:
+                continue
+            if want_lifecycles and data.get("lifecycle") not in want_lifecycles:
+                continue
+            if needle and needle not in node_id and not any(needle in n for n in names.get(node_id, ())):
+                continue
+            selected.append(node_id)
+
+        def rank(node_id: str) -> tuple[int, str]:
+            exact = needle and (needle == node_id or needle in names.get(node_id, ()))
+            return (0 if exact else 1, node_id)
+
+        selected.sort(key=rank if needle else None)
     if around is not None:
         check_id(around)
         if around not in nodes:
@@ -315,12 +380,15 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
                         nxt.append(m)
             frontier = nxt
         keep = sorted(ring, key=lambda n: (ring[n], -degree(n), n))[:max(draw, 1)]
+    elif len(selected) == len(nodes):
+        keep = base.ranked()[:draw]
     else:
         keep = sorted(selected, key=lambda n: (-degree(n), n))[:draw]
     kept = set(keep)
     drawn = [_node_row(node_id, nodes[node_id], degree(node_id)) for node_id in keep if node_id in nodes]
     labels = wr.config.reference_labels
-    edges = [_edge_row(a, t, b, labels) for a, t, b in base.edges if a in kept and b in kept]
+    edges = [_edge_row(a, t, b, labels)
+             for a, t, b in sorted(e for src in keep for e in base.out.get(src, ()) if e[2] in kept)]
     listed = [_node_row(node_id, nodes[node_id], None) for node_id in selected[:limit]]
     for row in [*listed, *drawn]:
         row["aliases"] = shown_aliases(row["name"], base.aliases.get(row["id"], ()))

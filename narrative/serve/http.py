@@ -273,6 +273,7 @@ def openapi() -> dict[str, Any]:
     from pydantic.json_schema import models_json_schema
 
     from narrative.answer_models import answer_schema
+    from narrative.answers import schema as versioned
     from narrative.api import OPERATIONS
     from narrative.model import Node
 
@@ -330,12 +331,18 @@ def openapi() -> dict[str, Any]:
             entry["parameters"] = parameters
         entry["x-narr-writes"] = op.writes
         paths.setdefault(op.path, {})[op.method.lower()] = entry
-    for path, summary, names in _STUDIO_READS:
-        paths[path] = {"get": {"operationId": path.strip("/").replace("/", "_"), "summary": summary,
-                               "parameters": [{"name": n, "in": "query", "required": False,
-                                               "schema": {"type": "string"}} for n in names],
-                               "responses": {"200": {"description": "a JSON object"},
-                                             "4XX": failure, "5XX": failure}}}
+    for path, summary, names, name in _STUDIO_READS:
+        key = f"{name}_answer"
+        components[key] = _component(answer_schema(name), components)
+        in_path = [n for n in names if "{" + n + "}" in path]
+        paths[path] = {"get": {
+            "operationId": path.strip("/").replace("/", "_").replace("{", "").replace("}", ""),
+            "summary": summary,
+            "parameters": [{"name": n, "in": "path" if n in in_path else "query",
+                            "required": n in in_path, "schema": {"type": "string"}} for n in names],
+            "responses": {"200": {"description": versioned(name), "content": {"application/json": {
+                "schema": {"$ref": f"#/components/schemas/{key}"}}}},
+                "4XX": failure, "5XX": failure}}}
     return {
         "openapi": "3.1.0",
         "info": {"title": "narr", "version": "1",
@@ -348,14 +355,25 @@ def openapi() -> dict[str, Any]:
     }
 
 
-# The studio's own reads (narrative.serve.studio), not operations of the library.
+# The studio's own reads (narrative.serve.studio), not operations of the library: path,
+# summary, parameters, answer name.
 _STUDIO_READS = (
     ("/api/graph/world", "the world graph cut for drawing (the studio's world view)",
-     ("at", "around", "depth", "layer", "kind", "lifecycle", "q", "limit", "draw")),
+     ("at", "around", "depth", "layer", "kind", "lifecycle", "q", "limit", "draw"), "studio_world"),
     ("/api/graph/events", "the story line (its last `limit` events) with its causal edges, "
-     "abandoned chains and branches", ("limit",)),
+     "abandoned chains and branches", ("limit",), "studio_events"),
+    ("/api/studio/lines", "the story lines, the set-aside hand edits and a merge in progress",
+     (), "studio_lines"),
+    ("/api/studio/diffusers", "the diffusers the composer offers, and the default", (), "studio_diffusers"),
+    ("/api/studio/node/{node_id}", "a node for the inspector, with the names of the nodes it names",
+     ("node_id", "at"), "studio_node"),
+    ("/api/studio/names", "the names shown in place of ids (`id`: comma-separated, at most 500)",
+     ("id", "at"), "studio_names"),
+    ("/api/studio/problems", "narr status's problems placed on their nodes, and the failed events",
+     (), "studio_problems"),
+    ("/api/studio/where", "where the story stands: HEAD, the story line, digests of the rest",
+     (), "studio_where"),
 )
-
 
 def make_app(server: Server, token: str) -> Starlette:
     from narrative.api import OPERATIONS

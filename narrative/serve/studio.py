@@ -259,7 +259,7 @@ def compose(wr: WorldRepo, body: dict[str, Any]) -> Any:
     (``set``, ``unset``, ``relate``, ``unrelate``, ``expire`` in the flags' own forms, story
     time ``at``, narrative ``text``, a ``diffuser``, ``close_scene``, held-back changes to
     ``accept``), run as the CLI runs it."""
-    from narrative.cli import flags
+    from narrative.delta import flags
     from narrative.delta.request import EventRequest
     from narrative.diffusers.base import default_name, get_diffuser
     from narrative.engine.event import run_event
@@ -284,6 +284,13 @@ def compose(wr: WorldRepo, body: dict[str, Any]) -> Any:
     return run_event(wr, request, dry_run=bool(body.get("dry_run")), diffuser=diffuser).to_json()
 
 
+def typed(name: str, value: Any) -> dict[str, Any]:
+    """A read's answer named by its schema (``narr.studio_X/1``), as every answer of the API is."""
+    from narrative.answers import answer, schema
+
+    return answer(schema(name), value)
+
+
 def _list(request: Request, name: str) -> list[str]:
     values: list[str] = []
     for value in request.query_params.getlist(name):
@@ -304,29 +311,24 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
         depth = number(params.get("depth"), "depth")
         limit = number(params.get("limit"), "limit")
         draw = number(params.get("draw"), "draw")
-        return read(lambda wr: world_view(
+        return read(lambda wr: typed("studio_world", world_view(
             wr, at=params.get("at") or None, around=params.get("around") or None,
             depth=1 if depth is None else depth, layers=_list(request, "layer"),
             kinds=_list(request, "kind"), lifecycles=_list(request, "lifecycle"),
             query=params.get("q"), limit=LIST_LIMIT if limit is None else limit,
-            draw=DRAW_LIMIT if draw is None else draw).to_json())
+            draw=DRAW_LIMIT if draw is None else draw)))
 
     def graph_events(request: Request) -> Response:
         from narrative.engine.studio import EVENT_LIMIT, event_view
 
         limit = number(request.query_params.get("limit"), "limit")
-        return read(lambda wr: event_view(wr, EVENT_LIMIT if limit is None else limit).to_json())
-
-    def chains(request: Request) -> Response:
-        from narrative.engine.replay import list_chains
-
-        return read(list_chains)
+        shown = EVENT_LIMIT if limit is None else limit
+        return read(lambda wr: typed("studio_events", event_view(wr, shown)))
 
     def where(request: Request) -> Response:
         from narrative.engine.studio import world_stamp
 
-        response = read(lambda wr: notice(world_stamp(wr)))
-        return response
+        return read(lambda wr: typed("studio_where", notice(world_stamp(wr))))
 
     async def changes(request: Request) -> Response:
         if notices is None:
@@ -363,7 +365,7 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
     def problems(request: Request) -> Response:
         from narrative.engine.studio import problems_view
 
-        return read(problems_view)
+        return read(lambda wr: typed("studio_problems", problems_view(wr)))
 
     def writing(work: Callable[[WorldRepo, dict[str, Any]], Any]) -> Callable[[Request], Any]:
         """A write of the studio's own: the JSON body read, then ``work`` on the writer thread."""
@@ -421,14 +423,15 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
 
         at = request.query_params.get("at") or None
         text = request.path_params["node_id"]
-        return read(lambda wr: node_view(wr, Names(wr).resolve(text, must_exist=False), at))
+        return read(lambda wr: typed("studio_node",
+                                     node_view(wr, Names(wr).resolve(text, must_exist=False), at)))
 
     def names(request: Request) -> Response:
         from narrative.engine.studio import names_of
 
         ids = _list(request, "id")[:500]
         at = request.query_params.get("at") or None
-        return read(lambda wr: names_of(wr, ids, at))
+        return read(lambda wr: typed("studio_names", {"names": names_of(wr, ids, at)}))
 
     def diffusers(request: Request) -> Response:
         from narrative.diffusers.base import default_name
@@ -441,13 +444,13 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
                 problem = None
             except NarrError as exc:  # the page still lists them, and says why there is no default
                 default, problem = None, exc.message
-            return {"names": known(), "default": default, "problem": problem}
+            return typed("studio_diffusers", {"names": known(), "default": default, "problem": problem})
         return read(work)
 
     def lines(request: Request) -> Response:
         from narrative.engine.studio import story_lines
 
-        return read(story_lines)
+        return read(lambda wr: typed("studio_lines", story_lines(wr)))
 
     def switch(wr: WorldRepo, body: dict[str, Any]) -> Any:
         from narrative.engine.branches import switch
@@ -542,6 +545,5 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
         Route("/api/studio/changes", changes),
         Route("/api/graph/world", graph_world),
         Route("/api/graph/events", graph_events),
-        Route("/api/chains", chains),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]

@@ -233,7 +233,7 @@ async function withNames(ids) {
   const known = state.names || {};
   const wanted = [...new Set(ids.filter((i) => i && !(i in known)))];
   if (!wanted.length) return;
-  try { learnNames(await api(`/api/studio/names${query({ id: wanted.join(",") })}`)); } catch (err) { /* ids then */ }
+  try { learnNames((await api(`/api/studio/names${query({ id: wanted.join(",") })}`)).names); } catch (err) { /* ids then */ }
 }
 
 function nodeName(id, { link = true } = {}) {
@@ -341,6 +341,7 @@ function worldStyle() {
     { selector: "node[?edited]", style: { "border-width": 3, "border-style": "dashed", "border-color": "#7b3fbf" } },
     { selector: "node.focus", style: { "width": 32, "height": 32, "border-width": 3, "border-color": "#223", "font-weight": "bold" } },
     { selector: "node:selected", style: { "overlay-opacity": 0.15, "overlay-color": "#224" } },
+    { selector: "node.cursor", style: CURSOR_STYLE },
     { selector: "edge", style: {
       "width": 1.2, "line-color": "#b8bccc", "target-arrow-color": "#b8bccc", "target-arrow-shape": "triangle",
       "curve-style": "bezier", "arrow-scale": 0.8, "label": "data(type)", "font-size": LABEL_PX, "color": "#556",
@@ -355,20 +356,34 @@ function worldStyle() {
 /* --- labels that read, positions that stay, neighbours on hover ------------------------- */
 
 // Labels are drawn at the page's own text size or larger: zoomed out too far for that, they are
-// hidden (min-zoomed-font-size), never shrunk; the node pointed at and its neighbours are named
-// at that size whatever the zoom.
+// hidden (min-zoomed-font-size), never shrunk. The node pointed at and its neighbours (class
+// "named") are shown whatever the zoom, and at that size too: below zoom 1 their font grows as the
+// zoom shrinks. The stylesheet holds one rule per band of zoom (fixed, written once); a zoom into
+// another band moves the few named elements to its class, nothing else is restyled.
 const LABEL_PX = parseFloat(getComputedStyle(document.documentElement).fontSize) || 14;
+const ZOOM_BANDS = [1, 0.8, 0.64, 0.5, 0.4, 0.32, 0.25, 0.2, 0.16, 0.125, 0.1];  // to the graphs' minZoom
+const BAND_CLASSES = ZOOM_BANDS.map((_, i) => `zb${i}`).join(" ");
+const CURSOR_STYLE = { "border-width": 4, "border-color": "#2a6ad0", "border-style": "solid",
+  "underlay-color": "#2a6ad0", "underlay-opacity": 0.25, "underlay-padding": 6 };
 const HIGHLIGHT_STYLE = [
   { selector: ".named", style: { "min-zoomed-font-size": 0, "z-index": 10 } },
+  // a band's font drawn at the band's lowest zoom is the page's text size; at any zoom in it, larger
+  ...ZOOM_BANDS.map((low, i) => ({ selector: `.named.zb${i}`, style: {
+    "font-size": Math.ceil((LABEL_PX / low) * 10) / 10, "text-max-width": `${Math.round(110 / low)}px` } })),
   { selector: ".faded", style: { "opacity": 0.22 } },
 ];
 
+function zoomBand(zoom) {
+  const i = ZOOM_BANDS.findIndex((low) => zoom >= low - 1e-9);
+  return `zb${i < 0 ? ZOOM_BANDS.length - 1 : i}`;
+}
+
 function nameThem(cy, eles) {
-  eles.addClass("named");
+  eles.addClass(`named ${zoomBand(cy.zoom())}`);
 }
 
 function unname(cy) {
-  cy.elements(".named").removeClass("named");
+  cy.elements(".named").removeClass(`named ${BAND_CLASSES}`);
 }
 
 function hoverNeighbours(cy) {
@@ -382,8 +397,65 @@ function hoverNeighbours(cy) {
   cy.on("mouseout", "node", () => cy.batch(() => { cy.elements().removeClass("faded"); unname(cy); }));
 }
 
+/* --- the graphs by keyboard: a cursor over the drawn nodes ------------------------------- */
+
+// A canvas has no elements to tab to: the graph itself takes focus, arrow keys move a cursor
+// (drawn as a ring, said in words below the graph) through its nodes in the order given, and
+// Enter or Space opens the one under it as a click would.
+function graphKeys(cy, container, { order, open, describe }) {
+  const line = $(`${container.id}-cursor`);
+  let at = null;  // the id under the cursor
+  const show = (node) => {
+    cy.batch(() => {
+      cy.nodes(".cursor").removeClass("cursor");
+      unname(cy);
+      if (node) { node.addClass("cursor"); nameThem(cy, node); }
+    });
+    at = node ? node.id() : null;
+    line.textContent = node ? describe(node) : "";
+    if (!node) return;
+    const box = cy.extent();
+    const p = node.position();
+    if (p.x < box.x1 || p.x > box.x2 || p.y < box.y1 || p.y > box.y2) cy.center(node);
+  };
+  container.addEventListener("focus", () => {
+    const nodes = order();
+    const here = at && nodes.find((n) => n.id() === at);
+    show(here || nodes[0] || null);
+  });
+  container.addEventListener("blur", () => {
+    cy.nodes(".cursor").removeClass("cursor");
+    unname(cy);
+    line.textContent = "";
+  });
+  container.addEventListener("keydown", (evt) => {
+    const nodes = order();
+    if (!nodes.length) return;
+    let i = nodes.findIndex((n) => n.id() === at);
+    if (evt.key === "ArrowRight" || evt.key === "ArrowDown") i = Math.min(i + 1, nodes.length - 1);
+    else if (evt.key === "ArrowLeft" || evt.key === "ArrowUp") i = Math.max(i - 1, 0);
+    else if (evt.key === "Home") i = 0;
+    else if (evt.key === "End") i = nodes.length - 1;
+    else if ((evt.key === "Enter" || evt.key === " ") && i >= 0) {
+      evt.preventDefault();
+      open(nodes[i].id());
+      return;
+    } else return;
+    evt.preventDefault();
+    show(nodes[Math.max(i, 0)]);
+  });
+}
+
+const SHOWN_BAND = new WeakMap();  // each graph's band now (cy.scratch costs ~20 ms a call, at every fit)
+
 function labelState(cy) {
-  cy.container().dataset.labels = cy.zoom() < 1 ? "hidden" : "shown";
+  const zoom = cy.zoom();
+  cy.container().dataset.labels = zoom < 1 ? "hidden" : "shown";
+  const band = zoomBand(zoom);
+  if (SHOWN_BAND.get(cy) === band) return;
+  SHOWN_BAND.set(cy, band);
+  const named = cy.elements(".named");
+  if (named.length) cy.batch(() => named.removeClass(BAND_CLASSES).addClass(band));
 }
 
 function positionsKey() { return `narr-positions:${document.body.dataset.world || ""}`; }
@@ -497,6 +569,12 @@ function renderWorldGraph(data) {
     worldCy.on("zoom", () => labelState(worldCy));
     worldCy.on("dragfree", "node", () => keepPositions(state.viewKey, worldCy));
     hoverNeighbours(worldCy);
+    graphKeys(worldCy, $("world-graph"), {
+      order: () => worldCy.nodes().toArray(),  // as drawn: the focus and its rings, or best connected first
+      open: (id) => pickNode(id),
+      describe: (n) => `${n.data("label")}: ${n.data("layer")} ${n.data("kind") || ""}, ` +
+        `${n.degree(false)} relations drawn. Enter opens it.`,
+    });
     window.narrStudio.worldCy = worldCy;
   }
   worldCy.batch(() => {
@@ -1077,6 +1155,7 @@ function renderEventGraph(data) {
         { selector: "node[kind = 'genesis']", style: { "background-color": "#4f9d5a", "shape": "round-rectangle" } },
         { selector: "node.chain", style: { "background-color": "#bbb", "shape": "round-rectangle", "color": "#777" } },
         { selector: "node:selected", style: { "background-color": "#e0a030" } },
+        { selector: "node.cursor", style: CURSOR_STYLE },
         { selector: "edge.spine", style: { "width": 2, "line-color": "#ccd", "curve-style": "straight" } },
         { selector: "edge.branch", style: { "width": 1, "line-style": "dashed", "line-color": "#bbb", "curve-style": "straight" } },
         { selector: "edge.cause", style: { "width": 1.5, "line-color": "#d9534f", "target-arrow-color": "#d9534f",
@@ -1089,6 +1168,11 @@ function renderEventGraph(data) {
     window.narrStudio.eventCy = eventCy;
     eventCy.on("tap", "node", (evt) => {
       if (!evt.target.hasClass("chain")) selectEvent(evt.target.id());
+    });
+    graphKeys(eventCy, $("event-graph"), {
+      order: () => eventCy.nodes().not(".chain").toArray(),  // oldest first, as drawn
+      open: (id) => selectEvent(id).then(() => $("event-title").focus()),
+      describe: (n) => `${n.data("label")}. Enter opens it.`,
     });
   }
   eventCy.batch(() => { eventCy.elements().remove(); eventCy.add(elements); });

@@ -1,8 +1,9 @@
-"""The grammar of the user's own changes on the command line: ``--set``, ``--unset``,
-``--relate``, ``--create`` ...
+"""The grammar of the user's own changes: ``--set``, ``--unset``, ``--relate``, ``--create`` ...
 
-These are parsed into the same :class:`~narrative.model.Delta` every diffuser
-proposes, so they go through exactly the same validation.
+``narr event``'s flags and the studio's composer send changes in these forms; both are
+parsed here into the same :class:`~narrative.model.Delta` every diffuser proposes, so they
+go through exactly the same validation. Nothing here reads a file: a transport reads what
+the user named and hands over the bytes.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from narrative import fields, safejson
 from narrative.delta.parse import parse_input
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import check_id, id_problem
-from narrative.invocation import absolute
 from narrative.model import (
     CreateOp,
     Delta,
@@ -209,13 +209,8 @@ def parse_unrelate(spec: str, names: NodeNames | None = None,
                f"--unrelate {spec!r}")
 
 
-def read_node_file(path: str, data: bytes | None = None) -> CreateOp:
-    """A ``create`` operation from a whole node in a JSON file."""
-    if data is None:
-        try:
-            data = absolute(path).read_bytes()
-        except OSError as exc:
-            raise InvalidInputError(f"--create {path}: cannot read ({exc.strerror})") from None
+def node_file_op(path: str, data: bytes) -> CreateOp:
+    """A ``create`` operation from a whole node in a JSON file (``path`` names it in errors)."""
     obj = parse_input(data, path)
     if isinstance(obj, dict):
         obj.setdefault("created_by_event", None)
