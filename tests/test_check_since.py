@@ -12,6 +12,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from helpers import CLI, git, node_file
 
 from narrative.store.catalog import Verified
@@ -98,14 +99,17 @@ def test_an_old_commit_rewritten_under_a_verified_tip_is_caught(narr: CLI, world
     assert narr.json("check", "--full", expect=17)["problems"] == report["problems"]
 
 
-def test_full_walks_what_a_catalog_vouches_for(narr: CLI, world: Path) -> None:
+def test_full_walks_what_a_catalog_vouches_for(narr: CLI, world: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """A catalog copied from elsewhere (or edited) may vouch for a broken history: --full
     does not believe it."""
     event(narr, "Lin Yuan goes to the gate", "gate")
     node = node_file(world, "lin-yuan")
     node.write_text(node.read_text("utf-8").replace('"gate"', '"nowhere"'), "utf-8")
     git(world, "commit", "-qam", "a plain commit under world/")
-    event(narr, "Lin Yuan goes to the ferry", "ferry")
+    with monkeypatch.context() as m:  # an event on top of it, as narr recorded before it refused
+        m.setattr("narrative.engine.adopt.unadopted", lambda wr, head: None)
+        event(narr, "Lin Yuan goes to the ferry", "ferry")
     assert not narr.json("check", expect=17)["ok"]
     with WorldRepo.open(world) as wr:
         wr.catalog.remember_verified(Verified(head(world), 2, 4))

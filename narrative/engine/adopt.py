@@ -47,17 +47,15 @@ class AdoptResult:
 def unadopted(wr: WorldRepo, head: Commit | None) -> ConflictError | None:
     """Why no event may be recorded on ``head`` yet: plain commits since the last event
     changed ``world/``. An event on top would bury them where ``narr adopt`` cannot reach
-    and ``narr check`` fails for good, so the event waits for the adoption."""
+    and ``narr check`` fails for good, so the event waits for the adoption. A plain git
+    merge among them is no such case: ``narr check``'s fix for it replays the events after."""
     plain = history.plain_world_commits(wr, head) if head is not None else []
-    if not plain:
+    if not plain or any(c.is_merge for c in plain):
         return None
     newest = plain[0]
     what = (f"{len(plain)} plain git commits since the last event ({newest.id[:10]} "
             f"{newest.subject}, ...) changed world/" if len(plain) > 1 else
             f"the plain git commit {newest.id[:10]} {newest.subject!r} changed world/")
-    if any(c.is_merge for c in plain):
-        return ConflictError(f"{what}, and a git merge is among them",
-                             hint="narr check --json lists the commands that make it a merge event")
     return ConflictError(f"{what}: the history cannot explain it",
                          hint="narr adopt makes its changes hand edits again, which the next "
                               "event records (the commit is kept under refs/narr/adopted/)")

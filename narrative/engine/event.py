@@ -181,12 +181,12 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     head = wr.head_commit()
     if head is None:
         raise InvalidWorldError("this world has no genesis commit", hint="narr init")
+    edits = worktree.scan_for_event(wr, head.tree)
+    edits.raise_problems()  # a broken or linked file first: the more telling problem
     from narrative.engine.adopt import unadopted
 
     if (buried := unadopted(wr, head)) is not None:
         raise buried
-    edits = worktree.scan_for_event(wr, head.tree)
-    edits.raise_problems()
     view = WorldView(wr, head.tree, edits)
     if request.edits:
         _raise_if(overlay.lay(view, request.edits), "the event's own hand edits do not apply")
