@@ -102,6 +102,16 @@ class Pattern:
     text: str
     parts: tuple[Part, ...]
     anchored: bool = False  # "^...": only at the start of a clause (a scene's "The next morning")
+    spaceless: bool = False  # written as Chinese is, with no space between its parts
+
+    @property
+    def chinese(self) -> bool:
+        """A pattern written as Chinese is: its classes stand for their Chinese words only.
+
+        "{who}(@go|@arrive){place}" would otherwise read "Ana ran from the Tower" as going
+        there, its gaps swallowing the English words that say where to.
+        """
+        return self.spaceless or any(is_cjk_char(c) for p in self.parts for w in p.words for c in w)
 
     @property
     def slots(self) -> list[str]:
@@ -205,7 +215,8 @@ def parse(text: str) -> Pattern:
     slots = [p.slot for p in parts if p.slot]
     if len(slots) != len(set(slots)):
         raise ValueError(f"pattern {text!r}: a slot appears twice")
-    return Pattern(source, tuple(parts), anchored)
+    spaceless = len(parts) > 1 and not any(c.isspace() for c in re.sub(r"\([^)]*\)", "", text))
+    return Pattern(source, tuple(parts), anchored, spaceless)
 
 
 def _check_words(words: str, pattern: str) -> str:
@@ -331,12 +342,13 @@ class Vocabulary:
                                 en.setdefault((toks, ()), (set(), False))[0].add(aid)
                                 whole.setdefault(" ".join(toks), set()).add(aid)
                 for name in part.classes:
-                    aid, new = atom(("c", name))
+                    zh_only = pattern.chinese
+                    aid, new = atom(("c", name, "zh") if zh_only else ("c", name))
                     mine.add(aid)
                     if new and classes is not None:
                         past_only = name.endswith(".ed")
                         cls = classes.get(name.removesuffix(".ed"))  # type: ignore[attr-defined]
-                        for phrase in cls.en:
+                        for phrase in () if zh_only else cls.en:
                             if past_only and not phrase.past:
                                 continue
                             ids, base = en.setdefault((phrase.tokens, phrase.particle), (set(), False))
