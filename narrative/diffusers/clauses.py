@@ -67,8 +67,8 @@ if TYPE_CHECKING:
     import regex
 
 Scope = Literal["phrase", "clause", "unit", "sentence"]
-KINDS = ("negated", "almost", "hesitated", "intended", "ordered", "reported", "believed", "denied",
-         "hypothetical", "question", "imagined", "framed", "habitual", "future", "unrealised")
+KINDS = ("negated", "almost", "hesitated", "intended", "ordered", "modal", "reported", "believed",
+         "denied", "hypothetical", "question", "imagined", "framed", "habitual", "future", "unrealised")
 ROLES = ("forward", "backward", "both", "initial", "final")  # and "that": governs a "that"-clause
 REASONS = {
     "negated": "negated",
@@ -76,6 +76,7 @@ REASONS = {
     "hesitated": "hesitation",
     "intended": "intended, not done",
     "ordered": "ordered or requested",
+    "modal": "possible or allowed, not done",
     "reported": "reported",
     "believed": "believed or feared, not known",
     "denied": "denied",
@@ -147,7 +148,8 @@ class CueSet(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    @field_validator("termination", "boundary", "pseudo", "exclusion", "titles", "abbreviations")
+    @field_validator("termination", "boundary", "pseudo", "exclusion", "titles", "abbreviations",
+                     "figures")
     @classmethod
     def _bounded(cls, value: list[str]) -> list[str]:
         return _check_terms(value)
@@ -158,6 +160,10 @@ class CueSet(BaseModel):
                               description="Phrases containing a cue that are not one.")
     exclusion: list[str] = Field(default_factory=list,
                                  description="A name right after these is set aside, not bound.")
+    figures: list[str] = Field(
+        default_factory=list,
+        description="Phrases that hold a rule's word but do not say its event happened: figures "
+                    "of speech ('died laughing', 笑死) and an end still to come ('was dying').")
     titles: list[str] = Field(default_factory=list,
                               description="Abbreviations before a name: never the end of a sentence.")
     abbreviations: list[str] = Field(
@@ -176,6 +182,7 @@ class CueSet(BaseModel):
     hesitated: CueKind | None = None
     intended: CueKind | None = None
     ordered: CueKind | None = None
+    modal: CueKind | None = None
     reported: CueKind | None = None
     believed: CueKind | None = None
     denied: CueKind | None = None
@@ -239,6 +246,7 @@ class Lexicon:
         entries: dict[str, set[tuple[str, str]]] = {}  # term -> {(kind, role)}
         ends: dict[str, set[str]] = {}  # term -> {"termination" | "boundary"}
         self.exclusion: list[str] = []
+        figures: set[str] = set()
         titles: list[str] = []
         abbreviations: list[str] = []
         factive: list[str] = []
@@ -253,6 +261,7 @@ class Lexicon:
             for t in cs.pseudo:
                 entries.setdefault(_norm(t), set())
             self.exclusion += [_norm(t) for t in cs.exclusion if t.strip()]
+            figures |= {_norm(t) for t in cs.figures if t.strip()}
             titles += cs.titles
             abbreviations += cs.abbreviations
             factive += cs.factive
@@ -303,6 +312,7 @@ class Lexicon:
         excl = sorted(set(self.exclusion), key=lambda t: (-len(t), t))
         self.exclusion_rx = budget.compile(
             r"(?:" + "|".join(_term_regex(t) for t in excl) + r")\s*$") if excl else None
+        self.figures_rx = _Scanner(sorted(figures, key=lambda t: (-len(t), t)))
         self.segmenter = Segmenter(titles, abbreviations)
         self.terminators = budget.compile(PUNCT_BOUNDARY.pattern + "|" + self.end_rx.pattern)
         """Punctuation and words that end a phrase: what stops a world's ``unless`` word."""
@@ -754,6 +764,9 @@ class Analysis:
                     self.cues.append(Cue(kind, text[start:end], start, end, *scope))
         self._quotes()
         self._that_clauses()
+        self.figures = [(a, b) for a, b, _ in lex.figures_rx.finditer(text)
+                        if not _inside_name(name_list, a, b)]
+        """Where a figure of speech stands: no rule's word is read inside it ("笑死了")."""
 
     def _quotes(self) -> None:
         """Words in quotation marks are what someone says: reported, not narrated."""
@@ -1067,7 +1080,7 @@ def _start_of_words_before(text: str, at: int, n: int) -> int:
 # When two cues start at the same word ("Will ...?": a question and a future), the one
 # framing the whole sentence names the reason.
 _PRIORITY = ("question", "hypothetical", "framed", "reported", "believed", "denied", "imagined",
-             "habitual", "future", "ordered", "intended", "infinitive", "unsure", "unrealised",
+             "habitual", "future", "ordered", "modal", "intended", "infinitive", "unsure", "unrealised",
              "hesitated", "almost", "negated")
 
 

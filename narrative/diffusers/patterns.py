@@ -382,11 +382,14 @@ class Vocabulary:
     def atoms_of(self, pattern: Pattern, index: int) -> frozenset[int]:
         return self.part_atoms.get((pattern.text, index), frozenset())
 
-    def scan(self, text: str, taken: Sequence[tuple[int, int]] = ()) -> list[Occurrence]:
-        """Every atom occurrence in ``text``, leftmost and longest, outside the ``taken`` spans."""
+    def scan(self, text: str, taken: Sequence[tuple[int, int]] = (),
+             closed: Sequence[tuple[int, int]] = ()) -> list[Occurrence]:
+        """Every atom occurrence in ``text``, leftmost and longest, outside the ``taken`` spans
+        (names) and the ``closed`` ones (figures of speech)."""
         norm = normalize_text(text)
-        starts = [s for s, _ in taken]
-        ends = [e for _, e in taken]
+        shut = sorted([*taken, *closed])
+        starts = [s for s, _ in shut]
+        ends = list(itertools.accumulate((e for _, e in shut), max))
 
         def free(a: int, b: int) -> bool:
             k = bisect.bisect_left(starts, b)
@@ -645,9 +648,11 @@ class Scan:
         return None
 
 
-def scan_text(text: str, mentions: Sequence[Span], units: list[Unit], vocab: Vocabulary) -> Scan:
+def scan_text(text: str, mentions: Sequence[Span], units: list[Unit], vocab: Vocabulary,
+              closed: Sequence[tuple[int, int]] = ()) -> Scan:
+    """The text's names and rule words; none is read inside a ``closed`` span."""
     taken = sorted((m.start, m.end) for m in mentions if m.end > m.start)
-    return Scan(text, mentions, units, vocab.scan(text, taken), vocab)
+    return Scan(text, mentions, units, vocab.scan(text, taken, closed), vocab)
 
 
 # --- matching -------------------------------------------------------------------------------

@@ -194,7 +194,7 @@ class RulesDiffuser:
                     if i not in nodes:
                         nodes[i] = world.get(i)
             try:
-                scan = patterns.scan_text(text, mentions, analysis.units, vocab)
+                scan = patterns.scan_text(text, mentions, analysis.units, vocab, analysis.figures)
             except budget.OutOfTime:
                 raise budget.OutOfTime(_rule_words(loaded.class_sources)) from None
             zeros = frozenset(refs.zeros)
