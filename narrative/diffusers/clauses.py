@@ -1036,6 +1036,13 @@ class Analysis:
         keys = {bisect.bisect_right(self._sentence_starts, s) - 1 for s, _ in words}
         return [c for k in sorted(keys) for c in self._by_sentence.get(k, ())]
 
+    def negation_between(self, start: int, end: int) -> Cue | None:
+        """A negation standing wholly between ``start`` and ``end`` (in one sentence)."""
+        for cue in self._cues_near([(start, end)]):
+            if cue.kind == "negated" and start <= cue.start and cue.end <= end:
+                return cue
+        return None
+
     def blocking(self, words: list[tuple[int, int]]) -> Cue | None:
         """The cue governing the rule's own words (the innermost: the nearest before them)."""
         best: Cue | None = None

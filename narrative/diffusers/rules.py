@@ -216,7 +216,8 @@ class RulesDiffuser:
             if firing.match.blocked_by is not None:
                 notes.append(f"{where} not applied: {firing.match.blocked_by!r} in {words!r}")
                 continue
-            cue = analysis.blocking(list(firing.match.words)) or _form_cue(firing, analysis, mentions)
+            cue = (analysis.blocking(list(firing.match.words)) or _form_cue(firing, analysis, mentions)
+                   or _negated_object(firing, analysis, mentions))
             unsure = cue is not None and cue.kind == "unsure"
             if cue is not None and not unsure:
                 notes.append(f"{where} not applied to {words!r}: "
@@ -308,6 +309,24 @@ def _form_cue(firing: Firing, analysis: clauses.Analysis, mentions: list[Mention
     m = mentions[match.slots[first]]
     subject = (m.start, m.end) if m.start < m.end <= start else None
     return analysis.base_verb((start, end), subject)
+
+
+def _negated_object(firing: Firing, analysis: clauses.Analysis,
+                    mentions: list[Mention]) -> clauses.Cue | None:
+    """A negation between the rule's verb and the slot after it: what the verb takes is nothing
+    ("learned nothing about the Will", "went to neither the Tower nor the Docks")."""
+    words = firing.match.words
+    if not words:
+        return None
+    for k in firing.match.slots.values():
+        m = mentions[k]
+        before = [e for _, e in words if e <= m.start]
+        if not before or m.start == m.end:
+            continue
+        cue = analysis.negation_between(max(before), m.start)
+        if cue is not None:
+            return cue
+    return None
 
 
 def _check(req: Requirement, env: _Env, firing: Firing) -> Unmet | None:
