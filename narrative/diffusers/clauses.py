@@ -763,10 +763,20 @@ class Analysis:
                 if scope is not None:
                     self.cues.append(Cue(kind, text[start:end], start, end, *scope))
         self._quotes()
+        self._vocatives()
         self._that_clauses()
         self.figures = [(a, b) for a, b, _ in lex.figures_rx.finditer(text)
                         if not _inside_name(name_list, a, b)]
         """Where a figure of speech stands: no rule's word is read inside it ("笑死了")."""
+
+    def _vocatives(self) -> None:
+        """"伊娜，去码头！": a name called at the start of a sentence, then an order to it (an
+        exclamation whose verb has no 了 or 过); nothing of it happened yet."""
+        for s0, s1 in self.sentences:
+            m = _VOCATIVE_ZH.match(self.text, s0, s1)
+            if m is None or not any(a == m.start(1) and b == m.end(1) for a, b in self.names):
+                continue
+            self.cues.append(Cue("ordered", m.group(1), m.start(1), m.end(1), m.end(), s1))
 
     def _quotes(self) -> None:
         """Words in quotation marks are what someone says: reported, not narrated."""
@@ -939,6 +949,11 @@ class Analysis:
         action only for a verb of perceiving or causing ("watched Bo take", "made Bo go");
         another verb there is one narr does not know (``unsure``)."""
         start, end = verb
+        if subject is not None and subject[1] <= start and \
+                re.fullmatch(r"\s*,\s*", self.text[subject[1]:start]) and \
+                _WORDLESS.match(self.text[self.sentence_of(subject[0])[0]:subject[0]]):
+            # "Ana, go to the Tower!": a name called, then an order to it
+            return Cue("ordered", self.text[subject[0]:subject[1]], subject[0], subject[1], start, end)
         words = list(_TOKEN.finditer(self.text, max(0, start - 200), start))
         words = [w for w in words if not (w.group(0).endswith("ly") and w.group(0).islower())
                  or w.group(0) in ("only", "early")]
@@ -1058,6 +1073,7 @@ class Analysis:
 
 
 _ZH_PRONOUNS = "我你他她它们大家众人"
+_VOCATIVE_ZH = re.compile(r"\s*[“「]?([^\W\d_]{1,8}?)\s*[，,]\s*(?=[\u4e00-\u9fff][^。！？\n了过]{0,30}[！!]+[”」]?\s*$)")
 _QUOTE = re.compile(r"“[^”\n]{2,}”|\"[^\"\n]{2,}\"|「[^」\n]{2,}」|『[^』\n]{2,}』")
 # kinds whose Chinese cues govern their own clause only (and the next one when theirs holds no
 # more than an object: "告诉苏晴，林远来到了渡口")
