@@ -55,6 +55,10 @@ _NOT_A_VERB = re.compile(r"(?:the|a|an|his|her|their|its|he|she|they|it|we|i|you
                          r"every|some|no|one|two|this|that|these|those|there|here|now)(?!\w)",
                          re.IGNORECASE)
 _POSSESSIVE = re.compile(r"(?:['’]s?(?!\w)|的)")
+_POSSESSIVE_EN = re.compile(r"['’]s?\s+[a-z]")  # "the Key's chain": the chain is taken, not the Key
+# before an item's name: another thing of its kind ("a key from the drawer", "a different lantern")
+_ANOTHER = re.compile(r"(?<![\w'’])(?:a|an|another|any|some|one more|a second|a different|"
+                      r"some other|any other|a new|one other)\s+(?:[a-z]+\s+)?$", re.IGNORECASE)
 # what may stand between a dropped subject and its verb
 FILLERS_ZH = ("又", "也", "便", "就", "才", "还", "再", "都", "随即", "立刻", "马上", "转身", "连忙",
               "急忙", "赶紧", "悄悄", "默默", "径直", "慢慢", "缓缓", "终于", "随后", "独自", "一路",
@@ -207,7 +211,16 @@ def _aside(text: str, m: Mention, nodes: dict[str, NodeDict | None], lex: Lexico
         return "set aside (contrast)"
     if any(_is_character(nodes.get(i)) for i in m.ids) and _POSSESSIVE.match(text, m.end):
         return "possessive"
+    if all(_is_item(nodes.get(i)) for i in m.ids):
+        if _POSSESSIVE_EN.match(text, m.end):
+            return "set aside (a part of it: the Key's chain)"
+        if _ANOTHER.search(before) and not m.text[:1].isupper():
+            return "set aside (one of its kind, not this one: a key, a different lantern)"
     return None
+
+
+def _is_item(node: NodeDict | None) -> bool:
+    return node is not None and node.get("layer") == "item"
 
 
 def _name_of(nodes: dict[str, NodeDict | None], node_id: str) -> str:
