@@ -1073,7 +1073,8 @@ class Analysis:
 
 
 _ZH_PRONOUNS = "我你他她它们大家众人"
-_VOCATIVE_ZH = re.compile(r"\s*[“「]?([^\W\d_]{1,8}?)\s*[，,]\s*(?=[\u4e00-\u9fff][^。！？\n了过]{0,30}[！!]+[”」]?\s*$)")
+_VOCATIVE_ZH = re.compile(r"\s*[“「]?([^\W\d_]{1,8}?)\s*[，,]\s*"
+                          r"(?=[\u4e00-\u9fff][^。！？\n了过]{0,30}[！!]+[”」]?\s*$)")
 _QUOTE = re.compile(r"“[^”\n]{2,}”|\"[^\"\n]{2,}\"|「[^」\n]{2,}」|『[^』\n]{2,}』")
 # kinds whose Chinese cues govern their own clause only (and the next one when theirs holds no
 # more than an object: "告诉苏晴，林远来到了渡口")

@@ -353,6 +353,12 @@ class Rule(_Strict):
                     "may be '{var}' (giver.relations.holds.{item}, who.state.health != dead, "
                     "who.state.location == {place}). A requirement whose variables are not "
                     "bound, or that compares a field the node lacks, is not contradicted.")
+    guard: list[RequireText] = Field(
+        default_factory=list, max_length=16,
+        description="Preconditions without which the words cannot be right, written as "
+                    "'require' is: where the world contradicts one, the change is held back "
+                    "for the user to accept, not written ('Ana lost the Key' while Ben holds "
+                    "it: who.relations.holds.{item}).")
     do: list[Action] = Field(min_length=1)
 
     @field_validator("match")
@@ -412,8 +418,9 @@ class LoadedRule:
         self.unless = [*file.unless, *rule.unless]
         self.patterns = [patterns.parse(p) for p in rule.match]
         self.requires = [Requirement(r) for r in rule.require]
+        self.guards = [Requirement(r) for r in rule.guard]
         self.needs = _needed(rule, self.vars) | _derived_from(
-            {n for r in self.requires for n in r.names}, self.vars)
+            {n for r in [*self.requires, *self.guards] for n in r.names}, self.vars)
         self.each = {s for p in self.patterns for s in p.slots
                      if per_subject(rule, s, self.vars)}
         """Slots that a list of names fills one by one (see :func:`per_subject`)."""
@@ -551,11 +558,12 @@ def _check_references(file: RuleFile, source: str) -> None:
             if isinstance(action, CreateAction) and action.as_:
                 bound.add(action.as_)
         slots = {s for p in rule.match for s in patterns.parse(p).slots}
-        for i, text in enumerate(rule.require):
-            for name in sorted(Requirement(text).names):
-                problem = _unbindable(name, known, slots, set())
-                if problem:
-                    raise InvalidWorldError(f"{source}: rule {rule.id!r} /require/{i}: {problem}")
+        for key, texts in (("require", rule.require), ("guard", rule.guard)):
+            for i, text in enumerate(texts):
+                for name in sorted(Requirement(text).names):
+                    problem = _unbindable(name, known, slots, set())
+                    if problem:
+                        raise InvalidWorldError(f"{source}: rule {rule.id!r} /{key}/{i}: {problem}")
 
 
 def _unbindable(name: str, known: dict[str, VarSpec], bound: set[str], seen: set[str]) -> str | None:

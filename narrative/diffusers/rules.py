@@ -223,15 +223,18 @@ class RulesDiffuser:
                 notes.append(f"{where} not applied to {words!r}: "
                              f"{_reason(cue, analysis, mentions, nodes)}")
                 continue
-            if unsure:
-                assert cue is not None
+            contradicted = None if cue is not None else self._guarded(firing, mentions, nodes, builder)
+            if unsure or contradicted:
+                if cue is not None:
+                    reason = f"under {cue.term!r}, which narr does not know as a verb of saying, " \
+                             "believing or perceiving"
+                else:
+                    reason = f"the world contradicts it: {contradicted}"
                 n = len(held) + 1
                 if n not in accept:
                     ops = builder.trial(partial(self._fire_all, firing, text, mentions, nodes,
                                                 builder, [], []))
                     if ops:
-                        reason = f"under {cue.term!r}, which narr does not know as a verb of saying, " \
-                                 "believing or perceiving"
                         held.append(Held(n, firing.rule.rule.id, firing.rule.source, words, reason, ops))
                         notes.append(f"{where} held back {words!r}: {reason} "
                                      f"(narr event --accept {n} applies it)")
@@ -250,6 +253,22 @@ class RulesDiffuser:
         proposal.held = [HeldChange(n=h.n, rule=h.rule, source=h.source, words=h.words,
                                     reason=h.reason, ops=h.ops) for h in held if h.ops]
         return proposal, unmet
+
+    @staticmethod
+    def _guarded(firing: Firing, mentions: list[Mention], nodes: dict[str, Any],
+                 builder: _Builder) -> str | None:
+        """The first of the rule's guards the world contradicts, described (None: all met)."""
+        if not firing.rule.guards:
+            return None
+        for each, slots, problem in _bindings([firing], mentions, nodes):
+            if problem:
+                continue
+            env = _Env(each.rule, builder, slots)
+            for req in each.rule.guards:
+                u = _check(req, env, each)
+                if u is not None:
+                    return f"{u.describe()} ({req.text})"
+        return None
 
     def _fire_all(self, firing: Firing, text: str, mentions: list[Mention], nodes: dict[str, Any],
                   builder: _Builder, notes: list[str], unmet: list[Unmet]) -> int:
