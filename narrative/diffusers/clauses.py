@@ -735,9 +735,10 @@ class Analysis:
         self.bare_governors: list[tuple[int, int]] = []
         self.implicatives: list[tuple[int, int]] = []
         name_list = self.names
+        whole_names = set(name_list)
         for start, end, k in lex.cue_rx.finditer(text):
-            if _inside_name(name_list, start, end):
-                continue  # a cue inside a matched name is not a cue
+            if _inside_name(name_list, start, end) or (start, end) in whole_names:
+                continue  # a cue inside a matched name, or one that is the name ("Hope"), is no cue
             term = lex.terms[k]
             if term in lex.bare:
                 self.bare_governors.append((start, end))

@@ -89,6 +89,10 @@ _SUMMARY_HE = re.compile(r"\b(?:he|his|him|himself|husband|widower|father|son|br
 _SUMMARY_SHE = re.compile(r"\b(?:she|her|hers|herself|wife|widow|mother|daughter|sister|woman|girl|"
                           r"lady|mistress|queen|actress)\b", re.IGNORECASE)
 
+# a Chinese summary says 他 or 她 ("他是个船夫。"); 其他 is "other", 他们 and 她们 are plural
+_SUMMARY_HE_ZH = re.compile(r"(?<!其)他(?!们)")
+_SUMMARY_SHE_ZH = re.compile(r"她(?!们)")
+
 Recent = Callable[[], list[list[tuple[str, NodeDict]]]]
 
 
@@ -135,7 +139,8 @@ def _pronoun_of(node: NodeDict | None) -> str | None:
     if found:
         return None
     summary = str(node.get("summary") or "")
-    he, she = bool(_SUMMARY_HE.search(summary)), bool(_SUMMARY_SHE.search(summary))
+    he = bool(_SUMMARY_HE.search(summary) or _SUMMARY_HE_ZH.search(summary))
+    she = bool(_SUMMARY_SHE.search(summary) or _SUMMARY_SHE_ZH.search(summary))
     if he != she:
         return "he" if he else "she"
     return None
