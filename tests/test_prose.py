@@ -455,6 +455,43 @@ def test_the_printed_command_applies_the_held_back_change(flat_world: Path) -> N
     assert narr.json("get", "su-qing")["node"]["state"]["location"] == "ferry"
 
 
+def test_after_a_recorded_event_no_hint_records_the_same_words_again(flat_world: Path) -> None:
+    """Once the event is recorded, '--accept 1' with its words would record them a second time:
+    the only command shown is the one applying the held-back change alone."""
+    import shlex
+
+    from helpers import CLI
+
+    narr = CLI(flat_world)
+    text = "Old Zhou grunted that Su Qing had walked to the ferry."
+    out = narr("event", text).stdout
+    assert "--accept" not in out
+    assert "(held-back change 1)" in out
+    [command] = [line.split("apply it: ", 1)[1] for line in out.splitlines() if "apply it: " in line]
+    assert command == ("narr event 'Su Qing had walked to the ferry' --diffuser explicit "
+                       "--set 'su-qing/state/location=\"ferry\"'")
+    narr(*shlex.split(command)[1:])
+    log = narr.json("log")["items"]
+    assert [e["content"] for e in log[:2]] == ["Su Qing had walked to the ferry", text]
+    assert narr.json("get", "su-qing")["node"]["state"]["location"] == "ferry"
+
+
+def test_losing_what_another_holds_is_held_back(flat_world: Path) -> None:
+    """The drop rule's guard: Old Zhou holds the lantern, so Lin Yuan cannot lose it."""
+    from helpers import CLI
+
+    narr = CLI(flat_world)
+    assert narr.json("get", "paper-lantern")["node"]["state"]["holder"] == "old-zhou"
+    rec = narr.json("event", "--dry-run", "Lin Yuan lost the lantern.")
+    assert [d for d in rec["diffusions"] if d["target"] != "temple-bell"] == []
+    [held] = rec["proposal"]["held"]
+    assert "the world contradicts it: lin-yuan /relations/holds/paper-lantern is absent" in held["reason"]
+    owner = narr.json("event", "--dry-run", "Old Zhou lost the lantern.")
+    assert {(d["target"], d["field"]) for d in owner["diffusions"]} >= {
+        ("old-zhou", "/relations/holds/paper-lantern"), ("paper-lantern", "/state/holder")}
+    assert owner["proposal"]["held"] == []
+
+
 def test_content_beyond_the_size_limit_needs_large(flat_world: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from helpers import CLI, snapshot
 

@@ -236,8 +236,10 @@ class RulesDiffuser:
                                                 builder, [], []))
                     if ops:
                         held.append(Held(n, firing.rule.rule.id, firing.rule.source, words, reason, ops))
+                        # which command applies it depends on whether the event is recorded:
+                        # the engine gives it with the held change (``held[].command``)
                         notes.append(f"{where} held back {words!r}: {reason} "
-                                     f"(narr event --accept {n} applies it)")
+                                     f"(held-back change {n})")
                     continue
                 notes.append(f"{where}: held-back change {n} accepted")
                 held.append(Held(n, firing.rule.rule.id, firing.rule.source, words, "accepted", []))
