@@ -424,6 +424,10 @@ class LoadedRule:
         self.each = {s for p in self.patterns for s in p.slots
                      if per_subject(rule, s, self.vars)}
         """Slots that a list of names fills one by one (see :func:`per_subject`)."""
+        self.each_object = {p.parts[-1].slot for p in self.patterns
+                            if p.parts[-1].slot is not None and p.parts[-1].slot not in self.each
+                            and per_object(rule, p.parts[-1].slot, self.vars)}
+        """Last slots that a list fills one by one (see :func:`per_object`)."""
 
 
 def per_subject(rule: Rule, var: str, known: dict[str, VarSpec]) -> bool:
@@ -454,6 +458,38 @@ def per_subject(rule: Rule, var: str, known: dict[str, VarSpec]) -> bool:
                                                   and var in template_names(action.attrs)):
                 return False
         else:
+            return False
+    return used
+
+
+def per_object(rule: Rule, var: str, known: dict[str, VarSpec]) -> bool:
+    """Whether the actions about ``var`` touch that node alone, so a list there means each.
+
+    "Ana took the key and the lantern" takes both: every action naming ``item`` writes a
+    field of it, ends it, or makes or removes an edge to it (``who:holds:item``,
+    ``*:holds:item``), and no value is written from it or derived from it.
+    """
+    used_names = {n for action in rule.do for n in _names_used(action)}
+    if any(spec.from_ is not None and spec.from_.split(".")[0] == var
+           for name, spec in known.items() if name in used_names):
+        return False
+    used = False
+    for action in rule.do:
+        if var not in _names_used(action):
+            continue
+        used = True
+        if isinstance(action, SetAction | UnsetAction):
+            path = action.set if isinstance(action, SetAction) else action.unset
+            if path.split(".")[0] != var or (isinstance(action, SetAction)
+                                            and var in template_names(action.value)):
+                return False
+        elif isinstance(action, RelateAction | UnrelateAction):
+            edge = action.relate if isinstance(action, RelateAction) else action.unrelate
+            src, _, dst = edge.split(":")
+            if dst != var or src == var or (isinstance(action, RelateAction)
+                                            and var in template_names(action.attrs)):
+                return False
+        elif not isinstance(action, ExpireAction):
             return False
     return used
 

@@ -620,8 +620,17 @@ def _listed(firing: Firing, text: str, mentions: list[Mention], nodes: dict[str,
     """
     pattern = firing.rule.patterns[firing.pattern]
     first = pattern.parts[0].slot
-    if first is None or first not in firing.rule.each:
-        return []
+    last = pattern.parts[-1].slot
+    if first is not None and first in firing.rule.each:
+        return _listed_at(firing, first, text, mentions, nodes)
+    if last is not None and last in firing.rule.each_object:
+        return _listed_at(firing, last, text, mentions, nodes)
+    return []
+
+
+def _listed_at(firing: Firing, first: str, text: str, mentions: list[Mention],
+               nodes: dict[str, Any]) -> list[Firing]:
+    """One more firing for each other name listed with the one in the slot ``first``."""
     k = firing.match.slots[first]
     spec = firing.rule.vars.get(first, ANY)
     near = _near(mentions, firing.match.start - 400, firing.match.end + 400)
