@@ -343,7 +343,7 @@ class Vocabulary:
                                 whole.setdefault(" ".join(toks), set()).add(aid)
                 for name in part.classes:
                     zh_only = pattern.chinese
-                    aid, new = atom(("c", name, "zh") if zh_only else ("c", name))
+                    aid, new = atom(("c", f"{name} zh") if zh_only else ("c", name))
                     mine.add(aid)
                     if new and classes is not None:
                         past_only = name.endswith(".ed")
