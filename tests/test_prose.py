@@ -469,7 +469,7 @@ THIRD_BATCH = [
 
 
 @pytest.mark.parametrize(("text", "expected"), THIRD_BATCH)
-def test_a_third_batch_what_did_not_happen(root: Path, text: str, expected: set[tuple[str, str, Any]]) -> None:
+def test_a_third_batch_of_prose(root: Path, text: str, expected: set[tuple[str, str, Any]]) -> None:
     assert changes(root, text) == expected
 
 

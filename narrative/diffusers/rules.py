@@ -159,12 +159,14 @@ class RulesDiffuser:
         return self._rules if self._rules is not None else rule_set(self.root)
 
     def propose_checked(self, world: World, request: EventRequest, *,
-                        compact: bool = True) -> tuple[Proposal, list[Unmet]]:
+                        compact: bool = True, guards: bool = True) -> tuple[Proposal, list[Unmet]]:
         """The proposal, and the preconditions of its firings that the world contradicts.
 
         With ``compact`` an operation a later one on the same field or edge undoes is left
         out (:func:`_compact`); without, every operation stands in the order of the words,
         as ``narr audit`` needs to follow an item from hand to hand within a sentence.
+        Without ``guards`` a rule whose guard the world contradicts is applied, not held
+        back: ``narr audit`` follows the chapter as written and reports the contradiction.
         """
         loaded = self.rule_set()
         rules = loaded.rules
@@ -223,7 +225,8 @@ class RulesDiffuser:
                 notes.append(f"{where} not applied to {words!r}: "
                              f"{_reason(cue, analysis, mentions, nodes)}")
                 continue
-            contradicted = None if cue is not None else self._guarded(firing, mentions, nodes, builder)
+            contradicted = None if cue is not None or not guards else self._guarded(
+                firing, mentions, nodes, builder)
             if unsure or contradicted:
                 if cue is not None:
                     reason = f"under {cue.term!r}, which narr does not know as a verb of saying, " \
