@@ -534,6 +534,27 @@ def test_after_a_recorded_event_no_hint_records_the_same_words_again(flat_world:
     assert narr.json("get", "su-qing")["node"]["state"]["location"] == "ferry"
 
 
+def test_a_held_back_node_to_create_is_applied_as_a_delta_not_the_same_words(flat_world: Path) -> None:
+    """A new node has no flag: once the event is recorded the command pipes the held-back
+    changes in as a delta, and never repeats the recorded words."""
+    import shlex
+
+    from helpers import CLI
+
+    narr = CLI(flat_world)
+    text = "Old Zhou snorted that it began to rain."
+    [held] = narr.json("event", text)["proposal"]["held"]
+    command = held["command"]
+    echo, _, rest = command.partition(" | ")
+    assert shlex.split(rest) == ["narr", "event", "it began to rain", "--diffuser", "explicit",
+                                 "--delta", "-"]
+    [word, delta] = shlex.split(echo)
+    assert word == "echo" and text not in command
+    narr(*shlex.split(rest)[1:], input=delta)
+    assert narr.json("get", "rain")["node"]["kind"] == "weather"
+    assert [e["content"] for e in narr.json("log")["items"][:2]] == ["it began to rain", text]
+
+
 def test_losing_what_another_holds_is_held_back(flat_world: Path) -> None:
     """The drop rule's guard: Old Zhou holds the lantern, so Lin Yuan cannot lose it."""
     from helpers import CLI
