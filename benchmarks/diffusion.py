@@ -1,6 +1,6 @@
-"""How well the offline ``rules`` diffuser turns prose into changes, on two labelled sets.
+"""How well the offline ``rules`` diffuser turns prose into changes, on labelled sets.
 
-Two sets, reported separately because they measure different things:
+The sets, reported separately because they measure different things:
 
 - **the repository's set**, ``tests/data/diffusion_eval.jsonl``: sentences written for
   the sample world beside the cue lists and rules (plain actions, two actions,
@@ -18,6 +18,10 @@ Two sets, reported separately because they measure different things:
 - **the held-out set**, ``tests/data/prose_heldout/``: the same kind of set in another
   world, written after the rules were last changed and never used to change them. The
   frozen set has since been read to fix rules; the held-out set is the fair measure.
+- **the trial set**, ``tests/data/prose_trial/``: the same kind of set on a small world of its
+  own, written from the wrong writes a user reported (modal verbs, dreams, imperatives,
+  leaving read as arriving, figures of speech that kill, ...) and their near twins, and
+  frozen before the rules were changed for them.
 
 A *wrong write* is a change made that the sentence does not say happened (or
 with another value): the failure that matters, since it corrupts the story
@@ -30,6 +34,7 @@ expected.
     python benchmarks/diffusion.py                  # both sets: tables, then every sentence not exact
     python benchmarks/diffusion.py --only frozen --quiet
     python benchmarks/diffusion.py --only heldout --quiet
+    python benchmarks/diffusion.py --only trial
     python benchmarks/diffusion.py --cost           # what a one-sentence dry run costs on the sample world
     python benchmarks/diffusion.py --long           # long texts: one large event, narr audit of a chapter
 
@@ -66,6 +71,7 @@ DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 EVAL_SET = DATA / "diffusion_eval.jsonl"
 FROZEN = DATA / "prose_eval"
 HELDOUT = DATA / "prose_heldout"
+TRIAL = DATA / "prose_trial"
 
 Change = tuple[str, str, str]  # target, field, value as canonical JSON
 
@@ -258,7 +264,8 @@ def build_frozen_world(parent: Path, directory: Path = FROZEN, rules: str | None
 
 def _title(directory: Path) -> str:
     """The set's name and its world's, from the README beside it."""
-    kind = "held-out set" if directory.resolve() == HELDOUT.resolve() else "frozen set"
+    kind = {HELDOUT.resolve(): "held-out set", TRIAL.resolve(): "trial set"}.get(
+        directory.resolve(), "frozen set")
     readme = directory / "README.md"
     world = ""
     if readme.is_file():
@@ -387,7 +394,8 @@ def long_texts(scratch: Path | None = None, sentences: int = 2000) -> dict[str, 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", choices=("repo", "frozen", "heldout"), help="run one set only")
+    parser.add_argument("--only", choices=("repo", "frozen", "heldout", "trial"),
+                        help="run one set only")
     parser.add_argument("--worlds", action="store_true",
                         help="run the frozen set also on worlds made with --rules en and --rules zh "
                              "(each with the sentences of its language)")
@@ -397,6 +405,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the frozen set's directory (setup.txt, nodes/, sentences.jsonl)")
     parser.add_argument("--heldout", type=Path, default=HELDOUT,
                         help="the held-out set's directory, laid out as the frozen set's")
+    parser.add_argument("--trial", type=Path, default=TRIAL,
+                        help="the trial set's directory, laid out as the frozen set's")
     parser.add_argument("--quiet", action="store_true", help="only the tables")
     parser.add_argument("--cost", action="store_true",
                         help="only time a one-sentence dry run on the sample world")
@@ -428,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
         reports.append(evaluate_frozen(args.heldout))
         if args.worlds:
             reports += [evaluate_frozen(args.heldout, rules=lang) for lang in ("en", "zh")]
+    if args.only in (None, "trial"):
+        reports.append(evaluate_frozen(args.trial))
     for report in reports:
         print(f"## {report.name}\n\n{report.table()}\n\n{report.summary()}\n")
     if not args.quiet:

@@ -67,8 +67,8 @@ if TYPE_CHECKING:
     import regex
 
 Scope = Literal["phrase", "clause", "unit", "sentence"]
-KINDS = ("negated", "almost", "hesitated", "intended", "ordered", "reported", "believed", "denied",
-         "hypothetical", "question", "imagined", "framed", "habitual", "future", "unrealised")
+KINDS = ("negated", "almost", "hesitated", "intended", "ordered", "modal", "reported", "believed",
+         "denied", "hypothetical", "question", "imagined", "framed", "habitual", "future", "unrealised")
 ROLES = ("forward", "backward", "both", "initial", "final")  # and "that": governs a "that"-clause
 REASONS = {
     "negated": "negated",
@@ -76,6 +76,7 @@ REASONS = {
     "hesitated": "hesitation",
     "intended": "intended, not done",
     "ordered": "ordered or requested",
+    "modal": "possible or allowed, not done",
     "reported": "reported",
     "believed": "believed or feared, not known",
     "denied": "denied",
@@ -147,7 +148,8 @@ class CueSet(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    @field_validator("termination", "boundary", "pseudo", "exclusion", "titles", "abbreviations")
+    @field_validator("termination", "boundary", "pseudo", "exclusion", "titles", "abbreviations",
+                     "figures")
     @classmethod
     def _bounded(cls, value: list[str]) -> list[str]:
         return _check_terms(value)
@@ -158,6 +160,10 @@ class CueSet(BaseModel):
                               description="Phrases containing a cue that are not one.")
     exclusion: list[str] = Field(default_factory=list,
                                  description="A name right after these is set aside, not bound.")
+    figures: list[str] = Field(
+        default_factory=list,
+        description="Phrases that hold a rule's word but do not say its event happened: figures "
+                    "of speech ('died laughing', 笑死) and an end still to come ('was dying').")
     titles: list[str] = Field(default_factory=list,
                               description="Abbreviations before a name: never the end of a sentence.")
     abbreviations: list[str] = Field(
@@ -176,6 +182,7 @@ class CueSet(BaseModel):
     hesitated: CueKind | None = None
     intended: CueKind | None = None
     ordered: CueKind | None = None
+    modal: CueKind | None = None
     reported: CueKind | None = None
     believed: CueKind | None = None
     denied: CueKind | None = None
@@ -239,6 +246,7 @@ class Lexicon:
         entries: dict[str, set[tuple[str, str]]] = {}  # term -> {(kind, role)}
         ends: dict[str, set[str]] = {}  # term -> {"termination" | "boundary"}
         self.exclusion: list[str] = []
+        figures: set[str] = set()
         titles: list[str] = []
         abbreviations: list[str] = []
         factive: list[str] = []
@@ -253,6 +261,7 @@ class Lexicon:
             for t in cs.pseudo:
                 entries.setdefault(_norm(t), set())
             self.exclusion += [_norm(t) for t in cs.exclusion if t.strip()]
+            figures |= {_norm(t) for t in cs.figures if t.strip()}
             titles += cs.titles
             abbreviations += cs.abbreviations
             factive += cs.factive
@@ -303,6 +312,7 @@ class Lexicon:
         excl = sorted(set(self.exclusion), key=lambda t: (-len(t), t))
         self.exclusion_rx = budget.compile(
             r"(?:" + "|".join(_term_regex(t) for t in excl) + r")\s*$") if excl else None
+        self.figures_rx = _Scanner(sorted(figures, key=lambda t: (-len(t), t)))
         self.segmenter = Segmenter(titles, abbreviations)
         self.terminators = budget.compile(PUNCT_BOUNDARY.pattern + "|" + self.end_rx.pattern)
         """Punctuation and words that end a phrase: what stops a world's ``unless`` word."""
@@ -725,9 +735,10 @@ class Analysis:
         self.bare_governors: list[tuple[int, int]] = []
         self.implicatives: list[tuple[int, int]] = []
         name_list = self.names
+        whole_names = set(name_list)
         for start, end, k in lex.cue_rx.finditer(text):
-            if _inside_name(name_list, start, end):
-                continue  # a cue inside a matched name is not a cue
+            if _inside_name(name_list, start, end) or (start, end) in whole_names:
+                continue  # a cue inside a matched name, or one that is the name ("Hope"), is no cue
             term = lex.terms[k]
             if term in lex.bare:
                 self.bare_governors.append((start, end))
@@ -753,7 +764,20 @@ class Analysis:
                 if scope is not None:
                     self.cues.append(Cue(kind, text[start:end], start, end, *scope))
         self._quotes()
+        self._vocatives()
         self._that_clauses()
+        self.figures = [(a, b) for a, b, _ in lex.figures_rx.finditer(text)
+                        if not _inside_name(name_list, a, b)]
+        """Where a figure of speech stands: no rule's word is read inside it ("笑死了")."""
+
+    def _vocatives(self) -> None:
+        """"伊娜，去码头！": a name called at the start of a sentence, then an order to it (an
+        exclamation whose verb has no 了 or 过); nothing of it happened yet."""
+        for s0, s1 in self.sentences:
+            m = _VOCATIVE_ZH.match(self.text, s0, s1)
+            if m is None or not any(a == m.start(1) and b == m.end(1) for a, b in self.names):
+                continue
+            self.cues.append(Cue("ordered", m.group(1), m.start(1), m.end(1), m.end(), s1))
 
     def _quotes(self) -> None:
         """Words in quotation marks are what someone says: reported, not narrated."""
@@ -926,6 +950,11 @@ class Analysis:
         action only for a verb of perceiving or causing ("watched Bo take", "made Bo go");
         another verb there is one narr does not know (``unsure``)."""
         start, end = verb
+        if subject is not None and subject[1] <= start and \
+                re.fullmatch(r"\s*,\s*", self.text[subject[1]:start]) and \
+                _WORDLESS.match(self.text[self.sentence_of(subject[0])[0]:subject[0]]):
+            # "Ana, go to the Tower!": a name called, then an order to it
+            return Cue("ordered", self.text[subject[0]:subject[1]], subject[0], subject[1], start, end)
         words = list(_TOKEN.finditer(self.text, max(0, start - 200), start))
         words = [w for w in words if not (w.group(0).endswith("ly") and w.group(0).islower())
                  or w.group(0) in ("only", "early")]
@@ -1023,6 +1052,13 @@ class Analysis:
         keys = {bisect.bisect_right(self._sentence_starts, s) - 1 for s, _ in words}
         return [c for k in sorted(keys) for c in self._by_sentence.get(k, ())]
 
+    def negation_between(self, start: int, end: int) -> Cue | None:
+        """A negation standing wholly between ``start`` and ``end`` (in one sentence)."""
+        for cue in self._cues_near([(start, end)]):
+            if cue.kind == "negated" and start <= cue.start and cue.end <= end:
+                return cue
+        return None
+
     def blocking(self, words: list[tuple[int, int]]) -> Cue | None:
         """The cue governing the rule's own words (the innermost: the nearest before them)."""
         best: Cue | None = None
@@ -1038,6 +1074,8 @@ class Analysis:
 
 
 _ZH_PRONOUNS = "我你他她它们大家众人"
+_VOCATIVE_ZH = re.compile(r"\s*[“「]?([^\W\d_]{1,8}?)\s*[，,]\s*"
+                          r"(?=[\u4e00-\u9fff][^。！？\n了过]{0,30}[！!]+[”」]?\s*$)")
 _QUOTE = re.compile(r"“[^”\n]{2,}”|\"[^\"\n]{2,}\"|「[^」\n]{2,}」|『[^』\n]{2,}』")
 # kinds whose Chinese cues govern their own clause only (and the next one when theirs holds no
 # more than an object: "告诉苏晴，林远来到了渡口")
@@ -1067,7 +1105,7 @@ def _start_of_words_before(text: str, at: int, n: int) -> int:
 # When two cues start at the same word ("Will ...?": a question and a future), the one
 # framing the whole sentence names the reason.
 _PRIORITY = ("question", "hypothetical", "framed", "reported", "believed", "denied", "imagined",
-             "habitual", "future", "ordered", "intended", "infinitive", "unsure", "unrealised",
+             "habitual", "future", "ordered", "modal", "intended", "infinitive", "unsure", "unrealised",
              "hesitated", "almost", "negated")
 
 

@@ -170,7 +170,9 @@ def _as_name(world: World, text: str, i: int, j: int, ids: tuple[str, ...],
     determined = bool(_DETERMINER_BEFORE.search(text, max(0, i - 12), i))
     if capital and not determined and not _at_start(text, i, starts()):
         return ids
-    verb_after = capital and not determined and _verb_follows(text, j)
+    # "Hope去了花园": an English word written into Chinese, capitalised, is a name
+    verb_after = capital and not determined and (_verb_follows(text, j)
+                                                 or "\u4e00" <= text[j:j + 1] <= "\u9fff")
     kept = []
     for node_id in ids:
         node = world.get(node_id)

@@ -102,6 +102,16 @@ class Pattern:
     text: str
     parts: tuple[Part, ...]
     anchored: bool = False  # "^...": only at the start of a clause (a scene's "The next morning")
+    spaceless: bool = False  # written as Chinese is, with no space between its parts
+
+    @property
+    def chinese(self) -> bool:
+        """A pattern written as Chinese is: its classes stand for their Chinese words only.
+
+        "{who}(@go|@arrive){place}" would otherwise read "Ana ran from the Tower" as going
+        there, its gaps swallowing the English words that say where to.
+        """
+        return self.spaceless or any(is_cjk_char(c) for p in self.parts for w in p.words for c in w)
 
     @property
     def slots(self) -> list[str]:
@@ -205,7 +215,8 @@ def parse(text: str) -> Pattern:
     slots = [p.slot for p in parts if p.slot]
     if len(slots) != len(set(slots)):
         raise ValueError(f"pattern {text!r}: a slot appears twice")
-    return Pattern(source, tuple(parts), anchored)
+    spaceless = len(parts) > 1 and not any(c.isspace() for c in re.sub(r"\([^)]*\)", "", text))
+    return Pattern(source, tuple(parts), anchored, spaceless)
 
 
 def _check_words(words: str, pattern: str) -> str:
@@ -331,12 +342,13 @@ class Vocabulary:
                                 en.setdefault((toks, ()), (set(), False))[0].add(aid)
                                 whole.setdefault(" ".join(toks), set()).add(aid)
                 for name in part.classes:
-                    aid, new = atom(("c", name))
+                    zh_only = pattern.chinese
+                    aid, new = atom(("c", f"{name} zh") if zh_only else ("c", name))
                     mine.add(aid)
                     if new and classes is not None:
                         past_only = name.endswith(".ed")
                         cls = classes.get(name.removesuffix(".ed"))  # type: ignore[attr-defined]
-                        for phrase in cls.en:
+                        for phrase in () if zh_only else cls.en:
                             if past_only and not phrase.past:
                                 continue
                             ids, base = en.setdefault((phrase.tokens, phrase.particle), (set(), False))
@@ -370,11 +382,14 @@ class Vocabulary:
     def atoms_of(self, pattern: Pattern, index: int) -> frozenset[int]:
         return self.part_atoms.get((pattern.text, index), frozenset())
 
-    def scan(self, text: str, taken: Sequence[tuple[int, int]] = ()) -> list[Occurrence]:
-        """Every atom occurrence in ``text``, leftmost and longest, outside the ``taken`` spans."""
+    def scan(self, text: str, taken: Sequence[tuple[int, int]] = (),
+             closed: Sequence[tuple[int, int]] = ()) -> list[Occurrence]:
+        """Every atom occurrence in ``text``, leftmost and longest, outside the ``taken`` spans
+        (names) and the ``closed`` ones (figures of speech)."""
         norm = normalize_text(text)
-        starts = [s for s, _ in taken]
-        ends = [e for _, e in taken]
+        shut = sorted([*taken, *closed])
+        starts = [s for s, _ in shut]
+        ends = list(itertools.accumulate((e for _, e in shut), max))
 
         def free(a: int, b: int) -> bool:
             k = bisect.bisect_left(starts, b)
@@ -633,9 +648,11 @@ class Scan:
         return None
 
 
-def scan_text(text: str, mentions: Sequence[Span], units: list[Unit], vocab: Vocabulary) -> Scan:
+def scan_text(text: str, mentions: Sequence[Span], units: list[Unit], vocab: Vocabulary,
+              closed: Sequence[tuple[int, int]] = ()) -> Scan:
+    """The text's names and rule words; none is read inside a ``closed`` span."""
     taken = sorted((m.start, m.end) for m in mentions if m.end > m.start)
-    return Scan(text, mentions, units, vocab.scan(text, taken), vocab)
+    return Scan(text, mentions, units, vocab.scan(text, taken, closed), vocab)
 
 
 # --- matching -------------------------------------------------------------------------------

@@ -55,6 +55,10 @@ _NOT_A_VERB = re.compile(r"(?:the|a|an|his|her|their|its|he|she|they|it|we|i|you
                          r"every|some|no|one|two|this|that|these|those|there|here|now)(?!\w)",
                          re.IGNORECASE)
 _POSSESSIVE = re.compile(r"(?:['’]s?(?!\w)|的)")
+_POSSESSIVE_EN = re.compile(r"['’]s?\s+[a-z]")  # "the Key's chain": the chain is taken, not the Key
+# before an item's name: another thing of its kind ("a key from the drawer", "a different lantern")
+_ANOTHER = re.compile(r"(?<![\w'’])(?:a|an|another|any|some|one more|a second|a different|"
+                      r"some other|any other|a new|one other)\s+(?:[a-z]+\s+)?$", re.IGNORECASE)
 # what may stand between a dropped subject and its verb
 FILLERS_ZH = ("又", "也", "便", "就", "才", "还", "再", "都", "随即", "立刻", "马上", "转身", "连忙",
               "急忙", "赶紧", "悄悄", "默默", "径直", "慢慢", "缓缓", "终于", "随后", "独自", "一路",
@@ -84,6 +88,10 @@ _SUMMARY_HE = re.compile(r"\b(?:he|his|him|himself|husband|widower|father|son|br
                          r"gentleman|houseboy|king)\b", re.IGNORECASE)
 _SUMMARY_SHE = re.compile(r"\b(?:she|her|hers|herself|wife|widow|mother|daughter|sister|woman|girl|"
                           r"lady|mistress|queen|actress)\b", re.IGNORECASE)
+
+# a Chinese summary says 他 or 她 ("他是个船夫。"); 其他 is "other", 他们 and 她们 are plural
+_SUMMARY_HE_ZH = re.compile(r"(?<!其)他(?!们)")
+_SUMMARY_SHE_ZH = re.compile(r"她(?!们)")
 
 Recent = Callable[[], list[list[tuple[str, NodeDict]]]]
 
@@ -131,7 +139,8 @@ def _pronoun_of(node: NodeDict | None) -> str | None:
     if found:
         return None
     summary = str(node.get("summary") or "")
-    he, she = bool(_SUMMARY_HE.search(summary)), bool(_SUMMARY_SHE.search(summary))
+    he = bool(_SUMMARY_HE.search(summary) or _SUMMARY_HE_ZH.search(summary))
+    she = bool(_SUMMARY_SHE.search(summary) or _SUMMARY_SHE_ZH.search(summary))
     if he != she:
         return "he" if he else "she"
     return None
@@ -207,7 +216,16 @@ def _aside(text: str, m: Mention, nodes: dict[str, NodeDict | None], lex: Lexico
         return "set aside (contrast)"
     if any(_is_character(nodes.get(i)) for i in m.ids) and _POSSESSIVE.match(text, m.end):
         return "possessive"
+    if all(_is_item(nodes.get(i)) for i in m.ids):
+        if _POSSESSIVE_EN.match(text, m.end):
+            return "set aside (a part of it: the Key's chain)"
+        if _ANOTHER.search(before) and not m.text[:1].isupper():
+            return "set aside (one of its kind, not this one: a key, a different lantern)"
     return None
+
+
+def _is_item(node: NodeDict | None) -> bool:
+    return node is not None and node.get("layer") == "item"
 
 
 def _name_of(nodes: dict[str, NodeDict | None], node_id: str) -> str:

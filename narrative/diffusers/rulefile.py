@@ -353,6 +353,12 @@ class Rule(_Strict):
                     "may be '{var}' (giver.relations.holds.{item}, who.state.health != dead, "
                     "who.state.location == {place}). A requirement whose variables are not "
                     "bound, or that compares a field the node lacks, is not contradicted.")
+    guard: list[RequireText] = Field(
+        default_factory=list, max_length=16,
+        description="Preconditions without which the words cannot be right, written as "
+                    "'require' is: where the world contradicts one, the change is held back "
+                    "for the user to accept, not written ('Ana lost the Key' while Ben holds "
+                    "it: who.relations.holds.{item}).")
     do: list[Action] = Field(min_length=1)
 
     @field_validator("match")
@@ -412,11 +418,16 @@ class LoadedRule:
         self.unless = [*file.unless, *rule.unless]
         self.patterns = [patterns.parse(p) for p in rule.match]
         self.requires = [Requirement(r) for r in rule.require]
+        self.guards = [Requirement(r) for r in rule.guard]
         self.needs = _needed(rule, self.vars) | _derived_from(
-            {n for r in self.requires for n in r.names}, self.vars)
+            {n for r in [*self.requires, *self.guards] for n in r.names}, self.vars)
         self.each = {s for p in self.patterns for s in p.slots
                      if per_subject(rule, s, self.vars)}
         """Slots that a list of names fills one by one (see :func:`per_subject`)."""
+        self.each_object = {p.parts[-1].slot for p in self.patterns
+                            if p.parts[-1].slot is not None and p.parts[-1].slot not in self.each
+                            and per_object(rule, p.parts[-1].slot, self.vars)}
+        """Last slots that a list fills one by one (see :func:`per_object`)."""
 
 
 def per_subject(rule: Rule, var: str, known: dict[str, VarSpec]) -> bool:
@@ -447,6 +458,38 @@ def per_subject(rule: Rule, var: str, known: dict[str, VarSpec]) -> bool:
                                                   and var in template_names(action.attrs)):
                 return False
         else:
+            return False
+    return used
+
+
+def per_object(rule: Rule, var: str, known: dict[str, VarSpec]) -> bool:
+    """Whether the actions about ``var`` touch that node alone, so a list there means each.
+
+    "Ana took the key and the lantern" takes both: every action naming ``item`` writes a
+    field of it, ends it, or makes or removes an edge to it (``who:holds:item``,
+    ``*:holds:item``), and no value is written from it or derived from it.
+    """
+    used_names = {n for action in rule.do for n in _names_used(action)}
+    if any(spec.from_ is not None and spec.from_.split(".")[0] == var
+           for name, spec in known.items() if name in used_names):
+        return False
+    used = False
+    for action in rule.do:
+        if var not in _names_used(action):
+            continue
+        used = True
+        if isinstance(action, SetAction | UnsetAction):
+            path = action.set if isinstance(action, SetAction) else action.unset
+            if path.split(".")[0] != var or (isinstance(action, SetAction)
+                                            and var in template_names(action.value)):
+                return False
+        elif isinstance(action, RelateAction | UnrelateAction):
+            edge = action.relate if isinstance(action, RelateAction) else action.unrelate
+            src, _, dst = edge.split(":")
+            if dst != var or src == var or (isinstance(action, RelateAction)
+                                            and var in template_names(action.attrs)):
+                return False
+        elif not isinstance(action, ExpireAction):
             return False
     return used
 
@@ -551,11 +594,12 @@ def _check_references(file: RuleFile, source: str) -> None:
             if isinstance(action, CreateAction) and action.as_:
                 bound.add(action.as_)
         slots = {s for p in rule.match for s in patterns.parse(p).slots}
-        for i, text in enumerate(rule.require):
-            for name in sorted(Requirement(text).names):
-                problem = _unbindable(name, known, slots, set())
-                if problem:
-                    raise InvalidWorldError(f"{source}: rule {rule.id!r} /require/{i}: {problem}")
+        for key, texts in (("require", rule.require), ("guard", rule.guard)):
+            for i, text in enumerate(texts):
+                for name in sorted(Requirement(text).names):
+                    problem = _unbindable(name, known, slots, set())
+                    if problem:
+                        raise InvalidWorldError(f"{source}: rule {rule.id!r} /{key}/{i}: {problem}")
 
 
 def _unbindable(name: str, known: dict[str, VarSpec], bound: set[str], seen: set[str]) -> str | None:

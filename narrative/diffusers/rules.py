@@ -159,12 +159,14 @@ class RulesDiffuser:
         return self._rules if self._rules is not None else rule_set(self.root)
 
     def propose_checked(self, world: World, request: EventRequest, *,
-                        compact: bool = True) -> tuple[Proposal, list[Unmet]]:
+                        compact: bool = True, guards: bool = True) -> tuple[Proposal, list[Unmet]]:
         """The proposal, and the preconditions of its firings that the world contradicts.
 
         With ``compact`` an operation a later one on the same field or edge undoes is left
         out (:func:`_compact`); without, every operation stands in the order of the words,
         as ``narr audit`` needs to follow an item from hand to hand within a sentence.
+        Without ``guards`` a rule whose guard the world contradicts is applied, not held
+        back: ``narr audit`` follows the chapter as written and reports the contradiction.
         """
         loaded = self.rule_set()
         rules = loaded.rules
@@ -194,7 +196,7 @@ class RulesDiffuser:
                     if i not in nodes:
                         nodes[i] = world.get(i)
             try:
-                scan = patterns.scan_text(text, mentions, analysis.units, vocab)
+                scan = patterns.scan_text(text, mentions, analysis.units, vocab, analysis.figures)
             except budget.OutOfTime:
                 raise budget.OutOfTime(_rule_words(loaded.class_sources)) from None
             zeros = frozenset(refs.zeros)
@@ -216,24 +218,31 @@ class RulesDiffuser:
             if firing.match.blocked_by is not None:
                 notes.append(f"{where} not applied: {firing.match.blocked_by!r} in {words!r}")
                 continue
-            cue = analysis.blocking(list(firing.match.words)) or _form_cue(firing, analysis, mentions)
+            cue = (analysis.blocking(list(firing.match.words)) or _form_cue(firing, analysis, mentions)
+                   or _negated_object(firing, analysis, mentions))
             unsure = cue is not None and cue.kind == "unsure"
             if cue is not None and not unsure:
                 notes.append(f"{where} not applied to {words!r}: "
                              f"{_reason(cue, analysis, mentions, nodes)}")
                 continue
-            if unsure:
-                assert cue is not None
+            contradicted = None if cue is not None or not guards else self._guarded(
+                firing, mentions, nodes, builder)
+            if unsure or contradicted:
+                if cue is not None:
+                    reason = f"under {cue.term!r}, which narr does not know as a verb of saying, " \
+                             "believing or perceiving"
+                else:
+                    reason = f"the world contradicts it: {contradicted}"
                 n = len(held) + 1
                 if n not in accept:
                     ops = builder.trial(partial(self._fire_all, firing, text, mentions, nodes,
                                                 builder, [], []))
                     if ops:
-                        reason = f"under {cue.term!r}, which narr does not know as a verb of saying, " \
-                                 "believing or perceiving"
                         held.append(Held(n, firing.rule.rule.id, firing.rule.source, words, reason, ops))
+                        # which command applies it depends on whether the event is recorded:
+                        # the engine gives it with the held change (``held[].command``)
                         notes.append(f"{where} held back {words!r}: {reason} "
-                                     f"(narr event --accept {n} applies it)")
+                                     f"(held-back change {n})")
                     continue
                 notes.append(f"{where}: held-back change {n} accepted")
                 held.append(Held(n, firing.rule.rule.id, firing.rule.source, words, "accepted", []))
@@ -249,6 +258,22 @@ class RulesDiffuser:
         proposal.held = [HeldChange(n=h.n, rule=h.rule, source=h.source, words=h.words,
                                     reason=h.reason, ops=h.ops) for h in held if h.ops]
         return proposal, unmet
+
+    @staticmethod
+    def _guarded(firing: Firing, mentions: list[Mention], nodes: dict[str, Any],
+                 builder: _Builder) -> str | None:
+        """The first of the rule's guards the world contradicts, described (None: all met)."""
+        if not firing.rule.guards:
+            return None
+        for each, slots, problem in _bindings([firing], mentions, nodes):
+            if problem:
+                continue
+            env = _Env(each.rule, builder, slots)
+            for req in each.rule.guards:
+                u = _check(req, env, each)
+                if u is not None:
+                    return f"{u.describe()} ({req.text})"
+        return None
 
     def _fire_all(self, firing: Firing, text: str, mentions: list[Mention], nodes: dict[str, Any],
                   builder: _Builder, notes: list[str], unmet: list[Unmet]) -> int:
@@ -308,6 +333,24 @@ def _form_cue(firing: Firing, analysis: clauses.Analysis, mentions: list[Mention
     m = mentions[match.slots[first]]
     subject = (m.start, m.end) if m.start < m.end <= start else None
     return analysis.base_verb((start, end), subject)
+
+
+def _negated_object(firing: Firing, analysis: clauses.Analysis,
+                    mentions: list[Mention]) -> clauses.Cue | None:
+    """A negation between the rule's verb and the slot after it: what the verb takes is nothing
+    ("learned nothing about the Will", "went to neither the Tower nor the Docks")."""
+    words = firing.match.words
+    if not words:
+        return None
+    for k in firing.match.slots.values():
+        m = mentions[k]
+        before = [e for _, e in words if e <= m.start]
+        if not before or m.start == m.end:
+            continue
+        cue = analysis.negation_between(max(before), m.start)
+        if cue is not None:
+            return cue
+    return None
 
 
 def _check(req: Requirement, env: _Env, firing: Firing) -> Unmet | None:
@@ -580,8 +623,17 @@ def _listed(firing: Firing, text: str, mentions: list[Mention], nodes: dict[str,
     """
     pattern = firing.rule.patterns[firing.pattern]
     first = pattern.parts[0].slot
-    if first is None or first not in firing.rule.each:
-        return []
+    last = pattern.parts[-1].slot
+    if first is not None and first in firing.rule.each:
+        return _listed_at(firing, first, text, mentions, nodes)
+    if last is not None and last in firing.rule.each_object:
+        return _listed_at(firing, last, text, mentions, nodes)
+    return []
+
+
+def _listed_at(firing: Firing, first: str, text: str, mentions: list[Mention],
+               nodes: dict[str, Any]) -> list[Firing]:
+    """One more firing for each other name listed with the one in the slot ``first``."""
     k = firing.match.slots[first]
     spec = firing.rule.vars.get(first, ANY)
     near = _near(mentions, firing.match.start - 400, firing.match.end + 400)

@@ -187,7 +187,7 @@ def audit(wr: WorldRepo, text: str, at: str | None = None) -> AuditReport:
         reader.facts.sentences.append(sentence)
         request = EventRequest(content=sentence, diffuser="rules")
         # every operation in the order of the words: a transfer is checked at each hand it passes
-        proposal, unmet = (diffuser.propose_checked(view, request, compact=False) if rules
+        proposal, unmet = (diffuser.propose_checked(view, request, compact=False, guards=False) if rules
                            else (None, []))
         found = [reader.from_unmet(sentence, number, u) for u in unmet]
         ops: list[Op] = []

@@ -74,15 +74,25 @@ def held_json(held: Any, content: str, dry_run: bool) -> dict[str, Any]:
     """A held-back change with the one command that applies it.
 
     On a dry run it is the same words again with ``--accept N``; once the event is
-    recorded, a new event with exactly those changes as flags (``--diffuser explicit``).
+    recorded, a new event with exactly those changes as flags (``--diffuser explicit``), or
+    as a delta on stdin when one creates a node.
     """
     import shlex
 
     from narrative.delta.flags_text import op_flags
 
     flags = [f for op in held.ops for f in op_flags(op)]
-    if dry_run or any(not op_flags(op) for op in held.ops):
+    if dry_run:
         command = f"narr event --accept {held.n} {shlex.quote(content)}"
+    elif any(not op_flags(op) for op in held.ops):
+        # a node to create has no flag: the changes go in as a delta on stdin, never as the
+        # recorded words again (which would record them a second time)
+        import json
+
+        delta = json.dumps({"ops": [op.model_dump(mode="json") for op in held.ops]},
+                           ensure_ascii=False)
+        command = (f"echo {shlex.quote(delta)} | "
+                   + shlex.join(["narr", "event", held.words, "--diffuser", "explicit", "--delta", "-"]))
     else:
         command = shlex.join(["narr", "event", held.words, "--diffuser", "explicit", *flags])
     return {**held.model_dump(mode="json"), "flags": flags, "command": command}

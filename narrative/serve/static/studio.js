@@ -1522,7 +1522,7 @@ function renderHeld(held, recorded, content) {
   const note = recorded
     ? "Not written with the event. Apply records each as an event of its own, with exactly its changes."
     : "Tick the ones to apply, then Dry run again or Record.";
-  return [el("h4", {}, "Held back (the words are under a structure narr does not know)"),
+  return [el("h4", {}, "Held back (narr is not sure the words say so)"),
     el("p", { class: "tag" }, note), el("ul", { class: "held" }, ...items)];
 }
 
