@@ -31,6 +31,7 @@ from narrative.delta.request import EventRequest
 from narrative.delta.world import DictWorld, World
 from narrative.diffusers.base import default_name as default_diffuser
 from narrative.diffusers.base import get_diffuser, register
+from narrative.engine import chains as _chains
 from narrative.engine import replay as _replay
 from narrative.engine.adopt import AdoptResult, adopt
 from narrative.engine.audit import AuditReport, Finding, audit
@@ -125,7 +126,7 @@ def open_world(path: str | os.PathLike[str] = ".", *, lock_timeout: float | None
 
 def list_chains(world: WorldRepo) -> list[Chain]:
     """Abandoned chains (left by :func:`reset`), newest first."""
-    return [Chain.from_json(c) for c in _replay.list_chains(world)]
+    return [Chain.from_json(c) for c in _chains.list_chains(world)]
 
 
 def replay(world: WorldRepo, chain: Chain | str | int, *, reuse: bool = False,

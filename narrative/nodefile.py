@@ -211,7 +211,7 @@ def validate(obj: Any, path: str, text: str | None = None) -> NodeDict:
 # A relation type the plain reading accepts: printable ASCII but ' ', ':', '/' and '~'. Beyond
 # ASCII the model's two checks of a type (Python's and pydantic's own pattern) may disagree on
 # what is whitespace, so such a type is left to the model.
-_PLAIN_REL_TYPE = re.compile(r"[!-.0-9;-}]{1,64}")
+PLAIN_REL_TYPE = re.compile(r"[!-.0-9;-}]{1,64}")
 _NODE_FIELDS = ("id", "name", "layer", "kind", "aliases", "summary", "lifecycle",
                 "created_by_event", "traits", "state", "relations", "tags", "sections",
                 "always_in_view", "extensions")
@@ -267,7 +267,7 @@ def plain_node(obj: Any) -> NodeDict | None:
     if type(relations) is not dict:
         return None
     for rtype, targets in relations.items():
-        if type(rtype) is not str or not _PLAIN_REL_TYPE.fullmatch(rtype) \
+        if type(rtype) is not str or not PLAIN_REL_TYPE.fullmatch(rtype) \
                 or type(targets) is not dict:
             return None
         for target, attrs in targets.items():

@@ -239,7 +239,7 @@ def run_branches(wr: WorldRepo, p: NoParams) -> Any:
 
 
 def run_chains(wr: WorldRepo, p: NoParams) -> Any:
-    from narrative.engine.replay import list_chains
+    from narrative.engine.chains import list_chains
 
     return list_chains(wr)
 

@@ -111,7 +111,7 @@ def chains_cmd(click_ctx: click.Context, as_json: bool) -> None:
     Example:
       narr chains
     """
-    from narrative.engine.replay import list_chains
+    from narrative.engine.chains import list_chains
 
     for c in group_listing(click_ctx, as_json, list_chains, "No abandoned chains.", "chains"):
         mark = "  (replayed)" if c["replayed"] else ""

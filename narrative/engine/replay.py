@@ -16,11 +16,11 @@ from typing import Any
 
 from narrative import fields
 from narrative.delta.request import EventRequest
+from narrative.engine.chains import label_of, number_text, numbered, tips_of
 from narrative.engine.event import EventResult, run_event
 from narrative.engine.setaside import user_changes
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError, NothingToDoError
 from narrative.fields import REPLAY_SPELLING, FieldConflict
-from narrative.ids import EVENT_ID_RE
 from narrative.model import (
     Change,
     CreateOp,
@@ -83,85 +83,17 @@ class Chain:
         return self.ref
 
 
-def list_chains(wr: WorldRepo) -> list[dict[str, Any]]:
-    """Abandoned chains, newest first, each with its stable number and readable name."""
-    head_id = wr.head_id()
-    tips = _tips(wr)
-    numbers = _numbers(tips)
-    out = []
-    for name, tip in tips.items():
-        commits = history.chain_commits(wr, tip, head_id)
-        first = _brief(wr, commits[0]) if commits else None
-        last = _brief(wr, commits[-1]) if commits else None
-        parsed = refs.chain_name(name)
-        out.append({
-            "n": numbers[name], "name": _label(name, tip), "key": parsed.key, "ref": name,
-            "remote": parsed.remote,
-            "tip": tip.id, "tip_event": history.summary(wr, tip)["id"],
-            "length": len(commits), "first": first, "last": last,
-            "abandoned_at": _when(parsed.key), "base": commits[0].parent_ids[0]
-            if commits and commits[0].parent_ids else None,
-            "replayed": refs.replayed(wr, name),
-        })
-    return out
-
-
-def _label(name: str, tip: Commit) -> str:
-    return refs.chain_label(name, tip)
-
-
-def _numbers(tips: dict[str, Commit]) -> dict[str, int]:
-    """Each chain's number: one's own numbered together, each remote's among themselves
-    (``origin/3`` is the number its writer sees as 3)."""
-    groups: dict[str | None, list[str]] = {}
-    for name in tips:
-        groups.setdefault(refs.chain_name(name).remote, []).append(name)
-    out: dict[str, int] = {}
-    for names in groups.values():
-        out.update(refs.chain_numbers(names))
-    return out
-
-
-def _number_text(name: str, n: int) -> str:
-    remote = refs.chain_name(name).remote
-    return f"{remote}/{n}" if remote else str(n)
-
-
-def _brief(wr: WorldRepo, commit: Commit) -> dict[str, Any]:
-    s = history.summary(wr, commit)  # from the catalog: the record is not parsed
-    return {"commit": commit.id, "id": s["id"], "content": history.content_of(wr, commit),
-            "created_at": s["created_at"]}
-
-
-def _when(name: str) -> str | None:
-    """The time an abandoned ref was made, read back from its time-ordered id."""
-    from datetime import UTC, datetime
-
-    stem = name[:36]
-    if not EVENT_ID_RE.match(stem):
-        return None
-    ms = int(stem.replace("-", "")[:12], 16)
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _tips(wr: WorldRepo) -> dict[str, Commit]:
-    """Abandoned refs, newest first, then those fetched from remotes, with their tips; a ref
-    whose commit is gone (a damaged clone) is left out: there is nothing to list or replay."""
-    names = [*refs.abandoned_refs(wr), *refs.fetched_refs(wr, "abandoned")]
-    return {name: tip for name in names if (tip := history.peel_commit(wr, name)) is not None}
-
-
 def pick_chain(wr: WorldRepo, which: str) -> tuple[str, Commit]:
     """The chain ``which`` names: its number, its readable name (or the start of it), its
     ref or key (``<uuid7>-<branch>``, the names before chains had words), or the start
     of its key, tip commit or tip event id (four characters at least)."""
     which = which.strip()
-    tips = _tips(wr)
-    numbers = _numbers(tips)
+    tips = tips_of(wr)
+    numbers = numbered(tips)
     for name, n in numbers.items():
-        if which == _number_text(name, n):
+        if which == number_text(name, n):
             return name, tips[name]
-    labels = {name: _label(name, tip) for name, tip in tips.items()}
+    labels = {name: label_of(name, tip) for name, tip in tips.items()}
     for name in tips:
         if which in (name, name.removeprefix(refs.ABANDONED), refs.chain_name(name).key,
                      labels[name]):
@@ -180,7 +112,7 @@ def pick_chain(wr: WorldRepo, which: str) -> tuple[str, Commit]:
     if found:
         raise InvalidInputError(f"{which!r} matches {len(found)} abandoned chains; give more of it "
                                 "or its number (narr chains lists them)")
-    listed = ", ".join(_number_text(name, n) for name, n in sorted(
+    listed = ", ".join(number_text(name, n) for name, n in sorted(
         numbers.items(), key=lambda item: (refs.chain_name(item[0]).remote or "", item[1]))
     ) if numbers else "there are none"
     raise NotFoundError(f"no abandoned chain {which!r} ({listed}; narr chains lists them)")
@@ -212,7 +144,7 @@ def drop_chain(wr: WorldRepo, which: str, *, force: bool = False) -> dict[str, A
     other ref (deleting would lose them) unless ``force``."""
     with move.writing(wr):
         name, tip = pick_chain(wr, which)
-        label = _label(name, tip)
+        label = label_of(name, tip)
         remote = refs.chain_name(name).remote
         if remote is not None:
             raise InvalidInputError(
@@ -286,7 +218,7 @@ def _replay(wr: WorldRepo, which: str, reuse: bool, diffuser_name: str | None,
     head = wr.head_commit()
     assert head is not None
     every = history.chain_commits(wr, tip, head.id)
-    label = _label(name, tip)
+    label = label_of(name, tip)
     if to is not None:
         every = every[:_pick_event(every, to, label) + 1]
         tip = every[-1]

@@ -14,19 +14,21 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from narrative import fields, safejson
 from narrative.engine import nodes, setaside
 from narrative.errors import InvalidInputError, InvalidWorldError, NotFoundError, NothingToDoError
 from narrative.fields import SET_ASIDE_SPELLING, FieldConflict
 from narrative.ids import check_id
-from narrative.model import Change, EventRecord
 from narrative.nodefile import NodeDict
 from narrative.store import history, journal, move, records, refs, worktree
 from narrative.store.objects import Commit
 from narrative.store.view import WorldView
 from narrative.store.worldrepo import WorldRepo
+
+if TYPE_CHECKING:
+    from narrative.model import Change
 
 LAST_RESET = "last-reset.json"
 
@@ -60,9 +62,9 @@ class ResetResult:
 
 
 def _summary(commit: Commit) -> dict[str, Any]:
-    rec = commit.record()
-    return {"commit": commit.id, "id": rec.id if rec else None,
-            "content": rec.content if rec else commit.subject}
+    rec = commit.checked_record()
+    return {"commit": commit.id, "id": rec["id"] if rec else None,
+            "content": rec["content"] if rec else commit.subject}
 
 
 def commit_before(wr: WorldRepo, node_id: str) -> Commit:
@@ -84,12 +86,13 @@ def commit_before(wr: WorldRepo, node_id: str) -> Commit:
                 raise InvalidInputError(f"{node_id} was created by the genesis; nothing comes before it")
             return before
     for commit in history.first_parent(head):
-        rec = commit.record()
+        rec = commit.checked_record()
         if rec is not None:
-            if rec.kind == "genesis":
+            if rec["kind"] == "genesis":
                 break
-            for ch in [*rec.edits, *rec.diffusions]:
-                if ch.target == node_id and ch.field == "" and not ch.has_old and ch.has_new:
+            for ch in [*rec["edits"], *rec["diffusions"]]:
+                if ch["target"] == node_id and ch["field"] == "" and "old_value" not in ch \
+                        and "new_value" in ch:
                     parent = commit.first_parent
                     assert parent is not None  # an event always has one
                     return parent
@@ -119,7 +122,7 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
             if "the story line has only" in exc.message:
                 exc.message += " (the genesis cannot be undone)"
             raise
-        if target.record() is None:
+        if target.checked_record() is None:
             raise InvalidInputError(f"{target.id[:10]} is not a narr event; reset to an event")
         scan = worktree.scan(wr, head.tree)
         undone = history.undone_chain(wr, head, target)
@@ -134,8 +137,8 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
         restored: list[Change] = []
         nodes: dict[str, NodeDict | None] = {}
         if first_undone is not None and not hard:
-            rec = first_undone.record()
-            restored = list(rec.edits) if rec else []
+            rec = first_undone.checked_record()
+            restored = _changes(rec["edits"]) if rec else []
             if restored:
                 nodes = _apply_restored(target_view, restored)
 
@@ -185,6 +188,15 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
         )
 
 
+def _changes(rows: list[dict[str, Any]]) -> list[Change]:
+    """A checked record's changes as the model (loaded only when there are some)."""
+    if not rows:
+        return []
+    from narrative.model import Change
+
+    return [Change.model_validate(row) for row in rows]
+
+
 def _apply_restored(view: WorldView, changes: list[Change]) -> dict[str, NodeDict | None]:
     nodes: dict[str, NodeDict | None] = {}
     for ch in changes:
@@ -222,9 +234,9 @@ def _already_recorded(wr: WorldRepo, head: Commit, scan: worktree.HandEdits) -> 
     undone = history.peel_commit(wr, str(data["restored_from"]))
     if undone is None:
         return False
-    rec: EventRecord | None = undone.record()
+    rec = undone.checked_record()
     if rec is None:
         return False
     mine = sorted(fields.canonical(c.model_dump(mode="json")) for c in setaside.user_changes(scan))
-    theirs = sorted(fields.canonical(c.model_dump(mode="json")) for c in rec.edits)
+    theirs = sorted(fields.canonical(c) for c in rec["edits"])
     return mine == theirs

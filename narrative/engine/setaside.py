@@ -14,19 +14,21 @@ import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from narrative import fields, safejson
 from narrative.delta.world import World
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.fields import SET_ASIDE_SPELLING, FieldConflict
 from narrative.ids import Layout, parse_node_path
-from narrative.model import Change
 from narrative.nodefile import NodeDict, dump
 from narrative.store import journal, move, refs, worktree
 from narrative.store.view import WorldView
 from narrative.store.worktree import HandEdits
 from narrative.store.worldrepo import WorldRepo
+
+if TYPE_CHECKING:
+    from narrative.model import Change
 
 
 @dataclass

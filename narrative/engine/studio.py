@@ -430,7 +430,7 @@ def event_view(wr: WorldRepo, limit: int = EVENT_LIMIT) -> EventView:
     """The current story line, newest first (its last ``limit`` events), with the causal edges
     between them, the abandoned chains and the branches."""
     from narrative.engine.branches import list_branches
-    from narrative.engine.replay import list_chains
+    from narrative.engine.chains import list_chains
 
     if limit < 1:
         raise InvalidInputError("limit must be 1 or more")

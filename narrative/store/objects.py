@@ -119,6 +119,13 @@ class Commit:
 
         return decode(self._git.message)
 
+    def checked_record(self) -> dict[str, Any] | None:
+        """The record as the model's JSON, validated, read without the model where it plainly
+        holds (None: not a narr event; see :func:`records.decode_checked`)."""
+        from narrative.store.records import decode_checked
+
+        return decode_checked(self._git.message)
+
     def raw_record(self) -> dict[str, Any] | None:
         """The record as plain JSON, without validation (see :func:`records.decode_raw`)."""
         from narrative.store.records import decode_raw

@@ -104,17 +104,172 @@ def unreadable(message: str) -> str | None:
     return None
 
 
+def decode_checked(message: str) -> dict[str, Any] | None:
+    """The record in a commit message as the model's JSON (``EventRecord.model_dump(mode="json")``),
+    validated, or None when the commit is not a narr event (no record, or one the model rejects).
+
+    What reset and the abandoned chains need of a record: it is read plainly
+    (:func:`plain_record`) when it plainly holds, so they never load pydantic; anything
+    else goes to the model, which decides as :func:`decode` does.
+    """
+    data = decode_raw(message)
+    if data is None:
+        return None
+    if not _SURROGATE.search(message):
+        plain = plain_record(data)
+        if plain is not None:
+            return plain
+    record = _validated(data)
+    if record is None:
+        return None
+    try:
+        return record.model_dump(mode="json")
+    except ValueError:  # text UTF-8 cannot encode (an escaped lone surrogate): not readable
+        return None
+
+
 def decode(message: str) -> EventRecord | None:
     """The record in a commit message, or None when the commit is not a narr event."""
     data = decode_raw(message)
     if data is None:
         return None
+    return _validated(data)
+
+
+def _validated(data: dict[str, Any]) -> EventRecord | None:
     from narrative.model import EventRecord
 
     try:
         return EventRecord.model_validate(data)
     except ValueError:
         return None
+
+
+# What the plain reading accepts, field by field: JSON's own types and nothing the model
+# would coerce or reject; everything else is left to the model.
+_KINDS = ("genesis", "event", "merge")
+# An escaped UTF-16 surrogate: JSON can spell text UTF-8 cannot encode, and how the model
+# takes such text differs from field to field, so a record spelling one is the model's.
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+_SIDES = (None, "theirs", "resolved")
+_CHANGE_KEYS = frozenset({"target", "field", "old_value", "new_value", "side"})
+_OPTIONAL_TEXT = ("parent", "narrative_text", "timestamp", "diffuser", "reverts", "replay_of",
+                  "merged")
+
+
+def _text(value: object) -> bool:
+    return type(value) is str
+
+
+def _text_or_none(value: object) -> bool:
+    return value is None or type(value) is str
+
+
+def _plain_change(obj: object) -> dict[str, Any] | None:
+    """A change as the Change model dumps it (``old_value``/``new_value`` only when present,
+    ``side`` only when set), or None."""
+    if type(obj) is not dict or not obj.keys() <= _CHANGE_KEYS or "target" not in obj \
+            or "field" not in obj:
+        return None
+    from narrative.ids import id_problem
+
+    field, side = obj["field"], obj.get("side")
+    if id_problem(obj["target"]) is not None or type(field) is not str \
+            or (field and field[0] != "/") or side not in _SIDES \
+            or not (side is None or type(side) is str):
+        return None
+    row = {"target": obj["target"], "field": field}
+    for key in ("old_value", "new_value"):
+        if key in obj:
+            row[key] = obj[key]
+    if side is not None:
+        row["side"] = side
+    return row
+
+
+def _plain_op(obj: object) -> dict[str, Any] | None:
+    """An explicit op as its model dumps it, or None (an op the model must read)."""
+    if type(obj) is not dict:
+        return None
+    from narrative.ids import id_problem
+
+    op = obj.get("op")
+    keys = set(obj)
+    if op in ("set", "unset") and type(op) is str:
+        want = {"op", "target", "field", "value"} if op == "set" else {"op", "target", "field"}
+        field = obj.get("field")
+        if keys != want or id_problem(obj["target"]) is not None or type(field) is not str \
+                or len(field) < 2 or field[0] != "/":
+            return None
+        row = {"op": op, "target": obj["target"], "field": field}
+        if op == "set":
+            row["value"] = obj["value"]
+        return row
+    if op == "expire" and type(op) is str:
+        if keys != {"op", "target"} or id_problem(obj["target"]) is not None:
+            return None
+        return {"op": op, "target": obj["target"]}
+    if op in ("relate", "unrelate") and type(op) is str:
+        from narrative.nodefile import PLAIN_REL_TYPE
+
+        want = {"op", "source", "type", "target"}
+        if not (keys == want or (op == "relate" and keys == want | {"attrs"})):
+            return None
+        rtype, attrs = obj["type"], obj.get("attrs", {})
+        if id_problem(obj["source"]) is not None or id_problem(obj["target"]) is not None \
+                or type(rtype) is not str or not PLAIN_REL_TYPE.fullmatch(rtype) \
+                or type(attrs) is not dict or not all(type(k) is str for k in attrs):
+            return None
+        row = {"op": op, "source": obj["source"], "type": rtype, "target": obj["target"]}
+        if op == "relate":
+            row["attrs"] = attrs
+        return row
+    if op == "create" and type(op) is str:
+        from narrative.nodefile import plain_node
+
+        node = plain_node(obj.get("node")) if keys == {"op", "node"} else None
+        return {"op": "create", "node": dict(node)} if node is not None else None
+    return None
+
+
+def plain_record(data: dict[str, Any]) -> dict[str, Any] | None:
+    """A record (as :func:`decode_raw` gives it: every field present) that is plainly valid,
+    in the form the model dumps it (``EventRecord.model_validate(data).model_dump(mode="json")``);
+    None when the model must decide: something is wrong, or would be coerced. Text is
+    taken to be text UTF-8 can encode (:func:`decode_checked` gives the model the rest).
+
+    A record was validated when it was sealed, and the commit's hash seals it; but a
+    hand-made commit may carry anything, so only what plainly holds is read here.
+    """
+    if not data.keys() <= RECORD_FIELDS.keys():
+        return None
+    narr, kind = data["narr"], data["kind"]
+    if type(narr) is not int or type(kind) is not str or kind not in _KINDS \
+            or not _text(data["id"]) or not _text(data["content"]) \
+            or not _text(data["created_at"]) or type(data["close_scene"]) is not bool \
+            or not all(_text_or_none(data[f]) for f in _OPTIONAL_TEXT):
+        return None
+    causes, joined = data["causes"], data["joined"]
+    if type(causes) is not list or not all(_text(c) for c in causes) \
+            or type(joined) is not dict or not all(_text(v) for v in joined.values()):
+        return None
+    lists: dict[str, list[dict[str, Any]]] = {}
+    for name, read in (("diffusions", _plain_change), ("edits", _plain_change),
+                       ("explicit", _plain_op)):
+        items = data[name]
+        if type(items) is not list:
+            return None
+        rows = []
+        for item in items:
+            row = read(item)
+            if row is None:
+                return None
+            rows.append(row)
+        lists[name] = rows
+    out = {key: data[key] for key in RECORD_FIELDS}
+    out.update(lists)
+    out["causes"], out["joined"] = list(causes), dict(joined)
+    return out
 
 
 class Summary(NamedTuple):

@@ -278,8 +278,8 @@ def keep_abandoned(wr: WorldRepo, tip: str, branch: str, message: str,
         if parent.id == base or repo.descendant_of(base, parent.id):
             break
         first = parent
-    rec = records.decode(first.message)
-    words = chain_words(rec.content if rec is not None else first.message)
+    rec = records.decode_checked(first.message)
+    words = chain_words(rec["content"] if rec is not None else first.message)
     taken = chain_numbers([n for n in wr.repo.references if n.startswith(ABANDONED)])
     number = max([len(taken), *taken.values()], default=0) + 1
     name = (f"{ABANDONED}{new_event_id()}-{branch.replace('/', '-')}/"
