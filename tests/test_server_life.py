@@ -139,6 +139,21 @@ def test_no_command_signals_a_process_a_stale_record_names(
     assert bystander.poll() is None
 
 
+def test_the_studio_server_under_auto_serve_exits_when_idle(flat_world: Path,
+                                                         servers: list[Path]) -> None:
+    """Under narr.autoServe the server narr studio starts keeps narr.serveIdle, as an
+    automatically started one does; without it, it runs until stopped."""
+    servers.append(flat_world)
+    auto(flat_world, idle="7")
+    started = run(flat_world, "studio", "--url", "--json")
+    assert started.returncode == 0, started.stderr
+    assert status(flat_world)["idle_minutes"] == 7
+    assert run(flat_world, "serve", "--stop").returncode == 0
+    git(flat_world, "config", "narr.autoServe", "false")
+    assert run(flat_world, "studio", "--url", "--json").returncode == 0
+    assert status(flat_world)["idle_minutes"] is None
+
+
 def test_doctor_does_not_count_a_stale_record_as_a_server(
         flat_world: Path, bystander: subprocess.Popen[bytes]) -> None:
     stale_record(flat_world, bystander.pid)

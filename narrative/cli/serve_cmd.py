@@ -186,7 +186,12 @@ def studio_cmd(ctx: Context, print_url: bool, port: int | None, as_json: bool) -
                    "HTTP API", err=True)
         current = None
     if current is None:
-        current = _spawn(root, 0 if port is None else port)
+        from narrative.serve.autostart import auto_serve, idle_minutes
+
+        # under narr.autoServe, the studio's server is one like it: it exits when idle
+        # (an open page's change stream is activity), not never
+        idle = idle_minutes(str(git_dir)) if auto_serve(str(git_dir)) else None
+        current = _spawn(root, 0 if port is None else port, idle=idle)
     host = str(current.get("host") or "127.0.0.1")
     if host in ("0.0.0.0", "::"):  # every address: this machine's browser uses loopback
         host = "127.0.0.1"
