@@ -44,6 +44,7 @@ import re
 import threading
 import tomllib
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -441,25 +442,8 @@ def per_subject(rule: Rule, var: str, known: dict[str, VarSpec]) -> bool:
     """
     if any(spec.from_ is not None and spec.from_.split(".")[0] == var for spec in known.values()):
         return False
-    used = False
-    for action in rule.do:
-        if var not in _names_used(action):
-            continue
-        used = True
-        if isinstance(action, SetAction | UnsetAction):
-            path = action.set if isinstance(action, SetAction) else action.unset
-            if path.split(".")[0] != var or (isinstance(action, SetAction)
-                                            and var in template_names(action.value)):
-                return False
-        elif isinstance(action, RelateAction | UnrelateAction):
-            edge = action.relate if isinstance(action, RelateAction) else action.unrelate
-            src, _, dst = edge.split(":")
-            if src != var or dst in (var, "*") or (isinstance(action, RelateAction)
-                                                  and var in template_names(action.attrs)):
-                return False
-        else:
-            return False
-    return used
+    return _about_it_alone(rule, var, lambda src, dst: src == var and dst not in (var, "*"),
+                           ends=False)
 
 
 def per_object(rule: Rule, var: str, known: dict[str, VarSpec]) -> bool:
@@ -473,6 +457,14 @@ def per_object(rule: Rule, var: str, known: dict[str, VarSpec]) -> bool:
     if any(spec.from_ is not None and spec.from_.split(".")[0] == var
            for name, spec in known.items() if name in used_names):
         return False
+    return _about_it_alone(rule, var, lambda src, dst: dst == var and src != var, ends=True)
+
+
+def _about_it_alone(rule: Rule, var: str, edge_ok: Callable[[str, str], bool], *,
+                    ends: bool) -> bool:
+    """Whether some action names ``var`` and every one that does writes a field of ``var`` (from
+    no value made of it), makes or removes an edge ``edge_ok(source, target)`` allows (with no
+    attribute made of it), or, with ``ends``, ends a node."""
     used = False
     for action in rule.do:
         if var not in _names_used(action):
@@ -486,10 +478,10 @@ def per_object(rule: Rule, var: str, known: dict[str, VarSpec]) -> bool:
         elif isinstance(action, RelateAction | UnrelateAction):
             edge = action.relate if isinstance(action, RelateAction) else action.unrelate
             src, _, dst = edge.split(":")
-            if dst != var or src == var or (isinstance(action, RelateAction)
-                                            and var in template_names(action.attrs)):
+            if not edge_ok(src, dst) or (isinstance(action, RelateAction)
+                                         and var in template_names(action.attrs)):
                 return False
-        elif not isinstance(action, ExpireAction):
+        elif not (ends and isinstance(action, ExpireAction)):
             return False
     return used
 
