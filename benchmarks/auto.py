@@ -69,7 +69,7 @@ def section_auto(bench: Any, comparison: Any, human: Any, log: Any) -> None:
 
 
 def _one_world(bench: Any, layout: str, nodes: int, comparison: Any, human: Any, log: Any) -> None:
-    from run import _edit_file, _git_commit_steps, _three_targets
+    from run import _edit_file, _git_commit_steps, _round_targets, _three_targets
 
     from narrative.ids import node_path
 
@@ -102,12 +102,7 @@ def _one_world(bench: Any, layout: str, nodes: int, comparison: Any, human: Any,
             return run_timed(bench.client_cmd("event", f"Round {r}: three things change", *sets,
                                               *bench.diffuser_flag), side, env=env)
 
-        chosen: dict[int, list[tuple[str, str]]] = {}
-
-        def plan(r: int) -> list[tuple[str, str]]:
-            if r not in chosen:
-                chosen[r] = _three_targets(info, rng)
-            return chosen[r]
+        plan = _round_targets(info, rng)
 
         def git_event(r: int) -> Run:
             t = time.perf_counter()

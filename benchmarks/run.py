@@ -336,6 +336,18 @@ def _three_targets(info: dict[str, Any], rng: random.Random) -> list[tuple[str, 
     return [tuple(x) for x in rng.sample(info["permanent"], 3)]  # type: ignore[misc]
 
 
+def _round_targets(info: dict[str, Any], rng: random.Random) -> Callable[[int], list[tuple[str, str]]]:
+    """Three nodes for each round, drawn once: every side of an A/B round changes the same ones."""
+    plan: dict[int, list[tuple[str, str]]] = {}
+
+    def targets(r: int) -> list[tuple[str, str]]:
+        if r not in plan:
+            plan[r] = _three_targets(info, rng)
+        return plan[r]
+
+    return targets
+
+
 def _edit_file(root: Path, layout: str, node_id: str, layer: str, key: str, value: str) -> None:
     from narrative.ids import node_path
     from narrative.nodefile import dump
@@ -372,12 +384,7 @@ def _session(bench: Bench, a: Path, b: Path, c: Path | None, info: dict[str, Any
              nodes: int, world: str, rounds: int, rng: random.Random) -> None:
 
     if bench.want("event"):
-        plan: dict[int, list[tuple[str, str]]] = {}
-
-        def targets(r: int) -> list[tuple[str, str]]:
-            if r not in plan:
-                plan[r] = _three_targets(info, rng)
-            return plan[r]
+        targets = _round_targets(info, rng)
 
         def narr_event(r: int) -> Run:
             sets = []
