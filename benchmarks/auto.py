@@ -259,8 +259,7 @@ def _any_node(bench: Any, root: Path) -> str:
     if root not in _NODE:
         proc = subprocess.run(bench.client_cmd("-C", str(root), "nodes", "--json"),
                               capture_output=True, text=True, env=_env(COLD), check=True)
-        rows = json.loads(proc.stdout)
-        items = rows if isinstance(rows, list) else rows.get("nodes", [])
+        items = json.loads(proc.stdout)["items"]  # narr.list_nodes: {"schema", "items"}
         _NODE[root] = next(n["id"] for n in items if n.get("layer") == "character"
                            and n.get("lifecycle") == "permanent")
     return _NODE[root]

@@ -32,3 +32,17 @@ def test_benchmark_smoke(tmp_path: Path) -> None:
     assert not [n for n in res.get("notes", []) if "failed" in n], res["notes"]
     assert res["targets"]
     assert "## Targets" in (out / "latest.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_the_auto_section_runs(tmp_path: Path) -> None:
+    """The auto section (a server the first command starts) at a tiny size: it once read the
+    nodes answer in a shape it no longer has and stopped at its first step."""
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, str(RUN), "--smoke", "--only", "auto", "--scratch", str(tmp_path / "scratch"),
+         "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads((out / "latest.json").read_text(encoding="utf-8"))
+    assert {"auto: narr event (3 --set)", "auto: narr reset HEAD~3", "auto: narr get ID",
+            "auto: narr check after one event"} <= {c["op"] for c in res["comparisons"]}
