@@ -30,15 +30,21 @@ def _id(name: str) -> str:
     return name.lower().replace("'", "-").replace(" ", "-")
 
 
-@pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("pov") / "w"
+def _town(root: Path) -> CLI:
+    """A world of PEOPLE and PLACES, nothing yet recorded."""
     CLI(root.parent)("init", str(root), "--rules", "en")
     narr = CLI(root)
     for name in PEOPLE:
         narr("new", "character", name)
     for name in PLACES:
         narr("new", "background", name, "--kind", "place")
+    return narr
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("pov") / "w"
+    narr = _town(root)
     for s in SECRETS:
         narr("new", "background", s["name"], "--kind", "secret", "--alias", s["alias"],
              "--summary", s["summary"])
@@ -320,12 +326,7 @@ def test_a_hidden_thing_is_not_at_the_place(flat_world: Path) -> None:
 @pytest.fixture(scope="module")
 def village(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("village") / "w"
-    CLI(root.parent)("init", str(root), "--rules", "en")
-    narr = CLI(root)
-    for name in PEOPLE:
-        narr("new", "character", name)
-    for name in PLACES:
-        narr("new", "background", name, "--kind", "place")
+    narr = _town(root)
     narr("new", "background", SECRETS[0]["name"], "--kind", "secret", "--alias", SECRETS[0]["alias"])
     narr("event", "The day begins.", *(a for i, p in enumerate(PEOPLE) for a in (
         "--set", f"{_id(p)}.state.location={_id(PLACES[i % 2])}")), "--diffuser", "explicit")
