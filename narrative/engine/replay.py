@@ -255,20 +255,20 @@ def _not_told_yet(wr: WorldRepo, name: str, label: str, which: str, commits: lis
     """The chain's events the story line holds no replayed copy of. A reset after a replay
     (or a replay stopped at a conflict, or one ``--to`` an event) leaves part of the chain
     told: telling it again would put those events in the story twice."""
-    originals = {rec.id for c in commits if (rec := c.record()) is not None}
-    told = history.told_on_line(wr, refs.replayed_marks(wr, name), head.id, originals)
+    event_of = {c.id: rec.id for c in commits if (rec := c.record()) is not None}
+    told = history.told_on_line(wr, refs.replayed_marks(wr, name), head.id, set(event_of.values()))
     if not told:
         return commits
-    rest = [c for c in commits if (rec := c.record()) is not None and rec.id not in told]
+    rest = [c for c in commits if event_of.get(c.id) not in told]
     if not rest:
         raise NothingToDoError(
             f"every event of chain {label} is in the story already (replayed as "
             f"{', '.join(sorted(cid[:10] for cid in told.values()))})",
             hint=f"to tell them a second time anyway: narr replay {which} --again")
     for c in commits:
-        if (rec := c.record()) is not None and rec.id in told:
+        if (event := event_of.get(c.id)) in told:
             result.warnings.append(f"{c.subject!r} is in the story already (replayed as "
-                                   f"{told[rec.id][:10]}): not told twice (--again would)")
+                                   f"{told[event][:10]}): not told twice (--again would)")
     return rest
 
 

@@ -73,10 +73,10 @@ def told_on_line(wr: WorldRepo, marks: Iterable[str], head: str, originals: set[
         if base is None:
             continue
         for commit in first_parent(Commit(wr.repo[base].peel(pygit2.Commit))):
-            rec = commit.record()
-            if rec is None or rec.replay_of not in originals:
+            rec = commit.checked_record()
+            if rec is None or rec["replay_of"] not in originals:
                 break
-            told.setdefault(rec.replay_of, commit.id)
+            told.setdefault(rec["replay_of"], commit.id)
     return told
 
 
