@@ -501,6 +501,18 @@ def completing(environ: dict[str, str] | os._Environ[str]) -> bool:
     return f"_{program_name()}_COMPLETE".replace("-", "_").upper() in environ
 
 
+def _leave(code: int) -> None:
+    """Exit at once once the server has answered: this process holds nothing to clean up,
+    and the interpreter's own shutdown (freeing every module) costs a served command more
+    than a tenth of its time."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader gone (narr log | head): as click does then
+            pass
+    os._exit(code)
+
+
 def main() -> None:
     argv = sys.argv[1:]
     git_dir = None if completing(os.environ) else locate(argv)
@@ -509,7 +521,7 @@ def main() -> None:
         if sock is not None:
             code = forward(sock, argv, os.path.realpath(git_dir))
             if code is not None:
-                sys.exit(code)
+                _leave(code)
         else:
             from narrative.serve.autostart import start_if_wanted
 

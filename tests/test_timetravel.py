@@ -203,6 +203,24 @@ def test_abandoned_chain_survives_gc(narr: CLI, world: Path) -> None:
     git(world, "fsck", "--strict")
 
 
+def test_a_chain_kept_already_is_not_kept_twice(narr: CLI, world: Path) -> None:
+    """Back on an abandoned chain (git moved HEAD there) and undoing again: the chain that
+    holds those events is the one kept, not a second ref naming them."""
+    first = narr.json("event", "E1", "--set", "lin-yuan.state.mood=a")["commit"]
+    narr("event", "E2", "--set", "lin-yuan.state.mood=b")
+    narr("event", "E3", "--set", "lin-yuan.state.mood=c")
+    narr("reset", "HEAD~3")
+    kept = git(world, "for-each-ref", "--format=%(refname)", "refs/narr/abandoned/").split()
+    assert len(kept) == 1
+    git(world, "reset", "-q", "--hard", first)  # E1, two events below the kept tip
+    out = narr.json("reset", "HEAD~1")
+    assert out["abandoned"] is None
+    assert git(world, "for-each-ref", "--format=%(refname)", "refs/narr/abandoned/").split() == kept
+    narr("event", "E4", "--set", "lin-yuan.state.mood=d")
+    assert narr.json("reset", "HEAD~1")["abandoned"] is not None  # a new event: a new chain
+    assert narr("check").exit_code == 0
+
+
 def test_replay_onto_a_moved_story_line(narr: CLI, world: Path) -> None:
     narr("event", "E1", "--set", "lin-yuan.state.mood=a", "--relate", "lin-yuan:trusts:old-zhou")
     narr("event", "E2", "--set", "black-ring.state.warmth=warm")

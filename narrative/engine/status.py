@@ -108,7 +108,7 @@ def hand_edit_problems(wr: WorldRepo, head_tree: Tree | None,
         if e.new is None:
             continue
         for rtype, dst in edges_of(e.new):
-            if dst not in deleted and view.get(dst) is None:
+            if dst not in deleted and not view.exists(dst):
                 problems.append(f"{e.new_path}: field /relations/{rtype}/{dst}: "
                                 "points at a node that does not exist")
     return problems

@@ -265,13 +265,10 @@ def keep_abandoned(wr: WorldRepo, tip: str, branch: str, message: str,
     from narrative.store import records
 
     repo = wr.repo
-    present = abandoned_refs(wr)
-    for name in present:
-        kept = repo.references[name].target
-        if kept == tip or repo.descendant_of(kept, tip):
-            return None
     commit = repo[tip]
     assert isinstance(commit, pygit2.Commit)
+    if _kept_already(repo, [repo.references[n].target for n in abandoned_refs(wr)], commit):
+        return None
     first = commit
     while base is not None and first.parents:
         parent = first.parents[0]
@@ -286,6 +283,42 @@ def keep_abandoned(wr: WorldRepo, tip: str, branch: str, message: str,
             f"{number}-{words}-{str(tip)[:4]}")
     repo.create_reference_direct(name, tip, False, message=message)
     return name
+
+
+# How far a commit's time may run ahead of a descendant's (clocks of other machines, a
+# history brought in by a merge): git's own cut-off for the same question (name-rev).
+CLOCK_SLOP = 86_400
+
+
+def _kept_already(repo: pygit2.Repository, kept: list[pygit2.Oid], commit: pygit2.Commit) -> bool:
+    """Whether ``commit`` is one of ``kept`` or in the history of one.
+
+    Asking libgit2 about each kept tip in turn walks from it and from ``commit`` to where
+    they meet, the depth of the fork, for every chain: a reset on a story of 1k events with
+    twenty chains abandoned along it took 0.15 s here, growing with both. A descendant is
+    younger than its ancestors, so a tip committed more than a day before ``commit`` cannot
+    hold it (a reset keeps HEAD, the newest commit: usually no walk runs at all), and the
+    rest are asked together, in one walk of what they hold that ``commit``'s history does
+    not. Where clocks were wrong by more than a day, the cost is a second ref naming the
+    same events, never a lost one.
+    """
+    if commit.id in kept:
+        return True
+    since = commit.commit_time - CLOCK_SLOP
+    younger = []
+    for tip in kept:
+        obj = repo.get(tip)
+        if isinstance(obj, pygit2.Commit) and obj.commit_time >= since:
+            younger.append(obj.id)
+    if not younger:
+        return False
+    walker = repo.walk(None, pygit2.enums.SortMode.NONE)
+    for tip in younger:
+        walker.push(tip)
+    walker.hide(commit.id)
+    # Every path from a tip down to ``commit`` passes a commit outside its history whose
+    # parent it is.
+    return any(commit.id in held.parent_ids for held in walker)
 
 
 @dataclass(frozen=True)
