@@ -506,7 +506,7 @@ def _leave(code: int) -> None:
     and the interpreter's own shutdown (freeing every module) costs a served command more
     than a tenth of its time."""
     for stream in (sys.stdout, sys.stderr):
-        try:
+        try:  # noqa: SIM105 (contextlib costs a thin client more than the flush)
             stream.flush()
         except (OSError, ValueError):  # a reader gone (narr log | head): as click does then
             pass

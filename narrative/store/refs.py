@@ -305,7 +305,7 @@ def _kept_already(repo: pygit2.Repository, kept: list[pygit2.Oid], commit: pygit
     if commit.id in kept:
         return True
     since = commit.commit_time - CLOCK_SLOP
-    younger = []
+    younger: list[pygit2.Oid] = []
     for tip in kept:
         obj = repo.get(tip)
         if isinstance(obj, pygit2.Commit) and obj.commit_time >= since:
