@@ -169,6 +169,23 @@ def test_plain_git_beside_the_server_is_noticed(served: Path) -> None:
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
+def test_readers_handed_a_used_repository_see_the_disk_as_it_is(served: Path) -> None:
+    """Readers reuse the repository handles earlier readers closed: what plain git did in
+    between (new commits, a repack that deletes loose objects, a new attributes file, a
+    staged hand edit) is what they read, as a fresh process does."""
+    reads = [("status", "--json"), ("get", "lin-yuan", "--json"), ("log", "-n", "3")]
+    for args in reads:  # the handles are made and handed back
+        assert run(served, *args).returncode == 0
+    edit_node(served, "lin-yuan", mood="restless")
+    git(served, "commit", "-q", "-am", "by hand, behind the server")
+    git(served, "gc", "-q", "--prune=now")
+    (served / ".gitattributes").write_text("*.json text eol=lf\n", encoding="utf-8")
+    edit_node(served, "su-qing", mood="wary")
+    git(served, "add", "-A")
+    for args in [*reads, ("show", "HEAD"), ("nodes", "--json")]:
+        same(run(served, *args), run(served, *args, env=LOCAL))
+
+
 def test_the_index_the_server_leaves_is_the_one_git_and_narr_expect(served: Path) -> None:
     """Through a server, scans answer from what the watcher remembers of the index and an
     event skips rebuilding the index's cached trees: git must still find index == HEAD,

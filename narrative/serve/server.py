@@ -324,6 +324,9 @@ class Server:
         self._lock_fd = fd
         os.chdir(self.home_cwd)
         self._keep_catalog_open()
+        from narrative.store.worldrepo import lend_repositories_to_readers
+
+        lend_repositories_to_readers()
         streams.install()
         from narrative.cli import main as cli  # imported once, warm for every request
 
