@@ -473,6 +473,33 @@ def test_a_third_batch_of_prose(root: Path, text: str, expected: set[tuple[str, 
     assert changes(root, text) == expected
 
 
+
+# Setting off for a place, heading to it, being on the way there is not arriving
+SETTING_OFF = [
+    ("Nell set off for the church.", set()),
+    ("Nell set out for the church before dawn.", set()),
+    ("Nell sets off for the store at first light.", set()),
+    ("Tom headed to the church.", set()),
+    ("Tom was headed to the store with a sack of flour.", set()),
+    ("Tom started for the mine.", set()),
+    ("汤姆出发去教堂。", set()),
+    ("汤姆动身前往杂货铺。", set()),
+    ("汤姆动身去矿井。", set()),
+    ("汤姆在去教堂的路上。", set()),
+    ("汤姆在回酒馆的路上遇见了阿秀。", set()),
+    # getting there is arriving
+    ("Nell set off at dawn and walked to the church.", {L("nell", "church")}),
+    ("汤姆出发了，骑马去了教堂。", {L("tom", "church")}),
+    ("Tom went back to the saloon.", {L("tom", "saloon")}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), SETTING_OFF)
+def test_setting_off_for_a_place_is_not_arriving(root: Path, text: str,
+                                                 expected: set[tuple[str, str, Any]]) -> None:
+    assert changes(root, text) == expected
+
+
 # --- through the narr command ----------------------------------------------------------------
 
 def test_narr_event_lists_a_held_back_change_with_the_command_that_applies_it(flat_world: Path) -> None:
