@@ -474,6 +474,27 @@ def test_a_third_batch_of_prose(root: Path, text: str, expected: set[tuple[str, 
 
 
 
+# A leave and an arrival in one sentence end at the arrival, however the second clause starts
+LEAVE_THEN_ARRIVE = [
+    ("老铁离开酒馆，沿着大街一直走到了教堂。", {L("tie", "church")}),
+    ("老铁跑出了酒馆，顺着小路跑到了马厩。", {L("tie", "livery")}),
+    ("老铁跑出酒馆，一口气跑到了杂货铺。", {L("tie", "store")}),
+    ("老铁离开了酒馆，穿过大街走进了教堂。", {L("tie", "church")}),
+    ("老铁离开酒馆，一溜烟跑到了矿井。", {L("tie", "mine")}),
+    ("Nell left the saloon and, after a long walk, reached the church.", {L("nell", "church")}),
+    ("Nell walked out of the saloon and across the street to the store.", {L("nell", "store")}),
+    # the leave alone still takes the location away; the arrival alone still arrives
+    ("老铁离开酒馆，沿着大街一直走。", {("tie", "/state/location", None)}),
+    ("老铁沿着大街一直走到了教堂。", {L("tie", "church")}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), LEAVE_THEN_ARRIVE)
+def test_a_leave_then_an_arrival_ends_at_the_arrival(root: Path, text: str,
+                                                     expected: set[tuple[str, str, Any]]) -> None:
+    assert changes(root, text) == expected
+
+
 # Setting off for a place, heading to it, being on the way there is not arriving
 SETTING_OFF = [
     ("Nell set off for the church.", set()),
