@@ -489,6 +489,19 @@ LEAVE_THEN_ARRIVE = [
 ]
 
 
+def test_a_leave_is_held_back_when_the_arrival_after_it_cannot_be_read(root: Path) -> None:
+    """The arrival is kept out by a negation inside its words (望不到头, "no end in sight"):
+    the sentence still says where he went, so his location is not taken away; the leave is
+    held back for the writer to accept."""
+    text = "老铁离开酒馆，沿着那条望不到头的大街一直走到了教堂。"
+    assert changes(root, text) == set()
+    held = propose(root, text).held
+    assert [(h.rule, h.words) for h in held] == [("leave", "老铁离开酒馆")]
+    assert "走到了教堂" in held[0].reason
+    # a leave the sentence does not go on from still takes the location away
+    assert changes(root, "老铁离开了酒馆，没去教堂。") == {("tie", "/state/location", None)}
+
+
 @pytest.mark.parametrize(("text", "expected"), LEAVE_THEN_ARRIVE)
 def test_a_leave_then_an_arrival_ends_at_the_arrival(root: Path, text: str,
                                                      expected: set[tuple[str, str, Any]]) -> None:
