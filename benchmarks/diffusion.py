@@ -22,6 +22,11 @@ The sets, reported separately because they measure different things:
   own, written from the wrong writes a user reported (modal verbs, dreams, imperatives,
   leaving read as arriving, figures of speech that kill, ...) and their near twins, and
   frozen before the rules were changed for them.
+- **the fresh set**, ``tests/data/prose_fresh/``: the same kind of set on another world of its
+  own (a polar station), written before any rule was changed for it: leaving and arriving in
+  one sentence in both languages, setting off for a place, items, knowing, suspecting and
+  trusting, deaths real and figurative, and the frames around them (modals, dreams, plans,
+  reported speech, conditionals, questions, quotations).
 
 A *wrong write* is a change made that the sentence does not say happened (or
 with another value): the failure that matters, since it corrupts the story
@@ -31,10 +36,11 @@ A change *held back* (the rules matched under a structure they do not know, and
 ask instead of writing) is no write: it counts as a miss when the change was
 expected.
 
-    python benchmarks/diffusion.py                  # both sets: tables, then every sentence not exact
+    python benchmarks/diffusion.py                  # every set: tables, then every sentence not exact
     python benchmarks/diffusion.py --only frozen --quiet
     python benchmarks/diffusion.py --only heldout --quiet
     python benchmarks/diffusion.py --only trial
+    python benchmarks/diffusion.py --only fresh
     python benchmarks/diffusion.py --cost           # what a one-sentence dry run costs on the sample world
     python benchmarks/diffusion.py --long           # long texts: one large event, narr audit of a chapter
 
@@ -72,6 +78,7 @@ EVAL_SET = DATA / "diffusion_eval.jsonl"
 FROZEN = DATA / "prose_eval"
 HELDOUT = DATA / "prose_heldout"
 TRIAL = DATA / "prose_trial"
+FRESH = DATA / "prose_fresh"
 
 Change = tuple[str, str, str]  # target, field, value as canonical JSON
 
@@ -264,7 +271,8 @@ def build_frozen_world(parent: Path, directory: Path = FROZEN, rules: str | None
 
 def _title(directory: Path) -> str:
     """The set's name and its world's, from the README beside it."""
-    kind = {HELDOUT.resolve(): "held-out set", TRIAL.resolve(): "trial set"}.get(
+    kind = {HELDOUT.resolve(): "held-out set", TRIAL.resolve(): "trial set",
+            FRESH.resolve(): "fresh set"}.get(
         directory.resolve(), "frozen set")
     readme = directory / "README.md"
     world = ""
@@ -394,7 +402,7 @@ def long_texts(scratch: Path | None = None, sentences: int = 2000) -> dict[str, 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", choices=("repo", "frozen", "heldout", "trial"),
+    parser.add_argument("--only", choices=("repo", "frozen", "heldout", "trial", "fresh"),
                         help="run one set only")
     parser.add_argument("--worlds", action="store_true",
                         help="run the frozen set also on worlds made with --rules en and --rules zh "
@@ -407,6 +415,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the held-out set's directory, laid out as the frozen set's")
     parser.add_argument("--trial", type=Path, default=TRIAL,
                         help="the trial set's directory, laid out as the frozen set's")
+    parser.add_argument("--fresh", type=Path, default=FRESH,
+                        help="the fresh set's directory, laid out as the frozen set's")
     parser.add_argument("--quiet", action="store_true", help="only the tables")
     parser.add_argument("--cost", action="store_true",
                         help="only time a one-sentence dry run on the sample world")
@@ -440,6 +450,8 @@ def main(argv: list[str] | None = None) -> int:
             reports += [evaluate_frozen(args.heldout, rules=lang) for lang in ("en", "zh")]
     if args.only in (None, "trial"):
         reports.append(evaluate_frozen(args.trial))
+    if args.only in (None, "fresh"):
+        reports.append(evaluate_frozen(args.fresh))
     for report in reports:
         print(f"## {report.name}\n\n{report.table()}\n\n{report.summary()}\n")
     if not args.quiet:

@@ -69,15 +69,18 @@ FILLERS_ZH = ("又", "也", "便", "就", "才", "还", "再", "都", "随即", 
               "便又", "则", "倒", "倒是", "早已", "早就", "已", "也已", "又一次", "一个人", "悄悄地", "径自",
               "亲自", "再次", "重新", "只身", "偷偷", "偷偷地", "出门", "一出门", "还是",
               "仍旧", "照样", "依旧", "只是", "偏偏", "硬是", "干脆", "索性", "毅然", "放心地", "放心",
-              "回过神来", "不久", "随即又")
+              "回过神来", "不久", "随即又", "一直", "一口气", "一溜烟", "一路小跑", "头也不回")
 # A Chinese verb phrase before the verb that goes on from it is no subject: "V了(一)+measure+N"
 # (叫了辆车, 划了根火柴, 叹了口气), "V之后"/"V后" (醒来之后), "...就/便".
 _SERIAL_ZH = (r"[^\W\d_]{1,2}了一?(?:辆|根|个|只|把|声|口|眼|下|趟|番|杯|碗|张|支|盒)[^\W\d_，。、]{0,4}"
               r"|[^\W\d_]{1,3}(?:之后|以后|后)"
               r"|[^，。,；！？、\s]{1,8}?(?:就|便)")
+# The way one goes before the verb ("沿着大街一直走到了教堂", "穿过院子进了宿舍"): the phrase
+# has no end a pattern can see, so it reaches to the clause's end, past the verb after it.
+_PATH_ZH = r"(?:沿着|顺着|穿过|绕过|越过|跨过|迎着|顶着|踩着|踏着)[^\W\d_]{1,16}"
 _FILLERS = re.compile(r"(?:\s|[a-z]+ly(?![a-z])|,\s*[^,.;!?]{1,40},\s*|"
                       + "|".join(sorted(FILLERS_ZH, key=len, reverse=True))
-                      + r"|" + _SERIAL_ZH + r"|地)*", re.IGNORECASE)
+                      + r"|" + _SERIAL_ZH + r"|" + _PATH_ZH + r"|地)*", re.IGNORECASE)
 _TITLES_HE = ("mr", "mr.", "sir", "lord", "master", "father", "brother", "uncle", "king", "prince",
               "monsieur", "herr", "señor", "don")
 _TITLES_SHE = ("mrs", "mrs.", "miss", "ms", "ms.", "madam", "madame", "mme", "mme.", "lady", "dame",

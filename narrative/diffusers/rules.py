@@ -208,7 +208,17 @@ class RulesDiffuser:
         held: list[Held] = []
         accept = set(getattr(request, "accept", None) or ())
         applied = 0
-        for firing in firings:
+        known: dict[int, clauses.Cue | None] = {}
+
+        def cue_of(k: int) -> clauses.Cue | None:
+            """What keeps firing ``k`` from being applied as said (read once, when asked)."""
+            if k not in known:
+                f = firings[k]
+                known[k] = (analysis.blocking(list(f.match.words)) or _form_cue(f, analysis, mentions)
+                            or _negated_object(f, analysis, mentions))
+            return known[k]
+
+        for at, firing in enumerate(firings):
             words = text[firing.match.start : firing.match.end]
             where = f"rule {firing.rule.rule.id} ({firing.rule.source})"
             if any(k in refs.zeros and not referents.zero_fits(text, mentions[k], firing.match.words)
@@ -218,8 +228,7 @@ class RulesDiffuser:
             if firing.match.blocked_by is not None:
                 notes.append(f"{where} not applied: {firing.match.blocked_by!r} in {words!r}")
                 continue
-            cue = (analysis.blocking(list(firing.match.words)) or _form_cue(firing, analysis, mentions)
-                   or _negated_object(firing, analysis, mentions))
+            cue = cue_of(at)
             unsure = cue is not None and cue.kind == "unsure"
             if cue is not None and not unsure:
                 notes.append(f"{where} not applied to {words!r}: "
@@ -227,10 +236,14 @@ class RulesDiffuser:
                 continue
             contradicted = None if cue is not None or not guards else self._guarded(
                 firing, mentions, nodes, builder)
-            if unsure or contradicted:
+            replaced = None if cue is not None or contradicted else self._replaced_unread(
+                at, firings, cue_of, text, mentions, zeros, nodes, builder, analysis)
+            if unsure or contradicted or replaced:
                 if cue is not None:
                     reason = f"under {cue.term!r}, which narr does not know as a verb of saying, " \
                              "believing or perceiving"
+                elif replaced:
+                    reason = replaced
                 else:
                     reason = f"the world contradicts it: {contradicted}"
                 n = len(held) + 1
@@ -258,6 +271,54 @@ class RulesDiffuser:
         proposal.held = [HeldChange(n=h.n, rule=h.rule, source=h.source, words=h.words,
                                     reason=h.reason, ops=h.ops) for h in held if h.ops]
         return proposal, unmet
+
+    def _replaced_unread(self, i: int, firings: list[Firing],
+                         cue_of: Callable[[int], clauses.Cue | None],
+                         text: str, mentions: list[Mention], zeros: frozenset[int],
+                         nodes: dict[str, Any], builder: _Builder,
+                         analysis: clauses.Analysis) -> str | None:
+        """Why firing ``i``'s removal of a field is held back: later in its sentence a firing of
+        its group sets that field again, under a cue that keeps it from being applied.
+
+        "老铁离开酒馆，沿着那条望不到头的大街一直走到了教堂": the leave takes his location
+        away, the arrival would give it back, and a negation inside the arrival's words
+        (望不到头, "no end in sight") keeps it out. Writing "nowhere" would then contradict the
+        sentence, which says where he went; what it means is the writer's call.
+        """
+        firing = firings[i]
+        group = firing.rule.rule.group
+        if not group:
+            return None
+        _, end = analysis.sentence_of(firing.match.start)
+        later = []
+        for j in range(i + 1, len(firings)):  # the firings are in the order of the text
+            if firings[j].match.start >= end:
+                break
+            if firings[j].rule.rule.group == group and firings[j].match.blocked_by is None \
+                    and (c := cue_of(j)) is not None and c.kind != "unsure":
+                later.append(j)
+        if not later:
+            return None
+        removed = {(op.target, op.field) for op in builder.trial(
+            partial(self._fire_all, firing, text, mentions, nodes, builder, [], []))
+            if isinstance(op, UnsetOp)}
+        if not removed:
+            return None
+        for j in later:
+            other = firings[j]
+            if any(k in zeros and not referents.zero_fits(text, mentions[k], other.match.words)
+                   for k in other.match.slots.values()):
+                continue  # nobody named does it
+            set_again = {(op.target, op.field) for op in builder.trial(
+                partial(self._fire_all, other, text, mentions, nodes, builder, [], []))
+                if isinstance(op, SetOp)}
+            if removed & set_again:
+                cue = cue_of(j)
+                assert cue is not None
+                words = text[other.match.start:other.match.end]
+                return (f"the sentence goes on to set it again in {words!r}, which is not applied "
+                        f"({_reason(cue, analysis, mentions, nodes)})")
+        return None
 
     @staticmethod
     def _guarded(firing: Firing, mentions: list[Mention], nodes: dict[str, Any],
