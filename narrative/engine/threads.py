@@ -99,13 +99,17 @@ def read_threads(wr: WorldRepo, head: Any, view: Any = None
     cache = wr.catalog
     moved = cache.graph.last_writes(tip, nodes, kinds=("event", "merge"))
     status = {i: status_of(n) for i, n in nodes.items()}
-    out: list[Thread] = []
-    for node_id, node in nodes.items():
-        deps = sorted(d for t, d in edges_of(node) if t == DEPENDS_ON)
-        last = None
+    lasts = {}
+    for node_id in nodes:
         if node_id in moved:
             last = cache.graph.event_info(moved[node_id].commit)
             assert last is not None
+            lasts[node_id] = last
+    since = cache.graph.events_after_each(tip, [-1, *(last.seq for last in lasts.values())])
+    out: list[Thread] = []
+    for node_id, node in nodes.items():
+        deps = sorted(d for t, d in edges_of(node) if t == DEPENDS_ON)
+        last = lasts.get(node_id)
         state = node.get("state") or {}
         payoff = state.get("payoff")
         out.append(Thread(
@@ -113,7 +117,7 @@ def read_threads(wr: WorldRepo, head: Any, view: Any = None
             payoff=payoff if isinstance(payoff, str) else None, depends_on=deps,
             waiting_on=[d for d in deps if status.get(d, "open") != "resolved"],
             concerns=sorted({d for t, d in edges_of(node) if t != DEPENDS_ON}),
-            last_moved=last, events_since=cache.graph.events_after(tip, last.seq if last else -1),
+            last_moved=last, events_since=since[last.seq if last else -1],
             edited=node_id in edited))
     out.sort(key=lambda t: (t.resolved, -t.events_since, t.id))
     return out, unknown

@@ -360,10 +360,21 @@ class StoryIndex:
 
     def events_after(self, tip: str, seq: int) -> int:
         """How many events (and merges) ``tip``'s chain holds after the commit at ``seq``."""
+        return self.events_after_each(tip, [seq])[seq]
+
+    def events_after_each(self, tip: str, seqs: Iterable[int]) -> dict[int, int]:
+        """:meth:`events_after` for each of ``seqs``, from one read of the chain.
+
+        A count per question joined the whole chain each time: a brief on a story of 10k
+        events with 365 open threads spent 0.8 s there.
+        """
+        from bisect import bisect_right
+
         self.use_chain(tip)
-        return int(self._c.db.execute(
-            "SELECT count(*) FROM cur JOIN chain USING (commit_id)"
-            " WHERE cur.seq > ? AND chain.kind IN ('event', 'merge')", (seq,)).fetchone()[0])
+        events = [row[0] for row in self._c.db.execute(
+            "SELECT cur.seq FROM cur JOIN chain USING (commit_id)"
+            " WHERE chain.kind IN ('event', 'merge') ORDER BY cur.seq")]
+        return {seq: len(events) - bisect_right(events, seq) for seq in seqs}
 
     def chain_pointing_at(self, tip: str, node_id: str) -> list[Write]:
         """Like :meth:`chain_writes`, for changes to other nodes that may concern ``node_id``:
