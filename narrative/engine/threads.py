@@ -135,18 +135,12 @@ def _read(wr: WorldRepo, head: Any, view: Any
         secrets = [_secret(i, n) for i, n in sorted(every.items())
                    if n.get("kind") == SECRET_KIND and i not in known]
         return found, set(), secrets
-    found = {}
-    for node_id in view.ids_of_kind(THREAD_KINDS):
-        node = view.get(node_id)
-        if node is not None and node.get("kind") in THREAD_KINDS:
-            found[node_id] = node
+    found = {i: n for i, n in view.get_many(view.ids_of_kind(THREAD_KINDS)).items()
+             if n.get("kind") in THREAD_KINDS}
     secret_ids = view.ids_of_kind({SECRET_KIND})
     known = {dst for _, t, dst in view.incoming(secret_ids) if t == "knows"}
-    secrets = []
-    for node_id in secret_ids:
-        node = view.get(node_id)
-        if node_id not in known and node is not None:
-            secrets.append(_secret(node_id, node))
+    unknown = view.get_many(i for i in secret_ids if i not in known)
+    secrets = [_secret(i, n) for i, n in unknown.items()]
     return found, set(found) & set(view.edits), secrets
 
 

@@ -101,6 +101,28 @@ class WorldView:
             return edit.new
         return self.committed(node_id)
 
+    def get_many(self, node_ids: Iterable[str]) -> dict[str, NodeDict]:
+        """:meth:`get` of each of ``node_ids`` that exists, the layers of the committed ones
+        asked of the catalog in one query (one per node was a tenth of a second for the
+        3,500 thread nodes of a 100k world)."""
+        wanted = list(dict.fromkeys(node_ids))
+        pending = [i for i in wanted if i not in self.hand.edits and i not in self._committed
+                   and id_problem(i) is None]
+        if pending:
+            layers = {row.id: row.layer for row in self.catalog().rows_of(pending)}
+            for node_id in pending:
+                layer = layers.get(node_id)
+                path = node_path(node_id, layer, self.layout) if layer in LAYERS else None
+                blob = blob_at(self._git, path) if path is not None else None
+                self._committed[node_id] = (
+                    (path, load_trusted(blob.data, path)) if blob is not None and path else None)
+        out: dict[str, NodeDict] = {}
+        for node_id in wanted:
+            node = self.get(node_id)
+            if node is not None:
+                out[node_id] = node
+        return out
+
     def exists(self, node_id: str) -> bool:
         """Whether the node is in the world as the user sees it (no file is parsed)."""
         edit = self.hand.edits.get(node_id)

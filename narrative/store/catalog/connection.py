@@ -25,6 +25,7 @@ CREATE TABLE IF NOT EXISTS nodes (
 );
 CREATE INDEX IF NOT EXISTS nodes_lifecycle ON nodes(lifecycle) WHERE lifecycle != 'permanent';
 CREATE INDEX IF NOT EXISTS nodes_layer ON nodes(layer);
+CREATE INDEX IF NOT EXISTS nodes_kind ON nodes(kind);
 CREATE TABLE IF NOT EXISTS in_view (id TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS names (norm TEXT NOT NULL, id TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS names_norm ON names(norm);
