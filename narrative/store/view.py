@@ -34,6 +34,7 @@ class WorldView:
         self._git = git_tree(tree)
         self.hand = edits or HandEdits()
         self._committed: dict[str, tuple[str, NodeDict] | None] = {}
+        self._layers: dict[str, str | None] = {}  # the catalog's answers, asked in bulk
         self._synced = False
 
     @property
@@ -67,7 +68,8 @@ class WorldView:
             return None
         layers: Iterable[Layer] = LAYERS
         if self._synced:
-            known = self.wr.catalog.layer_of(node_id)
+            known = (self._layers[node_id] if node_id in self._layers
+                     else self.wr.catalog.layer_of(node_id))
             layers = [layer for layer in LAYERS if layer == known]
         for layer in layers:
             path = node_path(node_id, layer, self.layout)
@@ -107,21 +109,11 @@ class WorldView:
         3,500 thread nodes of a 100k world)."""
         wanted = list(dict.fromkeys(node_ids))
         pending = [i for i in wanted if i not in self.hand.edits and i not in self._committed
-                   and id_problem(i) is None]
+                   and i not in self._layers]
         if pending:
-            layers = {row.id: row.layer for row in self.catalog().rows_of(pending)}
-            for node_id in pending:
-                layer = layers.get(node_id)
-                path = node_path(node_id, layer, self.layout) if layer in LAYERS else None
-                blob = blob_at(self._git, path) if path is not None else None
-                self._committed[node_id] = (
-                    (path, load_trusted(blob.data, path)) if blob is not None and path else None)
-        out: dict[str, NodeDict] = {}
-        for node_id in wanted:
-            node = self.get(node_id)
-            if node is not None:
-                out[node_id] = node
-        return out
+            found = {row.id: row.layer for row in self.catalog().rows_of(pending)}
+            self._layers.update((i, found.get(i)) for i in pending)
+        return {i: node for i in wanted if (node := self.get(i)) is not None}
 
     def exists(self, node_id: str) -> bool:
         """Whether the node is in the world as the user sees it (no file is parsed)."""
