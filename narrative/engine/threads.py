@@ -99,12 +99,8 @@ def read_threads(wr: WorldRepo, head: Any, view: Any = None
     cache = wr.catalog
     moved = cache.graph.last_writes(tip, nodes, kinds=("event", "merge"))
     status = {i: status_of(n) for i, n in nodes.items()}
-    lasts = {}
-    for node_id in nodes:
-        if node_id in moved:
-            last = cache.graph.event_info(moved[node_id].commit)
-            assert last is not None
-            lasts[node_id] = last
+    infos = {e.commit: e for e in cache.graph.event_infos(w.commit for w in moved.values())}
+    lasts = {node_id: infos[moved[node_id].commit] for node_id in nodes if node_id in moved}
     since = cache.graph.events_after_each(tip, [-1, *(last.seq for last in lasts.values())])
     out: list[Thread] = []
     for node_id, node in nodes.items():
