@@ -361,6 +361,25 @@ def test_a_killed_auto_server_is_replaced_by_the_next_command(flat_world: Path,
     assert second["pid"] != first["pid"]
 
 
+def test_a_server_killed_before_it_cleared_its_start_is_no_failed_start(
+        flat_world: Path, servers: list[Path]) -> None:
+    """Killed between writing its record and clearing the starter's note: it served, so the
+    next command starts a server at once rather than waiting out a failure."""
+    servers.append(flat_world)
+    auto(flat_world)
+    run(flat_world, "status")
+    first = wait_for(lambda: proven(flat_world), "the server started")
+    wait_for(lambda: not state_path(flat_world).exists(), "the start noted as served")
+    state_path(flat_world).write_text(json.dumps({"failures": 0, "pid": first["pid"],
+                                                  "spawned": time.time() - 5}), "utf-8")
+    os.kill(first["pid"], signal.SIGKILL)
+    wait_for(lambda: not alive(first["pid"]), "the server died")
+    proc = run(flat_world, "status")
+    assert (proc.returncode, proc.stderr) == (0, b"")
+    second = wait_for(lambda: proven(flat_world), "a new server started")
+    assert second["pid"] != first["pid"]
+
+
 @pytest.mark.parametrize("blocked", ["autostart.lock", "serve.log"])
 def test_a_server_that_cannot_start_costs_one_warning(flat_world: Path, blocked: str) -> None:
     """Where narr cannot write its lock or log (a directory in the way stands in for an

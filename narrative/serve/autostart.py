@@ -172,10 +172,11 @@ def start_if_wanted(git_dir: str, directory: str | None) -> int | None:
         failures = state.get("failures")
         failures = failures if isinstance(failures, int) and failures > 0 else 0
         now = time.time()
-        if state.get("pid") is not None:
+        if state.get("pid") is not None and not _recorded(git_dir, state["pid"]):
             # The last start let go of the lock (its process ended, or gave up) without
             # ever serving: it failed. Wait before the next try rather than pay for one in
-            # every command.
+            # every command. (One that recorded itself did serve, and died before it could
+            # clear the note: killed, say, between the two writes.)
             failures += 1
             delay = min(FIRST_RETRY_SECONDS * 2 ** min(failures - 1, 12), LONGEST_RETRY_SECONDS)
             _write_state(git_dir, {"failures": failures, "failed_at": now, "retry_at": now + delay})
@@ -192,6 +193,12 @@ def start_if_wanted(git_dir: str, directory: str | None) -> int | None:
         return pid
     finally:
         os.close(fd)
+
+
+def _recorded(git_dir: str, pid: object) -> bool:
+    """Whether the server spawned as ``pid`` wrote this world's record: it got to serve."""
+    info = client.read_server_file(git_dir)
+    return info is not None and client.names_this_world(info, git_dir) and info.get("pid") == pid
 
 
 def read_state(git_dir: str | os.PathLike[str]) -> dict[str, object] | None:
