@@ -45,13 +45,19 @@ def status(root: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
     return answer  # type: ignore[no-any-return]
 
 
-def wait_for(predicate: Any, what: str, deadline: float = 90.0) -> Any:
+def wait_for(predicate: Any, what: str, deadline: float = 90.0, world: Path | None = None) -> Any:
+    """``predicate()`` once it is true; a failure shows ``world``'s server log and notes."""
     end = time.monotonic() + deadline
     while True:
         value = predicate()
         if value:
             return value
-        assert time.monotonic() < end, f"never happened: {what}"
+        if time.monotonic() >= end:
+            narr = world / ".git" / "narr" if world is not None else None
+            seen = "".join(f"\n--- {path.name}:\n{path.read_text('utf-8', 'replace')}"
+                           for path in sorted(narr.iterdir()) if path.suffix in (".log", ".json")
+                           ) if narr is not None and narr.is_dir() else ""
+            raise AssertionError(f"never happened: {what}{seen}")
         time.sleep(0.1)
 
 
@@ -357,7 +363,7 @@ def test_a_killed_auto_server_is_replaced_by_the_next_command(flat_world: Path,
     os.kill(first["pid"], signal.SIGKILL)
     wait_for(lambda: not alive(first["pid"]), "the server died")
     assert run(flat_world, "status").returncode == 0
-    second = wait_for(lambda: proven(flat_world), "a new server started")
+    second = wait_for(lambda: proven(flat_world), "a new server started", world=flat_world)
     assert second["pid"] != first["pid"]
 
 
@@ -376,7 +382,7 @@ def test_a_server_killed_before_it_cleared_its_start_is_no_failed_start(
     wait_for(lambda: not alive(first["pid"]), "the server died")
     proc = run(flat_world, "status")
     assert (proc.returncode, proc.stderr) == (0, b"")
-    second = wait_for(lambda: proven(flat_world), "a new server started")
+    second = wait_for(lambda: proven(flat_world), "a new server started", world=flat_world)
     assert second["pid"] != first["pid"]
 
 
@@ -499,7 +505,7 @@ def test_a_server_that_serves_leaves_no_failure_to_wait_out(flat_world: Path,
     assert run(flat_world, "serve", "--stop").returncode == 0
     wait_for(lambda: not alive(first["pid"]), "the server stopped")
     assert run(flat_world, "status").returncode == 0  # stopped is not failed: start at once
-    second = wait_for(lambda: proven(flat_world), "a new server started")
+    second = wait_for(lambda: proven(flat_world), "a new server started", world=flat_world)
     assert second["pid"] != first["pid"]
 
 
