@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import re
+import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 from narrative import safejson
 from narrative.errors import BusyError, ConflictError, StorageError, storage_error
 from narrative.ids import WORLD_DIR
-from narrative.store import confine, watch
+from narrative.store import clean_entry, confine, watch
 from narrative.store.libgit import pygit2
 from narrative.store.worldrepo import WorldRepo
 
@@ -338,6 +339,10 @@ def write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]]
             if now is None:
                 steady[path] = None
         elif now == oid:
+            st = _unchanged_stat(wr, path, oid)
+            if st is not None and clean_entry.add_clean(index, path, oid, st):
+                steady[path] = watch.stat_sig(st)
+                continue
             seen = watch.file_sig(wr.abs(path))
             index.add(path)  # fresh stat data: the index stays a valid stat cache
             if seen is not None and watch.file_sig(wr.abs(path)) == seen:
@@ -367,6 +372,22 @@ def write_index(wr: WorldRepo, entries: dict[str, tuple[str | None, str | None]]
                  "command is running)") from None
     watch.index_written(wr.git_dir, before, read, watch.index_sig(wr.git_dir), tree, steady,
                         differing)
+
+
+def _unchanged_stat(wr: WorldRepo, relpath: str, oid: str) -> os.stat_result | None:
+    """The file's ``stat`` when it holds blob ``oid`` and did not change while it was read
+    (the index entry made from it then says the truth), else None."""
+    path = wr.abs(relpath)
+    try:
+        st = os.lstat(path)
+        data = path.read_bytes() if stat.S_ISREG(st.st_mode) else None
+        if data is None or wr.worktree_oid(relpath, data) != oid:
+            return None
+        if watch.stat_sig(os.lstat(path)) != watch.stat_sig(st):
+            return None
+    except OSError:
+        return None
+    return st
 
 
 def hash_file(wr: WorldRepo, relpath: str) -> str | None:

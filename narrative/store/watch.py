@@ -66,6 +66,10 @@ def file_sig(path: Path | str) -> FileSig:
         st = os.lstat(path)
     except OSError:
         return None
+    return stat_sig(st)
+
+
+def stat_sig(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
