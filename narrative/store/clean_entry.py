@@ -17,23 +17,14 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any
 
-from narrative.store.libgit import pygit2
+from narrative.store.libgit import c_layer, pygit2
 
 _UPTODATE = 1 << 2  # GIT_INDEX_ENTRY_UPTODATE: an in-memory flag, never written to disk
 _INT32 = 1 << 31
 
 
-def _c_layer() -> tuple[Any, Any] | None:
-    try:
-        from pygit2.ffi import C, ffi
-    except ImportError:
-        return None
-    return (C, ffi) if hasattr(C, "git_index_add") else None
-
-
-_C = _c_layer()
+_C = c_layer()
 
 
 def add_clean(index: pygit2.Index, path: str, oid: str, st: os.stat_result) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 
 def _load() -> None:
@@ -31,3 +32,13 @@ def _load() -> None:
 _load()
 
 import pygit2 as pygit2  # noqa: E402  (re-exported: the name the store modules import)
+
+
+def c_layer() -> tuple[Any, Any] | None:
+    """pygit2's own C bindings (``lib``, ``ffi``), for what its Python API leaves out
+    (:mod:`narrative.store.clean_entry`); None where this pygit2 does not have them."""
+    try:
+        from pygit2.ffi import C, ffi
+    except ImportError:
+        return None
+    return (C, ffi) if hasattr(C, "git_index_add") else None
