@@ -343,17 +343,29 @@ def test_a_server_of_other_code_is_never_used(served: Path) -> None:
     stop(served, fresh["pid"])
 
 
-def test_a_hinted_scan_finds_what_a_full_scan_finds(flat_world: Path) -> None:
+@pytest.mark.parametrize("inotify", [True, False], ids=["inotify", "watchfiles"])
+def test_a_hinted_scan_finds_what_a_full_scan_finds(flat_world: Path, tmp_path: Path,
+                                                    inotify: bool) -> None:
     """In one process: after each kind of change, the watcher's scan equals the walk of every file."""
     from narrative.store import watch, worktree
+    from narrative.store.inotify import available
     from narrative.store.worldrepo import WorldRepo
 
-    watcher = watch.WorldWatcher(flat_world, flat_world / ".git")
+    if inotify and not available():
+        pytest.skip("no inotify on this system")
+    watcher = watch.WorldWatcher(flat_world, flat_world / ".git", use_inotify=inotify)
     watcher.start()
     root = flat_world
     lin = node_file(root, "lin-yuan")
     bell = node_file(root, "temple-bell")
     layer_dir = lin.parent
+    outside = tmp_path / "outside"
+
+    def deep_new_folder() -> None:
+        deep = root / "world" / "new" / "a" / "b"
+        deep.mkdir(parents=True)
+        shutil.copy(lin, deep / "x.json")
+
     steps = [
         lambda: None,
         lambda: edit_node(root, "lin-yuan", mood="odd"),
@@ -367,6 +379,19 @@ def test_a_hinted_scan_finds_what_a_full_scan_finds(flat_world: Path) -> None:
         lambda: git(root, "reset", "-q"),
         lambda: edit_node(root, "elder-mo", mood="stern"),
         lambda: None,
+        deep_new_folder,
+        lambda: (root / "world" / "new").rename(root / "world" / "renamed"),
+        lambda: shutil.copy(lin, root / "world" / "renamed" / "a" / "y.json"),  # watched anew?
+        lambda: (root / "world" / "renamed").rename(outside),
+        lambda: (outside / "a" / "b" / "x.json").write_text("{}", "utf-8"),  # gone: no news
+        lambda: outside.rename(root / "world" / "back"),
+        lambda: (root / "world" / "back" / "a" / "b" / "x.json").write_text("[]", "utf-8"),
+        lambda: layer_dir.rename(root / "world" / "moved-layer"),
+        lambda: edit_node(root, "elder-mo", mood="calm") if node_file(root, "elder-mo").exists()
+        else (root / "world" / "moved-layer" / "elder-mo.json").write_text("{}", "utf-8"),
+        lambda: (root / "world" / "moved-layer").rename(layer_dir),
+        lambda: git(root, "checkout", "--", "."),
+        lambda: shutil.rmtree(root / "world" / "back"),
     ]
     try:
         for i, step in enumerate(steps):
@@ -380,7 +405,52 @@ def test_a_hinted_scan_finds_what_a_full_scan_finds(flat_world: Path) -> None:
                 assert hinted == full, f"step {i}"
             finally:
                 wr.close()
-        assert watcher.describe()["hinted_scans"] >= 5
+        assert watcher.describe()["hinted_scans"] >= 15
+    finally:
+        watcher.stop()
+
+
+def test_lost_inotify_events_mean_a_full_scan_and_fresh_watches(flat_world: Path) -> None:
+    """The kernel's queue overflowed while a folder was made: the next scan walks
+    everything, and the folder (whose creation was lost) is watched from then on."""
+    from narrative.store import inotify, watch, worktree
+    from narrative.store.worldrepo import WorldRepo
+
+    if not inotify.available():
+        pytest.skip("no inotify on this system")
+    watcher = watch.WorldWatcher(flat_world, flat_world / ".git", use_inotify=True)
+    watcher.start()
+
+    def scan() -> tuple[set[str], set[str]]:
+        wr = WorldRepo.open(flat_world)
+        try:
+            head = wr.head_commit()
+            tree = head.tree if head else None
+            return worktree.changed_paths(wr, tree), worktree._changed(wr, tree, None)[0]
+        finally:
+            wr.close()
+
+    try:
+        scan()
+        lost = watcher._inotify
+        original = lost.read
+
+        def overflowing() -> set[str]:
+            original()
+            raise inotify.Trouble("the watcher overflowed (the kernel's event queue was full)")
+
+        lost.read = overflowing
+        (flat_world / "world" / "late").mkdir()
+        hinted, full = scan()
+        assert hinted == full
+        described = watcher.describe()
+        assert "overflowed" in described["last_full_reason"] and described["trusted"]
+        assert watcher._inotify is not lost
+        shutil.copy(node_file(flat_world, "lin-yuan"), flat_world / "world" / "late" / "x.json")
+        before = watcher.describe()["hinted_scans"]
+        hinted, full = scan()
+        assert hinted == full and "world/late/x.json" in hinted
+        assert watcher.describe()["hinted_scans"] == before + 1
     finally:
         watcher.stop()
 

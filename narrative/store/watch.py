@@ -28,6 +28,7 @@ from __future__ import annotations
 import itertools
 import os
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -135,6 +136,9 @@ class WorldWatcher:
     root: Path
     git_dir: Path
     max_paths: int = field(default_factory=limit)
+    # Read inotify's queue in the scan's own thread (Linux); else ``watchfiles`` and a cookie
+    # round trip. None: inotify where the system has it.
+    use_inotify: bool | None = None
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.realpath(self.root))
@@ -155,11 +159,27 @@ class WorldWatcher:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._running = False
+        self._inotify: Any = None
+        self._wake: tuple[int, int] | None = None
         self.stats = Stats()
 
     # --- the watching thread --------------------------------------------------------
 
     def start(self) -> None:
+        from narrative.store import inotify
+
+        if self.use_inotify is None:
+            self.use_inotify = inotify.available()
+        if self.use_inotify:
+            # Watching starts here, before the thread runs: nothing made from now on is missed.
+            self._inotify = inotify.Inotify(str(self.root), str(self.git_dir))
+            self._wake = os.pipe()
+            self._running = True
+            self._thread = threading.Thread(target=self._run_inotify, name="narr-watch",
+                                            daemon=True)
+            self._thread.start()
+            _WATCHERS[str(self.git_dir)] = self
+            return
         from watchfiles._rust_notify import RustNotify
 
         self.cookie_dir.mkdir(parents=True, exist_ok=True)
@@ -176,8 +196,64 @@ class WorldWatcher:
     def stop(self) -> None:
         _WATCHERS.pop(str(self.git_dir), None)
         self._stop.set()
+        if self._wake is not None:
+            os.write(self._wake[1], b"x")
         if self._thread is not None:
             self._thread.join(timeout=2)
+        if self._wake is not None and (self._thread is None or not self._thread.is_alive()):
+            for fd in self._wake:
+                os.close(fd)
+            self._wake = None
+            with self._mutex:
+                self._inotify.close()
+
+    def _run_inotify(self) -> None:
+        """Read the queue as it fills, so that it never overflows between scans (a scan
+        reads it too, :meth:`_sync`)."""
+        import select
+
+        assert self._wake is not None
+        try:
+            while not self._stop.is_set() and self._running:
+                try:
+                    ready, _, _ = select.select([self._inotify.fd, self._wake[0]], [], [], 1.0)
+                except (OSError, ValueError):
+                    continue  # a scan replaced the queue meanwhile (see _drain)
+                if self._wake[0] in ready:
+                    break
+                if ready:
+                    self._drain()
+        except Exception as exc:  # the watcher is a hint: losing it only costs full scans
+            self._distrust(f"the watcher stopped ({exc})")
+        finally:
+            with self._mutex:
+                self._running = False
+                self._valid = False
+                self._why = self._why or "the watcher stopped"
+                self._mutex.notify_all()
+
+    def _drain(self) -> None:
+        from narrative.store import inotify
+
+        with self._mutex:
+            if not self._running:
+                return
+            try:
+                paths = self._inotify.read()
+            except (inotify.Trouble, OSError) as exc:
+                # Events were lost, so the watches may miss directories made meanwhile: watch
+                # afresh, and let the next scan walk everything.
+                self._distrust_locked(str(exc) if isinstance(exc, inotify.Trouble)
+                                      else f"the watcher failed ({exc})")
+                self._inotify.close()
+                try:
+                    self._inotify = inotify.Inotify(str(self.root), str(self.git_dir))
+                except (inotify.Trouble, OSError) as again:
+                    self._running = False
+                    self._why = f"the watcher stopped ({again})"
+                    self._mutex.notify_all()
+                return
+            self._note_locked(paths, len(paths))
 
     def _run(self, notify: Any) -> None:
         try:
@@ -196,27 +272,32 @@ class WorldWatcher:
                 self._mutex.notify_all()
 
     def _absorb(self, changes: set[tuple[int, str]]) -> None:
-        git = str(self.git_dir) + os.sep
         cookies = str(self.cookie_dir) + os.sep
-        root = str(self.root) + os.sep
         with self._mutex:
-            self.stats.events += len(changes)
+            paths = []
             for kind, path in changes:
-                if path.startswith(cookies):
-                    if kind != _DELETED:  # its removal is no news
-                        self._cookies.add(path[len(cookies):])
-                    continue
-                if path.startswith(git) or path == str(self.git_dir) or not path.startswith(root):
-                    if path == str(self.root) or path == str(self.git_dir):
-                        self._distrust_locked("the world's directory itself changed")
-                    continue  # git's own files: the index signature covers them
-                rel = path[len(root):].replace(os.sep, "/")
-                self._seq += 1
-                self._dirty[rel] = self._seq
-            if len(self._dirty) > self.max_paths:
-                self._distrust_locked(f"the watcher overflowed (more than {self.max_paths} "
-                                      "changed paths)")
+                if not path.startswith(cookies):
+                    paths.append(path)
+                elif kind != _DELETED:  # a cookie's removal is no news
+                    self._cookies.add(path[len(cookies):])
+            self._note_locked(paths, len(changes))
             self._mutex.notify_all()
+
+    def _note_locked(self, paths: Iterable[str], events: int) -> None:
+        git = str(self.git_dir) + os.sep
+        root = str(self.root) + os.sep
+        self.stats.events += events
+        for path in paths:
+            if path.startswith(git) or path == str(self.git_dir) or not path.startswith(root):
+                if path == str(self.root) or path == str(self.git_dir):
+                    self._distrust_locked("the world's directory itself changed")
+                continue  # git's own files: the index signature covers them
+            rel = path[len(root):].replace(os.sep, "/")
+            self._seq += 1
+            self._dirty[rel] = self._seq
+        if len(self._dirty) > self.max_paths:
+            self._distrust_locked(f"the watcher overflowed (more than {self.max_paths} "
+                                  "changed paths)")
 
     def mark_dirty(self, paths: set[str]) -> None:
         """Paths that differ from the index without having been written since (see index_written)."""
@@ -243,6 +324,9 @@ class WorldWatcher:
 
     def _sync(self) -> bool:
         """Wait until every change made before now has reached :meth:`_absorb`."""
+        if self._inotify is not None:
+            self._drain()  # the kernel queued every earlier change before its call returned
+            return self._running
         name = f"{os.getpid()}-{threading.get_ident()}-{next(self._counter)}"
         path = self.cookie_dir / name
         try:
