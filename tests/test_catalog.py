@@ -106,3 +106,45 @@ def test_reference_ending_and_clock_rows_are_named(world: Path) -> None:
         assert isinstance(clock, TimeInForce) and clock.value == "Day 3, dusk"
         assert clock.commit == head.parent_ids[0]  # the second event kept the time it found
         assert "lin-yuan" in graph.ever_located(head.id, ["ferry"])
+
+
+def _catalog_tree(root: Path) -> str | None:
+    with WorldRepo.open(root) as wr:
+        return wr.catalog.tree()
+
+
+def _head_world(root: Path) -> str:
+    with WorldRepo.open(root) as wr:
+        head = wr.head_commit()
+        assert head is not None
+        return wr.world_tree_id(head.tree)
+
+
+def test_a_server_brings_the_catalog_along_after_the_answer(world: Path) -> None:
+    """Collected (as a server does while a command runs), the catalog's update waits; a
+    reader that comes first still reads the moved world, and the work done later agrees."""
+    from helpers import CLI
+
+    from narrative.store import deferred
+
+    narr = CLI(world)
+    narr("event", "E0", "--set", "lin-yuan.state.mood=calm")
+    assert _catalog_tree(world) == _head_world(world)  # nobody collects: done at once
+    for args in [("event", "E1", "--set", "lin-yuan.state.mood=wary", "--unset",
+                  "black-ring.state.colour"), ("reset", "HEAD~1")]:
+        with deferred.collecting() as pending:
+            narr(*args)
+        assert len(pending) == 1
+        moved = _head_world(world)
+        assert _catalog_tree(world) != moved
+        shown = narr.json("nodes")  # a reader of the catalog brings it along itself
+        assert _catalog_tree(world) == moved
+        pending[0]()  # the late work finds it done and agrees
+        assert _catalog_tree(world) == moved
+        assert narr.json("nodes") == shown
+    with deferred.collecting() as pending:  # nobody reads before the late work
+        narr("event", "E2", "--set", "lin-yuan.state.mood=sad", "--set", "lin-yuan.name=Lin Y")
+    pending[0]()
+    assert _catalog_tree(world) == _head_world(world)
+    assert any(node["name"] == "Lin Y" for node in narr.json("nodes")["items"])
+

@@ -47,6 +47,7 @@ from typing import Any
 from narrative import client, invocation
 from narrative.errors import ConflictError, InvalidInputError, NarrError
 from narrative.serve import autostart, streams
+from narrative.store import deferred
 
 READERS = frozenset({"status", "log", "show", "get", "nodes", "why", "history", "search", "brief",
                      "threads", "graph", "chains", "reflog", "schema", "path", "check"})
@@ -421,6 +422,7 @@ class Server:
                     job.run()
                 except Exception:  # our bug, in one request: the others still get written
                     traceback.print_exc(file=sys.__stderr__)
+                job.finish()
         finally:
             while True:
                 try:
@@ -607,16 +609,23 @@ class Server:
         def work() -> None:
             write(client.STARTED, b"")  # from here on the command may write
             with invocation.running(cwd, env), streams.serving(request_io), \
-                    _profiled(self.profile_dir, command, self.requests):
+                    _profiled(self.profile_dir, command, self.requests), \
+                    deferred.collecting() as afterwards:
                 code[0] = run_cli(argv, str(req.get("prog_name", "narr")))
+            job.afterwards = afterwards
 
         job = _Job(work)
+        try:
+            if command in READERS:
+                job.run()
+            elif not self._wait(job):
+                write(REFUSED, b"")  # stopped before it ran: nothing happened, say so
+                return
+            write(client.EXIT, str(code[0]).encode())
+        finally:
+            job.answered.set()
         if command in READERS:
-            job.run()
-        elif not self._wait(job):
-            write(REFUSED, b"")  # stopped before it ran: nothing happened, say so
-            return
-        write(client.EXIT, str(code[0]).encode())
+            job.finish()
 
     def submit(self, work: Callable[[], Any]) -> Any:
         """Run ``work`` on the writer thread (for the HTTP API's writes); its result or its error."""
@@ -652,6 +661,20 @@ class _Job:
         self._lock = threading.Lock()
         self._state = "queued"
         self.done = threading.Event()
+        self.answered = threading.Event()  # the client has its answer
+        self.afterwards: list[Callable[[], None]] = []  # what the command left until then
+
+    def finish(self) -> None:
+        """Do what the command left for after its answer (:mod:`narrative.store.deferred`),
+        once the answer is out, so that the work does not hold it up."""
+        if not self.afterwards:
+            return
+        self.answered.wait(5.0)
+        for work in self.afterwards:
+            try:
+                work()
+            except Exception:  # our bug, in work nobody waits for: the server goes on
+                traceback.print_exc(file=sys.__stderr__)
 
     def run(self) -> None:
         with self._lock:

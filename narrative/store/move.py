@@ -19,10 +19,12 @@ import sqlite3
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
 
 from narrative.errors import BusyError, InvalidWorldError, NarrError, StorageError
 from narrative.nodefile import NodeDict
-from narrative.store import journal
+from narrative.store import deferred, journal
 from narrative.store.libgit import pygit2
 from narrative.store.lock import WriteLock
 from narrative.store.objects import Tree, git_tree
@@ -191,14 +193,30 @@ def move(wr: WorldRepo, m: Move) -> Moved:
                         wr.repo.references.delete(name)
         raise
     if m.ref is not None:
-        # The story has moved; a catalog narr cannot update now (a full disk) is no failure:
-        # it still names the old tree, so it follows HEAD by a tree diff next time.
-        with contextlib.suppress(sqlite3.Error):
-            cache = wr.catalog
-            new_world = wr.world_tree_id(m.tree)
-            if m.nodes is not None and m.from_tree is not None:
-                cache.apply(m.nodes, wr.world_tree_id(m.from_tree), new_world, wr.repo,
-                            wr.config.layout)
-            else:
-                cache.sync(wr.repo, new_world, wr.config.layout)
+        new_world = wr.world_tree_id(m.tree)
+        old_world = (wr.world_tree_id(m.from_tree)
+                     if m.nodes is not None and m.from_tree is not None else None)
+        if deferred.deferring():  # a server, with the answer still to give
+            deferred.later(partial(_catalog_follows_at, wr.root, m.nodes, old_world, new_world))
+        else:
+            _catalog_follows(wr, m.nodes, old_world, new_world)
     return Moved(kept)
+
+
+def _catalog_follows(wr: WorldRepo, nodes: Mapping[str, NodeDict | None] | None,
+                     old_world: str | None, new_world: str) -> None:
+    """Bring the catalog to the world the story moved to: by the nodes a sealed event
+    wrote (from ``old_world``), else by a tree diff. A catalog narr cannot update now (a
+    full disk) is no failure: it still names the old tree, so it follows HEAD next time."""
+    with contextlib.suppress(sqlite3.Error):
+        if nodes is not None and old_world is not None:
+            wr.catalog.apply(nodes, old_world, new_world, wr.repo, wr.config.layout)
+        else:
+            wr.catalog.sync(wr.repo, new_world, wr.config.layout)
+
+
+def _catalog_follows_at(root: Path, nodes: Mapping[str, NodeDict | None] | None,
+                        old_world: str | None, new_world: str) -> None:
+    """:func:`_catalog_follows` once the command's own repository is closed."""
+    with contextlib.suppress(NarrError), WorldRepo.open(root) as wr:
+        _catalog_follows(wr, nodes, old_world, new_world)
