@@ -2,9 +2,10 @@
 
 Finding hand edits (:func:`narrative.store.worktree.changed_paths`) costs a
 ``stat`` of every file in the world. A long-running ``narr serve`` watches the
-world's directory with ``watchfiles`` instead and keeps the paths that may
-differ from git's index: the ones a full scan found changed, plus every path
-touched since. A scan then examines only those, as git's fsmonitor does.
+world's directory instead (inotify, read by :mod:`narrative.store.inotify` on Linux;
+``watchfiles`` elsewhere) and keeps the paths that may differ from git's index: the
+ones a full scan found changed, plus every path touched since. A scan then examines
+only those, as git's fsmonitor does.
 
 The hint is only trusted when it provably covers everything; otherwise the scan
 walks the whole tree. It is not trusted:
@@ -15,9 +16,10 @@ walks the whole tree. It is not trusted:
   ``git commit`` or ``git status`` beside the server may change what the index holds, so
   files nobody touched can now differ from it. Indexes narr writes itself are known
   (:func:`index_written`);
-- when the watcher cannot show within a second that it has seen every change made
-  before the scan began: a cookie file is written and the scan waits for its event,
-  which inotify delivers after all the earlier ones.
+- when the watcher cannot show that it has seen every change made before the scan
+  began. With inotify read here, the scan drains the kernel's queue itself, which holds
+  every earlier change; with ``watchfiles`` a cookie file is written and the scan waits
+  up to a second for its event, which comes after all the earlier ones.
 
 Whether the index equals HEAD's tree is always checked in full (a cached-tree lookup),
 so commits and resets that move HEAD are seen whatever the watcher says.
