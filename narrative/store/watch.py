@@ -228,11 +228,15 @@ class WorldWatcher:
         except Exception as exc:  # the watcher is a hint: losing it only costs full scans
             self._distrust(f"the watcher stopped ({exc})")
         finally:
-            with self._mutex:
-                self._running = False
-                self._valid = False
-                self._why = self._why or "the watcher stopped"
-                self._mutex.notify_all()
+            self._ended()
+
+    def _ended(self) -> None:
+        """The watching thread is gone: every scan from now on walks everything."""
+        with self._mutex:
+            self._running = False
+            self._valid = False
+            self._why = self._why or "the watcher stopped"
+            self._mutex.notify_all()
 
     def _drain(self) -> None:
         from narrative.store import inotify
@@ -267,11 +271,7 @@ class WorldWatcher:
         except Exception as exc:  # the watcher is a hint: losing it only costs full scans
             self._distrust(f"the watcher stopped ({exc})")
         finally:
-            with self._mutex:
-                self._running = False
-                self._valid = False
-                self._why = self._why or "the watcher stopped"
-                self._mutex.notify_all()
+            self._ended()
 
     def _absorb(self, changes: set[tuple[int, str]]) -> None:
         cookies = str(self.cookie_dir) + os.sep
