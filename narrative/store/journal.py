@@ -380,8 +380,7 @@ def _unchanged_stat(wr: WorldRepo, relpath: str, oid: str) -> os.stat_result | N
     path = wr.abs(relpath)
     try:
         st = os.lstat(path)
-        data = path.read_bytes() if stat.S_ISREG(st.st_mode) else None
-        if data is None or wr.worktree_oid(relpath, data) != oid:
+        if not stat.S_ISREG(st.st_mode) or hash_file(wr, relpath) != oid:
             return None
         if watch.stat_sig(os.lstat(path)) != watch.stat_sig(st):
             return None
