@@ -172,8 +172,7 @@ def test_an_event_of_a_world_without_a_diffuser_loads_none(world: Path) -> None:
 
 LIBGIT = """
 import os, ssl, sys
-import narrative.store.worldrepo
-import pygit2
+from narrative.store.libgit import pygit2  # loaded as narr loads it, at first use
 print(pygit2.settings._default_tls_verify_paths.cafile, os.environ.get("SSL_CERT_FILE"),
       ssl.get_default_verify_paths().cafile)
 """

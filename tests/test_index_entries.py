@@ -87,7 +87,7 @@ def test_a_file_that_is_not_the_blob_is_added_as_it_is(world: Path) -> None:
 
 def test_without_the_c_layer_entries_are_added_by_path(world: Path, narr: CLI,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(clean_entry, "_C", None)
+    monkeypatch.setattr(clean_entry, "c_layer", lambda: None)
     git(world, "update-index", "-q", "--refresh")
     narr("event", "E1", "--set", "black-ring.state.colour=red")
     narr("reset", "HEAD~1")

@@ -1,8 +1,8 @@
 """A too-old pygit2 or libgit2, an SQLite without FTS5 trigram: one clear error before anything is written.
 
 The versions are faked in a real ``narr`` process (a prelude sets them before the
-command runs), so the check is exercised exactly where a user meets it: the
-store's import, the first thing any command that touches a world does.
+command runs), so the check is exercised exactly where a user meets it: before
+libgit2 opens or makes a repository, the first thing any command that writes a world does.
 """
 
 from __future__ import annotations
@@ -81,3 +81,13 @@ def test_every_unmet_requirement_is_named_at_once(tmp_path: Path) -> None:
     result = narr_with(f"{OLD_PYGIT2}\n{NO_TRIGRAM}", "init", "tale", cwd=tmp_path)
     assert result.returncode == 21
     assert "pygit2 1.19.1 is too old" in result.stderr and "nosuchtokenizer" in result.stderr
+
+
+def test_a_read_without_pygit2_is_checked_where_it_needs_more(world: Path) -> None:
+    """``narr log`` reads git's files alone and needs neither pygit2 nor FTS5; a read that
+    needs more (a node by name: the catalog, libgit2's scan) meets the check first, in one
+    message, not a traceback."""
+    assert narr_with(NO_TRIGRAM, "log", "-n", "1", cwd=world).returncode == 0
+    result = narr_with(NO_TRIGRAM, "get", "Lin Yuan", cwd=world)
+    assert result.returncode == 21, result.stderr
+    assert "nosuchtokenizer" in result.stderr and "Traceback" not in result.stderr

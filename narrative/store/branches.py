@@ -7,7 +7,7 @@ this module only reads and writes the refs (``refs/heads/``, ``refs/remotes/``).
 from __future__ import annotations
 
 from narrative.store.history import peel_commit
-from narrative.store.objects import Commit
+from narrative.store.objects import Commit, git_commit
 from narrative.store.worldrepo import WorldRepo
 
 HEADS = "refs/heads/"
@@ -30,7 +30,7 @@ def tip(wr: WorldRepo, name: str) -> Commit | None:
 
 def create(wr: WorldRepo, name: str, at: Commit) -> None:
     """A new local branch at ``at`` (git refuses an existing name)."""
-    wr.repo.branches.local.create(name, at._git)
+    wr.repo.branches.local.create(name, git_commit(at))
 
 
 def delete(wr: WorldRepo, name: str) -> None:

@@ -24,18 +24,16 @@ _UPTODATE = 1 << 2  # GIT_INDEX_ENTRY_UPTODATE: an in-memory flag, never written
 _INT32 = 1 << 31
 
 
-_C = c_layer()
-
-
 def add_clean(index: pygit2.Index, path: str, oid: str, st: os.stat_result) -> bool:
     """Set ``path``'s entry to blob ``oid`` with the stat data ``st`` of a regular,
     non-executable file whose content is that blob; False (nothing done) when this
     pygit2 or the file's times do not allow it."""
-    if _C is None or not stat.S_ISREG(st.st_mode) or st.st_mode & 0o111:
+    layer = c_layer()  # cached by the import system after the first call
+    if layer is None or not stat.S_ISREG(st.st_mode) or st.st_mode & 0o111:
         return False
     if not 0 <= st.st_ctime_ns // 10**9 < _INT32 or not 0 <= st.st_mtime_ns // 10**9 < _INT32:
         return False  # outside what an index stores: libgit2's own add handles it
-    C, ffi = _C
+    C, ffi = layer
     try:
         raw_index = index._index
         entry = ffi.new("git_index_entry *")

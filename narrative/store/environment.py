@@ -4,8 +4,9 @@ pip keeps an installed package that satisfies a floor, and a Python may come wit
 an SQLite built without FTS5; either way the failure used to come late: pygit2
 before 1.20.1 has no ``Repository.load_filter_list``, so the first event failed
 *after* its branch had moved, and an SQLite without the trigram tokenizer made
-``narr init`` end in a traceback with the repository half made. So importing
-:mod:`narrative.store.worldrepo` (the way into every world) calls :func:`require`,
+``narr init`` end in a traceback with the repository half made. So
+:mod:`narrative.store.worldrepo` calls :func:`require` before libgit2 opens or makes a
+repository (opening a world, ``narr init``, a read that needs libgit2 after all),
 which turns each unmet requirement into one :class:`~narrative.errors.RequirementError`
 naming the version found, the one needed and the fix, before anything is touched.
 
@@ -125,15 +126,17 @@ def git_program() -> Fact:
     return Fact("git", out.removeprefix("git version ").strip(), "any")
 
 
-def unmet() -> list[Fact]:
-    """Every requirement of reading and writing a world that this machine does not meet."""
-    return [f for f in (*git_library(), *sqlite_library()) if not f.ok]
+def unmet(*, git: bool = True) -> list[Fact]:
+    """Every requirement of reading and writing a world that this machine does not meet
+    (``git``: pygit2's and libgit2's among them; without, SQLite's alone)."""
+    return [f for f in (*(git_library() if git else ()), *sqlite_library()) if not f.ok]
 
 
-@lru_cache(maxsize=1)
-def require() -> None:
-    """Raise one :class:`RequirementError` naming every unmet requirement (checked once a process)."""
-    missing = unmet()
+@lru_cache(maxsize=2)
+def require(*, git: bool = True) -> None:
+    """Raise one :class:`RequirementError` naming every unmet requirement (checked once a
+    process); ``git=False``: SQLite's alone, for a read that has not loaded pygit2."""
+    missing = unmet(git=git)
     if not missing:
         return
     first, *rest = missing

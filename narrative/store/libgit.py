@@ -1,5 +1,6 @@
 """The one import of pygit2: every store module takes it from here (``from
-narrative.store.libgit import pygit2``), so it loads the same way in every process.
+narrative.store.libgit import pygit2``), so it loads the same way in every process, and
+only when first used.
 
 When pygit2 loads it points libgit2's TLS at Python's default certificate file, and
 OpenSSL then parses every certificate in it: about a sixth of the import, paid by every
@@ -12,7 +13,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 
 def _load() -> None:
@@ -29,14 +31,32 @@ def _load() -> None:
             os.environ["SSL_CERT_FILE"] = saved
 
 
-_load()
+class _OnFirstUse:
+    """Stands for the pygit2 module, which it imports (through :func:`_load`) when an
+    attribute is first asked for; each attribute is then kept on this object, so later
+    lookups cost what a module's do. A command that reads a world from git's files
+    (:mod:`narrative.store.gitfiles`) never asks, and never pays for the import."""
 
-import pygit2 as pygit2  # noqa: E402  (re-exported: the name the store modules import)
+    def __getattr__(self, name: str) -> Any:
+        _load()
+        import pygit2 as module
+
+        value = getattr(module, name)
+        setattr(self, name, value)
+        return value
 
 
+if TYPE_CHECKING:
+    import pygit2 as pygit2
+else:
+    pygit2 = _OnFirstUse()  # the name the store modules import
+
+
+@cache
 def c_layer() -> tuple[Any, Any] | None:
     """pygit2's own C bindings (``lib``, ``ffi``), for what its Python API leaves out
     (:mod:`narrative.store.clean_entry`); None where this pygit2 does not have them."""
+    _load()
     try:
         from pygit2.ffi import C, ffi
     except ImportError:

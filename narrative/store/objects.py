@@ -7,12 +7,17 @@ ids every result already reports. Each value keeps the git object it was read fr
 so a walk of ten thousand commits reads each one once, as it did when the engine
 held pygit2 objects itself (the message, the parents and the tree are read only
 when asked for); only modules of the store look inside.
+
+A command that only reads may have them read by :mod:`narrative.store.gitfiles`
+instead of pygit2, which it then never loads; the first store module that needs the
+libgit2 object itself (:func:`git_commit`, :func:`git_tree`) gets it then.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from narrative.store.gitfiles import FileCommit, FileTree
 from narrative.store.libgit import pygit2
 
 if TYPE_CHECKING:
@@ -24,7 +29,7 @@ class Tree:
 
     __slots__ = ("_git", "_id")
 
-    def __init__(self, git: pygit2.Tree) -> None:
+    def __init__(self, git: pygit2.Tree | FileTree) -> None:
         self._git = git
         self._id = str(git.id)
 
@@ -34,16 +39,31 @@ class Tree:
 
     def blob_id(self, path: str) -> str | None:
         """The id of the file at ``path`` (None: no file there)."""
+        if isinstance(self._git, FileTree):
+            return _file_blob(self._git, path)
         blob = _blob(self._git, path)
         return str(blob.id) if blob is not None else None
 
     def read(self, path: str) -> bytes | None:
         """The bytes of the file at ``path`` (None: no file there)."""
+        if isinstance(self._git, FileTree):
+            oid = _file_blob(self._git, path)
+            return self._git.files.read(oid)[1] if oid is not None else None
         blob = _blob(self._git, path)
         return blob.data if blob is not None else None
 
     def has(self, path: str) -> bool:
-        return _blob(self._git, path) is not None
+        return self.blob_id(path) is not None
+
+    def entry_id(self, name: str) -> str | None:
+        """The id of the entry ``name`` directly in this tree (a file or a folder), or None."""
+        if isinstance(self._git, FileTree):
+            found = self._git.entries().get(name.encode("utf-8"))
+            return found[1] if found is not None else None
+        try:
+            return str(self._git[name].id)
+        except KeyError:
+            return None
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Tree) and other.id == self.id
@@ -63,7 +83,7 @@ class Commit:
 
     __slots__ = ("_git", "_id", "_tree")
 
-    def __init__(self, git: pygit2.Commit) -> None:
+    def __init__(self, git: pygit2.Commit | FileCommit) -> None:
         self._git = git
         self._id = str(git.id)
         self._tree: Tree | None = None
@@ -82,8 +102,12 @@ class Commit:
 
     @property
     def first_parent(self) -> Commit | None:
-        ids = self._git.parent_ids
-        return Commit(self._git.parents[0]) if ids else None
+        git = self._git
+        if not git.parent_ids:
+            return None
+        if isinstance(git, FileCommit):
+            return Commit(git.files.commit(git.parent_ids[0]))
+        return Commit(git.parents[0])
 
     @property
     def is_merge(self) -> bool:
@@ -142,6 +166,11 @@ class Commit:
         return f"Commit({self.id[:10]})"
 
 
+def _file_blob(tree: FileTree, path: str) -> str | None:
+    found = tree.entry(path)
+    return found[1] if found is not None and found[0] != 0o40000 and found[0] != 0o160000 else None
+
+
 def _blob(tree: pygit2.Tree, path: str) -> pygit2.Blob | None:
     try:
         obj = tree[path]
@@ -153,12 +182,26 @@ def _blob(tree: pygit2.Tree, path: str) -> pygit2.Blob | None:
 def git_tree(tree: Tree | pygit2.Tree | None) -> pygit2.Tree | None:
     """The git tree behind a store tree (the store's own modules only)."""
     if isinstance(tree, Tree):
-        return tree._git
+        git = tree._git
+        if isinstance(git, FileTree):
+            git = tree._git = _libgit2_object(git.files, tree.id)
+        return git
     return tree
 
 
 def git_commit(commit: Commit | pygit2.Commit) -> pygit2.Commit:
     """The git commit behind a store commit (the store's own modules only)."""
-    return commit._git if isinstance(commit, Commit) else commit
+    if isinstance(commit, Commit):
+        git = commit._git
+        if isinstance(git, FileCommit):
+            git = commit._git = _libgit2_object(git.files, commit.id)
+        return git
+    return commit
+
+
+def _libgit2_object(files: Any, oid: str) -> Any:
+    """The object ``oid`` as libgit2 reads it, in the repository a file reader stands for."""
+    assert files.opener is not None, "a world opened for reading sets its opener"
+    return files.opener()[oid]
 
 

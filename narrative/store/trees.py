@@ -112,7 +112,7 @@ def diff_blobs(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tre
 # Smaller ones stay here, where equal subtrees are skipped unread (a sharded world's
 # buckets: 5 ms against libgit2's 14).
 NATIVE_DIFF_ENTRIES = 512
-_ZERO = pygit2.Oid(hex="0" * 40)
+_NO_OBJECT = bytes(20)  # the id libgit2 gives a side of a delta that has no file
 _SUBMODULE = 0o160000
 
 
@@ -124,8 +124,8 @@ def _native_diff(old: pygit2.Tree, new: pygit2.Tree,
     found: dict[str, list[pygit2.Oid | None]] = {}
     for delta in old.diff_to_tree(new).deltas:
         a, b = delta.old_file, delta.new_file
-        a_id = a.id if a.id != _ZERO and a.mode != _SUBMODULE else None
-        b_id = b.id if b.id != _ZERO and b.mode != _SUBMODULE else None
+        a_id = a.id if a.id.raw != _NO_OBJECT and a.mode != _SUBMODULE else None
+        b_id = b.id if b.id.raw != _NO_OBJECT and b.mode != _SUBMODULE else None
         if a_id is None and b_id is None:
             continue
         name = b.path if b_id is not None else a.path

@@ -31,7 +31,6 @@ from narrative.store.objects import Tree, git_tree
 from narrative.store.trees import blob_at
 from narrative.store.worldrepo import WorldRepo
 
-_FS = pygit2.enums.FileStatus
 MB = 1024 * 1024
 
 
@@ -144,11 +143,6 @@ def scan(wr: WorldRepo, tree: Tree | None) -> HandEdits:
     return out
 
 
-_SCAN_FLAGS = (pygit2.enums.DiffOption.INCLUDE_UNTRACKED
-               | pygit2.enums.DiffOption.RECURSE_UNTRACKED_DIRS
-               | pygit2.enums.DiffOption.UPDATE_INDEX)
-
-
 def changed_paths(wr: WorldRepo, tree: Tree | pygit2.Tree | None) -> set[str]:
     """Paths where the working tree or the index differs from HEAD: ``git status``'s work.
 
@@ -217,7 +211,10 @@ def _changed(wr: WorldRepo, tree: Tree | pygit2.Tree | None,
     refresh = candidates is None and _may_refresh(wr)
     out: set[str] = set()
     if candidates is None:
-        flags = _SCAN_FLAGS if refresh else _SCAN_FLAGS & ~pygit2.enums.DiffOption.UPDATE_INDEX
+        option = pygit2.enums.DiffOption
+        flags = option.INCLUDE_UNTRACKED | option.RECURSE_UNTRACKED_DIRS
+        if refresh:
+            flags |= option.UPDATE_INDEX
         for delta in index.diff_to_workdir(flags=flags).deltas:
             out.add(delta.old_file.path)
             out.add(delta.new_file.path)
@@ -234,10 +231,6 @@ def _changed(wr: WorldRepo, tree: Tree | pygit2.Tree | None,
     else:
         out.update(entry.path for entry in index)
     return out, differing, same
-
-
-_WT_CHANGED = (_FS.WT_NEW | _FS.WT_MODIFIED | _FS.WT_DELETED | _FS.WT_TYPECHANGE
-               | _FS.WT_RENAMED | _FS.WT_UNREADABLE | _FS.CONFLICTED)
 
 
 def _hinted(wr: WorldRepo, index: pygit2.Index, candidates: set[str]) -> set[str]:
@@ -302,6 +295,9 @@ def _differs_from_index(wr: WorldRepo, index: pygit2.Index, path: str, trust_mod
 
 
 def _hinted_by_libgit2(wr: WorldRepo, paths: list[str]) -> set[str]:
+    fs = pygit2.enums.FileStatus
+    changed = (fs.WT_NEW | fs.WT_MODIFIED | fs.WT_DELETED | fs.WT_TYPECHANGE | fs.WT_RENAMED
+               | fs.WT_UNREADABLE | fs.CONFLICTED)
     out: set[str] = set()
     for path in paths:
         try:
@@ -310,9 +306,9 @@ def _hinted_by_libgit2(wr: WorldRepo, paths: list[str]) -> set[str]:
             continue  # in neither the index nor the working tree
         except (ValueError, pygit2.GitError) as exc:
             raise _Unsure(f"a path the watcher named could not be examined ({exc})") from None
-        if flags & _FS.IGNORED:
+        if flags & fs.IGNORED:
             continue
-        if flags & _WT_CHANGED:
+        if flags & changed:
             out.add(path)
     return out
 

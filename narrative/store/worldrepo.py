@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import tempfile
 import threading
 from datetime import UTC, datetime
 from functools import cached_property
@@ -25,13 +23,11 @@ from narrative.errors import (
     NotAWorldError,
 )
 from narrative.ids import WORLD_DIR
-from narrative.store.environment import require
+from narrative.store.gitfiles import GitFiles, Unsure, discover
 from narrative.store.libgit import pygit2
 from narrative.store.lock import WriteLock
 from narrative.store.objects import Commit, Tree, git_tree
 from narrative.store.trees import EMPTY_TREE
-
-require()  # a too-old pygit2 or an SQLite without FTS5 trigram: one error before any world is touched
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -58,13 +54,23 @@ def _tune_object_cache() -> None:
         _CACHE_TUNED = True
 
 
+def require(*, git: bool = True) -> None:
+    """What narr needs of pygit2 and SQLite (:func:`narrative.store.environment.require`),
+    checked before libgit2 opens or makes a repository; imported then, not by every read."""
+    from narrative.store.environment import require as check
+
+    check(git=git)
+
+
 def init_repository(root: Path) -> pygit2.Repository:
     """A new git repository at ``root`` whose first branch is ``main``."""
+    require()
     return pygit2.init_repository(str(root), initial_head="main")
 
 
 def open_repository(root: Path) -> pygit2.Repository | None:
     """The git repository whose working tree is exactly ``root``, or None."""
+    require()
     found = pygit2.discover_repository(str(root))
     if found is None:
         return None
@@ -78,11 +84,17 @@ class WorldRepo:
     """One open world. A context manager: leaving the block closes the catalog and the
     repository handle (``with WorldRepo.open(path) as wr: ...``)."""
 
-    def __init__(self, root: Path, repo: pygit2.Repository, config: WorldConfig) -> None:
+    def __init__(self, root: Path, repo: pygit2.Repository | None, config: WorldConfig, *,
+                 files: GitFiles | None = None) -> None:
         self.root = root
-        self.repo = repo
+        self._repo = repo
         self.config = config
-        self.git_dir = Path(repo.path)
+        # Set when the world was opened for reading without pygit2 (:meth:`open_for_reading`):
+        # what it can answer is read from git's files, the rest opens ``repo`` when asked.
+        self.files = files
+        if files is not None:
+            files.opener = lambda: self.repo
+        self.git_dir = files.git_dir if files is not None else Path(repo.path)  # type: ignore[union-attr]
         self.narr_dir = self.git_dir / "narr"
         self.lock = WriteLock(self.narr_dir / "lock")
         # The batch this handle runs in (narrative.store.batch), or None: one object with
@@ -97,6 +109,7 @@ class WorldRepo:
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ".") -> WorldRepo:
         """Open the world containing ``path`` (searching upwards, as git does)."""
+        require()  # a too-old pygit2 or an SQLite without FTS5 trigram: one error, nothing touched
         _tune_object_cache()
         start = Path(path).resolve()
         found = pygit2.discover_repository(str(start))
@@ -120,10 +133,63 @@ class WorldRepo:
         wr._found = found
         return wr
 
+    @classmethod
+    def open_for_reading(cls, path: str | os.PathLike[str] = ".") -> WorldRepo:
+        """:meth:`open`, for a command that only reads: in a process that has not loaded
+        pygit2, the world is read from git's files (:mod:`narrative.store.gitfiles`) until
+        something needs libgit2, and pygit2 loads only then. Wherever that reader is unsure
+        (an unusual repository, an error to word), the world opens as :meth:`open` opens it."""
+        import sys
+
+        if "pygit2" in sys.modules:  # loaded already: nothing to save
+            return cls.open(path)
+        start = Path(path).resolve()
+        try:
+            git_dir = discover(start)
+            if git_dir is None:
+                return cls.open(path)  # not a world: its error, in its words
+            root = git_dir.parent
+            if not (root / CONFIG_FILE).is_file():
+                return cls.open(path)
+            files = GitFiles(git_dir)
+            config = load_config(root)
+            wr = cls(root, None, config, files=files)
+            wr._found = f"{git_dir}{os.sep}"
+            _refuse_layout_change_in(wr)
+        except Unsure:
+            return cls.open(path)
+        return wr
+
+    def file_reader(self) -> GitFiles | None:
+        """The reader of git's files while libgit2 is not open (None once it is, or for a
+        world opened with it): what a read can ask of it saves loading pygit2."""
+        return self.files if self._repo is None else None
+
+    @property
+    def repo(self) -> pygit2.Repository:
+        """The libgit2 repository; a world opened for reading opens it at first use."""
+        if self._repo is None:
+            require()
+            _tune_object_cache()
+            assert self._found is not None
+            repo = _kept_repository(self._found)
+            if repo.workdir is None or Path(repo.workdir).resolve() != self.root:
+                raise NotAWorldError(f"not a narr world: {self.root} is not the working tree of "
+                                     f"{self._found}")  # the file reader and libgit2 disagree
+            self._repo = repo
+        return self._repo
+
+    @repo.setter
+    def repo(self, repo: pygit2.Repository) -> None:
+        self._repo = repo
+
     # --- HEAD -------------------------------------------------------------------------
 
     def head_ref(self) -> str | None:
         """The branch HEAD points at (``refs/heads/...``), or None when detached."""
+        if self._repo is None and self.files is not None:
+            with contextlib.suppress(Unsure):
+                return self.files.head()[0]
         head = self.repo.references.get("HEAD")
         if head is None or head.type != pygit2.enums.ReferenceType.SYMBOLIC:
             return None
@@ -136,6 +202,10 @@ class WorldRepo:
 
     def head_commit(self) -> Commit | None:
         """HEAD's commit, or None before the first commit."""
+        if self._repo is None and self.files is not None:
+            with contextlib.suppress(Unsure):
+                head = self.files.head()[1]
+                return Commit(self.files.commit(head)) if head is not None else None
         if self.repo.head_is_unborn:
             return None
         return Commit(self.repo.head.peel(pygit2.Commit))
@@ -143,6 +213,9 @@ class WorldRepo:
     def head_id(self) -> str | None:
         """HEAD's commit id, without reading the commit (it may be a bulk event of tens of
         megabytes), or None before the first commit."""
+        if self._repo is None and self.files is not None:
+            with contextlib.suppress(Unsure):
+                return self.files.head()[1]
         if self.repo.head_is_unborn:
             return None
         return str(self.repo.head.target)
@@ -193,6 +266,8 @@ class WorldRepo:
 
     def world_tree_id(self, tree: Tree | pygit2.Tree | None) -> str:
         """The id of ``world/`` inside a commit tree (the empty tree when there is none)."""
+        if isinstance(tree, Tree):
+            return tree.entry_id(WORLD_DIR) or EMPTY_TREE
         tree = git_tree(tree)
         if tree is None:
             return EMPTY_TREE
@@ -221,8 +296,11 @@ class WorldRepo:
 
     @staticmethod
     def blob_id_of(data: bytes) -> str:
-        """The blob id git gives ``data`` as it is (no filters), without writing it."""
-        return str(pygit2.hash(data))
+        """The blob id git gives ``data`` as it is (no filters), without writing it: the
+        SHA-1 of git's object header and the bytes, computed here, not by libgit2."""
+        import hashlib
+
+        return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
     def worktree_oid(self, path: str, data: bytes) -> str:
         """The blob id ``git add`` would store for ``data`` found at ``path`` (filters applied)."""
@@ -251,6 +329,8 @@ class WorldRepo:
     def catalog(self) -> Catalog:
         from narrative.store.catalog import Catalog
 
+        if self._repo is None:  # opened for reading: SQLite not yet checked
+            require(git=False)
         if self.read_only():
             return Catalog(self._private_copy_of_cache())
         return Catalog(self.narr_dir / "catalog.sqlite")
@@ -258,7 +338,9 @@ class WorldRepo:
     def catalog_at(self, tree: Tree | None) -> Catalog:
         """The derived catalog, brought up to the world of ``tree`` (a commit's tree)."""
         cache = self.catalog
-        cache.sync(self.repo, self.world_tree_id(tree), self.config.layout)
+        target = self.world_tree_id(tree)
+        if cache.tree() != target:  # up to date already: libgit2 is not needed
+            cache.sync(self.repo, target, self.config.layout)
         return cache
 
     def read_only(self) -> bool:
@@ -272,6 +354,9 @@ class WorldRepo:
         The catalog is a cache, so a reader works on a throw-away copy (rebuilt from
         the history when there is none) rather than fail or write into the world.
         """
+        import shutil
+        import tempfile
+
         self._scratch = Path(tempfile.mkdtemp(prefix="narr-readonly-"))
         copy = self._scratch / "catalog.sqlite"
         for suffix in ("", "-wal"):
@@ -293,8 +378,14 @@ class WorldRepo:
         if "catalog" in self.__dict__:
             self.catalog.close()
         if self._scratch is not None:
+            import shutil
+
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
+        if self.files is not None:
+            self.files.close()
+        if self._repo is None:
+            return
         if _WARM.repos is not None and any(kept is self.repo for kept in _WARM.repos.values()):
             return
         found, self._found = self._found, None
@@ -385,6 +476,27 @@ def _kept_repository(found: str) -> pygit2.Repository:
     if repo is None:
         repo = _WARM.repos[found] = pygit2.Repository(found)
     return repo
+
+
+def _refuse_layout_change_in(wr: WorldRepo) -> None:
+    """:func:`_refuse_layout_change` for a world read from git's files."""
+    assert wr.files is not None
+    head = wr.files.head()[1]
+    if head is None:
+        return
+    world_id = wr.files.commit(head).tree.entries().get(WORLD_DIR.encode())
+    if world_id is None or world_id[0] != 0o40000:
+        return
+    for mode, layer_id in wr.files.tree(world_id[1]).entries().values():
+        if mode != 0o40000:
+            continue
+        first = wr.files.tree(layer_id).first()
+        if first is None:
+            continue
+        committed = "sharded" if first[0] == 0o40000 else "flat"
+        if committed != wr.config.layout:
+            raise Unsure("the layout differs: the full check words the error")
+        return
 
 
 def _refuse_layout_change(repo: pygit2.Repository, config: WorldConfig) -> None:
