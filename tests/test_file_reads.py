@@ -330,3 +330,55 @@ def test_a_world_whose_objects_are_elsewhere_is_read_by_libgit2(world: Path, nar
     lean, loaded = _probe(shared, "plain", ["log", "-n", "2"])
     assert loaded == "pygit2 loaded: True"
     assert lean == _probe(world, "plain", ["log", "-n", "2"])[0]
+
+
+def test_a_commit_the_reader_is_unsure_of_is_read_by_libgit2_midway(world: Path, narr: CLI,
+                                                                  tmp_path: Path) -> None:
+    """A plain git commit whose message is Latin-1 (the reader leaves other encodings to
+    libgit2) in the middle of the story: walks through it and reads at it answer as before."""
+    _story(narr, 2)
+    message = tmp_path / "message"
+    message.write_bytes("a note about the caf\xe9\n".encode("latin-1"))
+    git(world, "-c", "i18n.commitEncoding=ISO-8859-1", "commit", "-q", "--allow-empty",
+        "-F", str(message))
+    _story(narr, 2, start=5)
+    for args in (["log", "-n", "5"], ["log", "--json", "-n", "4"], ["show", "HEAD~2"],
+                 ["show", "HEAD~3", "--json"], ["get", "lin-yuan", "--at", "HEAD~3", "--json"]):
+        lean, _ = _probe(world, "plain", args)
+        assert lean == _probe(world, "with-pygit2", args)[0], args
+
+
+def test_what_the_reader_cannot_read_midway_libgit2_reads(world: Path, narr: CLI,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A world read from its files whose reader turns unsure partway (an object it cannot
+    read): the commit's parent, its tree and a file in it come from libgit2 instead."""
+    from narrative.config import load_config
+    from narrative.store.worldrepo import WorldRepo
+
+    _story(narr, 3)
+    wr = WorldRepo(world, None, load_config(world), files=GitFiles(world / ".git"))
+    wr._found = f"{world / '.git'}{os.sep}"
+    head = wr.head_commit()
+    assert head is not None and wr.file_reader() is not None
+    parent, tree_id = head.parent_ids[0], git(world, "rev-parse", "HEAD^{tree}").strip()
+    path = git(world, "ls-files", "world/character").split()[0]
+    read_commit, read_tree = GitFiles.commit, GitFiles.tree
+
+    def commit(files: GitFiles, oid: str) -> object:
+        if oid == parent:
+            raise Unsure("cannot read it")
+        return read_commit(files, oid)
+
+    def tree(files: GitFiles, oid: str) -> object:
+        if oid == tree_id:
+            raise Unsure("cannot read it")
+        return read_tree(files, oid)
+
+    monkeypatch.setattr(GitFiles, "commit", commit)
+    monkeypatch.setattr(GitFiles, "tree", tree)
+    assert head.first_parent is not None and head.first_parent.id == parent
+    assert [p.id for p in head.parents] == [parent]
+    assert head.tree.id == tree_id
+    assert head.tree.read(path) == (world / path).read_bytes()
+    assert wr.file_reader() is None  # libgit2 is open now, and reads from here on
+    wr.close()

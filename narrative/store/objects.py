@@ -15,9 +15,10 @@ libgit2 object itself (:func:`git_commit`, :func:`git_tree`) gets it then.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
-from narrative.store.gitfiles import FileCommit, FileTree
+from narrative.store.gitfiles import FileCommit, FileTree, Unsure
 from narrative.store.libgit import pygit2
 
 if TYPE_CHECKING:
@@ -40,28 +41,42 @@ class Tree:
     def blob_id(self, path: str) -> str | None:
         """The id of the file at ``path`` (None: no file there)."""
         if isinstance(self._git, FileTree):
-            return _file_blob(self._git, path)
-        blob = _blob(self._git, path)
+            try:
+                return _file_blob(self._git, path)
+            except Unsure:
+                pass  # libgit2 reads this tree, from here on
+        blob = _blob(self._libgit2(), path)
         return str(blob.id) if blob is not None else None
 
     def read(self, path: str) -> bytes | None:
         """The bytes of the file at ``path`` (None: no file there)."""
         if isinstance(self._git, FileTree):
-            oid = _file_blob(self._git, path)
-            return self._git.files.read(oid)[1] if oid is not None else None
-        blob = _blob(self._git, path)
+            try:
+                oid = _file_blob(self._git, path)
+                return self._git.files.read(oid)[1] if oid is not None else None
+            except Unsure:
+                pass
+        blob = _blob(self._libgit2(), path)
         return blob.data if blob is not None else None
 
     def has(self, path: str) -> bool:
         return self.blob_id(path) is not None
 
+    def _libgit2(self) -> pygit2.Tree:
+        tree = git_tree(self)
+        assert tree is not None
+        return tree
+
     def entry_id(self, name: str) -> str | None:
         """The id of the entry ``name`` directly in this tree (a file or a folder), or None."""
         if isinstance(self._git, FileTree):
-            found = self._git.entries().get(name.encode("utf-8"))
-            return found[1] if found is not None else None
+            try:
+                found = self._git.entries().get(name.encode("utf-8"))
+                return found[1] if found is not None else None
+            except Unsure:
+                pass
         try:
-            return str(self._git[name].id)
+            return str(self._libgit2()[name].id)
         except KeyError:
             return None
 
@@ -98,7 +113,10 @@ class Commit:
 
     @property
     def parents(self) -> tuple[Commit, ...]:
-        return tuple(Commit(p) for p in self._git.parents)
+        if isinstance(self._git, FileCommit):
+            with contextlib.suppress(Unsure):
+                return tuple(Commit(p) for p in self._git.parents)
+        return tuple(Commit(p) for p in git_commit(self).parents)
 
     @property
     def first_parent(self) -> Commit | None:
@@ -106,8 +124,9 @@ class Commit:
         if not git.parent_ids:
             return None
         if isinstance(git, FileCommit):
-            return Commit(git.files.commit(git.parent_ids[0]))
-        return Commit(git.parents[0])
+            with contextlib.suppress(Unsure):  # a parent missing or damaged: libgit2 says so
+                return Commit(git.files.commit(git.parent_ids[0]))
+        return Commit(git_commit(self).parents[0])
 
     @property
     def is_merge(self) -> bool:
@@ -116,7 +135,11 @@ class Commit:
     @property
     def tree(self) -> Tree:
         if self._tree is None:
-            self._tree = Tree(self._git.tree)
+            if isinstance(self._git, FileCommit):
+                with contextlib.suppress(Unsure):
+                    self._tree = Tree(self._git.tree)
+            if self._tree is None:
+                self._tree = Tree(git_commit(self).tree)
         return self._tree
 
     @property
@@ -166,9 +189,12 @@ class Commit:
         return f"Commit({self.id[:10]})"
 
 
+_FOLDER, _SUBMODULE = 0o40000, 0o160000  # the git modes of entries that are not files
+
+
 def _file_blob(tree: FileTree, path: str) -> str | None:
     found = tree.entry(path)
-    return found[1] if found is not None and found[0] != 0o40000 and found[0] != 0o160000 else None
+    return found[1] if found is not None and found[0] not in (_FOLDER, _SUBMODULE) else None
 
 
 def _blob(tree: pygit2.Tree, path: str) -> pygit2.Blob | None:

@@ -187,9 +187,10 @@ class WorldRepo:
 
     def head_ref(self) -> str | None:
         """The branch HEAD points at (``refs/heads/...``), or None when detached."""
-        if self._repo is None and self.files is not None:
+        files = self.file_reader()
+        if files is not None:
             with contextlib.suppress(Unsure):
-                return self.files.head()[0]
+                return files.head()[0]
         head = self.repo.references.get("HEAD")
         if head is None or head.type != pygit2.enums.ReferenceType.SYMBOLIC:
             return None
@@ -202,10 +203,11 @@ class WorldRepo:
 
     def head_commit(self) -> Commit | None:
         """HEAD's commit, or None before the first commit."""
-        if self._repo is None and self.files is not None:
+        files = self.file_reader()
+        if files is not None:
             with contextlib.suppress(Unsure):
-                head = self.files.head()[1]
-                return Commit(self.files.commit(head)) if head is not None else None
+                head = files.head()[1]
+                return Commit(files.commit(head)) if head is not None else None
         if self.repo.head_is_unborn:
             return None
         return Commit(self.repo.head.peel(pygit2.Commit))
@@ -213,9 +215,10 @@ class WorldRepo:
     def head_id(self) -> str | None:
         """HEAD's commit id, without reading the commit (it may be a bulk event of tens of
         megabytes), or None before the first commit."""
-        if self._repo is None and self.files is not None:
+        files = self.file_reader()
+        if files is not None:
             with contextlib.suppress(Unsure):
-                return self.files.head()[1]
+                return files.head()[1]
         if self.repo.head_is_unborn:
             return None
         return str(self.repo.head.target)
