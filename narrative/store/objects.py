@@ -207,27 +207,19 @@ def _blob(tree: pygit2.Tree, path: str) -> pygit2.Blob | None:
 
 def git_tree(tree: Tree | pygit2.Tree | None) -> pygit2.Tree | None:
     """The git tree behind a store tree (the store's own modules only)."""
-    if isinstance(tree, Tree):
-        git = tree._git
-        if isinstance(git, FileTree):
-            git = tree._git = _libgit2_object(git.files, tree.id)
-        return git
-    return tree
+    return _libgit2_of(tree) if isinstance(tree, Tree) else tree
 
 
 def git_commit(commit: Commit | pygit2.Commit) -> pygit2.Commit:
     """The git commit behind a store commit (the store's own modules only)."""
-    if isinstance(commit, Commit):
-        git = commit._git
-        if isinstance(git, FileCommit):
-            git = commit._git = _libgit2_object(git.files, commit.id)
-        return git
-    return commit
+    return _libgit2_of(commit) if isinstance(commit, Commit) else commit
 
 
-def _libgit2_object(files: Any, oid: str) -> Any:
-    """The object ``oid`` as libgit2 reads it, in the repository a file reader stands for."""
-    assert files.opener is not None, "a world opened for reading sets its opener"
-    return files.opener()[oid]
-
-
+def _libgit2_of(value: Tree | Commit) -> Any:
+    """The libgit2 object behind ``value``; one read from git's files is replaced by the same
+    object as libgit2 reads it, in the repository the file reader stands for."""
+    git = value._git
+    if isinstance(git, FileTree | FileCommit):
+        assert git.files.opener is not None, "a world opened for reading sets its opener"
+        git = value._git = git.files.opener()[value.id]
+    return git
