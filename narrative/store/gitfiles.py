@@ -94,28 +94,22 @@ class Pack:
     """One pack file and its version-2 index, mapped once and read by offset."""
 
     def __init__(self, idx_path: Path) -> None:
-        try:
-            with open(idx_path, "rb") as f:
-                idx = f.read()
-        except OSError as exc:
-            raise Unsure(f"{idx_path.name}: {exc}") from None
+        # Both files are mapped, not read: a lookup touches a few pages of an index that is
+        # megabytes at 100k nodes.
+        self._idx: Any = _mapped(idx_path)
+        idx = self._idx
         if idx[:8] != b"\xfftOc\x00\x00\x00\x02" or len(idx) < 8 + 256 * 4:
             raise Unsure(f"{idx_path.name}: not a version-2 pack index")
-        self.count = int.from_bytes(idx[8 + 255 * 4:8 + 256 * 4], "big")
-        self._fanout = [int.from_bytes(idx[8 + i * 4:12 + i * 4], "big") for i in range(256)]
-        start = 8 + 256 * 4
-        self._ids = idx[start:start + 20 * self.count]
-        self._offsets = start + 24 * self.count  # after the ids and their CRCs
+        fanout = idx[8:8 + 256 * 4]
+        self._fanout = [int.from_bytes(fanout[i * 4:i * 4 + 4], "big") for i in range(256)]
+        self.count = self._fanout[255]
+        self._ids = 8 + 256 * 4
+        self._offsets = self._ids + 24 * self.count  # after the ids and their CRCs
         self._large = self._offsets + 4 * self.count
-        self._idx = idx
         if len(idx) < self._large + 40 or any(a > b for a, b in zip(
                 self._fanout, self._fanout[1:], strict=False)):
             raise Unsure(f"{idx_path.name}: a damaged pack index")
-        try:
-            with open(idx_path.with_suffix(".pack"), "rb") as f:
-                self.data: Any = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except (OSError, ValueError) as exc:  # missing, unreadable, empty
-            raise Unsure(f"{idx_path.name}: {exc}") from None
+        self.data: Any = _mapped(idx_path.with_suffix(".pack"))
         if self.data[:4] != b"PACK" or int.from_bytes(self.data[4:8], "big") not in (2, 3):
             raise Unsure(f"{idx_path.name}: not a pack git reads")
 
@@ -123,25 +117,35 @@ class Pack:
         """Where the object with binary id ``raw`` starts in the pack, or None."""
         lo = self._fanout[raw[0] - 1] if raw[0] else 0
         hi = self._fanout[raw[0]]
-        ids = self._ids
+        idx, ids = self._idx, self._ids
         while lo < hi:
             mid = (lo + hi) // 2
-            here = ids[mid * 20:mid * 20 + 20]
+            here = idx[ids + mid * 20:ids + mid * 20 + 20]
             if here < raw:
                 lo = mid + 1
             elif here > raw:
                 hi = mid
             else:
                 at = self._offsets + 4 * mid
-                value = int.from_bytes(self._idx[at:at + 4], "big")
+                value = int.from_bytes(idx[at:at + 4], "big")
                 if value & 0x80000000:
                     at = self._large + 8 * (value & 0x7FFFFFFF)
-                    value = int.from_bytes(self._idx[at:at + 8], "big")
+                    value = int.from_bytes(idx[at:at + 8], "big")
                 return value
         return None
 
     def close(self) -> None:
-        self.data.close()
+        self._idx.close()
+        if hasattr(self, "data"):
+            self.data.close()
+
+
+def _mapped(path: Path) -> Any:
+    try:
+        with open(path, "rb") as f:
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError) as exc:  # missing, unreadable, empty
+        raise Unsure(f"{path.name}: {exc}") from None
 
 
 class GitFiles:

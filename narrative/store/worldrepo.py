@@ -179,10 +179,6 @@ class WorldRepo:
             self._repo = repo
         return self._repo
 
-    @repo.setter
-    def repo(self, repo: pygit2.Repository) -> None:
-        self._repo = repo
-
     # --- HEAD -------------------------------------------------------------------------
 
     def head_ref(self) -> str | None:
