@@ -28,7 +28,7 @@ def add_clean(index: pygit2.Index, path: str, oid: str, st: os.stat_result) -> b
     """Set ``path``'s entry to blob ``oid`` with the stat data ``st`` of a regular,
     non-executable file whose content is that blob; False (nothing done) when this
     pygit2 or the file's times do not allow it."""
-    layer = c_layer()  # cached by the import system after the first call
+    layer = c_layer()  # looked up once a process (functools.cache)
     if layer is None or not stat.S_ISREG(st.st_mode) or st.st_mode & 0o111:
         return False
     if not 0 <= st.st_ctime_ns // 10**9 < _INT32 or not 0 <= st.st_mtime_ns // 10**9 < _INT32:

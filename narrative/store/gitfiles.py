@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 _TYPES = {1: "commit", 2: "tree", 3: "blob", 4: "tag"}
+FOLDER, SUBMODULE = 0o40000, 0o160000  # the modes of tree entries that are not files
 _OFS_DELTA, _REF_DELTA = 6, 7
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
 _REV = re.compile(r"^(?P<name>[^~^:@{}\\\s]+?)(?P<steps>(?:~\d*|\^1?)*)$")
@@ -157,7 +158,7 @@ class GitFiles:
         self._packs: list[Pack] | None = None
         self._pack_names: list[str] = []
         self._bases: dict[tuple[int, int], tuple[str, bytes]] = {}
-        self._commits: dict[str, FileCommit] = {}
+        self._kept: dict[str, FileCommit | FileTree] = {}
         self._kept_bytes = 0
         # Set by the world: opens the repository with pygit2, for an object handed on to
         # code that needs libgit2 itself (see :func:`narrative.store.objects.git_commit`).
@@ -287,16 +288,13 @@ class GitFiles:
             return None
         d = zlib.decompressobj()
         out = d.decompress(compressed, 8192)
-        head, sep, _ = out.partition(b"\0")
-        kind, _, size = head.partition(b" ")
-        if not sep or not size.isdigit() or kind.decode("ascii") not in _TYPES.values():
-            raise Unsure(f"object {oid}: a damaged loose object")
-        want = len(head) + 1 + int(size)
+        kind, size, start = _loose_header(out, oid)
+        want = start + size
         while len(out) <= want and d.unconsumed_tail:  # never more than the header says
             out += d.decompress(d.unconsumed_tail, want + 1 - len(out))
         if len(out) != want or not d.eof:
             raise Unsure(f"object {oid}: a damaged loose object")
-        return kind.decode("ascii"), out[len(head) + 1:]
+        return kind, out[start:]
 
     def size(self, oid: str) -> int:
         """An object's size, without inflating all of a loose one (a bulk event's record is
@@ -311,19 +309,14 @@ class GitFiles:
                 return self._packed_size(*self._find(oid))
         except (IndexError, ValueError, OverflowError, zlib.error, OSError) as exc:
             raise Unsure(f"object {oid}: {exc}") from None
-        size = head.partition(b"\0")[0].partition(b" ")[2]
-        if not size.isdigit():
-            raise Unsure(f"object {oid}: a damaged loose object")
-        return int(size)
+        return _loose_header(head, oid)[1]
 
     def _packed_size(self, pack: Pack, offset: int) -> int:
         kind, size, pos = _entry_header(pack.data, offset)
         if kind in _TYPES:
             return size
         if kind == _OFS_DELTA:
-            while pack.data[pos] & 0x80:
-                pos += 1
-            pos += 1
+            pos = _base_offset(pack.data, pos)[1]
         elif kind == _REF_DELTA:
             pos += 20
         else:
@@ -377,13 +370,7 @@ class GitFiles:
                 kind, body = _TYPES[code], _inflate(data, pos, size)
                 break
             if code == _OFS_DELTA:
-                byte = data[pos]
-                back = byte & 0x7F
-                pos += 1
-                while byte & 0x80:
-                    byte = data[pos]
-                    back = ((back + 1) << 7) | (byte & 0x7F)
-                    pos += 1
+                back, pos = _base_offset(data, pos)
                 if not 0 < back <= offset:
                     raise Unsure("a delta whose base is not before it")
                 deltas.append((key, _inflate(data, pos, size)))
@@ -414,24 +401,53 @@ class GitFiles:
     # --- parsed objects ---------------------------------------------------------------
 
     def commit(self, oid: str) -> FileCommit:
-        """The commit ``oid``, parsed; kept for the next ask (a log lists each commit, then
-        reads its record again) while the kept ones hold less than :data:`_KEPT_BYTES`."""
-        found = self._commits.get(oid)
-        if found is None:
-            kind, data = self.read(oid)
-            if kind != "commit":
-                raise Unsure(f"{oid} is a {kind}, not a commit")
-            found = FileCommit(self, oid, data)
-            if self._kept_bytes + len(data) <= _KEPT_BYTES:
-                self._commits[oid] = found
-                self._kept_bytes += len(data)
+        found = self._parsed(oid, "commit")
+        assert isinstance(found, FileCommit)
         return found
 
     def tree(self, oid: str) -> FileTree:
-        kind, data = self.read(oid)
-        if kind != "tree":
-            raise Unsure(f"{oid} is a {kind}, not a tree")
-        return FileTree(self, oid, data)
+        found = self._parsed(oid, "tree")
+        assert isinstance(found, FileTree)
+        return found
+
+    def _parsed(self, oid: str, kind: str) -> FileCommit | FileTree:
+        """The commit or tree ``oid``, parsed; kept for the next ask (a log lists each
+        commit, then reads its record again; opening a world reads the trees a ``get``
+        reads next) while the kept ones hold less than :data:`_KEPT_BYTES`."""
+        found = self._kept.get(oid)
+        if found is None:
+            found_kind, data = self.read(oid)
+            if found_kind != kind:
+                raise Unsure(f"{oid} is a {found_kind}, not a {kind}")
+            found = FileCommit(self, oid, data) if kind == "commit" else FileTree(self, oid, data)
+            if self._kept_bytes + len(data) <= _KEPT_BYTES:
+                self._kept[oid] = found
+                self._kept_bytes += len(data)
+        elif not isinstance(found, FileCommit if kind == "commit" else FileTree):
+            raise Unsure(f"{oid} is not a {kind}")
+        return found
+
+
+def _loose_header(raw: bytes, oid: str) -> tuple[str, int, int]:
+    """A loose object's type, size and where its content starts (``TYPE SIZE\\0``)."""
+    head, sep, _ = raw.partition(b"\0")
+    kind, _, size = head.partition(b" ")
+    name = kind.decode("ascii", "replace")
+    if not sep or not size.isdigit() or name not in _TYPES.values():
+        raise Unsure(f"object {oid}: a damaged loose object")
+    return name, int(size), len(head) + 1
+
+
+def _base_offset(data: Any, pos: int) -> tuple[int, int]:
+    """An offset delta's distance back to its base, and where its data starts."""
+    byte = data[pos]
+    back = byte & 0x7F
+    pos += 1
+    while byte & 0x80:
+        byte = data[pos]
+        back = ((back + 1) << 7) | (byte & 0x7F)
+        pos += 1
+    return back, pos
 
 
 def _entry_header(data: Any, offset: int) -> tuple[int, int, int]:
@@ -582,18 +598,10 @@ class FileTree:
         """name -> (mode, object id)."""
         if self._entries is None:
             out: dict[bytes, tuple[int, str]] = {}
-            data, pos, end = self.data, 0, len(self.data)
-            try:
-                while pos < end:
-                    space = data.index(b" ", pos)
-                    nul = data.index(b"\0", space)
-                    if nul + 21 > end:
-                        raise ValueError("an entry cut short")
-                    out[data[space + 1:nul]] = (int(data[pos:space], 8),
-                                                data[nul + 1:nul + 21].hex())
-                    pos = nul + 21
-            except ValueError as exc:
-                raise Unsure(f"tree {self.id}: {exc}") from None
+            pos = 0
+            while pos < len(self.data):
+                name, mode, oid, pos = self._entry_at(pos)
+                out[name] = (mode, oid)
             self._entries = out
         return self._entries
 
@@ -602,12 +610,18 @@ class FileTree:
         thousands)."""
         if not self.data:
             return None
+        return self._entry_at(0)[1:3]
+
+    def _entry_at(self, pos: int) -> tuple[bytes, int, str, int]:
+        """The entry at ``pos`` (``MODE NAME\\0`` and 20 bytes of id): its name, mode, id,
+        and where the next one starts."""
+        data = self.data
         try:
-            space = self.data.index(b" ")
-            nul = self.data.index(b"\0", space)
-            if nul + 21 > len(self.data):
+            space = data.index(b" ", pos)
+            nul = data.index(b"\0", space)
+            if nul + 21 > len(data):
                 raise ValueError("an entry cut short")
-            return int(self.data[:space], 8), self.data[nul + 1:nul + 21].hex()
+            return data[space + 1:nul], int(data[pos:space], 8), data[nul + 1:nul + 21].hex(), nul + 21
         except ValueError as exc:
             raise Unsure(f"tree {self.id}: {exc}") from None
 
@@ -617,7 +631,7 @@ class FileTree:
         *folders, name = path.split("/")
         for folder in folders:
             found = tree.entries().get(folder.encode("utf-8"))
-            if found is None or found[0] != 0o40000:
+            if found is None or found[0] != FOLDER:
                 return None
             tree = self.files.tree(found[1])
         return tree.entries().get(name.encode("utf-8"))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from narrative.store.gitfiles import FileCommit, FileTree, Unsure
+from narrative.store.gitfiles import FOLDER, SUBMODULE, FileCommit, FileTree, Unsure
 from narrative.store.libgit import pygit2
 
 if TYPE_CHECKING:
@@ -189,12 +189,9 @@ class Commit:
         return f"Commit({self.id[:10]})"
 
 
-_FOLDER, _SUBMODULE = 0o40000, 0o160000  # the git modes of entries that are not files
-
-
 def _file_blob(tree: FileTree, path: str) -> str | None:
     found = tree.entry(path)
-    return found[1] if found is not None and found[0] not in (_FOLDER, _SUBMODULE) else None
+    return found[1] if found is not None and found[0] not in (FOLDER, SUBMODULE) else None
 
 
 def _blob(tree: pygit2.Tree, path: str) -> pygit2.Blob | None:

@@ -23,7 +23,7 @@ from narrative.errors import (
     NotAWorldError,
 )
 from narrative.ids import WORLD_DIR
-from narrative.store.gitfiles import GitFiles, Unsure, discover
+from narrative.store.gitfiles import FOLDER, GitFiles, Unsure, discover
 from narrative.store.libgit import pygit2
 from narrative.store.lock import WriteLock
 from narrative.store.objects import Commit, Tree, git_tree
@@ -484,15 +484,15 @@ def _refuse_layout_change_in(wr: WorldRepo) -> None:
     if head is None:
         return
     world_id = wr.files.commit(head).tree.entries().get(WORLD_DIR.encode())
-    if world_id is None or world_id[0] != 0o40000:
+    if world_id is None or world_id[0] != FOLDER:
         return
     for mode, layer_id in wr.files.tree(world_id[1]).entries().values():
-        if mode != 0o40000:
+        if mode != FOLDER:
             continue
         first = wr.files.tree(layer_id).first()
         if first is None:
             continue
-        committed = "sharded" if first[0] == 0o40000 else "flat"
+        committed = "sharded" if first[0] == FOLDER else "flat"
         if committed != wr.config.layout:
             raise Unsure("the layout differs: the full check words the error")
         return
