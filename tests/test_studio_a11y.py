@@ -55,6 +55,26 @@ def _active(page: Any) -> str:
     return str(page.evaluate("document.activeElement.id || document.activeElement.tagName"))
 
 
+def test_the_timeline_keeps_the_keyboard_where_it_was_when_it_is_drawn_again(
+        flat_world: Path, browser: Any) -> None:
+    """An event recorded elsewhere redraws the timeline under a keyboard user: the focus stays
+    on the same event's button, not lost to the page."""
+    root = flat_world
+    _ok(narr(root, "event", "Lin Yuan walks to the ferry"))
+    with studio(root) as info:
+        context, page, errors = _open(browser, info["url"])
+        _events(page)
+        first = page.get_attribute("#timeline li:first-child button", "data-commit")
+        page.focus(f"#timeline button[data-commit='{first}']")
+        drawn = page.get_attribute("body", "data-events-ready")
+        _ok(narr(root, "event", "Su Qing rests"))
+        page.wait_for_function("document.querySelectorAll('#timeline li').length === 3")
+        page.wait_for_function(f"document.body.dataset.eventsReady !== '{drawn}'")
+        assert page.evaluate("document.activeElement.dataset.commit") == first
+        context.close()
+    assert errors == []
+
+
 def test_a_session_by_keyboard(flat_world: Path, browser: Any) -> None:
     root = flat_world
     _ok(narr(root, "event", "Lin Yuan walks to the ferry"))

@@ -1087,6 +1087,23 @@ async function ask(kind) {
 
 /* --- the event view ----------------------------------------------------------------------- */
 
+// A list drawn afresh (the story moved, another writer's event) replaces the button a keyboard
+// user stands on: the focus goes back to the new button with the same mark (its data-
+// attribute), not to the page's start.
+function focusedMark(lists) {
+  const at = document.activeElement;
+  if (!at || !lists.some((list) => at.closest && at.closest(list))) return null;
+  const mark = [...at.attributes].find((a) => a.name.startsWith("data-"));
+  return mark ? { lists, name: mark.name, value: mark.value } : null;
+}
+
+function refocus(keep) {
+  if (!keep) return;
+  const wanted = `[${keep.name}="${CSS.escape(keep.value)}"]`;
+  const again = document.querySelector(keep.lists.map((list) => `${list} ${wanted}`).join(", "));
+  if (again) again.focus();
+}
+
 let eventCy = null;
 
 async function loadEvents() {
@@ -1101,6 +1118,7 @@ async function loadEvents() {
   setStory(data.events);
   $("branch-name").textContent = (data.branch ? `(${data.branch})` : "(detached)") +
     (data.total > data.events.length ? ` · the last ${data.events.length} of ${data.total} events` : "");
+  const keep = focusedMark(["#timeline", "#chains"]);
   $("timeline").replaceChildren(...data.events.map((e) => el("li", {}, el("button", {
     type: "button", "data-commit": e.commit, "aria-current": e.commit === state.event ? "true" : null,
     "aria-label": `event ${e.seq}: ${e.content}`, onclick: () => selectEvent(e.commit).then(() => $("event-title").focus()),
@@ -1114,6 +1132,7 @@ async function loadEvents() {
       el("button", { type: "button", "data-chain-reuse": String(c.n), onclick: () => replayChain(c, true) },
         "Replay as recorded…"))))
     : [el("li", { class: "tag" }, "none")]));
+  refocus(keep);
   loadLines();
   renderEventGraph(data);
   await loadPending();
