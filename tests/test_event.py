@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from helpers import CLI, edit_node, git, node_file, read_node, rel_path, write_node
 
 
@@ -306,3 +307,57 @@ def test_an_event_refused_as_busy_is_kept(narr: CLI, world: Path) -> None:
     narr("event", "--retry")
     assert narr.json("log", "-n", "1")["items"][0]["content"] == "Typed while another narr was writing"
     assert narr.json("status")["failed_events"] == []
+
+
+def test_an_event_that_names_a_node_walks_the_world_once(narr: CLI, world: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Resolving "Lin Yuan" needs the world as edited, and so does the event: one scan serves
+    both, and the hand edit it found is still recorded."""
+    from narrative.store import worktree
+
+    scans = []
+    real = worktree.scan
+    monkeypatch.setattr(worktree, "scan", lambda wr, tree: scans.append(1) or real(wr, tree))
+    edit_node(world, "lin-xue", state={"mood": "edited by hand"})
+    rec = narr.json("event", "Dusk", "--diffuser", "explicit", "--set", "Lin Yuan.state.mood=wary")
+    assert len(scans) == 1
+    assert {c["target"] for c in rec["edits"]} == {"lin-xue"}
+    assert "edited by hand" in json.dumps(rec["edits"])
+    assert read_node(world, "lin-yuan")["state"]["mood"] == "wary"
+    assert narr.json("status")["edits"] == []
+
+
+def test_a_scan_is_the_events_only_under_the_same_hold_of_the_lock(world: Path) -> None:
+    """Between two holds another narr may write, and a rewritten index says something moved:
+    either way the event scans again and finds the edit made meanwhile."""
+    from narrative.store import worktree
+    from narrative.store.worldrepo import WorldRepo
+
+    wr = WorldRepo.open(world)
+    try:
+        tree = wr.head_commit().tree
+        with wr.lock:
+            assert worktree.scan_for_reader(wr, tree).edits == {}
+        edit_node(world, "lin-xue", state={"mood": "between two holds"})
+        with wr.lock:
+            assert set(worktree.scan_for_event(wr, tree).edits) == {"lin-xue"}
+
+        with wr.lock:
+            worktree.scan_for_reader(wr, tree)
+            edit_node(world, "lin-yuan", state={"mood": "added to the index"})
+            git(world, "add", "-A")
+            assert set(worktree.scan_for_event(wr, tree).edits) == {"lin-xue", "lin-yuan"}
+            assert wr.kept_scan is None
+    finally:
+        wr.close()
+
+
+def test_an_event_naming_a_node_beside_a_busy_writer_is_kept(narr: CLI, world: Path) -> None:
+    from narrative.store.worldrepo import WorldRepo
+
+    wr = WorldRepo.open(world)
+    with wr.lock:
+        narr("event", "Dusk", "--set", "Lin Yuan.state.mood=wary", expect=15)
+    wr.close()
+    narr("event", "--retry")
+    assert read_node(world, "lin-yuan")["state"]["mood"] == "wary"

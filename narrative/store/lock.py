@@ -119,6 +119,9 @@ class WriteLock:
         self.timeout = lock_timeout() if timeout is None else timeout
         self._lock: Any = None  # a _Flock, or a filelock lock where fcntl does not exist
         self._depth = 0
+        # How many times this object has taken the lock: what was seen under one hold is
+        # still so under it, as no other narr process can have written meanwhile.
+        self.holds = 0
 
     @property
     def holder_path(self) -> Path:
@@ -150,6 +153,7 @@ class WriteLock:
             raise _refused(exc, self.holder_path) from None
         self._lock = lock
         self._depth = 1
+        self.holds += 1
 
     def _wait(self, lock: Any, timed_out: type[Exception]) -> None:
         """Take ``lock`` within the timeout, or give up when this thread's write is called off

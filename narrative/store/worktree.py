@@ -458,7 +458,20 @@ def scan_for_event(wr: WorldRepo, head_tree: Tree | None) -> HandEdits:
     """
     if wr.batch is not None and wr.batch.clean:
         return HandEdits()
+    kept, wr.kept_scan = wr.kept_scan, None
+    if kept is not None and kept[0] == _scan_key(wr, head_tree):
+        return kept[1]
     return scan(wr, head_tree)
+
+
+def _scan_key(wr: WorldRepo, head_tree: Tree | None) -> tuple[object, ...] | None:
+    """What a scan found holds while this key does: the same hold of the write lock (no other
+    narr process wrote), the same HEAD tree and the very index file (nothing of this process
+    rewrote it). None outside the lock: there nothing seen stays so."""
+    if not wr.lock.held:
+        return None
+    return (wr.lock.holds, str(head_tree.id) if head_tree is not None else None,
+            watch.index_sig(wr.git_dir))
 
 
 def scan_for_reader(wr: WorldRepo, head_tree: Tree | None) -> HandEdits:
@@ -469,7 +482,14 @@ def scan_for_reader(wr: WorldRepo, head_tree: Tree | None) -> HandEdits:
     beside a running writer they scan without refreshing.
     """
     watcher = watch.for_git_dir(wr.git_dir)
-    if wr.lock.held or (watcher is not None and watcher.trusted()) or not wr.lock.try_acquire():
+    if wr.lock.held:
+        # An event under the same hold (its names resolved first) reuses this scan: a walk
+        # of the world each, not two.
+        found = scan(wr, head_tree)
+        key = _scan_key(wr, head_tree)
+        wr.kept_scan = (key, found) if key is not None else None
+        return found
+    if (watcher is not None and watcher.trusted()) or not wr.lock.try_acquire():
         # (a scan the watcher narrows never refreshes the index: no lock to take)
         return scan(wr, head_tree)
     try:

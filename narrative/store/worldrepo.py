@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from narrative.store.batch import Batch
     from narrative.store.catalog import Catalog
+    from narrative.store.worktree import HandEdits
 
 
 _CACHE_TUNED = False
@@ -100,6 +101,9 @@ class WorldRepo:
         # The batch this handle runs in (narrative.store.batch), or None: one object with
         # its own state, set and cleared only by ``batch()``.
         self.batch: Batch | None = None
+        # A scan of the hand edits made under the write lock, for the event that follows it
+        # under the same hold (narrative.store.worktree.keep_scan): set and read only there.
+        self.kept_scan: tuple[tuple[object, ...], HandEdits] | None = None
         self._scratch: Path | None = None  # a reader's copy of the catalog (read-only world)
         self._found: str | None = None  # the repository as discovered: where a lent handle goes back
         self._lent_back = False
