@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from helpers import node_file, read_node
 from test_studio import browser, narr_json, studio, world_now
-from test_studio_live import _open
+from test_studio_live import _open, slow_double_click
 
 __all__ = ["browser"]
 
@@ -49,8 +49,11 @@ def test_a_new_node_from_the_page(flat_world: Path, browser: Any) -> None:
         page.fill("#new-kind", "person")
         page.select_option("#new-lifecycle", "permanent")
         page.fill("#new-summary", "A healer at the ferry")
-        page.dblclick("#new-node-create")  # a double click makes one node
-        page.wait_for_function("document.querySelector('#node-title').textContent.includes('Wei Lan')")
+        # A double click makes one node, and its second click does not land on the page the
+        # closed dialog uncovers.
+        shown = "document.querySelector('#node-title').textContent.includes('Wei Lan')"
+        assert slow_double_click(page, "#new-node-create", shown) == 0
+        page.wait_for_function(shown)
         assert "wei-lan" in _message(page, "ok")
         node = read_node(root, "wei-lan")
         assert (node["name"], node["aliases"], node["kind"], node["summary"]) == (

@@ -1629,8 +1629,18 @@ function debounce(fn, ms) {
   return (...args) => { clearTimeout(t); t = setTimeout(() => fn(...args), ms); };
 }
 
+/* A double click is one press. Its second click would save or create twice once the first
+   write has answered (a slow machine takes longer between the two than the server needs), or,
+   where the first closed a dialog, land on whatever lay beneath it. Text fields keep theirs. */
+function oneClickPerPress(evt) {
+  if (evt.detail < 2 || evt.target.closest("input, textarea, select")) return;
+  evt.preventDefault();
+  evt.stopImmediatePropagation();
+}
+
 function start() {
   timings.start = performance.now();
+  document.addEventListener("click", oneClickPerPress, true);
   const fs = $("filter-layer");
   for (const layer of LAYERS) {
     fs.append(el("label", {}, el("input", { type: "checkbox", value: layer, checked: true,
