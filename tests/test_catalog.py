@@ -148,3 +148,74 @@ def test_a_server_brings_the_catalog_along_after_the_answer(world: Path) -> None
     assert _catalog_tree(world) == _head_world(world)
     assert any(node["name"] == "Lin Y" for node in narr.json("nodes")["items"])
 
+
+
+NODE_TABLES = ("nodes", "names", "edges", "refs", "node_text_src", "in_view")
+
+
+def node_rows(path: Path) -> dict[str, object]:
+    """Every row the world's nodes give the catalog, table by table, and its indexes."""
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    try:
+        out: dict[str, object] = {t: sorted(db.execute(f"SELECT * FROM {t}").fetchall())
+                                  for t in NODE_TABLES}
+        out["indexes"] = sorted(db.execute(
+            "SELECT name, tbl_name, sql FROM sqlite_master WHERE type='index'").fetchall())
+        return out
+    finally:
+        db.close()
+
+
+def test_a_catalog_made_from_nothing_is_the_one_events_kept(world: Path) -> None:
+    """Rows written node by node as events go (creations, relations, names, an end) and rows
+    written in bulk from the tree alone, indexes made again after them: the same catalog."""
+    from helpers import CLI
+
+    narr = CLI(world)
+    narr("event", "Wei Lan arrives", "--diffuser", "explicit", "--create", _node_file(world))
+    narr("event", "Dusk", "--diffuser", "explicit", "--set", "lin-yuan.state.location=wei-lan",
+         "--relate", "lin-yuan:trusts:wei-lan", "--set", "wei-lan.aliases=[\"魏兰\"]")
+    narr("event", "The ring is gone", "--diffuser", "explicit", "--expire", "black-ring")
+    narr("nodes")
+    path = world / ".git" / "narr" / "catalog.sqlite"
+    followed = node_rows(path)
+    assert followed["indexes"] and any(r[0] == "wei-lan" for r in followed["nodes"])  # type: ignore[union-attr]
+    for p in path.parent.glob("catalog.sqlite*"):
+        p.unlink()
+    narr("nodes")
+    assert node_rows(path) == followed
+
+
+def test_a_rebuild_cut_short_leaves_the_catalog_it_had(world: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from narrative.store.catalog import nodes
+
+    with WorldRepo.open(world) as wr:
+        head = wr.head_commit()
+        assert head is not None
+        wr.catalog_at(head.tree)
+        path = wr.narr_dir / "catalog.sqlite"
+        before = node_rows(path)
+        wr.catalog.db.execute("DELETE FROM meta WHERE key='tree'")  # forgotten: made again
+
+        def boom(self: object, db: object) -> None:
+            raise Boom
+
+        monkeypatch.setattr(nodes._Rows, "write", boom)
+        with pytest.raises(Boom):
+            wr.catalog.sync(wr.repo, wr.world_tree_id(head.tree), wr.config.layout)
+        assert node_rows(path) == before
+
+
+def _node_file(world: Path) -> str:
+    import json
+
+    spec = world.parent / "wei-lan.json"
+    spec.write_text(json.dumps({"id": "wei-lan", "name": "Wei Lan", "layer": "character",
+                                "kind": "healer", "always_in_view": True,
+                                "state": {"location": "ferry"},
+                                "relations": {"owes": {"lin-yuan": {"what": "a boat"}}}}),
+                    encoding="utf-8")
+    return str(spec)
