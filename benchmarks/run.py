@@ -326,6 +326,13 @@ def section_startup(bench: Bench) -> None:
                 lambda r: run_timed([sys.executable, "-c", "import pygit2"], cwd)),
         Variant("python -c 'import narrative.cli'",
                 lambda r: run_timed([sys.executable, "-c", "import narrative.cli"], cwd)),
+        # What a cold command pays before any work, by dependency: click for every command,
+        # pygit2 for what writes or compares the working tree, pydantic and narr's models
+        # for an event.
+        Variant("python -c 'import click'",
+                lambda r: run_timed([sys.executable, "-c", "import click"], cwd)),
+        Variant("python -c 'import narrative.model'",
+                lambda r: run_timed([sys.executable, "-c", "import narrative.model"], cwd)),
     ]
     series = alternate(variants, bench.profile.startup_rounds, warmup=min(2, bench.profile.startup_rounds))
     comparison(bench, "narr --version", "git --version", "no world", series,
