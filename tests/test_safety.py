@@ -27,6 +27,7 @@ from narrative.delta.request import EventRequest
 from narrative.engine.event import run_event
 from narrative.model import CreateOp, Delta, Node, RelateOp, SetOp
 from narrative.store import journal, worktree
+from narrative.store.catalog import nodes as catalog_nodes
 from narrative.store.lock import WriteLock
 from narrative.store.worldrepo import WorldRepo
 
@@ -392,7 +393,8 @@ def _fault(name: str, mp: pytest.MonkeyPatch) -> None:
 
         def apply(self: Catalog, *args: Any, **kwargs: Any) -> None:
             with pytest.MonkeyPatch.context() as inner:
-                inner.setattr(Catalog, "_insert", _fail_on_call(2, Catalog._insert))
+                # the old rows are gone, the first node's new ones gathered: then the crash
+                inner.setattr(catalog_nodes._Rows, "add", _fail_on_call(2, catalog_nodes._Rows.add))
                 real_apply(self, *args, **kwargs)
 
         mp.setattr(Catalog, "apply", apply)
