@@ -34,15 +34,17 @@ def _open(browser: Any, url: str) -> tuple[Any, Any, list[str]]:
 def slow_double_click(page: Any, selector: str, answered: str) -> int:
     """A double click as a loaded machine delivers it: the first click's write has answered
     (``answered``, a condition in the page) before the second click (detail 2) lands at the
-    same spot. Returns how many clicks reached the page's own handlers after the first."""
+    same spot. Returns how many of the second press's events (down, up, click) reached the
+    page's own handlers."""
     target = page.locator(selector)
-    target.scroll_into_view_if_needed()
+    target.click(trial=True)  # visible, still and enabled: where the press will land
     box = target.bounding_box()
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     page.mouse.click(x, y)
     page.wait_for_function(answered)
     page.evaluate("""() => { window.laterClicks = 0;
-        document.addEventListener("click", () => { window.laterClicks += 1; }); }""")
+        for (const type of ["mousedown", "mouseup", "click"])
+          document.addEventListener(type, () => { window.laterClicks += 1; }); }""")
     page.mouse.move(x, y)
     page.mouse.down(click_count=2)
     page.mouse.up(click_count=2)
@@ -264,6 +266,10 @@ def test_bad_input_from_the_page(flat_world: Path, browser: Any) -> None:
         one.wait_for_selector("#node-message.ok")
         assert saves == ["PUT"]
         assert json.loads(path.read_text())["state"]["goal"] == "from the first tab"
+        one.locator("#node-title").scroll_into_view_if_needed()
+        box = one.locator("#node-title").bounding_box()  # text: a double click selects a word
+        one.mouse.dblclick(box["x"] + 4, box["y"] + box["height"] / 2)
+        assert one.evaluate("window.getSelection().toString().trim()") == "Lin"
         two.click("#node-save")
         two.wait_for_selector("#confirm[open]")
         assert "changed since this page loaded it" in two.inner_text("#confirm-text")

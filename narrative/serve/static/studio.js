@@ -1629,18 +1629,29 @@ function debounce(fn, ms) {
   return (...args) => { clearTimeout(t); t = setTimeout(() => fn(...args), ms); };
 }
 
-/* A double click is one press. Its second click would save or create twice once the first
+/* A double click is one press. Its second press would save or create twice once the first
    write has answered (a slow machine takes longer between the two than the server needs), or,
-   where the first closed a dialog, land on whatever lay beneath it. Text fields keep theirs. */
-function oneClickPerPress(evt) {
-  if (evt.detail < 2 || evt.target.closest("input, textarea, select")) return;
+   where the first closed a dialog, land on whatever lay beneath it: a node of the graph, which
+   takes presses, not clicks, opens then. So the second press of a button, of the graphs, or
+   of anything other than what the first pressed goes nowhere; a double click on text still
+   selects a word, and text fields keep theirs. */
+let firstPressed = null;
+
+function onePressPerDoubleClick(evt) {
+  if (evt.detail < 2) {
+    if (evt.type === "mousedown") firstPressed = evt.target;
+    return;
+  }
+  const target = evt.target;
+  if (!(target instanceof Element) || target.closest("input, textarea, select")) return;
+  if (target === firstPressed && !target.closest("button, summary, .graph")) return;
   evt.preventDefault();
   evt.stopImmediatePropagation();
 }
 
 function start() {
   timings.start = performance.now();
-  document.addEventListener("click", oneClickPerPress, true);
+  for (const type of ["mousedown", "mouseup", "click"]) window.addEventListener(type, onePressPerDoubleClick, true);
   const fs = $("filter-layer");
   for (const layer of LAYERS) {
     fs.append(el("label", {}, el("input", { type: "checkbox", value: layer, checked: true,
