@@ -102,7 +102,7 @@ class WorldRepo:
         # its own state, set and cleared only by ``batch()``.
         self.batch: Batch | None = None
         # A scan of the hand edits made under the write lock, for the event that follows it
-        # under the same hold (narrative.store.worktree.keep_scan): set and read only there.
+        # under the same hold: set by worktree.scan_for_reader, taken by worktree.scan_for_event.
         self.kept_scan: tuple[tuple[object, ...], HandEdits] | None = None
         self._scratch: Path | None = None  # a reader's copy of the catalog (read-only world)
         self._found: str | None = None  # the repository as discovered: where a lent handle goes back
