@@ -327,6 +327,22 @@ def test_an_event_that_names_a_node_walks_the_world_once(narr: CLI, world: Path,
     assert narr.json("status")["edits"] == []
 
 
+def test_the_studios_composer_walks_the_world_once_too(world: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from narrative.serve.studio import compose
+    from narrative.store import worktree
+    from narrative.store.worldrepo import WorldRepo
+
+    scans = []
+    real = worktree.scan
+    monkeypatch.setattr(worktree, "scan", lambda wr, tree: scans.append(1) or real(wr, tree))
+    with WorldRepo.open(world) as wr:
+        answer = compose(wr, {"content": "Dusk", "diffuser": "explicit",
+                              "set": ["Lin Yuan.state.mood=wary"]})
+    assert len(scans) == 1 and answer["commit"]
+    assert read_node(world, "lin-yuan")["state"]["mood"] == "wary"
+
+
 def test_a_scan_is_the_events_only_under_the_same_hold_of_the_lock(world: Path) -> None:
     """Between two holds another narr may write, and a rewritten index says something moved:
     either way the event scans again and finds the edit made meanwhile."""

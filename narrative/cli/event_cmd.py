@@ -116,11 +116,7 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
             raise click.UsageError("--at needs a story time (\"Day 3, dusk\"); leave it out for none")
         name = diffuser_name or default_name(wr)
         diffuser = get_diffuser(name, wr)
-        # The lock, when free, is held from the names to the event: the scan that resolves
-        # a name is then the event's too (a walk of the world, not two), and no other event
-        # comes between. A busy lock is the event's to wait for, so its words are kept.
-        held = wr.lock.try_acquire()
-        try:
+        with engine.names_then_event(wr):
             try:
                 request = _request(wr, content, sets, unsets, relates, unrelates, creates,
                                    expires, delta_file, narrative_text, timestamp, close_scene)
@@ -140,9 +136,6 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
             request.accept = sorted(set(accept))
             request.large = large
             result = engine.run_event(wr, request, dry_run=dry_run, diffuser=diffuser)
-        finally:
-            if held:
-                wr.lock.release()
     _print_result(wr, result, as_json)
 
 

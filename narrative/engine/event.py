@@ -10,6 +10,8 @@ request so it can be retried.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -96,6 +98,21 @@ def held_json(held: Any, content: str, dry_run: bool) -> dict[str, Any]:
     else:
         command = shlex.join(["narr", "event", held.words, "--diffuser", "explicit", *flags])
     return {**held.model_dump(mode="json"), "flags": flags, "command": command}
+
+
+@contextmanager
+def names_then_event(wr: WorldRepo) -> Iterator[None]:
+    """Around an event's name resolution and the event itself: the write lock, when it is free
+    now, so the scan a name takes (the world as edited) is the event's own too, a walk of the
+    world, not two, and no other event comes between. A busy lock is left to the event, which
+    waits for it and keeps its words when it cannot have it (see
+    :func:`narrative.store.worktree.scan_for_event`)."""
+    held = wr.lock.try_acquire()
+    try:
+        yield
+    finally:
+        if held:
+            wr.lock.release()
 
 
 def now_utc() -> datetime:

@@ -262,7 +262,7 @@ def compose(wr: WorldRepo, body: dict[str, Any]) -> Any:
     from narrative.delta import flags
     from narrative.delta.request import EventRequest
     from narrative.diffusers.base import default_name, get_diffuser
-    from narrative.engine.event import run_event
+    from narrative.engine.event import names_then_event, run_event
     from narrative.engine.naming import Names
 
     content = _opt(body, "content")
@@ -272,16 +272,18 @@ def compose(wr: WorldRepo, body: dict[str, Any]) -> Any:
     accept = body.get("accept") or []
     if not isinstance(accept, list) or not all(type(n) is int for n in accept):
         raise _invalid("\"accept\" must be a list of the held-back changes' numbers")
-    names = Names(wr) if any(lists.values()) else None
-    delta = flags.build_delta(sets=lists["set"], unsets=lists["unset"], relates=lists["relate"],
-                              unrelates=lists["unrelate"], expires=lists["expire"], names=names,
-                              references=set(wr.config.reference_labels))
-    name = _opt(body, "diffuser") or default_name(wr)
-    diffuser = get_diffuser(name, wr)
-    request = EventRequest(content=content, delta=delta, diffuser=name, timestamp=_opt(body, "at") or None,
-                           narrative_text=_opt(body, "text") or None,
-                           close_scene=bool(body.get("close_scene")), accept=accept)
-    return run_event(wr, request, dry_run=bool(body.get("dry_run")), diffuser=diffuser).to_json()
+    with names_then_event(wr):
+        names = Names(wr) if any(lists.values()) else None
+        delta = flags.build_delta(sets=lists["set"], unsets=lists["unset"], relates=lists["relate"],
+                                  unrelates=lists["unrelate"], expires=lists["expire"], names=names,
+                                  references=set(wr.config.reference_labels))
+        name = _opt(body, "diffuser") or default_name(wr)
+        diffuser = get_diffuser(name, wr)
+        request = EventRequest(content=content, delta=delta, diffuser=name,
+                               timestamp=_opt(body, "at") or None,
+                               narrative_text=_opt(body, "text") or None,
+                               close_scene=bool(body.get("close_scene")), accept=accept)
+        return run_event(wr, request, dry_run=bool(body.get("dry_run")), diffuser=diffuser).to_json()
 
 
 def typed(name: str, value: Any) -> dict[str, Any]:
