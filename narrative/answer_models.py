@@ -47,6 +47,45 @@ class EventRef(TypedDict):
 
 
 @with_config(_CLOSED)
+class SceneRecord(TypedDict):
+    """A scene of a chapter: its place in the chapter's text and its sentences."""
+
+    number: int
+    title: str | None
+    start: int
+    end: int
+    first_sentence: int
+    sentences: int
+
+
+@with_config(_CLOSED)
+class ChapterRecord(TypedDict):
+    """A chapter's own record (its commit's): the text, the scenes, the summary."""
+
+    number: int
+    title: str | None
+    text: str
+    language: str
+    scenes: list[SceneRecord]
+    sentences: int
+    events: int
+    summary: str
+    nodes: list[str]
+    digest: str
+    key: str | None
+
+
+@with_config(_CLOSED)
+class InChapterRef(TypedDict):
+    """Where an event told in a chapter stands in it."""
+
+    chapter: str
+    number: int
+    sentence: int
+    scene: int
+
+
+@with_config(_CLOSED)
 class StoredRecord(TypedDict):
     """An event's record as its commit holds it: what every event answer carries."""
 
@@ -68,6 +107,8 @@ class StoredRecord(TypedDict):
     merged: str | None
     explicit: list[Op]
     joined: NotRequired[dict[str, str]]
+    chapter: NotRequired[ChapterRecord]
+    in_chapter: NotRequired[InChapterRef]
 
 
 @with_config(_CLOSED)

@@ -329,13 +329,60 @@ class Delta(BaseModel):
 # --- event record -----------------------------------------------------------------------
 
 
+class Scene(BaseModel):
+    """A scene of a chapter: where it lies in the chapter's text and which sentences it holds."""
+
+    model_config = ConfigDict(extra="forbid", title="narr scene")
+
+    number: int = Field(ge=1)
+    title: str | None = Field(default=None, description="The heading that opened it, if any.")
+    start: int = Field(ge=0, description="Offset of its first character in the chapter's text.")
+    end: int = Field(ge=0, description="Offset just past its last character.")
+    first_sentence: int = Field(ge=1, description="The number of its first sentence in the chapter.")
+    sentences: int = Field(ge=0)
+
+
+class ChapterData(BaseModel):
+    """A chapter as its own commit records it: the whole text, its scenes, its summary.
+
+    The events told in it follow that commit on the story line, each naming it
+    (:class:`InChapter`), so the chapter's first and last event are read from the line.
+    """
+
+    model_config = ConfigDict(extra="forbid", title="narr chapter")
+
+    number: int = Field(ge=1)
+    title: str | None = None
+    text: str
+    language: str = Field(description="en, zh, or mixed: the language its summary is in.")
+    scenes: list[Scene] = Field(default_factory=list)
+    sentences: int = Field(ge=0)
+    events: int = Field(ge=0, description="How many events the chapter was recorded as.")
+    summary: str = ""
+    nodes: list[str] = Field(default_factory=list,
+                             description="The nodes its events changed (for the brief).")
+    digest: str = Field(description="sha256 of the text: the same draft recorded twice is seen.")
+    key: str | None = Field(default=None, description="The idempotency key it was recorded with.")
+
+
+class InChapter(BaseModel):
+    """Where an event stands in the chapter it was told in."""
+
+    model_config = ConfigDict(extra="forbid", title="narr place in a chapter")
+
+    chapter: str = Field(description="The id of the chapter's own record.")
+    number: int = Field(ge=1, description="The chapter's number.")
+    sentence: int = Field(ge=1, description="The sentence's number in the chapter (from 1).")
+    scene: int = Field(ge=1)
+
+
 class EventRecord(BaseModel):
     """The record sealed in an event's commit (its message body)."""
 
     model_config = ConfigDict(extra="forbid", title="narr event record")
 
     narr: int = Field(default=FORMAT_VERSION, description="Record format version.")
-    kind: Literal["genesis", "event", "merge"] = "event"
+    kind: Literal["genesis", "event", "merge", "chapter"] = "event"
     id: str
     parent: str | None
     content: str
@@ -362,6 +409,11 @@ class EventRecord(BaseModel):
                     "name, the merged line's id -> the id kept. Later merges of that line "
                     "apply it again. Written only when not empty.",
     )
+    chapter: ChapterData | None = Field(
+        default=None, description="A chapter's own record (kind chapter). Written only when set.")
+    in_chapter: InChapter | None = Field(
+        default=None, description="An event told in a chapter: which one, and at which sentence. "
+                                  "Written only when set.")
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:

@@ -110,11 +110,11 @@ def test_json_output_is_json(narr: CLI, world: Path, tmp_path: Path) -> None:
     """--json is real: each data command's output parses, names its shape and version, and
     carries the fields the text shows; a list comes as the answer's items."""
     rec = narr.json("event", "A beat", "--set", "lin-yuan.state.mood=calm")
-    assert rec["schema"] == "narr.event/1"
+    assert rec["schema"] == "narr.event/2"
     assert rec["content"] == "A beat" and rec["commit"]
     assert narr.json("show")["id"] == rec["id"]
     log = narr.json("log")
-    assert log["schema"] == "narr.log/1" and set(log) == {"schema", "items"}
+    assert log["schema"] == "narr.log/2" and set(log) == {"schema", "items"}
     assert log["items"][0]["id"] == rec["id"]
     assert narr.json("get", "lin-yuan", "state.mood") == {
         "schema": "narr.get_value/1", "node": "lin-yuan", "field": "state.mood", "value": "calm"}
@@ -129,7 +129,7 @@ def test_json_output_is_json(narr: CLI, world: Path, tmp_path: Path) -> None:
     assert narr.json("status")["edits"] == []
     assert narr.json("check")["ok"] is True
     named = {"branch": "narr.branches/1", "chains": "narr.chains/1", "reflog": "narr.reflog/1",
-             "edits": "narr.edits/1", "failed": "narr.failed/1", "status": "narr.status/1",
+             "edits": "narr.edits/1", "failed": "narr.failed/1", "status": "narr.status/2",
              "check": "narr.check/1", "threads": "narr.threads/1", "brief": "narr.brief/1",
              "graph": "narr.graph_sizes/1"}
     for name, schema in named.items():

@@ -40,7 +40,7 @@ from pydantic import ValidationError
 
 from narrative import fields
 from narrative.delta.draft import Draft
-from narrative.delta.proposal import HeldChange
+from narrative.delta.proposal import HeldChange, Origin
 from narrative.diffusers import budget, clauses, patterns, referents
 from narrative.diffusers.base import Proposal, register
 from narrative.diffusers.context import DisjointSpans, Mention, find_mentions
@@ -268,6 +268,8 @@ class RulesDiffuser:
         ops = _compact(builder.ops) if compact else builder.ops
         proposal = Proposal(delta=Delta(ops=ops, close_scene=builder.close_scene),
                             notes=notes)
+        proposal.origins = [Origin(op=op, rule=o[0], source=o[1], words=o[2]) for op in ops
+                            if (o := builder.origins.get(id(op))) is not None]
         proposal.held = [HeldChange(n=h.n, rule=h.rule, source=h.source, words=h.words,
                                     reason=h.reason, ops=h.ops) for h in held if h.ops]
         return proposal, unmet
@@ -352,7 +354,10 @@ class RulesDiffuser:
             found = [u for req in each.rule.requires
                      if (u := _check(req, env, each)) is not None]
             unmet.extend(found)
+            made = len(builder.ops)
             skipped = builder.fire(each.rule, env)
+            for op in builder.ops[made:]:
+                builder.origins.setdefault(id(op), (each.rule.rule.id, each.rule.source, words))
             applied += 1
             bound = ", ".join(f"{k}={v}" for k, v in env.values.items() if v is not None)
             text_of = f"{words!r}" + (f" ({bound})" if bound else "")
@@ -835,6 +840,7 @@ class _Builder:
         self.close_scene = False
         self.changes = 0  # operations that changed the scratch world ("already so" when none did)
         self._touched: dict[str, int] = {}  # node -> how many of the operations are about it
+        self.origins: dict[int, tuple[str, str, str]] = {}  # id(op) -> (rule, source, words)
 
     def current(self, node_id: str) -> NodeDict | None:
         return self.draft.current(node_id)
@@ -882,10 +888,10 @@ class _Builder:
         none when they would change nothing."""
         cp = self.draft.checkpoint()
         draft, ops, touched = self.draft, list(self.ops), dict(self._touched)
-        changes, close = self.changes, self.close_scene
+        changes, close, origins = self.changes, self.close_scene, dict(self.origins)
         work()
         made = self.ops[len(ops):] if self.changes > changes else []
-        self.ops, self._touched = ops, touched
+        self.ops, self._touched, self.origins = ops, touched, origins
         self.changes, self.close_scene = changes, close
         self.draft = draft
         self.draft.rollback(cp)

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from narrative import safejson
+from narrative.store.catalog import chapters
 from narrative.store.objects import Commit, git_commit
 
 if TYPE_CHECKING:
@@ -231,6 +232,7 @@ class StoryIndex:
                                     _dump(ch["old_value"]) if "old_value" in ch else None,
                                     _dump(ch["new_value"]) if "new_value" in ch else None))
         db.executemany("INSERT INTO writes VALUES (?,?,?,?,?,?,?)", rows)
+        chapters.index_record(db, cid, rec)
         db.executemany("INSERT INTO ended VALUES (?,?,?)", _ended_names(rows))
         if parent is None:
             return
