@@ -419,6 +419,141 @@ class ReplayAnswer(_Versioned):
     conflict: NotRequired[ReplayConflict]
 
 
+@with_config(_CLOSED)
+class ProposedChangeJson(TypedDict):
+    """One numbered change of a chapter's review: the op (null: the sentence closes the scene),
+    what it does (old -> new), and the rule and words that made it."""
+
+    n: int
+    sentence: int
+    scene: int
+    kind: str
+    op: Op | None
+    changes: list[Change]
+    rule: str | None
+    source: str | None
+    words: str
+
+
+@with_config(_CLOSED)
+class SentenceReviewJson(TypedDict):
+    """A sentence of a chapter's review: where it lies, its numbered changes, those added by
+    hand, what follows from them, what was held back and what contradicts the world."""
+
+    number: int
+    scene: int
+    start: int
+    end: int
+    text: str
+    changes: list[int]
+    added: list[Op]
+    effects: list[Change]
+    expired: dict[str, str]
+    held: list[Obj]
+    notes: list[str]
+    findings: list[Obj]
+    remarks: list[Obj]
+
+
+@with_config(_CLOSED)
+class ChapterReviewJson(TypedDict):
+    """A chapter read on the world, nothing written."""
+
+    number: int
+    title: str | None
+    language: str
+    heading: str
+    digest: str
+    head: str
+    diffuser: str | None
+    review: str
+    edits: int
+    scenes: list[SceneRecord]
+    sentences: list[SentenceReviewJson]
+    changes: list[ProposedChangeJson]
+    findings: list[Obj]
+    held: list[Obj]
+    warnings: list[str]
+    replaces: Obj | None
+
+
+@with_config(_CLOSED)
+class ToldEvent(TypedDict):
+    """An event a chapter was recorded as."""
+
+    id: str
+    commit: NotRequired[str]
+    sentence: int
+    scene: int
+    content: str
+    changes: int
+
+
+@with_config(_CLOSED)
+class ChapterListed(TypedDict):
+    """A chapter as a list shows it: ``events_on_line`` those still on the story line, ``line``
+    the branch a merge brought it from (null: the line's own)."""
+
+    id: str
+    commit: str
+    number: int
+    title: str | None
+    heading: str
+    summary: str
+    language: str
+    sentences: int
+    events: int
+    events_on_line: int
+    first: Obj | None
+    last: Obj | None
+    key: str | None
+    line: str | None
+
+
+@with_config(_CLOSED)
+class ChapterRecorded(TypedDict):
+    """A chapter just recorded: its own commit, the events it became."""
+
+    id: str
+    commit: str
+    number: int
+    title: str | None
+    heading: str
+    summary: str
+    language: str
+    sentences: int
+    scenes: int
+    events: int
+    first: ToldEvent | None
+    last: ToldEvent | None
+    key: str | None
+    line: str | None
+
+
+@with_config(_CLOSED)
+class ChapterAnswer(_Versioned):
+    """A chapter reviewed (``dry_run``: ``chapter`` null, nothing written) or recorded as one
+    unit (``already``: found recorded with the same key, nothing written again)."""
+
+    dry_run: bool
+    chapter: ChapterRecorded | ChapterListed | None
+    events: list[ToldEvent]
+    accepted: list[int]
+    rejected: list[int]
+    head: str | None
+    already: bool
+    warnings: list[str]
+    kept_paths: list[str]
+    review: ChapterReviewJson | None
+
+
+@with_config(_CLOSED)
+class ChaptersAnswer(_Versioned):
+    """``narr log --chapters``: the chapters, newest first."""
+
+    items: list[ChapterListed]
+
+
 # --- answers only the CLI gives --------------------------------------------------------------
 
 
@@ -1244,6 +1379,7 @@ ANSWERS: dict[str, Any] = {
     "why": WhyAnswer, "history": HistoryAnswer, "search": SearchAnswer, "brief": BriefAnswer,
     "threads": ThreadsAnswer, "audit": AuditAnswer, "event": VersionedEvent, "reset": ResetAnswer,
     "revert": VersionedEvent, "replay": ReplayAnswer, "edit_node": NodeFileAnswer,
+    "chapter": ChapterAnswer,
 }
 """The type of each operation's answer, by operation name."""
 
@@ -1259,7 +1395,8 @@ CLI_ANSWERS: dict[str, Any] = {
     "remote_branches": RemoteBranchesAnswer, "conflicts": ConflictsAnswer,
     "resolve": ConflictsAnswer, "merge_aborted": MergeAbortedAnswer,
     "graph_sizes": GraphSizesAnswer, "graph": GraphAnswer, "connect": ConnectAnswer,
-    "story": StoryAnswer, "codex": CodexAnswer, "vault": VaultAnswer, "studio": StudioAnswer,
+    "story": StoryAnswer, "chapters": ChaptersAnswer, "codex": CodexAnswer,
+    "vault": VaultAnswer, "studio": StudioAnswer,
     "server": ServerAnswer,
 }
 """The type of answers only the CLI gives (and the error every transport gives), by name."""

@@ -11,7 +11,7 @@ from narrative.cli.output import emit_json, json_option, short, value_text, warn
 from narrative.cli.terminal import echo
 
 
-def _finding_lines(f: dict[str, Any]) -> list[str]:
+def finding_lines(f: dict[str, Any]) -> list[str]:
     from narrative.engine.audit import CHECKS
 
     value = value_text(f["value"]) if f["present"] else "(absent)"
@@ -62,7 +62,7 @@ def audit_cmd(ctx: Context, file: Any, at: str | None, as_json: bool) -> None:
         emit_json(d, "audit")
     else:
         for f in d["findings"]:
-            for line in _finding_lines(f):
+            for line in finding_lines(f):
                 echo(line)
         for f in d["notes"]:
             echo(f"note: sentence {f['number']}: {f['message']}: {f['fact']}")

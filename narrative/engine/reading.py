@@ -225,26 +225,35 @@ class Reading:
             diffuser = self.rules
         self.diffuser = diffuser
 
-    def propose(self, number: int, sentence: str) -> Step:
-        """Sentence ``number`` proposed on the world as the chapter has left it, and checked."""
-        view, checks = self.view, self.checks
-        checks.facts.sentences.append(sentence)
+    def propose(self, number: int, sentence: str, *, given: Reviewed | None = None,
+                checks: bool = True, brief: dict[str, Any] | None = None) -> Step:
+        """Sentence ``number`` proposed on the world as the chapter has left it, and checked.
+
+        ``given``: the proposal a kept review holds for it (nothing is asked of the
+        diffuser); ``checks`` False leaves out the continuity checks (a recording, whose
+        review made them); ``brief``: the pack a diffuser that works from one is given."""
+        view, checks_of = self.view, self.checks
+        checks_of.facts.sentences.append(sentence)
         name = "rules" if self.diffuser is None else self.diffuser.name
-        request = EventRequest(content=sentence, diffuser=name)
+        request = EventRequest(content=sentence, diffuser=name, brief=brief)
         unmet: list[Unmet] = []
-        proposal = None
-        if self.diffuser is None or self.diffuser is self.rules:
-            if self.rules is not None:
-                # in audit, every operation in the order of the words: a transfer is
-                # checked at each hand it passes
-                proposal, unmet = self.rules.propose_checked(
-                    view, request, compact=not self.follow, guards=not self.follow)
-        else:
-            proposal = self.diffuser.propose(view, request)
-        found = [checks.from_unmet(sentence, number, u) for u in unmet]
-        reviewed = review(view, proposal, request) if proposal is not None else None
+        reviewed: Reviewed | None = given
+        if given is None:
+            proposal = None
+            if self.diffuser is None or self.diffuser is self.rules:
+                if self.rules is not None:
+                    # in audit, every operation in the order of the words: a transfer is
+                    # checked at each hand it passes
+                    proposal, unmet = self.rules.propose_checked(
+                        view, request, compact=not self.follow, guards=not self.follow)
+            else:
+                proposal = self.diffuser.propose(view, request)
+            reviewed = review(view, proposal, request) if proposal is not None else None
+        if not checks:
+            return Step(number, sentence, reviewed, named=True)
+        found = [checks_of.from_unmet(sentence, number, u) for u in unmet]
         ops = list(reviewed.delta.ops) if reviewed is not None else []
-        more, notes, named = checks.check(sentence, number, ops, unmet)
+        more, notes, named = checks_of.check(sentence, number, ops, unmet)
         seen = {(f.node, f.field) for f in found}  # a rule said it already: one slip, once
         found += [f for f in more if f.check == "apart" or (f.node, f.field) not in seen]
         return Step(number, sentence, reviewed, found, notes, named)

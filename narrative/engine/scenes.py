@@ -171,9 +171,9 @@ def split(text: str, lex: Lexicon | None = None) -> ChapterText:
             pending = None
     n = 0
     for scene in scenes:
-        for k, s in enumerate(scene.sentences):
+        for k, one in enumerate(scene.sentences):
             n += 1
-            scene.sentences[k] = Sentence(n, s.scene, s.start, s.end, s.text)
+            scene.sentences[k] = Sentence(n, one.scene, one.start, one.end, one.text)
     return ChapterText(text, title, number, language_of(text), scenes)
 
 

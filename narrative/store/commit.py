@@ -71,7 +71,7 @@ def seal_chain(view: WorldView, steps: Sequence[tuple[Mapping[str, NodeDict | No
     all_paths: set[str] = set()
     nodes: dict[str, NodeDict | None] = {}
     tree_id = tree.id
-    parents = [head.id, *([merged.id] if merged is not None else [])]
+    parents: list[str] = [head.id, *([merged.id] if merged is not None else [])]
     commits: list[tuple[str, str, EventRecord, str]] = []  # commit, parent, record, message
     for k, (finals, record) in enumerate(steps):
         tree_changes: dict[str, pygit2.Oid | None] = {}
@@ -93,7 +93,7 @@ def seal_chain(view: WorldView, steps: Sequence[tuple[Mapping[str, NodeDict | No
         encoded = records.encode(record)
         commit = _commit(wr, None, encoded, tree_id, parents, when)
         commits.append((str(commit), str(parents[0]), record, encoded))
-        parents = [commit]
+        parents = [str(commit)]
 
     new_tree_obj = repo[tree_id]
     assert isinstance(new_tree_obj, pygit2.Tree)

@@ -61,7 +61,7 @@ class Span(NamedTuple):
     chapter: str
     first_seq: int
     last_seq: int
-    count: int
+    events: int
     first: str
     last: str
 
