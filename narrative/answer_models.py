@@ -261,6 +261,18 @@ class WhyChange(Change):
 
 
 @with_config(_CLOSED)
+class ToldAt(TypedDict):
+    """The chapter an event was told in, and its sentence there."""
+
+    number: int
+    sentence: int
+    scene: int
+    id: str
+    commit: str | None
+    heading: str
+
+
+@with_config(_CLOSED)
 class WhyAnswer(_Versioned):
     """``value`` absent when the field is; ``change`` and the values it wrote when an event set it."""
 
@@ -276,12 +288,14 @@ class WhyAnswer(_Versioned):
     ancestry: list[Obj]
     merged_from: EventRef | None
     ended: Obj | None
+    chapter: ToldAt | None
 
 
 @with_config(_CLOSED)
 class HistoryEvent(EventRef):
     mentioned: bool
     changes: list[Obj]
+    chapter: ToldAt | None
 
 
 @with_config(_CLOSED)
@@ -1031,9 +1045,11 @@ class CommitLine(TypedDict):
 
 
 @with_config(_CLOSED)
-class Chapter(TypedDict):
+class BookEvent(TypedDict):
     """An event of the book: ``number`` its place among the events (reverts not counted),
-    ``story_time`` the time in force, ``scene_break`` where a closed scene breaks."""
+    ``story_time`` the time in force, ``scene_break`` where a closed scene breaks, ``line``
+    the branch a merge brought it from (null: the story line's own), ``chapter`` and
+    ``sentence`` where it stands in the chapter it was told in."""
 
     number: int
     id: str | None
@@ -1045,6 +1061,35 @@ class Chapter(TypedDict):
     close_scene: bool
     scene_break: Literal["before", "after"] | None
     reverted_by: CommitLine | None
+    line: str | None
+    chapter: int | None
+    sentence: int | None
+
+
+@with_config(_CLOSED)
+class BookChapter(TypedDict):
+    """A chapter of the book, told by its own ``text``; ``at`` the index in ``events`` of
+    the first event after it begins, ``events`` how many of them it was recorded as."""
+
+    number: int
+    id: str
+    commit: str
+    title: str | None
+    heading: str
+    summary: str
+    timestamp: str | None
+    story_time: str | None
+    line: str | None
+    events: int
+    at: int
+    text: str | None
+
+
+@with_config(_CLOSED)
+class BookMerge(TypedDict):
+    commit: str
+    id: str | None
+    content: str
 
 
 @with_config(_CLOSED)
@@ -1059,9 +1104,11 @@ class BookRevert(TypedDict):
 
 StoryAnswer = TypedDict("StoryAnswer", {
     "schema": str, "world": str, "from": EventRef | None, "to": EventRef,
-    "events": list[Chapter], "skipped": list[CommitLine], "reverts": list[BookRevert]})
-"""The book: the events after ``from`` (null: from the beginning) up to ``to``; ``skipped``
-the commits on the line that are not events."""
+    "events": list[BookEvent], "chapters": list[BookChapter], "merges": list[BookMerge],
+    "skipped": list[CommitLine], "reverts": list[BookRevert]})
+"""The book: the events after ``from`` (null: from the beginning) up to ``to``, the chapters
+that tell them and the merges that brought some; ``skipped`` the commits on the line that are
+not events."""
 with_config(_CLOSED)(StoryAnswer)
 
 

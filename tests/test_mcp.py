@@ -82,7 +82,7 @@ def test_tools_and_resources_are_listed_with_their_schemas(flat_world: Path) -> 
     assert by_name["reset"].annotations.destructive_hint is True
     assert by_name["brief"].annotations.read_only_hint is True
     why = by_name["why"].output_schema
-    assert why["properties"]["schema"] == {"const": "narr.why/1", "type": "string"}
+    assert why["properties"]["schema"] == {"const": "narr.why/2", "type": "string"}
     assert why["additionalProperties"] is False and "value" in why["properties"]  # the typed answer
     assert [r.uri for r in resources.resources] == ["narr://brief"]
     assert [t.uri_template for t in templates.resource_templates] == ["narr://node/{id}"]

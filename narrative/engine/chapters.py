@@ -186,6 +186,24 @@ def _events_of(wr: WorldRepo, chapter: ChapterInfo, tip: str) -> list[dict[str, 
     return out
 
 
+def places(wr: WorldRepo, commits: list[str]) -> dict[str, dict[str, Any]]:
+    """For each of ``commits`` told in a chapter: the chapter (its number, heading, record id
+    and commit) and the sentence and scene the event was told at."""
+    index = wr.catalog.chapters
+    told = index.told(commits)
+    if not told:
+        return {}
+    rows = index.by_ids(sorted({t.chapter for t in told.values()}))
+    out = {}
+    for commit, t in told.items():
+        row = rows.get(t.chapter)
+        out[commit] = {"number": t.number, "sentence": t.sentence, "scene": t.scene,
+                       "id": t.chapter, "commit": row.commit if row is not None else None,
+                       "heading": heading(row.number, row.title, row.language)
+                       if row is not None else f"Chapter {t.number}"}
+    return out
+
+
 def parse_rev(rev: str) -> int | None:
     """The chapter number ``chapter:N`` names, or None for any other revision."""
     m = CHAPTER_REV.match(rev.strip())

@@ -33,9 +33,11 @@ class EventChanges:
     event: EventInfo
     changes: list[dict[str, Any]] = field(default_factory=list)
     mentioned: bool = False
+    chapter: dict[str, Any] | None = None  # told in a chapter: which, at which sentence
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.event.to_json(), "mentioned": self.mentioned, "changes": self.changes}
+        return {**self.event.to_json(), "mentioned": self.mentioned, "changes": self.changes,
+                "chapter": self.chapter}
 
 
 @dataclass
@@ -210,6 +212,11 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None, *,
     if with_mentions:
         _mark_mentions(wr, story, tip, node_id, names, slot)
     events = sorted(per.values(), key=lambda x: x.event.seq)
+    from narrative.engine.chapters import places
+
+    told = places(wr, [e.event.commit for e in events])
+    for e in events:
+        e.chapter = told.get(e.event.commit)
     return NodeHistory(node_id, exists, at_genesis, events, name, ended)
 
 

@@ -51,6 +51,17 @@ def _expand(wr: WorldRepo, line: list[EventInfo], name: str | None, merge: str |
     return out
 
 
+def merged_lines(wr: WorldRepo, tip: str) -> list[Told]:
+    """Only what the merges of ``tip``'s line brought (cheap when it has none: one query)."""
+    out: list[Told] = []
+    for merge in reversed(wr.catalog.graph.merges_on(tip)):
+        brought = _brought(wr, merge)
+        if brought is not None:
+            branch, infos = brought
+            out.extend(t for t in _expand(wr, infos, branch, merge, DEPTH - 1))
+    return out
+
+
 def _brought(wr: WorldRepo, commit_id: str) -> tuple[str, list[EventInfo]] | None:
     """The branch a merge commit merged and the commits it brought, oldest first (None: not a
     merge)."""

@@ -111,6 +111,16 @@ class ChapterIndex:
             out[chapter.commit] = chapter
         return out
 
+    def by_ids(self, ids: list[str]) -> dict[str, ChapterRow]:
+        """The chapters whose records have these ids (any chain's), by id; ``seq`` is -1."""
+        out = {}
+        for row in self._c._where_in(
+                f"SELECT {_COLUMNS.replace('cur.seq', '-1')} FROM chapters c WHERE c.event_id IN",
+                ids):
+            chapter = ChapterRow.of_row(row)
+            out[chapter.id] = chapter
+        return out
+
     def spans(self, tip: str) -> dict[str, Span]:
         """For each chapter that has events on ``tip``'s chain: their first, last and count."""
         self._c.graph.use_chain(tip)

@@ -301,6 +301,13 @@ class StoryIndex:
         rows = self._c.db.execute(q + " LIMIT ?", (limit,)) if limit is not None else self._c.db.execute(q)
         return list(map(EventInfo.of_row, rows))
 
+    def merges_on(self, tip: str) -> list[str]:
+        """The merge commits of ``tip``'s chain (narr's merges), newest first."""
+        self.use_chain(tip)
+        return [row[0] for row in self._c.db.execute(
+            "SELECT chain.commit_id FROM chain JOIN cur USING (commit_id)"
+            " WHERE chain.kind = 'merge' ORDER BY cur.seq DESC")]
+
     def event_info(self, commit: str) -> EventInfo | None:
         """One indexed commit, or None."""
         row = self._c.db.execute(f"SELECT {_EVENT_COLUMNS} FROM chain WHERE commit_id=?",
