@@ -332,6 +332,14 @@ class BriefHead(EventRef):
 
 
 @with_config(_CLOSED)
+class BriefChapter(TypedDict):
+    """The chapter a brief's summary item stands for."""
+
+    number: int
+    commit: str
+
+
+@with_config(_CLOSED)
 class BriefItem(TypedDict):
     """One line of the brief: the node or event it is about, or the fix of a health warning."""
 
@@ -341,6 +349,7 @@ class BriefItem(TypedDict):
     node: NotRequired[str]
     event: NotRequired[BriefEvent]
     fix: NotRequired[str | None]
+    chapter: NotRequired[BriefChapter]
 
 
 @with_config(_CLOSED)

@@ -14,7 +14,7 @@ from typing import Any
 VERSIONS: dict[str, int] = {
     # the operations of narrative.api.OPERATIONS: the CLI, HTTP and MCP alike
     "status": 2, "list_nodes": 1, "get_node": 1, "log": 2, "show": 2, "branches": 1,
-    "chains": 1, "why": 2, "history": 2, "search": 1, "brief": 1, "threads": 1, "audit": 1,
+    "chains": 1, "why": 2, "history": 2, "search": 1, "brief": 2, "threads": 1, "audit": 1,
     "event": 2, "reset": 1, "revert": 2, "replay": 2, "edit_node": 1, "chapter": 1,
     # answers only the CLI gives
     "adopt": 1, "branch_created": 1, "branch_deleted": 1, "remote_branches": 1,

@@ -7,7 +7,7 @@ OpenAPI document are generated from :data:`narrative.api.OPERATIONS`, a table of
 type. Arguments are validated strictly (a boolean is a JSON boolean, a count a JSON integer; an
 unknown argument is refused) and every violation is an :class:`~narrative.errors.InvalidInputError`
 naming the field. Every answer is a JSON object whose ``"schema"`` field names its shape and
-version (``"narr.brief/1"``): a change of shape bumps the number, so an agent can tell which shape
+version (``"narr.brief/2"``): a change of shape bumps the number, so an agent can tell which shape
 it got. A list is answered as ``{"schema": ..., "items": [...]}``.
 """
 
@@ -138,6 +138,8 @@ class ReplayParams(Params):
 class AuditParams(Params):
     text: Annotated[str, Field(min_length=1, max_length=1_000_000, description="the chapter")]
     at: _At = None
+    budget: Annotated[float, Field(gt=0, le=3600)] | None = Field(
+        None, description="seconds the audit may take (default 120)")
 
 
 class AddedParams(Params):
@@ -342,8 +344,9 @@ def run_replay(wr: WorldRepo, p: ReplayParams) -> Any:
 
 def run_audit(wr: WorldRepo, p: AuditParams) -> Any:
     from narrative.engine.audit import audit
+    from narrative.engine.deadline import DEFAULT_BUDGET
 
-    return audit(wr, p.text, p.at)
+    return audit(wr, p.text, p.at, budget=p.budget or DEFAULT_BUDGET)
 
 
 def run_chapter(wr: WorldRepo, p: ChapterParams) -> Any:

@@ -30,9 +30,11 @@ def finding_lines(f: dict[str, Any]) -> list[str]:
 @click.argument("file", type=InputFile("rb"))
 @click.option("--at", "at", metavar="REV",
               help="Check against the world as it stood at a revision or event.")
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="Stop past this many seconds (default 120), naming how far it read.")
 @json_option
 @pass_context
-def audit_cmd(ctx: Context, file: Any, at: str | None, as_json: bool) -> None:
+def audit_cmd(ctx: Context, file: Any, at: str | None, budget: float | None, as_json: bool) -> None:
     """Check a chapter draft (FILE, or - for stdin) for continuity with the world.
 
     Each sentence is simulated, in order, as a dry-run rules event on a copy of the
@@ -42,7 +44,8 @@ def audit_cmd(ctx: Context, file: Any, at: str | None, as_json: bool) -> None:
     speaking, an ended thing used or present, a thing passed between two people in
     different places, a secret told by someone who does not know it. A secret
     learnt by someone who knew it already is a note. Nothing is written. Exits 20
-    when something contradicts the world, 0 when the chapter is consistent with it.
+    when something contradicts the world, 0 when the chapter is consistent with it,
+    22 when it runs past its time budget (--budget).
 
     \b
     Examples:
@@ -50,11 +53,13 @@ def audit_cmd(ctx: Context, file: Any, at: str | None, as_json: bool) -> None:
       narr audit - --at HEAD~2 < draft.md
     """
     from narrative.engine.audit import audit, read_chapter
+    from narrative.engine.deadline import DEFAULT_BUDGET
     from narrative.errors import ContinuityError
 
     name = getattr(file, "name", "-")
     name = "stdin" if name in ("-", "<stdin>") else str(name)
-    report = audit(ctx.world, read_chapter(file.read(), name), at)
+    report = audit(ctx.world, read_chapter(file.read(), name), at,
+                   budget=budget if budget is not None else DEFAULT_BUDGET)
     for message in report.warnings:
         warn(message)
     d = report.to_json()

@@ -158,14 +158,27 @@ class _Api:
 
             after: list[str] = []
             guarded = self.guarded(work, request, after) if op.writes else work
+            gone = threading.Event()  # the client hung up: a long reading stops at its next check
+
+            def stoppable(inner: Callable[[WorldRepo], Any]) -> Any:
+                from narrative.engine.deadline import stop_when
+
+                with stop_when(gone.is_set):
+                    return self._with_world(inner)
 
             def run() -> Any:
                 if op.writes:
-                    return self.server.submit(lambda: self._with_world(guarded))
-                return self._with_world(work)
+                    return self.server.submit(lambda: stoppable(guarded))
+                return stoppable(work)
+
+            from narrative.engine.deadline import Gone
 
             try:
-                result = await run_in_threadpool(run)
+                result = await _watching(request, gone, run_in_threadpool(run))
+            except Gone:
+                log.info("%s %s stopped: its client hung up; nothing was written",
+                         request.method, request.url.path)
+                return Response(status_code=499)  # nobody reads it
             except NarrError as exc:
                 response: Response = _error(exc)
             except Exception as exc:
@@ -176,6 +189,19 @@ class _Api:
             return self.finish(response, after) if op.writes else response
 
         return handle
+
+
+async def _watching(request: Request, gone: threading.Event, work: Any) -> Any:
+    """Await ``work``, setting ``gone`` should the client hang up meanwhile."""
+    import asyncio
+
+    task = asyncio.ensure_future(work)
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=0.25)
+        if done:
+            return task.result()
+        if not gone.is_set() and await request.is_disconnected():
+            gone.set()
 
 
 async def _arguments(op: Operation, request: Request) -> tuple[dict[str, Any], str, bool]:

@@ -77,6 +77,9 @@ class WorldTools:
         self.readers = ThreadPoolExecutor(4, "narr-mcp-reader", initializer=_warm_thread)
         self._catalog: Any = None
         self._watcher: Any = None
+        # set when the client has gone (standard input closed): work under way stops at its
+        # next check (narrative.engine.deadline), so no thread reads on for nobody
+        self.closing = threading.Event()
 
     def start(self) -> None:
         """Hold the catalog open and watch the files (each a cache: without it, calls still
@@ -100,7 +103,8 @@ class WorldTools:
             log.warning("narr mcp: not watching files (%s)", exc)
 
     def close(self) -> None:
-        self.writer.shutdown(wait=True)  # a write under way finishes first
+        self.closing.set()
+        self.writer.shutdown(wait=True)  # a write under way finishes first (a review stops)
         self.readers.shutdown(wait=False, cancel_futures=True)
         if self._watcher is not None:
             self._watcher.stop()
@@ -119,7 +123,14 @@ class WorldTools:
         """
         op = self.operations.get(name)
         if op is None or not op.writes:
-            return await asyncio.wrap_future(self.readers.submit(self.call, name, arguments))
+            gone = threading.Event()
+            read = self.readers.submit(self.read, name, arguments, gone)
+            try:
+                return await asyncio.wrap_future(read)
+            except anyio.get_cancelled_exc_class():
+                gone.set()  # a long read (an audit) stops at its next sentence
+                read.cancel()
+                raise
         cancelled = threading.Event()
         job = self.writer.submit(self.write, name, arguments, cancelled, request)
         try:
@@ -131,15 +142,27 @@ class WorldTools:
                             "written", name, request)
             raise
 
+    def read(self, name: str, arguments: dict[str, Any] | None,
+             gone: threading.Event) -> types.CallToolResult:
+        """A read tool's call on a reader thread, stopped between two sentences of a long one
+        once its client cancels it or leaves."""
+        from narrative.engine.deadline import stop_when
+
+        with stop_when(lambda: gone.is_set() or self.closing.is_set()):
+            return self.call(name, arguments)
+
     def write(self, name: str, arguments: dict[str, Any] | None, cancelled: threading.Event,
               request: Any = None) -> types.CallToolResult:
         """A write tool's call on the writer thread, called off while it waits for the world's
-        lock once ``cancelled`` is set (:func:`narrative.store.lock.give_up_waiting`)."""
+        lock once ``cancelled`` is set (:func:`narrative.store.lock.give_up_waiting`), and while
+        it still only reads (a chapter's review): nothing is written then."""
+        from narrative.engine.deadline import stop_when
         from narrative.store.lock import Abandoned, give_up_waiting
 
         give_up_waiting(cancelled.is_set)
         try:
-            result = self.call(name, arguments)
+            with stop_when(lambda: cancelled.is_set() or self.closing.is_set()):
+                result = self.call(name, arguments)
         except Abandoned:
             log.warning("narr mcp: %s (request %s) was cancelled while it waited for the world's "
                         "lock; nothing was written", name, request)
@@ -180,6 +203,7 @@ class WorldTools:
             return op.call(wr, params)
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        from narrative.engine.deadline import Gone
         from narrative.store.lock import Abandoned
 
         op = self.operations.get(name)
@@ -189,6 +213,10 @@ class WorldTools:
             answer = self.run(op, arguments)
         except Abandoned:
             raise  # a cancelled write that never began: :meth:`write` says so
+        except Gone as exc:
+            log.warning("narr mcp: %s stopped: %s; nothing was written", name, exc)
+            return _result(error_json(f"the call was cancelled ({exc}); nothing was written",
+                                      "Cancelled"), error=True)
         except NarrError as exc:
             return _result(exc.to_json(), error=True)
         except Exception as exc:  # a bug of ours: the traceback to our stderr, not to the agent
