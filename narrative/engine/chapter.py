@@ -559,23 +559,24 @@ def record(wr: WorldRepo, text: str, *, accept: Accept = "all", reject: Iterable
     pending = {"text": text, "number": number, "title": title, "diffuser": diffuser, "at": at,
                "key": the_key, "accept": accept_list, "reject": sorted(reject),
                "added": [a.to_json() for a in added], "budget": budget}
+    check_text(text)
     with writing(wr) as recovered:
         found = _recorded(wr, the_key)
         if found is not None:
             drafts.drop_pending(wr)
             found.warnings[:0] = recovered
             return found
-        chapter = _Chapter(wr, text, number=number, title=title, diffuser=diffuser, added=added,
-                           at=at, for_event=True)
-        if chapter.replaces is not None:
-            raise ConflictError(
-                f"chapter {chapter.number} is on the story line already "
-                f"({_named(chapter.replaces)})",
-                hint=f"narr reset --chapter {chapter.number} rewinds to before it (its events "
-                     "kept as a chain), then record it again; or give this one another "
-                     "--number")
         drafts.save_pending(wr, pending)
         try:
+            chapter = _Chapter(wr, text, number=number, title=title, diffuser=diffuser,
+                               added=added, at=at, for_event=True)
+            if chapter.replaces is not None:
+                raise ConflictError(
+                    f"chapter {chapter.number} is on the story line already "
+                    f"({_named(chapter.replaces)})",
+                    hint=f"narr reset --chapter {chapter.number} rewinds to before it (its events "
+                         "kept as a chain), then record it again; or give this one another "
+                         "--number")
             result = _record(chapter, accept_list, reject, budget, when, the_key)
         except Gone:
             drafts.drop_pending(wr)  # nobody is there to retry it
@@ -645,6 +646,11 @@ def _record(chapter: _Chapter, accept: Literal["all"] | list[int], reject: set[i
     deadline = _deadline(budget)
     saved = chapter.saved()
     read = chapter.read(deadline, saved=saved, checks=saved is None)
+    if not read.named and not chapter.added:
+        raise InvalidInputError(
+            "no sentence of the chapter names a node of this world, so it changes nothing",
+            hint="is it in the world's language, and are its people and places nodes (narr new)? "
+                 "nothing was changed")
     review = chapter.review(read)
     accepted, rejected = _decide(review, accept, reject)
     deadline.check(len(chapter.text.sentences), len(chapter.text.sentences))
