@@ -354,6 +354,8 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
     for e in recent.events(scan=None if eye is None else POV_SCAN):
         if len(shown) >= RECENT or e.kind == "genesis":
             break
+        if e.kind == "chapter":
+            continue  # a chapter's own commit: its events are the story, its summary is below
         writes = recent.writes_of(e)
         if eye is not None and not eye.knows_of(e, writes):
             continue
