@@ -334,3 +334,90 @@ def test_a_chapter_that_names_nobody_the_world_knows(flat_world: Path, tmp_path:
     err = narr("chapter", str(path), "--accept", "all", expect=12).stderr
     assert err.startswith("narr: error: no sentence of the chapter names a node of this world")
     assert snapshot(flat_world) == before
+
+
+# --- the writer at a terminal -------------------------------------------------------------------
+
+@pytest.fixture
+def server(request: pytest.FixtureRequest, flat_world: Path) -> Any:
+    """``served``: a server runs for the world; the questions must still be asked, by narr
+    in the writer's own process (a server reads a client's standard input whole)."""
+    import os
+    import subprocess
+    import sys
+
+    if request.param == "local":
+        yield
+        return
+    clean = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PAGER", "NARR_PAGER")}
+
+    def serve(*args: str) -> str:
+        return subprocess.run([sys.executable, "-m", "narrative", "-C", str(flat_world), "serve",
+                               *args], env=clean, capture_output=True, text=True,
+                              check=True).stdout
+
+    serve("--detach")
+    try:
+        yield
+        assert json.loads(serve("--status", "--json"))["requests"] == 0  # never handed over
+    finally:
+        serve("--stop")
+
+
+def _spawn(root: Path, *args: str) -> Any:
+    import os
+    import sys
+
+    import pexpect
+
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PAGER", "NARR_PAGER")}
+    env.update(NO_COLOR="1", NARR_PAGER="")
+    return pexpect.spawn(sys.executable, ["-m", "narrative", "-C", str(root), *args], env=env,
+                         dimensions=(40, 200), encoding="utf-8", timeout=60)
+
+
+@pytest.mark.parametrize("server", ["local", "served"], indirect=True)
+@pytest.mark.usefixtures("server")
+def test_the_writer_decides_change_by_change_on_a_terminal(flat_world: Path,
+                                                          tmp_path: Path) -> None:
+    import pexpect
+
+    path = write(tmp_path, "ch.md", EN)
+    child = _spawn(flat_world, "chapter", str(path))
+    child.expect_exact("8 changes proposed, 0 contradictions, 0 held back.")
+    child.expect_exact("Record change 1 of 8 (sentence 1)? [y,n,e,a,d,q,?]")
+    child.sendline("y")
+    child.expect_exact("Record change 2 of 8 (sentence 2)? [y,n,e,a,d,q,?]")
+    child.sendline("?")
+    child.expect_exact("q - quit: record nothing")
+    child.expect_exact("Record change 2 of 8 (sentence 2)? [y,n,e,a,d,q,?]")
+    child.sendline("e")
+    child.expect_exact("new value for su-qing /state/location")
+    child.sendline("library-pavilion")
+    child.expect_exact("Record change 3 of 8 (sentence 3)? [y,n,e,a,d,q,?]")
+    child.sendline("n")
+    child.expect_exact("Record change 4 of 8 (sentence 3)? [y,n,e,a,d,q,?]")
+    child.sendline("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    assert read_node(flat_world, "lin-yuan")["state"]["location"] == "ferry"
+    assert read_node(flat_world, "su-qing")["state"]["location"] == "library-pavilion"
+    assert "black-ring" in read_node(flat_world, "lin-yuan")["relations"]["holds"]
+    narr = CLI(flat_world)
+    assert [c["number"] for c in narr.json("log", "--chapters")["items"]] == [3]
+    assert narr.json("check")["ok"] is True
+
+
+def test_quitting_at_the_prompt_records_nothing(flat_world: Path, tmp_path: Path) -> None:
+    import pexpect
+
+    before = snapshot(flat_world)
+    child = _spawn(flat_world, "chapter", str(write(tmp_path, "ch.md", EN)))
+    child.expect_exact("Record change 1 of 8 (sentence 1)? [y,n,e,a,d,q,?]")
+    child.sendline("q")
+    child.expect_exact("Nothing recorded.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert snapshot(flat_world) == before
