@@ -159,9 +159,12 @@ class RulesDiffuser:
         return self._rules if self._rules is not None else rule_set(self.root)
 
     def propose_checked(self, world: World, request: EventRequest, *,
-                        compact: bool = True, guards: bool = True) -> tuple[Proposal, list[Unmet]]:
+                        compact: bool = True, guards: bool = True,
+                        seen: dict[str, Any] | None = None) -> tuple[Proposal, list[Unmet]]:
         """The proposal, and the preconditions of its firings that the world contradicts.
 
+        ``seen``, when given, is filled with what was read of the text (``named``,
+        ``analysis``, ``refs``), for a reader that checks the same sentence on the same world.
         With ``compact`` an operation a later one on the same field or edge undoes is left
         out (:func:`_compact`); without, every operation stands in the order of the words,
         as ``narr audit`` needs to follow an item from hand to hand within a sentence.
@@ -190,6 +193,8 @@ class RulesDiffuser:
             except budget.OutOfTime:
                 raise budget.OutOfTime(_cue_words(loaded.cue_sources, loaded.class_sources)) from None
             mentions = refs.mentions
+            if seen is not None:
+                seen.update(named=named, analysis=copy.copy(analysis), refs=refs)
             analysis.drop_before({m.start for m, why in refs.set_aside if "contrast" in why})
             for m in mentions:
                 for i in m.ids:
@@ -546,9 +551,11 @@ def find_firings(rules: list[LoadedRule], scan: patterns.Scan, nodes: dict[str, 
     known: dict[str, set[int]] = {}  # the same kind of variable recurs in many patterns
     text = scan.text
     mentions = list(scan.mentions)
+    present = set(scan.units_with)  # the atoms of the rules' words found in the text
+    words = _pattern_words(rules, scan.vocab)
 
     def candidates(spec: VarSpec) -> set[int]:
-        key = spec.model_dump_json()
+        key = _spec_key(spec)
         if key not in known:
             known[key] = _candidates(spec, mentions, nodes)  # type: ignore[arg-type]
         return known[key]
@@ -557,6 +564,8 @@ def find_firings(rules: list[LoadedRule], scan: patterns.Scan, nodes: dict[str, 
         found: list[Firing] = []
         try:
             for pi, pattern in enumerate(rule.patterns):
+                if _absent(words[order][pi], present):
+                    continue  # a word of the pattern is nowhere in the text
                 first = pattern.parts[0].slot
                 verb = scan.vocab.atoms_of(pattern, 1) if len(pattern.parts) > 1 else frozenset()
                 unfit = {k for k in zeros if not verb or scan.occurrence_between(
@@ -577,6 +586,46 @@ def find_firings(rules: list[LoadedRule], scan: patterns.Scan, nodes: dict[str, 
     for firings in by_group.values():
         out.extend(_disjoint(sorted(firings, key=Firing.rank)))
     return sorted(out, key=lambda f: (f.match.start, f.order))
+
+
+_SPEC_KEYS: dict[int, tuple[VarSpec, str]] = {}
+
+
+def _spec_key(spec: VarSpec) -> str:
+    """A variable's spec as text, made once per spec (its JSON was a tenth of a sentence's
+    matching, made for every slot of every pattern of every rule)."""
+    found = _SPEC_KEYS.get(id(spec))
+    if found is None or found[0] is not spec:
+        found = (spec, spec.model_dump_json())
+        _SPEC_KEYS[id(spec)] = found
+    return found[1]
+
+
+def _pattern_words(rules: list[LoadedRule], vocab: Any) -> list[list[list[frozenset[int]]]]:
+    """For each rule and each of its patterns, the atoms of each word part (any one of which
+    spells it), made once per set of rules: the cheap test of whether a pattern can match a
+    text before its slots' candidates are worked out."""
+    key = (id(rules), id(vocab))
+    found = _WORDS.get(key)
+    if found is None or found[0] is not rules or found[1] is not vocab:
+        words = [[[vocab.atoms_of(pattern, i) for i, part in enumerate(pattern.parts)
+                   if part.slot is None] for pattern in rule.patterns] for rule in rules]
+        found = (rules, vocab, words)
+        _WORDS.clear()  # one set of rules in use at a time
+        _WORDS[key] = found
+    return found[2]
+
+
+_WORDS: dict[tuple[int, int], tuple[list[LoadedRule], Any, list[list[list[frozenset[int]]]]]] = {}
+
+
+def _absent(needed: list[frozenset[int]], present: set[int]) -> bool:
+    """Whether one of the word parts ``needed`` has none of its atoms ``present`` (a plain loop:
+    it runs for every pattern of every rule of every sentence, where a generator costs more)."""
+    for atoms in needed:  # noqa: SIM110
+        if present.isdisjoint(atoms):
+            return True
+    return False
 
 
 def _owned(pattern: patterns.Pattern, slot: str) -> bool:

@@ -43,6 +43,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from narrative import fields
+from narrative.delta.draft import Draft
 from narrative.delta.screen import Reviewed
 from narrative.engine.chapters import heading as chapter_heading
 from narrative.engine.deadline import DEFAULT_BUDGET, Deadline, Gone
@@ -77,6 +78,7 @@ from narrative.store.worldrepo import WorldRepo
 if TYPE_CHECKING:
     from narrative.delta.proposal import Diffuser
     from narrative.store.objects import Commit
+    from narrative.store.view import WorldView
 
 Accept = Literal["all"] | Iterable[int]
 __all__ = ["DEFAULT_BUDGET", "AddedChange", "ChapterResult", "ChapterReview", "ProposedChange",
@@ -394,13 +396,31 @@ class _Chapter:
         self.edits = edits
         self.review_id = _review_id(self.text, self.number, self.title, self.name, head.id,
                                     edits, self.added_list, at)
+        self.chapter_id = new_event_id()
 
     def reading(self) -> Reading:
-        """A fresh copy of the world to read the chapter on (the hand edits copied, not shared)."""
+        """A fresh copy of the world to read the chapter on (the hand edits copied, not shared),
+        as the chapter's own commit leaves it: the hand edits in, the relations they would
+        leave dangling dropped."""
         import dataclasses
 
         edits = dataclasses.replace(self.edits, edits=dict(self.edits.edits))
-        return Reading(self.wr, self.head.id, self.head.tree, edits, self.loaded, self.diffuser)
+        reading = Reading(self.wr, self.head.id, self.head.tree, edits, self.loaded, self.diffuser)
+        if self.edits.edits:
+            opening, _ = self.opening()
+            for node_id, node in opening.nodes.items():
+                reading.view.lay(node_id, node)
+        return reading
+
+    def opening(self) -> tuple[Draft, WorldView]:
+        """The chapter's own commit as a draft: the hand edits, what they leave dangling
+        dropped, nothing ended (no event of the story)."""
+        from narrative.store.view import WorldView
+
+        start = WorldView(self.wr, self.head.tree, self.edits)
+        draft = Draft(start, self.chapter_id)
+        draft.finish(close_scene=False, lifecycles=False)
+        return draft, start
 
     def read(self, deadline: Deadline, saved: dict[int, Reviewed] | None = None,
              checks: bool = True) -> _Read:
@@ -451,7 +471,8 @@ class _Chapter:
                                 f"{draft.problems[0]}")
                 reading.done(s.text)
                 continue
-            owned, rest = _attribute([*ops, *extra], draft.diffusions())
+            diffusions = draft.diffusions()
+            owned, rest = _attribute([*ops, *extra], diffusions)
             origins = proposal.origins if proposal is not None else []
             for i, op in enumerate(ops):
                 if not owned[i]:
@@ -473,7 +494,7 @@ class _Chapter:
                 rest = [c for c in rest if c not in ended]
             review.effects = rest
             review.expired = dict(draft.expired)
-            reading.lay(s.number, draft.nodes)
+            reading.lay(s.number, draft.nodes, diffusions)
             reading.done(s.text)
         if not named:
             warnings.append("no sentence names a node of this world: is the chapter in the "
@@ -641,7 +662,6 @@ def _record(chapter: _Chapter, accept: Literal["all"] | list[int], reject: set[i
             budget: float | None, when: datetime | None, key: str) -> ChapterResult:
     from narrative.engine.event import iso, now_utc
     from narrative.store.commit import seal_chain
-    from narrative.store.view import WorldView
 
     deadline = _deadline(budget)
     saved = chapter.saved()
@@ -658,10 +678,9 @@ def _record(chapter: _Chapter, accept: Literal["all"] | list[int], reject: set[i
     for c in read.changes:
         by_sentence.setdefault(c.sentence, []).append(c)
 
-    wr = chapter.wr
     when = when or now_utc()
     stamp = iso(when)
-    chapter_id = new_event_id()
+    chapter_id = chapter.chapter_id
     last = history.last_record(chapter.head)
     parent = last.id if last is not None else None
     reading = chapter.reading()  # the copy the recorded sentences are laid on
@@ -702,17 +721,13 @@ def _record(chapter: _Chapter, accept: Literal["all"] | list[int], reject: set[i
         all_changes.extend(diffusions)
         touched.extend(ch.target for ch in diffusions)
         parent = event_id
-        reading.lay(s.number, draft.nodes)
+        reading.lay(s.number, draft.nodes, diffusions)
 
     warnings = list(review.warnings)
     summary = _summary(chapter, reading, all_changes, warnings)
     # the chapter's own commit: the hand edits the world holds, the relations they leave
     # dangling dropped (as an event would), nothing else
-    start = WorldView(wr, chapter.head.tree, chapter.edits)
-    from narrative.delta.draft import Draft
-
-    opening = Draft(start, chapter_id)
-    opening.finish(close_scene=False, lifecycles=False)
+    opening, start = chapter.opening()
     problems = opening.problems + opening.edit_problems
     if problems:
         raise InvalidWorldError(problems[0], details=problems,

@@ -49,14 +49,14 @@ from narrative.engine import contradictions as cx
 from narrative.engine.eventgraph import Story, end_reason
 from narrative.engine.history_of import MentionWorld
 from narrative.ids import normalize_name
-from narrative.model import CreateOp, Delta, Op, RelateOp, UnrelateOp
+from narrative.model import Change, CreateOp, Delta, Op, RelateOp, UnrelateOp
 from narrative.nodefile import NodeDict, names_of
 from narrative.store import worktree
 from narrative.store.view import WorldView
 from narrative.store.worldrepo import WorldRepo
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Collection, Mapping
 
     from narrative.delta.proposal import Diffuser
     from narrative.diffusers.rulefile import RuleSet
@@ -122,6 +122,8 @@ class ChapterView(WorldView):
         self._laid_reach: dict[str, int] = {}  # the same for the nodes laid: only grows
         self._laid_names: dict[str, set[str]] = {}  # norm -> laid (or hand-edited) nodes
         self._names_of: dict[str, frozenset[str]] = {}
+        self._committed_names: dict[str, set[str]] = {}  # norm -> committed nodes carrying it
+        self._layer_names: dict[str, list[tuple[str, str]]] = {}
         for node_id, e in self.hand.edits.items():
             self._index(node_id, e.new)
 
@@ -147,6 +149,13 @@ class ChapterView(WorldView):
 
     # --- what stands as committed for the next sentence -------------------------------
 
+    @property
+    def edits(self) -> Mapping[str, worktree.HandEdit]:
+        """None: what the hand edits and the sentences before hold stands as committed (the
+        chapter's own commit records the hand edits, each sentence's event its changes), so
+        no sentence's event re-checks them, and none finds them "made by hand since"."""
+        return {}
+
     def committed_path(self, node_id: str) -> str | None:
         edit = self.hand.edits.get(node_id)
         if edit is not None:
@@ -169,14 +178,32 @@ class ChapterView(WorldView):
             self._reach[first] = self.catalog().longest_name_from(first)  # a bound: fine
         return max(self._reach[first], self._laid_reach.get(first, 0))
 
+    def names_in_layer(self, layer: str) -> list[tuple[str, str]]:
+        if layer not in self._layer_names:  # the committed world's, asked once
+            self._layer_names[layer] = [(row[0], row[1]) for row in
+                                        self.catalog().names_in_layer(layer)]
+        edited = self.hand.edits
+        out = [row for row in self._layer_names[layer] if row[1] not in edited]
+        for node_id, e in edited.items():
+            if e.new is not None and e.new.get("layer") == layer:
+                out.extend((norm, node_id) for norm in sorted(self._names_of.get(node_id, ())))
+        return out
+
     def ids_by_name(self, norms: Collection[str]) -> dict[str, set[str]]:
         hits: dict[str, set[str]] = {}
         if not norms:
             return hits
         edited = self.hand.edits
-        for norm, node_id in self.catalog().ids_by_names(norms):
-            if node_id not in edited:
-                hits.setdefault(norm, set()).add(node_id)
+        missing = [n for n in norms if n not in self._committed_names]
+        if missing:  # the committed world's answers, asked once a name
+            for norm in missing:
+                self._committed_names[norm] = set()
+            for norm, node_id in self.catalog().ids_by_names(missing):
+                self._committed_names[norm].add(node_id)
+        for norm in norms:
+            for node_id in self._committed_names[norm]:
+                if node_id not in edited:
+                    hits.setdefault(norm, set()).add(node_id)
         for norm in norms:
             ids = self._laid_names.get(norm)
             if ids:
@@ -238,14 +265,16 @@ class Reading:
         request = EventRequest(content=sentence, diffuser=name, brief=brief)
         unmet: list[Unmet] = []
         reviewed: Reviewed | None = given
+        seen: dict[str, Any] | None = None
         if given is None:
             proposal = None
             if self.diffuser is None or self.diffuser is self.rules:
                 if self.rules is not None:
                     # in audit, every operation in the order of the words: a transfer is
                     # checked at each hand it passes
+                    seen = {}
                     proposal, unmet = self.rules.propose_checked(
-                        view, request, compact=not self.follow, guards=not self.follow)
+                        view, request, compact=not self.follow, guards=not self.follow, seen=seen)
             else:
                 proposal = self.diffuser.propose(view, request)
             reviewed = review(view, proposal, request) if proposal is not None else None
@@ -253,9 +282,9 @@ class Reading:
             return Step(number, sentence, reviewed, named=True)
         found = [checks_of.from_unmet(sentence, number, u) for u in unmet]
         ops = list(reviewed.delta.ops) if reviewed is not None else []
-        more, notes, named = checks_of.check(sentence, number, ops, unmet)
-        seen = {(f.node, f.field) for f in found}  # a rule said it already: one slip, once
-        found += [f for f in more if f.check == "apart" or (f.node, f.field) not in seen]
+        more, notes, named = checks_of.check(sentence, number, ops, unmet, seen or None)
+        said = {(f.node, f.field) for f in found}  # a rule said it already: one slip, once
+        found += [f for f in more if f.check == "apart" or (f.node, f.field) not in said]
         return Step(number, sentence, reviewed, found, notes, named)
 
     def draft(self, ops: list[Op], close_scene: bool, event_id: str,
@@ -267,9 +296,11 @@ class Reading:
             draft.finish(close_scene=close_scene)
         return draft
 
-    def lay(self, number: int, nodes: dict[str, NodeDict | None]) -> None:
-        """Lay sentence ``number``'s changes over the copy."""
-        self.checks.lay(number, nodes)
+    def lay(self, number: int, nodes: dict[str, NodeDict | None],
+            changes: list[Change] | None = None) -> None:
+        """Lay sentence ``number``'s changes (``changes``: its draft's diffusions, when made
+        already) over the copy."""
+        self.checks.lay(number, nodes, changes)
 
     def done(self, sentence: str) -> None:
         """The sentence is read: the next one finds it among the recent events."""
@@ -285,32 +316,49 @@ class Checks:
         self.facts = _Facts(wr, view, tip)
         self.names = MentionWorld(view, tip)
 
-    def lay(self, number: int, nodes: dict[str, NodeDict | None]) -> None:
+    def lay(self, number: int, nodes: dict[str, NodeDict | None],
+            changes: list[Change] | None = None) -> None:
         """Lay a sentence's changes over the world copy, remembering which sentence made each."""
+        if changes is None:
+            changes = [ch for node_id, node in nodes.items()
+                       for ch in fields.node_changes(node_id, self.view.get(node_id), node)]
+        for ch in changes:
+            self.facts.changed[(ch.target, ch.field)] = number
         for node_id, node in nodes.items():
             old = self.view.get(node_id)
-            for ch in fields.node_changes(node_id, old, node):
-                self.facts.changed[(node_id, ch.field)] = number
             if node is None and old is not None:
                 self.facts.ended_here[node_id] = (number, copy.deepcopy(old))
                 self.names.forget(node_id, names_of(old))
             self.view.lay(node_id, node)
         self.names.refresh()
 
+    def _may_name_ended(self, sentence: str) -> bool:
+        """Whether the sentence holds a name of a node that has ended (as text: the cheap test
+        before its names are read against the ended ones)."""
+        gone = self.names.gone
+        if not gone:
+            return False
+        text = normalize_name(sentence)
+        return any(norm in text for norm in gone)
+
     def from_unmet(self, sentence: str, number: int, u: Unmet) -> Finding:
         fact, data = self.facts.explain(u.node, u.field, u.value)
         return Finding(sentence, number, sentence[u.start:u.end], u.rule, u.source, u.requirement,
                        u.node, u.field, u.value, u.describe(), "require", fact, data)
 
-    def check(self, sentence: str, number: int, ops: list[Op],
-              unmet: list[Unmet]) -> tuple[list[Finding], list[Finding], bool]:
+    def check(self, sentence: str, number: int, ops: list[Op], unmet: list[Unmet],
+              seen: dict[str, Any] | None = None) -> tuple[list[Finding], list[Finding], bool]:
         """The rule-free findings and notes of one sentence, against the world before it (its
         rules' ``unmet`` preconditions already found); and whether it names anything at all."""
         view, facts = self.view, self.facts
-        named = find_mentions(view, sentence)
-        analysis = self.lex.analyse(sentence, [(m.start, m.end) for m in named])  # as the rules read it
-        nodes: dict[str, NodeDict | None] = {i: view.get(i) for m in named for i in m.ids}
-        refs = referents.resolve(sentence, named, nodes, self.lex, analysis, self._recent)
+        if seen is not None:  # what the rules read of this very sentence on this very world
+            named, analysis, refs = seen["named"], seen["analysis"], seen["refs"]
+            nodes: dict[str, NodeDict | None] = {i: view.get(i) for m in named for i in m.ids}
+        else:
+            named = find_mentions(view, sentence)
+            analysis = self.lex.analyse(sentence, [(m.start, m.end) for m in named])  # as the rules
+            nodes = {i: view.get(i) for m in named for i in m.ids}
+            refs = referents.resolve(sentence, named, nodes, self.lex, analysis, self._recent)
         for m in refs.mentions:
             for i in m.ids:
                 if i not in nodes:
@@ -336,7 +384,9 @@ class Checks:
                 f"{name} is dead, but acts here ({act.words(sentence)!r})", fact, data)
         made = [op.node for op in ops if isinstance(op, CreateOp)]
         created = {n.id for n in made} | {norm for n in made for norm in names_of(n.model_dump())}
-        for em in cx.ended_mentions(self.names, sentence, analysis, view.exists):
+        ended = cx.ended_mentions(self.names, sentence, analysis, view.exists) \
+            if self._may_name_ended(sentence) else []
+        for em in ended:
             if em.node in done or em.node in created or normalize_name(em.mention.text) in created:
                 continue  # said again, or made again by this very sentence (rain, a crowd)
             if facts.lifecycle(em.node) == "event":
