@@ -134,7 +134,7 @@ def test_an_http_client_that_hangs_up_mid_audit_stops_it(flat_world: Path) -> No
         # the reading stopped: the server is idle again well before the audit could finish
         deadline = time.monotonic() + 20
         while True:
-            code, status = _http(port, "/api/status", token)
+            code, _ = _http(port, "/api/status", token)
             assert code == 200
             busy = subprocess.run([sys.executable, "-m", "narrative", "-C", str(flat_world),
                                    "serve", "--status", "--json"], capture_output=True, text=True)
@@ -145,3 +145,16 @@ def test_an_http_client_that_hangs_up_mid_audit_stops_it(flat_world: Path) -> No
             time.sleep(0.25)
     finally:
         stop(flat_world, info["pid"])
+
+
+def test_the_chapter_loop_of_the_agents_page_runs(flat_world: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "agents.md").read_text("utf-8")
+    code = re.search(r"\*\*A chapter loop\.\*\*.*?```python\n(.*?)```", text, re.S)
+    assert code is not None and "from narrative." not in code.group(1)
+    monkeypatch.chdir(flat_world.parent)
+    (flat_world.parent / "my-world").symlink_to(flat_world)
+    exec(compile(code.group(1), "docs/agents.md", "exec"), {})
+    assert capsys.readouterr().out.splitlines() == ["Chapter 5: The Crossing 2 events", "True [5]"]

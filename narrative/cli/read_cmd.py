@@ -164,13 +164,14 @@ def _chapter_lines(data: dict[str, Any]) -> None:
 
     chapter = data["chapter"]
     echo(f"commit  {data['commit']}")
-    echo(f"chapter {chapter['number']}: {data['content']} ({data['id']})")
+    echo(f"chapter {data['id']} (chapter {chapter['number']})")
     echo(f"at      {local_time(data.get('created_at'))}")
+    echo("")
+    echo(f"    {data['content']}")
+    echo("")
     if data.get("timestamp"):
-        echo(f"story time: {data['timestamp']}")
-    echo("")
-    echo(f"    {chapter['summary']}")
-    echo("")
+        echo(f"  story time: {data['timestamp']}")
+    echo(f"  summary: {chapter['summary']}")
     for line in record_lines({**data, "kind": "chapter"}, full=True):
         echo(line)
     ctx = click.get_current_context().find_object(Context)

@@ -39,8 +39,11 @@ def _cjk_name(node: dict[str, Any] | None, node_id: str) -> str:
     return name
 
 
-def _value(value: Any) -> str:
-    return value if isinstance(value, str) else fields.show(value)
+def _value(value: Any, name: Callable[[str], str] | None = None) -> str:
+    """A value in words: a node's id as its name (a reference field), text as it is."""
+    if isinstance(value, str):
+        return name(value) if name is not None else value
+    return fields.show(value)
 
 
 def offline(changes: Iterable[Change], node: Callable[[str], dict[str, Any] | None],
@@ -98,10 +101,12 @@ def offline(changes: Iterable[Change], node: Callable[[str], dict[str, Any] | No
             clauses.append((4, f"{who}来到{place}" if zh else f"{who} goes to {place}"))
         elif ptr == "/state/status":
             clauses.append((2, f"{who}：{_value(after)}" if zh else f"{who} is {_value(after)}"))
+        elif ptr == "/state/holder":
+            continue  # told by who takes or gives it (the holder's relation)
         elif tokens[:1] == ["state"] and after is not fields.ABSENT:
             what = ".".join(tokens[1:])
-            clauses.append((6, f"{who}的{what}变为{_value(after)}" if zh
-                            else f"{who}'s {what} becomes {_value(after)}"))
+            shown = _value(after, lambda v: name(v) if node(v) is not None else v)
+            clauses.append((6, f"{who}的{what}变为{shown}" if zh else f"{who}'s {what} becomes {shown}"))
     for item, takers in gained.items():
         thing = name(item)
         givers = [g for g in lost.get(item, []) if g not in takers]
