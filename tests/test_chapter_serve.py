@@ -139,7 +139,7 @@ def test_an_http_client_that_hangs_up_mid_audit_stops_it(flat_world: Path) -> No
             busy = subprocess.run([sys.executable, "-m", "narrative", "-C", str(flat_world),
                                    "serve", "--status", "--json"], capture_output=True, text=True)
             state = json.loads(busy.stdout or "{}")
-            if state.get("active", 0) <= 1:  # this status call of ours, at most
+            if state.get("active") == 0:  # the audit's request has ended
                 break
             assert time.monotonic() < deadline, state
             time.sleep(0.25)
@@ -158,3 +158,39 @@ def test_the_chapter_loop_of_the_agents_page_runs(flat_world: Path, monkeypatch:
     (flat_world.parent / "my-world").symlink_to(flat_world)
     exec(compile(code.group(1), "docs/agents.md", "exec"), {})
     assert capsys.readouterr().out.splitlines() == ["Chapter 5: The Crossing 2 events", "True [5]"]
+
+
+def test_a_served_command_whose_client_is_killed_stops_reading(flat_world: Path,
+                                                               tmp_path: Path) -> None:
+    """``narr audit`` handed to the world's server, its client killed (Ctrl-C, a closed
+    terminal): the server stops reading at the next sentence instead of reading on for nobody."""
+    import os
+    import signal
+
+    from test_serve import start, stop
+
+    draft = tmp_path / "long.md"
+    draft.write_text(LONG[:150_000], "utf-8")
+    info = start(flat_world)
+    try:
+        env = {k: v for k, v in os.environ.items() if k != "NARR_NO_SERVER"}
+        client = subprocess.Popen([sys.executable, "-m", "narrative", "-C", str(flat_world), "audit",
+                                   str(draft)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, env=env)
+        time.sleep(2.0)
+        assert client.poll() is None  # handed over, and reading
+        client.send_signal(signal.SIGKILL)
+        client.wait()
+        deadline = time.monotonic() + 20
+        while True:
+            busy = subprocess.run([sys.executable, "-m", "narrative", "-C", str(flat_world),
+                                   "serve", "--status", "--json"], capture_output=True, text=True,
+                                  env=env)
+            state = json.loads(busy.stdout)
+            assert state["requests"] >= 1  # the audit did run there
+            if state["active"] == 0:
+                break
+            assert time.monotonic() < deadline, state
+            time.sleep(0.25)
+    finally:
+        stop(flat_world, info["pid"])

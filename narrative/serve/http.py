@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
-from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -414,19 +413,33 @@ def make_app(server: Server, token: str) -> Starlette:
     routes += [*studio.routes(api.read, token, _int, write=api.write, notices=api.notices),
                Route("/api/openapi.json", lambda request: JSONResponse(openapi()))]
 
-    async def require_token(request: Request, call_next: Any) -> Any:
-        if request.url.path == "/" and request.method == "GET":
-            return await call_next(request)  # the studio's page checks the token itself
-        if not api.authorised(request):
-            return JSONResponse(error_json("a bearer token is required (.git/narr/token)",
-                                           "Unauthorized"),
-                                status_code=401, headers={"WWW-Authenticate": "Bearer"})
-        return await call_next(request)
-
     async def narr_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, NarrError)
         return _error(exc)
 
-    return Starlette(routes=routes,
-                     middleware=[Middleware(BaseHTTPMiddleware, dispatch=require_token)],
+    return Starlette(routes=routes, middleware=[Middleware(_TokenGate, api=api)],
                      exception_handlers={NarrError: narr_error})
+
+
+class _TokenGate:
+    """Every request but the studio's page needs the world's token (``_Api.authorised``).
+
+    A plain ASGI middleware, not Starlette's ``BaseHTTPMiddleware``: that one hands the route a
+    receive channel that never tells of the client hanging up, and a long reading (an audit, a
+    chapter's review) must stop when nobody waits for it."""
+
+    def __init__(self, app: Any, api: _Api) -> None:
+        self.app = app
+        self.api = api
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            request = Request(scope)  # its headers and cookies: nothing of the body is read
+            page = request.url.path == "/" and request.method == "GET"  # it checks the token itself
+            if not page and not self.api.authorised(request):
+                response = JSONResponse(
+                    error_json("a bearer token is required (.git/narr/token)", "Unauthorized"),
+                    status_code=401, headers={"WWW-Authenticate": "Bearer"})
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
