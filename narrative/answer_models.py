@@ -512,45 +512,39 @@ class ToldEvent(TypedDict):
     changes: int
 
 
+class _ChapterShown(TypedDict):
+    """What every answer says of a chapter: its own commit and record's number, title, summary."""
+
+    id: str
+    commit: str
+    number: int
+    title: str | None
+    heading: str
+    summary: str
+    language: str
+    sentences: int
+    events: int
+    key: str | None
+    line: str | None
+
+
 @with_config(_CLOSED)
-class ChapterListed(TypedDict):
+class ChapterListed(_ChapterShown):
     """A chapter as a list shows it: ``events_on_line`` those still on the story line, ``line``
     the branch a merge brought it from (null: the line's own)."""
 
-    id: str
-    commit: str
-    number: int
-    title: str | None
-    heading: str
-    summary: str
-    language: str
-    sentences: int
-    events: int
     events_on_line: int
     first: Obj | None
     last: Obj | None
-    key: str | None
-    line: str | None
 
 
 @with_config(_CLOSED)
-class ChapterRecorded(TypedDict):
+class ChapterRecorded(_ChapterShown):
     """A chapter just recorded: its own commit, the events it became."""
 
-    id: str
-    commit: str
-    number: int
-    title: str | None
-    heading: str
-    summary: str
-    language: str
-    sentences: int
     scenes: int
-    events: int
     first: ToldEvent | None
     last: ToldEvent | None
-    key: str | None
-    line: str | None
 
 
 @with_config(_CLOSED)

@@ -1,35 +1,23 @@
 """``narr audit``: does a chapter draft contradict the world it is written against?
 
-A chapter is read in order, one sentence at a time (the diffusers' sentence
-splitter), each sentence simulated as a dry-run ``rules`` event on an in-memory
-copy of the world (the world at HEAD with the user's hand edits, or the world at
-``--at REV``): its realis clauses fire rules, exactly as ``narr event`` would (what
-did not happen, "if", "did not", "Old Zhou claims", changes nothing), and the
-operations the engine would accept are laid over the copy, so later sentences see
-what earlier ones did. Nothing is written: the repository, its refs and the working
-tree are left as they are.
+A chapter is read as :mod:`narrative.engine.reading` reads it: in order, one sentence
+at a time, each simulated as a dry-run ``rules`` event on an in-memory copy of the
+world (HEAD with the user's hand edits, or the world at ``--at REV``), with every
+operation in the order of the words and no rule held back by its guards (the chapter
+is followed as written: its realis clauses fire rules, exactly as ``narr event``
+would, while what did not happen, "if", "did not", "Old Zhou claims", changes
+nothing), and what the engine would accept laid over the copy, so later sentences
+see what earlier ones did. Each sentence is checked on the copy as the chapter has
+left it: the preconditions of the rules it fires, and the checks that need no rule.
+Nothing is written: the repository, its refs and the working tree are left as they are.
 
-Each sentence is checked against the copy as the chapter has left it, two ways:
-
-- the preconditions of the rules it fires (``require`` in the rule files), each one
-  just before its rule's actions, as the rules diffuser checks them;
-- the checks that need no rule (:mod:`narrative.engine.contradictions`): a dead
-  character acting or speaking, an ended node used or present, a transfer between
-  two characters in different places, a secret told by one who does not know it;
-  and, as a note only, a secret learnt by one who knows it already.
-
-Every contradiction is a *finding*: the sentence, the node, the field, the world's
-value, and the fact behind it in words (who holds the item now and since which
-event, where each party stands, which event ended the node), the same as data in
-JSON (``holder``, ``since_event``, ``ended_by``, ``locations``, ``knowers``). An
-action that only changes state ("Su Qing takes the ring") is no contradiction. The
+An action that only changes state ("Su Qing takes the ring") is no contradiction. The
 chapter is simulated whole even after a finding, with the words taken as true, so
-one slip is reported once and not again in every sentence that follows from it.
-
-The sentences the chapter has read so far are the "recent events" the rules
-resolve "he" and a dropped subject against, as consecutive events would be.
-The rules are the world's rule files as they are now, also with ``--at``: the
-chapter is checked against the world then, by the rules the author has now.
+one slip is reported once and not again in every sentence that follows from it. The
+rules are the world's rule files as they are now, also with ``--at``: the chapter is
+checked against the world then, by the rules the author has now. The reading costs
+what each sentence holds, never the text before it, and stops past its time budget
+(``--budget``) or when whoever asked is gone (:mod:`narrative.engine.deadline`).
 """
 
 from __future__ import annotations
