@@ -14,7 +14,8 @@ from test_llm import FakeLLM, error, reply
 llm = test_llm.llm  # the fake model's server, and no settings of the machine's own
 no_user_settings = test_llm.no_user_settings
 
-CHAPTER = "# Chapter 1\n\nLin Yuan walks to the ferry.\n\n* * *\n\nSu Qing frowns at him.\n"
+CHAPTER = ("# Chapter 1\n\nLin Yuan walks to the ferry. The rain goes on.\n\n* * *\n\n"
+           "Su Qing frowns at him.\n")
 MOVE = {"ops": [{"op": "set", "target": "lin-yuan", "field": "/state/location", "value": "ferry"}]}
 FROWN = {"ops": [{"op": "set", "target": "su-qing", "field": "/state/mood", "value": "cross"}]}
 
@@ -24,16 +25,16 @@ def test_the_review_is_kept_and_the_model_writes_the_summary(flat_world: Path, t
     narr = CLI(flat_world)
     path = tmp_path / "ch.md"
     path.write_text(CHAPTER, "utf-8")
-    llm.answer(reply(MOVE), reply(FROWN))
+    llm.answer(reply(MOVE), reply({"ops": []}), reply(FROWN))
     review = narr.json("chapter", str(path), "--dry-run", "--diffuser", "llm")["review"]
     assert [(c["sentence"], c["changes"][0]["new_value"]) for c in review["changes"]] == [
-        (1, "ferry"), (2, "cross")]
-    assert len(llm.requests) == 2  # one question a sentence
+        (1, "ferry"), (3, "cross")]
+    assert len(llm.requests) == 3  # one question a sentence
     # were the model asked again it would propose something else: the kept review is what counts
     llm.answer(reply({"summary": "Lin Yuan reaches the ferry; Su Qing is cross with him."}))
     llm.default = reply(FROWN)
     out = narr.json("chapter", str(path), "--accept", "all", "--diffuser", "llm")
-    assert len(llm.requests) == 3  # the summary only
+    assert len(llm.requests) == 4  # the summary only
     assert out["chapter"]["summary"] == "Lin Yuan reaches the ferry; Su Qing is cross with him."
     assert read_node(flat_world, "lin-yuan")["state"]["location"] == "ferry"
     assert read_node(flat_world, "su-qing")["state"]["mood"] == "cross"
@@ -44,7 +45,8 @@ def test_a_model_that_cannot_summarise_leaves_the_summary_made_from_the_changes(
     narr = CLI(flat_world)
     path = tmp_path / "ch.md"
     path.write_text(CHAPTER, "utf-8")
-    llm.answer(reply(MOVE), reply(FROWN), error(400, "no"), error(400, "no"), error(400, "no"))
+    llm.answer(reply(MOVE), reply({"ops": []}), reply(FROWN), error(400, "no"), error(400, "no"),
+               error(400, "no"))
     out = narr.json("chapter", str(path), "--accept", "all", "--diffuser", "llm")
     assert out["chapter"]["summary"] == ("Lin Yuan goes to Cold River Ferry; Su Qing's mood "
                                          "becomes cross.")

@@ -435,9 +435,10 @@ class _Chapter:
         budget = getattr(self.diffuser, "brief_budget", None)
         for s in all_sentences:
             deadline.check(s.number - 1, len(all_sentences))
-            given = saved.get(s.number) if saved is not None else None
+            # a kept review's sentence that proposed nothing proposes nothing now either
+            given = saved.get(s.number, Reviewed()) if saved is not None else None
             brief = None
-            if given is None and saved is None and isinstance(budget, int) and budget > 0:
+            if given is None and isinstance(budget, int) and budget > 0:
                 from narrative.engine.brief import brief as make_brief
 
                 brief = make_brief(self.wr, s.text, budget=budget, view=reading.view,
