@@ -116,7 +116,7 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
             raise click.UsageError("--at needs a story time (\"Day 3, dusk\"); leave it out for none")
         name = diffuser_name or default_name(wr)
         diffuser = get_diffuser(name, wr)
-        with engine.names_then_event(wr):
+        with engine.names_then_event(wr, diffuser):
             try:
                 request = _request(wr, content, sets, unsets, relates, unrelates, creates,
                                    expires, delta_file, narrative_text, timestamp, close_scene)
