@@ -646,6 +646,8 @@ def parse_completion(raw: bytes, url: str) -> Reply:
 
     try:
         obj = safejson.loads(text)
+    except safejson.JSONLimitError:
+        raise garbage("its JSON nests deeper than narr reads") from None
     except ValueError:
         raise garbage(f"it is not JSON ({_clip(' '.join(text.split()), 80)!r})") from None
     if not isinstance(obj, dict):

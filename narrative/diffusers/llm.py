@@ -118,7 +118,7 @@ class LLMDiffuser:
         self._count(reply, client, first=True)
         outcome = read_reply(reply, world, request, self.references, prompt.shown)
         notes: list[str] = list(exchange.notes)
-        if prompt.left_out:
+        if prompt.squeezed:
             notes.append("left out of the prompt to fit the model's context: "
                          + ", ".join(prompt.left_out))
         if outcome.problems:
@@ -150,7 +150,7 @@ class LLMDiffuser:
                 *, render: bool, budget: int | None, first: Outcome) -> list[dict[str, str]]:
         """The conversation for the repair turn, its first prompt made smaller where the turn
         would not fit the context otherwise."""
-        turn = [{"role": "assistant", "content": reply.content or ""},
+        turn = [{"role": "assistant", "content": _clip_echo(reply.content or "", client.max_tokens)},
                 {"role": "user", "content": REPAIR_PROMPT.format(
                     problems="\n".join(f"- {p}" for p in problems))}]
         if budget is None or estimate_messages(messages + turn) <= budget:
@@ -176,6 +176,15 @@ class LLMDiffuser:
             self.last.completion_tokens = (self.last.completion_tokens or 0) + reply.completion_tokens
         self.last.requests = client.requests
         self.last.form = client.mode
+
+
+def _clip_echo(text: str, max_tokens: int) -> str:
+    """An unusable reply as the repair turn shows it back: whole when it is within the reply's
+    max_tokens, as a reply is; a server that sent more than it was asked for gets its start
+    shown, not all of it again (it would fill the context)."""
+    if estimate(text) <= max_tokens:
+        return text
+    return text[:3 * max_tokens] + " …(cut here)"
 
 
 def prompt_budget(context: int | None, max_tokens: int) -> int | None:

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from narrative.delta.world import World
 
 NEARBY_PER_NAMED = 8
+TARGET = 1400  # tokens the prompt fills with what is around the named nodes, at most
 BRIEF_CHARS = 900
 BRIEF_SECTIONS = ("hand edits", "health", "always in view", "continuity", "open threads")
 WRITERS = ("hand edits", "health")  # the writer's corrections and the world's damage: always first
@@ -104,6 +105,7 @@ class Prompt:
     tokens: int
     budget: int | None
     left_out: list[str] = field(default_factory=list)
+    squeezed: bool = False  # the model's context, not narr's own target, left them out
     events: dict[str, str] = field(default_factory=dict)  # "e1" -> the event's id
     shown: dict[str, NodeDict] = field(default_factory=dict)  # every node in the prompt, by id
 
@@ -133,20 +135,17 @@ def gather(world: World, request: EventRequest, references: Collection[str], *,
         node = world.get(node_id)
         if node is not None:
             named[node_id] = node
-    nearby: dict[str, NodeDict] = {}
+    rings: list[list[str]] = []  # around each named node, nearest first
     for node_id, node in named.items():
-        taken = 0
-        for other in around(world, node_id, node, references):
-            if taken >= per_named:
-                break
-            if other in named:
-                continue
-            if other not in nearby:
-                found = world.get(other)
-                if found is None:
-                    continue
-                nearby[other] = found
-            taken += 1
+        ring = [i for i in around(world, node_id, node, references) if i not in named]
+        rings.append(ring[:per_named])
+    nearby: dict[str, NodeDict] = {}
+    for depth in range(per_named):  # the nearest of each named node first, then the next ...
+        for ring in rings:
+            if depth < len(ring) and ring[depth] not in nearby:
+                found = world.get(ring[depth])
+                if found is not None:
+                    nearby[ring[depth]] = found
     brief = [(str(i.get("section")), str(i.get("text"))) for i in
              ((request.brief or {}).get("items") or []) if i.get("section") in BRIEF_SECTIONS
              and (i.get("section") in WRITERS or (i.get("node") not in named
@@ -221,9 +220,10 @@ def dumps(value: Any) -> str:
 
 
 def build(gathered: Gathered, request: EventRequest, *, language: str, render: bool,
-          references: Collection[str], budget: int | None) -> Prompt:
+          references: Collection[str], budget: int | None, target: int | None = TARGET) -> Prompt:
     """The messages for the event within ``budget`` tokens (None: no bound but the caps); the
-    budget keeps room for :data:`PLAIN`, which the client adds when it must."""
+    budget keeps room for :data:`PLAIN`, which the client adds when it must. What is around
+    the named nodes fills the prompt up to ``target`` tokens, the core alone may pass it."""
     system = system_prompt(language=language, render=render, references=references)
     if budget is not None:
         budget -= estimate(PLAIN)
@@ -265,21 +265,23 @@ def build(gathered: Gathered, request: EventRequest, *, language: str, render: b
     kept: list[tuple[str, str, Any]] = []
     total = base
     skipped: list[tuple[str, str, Any]] = []
+    fill = min((b for b in (budget, target) if b is not None), default=None)
     for item in ordered:
         cost = estimate(dumps({item[1]: item[2]} if item[1] else item[2])) + 1
-        if budget is None or total + cost <= budget:
+        if fill is None or total + cost <= fill:
             kept.append(item)
             total += cost
         else:
             skipped.append(item)
     msgs = messages(kept)
     tokens = estimate_messages(msgs)
-    while budget is not None and tokens > budget and kept:
+    while fill is not None and tokens > max(fill, base) and kept:
         skipped.append(kept.pop())
         msgs = messages(kept)
         tokens = estimate_messages(msgs)
     shown = {**gathered.named, **{i: gathered.nearby[i] for p, i, _ in kept if p == "nearby"}}
-    return Prompt(msgs, tokens, budget, _left_out(skipped),
+    squeezed = bool(skipped) and budget is not None and (target is None or budget < target)
+    return Prompt(msgs, tokens, budget, _left_out(skipped), squeezed,
                   {ref: events[ref] for p, ref, _ in kept if p == "recent"}, shown)
 
 

@@ -51,10 +51,11 @@ class ReadingView(WorldView):
     def __init__(self, wr: WorldRepo, tree: Tree | None, edits: HandEdits | None = None) -> None:
         super().__init__(wr, tree, edits)
         self.read: dict[str, str | None] = {}
+        self.noting = False  # the brief reads far more than it tells: only its items count
 
     def get(self, node_id: str) -> NodeDict | None:
         node = super().get(node_id)
-        if node_id not in self.read:
+        if self.noting and node_id not in self.read:
             self.read[node_id] = fields.canonical(node) if node is not None else None
         return node
 
@@ -96,6 +97,7 @@ def ask(wr: WorldRepo, request: EventRequest, diffuser: Diffuser,
     if request.edits:
         overlay.lay(view, request.edits)  # problems here are raised again under the lock
     asked = briefed(view, request)
+    view.noting = True
     for item in (asked.brief or {}).get("items") or []:
         if isinstance(item.get("node"), str):
             view.get(item["node"])  # what the brief told of it is what it was then
