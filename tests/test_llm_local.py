@@ -656,3 +656,31 @@ def test_doctor_reports_a_server_that_does_not_answer_a_chat(flat_world: Path,
     assert found["llm"]["status"] == "problem"
     assert found["llm"]["problem"] == "the LLM server answered HTTP 404 Not Found: model not found"
     assert "llm context" not in found
+
+
+# --- the benchmark's llm mode ---------------------------------------------------------------------
+
+
+def test_the_diffusion_benchmark_runs_a_set_through_a_served_model(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [{"text": MOVE, "lang": "en", "category": "plain",
+             "expect": [{"target": "lin-yuan", "field": "/state/location", "value": "ferry"}]},
+            {"text": "Su Qing frowns.", "lang": "en", "category": "none", "expect": []}]
+    labelled = tmp_path / "set.jsonl"
+    labelled.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import diffusion
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    stub = Stub(dialect="llama.cpp", default=reply(GOOD))
+    stub.script.extend([reply(GOOD), reply({"ops": []})])
+    with serving(stub):
+        assert diffusion.main(["--only", "repo", "--set", str(labelled), "--quiet", "--diffuser", "llm",
+                               "--base-url", stub.base_url, "--model", "test-model"]) == 0
+    out = capsys.readouterr().out
+    summary = next(line for line in out.splitlines() if line.startswith("repository set"))
+    assert summary.startswith("repository set (sample world), through the llm diffuser (test-model): "
+                              "2 sentences, 2 exact (100.0%), 0 wrong writes, 0 misses")
+    assert "; prompt tokens median " in summary and "(the server's count)" in summary
+    assert [form(b) for b in stub.chats] == ["json_schema", "json_schema"]

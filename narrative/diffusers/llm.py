@@ -97,10 +97,14 @@ class LLMDiffuser:
         self.references = list(references)
         self.last: Usage | None = None
 
+    @property
+    def settings(self) -> LLMSettings:
+        """The settings it was made with, else yours, read each time: a missing or broken
+        setting fails the event (which is then kept for --retry), not the diffuser's making."""
+        return self._settings if self._settings is not None else load_user_config().llm
+
     def propose(self, world: World, request: EventRequest) -> Proposal:
-        # Read here, not when the diffuser is built, so a missing or broken setting fails
-        # the event (which is then kept for --retry) instead of failing before it exists.
-        settings = self._settings if self._settings is not None else load_user_config().llm
+        settings = self.settings
         client = ChatClient.from_settings(settings)
         client.unenforced = prompts.PLAIN
         render = settings.render or request.render
