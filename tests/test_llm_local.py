@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -684,3 +685,41 @@ def test_the_diffusion_benchmark_runs_a_set_through_a_served_model(
                               "2 sentences, 2 exact (100.0%), 0 wrong writes, 0 misses")
     assert "; prompt tokens median " in summary and "(the server's count)" in summary
     assert [form(b) for b in stub.chats] == ["json_schema", "json_schema"]
+
+
+# --- the manual's settings for each server ------------------------------------------------------
+
+
+def documented_settings() -> dict[str, str]:
+    """The ``[llm]`` settings docs/diffusers.md gives for each server, by dialect."""
+    text = (REPO / "docs" / "diffusers.md").read_text(encoding="utf-8")
+    found = re.findall(r"<!-- llm-settings: (\S+) -->\n```toml\n(.*?)```", text, flags=re.DOTALL)
+    return dict(found)
+
+
+def test_the_manual_gives_settings_for_each_local_server() -> None:
+    assert set(documented_settings()) == {"ollama", "llama.cpp", "llama-cpp-python", "lmstudio"}
+
+
+@pytest.mark.parametrize("dialect", ["ollama", "llama.cpp", "llama-cpp-python", "lmstudio"])
+def test_the_manual_s_settings_work_with_each_server(flat_world: Path, tmp_path: Path,
+                                                     dialect: str) -> None:
+    import tomllib
+
+    settings = tomllib.loads(documented_settings()[dialect])["llm"]
+    stub = Stub(dialect=dialect, n_ctx=4096, model_name=settings.get("model", "served-model"),
+                default=reply(GOOD))
+    with serving(stub):
+        port = stub.url.rsplit(":", 1)[1]
+        toml = documented_settings()[dialect]
+        toml = re.sub(r"127\.0\.0\.1:\d+", f"127.0.0.1:{port}", toml)
+        config = tmp_path / "user-config" / "narr" / "config.toml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(toml, encoding="utf-8")
+        narr = CLI(flat_world)
+        doctor_report = _llm_findings(narr.json("doctor"))
+        narr("event", "--diffuser", "llm", MOVE)
+    assert doctor_report["llm context"]["status"] == "ok", doctor_report
+    assert doctor_report["llm context"]["found"].startswith("4096 tokens (")
+    assert read_node(flat_world, "lin-yuan")["state"]["location"] == "ferry"
+    assert sent_max_tokens(stub.chats[-1]) == 512
