@@ -723,3 +723,32 @@ def test_the_manual_s_settings_work_with_each_server(flat_world: Path, tmp_path:
     assert doctor_report["llm context"]["found"].startswith("4096 tokens (")
     assert read_node(flat_world, "lin-yuan")["state"]["location"] == "ferry"
     assert sent_max_tokens(stub.chats[-1]) == 512
+
+
+def test_narr_event_on_the_command_line_leaves_the_world_open_while_the_model_thinks(
+        flat_world: Path, served: Stub) -> None:
+    """``narr event --diffuser llm`` as a writer runs it, with another ``narr`` writing meanwhile."""
+    served.default = Answer(content=json.dumps(GOOD), delay=2)
+    env = {**os.environ, "NARR_NO_SERVER": "1", "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "narrative", "-C", str(flat_world), "event",
+                             "--diffuser", "llm", MOVE], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not served.chats and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert served.chats, "narr never asked the model"
+        narr = CLI(flat_world)
+        narr("event", "--diffuser", "explicit", "The spirit veins run thin",
+             "--set", "spirit-veins.state.flow=thin")
+        narr("new", "character", "Ferryman Wu")
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert "lin-yuan /state/location" in out
+    assert read_node(flat_world, "lin-yuan")["state"]["location"] == "ferry"
+    assert [e["content"] for e in CLI(flat_world).json("log")["items"]][:2] == [
+        MOVE, "The spirit veins run thin"]

@@ -213,8 +213,7 @@ class ChatClient:
     def _complete(self, messages: list[dict[str, str]], schema: dict[str, Any],
                   max_tokens: int) -> Reply:
         deadline = time.monotonic() + self.timeout  # for the whole answer, retries included
-        if self.mode == "ollama_format" and (self.facts is None or self.facts.kind != "ollama"):
-            self.discover()
+        self._only_where_it_is_spoken()
         while True:
             try:
                 reply = self._retrying(deadline)(
@@ -226,10 +225,7 @@ class ChatClient:
                     self.notes.append(f"the server rejected response_format {self.mode} "
                                       f"(HTTP {failure.status}); using {self.modes[1]}")
                     self.modes.pop(0)
-                    if self.mode == "ollama_format":
-                        self.discover()
-                        if self.mode == "ollama_format" and self.facts and self.facts.kind != "ollama":
-                            self.modes.pop(0)
+                    self._only_where_it_is_spoken()
                     continue
                 if (self.token_field == "max_tokens" and failure.status == 400
                         and "max_completion_tokens" in failure.body):
@@ -241,6 +237,12 @@ class ChatClient:
                 servers.remember(self.url, self.model, form=self.mode)
                 self.remembered = self.mode
             return reply
+
+    def _only_where_it_is_spoken(self) -> None:
+        """Ollama's own request goes to Ollama only (a form remembered for an address that
+        another server answers now is passed over, as a form the user forces is not)."""
+        if self.mode == "ollama_format" and len(self.modes) > 1 and self.discover().kind != "ollama":
+            self.modes.pop(0)
 
     def _retrying(self, deadline: float) -> tenacity.Retrying:
         """Ask again after a 429, a 5xx or a connection reset, as long as the deadline allows.
