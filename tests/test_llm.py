@@ -13,14 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CLI, edit_node, read_node, snapshot
+from helpers import CLI, edit_node, kept_events, read_node, snapshot
 from llm_stubs import Answer, Stub, serving
 
 from narrative.delta.request import EventRequest
 from narrative.diffusers import chat
 from narrative.diffusers.base import get_diffuser
 from narrative.diffusers.chat import MAX_ATTEMPTS, bare_schema
-from narrative.engine import failed as pending
 from narrative.engine.event import EventResult, retry, run_event
 from narrative.errors import DiffuserError, NarrError
 from narrative.model import Delta
@@ -90,12 +89,7 @@ def failing_event(root: Path, content: str = MOVE, **kwargs: Any) -> NarrError:
     return info.value
 
 
-def kept(root: Path) -> list[pending.FailedEvent]:
-    wr = WorldRepo.open(root)
-    try:
-        return pending.load_all(wr)
-    finally:
-        wr.close()
+kept = kept_events
 
 
 def retry_event(root: Path) -> EventResult:

@@ -21,14 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CLI, edit_node, read_node, snapshot
+from helpers import CLI, edit_node, kept_events, read_node, snapshot
 from llm_stubs import GOOD, Answer, Stub, reply, serving
 
 from narrative.delta.request import EventRequest
 from narrative.diffusers import chat, servers
 from narrative.diffusers.base import get_diffuser
 from narrative.diffusers.tokens import estimate_messages
-from narrative.engine import failed as pending
 from narrative.engine.doctor import doctor
 from narrative.engine.event import EventResult, run_event
 from narrative.errors import ConflictError, DiffuserError, NarrError
@@ -84,12 +83,7 @@ def failing(root: Path, content: str = MOVE, **kwargs: Any) -> NarrError:
     return info.value
 
 
-def kept(root: Path) -> list[pending.FailedEvent]:
-    wr = WorldRepo.open(root)
-    try:
-        return pending.load_all(wr)
-    finally:
-        wr.close()
+kept = kept_events
 
 
 def prompt_size(body: dict[str, Any]) -> int:
