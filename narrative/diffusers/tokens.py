@@ -9,8 +9,8 @@ estimates instead, from the shapes byte-pair encoders split text into:
 - a run of ASCII letters is one token up to :data:`WORD` letters, one more for each
   :data:`WORD` after (common words are one token; long or rare ones split);
 - a run of digits is a token per three digits (vocabularies hold numbers of up to three);
-- a Chinese, Japanese or Korean character is :data:`CJK` of a token (common characters
-  are one token, rarer ones two or three bytes' worth);
+- a Chinese, Japanese or Korean character is :data:`CJK` token (common ones are one in
+  the large vocabularies, many are less, since words of two characters are one token too);
 - any other letter (accented Latin, Greek, Cyrillic) is half a token;
 - punctuation and symbols are a token each, except the pairs JSON is made of
   (``":``, ``",``, ``{"``, ``"}``, ``},``...), which vocabularies hold as one;
@@ -18,13 +18,14 @@ estimates instead, from the shapes byte-pair encoders split text into:
 
 plus :data:`PER_MESSAGE` tokens a message for the chat template's role markers.
 
-Measured against the exact tokenizers of Qwen 2.5 and 3, Llama 3, and OpenAI's
-cl100k and o200k on narr's own prompts (the sample world's and a 10k-node world's,
-English and Chinese events) and on the repository's English and Chinese prose, the
-estimate is never below the largest of the five and at most about a fifth above
-it: an estimate that errs, errs towards refusing a prompt that would just have fit.
-Models with 32k vocabularies (Llama 2, Mistral 7B, Phi-3) spend up to twice as
-many tokens on Chinese; ``[llm] context`` set a little lower leaves them room.
+Measured against the exact tokenizers of Qwen 2.5 and 3, Llama 3 and OpenAI's o200k
+(with the ``quicktok`` package, outside narr) on narr's own prompts (the sample world's
+English and Chinese one-sentence events, an event on a 10,000-node world) and on the
+repository's English and Chinese prose, the estimate is never below the largest of the
+four and 2 to 18% above it (the sample event's two messages: 1,251 tokens estimated, 1,138
+by Llama 3). OpenAI's older cl100k, and models with 32k vocabularies (Llama 2, Mistral 7B, Phi-3),
+spend up to half again or twice as many tokens on Chinese; ``[llm] context`` set a little
+lower leaves them room.
 """
 
 from __future__ import annotations
