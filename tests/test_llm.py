@@ -25,7 +25,7 @@ from narrative.errors import DiffuserError, NarrError
 from narrative.model import Delta
 from narrative.store.worldrepo import WorldRepo
 
-TIMEOUT = "0.3"
+TIMEOUT = "0.3"  # for the tests of a server too slow; the others give it time, as a loaded machine needs
 GOOD_OPS = [{"op": "set", "target": "lin-yuan", "field": "/state/location", "value": "ferry"}]
 GOOD = {"ops": GOOD_OPS}
 MOVE = "Lin Yuan walks to the ferry"
@@ -68,7 +68,7 @@ def llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stub]:
         monkeypatch.setattr(chat, "RETRY_WAIT", 0.0)  # retries at once: the tests stay fast
         monkeypatch.setenv("NARR_LLM_BASE_URL", stub.base_url)
         monkeypatch.setenv("NARR_LLM_MODEL", "test-model")
-        monkeypatch.setenv("NARR_LLM_TIMEOUT", TIMEOUT)
+        monkeypatch.setenv("NARR_LLM_TIMEOUT", "5")
         yield stub
 
 
@@ -305,7 +305,8 @@ def test_empty_reply_twice(flat_world: Path, llm: Stub) -> None:
 # --- failures that end the exchange at once ----------------------------------------------
 
 
-def test_slow_server_times_out(flat_world: Path, llm: Stub) -> None:
+def test_slow_server_times_out(flat_world: Path, llm: Stub, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NARR_LLM_TIMEOUT", TIMEOUT)
     llm.answer(Answer(body=b"{}", delay=5))
     exc = failing_event(flat_world)
     assert isinstance(exc, DiffuserError)
@@ -477,8 +478,11 @@ def test_world_cannot_configure_the_endpoint(flat_world: Path, llm: Stub,
      "the LLM server's answer is not a chat completion: it is not JSON ('<html></html>')"),
 ])
 def test_cli_failures_change_nothing_and_retry_works(flat_world: Path, llm: Stub,
-                                                     answers: list[Answer], first_line: str) -> None:
+                                                     answers: list[Answer], first_line: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     narr = CLI(flat_world)
+    if any(a.delay for a in answers):
+        monkeypatch.setenv("NARR_LLM_TIMEOUT", TIMEOUT)
     llm.answer(*answers)
     before = snapshot(flat_world)
     result = narr("event", "--diffuser", "llm", MOVE, expect=18)
@@ -532,7 +536,9 @@ def test_a_redirect_is_reported_and_never_followed_with_the_key(
     assert [r["path"] for r in llm.requests] == ["/v1/chat/completions"]  # no GET to elsewhere
 
 
-def test_a_server_dripping_bytes_is_cut_off_at_the_timeout(flat_world: Path, llm: Stub) -> None:
+def test_a_server_dripping_bytes_is_cut_off_at_the_timeout(flat_world: Path, llm: Stub,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NARR_LLM_TIMEOUT", TIMEOUT)
     llm.answer(Answer(body=reply(GOOD).body, drip=0.05))  # each read is quick; the whole is not
     err = failing_event(flat_world)
     assert "did not answer within 0.3s" in err.message

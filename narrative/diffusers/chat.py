@@ -60,7 +60,6 @@ from narrative.errors import DiffuserError
 from narrative.userconfig import LLMSettings
 
 FORMS = ("json_schema", "json_object_schema", "ollama_format", "json_object", "none")
-MODES = FORMS  # the name older callers used
 ENFORCING = frozenset({"json_schema", "json_object_schema", "ollama_format"})
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 MAX_KEPT_BODY = 20_000

@@ -72,11 +72,6 @@ class Usage:
     counted_prompt_tokens: int | None = None  # the server's own count, where it says
     completion_tokens: int | None = None
     requests: int = 0
-    budget: int | None = None
-    context: int | None = None
-    context_source: str = ""
-    left_out: list[str] = field(default_factory=list)
-    form: str = ""
 
 
 class LLMDiffuser:
@@ -113,8 +108,7 @@ class LLMDiffuser:
         gathered = prompts.gather(world, request, self.references)
         prompt = self._prompt(gathered, request, world, client, render=render, budget=budget,
                               context=context, source=source)
-        self.last = Usage(prompt.tokens, budget=budget, context=context, context_source=source,
-                          left_out=prompt.left_out)
+        self.last = Usage(prompt.tokens)
         schema = Delta.model_json_schema(mode="validation")
         exchange = _Exchange(client, schema, context)
         messages = prompt.messages
@@ -179,7 +173,6 @@ class LLMDiffuser:
         if reply.completion_tokens is not None:
             self.last.completion_tokens = (self.last.completion_tokens or 0) + reply.completion_tokens
         self.last.requests = client.requests
-        self.last.form = client.mode
 
 
 def _clip_echo(text: str, max_tokens: int) -> str:

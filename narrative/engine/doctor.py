@@ -270,7 +270,7 @@ def _llm(settings: Any, add: Callable[[Finding], None], timeout: float) -> None:
     except errors.DiffuserError as exc:
         add(Finding("llm", "problem", client.url, exc.message, exc.hint or LLM_FIX, "DiffuserError"))
         return
-    facts = client.discover(min(timeout, LLM_TIMEOUT))
+    facts = client.discover()
     model = client.model or facts.model
     model = f", model {model}" if model else ""
     add(Finding("llm", "ok", f"{client.url} ({facts.kind}{model}) answered a {TINY_REPLY}-token "
