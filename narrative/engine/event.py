@@ -145,9 +145,13 @@ def run_event(wr: WorldRepo, request: EventRequest, *, dry_run: bool = False,
         with writing(wr) as recovered:
             result = _run_locked(wr, request, dry_run=dry_run, diffuser=diffuser, when=when)
             result.warnings[:0] = recovered
-            if keep_failed and not dry_run and failed.forget_same(wr, request):
+            gone = failed.forget_same(wr, request) if keep_failed and not dry_run else []
+            if any(failed.same_changes(item, request) for item in gone):
                 result.warnings.append("a failed event kept with the same words and changes is "
                                        "recorded now, so it is forgotten")
+            elif gone:
+                result.warnings.append("the failed event kept with these words is recorded now (its "
+                                       "changes fixed), so it is forgotten")
     except (InvalidInputError, InvalidWorldError, DiffuserError, BusyError, ConflictError,
             StorageError) as exc:
         if keep_failed and not dry_run and not getattr(exc, "recorded", False):
