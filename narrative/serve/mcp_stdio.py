@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
+from narrative.nodefile import encodable
+
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
@@ -56,24 +58,16 @@ def _lone_surrogate(value: Any, path: str = "") -> str | None:
     while stack:
         item, where = stack.pop()
         if isinstance(item, str):
-            if not _encodable(item):
+            if not encodable(item):
                 return where or "/"
         elif isinstance(item, dict):
             for key, sub in item.items():
-                if isinstance(key, str) and not _encodable(key):
+                if isinstance(key, str) and not encodable(key):
                     return f"{where}/{key!r}"
                 stack.append((sub, f"{where}/{key}"))
         elif isinstance(item, list):
             stack.extend((sub, f"{where}/{i}") for i, sub in enumerate(item))
     return None
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _reject_constant(name: str) -> Any:
@@ -265,7 +259,7 @@ def screen(line: bytes, world: WorldTools) -> str | Reply:
     has_id = "id" in value
     request_id = value.get("id")
     if has_id and (isinstance(request_id, bool) or not isinstance(request_id, str | int)
-                   or (isinstance(request_id, str) and not _encodable(request_id))):
+                   or (isinstance(request_id, str) and not encodable(request_id))):
         return Reply(error_reply(None, INVALID_REQUEST, "Invalid Request: the id must be a string or "
                                  "an integer"))
     if value.get("jsonrpc") != "2.0":
@@ -274,7 +268,7 @@ def screen(line: bytes, world: WorldTools) -> str | Reply:
     if method is None and not (has_id and ("result" in value or "error" in value)):
         return Reply(error_reply(request_id, INVALID_REQUEST, "Invalid Request: no method (and not a "
                                  "response)"))
-    if method is not None and (not isinstance(method, str) or not _encodable(method)):
+    if method is not None and (not isinstance(method, str) or not encodable(method)):
         return Reply(error_reply(request_id, INVALID_REQUEST, "Invalid Request: the method must be text"))
     where = _lone_surrogate(value)
     if where is not None:
