@@ -306,6 +306,9 @@ def fork_narr(root: Path, args: list[str], errfile: Path) -> int:
         err = os.open(errfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(out, 1)
         os.dup2(err, 2)
+        # the real streams, whatever the parent had put in their place (pytest's capture)
+        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
         from narrative.cli import main
 
         try:
