@@ -216,8 +216,10 @@ def _section(raw: dict[str, Any] | None, section: str, model: type[S], env: Mapp
 
 def _read(path: Path) -> dict[str, Any] | None:
     """The file's tables, or None when there is no file (which is fine: nothing configured)."""
+    from narrative.store import bounded
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = bounded.read(path, bounded.MAX_SETTINGS).decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:

@@ -183,9 +183,13 @@ def _run(wr: WorldRepo, request: EventRequest, *, dry_run: bool, diffuser: Diffu
                 result = _run_locked(wr, request, dry_run=dry_run, diffuser=diffuser, when=when,
                                      asked=asked, last=attempt == tries)
                 result.warnings[:0] = recovered
-                if keep_failed and not dry_run and failed.forget_same(wr, request):
+                gone = failed.forget_same(wr, request) if keep_failed and not dry_run else []
+                if any(failed.same_changes(item, request) for item in gone):
                     result.warnings.append("a failed event kept with the same words and changes is "
                                            "recorded now, so it is forgotten")
+                elif gone:
+                    result.warnings.append("the failed event kept with these words is recorded now "
+                                           "(its changes fixed), so it is forgotten")
         except proposing.Moved as exc:
             moved = exc.ids
             continue

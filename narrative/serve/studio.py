@@ -504,7 +504,7 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
     def drop_edits(wr: WorldRepo, body: dict[str, Any]) -> Any:
         from narrative.engine.setaside import drop_set_aside
 
-        return {"dropped": drop_set_aside(wr, _text(body, "which", "the set-aside edits' ref"))}
+        return drop_set_aside(wr, _text(body, "which", "the set-aside edits' ref")).to_json()
 
     async def save(request: Request) -> Response:
         from narrative.engine.studio import save_node_file
