@@ -9,7 +9,8 @@ from pathlib import Path
 
 import test_llm
 from helpers import CLI, read_node
-from test_llm import FakeLLM, error, reply
+from llm_stubs import Stub
+from test_llm import error, reply
 
 llm = test_llm.llm  # the fake model's server, and no settings of the machine's own
 no_user_settings = test_llm.no_user_settings
@@ -21,7 +22,7 @@ FROWN = {"ops": [{"op": "set", "target": "su-qing", "field": "/state/mood", "val
 
 
 def test_the_review_is_kept_and_the_model_writes_the_summary(flat_world: Path, tmp_path: Path,
-                                                              llm: FakeLLM) -> None:
+                                                              llm: Stub) -> None:
     narr = CLI(flat_world)
     path = tmp_path / "ch.md"
     path.write_text(CHAPTER, "utf-8")
@@ -41,7 +42,7 @@ def test_the_review_is_kept_and_the_model_writes_the_summary(flat_world: Path, t
 
 
 def test_a_model_that_cannot_summarise_leaves_the_summary_made_from_the_changes(
-        flat_world: Path, tmp_path: Path, llm: FakeLLM) -> None:
+        flat_world: Path, tmp_path: Path, llm: Stub) -> None:
     narr = CLI(flat_world)
     path = tmp_path / "ch.md"
     path.write_text(CHAPTER, "utf-8")

@@ -26,6 +26,22 @@ def finding_lines(f: dict[str, Any]) -> list[str]:
     return lines
 
 
+def draft_name(file: Any) -> str:
+    name = getattr(file, "name", "-")
+    return "stdin" if name in ("-", "<stdin>") else str(name)
+
+
+def read_draft(file: Any) -> str:
+    """A chapter draft's text from FILE or standard input, refused from its size before it is
+    read whole when it is beyond what narr reads in one."""
+    from narrative.engine.audit import read_chapter
+    from narrative.store import bounded
+
+    name = draft_name(file)
+    return read_chapter(bounded.read_stream(file, bounded.MAX_TEXT, label=name, what="chapter"),
+                        name)
+
+
 @click.command("audit")
 @click.argument("file", type=InputFile("rb"))
 @click.option("--at", "at", metavar="REV",
@@ -52,13 +68,11 @@ def audit_cmd(ctx: Context, file: Any, at: str | None, budget: float | None, as_
       narr audit chapter-21.md
       narr audit - --at HEAD~2 < draft.md
     """
-    from narrative.engine.audit import audit, read_chapter
+    from narrative.engine.audit import audit
     from narrative.engine.deadline import DEFAULT_BUDGET
     from narrative.errors import ContinuityError
 
-    name = getattr(file, "name", "-")
-    name = "stdin" if name in ("-", "<stdin>") else str(name)
-    report = audit(ctx.world, read_chapter(file.read(), name), at,
+    report = audit(ctx.world, read_draft(file), at,
                    budget=budget if budget is not None else DEFAULT_BUDGET)
     for message in report.warnings:
         warn(message)

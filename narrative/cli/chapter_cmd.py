@@ -85,6 +85,7 @@ def chapter_cmd(ctx: Context, file: Any, accept: str | None, reject: str | None,
       narr chapter chapter-3.md --accept 1-6 --set 9:lin-yuan.state.mood=calm
       narr chapter - --accept all --key ch3-v2 < chapter-3.md
     """
+    from narrative.cli.audit_cmd import draft_name, read_draft
     from narrative.engine import chapter as engine
     from narrative.engine.scenes import check_text
 
@@ -103,8 +104,8 @@ def chapter_cmd(ctx: Context, file: Any, accept: str | None, reject: str | None,
         raise click.UsageError("--dry-run records nothing: leave out --accept and --reject")
     if reject and not accept:
         raise click.UsageError("--reject goes with --accept (--accept all --reject 4)")
-    text = _read(file)
-    check_text(text, _name_of(file))
+    text = read_draft(file)
+    check_text(text, draft_name(file))
     added = _added(ctx, sets, unsets, relates, unrelates)
     kwargs: dict[str, Any] = {"number": number, "title": title, "diffuser": diffuser_name,
                               "added": added, "at": at, "budget": budget_s}
@@ -139,15 +140,6 @@ def chapter_cmd(ctx: Context, file: Any, accept: str | None, reject: str | None,
     _show_result(wr, result, as_json)
 
 
-def _read(file: Any) -> str:
-    from narrative.engine.audit import read_chapter
-
-    return read_chapter(file.read(), _name_of(file))
-
-
-def _name_of(file: Any) -> str:
-    name = getattr(file, "name", "-")
-    return "stdin" if name in ("-", "<stdin>") else str(name)
 
 
 def _shown_name(file: Any) -> str:

@@ -45,8 +45,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from narrative import fields
 from narrative.delta.draft import Draft
 from narrative.delta.screen import Reviewed
+from narrative.engine.calloff import CalledOff
 from narrative.engine.chapters import heading as chapter_heading
-from narrative.engine.deadline import DEFAULT_BUDGET, Deadline, Gone
+from narrative.engine.deadline import DEFAULT_BUDGET, Deadline
 from narrative.engine.reading import Finding, Reading
 from narrative.engine.scenes import ChapterText, Sentence, check_text, split
 from narrative.errors import (
@@ -600,7 +601,7 @@ def record(wr: WorldRepo, text: str, *, accept: Accept = "all", reject: Iterable
                          "kept as a chain), then record it again; or give this one another "
                          "--number")
             result = _record(chapter, accept_list, reject, budget, when, the_key)
-        except Gone:
+        except CalledOff:
             drafts.drop_pending(wr)  # nobody is there to retry it
             raise
         except NarrError as exc:

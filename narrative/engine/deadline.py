@@ -6,50 +6,23 @@ a sentence, and a draft can be long: a megabyte of text is minutes of work. Each
 therefore runs against a :class:`Deadline`, checked between sentences, and stops with
 :class:`~narrative.errors.OutOfTimeError` (saying how far it got) when its budget is spent.
 
-A server reads for clients that can leave: an MCP client that cancels its call or closes
-the server's standard input, an HTTP client that hangs up. The transport says so with
-:func:`stop_when` (a check, set on the thread that does the work), and the next check
-between two sentences raises :class:`Gone`: the work ends there, nothing having been
-written, and no thread is left reading for nobody (the process that served the client can
-exit). A chapter's recording is never stopped half-way: it is checked only before it
+A server reads for clients that can leave (an MCP client that cancels its call or hangs up,
+an HTTP client that hangs up, a served command's client gone): the transport says so with
+:func:`narrative.engine.calloff.watching`, and each check here asks it too, so the work ends
+between two sentences with :class:`~narrative.engine.calloff.CalledOff`, nothing having been
+written. A chapter's recording is never stopped half-way: it is checked only before it
 starts to write.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 
+from narrative.engine import calloff
 from narrative.errors import OutOfTimeError
 
 DEFAULT_BUDGET = 120.0
 """Seconds a reading may take unless told otherwise: 200k characters read in well under it."""
-
-_local = threading.local()
-
-
-class Gone(Exception):
-    """Whoever asked for the work is gone: it stopped between two sentences, nothing written."""
-
-
-@contextmanager
-def stop_when(check: Callable[[], bool] | None) -> Iterator[None]:
-    """Work on this thread inside the block stops at its next check once ``check()`` is true."""
-    outer = getattr(_local, "check", None)
-    _local.check = check if outer is None or check is None else (
-        lambda: check() or outer())
-    try:
-        yield
-    finally:
-        _local.check = outer
-
-
-def gone() -> bool:
-    """Whether whoever asked for the work on this thread is gone."""
-    check = getattr(_local, "check", None)
-    return check is not None and bool(check())
 
 
 class Deadline:
@@ -67,9 +40,13 @@ class Deadline:
         self.end = None if seconds is None else self.started + seconds
 
     def check(self, done: int, total: int, unit: str = "sentence") -> None:
-        """Raise :class:`Gone` when the asker left, :class:`OutOfTimeError` past the budget."""
-        if gone():
-            raise Gone(f"{self.what} stopped at {unit} {done + 1} of {total}: its client left")
+        """Raise :class:`~narrative.engine.calloff.CalledOff` when the asker left,
+        :class:`OutOfTimeError` past the budget."""
+        try:
+            calloff.check()
+        except calloff.CalledOff:
+            raise calloff.CalledOff(
+                f"{self.what} stopped at {unit} {done + 1} of {total}: its client left") from None
         if self.end is not None and time.monotonic() > self.end:
             raise OutOfTimeError(
                 f"{self.what} ran past its time budget of {self.seconds:g} s: it had read "

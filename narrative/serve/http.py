@@ -160,9 +160,9 @@ class _Api:
             gone = threading.Event()  # the client hung up: a long reading stops at its next check
 
             def stoppable(inner: Callable[[WorldRepo], Any]) -> Any:
-                from narrative.engine.deadline import stop_when
+                from narrative.engine.calloff import watching
 
-                with stop_when(gone.is_set):
+                with watching(gone.is_set):
                     return self._with_world(inner)
 
             def run() -> Any:
@@ -170,11 +170,11 @@ class _Api:
                     return self.server.submit(lambda: stoppable(guarded))
                 return stoppable(work)
 
-            from narrative.engine.deadline import Gone
+            from narrative.engine.calloff import CalledOff
 
             try:
                 result = await _watching(request, gone, run_in_threadpool(run))
-            except Gone:
+            except CalledOff:
                 log.info("%s %s stopped: its client hung up; nothing was written",
                          request.method, request.url.path)
                 return Response(status_code=499)  # nobody reads it

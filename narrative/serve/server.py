@@ -609,12 +609,12 @@ class Server:
         gone = threading.Event()  # the client hung up: a long reading stops at its next check
 
         def work() -> None:
-            from narrative.engine.deadline import stop_when
+            from narrative.engine.calloff import watching
 
             write(client.STARTED, b"")  # from here on the command may write
             with invocation.running(cwd, env), streams.serving(request_io), \
                     _profiled(self.profile_dir, command, self.requests), \
-                    deferred.collecting() as afterwards, stop_when(gone.is_set):
+                    deferred.collecting() as afterwards, watching(gone.is_set):
                 code[0] = run_cli(argv, str(req.get("prog_name", "narr")))
             job.afterwards = afterwards
 
