@@ -145,13 +145,16 @@ def make_world(scratch: Path, nodes: int) -> Path:
 
 
 def narr_cmd() -> list[str]:
-    found = shutil.which("narr")
+    """The ``narr`` installed beside this interpreter (the code measured in process too), never
+    another one the PATH names first: another checkout's narr would be timed, and its servers
+    started."""
+    found = shutil.which("narr", path=str(Path(sys.executable).parent))
     return [found] if found else [sys.executable, "-m", "narrative"]
 
 
-def timed(argv: list[str], cwd: Path) -> float:
+def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
     started = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env)
     took = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
@@ -171,8 +174,8 @@ def measure(root: Path, rounds: int) -> dict[str, Any]:
                            "chapters": {}, "audit": {}, "targets": TARGETS}
     env = {k: v for k, v in os.environ.items() if k != "NARR_NO_SERVER"}
     cmd = narr_cmd()
-    subprocess.run([*cmd, "-C", str(root), "serve", "--detach"], check=True, capture_output=True,
-                   env=env)
+    subprocess.run([*cmd, "-C", str(root), "serve", "--detach"], cwd=root, check=True,
+                   capture_output=True, env=env)
     try:
         for language, text in texts.items():
             path = root.parent / f"chapter-{language}.md"
@@ -190,18 +193,19 @@ def measure(root: Path, rounds: int) -> dict[str, Any]:
                 row["sentences"] = len(review.sentences)
                 row["changes"] = len(review.changes)
                 row["findings"] = len(review.findings)
-            served = [timed([*cmd, "chapter", str(path), "--dry-run", "--json"], root)
+            served = [timed([*cmd, "chapter", str(path), "--dry-run", "--json"], root, env)
                       for _ in range(rounds + 1)][1:]
             record = []
             for _ in range(rounds + 1):
-                record.append(timed([*cmd, "chapter", str(path), "--accept", "all"], root))
+                record.append(timed([*cmd, "chapter", str(path), "--accept", "all"], root, env))
                 subprocess.run([*cmd, "reset", "--chapter", "7"], cwd=root, check=True,
                                capture_output=True, env=env)
             row.update(review_in_process_s=median(inproc), review_cpu_s=median(cpu),
                        review_served_s=median(served), record_served_s=median(record[1:]))
             out["chapters"][language] = row
     finally:
-        subprocess.run([*cmd, "-C", str(root), "serve", "--stop"], capture_output=True, env=env)
+        subprocess.run([*cmd, "-C", str(root), "serve", "--stop"], cwd=root, capture_output=True,
+                       env=env)
     base = chapter(names, 40_000, "en", seed=5)
     with narr.open_world(root) as world:
         for size in (10_000, 40_000, 200_000):

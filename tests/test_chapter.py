@@ -353,7 +353,7 @@ def server(request: pytest.FixtureRequest, flat_world: Path) -> Any:
 
     def serve(*args: str) -> str:
         return subprocess.run([sys.executable, "-m", "narrative", "-C", str(flat_world), "serve",
-                               *args], env=clean, capture_output=True, text=True,
+                               *args], cwd=flat_world, env=clean, capture_output=True, text=True,
                               check=True).stdout
 
     serve("--detach")
@@ -372,7 +372,7 @@ def _spawn(root: Path, *args: str) -> Any:
 
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PAGER", "NARR_PAGER")}
     env.update(NO_COLOR="1", NARR_PAGER="")
-    return pexpect.spawn(sys.executable, ["-m", "narrative", "-C", str(root), *args], env=env,
+    return pexpect.spawn(sys.executable, ["-m", "narrative", "-C", str(root), *args], env=env, cwd=str(root),
                          dimensions=(40, 200), encoding="utf-8", timeout=60)
 
 

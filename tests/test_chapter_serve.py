@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CLI, HTTP, git
+from helpers import CLI, HTTP, git, narr_subprocess
 from test_disconnects import assert_writable, finish, reply, rpc, start_mcp
 
 pytest.importorskip("mcp")
@@ -136,8 +136,7 @@ def test_an_http_client_that_hangs_up_mid_audit_stops_it(flat_world: Path) -> No
         while True:
             code, _ = _http(port, "/api/status", token)
             assert code == 200
-            busy = subprocess.run([sys.executable, "-m", "narrative", "-C", str(flat_world),
-                                   "serve", "--status", "--json"], capture_output=True, text=True)
+            busy = narr_subprocess(flat_world, "serve", "--status", "--json")
             state = json.loads(busy.stdout or "{}")
             if state.get("active") == 0:  # the audit's request has ended
                 break
@@ -175,17 +174,15 @@ def test_a_served_command_whose_client_is_killed_stops_reading(flat_world: Path,
     try:
         env = {k: v for k, v in os.environ.items() if k != "NARR_NO_SERVER"}
         client = subprocess.Popen([sys.executable, "-m", "narrative", "-C", str(flat_world), "audit",
-                                   str(draft)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, env=env)
+                                   str(draft)], cwd=flat_world, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         time.sleep(2.0)
         assert client.poll() is None  # handed over, and reading
         client.send_signal(signal.SIGKILL)
         client.wait()
         deadline = time.monotonic() + 20
         while True:
-            busy = subprocess.run([sys.executable, "-m", "narrative", "-C", str(flat_world),
-                                   "serve", "--status", "--json"], capture_output=True, text=True,
-                                  env=env)
+            busy = narr_subprocess(flat_world, "serve", "--status", "--json")
             state = json.loads(busy.stdout)
             assert state["requests"] >= 1  # the audit did run there
             if state["active"] == 0:

@@ -87,7 +87,7 @@ def reply(proc: subprocess.Popen[bytes], wanted: int) -> dict[str, Any]:
 
 
 def start_mcp(root: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen([sys.executable, "-m", "narrative", "-C", str(root), "mcp"],
+    proc = subprocess.Popen([sys.executable, "-m", "narrative", "-C", str(root), "mcp"], cwd=root,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             env={**os.environ, **env})
     rpc(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
