@@ -558,18 +558,16 @@ def drop_failed(wr: WorldRepo, key: str) -> dict[str, Any]:
     return {"dropped": failed.summary(item)}
 
 
-MAX_NAME = 200  # a name is a label: longer text belongs in the summary
-
-
 def create_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: Iterable[str] = (),
                 lifecycle: str = "permanent", summary: str = "") -> dict[str, Any]:
     """A new node, as ``narr new`` makes it (a hand edit the next event records)."""
     from narrative.engine.new import new_node
+    from narrative.ids import name_problem
 
     for label, text in [("name", name), *(("alias", a) for a in aliases)]:
-        if len(text) > MAX_NAME:
-            raise InvalidInputError(f"the {label} is {len(text)} characters long; a name has at most "
-                                    f"{MAX_NAME}", hint="say more in the summary")
+        problem = name_problem(text, label)
+        if problem is not None:
+            raise InvalidInputError(problem)
     with wr.lock:
         made = new_node(wr, layer, name, kind=kind, aliases=list(aliases), lifecycle=lifecycle,
                         summary=summary)
