@@ -46,12 +46,16 @@ class WorldGraphView:
     focus: str | None
     depth: int
     facets: dict[str, dict[str, int]] = field(default_factory=dict)
+    group: str | None = None  # what the drawing is grouped by (layer, kind, place), or None
+    clusters: list[dict[str, Any]] = field(default_factory=list)
+    cluster_edges: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"at": self.at, "total": self.total, "matched": self.matched,
                 "nodes": self.listed, "truncated": self.matched > len(self.listed),
-                "graph": {"nodes": self.drawn, "edges": self.edges},
-                "focus": self.focus, "depth": self.depth, "facets": self.facets}
+                "graph": {"nodes": self.drawn, "edges": self.edges, "clusters": self.clusters,
+                          "cluster_edges": self.cluster_edges},
+                "focus": self.focus, "depth": self.depth, "facets": self.facets, "group": self.group}
 
 
 def _choices(values: Iterable[str] | None, known: Iterable[str] | None, what: str) -> set[str]:
@@ -93,6 +97,41 @@ class _Base:
                     counts[value] = counts.get(value, 0) + 1
             self.memo["facets"] = facets
         return {k: dict(v) for k, v in self.memo["facets"].items()}
+
+    def by_name(self) -> list[str]:
+        """Every node in the order of its name, then its id: the list's order (the page orders
+        what it shows by its reader's locale, pinyin for Chinese)."""
+        if "by_name" not in self.memo:
+            self.memo["by_name"] = sorted(
+                self.nodes, key=lambda n: (normalize_name(str(self.nodes[n].get("name") or n)), n))
+        return list(self.memo["by_name"])
+
+    def cluster_keys(self, by: str, labels: Mapping[str, str]) -> dict[str, str]:
+        """Each node's cluster when the world is grouped ``by`` layer, kind or place (where it
+        stands: its location's target, a held thing where its holder stands, a place itself)."""
+        memo_key = f"clusters:{by}"
+        if memo_key not in self.memo:
+            if by == "layer":
+                keys = {n: f"layer:{d.get('layer', '')}" for n, d in self.nodes.items()}
+            elif by == "kind":
+                keys = {n: f"kind:{d.get('kind', '')}" for n, d in self.nodes.items()}
+            else:
+                at = {ptr for ptr, label in labels.items() if label == "at"}
+                held = {ptr for ptr, label in labels.items() if label != "at"}
+
+                def where(node_id: str, fields_: set[str]) -> str | None:
+                    return next((dst for _, key, dst in self.out.get(node_id, ()) if key in fields_), None)
+
+                places = {dst for src in self.out for _, key, dst in self.out[src] if key in at}
+                keys = {}
+                for n in self.nodes:
+                    place = n if n in places else where(n, at)
+                    if place is None:
+                        holder = where(n, held)
+                        place = where(holder, at) if holder is not None else None
+                    keys[n] = f"place:{place or ''}"
+            self.memo[memo_key] = keys
+        return dict(self.memo[memo_key])
 
     def ranked(self) -> list[str]:
         """Every node, best connected first (ties by id): the overview draws the head of it."""
@@ -315,21 +354,32 @@ def _with_edits(wr: WorldRepo, base: _Base) -> _Base:
                     labels=wr.config.reference_labels, edited=True)
 
 
+GROUPS = ("layer", "kind", "place")
+MAX_CLUSTERS = 40  # more would be dots again: the smallest are drawn as one, "other"
+
+
 def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, depth: int = 1,
                layers: Iterable[str] | None = None, kinds: Iterable[str] | None = None,
                lifecycles: Iterable[str] | None = None, query: str | None = None,
-               limit: int = LIST_LIMIT, draw: int = DRAW_LIMIT) -> WorldGraphView:
+               limit: int = LIST_LIMIT, draw: int = DRAW_LIMIT, group: str | None = None,
+               expand: Iterable[str] = ()) -> WorldGraphView:
     """The world (at HEAD with the hand edits, or as of revision ``at``) cut for drawing.
 
     The filters (layers, kinds, lifecycles: any of each; ``query``: a piece of a
-    name, an alias or an id) select nodes; ``around`` draws the focus and its
-    neighbours ``depth`` relations away (whatever the filters), else the best
-    connected of the selection are drawn. Relations are the committed ones.
+    name, an alias or an id) select nodes, listed in the order of their names;
+    ``around`` draws the focus and its neighbours ``depth`` relations away (whatever
+    the filters), else the best connected of the selection are drawn. Relations are
+    the committed ones. ``group`` (``layer``, ``kind`` or ``place``; ``auto``: by layer
+    when the selection is more than ``draw`` nodes) draws the selection as clusters
+    with the number of relations between them, and the best connected members of the
+    clusters named in ``expand`` (their keys, ``layer:character``) in their place.
     """
     if not 0 <= depth <= MAX_DEPTH:
         raise InvalidInputError(f"depth must be between 0 and {MAX_DEPTH}, not {depth}")
     if limit < 0 or draw < 0:
         raise InvalidInputError("limit and draw must be 0 or more")
+    if group is not None and group not in (*GROUPS, "auto"):
+        raise InvalidInputError(f"unknown group {group!r}; expected one of {', '.join(GROUPS)} or auto")
     want_layers = _choices(layers, LAYERS, "layer")
     want_lifecycles = _choices(lifecycles, LIFECYCLES, "lifecycle")
     want_kinds = _choices(kinds, None, "kind")
@@ -345,10 +395,11 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
     needle = normalize_name(query or "")
     facets = base.facets()
     if not (needle or want_layers or want_kinds or want_lifecycles):
-        selected = sorted(nodes)  # (a past world's changed nodes come last in its table)
+        selected = base.by_name()
     else:
         selected = []
-        for node_id, data in nodes.items():
+        for node_id in base.by_name():
+            data = nodes[node_id]
             if want_layers and data.get("layer") not in want_layers:
                 continue
             if want_kinds and data.get("kind") not in want_kinds:
@@ -358,13 +409,13 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
             if needle and needle not in node_id and not any(needle in n for n in names.get(node_id, ())):
                 continue
             selected.append(node_id)
-
-        def rank(node_id: str) -> tuple[int, str]:
-            exact = needle and (needle == node_id or needle in names.get(node_id, ()))
-            return (0 if exact else 1, node_id)
-
-        selected.sort(key=rank if needle else None)
+        if needle:  # a name or id given whole first, then the others by name
+            selected.sort(key=lambda n: 0 if needle == n or needle in names.get(n, ()) else 1)
+    labels = wr.config.reference_labels
+    if group == "auto":
+        group = "layer" if around is None and len(selected) > draw else None
     if around is not None:
+        group = None
         check_id(around)
         if around not in nodes:
             raise NotFoundError(f"no node {around!r} in the world" + (f" at {at}" if at else ""),
@@ -380,19 +431,87 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
                         nxt.append(m)
             frontier = nxt
         keep = sorted(ring, key=lambda n: (ring[n], -degree(n), n))[:max(draw, 1)]
+    elif group is not None:
+        keep = []
     elif len(selected) == len(nodes):
         keep = base.ranked()[:draw]
     else:
         keep = sorted(selected, key=lambda n: (-degree(n), n))[:draw]
+    clusters: list[dict[str, Any]] = []
+    cluster_edges: list[dict[str, Any]] = []
+    member_of: dict[str, str] = {}
+    if group is not None:
+        keep, clusters, cluster_edges, member_of = _grouped(base, selected, group, set(expand), draw,
+                                                            labels, degree)
     kept = set(keep)
     drawn = [_node_row(node_id, nodes[node_id], degree(node_id)) for node_id in keep if node_id in nodes]
-    labels = wr.config.reference_labels
+    for row in drawn:
+        if row["id"] in member_of:
+            row["cluster"] = member_of[row["id"]]
     edges = [_edge_row(a, t, b, labels)
              for a, t, b in sorted(e for src in keep for e in base.out.get(src, ()) if e[2] in kept)]
     listed = [_node_row(node_id, nodes[node_id], None) for node_id in selected[:limit]]
     for row in [*listed, *drawn]:
         row["aliases"] = shown_aliases(row["name"], base.aliases.get(row["id"], ()))
-    return WorldGraphView(commit, len(nodes), len(selected), listed, drawn, edges, around, depth, facets)
+    return WorldGraphView(commit, len(nodes), len(selected), listed, drawn, edges, around, depth, facets,
+                          group, clusters, cluster_edges)
+
+
+def _grouped(base: _Base, selected: list[str], by: str, expand: set[str], draw: int,
+             labels: Mapping[str, str], degree: Any) -> tuple[list[str], list[dict[str, Any]],
+                                                           list[dict[str, Any]], dict[str, str]]:
+    """The selection as clusters (``by`` layer, kind or place): the clusters not expanded, the
+    best connected members of those expanded (``draw`` among them all), the relations between
+    clusters counted, and the cluster of each member drawn."""
+    keys = base.cluster_keys(by, labels)
+    members: dict[str, list[str]] = {}
+    for node_id in selected:
+        members.setdefault(keys[node_id], []).append(node_id)
+    order = sorted(members, key=lambda k: (-len(members[k]), k))
+    if len(order) > MAX_CLUSTERS:
+        other = f"other:{by}"
+        for k in order[MAX_CLUSTERS - 1:]:
+            members.setdefault(other, []).extend(members.pop(k))
+        order = [*order[:MAX_CLUSTERS - 1], other]
+    cluster_of = {n: k for k, ids in members.items() for n in ids}
+    opened = [k for k in order if k in expand]
+    share = draw // max(len(opened), 1)
+    keep: list[str] = []
+    for k in opened:
+        keep.extend(sorted(members[k], key=lambda n: (-degree(n), n))[:share])
+    drawn = set(keep)
+    counts: dict[tuple[str, str], int] = {}
+    for src in selected:
+        a = src if src in drawn else cluster_of[src]
+        if a in expand:
+            continue  # a member not drawn: its relations are not counted anywhere
+        for _, _, dst in base.out.get(src, ()):
+            if dst not in cluster_of:
+                continue
+            b = dst if dst in drawn else cluster_of[dst]
+            if b == a or b in expand or (a in drawn and b in drawn):
+                continue
+            counts[(a, b)] = counts.get((a, b), 0) + 1
+    rows = []
+    for k in order:
+        if k in expand:
+            continue
+        ids = members[k]
+        layer_counts: dict[str, int] = {}
+        for n in ids:
+            layer = str(base.nodes[n].get("layer", ""))
+            layer_counts[layer] = layer_counts.get(layer, 0) + 1
+        value = k.split(":", 1)[1]
+        if k.startswith("place:") and value:
+            label = str(base.nodes.get(value, {}).get("name") or value)
+        elif k.startswith("other:"):
+            label = f"other {by}s"
+        else:
+            label = value or {"kind": "no kind", "place": "nowhere", "layer": "no layer"}[by]
+        rows.append({"key": k, "by": by, "label": label, "count": len(ids),
+                     "layer": max(layer_counts, key=lambda x: (layer_counts[x], x))})
+    edge_rows = [{"source": a, "target": b, "count": n} for (a, b), n in sorted(counts.items())]
+    return keep, rows, edge_rows, {n: cluster_of[n] for n in keep}
 
 
 def _edge_row(src: str, key: str, dst: str, labels: dict[str, str]) -> dict[str, Any]:
@@ -639,9 +758,32 @@ def names_of(wr: WorldRepo, ids: Iterable[str], at: str | None = None) -> dict[s
     return out
 
 
+def same_kind(wr: WorldRepo, layer: str, kind: str, most: int) -> list[str]:
+    """Up to ``most`` ids of nodes of ``layer`` and ``kind`` now (hand edits included), best
+    connected first: those whose fields a form offers to another of their kind."""
+    base = _with_edits(wr, _base(wr, None))
+    return [n for n in base.ranked()
+            if base.nodes[n].get("layer") == layer and base.nodes[n].get("kind") == kind][:most]
+
+
+def relation_types(wr: WorldRepo) -> list[str]:
+    """The relation types the world's committed relations use, most used first."""
+    base = _base(wr, None)
+    if "relation_types" not in base.memo:
+        counts: dict[str, int] = {}
+        for src in base.out:
+            for _, key, _ in base.out[src]:
+                if not key.startswith("/"):
+                    counts[key] = counts.get(key, 0) + 1
+        base.memo["relation_types"] = sorted(counts, key=lambda t: (-counts[t], t))
+    return list(base.memo["relation_types"])
+
+
 def node_view(wr: WorldRepo, node: str, at: str | None = None) -> dict[str, Any]:
     """A node as the studio's inspector shows it: the node, the names of every node it names
-    (relation targets, and fields whose value is a node's id), and which fields those are."""
+    (relation targets, and fields whose value is a node's id), and which fields those are;
+    now (not in the past), what its form offers besides (:func:`~narrative.engine.nodeform.form_offer`)."""
+    from narrative.engine.nodeform import form_offer
     from narrative.engine.nodes import get_node
 
     path, found = get_node(wr, node, at)
@@ -655,7 +797,8 @@ def node_view(wr: WorldRepo, node: str, at: str | None = None) -> dict[str, Any]
     names = names_of(wr, sorted(targets | set(named.values()) | {data.get("id", "")}), at)
     links = {path: value for path, value in named.items() if value in names and value != data.get("id")}
     return {"node": data, "names": names, "links": links,
-            "file": file_digest(wr, path) if at is None else None}
+            "file": file_digest(wr, path) if at is None else None,
+            "offer": form_offer(wr, data) if at is None else None}
 
 
 def check_id_ok(text: str) -> bool:
