@@ -245,7 +245,7 @@ def plain_node(obj: Any) -> NodeDict | None:
         return None
     node_id, name, layer = obj.get("id"), obj.get("name"), obj.get("layer")
     if id_problem(node_id) is not None or not _plain_text(name, empty=False) \
-            or layer not in LAYERS or type(layer) is not str or len(name) > MAX_NAME:
+            or layer not in LAYERS or type(layer) is not str or len(str(name)) > MAX_NAME:
         return None
     lifecycle = obj.get("lifecycle", "permanent")
     created = obj.get("created_by_event")

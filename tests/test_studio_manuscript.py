@@ -1,0 +1,105 @@
+"""The manuscript beside the world: the story line as chapters, scenes and passages, each
+passage's prose with the world's names marked and its changes beside it; from a node, the
+passages that name it; story time as an axis where it parses. The engine first (chapters from
+records, and from the events before there are any), then the page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import CLI
+
+from narrative.engine.manuscript import ChapterRecord, manuscript, mentions, time_key
+from narrative.store.worldrepo import WorldRepo
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("Day 3, dusk", [1, 0, 3, 5]), ("day 3", [1, 0, 3, 0]), ("the third day, at dawn", [1, 0, 3, 1]),
+    ("Day 3, night", [1, 0, 3, 6]), ("Year 2, Day 5, morning", [1, 2, 5, 2]),
+    ("第三日黄昏", [1, 0, 3, 5]), ("第十二天夜", [1, 0, 12, 6]), ("第二年第三日清晨", [1, 2, 3, 1]),
+    ("2024-05-03", [0, 20240503, 0]), ("2024年5月3日 10:30", [0, 20240503, 630]),
+    ("Day 4 09:15", [1, 0, 4, 655]), ("evening", None), ("after the storm", None), ("", None), (None, None),
+])
+def test_story_times_that_parse(text: str | None, key: list[int] | None) -> None:
+    assert time_key(text) == key
+
+
+def test_time_keys_order_a_day() -> None:
+    times = ["Day 3, night", "Day 3, dawn", "Day 2, dusk", "Day 3, noon", "Day 3, afternoon", "Day 3, morning"]
+    assert sorted(times, key=lambda t: time_key(t) or []) == [
+        "Day 2, dusk", "Day 3, dawn", "Day 3, morning", "Day 3, noon", "Day 3, afternoon", "Day 3, night"]
+
+
+@pytest.fixture
+def told(flat_world: Path) -> tuple[Path, list[str]]:
+    """Three events told in prose, the second closing its scene, the last with no prose."""
+    narr = CLI(flat_world)
+    narr("event", "Lin Yuan walks to the ferry", "--at", "Day 3, dusk", "--text",
+         "Rain fell on the river. Lin Yuan walked down from Qingyun Gate; Old Zhou watched him come.")
+    narr("event", "苏晴怀疑林远", "--text", "苏晴看着林远，心里起了疑。", "--close-scene")
+    narr("event", "Lin Yuan sleeps", "--at", "Day 2, night")
+    return flat_world, [e["commit"] for e in reversed(narr.json("log")["items"][:3])]
+
+
+def _prose(passage: dict[str, Any]) -> str:
+    return "".join(text for text, _ in passage["pieces"])
+
+
+def test_the_events_are_the_manuscript_before_any_chapter_is_recorded(told: tuple[Path, list[str]]) -> None:
+    root, commits = told
+    with WorldRepo.open(root) as wr:
+        book = manuscript(wr)
+    assert book["source"] == "events" and book["total"] == book["shown"] == 3
+    [chapter] = book["chapters"]
+    assert (chapter["number"], chapter["recorded"]) == (1, False)
+    scenes = chapter["scenes"]
+    assert [[p["commit"] for p in s["passages"]] for s in scenes] == [commits[:2], commits[2:]]
+    first, second = scenes[0]["passages"]
+    assert _prose(first).startswith("Rain fell on the river.") and first["told"]
+    marked = {text: node for text, node in first["pieces"] if node}
+    assert marked == {"Lin Yuan": "lin-yuan", "Qingyun Gate": "qingyun-gate", "Old Zhou": "old-zhou"}
+    assert {(c["target"], c["field"], c.get("new")) for c in first["changes"]} >= {
+        ("lin-yuan", "/state/location", "ferry")}
+    assert {n for _, n in second["pieces"] if n} == {"su-qing", "lin-yuan"}
+    assert (first["story_time"], first["time_key"]) == ("Day 3, dusk", [1, 0, 3, 5])
+    assert second["story_time"] == "Day 3, dusk"  # the time in force
+    last = scenes[1]["passages"][0]
+    assert (_prose(last), last["told"], last["time_key"]) == ("Lin Yuan sleeps", False, [1, 0, 2, 6])
+    assert book["names"]["old-zhou"] == "Old Zhou"
+
+
+def test_a_recorded_chapter_reads_from_its_record(told: tuple[Path, list[str]]) -> None:
+    root, commits = told
+    record = ChapterRecord(
+        number=7, title="The Ferry",
+        text="Rain fell. Lin Yuan walks to the ferry.\n\n* * *\n\n苏晴怀疑林远。",
+        scenes=["Rain fell. Lin Yuan walks to the ferry.", "苏晴怀疑林远。"],
+        first_event=commits[0], last_event=commits[1])
+    with WorldRepo.open(root) as wr:
+        book = manuscript(wr, records=[record])
+    assert book["source"] == "records"
+    [chapter] = book["chapters"]
+    assert (chapter["number"], chapter["title"], chapter["recorded"]) == (7, "The Ferry", True)
+    one, two = chapter["scenes"]
+    assert "".join(t for t, _ in one["pieces"]) == record.scenes[0]
+    assert [p["commit"] for p in one["passages"]] == [commits[0]]
+    assert [p["commit"] for p in two["passages"]] == [commits[1]]
+    assert ("苏晴", "su-qing") in [tuple(p) for p in two["pieces"]]
+
+
+def test_the_passages_that_name_a_node(told: tuple[Path, list[str]]) -> None:
+    root, commits = told
+    with WorldRepo.open(root) as wr:
+        found = mentions(wr, "林远")  # by any of its names
+        assert found["node"] == "lin-yuan" and [p["commit"] for p in found["passages"]] == commits
+        assert ["Lin Yuan", "lin-yuan"] in found["passages"][0]["excerpt"]
+        assert [p["commit"] for p in mentions(wr, "old-zhou")["passages"]] == commits[:1]
+        assert mentions(wr, "jade-token")["passages"] == []
+
+
+def test_a_world_with_no_events_has_an_empty_manuscript(flat_world: Path) -> None:
+    with WorldRepo.open(flat_world) as wr:
+        book = manuscript(wr)
+    assert (book["chapters"], book["total"]) == ([], 0)
