@@ -108,7 +108,7 @@ def _interactions(page: Any) -> dict[str, Any]:
     first = page.get_attribute("#node-list li:nth-child(3) button", "data-id")
     t0 = time.perf_counter()
     page.click(f"#node-list button[data-id='{first}']")
-    page.wait_for_function(f"document.querySelector('#graph-note').textContent.includes({json.dumps(first)})")
+    page.wait_for_function(f"document.querySelector('#world-graph').dataset.focus === {json.dumps(first)}")
     out["focus_s"] = round(time.perf_counter() - t0, 3)
     ticket = page.get_attribute("body", "data-world-ready")
     t0 = time.perf_counter()

@@ -259,11 +259,16 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         page.fill("#search", "林远")
         page.wait_for_function("document.querySelector('#node-list li button')?.dataset.id === 'lin-yuan'"
                                " && document.querySelectorAll('#node-list li').length === 1")
-        from test_studio_live import _events, _open_event, _open_node  # (that module imports this one)
+        from test_studio_live import (  # (that module imports this one)
+            _advanced,
+            _events,
+            _open_event,
+            _open_node,
+        )
 
         _open_node(page, "lin-yuan", "Lin Yuan")
         assert "sibling-of → Lin Xue" in page.locator("#node-relations").inner_text()
-        page.wait_for_function("document.querySelector('#graph-note').textContent.includes('lin-yuan')")
+        page.wait_for_function("document.querySelector('#world-graph').dataset.focus === 'lin-yuan'")
         label = page.locator("#world-graph").get_attribute("aria-label") or ""
         assert "Lin Yuan" in label and "Lin Xue" in label
 
@@ -278,10 +283,11 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         page.fill("#field-path", "state.wounds")
         page.fill("#field-value", '["a cut on the hand"]')
         page.click("#field-set")
-        page.wait_for_selector("#node-fields input[data-path='state.wounds']")
+        page.wait_for_selector("#node-fields [data-path='state.wounds']")
         node = json.loads(page.input_value("#node-editor"))
         assert node["state"]["wounds"] == ["a cut on the hand"]
         node["state"]["goal"] = "find Lin Xue, 找到林雪 <img src=x onerror=window.pwned=1>"
+        _advanced(page)
         page.fill("#node-editor", json.dumps(node, ensure_ascii=False, indent=2))
         page.click("#node-save")
         page.wait_for_function("document.querySelector('#node-message.ok') && "
@@ -321,7 +327,7 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
             page.fill("#search", "")
             page.wait_for_function("document.querySelectorAll('#node-list li').length > 5")
             page.click("#node-list button[data-id='lin-yuan']")
-            page.wait_for_function("document.querySelector('#graph-note').textContent.includes('lin-yuan')")
+            page.wait_for_function("document.querySelector('#world-graph').dataset.focus === 'lin-yuan'")
             DOCS.mkdir(exist_ok=True)
             page.screenshot(path=str(DOCS / "studio-world.png"))
 
@@ -362,7 +368,8 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         assert "anxious" in fields and "ferry" not in fields
         page.click("#time-now")
         page.wait_for_function("!document.querySelector('#node-editor').readOnly")
-        assert page.input_value("#node-fields input[data-path='state.location']") == "ferry"
+        where = page.input_value("#node-fields input[data-path='state.location']")
+        assert where == "Cold River Ferry"  # by name
 
         # Ask: why the field holds its value, the node's history, the brief.
         page.fill("#why-field", "/state/location")

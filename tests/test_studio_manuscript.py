@@ -20,14 +20,16 @@ from narrative.store.worldrepo import WorldRepo
     ("Day 3, night", [1, 0, 3, 6]), ("Year 2, Day 5, morning", [1, 2, 5, 2]),
     ("第三日黄昏", [1, 0, 3, 5]), ("第十二天夜", [1, 0, 12, 6]), ("第二年第三日清晨", [1, 2, 3, 1]),
     ("2024-05-03", [0, 20240503, 0]), ("2024年5月3日 10:30", [0, 20240503, 630]),
-    ("Day 4 09:15", [1, 0, 4, 655]), ("evening", None), ("after the storm", None), ("", None), (None, None),
+    ("Day 4 09:15", [1, 0, 4, 655]), ("evening", None), ("after the storm", None), ("", None),
+    (None, None),
 ])
 def test_story_times_that_parse(text: str | None, key: list[int] | None) -> None:
     assert time_key(text) == key
 
 
 def test_time_keys_order_a_day() -> None:
-    times = ["Day 3, night", "Day 3, dawn", "Day 2, dusk", "Day 3, noon", "Day 3, afternoon", "Day 3, morning"]
+    times = ["Day 3, night", "Day 3, dawn", "Day 2, dusk", "Day 3, noon", "Day 3, afternoon",
+             "Day 3, morning"]
     assert sorted(times, key=lambda t: time_key(t) or []) == [
         "Day 2, dusk", "Day 3, dawn", "Day 3, morning", "Day 3, noon", "Day 3, afternoon", "Day 3, night"]
 

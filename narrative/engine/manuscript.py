@@ -25,6 +25,7 @@ from typing import Any
 
 from narrative import fields
 from narrative.errors import InvalidInputError
+from narrative.ids import id_problem
 from narrative.store.worldrepo import WorldRepo
 
 PASSAGE_LIMIT = 500  # the last passages shown; older ones are one request away (``limit``)
@@ -207,6 +208,12 @@ def manuscript(wr: WorldRepo, limit: int = PASSAGE_LIMIT, *,
         for c in changes:
             whole = c.get("old") or c.get("new") if not c["field"] else None
             names.setdefault(c["target"], str(whole["name"]) if whole and whole.get("name") else "")
+            tokens = fields.split(c["field"])
+            if len(tokens) == 3 and tokens[0] == "relations":
+                names.setdefault(tokens[2], "")
+            for value in (c.get("old"), c.get("new")):  # a reference field's node, by its name
+                if isinstance(value, str) and id_problem(value) is None and world.exists(value):
+                    names.setdefault(value, "")
         return {"commit": e["commit"], "id": e["id"], "number": e["number"],
                 "content": e["content"], "told": bool(e["narrative_text"]), "pieces": pieces,
                 "story_time": e["story_time"], "time_key": time_key(e["story_time"]),

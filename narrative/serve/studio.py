@@ -85,15 +85,17 @@ def same(given: str, token: str) -> bool:
 
 
 def page_html(world: str = "") -> str:
-    """The page, carrying narr's own vocabulary (layers, lifecycles) for its script to read:
-    one definition (:mod:`narrative.ids`), never a copy in the JavaScript; and a name for the
-    world (a digest of its path) under which the browser keeps the graph's positions."""
+    """The page, carrying narr's own vocabulary (layers, lifecycles, the longest name) for its
+    script to read: one definition (:mod:`narrative.ids`), never a copy in the JavaScript; and
+    a name for the world (a digest of its path) under which the browser keeps the graph's
+    positions."""
     from html import escape
 
-    from narrative.ids import LAYERS, LIFECYCLES
+    from narrative.ids import LAYERS, LIFECYCLES, MAX_NAME
 
     words = (f'<body data-layers="{escape(" ".join(LAYERS))}" '
-             f'data-lifecycles="{escape(" ".join(LIFECYCLES))}" data-world="{escape(world)}">')
+             f'data-lifecycles="{escape(" ".join(LIFECYCLES))}" data-max-name="{MAX_NAME}" '
+             f'data-world="{escape(world)}">')
     return (STATIC / "index.html").read_text("utf-8").replace("<body>", words, 1)
 
 
