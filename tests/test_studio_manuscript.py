@@ -105,3 +105,51 @@ def test_a_world_with_no_events_has_an_empty_manuscript(flat_world: Path) -> Non
     with WorldRepo.open(flat_world) as wr:
         book = manuscript(wr)
     assert (book["chapters"], book["total"]) == ([], 0)
+
+
+# --- in the browser ----------------------------------------------------------------------------
+
+from test_studio import browser, studio  # noqa: E402
+from test_studio_live import _open, _open_node  # noqa: E402
+
+__all__ = ["browser"]
+
+
+@pytest.mark.slow
+def test_the_manuscript_in_the_page(told: tuple[Path, list[str]], browser: Any) -> None:
+    root, commits = told
+    with studio(root) as info:
+        context, page, errors = _open(browser, info["url"])
+        page.click("#tab-book")
+        page.wait_for_selector("body[data-book-ready]")
+        # The story so far, in two scenes, each passage's prose with the changes it made beside it.
+        assert page.inner_text("#book h2") == "The story so far"
+        assert page.locator("#book .scene").count() == 2
+        first = page.locator(f"#passage-{commits[0]}")
+        assert first.locator(".prose").inner_text().startswith("Rain fell on the river.")
+        assert "Lin Yuan location: Qingyun Gate → Cold River Ferry" in first.locator(".made").inner_text()
+        assert "Day 3, dusk" in first.locator(".made").inner_text()
+        second = page.locator(f"#passage-{commits[1]}")
+        assert "Su Qing suspects → Lin Yuan" in second.locator(".made").inner_text()
+        # The world's names are marked in the prose, in both languages; a click opens the node.
+        marks = first.locator("button.mark").all_inner_texts()
+        assert marks == ["Lin Yuan", "Qingyun Gate", "Old Zhou"]
+        assert second.locator("button.mark").all_inner_texts() == ["苏晴", "林远"]
+        second.locator("button.mark[data-node='su-qing']").click()
+        page.wait_for_function("document.querySelector('#node-title').textContent.includes('Su Qing')")
+        assert page.get_attribute("#tab-world", "aria-selected") == "true"
+        # From a node, the passages that name it; one opens the manuscript at that passage.
+        _open_node(page, "old-zhou", "Old Zhou")
+        page.wait_for_function("document.querySelectorAll('#node-mentions button').length === 1")
+        assert "Old Zhou" in page.inner_text("#node-mentions")
+        page.click("#node-mentions button")
+        page.wait_for_function(f"document.activeElement.id === 'passage-{commits[0]}'")
+        assert page.get_attribute("#tab-book", "aria-selected") == "true"
+        # By story time: Day 2 before Day 3, whatever the order told.
+        page.select_option("#book-order", "time")
+        times = page.locator("#book h2.time").all_inner_texts()
+        assert [t.split(" (")[0] for t in times] == ["Day 2, night", "Day 3, dusk"]
+        order = page.eval_on_selector_all("#book .passage", "ps => ps.map(p => p.dataset.commit)")
+        assert order == [commits[2], commits[0], commits[1]]
+        context.close()
+    assert errors == []

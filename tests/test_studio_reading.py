@@ -137,6 +137,9 @@ TARGETS = """(root) => [...document.querySelectorAll(
 
 
 def test_a_phone_reaches_everything(flat_world: Path, browser: Any) -> None:
+    from test_studio import narr
+
+    narr(flat_world, "event", "Lin Yuan walks to the ferry", "--text", "Lin Yuan walked to the ferry.")
     with studio(flat_world) as info:
         context, page = _page(browser, info["url"], width=390, height=844)
         _open_node(page, "lin-yuan", "Lin Yuan")
@@ -150,6 +153,11 @@ def test_a_phone_reaches_everything(flat_world: Path, browser: Any) -> None:
         graph = page.locator("#event-graph").bounding_box()
         assert compose["y"] < graph["y"], (compose, graph)  # not past the graph
         assert compose["y"] < 844, compose
+        page.click("#tab-book")
+        page.wait_for_selector("body[data-book-ready]")
+        small = [t for t in page.evaluate(TARGETS, "body") if t[1] < 24 or t[2] < 24]
+        assert small == []
+        assert page.evaluate("document.documentElement.scrollWidth") <= 391
         context.close()
 
 
@@ -182,4 +190,72 @@ def test_the_whole_name_on_hover_in_the_graph(flat_world: Path, browser: Any) ->
         context, page = _page(browser, info["url"])
         page.evaluate("void window.narrStudio.worldCy.getElementById('lin-yuan').emit('mouseover')")
         assert json.loads(json.dumps(page.get_attribute("#world-graph", "title"))).startswith("Lin Yuan")
+        context.close()
+
+
+def test_the_depth_of_a_neighbourhood(flat_world: Path, browser: Any) -> None:
+    from narrative.api import world_view
+    from narrative.store.worldrepo import WorldRepo
+
+    with WorldRepo.open(flat_world) as wr:
+        near = {n["id"] for n in world_view(wr, around="lin-xue", depth=1).to_json()["graph"]["nodes"]}
+        far = {n["id"] for n in world_view(wr, around="lin-xue", depth=3).to_json()["graph"]["nodes"]}
+    assert near < far
+    with studio(flat_world) as info:
+        context, page = _page(browser, info["url"])
+        _open_node(page, "lin-xue", "Lin Xue")
+        for depth, expected in (("1", near), ("3", far)):
+            ticket = page.get_attribute("body", "data-world-ready")
+            page.select_option("#graph-depth", depth)
+            page.wait_for_function(f"document.body.dataset.worldReady !== {ticket!r}")
+            assert set(page.evaluate("window.narrStudio.worldCy.nodes().map(n => n.id())")) == expected
+            assert f"({depth} relation" in page.inner_text("#graph-note")
+        page.click("#graph-overview")
+        page.wait_for_function("document.querySelector('#world-graph').dataset.focus === ''")
+        assert page.evaluate("window.narrStudio.worldCy.nodes().length") == 22
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def big_world(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """600 generated nodes: more than the page draws at once."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from worldgen import WorldSpec, build_world
+
+    root = tmp_path_factory.mktemp("big") / "world"
+    build_world(root, WorldSpec(600))
+    return root
+
+
+def test_a_big_world_opens_as_clusters_that_open(big_world: Path, browser: Any) -> None:
+    with studio(big_world) as info:
+        context, page = _page(browser, info["url"])
+        clusters = page.evaluate("window.narrStudio.worldCy.nodes('[?cluster]')"
+                                 ".map(n => [n.id(), n.data('count')])")
+        assert dict(clusters).keys() == {"layer:character", "layer:item", "layer:ambient", "layer:background"}
+        assert sum(dict(clusters).values()) == 600
+        assert "in 4 clusters by layer" in page.inner_text("#graph-note")
+        assert _overlaps(page.evaluate(LABEL_BOXES, "worldCy")) == []
+        # A click opens one: its best connected nodes drawn in its place, the others still clusters.
+        ticket = page.get_attribute("body", "data-world-ready")
+        page.evaluate("void window.narrStudio.worldCy.getElementById('layer:character').emit('tap')")
+        page.wait_for_function(f"document.body.dataset.worldReady !== {ticket!r}")
+        members = page.evaluate("window.narrStudio.worldCy.nodes('[member]').map(n => n.data('member'))")
+        assert 0 < len(members) <= 150 and set(members) == {"layer:character"}
+        assert page.evaluate("window.narrStudio.worldCy.nodes('[?cluster]').length") == 3
+        page.wait_for_selector("body[data-labels-placed]")
+        boxes = page.evaluate(LABEL_BOXES, "worldCy")
+        assert len(boxes) >= 3 and _overlaps(boxes) == []
+        # Closed again; then by kind.
+        ticket = page.get_attribute("body", "data-world-ready")
+        page.click("#graph-opened button[data-cluster='layer:character']")
+        page.wait_for_function(f"document.body.dataset.worldReady !== {ticket!r}")
+        assert page.evaluate("window.narrStudio.worldCy.nodes('[?cluster]').length") == 4
+        ticket = page.get_attribute("body", "data-world-ready")
+        page.select_option("#graph-group", "kind")
+        page.wait_for_function(f"document.body.dataset.worldReady !== {ticket!r}")
+        kinds = page.evaluate("window.narrStudio.worldCy.nodes('[?cluster]').map(n => n.id())")
+        assert len(kinds) > 4 and all(k.startswith(("kind:", "other:")) for k in kinds)
         context.close()

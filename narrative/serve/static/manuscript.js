@@ -53,7 +53,8 @@ function changeLine(c) {
   }
   const old = "old" in c ? valueWords(c.old) : "—";
   const now = "new" in c ? valueWords(c.new) : "—";
-  return `${name} ${fieldWords(c.field)}: ${old} → ${now}${c.by === "hand edit" ? " (hand edit)" : ""}`;
+  const what = tokens[0] === "state" ? tokens.slice(1).join(".") : fieldWords(c.field);  // what events change
+  return `${name} ${what}: ${old} → ${now}${c.by === "hand edit" ? " (hand edit)" : ""}`;
 }
 
 function passageView(p) {
@@ -157,8 +158,7 @@ async function showMentions(id) {
 }
 
 async function openPassage(commit) {
-  showView("book");
-  if (!state.book || !document.getElementById(`passage-${commit}`)) await loadManuscript();
+  await showView("book");  // (the manuscript as it now stands)
   $("book-order").value = "told";
   renderManuscript();
   const at = document.getElementById(`passage-${commit}`);

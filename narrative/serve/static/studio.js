@@ -312,7 +312,7 @@ function showView(view) {
   if (view === "events") {
     loadEvents().then(() => { if (eventCy) { eventCy.resize(); placeLabels(eventCy); } });
   } else if (view === "book") {
-    loadManuscript();
+    return loadManuscript();
   } else if (worldCy) {
     worldCy.resize();
     fitWorld();
