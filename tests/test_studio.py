@@ -6,7 +6,8 @@ refused with the CLI's message, try an event as a dry run and record it from the
 composer, look at the world as it was with the time slider, and reset the story
 from the timeline. No request may leave the machine: every request the page
 makes is intercepted and anything not for 127.0.0.1 fails the test. Set
-``NARR_WRITE_SCREENSHOTS=1`` to write the README's screenshots to ``docs/``.
+``NARR_WRITE_SCREENSHOTS=1`` to write the README's screenshots to ``docs/`` (each view in the
+light theme and the dark).
 """
 
 from __future__ import annotations
@@ -88,6 +89,17 @@ def fetch(url: str, *, method: str = "GET", headers: dict[str, str] | None = Non
             return resp.status, resp.read(), dict(resp.headers)
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read(), dict(exc.headers)
+
+
+def shoot(page: Any, name: str) -> None:
+    """``docs/NAME.png`` in the light theme and ``docs/NAME-dark.png`` in the dark; the page is
+    left following the system again."""
+    DOCS.mkdir(exist_ok=True)
+    for theme, suffix in (("light", ""), ("dark", "-dark")):
+        page.select_option("#theme", theme)
+        page.wait_for_timeout(200)  # the graphs take the theme's colours
+        page.screenshot(path=str(DOCS / f"{name}{suffix}.png"))
+    page.select_option("#theme", "")
 
 
 def test_the_studio_wants_the_token(flat_world: Path) -> None:
@@ -328,8 +340,10 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
             page.wait_for_function("document.querySelectorAll('#node-list li').length > 5")
             page.click("#node-list button[data-id='lin-yuan']")
             page.wait_for_function("document.querySelector('#world-graph').dataset.focus === 'lin-yuan'")
-            DOCS.mkdir(exist_ok=True)
-            page.screenshot(path=str(DOCS / "studio-world.png"))
+            page.evaluate("document.querySelector('#edit-box').open = false")
+            page.evaluate("document.querySelector('#inspector').scrollTop = 0")
+            shoot(page, "studio-world")
+            page.evaluate("document.querySelector('#edit-box').open = true")
 
         # The composer: a dry run shows the proposal and records nothing; then record it.
         _events(page)
@@ -422,16 +436,28 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         assert {"target": "lin-yuan", "field": "/state/location", "old_value": "ferry",
                 "new_value": "qingyun-gate"} in reverted["diffusions"]
         if WRITE_SCREENSHOTS:
-            for n, text in enumerate(("苏晴怀疑林远", "Lin Yuan walks to the Library Pavilion"), start=4):
+            told = [("苏晴怀疑林远", "Day 3, dusk",
+                     "苏晴看着林远走下渡口的石阶，手里还攥着那枚黑戒，心里起了疑。"),
+                    ("Lin Yuan walks to the Library Pavilion", "Day 4, dawn",
+                     "At first light Lin Yuan left the ferry. The Library Pavilion stood above the "
+                     "mist, and Elder Mo was already waiting at its door.")]
+            page.click("#compose-more summary")
+            for n, (text, at, prose) in enumerate(told, start=4):
                 page.fill("#compose-text", text)
+                page.fill("#compose-at", at)
+                page.fill("#compose-prose", prose)
                 page.click("#compose-record")
                 page.wait_for_function(f"document.querySelectorAll('#timeline li').length === {n}")
+            page.click("#compose-more summary")
             page.click("#timeline li:first-child button")
             page.wait_for_function("document.querySelector('#event-title').textContent.includes('Pavilion')")
             page.fill("#compose-text", "Elder Mo tells Su Qing the ring's secret")
             page.click("#compose-dry")
             page.wait_for_function("document.querySelector('#compose-out').textContent.includes('dry run')")
-            page.screenshot(path=str(DOCS / "studio-events.png"))
+            shoot(page, "studio-events")
+            page.click("#tab-book")
+            page.wait_for_selector("body[data-book-ready]")
+            shoot(page, "studio-manuscript")
         context.close()
     assert outside == []
     assert errors == []

@@ -186,7 +186,8 @@ def test_event_labels_are_not_cut_at_the_graphs_edges(flat_world: Path, browser:
         _events(page)
         boxes = page.evaluate("""() => { const cy = window.narrStudio.eventCy;
           const w = cy.width(), h = cy.height();
-          return cy.nodes().filter(n => n.visible() && n.style('label') && n.style('text-opacity') !== '0')
+          return cy.nodes().filter(n => n.visible() && n.style('label') && parseFloat(n.style('font-size'))
+                                   * cy.zoom() >= parseFloat(n.style('min-zoomed-font-size')))
             .map(n => { const b = n.renderedBoundingBox({includeNodes: false, includeLabels: true});
                         return [n.id(), b.x1, b.y1, b.x2, b.y2, w, h]; }); }""")
         assert boxes

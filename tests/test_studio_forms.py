@@ -87,9 +87,21 @@ def test_changes_as_json_and_from_a_whole_node() -> None:
         FieldChange("/state/new", ABSENT, 1)]
 
 
+def _view(wr: WorldRepo) -> object:
+    from narrative.store import worktree
+    from narrative.store.view import WorldView
+
+    head = wr.head_commit()
+    return WorldView(wr, head.tree, worktree.scan_for_reader(wr, head.tree))
+
+
 def test_a_form_offers_what_others_of_its_kind_have(flat_world: Path) -> None:
+    from narrative.engine.studio import node_view
+
     with WorldRepo.open(flat_world) as wr:
-        offer = form_offer(wr, read_node(flat_world, "su-qing"))
+        offer = node_view(wr, "su-qing")["offer"]
+        assert offer == form_offer(wr, read_node(flat_world, "su-qing"), _view(wr),
+                                   ["lin-yuan", "elder-mo", "lin-xue", "old-zhou"])
         assert offer["fields"]["state"]["location"] >= 3 and "speech" in offer["fields"]["traits"]
         assert "/state/location" in offer["references"] and "/state/holder" in offer["references"]
         assert {"sibling-of", "holds", "member-of"} <= set(offer["relation_types"])
@@ -185,6 +197,15 @@ def test_the_form_saves_only_what_was_changed_against_a_second_tab(flat_world: P
         two.click("#conflicts button.keep-mine")
         two.wait_for_selector("#node-message.ok")
         assert read_node(root, "lin-yuan")["state"]["mood"] == "furious"
+        # A name of 10,000 characters (the box stops at 200; a script does not): refused, with
+        # the limit every door gives, and nothing written.
+        before = node_file(root, "lin-yuan").read_bytes()
+        assert two.get_attribute("#f-name", "maxlength") == "200"
+        two.evaluate("document.querySelector('#f-name').value = 'x'.repeat(10000)")
+        two.click("#node-form-save")
+        two.wait_for_selector("#node-message.error")
+        assert "at most 200" in two.inner_text("#node-message")
+        assert node_file(root, "lin-yuan").read_bytes() == before
         assert world_now(root, "status")["problems"] == []
         one_ctx.close()
         two_ctx.close()
@@ -219,3 +240,40 @@ def test_fields_by_kind_and_names_in_reference_fields(flat_world: Path, browser:
         assert page.eval_on_selector_all("#field-form input", "is => is.map(i => i.value)") == ["", ""]
         context.close()
     assert errors == []
+
+
+def test_what_a_past_world_carries_forward_equals_a_fresh_count(flat_world: Path) -> None:
+    """The order of names, the facets and the clusters a slider step derives from the world
+    now (redoing only the nodes an event changed) are what a pass over that world gives."""
+    from helpers import CLI
+
+    from narrative.engine import studio as st
+
+    narr = CLI(flat_world)
+    narr("new", "character", "Wei Lan", "--kind", "healer")
+    narr("event", "Wei Lan arrives", "--relate", "Wei Lan:knows:Old Zhou", "--diffuser", "explicit")
+    narr("event", "Old Zhou is gone", "--expire", "old-zhou", "--diffuser", "explicit")
+    narr("event", "Su Qing takes the ring", "--set", "black-ring.state.holder=su-qing",
+         "--set", "su-qing.kind=spy", "--diffuser", "explicit")
+    edit_node(flat_world, "elder-mo", kind="sage", name="Aardvark Mo")  # a hand edit, now
+    commits = [e["commit"] for e in narr.json("log")["items"]]
+    with WorldRepo.open(flat_world) as wr:
+        st._CACHE.clear()
+        for by in ("layer", "kind"):
+            world_view(wr, group=by, draw=0)  # the world now, counted once
+        for at in [None, *commits]:
+            for by in ("layer", "kind"):
+                got = world_view(wr, at=at, group=by, draw=0).to_json()
+                if at is None:
+                    fresh = st._with_edits(wr, st._base(wr, None, parse=True))
+                else:
+                    fresh = st._base(wr, st.history.resolve(wr, at).id, parse=True)
+                _, clusters, edges, _ = st._grouped(fresh, fresh.by_name(), by, set(), 0,
+                                                       wr.config.reference_labels, lambda n: 0)
+                assert got["graph"]["clusters"] == clusters, (at, by)
+                assert got["graph"]["cluster_edges"] == edges, (at, by)
+                assert [n["id"] for n in got["nodes"]] == fresh.by_name()[:200]
+                assert got["facets"] == fresh.facets()
+            if at is not None:  # carried from the world now, not counted again
+                carried = st._base(wr, st.history.resolve(wr, at).id).memo
+                assert {"by_name", "facets", "counts:layer", "sizes:layer", "counts:kind"} <= carried.keys()

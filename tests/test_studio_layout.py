@@ -15,6 +15,8 @@ __all__ = ["browser"]
 
 pytestmark = pytest.mark.slow
 
+DRAWN = ("(e => e.style('label') && parseFloat(e.style('font-size')) * e.cy().zoom()"
+         " >= parseFloat(e.style('min-zoomed-font-size')))")  # a label the renderer draws
 BOXES = """sel => [...document.querySelectorAll(sel)].filter(e => e.offsetParent !== null).map(e => {
   const r = e.getBoundingClientRect(); return [e.id || e.tagName, r.left, r.top, r.right, r.bottom]; })"""
 
@@ -33,7 +35,7 @@ def _labels_read(page: Any, cy: str) -> int:
     is not drawn at all, never drawn small); how many are drawn."""
     body = page.evaluate("parseFloat(getComputedStyle(document.body).fontSize)")
     rows = page.evaluate(f"""() => {{ const cy = window.narrStudio.{cy};
-      return cy.elements().filter(e => e.style('label'))
+      return cy.elements().filter({DRAWN})
         .map(e => [parseFloat(e.renderedStyle('font-size')), e.id()]); }}""")
     for rendered, ident in rows:
         assert rendered >= body - 0.01, (ident, rendered, body)
@@ -50,8 +52,7 @@ def _neighbours(root: Path, node: str) -> set[str]:
 
 
 def _labelled(page: Any) -> set[str]:
-    return set(page.evaluate("window.narrStudio.worldCy.nodes().filter(n => n.style('label'))"
-                             ".map(n => n.id())"))
+    return set(page.evaluate(f"window.narrStudio.worldCy.nodes().filter({DRAWN}).map(n => n.id())"))
 
 
 def test_labels_positions_and_hover(flat_world: Path, browser: Any) -> None:

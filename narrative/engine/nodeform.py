@@ -10,9 +10,9 @@ is written (``force`` names the fields whose new value wins anyway). A field cha
 elsewhere to the very value wanted is no conflict.
 
 :func:`form_offer` is what a form offers beside a node's own fields: the state and trait
-keys other nodes of the same layer and kind have (a sample of them, so a world of ten
-thousand persons costs what a world of forty does), the fields among them that hold a
-node's id (a name picker, not a text box), and the relation types the world uses.
+keys other nodes of the same layer and kind have (a sample of them, ``SAMPLE``, so a world
+of ten thousand persons costs what a world of forty does), the fields among them that hold
+a node's id (a name picker, not a text box), and the relation types the world uses.
 """
 
 from __future__ import annotations
@@ -169,24 +169,18 @@ def patch_node(wr: WorldRepo, node: str, changes: Iterable[FieldChange], *,
     return {"path": path, "node": parsed, "file": file_digest(wr, path), "changed": changed}
 
 
-def form_offer(wr: WorldRepo, node: Mapping[str, Any]) -> dict[str, Any]:
-    """What a form offers beside ``node``'s own fields: ``fields`` the state and trait keys
-    other nodes of its layer and kind have (``{"state": {key: how many}, "traits": ...}``,
-    from a sample of them), ``references`` the pointers among those and the node's own that
-    hold a node's id, ``relation_types`` the types the world's relations use, most used first.
-    """
-    from narrative.engine.studio import relation_types, same_kind
+def form_offer(wr: WorldRepo, node: Mapping[str, Any], view: Any, kin: Iterable[str]) -> dict[str, Any]:
+    """What a form offers beside ``node``'s own fields: ``fields`` the state and trait keys the
+    nodes ``kin`` have (others of its layer and kind, read through ``view``, the world now:
+    ``{"state": {key: how many}, "traits": ...}``), ``references`` the pointers among those and
+    the node's own that hold a node's id, ``relation_types`` the types the world's relations
+    use, most used first."""
+    from narrative.engine.studio import relation_types
     from narrative.ids import id_problem
-    from narrative.store.view import WorldView
 
-    head = wr.head_commit()
-    tree = head.tree if head else None
-    view = WorldView(wr, tree, worktree.scan_for_reader(wr, tree))
     offered: dict[str, dict[str, int]] = {"state": {}, "traits": {}}
-    references = {ptr for ptr in wr.config.reference_labels}
-    siblings = [n for n in same_kind(wr, str(node.get("layer", "")), str(node.get("kind", "")), SAMPLE + 1)
-                if n != node.get("id")][:SAMPLE]
-    for other in [node, *filter(None, (view.get(n) for n in siblings))]:
+    references = set(wr.config.reference_labels)
+    for other in [node, *filter(None, (view.get(n) for n in kin))]:
         for group in ("state", "traits"):
             part = other.get(group)
             if not isinstance(part, Mapping):

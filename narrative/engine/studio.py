@@ -133,6 +133,34 @@ class _Base:
             self.memo[memo_key] = keys
         return dict(self.memo[memo_key])
 
+    def cluster_sizes(self, by: str, labels: Mapping[str, str]) -> dict[tuple[str, str], int]:
+        """How many nodes of each layer each cluster of the whole world holds, by (cluster, layer)."""
+        memo_key = f"sizes:{by}"
+        if memo_key not in self.memo:
+            keys = self.cluster_keys(by, labels)
+            sizes: dict[tuple[str, str], int] = {}
+            for node_id, data in self.nodes.items():
+                k = (keys[node_id], str(data.get("layer", "")))
+                sizes[k] = sizes.get(k, 0) + 1
+            self.memo[memo_key] = sizes
+        return dict(self.memo[memo_key])
+
+    def cluster_counts(self, by: str, labels: Mapping[str, str]) -> dict[tuple[str, str], int]:
+        """The relations between the clusters of the whole world grouped ``by`` layer or kind:
+        how many go from each cluster to each other one."""
+        memo_key = f"counts:{by}"
+        if memo_key not in self.memo:
+            keys = self.cluster_keys(by, labels)
+            counts: dict[tuple[str, str], int] = {}
+            for src, edges in self.out.items():
+                a = keys.get(src)
+                for _, _, dst in edges:
+                    b = keys.get(dst)
+                    if a is not None and b is not None and a != b:
+                        counts[(a, b)] = counts.get((a, b), 0) + 1
+            self.memo[memo_key] = counts
+        return dict(self.memo[memo_key])
+
     def ranked(self) -> list[str]:
         """Every node, best connected first (ties by id): the overview draws the head of it."""
         if "ranked" not in self.memo:
@@ -235,7 +263,96 @@ def _patched(now: _Base, then: Mapping[str, Mapping[str, Any] | None], *,
     for node_id in then:
         if node_id in nodes:
             neighbours.setdefault(node_id, set())
-    return _Base(nodes, out, neighbours, names, aliases)
+    patched = _Base(nodes, out, neighbours, names, aliases)
+    _carry(now, patched, set(then))
+    return patched
+
+
+def _touching(base: _Base, ids: set[str]) -> Iterable[tuple[str, str, str]]:
+    """Every edge of ``base`` with an end among ``ids`` (each once)."""
+    seen: set[tuple[str, str, str]] = set()
+    for node_id in ids:
+        for edge in base.out.get(node_id, ()):
+            if edge not in seen:
+                seen.add(edge)
+                yield edge
+        for other in base.neighbours.get(node_id, ()):
+            for edge in base.out.get(other, ()):
+                if edge[2] == node_id and edge not in seen:
+                    seen.add(edge)
+                    yield edge
+
+
+def _carry(now: _Base, base: _Base, changed: set[str]) -> None:
+    """What ``now`` worked out for the whole world, brought to ``base`` (``now`` with the nodes
+    ``changed`` replaced) by redoing those nodes alone: the order of names, the facets, the
+    clusters by layer and kind and the relations counted between them. A slider step on ten
+    thousand nodes then costs the few nodes an event changed, not a pass over the world."""
+    now.by_name()  # (``now`` is a world kept for the next call: this is worked out once)
+    now.facets()
+    labels = {"/state/location": "at"}  # (clusters by layer and kind do not read them)
+    for by in ("layer", "kind"):
+        now.cluster_counts(by, labels)
+        now.cluster_sizes(by, labels)
+    memo = now.memo
+    if "by_name" in memo:
+        import bisect
+
+        def key(n: str) -> tuple[str, str]:
+            return (normalize_name(str(base.nodes[n].get("name") or n)), n)
+
+        order = [n for n in memo["by_name"] if n not in changed]
+        known = [key(n) for n in order] if len(changed) > 64 else None
+        for n in sorted(changed & base.nodes.keys(), key=key):
+            if known is None:
+                at = bisect.bisect_left(order, key(n), key=key)
+            else:
+                at = bisect.bisect_left(known, key(n))
+                known.insert(at, key(n))
+            order.insert(at, n)
+        base.memo["by_name"] = order
+    if "facets" in memo:
+        facets = {f: dict(counts) for f, counts in memo["facets"].items()}
+        for n in changed:
+            for side, rows in ((-1, now.nodes), (1, base.nodes)):
+                if n in rows:
+                    for facet, counts in facets.items():
+                        value = str(rows[n].get(facet) or "")
+                        counts[value] = counts.get(value, 0) + side
+                        if not counts[value]:
+                            del counts[value]
+        base.memo["facets"] = facets
+    for by in ("layer", "kind"):
+        if f"clusters:{by}" not in memo:
+            continue
+        keys_then = memo[f"clusters:{by}"]
+        keys_now = dict(keys_then)
+        for n in changed:
+            if n in base.nodes:
+                keys_now[n] = f"{by}:{base.nodes[n].get(by, '')}"
+            else:
+                keys_now.pop(n, None)
+        base.memo[f"clusters:{by}"] = keys_now
+        if f"counts:{by}" in memo:
+            pairs: dict[tuple[str, str], int] = dict(memo[f"counts:{by}"])
+            for side, world, keys in ((-1, now, keys_then), (1, base, keys_now)):
+                for src, _, dst in _touching(world, changed):
+                    a, b = keys.get(src), keys.get(dst)
+                    if a is not None and b is not None and a != b:
+                        pairs[(a, b)] = pairs.get((a, b), 0) + side
+                        if not pairs[(a, b)]:
+                            del pairs[(a, b)]
+            base.memo[f"counts:{by}"] = pairs
+        if f"sizes:{by}" in memo:
+            held: dict[tuple[str, str], int] = dict(memo[f"sizes:{by}"])
+            for side, world, keys in ((-1, now, keys_then), (1, base, keys_now)):
+                for n in changed:
+                    if n in world.nodes:
+                        k = (keys[n], str(world.nodes[n].get("layer", "")))
+                        held[k] = held.get(k, 0) + side
+                        if not held[k]:
+                            del held[k]
+            base.memo[f"sizes:{by}"] = held
 
 
 def shown_aliases(name: str, aliases: Iterable[str], most: int = 2) -> list[str]:
@@ -342,12 +459,14 @@ def _past(wr: WorldRepo, now: _Base, tree: Any, head_tree: Any) -> _Base:
     return _patched(now, then, extra=extra, labels=labels)
 
 
-def _with_edits(wr: WorldRepo, base: _Base) -> _Base:
-    """The world with the hand edits on top (nodes marked ``edited``); ``base`` is left alone."""
+def _with_edits(wr: WorldRepo, base: _Base, edits: Any = None) -> _Base:
+    """The world with the hand edits on top (nodes marked ``edited``); ``base`` is left alone.
+    ``edits``: the working tree's scan, when the caller made one already."""
     head = wr.head_commit()
     if head is None:
         return base
-    edits = worktree.scan_for_reader(wr, head.tree)
+    if edits is None:
+        edits = worktree.scan_for_reader(wr, head.tree)
     if not edits.edits:
         return base
     return _patched(base, {node_id: e.new for node_id, e in edits.edits.items()},
@@ -462,56 +581,90 @@ def _grouped(base: _Base, selected: list[str], by: str, expand: set[str], draw: 
                                                            list[dict[str, Any]], dict[str, str]]:
     """The selection as clusters (``by`` layer, kind or place): the clusters not expanded, the
     best connected members of those expanded (``draw`` among them all), the relations between
-    clusters counted, and the cluster of each member drawn."""
+    clusters counted, and the cluster of each member drawn. One pass over the selection and one
+    over its edges (a slider step on ten thousand nodes pays this again for each past world)."""
     keys = base.cluster_keys(by, labels)
-    members: dict[str, list[str]] = {}
-    for node_id in selected:
-        members.setdefault(keys[node_id], []).append(node_id)
-    order = sorted(members, key=lambda k: (-len(members[k]), k))
-    if len(order) > MAX_CLUSTERS:
+    whole = len(selected) == len(base.nodes)
+    nodes = base.nodes
+    if whole:
+        layers = base.cluster_sizes(by, labels)
+    else:
+        layers = {}
+        for node_id in selected:
+            lk = (keys[node_id], str(nodes[node_id].get("layer", "")))
+            layers[lk] = layers.get(lk, 0) + 1
+    sizes: dict[str, int] = {}
+    for (k, _), n in layers.items():
+        sizes[k] = sizes.get(k, 0) + n
+    order = sorted(sizes, key=lambda k: (-sizes[k], k))
+    merged: dict[str, str] = {}
+    if len(order) > MAX_CLUSTERS:  # the smallest drawn as one
         other = f"other:{by}"
-        for k in order[MAX_CLUSTERS - 1:]:
-            members.setdefault(other, []).extend(members.pop(k))
+        merged = {k: other for k in order[MAX_CLUSTERS - 1:]}
+        sizes[other] = sum(sizes.pop(k) for k in merged)
+        for k, layer in list(layers):
+            if k in merged:
+                layers[(other, layer)] = layers.get((other, layer), 0) + layers.pop((k, layer))
         order = [*order[:MAX_CLUSTERS - 1], other]
-    cluster_of = {n: k for k, ids in members.items() for n in ids}
     opened = [k for k in order if k in expand]
     share = draw // max(len(opened), 1)
     keep: list[str] = []
-    for k in opened:
-        keep.extend(sorted(members[k], key=lambda n: (-degree(n), n))[:share])
+    if opened:
+        members: dict[str, list[str]] = {k: [] for k in opened}
+        for node_id in selected:
+            k = keys[node_id]
+            k = merged.get(k, k)
+            if k in members:
+                members[k].append(node_id)
+        for k in opened:
+            keep.extend(sorted(members[k], key=lambda n: (-degree(n), n))[:share])
     drawn = set(keep)
-    counts: dict[tuple[str, str], int] = {}
+    chosen = None if whole else set(selected)
+    if whole and not expand and not merged and by != "place":
+        counts = base.cluster_counts(by, labels)
+        selected = []  # counted already
+    else:
+        counts = {}
+    out = base.out
     for src in selected:
-        a = src if src in drawn else cluster_of[src]
-        if a in expand:
-            continue  # a member not drawn: its relations are not counted anywhere
-        for _, _, dst in base.out.get(src, ()):
-            if dst not in cluster_of:
+        if src in drawn:
+            a = src
+        else:
+            a = keys[src]
+            a = merged.get(a, a)
+            if a in expand:
+                continue  # a member not drawn: its relations are not counted anywhere
+        for _, _, dst in out.get(src, ()):
+            if chosen is not None and dst not in chosen:
                 continue
-            b = dst if dst in drawn else cluster_of[dst]
-            if b == a or b in expand or (a in drawn and b in drawn):
-                continue
-            counts[(a, b)] = counts.get((a, b), 0) + 1
+            if dst in drawn:
+                if a in drawn:
+                    continue  # drawn as a relation
+                b = dst
+            else:
+                key = keys.get(dst)
+                if key is None:
+                    continue
+                b = merged.get(key, key)
+                if b in expand:
+                    continue
+            if b != a:
+                counts[(a, b)] = counts.get((a, b), 0) + 1
     rows = []
     for k in order:
         if k in expand:
             continue
-        ids = members[k]
-        layer_counts: dict[str, int] = {}
-        for n in ids:
-            layer = str(base.nodes[n].get("layer", ""))
-            layer_counts[layer] = layer_counts.get(layer, 0) + 1
         value = k.split(":", 1)[1]
         if k.startswith("place:") and value:
-            label = str(base.nodes.get(value, {}).get("name") or value)
+            label = str(nodes.get(value, {}).get("name") or value)
         elif k.startswith("other:"):
             label = f"other {by}s"
         else:
             label = value or {"kind": "no kind", "place": "nowhere", "layer": "no layer"}[by]
-        rows.append({"key": k, "by": by, "label": label, "count": len(ids),
-                     "layer": max(layer_counts, key=lambda x: (layer_counts[x], x))})
+        layer = max((x for x in layers if x[0] == k), key=lambda x: (layers[x], x[1]))[1]
+        rows.append({"key": k, "by": by, "label": label, "count": sizes[k], "layer": layer})
     edge_rows = [{"source": a, "target": b, "count": n} for (a, b), n in sorted(counts.items())]
-    return keep, rows, edge_rows, {n: cluster_of[n] for n in keep}
+    return keep, rows, edge_rows, {n: merged.get(keys[n], keys[n]) for n in keep}
 
 
 def _edge_row(src: str, key: str, dst: str, labels: dict[str, str]) -> dict[str, Any]:
@@ -741,13 +894,16 @@ def change_relation(wr: WorldRepo, node: str, rtype: str, target: str, *,
                                                     "removed": remove}}
 
 
-def names_of(wr: WorldRepo, ids: Iterable[str], at: str | None = None) -> dict[str, dict[str, Any]]:
+def names_of(wr: WorldRepo, ids: Iterable[str], at: str | None = None, *,
+             base: _Base | None = None) -> dict[str, dict[str, Any]]:
     """The name (and the aliases shown beside it) of each of ``ids`` that is a node of the world
-    now (hand edits included) or as of revision ``at``: what a page shows in place of an id."""
-    commit = history.resolve(wr, at).id if at is not None else None
-    base = _base(wr, commit)
-    if commit is None:
-        base = _with_edits(wr, base)
+    now (hand edits included) or as of revision ``at``: what a page shows in place of an id.
+    ``base``: that world, when the caller read it already."""
+    if base is None:
+        commit = history.resolve(wr, at).id if at is not None else None
+        base = _base(wr, commit)
+        if commit is None:
+            base = _with_edits(wr, base)
     out = {}
     for node_id in ids:
         data = base.nodes.get(node_id)
@@ -758,12 +914,17 @@ def names_of(wr: WorldRepo, ids: Iterable[str], at: str | None = None) -> dict[s
     return out
 
 
-def same_kind(wr: WorldRepo, layer: str, kind: str, most: int) -> list[str]:
-    """Up to ``most`` ids of nodes of ``layer`` and ``kind`` now (hand edits included), best
-    connected first: those whose fields a form offers to another of their kind."""
-    base = _with_edits(wr, _base(wr, None))
-    return [n for n in base.ranked()
-            if base.nodes[n].get("layer") == layer and base.nodes[n].get("kind") == kind][:most]
+def same_kind(base: _Base, layer: str, kind: str, most: int) -> list[str]:
+    """Up to ``most`` ids of nodes of ``layer`` and ``kind`` in ``base``, best connected first:
+    those whose fields a form offers to another of their kind."""
+    out = []
+    for n in base.ranked():
+        data = base.nodes[n]
+        if data.get("layer") == layer and data.get("kind") == kind:
+            out.append(n)
+            if len(out) >= most:
+                break
+    return out
 
 
 def relation_types(wr: WorldRepo) -> list[str]:
@@ -783,8 +944,9 @@ def node_view(wr: WorldRepo, node: str, at: str | None = None) -> dict[str, Any]
     """A node as the studio's inspector shows it: the node, the names of every node it names
     (relation targets, and fields whose value is a node's id), and which fields those are;
     now (not in the past), what its form offers besides (:func:`~narrative.engine.nodeform.form_offer`)."""
-    from narrative.engine.nodeform import form_offer
+    from narrative.engine.nodeform import SAMPLE, form_offer
     from narrative.engine.nodes import get_node
+    from narrative.store.view import WorldView
 
     path, found = get_node(wr, node, at)
     data: dict[str, Any] = dict(found)
@@ -794,11 +956,22 @@ def node_view(wr: WorldRepo, node: str, at: str | None = None) -> dict[str, Any]
             if isinstance(value, str) and value and check_id_ok(value):
                 named[f"{group}.{key}"] = value
     targets = {t for targets in (data.get("relations") or {}).values() for t in (targets or {})}
-    names = names_of(wr, sorted(targets | set(named.values()) | {data.get("id", "")}), at)
+    wanted = sorted(targets | set(named.values()) | {data.get("id", "")})
+    offer = None
+    if at is None:  # the world now, its working tree scanned once for all of this
+        head = wr.head_commit()
+        tree = head.tree if head else None
+        edits = worktree.scan_for_reader(wr, tree)
+        base = _with_edits(wr, _base(wr, None), edits)
+        names = names_of(wr, wanted, base=base)
+        kin = [n for n in same_kind(base, str(data.get("layer", "")), str(data.get("kind", "")), SAMPLE + 1)
+               if n != data.get("id")][:SAMPLE]
+        offer = form_offer(wr, data, WorldView(wr, tree, edits), kin)
+    else:
+        names = names_of(wr, wanted, at)
     links = {path: value for path, value in named.items() if value in names and value != data.get("id")}
     return {"node": data, "names": names, "links": links,
-            "file": file_digest(wr, path) if at is None else None,
-            "offer": form_offer(wr, data) if at is None else None}
+            "file": file_digest(wr, path) if at is None else None, "offer": offer}
 
 
 def check_id_ok(text: str) -> bool:

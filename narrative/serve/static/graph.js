@@ -28,6 +28,8 @@ const PLACE_CLASSES = `${PLACES.join(" ")} ln`;
 const EDGE_LABEL_ZOOM = 1.15;  // relation names shown from this zoom on (and on hover)
 const ZOOM_BANDS = [1, 0.8, 0.64, 0.5, 0.4, 0.32, 0.25, 0.2, 0.16, 0.125, 0.1];  // to minZoom
 const LABEL_CHARS = 26;  // a name longer than this is cut with an ellipsis in the graph
+const HIDDEN = 100000;  // a label's minimum drawn size that hides it
+const SETTLED_MOST = 60;  // nodes laid out in full (fCoSE's proof quality); beyond, its quick pass
 
 /* --- colours from the page's theme (light or dark) ------------------------------------- */
 
@@ -64,24 +66,38 @@ function cutName(text, most = LABEL_CHARS) {
 }
 
 function graphLabel(n) {
+  // One line, the alias in the other script after the name (林远 beside Lin Yuan): a label of
+  // two lines was drawn cut in half by the renderer's label cache after a zoom.
   const name = cutName(n.name);
-  return n.aliases && n.aliases.length ? `${name}\n${cutName(n.aliases[0], LABEL_CHARS - 6)}` : name;
+  return n.aliases && n.aliases.length ? `${name} · ${cutName(n.aliases[0], 12)}` : name;
 }
 
 /* --- labels that never overlap ---------------------------------------------------------- */
 
-const LABELS = new WeakMap();  // per graph: { band, first, timer }
+const LABELS = new WeakMap();  // per graph: { band, first, pointed, timer }
+const BAND_CLASSES = ZOOM_BANDS.map((_, i) => `zb${i}`).join(" ");
 
-function labelFont(cy) {
+function zoomBand(cy) {
+  // The band of zooms the graph is in: its labels' size is one rule of the stylesheet per band
+  // (a class), so the renderer's caches see the change (a size computed by a function is not).
   const zoom = cy.zoom();
-  const band = ZOOM_BANDS.find((low) => zoom >= low - 1e-9) || ZOOM_BANDS[ZOOM_BANDS.length - 1];
-  return Math.ceil((LABEL_PX / Math.min(band, 1)) * 10) / 10;
+  const i = ZOOM_BANDS.findIndex((low) => zoom >= low - 1e-9);
+  return `zb${i < 0 ? ZOOM_BANDS.length - 1 : i}`;
+}
+
+function bandStyles() {
+  // At a band's lowest zoom its labels are drawn at the page's text size; within it, larger.
+  return ZOOM_BANDS.map((low, i) => ({ selector: `.zb${i}`,
+    style: { "font-size": Math.ceil((LABEL_PX / Math.min(low, 1)) * 10) / 10 } }));
 }
 
 function labelsOf(cy) {
-  if (!LABELS.has(cy)) LABELS.set(cy, { font: labelFont(cy), first: null, timer: null });
+  if (!LABELS.has(cy)) LABELS.set(cy, { band: null, first: null, pointed: null, timer: null });
   return LABELS.get(cy);
 }
+
+// A label's box, worked out afresh: the renderer's kept boxes lag behind a class just changed.
+const LABEL_BOX = { includeNodes: false, includeEdges: false, includeLabels: true, includeOverlays: false, useCache: false };
 
 function boxesMeet(a, b, pad) {
   return a[0] < b[2] + pad && b[0] < a[2] + pad && a[1] < b[3] + pad && b[1] < a[3] + pad;
@@ -93,10 +109,10 @@ function placeLabels(cy, first, pointed) {
   // other nodes (never over another label: it is placed first).
   const own = labelsOf(cy);
   if (first !== undefined) { own.first = first; own.pointed = pointed || null; }
-  const font = labelFont(cy);
-  if (font !== own.font) {
-    own.font = font;
-    cy.style().update();  // the label size of the new zoom band
+  const band = zoomBand(cy);
+  if (band !== own.band || cy.elements(`.${band}`).length !== cy.elements().length) {
+    own.band = band;
+    cy.batch(() => cy.elements().removeClass(BAND_CLASSES).addClass(band));  // the labels' size here
   }
   const zoom = cy.zoom();
   const view = cy.extent();
@@ -111,7 +127,7 @@ function placeLabels(cy, first, pointed) {
   nodes.addClass("lb");
   cy.endBatch();
   const bodies = nodes.map((n) => {
-    const b = n.boundingBox({ includeLabels: false, includeOverlays: false });
+    const b = n.boundingBox({ includeLabels: false, includeOverlays: false, useCache: false });
     return [b.x1, b.y1, b.x2, b.y2, n];
   });
   const placed = [];
@@ -124,7 +140,7 @@ function placeLabels(cy, first, pointed) {
     ...nodes.not(leading).sort((a, b) => rank(a) - rank(b) || (a.id() < b.id() ? -1 : 1)).toArray()];
   const chosen = new Map();
   for (const n of ordered) {
-    const bb = n.boundingBox({ includeNodes: false, includeEdges: false, includeLabels: true, includeOverlays: false });
+    const bb = n.boundingBox(LABEL_BOX);
     if (!(bb.w > 0)) continue;
     const p = n.position();
     const hw = n.outerWidth() / 2;
@@ -153,22 +169,21 @@ function placeLabels(cy, first, pointed) {
   const shown = [];
   for (const e of edgeOrder) {
     e.addClass("el");
-    const bb = e.boundingBox({ includeNodes: false, includeEdges: false, includeLabels: true, includeOverlays: false });
+    const bb = e.boundingBox(LABEL_BOX);
     const box = [bb.x1, bb.y1, bb.x2, bb.y2];
     if (bb.w > 0 && fits(box, null)) { placed.push(box); shown.push(e); } else e.removeClass("el");
   }
   // What the label boxes say once drawn, checked: any that meets another is hidden after all.
   const drawn = [];
-  const opts = { includeNodes: false, includeEdges: false, includeLabels: true, includeOverlays: false };
   for (const n of ordered) {
     if (chosen.get(n) === "ln" || !chosen.has(n)) continue;
-    const b = n.boundingBox(opts);
+    const b = n.boundingBox(LABEL_BOX);
     const box = [b.x1, b.y1, b.x2, b.y2];
     if (drawn.some((d) => boxesMeet(d, box, 0))) { n.removeClass(PLACE_CLASSES).addClass("ln"); continue; }
     drawn.push(box);
   }
   for (const e of shown) {
-    const b = e.boundingBox(opts);
+    const b = e.boundingBox(LABEL_BOX);
     const box = [b.x1, b.y1, b.x2, b.y2];
     if (drawn.some((d) => boxesMeet(d, box, 0))) { e.removeClass("el"); continue; }
     drawn.push(box);
@@ -192,17 +207,20 @@ function labelStyles() {
     { selector: "node.lt", style: { "text-valign": "top", "text-halign": "center", "text-margin-y": -margin, "text-margin-x": 0 } },
     { selector: "node.lr", style: { "text-valign": "center", "text-halign": "right", "text-margin-x": margin, "text-margin-y": 0, "text-justification": "left" } },
     { selector: "node.ll", style: { "text-valign": "center", "text-halign": "left", "text-margin-x": -margin, "text-margin-y": 0, "text-justification": "right" } },
-    { selector: "node.ln", style: { "label": "" } },
+    // A label with no room is not drawn (a size it never reaches): its text stays, as does its
+    // box for the layout; set to no text instead, the renderer went on drawing the old one.
+    { selector: "node.ln", style: { "min-zoomed-font-size": HIDDEN } },
     { selector: ".faded", style: { "opacity": 0.25 } },
+    ...bandStyles(),
   ];
 }
 
 function worldStyle(cy) {
   const c = palette();
-  const font = () => labelsOf(cy).font;
+  const font = LABEL_PX;
   return [
     { selector: "node", style: {
-      "label": "data(label)", "text-wrap": "wrap", "text-max-width": "1000px", "font-size": font,
+      "label": "data(label)", "text-wrap": "none", "font-size": font,
       "min-zoomed-font-size": LABEL_PX - 0.5, "color": c.text, "text-valign": "bottom", "text-margin-y": 4,
       "width": 22, "height": 22, "font-family": "Noto Sans, Noto Sans CJK SC, sans-serif",
       "background-color": (n) => c.layers[n.data("layer")] || c.muted,
@@ -220,10 +238,10 @@ function worldStyle(cy) {
       "underlay-color": c.ring, "underlay-opacity": 0.25, "underlay-padding": 6 } },
     { selector: "edge", style: {
       "width": 1.2, "line-color": c.edge, "target-arrow-color": c.edge, "target-arrow-shape": "triangle",
-      "curve-style": "bezier", "arrow-scale": 0.8, "label": "", "font-size": font, "color": c.text,
-      "min-zoomed-font-size": LABEL_PX - 0.5, "text-background-color": c.bg, "text-background-opacity": 0.9,
+      "curve-style": "bezier", "arrow-scale": 0.8, "label": "data(type)", "font-size": font, "color": c.text,
+      "min-zoomed-font-size": HIDDEN, "text-background-color": c.bg, "text-background-opacity": 0.9,
       "text-background-padding": 1, "font-family": "Noto Sans, Noto Sans CJK SC, sans-serif" } },
-    { selector: "edge.el", style: { "label": "data(type)" } },
+    { selector: "edge.el", style: { "min-zoomed-font-size": LABEL_PX - 0.5 } },
     { selector: 'edge[kind = "reference"]', style: { "line-style": "dashed" } },
     { selector: 'edge[kind = "cluster"]', style: { "width": (e) => 1 + Math.log2(1 + (e.data("count") || 1)),
       "line-style": "solid", "opacity": 0.8 } },
@@ -233,9 +251,9 @@ function worldStyle(cy) {
 
 function eventStyle(cy) {
   const c = palette();
-  const font = () => labelsOf(cy).font;
+  const font = LABEL_PX;
   return [
-    { selector: "node", style: { "label": "data(label)", "text-wrap": "wrap", "text-max-width": "130px",
+    { selector: "node", style: { "label": "data(label)", "text-wrap": "none",
       "font-size": font, "min-zoomed-font-size": LABEL_PX - 0.5, "color": c.text, "text-valign": "bottom",
       "text-margin-y": 4, "background-color": c.muted, "width": 18, "height": 18,
       "font-family": "Noto Sans, Noto Sans CJK SC, sans-serif" } },
@@ -248,9 +266,9 @@ function eventStyle(cy) {
     { selector: "edge.branch", style: { "width": 1, "line-style": "dashed", "line-color": c.chain, "curve-style": "straight" } },
     { selector: "edge.cause", style: { "width": 1.5, "line-color": c.cause, "target-arrow-color": c.cause,
       "target-arrow-shape": "triangle", "curve-style": "unbundled-bezier", "control-point-distances": [-60],
-      "control-point-weights": [0.5], "label": "", "font-size": font, "min-zoomed-font-size": LABEL_PX - 0.5,
+      "control-point-weights": [0.5], "label": "data(label)", "font-size": font, "min-zoomed-font-size": HIDDEN,
       "color": c.cause, "text-background-color": c.bg, "text-background-opacity": 0.9 } },
-    { selector: "edge.cause.el", style: { "label": "data(label)" } },
+    { selector: "edge.cause.el", style: { "min-zoomed-font-size": LABEL_PX - 0.5 } },
     ...labelStyles(),
   ];
 }
@@ -379,12 +397,22 @@ function seedOf(ids) {
 function arrange(cy, { initial, animate, pins, done }) {
   // fCoSE run at once (seeded), the pinned nodes held where they were put; then, if asked,
   // the nodes moved there in a short animation (the others settling round what was dragged).
+  // Up to SETTLED_MOST nodes the layout is settled in full, leaving room for every label; a
+  // bigger drawing gets fCoSE's spectral pass alone (a settled layout of 150 nodes took a
+  // second of a loaded machine's time, its spectral pass a fifth of that), and a node dragged
+  // in it is pinned without the others moving.
   const fixed = [...pins].map((id) => cy.getElementById(id)).filter((n) => n.length)
     .map((n) => ({ nodeId: n.id(), position: { ...n.position() } }));
   const start = new Map(cy.nodes().map((n) => [n.id(), { ...n.position() }]));
   cy.batch(() => cy.nodes().removeClass(PLACE_CLASSES).addClass("lb"));  // room for every label
   const n = cy.nodes().length;
-  const layout = cy.layout({ name: "fcose", quality: "proof", randomize: initial, animate: false, fit: false,
+  const full = n <= SETTLED_MOST;
+  if (!full && !initial) {
+    if (done) done();
+    return;
+  }
+  const layout = cy.layout({ name: "fcose", quality: full ? "proof" : "draft", randomize: initial || !full,
+    animate: false, fit: false,
     nodeDimensionsIncludeLabels: true, uniformNodeDimensions: false, packComponents: true,
     nodeRepulsion: () => 12000, idealEdgeLength: () => 70 + Math.min(n, 60), edgeElasticity: () => 0.35,
     gravity: 0.3, gravityRange: 3.0, numIter: 2500, tile: true, tilingPaddingVertical: 24,
@@ -480,7 +508,7 @@ function renderWorldGraph(data) {
     classes: n.id === data.focus ? "focus" : "" });
   }
   for (const c of graph.clusters) {
-    elements.push({ group: "nodes", data: { id: c.key, label: `${cutName(c.label)}\n${c.count.toLocaleString()} nodes`,
+    elements.push({ group: "nodes", data: { id: c.key, label: `${cutName(c.label)} · ${c.count.toLocaleString()}`,
       full: c.label, cluster: true, count: c.count, layer: c.layer, lifecycle: "permanent", rank: 1e5 + c.count } });
   }
   graph.edges.forEach((e, i) => elements.push({ group: "edges",
@@ -503,10 +531,14 @@ function renderWorldGraph(data) {
     worldCy.nodes().positions((n) => ({ x: known[n.id()][0], y: known[n.id()][1] }));
   } else if (drawn.length) {
     drawn.forEach((n) => { if (known[n.id()] && pins.has(n.id())) n.position({ x: known[n.id()][0], y: known[n.id()][1] }); });
+    const started = performance.now();
     arrange(worldCy, { initial: true, animate: false, pins });
+    timings.layout = performance.now() - started;
     keepPositions(state.viewKey, worldCy);
   }
+  const started = performance.now();
   fitWorld();
+  timings.labels = performance.now() - started;
 }
 
 /* --- the event view's graph ---------------------------------------------------------------- */
@@ -535,7 +567,7 @@ function renderEventGraph(data) {
   const index = {};
   events.forEach((e, i) => { index[e.commit] = i; });
   const elements = events.map((e, i) => ({ group: "nodes",
-    data: { id: e.commit, label: `#${e.seq} ${short(e.content, 40)}`, full: `#${e.seq} ${e.content}`, kind: e.kind,
+    data: { id: e.commit, label: `#${e.seq} ${cutName(e.content, 24)}`, full: `#${e.seq} ${e.content}`, kind: e.kind,
       rank: i },
     position: { x: i * 160, y: 0 } }));
   for (let i = 1; i < events.length; i++) {
@@ -550,7 +582,7 @@ function renderEventGraph(data) {
     const base = c.base && index[c.base] !== undefined ? index[c.base] : 0;
     const id = `chain-${c.n}`;
     elements.push({ group: "nodes", classes: "chain",
-      data: { id, label: `chain ${c.n}: ${short(c.name, 40)} (${c.length})`, full: `chain ${c.n}: ${c.name}`, rank: -1 },
+      data: { id, label: `chain ${c.n}: ${cutName(c.name, 20)} (${c.length})`, full: `chain ${c.n}: ${c.name}`, rank: -1 },
       position: { x: base * 160 + 80, y: 110 + 70 * (k % 4) } });
     if (c.base && index[c.base] !== undefined) {
       elements.push({ group: "edges", classes: "branch", data: { id: `b${k}`, source: c.base, target: id } });

@@ -9,6 +9,7 @@ const words = (name) => (document.body.dataset[name] || "").split(" ").filter(Bo
 const LAYERS = words("layers");
 const LIFECYCLES = words("lifecycles");
 const MAX_NAME = Number(document.body.dataset.maxName || 200);
+const NEAR_DRAW = 80;  // nodes drawn round a focus or of an opened cluster (the overview: the server's 150)
 
 const state = {
   view: "world",
@@ -386,8 +387,10 @@ function filters() {
 async function loadWorld() {
   const started = performance.now();
   const ticket = ++state.worldRequest;
+  const near = state.focus || state.expand.size;  // a neighbourhood, a cluster opened: what a reader takes in
   const params = { ...filters(), at: state.at, around: state.focus, depth: state.focus ? state.depth : null,
-    group: state.focus ? null : state.group || null, expand: state.focus ? null : [...state.expand].join(",") };
+    group: state.focus ? null : state.group || null, expand: state.focus ? null : [...state.expand].join(","),
+    draw: near ? NEAR_DRAW : null };
   let data;
   try {
     data = await api(`/api/graph/world${query(params)}`);
