@@ -2,12 +2,16 @@
 
 A browser cannot lay out ten thousand nodes at once, so :func:`world_view` never
 sends them all: it lists the nodes the filters and the search select (names as
-text, at most ``limit`` of them) and draws at most ``draw`` of them, the
-neighbourhood of the focus when there is one, else the best connected of the
-selection, with the edges between the drawn nodes: relations, and the reference
-fields that name a node (``state.location`` drawn "at", ``state.holder`` "held by",
-those the world declares), each edge row with its ``kind``. A committed world is read
-once per commit and kept (a server asks again and again). :func:`event_view` is
+text, in the order of their names, at most ``limit`` of them) and draws at most
+``draw`` of them, the neighbourhood of the focus when there is one, else the best
+connected of the selection, or the selection as clusters (by layer, kind or place,
+with the relations between them counted), with the edges between the drawn nodes:
+relations, and the reference fields that name a node (``state.location`` drawn "at",
+``state.holder`` "held by", those the world declares), each edge row with its
+``kind``. A committed world is read once per commit and kept (a server asks again
+and again); a past world, or the world with its hand edits, is the kept one with the
+few nodes that differ redone, and what the kept one worked out for the whole world
+(the names' order, the facets, the clusters) is carried over the same way. :func:`event_view` is
 the current story line (its last ``EVENT_LIMIT`` events, newest first) with its
 causal edges, the abandoned chains and the branches. Both only read.
 """

@@ -29,7 +29,8 @@ const EDGE_LABEL_ZOOM = 1.15;  // relation names shown from this zoom on (and on
 const ZOOM_BANDS = [1, 0.8, 0.64, 0.5, 0.4, 0.32, 0.25, 0.2, 0.16, 0.125, 0.1];  // to minZoom
 const LABEL_CHARS = 26;  // a name longer than this is cut with an ellipsis in the graph
 const HIDDEN = 100000;  // a label's minimum drawn size that hides it
-const SETTLED_MOST = 60;  // nodes laid out in full (fCoSE's proof quality); beyond, its quick pass
+const SETTLED_MOST = 60;  // nodes laid out in full by fCoSE; beyond, its quick (spectral) pass alone
+const PROOF_MOST = 30;  // nodes settled at fCoSE's slow cooling; up to SETTLED_MOST, its default
 
 /* --- colours from the page's theme (light or dark) ------------------------------------- */
 
@@ -188,14 +189,22 @@ function placeLabels(cy, first, pointed) {
     if (drawn.some((d) => boxesMeet(d, box, 0))) { e.removeClass("el"); continue; }
     drawn.push(box);
   }
+  const pan = cy.pan();
+  own.seen = { zoom: cy.zoom(), x: pan.x, y: pan.y };
   cy.container().dataset.labels = String(drawn.length);
   document.body.dataset.labelsPlaced = String(Number(document.body.dataset.labelsPlaced || 0) + 1);
 }
 
 function placeSoon(cy) {
+  // After a zoom or a pan, once it stops; not again for the view a placement just saw (a fit
+  // the page made itself fires these events too).
   const own = labelsOf(cy);
   clearTimeout(own.timer);
-  own.timer = setTimeout(() => placeLabels(cy), 60);
+  own.timer = setTimeout(() => {
+    const pan = cy.pan();
+    if (own.seen && own.seen.zoom === cy.zoom() && own.seen.x === pan.x && own.seen.y === pan.y) return;
+    placeLabels(cy);
+  }, 60);
 }
 
 /* --- styles ------------------------------------------------------------------------------ */
@@ -411,7 +420,8 @@ function arrange(cy, { initial, animate, pins, done }) {
     if (done) done();
     return;
   }
-  const layout = cy.layout({ name: "fcose", quality: full ? "proof" : "draft", randomize: initial || !full,
+  const quality = !full ? "draft" : n <= PROOF_MOST || !initial ? "proof" : "default";  // (incremental needs proof)
+  const layout = cy.layout({ name: "fcose", quality, randomize: initial || !full,
     animate: false, fit: false,
     nodeDimensionsIncludeLabels: true, uniformNodeDimensions: false, packComponents: true,
     nodeRepulsion: () => 12000, idealEdgeLength: () => 70 + Math.min(n, 60), edgeElasticity: () => 0.35,
