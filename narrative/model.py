@@ -85,7 +85,7 @@ Pointer = Annotated[str, AfterValidator(_pointer), Field(description="A JSON poi
 OpField = Annotated[Pointer, BeforeValidator(_dotted), Field(
     min_length=2, description="A JSON pointer into the node (/state/location; state.location reads as it).")]
 JsonObject = dict[str, Any]
-Name = Annotated[str, AfterValidator(_short_name), Field(min_length=1)]
+Name = Annotated[str, Field(min_length=1), AfterValidator(_short_name)]
 """A name or an alias: at most ``MAX_NAME`` characters (a rule of the value, told in the
 descriptions; the answers' shapes keep their schemas)."""
 

@@ -21,8 +21,10 @@ BOXES = """sel => [...document.querySelectorAll(sel)].filter(e => e.offsetParent
   const r = e.getBoundingClientRect(); return [e.id || e.tagName, r.left, r.top, r.right, r.bottom]; })"""
 
 
-def _page(browser: Any, url: str, width: int, height: int = 850) -> tuple[Any, Any]:
-    context = browser.new_context(viewport={"width": width, "height": height}, bypass_csp=True)
+def _page(browser: Any, url: str, width: int = 1400, height: int = 850, **kw: Any) -> tuple[Any, Any]:
+    """A fresh page of the studio at ``width`` x ``height`` (``kw``: more of the context's
+    options, e.g. ``color_scheme``), once the world view is drawn."""
+    context = browser.new_context(viewport={"width": width, "height": height}, bypass_csp=True, **kw)
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(url)

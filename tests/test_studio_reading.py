@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 from helpers import edit_node
-from test_studio import TIMEOUT_MS, browser, studio
+from test_studio import browser, studio
+from test_studio_layout import _page
 from test_studio_live import _events, _open, _open_node
 
 __all__ = ["browser"]
@@ -34,15 +35,6 @@ def _overlaps(boxes: list[list[Any]]) -> list[tuple[str, str]]:
             if min(ax2, bx2) - max(ax1, bx1) > 0.5 and min(ay2, by2) - max(ay1, by1) > 0.5:
                 found.append((a, b))
     return found
-
-
-def _page(browser: Any, url: str, width: int = 1400, height: int = 850, **kw: Any) -> tuple[Any, Any]:
-    context = browser.new_context(viewport={"width": width, "height": height}, bypass_csp=True, **kw)
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    page.goto(url)
-    page.wait_for_selector("body[data-world-ready]")
-    return context, page
 
 
 def test_no_two_labels_overlap_on_the_sample_world(flat_world: Path, browser: Any) -> None:
