@@ -1245,6 +1245,9 @@ class StudioScene(TypedDict):
 
 @with_config(_CLOSED)
 class StudioChapter(TypedDict):
+    """A recorded chapter (``recorded`` true, its own number), or events told outside any
+    recorded chapter (``recorded`` false, numbered 1, 2, ... in order)."""
+
     number: int
     title: str | None
     recorded: bool

@@ -5,6 +5,7 @@ records, and from the events before there are any), then the page."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -82,13 +83,31 @@ def test_a_recorded_chapter_reads_from_its_record(told: tuple[Path, list[str]]) 
     with WorldRepo.open(root) as wr:
         book = manuscript(wr, records=[record])
     assert book["source"] == "records"
-    [chapter] = book["chapters"]
+    chapter, after = book["chapters"]
     assert (chapter["number"], chapter["title"], chapter["recorded"]) == (7, "The Ferry", True)
     one, two = chapter["scenes"]
     assert "".join(t for t, _ in one["pieces"]) == record.scenes[0]
     assert [p["commit"] for p in one["passages"]] == [commits[0]]
     assert [p["commit"] for p in two["passages"]] == [commits[1]]
     assert ("苏晴", "su-qing") in [tuple(p) for p in two["pieces"]]
+    # The event told after the chapter keeps its place, in no recorded chapter.
+    assert (after["number"], after["title"], after["recorded"]) == (1, None, False)
+    assert [[p["commit"] for p in s["passages"]] for s in after["scenes"]] == [commits[2:]]
+
+
+def test_events_outside_a_recorded_chapter_keep_their_place(told: tuple[Path, list[str]]) -> None:
+    root, commits = told
+    middle = ChapterRecord(number=2, title="", text="苏晴怀疑林远。", scenes=[],
+                           first_event=commits[1], last_event=commits[1])
+    elsewhere = ChapterRecord(number=9, title="Gone", text="x", scenes=["x"],
+                              first_event="no-such-event", last_event=commits[2])
+    with WorldRepo.open(root) as wr:
+        book = manuscript(wr, records=[elsewhere, middle])
+    shown = [(c["number"], c["recorded"], [p["commit"] for s in c["scenes"] for p in s["passages"]])
+             for c in book["chapters"]]
+    assert shown == [(1, False, commits[:1]), (2, True, commits[1:2]), (2, False, commits[2:])]
+    assert [len(c["scenes"]) for c in book["chapters"]] == [1, 1, 1]
+    assert "".join(t for t, _ in book["chapters"][1]["scenes"][0]["pieces"]) == "苏晴怀疑林远。"
 
 
 def test_the_passages_that_name_a_node(told: tuple[Path, list[str]]) -> None:
@@ -151,5 +170,44 @@ def test_the_manuscript_in_the_page(told: tuple[Path, list[str]], browser: Any) 
         assert [t.split(" (")[0] for t in times] == ["Day 2, night", "Day 3, dusk"]
         order = page.eval_on_selector_all("#book .passage", "ps => ps.map(p => p.dataset.commit)")
         assert order == [commits[2], commits[0], commits[1]]
+        context.close()
+    assert errors == []
+
+
+@pytest.mark.slow
+def test_a_recorded_chapter_in_the_page(told: tuple[Path, list[str]], browser: Any) -> None:
+    """The page reads a recorded chapter as the engine gives it: the chapter's own prose, scene
+    by scene, each event's changes beside it, and the events told after it in their place."""
+    from narrative.serve.studio import typed
+
+    root, commits = told
+    record = ChapterRecord(
+        number=7, title="The Ferry",
+        text="Rain fell. Lin Yuan walks to the ferry.\n\n* * *\n\n苏晴怀疑林远。",
+        scenes=["Rain fell. Lin Yuan walks to the ferry.", "苏晴怀疑林远。"],
+        first_event=commits[0], last_event=commits[1])
+    with WorldRepo.open(root) as wr:
+        answer = json.dumps(typed("studio_manuscript", manuscript(wr, records=[record])))
+    with studio(root) as info:
+        context, page, errors = _open(browser, info["url"])
+        page.route("**/api/studio/manuscript*", lambda route: route.fulfill(
+            status=200, content_type="application/json", body=answer))
+        page.click("#tab-book")
+        page.wait_for_selector("body[data-book-ready]")
+        headings = page.locator("#book h2").all_inner_texts()
+        assert headings == ["Chapter 7: The Ferry", "Told outside a chapter"]
+        assert "No chapter is recorded yet" not in page.inner_text("#book")
+        one, two = page.locator("#chapter-7 .scene").all()
+        assert one.locator(":scope > .prose").inner_text() == record.scenes[0]
+        assert one.locator(":scope > .prose button.mark").all_inner_texts() == ["Lin Yuan", "the ferry"]
+        assert two.locator(":scope > .prose button.mark").all_inner_texts() == ["苏晴", "林远"]
+        commits_in = "ps => ps.map(p => p.dataset.commit)"
+        assert one.locator(".passage").evaluate_all(commits_in) == commits[:1]
+        assert "Lin Yuan location: Qingyun Gate → Cold River Ferry" in one.locator(".made").inner_text()
+        assert two.locator(".passage").evaluate_all(commits_in) == commits[1:2]
+        assert page.locator("#told-1 .passage").evaluate_all(commits_in) == commits[2:]
+        assert page.locator("#book-nav a").all_inner_texts()[0] == "Chapter 7: The Ferry"
+        two.locator(":scope > .prose button.mark[data-node='su-qing']").click()
+        page.wait_for_function("document.querySelector('#node-title').textContent.includes('Su Qing')")
         context.close()
     assert errors == []

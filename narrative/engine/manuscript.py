@@ -243,8 +243,8 @@ def _scene(n: int, passages: list[dict[str, Any]], prose: list[list[Any]] | None
             "passages": passages}
 
 
-def _from_events(events: Sequence[Mapping[str, Any]], passage: Any) -> list[dict[str, Any]]:
-    """One chapter, the story so far, cut into scenes where a scene closes."""
+def _scenes(events: Sequence[Mapping[str, Any]], passage: Any) -> list[dict[str, Any]]:
+    """Events as scenes, cut where a scene closes."""
     scenes: list[dict[str, Any]] = []
     current: list[dict[str, Any]] = []
     for e in events:
@@ -257,21 +257,44 @@ def _from_events(events: Sequence[Mapping[str, Any]], passage: Any) -> list[dict
             current = []
     if current:
         scenes.append(_scene(len(scenes) + 1, current))
-    if not scenes:
-        return []
-    return [{"number": 1, "title": None, "recorded": False, "scenes": scenes}]
+    return scenes
+
+
+def _from_events(events: Sequence[Mapping[str, Any]], passage: Any) -> list[dict[str, Any]]:
+    """One chapter, the story so far, cut into scenes where a scene closes."""
+    scenes = _scenes(events, passage)
+    return [{"number": 1, "title": None, "recorded": False, "scenes": scenes}] if scenes else []
 
 
 def _from_records(records: Sequence[ChapterRecord], events: Sequence[Mapping[str, Any]], passage: Any,
                   world: Any) -> list[dict[str, Any]]:
-    """Each recorded chapter with its scenes' own prose; an event of the chapter stands with
-    the scene whose text holds its words (else with the chapter's last scene)."""
+    """Each recorded chapter with its scenes' own prose, where its first event stands; an event
+    of the chapter stands with the scene whose text holds its words (else with the chapter's
+    last scene). Events told outside any chapter keep their place, as unrecorded chapters
+    numbered 1, 2, ... in order (cut into scenes as the events alone are): a story is not
+    shorter for having some of its chapters recorded."""
     at = {key: i for i, e in enumerate(events) for key in (e["commit"], e["id"]) if key}
-    chapters = []
+    spans = []
     for record in records:
         first, last = at.get(record.first_event), at.get(record.last_event)
-        if first is None or last is None:
-            continue  # not on the part of the line shown
+        if first is not None and last is not None and first <= last:
+            spans.append((first, last, record))  # else not on the part of the line shown
+    spans.sort(key=lambda span: span[0])
+    chapters: list[dict[str, Any]] = []
+    done = 0  # the events before this one are in a chapter already
+    loose = 0
+
+    def told_outside(upto: int) -> None:
+        nonlocal loose
+        if done < upto:
+            loose += 1
+            chapters.append({"number": loose, "title": None, "recorded": False,
+                             "scenes": _scenes(events[done:upto], passage)})
+
+    for first, last, record in spans:
+        if first < done:
+            continue  # overlaps a chapter already placed
+        told_outside(first)
         scene_texts = list(record.scenes) or [record.text]
         groups: list[list[dict[str, Any]]] = [[] for _ in scene_texts]
         for e in events[first:last + 1]:
@@ -281,6 +304,8 @@ def _from_records(records: Sequence[ChapterRecord], events: Sequence[Mapping[str
         scenes = [_scene(i + 1, groups[i], _pieces(world, text)) for i, text in enumerate(scene_texts)]
         chapters.append({"number": record.number, "title": record.title, "recorded": True,
                          "scenes": scenes})
+        done = last + 1
+    told_outside(len(events))
     return chapters
 
 

@@ -89,14 +89,16 @@ function renderManuscript() {
     out.push(...timeline(data));
   } else {
     for (const ch of data.chapters) {
-      const title = ch.title ? `Chapter ${ch.number}: ${ch.title}` : ch.recorded ? `Chapter ${ch.number}` : "The story so far";
-      const cid = `chapter-${ch.number}`;
+      // Events told outside a recorded chapter stand where they were told, under their own heading.
+      const loose = data.source === "records" ? "Told outside a chapter" : "The story so far";
+      const title = ch.title ? `Chapter ${ch.number}: ${ch.title}` : ch.recorded ? `Chapter ${ch.number}` : loose;
+      const cid = ch.recorded ? `chapter-${ch.number}` : `told-${ch.number}`;
       nav.push(el("li", {}, el("a", { href: `#${cid}` }, title),
         el("ol", {}, ...ch.scenes.map((s) => el("li", {}, el("a", { href: `#${cid}-scene-${s.number}` },
           `Scene ${s.number}${s.story_time ? ` · ${s.story_time}` : ""}`))))));
       out.push(el("section", { class: "chapter", id: cid, "aria-labelledby": `${cid}-title` },
         el("h2", { id: `${cid}-title` }, title),
-        ch.recorded ? null : el("p", { class: "tag" }, "No chapter is recorded yet: the events, told in order, cut into scenes where a scene closes."),
+        ch.recorded || data.source === "records" ? null : el("p", { class: "tag" }, "No chapter is recorded yet: the events, told in order, cut into scenes where a scene closes."),
         ...ch.scenes.map((s) => el("section", { class: "scene", id: `${cid}-scene-${s.number}`, "aria-labelledby": `${cid}-scene-${s.number}-title` },
           el("h3", { id: `${cid}-scene-${s.number}-title` }, `Scene ${s.number}`, s.story_time ? el("span", { class: "tag" }, s.story_time) : null),
           s.pieces ? prose(s.pieces, "div") : null,
