@@ -73,13 +73,18 @@ def test_the_events_are_the_manuscript_before_any_chapter_is_recorded(told: tupl
     assert book["names"]["old-zhou"] == "Old Zhou"
 
 
-def test_a_recorded_chapter_reads_from_its_record(told: tuple[Path, list[str]]) -> None:
-    root, commits = told
-    record = ChapterRecord(
+def _the_ferry(commits: list[str]) -> ChapterRecord:
+    """Chapter 7, recorded as the first two events, in two scenes."""
+    return ChapterRecord(
         number=7, title="The Ferry",
         text="Rain fell. Lin Yuan walks to the ferry.\n\n* * *\n\n苏晴怀疑林远。",
         scenes=["Rain fell. Lin Yuan walks to the ferry.", "苏晴怀疑林远。"],
         first_event=commits[0], last_event=commits[1])
+
+
+def test_a_recorded_chapter_reads_from_its_record(told: tuple[Path, list[str]]) -> None:
+    root, commits = told
+    record = _the_ferry(commits)
     with WorldRepo.open(root) as wr:
         book = manuscript(wr, records=[record])
     assert book["source"] == "records"
@@ -181,11 +186,7 @@ def test_a_recorded_chapter_in_the_page(told: tuple[Path, list[str]], browser: A
     from narrative.serve.studio import typed
 
     root, commits = told
-    record = ChapterRecord(
-        number=7, title="The Ferry",
-        text="Rain fell. Lin Yuan walks to the ferry.\n\n* * *\n\n苏晴怀疑林远。",
-        scenes=["Rain fell. Lin Yuan walks to the ferry.", "苏晴怀疑林远。"],
-        first_event=commits[0], last_event=commits[1])
+    record = _the_ferry(commits)
     with WorldRepo.open(root) as wr:
         answer = json.dumps(typed("studio_manuscript", manuscript(wr, records=[record])))
     with studio(root) as info:
