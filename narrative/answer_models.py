@@ -1288,6 +1288,7 @@ class StudioNodeRow(TypedDict):
     edited: str | None
     aliases: list[str]
     degree: NotRequired[int]
+    cluster: NotRequired[str]
 
 
 @with_config(_CLOSED)
@@ -1302,9 +1303,32 @@ class StudioEdge(TypedDict):
 
 
 @with_config(_CLOSED)
+class StudioCluster(TypedDict):
+    """Nodes drawn as one (``key`` ``layer:character``, ``kind:person``, ``place:ferry``),
+    ``layer`` the one most of them are in."""
+
+    key: str
+    by: Literal["layer", "kind", "place"]
+    label: str
+    count: int
+    layer: str
+
+
+@with_config(_CLOSED)
+class StudioClusterEdge(TypedDict):
+    """How many relations go from ``source`` to ``target`` (a cluster's key or a node drawn)."""
+
+    source: str
+    target: str
+    count: int
+
+
+@with_config(_CLOSED)
 class StudioGraph(TypedDict):
     nodes: list[StudioNodeRow]
     edges: list[StudioEdge]
+    clusters: list[StudioCluster]
+    cluster_edges: list[StudioClusterEdge]
 
 
 @with_config(_CLOSED)
@@ -1320,6 +1344,7 @@ class StudioWorldAnswer(_Versioned):
     focus: str | None
     depth: int
     facets: dict[str, dict[str, int]]
+    group: Literal["layer", "kind", "place"] | None
 
 
 @with_config(_CLOSED)
@@ -1383,14 +1408,107 @@ class StudioName(TypedDict):
 
 
 @with_config(_CLOSED)
+class StudioOffer(TypedDict):
+    """What a node's form offers: the state and trait keys other nodes of its kind have (how
+    many of a sample), the fields holding a node's id, the relation types in use."""
+
+    fields: dict[str, dict[str, int]]
+    references: list[str]
+    relation_types: list[str]
+
+
+@with_config(_CLOSED)
 class StudioNodeAnswer(_Versioned):
     """A node for the inspector: the names of the nodes it names, the fields holding an id
-    (``links``), and a digest of its file now (None for a past node)."""
+    (``links``), a digest of its file now and what its form offers (None for a past node)."""
 
     node: Node
     names: dict[str, StudioName]
     links: dict[str, str]
     file: str | None
+    offer: StudioOffer | None
+
+
+@with_config(_CLOSED)
+class StudioChange(TypedDict):
+    """A change a passage made; a whole node's (``field`` "") carries only its ``name``."""
+
+    target: str
+    field: str
+    by: Literal["diffusion", "hand edit"]
+    old: NotRequired[Any]
+    new: NotRequired[Any]
+
+
+@with_config(_CLOSED)
+class StudioPassage(TypedDict):
+    """An event as prose: ``pieces`` its narrative text (its words when ``told`` is false),
+    cut at the world's names (``[text, node id or null]``); ``time_key`` its story time as a
+    sortable key, null when the time does not parse."""
+
+    commit: str
+    id: str | None
+    number: int
+    content: str
+    told: bool
+    pieces: list[list[Any]]
+    story_time: str | None
+    time_key: list[int] | None
+    changes: list[StudioChange]
+    more_changes: int
+    reverted: bool
+
+
+@with_config(_CLOSED)
+class StudioScene(TypedDict):
+    """``pieces`` the scene's own prose when its chapter is recorded, else null."""
+
+    number: int
+    story_time: str | None
+    pieces: list[list[Any]] | None
+    passages: list[StudioPassage]
+
+
+@with_config(_CLOSED)
+class StudioChapter(TypedDict):
+    """A recorded chapter (``recorded`` true, its own number), or events told outside any
+    recorded chapter (``recorded`` false, numbered 1, 2, ... in order)."""
+
+    number: int
+    title: str | None
+    recorded: bool
+    scenes: list[StudioScene]
+
+
+@with_config(_CLOSED)
+class StudioManuscriptAnswer(_Versioned):
+    """The story line as prose (``/api/studio/manuscript``): chapters from their records
+    (``source`` records) or the events as one chapter (``source`` events); ``names`` the name
+    of every node marked or changed."""
+
+    source: Literal["records", "events"]
+    chapters: list[StudioChapter]
+    total: int
+    shown: int
+    names: dict[str, str]
+
+
+@with_config(_CLOSED)
+class StudioMention(TypedDict):
+    commit: str
+    number: int
+    chapter: int
+    scene: int
+    excerpt: list[list[Any]]
+
+
+@with_config(_CLOSED)
+class StudioMentionsAnswer(_Versioned):
+    """The passages that name a node (``/api/studio/mentions/NODE``), the last of them."""
+
+    node: str
+    passages: list[StudioMention]
+    total: int
 
 
 @with_config(_CLOSED)
@@ -1460,6 +1578,7 @@ STUDIO_ANSWERS: dict[str, Any] = {
     "studio_lines": StudioLinesAnswer, "studio_diffusers": StudioDiffusersAnswer,
     "studio_node": StudioNodeAnswer, "studio_names": StudioNamesAnswer,
     "studio_problems": StudioProblemsAnswer, "studio_where": StudioWhereAnswer,
+    "studio_manuscript": StudioManuscriptAnswer, "studio_mentions": StudioMentionsAnswer,
 }
 """The type of each read the studio's page makes over HTTP, by name."""
 

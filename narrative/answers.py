@@ -25,8 +25,9 @@ VERSIONS: dict[str, int] = {
     "path": 1, "pull": 2, "push": 2, "reflog": 1, "resolve": 1, "server": 2, "story": 2,
     "studio": 1, "switch": 1, "vault": 2,
     # the studio page's own reads over HTTP
-    "studio_world": 1, "studio_events": 1, "studio_lines": 1, "studio_diffusers": 1,
-    "studio_node": 1, "studio_names": 1, "studio_problems": 1, "studio_where": 1,
+    "studio_world": 2, "studio_events": 1, "studio_lines": 1, "studio_diffusers": 1,
+    "studio_node": 2, "studio_names": 1, "studio_problems": 1, "studio_where": 1,
+    "studio_manuscript": 1, "studio_mentions": 1,
 }
 
 

@@ -26,7 +26,7 @@ from pydantic import (
 from pydantic._internal._model_construction import ModelMetaclass  # the one way to wrap a call
 
 from narrative.errors import InvalidInputError
-from narrative.ids import ID_PATTERN, MAX_ID_LENGTH, Layer, Lifecycle, id_problem
+from narrative.ids import ID_PATTERN, MAX_ID_LENGTH, MAX_NAME, Layer, Lifecycle, id_problem, name_problem
 from narrative.nodefile import OPTIONAL_FIELDS
 
 FORMAT_VERSION = 1
@@ -36,6 +36,15 @@ def _safe_id(value: str) -> str:
     problem = id_problem(value)
     if problem is not None:
         raise ValueError(problem)
+    return value
+
+
+def _short_name(value: str) -> str:
+    from pydantic_core import PydanticCustomError
+
+    problem = name_problem(value)
+    if problem is not None:
+        raise PydanticCustomError("name_too_long", problem)  # said as it is, no "Value error, "
     return value
 
 
@@ -76,6 +85,9 @@ Pointer = Annotated[str, AfterValidator(_pointer), Field(description="A JSON poi
 OpField = Annotated[Pointer, BeforeValidator(_dotted), Field(
     min_length=2, description="A JSON pointer into the node (/state/location; state.location reads as it).")]
 JsonObject = dict[str, Any]
+Name = Annotated[str, Field(min_length=1), AfterValidator(_short_name)]
+"""A name or an alias: at most ``MAX_NAME`` characters (a rule of the value, told in the
+descriptions; the answers' shapes keep their schemas)."""
 
 
 class Node(BaseModel):
@@ -84,11 +96,13 @@ class Node(BaseModel):
     model_config = ConfigDict(extra="forbid", title="narr world node")
 
     id: NodeId
-    name: Annotated[str, Field(min_length=1, description="Display name, in the story's language.")]
+    name: Annotated[Name, Field(
+        description=f"Display name, in the story's language (at most {MAX_NAME} characters).")]
     layer: Layer
     kind: str = Field(default="", description="Free text inside the layer: person, sword, place...")
-    aliases: list[Annotated[str, Field(min_length=1)]] = Field(
-        default_factory=list, description="Other names the story uses, any language."
+    aliases: list[Name] = Field(
+        default_factory=list,
+        description=f"Other names the story uses, any language (each at most {MAX_NAME} characters).",
     )
     summary: str = ""
     lifecycle: Lifecycle = Field(

@@ -384,7 +384,8 @@ def openapi() -> dict[str, Any]:
 # summary, parameters, answer name.
 _STUDIO_READS = (
     ("/api/graph/world", "the world graph cut for drawing (the studio's world view)",
-     ("at", "around", "depth", "layer", "kind", "lifecycle", "q", "limit", "draw"), "studio_world"),
+     ("at", "around", "depth", "layer", "kind", "lifecycle", "q", "limit", "draw", "group", "expand"),
+     "studio_world"),
     ("/api/graph/events", "the story line (its last `limit` events) with its causal edges, "
      "abandoned chains and branches", ("limit",), "studio_events"),
     ("/api/studio/lines", "the story lines, the set-aside hand edits and a merge in progress",
@@ -398,6 +399,10 @@ _STUDIO_READS = (
      (), "studio_problems"),
     ("/api/studio/where", "where the story stands: HEAD, the story line, digests of the rest",
      (), "studio_where"),
+    ("/api/studio/manuscript", "the story line as prose: chapters, scenes, passages with their changes",
+     ("limit",), "studio_manuscript"),
+    ("/api/studio/mentions/{node_id}", "the passages of the manuscript that name a node",
+     ("node_id",), "studio_mentions"),
 )
 
 def make_app(server: Server, token: str) -> Starlette:
