@@ -647,6 +647,8 @@ class ImportAnswer(_Versioned):
     existing: list[Obj]
     related: list[Obj]
     ambiguous: list[Obj]
+    similar: list[Obj]
+    missing: list[Obj]
     entries: list[Obj]
     skipped: list[Obj]
     warnings: list[str]

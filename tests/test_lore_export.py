@@ -38,6 +38,10 @@ BOOK_ENTRY: dict[str, type] = {"keys": list, "content": str, "extensions": dict,
                                "insertion_order": int}
 
 
+def original_description() -> str:
+    return str(json.loads((SPEC / "card-v3.json").read_text(encoding="utf-8"))["data"]["description"]).strip()
+
+
 def _nodes(root: Path) -> dict[str, dict[str, Any]]:
     wr = narr_lib.open_world(root)
     try:
@@ -101,7 +105,7 @@ def test_the_lorebook_is_world_info_and_reads_back_unchanged(lore: CLI, tmp_path
     assert set(entries) == set(nodes)
     wen = entries["wen-qiao"]
     assert wen["key"][:2] == ["Wen Qiao", "Qiao"] and wen["comment"] == "Wen Qiao"
-    assert wen["content"].startswith("Qiao (温乔) rows the last ferry")
+    assert wen["content"].startswith("{{char}} (温乔) rows the last ferry")  # macros as the card had them
     assert "Wen Qiao — relationships: She owes the Lantern Guild" in wen["content"]
     assert "Traits: personality: Patient, dry" in wen["content"]
     assert "Now: location: Old Ferry Landing." in wen["content"]  # an id in the state, as a name
@@ -173,7 +177,7 @@ def test_a_card_follows_the_spec_and_reads_back_unchanged(lore: CLI, tmp_path: P
     data = card["data"]
     assert (data["name"], data["personality"]) == ("Wen Qiao", "Patient, dry, counts every coin twice; "
                                                                "kind to strangers and hard on friends.")
-    assert data["description"].startswith("Qiao (温乔)")
+    assert data["description"] == original_description()
     original = json.loads((SPEC / "card-v3.json").read_text(encoding="utf-8"))["data"]
     for field in ("scenario", "first_mes", "alternate_greetings", "mes_example", "system_prompt",
                   "post_history_instructions", "creator_notes", "nickname"):
@@ -255,22 +259,28 @@ def test_a_card_of_a_node_narr_made(flat_world: Path, tmp_path: Path) -> None:
     assert "no node 'nobody'" in narr("export", "card", "nobody", expect=11).stderr
 
 
-def test_text_edited_in_sillytavern_comes_back_as_a_section(flat_world: Path, tmp_path: Path) -> None:
+def test_text_edited_in_sillytavern_comes_home_as_hand_edits(flat_world: Path, tmp_path: Path) -> None:
     narr = CLI(flat_world)
+    before = json.loads((flat_world / "world/character/old-zhou.json").read_text(encoding="utf-8"))
     book = json.loads(narr("export", "lorebook").stdout)
     for entry in book["entries"].values():
         if entry["comment"] == "Old Zhou":
-            entry["content"] = "Old Zhou has been ferrying ghosts, it turns out."
+            entry["content"] = entry["content"].replace(before["summary"],
+                                                        "Old Zhou has been ferrying ghosts, it turns out.")
             entry["constant"] = True
             entry["key"].append("Grandpa Zhou")  # a key added there is an alias here
     path = tmp_path / "edited.json"
     path.write_text(json.dumps(book, ensure_ascii=False), encoding="utf-8")
     out = narr.json("import", str(path))
     assert [e["id"] for e in out["existing"] if e["added"]] == ["old-zhou"]
+    assert out["created"] == [] and out["related"] == []
     zhou = json.loads((flat_world / "world/character/old-zhou.json").read_text(encoding="utf-8"))
-    assert zhou["sections"] == {"Edited in SillyTavern": "Old Zhou has been ferrying ghosts, it turns out."}
+    assert zhou["summary"] == "Old Zhou has been ferrying ghosts, it turns out."
+    assert zhou.get("sections", {}) == before.get("sections", {})  # no new section
     assert zhou["always_in_view"] is True
     assert zhou["aliases"] == ["老周", "the ferryman", "Grandpa Zhou"]
+    assert {(c["target"], c["field"]) for c in out["edits"]} == {
+        ("old-zhou", "/summary"), ("old-zhou", "/always_in_view"), ("old-zhou", "/aliases")}
 
 
 def test_the_vault_reads_back_unchanged(lore: CLI, tmp_path: Path) -> None:
@@ -284,7 +294,7 @@ def test_the_vault_reads_back_unchanged(lore: CLI, tmp_path: Path) -> None:
     assert notes["duxi-harbour-town"] == "Background/Duxi harbour town.md"
     note = (vault / "Characters/Wen Qiao.md").read_text(encoding="utf-8")
     assert note.startswith("---\nnarr-id: wen-qiao\nlayer: character\nkind: person\n")
-    assert "  owes:\n  - link: '[[Lantern Guild]]'\n    debt: unnamed\n" in note
+    assert '\n## Relations\n\n' in note and '\n- owes:: [[Lantern Guild]] {"debt": "unnamed"}\n' in note
     assert "\n## Habits\n\nCounts coins twice." in note
     copy = _fresh(tmp_path, "copy")
     copy("import", str(vault))
