@@ -283,7 +283,8 @@ def test_a_close_spelling_is_reported_and_kept_apart(tmp_path: Path) -> None:
     out = narr.json("import", str(book), "--dry-run")
     assert [c["id"] for c in out["created"]] == ["qingyun-sect", "qinyun-sect"]
     assert out["similar"] == [{"name": "Qingyun Sect", "id": "qingyun-sect", "similar_to": "Qinyun Sect",
-                               "other": "qinyun-sect", "how": "'qingyun sect' is close to 'qinyun sect' (0.96)"}]
+                               "other": "qinyun-sect",
+                               "how": "'qingyun sect' is close to 'qinyun sect' (0.96)"}]
     said = narr("import", str(book), "--dry-run").stdout.splitlines()
     assert ("  similar: Qingyun Sect (qingyun-sect) is like Qinyun Sect (qinyun-sect), kept apart: "
             "'qingyun sect' is close to 'qinyun sect' (0.96)") in said

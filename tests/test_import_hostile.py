@@ -169,11 +169,12 @@ def test_an_entry_with_10000_keys_and_a_10_mb_lorebook(tmp_path: Path) -> None:
     keys.write_text(json.dumps({"entries": {"7": {"comment": "Everyone", "key": many, "content": "x"}}}),
                     encoding="utf-8")
     _refused(narr, keys, "keys.json#7 (Everyone): 10,000 keys, more than the 1,000 narr reads for one entry")
-    big = tmp_path / "big.json"
-    entry = {"key": ["x"], "content": "y" * 1000}
-    big.write_text(json.dumps({"entries": {str(i): entry for i in range(10_500)}}), encoding="utf-8")
-    assert big.stat().st_size > 10 * 1024 * 1024
-    _refused(narr, big, "big.json: the file is 10.", "more than the 8.0 MB narr imports")
+    big = tmp_path / "big.json"  # refused by its size, before a byte of it is parsed
+    big.write_bytes(b'{"entries": {}' + b" " * (65 * 1024 * 1024) + b"}")
+    _refused(narr, big, "big.json: the file is 65.", "more than the 64.0 MB narr imports")
+    note = tmp_path / "big.md"
+    note.write_bytes(b"A note. " * (9 * 1024 * 1024 // 8))
+    _refused(narr, note, "big.md: the file is 9.0 MB, more than the 8.0 MB narr imports")
     long = tmp_path / "long.json"
     text = "y" * 1_100_000
     long.write_text(json.dumps({"entries": {"3": {"comment": "Long", "key": ["x"], "content": text}}}),

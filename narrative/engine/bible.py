@@ -55,7 +55,15 @@ from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import LAYERS, id_problem, normalize_name
 from narrative.lore import codexmd, facets, obsidian, png, sillytavern
 from narrative.lore.entry import Entry, Placement, Skipped
-from narrative.lore.limits import MAX_FILES, MAX_PNG_FILE, MAX_TEXT_FILE, decode_text, load_json, too_big
+from narrative.lore.limits import (
+    MAX_FILES,
+    MAX_JSON_FILE,
+    MAX_PNG_FILE,
+    MAX_TEXT_FILE,
+    decode_text,
+    load_json,
+    too_big,
+)
 from narrative.model import CreateOp, Delta, Node, Op, RelateOp, SetOp
 from narrative.nodefile import NodeDict
 from narrative.store.worldrepo import WorldRepo
@@ -231,13 +239,21 @@ def _read(file: Path, label: str, *, follow: bool) -> bytes:
         raise InvalidInputError(f"{label}: cannot be read ({exc.strerror})") from None
     with os.fdopen(fd, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
-        limit = MAX_PNG_FILE if label.lower().endswith((".png", ".charx")) else MAX_TEXT_FILE
+        limit = limit_of(label)
         if size > limit:
             raise too_big(label, size, limit)
         data = fh.read(limit + 1)
     if len(data) > limit:
         raise too_big(label, len(data), limit)
     return data
+
+
+def limit_of(label: str) -> int:
+    """How many bytes of a file an import reads: a card's image, a book, a note."""
+    lower = label.lower()
+    if lower.endswith((".png", ".charx")):
+        return MAX_PNG_FILE
+    return MAX_JSON_FILE if lower.endswith(".json") else MAX_TEXT_FILE
 
 
 def parse(label: str, data: bytes | str, layer: str = "background", *,
@@ -250,8 +266,8 @@ def parse(label: str, data: bytes | str, layer: str = "background", *,
         card = sillytavern.card_from_charx(label, data)
         return "character card (CHARX)", _card_or_book(label, card, layer, user)
     text = decode_text(label, data) if isinstance(data, bytes) else data
-    if len(text) > MAX_TEXT_FILE:
-        raise too_big(label, len(text.encode("utf-8")), MAX_TEXT_FILE)
+    if len(text) > limit_of(label):
+        raise too_big(label, len(text.encode("utf-8")), limit_of(label))
     if obsidian.is_note(label):
         if codexmd.is_codex(text):
             return "codex", codexmd.parse_codex(label, text)
@@ -308,14 +324,26 @@ def import_bible(wr: WorldRepo, path: str | Path, *, layer: str = "background",
         else:
             entries.append(e)
     entries, home = take_home(names, entries)
+    same: dict[str, str] = {}  # an entry's source -> the world's node of the same note
     if any(e.note_path for e in entries):
-        linked = lorelinks.resolve(entries, lorelinks.world_notes(names.view))
+        notes = lorelinks.world_notes(names.view)
+        for k, node_id in lorelinks.same_notes(entries, notes).items():
+            entry = entries[k]
+            entry.ref, same[entry.source] = node_id, node_id
+            if notes.layers.get(node_id, entry.layer) != entry.layer:
+                found.warnings.append(f"{entry.source}: the note says the {entry.layer} layer; its node "
+                                      f"{node_id} stays in the {notes.layers[node_id]} layer")
+                entry.layer = notes.layers[node_id]
+        linked = lorelinks.resolve(entries, notes.paths)
         found.warnings += linked.warnings
     merged, placements = facets.fold(entries)
     result = import_entries(wr, merged, found.files, content=f"Import {path.name or path}",
                             dry_run=dry_run, progress=progress, placements=placements,
                             warnings=found.warnings, identity="alike" if merge_similar else "exact",
                             stubs=stubs, layer=layer, names=names, home=home)
+    for met in result.existing:
+        if met["source"] in same and met["id"] == same[met["source"]] and met["how"] == "same id":
+            met["how"] = "the same note"
     result.skipped = [s.to_json() for s in found.skipped]
     return result
 
@@ -524,9 +552,11 @@ def _said(target: str) -> str:
 
 def _ids(wr: WorldRepo, names: Names, entries: list[Entry], taken: set[str] | None = None) -> list[str]:
     """An id for each entry: the one its source gives, when free, else one made of its name as
-    ``narr new`` makes it, each stem's next number remembered (a thousand entries named alike
-    cost a thousand looks, not a million)."""
+    ``narr new`` makes it (:func:`narrative.engine.new.free_id`'s rule), each stem's next
+    number remembered. The world's ids are gathered once, so that 20,000 entries cost a walk
+    of the world, not 20,000 looks at it."""
     given: set[str] = set(taken or ())
+    world = _world_ids(wr, names) if len(entries) > 8 else None
     after: dict[str, int] = {}
     out = []
     for entry in entries:
@@ -534,10 +564,27 @@ def _ids(wr: WorldRepo, names: Names, entries: list[Entry], taken: set[str] | No
             node_id = entry.ref  # the arbiter says whether the world's node of that id is this one
         else:
             stem = slugify(entry.name)
-            node_id = free_id(wr, names, stem, given, start=after.get(stem, 1))
+            if world is None:
+                node_id = free_id(wr, names, stem, given, start=after.get(stem, 1))
+            else:
+                n = after.get(stem, 1)
+                while (node_id := stem if n == 1 else f"{stem}-{n}") in given or node_id in world:
+                    n += 1
             after[stem] = int(node_id.rsplit("-", 1)[1]) + 1 if node_id != stem else 2
         given.add(node_id)
         out.append(node_id)
+    return out
+
+
+def _world_ids(wr: WorldRepo, names: Names) -> set[str]:
+    """Every id :func:`narrative.engine.new.free_id` would find taken: committed, edited, or a
+    stray file in a layer's folder."""
+    view = names.view
+    out: set[str] = {node_id for _, node_id in view.catalog().names()}
+    out.update(view.edits)
+    world = wr.abs("world")
+    if world.is_dir():
+        out.update(p.stem for p in world.rglob("*.json"))
     return out
 
 

@@ -31,14 +31,50 @@ class Links:
     warnings: list[str] = field(default_factory=list)
 
 
-def world_notes(view: WorldView) -> dict[str, str]:
-    """Note path (no ``.md``) -> node id, of the nodes a vault import made (the world as edited)."""
+@dataclass
+class WorldNotes:
+    """The nodes an earlier vault import made: by note path (no ``.md``) and by the ids their
+    notes gave themselves (``id:7``), with each node's layer."""
+
+    paths: dict[str, str] = field(default_factory=dict)
+    ids: dict[str, str] = field(default_factory=dict)
+    layers: dict[str, str] = field(default_factory=dict)
+
+
+def world_notes(view: WorldView) -> WorldNotes:
+    """The world's notes (the world as edited): one read of every node, so only for a vault."""
     ids = sorted({node_id for layer in LAYERS for _, node_id in view.names_in_layer(layer)})
-    out: dict[str, str] = {}
+    out = WorldNotes()
     for node_id, node in view.get_many(ids).items():
-        path = ((node.get("extensions") or {}).get("obsidian") or {}).get("path")
-        if isinstance(path, str) and path:
-            out.setdefault(target_of(path), node_id)
+        obsidian = (node.get("extensions") or {}).get("obsidian") or {}
+        path = obsidian.get("path")
+        if not isinstance(path, str) or not path:
+            continue
+        out.paths.setdefault(target_of(path), node_id)
+        out.layers[node_id] = str(node.get("layer", ""))
+        props = obsidian.get("properties") or {}
+        for key in ("id", "uid"):
+            value = props.get(key) if isinstance(props, dict) else None
+            if isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip():
+                out.ids.setdefault(f"{key}:{str(value).strip()}", node_id)
+    return out
+
+
+def same_notes(entries: list[Entry], world: WorldNotes) -> dict[int, str]:
+    """Entry index -> the world's node of the same note (its path, else an id it gives itself):
+    the source says they are one, whatever their names."""
+    by_path = {normalize_name(p): i for p, i in world.paths.items()}
+    out: dict[int, str] = {}
+    taken: set[str] = set()
+    for k, entry in enumerate(entries):
+        if not entry.note_path or entry.exact:
+            continue
+        node_id = by_path.get(normalize_name(entry.note_path))
+        if node_id is None:
+            node_id = next((world.ids[s] for s in entry.source_ids if s in world.ids), None)
+        if node_id is not None and node_id not in taken:
+            taken.add(node_id)
+            out[k] = node_id
     return out
 
 

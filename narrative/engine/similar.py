@@ -21,7 +21,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any, Final
 
-from narrative.delta.arbiter import FUZZY_WORD_CHARS, Likeness, key
+from narrative.delta.arbiter import FUZZY_RATIO, FUZZY_WORD_CHARS, FUZZY_WORD_RATIO, Likeness, key
 from narrative.ids import normalize_name
 from narrative.model import Node
 from narrative.store.view import WorldView
@@ -47,6 +47,22 @@ def _variants(k: str) -> set[str]:
     return out
 
 
+def _may_be_alike(a: str, b: str) -> bool:
+    """False when :class:`Likeness` would surely say no to a close spelling: rapidfuzz's Indel
+    ratio bounds difflib's from above (the arbiter's own argument), word by word and whole;
+    cheap, so that only the few pairs left are weighed by difflib."""
+    wa, wb = a.split(), b.split()
+    if len(wa) != len(wb) or a == b:
+        return True  # "within", or the same words: Likeness decides at once
+    from rapidfuzz.fuzz import ratio
+
+    if ratio(a, b) < FUZZY_RATIO * 100 - 0.01:
+        return False
+    return all(x == y or (min(len(x), len(y)) >= FUZZY_WORD_CHARS
+                          and ratio(x, y) >= FUZZY_WORD_RATIO * 100 - 0.01)
+               for x, y in zip(wa, wb, strict=True))
+
+
 def similar_names(view: WorldView, created: list[Node]) -> list[dict[str, Any]]:
     """``{"name", "id", "similar_to", "other", "how"}`` for each pair of alike names, one of
     them of a node in ``created`` (the others: the world's, in the same layer, or ``created``)."""
@@ -59,14 +75,26 @@ def similar_names(view: WorldView, created: list[Node]) -> list[dict[str, Any]]:
                 for sig in _variants(k):
                     by_sig.setdefault((node.layer, sig), []).append((k, node.id, name))
     found: dict[tuple[str, str], tuple[str, str, str]] = {}  # (id, other) -> (name, other name, how)
+    verdicts: dict[tuple[str, str], str | None] = {}  # pair of keys -> how alike (None: not)
+    likeness: dict[str, Likeness] = {}
 
     def weigh(a: tuple[str, str, str], b: tuple[str, str, str]) -> None:
         (ka, ia, na), (kb, ib, nb) = a, b
-        if ia == ib or (ia, ib) in found or (ib, ia) in found or normalize_name(na) == normalize_name(nb):
-            return  # one node, a pair said already, or one name on two nodes (the import's "ambiguous")
-        alike = Likeness(ka)(kb)
-        if alike is not None:
-            found[(ia, ib)] = (na, nb, alike[1])
+        if ia == ib or (ia, ib) in found or (ib, ia) in found:
+            return  # one node, or a pair said already
+        if ka == kb and normalize_name(na) == normalize_name(nb):
+            return  # one name on two nodes: the import's "ambiguous"
+        pair = (ka, kb) if ka <= kb else (kb, ka)
+        if pair not in verdicts and not _may_be_alike(*pair):
+            verdicts[pair] = None
+        if pair not in verdicts:
+            if pair[0] not in likeness:
+                likeness[pair[0]] = Likeness(pair[0])
+            alike = likeness[pair[0]](pair[1])
+            verdicts[pair] = alike[1] if alike is not None else None
+        how = verdicts[pair]
+        if how is not None:
+            found[(ia, ib)] = (na, nb, how)
 
     for group in by_sig.values():
         if len(group) <= CROWD:

@@ -55,8 +55,9 @@ def prose(text: str) -> str:
 
 
 def target_of(raw: str) -> str:
-    """A link's target as written, trimmed, without ``.md`` (``Places/Mercy.md`` -> ``Places/Mercy``)."""
-    target = raw.strip()
+    """A link's target as written, trimmed, without ``.md`` (``Places/Mercy.md`` -> ``Places/Mercy``)
+    or the backslash that escapes a ``|`` in a table (``[[Rhea\\|Rhea]]``)."""
+    target = raw.strip().removesuffix("\\").rstrip()
     if target.lower().endswith(".md"):
         target = target[:-3]
     return target
