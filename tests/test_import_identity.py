@@ -183,7 +183,7 @@ def test_the_vault_goes_out_to_obsidian_and_back_unchanged(tmp_path: Path) -> No
 
 
 BOOK = {"entries": {
-    "0": {"uid": 0, "key": ["Light"], "comment": "Light", "content": "A cantrip of light.", "displayIndex": 5},
+    "0": {"uid": 0, "key": ["Light"], "comment": "Light", "content": "A cantrip.", "displayIndex": 5},
     "1": {"uid": 1, "key": ["Blight"], "comment": "Blight", "content": "Withering.", "displayIndex": 4},
     "2": {"uid": 2, "key": ["Name1"], "comment": "Name1", "content": "The first warden.", "displayIndex": 3},
     "3": {"uid": 3, "key": ["Name12"], "comment": "Name12", "content": "The twelfth.", "displayIndex": 2},
@@ -199,7 +199,8 @@ def test_a_book_of_alike_names_imports_as_many_nodes_and_goes_out_as_it_came(tmp
     path = tmp_path / "book.json"
     path.write_text(json.dumps(BOOK), encoding="utf-8")
     out = narr.json("import", str(path))
-    assert [c["id"] for c in out["created"]] == ["light", "blight", "name1", "name12", "the-pit-below", "shar"]
+    assert [c["id"] for c in out["created"]] == ["light", "blight", "name1", "name12", "the-pit-below",
+                                                 "shar"]
     assert out["ambiguous"] == [{"name": "Darkness", "ids": ["shar", "the-pit-below"]}]
     assert {frozenset((s["id"], s["other"])) for s in out["similar"]} == {
         frozenset(("light", "blight")), frozenset(("name1", "name12"))}

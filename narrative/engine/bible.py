@@ -153,7 +153,7 @@ def read_sources(path: Path, layer: str = "background", progress: Progress | Non
                 found.skipped.append(Skipped(label, f"an image, not a card ({exc.message})"))
                 continue
             message = exc.message if exc.message.startswith(label) else f"{label}: {exc.message}"
-            bad.append(message)
+            bad.append(message + (f" ({exc.hint})" if exc.hint else ""))
             if skip_bad:
                 found.skipped.append(Skipped(label, "cannot be imported: " + message[len(label) + 2:]))
             continue

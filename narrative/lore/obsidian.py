@@ -319,8 +319,8 @@ def parse_note(label: str, text: str, layer: str) -> Entry:
     given_name = meta.get("name")
     name = " ".join(str(given_name if given_name not in (None, "") else parts.title or stem).split())
     if not normalize_name(name):
-        raise InvalidInputError(f"{label}: the note has no name (its name {name!r} has no letters, "
-                                "digits or signs)", hint="give it a name: name: ... in its front matter")
+        raise InvalidInputError(f"{label}: the note has no name (its name is blank)",
+                                hint="give it one: name: ... in its front matter")
     kind = _word(label, "kind", meta.get("kind"))
     given = meta.get("layer")
     kind_from_type = ""
