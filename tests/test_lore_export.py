@@ -343,3 +343,25 @@ def test_a_codex_round_trip_keeps_quoted_keys_and_the_new_fields(flat_world: Pat
     copy("import", str(codex))
     assert _kept(_nodes(copy.root)) == _kept(_nodes(flat_world))
     assert git(copy.root, "log", "--format=%s").splitlines()[0] == "Import bible.md"
+
+
+def test_exports_are_made_as_the_users_other_files_are(flat_world: Path, tmp_path: Path) -> None:
+    """An export is for other tools to read: 0666 less the umask (not tempfile's 0600), its
+    folder 0777 less it; a file written over keeps its own."""
+    import os
+    import stat
+
+    narr = CLI(flat_world)
+    old = os.umask(0o022)
+    try:
+        book, vault = tmp_path / "book.json", tmp_path / "vault"
+        narr("export", "lorebook", "-o", str(book))
+        narr("export", "vault", str(vault))
+        assert stat.S_IMODE(book.stat().st_mode) == 0o644
+        assert stat.S_IMODE(vault.stat().st_mode) == 0o755
+        assert {stat.S_IMODE(p.stat().st_mode) for p in vault.rglob("*.md")} == {0o644}
+        book.chmod(0o640)
+        narr("export", "lorebook", "-o", str(book))
+        assert stat.S_IMODE(book.stat().st_mode) == 0o640
+    finally:
+        os.umask(old)
