@@ -79,9 +79,7 @@ def entry_edits(where: str, record: dict[str, Any], raw: dict[str, Any], shape: 
     if aliases is not None:
         edits.append(aliases)
     notes += said
-    after = copy.deepcopy(node)
-    if aliases is not None:
-        after["aliases"] = aliases.new
+    after = node if aliases is None else {**node, "aliases": aliases.new}
     if _behaviour_changed(after, raw, shape, keys):
         edits.append(_record_edit(node, where, raw, shape, book))
     return edits, notes

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any, Final
 
 from narrative import safejson
@@ -55,8 +56,15 @@ def load_json(label: str, text: str) -> Any:
                                 f"{exc.msg})") from None
     except ValueError as exc:  # an integer of thousands of digits, NaN
         raise InvalidInputError(f"{label}: not JSON narr can read ({_first_sentence(exc)})") from None
-    check_value(label, value)
+    if _RISKY.search(text):  # else nothing in it can break a bound: the walk is paid only when it may
+        check_value(label, value)
     return value
+
+
+# what JSON text must hold for a parsed value to break a bound that parsing does not check
+# (depth it does): a surrogate written as an escape, an integer of 20 digits or more (64 bits
+# hold 19), an exponent of three digits (a float beyond 1e308 is infinite)
+_RISKY: Final = re.compile(r"\\u[dD][89a-fA-F]|\d{20}|[eE][+-]?\d{3}")
 
 
 def _first_sentence(exc: Exception) -> str:

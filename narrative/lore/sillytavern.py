@@ -162,12 +162,13 @@ def parse_card(label: str, card: dict[str, Any], *, layer: str, user: str | None
     if versioned:
         record["spec"] = card.get("spec")
         record["spec_version"] = card.get("spec_version")
-    record["data"] = {k: copy.deepcopy(v) for k, v in data.items() if k not in CARD_FIELDS_IN_NODE}
+    # the values were just parsed, so nothing else holds them: kept as they are, not copied
+    record["data"] = {k: v for k, v in data.items() if k not in CARD_FIELDS_IN_NODE}
     book = data.get("character_book")
     if book is not None and not isinstance(book, dict):
         raise InvalidInputError(f"{label}: the card's character_book is {_type(book)}, not an object")
     if isinstance(book, dict):
-        record["character_book"] = {k: copy.deepcopy(v) for k, v in book.items() if k != "entries"}
+        record["character_book"] = {k: v for k, v in book.items() if k != "entries"}
     node = Entry(label, name, "character", kind="person", layer_given=True, title=name,
                  named_by="card", aliases=[nickname] if nickname and nickname != name else [],
                  summary=macros(_text(label, "description", data.get("description"))),
@@ -276,7 +277,7 @@ def _read_entry(label: str, key: str, item: Any, macros: Macros) -> dict[str, An
     if len(content_raw) > MAX_ENTRY_TEXT:
         raise too_big(named, len(content_raw.encode("utf-8")), MAX_ENTRY_TEXT, "entry's content")
     disabled = is_disabled(item, card_shape)
-    raw = {k: copy.deepcopy(v) for k, v in item.items() if k != "content"}
+    raw = {k: v for k, v in item.items() if k != "content"}  # just parsed: no one else holds them
     return {"key": key, "where": where, "title": title, "keys": keys,
             "content": macros(content_raw.replace("\r\n", "\n")).strip(),
             "content_raw": content_raw, "constant": item.get("constant") is True,
