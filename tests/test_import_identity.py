@@ -225,3 +225,45 @@ def test_merge_similar_is_the_writers_choice(tmp_path: Path, flag: list[str]) ->
     assert ("blight" in {c["id"] for c in out["created"]}) is not merged
     if merged:
         assert read_node(narr.root, "light")["sections"] == {"Blight": "Withering."}
+
+
+def _kept(root: Path) -> dict[str, dict[str, Any]]:
+    return {i: {k: v for k, v in n.items() if k != "created_by_event"} for i, n in _nodes(root).items()}
+
+
+def _vault_bytes(folder: Path) -> dict[Path, bytes]:
+    return {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*.md")}
+
+
+def test_the_sample_world_goes_to_obsidian_and_back_unchanged(flat_world: Path, tmp_path: Path) -> None:
+    sample = CLI(flat_world)
+    vault = tmp_path / "vault"
+    sample("export", "vault", str(vault))
+    copy = _world(tmp_path, "copy")
+    copy("import", str(vault))
+    assert _kept(copy.root) == _kept(flat_world)
+    again = tmp_path / "again"
+    copy("export", "vault", str(again))
+    assert _vault_bytes(again) == _vault_bytes(vault)
+
+
+@pytest.mark.slow
+def test_a_generated_vault_of_5000_notes_goes_out_and_back_with_no_difference(tmp_path: Path) -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from importing import write_vault
+
+    notes = tmp_path / "notes"
+    assert write_vault(notes, 5000) == 5000
+    narr = _world(tmp_path, "w")
+    out = narr.json("import", str(notes))
+    assert len(out["created"]) == 5000 and len({e["node"] for e in out["entries"]}) == 5000
+    vault = tmp_path / "vault"
+    narr("export", "vault", str(vault))
+    copy = _world(tmp_path, "copy")
+    copy("import", str(vault))
+    assert _kept(copy.root) == _kept(narr.root)
+    again = tmp_path / "again"
+    copy("export", "vault", str(again))
+    assert _vault_bytes(again) == _vault_bytes(vault)

@@ -381,7 +381,7 @@ class _Candidates:
             ids = set(self._carriers.get(norm, ()))
             if norm in self.claimed:
                 ids.add(self.claimed[norm])
-            for node_id in sorted(ids - set(self.new)):
+            for node_id in sorted(i for i in ids if i not in self.new):
                 there = self.live(node_id)
                 if there is None or node_id in found:
                     continue
