@@ -267,3 +267,18 @@ def test_a_generated_vault_of_5000_notes_goes_out_and_back_with_no_difference(tm
     again = tmp_path / "again"
     copy("export", "vault", str(again))
     assert _vault_bytes(again) == _vault_bytes(vault)
+
+
+def test_a_merge_never_relates_a_node_to_itself(tmp_path: Path) -> None:
+    """--merge-similar takes Control Weather for the Control Water the world has: its link to
+    Control Water would be a relation of that node to itself, so there is none."""
+    narr = _world(tmp_path)
+    narr("new", "background", "Control Water", "--summary", "Raise or lower the water.")
+    narr("event", "The spell book")
+    note = tmp_path / "Control Weather.md"
+    note.write_text("Unlike [[Control Water]], this changes the sky.\n", encoding="utf-8")
+    out = narr.json("import", str(note), "--merge-similar")
+    assert out["created"] == [] and out["related"] == []
+    node = read_node(narr.root, "control-water")
+    assert "control-water" not in json.dumps(node.get("relations") or {})
+    assert node["sections"] == {"Control Weather": "Unlike [[Control Water]], this changes the sky."}

@@ -11,24 +11,32 @@ The sources, each file recognised by its content rather than its name (:mod:`nar
 The steps, each a function:
 
 1. :func:`read_sources` reads the file, or every file of the folder the ignore rules let in. It
-   never follows a symbolic link (one in the folder is skipped and named), reads at most
-   :data:`~narrative.lore.limits.MAX_TEXT_FILE` of a file, and reads every JSON and YAML within
-   bounds: a hostile file is one clear error naming it, before anything is written.
+   never follows a symbolic link (one in the folder is skipped and named), reads a file only up
+   to its bound (:func:`limit_of`), and reads every JSON and YAML within bounds: a hostile file
+   is one clear error naming it, before anything is written; in a folder, every such file is
+   named in one error (or, ``skip_bad``, left out and listed).
 2. Disabled lorebook entries are left out, and listed, unless ``include_disabled``.
-3. :func:`narrative.lore.facets.fold` joins the entries about one thing into one entry whose other
+3. A book or card narr exported brings back what was changed in SillyTavern
+   (:mod:`narrative.engine.homecoming`): hand edits of the nodes the world has.
+4. A vault's notes find the nodes an earlier import made of them (by path, or by an ``id``
+   property), and their ``[[links]]`` the notes they open (:mod:`narrative.engine.lorelinks`).
+5. :func:`narrative.lore.facets.fold` joins the entries about one thing into one entry whose other
    texts are sections, and says where each entry's text went.
-4. :func:`import_entries` makes one delta (the creates, then the relations, so a relation can name
+6. :func:`import_entries` makes one delta (the creates, then the relations, so a relation can name
    a node of the same import) and puts it through the arbiter against the world as it stands,
-   hand edits included: an entry the world already has (its name or an alias in any layer, a
-   close spelling in its own layer, the same id in its layer) adds only what the node lacks:
-   state, relations, aliases no other node carries, a summary where it has none, tags, the
-   always-in-view flag, other tools' records, and every text the node does not hold yet as a
-   section (a different summary, a trait the node lacks: traits change only by hand). Nothing of
-   the node is overwritten; the report says what was added, and for every entry where it went.
+   hand edits included. Identity is exact: an entry the world already has (the same note, the
+   same id, its name one of the node's names or the node's name one of its own, in any layer
+   for a source that names none) adds only what the node lacks: state, relations, aliases no
+   other node carries, a summary where it has none, tags, the always-in-view flag, other tools'
+   records, and every text the node does not hold yet as a section (a different summary, a
+   trait the node lacks: traits change only by hand). Nothing of the node is overwritten; the
+   report says what was added, and for every entry where it went. Names only alike are kept
+   apart and reported (``similar``, :mod:`narrative.engine.similar`), unless ``merge_similar``.
 
 Importing a file twice adds nothing, and the second time no event is recorded at all. A name the
-import would leave on two nodes is reported (``ambiguous``). Ids are made as ``narr new`` makes
-them (pinyin for Chinese names); a codex or an export keeps its ids where they are free.
+import would leave on two nodes is reported (``ambiguous``), a link to a note that is nowhere
+too (``missing``; ``stubs`` makes a node for it). Ids are made as ``narr new`` makes them
+(pinyin for Chinese names); a codex or an export keeps its ids where they are free.
 """
 
 from __future__ import annotations
