@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-from helpers import CLI, git, read_node, snapshot
+from helpers import CLI, git, read_node, snapshot, world_nodes
 
 import narrative as narr_lib
 
@@ -22,13 +21,6 @@ def _empty_world(tmp_path: Path, name: str = "w") -> CLI:
     CLI(tmp_path)("init", str(tmp_path / name))
     return CLI(tmp_path / name)
 
-
-def _nodes(root: Path) -> dict[str, dict[str, Any]]:
-    wr = narr_lib.open_world(root)
-    try:
-        return {n["id"]: dict(narr_lib.get_node(wr, n["id"])[1]) for n in narr_lib.list_nodes(wr)}
-    finally:
-        wr.close()
 
 
 def test_a_lorebook_becomes_background_nodes_in_one_event(tmp_path: Path) -> None:
@@ -116,7 +108,7 @@ def test_a_codex_round_trip_into_an_empty_world(flat_world: Path, tmp_path: Path
     narr = _empty_world(tmp_path, "x")
     out = narr.json("import", str(codex))
     assert out["sources"][0]["format"] == "codex"
-    original, copy = _nodes(flat_world), _nodes(narr.root)
+    original, copy = world_nodes(flat_world), world_nodes(narr.root)
     assert set(copy) == set(original)
     keep = ("name", "layer", "kind", "aliases", "summary", "lifecycle", "traits", "state", "relations")
     for node_id, node in original.items():
@@ -268,7 +260,7 @@ def test_a_codex_round_trip_with_a_state_key_starting_with_a_quote(flat_world: P
     assert '- "\\"said\\"": yes' in codex.read_text(encoding="utf-8")
     narr = _empty_world(tmp_path, "x")
     narr("import", str(codex))
-    assert _nodes(narr.root)["lin-yuan"]["state"] == _nodes(flat_world)["lin-yuan"]["state"]
+    assert world_nodes(narr.root)["lin-yuan"]["state"] == world_nodes(flat_world)["lin-yuan"]["state"]
 
 
 def test_a_close_spelling_is_reported_and_kept_apart(tmp_path: Path) -> None:

@@ -13,9 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CLI, read_node, snapshot
-
-import narrative as narr_lib
+from helpers import CLI, new_world, read_node, snapshot, world_nodes
 
 IDENTITY = Path(__file__).resolve().parent / "data" / "import" / "identity"
 NOTE_NODES = {
@@ -45,17 +43,6 @@ LINKS = {
 }
 
 
-def _world(tmp_path: Path, name: str = "w") -> CLI:
-    CLI(tmp_path)("init", str(tmp_path / name))
-    return CLI(tmp_path / name)
-
-
-def _nodes(root: Path) -> dict[str, dict[str, Any]]:
-    wr = narr_lib.open_world(root)
-    try:
-        return {n["id"]: dict(narr_lib.get_node(wr, n["id"])[1]) for n in narr_lib.list_nodes(wr)}
-    finally:
-        wr.close()
 
 
 def _text(node: dict[str, Any]) -> str:
@@ -63,11 +50,11 @@ def _text(node: dict[str, Any]) -> str:
 
 
 def test_every_note_is_its_own_node_and_every_link_a_relation(tmp_path: Path) -> None:
-    narr = _world(tmp_path)
+    narr = new_world(tmp_path)
     out = narr.json("import", str(IDENTITY))
     assert {e["source"]: e["node"] for e in out["entries"]} == NOTE_NODES
     assert len(set(NOTE_NODES.values())) == len(NOTE_NODES)  # no two notes share a node
-    nodes = _nodes(narr.root)
+    nodes = world_nodes(narr.root)
     assert set(nodes) == set(NOTE_NODES.values())
     for note, links in LINKS.items():
         node = nodes[NOTE_NODES[note]]
@@ -86,7 +73,7 @@ def test_every_note_is_its_own_node_and_every_link_a_relation(tmp_path: Path) ->
 
 
 def test_names_alike_are_reported_and_kept_apart(tmp_path: Path) -> None:
-    narr = _world(tmp_path)
+    narr = new_world(tmp_path)
     text = narr("import", str(IDENTITY), "--dry-run").stdout
     out = narr.json("import", str(IDENTITY))
     pairs = {frozenset((s["id"], s["other"])) for s in out["similar"]}
@@ -94,14 +81,14 @@ def test_names_alike_are_reported_and_kept_apart(tmp_path: Path) -> None:
                                             ("name1", "name12")]}
     assert ("  similar: Giant Ice Toad (giant-ice-toad) is like Giant Toad (giant-toad), kept apart: "
             "'giant toad' within 'giant ice toad'") in text.splitlines()
-    nodes = _nodes(narr.root)
+    nodes = world_nodes(narr.root)
     assert (nodes["light"]["tags"], nodes["blight"]["tags"]) == (["cantrip"], ["necromancy"])
     assert nodes["giant-ice-toad"]["summary"].startswith("A cousin of the [[Giant Toad]]")
     assert nodes["giant-toad"]["summary"] == "A toad the size of a pony that swallows what it can."
 
 
 def test_a_shared_alias_stays_on_both_and_each_keeps_its_name(tmp_path: Path) -> None:
-    narr = _world(tmp_path)
+    narr = new_world(tmp_path)
     out = narr.json("import", str(IDENTITY))
     assert {"name": "Darkness", "ids": ["shar", "tartarus"]} in out["ambiguous"]
     assert read_node(narr.root, "tartarus")["aliases"] == ["Darkness"]
@@ -112,7 +99,7 @@ def test_a_shared_alias_stays_on_both_and_each_keeps_its_name(tmp_path: Path) ->
 
 
 def test_one_name_in_two_folders_is_two_nodes_and_a_path_names_one(tmp_path: Path) -> None:
-    narr = _world(tmp_path)
+    narr = new_world(tmp_path)
     result = narr("import", str(IDENTITY))
     assert ("People/Rhea.md: [[Mercy]] may mean People/Mercy, Places/Mercy: taken as People/Mercy, "
             "the note Obsidian takes; a link with the folder says which") in result.stderr
@@ -133,7 +120,7 @@ def test_one_name_in_two_folders_is_two_nodes_and_a_path_names_one(tmp_path: Pat
 
 
 def test_a_title_names_the_note_and_markdown_is_kept_byte_for_byte(tmp_path: Path) -> None:
-    narr = _world(tmp_path)
+    narr = new_world(tmp_path)
     narr("import", str(IDENTITY))
     rhea = read_node(narr.root, "rhea-vantor")
     assert rhea["name"] == "Rhea Vantor"  # the "# Rhea Vantor" its body starts with, not its file name
@@ -150,7 +137,7 @@ def test_a_title_names_the_note_and_markdown_is_kept_byte_for_byte(tmp_path: Pat
 
 
 def test_stubs_make_the_notes_links_name(tmp_path: Path) -> None:
-    narr = _world(tmp_path)
+    narr = new_world(tmp_path)
     out = narr.json("import", str(IDENTITY), "--stubs")
     assert out["missing"] == []
     stub = [c for c in out["created"] if c["name"] == "The Sunken Library"]
@@ -161,7 +148,7 @@ def test_stubs_make_the_notes_links_name(tmp_path: Path) -> None:
 
 
 def test_the_vault_goes_out_to_obsidian_and_back_unchanged(tmp_path: Path) -> None:
-    narr = _world(tmp_path)
+    narr = new_world(tmp_path)
     narr("import", str(IDENTITY))
     vault = tmp_path / "out"
     narr("export", "vault", str(vault))
@@ -172,10 +159,9 @@ def test_the_vault_goes_out_to_obsidian_and_back_unchanged(tmp_path: Path) -> No
     assert all(re.match(r"^[\w.-]+: \S", line) or line.startswith("- ") for line in front.splitlines())
     assert "\n## Relations\n\n- mentions:: [[People/Mercy]]\n- mentions:: [[Places/Mercy]]\n" in rhea
     assert "- mentions:: [[Shar]]\n" in rhea  # a file name only one note has needs no folder
-    copy = _world(tmp_path, "copy")
+    copy = new_world(tmp_path, "copy")
     copy("import", str(vault))
-    assert _nodes(copy.root) == {i: {**n, "created_by_event": _nodes(copy.root)[i]["created_by_event"]}
-                                 for i, n in _nodes(narr.root).items()}
+    assert _kept(copy.root) == _kept(narr.root)
     again = tmp_path / "again"
     copy("export", "vault", str(again))
     assert {p.relative_to(again): p.read_bytes() for p in again.rglob("*.md")} == {
@@ -195,7 +181,7 @@ BOOK = {"entries": {
 
 
 def test_a_book_of_alike_names_imports_as_many_nodes_and_goes_out_as_it_came(tmp_path: Path) -> None:
-    narr = _world(tmp_path)
+    narr = new_world(tmp_path)
     path = tmp_path / "book.json"
     path.write_text(json.dumps(BOOK), encoding="utf-8")
     out = narr.json("import", str(path))
@@ -217,7 +203,7 @@ def test_a_book_of_alike_names_imports_as_many_nodes_and_goes_out_as_it_came(tmp
 
 @pytest.mark.parametrize("flag", [[], ["--merge-similar"]])
 def test_merge_similar_is_the_writers_choice(tmp_path: Path, flag: list[str]) -> None:
-    narr = _world(tmp_path)
+    narr = new_world(tmp_path)
     path = tmp_path / "book.json"
     path.write_text(json.dumps(BOOK), encoding="utf-8")
     out = narr.json("import", str(path), *flag)
@@ -228,7 +214,7 @@ def test_merge_similar_is_the_writers_choice(tmp_path: Path, flag: list[str]) ->
 
 
 def _kept(root: Path) -> dict[str, dict[str, Any]]:
-    return {i: {k: v for k, v in n.items() if k != "created_by_event"} for i, n in _nodes(root).items()}
+    return {i: {k: v for k, v in n.items() if k != "created_by_event"} for i, n in world_nodes(root).items()}
 
 
 def _vault_bytes(folder: Path) -> dict[Path, bytes]:
@@ -239,7 +225,7 @@ def test_the_sample_world_goes_to_obsidian_and_back_unchanged(flat_world: Path, 
     sample = CLI(flat_world)
     vault = tmp_path / "vault"
     sample("export", "vault", str(vault))
-    copy = _world(tmp_path, "copy")
+    copy = new_world(tmp_path, "copy")
     copy("import", str(vault))
     assert _kept(copy.root) == _kept(flat_world)
     again = tmp_path / "again"
@@ -256,12 +242,12 @@ def test_a_generated_vault_of_5000_notes_goes_out_and_back_with_no_difference(tm
 
     notes = tmp_path / "notes"
     assert write_vault(notes, 5000) == 5000
-    narr = _world(tmp_path, "w")
+    narr = new_world(tmp_path, "w")
     out = narr.json("import", str(notes))
     assert len(out["created"]) == 5000 and len({e["node"] for e in out["entries"]}) == 5000
     vault = tmp_path / "vault"
     narr("export", "vault", str(vault))
-    copy = _world(tmp_path, "copy")
+    copy = new_world(tmp_path, "copy")
     copy("import", str(vault))
     assert _kept(copy.root) == _kept(narr.root)
     again = tmp_path / "again"
@@ -272,7 +258,7 @@ def test_a_generated_vault_of_5000_notes_goes_out_and_back_with_no_difference(tm
 def test_a_merge_never_relates_a_node_to_itself(tmp_path: Path) -> None:
     """--merge-similar takes Control Weather for the Control Water the world has: its link to
     Control Water would be a relation of that node to itself, so there is none."""
-    narr = _world(tmp_path)
+    narr = new_world(tmp_path)
     narr("new", "background", "Control Water", "--summary", "Raise or lower the water.")
     narr("event", "The spell book")
     note = tmp_path / "Control Weather.md"

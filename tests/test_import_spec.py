@@ -14,9 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CLI, read_node, snapshot
-
-import narrative as narr_lib
+from helpers import CLI, read_node, snapshot, world_nodes
 
 SPEC = Path(__file__).resolve().parent / "data" / "import" / "spec"
 V3 = json.loads((SPEC / "card-v3.json").read_text(encoding="utf-8"))
@@ -27,13 +25,6 @@ def _world(tmp_path: Path, name: str = "w") -> CLI:
     CLI(tmp_path)("init", str(tmp_path / name))
     return CLI(tmp_path / name)
 
-
-def _nodes(root: Path) -> dict[str, dict[str, Any]]:
-    wr = narr_lib.open_world(root)
-    try:
-        return {n["id"]: dict(narr_lib.get_node(wr, n["id"])[1]) for n in narr_lib.list_nodes(wr)}
-    finally:
-        wr.close()
 
 
 def _macros(text: str, user: str) -> str:
@@ -75,7 +66,7 @@ def test_a_v3_card_every_entry_lands_and_none_is_lost(tmp_path: Path, fixture: s
                            **{fixture + k: v for k, v in V3_PLACES.items()}}
     assert out["skipped"] == [{"source": f"{fixture}#7", "title": "Sealed chapter — do not open",
                                "reason": "a disabled entry (--include-disabled imports it)"}]
-    nodes = _nodes(narr.root)
+    nodes = world_nodes(narr.root)
     assert set(nodes) == {node for node, _ in V3_PLACES.values()}
     data = V3["data"]
     for i, raw in enumerate(data["character_book"]["entries"]):  # no entry's text is missing
@@ -226,7 +217,7 @@ def test_a_world_info_file(tmp_path: Path) -> None:
     assert _where(out) == {f"worldinfo.json{k}": v for k, v in WI_PLACES.items()}
     assert out["skipped"] == [{"source": "worldinfo.json#4", "title": "Draft — unused",
                                "reason": "a disabled entry (--include-disabled imports it)"}]
-    nodes = _nodes(narr.root)
+    nodes = world_nodes(narr.root)
     for uid, raw in WI["entries"].items():
         if not raw["disable"]:
             node = nodes[WI_PLACES[f"#{uid}"][0]]
@@ -271,7 +262,7 @@ def test_an_obsidian_vault(tmp_path: Path) -> None:
         ("Drafts/", "listed in .narrignore"),
         ("Journal/", "the daily notes folder (.obsidian/daily-notes.json)"),
         ("Templates/", "a templates folder")]
-    nodes = _nodes(narr.root)
+    nodes = world_nodes(narr.root)
     assert {i: (n["name"], n["layer"], n["kind"]) for i, n in nodes.items()} == VAULT_NODES
     assert {e["source"]: e["node"] for e in out["entries"]} == {
         "People/Wen Qiao.md": "wen-qiao", "People/Old Heng.md": "old-heng",

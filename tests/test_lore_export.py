@@ -12,9 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CLI, git, snapshot
-
-import narrative as narr_lib
+from helpers import CLI, git, snapshot, world_nodes
 
 SPEC = Path(__file__).resolve().parent / "data" / "import" / "spec"
 KEPT = ("name", "layer", "kind", "aliases", "summary", "lifecycle", "traits", "state", "relations",
@@ -41,13 +39,6 @@ BOOK_ENTRY: dict[str, type] = {"keys": list, "content": str, "extensions": dict,
 def original_description() -> str:
     return str(json.loads((SPEC / "card-v3.json").read_text(encoding="utf-8"))["data"]["description"]).strip()
 
-
-def _nodes(root: Path) -> dict[str, dict[str, Any]]:
-    wr = narr_lib.open_world(root)
-    try:
-        return {n["id"]: dict(narr_lib.get_node(wr, n["id"])[1]) for n in narr_lib.list_nodes(wr)}
-    finally:
-        wr.close()
 
 
 def _kept(nodes: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -100,7 +91,7 @@ def test_the_lorebook_is_world_info_and_reads_back_unchanged(lore: CLI, tmp_path
     assert json.loads(lore("export", "lorebook", "--json").stdout) == json.loads(text)
     book = json.loads(text)
     check_world_info(book)
-    nodes = _nodes(lore.root)
+    nodes = world_nodes(lore.root)
     entries = {e["extensions"]["narr"]["node"]["id"]: e for e in book["entries"].values()}
     assert set(entries) == set(nodes)
     wen = entries["wen-qiao"]
@@ -131,7 +122,7 @@ def test_the_lorebook_is_world_info_and_reads_back_unchanged(lore: CLI, tmp_path
     assert json.loads(out.read_text(encoding="utf-8")) == book
     copy = _fresh(tmp_path, "copy")
     copy("import", str(out))
-    assert _kept(_nodes(copy.root)) == _kept(nodes)
+    assert _kept(world_nodes(copy.root)) == _kept(nodes)
     before = snapshot(lore.root)
     again = lore.json("import", str(out))  # into the world it came from: nothing to do
     assert again["commit"] is None and snapshot(lore.root) == before
@@ -187,7 +178,7 @@ def test_a_card_follows_the_spec_and_reads_back_unchanged(lore: CLI, tmp_path: P
     book = data["character_book"]
     assert book["name"] == "River Lan" and book["scan_depth"] == 4
     comments = [e["comment"] for e in book["entries"]]
-    sections = sorted(_nodes(lore.root)["wen-qiao"]["sections"])
+    sections = sorted(world_nodes(lore.root)["wen-qiao"]["sections"])
     assert {"Wen Qiao — basics", "Wen Qiao — personality", "Wen Qiao — relationships", "秘密",
             "Habits"} <= set(sections)
     assert comments[:len(sections) + 1] == [*sections, "Wen Qiao — now"]
@@ -200,7 +191,7 @@ def test_a_card_follows_the_spec_and_reads_back_unchanged(lore: CLI, tmp_path: P
     out = copy.json("import", str(path))
     own = {f"wen-{spec}.json#{i}" for i in range(len(sections) + 1)}
     assert {s["source"] for s in out["skipped"]} == own  # its own words, which its record holds
-    assert _kept(_nodes(copy.root)) == _kept(_nodes(lore.root))
+    assert _kept(world_nodes(copy.root)) == _kept(world_nodes(lore.root))
     assert lore.json("import", str(path))["commit"] is None
 
 
@@ -225,7 +216,7 @@ def test_a_png_card_carries_both_chunks(lore: CLI, tmp_path: Path) -> None:
     assert [c for c in chunks if c[0] != b"tEXt"] == original  # the image itself untouched
     copy = _fresh(tmp_path, "copy")
     copy("import", str(out))
-    assert _kept(_nodes(copy.root)) == _kept(_nodes(lore.root))
+    assert _kept(world_nodes(copy.root)) == _kept(world_nodes(lore.root))
     assert "--png writes a binary file" in lore("export", "card", "wen-qiao", "--png", str(image),
                                                 expect=2).stderr
     bad = tmp_path / "bad.png"
@@ -255,7 +246,7 @@ def test_a_card_of_a_node_narr_made(flat_world: Path, tmp_path: Path) -> None:
     path.write_text(json.dumps(card, ensure_ascii=False), encoding="utf-8")
     copy = _fresh(tmp_path, "copy")
     copy("import", str(path))
-    assert _kept(_nodes(copy.root)) == _kept(_nodes(flat_world))
+    assert _kept(world_nodes(copy.root)) == _kept(world_nodes(flat_world))
     assert "no node 'nobody'" in narr("export", "card", "nobody", expect=11).stderr
 
 
@@ -286,7 +277,7 @@ def test_text_edited_in_sillytavern_comes_home_as_hand_edits(flat_world: Path, t
 def test_the_vault_reads_back_unchanged(lore: CLI, tmp_path: Path) -> None:
     vault = tmp_path / "out-vault"
     said = lore.json("export", "vault", str(vault))
-    nodes = _nodes(lore.root)
+    nodes = world_nodes(lore.root)
     notes = {note["id"]: note["path"] for note in said["notes"]}
     assert [note["id"] for note in said["notes"]] == sorted(nodes)
     assert notes["bronze-lantern"] == "Items/Bronze Lantern.md"  # back where the vault had it
@@ -298,7 +289,7 @@ def test_the_vault_reads_back_unchanged(lore: CLI, tmp_path: Path) -> None:
     assert "\n## Habits\n\nCounts coins twice." in note
     copy = _fresh(tmp_path, "copy")
     copy("import", str(vault))
-    assert _kept(_nodes(copy.root)) == _kept(nodes)
+    assert _kept(world_nodes(copy.root)) == _kept(nodes)
     assert lore.json("import", str(vault))["commit"] is None
 
     lore("event", "Night falls", "--set", "wen-qiao.state.mood=tired")
@@ -341,7 +332,7 @@ def test_a_codex_round_trip_keeps_quoted_keys_and_the_new_fields(flat_world: Pat
     codex.write_text(narr("export", "codex").stdout, encoding="utf-8")
     copy = _fresh(tmp_path, "copy")
     copy("import", str(codex))
-    assert _kept(_nodes(copy.root)) == _kept(_nodes(flat_world))
+    assert _kept(world_nodes(copy.root)) == _kept(world_nodes(flat_world))
     assert git(copy.root, "log", "--format=%s").splitlines()[0] == "Import bible.md"
 
 

@@ -13,28 +13,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from helpers import CLI, read_node, snapshot
-
-import narrative as narr_lib
+from helpers import CLI, new_world, read_node, snapshot, world_nodes
 
 SPEC = Path(__file__).resolve().parent / "data" / "import" / "spec"
 
 
-def _world(tmp_path: Path, name: str) -> CLI:
-    CLI(tmp_path)("init", str(tmp_path / name))
-    return CLI(tmp_path / name)
-
-
-def _nodes(root: Path) -> dict[str, dict[str, Any]]:
-    wr = narr_lib.open_world(root)
-    try:
-        return {n["id"]: dict(narr_lib.get_node(wr, n["id"])[1]) for n in narr_lib.list_nodes(wr)}
-    finally:
-        wr.close()
 
 
 def _lore(tmp_path: Path) -> CLI:
-    narr = _world(tmp_path, "lore")
+    narr = new_world(tmp_path, "lore")
     narr("import", str(SPEC / "card-v3.json"))
     narr("import", str(SPEC / "worldinfo.json"))
     narr("event", "Qiao ties up at the landing", "--set", "wen-qiao.state.location=old-ferry-landing",
@@ -56,7 +43,7 @@ def test_edits_made_in_sillytavern_come_home_as_hand_edits(tmp_path: Path) -> No
     narr("export", "lorebook", "-o", str(exported))
     book = json.loads(exported.read_text(encoding="utf-8"))
     entries = _by_node(book)
-    before = _nodes(narr.root)
+    before = world_nodes(narr.root)
 
     wen = entries["wen-qiao"]  # the summary, a section and the state, in one text
     summary = before["wen-qiao"]["summary"]
@@ -77,7 +64,7 @@ def test_edits_made_in_sillytavern_come_home_as_hand_edits(tmp_path: Path) -> No
         ("lantern-guild", "/aliases"), ("salt-tax", "/extensions/sillytavern/entries"),
         ("su-lan", "/extensions/sillytavern/entries"), ("tone-of-the-harbour", "/always_in_view"),
         ("wen-qiao", "/sections/秘密"), ("wen-qiao", "/state/mood"), ("wen-qiao", "/summary")]
-    after = _nodes(narr.root)
+    after = world_nodes(narr.root)
     assert set(after) == set(before)  # nothing duplicated
     qiao = after["wen-qiao"]
     assert qiao["summary"] == summary.replace("rows the last ferry", "rows the night ferry")
@@ -130,7 +117,7 @@ def test_edits_into_a_world_without_the_nodes_make_them_as_edited(tmp_path: Path
     entries["salt-tax"]["disable"] = True
     path = tmp_path / "book.json"
     _as_sillytavern_saves(path, book)
-    other = _world(tmp_path, "other")
+    other = new_world(tmp_path, "other")
     other("import", str(path))
     assert read_node(other.root, "tone-of-the-harbour").get("always_in_view") is not True
     out = _by_node(json.loads(other("export", "lorebook").stdout))
@@ -144,7 +131,7 @@ def test_user_macros_survive_export_import_export(tmp_path: Path) -> None:
     assert "{{char}}" in card["data"]["description"]
     path = tmp_path / "wen.json"
     _as_sillytavern_saves(path, card)
-    copy = _world(tmp_path, "copy")
+    copy = new_world(tmp_path, "copy")
     copy("import", str(path))
     assert "{{user}} is the passenger" in read_node(copy.root, "wen-qiao")["summary"]
     again = json.loads(copy("export", "card", "wen-qiao").stdout)

@@ -61,6 +61,8 @@ def take_home(names: Names, entries: list[Entry]) -> tuple[list[Entry], Homecomi
     there = names.view.get_many(wanted) if wanted else {}
     for entry in entries:
         node = there.get(entry.ref or "") if entry.homecoming else None
+        if node is not None and node.get("layer") != entry.layer:
+            node = None  # another node of that id (another world's export): not this one's home
         if node is None:
             if entry.homecoming:
                 _apply(entry, names, made)
