@@ -37,8 +37,8 @@ def _variants(k: str) -> set[str]:
     if len(words) >= 2:
         out.add(f"<{words[0]}>{words[-1]}")
     for i, word in enumerate(words):
-        if len(word) < FUZZY_WORD_CHARS - 1:
-            continue
+        if len(word) < FUZZY_WORD_CHARS:
+            continue  # a short word never differs in a close spelling (the arbiter's rule)
         shorter = {word[:j] + word[j + 1:] for j in range(len(word))}
         if len(word) >= LONG_WORD:
             shorter |= {w[:j] + w[j + 1:] for w in shorter for j in range(len(w))}
