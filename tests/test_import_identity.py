@@ -268,3 +268,16 @@ def test_a_merge_never_relates_a_node_to_itself(tmp_path: Path) -> None:
     node = read_node(narr.root, "control-water")
     assert "control-water" not in json.dumps(node.get("relations") or {})
     assert node["sections"] == {"Control Weather": "Unlike [[Control Water]], this changes the sky."}
+
+
+def test_a_thousand_numbered_names_are_a_thousand_nodes(tmp_path: Path) -> None:
+    narr = new_world(tmp_path)
+    path = tmp_path / "wardens.json"
+    entries = {str(i): {"uid": i, "key": [f"Name{i}"], "comment": f"Name{i}", "content": f"Warden {i}."}
+               for i in range(1000)}
+    path.write_text(json.dumps({"entries": entries}), encoding="utf-8")
+    out = narr.json("import", str(path))
+    assert len(out["created"]) == 1000 and len({e["node"] for e in out["entries"]}) == 1000
+    assert {"name": "Name1", "id": "name1", "similar_to": "Name12", "other": "name12",
+            "how": "'name1' is close to 'name12' (0.91)"} in out["similar"]
+    assert read_node(narr.root, "name999")["summary"] == "Warden 999."
