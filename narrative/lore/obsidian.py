@@ -372,11 +372,10 @@ def parse_note(label: str, text: str, layer: str) -> Entry:
     else:
         summary = parts.preamble
     sections_out = {str(k): str(v) for k, v in maps["sections"].items()}
-    if "sections" not in data:
-        if summary_given is not None and parts.preamble:
-            sections_out = {NOTES_SECTION: parts.preamble, **sections_out}
-        for title, text_ in parts.sections:
-            sections_out[free_title(sections_out, title)] = text_
+    if summary_given is not None and parts.preamble:  # the body's text is kept, as a section
+        sections_out = {NOTES_SECTION: parts.preamble, **sections_out}
+    for title, text_ in parts.sections:
+        sections_out[free_title(sections_out, title)] = text_
     tags = _tags(label, meta.get("tags", meta.get("tag")))
     if not own:
         for tag in body_tags(body):
@@ -404,7 +403,8 @@ def parse_note(label: str, text: str, layer: str) -> Entry:
         raise InvalidInputError(f"{label}: always_in_view in the front matter must be true or false")
     ids = _source_ids(properties)
     return Entry(label, name, node_layer, kind=kind or kind_from_type,
-                 aliases=_aliases(name, _names(meta.get("aliases", meta.get("alias")))),
+                 aliases=_aliases(name, [*_names(meta.get("aliases", meta.get("alias"))),
+                                         *([" ".join(parts.title.split())] if parts.title else [])]),
                  summary=summary, lifecycle=lifecycle, layer_given=given is not None,
                  traits=_jsonable(label, fields["traits"]), state=_jsonable(label, fields["state"]),
                  relations=relations, title=name, named_by="note", tags=tags, sections=sections_out,

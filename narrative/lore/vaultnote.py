@@ -90,8 +90,9 @@ def render_note(node: dict[str, Any], *, path: str, link_of: dict[str, str]) -> 
         wrong = [f for f in BLOCK_FIELDS if _norm(f, got[f]) != _norm(f, wanted[f]) and f not in in_block]
         if not wrong:
             return text
-        # one at a time, sections first: a section holding a heading misreads the summary too
-        in_block.add("sections" if "sections" in wrong else wrong[0])
+        # one at a time, the text first: a section holding a heading misreads the summary too,
+        # a summary starting with one reads as a title (and an alias)
+        in_block.add(next((f for f in ("sections", "summary") if f in wrong), wrong[0]))
     return text  # every field in the block, which reads back as written
 
 
