@@ -19,7 +19,7 @@ from narrative.errors import InvalidInputError
 
 MB: Final = 1024 * 1024
 MAX_TEXT_FILE: Final = 8 * MB  # one Markdown note or codex
-MAX_JSON_FILE: Final = 64 * MB  # a lorebook or card: narr's own export of 20,000 nodes is about 35 MB
+MAX_JSON_FILE: Final = 64 * MB  # a lorebook or card: narr's own export of 16,000 nodes is about 45 MB
 MAX_PNG_FILE: Final = 64 * MB  # a card's image may be large; its text chunk may not
 MAX_CHUNK: Final = 8 * MB  # one PNG text chunk, and a CHARX's card.json, once inflated
 MAX_PNG_TEXT: Final = 12 * MB  # the card text (chara and ccv3 together) one PNG gives, inflated
