@@ -43,8 +43,6 @@ LINKS = {
 }
 
 
-
-
 def _text(node: dict[str, Any]) -> str:
     return "\n".join([node["summary"], *(node.get("sections") or {}).values()])
 
