@@ -52,7 +52,6 @@ def log_cmd(ctx: Context, rev: str, limit: int | None, as_node: bool, as_json: b
     """
     from narrative.engine.log import log_of
 
-    ctx.reads_only = True
     found = log_of(ctx.world, rev, limit, node=True if as_node else None)
     if as_json:
         emit_json([e.to_json() for e in found], "log")
@@ -91,7 +90,6 @@ def show_cmd(ctx: Context, rev: str, as_json: bool) -> None:
     """
     from narrative.engine.log import show
 
-    ctx.reads_only = True
     data = show(ctx.world, rev).to_json()
     if as_json:
         emit_json(data, "show")
@@ -136,7 +134,6 @@ def get_cmd(ctx: Context, node_id: str, field: str | None, at: str | None, as_js
     """
     from narrative.engine.nodes import get_node, get_value
 
-    ctx.reads_only = True
     node = ctx.node(node_id, must_exist=False)
     if as_json and field is None:  # the answer of the get_node operation (HTTP, MCP)
         path, data = get_node(ctx.world, node, at)
