@@ -270,6 +270,22 @@ def find_event(wr: WorldRepo, prefix: str) -> Commit | None:
     return live[0][1] if live else None
 
 
+def recent_event(wr: WorldRepo, event_id: str, since: float) -> Commit | None:
+    """The commit of the event ``event_id`` on any branch, looked for among the commits made
+    since ``since`` (seconds since the epoch, a minute's leeway for clocks): whether an event
+    asked for a moment ago was recorded, without the catalog (a crash may have kept it from
+    being told)."""
+    tips = [name for name in wr.repo.references if name.startswith("refs/heads/")]
+    for name in tips:
+        for commit in first_parent(peel_commit(wr, name)):
+            if commit.commit_time < since - 60:
+                break
+            record = commit.raw_record()
+            if record is not None and record.get("id") == event_id:
+                return commit
+    return None
+
+
 def known_events(wr: WorldRepo, event_ids: Iterable[str]) -> set[str]:
     """Those of ``event_ids`` (given in full) the catalog knows, with their commit present."""
     return {name for name in event_ids for event_id, commit_id in wr.catalog.find_events(name)
