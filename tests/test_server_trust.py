@@ -426,3 +426,122 @@ def test_parallel_first_events_with_no_server_all_wait_their_turn(flat_world: Pa
     log = json.loads(run(flat_world, "log", "--json", env=LOCAL).stdout)["items"]
     assert sorted(e["content"] for e in log if e["content"].startswith("Writer")) == sorted(
         f"Writer {i} writes" for i in range(n))
+
+
+# --- disks that take nothing -------------------------------------------------------------
+
+
+def _namespaces() -> bool:
+    """Whether this user may make a mount namespace of its own (``unshare -rm``): there a
+    full or read-only disk can be real, without privileges."""
+    try:
+        return subprocess.run(["unshare", "-rm", "true"], capture_output=True,
+                              timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+NAMESPACED = textwrap.dedent("""
+    import json, os, shutil, subprocess, sys
+
+    mnt, source, what = sys.argv[1], sys.argv[2], sys.argv[3]
+    os.makedirs(mnt, exist_ok=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", mnt], check=True)
+    world = os.path.join(mnt, "w")
+    shutil.copytree(source, world, symlinks=True)
+    os.makedirs(os.path.join(world, ".git", "narr"), exist_ok=True)
+
+    def narr(*args, **env):
+        done = subprocess.run([sys.executable, "-m", "narrative", "-C", world, *args],
+                              capture_output=True, env={**os.environ, **env}, timeout=120)
+        return [done.returncode, done.stdout.decode(), done.stderr.decode()]
+
+    narr("status", NARR_NO_SERVER="1")  # the catalog made, the index refreshed, while there is room
+    if what == "full":
+        fd = os.open(os.path.join(mnt, "fill"), os.O_WRONLY | os.O_CREAT)
+        try:
+            while True:
+                os.write(fd, bytes(1 << 16))
+        except OSError:
+            pass
+        os.close(fd)
+    else:
+        where = world if what == "read-only world" else os.path.join(world, ".git", "narr")
+        subprocess.run(["mount", "--bind", where, where], check=True)
+        subprocess.run(["mount", "-o", "remount,bind,ro", where], check=True)
+    here = narr("status", NARR_NO_SERVER="1")
+    runs = [narr("status") for _ in range(4)]
+    print(json.dumps({"here": here, "runs": runs, "narr": sorted(os.listdir(
+        os.path.join(world, ".git", "narr"))), "world": world}))
+""")
+
+
+@pytest.mark.skipif(not _namespaces(), reason="no mount namespace for this user (unshare -rm)")
+@pytest.mark.parametrize("what", ["full", "read-only world", "read-only .git/narr"])
+def test_a_disk_that_takes_nothing_costs_one_warning_and_no_server(
+        flat_world: Path, tmp_path: Path, what: str, server_on: None) -> None:
+    """A full disk, a read-only world, a read-only .git/narr (real ones, in a mount namespace
+    of the test's own): every command runs here, the first says why once, and no server is
+    started over and over to die at once."""
+    done = subprocess.run(["unshare", "-rm", sys.executable, "-c", NAMESPACED,
+                           str(tmp_path / "mnt"), str(flat_world), what],
+                          capture_output=True, timeout=600)
+    assert done.returncode == 0, done.stderr.decode()
+    seen = json.loads(done.stdout)
+    here, runs = seen["here"], seen["runs"]
+    assert [r[:2] for r in runs] == [here[:2]] * 4
+    first = runs[0][2][len(here[2]):].splitlines()
+    narr = os.path.join(seen["world"], ".git", "narr")
+    if what == "full":
+        assert len(first) == 1 and first[0].startswith(
+            f"narr: warning: no narr server starts: the disk holding {narr} is full ("), first
+        assert first[0].endswith("; commands run without one, and the next tries again in "
+                                 "1 minute")
+        assert "serve.log" not in seen["narr"]  # none was started to die at once
+    else:
+        assert first == [f"narr: warning: no narr server can start for this world: {narr} cannot "
+                         "be written (a read-only disk or folder); commands run without one"]
+    assert [r[2] for r in runs[1:]] == [here[2]] * 3  # said once
+
+
+def test_a_server_that_dies_at_once_on_a_disk_that_takes_no_byte_is_started_once(
+        flat_world: Path, servers: list[Path], server_on: None) -> None:
+    """Files that may not grow by a byte (RLIMIT_FSIZE 0, as a full disk that still takes
+    empty files): the server dies as it starts; the next command notes that it never served
+    in a file's name, says so once, and no command starts another for a while."""
+    import resource
+
+    servers.append(flat_world)
+    run(flat_world, "status", env=LOCAL)  # the catalog made while files may grow
+
+    def no_bytes() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+    def narr(**env: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "-m", "narrative", "-C", str(flat_world), "status"],
+                              capture_output=True, env={**os.environ, **env}, timeout=120,
+                              preexec_fn=no_bytes)
+
+    here = narr(**LOCAL)
+    first = narr()
+    assert (first.returncode, first.stdout, first.stderr) == (
+        here.returncode, here.stdout, here.stderr)
+    spawned = wait_for(lambda: autostart_note(flat_world).get("pid"), "a start noted")
+    wait_for(lambda: not alive(spawned), "the server died as it started")
+    second = narr()
+    assert (second.returncode, second.stdout) == (here.returncode, here.stdout)
+    warning = second.stderr.decode()[len(here.stderr.decode()):].splitlines()
+    assert len(warning) == 1 and "never served" in warning[0] and "in 1 minute" in warning[0]
+    for _ in range(3):
+        later = narr()
+        assert (later.returncode, later.stdout, later.stderr) == (
+            here.returncode, here.stdout, here.stderr)
+    note = autostart_note(flat_world)
+    assert note["failures"] == 1 and "pid" not in note  # waiting, and no start since
+    assert proven(flat_world) is None
+
+
+def autostart_note(root: Path) -> dict[str, Any]:
+    from narrative.serve import autostart
+
+    return autostart.read_state(root / ".git") or {}
