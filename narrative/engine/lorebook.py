@@ -252,6 +252,9 @@ def export_card(wr: WorldRepo, node: str, *, at: str | None = None, pov: str | N
     return out
 
 
-def write_output(path: Path, data: bytes) -> None:
-    """An export's file, written whole (through the store's writer for files outside the world)."""
-    outfiles.write_file(path, data)
+def write_output(wr: WorldRepo, path: str | Path, data: bytes, *, base: str | Path | None = None) -> Path:
+    """An export's file, written whole at ``path`` (relative to ``base``, by default the command's
+    directory), never inside the world nor through a symbolic link; returns where it went."""
+    where = outfiles.target(path, outfiles.places(wr), base=base)
+    outfiles.write_file(where, data)
+    return where
