@@ -396,7 +396,9 @@ class Server:
             if self._http is not None:
                 self._http.should_exit = True
             if self.watcher is not None:
-                self.watcher.stop()
+                from narrative.store.watch import let_go
+
+                let_go(self.watcher)
             if self._catalog is not None:
                 self._catalog.close()
             self._remove_own_record()
@@ -510,10 +512,9 @@ class Server:
 
     def _start_watcher(self) -> None:
         try:
-            from narrative.store.watch import WorldWatcher
+            from narrative.store.watch import keep_watching
 
-            watcher = WorldWatcher(self.root, self.git_dir)
-            watcher.start()
+            watcher = keep_watching(self.root, self.git_dir)
         except Exception as exc:  # no watcher: every scan is a full one, as without a server
             print(f"narr serve: not watching files ({exc})", file=sys.__stderr__)
             return

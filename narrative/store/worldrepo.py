@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from narrative.store.batch import Batch
     from narrative.store.catalog import Catalog
+    from narrative.store.watch import WorldWatcher
     from narrative.store.worktree import HandEdits
 
 
@@ -100,6 +101,7 @@ class WorldRepo:
         self._scratch: Path | None = None  # a reader's copy of the catalog (read-only world)
         self._found: str | None = None  # the repository as discovered: where a lent handle goes back
         self._lent_back = False
+        self._watcher: WorldWatcher | None = None  # kept while open (watch)
 
     # --- opening ----------------------------------------------------------------------
 
@@ -309,7 +311,21 @@ class WorldRepo:
 
         return inside(self.root, relpath)
 
+    def watch(self) -> None:
+        """Keep a file watcher on this world while it is open (the one a server keeps,
+        :mod:`narrative.store.watch`): a long-lived program's scans for hand edits then
+        examine only the files touched since the last one, not every file."""
+        if self._watcher is None:
+            from narrative.store.watch import keep_watching
+
+            self._watcher = keep_watching(self.root, self.git_dir)
+
     def close(self) -> None:
+        if self._watcher is not None:
+            from narrative.store.watch import let_go
+
+            watcher, self._watcher = self._watcher, None
+            let_go(watcher)
         if "catalog" in self.__dict__:
             self.catalog.close()
         if self._scratch is not None:
