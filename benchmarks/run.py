@@ -9,6 +9,11 @@ Generated worlds and histories are cached under a scratch directory outside the
 repository (``--scratch``, default ``$NARR_BENCH_DIR`` or ``<tmp>/narr-bench``),
 so reruns skip generation. Results go to ``benchmarks/results/latest.{md,json}``
 (``--out`` to change). Every timed command runs as a fresh process.
+
+narr's server is on by default; the ``auto`` section measures narr so, with nothing
+set. Every other row labelled ``narr`` runs it cold (``NARR_NO_SERVER=1`` in this
+harness's environment, as on a CI machine), and a row "with a server" through a
+server started for it.
 """
 
 from __future__ import annotations
@@ -101,11 +106,14 @@ def isolate_env(scratch: Path) -> None:
         # being timed; packing is measured on its own (repository growth).
         "[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n", encoding="utf-8")
     for key in list(os.environ):
-        if key.startswith(("GIT_", "NARR_")) or key == "PYTHONDONTWRITEBYTECODE":
+        if key.startswith(("GIT_", "NARR_")) or key in ("PYTHONDONTWRITEBYTECODE", "CI"):
             del os.environ[key]
     # An installed narr has its bytecode compiled; keep it out of the source tree.
     os.environ["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
-    os.environ.update({"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "NARR_AUTO_GC": "0",
+    # Cold unless a row says otherwise (auto.served_env: the environment of a fresh install).
+    os.environ.update({"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+                       "XDG_CACHE_HOME": str(home / ".cache"), "NARR_AUTO_GC": "0",
+                       "NARR_NO_SERVER": "1",
                        "GIT_CONFIG_NOSYSTEM": "1", "GIT_PAGER": "cat", "PAGER": "cat",
                        "LC_ALL": "C.UTF-8", "TZ": "UTC"})
 
@@ -247,11 +255,12 @@ def served(bench: Bench, root: Path | None) -> Iterator[Path | None]:
         yield None
         return
     subprocess.run(bench.client_cmd("-C", str(root), "serve", "--detach"), check=True,
-                   capture_output=True)
+                   capture_output=True, env=served_env())
     try:
         yield root
     finally:
-        subprocess.run(bench.client_cmd("-C", str(root), "serve", "--stop"), capture_output=True)
+        subprocess.run(bench.client_cmd("-C", str(root), "serve", "--stop"), capture_output=True,
+                       env=served_env())
 
 
 def copy_tree(src: Path, dst: Path) -> None:
@@ -288,6 +297,7 @@ def detect_cli(bench: Bench) -> None:
 
 # --- sections ---------------------------------------------------------------------------
 
+from auto import served_env  # noqa: E402
 from timing import (  # noqa: E402
     Run,
     Series,
@@ -413,7 +423,7 @@ def _session(bench: Bench, a: Path, b: Path, c: Path | None, info: dict[str, Any
             for node_id, _layer in targets(r):
                 sets += ["--set", f"{node_id}.state.mood=mood of round {r}"]
             return run_timed(bench.client_cmd("event", f"Round {r}: three things change", *sets,
-                                              *bench.diffuser_flag), c)
+                                              *bench.diffuser_flag), c, env=served_env())
 
         variants = [Variant("narr event (3 --set)", narr_event),
                     Variant("write 3 files; git add -A && git commit", git_event)]
@@ -457,7 +467,8 @@ def _session(bench: Bench, a: Path, b: Path, c: Path | None, info: dict[str, Any
                         Variant("git status", lambda r: run_timed(["git", "status"], a))]
             if c is not None:
                 variants.append(Variant("narr status, with a server",
-                                        lambda r: run_timed(bench.client_cmd("status"), c)))
+                                        lambda r: run_timed(bench.client_cmd("status"), c,
+                                                            env=served_env())))
             series = alternate(variants, bench.profile.read_rounds)
             comparison(bench, f"narr status ({label})", "git status", world, series,
                        nodes=nodes, layout=layout)
@@ -516,7 +527,7 @@ def section_reset(bench: Bench, a: Path, b: Path, info: dict[str, Any], layout: 
                 sets += ["--set", f"{t}.state.mood=reset round {r}.{k}"]
             subprocess.run(bench.client_cmd("event", f"To be undone {r}.{k}", *sets,
                                             *bench.diffuser_flag), cwd=c, check=True,
-                           capture_output=True)
+                           capture_output=True, env=served_env())
 
     variants = [
         Variant("narr reset HEAD~3",
@@ -528,7 +539,8 @@ def section_reset(bench: Bench, a: Path, b: Path, info: dict[str, Any], layout: 
     if c is not None:
         variants.append(Variant(
             "narr reset HEAD~3, with a server",
-            lambda r: run_timed(bench.client_cmd("reset", "HEAD~3", *(bench.reset_flags or [])), c),
+            lambda r: run_timed(bench.client_cmd("reset", "HEAD~3", *(bench.reset_flags or [])), c,
+                                env=served_env()),
             prepare=served_prepare))
     series = alternate(variants, bench.profile.rounds)
     comparison(bench, "narr reset HEAD~3", "git reset --hard HEAD~3", world, series,
@@ -993,7 +1005,7 @@ def main(argv: list[str] | None = None) -> int:
         steps.append(lambda: section_import(bench))
     # Opt in under --smoke (it starts servers on three worlds); part of --quick and --full.
     if ("auto" in sections or (not sections and profile.name != "smoke")) and bench.has_server:
-        from auto import section_auto  # narr.autoServe: the server the first command starts
+        from auto import section_auto  # narr as installed: the server the first command starts
 
         steps.append(lambda: section_auto(bench, comparison, human, log))
     # Opt in under --smoke (it starts a browser); part of --quick and --full.
