@@ -933,6 +933,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, help="A/B rounds per comparison (default: by profile)")
     parser.add_argument("--sizes", default="", metavar="LAYOUT:NODES,...",
                         help="replace the profile's A/B worlds, e.g. sharded:100000,flat:10000")
+    parser.add_argument("--histories", default="", metavar="EVENTS,...",
+                        help="replace the profile's history lengths, e.g. 1000 (a 10k-event history "
+                             "takes an hour or more to make on a loaded machine)")
     parser.add_argument("--only", default="", help=f"comma-separated sections: {', '.join(SECTIONS)}")
     parser.add_argument("--wait-idle", type=float, default=0, metavar="SECONDS",
                         help="before each section, wait up to SECONDS for the machine to be idle")
@@ -955,6 +958,13 @@ def main(argv: list[str] | None = None) -> int:
         if any(lay not in ("flat", "sharded") for lay, _ in profile.sessions):
             parser.error("--sizes: the layout is flat or sharded")
         profile.engine_only = []
+    if args.histories:
+        try:
+            profile.histories = sorted(int(n) for n in args.histories.split(",") if n.strip())
+        except ValueError:
+            parser.error("--histories takes event counts, e.g. 1000,10000")
+        if not profile.histories or min(profile.histories) < 1:
+            parser.error("--histories takes event counts of 1 and more")
     sections = {s.strip() for s in args.only.split(",") if s.strip()}
     unknown = sections - set(SECTIONS)
     if unknown:
@@ -973,7 +983,8 @@ def main(argv: list[str] | None = None) -> int:
     started = datetime.now(UTC)
     t_start = time.perf_counter()
     cmd = ["python", "benchmarks/run.py", f"--{profile.name}"]
-    for flag, value in (("rounds", args.rounds), ("only", args.only), ("sizes", args.sizes)):
+    for flag, value in (("rounds", args.rounds), ("only", args.only), ("sizes", args.sizes),
+                        ("histories", args.histories)):
         if value:
             cmd.append(f"--{flag}={value}")
     bench.results.update({

@@ -17,7 +17,7 @@ def test_benchmark_smoke(tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = subprocess.run(
         [sys.executable, str(RUN), "--smoke", "--scratch", str(tmp_path / "scratch"), "--out", str(out)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads((out / "latest.json").read_text(encoding="utf-8"))

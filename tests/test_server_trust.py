@@ -29,6 +29,7 @@ from helpers import git
 from test_server_life import (
     LOCAL,
     alive,
+    bystander,
     kill,
     narr_copy,
     proven,
@@ -41,7 +42,7 @@ from test_server_life import (
 
 from narrative import client
 
-__all__ = ["servers"]  # a fixture, used here by name
+__all__ = ["bystander", "servers"]  # fixtures, used here by name
 pytestmark = pytest.mark.usefixtures("servers_by_hand")
 
 # Appended to the copy's server: before or after a command runs, it makes the file the
@@ -104,16 +105,22 @@ def start_paused(root: Path, pausing: dict[str, Any], marker: Path, when: str,
 # --- words are never lost --------------------------------------------------------------
 
 
-def test_an_event_whose_server_dies_before_recording_it_is_recorded_here_once(
-        flat_world: Path, tmp_path: Path, pausing: dict[str, Any]) -> None:
-    marker = tmp_path / "paused"
-    info, proc = start_paused(flat_world, pausing, marker, "BEFORE")
+def killed_while_paused(root: Path, pausing: dict[str, Any], marker: Path,
+                        when: str) -> tuple[int, bytes, bytes]:
+    """An event handed to a server killed (kill -9) where it paused: what its client said."""
+    info, proc = start_paused(root, pausing, marker, when)
     try:
         os.kill(info["pid"], signal.SIGKILL)
         out, err = proc.communicate(timeout=120)
     finally:
         kill(info["pid"])
-    assert proc.returncode == 0, err
+    return proc.returncode, out, err
+
+
+def test_an_event_whose_server_dies_before_recording_it_is_recorded_here_once(
+        flat_world: Path, tmp_path: Path, pausing: dict[str, Any]) -> None:
+    code, out, err = killed_while_paused(flat_world, pausing, tmp_path / "paused", "BEFORE")
+    assert code == 0, err
     assert err.decode().splitlines()[0] == (
         "narr: warning: the narr server stopped before it recorded this event; it is recorded "
         "here instead")
@@ -124,14 +131,8 @@ def test_an_event_whose_server_dies_before_recording_it_is_recorded_here_once(
 
 def test_an_event_whose_server_dies_after_recording_it_is_said_to_be_recorded(
         flat_world: Path, tmp_path: Path, pausing: dict[str, Any]) -> None:
-    marker = tmp_path / "paused"
-    info, proc = start_paused(flat_world, pausing, marker, "AFTER")
-    try:
-        os.kill(info["pid"], signal.SIGKILL)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        kill(info["pid"])
-    assert proc.returncode == 0, err  # recorded: no failure reported
+    code, _, err = killed_while_paused(flat_world, pausing, tmp_path / "paused", "AFTER")
+    assert code == 0, err  # recorded: no failure reported
     commit = json.loads(run(flat_world, "log", "-n", "1", "--json", env=LOCAL).stdout)["items"][0]
     assert err.decode().splitlines()[-1] == (
         "narr: warning: the narr server stopped while it ran this command, after it recorded "
@@ -202,29 +203,31 @@ def with_cont(pid: int) -> None:
 
 
 IMPOSTOR = textwrap.dedent("""
+    # argv: git_dir, socket path, what it does (holds, listens, or both), narr's parent, file
     import fcntl, json, os, socket, sys, time
     sys.path.insert(0, sys.argv[4])
     from narrative import client
 
     git_dir, path, mode, heard = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[5]
-    narr = os.path.join(git_dir, "narr")
-    os.makedirs(narr, exist_ok=True)
-    fd = os.open(os.path.join(narr, "server.lock"), os.O_RDWR | os.O_CREAT)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    identity = client.process_identity(os.getpid())
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, client.holder_text(os.getpid(), identity).encode(), 0)
     heard = open(heard, "ab", buffering=0)
     listener = None
-    if mode == "listens":
+    if "listens" in mode:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(path)
         listener.listen(8)
-    record = {"pid": os.getpid(), "process": identity, "version": client.code_version(),
-              "socket": path, "root": os.path.dirname(git_dir), "git_dir": git_dir,
-              "port": None, "host": "127.0.0.1", "started": time.time()}
-    with open(os.path.join(narr, "server.json"), "w") as fh:
-        json.dump(record, fh)
+    if "holds" in mode:  # the world's lock and a record naming this process: a proven claim
+        narr = os.path.join(git_dir, "narr")
+        os.makedirs(narr, exist_ok=True)
+        fd = os.open(os.path.join(narr, "server.lock"), os.O_RDWR | os.O_CREAT)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        identity = client.process_identity(os.getpid())
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, client.holder_text(os.getpid(), identity).encode(), 0)
+        record = {"pid": os.getpid(), "process": identity, "version": client.code_version(),
+                  "socket": path, "root": os.path.dirname(git_dir), "git_dir": git_dir,
+                  "port": None, "host": "127.0.0.1", "started": time.time()}
+        with open(os.path.join(narr, "server.json"), "w") as fh:
+            json.dump(record, fh)
     print("ready", flush=True)
     conns = []
     while True:
@@ -244,25 +247,18 @@ IMPOSTOR = textwrap.dedent("""
             pass
 """)
 
-OTHER_LISTENER = textwrap.dedent("""
-    import os, socket, sys
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(sys.argv[1])
-    listener.listen(8)
-    heard = open(sys.argv[2], "ab", buffering=0)
-    print("ready", flush=True)
-    while True:
-        conn, _ = listener.accept()
-        conn.settimeout(2)
-        try:
-            while True:
-                data = conn.recv(65536)
-                if not data:
-                    break
-                heard.write(data)
-        except OSError:
-            pass
-""")
+
+def impostor_process(git_dir: str, sock: str, mode: str, heard: Path) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-c", IMPOSTOR, git_dir, sock, mode,
+                             str(Path(client.__file__).parent.parent), str(heard)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    if proc.stdout.readline() != "ready\n":
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        raise AssertionError("the impostor did not start")
+    return proc
 
 
 @pytest.mark.parametrize("impostor", ["listens and never answers", "another process listens",
@@ -279,18 +275,13 @@ def test_a_record_naming_a_listener_that_is_not_narrs_server_hears_nothing(
     heard = tmp_path / "heard"
     heard.touch()
     procs = []
-    mode = "listens" if impostor == "listens and never answers" else "quiet"
-    holder = subprocess.Popen([sys.executable, "-c", IMPOSTOR, git_dir, sock, mode,
-                               str(Path(client.__file__).parent.parent), str(heard)],
-                              stdout=subprocess.PIPE, text=True)
-    procs.append(holder)
     try:
-        assert holder.stdout is not None and holder.stdout.readline() == "ready\n"
+        if impostor == "listens and never answers":
+            procs.append(impostor_process(git_dir, sock, "holds+listens", heard))
+        else:
+            procs.append(impostor_process(git_dir, sock, "holds", heard))
         if impostor == "another process listens":
-            other = subprocess.Popen([sys.executable, "-c", OTHER_LISTENER, sock, str(heard)],
-                                     stdout=subprocess.PIPE, text=True)
-            procs.append(other)
-            assert other.stdout is not None and other.stdout.readline() == "ready\n"
+            procs.append(impostor_process(git_dir, sock, "listens", heard))
         assert client.proven_server(flat_world / ".git") is not None  # as proven as a record gets
         here = run(flat_world, "status", env=LOCAL)
         proc = run(flat_world, "status", env={"NARR_SECRET": "the environment"})
@@ -298,7 +289,7 @@ def test_a_record_naming_a_listener_that_is_not_narrs_server_hears_nothing(
             here.returncode, here.stdout, here.stderr)
         stop = run(flat_world, "serve", "--stop")
         assert stop.returncode == 14, stop.stderr
-        assert f"pid {holder.pid} holds this world's server lock but does not answer as " \
+        assert f"pid {procs[0].pid} holds this world's server lock but does not answer as " \
                "narr's server" in stop.stderr.decode()
         assert run(flat_world, "doctor", "--json").returncode in (0, 13)
         assert all(p.poll() is None for p in procs)  # nothing was signalled
@@ -350,16 +341,6 @@ def test_a_stale_record_with_a_socket_path_too_long_is_replaced_by_a_fresh_serve
     assert run(flat_world, "status").returncode == 0
     assert status(flat_world)["requests"] == before + 1
     assert bystander.poll() is None
-
-
-@pytest.fixture
-def bystander() -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-    try:
-        yield proc
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 # --- a moved world ---------------------------------------------------------------------

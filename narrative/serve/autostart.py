@@ -111,7 +111,10 @@ def user_setting(key: str) -> object:
         table = tomllib.loads(text).get("narr")
     except (tomllib.TOMLDecodeError, RecursionError):
         return None  # narr's own start-up names what is wrong with the file
-    return table.get(key) if isinstance(table, dict) else None
+    if not isinstance(table, dict):
+        return None
+    # as git's keys: autoServe, autoserve and AUTOSERVE are one setting
+    return next((value for name, value in table.items() if name.lower() == key.lower()), None)
 
 
 def auto_serve(git_dir: str) -> bool:
