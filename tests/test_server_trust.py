@@ -526,3 +526,18 @@ def autostart_note(root: Path) -> dict[str, Any]:
     from narrative.serve import autostart
 
     return autostart.read_state(root / ".git") or {}
+
+
+def test_a_client_that_cannot_open_its_world_after_its_server_died_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The world gone from under the client too (moved, deleted): no traceback, no guess."""
+    from narrative.serve.interrupted import settle
+
+    lost = client.Interrupted({"pid": 1}, "gone", True, "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+                              None, False)
+    gone = tmp_path / "gone"
+    code = settle(lost, ["-C", str(gone), "event", "Lin Yuan waits"], str(gone / ".git"), "narr")
+    assert code == 1
+    said = capsys.readouterr().err
+    assert said.startswith("narr: error: the narr server stopped while it ran this event, and "
+                           "whether it was recorded cannot be told here (not a narr world")

@@ -34,7 +34,15 @@ def settle(lost: Interrupted, argv: list[str], git_dir: str, prog_name: str) -> 
     gone = lost.state == "gone"
     if command == "event":
         if lost.started:
-            commit = recorded(directory, lost.event_id)
+            from narrative.errors import NarrError
+
+            try:
+                commit = recorded(directory, lost.event_id)
+            except NarrError as exc:  # the world cannot be opened here now (moved, damaged...)
+                _say(f"error: the narr server stopped while it ran this event, and whether it "
+                     f"was recorded cannot be told here ({exc.message}); {prog_name} log shows "
+                     "the story line")
+                return 1
             if commit is not None:
                 lost_words = "" if lost.printed else (
                     f"; what it would have printed is lost: {prog_name} show {commit[:10]} "
