@@ -29,10 +29,10 @@ answers with a frame on channel 6 when the command begins (a connection that end
 before it ran nothing: the client runs the command itself), holding the id the
 event will have when the command is ``narr event`` (so that a client whose server
 died under it can tell whether the event was recorded), frames on channel 1
-(stdout bytes), 2 (stderr bytes),
-3 (a request for standard input, answered by the client with channel-0 frames, the
-empty one marking its end), 5 (text for the client to show through a pager on its
-terminal: the pager's shell command, a NUL, the text) and finally 9 (the exit code
+(stdout bytes), 2 (stderr bytes), 3 (a request for at most N bytes of standard input, N
+in decimal, answered by the client with one channel-0 frame of what it read, empty at
+the end), 5 (text for the client to show through a pager on its terminal: the pager's
+shell command, a NUL, the text) and finally 9 (the exit code
 as decimal text), or 4 alone when it ran nothing. A frame is one channel byte, a
 4-byte big-endian length and the payload.
 
@@ -600,7 +600,7 @@ class Interrupted:
         self.state = state  # "gone" or "stopped" (see serving)
         self.started = started  # False: queued (a stopped server may still run it when it goes on)
         self.event_id = event_id  # the id the event takes, when the command is an event
-        self.stdin = stdin  # what the command read from standard input, if it asked
+        self.stdin = stdin  # what the command had read of standard input, if it asked
         self.printed = printed  # whether it wrote anything to stdout or stderr
 
 
@@ -619,7 +619,7 @@ def forward(opened: tuple[_socket.socket, Frames, dict[str, Any]], argv: list[st
         return None  # the request never left whole: nothing ran
     started = False  # the server says when the command begins: before that, nothing ran
     event_id: str | None = None
-    stdin: bytes | None = None
+    stdin: bytearray | None = None
     printed = False
     stopped_since: float | None = None
     try:
@@ -638,7 +638,7 @@ def forward(opened: tuple[_socket.socket, Frames, dict[str, Any]], argv: list[st
                         continue
                 out.flush()
                 if started or (state == "stopped" and split_globals(argv)[1] not in READERS):
-                    return Interrupted(info, state, started, event_id, stdin, printed)
+                    return Interrupted(info, state, started, event_id, _bytes(stdin), printed)
                 return None  # it never began, and will not: run it here
             if frame is None:
                 break
@@ -668,11 +668,12 @@ def forward(opened: tuple[_socket.socket, Frames, dict[str, Any]], argv: list[st
                 _quiet_stdout()
                 return 1
             if channel == WANT_STDIN:
-                stdin = sys.stdin.buffer.read() if sys.stdin is not None else b""
+                chunk = read_stdin(payload)
+                if stdin is None:
+                    stdin = bytearray()
+                stdin += chunk  # kept, to read again here should the server go
                 sock.settimeout(SEND_TIMEOUT)
-                for i in range(0, len(stdin), 1 << 20):
-                    send_frame(sock, STDIN, stdin[i:i + (1 << 20)])
-                send_frame(sock, STDIN, b"")
+                send_frame(sock, STDIN, chunk)
             elif channel == REFUSED:
                 return None  # the server ran nothing (it is stopping): run it here
     except (OSError, ValueError):
@@ -689,7 +690,28 @@ def forward(opened: tuple[_socket.socket, Frames, dict[str, Any]], argv: list[st
     while state == "yes" and time.monotonic() < deadline:
         time.sleep(0.02)
         state = serving(info)
-    return Interrupted(info, state, True, event_id, stdin, printed)
+    return Interrupted(info, state, True, event_id, _bytes(stdin), printed)
+
+
+def _bytes(data: bytearray | None) -> bytes | None:
+    return bytes(data) if data is not None else None
+
+
+def read_stdin(asked: bytes) -> bytes:
+    """Standard input for the server: at most the bytes it asked for (decimal ``asked``) and a
+    frame's worth, as they come (a line typed on a terminal, a pipe's next chunk); empty at the
+    end. Never more than the command reads: it may stop at a bound (``narr event - <
+    /dev/zero``)."""
+    try:
+        most = min(int(asked), 1 << 20)
+    except ValueError:
+        most = 1 << 20
+    if most <= 0 or sys.stdin is None:
+        return b""
+    try:
+        return bytes(sys.stdin.buffer.read1(most))  # type: ignore[union-attr]
+    except (OSError, ValueError, AttributeError):  # closed, or not a byte stream: the end
+        return b""
 
 
 def run_pager(command: str, text: bytes) -> None:

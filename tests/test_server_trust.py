@@ -168,6 +168,77 @@ def test_an_event_whose_server_is_stopped_keeps_its_words_until_the_server_recor
         kill(info["pid"])
 
 
+def test_an_event_read_from_standard_input_whose_server_dies_is_recorded_from_those_words(
+        flat_world: Path, tmp_path: Path, pausing: dict[str, Any]) -> None:
+    marker = tmp_path / "paused"
+    started = run(flat_world, "serve", "--detach", "--json", env=pausing["env"], cwd=pausing["cwd"])
+    info = json.loads(started.stdout)
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "narrative", "-C", str(flat_world), "event", "-"],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            cwd=pausing["cwd"], env={**os.environ, **pausing["env"],
+                                     "NARR_TEST_PAUSE_BEFORE": str(marker)})
+        assert proc.stdin is not None and proc.stderr is not None
+        proc.stdin.write(b"Lin Yuan waits by the river\n")
+        proc.stdin.close()
+        wait_for(marker.exists, "the server paused", world=flat_world)
+        os.kill(info["pid"], signal.SIGKILL)
+        with proc.stderr:
+            err = proc.stderr.read()
+        proc.wait(timeout=120)
+    finally:
+        kill(info["pid"])
+    assert proc.returncode == 0, err
+    assert "it is recorded here instead" in err.decode()
+    assert events(flat_world, "Lin Yuan waits by the river") == 1
+
+
+def test_a_client_reading_again_what_its_server_read_reads_the_rest_after_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a server had read of standard input before it died comes first, then what it
+    had not read yet, whatever the sizes of the reads."""
+    import io
+
+    from narrative.serve import interrupted
+
+    rest = io.BufferedReader(io.BytesIO("之后 the rest\n".encode() * 3000), buffer_size=7)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(rest, encoding="utf-8"))
+    interrupted._replay_stdin("read before 林远".encode())
+    assert sys.stdin.read() == "read before 林远" + "之后 the rest\n" * 3000
+
+
+def test_a_served_command_reads_no_more_of_standard_input_than_it_would_alone(
+        flat_world: Path) -> None:
+    """``narr event -`` stops at its bound whether a server runs it or not: the client reads
+    only what the server's command asks for, not the whole of an endless stream."""
+    started = json.loads(run(flat_world, "serve", "--detach", "--json").stdout)
+    endless = 64 << 20
+    try:
+        for env in ({}, LOCAL):
+            proc = subprocess.Popen([sys.executable, "-m", "narrative", "-C", str(flat_world),
+                                     "event", "-"], stdin=subprocess.PIPE,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    env={**os.environ, **env})
+            assert proc.stdin is not None and proc.stderr is not None
+            sent = 0
+            with contextlib.suppress(BrokenPipeError):
+                while sent < endless:
+                    proc.stdin.write(b"a" * 65536)
+                    sent += 65536
+            with contextlib.suppress(BrokenPipeError):
+                proc.stdin.close()
+            err = proc.stderr.read().decode()
+            proc.stderr.close()
+            assert proc.wait(timeout=120) == 12, err
+            assert "<stdin>: the input goes on past 8.0 MB" in err
+            assert sent < 16 << 20, (env, sent)  # the bound, a pipe's worth and a chunk
+        assert status(flat_world)["requests"] >= 1  # the first went through the server
+    finally:
+        run(flat_world, "serve", "--stop")
+        kill(started["pid"])
+
+
 # --- no wait is unbounded --------------------------------------------------------------
 
 

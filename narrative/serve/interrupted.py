@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import sys
+from typing import Any
 
 from narrative.client import READERS, Interrupted, split_globals
 
@@ -99,9 +100,37 @@ def _event_time(event_id: str) -> float:
 
 
 def _replay_stdin(data: bytes | None) -> None:
-    """What the command read from standard input, for it to read again here."""
+    """Standard input as the command first found it: what it had read through the server,
+    then the rest of it, for it to read again here."""
     if data is not None:
-        sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding=sys.stdin.encoding or "utf-8")
+        encoding = getattr(sys.stdin, "encoding", None) or "utf-8"
+        sys.stdin = io.TextIOWrapper(io.BufferedReader(_Again(data, sys.stdin)), encoding=encoding)
+
+
+class _Again(io.RawIOBase):
+    """``data``, then what is left of the stream ``was``. It holds ``was`` itself, not only its
+    buffer: a text stream let go closes the buffer under it."""
+
+    def __init__(self, data: bytes, was: Any) -> None:
+        self._data = memoryview(data)
+        self._was = was
+        self._rest = getattr(was, "buffer", None)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._data:
+            n = min(len(buffer), len(self._data))
+            buffer[:n] = self._data[:n]
+            self._data = self._data[n:]
+            return n
+        if self._rest is None:
+            return 0
+        read = getattr(self._rest, "read1", None) or self._rest.read
+        chunk = read(len(buffer))
+        buffer[:len(chunk)] = chunk
+        return len(chunk)
 
 
 def _say(text: str) -> None:

@@ -645,14 +645,10 @@ class Server:
             with lock, contextlib.suppress(OSError):
                 client.send_frame(conn, channel, data)
 
-        def read_stdin() -> bytes:
-            write(client.WANT_STDIN, b"")
-            chunks: list[bytes] = []
-            while True:
-                frame = client.recv_frame(conn)
-                if frame is None or not frame[1]:
-                    return b"".join(chunks)
-                chunks.append(frame[1])
+        def read_stdin(most: int) -> bytes:
+            write(client.WANT_STDIN, str(most).encode())
+            frame = client.recv_frame(conn)
+            return frame[1][:most] if frame is not None else b""  # (a client gone: the end)
 
         def page(command: str, text: str) -> None:
             write(client.PAGE, command.encode() + b"\0" + text.encode())
