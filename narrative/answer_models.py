@@ -1250,13 +1250,18 @@ class AutostartWait(TypedDict):
 @with_config(_CLOSED)
 class ServerAnswer(_Versioned):
     """This world's server, every key always there: null what is not known. ``stopped`` true
-    when ``--stop`` stopped one; what the server's record says (``pid`` to ``idle_minutes``)
-    when one runs; ``requests`` to ``watcher`` only when asked (``--status``); ``current``
+    when ``--stop`` stopped one; ``state`` ``running``, or ``stopped`` by SIGSTOP or Ctrl-Z
+    (commands run without it); what the server's record says (``pid`` to ``memory_mib``, its
+    resident memory) when one runs, ``started_by`` what started it (``a narr command``,
+    ``narr serve``, ``narr serve --detach``, ``narr studio``); ``requests`` to ``watcher``
+    only when asked (``--status``), ``idle_s`` seconds since its last request; ``current``
     whether it runs this narr's code (null: not asked); ``autostart`` the failed automatic
-    starts ``narr.autoServe`` is waiting out (null: none)."""
+    starts being waited out (null: none); ``autostart_off`` why none starts by itself (null:
+    one does)."""
 
     running: bool
     stopped: bool
+    state: Literal["running", "stopped"] | None
     pid: int | None
     process: str | None
     version: str | None
@@ -1267,13 +1272,17 @@ class ServerAnswer(_Versioned):
     host: str | None
     started: float | None
     auto: bool | None
+    started_by: str | None
     idle_minutes: float | None
+    memory_mib: float | None
     requests: int | None
     active: int | None
+    idle_s: float | None
     exits_at: float | None
     watcher: Watcher | None
     current: bool | None
     autostart: AutostartWait | None
+    autostart_off: str | None
 
 
 # --- the studio's reads (narrative.serve.studio): the page's own, typed as the rest ----------

@@ -156,12 +156,18 @@ def check_answer(answer: Any) -> None:
 
 
 
-def server_not_running(*, stopped: bool = False, pid: int | None = None) -> dict[str, Any]:
-    """``narr serve --status --json`` (or ``--stop``) when no server runs: every key there, null."""
-    return {"schema": "narr.server/2", "running": False, "stopped": stopped, **dict.fromkeys((
-        "process", "version", "socket", "root", "git_dir", "port", "host", "started", "auto",
-        "idle_minutes", "requests", "active", "exits_at", "watcher", "current", "autostart")),
-        "pid": pid}
+def server_not_running(*, stopped: bool = False, pid: int | None = None,
+                       off: str | None = None) -> dict[str, Any]:
+    """``narr serve --status --json`` (or ``--stop``) when no server runs: every key there, null;
+    ``autostart_off`` why none starts by itself (by default: NARR_NO_SERVER, CI, or none)."""
+    if off is None:
+        off = ("NARR_NO_SERVER is set" if os.environ.get("NARR_NO_SERVER") else
+               "CI is set" if os.environ.get("CI", "").strip().lower() not in
+               ("", "0", "false", "no", "off") else None)
+    return {"schema": "narr.server/3", "running": False, "stopped": stopped, **dict.fromkeys((
+        "state", "process", "version", "socket", "root", "git_dir", "port", "host", "started",
+        "auto", "started_by", "idle_minutes", "memory_mib", "requests", "active", "idle_s",
+        "exits_at", "watcher", "current", "autostart")), "pid": pid, "autostart_off": off}
 
 
 def snapshot(root: Path) -> dict[str, str]:

@@ -12,11 +12,12 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from narrative import fields
+from narrative import fields, invocation
 from narrative.delta import overlay
 from narrative.delta.draft import Draft
 from narrative.delta.proposal import Diffuser, Proposal, merge
@@ -121,6 +122,17 @@ def names_then_event(wr: WorldRepo, diffuser: Diffuser | None = None) -> Iterato
             wr.lock.release()
 
 
+_KEPT_INSTEAD: ContextVar[str | None] = ContextVar("narr_kept_instead", default=None)
+
+
+def keep_instead(reason: str) -> None:
+    """From now on in this context, keep each event (``narr failed``, failed with ``reason``)
+    rather than record it. A client whose server stopped while it ran an event cannot know
+    whether the server will still record it: it keeps the words, and the server's own run
+    forgets that copy if it does record the event (:func:`failed.forget_same`)."""
+    _KEPT_INSTEAD.set(reason)
+
+
 def now_utc() -> datetime:
     return datetime.now(UTC)
 
@@ -148,6 +160,9 @@ def run_event(wr: WorldRepo, request: EventRequest, *, dry_run: bool = False,
 
         diffuser = get_diffuser(request.diffuser, wr)
     try:
+        held_back = _KEPT_INSTEAD.get()
+        if held_back is not None and not dry_run:
+            raise StorageError(held_back)
         result = _run(wr, request, dry_run=dry_run, diffuser=diffuser, when=when,
                       keep_failed=keep_failed)
     except (InvalidInputError, InvalidWorldError, DiffuserError, BusyError, ConflictError,
@@ -302,7 +317,7 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
             delta = delta.model_copy(update={"narrative_text": proposal.narrative_text})
     close_scene = request.close_scene or delta.close_scene
 
-    event_id = new_event_id()
+    event_id = invocation.reserved_event_id() or new_event_id()
     draft = Draft(view, event_id)
     draft.apply(delta, proposed=len(proposal.delta.ops) if proposal is not None else 0)
     _raise_if(draft.problems, "the event's changes are not valid")
