@@ -15,7 +15,7 @@ VERSIONS: dict[str, int] = {
     # the operations of narrative.api.OPERATIONS: the CLI, HTTP and MCP alike
     "status": 1, "list_nodes": 1, "get_node": 1, "log": 1, "show": 1, "branches": 1,
     "chains": 1, "why": 1, "history": 1, "search": 1, "brief": 1, "threads": 1, "audit": 1,
-    "event": 1, "reset": 1, "revert": 1, "replay": 1, "edit_node": 1,
+    "event": 2, "reset": 1, "revert": 2, "replay": 2, "edit_node": 1,
     # answers only the CLI gives
     "adopt": 1, "branch_created": 1, "branch_deleted": 1, "remote_branches": 1,
     "chain_dropped": 1, "check": 1, "clone": 1, "codex": 1, "conflicts": 1, "doctor": 1,

@@ -542,7 +542,7 @@ def test_narr_event_lists_a_held_back_change_with_the_command_that_applies_it(fl
     narr = CLI(flat_world)
     text = "Old Zhou grunted that Su Qing had walked to the ferry."
     out = narr("event", "--dry-run", text).stdout
-    assert "held back (not written; narr is not sure the words say so):" in out
+    assert "held back (not written: narr is not sure the words say so, or the world contradicts them):" in out
     assert "  1. 'Su Qing had walked to the ferry': under 'grunted'" in out
     assert f"     apply it: narr event --accept 1 '{text}'" in out
     rec = narr.json("event", "--dry-run", text)

@@ -14,11 +14,16 @@ else goes to the engine, which arbitrates new nodes and screens every operation,
 as it does for any diffuser. Every firing, every firing stopped by an ``unless``
 word or an ambiguous name, and "no rule matched" are reported as notes.
 
-A rule's ``require`` list (its preconditions) is checked against the scratch
-world just before the firing's actions, so "gives Su Qing the ring" is checked
-against who holds the ring after the words before it. An unmet precondition does
-not stop the firing (the words say it happened; the world may be what is wrong)
-but is reported: as a note on an event, and as an :class:`Unmet` to ``narr audit``.
+A rule's ``require`` and ``guard`` lists (its preconditions) are checked against
+the scratch world just before the firing's actions, so "gives Su Qing the ring" is
+checked against who holds the ring after the words before it. On an event, a
+firing whose precondition the world contradicts is held back, not written: the
+words may be right and the world wrong, but writing "the ring passes from Lin
+Yuan" for "Old Zhou gives the ring" corrupts the story silently, while a held-back
+change costs the writer one ``--accept N``. ``narr audit`` follows a chapter as
+written instead: it applies the firing and reports the contradiction as an
+:class:`Unmet`. A firing that would relate a node to itself ("she trusted only
+herself") is never applied.
 """
 
 from __future__ import annotations
@@ -234,6 +239,9 @@ class RulesDiffuser:
                 notes.append(f"{where} not applied to {words!r}: "
                              f"{_reason(cue, analysis, mentions, nodes)}")
                 continue
+            if cue is None and (itself := self._self_related(firing, mentions, nodes, builder)):
+                notes.append(f"{where} not applied to {words!r}: {itself}")
+                continue
             contradicted = None if cue is not None or not guards else self._guarded(
                 firing, mentions, nodes, builder)
             replaced = None if cue is not None or contradicted else self._replaced_unread(
@@ -323,17 +331,42 @@ class RulesDiffuser:
     @staticmethod
     def _guarded(firing: Firing, mentions: list[Mention], nodes: dict[str, Any],
                  builder: _Builder) -> str | None:
-        """The first of the rule's guards the world contradicts, described (None: all met)."""
-        if not firing.rule.guards:
+        """The first precondition of the rule (its ``require`` and ``guard``) that the world
+        contradicts, as the event found it and as the words before left it, described; a node
+        the rule names that the event ended already contradicts it too (None: all met)."""
+        checks = [*firing.rule.guards, *firing.rule.requires]
+        for each, slots, problem in _bindings([firing], mentions, nodes):
+            if problem:
+                continue
+            for name, node_id in slots.items():
+                if nodes.get(node_id) is not None and builder.current(node_id) is None:
+                    return f"{node_id} ended earlier in this event, so it cannot be {name} here"
+            if not checks:
+                continue
+            env = _Env(each.rule, builder, slots)
+            for req in checks:
+                u = _check(req, env, each)
+                if u is not None:
+                    return f"{u.describe()} ({req.text})"
+        return None
+
+    @staticmethod
+    def _self_related(firing: Firing, mentions: list[Mention], nodes: dict[str, Any],
+                      builder: _Builder) -> str | None:
+        """The relation of a node to itself the firing would make ("柳贵妃最信任的，只有她自己":
+        she trusts herself), described; such a relation is never written (None: there is none)."""
+        relates = [a for a in firing.rule.rule.do if isinstance(a, RelateAction)]
+        if not relates:
             return None
         for each, slots, problem in _bindings([firing], mentions, nodes):
             if problem:
                 continue
             env = _Env(each.rule, builder, slots)
-            for req in each.rule.guards:
-                u = _check(req, env, each)
-                if u is not None:
-                    return f"{u.describe()} ({req.text})"
+            for action in relates:
+                src, rtype, dst = action.relate.split(":")
+                a, b = env.values.get(src), env.values.get(dst)
+                if a is not None and a == b:
+                    return f"{a} {rtype} {a} would relate {a} to itself"
         return None
 
     def _fire_all(self, firing: Firing, text: str, mentions: list[Mention], nodes: dict[str, Any],
