@@ -43,7 +43,8 @@ def test_a_give_by_one_who_does_not_hold_the_item_is_held_back(flat_world: Path,
     assert read_node(flat_world, "jade-token")["state"]["holder"] == "old-zhou"
 
 
-@pytest.mark.parametrize("text", ["Su Qing tells Lin Yuan the ring's secret.", "苏晴把黑戒的来历告诉了林远。"])
+@pytest.mark.parametrize("text", ["Su Qing tells Lin Yuan the ring's secret.",
+                                  "苏晴把黑戒的来历告诉了林远。"])
 def test_a_secret_told_by_one_who_does_not_know_it_is_held_back(flat_world: Path, text: str) -> None:
     before = snapshot(flat_world)
     rec = CLI(flat_world).json("event", text)
@@ -197,7 +198,8 @@ def test_two_changes_to_one_field_are_refused_naming_both(flat_world: Path, flag
 
 def test_two_appends_to_one_list_are_two_changes(flat_world: Path) -> None:
     rec = CLI(flat_world).json("event", "Names", *EXPLICIT, "--dry-run",
-                               "--set", "lin-yuan/aliases/-=Little Lin", "--set", "lin-yuan/aliases/-=Ah Yuan")
+                               "--set", "lin-yuan/aliases/-=Little Lin",
+                               "--set", "lin-yuan/aliases/-=Ah Yuan")
     assert [d["new_value"] for d in rec["diffusions"] if d["target"] == "lin-yuan"] == [
         ["林远", "Yuan", "the outer disciple", "Little Lin", "Ah Yuan"]]
 
