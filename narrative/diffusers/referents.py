@@ -45,7 +45,7 @@ _PRONOUN_RX = re.compile(r"(?<![\w'])(?:he|him|she|her|they|them)(?![\w'])|(?<!�
                          re.IGNORECASE)
 _IT_RX = re.compile(r"(?<![\w'])it(?![\w'])|它(?![们])", re.IGNORECASE)
 # after "her", a word that makes it an object ("gives her the ring"), not a possessive ("her ring")
-_OBJECT_AFTER = re.compile(r"\s*(?:$|[\W_]|(?:the|a|an|to|at|in|into|on|and|back|away|up|down|out|of|for|"
+_OBJECT_AFTER = re.compile(r"\s*(?:$|[^\w\s]|(?:the|a|an|to|at|in|into|on|and|back|away|up|down|out|of|for|"
                            r"with|from|about|as|by|off|over|again|alone|too|that|once|twice|so|"
                            r"there|here|now|then|if|when|before|after|until|because)(?!\w))",
                            re.IGNORECASE)
@@ -55,6 +55,9 @@ _NOT_A_VERB = re.compile(r"(?:the|a|an|his|her|their|its|he|she|they|it|we|i|you
                          r"every|some|no|one|two|this|that|these|those|there|here|now)(?!\w)",
                          re.IGNORECASE)
 _POSSESSIVE = re.compile(r"(?:['’]s?(?!\w)|的)")
+# after a place, what puts one outside it, not at it ("守在重症监护室外面的走廊上"); a bare 外 is
+# the ground before a gate as often ("跪在午门外")
+_OUTSIDE_ZH = re.compile(r"(?:外面|外边|外头|之外|以外|门外)")
 _POSSESSIVE_EN = re.compile(r"['’]s?\s+[a-z]")  # "the Key's chain": the chain is taken, not the Key
 # before an item's name: another thing of its kind ("a key from the drawer", "a different lantern")
 _ANOTHER = re.compile(r"(?<![\w'’])(?:a|an|another|any|some|one more|a second|a different|"
@@ -217,6 +220,8 @@ def _aside(text: str, m: Mention, nodes: dict[str, NodeDict | None], lex: Lexico
     before = text[max(0, m.start - 20):m.start]
     if lex.exclusion_rx is not None and budget.search(lex.exclusion_rx, before):
         return "set aside (contrast)"
+    if _OUTSIDE_ZH.match(text, m.end) and all(_is_place(nodes.get(i)) for i in m.ids):
+        return "set aside (outside it: 重症监护室外面的走廊)"
     if any(_is_character(nodes.get(i)) for i in m.ids) and _POSSESSIVE.match(text, m.end):
         return "possessive"
     if all(_is_item(nodes.get(i)) for i in m.ids):
@@ -225,6 +230,10 @@ def _aside(text: str, m: Mention, nodes: dict[str, NodeDict | None], lex: Lexico
         if _ANOTHER.search(before) and not m.text[:1].isupper():
             return "set aside (one of its kind, not this one: a key, a different lantern)"
     return None
+
+
+def _is_place(node: NodeDict | None) -> bool:
+    return node is not None and node.get("kind") == "place"
 
 
 def _is_item(node: NodeDict | None) -> bool:
