@@ -50,7 +50,7 @@ from __future__ import annotations
 import bisect
 import re
 import tomllib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
@@ -386,8 +386,11 @@ class _Scanner:
     def pattern(self) -> str:
         return "|".join(f"(?:{_term_regex(t)})" for t in self.terms) or r"(?!)"
 
-    def finditer(self, text: str) -> Iterator[tuple[int, int, int]]:
-        """``(start, end, term index)``, without overlaps: at each place the longest term."""
+    def finditer(self, text: str, skip: Callable[[int, int], bool] | None = None
+                 ) -> Iterator[tuple[int, int, int]]:
+        """``(start, end, term index)``, without overlaps: at each place the longest term that
+        ``skip`` does not refuse (a term straddling a name: "满以为" in "小满以为" is no term,
+        and must not hide the "以为" after the name)."""
         found: list[tuple[int, int, int]] = []
         if self.en:
             norm = text.replace("’", "'")
@@ -396,7 +399,7 @@ class _Scanner:
                 budget.check()
                 for want, idx in self.en.get(tok, ()):
                     end = _match_tokens(norm, tokens, k, want)
-                    if end is not None:
+                    if end is not None and not (skip is not None and skip(start, end)):
                         found.append((start, end, idx))
                         break
         if self.zh:
@@ -406,7 +409,7 @@ class _Scanner:
                     continue
                 budget.check()
                 for term, idx in terms:
-                    if text.startswith(term, i):
+                    if text.startswith(term, i) and not (skip is not None and skip(i, i + len(term))):
                         found.append((i, i + len(term), idx))
                         break
         if self.rx is not None:
@@ -736,9 +739,16 @@ class Analysis:
         self.implicatives: list[tuple[int, int]] = []
         name_list = self.names
         whole_names = set(name_list)
-        for start, end, k in lex.cue_rx.finditer(text):
+        self.figures = [(a, b) for a, b, _ in lex.figures_rx.finditer(text)
+                        if not _inside_name(name_list, a, b)]
+        """Where a figure of speech or an idiom stands: it is read whole, so no rule's word
+        ("笑死了") and no cue ("头也不回") is read inside it."""
+        figures = self.figures
+        for start, end, k in lex.cue_rx.finditer(text, lambda a, b: _inside_name(name_list, a, b)):
             if _inside_name(name_list, start, end) or (start, end) in whole_names:
                 continue  # a cue inside a matched name, or one that is the name ("Hope"), is no cue
+            if figures and any(a <= start and end <= b for a, b in figures):
+                continue
             term = lex.terms[k]
             if term in lex.bare:
                 self.bare_governors.append((start, end))
@@ -766,9 +776,6 @@ class Analysis:
         self._quotes()
         self._vocatives()
         self._that_clauses()
-        self.figures = [(a, b) for a, b, _ in lex.figures_rx.finditer(text)
-                        if not _inside_name(name_list, a, b)]
-        """Where a figure of speech stands: no rule's word is read inside it ("笑死了")."""
 
     def _vocatives(self) -> None:
         """"伊娜，去码头！": a name called at the start of a sentence, then an order to it (an
@@ -832,7 +839,8 @@ class Analysis:
             if reach == "unit" or governs:
                 clause = self.clause_of(start)
                 stop = clause.unit.end if clause is not None else s1
-                if governs and clause is not None and self._only_names(end, stop, punctuation=True):
+                if governs and clause is not None and self._only_names(end, stop, punctuation=True) \
+                        and not self._tags_a_quote(clause.unit.start, start):
                     stop = self._next_clause_end(clause, stop)  # "告诉苏晴，林远来到了渡口"
                 return end, max(end, stop)
             ends = self.phrase_ends if reach == "phrase" else self.clause_ends
@@ -849,6 +857,8 @@ class Analysis:
             return (s0, s1) if _WORDLESS.match(after) else None
         # backward: "..., Old Zhou claims." - the cue closes its sentence, after a clause
         words = re.findall(r"\w+", after)
+        if is_cjk_char(self.text[start]):  # a run of Chinese is one \w+: count its characters
+            words = [c for c in after if is_cjk_char(c)]
         clause_start = self.clause_start(start)
         if len(words) > _WORDS_AFTER or clause_start <= s0 or not any(
                 s0 <= b < start for b in self.clause_ends):
@@ -856,6 +866,14 @@ class Analysis:
         if self._negated_tag(start):
             return None  # "一句话也没说": said nothing, reports nothing
         return s0, clause_start
+
+    def _tags_a_quote(self, clause_start: int, start: int) -> bool:
+        """Whether the verb at ``start`` is a dialogue tag: a quotation closes in its clause before
+        it ('"Take the key," Ada said, and pressed it ...'). What it says is the quotation; the
+        clause after the tag is the narrator's again."""
+        s0, _ = self.sentence_of(start)
+        return any(s0 <= m.end() <= start and m.end() > clause_start - 2
+                   for m in _QUOTE.finditer(self.text, s0, start))
 
     def _negated_tag(self, start: int) -> bool:
         before = self.text[max(0, start - 3):start]

@@ -30,6 +30,7 @@ them, bound to one node, and sets aside names that must not fill a slot:
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -72,12 +73,15 @@ FILLERS_ZH = ("又", "也", "便", "就", "才", "还", "再", "都", "随即", 
               "便又", "则", "倒", "倒是", "早已", "早就", "已", "也已", "又一次", "一个人", "悄悄地", "径自",
               "亲自", "再次", "重新", "只身", "偷偷", "偷偷地", "出门", "一出门", "还是",
               "仍旧", "照样", "依旧", "只是", "偏偏", "硬是", "干脆", "索性", "毅然", "放心地", "放心",
-              "回过神来", "不久", "随即又", "一直", "一口气", "一溜烟", "一路小跑", "头也不回")
+              "回过神来", "不久", "随即又", "一直", "一口气", "一溜烟", "一路小跑", "头也不回",
+              "自己", "人", "一步一步", "一步步", "双手", "亲手")
 # A Chinese verb phrase before the verb that goes on from it is no subject: "V了(一)+measure+N"
 # (叫了辆车, 划了根火柴, 叹了口气), "V之后"/"V后" (醒来之后), "...就/便".
 _SERIAL_ZH = (r"[^\W\d_]{1,2}了一?(?:辆|根|个|只|把|声|口|眼|下|趟|番|杯|碗|张|支|盒)[^\W\d_，。、]{0,4}"
               r"|[^\W\d_]{1,3}(?:之后|以后|后)"
-              r"|[^，。,；！？、\s]{1,8}?(?:就|便)")
+              r"|[^，。,；！？、\s]{1,8}?(?:就|便)"
+              # the manner of the act: "哭着跑出了", "抱着罐子光着脚跑到了"
+              r"|[^\W\d_]着[^\W\d_，。、]{0,3}")
 # The way one goes before the verb ("沿着大街一直走到了教堂", "穿过院子进了宿舍"): the phrase
 # has no end a pattern can see, so it reaches to the clause's end, past the verb after it.
 _PATH_ZH = r"(?:沿着|顺着|穿过|绕过|越过|跨过|迎着|顶着|踩着|踏着)[^\W\d_]{1,16}"
@@ -388,6 +392,9 @@ def _subject(text: str, pos: int, mentions: list[Mention], nodes: dict[str, Node
     """
     s0, _ = analysis.sentence_of(pos)
     clause = analysis.clause_of(pos)
+    quoted = _quoted(text, s0, pos)
+    if quoted:  # a name inside a quotation is someone's words, not the one who goes on acting
+        mentions = [m for m in mentions if not any(a <= m.start < b for a, b in quoted)]
     starts = _starts(mentions)
     if clause is not None and clause.kind == "vp":
         i = analysis.index_of(clause)
@@ -414,6 +421,16 @@ def _subject(text: str, pos: int, mentions: list[Mention], nodes: dict[str, Node
         if chars:
             return chars[0] if len(set(chars)) == 1 else None
     return None
+
+
+_QUOTED = re.compile(r"“[^”\n]*”|\"[^\"\n]*\"|「[^」\n]*」|『[^』\n]*』")
+
+
+def _quoted(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The quotations in ``text[start:end]`` (what someone says), as spans."""
+    if not any(q in text[start:end] for q in "“\"「『"):
+        return []
+    return [m.span() for m in _QUOTED.finditer(text, start, end)]
 
 
 _STARTS: dict[int, tuple[list[Mention], list[int]]] = {}
@@ -446,10 +463,29 @@ def _head(text: str, inside: list[Mention],
     return first.ids[0]
 
 
+FILLER_REACH = 40  # characters of adverbs, manner and way that may stand before a verb
+
+
+@functools.lru_cache(maxsize=4096)
 def after_fillers(text: str, pos: int) -> int:
-    """Where the verb of a dropped subject would start: past adverbs ("quietly", "随即")."""
+    """Where the verb of a dropped subject would start: past adverbs ("quietly", "随即"), the
+    manner ("哭着", "顶着风雪") and the way ("沿着…", "从北镇抚司") before it.
+
+    The furthest point that a run of fillers reaches exactly, within the clause: one filler
+    can end where another begins in more than one way ("顶着风雪|一路" and "顶着风雪一|路"),
+    and only an exact run says where the verb may start.
+    """
     m = _FILLERS.match(text, pos)
-    return m.end() if m else pos
+    greedy = m.end() if m else pos
+    stop = _CLAUSE_END.search(text, pos, pos + FILLER_REACH)
+    limit = stop.start() if stop else min(len(text), pos + FILLER_REACH)
+    for end in range(limit, greedy, -1):
+        if _FILLERS.fullmatch(text, pos, end):
+            return end
+    return greedy
+
+
+_CLAUSE_END = re.compile(r"[，。,；;！？!?：:\n]")
 
 
 def zero_fits(text: str, zero: Mention, words: tuple[tuple[int, int], ...]) -> bool:
