@@ -89,6 +89,7 @@ REASONS = {
     "unrealised": "not yet happened",
     "infinitive": "an infinitive: a purpose or a plan, not done",
     "unsure": "under a word narr does not know",
+    "attributive": "a participle before a name: a state, not an act",
 }
 SENTENCE_END = re.compile(r"[.!?;。！？；\n]+[\"'”’」』)）]*")
 PUNCT_BOUNDARY = re.compile(r"[,，:：;；—–(（)）\"“”「」『』]")
@@ -636,11 +637,13 @@ def _english_cuts(text: str, s0: int, s1: int, cuts: dict[int, tuple[str, str]],
             nested.append((m.start(), end if end >= 0 else s1, "sub", opener))
             continue
         cuts[at] = ("coord", opener)
-    # a sentence that opens with a subordinate clause: it ends at its first comma
+    # a sentence that opens with a subordinate, participle or absolute clause: it ends at its
+    # first comma ("Seeing Bo stab Ana, Cy screamed": Cy stabbed nobody)
     head = re.match(r"\s*[\"'“‘(]*([A-Za-z]+(?:\s+[A-Za-z]+)?)", text[s0:s1])
     if head is not None:
         word = head.group(1).lower()
-        if any(word == w or word.startswith(w + " ") for w in _SUBORD):
+        if any(word == w or word.startswith(w + " ") for w in _SUBORD) \
+                or opens_with_participle(text, s0, s1, name_starts) is not None:
             comma = text.find(",", s0, s1)
             if comma >= 0:
                 cuts.setdefault(comma + 1, ("main", ""))
@@ -691,6 +694,43 @@ def _english_cuts(text: str, s0: int, s1: int, cuts: dict[int, tuple[str, str]],
                 and not (before and not _name_ends_at(name_end, at)
                          and (_is_verb_form(before[-1]) or before[-1].lower().endswith("ing")))):
             cuts.setdefault(at, ("vp", m.group(1)))  # "took the ring and walked"; not "soaked and shivering"
+
+
+_ABSOLUTE = re.compile(
+    r"\s*(?:her|his|their|its|my|our|your|the)\s+[a-z'’-]+(?:\s+[a-z'’-]+)?\s+"
+    r"(?:still|already|half|all|[a-z]+ing\b|[a-z]+(?:ed|en)\s+(?:with|in|by|behind|to|at|from|up|"
+    r"tight|shut|together))", re.IGNORECASE)
+
+
+def opens_with_participle(text: str, s0: int, s1: int, name_starts: set[int] | frozenset[int] = frozenset()
+                          ) -> int | None:
+    """Where the participle is when the sentence at ``s0`` opens with a participle clause
+    ("Having given ...", "Seeing Bo ...", "Summoned by ...") or an absolute one ("Her wrists
+    bound with a sash", "The bracelet still in his sleeve") that a comma closes: such a clause
+    has no subject of its own, so nothing in it is the subject of the clause after its comma."""
+    first = re.match(r"\s*[\"'“‘(]*([A-Za-z]+)", text[s0:s1])
+    comma = text.find(",", s0, s1)
+    if first is None or comma < 0 or s0 + first.start(1) in name_starts:
+        return None
+    at = s0 + first.start(1)
+    word = first.group(1)
+    if not word[0].isupper():
+        return None
+    low = word.lower()
+    from narrative.diffusers.inflect import is_inflected_verb, parts_of_speech
+
+    if low.endswith("ing") and "verb" in parts_of_speech(low):
+        return at
+    if (low.endswith(("ed", "en")) or low in _IRREGULAR_PARTICIPLES) and is_inflected_verb(low) \
+            and re.match(r"[A-Za-z]+\s+(?:by|with|in|to|from|at|and|for)\b", text[at:comma]):
+        return at
+    if _ABSOLUTE.match(text, at, comma):
+        return at
+    return None
+
+
+_IRREGULAR_PARTICIPLES = frozenset({"bound", "caught", "held", "led", "brought", "sent", "struck",
+                                    "torn", "worn", "thrown", "drawn", "shaken", "stung", "wound"})
 
 
 def _name_ends_at(name_end: dict[int, int], at: int) -> bool:

@@ -85,7 +85,7 @@ _SERIAL_ZH = (r"[^\W\d_]{1,2}了一?(?:辆|根|个|只|把|声|口|眼|下|趟|�
 # The way one goes before the verb ("沿着大街一直走到了教堂", "穿过院子进了宿舍"): the phrase
 # has no end a pattern can see, so it reaches to the clause's end, past the verb after it.
 _PATH_ZH = r"(?:沿着|顺着|穿过|绕过|越过|跨过|迎着|顶着|踩着|踏着)[^\W\d_]{1,16}"
-_FILLERS = re.compile(r"(?:\s|[a-z]+ly(?![a-z])|,\s*[^,.;!?]{1,40},\s*|"
+_FILLERS = re.compile(r"(?:\s|[a-z]+ly(?![a-z])|,\s*[^,.;!?]{1,40},\s*|having\s|"
                       + "|".join(sorted(FILLERS_ZH, key=len, reverse=True))
                       + r"|" + _SERIAL_ZH + r"|" + _PATH_ZH + r"|地)*", re.IGNORECASE)
 _TITLES_HE = ("mr", "mr.", "sir", "lord", "master", "father", "brother", "uncle", "king", "prince",
@@ -214,6 +214,9 @@ def resolve(text: str, mentions: list[Mention], nodes: dict[str, NodeDict | None
         if subject is not None:
             ids = subject if isinstance(subject, tuple) else (subject,)
             zero_mentions.append(Mention(pos, pos, "", ids))
+    taken_zero = {m.start for m in zero_mentions}
+    zero_mentions += [m for m in _participle_subjects(text, analysis, acting, nodes)
+                      if m.start not in taken_zero]
     final = sorted(ordered + zero_mentions, key=lambda m: (m.start, m.end))
     zero_ids = {i for i, m in enumerate(final) if m.start == m.end}
     owners = {i for i, m in enumerate(final) if (m.start, m.end) in possessors and m.start < m.end}
@@ -464,6 +467,31 @@ def _head(text: str, inside: list[Mention],
 
 
 FILLER_REACH = 40  # characters of adverbs, manner and way that may stand before a verb
+
+
+def _participle_subjects(text: str, analysis: Analysis, mentions: list[Mention],
+                         nodes: dict[str, NodeDict | None]) -> list[Mention]:
+    """"Having given the ring to Ana, Bo left": the participle's subject is the subject of the
+    clause after its comma. A participle of perceiving ("Seeing Bo stab Ana, Cy ...") gives
+    that subject nothing: what is seen is told, and the onlooker did none of it."""
+    from narrative.diffusers.clauses import opens_with_participle
+
+    out: list[Mention] = []
+    starts = _starts(mentions)
+    for s0, s1 in analysis.sentences:
+        at = opens_with_participle(text, s0, s1)
+        if at is None or any(a <= at < b for a, b in analysis.factive):
+            continue
+        comma = text.find(",", at, s1)
+        k = bisect.bisect_left(starts, comma)
+        if k >= len(mentions) or mentions[k].start >= s1:
+            continue
+        after = mentions[k]
+        if text[comma + 1:after.start].strip() or len(after.ids) != 1 \
+                or not _is_character(nodes.get(after.ids[0])):
+            continue
+        out.append(Mention(at, at, "", after.ids))
+    return out
 
 
 @functools.lru_cache(maxsize=4096)

@@ -220,7 +220,7 @@ class RulesDiffuser:
             if k not in known:
                 f = firings[k]
                 known[k] = (analysis.blocking(list(f.match.words)) or _form_cue(f, analysis, mentions)
-                            or _negated_object(f, analysis, mentions))
+                            or _negated_object(f, analysis, mentions) or _attributive(f, analysis))
             return known[k]
 
         for at, firing in enumerate(firings):
@@ -427,6 +427,23 @@ def _form_cue(firing: Firing, analysis: clauses.Analysis, mentions: list[Mention
     m = mentions[match.slots[first]]
     subject = (m.start, m.end) if m.start < m.end <= start else None
     return analysis.base_verb((start, end), subject)
+
+
+_DETERMINER = re.compile(r"(?<![\w'’])(?:the|a|an|his|her|their|its|my|our|your|this|that|these|"
+                         r"those)\s+$", re.IGNORECASE)
+
+
+def _attributive(firing: Firing, analysis: clauses.Analysis) -> clauses.Cue | None:
+    """A participle after a determiner is a state, not the act: "dragged the wounded Censor
+    Shen" wounds nobody, and "the murdered man" names no killing."""
+    text = analysis.text
+    for start, end in firing.match.words:
+        word = re.match(r"[A-Za-z]+", text[start:end])
+        if word is None or not word.group(0).lower().endswith(("ed", "en", "wn", "nt")):
+            continue
+        if _DETERMINER.search(text, max(0, start - 12), start):
+            return clauses.Cue("attributive", word.group(0), start, start + word.end(), start, end)
+    return None
 
 
 def _negated_object(firing: Firing, analysis: clauses.Analysis,
