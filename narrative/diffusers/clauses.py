@@ -68,7 +68,8 @@ if TYPE_CHECKING:
 
 Scope = Literal["phrase", "clause", "unit", "sentence"]
 KINDS = ("negated", "almost", "hesitated", "intended", "ordered", "modal", "reported", "believed",
-         "denied", "hypothetical", "question", "imagined", "framed", "habitual", "future", "unrealised")
+         "denied", "hypothetical", "question", "imagined", "framed", "earlier", "habitual", "future",
+         "unrealised")
 ROLES = ("forward", "backward", "both", "initial", "final")  # and "that": governs a "that"-clause
 REASONS = {
     "negated": "negated",
@@ -84,6 +85,7 @@ REASONS = {
     "question": "question",
     "imagined": "dreamed, imagined or remembered",
     "framed": "inside a story, play, film or dream",
+    "earlier": "long before the story's now",
     "habitual": "habitual, not one event",
     "future": "in the future",
     "unrealised": "not yet happened",
@@ -191,6 +193,7 @@ class CueSet(BaseModel):
     question: CueKind | None = None
     imagined: CueKind | None = None
     framed: CueKind | None = None
+    earlier: CueKind | None = None
     habitual: CueKind | None = None
     future: CueKind | None = None
     unrealised: CueKind | None = None
@@ -816,6 +819,36 @@ class Analysis:
         self._quotes()
         self._vocatives()
         self._that_clauses()
+        self._waiting()
+
+    def _waiting(self) -> None:
+        """A time to come and what is to happen then: both are the future.
+
+        "等雪停了，太子就去文渊阁" (once the snow stops, the prince will go): a sentence that
+        opens with 等 and whose main clause has no 了, 过 or 已 tells what will be; "等侍卫们把他捞
+        上来的时候，人已经没气了" happened. "Once the storm passes, Grace will drive": a clause of
+        time (once, as soon as, when, after, before, until) whose main clause holds a future
+        ("will", "shall", "'ll", "is going to") is the future too, and so is all of its sentence.
+        """
+        for s0, s1 in self.sentences:
+            head = _WAIT_ZH.match(self.text, s0, s1)
+            if head is not None:
+                comma = _CJK_CUT.search(self.text, head.end(), s1)
+                main = self.text[comma.end():s1] if comma else ""
+                if comma and not _REALIS_ZH.search(main):
+                    self.cues.append(Cue("future", head.group(1), head.start(1), head.end(1),
+                                         head.start(1), s1))
+                continue
+            head = _WHEN_EN.match(self.text, s0, s1)
+            if head is None:
+                continue
+            comma = self.text.find(",", head.end(), s1)
+            if comma < 0:
+                continue
+            main = self.text[comma:s1]
+            if _FUTURE_EN.search(main):
+                self.cues.append(Cue("future", head.group(1), head.start(1), head.end(1),
+                                     head.start(1), s1))
 
     def _vocatives(self) -> None:
         """"伊娜，去码头！": a name called at the start of a sentence, then an order to it (an
@@ -874,8 +907,8 @@ class Analysis:
         s0, s1 = self.sentence_of(start)
         before, after = self.text[s0:start], self.text[end:s1]
         if role == "forward":
-            if reach == "sentence":
-                return end, s1
+            if reach == "sentence" or _COLON_AFTER.match(self.text, end, s1):
+                return end, s1  # "盘算着：先…再…然后…": what the colon opens is the plan
             if reach == "unit" or governs:
                 clause = self.clause_of(start)
                 stop = clause.unit.end if clause is not None else s1
@@ -1132,6 +1165,13 @@ class Analysis:
 
 
 _ZH_PRONOUNS = "我你他她它们大家众人"
+_COLON_AFTER = re.compile(r"[着了道]?\s*[：:]\s*(?![“\"「『])")
+_WAIT_ZH = re.compile(r"[\s“「]*(等到|等着|等|待到|待)(?=[^，,。]{1,30}[，,])")
+_REALIS_ZH = re.compile(r"了|过|已")
+_WHEN_EN = re.compile(r"[\s\"“]*(once|as soon as|the moment|the minute|when|after|before|until|till)\b",
+                      re.IGNORECASE)
+_FUTURE_EN = re.compile(r"(?<![\w'’])(?:will|shall|won't|is going to|are going to|am going to)(?![\w'’])|"
+                        r"['’]ll\b", re.IGNORECASE)
 _VOCATIVE_ZH = re.compile(r"\s*[“「]?([^\W\d_]{1,8}?)\s*[，,]\s*"
                           r"(?=[\u4e00-\u9fff][^。！？\n了过]{0,30}[！!]+[”」]?\s*$)")
 _QUOTE = re.compile(r"“[^”\n]{2,}”|\"[^\"\n]{2,}\"|「[^」\n]{2,}」|『[^』\n]{2,}』")
@@ -1163,8 +1203,8 @@ def _start_of_words_before(text: str, at: int, n: int) -> int:
 # When two cues start at the same word ("Will ...?": a question and a future), the one
 # framing the whole sentence names the reason.
 _PRIORITY = ("question", "hypothetical", "framed", "reported", "believed", "denied", "imagined",
-             "habitual", "future", "ordered", "modal", "intended", "infinitive", "unsure", "unrealised",
-             "hesitated", "almost", "negated")
+             "earlier", "habitual", "future", "ordered", "modal", "intended", "infinitive", "unsure",
+             "unrealised", "hesitated", "almost", "negated")
 
 
 def _nearer(a: Cue, b: Cue, words: list[tuple[int, int]]) -> bool:
