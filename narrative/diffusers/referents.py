@@ -40,9 +40,9 @@ from narrative.diffusers.clauses import PUNCT_BOUNDARY, Analysis, Lexicon
 from narrative.diffusers.context import Mention, is_cjk
 from narrative.nodefile import NodeDict
 
-PRONOUNS = {"he": "he", "him": "he", "she": "she", "her": "she", "they": "they", "them": "they",
-            "他": "he", "她": "she"}
-_PRONOUN_RX = re.compile(r"(?<![\w'])(?:he|him|she|her|they|them)(?![\w'])|(?<!其)他(?![们人])|她(?![们])",
+PRONOUNS = {"he": "he", "him": "he", "his": "he", "she": "she", "her": "she", "they": "they",
+            "them": "they", "他": "he", "她": "she"}
+_PRONOUN_RX = re.compile(r"(?<![\w'])(?:he|him|his|she|her|they|them)(?![\w'])|(?<!其)他(?![们人])|她(?![们])",
                          re.IGNORECASE)
 _IT_RX = re.compile(r"(?<![\w'])it(?![\w'])|它(?![们])", re.IGNORECASE)
 # after "her", a word that makes it an object ("gives her the ring"), not a possessive ("her ring")
@@ -74,7 +74,7 @@ FILLERS_ZH = ("又", "也", "便", "就", "才", "还", "再", "都", "随即", 
               "亲自", "再次", "重新", "只身", "偷偷", "偷偷地", "出门", "一出门", "还是",
               "仍旧", "照样", "依旧", "只是", "偏偏", "硬是", "干脆", "索性", "毅然", "放心地", "放心",
               "回过神来", "不久", "随即又", "一直", "一口气", "一溜烟", "一路小跑", "头也不回",
-              "自己", "人", "一步一步", "一步步", "双手", "亲手")
+              "自己", "人", "一步一步", "一步步", "双手", "亲手", "转手", "顺手", "随手")
 # A Chinese verb phrase before the verb that goes on from it is no subject: "V了(一)+measure+N"
 # (叫了辆车, 划了根火柴, 叹了口气), "V之后"/"V后" (醒来之后), "...就/便".
 _SERIAL_ZH = (r"[^\W\d_]{1,2}了一?(?:辆|根|个|只|把|声|口|眼|下|趟|番|杯|碗|张|支|盒)[^\W\d_，。、]{0,4}"
@@ -84,7 +84,8 @@ _SERIAL_ZH = (r"[^\W\d_]{1,2}了一?(?:辆|根|个|只|把|声|口|眼|下|趟|�
               r"|[^\W\d_]着[^\W\d_，。、]{0,3}")
 # The way one goes before the verb ("沿着大街一直走到了教堂", "穿过院子进了宿舍"): the phrase
 # has no end a pattern can see, so it reaches to the clause's end, past the verb after it.
-_PATH_ZH = r"(?:沿着|顺着|穿过|绕过|越过|跨过|迎着|顶着|踩着|踏着)[^\W\d_]{1,16}"
+_PATH_ZH = (r"(?:沿着|顺着|穿过|绕过|越过|跨过|迎着|顶着|踩着|踏着|从(?![前来此小未不没头]))[^\W\d_]{1,16}"
+            r"|[^\W\d_]{1,4}?地(?![方点上下里面图区带主位板])")
 _FILLERS = re.compile(r"(?:\s|[a-z]+ly(?![a-z])|,\s*[^,.;!?]{1,40},\s*|having\s|"
                       + "|".join(sorted(FILLERS_ZH, key=len, reverse=True))
                       + r"|" + _SERIAL_ZH + r"|" + _PATH_ZH + r"|地)*", re.IGNORECASE)
@@ -115,6 +116,7 @@ class Referents:
     set_aside: list[tuple[Mention, str]]  # names that fill no slot, and why
     notes: list[str] = field(default_factory=list)  # pronouns left unbound, and why
     possessive: set[int] = field(default_factory=set)  # possessors: only a pattern going on with 的 or 's
+    dropped: set[int] = field(default_factory=set)  # objects the words leave out: only a {~slot}
 
 
 def _is_character(node: NodeDict | None) -> bool:
@@ -193,15 +195,20 @@ def resolve(text: str, mentions: list[Mention], nodes: dict[str, NodeDict | None
         if k >= 0 and taken_end[taken_starts[k]] > pm.start():
             continue  # inside a name
         word = pm.group(0).lower()
-        if word == "her" and not _OBJECT_AFTER.match(text, pm.end()):
-            continue  # "her ring": a possessive names no one who acts
-        who, why = _antecedent(text, PRONOUNS[word], pm.start(), word in ("him", "her", "them"),
-                               chars, nodes, analysis, recent_once)
+        # "his ribs", "her ring": a possessor, who fills only a slot a possessive or a thing owned
+        # follows ("{who} @body")
+        owner = word == "his" or (word == "her" and not _OBJECT_AFTER.match(text, pm.end()))
+        who, why = _antecedent(text, PRONOUNS[word], pm.start(),
+                               word in ("him", "her", "them") and not owner, chars, nodes, analysis,
+                               recent_once, owner=owner)
         if who is not None:
             m = Mention(pm.start(), pm.end(), pm.group(0), (who,))
             added.append(m)
-            bisect.insort(chars, m, key=lambda c: c.start)
-        elif why:
+            if owner:
+                possessors.add((m.start, m.end))
+            else:
+                bisect.insort(chars, m, key=lambda c: c.start)
+        elif why and not owner:
             notes.append(f"{pm.group(0)!r} bound to nobody: {why}")
     added += _relative_who(text, kept, nodes, analysis, taken)
     added += _it(text, kept, nodes, taken, analysis)
@@ -217,10 +224,12 @@ def resolve(text: str, mentions: list[Mention], nodes: dict[str, NodeDict | None
     taken_zero = {m.start for m in zero_mentions}
     zero_mentions += [m for m in _participle_subjects(text, analysis, acting, nodes)
                       if m.start not in taken_zero]
-    final = sorted(ordered + zero_mentions, key=lambda m: (m.start, m.end))
-    zero_ids = {i for i, m in enumerate(final) if m.start == m.end}
+    left_out = _dropped_objects(text, ordered, nodes, analysis)
+    final = sorted(ordered + zero_mentions + left_out, key=lambda m: (m.start, m.end))
+    dropped = {i for i, m in enumerate(final) if any(m is o for o in left_out)}
+    zero_ids = {i for i, m in enumerate(final) if m.start == m.end and i not in dropped}
     owners = {i for i, m in enumerate(final) if (m.start, m.end) in possessors and m.start < m.end}
-    return Referents(final, zero_ids, set_aside, notes, owners)
+    return Referents(final, zero_ids, set_aside, notes, owners, dropped)
 
 
 def _aside(text: str, m: Mention, nodes: dict[str, NodeDict | None], lex: Lexicon) -> str | None:
@@ -253,30 +262,42 @@ def _name_of(nodes: dict[str, NodeDict | None], node_id: str) -> str:
 
 
 def _antecedent(text: str, pronoun: str, pos: int, is_object: bool, chars: list[Mention],
-                nodes: dict[str, NodeDict | None], analysis: Analysis, recent: Recent
-                ) -> tuple[str | None, str | None]:
-    """The one character the pronoun at ``pos`` can be, or None with the reason (None: no note)."""
+                nodes: dict[str, NodeDict | None], analysis: Analysis, recent: Recent,
+                owner: bool = False) -> tuple[str | None, str | None]:
+    """The one character the pronoun at ``pos`` can be, or None with the reason (None: no note).
+
+    A pronoun is none of the others its own clause names (reflexives aside): "Bishop trusted
+    him" is not Bishop, and in "他一刀砍在了高公公的胳膊上" 他 is not 高公公. A Chinese object in
+    a clause whose subject is left out is not that subject, the sentence's first character
+    ("陈博文一拳打在何院长脸上，打断了他的鼻梁": 他 is 何院长). A possessive ("his", "her") may
+    be anyone, its clause's subject included ("Ray drew his baton").
+    """
     clause = analysis.clause_of(pos)
     window = _window_start(analysis, pos)
-    _, s1 = analysis.sentence_of(pos)
+    s0, s1 = analysis.sentence_of(pos)
     lo = bisect.bisect_left(chars, window, key=lambda c: c.start)
     mid = bisect.bisect_left(chars, pos, key=lambda c: c.start)
     hi = bisect.bisect_left(chars, s1, key=lambda c: c.start)
-    subject: str | None = None
-    if clause is not None and (is_object or _zh_object(text, pos, clause.unit.start)):
-        inside = [m for m in chars[lo:mid] if clause.unit.start <= m.start
-                  and clause.unit.holds(m.start, m.end) and m.end <= pos]
-        subject = inside[0].ids[0] if inside else None
-    before = [m for m in chars[lo:mid] if m.end <= pos and m.ids[0] != subject]
+    others: set[str] = set()
+    if clause is not None and not owner:
+        others = {m.ids[0] for m in chars[lo:hi] if clause.unit.holds(m.start, m.end)
+                  and clause.unit.start <= m.start and not m.start <= pos < m.end}
+        cjk_object = _zh_object(text, pos, clause.unit.start)
+        if cjk_object and not any(m.start < pos for m in chars[lo:mid]
+                                  if clause.unit.holds(m.start, m.end) and clause.unit.start <= m.start):
+            first = next((m for m in chars[lo:mid] if m.start >= s0), None)
+            if first is not None:
+                others.add(first.ids[0])  # the dropped subject of its clause
+    before = [m for m in chars[lo:mid] if m.end <= pos and m.ids[0] not in others]
     got = _pick(pronoun, [m.ids[0] for m in before], nodes)
     if got[0] is not None or got[1]:
         return got
-    later = [m for m in chars[mid:hi] if m.start > pos and m.ids[0] != subject]
+    later = [m for m in chars[mid:hi] if m.start > pos and m.ids[0] not in others]
     if later and clause is not None and any(not clause.unit.holds(m.start, m.end) for m in later) \
             and _pick(pronoun, [m.ids[0] for m in later], nodes)[0] is not None:
         return None, "a character named after it could be the one meant"
     for named in recent():
-        people = [i for i, node in named if _is_character(node)]
+        people = [i for i, node in named if _is_character(node) and i not in others]
         for i, node in named:
             nodes.setdefault(i, node)
         if people:
@@ -467,6 +488,48 @@ def _head(text: str, inside: list[Mention],
 
 
 FILLER_REACH = 40  # characters of adverbs, manner and way that may stand before a verb
+
+
+def _dropped_objects(text: str, mentions: list[Mention],
+                     nodes: dict[str, NodeDict | None], analysis: Analysis) -> list[Mention]:
+    """The item a Chinese clause goes on acting on without naming it: "高公公把玉玺从袖中取出来，
+    双手捧着，交到了柳贵妃手里" hands over the seal; "又还给了她" gives back what was taken.
+
+    At the start of a Chinese clause that names no item, a zero-length mention of the one item
+    the clauses before it name (in its sentence, else in the one before); none where they name
+    two. Only a pattern's ``{~item}`` slot takes it, and only when the pattern's next word
+    follows at once (:func:`zero_fits`).
+    """
+    out: list[Mention] = []
+    items = [m for m in mentions if m.start < m.end and len(m.ids) == 1 and _is_item(nodes.get(m.ids[0]))]
+    if not items:
+        return out
+    starts = [m.start for m in items]
+    subjects = {m.start: m.end for m in mentions if m.start < m.end and len(m.ids) == 1
+                and _is_character(nodes.get(m.ids[0]))}
+    clause_starts = {s for s, _ in analysis.sentences} | {m.end() for m in PUNCT_BOUNDARY.finditer(text)}
+    for at in sorted(clause_starts):
+        while at < len(text) and text[at].isspace():
+            at += 1
+        pos = subjects.get(at, at)  # after the subject it names: "白鹭转手又给了奥卡福"
+        if not is_cjk(text[pos:pos + 1]):
+            continue
+        clause = analysis.clause_of(pos)
+        end = clause.unit.end if clause is not None else pos
+        k = bisect.bisect_left(starts, pos)
+        if k < len(items) and items[k].start < end:
+            continue  # the clause names its own item
+        k_sentence = analysis.sentence_index(pos)
+        for j in (k_sentence, k_sentence - 1):
+            if j < 0:
+                break
+            a, b = analysis.sentences[j]
+            named = {m.ids[0] for m in items if a <= m.start and m.end <= min(b, pos)}
+            if named:
+                if len(named) == 1:
+                    out.append(Mention(pos, pos, "", (named.pop(),)))
+                break
+    return out
 
 
 def _participle_subjects(text: str, analysis: Analysis, mentions: list[Mention],

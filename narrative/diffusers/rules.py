@@ -201,12 +201,17 @@ class RulesDiffuser:
                     if i not in nodes:
                         nodes[i] = world.get(i)
             try:
-                scan = patterns.scan_text(text, mentions, analysis.units, vocab, analysis.figures)
+                # "made his way", "breathed her last": a possessive pronoun is a word of a phrase too
+                pronouns = _owner_pronouns(refs, mentions)
+                words_at = [m for m in mentions if (m.start, m.end) not in pronouns]
+                scan = patterns.scan_text(text, mentions, analysis.units, vocab, analysis.figures,
+                                          taken=words_at)
             except budget.OutOfTime:
                 raise budget.OutOfTime(_rule_words(loaded.class_sources)) from None
             zeros = frozenset(refs.zeros)
             owners = frozenset(refs.possessive)
-            firings = find_firings(rules, scan, nodes, lex.terminators, zeros, owners)
+            firings = find_firings(rules, scan, nodes, lex.terminators, zeros, owners,
+                                   frozenset(refs.dropped))
         builder = _Builder(world)
         notes: list[str] = list(refs.notes)
         unmet: list[Unmet] = []
@@ -226,7 +231,8 @@ class RulesDiffuser:
         for at, firing in enumerate(firings):
             words = text[firing.match.start : firing.match.end]
             where = f"rule {firing.rule.rule.id} ({firing.rule.source})"
-            if any(k in refs.zeros and not referents.zero_fits(text, mentions[k], firing.match.words)
+            if any((k in refs.zeros or k in refs.dropped)
+                   and not referents.zero_fits(text, mentions[k], firing.match.words)
                    for k in firing.match.slots.values()):
                 notes.append(f"{where} not applied to {words!r}: nobody named does it")
                 continue
@@ -240,8 +246,7 @@ class RulesDiffuser:
                              f"{_reason(cue, analysis, mentions, nodes)}")
                 continue
             if cue is None and (itself := self._self_related(firing, mentions, nodes, builder)):
-                notes.append(f"{where} not applied to {words!r}: {itself}")
-                continue
+                notes.append(f"{where}: {words!r}: {itself}: that relation is left out")
             contradicted = None if cue is not None or not guards else self._guarded(
                 firing, mentions, nodes, builder)
             replaced = None if cue is not None or contradicted else self._replaced_unread(
@@ -353,8 +358,9 @@ class RulesDiffuser:
     @staticmethod
     def _self_related(firing: Firing, mentions: list[Mention], nodes: dict[str, Any],
                       builder: _Builder) -> str | None:
-        """The relation of a node to itself the firing would make ("柳贵妃最信任的，只有她自己":
-        she trusts herself), described; such a relation is never written (None: there is none)."""
+        """The relation of a node to itself the firing would make ("Su Qing trusts Qing", or
+        "Bo broke his own wrist" read as Bo wounding Bo), described; such a relation is never
+        written, and the rest of the firing stands (None: there is none)."""
         relates = [a for a in firing.rule.rule.do if isinstance(a, RelateAction)]
         if not relates:
             return None
@@ -366,7 +372,7 @@ class RulesDiffuser:
                 src, rtype, dst = action.relate.split(":")
                 a, b = env.values.get(src), env.values.get(dst)
                 if a is not None and a == b:
-                    return f"{a} {rtype} {a} would relate {a} to itself"
+                    return f"{a} {rtype} {a} would relate {a} to itself"  # "she trusted only herself"
         return None
 
     def _fire_all(self, firing: Firing, text: str, mentions: list[Mention], nodes: dict[str, Any],
@@ -578,13 +584,16 @@ def _rule_words(class_sources: tuple[str, ...]) -> str:
 
 def find_firings(rules: list[LoadedRule], scan: patterns.Scan, nodes: dict[str, Any],
                  terminators: Any = None, zeros: frozenset[int] = frozenset(),
-                 owners: frozenset[int] = frozenset()) -> list[Firing]:
+                 owners: frozenset[int] = frozenset(),
+                 dropped: frozenset[int] = frozenset()) -> list[Firing]:
     """The firings of every rule in the scanned text, in the order of the text.
 
     A dropped subject (one of ``zeros``) may only fill a pattern's first slot: it
     is a subject, never the second of "{who} and {who2}" nor an object. A possessor
     (one of ``owners``: "Lin Yuan's", "林远的") fills only a slot that the pattern
-    continues with the possessive itself ("{who}的伤").
+    continues with the possessive itself ("{who}的伤"). An object the words leave out
+    (one of ``dropped``) fills only a ``{~slot}``, and only where the pattern's next word
+    follows it at once; a ``{~slot}`` takes nothing else.
     """
     out: list[Firing] = []
     by_group: dict[str, list[Firing]] = {}
@@ -603,12 +612,18 @@ def find_firings(rules: list[LoadedRule], scan: patterns.Scan, nodes: dict[str, 
         try:
             for pi, pattern in enumerate(rule.patterns):
                 first = pattern.parts[0].slot
-                verb = scan.vocab.atoms_of(pattern, 1) if len(pattern.parts) > 1 else frozenset()
+                verb = _word_after(scan, pattern, 0)
                 unfit = {k for k in zeros if not verb or scan.occurrence_between(
                     mentions[k].end, referents.after_fillers(text, mentions[k].end), verb) is None}
                 allowed = {s: candidates(rule.vars.get(s, ANY)) - (unfit if s == first else zeros)
-                           - (frozenset() if _owned(pattern, s) else owners)
+                           - (frozenset() if _owned(pattern, s) else owners) - dropped
                            for s in pattern.slots}
+                for i, part in enumerate(pattern.parts):
+                    if part.slot is not None and part.dropped:
+                        after = _word_after(scan, pattern, i)
+                        allowed[part.slot] = {k for k in dropped & candidates(
+                            rule.vars.get(part.slot, ANY)) if after and scan.occurrence_between(
+                            mentions[k].end, referents.after_fillers(text, mentions[k].end), after)}
                 for m in patterns.find(pattern, scan, None, allowed, rule.unless, terminators):
                     if not _verb_has_own_subject(text, m, mentions, zeros):  # type: ignore[arg-type]
                         found.append(Firing(order, rule, pi, m))
@@ -624,12 +639,34 @@ def find_firings(rules: list[LoadedRule], scan: patterns.Scan, nodes: dict[str, 
     return sorted(out, key=lambda f: (f.match.start, f.order))
 
 
+def _owner_pronouns(refs: referents.Referents, mentions: list[Mention]) -> set[tuple[int, int]]:
+    """The spans of the possessive pronouns bound ("his", "her" before a noun)."""
+    return {(mentions[k].start, mentions[k].end) for k in refs.possessive
+            if mentions[k].text.lower() in ("his", "her", "their")}
+
+
+def _word_after(scan: patterns.Scan, pattern: patterns.Pattern, i: int) -> frozenset[int]:
+    """The atoms of the first part of ``pattern`` after part ``i`` that is words, not a slot."""
+    for j in range(i + 1, len(pattern.parts)):
+        if pattern.parts[j].slot is None:
+            return scan.vocab.atoms_of(pattern, j)
+    return frozenset()
+
+
+POSSESSED = frozenset({"body", "hand"})
+"""Classes of what someone has: a slot right before one of them names its owner ("his ribs",
+"Xiaochan's palm", 高德顺的左肩)."""
+
+
 def _owned(pattern: patterns.Pattern, slot: str) -> bool:
-    """Whether the pattern goes on with a possessive after ``slot`` ("{who}的伤", "{who}'s")."""
+    """Whether the pattern goes on with a possessive after ``slot`` ("{who}的伤", "{who}'s") or
+    with a thing someone has ("{who} @body": "broke his wrist")."""
     parts = pattern.parts
     for i, p in enumerate(parts[:-1]):
         if p.slot == slot:
             nxt = parts[i + 1]
+            if nxt.classes and set(nxt.classes) <= POSSESSED:
+                return True
             return bool(nxt.words) and all(w.startswith(("的", "'s", "’s")) for w in nxt.words)
     return False
 
@@ -948,6 +985,8 @@ class _Builder:
         for action in rule.rule.do:
             try:
                 for op in self._ops(action, env):
+                    if isinstance(op, RelateOp | UnrelateOp) and op.source == op.target:
+                        continue  # a node is never related to itself: the rest of the firing stands
                     if (isinstance(action, UnrelateAction) and isinstance(op, UnrelateOp)
                             and "*" in action.unrelate and (op.source, op.type, op.target) in kept):
                         continue  # "move the edge here" when it is here already: keep its attrs

@@ -144,7 +144,7 @@ def _best_cut(d: Dictionary, text: str, lo: int, hi: int, names: set[str]) -> se
 
     def score(w: str) -> float | None:
         if w in names:
-            return _name_score(d, w, log_total)
+            return _name_score(d, w, log_total) + _longer(w, names)
         f = d.freq(w)
         if f is None:
             return -log_total if len(w) == 1 else None  # an unknown character: as rare as can be
@@ -166,6 +166,19 @@ def _best_cut(d: Dictionary, text: str, lo: int, hi: int, names: set[str]) -> se
         p = best[p - lo][1]
         cuts.add(p)
     return cuts
+
+
+LONGER_NAME_BONUS = math.log(20.0)  # per character a name covers beyond a shorter name it begins with
+
+
+def _longer(name: str, names: set[str]) -> float:
+    """What a name that begins with a shorter name of the world gains for each character more:
+    "高德顺手里" is 高德顺 and 手里, though "顺手" is a commoner word than "顺" ("高德顺手把药方揣进了
+    袖子里" stays 高德 and 顺手: 手 alone would be the rarer cut). Without it a longer name would
+    pay for its last character as a word of its own, and lose to the shorter name beside any
+    word that character begins."""
+    shorter = max((len(n) for n in names if len(n) < len(name) and name.startswith(n)), default=0)
+    return (len(name) - shorter) * LONGER_NAME_BONUS if shorter else 0.0
 
 
 @lru_cache(maxsize=4096)
