@@ -152,7 +152,7 @@ class CueSet(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     @field_validator("termination", "boundary", "pseudo", "exclusion", "titles", "abbreviations",
-                     "figures")
+                     "figures", "reality")
     @classmethod
     def _bounded(cls, value: list[str]) -> list[str]:
         return _check_terms(value)
@@ -163,6 +163,10 @@ class CueSet(BaseModel):
                               description="Phrases containing a cue that are not one.")
     exclusion: list[str] = Field(default_factory=list,
                                  description="A name right after these is set aside, not bound.")
+    reality: list[str] = Field(
+        default_factory=list,
+        description="Words that return from a dream, a memory or a story to the story's present "
+                    "(醒来后, 'woke'): a dream or a story told before them does not govern them.")
     figures: list[str] = Field(
         default_factory=list,
         description="Phrases that hold a rule's word but do not say its event happened: figures "
@@ -251,6 +255,7 @@ class Lexicon:
         ends: dict[str, set[str]] = {}  # term -> {"termination" | "boundary"}
         self.exclusion: list[str] = []
         figures: set[str] = set()
+        reality: set[str] = set()
         titles: list[str] = []
         abbreviations: list[str] = []
         factive: list[str] = []
@@ -266,6 +271,7 @@ class Lexicon:
                 entries.setdefault(_norm(t), set())
             self.exclusion += [_norm(t) for t in cs.exclusion if t.strip()]
             figures |= {_norm(t) for t in cs.figures if t.strip()}
+            reality |= {_norm(t) for t in cs.reality if t.strip()}
             titles += cs.titles
             abbreviations += cs.abbreviations
             factive += cs.factive
@@ -317,6 +323,9 @@ class Lexicon:
         self.exclusion_rx = budget.compile(
             r"(?:" + "|".join(_term_regex(t) for t in excl) + r")\s*$") if excl else None
         self.figures_rx = _Scanner(sorted(figures, key=lambda t: (-len(t), t)))
+        awake = sorted(reality, key=lambda t: (-len(t), t))
+        self.reality_rx = budget.compile(
+            r"(?:" + "|".join(_term_regex(t) for t in awake) + r")") if awake else None
         self.segmenter = Segmenter(titles, abbreviations)
         self.terminators = budget.compile(PUNCT_BOUNDARY.pattern + "|" + self.end_rx.pattern)
         """Punctuation and words that end a phrase: what stops a world's ``unless`` word."""
@@ -813,7 +822,8 @@ class Analysis:
                     governs, reach = True, "unit"
                 if role == "forward" and governs:
                     self.governors.append((start, end, kind))
-                scope = self._scope(start, end, role, reach, governs)
+                scope = self._scope(start, end, role, reach, governs,
+                                    listener=kind in ("reported", "imagined", "framed"))
                 if scope is not None:
                     self.cues.append(Cue(kind, text[start:end], start, end, *scope))
         self._quotes()
@@ -902,8 +912,14 @@ class Analysis:
         k = bisect.bisect_right(self.clause_ends, pos) - 1
         return max(s0, self.clause_ends[k] + 1) if k >= 0 else s0
 
-    def _scope(self, start: int, end: int, role: str, reach: Scope, governs: bool
-               ) -> tuple[int, int] | None:
+    def _scope(self, start: int, end: int, role: str, reach: Scope, governs: bool,
+               listener: bool = False) -> tuple[int, int] | None:
+        """The span a cue at ``[start, end)`` governs. ``listener``: a verb of telling, dreaming
+        or framing, whose clause may hold only the one told or nothing at all, what it governs in
+        the next clause ("告诉苏晴，林远来到了渡口", "梦里，林雪回到了山门"), unless that clause
+        returns to the story's present ("做了个噩梦，醒来后去了磨坊"); a verb of believing or
+        suspecting takes its object in its own clause ("舰长怀疑奥卡福，奥卡福也怀疑舰长": the
+        second clause is told, not suspected)."""
         s0, s1 = self.sentence_of(start)
         before, after = self.text[s0:start], self.text[end:s1]
         if role == "forward":
@@ -912,8 +928,10 @@ class Analysis:
             if reach == "unit" or governs:
                 clause = self.clause_of(start)
                 stop = clause.unit.end if clause is not None else s1
-                if governs and clause is not None and self._only_names(end, stop, punctuation=True) \
-                        and not self._tags_a_quote(clause.unit.start, start):
+                if governs and listener and clause is not None \
+                        and self._only_names(end, stop, punctuation=True) \
+                        and not self._tags_a_quote(clause.unit.start, start) \
+                        and not self._awake_at(stop):
                     stop = self._next_clause_end(clause, stop)  # "告诉苏晴，林远来到了渡口"
                 return end, max(end, stop)
             ends = self.phrase_ends if reach == "phrase" else self.clause_ends
@@ -939,6 +957,15 @@ class Analysis:
         if self._negated_tag(start):
             return None  # "一句话也没说": said nothing, reports nothing
         return s0, clause_start
+
+    def _awake_at(self, pos: int) -> bool:
+        """Whether the clause after ``pos`` opens with a return to the story's present (醒来后,
+        "woke"): what a dream or a story governs ends there."""
+        rx = self.lex.reality_rx
+        if rx is None:
+            return False
+        m = re.compile(r"[\s，,；;：:—]*").match(self.text, pos)
+        return budget.match(rx, self.text, m.end() if m else pos) is not None
 
     def _tags_a_quote(self, clause_start: int, start: int) -> bool:
         """Whether the verb at ``start`` is a dialogue tag: a quotation closes in its clause before
