@@ -105,6 +105,8 @@ def whole_words(text: str, spans: Iterable[tuple[int, int]], names: Iterable[str
     known = {n for n in names if _CJK.search(n)}
     out: set[tuple[int, int]] = set()
     for i, j in spans:
+        if _longer_name(text, i, j, known, d):
+            continue
         if not _CJK.search(text[i:j]) or not _crossed(d, text, i, j, known):
             out.add((i, j))
             continue
@@ -113,6 +115,30 @@ def whole_words(text: str, spans: Iterable[tuple[int, int]], names: Iterable[str
         if i in cuts and j in cuts:
             out.add((i, j))
     return out
+
+
+# What follows a subject's name at once without being part of it: particles and adverbs
+# ("周铁又去了", "周铁轻拍着他", "周铁一把抓住").
+_AFTER_NAME = frozenset("的地得了着过把被将在和与跟同也又就便都还才却正先再已早刚只仍竟轻慢猛紧死忙快悄默"
+                        "一不没别很最更太可要会能是说对向从给让叫往朝")
+
+
+# The second character of a verb compound: a result or a direction (跑出了, 捡起了, 躲进了).
+_COMPLEMENTS = frozenset("出进到起下上回过开走掉亮住完好成伤死灭破断碎倒光透满错懂见在给向往来去")
+
+
+def _longer_name(text: str, i: int, j: int, names: set[str], d: Dictionary) -> bool:
+    """Whether the two-character name at ``[i, j)`` begins the longer name of someone else:
+    in "周铁生抱着一箱零件" the character after 周铁 is no verb of its own, since another verb
+    with its aspect (抱着) follows it at once, and the two make no word nor a verb and its result
+    (跑出了, 捡起了): 周铁生 is another person. A name of the world that goes on there ("高德" in
+    "高德顺") is weighed by the segmenter instead."""
+    if j - i != 2 or j + 2 >= len(text) or any(n.startswith(text[i:j]) and len(n) > 2 for n in names):
+        return False
+    after, verb, aspect = text[j], text[j + 1], text[j + 2]
+    return (bool(_CJK.match(after)) and after not in _AFTER_NAME and bool(_CJK.match(verb))
+            and verb not in _AFTER_NAME and verb not in _COMPLEMENTS and aspect in "着了过"
+            and d.freq(after + verb) is None)
 
 
 def _crossed(d: Dictionary, text: str, i: int, j: int, names: set[str]) -> bool:
