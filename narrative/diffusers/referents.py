@@ -75,7 +75,8 @@ FILLERS_ZH = ("又", "也", "便", "就", "才", "还", "再", "都", "随即", 
               "仍旧", "照样", "依旧", "只是", "偏偏", "硬是", "干脆", "索性", "毅然", "放心地", "放心",
               "回过神来", "不久", "随即又", "一直", "一口气", "一溜烟", "一路小跑", "头也不回",
               "自己", "人", "一步一步", "一步步", "双手", "亲手", "转手", "顺手", "随手", "一边", "一面",
-              "独自一人", "这一次", "这次", "那一次", "那次", "这时", "此时", "那时", "这会儿")
+              "独自一人", "这一次", "这次", "那一次", "那次", "这时", "此时", "那时", "这会儿", "上楼",
+              "下楼")
 # A Chinese verb phrase before the verb that goes on from it is no subject: "V了(一)+measure+N"
 # (叫了辆车, 划了根火柴, 叹了口气), "V之后"/"V后" (醒来之后), "...就/便".
 _SERIAL_ZH = (r"[^\W\d_]{1,2}了一?(?:辆|根|个|只|把|声|口|眼|下|趟|番|杯|碗|张|支|盒)[^\W\d_，。、]{0,4}"
@@ -288,9 +289,12 @@ def _antecedent(text: str, pronoun: str, pos: int, is_object: bool, chars: list[
         cjk_object = _zh_object(text, pos, clause.unit.start)
         if cjk_object and not any(m.start < pos for m in chars[lo:mid]
                                   if clause.unit.holds(m.start, m.end) and clause.unit.start <= m.start):
-            first = next((m for m in chars[lo:mid] if m.start >= s0), None)
-            if first is not None:
-                others.add(first.ids[0])  # the dropped subject of its clause
+            dropped = _clause_opener(text, clause.unit.start, chars, nodes, analysis)
+            if dropped is None:
+                first = next((m for m in chars[lo:mid] if m.start >= s0), None)
+                dropped = first.ids[0] if first is not None else None
+            if isinstance(dropped, str):
+                others.add(dropped)  # the dropped subject of its clause
     before = [m for m in chars[lo:mid] if m.end <= pos and m.ids[0] not in others]
     got = _pick(pronoun, [m.ids[0] for m in before], nodes)
     if got[0] is not None or got[1]:
@@ -433,6 +437,10 @@ def _subject(text: str, pos: int, mentions: list[Mention], nodes: dict[str, Node
             inside = [m for m in mentions[lo:hi] if prev.unit.holds(m.start, m.end) and m.start < m.end]
             if inside:
                 return _head(text, inside, nodes)
+    if is_cjk(text[pos:pos + 1]):
+        opener = _clause_opener(text, pos, mentions, nodes, analysis)
+        if opener is not None:
+            return opener
     spans = [(s0, pos)]
     k = analysis.sentence_index(pos)
     spans += [analysis.sentences[j] for j in range(k - 1, max(-1, k - 4), -1)]
@@ -458,6 +466,31 @@ def _quoted(text: str, start: int, end: int) -> list[tuple[int, int]]:
     if not any(q in text[start:end] for q in "“\"「『"):
         return []
     return [m.span() for m in _QUOTED.finditer(text, start, end)]
+
+
+_OPENING_ZH = re.compile(r"[\s“”\"「」『』]*")
+
+
+def _clause_opener(text: str, pos: int, mentions: list[Mention], nodes: dict[str, NodeDict | None],
+                   analysis: Analysis) -> str | tuple[str, ...] | None:
+    """The character (or the two joined) opening the nearest clause before ``pos`` in its
+    sentence that opens with one: a Chinese sentence changes its subject at a clause that
+    names a new one, and the clauses after go on with it ("皇上宣方阁老进宫，方阁老冒着大雪，半
+    个时辰后便赶到了乾清宫": 方阁老 arrives; "小雨的心跳停了，林晓月按了二十分钟，还是没能…":
+    林晓月 fails)."""
+    s0, _ = analysis.sentence_of(pos)
+    starts = _starts(mentions)
+    cuts = [m.end() for m in PUNCT_BOUNDARY.finditer(text, s0, pos)]
+    for at in reversed([s0, *cuts]):
+        at = _OPENING_ZH.match(text, at).end()
+        if at >= pos:
+            continue
+        k = bisect.bisect_left(starts, at)
+        if k < len(mentions) and mentions[k].start == at and mentions[k].start < mentions[k].end:
+            head = _head(text, [m for m in mentions[k:] if m.start < pos and m.start < m.end], nodes)
+            if head is not None:
+                return head
+    return None
 
 
 _STARTS: dict[int, tuple[list[Mention], list[int]]] = {}
