@@ -107,6 +107,10 @@ _SUMMARY_SHE = re.compile(r"\b(?:she|her|hers|herself|wife|widow|mother|daughter
 # a Chinese summary says 他 or 她 ("他是个船夫。"); 其他 is "other", 他们 and 她们 are plural
 _SUMMARY_HE_ZH = re.compile(r"(?<!其)他(?!们)")
 _SUMMARY_SHE_ZH = re.compile(r"她(?!们)")
+# without a pronoun, what a Chinese summary calls the character ("翊坤宫的宫女，十六岁")
+_SUMMARY_HE_NOUN_ZH = re.compile(r"太监|公公|皇子|王爷|男人|男子|丈夫|父亲|儿子|哥哥|弟弟|老爷|少爷|和尚|书生|老头")
+_SUMMARY_SHE_NOUN_ZH = re.compile(r"宫女|嬷嬷|妃|皇后|公主|女人|女子|姑娘|妻子|母亲|女儿|妹妹|姐姐|夫人|尼姑|丫鬟|"
+                                  r"乳母|老太太|老妇")
 
 Recent = Callable[[], list[list[tuple[str, NodeDict]]]]
 
@@ -159,6 +163,11 @@ def _pronoun_of(node: NodeDict | None) -> str | None:
     she = bool(_SUMMARY_SHE.search(summary) or _SUMMARY_SHE_ZH.search(summary))
     if he != she:
         return "he" if he else "she"
+    if not he:  # no pronoun at all: the nouns that name the character
+        he = bool(_SUMMARY_HE_NOUN_ZH.search(summary))
+        she = bool(_SUMMARY_SHE_NOUN_ZH.search(summary))
+        if he != she:
+            return "he" if he else "she"
     return None
 
 

@@ -562,7 +562,8 @@ MAX_NAME = 200  # a name is a label: longer text belongs in the summary
 
 
 def create_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: Iterable[str] = (),
-                lifecycle: str = "permanent", summary: str = "") -> dict[str, Any]:
+                lifecycle: str = "permanent", summary: str = "", pronouns: str | None = None
+                ) -> dict[str, Any]:
     """A new node, as ``narr new`` makes it (a hand edit the next event records)."""
     from narrative.engine.new import new_node
 
@@ -572,7 +573,7 @@ def create_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases
                                     f"{MAX_NAME}", hint="say more in the summary")
     with wr.lock:
         made = new_node(wr, layer, name, kind=kind, aliases=list(aliases), lifecycle=lifecycle,
-                        summary=summary)
+                        summary=summary, pronouns=pronouns)
     return made.to_json()
 
 
