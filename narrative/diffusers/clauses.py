@@ -849,16 +849,13 @@ class Analysis:
                     self.cues.append(Cue("future", head.group(1), head.start(1), head.end(1),
                                          head.start(1), s1))
                 continue
-            head = _WHEN_EN.match(self.text, s0, s1)
-            if head is None:
+            when = _WHEN_EN.match(self.text, s0, s1)
+            if when is None:
                 continue
-            comma = self.text.find(",", head.end(), s1)
-            if comma < 0:
-                continue
-            main = self.text[comma:s1]
-            if _FUTURE_EN.search(main):
-                self.cues.append(Cue("future", head.group(1), head.start(1), head.end(1),
-                                     head.start(1), s1))
+            at = self.text.find(",", when.end(), s1)
+            if at >= 0 and _FUTURE_EN.search(self.text, at, s1):
+                self.cues.append(Cue("future", when.group(1), when.start(1), when.end(1),
+                                     when.start(1), s1))
 
     def _vocatives(self) -> None:
         """"伊娜，去码头！": a name called at the start of a sentence, then an order to it (an

@@ -42,8 +42,8 @@ from narrative.nodefile import NodeDict
 
 PRONOUNS = {"he": "he", "him": "he", "his": "he", "she": "she", "her": "she", "they": "they",
             "them": "they", "他": "he", "她": "she"}
-_PRONOUN_RX = re.compile(r"(?<![\w'])(?:he|him|his|she|her|they|them)(?![\w'])|(?<!其)他(?![们人])|她(?![们])",
-                         re.IGNORECASE)
+_PRONOUN_RX = re.compile(r"(?<![\w'])(?:he|him|his|she|her|they|them)(?![\w'])"
+                         r"|(?<!其)他(?![们人])|她(?![们])", re.IGNORECASE)
 _IT_RX = re.compile(r"(?<![\w'])it(?![\w'])|它(?![们])", re.IGNORECASE)
 # after "her", a word that makes it an object ("gives her the ring"), not a possessive ("her ring")
 _OBJECT_AFTER = re.compile(r"\s*(?:$|[^\w\s]|(?:the|a|an|to|at|in|into|on|and|back|away|up|down|out|of|for|"
@@ -108,9 +108,10 @@ _SUMMARY_SHE = re.compile(r"\b(?:she|her|hers|herself|wife|widow|mother|daughter
 _SUMMARY_HE_ZH = re.compile(r"(?<!其)他(?!们)")
 _SUMMARY_SHE_ZH = re.compile(r"她(?!们)")
 # without a pronoun, what a Chinese summary calls the character ("翊坤宫的宫女，十六岁")
-_SUMMARY_HE_NOUN_ZH = re.compile(r"太监|公公|皇子|王爷|男人|男子|丈夫|父亲|儿子|哥哥|弟弟|老爷|少爷|和尚|书生|老头")
-_SUMMARY_SHE_NOUN_ZH = re.compile(r"宫女|嬷嬷|妃|皇后|公主|女人|女子|姑娘|妻子|母亲|女儿|妹妹|姐姐|夫人|尼姑|丫鬟|"
-                                  r"乳母|老太太|老妇")
+_SUMMARY_HE_NOUN_ZH = re.compile(r"太监|公公|皇子|王爷|男人|男子|丈夫|父亲|儿子|哥哥|弟弟|老爷|少爷|"
+                                 r"和尚|书生|老头")
+_SUMMARY_SHE_NOUN_ZH = re.compile(r"宫女|嬷嬷|妃|皇后|公主|女人|女子|姑娘|妻子|母亲|女儿|妹妹|姐姐|"
+                                  r"夫人|尼姑|丫鬟|乳母|老太太|老妇")
 
 Recent = Callable[[], list[list[tuple[str, NodeDict]]]]
 
@@ -491,7 +492,8 @@ def _clause_opener(text: str, pos: int, mentions: list[Mention], nodes: dict[str
     starts = _starts(mentions)
     cuts = [m.end() for m in PUNCT_BOUNDARY.finditer(text, s0, pos)]
     for at in reversed([s0, *cuts]):
-        at = _OPENING_ZH.match(text, at).end()
+        opening = _OPENING_ZH.match(text, at)
+        at = opening.end() if opening else at
         if at >= pos:
             continue
         k = bisect.bisect_left(starts, at)
