@@ -820,6 +820,10 @@ class Analysis:
                 if role == "forward" and kind in _CLAUSE_BOUND_ZH and is_cjk_char(term[0]):
                     # a Chinese complement ends with its clause ("梦见库克向他开枪，惊醒之后便去了外滩")
                     governs, reach = True, "unit"
+                    if kind in _FRAMES_ZH:
+                        # a dream, a memory or a story goes on over the clauses that continue it
+                        # ("梦见师兄闯进洞府，一剑杀了她"), until the sentence returns to its now
+                        reach = "sentence"
                 if role == "forward" and governs:
                     self.governors.append((start, end, kind))
                 scope = self._scope(start, end, role, reach, governs,
@@ -921,7 +925,8 @@ class Analysis:
         before, after = self.text[s0:start], self.text[end:s1]
         if role == "forward":
             if reach == "sentence" or _COLON_AFTER.match(self.text, end, s1):
-                return end, s1  # "盘算着：先…再…然后…": what the colon opens is the plan
+                # "盘算着：先…再…然后…": what the colon opens is the plan
+                return end, self._until_awake(end, s1)
             if reach == "unit" or governs:
                 clause = self.clause_of(start)
                 stop = clause.unit.end if clause is not None else s1
@@ -954,6 +959,14 @@ class Analysis:
         if self._negated_tag(start):
             return None  # "一句话也没说": said nothing, reports nothing
         return s0, clause_start
+
+    def _until_awake(self, start: int, end: int) -> int:
+        """``end``, or where a return to the story's present (醒来后, "woke") stands before it."""
+        rx = self.lex.reality_rx
+        if rx is None:
+            return end
+        found = budget.search(rx, self.text, start, end)
+        return found.start() if found is not None else end
 
     def _awake_at(self, pos: int) -> bool:
         """Whether the clause after ``pos`` opens with a return to the story's present (醒来后,
@@ -1202,6 +1215,7 @@ _QUOTE = re.compile(r"“[^”\n]{2,}”|\"[^\"\n]{2,}\"|「[^」\n]{2,}」|『[
 # kinds whose Chinese cues govern their own clause only (and the next one when theirs holds no
 # more than an object: "告诉苏晴，林远来到了渡口")
 _CLAUSE_BOUND_ZH = frozenset({"reported", "believed", "denied", "imagined", "framed"})
+_FRAMES_ZH = frozenset({"imagined", "framed"})
 _MODALS = frozenset({"will", "would", "can", "could", "shall", "should", "may", "might", "must", "do",
                      "does", "did", "not", "never", "'ll", "let's", "cannot", "dare", "need"})
 
