@@ -54,7 +54,8 @@ def held(world: Path, text: str) -> list[dict[str, Any]]:
 
 
 # Cy is wounded already: a blow more makes only the enmity
-STABBED_BY_BO = {("cy-marsh", "/relations/enemy-of/bo-hale", "{}"), ("bo-hale", "/relations/enemy-of/cy-marsh", "{}")}
+STABBED_BY_BO = {("cy-marsh", "/relations/enemy-of/bo-hale", "{}"),
+                 ("bo-hale", "/relations/enemy-of/cy-marsh", "{}")}
 
 FAMILIES = [
     # wound: told by what it did to the body, by someone named or by nobody
@@ -106,7 +107,8 @@ STRUCTURES = [
      {("ada-wren", "/relations/holds/copper-lamp", "null"), ("bo-hale", "/relations/holds/copper-lamp", "{}"),
       ("copper-lamp", "/state/holder", '"bo-hale"'), ("ada-wren", "/state/location", '"the-ford"')}),
     # "the wounded X" is a state (Ada, who carries him, is at the inn already)
-    ("Ada Wren dragged the wounded Cy Marsh into the Red Inn.", {("cy-marsh", "/state/location", '"the-red-inn"')}),
+    ("Ada Wren dragged the wounded Cy Marsh into the Red Inn.",
+     {("cy-marsh", "/state/location", '"the-red-inn"')}),
     ("艾达把受伤的阿赛背进了红店。", {("cy-marsh", "/state/location", '"the-red-inn"')}),
     # a dream covers what continues it, until one wakes
     ("艾达梦见阿博把铜灯摔得粉碎，又把银刀扔进了河里。", set()),
@@ -120,8 +122,8 @@ STRUCTURES = [
     # an idiom of manner holds no negation
     ("阿博头也不回地走进了渡口。", {("bo-hale", "/state/location", '"the-ford"')}),
     ("阿博不慌不忙地把银刀交给了艾达。",
-     {("bo-hale", "/relations/holds/silver-knife", "null"), ("ada-wren", "/relations/holds/silver-knife", "{}"),
-      ("silver-knife", "/state/holder", '"ada-wren"')}),
+     {("bo-hale", "/relations/holds/silver-knife", "null"),
+      ("ada-wren", "/relations/holds/silver-knife", "{}"), ("silver-knife", "/state/holder", '"ada-wren"')}),
     # an action after a dialogue tag is told
     ('"Take it," said Ada Wren, and she gave Bo Hale the lamp.',
      {("ada-wren", "/relations/holds/copper-lamp", "null"), ("bo-hale", "/relations/holds/copper-lamp", "{}"),
