@@ -224,6 +224,7 @@ class Chain(TypedDict):
     abandoned_at: str | None
     base: str | None
     replayed: bool
+    replayed_events: int
 
 
 @with_config(_CLOSED)
@@ -608,7 +609,10 @@ class EditRestoredAnswer(_Versioned):
 
 @with_config(_CLOSED)
 class EditDroppedAnswer(_Versioned):
+    """``kept_as``: the abandoned chain made to keep the events only these edits held."""
+
     dropped: str
+    kept_as: str | None
 
 
 @with_config(_CLOSED)

@@ -182,11 +182,13 @@ def parse_config(text: str, source: str = CONFIG_FILE) -> WorldConfig:
 
 
 def load_config(root: Path) -> WorldConfig:
+    from narrative.store import bounded
     from narrative.store.confine import inside
 
     path = inside(root, CONFIG_FILE)  # settings from the world, not from where a link points
     try:
-        text = path.read_text(encoding="utf-8")
+        text = bounded.read(path, bounded.MAX_SETTINGS, label=CONFIG_FILE,
+                            error=InvalidWorldError).decode("utf-8")
     except FileNotFoundError:
         raise InvalidWorldError(f"{CONFIG_FILE} is missing from {root}") from None
     except UnicodeDecodeError:

@@ -134,7 +134,7 @@ def json_problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
             return (f"an integer beyond {MAX_INT_BITS} bits ({item.bit_length():,} bits); "
                     "a story's numbers fit in 64")
         if isinstance(item, str):
-            if not _encodable(item):
+            if not encodable(item):
                 return f"text {item[:20]!r}... is not valid Unicode ({_NOT_UNICODE})"
             continue
         if isinstance(item, dict | list):
@@ -142,7 +142,7 @@ def json_problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
                 return f"values nested more than {MAX_DEPTH} levels deep"
             if isinstance(item, dict):
                 for key in item:
-                    if isinstance(key, str) and not _encodable(key):
+                    if isinstance(key, str) and not encodable(key):
                         return f"key {key[:20]!r}... is not valid Unicode ({_NOT_UNICODE})"
                 stack.extend((v, depth + 1) for v in item.values())
             else:
@@ -150,7 +150,8 @@ def json_problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
     return None
 
 
-def _encodable(text: str) -> bool:
+def encodable(text: str) -> bool:
+    """Whether UTF-8 can hold ``text`` (a lone surrogate, from a JSON escape, it cannot)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -187,9 +187,11 @@ def parse_params(model: type[Params], arguments: Mapping[str, Any] | None, *, so
     from narrative.nodefile import MAX_DEPTH, json_problem
 
     data = dict(arguments or {})
-    problem = json_problem(data, MAX_DEPTH + 8)
-    if problem:
-        raise InvalidInputError(f"{source}: {problem}")
+    for key, value in data.items():  # name the argument, as a validation error does
+        problem = json_problem({key: value}, MAX_DEPTH + 8)
+        if problem:
+            where = f"/{key}" if json_problem(key) is None else f"/{key!r}"
+            raise InvalidInputError(f"{source}: {where}: {problem}")
     try:
         return model.model_validate(data, strict=not lax)
     except ValidationError as exc:

@@ -244,3 +244,15 @@ def rel_path(root: Path, node_id: str, layer: str) -> str:
     from narrative.ids import node_path
 
     return node_path(node_id, layer, load_config(root).layout)  # type: ignore[arg-type]
+
+
+def kept_events(root: Path) -> list[Any]:
+    """The failed events a world keeps for ``narr failed`` / ``--retry``, oldest first."""
+    from narrative.engine import failed
+    from narrative.store.worldrepo import WorldRepo
+
+    wr = WorldRepo.open(root)
+    try:
+        return failed.load_all(wr)
+    finally:
+        wr.close()

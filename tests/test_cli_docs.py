@@ -128,7 +128,7 @@ def test_json_output_is_json(narr: CLI, world: Path, tmp_path: Path) -> None:
                                              "path": narr("path", "lin-yuan").stdout.strip()}
     assert narr.json("status")["edits"] == []
     assert narr.json("check")["ok"] is True
-    named = {"branch": "narr.branches/1", "chains": "narr.chains/1", "reflog": "narr.reflog/1",
+    named = {"branch": "narr.branches/1", "chains": "narr.chains/2", "reflog": "narr.reflog/1",
              "edits": "narr.edits/1", "failed": "narr.failed/1", "status": "narr.status/1",
              "check": "narr.check/1", "threads": "narr.threads/1", "brief": "narr.brief/1",
              "graph": "narr.graph_sizes/1"}

@@ -54,7 +54,10 @@ def audit_cmd(ctx: Context, file: Any, at: str | None, as_json: bool) -> None:
 
     name = getattr(file, "name", "-")
     name = "stdin" if name in ("-", "<stdin>") else str(name)
-    report = audit(ctx.world, read_chapter(file.read(), name), at)
+    from narrative.store import bounded
+
+    data = bounded.read_stream(file, bounded.MAX_TEXT, label=name, what="chapter")
+    report = audit(ctx.world, read_chapter(data, name), at)
     for message in report.warnings:
         warn(message)
     d = report.to_json()

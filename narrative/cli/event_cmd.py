@@ -106,8 +106,11 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
         if content == "-":
             if delta_file == "-":
                 raise click.UsageError("standard input can be the content or the --delta, not both")
+            from narrative.store import bounded
+
+            raw = bounded.read_stream(sys.stdin.buffer, bounded.MAX_TEXT, label="<stdin>")
             try:
-                content = sys.stdin.buffer.read().decode("utf-8-sig").strip()
+                content = raw.decode("utf-8-sig").strip()
             except UnicodeDecodeError as exc:
                 raise InvalidInputError(f"<stdin>: not UTF-8 text (byte {exc.start})") from None
         if not content:
@@ -116,7 +119,7 @@ def event_cmd(ctx: Context, content: str | None, sets: tuple[str, ...], unsets: 
             raise click.UsageError("--at needs a story time (\"Day 3, dusk\"); leave it out for none")
         name = diffuser_name or default_name(wr)
         diffuser = get_diffuser(name, wr)
-        with engine.names_then_event(wr):
+        with engine.names_then_event(wr, diffuser):
             try:
                 request = _request(wr, content, sets, unsets, relates, unrelates, creates,
                                    expires, delta_file, narrative_text, timestamp, close_scene)
@@ -207,16 +210,17 @@ def _request(wr: WorldRepo, content: str, sets: tuple[str, ...], unsets: tuple[s
     from narrative.delta.request import EventRequest
     from narrative.errors import InvalidInputError
     from narrative.invocation import absolute
+    from narrative.nodefile import MAX_NODE_BYTES
+    from narrative.store import bounded
 
     delta = None
     if delta_file is not None:
         if delta_file == "-":
-            data = sys.stdin.buffer.read()
+            data = bounded.read_stream(sys.stdin.buffer, bounded.MAX_TEXT, label="--delta <stdin>")
             delta = read_delta("<stdin>", data)
         else:
             try:
-                with open(absolute(delta_file), "rb") as fh:
-                    data = fh.read()
+                data = bounded.read(absolute(delta_file), bounded.MAX_TEXT, label=f"--delta {delta_file}")
             except OSError as exc:
                 raise InvalidInputError(f"--delta {delta_file}: cannot read ({exc.strerror})") from None
             delta = read_delta(delta_file, data)
@@ -225,7 +229,7 @@ def _request(wr: WorldRepo, content: str, sets: tuple[str, ...], unsets: tuple[s
     create_ops = []
     for path in creates:
         try:
-            data = absolute(path).read_bytes()
+            data = bounded.read(absolute(path), MAX_NODE_BYTES, label=f"--create {path}")
         except OSError as exc:
             raise InvalidInputError(f"--create {path}: cannot read ({exc.strerror})") from None
         create_ops.append(flags.node_file_op(path, data))

@@ -156,7 +156,8 @@ def _edit_problem(ctx: Context, path: str) -> InvalidWorldError | None:
 @click.option("--pronouns", metavar="she|he|they|it", default=None,
               help="A character's pronouns: what 'he', 'her' and 他 in an event bind to.")
 @click.option("--force", is_flag=True,
-              help="Make it even when its id is taken by a node of the same words (it gets -2).")
+              help="Make it even when its id is taken by a node of the same words (it gets -2), or "
+                   "its name only looks like another's.")
 @json_option
 @pass_context
 def new_cmd(ctx: Context, layer: str, name: str, kind: str, aliases: tuple[str, ...], lifecycle: str,
@@ -165,7 +166,8 @@ def new_cmd(ctx: Context, layer: str, name: str, kind: str, aliases: tuple[str, 
 
     The file is a hand edit: the next event records it. A name (or alias) the
     world already uses is refused, and so is one whose id is taken by a node of
-    the same words ("Old Mill!" beside Old Mill) unless --force.
+    the same words ("Old Mill!" beside Old Mill), or one that only looks like a
+    name the world has (a Cyrillic і in "Lіn Yuan"), unless --force.
 
     A character's --pronouns (she, he, they, it) say whom "he", "her" and 他 in an
     event's words can mean; without them narr reads them from the summary.

@@ -104,7 +104,8 @@ def chains_cmd(click_ctx: click.Context, as_json: bool) -> None:
     """Abandoned chains of events (kept for good), newest first, by number and name.
 
     A chain keeps its number and name for good; narr replay and narr chains drop
-    take either. Chains already replayed are marked so. Chains another writer
+    take either. Chains already replayed are marked so (replayed 4 of 25: only
+    their first events). Chains another writer
     pushed come after yours, as origin/N (origin/rain-stops-4f2a).
 
     \b
@@ -114,7 +115,10 @@ def chains_cmd(click_ctx: click.Context, as_json: bool) -> None:
     from narrative.engine.chains import list_chains
 
     for c in group_listing(click_ctx, as_json, list_chains, "No abandoned chains.", "chains"):
-        mark = "  (replayed)" if c["replayed"] else ""
+        mark = ""
+        if c["replayed"]:
+            part = c["length"] > 0 and c["replayed_events"] < c["length"]
+            mark = f"  (replayed {c['replayed_events']} of {c['length']})" if part else "  (replayed)"
         n = f"{c['remote']}/{c['n']}" if c["remote"] else str(c["n"])
         if c["length"] == 0:
             echo(f"{n:>3}  {c['name']}  (back on the story line){mark}")
@@ -334,7 +338,9 @@ def edits_restore_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> N
 @json_option
 @pass_context
 def edits_drop_cmd(ctx: Context, which: str, as_json: bool) -> None:
-    """Forget set-aside edits WHICH for good.
+    """Forget set-aside edits WHICH for good (never the story they sit on).
+
+    Events only these edits still held are kept as an abandoned chain first.
 
     Edits of yours that went up with narr push are deleted there by your next push.
 
@@ -344,11 +350,14 @@ def edits_drop_cmd(ctx: Context, which: str, as_json: bool) -> None:
     """
     from narrative.engine.setaside import drop_set_aside
 
-    name = drop_set_aside(ctx.world, which)
+    result = drop_set_aside(ctx.world, which)
     if as_json:
-        emit_json({"dropped": name}, "edit_dropped")
-    else:
-        echo(f"Dropped {name}")
+        emit_json(result.to_json(), "edit_dropped")
+        return
+    echo(f"Dropped {result.dropped}")
+    if result.kept_as is not None:
+        echo(f"The events only these edits held are kept as an abandoned chain "
+             f"({result.kept_as.rsplit('/', 1)[-1]}; narr chains lists it)")
 
 
 COMMANDS = [reset_cmd, chains_cmd, replay_cmd, revert_cmd, reflog_cmd, edits_cmd]

@@ -47,6 +47,7 @@ from narrative.diffusers import clauses, referents
 from narrative.diffusers.context import find_mentions, is_cjk
 from narrative.diffusers.rulefile import rule_set
 from narrative.diffusers.rules import RulesDiffuser, Unmet
+from narrative.engine import calloff
 from narrative.engine import contradictions as cx
 from narrative.engine.eventgraph import Story, end_reason, tip_of
 from narrative.engine.history_of import MentionWorld
@@ -183,6 +184,7 @@ def audit(wr: WorldRepo, text: str, at: str | None = None) -> AuditReport:
     report.sentences = len(spans)
     named_any = False
     for number, (start, end) in enumerate(spans, 1):
+        calloff.check()  # a server's client that hung up stops the audit here
         sentence = text[start:end].strip()
         reader.facts.sentences.append(sentence)
         request = EventRequest(content=sentence, diffuser="rules")

@@ -25,6 +25,7 @@ def list_chains(wr: WorldRepo) -> list[dict[str, Any]]:
         first = _brief(wr, commits[0]) if commits else None
         last = _brief(wr, commits[-1]) if commits else None
         parsed = refs.chain_name(name)
+        replayed = refs.replayed(wr, name)
         out.append({
             "n": numbers[name], "name": label_of(name, tip), "key": parsed.key, "ref": name,
             "remote": parsed.remote,
@@ -32,9 +33,19 @@ def list_chains(wr: WorldRepo) -> list[dict[str, Any]]:
             "length": len(commits), "first": first, "last": last,
             "abandoned_at": _when(parsed.key), "base": commits[0].parent_ids[0]
             if commits and commits[0].parent_ids else None,
-            "replayed": refs.replayed(wr, name),
+            "replayed": replayed,
+            "replayed_events": _replayed_events(wr, name, tip, commits) if replayed else 0,
         })
     return out
+
+
+def _replayed_events(wr: WorldRepo, name: str, tip: Commit, commits: list[Commit]) -> int:
+    """How many of the chain's events a replay told again (all of them, or the first few)."""
+    originals = {s["id"] for c in commits if (s := history.summary(wr, c))["kind"] == "event"
+                 and s["id"] is not None}
+    if not originals:
+        return 0
+    return len(history.replayed_copies(wr, refs.replayed_marks(wr, name), tip.id, originals))
 
 
 def label_of(name: str, tip: Commit) -> str:

@@ -48,8 +48,9 @@ class Chain:
 
     ``number`` is stable (``origin/3`` for another writer's); ``name`` is the readable one
     ``narr chains`` shows; ``first`` and ``last`` are its ends (``commit``, ``id``, ``content``,
-    ``created_at``); ``base`` the commit it grew from; ``replayed`` whether it ran again since.
-    Pass it to :func:`narrative.replay` as it is.
+    ``created_at``); ``base`` the commit it grew from; ``replayed`` whether it ran again since,
+    ``replayed_events`` how many of its events that told again (fewer than ``length``: a
+    replay stopped half-way, or ``--to`` an event). Pass it to :func:`narrative.replay` as it is.
     """
 
     number: int | str
@@ -65,6 +66,7 @@ class Chain:
     abandoned_at: str | None
     base: str | None
     replayed: bool
+    replayed_events: int = 0
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Chain:
@@ -75,7 +77,8 @@ class Chain:
         return {"n": self.number, "name": self.name, "key": self.key, "ref": self.ref,
                 "remote": self.remote, "tip": self.tip, "tip_event": self.tip_event,
                 "length": self.length, "first": self.first, "last": self.last,
-                "abandoned_at": self.abandoned_at, "base": self.base, "replayed": self.replayed}
+                "abandoned_at": self.abandoned_at, "base": self.base, "replayed": self.replayed,
+                "replayed_events": self.replayed_events}
 
     @property
     def selector(self) -> str:
@@ -140,8 +143,9 @@ def _pick_event(commits: list[Commit], which: str, chain: str) -> int:
 
 
 def drop_chain(wr: WorldRepo, which: str, *, force: bool = False) -> dict[str, Any]:
-    """Delete an abandoned chain's ref. Refused when some of its events are kept by no
-    other ref (deleting would lose them) unless ``force``."""
+    """Delete an abandoned chain's ref. Refused, unless ``force``, while some of its events are
+    in no story line and no other abandoned chain: set-aside edits that happen to hold them do
+    not count, as they may be dropped next (:func:`narrative.store.refs.kept_for_good`)."""
     with move.writing(wr):
         name, tip = pick_chain(wr, which)
         label = label_of(name, tip)
@@ -150,11 +154,8 @@ def drop_chain(wr: WorldRepo, which: str, *, force: bool = False) -> dict[str, A
             raise InvalidInputError(
                 f"chain {label} is {remote}'s: dropping this copy would bring it back with the "
                 f"next narr pull", hint="only its writer drops it, on their own machine")
-        others = refs.reachable_elsewhere(wr, name)
         lost = []
-        for commit in history.first_parent(tip):
-            if any(history.is_ancestor(wr, commit.id, o) for o in others):
-                break
+        for commit in refs.held_only_by(wr, tip.id, but=name):
             rec = commit.record()
             if rec is not None and rec.kind == "event":
                 lost.append({"commit": commit.id, "id": rec.id, "content": rec.content})

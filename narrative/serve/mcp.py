@@ -77,6 +77,7 @@ class WorldTools:
         self.readers = ThreadPoolExecutor(4, "narr-mcp-reader", initializer=_warm_thread)
         self._catalog: Any = None
         self._watcher: Any = None
+        self._under_way: set[threading.Event] = set()  # each call's "its client has gone"
 
     def start(self) -> None:
         """Hold the catalog open and watch the files (each a cache: without it, calls still
@@ -118,18 +119,53 @@ class WorldTools:
         (:meth:`write`) and the client's next ``log`` or ``status`` shows it.
         """
         op = self.operations.get(name)
-        if op is None or not op.writes:
-            return await asyncio.wrap_future(self.readers.submit(self.call, name, arguments))
         cancelled = threading.Event()
-        job = self.writer.submit(self.write, name, arguments, cancelled, request)
+        self._under_way.add(cancelled)
         try:
-            return await asyncio.wrap_future(job)
-        except anyio.get_cancelled_exc_class():
+            if op is None or not op.writes:
+                job = self.readers.submit(self.read, name, arguments, cancelled, request)
+                try:
+                    return await asyncio.wrap_future(job)
+                except anyio.get_cancelled_exc_class():
+                    cancelled.set()  # the read stops at its next step
+                    job.cancel()
+                    raise
+            job = self.writer.submit(self.write, name, arguments, cancelled, request)
+            try:
+                return await asyncio.wrap_future(job)
+            except anyio.get_cancelled_exc_class():
+                cancelled.set()
+                if job.cancel():  # still queued behind another write: it never runs
+                    log.warning("narr mcp: %s (request %s) was cancelled before it began; nothing was "
+                                "written", name, request)
+                raise
+        finally:
+            self._under_way.discard(cancelled)
+
+    def under_way(self) -> int:
+        return len(self._under_way)
+
+    def hang_up(self) -> int:
+        """The client has gone: every call under way is called off (a read at its next step, a
+        write still waiting for the world; a write that began completes). How many there were."""
+        calls = list(self._under_way)
+        for cancelled in calls:
             cancelled.set()
-            if job.cancel():  # still queued behind another write: it never runs
-                log.warning("narr mcp: %s (request %s) was cancelled before it began; nothing was "
-                            "written", name, request)
-            raise
+        return len(calls)
+
+    def read(self, name: str, arguments: dict[str, Any] | None, cancelled: threading.Event,
+             request: Any = None) -> types.CallToolResult:
+        """A read tool's call on a reader thread, stopped between two steps once ``cancelled``
+        is set (:mod:`narrative.engine.calloff`)."""
+        from narrative.engine.calloff import CalledOff, watching
+
+        try:
+            with watching(cancelled.is_set):
+                return self.call(name, arguments)
+        except CalledOff:
+            log.info("narr mcp: %s (request %s) stopped: its client has gone", name, request)
+            return _result(error_json("the call was cancelled; it stopped before its end",
+                                      "Cancelled"), error=True)
 
     def write(self, name: str, arguments: dict[str, Any] | None, cancelled: threading.Event,
               request: Any = None) -> types.CallToolResult:
@@ -138,6 +174,11 @@ class WorldTools:
         from narrative.store.lock import Abandoned, give_up_waiting
 
         give_up_waiting(cancelled.is_set)
+        if cancelled.is_set():  # called off (its client gone) before its turn came
+            log.warning("narr mcp: %s (request %s) was cancelled before it began; nothing was "
+                        "written", name, request)
+            return _result(error_json("the call was cancelled before it began; nothing was "
+                                      "written", "Cancelled"), error=True)
         try:
             result = self.call(name, arguments)
         except Abandoned:
@@ -180,6 +221,7 @@ class WorldTools:
             return op.call(wr, params)
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        from narrative.engine.calloff import CalledOff
         from narrative.store.lock import Abandoned
 
         op = self.operations.get(name)
@@ -189,6 +231,8 @@ class WorldTools:
             answer = self.run(op, arguments)
         except Abandoned:
             raise  # a cancelled write that never began: :meth:`write` says so
+        except CalledOff:
+            raise  # a read whose client went: :meth:`read` says so
         except NarrError as exc:
             return _result(exc.to_json(), error=True)
         except Exception as exc:  # a bug of ours: the traceback to our stderr, not to the agent
@@ -196,6 +240,20 @@ class WorldTools:
             return _result(error_json("narr failed on this call (a bug); its log has the details",
                                       "InternalError"), error=True)
         return _result(answer)
+
+    def refusal(self, name: Any, arguments: Any) -> types.CallToolResult:
+        """The typed error of a call whose arguments no operation can take (text that is not
+        valid Unicode), found without running anything."""
+        op = self.operations.get(name) if isinstance(name, str) else None
+        if op is None:
+            return _result(NotFoundError(f"no tool {name!r}", hint="the tools are "
+                                         + ", ".join(self.operations)).to_json(), error=True)
+        try:
+            op.parse(arguments if isinstance(arguments, dict) else None)
+        except NarrError as exc:
+            return _result(exc.to_json(), error=True)
+        return _result(InvalidInputError("the arguments: text that is not valid Unicode "
+                                         "(a lone surrogate)").to_json(), error=True)
 
     def read_resource(self, uri: str) -> tuple[str, str]:
         """``(mime type, text)`` of ``narr://brief`` or ``narr://node/ID``."""
@@ -270,17 +328,12 @@ def _world(root: Path, git_dir: Path) -> Iterator[WorldTools]:
 
 
 def serve_stdio(root: Path, git_dir: Path) -> None:
-    """Serve the world over this process's stdin and stdout until the client hangs up."""
-    from mcp.server.stdio import stdio_server
+    """Serve the world over this process's stdin and stdout until the client hangs up (through
+    :mod:`narrative.serve.mcp_stdio`, which answers every line)."""
+    from narrative.serve import mcp_stdio
 
     with _world(root, git_dir) as world:
-        server = make_server(world)
-
-        async def main() -> None:
-            async with stdio_server() as (read, write):
-                await server.run(read, write, server.create_initialization_options())
-
-        anyio.run(main)
+        mcp_stdio.serve(make_server(world), world)
 
 
 def serve_http(root: Path, git_dir: Path, port: int, *, ready: Any = None) -> None:

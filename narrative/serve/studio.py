@@ -272,13 +272,13 @@ def compose(wr: WorldRepo, body: dict[str, Any]) -> Any:
     accept = body.get("accept") or []
     if not isinstance(accept, list) or not all(type(n) is int for n in accept):
         raise _invalid("\"accept\" must be a list of the held-back changes' numbers")
-    with names_then_event(wr):
+    name = _opt(body, "diffuser") or default_name(wr)
+    diffuser = get_diffuser(name, wr)
+    with names_then_event(wr, diffuser):
         names = Names(wr) if any(lists.values()) else None
         delta = flags.build_delta(sets=lists["set"], unsets=lists["unset"], relates=lists["relate"],
                                   unrelates=lists["unrelate"], expires=lists["expire"], names=names,
                                   references=set(wr.config.reference_labels))
-        name = _opt(body, "diffuser") or default_name(wr)
-        diffuser = get_diffuser(name, wr)
         request = EventRequest(content=content, delta=delta, diffuser=name,
                                timestamp=_opt(body, "at") or None,
                                narrative_text=_opt(body, "text") or None,
@@ -505,7 +505,7 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
     def drop_edits(wr: WorldRepo, body: dict[str, Any]) -> Any:
         from narrative.engine.setaside import drop_set_aside
 
-        return {"dropped": drop_set_aside(wr, _text(body, "which", "the set-aside edits' ref"))}
+        return drop_set_aside(wr, _text(body, "which", "the set-aside edits' ref")).to_json()
 
     async def save(request: Request) -> Response:
         from narrative.engine.studio import save_node_file

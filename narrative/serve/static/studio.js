@@ -1127,7 +1127,7 @@ async function loadEvents() {
   $("chains").replaceChildren(...(data.chains.length ? data.chains.map((c) => el("li", {},
     el("div", {}, `${c.n}. ${c.name}`),
     el("div", { class: "tag" }, `${c.length} event${c.length === 1 ? "" : "s"}` +
-      (c.first ? `, from “${short(c.first.content, 50)}”` : "") + (c.replayed ? ", replayed" : "")),
+      (c.first ? `, from “${short(c.first.content, 50)}”` : "") + (c.replayed ? (c.replayed_events < c.length ? `, replayed ${c.replayed_events} of ${c.length}` : ", replayed") : "")),
     el("div", { class: "row" },
       el("button", { type: "button", "data-chain": String(c.n), onclick: () => replayChain(c, false) }, "Replay…"),
       el("button", { type: "button", "data-chain-reuse": String(c.n), onclick: () => replayChain(c, true) },
