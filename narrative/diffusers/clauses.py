@@ -729,6 +729,8 @@ def opens_with_participle(text: str, s0: int, s1: int, name_starts: set[int] | f
     if not word[0].isupper():
         return None
     low = word.lower()
+    if low in _PREPOSITIONS:
+        return None
     from narrative.diffusers.inflect import is_inflected_verb, parts_of_speech
 
     if low.endswith("ing") and "verb" in parts_of_speech(low):
@@ -740,6 +742,11 @@ def opens_with_participle(text: str, s0: int, s1: int, name_starts: set[int] | f
         return at
     return None
 
+
+# participles that have become prepositions: "According to the barkeep, Quinn had gone" is a
+# frame over the clause after its comma, not a clause of its own whose subject that clause gives
+_PREPOSITIONS = frozenset({"according", "regarding", "concerning", "considering", "including",
+                           "excepting", "barring", "owing", "pending", "notwithstanding"})
 
 _IRREGULAR_PARTICIPLES = frozenset({"bound", "caught", "held", "led", "brought", "sent", "struck",
                                     "torn", "worn", "thrown", "drawn", "shaken", "stung", "wound"})

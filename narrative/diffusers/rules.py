@@ -293,9 +293,9 @@ class RulesDiffuser:
         """Why firing ``i``'s removal of a field is held back: later in its sentence a firing of
         its group sets that field again, under a cue that keeps it from being applied.
 
-        "老铁离开酒馆，沿着那条望不到头的大街一直走到了教堂": the leave takes his location
+        "老铁离开酒馆，沿着那条没有路灯的大街一直走到了教堂": the leave takes his location
         away, the arrival would give it back, and a negation inside the arrival's words
-        (望不到头, "no end in sight") keeps it out. Writing "nowhere" would then contradict the
+        (没有路灯, "with no street lamps") keeps it out. Writing "nowhere" would then contradict the
         sentence, which says where he went; what it means is the writer's call.
         """
         firing = firings[i]
@@ -307,8 +307,9 @@ class RulesDiffuser:
         for j in range(i + 1, len(firings)):  # the firings are in the order of the text
             if firings[j].match.start >= end:
                 break
-            if firings[j].rule.rule.group == group and firings[j].match.blocked_by is None \
-                    and (c := cue_of(j)) is not None and c.kind != "unsure":
+            if firings[j].rule.rule.group == group and (
+                    firings[j].match.blocked_by is not None
+                    or ((c := cue_of(j)) is not None and c.kind != "unsure")):
                 later.append(j)
         if not later:
             return None
@@ -326,11 +327,11 @@ class RulesDiffuser:
                 partial(self._fire_all, other, text, mentions, nodes, builder, [], []))
                 if isinstance(op, SetOp)}
             if removed & set_again:
-                cue = cue_of(j)
-                assert cue is not None
                 words = text[other.match.start:other.match.end]
-                return (f"the sentence goes on to set it again in {words!r}, which is not applied "
-                        f"({_reason(cue, analysis, mentions, nodes)})")
+                cue = cue_of(j)
+                why = (_reason(cue, analysis, mentions, nodes) if cue is not None
+                       else f"{other.match.blocked_by!r} in it")
+                return f"the sentence goes on to set it again in {words!r}, which is not applied ({why})"
         return None
 
     @staticmethod
