@@ -82,6 +82,9 @@ FAMILIES = [
     ("take", "Bo Hale snatched the lamp from Ada Wren.", "阿博从艾达手里抢过了铜灯。",
      {("ada-wren", "/relations/holds/copper-lamp", "null"), ("bo-hale", "/relations/holds/copper-lamp", "{}"),
       ("copper-lamp", "/state/holder", '"bo-hale"')}),
+    # carrying someone somewhere in person: the one who carries goes too
+    ("carry", "Ada Wren carried Bo Hale to the Ford.", "艾达把阿博背到了渡口。",
+     {("ada-wren", "/state/location", '"the-ford"'), ("bo-hale", "/state/location", '"the-ford"')}),
     # distrust is distrusts in both languages
     ("distrust", "Ada Wren distrusted Bo Hale.", "艾达不信任阿博。",
      {("ada-wren", "/relations/distrusts/bo-hale", "{}"), ("ada-wren", "/relations/trusts/bo-hale", "null")}),
@@ -96,7 +99,7 @@ def test_the_same_act_gives_the_same_changes_in_both_languages(inn: Path, family
 
 
 def test_every_family_has_a_parity_case() -> None:
-    assert {"wound", "heal", "death", "destroy", "give", "take"} <= {f[0] for f in FAMILIES}
+    assert {"wound", "heal", "death", "destroy", "give", "take", "carry"} <= {f[0] for f in FAMILIES}
 
 
 STRUCTURES = [
@@ -110,6 +113,11 @@ STRUCTURES = [
     ("Ada Wren dragged the wounded Cy Marsh into the Red Inn.",
      {("cy-marsh", "/state/location", '"the-red-inn"')}),
     ("艾达把受伤的阿赛背进了红店。", {("cy-marsh", "/state/location", '"the-red-inn"')}),
+    # one who sends or helps along: who goes is told by the verb
+    ("Ada Wren sent Bo Hale to the Ford.", {("bo-hale", "/state/location", '"the-ford"')}),
+    ("艾达扶着阿博去了渡口。",
+     {("ada-wren", "/state/location", '"the-ford"'), ("bo-hale", "/state/location", '"the-ford"')}),
+    ("艾达没有把阿博背到渡口。", set()),
     # a dream covers what continues it, until one wakes
     ("艾达梦见阿博把铜灯摔得粉碎，又把银刀扔进了河里。", set()),
     ("艾达做了个噩梦，醒来后去了渡口。", {("ada-wren", "/state/location", '"the-ford"')}),
@@ -154,3 +162,4 @@ def test_a_give_by_one_who_does_not_hold_it_is_held_back(inn: Path, text: str) -
     assert changes(inn, text) == set()
     [one] = held(inn, text)
     assert "cy-marsh /relations/holds/copper-lamp is absent" in one["reason"]
+    assert one["reason"].endswith("; copper-lamp is ada-wren's")  # who holds it, in the message

@@ -353,7 +353,7 @@ class RulesDiffuser:
             for req in checks:
                 u = _check(req, env, each)
                 if u is not None:
-                    return f"{u.describe()} ({req.text})"
+                    return f"{u.describe()} ({req.text}){_holder_of(u, builder)}"
         return None
 
     @staticmethod
@@ -469,6 +469,20 @@ def _negated_object(firing: Firing, analysis: clauses.Analysis,
         if cue is not None:
             return cue
     return None
+
+
+def _holder_of(u: Unmet, builder: _Builder) -> str:
+    """Who the world says holds the item one who does not hold it would give ("; black-ring is
+    lin-yuan's"): the fact a writer needs to see why the give cannot be read as said."""
+    parts = fields.split(u.field)
+    if u.present or len(parts) != 3 or parts[:2] != ["relations", "holds"]:
+        return ""
+    item = builder.current(parts[2])
+    state = (item or {}).get("state")
+    holder = state.get("holder") if isinstance(state, dict) else None
+    if not isinstance(holder, str) or not holder or holder == u.node:
+        return ""
+    return f"; {item['id']} is {holder}'s"
 
 
 def _check(req: Requirement, env: _Env, firing: Firing) -> Unmet | None:
