@@ -482,7 +482,7 @@ def _holder_of(u: Unmet, builder: _Builder) -> str:
     holder = state.get("holder") if isinstance(state, dict) else None
     if not isinstance(holder, str) or not holder or holder == u.node:
         return ""
-    return f"; {item['id']} is {holder}'s"
+    return f"; {parts[2]} is {holder}'s"
 
 
 def _check(req: Requirement, env: _Env, firing: Firing) -> Unmet | None:
