@@ -132,7 +132,8 @@ def test_an_event_holds_back_an_unmet_precondition(cli: CLI) -> None:
     assert [d for d in out["diffusions"] if d["target"] != "temple-bell"] == []
     [held] = out["proposal"]["held"]
     assert held["reason"] == ("the world contradicts it: su-qing /relations/holds/jade-token is "
-                              "absent, but must be there (giver.relations.holds.{item})")
+                              "absent, but must be there (giver.relations.holds.{item}); "
+                              "jade-token is elder-mo's")
     assert held["command"] == "narr event --accept 1 'Su Qing gives Old Zhou the jade token'"
 
 

@@ -33,7 +33,7 @@ def test_a_give_by_one_who_does_not_hold_the_item_is_held_back(flat_world: Path,
     assert written(rec) == set()
     [held] = rec["proposal"]["held"]
     assert held["reason"] == ("the world contradicts it: su-qing /relations/holds/jade-token is absent, "
-                              "but must be there (giver.relations.holds.{item})")
+                              "but must be there (giver.relations.holds.{item}); jade-token is elder-mo's")
     assert ("old-zhou", "/relations/holds/jade-token") in {
         (op.get("source"), f"/relations/{op.get('type')}/{op.get('target')}") for op in held["ops"]}
     assert held["apply"] == {"operation": "event", "arguments": {"content": text, "accept": [1]}}
