@@ -269,3 +269,16 @@ def test_mcp_holds_back_accepts_warns_and_refuses(flat_world: Path) -> None:
     assert ("old-zhou", "/relations/holds/jade-token") in written(done)
     assert [c["node"] for c in warned["contradicted"]] == ["old-zhou"]
     assert twice.is_error and "both change lin-yuan /state/mood" in twice.content[0].text
+
+
+def test_the_same_change_twice_is_one_change_not_a_clash() -> None:
+    """An import that names one edge in two notes proposes it twice: nothing clashes."""
+    from narrative.delta.preconditions import same_field
+    from narrative.model import RelateOp, SetOp
+
+    twice = [RelateOp(source="a", type="based-at", target="b"),
+             RelateOp(source="a", type="based-at", target="b")]
+    assert same_field(twice) == []
+    clash = [SetOp(target="a", field="/state/mood", value="calm"),
+             SetOp(target="a", field="/state/mood", value="angry")]
+    assert len(same_field(clash)) == 1

@@ -111,6 +111,8 @@ def same_field(ops: Sequence[Op], where: Iterable[str] | None = None) -> list[st
         clash = next(((f, j) for f, j in earlier if _overlap(f, ptr)), None)
         if clash is not None:
             shared, j = clash
+            if ops[j] == op:
+                continue  # the same change twice (an import naming one edge in two notes): one change
             problems.append(f"{labels[j]} ({_said(ops[j])}) and {labels[i]} ({_said(op)}) both "
                             f"change {node} {min(shared, ptr, key=len) or '(the whole node)'}: "
                             "an event changes a field once; keep the change you mean")
