@@ -48,6 +48,8 @@ _API = frozenset({
     "EventView", "WorldGraphView", "event_view", "world_view",
     "DoctorReport", "doctor", "RequirementError",
     "OPERATIONS", "Operation", "operation", "Chain", "ops", "EventInfo", "NodeDict",
+    "AddedChange", "ChapterInfo", "ChapterResult", "ChapterReview", "list_chapters",
+    "record_chapter", "retry_chapter", "review_chapter",
 })
 __all__ = sorted(_API)  # ``from narrative import *`` loads the library, as any use of a name does
 

@@ -47,6 +47,45 @@ class EventRef(TypedDict):
 
 
 @with_config(_CLOSED)
+class SceneRecord(TypedDict):
+    """A scene of a chapter: its place in the chapter's text and its sentences."""
+
+    number: int
+    title: str | None
+    start: int
+    end: int
+    first_sentence: int
+    sentences: int
+
+
+@with_config(_CLOSED)
+class ChapterRecord(TypedDict):
+    """A chapter's own record (its commit's): the text, the scenes, the summary."""
+
+    number: int
+    title: str | None
+    text: str
+    language: str
+    scenes: list[SceneRecord]
+    sentences: int
+    events: int
+    summary: str
+    nodes: list[str]
+    digest: str
+    key: str | None
+
+
+@with_config(_CLOSED)
+class InChapterRef(TypedDict):
+    """Where an event told in a chapter stands in it."""
+
+    chapter: str
+    number: int
+    sentence: int
+    scene: int
+
+
+@with_config(_CLOSED)
 class StoredRecord(TypedDict):
     """An event's record as its commit holds it: what every event answer carries."""
 
@@ -68,6 +107,8 @@ class StoredRecord(TypedDict):
     merged: str | None
     explicit: list[Op]
     joined: NotRequired[dict[str, str]]
+    chapter: NotRequired[ChapterRecord]
+    in_chapter: NotRequired[InChapterRef]
 
 
 @with_config(_CLOSED)
@@ -238,6 +279,18 @@ class WhyChange(Change):
 
 
 @with_config(_CLOSED)
+class ToldAt(TypedDict):
+    """The chapter an event was told in, and its sentence there."""
+
+    number: int
+    sentence: int
+    scene: int
+    id: str
+    commit: str | None
+    heading: str
+
+
+@with_config(_CLOSED)
 class WhyAnswer(_Versioned):
     """``value`` absent when the field is; ``change`` and the values it wrote when an event set it."""
 
@@ -253,12 +306,14 @@ class WhyAnswer(_Versioned):
     ancestry: list[Obj]
     merged_from: EventRef | None
     ended: Obj | None
+    chapter: ToldAt | None
 
 
 @with_config(_CLOSED)
 class HistoryEvent(EventRef):
     mentioned: bool
     changes: list[Obj]
+    chapter: ToldAt | None
 
 
 @with_config(_CLOSED)
@@ -295,6 +350,14 @@ class BriefHead(EventRef):
 
 
 @with_config(_CLOSED)
+class BriefChapter(TypedDict):
+    """The chapter a brief's summary item stands for."""
+
+    number: int
+    commit: str
+
+
+@with_config(_CLOSED)
 class BriefItem(TypedDict):
     """One line of the brief: the node or event it is about, or the fix of a health warning."""
 
@@ -304,6 +367,7 @@ class BriefItem(TypedDict):
     node: NotRequired[str]
     event: NotRequired[BriefEvent]
     fix: NotRequired[str | None]
+    chapter: NotRequired[BriefChapter]
 
 
 @with_config(_CLOSED)
@@ -394,6 +458,135 @@ class ReplayAnswer(_Versioned):
     events: list[EventAnswer]
     different: list[Obj]
     conflict: NotRequired[ReplayConflict]
+
+
+@with_config(_CLOSED)
+class ProposedChangeJson(TypedDict):
+    """One numbered change of a chapter's review: the op (null: the sentence closes the scene),
+    what it does (old -> new), and the rule and words that made it."""
+
+    n: int
+    sentence: int
+    scene: int
+    kind: str
+    op: Op | None
+    changes: list[Change]
+    rule: str | None
+    source: str | None
+    words: str
+
+
+@with_config(_CLOSED)
+class SentenceReviewJson(TypedDict):
+    """A sentence of a chapter's review: where it lies, its numbered changes, those added by
+    hand, what follows from them, what was held back and what contradicts the world."""
+
+    number: int
+    scene: int
+    start: int
+    end: int
+    text: str
+    changes: list[int]
+    added: list[Op]
+    effects: list[Change]
+    expired: dict[str, str]
+    held: list[Obj]
+    notes: list[str]
+    findings: list[Obj]
+    remarks: list[Obj]
+
+
+@with_config(_CLOSED)
+class ChapterReviewJson(TypedDict):
+    """A chapter read on the world, nothing written."""
+
+    number: int
+    title: str | None
+    language: str
+    heading: str
+    digest: str
+    head: str
+    diffuser: str | None
+    review: str
+    edits: int
+    scenes: list[SceneRecord]
+    sentences: list[SentenceReviewJson]
+    changes: list[ProposedChangeJson]
+    findings: list[Obj]
+    held: list[Obj]
+    warnings: list[str]
+    replaces: Obj | None
+
+
+@with_config(_CLOSED)
+class ToldEvent(TypedDict):
+    """An event a chapter was recorded as."""
+
+    id: str
+    commit: NotRequired[str]
+    sentence: int
+    scene: int
+    content: str
+    changes: int
+
+
+class _ChapterShown(TypedDict):
+    """What every answer says of a chapter: its own commit and record's number, title, summary."""
+
+    id: str
+    commit: str
+    number: int
+    title: str | None
+    heading: str
+    summary: str
+    language: str
+    sentences: int
+    events: int
+    key: str | None
+    line: str | None
+
+
+@with_config(_CLOSED)
+class ChapterListed(_ChapterShown):
+    """A chapter as a list shows it: ``events_on_line`` those still on the story line, ``line``
+    the branch a merge brought it from (null: the line's own)."""
+
+    events_on_line: int
+    first: Obj | None
+    last: Obj | None
+
+
+@with_config(_CLOSED)
+class ChapterRecorded(_ChapterShown):
+    """A chapter just recorded: its own commit, the events it became."""
+
+    scenes: int
+    first: ToldEvent | None
+    last: ToldEvent | None
+
+
+@with_config(_CLOSED)
+class ChapterAnswer(_Versioned):
+    """A chapter reviewed (``dry_run``: ``chapter`` null, nothing written) or recorded as one
+    unit (``already``: found recorded with the same key, nothing written again)."""
+
+    dry_run: bool
+    chapter: ChapterRecorded | ChapterListed | None
+    events: list[ToldEvent]
+    accepted: list[int]
+    rejected: list[int]
+    head: str | None
+    already: bool
+    warnings: list[str]
+    kept_paths: list[str]
+    review: ChapterReviewJson | None
+
+
+@with_config(_CLOSED)
+class ChaptersAnswer(_Versioned):
+    """``narr log --chapters``: the chapters, newest first."""
+
+    items: list[ChapterListed]
 
 
 # --- answers only the CLI gives --------------------------------------------------------------
@@ -876,9 +1069,11 @@ class CommitLine(TypedDict):
 
 
 @with_config(_CLOSED)
-class Chapter(TypedDict):
+class BookEvent(TypedDict):
     """An event of the book: ``number`` its place among the events (reverts not counted),
-    ``story_time`` the time in force, ``scene_break`` where a closed scene breaks."""
+    ``story_time`` the time in force, ``scene_break`` where a closed scene breaks, ``line``
+    the branch a merge brought it from (null: the story line's own), ``chapter`` and
+    ``sentence`` where it stands in the chapter it was told in."""
 
     number: int
     id: str | None
@@ -890,6 +1085,35 @@ class Chapter(TypedDict):
     close_scene: bool
     scene_break: Literal["before", "after"] | None
     reverted_by: CommitLine | None
+    line: str | None
+    chapter: int | None
+    sentence: int | None
+
+
+@with_config(_CLOSED)
+class BookChapter(TypedDict):
+    """A chapter of the book, told by its own ``text``; ``at`` the index in ``events`` of
+    the first event after it begins, ``events`` how many of them it was recorded as."""
+
+    number: int
+    id: str
+    commit: str
+    title: str | None
+    heading: str
+    summary: str
+    timestamp: str | None
+    story_time: str | None
+    line: str | None
+    events: int
+    at: int
+    text: str | None
+
+
+@with_config(_CLOSED)
+class BookMerge(TypedDict):
+    commit: str
+    id: str | None
+    content: str
 
 
 @with_config(_CLOSED)
@@ -904,9 +1128,11 @@ class BookRevert(TypedDict):
 
 StoryAnswer = TypedDict("StoryAnswer", {
     "schema": str, "world": str, "from": EventRef | None, "to": EventRef,
-    "events": list[Chapter], "skipped": list[CommitLine], "reverts": list[BookRevert]})
-"""The book: the events after ``from`` (null: from the beginning) up to ``to``; ``skipped``
-the commits on the line that are not events."""
+    "events": list[BookEvent], "chapters": list[BookChapter], "merges": list[BookMerge],
+    "skipped": list[CommitLine], "reverts": list[BookRevert]})
+"""The book: the events after ``from`` (null: from the beginning) up to ``to``, the chapters
+that tell them and the merges that brought some; ``skipped`` the commits on the line that are
+not events."""
 with_config(_CLOSED)(StoryAnswer)
 
 
@@ -1079,6 +1305,7 @@ class StudioNodeRow(TypedDict):
     edited: str | None
     aliases: list[str]
     degree: NotRequired[int]
+    cluster: NotRequired[str]
 
 
 @with_config(_CLOSED)
@@ -1093,9 +1320,32 @@ class StudioEdge(TypedDict):
 
 
 @with_config(_CLOSED)
+class StudioCluster(TypedDict):
+    """Nodes drawn as one (``key`` ``layer:character``, ``kind:person``, ``place:ferry``),
+    ``layer`` the one most of them are in."""
+
+    key: str
+    by: Literal["layer", "kind", "place"]
+    label: str
+    count: int
+    layer: str
+
+
+@with_config(_CLOSED)
+class StudioClusterEdge(TypedDict):
+    """How many relations go from ``source`` to ``target`` (a cluster's key or a node drawn)."""
+
+    source: str
+    target: str
+    count: int
+
+
+@with_config(_CLOSED)
 class StudioGraph(TypedDict):
     nodes: list[StudioNodeRow]
     edges: list[StudioEdge]
+    clusters: list[StudioCluster]
+    cluster_edges: list[StudioClusterEdge]
 
 
 @with_config(_CLOSED)
@@ -1111,6 +1361,7 @@ class StudioWorldAnswer(_Versioned):
     focus: str | None
     depth: int
     facets: dict[str, dict[str, int]]
+    group: Literal["layer", "kind", "place"] | None
 
 
 @with_config(_CLOSED)
@@ -1174,14 +1425,107 @@ class StudioName(TypedDict):
 
 
 @with_config(_CLOSED)
+class StudioOffer(TypedDict):
+    """What a node's form offers: the state and trait keys other nodes of its kind have (how
+    many of a sample), the fields holding a node's id, the relation types in use."""
+
+    fields: dict[str, dict[str, int]]
+    references: list[str]
+    relation_types: list[str]
+
+
+@with_config(_CLOSED)
 class StudioNodeAnswer(_Versioned):
     """A node for the inspector: the names of the nodes it names, the fields holding an id
-    (``links``), and a digest of its file now (None for a past node)."""
+    (``links``), a digest of its file now and what its form offers (None for a past node)."""
 
     node: Node
     names: dict[str, StudioName]
     links: dict[str, str]
     file: str | None
+    offer: StudioOffer | None
+
+
+@with_config(_CLOSED)
+class StudioChange(TypedDict):
+    """A change a passage made; a whole node's (``field`` "") carries only its ``name``."""
+
+    target: str
+    field: str
+    by: Literal["diffusion", "hand edit"]
+    old: NotRequired[Any]
+    new: NotRequired[Any]
+
+
+@with_config(_CLOSED)
+class StudioPassage(TypedDict):
+    """An event as prose: ``pieces`` its narrative text (its words when ``told`` is false),
+    cut at the world's names (``[text, node id or null]``); ``time_key`` its story time as a
+    sortable key, null when the time does not parse."""
+
+    commit: str
+    id: str | None
+    number: int
+    content: str
+    told: bool
+    pieces: list[list[Any]]
+    story_time: str | None
+    time_key: list[int] | None
+    changes: list[StudioChange]
+    more_changes: int
+    reverted: bool
+
+
+@with_config(_CLOSED)
+class StudioScene(TypedDict):
+    """``pieces`` the scene's own prose when its chapter is recorded, else null."""
+
+    number: int
+    story_time: str | None
+    pieces: list[list[Any]] | None
+    passages: list[StudioPassage]
+
+
+@with_config(_CLOSED)
+class StudioChapter(TypedDict):
+    """A recorded chapter (``recorded`` true, its own number), or events told outside any
+    recorded chapter (``recorded`` false, numbered 1, 2, ... in order)."""
+
+    number: int
+    title: str | None
+    recorded: bool
+    scenes: list[StudioScene]
+
+
+@with_config(_CLOSED)
+class StudioManuscriptAnswer(_Versioned):
+    """The story line as prose (``/api/studio/manuscript``): chapters from their records
+    (``source`` records) or the events as one chapter (``source`` events); ``names`` the name
+    of every node marked or changed."""
+
+    source: Literal["records", "events"]
+    chapters: list[StudioChapter]
+    total: int
+    shown: int
+    names: dict[str, str]
+
+
+@with_config(_CLOSED)
+class StudioMention(TypedDict):
+    commit: str
+    number: int
+    chapter: int
+    scene: int
+    excerpt: list[list[Any]]
+
+
+@with_config(_CLOSED)
+class StudioMentionsAnswer(_Versioned):
+    """The passages that name a node (``/api/studio/mentions/NODE``), the last of them."""
+
+    node: str
+    passages: list[StudioMention]
+    total: int
 
 
 @with_config(_CLOSED)
@@ -1224,6 +1568,7 @@ ANSWERS: dict[str, Any] = {
     "why": WhyAnswer, "history": HistoryAnswer, "search": SearchAnswer, "brief": BriefAnswer,
     "threads": ThreadsAnswer, "audit": AuditAnswer, "event": VersionedEvent, "reset": ResetAnswer,
     "revert": VersionedEvent, "replay": ReplayAnswer, "edit_node": NodeFileAnswer,
+    "chapter": ChapterAnswer,
 }
 """The type of each operation's answer, by operation name."""
 
@@ -1239,7 +1584,8 @@ CLI_ANSWERS: dict[str, Any] = {
     "remote_branches": RemoteBranchesAnswer, "conflicts": ConflictsAnswer,
     "resolve": ConflictsAnswer, "merge_aborted": MergeAbortedAnswer,
     "graph_sizes": GraphSizesAnswer, "graph": GraphAnswer, "connect": ConnectAnswer,
-    "story": StoryAnswer, "codex": CodexAnswer, "vault": VaultAnswer, "studio": StudioAnswer,
+    "story": StoryAnswer, "chapters": ChaptersAnswer, "codex": CodexAnswer,
+    "vault": VaultAnswer, "studio": StudioAnswer,
     "server": ServerAnswer,
 }
 """The type of answers only the CLI gives (and the error every transport gives), by name."""
@@ -1249,6 +1595,7 @@ STUDIO_ANSWERS: dict[str, Any] = {
     "studio_lines": StudioLinesAnswer, "studio_diffusers": StudioDiffusersAnswer,
     "studio_node": StudioNodeAnswer, "studio_names": StudioNamesAnswer,
     "studio_problems": StudioProblemsAnswer, "studio_where": StudioWhereAnswer,
+    "studio_manuscript": StudioManuscriptAnswer, "studio_mentions": StudioMentionsAnswer,
 }
 """The type of each read the studio's page makes over HTTP, by name."""
 

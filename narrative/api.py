@@ -46,6 +46,11 @@ from narrative.engine.branches import (
     switch,
 )
 from narrative.engine.brief import Brief, brief
+from narrative.engine.chapter import AddedChange, ChapterResult, ChapterReview
+from narrative.engine.chapter import record as record_chapter
+from narrative.engine.chapter import retry as retry_chapter
+from narrative.engine.chapter import review as review_chapter
+from narrative.engine.chapters import ChapterInfo
 from narrative.engine.check import CheckReport, check
 from narrative.engine.codex import Codex, codex
 from narrative.engine.doctor import DoctorReport, doctor
@@ -127,6 +132,14 @@ def open_world(path: str | os.PathLike[str] = ".", *, lock_timeout: float | None
 def list_chains(world: WorldRepo) -> list[Chain]:
     """Abandoned chains (left by :func:`reset`), newest first."""
     return [Chain.from_json(c) for c in _chains.list_chains(world)]
+
+
+def list_chapters(world: WorldRepo, rev: str | None = None) -> list[ChapterInfo]:
+    """The chapters of the story line (ending at HEAD, or ``rev``), oldest first, those a merge
+    brought included (each with the branch it came from)."""
+    from narrative.engine.chapters import chapters_on_line
+
+    return chapters_on_line(world, rev, merged=True)
 
 
 def replay(world: WorldRepo, chain: Chain | str | int, *, reuse: bool = False,
@@ -235,6 +248,10 @@ def _operations() -> tuple[Operation, ...]:
            o.AuditParams, o.run_audit, "POST", "/api/audit"),
         op("event", "Record one event: its words, the changes spelt out, and what the diffuser adds "
            "(dry_run: only show them).", o.EventParams, o.run_event, "POST", "/api/events", **write),
+        op("chapter", "Review a chapter sentence by sentence (dry_run: every change numbered with "
+           "its sentence, the contradictions), or record it as one unit with the changes "
+           "accepted; a key makes a retried call record nothing twice.",
+           o.ChapterParams, o.run_chapter, "POST", "/api/chapters", **write),
         op("reset", "Move the story back to rev (or to just before a node was made); the undone "
            "events stay as a chain for replay.", o.ResetParams, o.run_reset, "POST", "/api/reset",
            writes=True, destructive=True, idempotent=False),
@@ -262,6 +279,7 @@ def operation(name: str) -> Operation:
 
 __all__ = [
     "OPERATIONS",
+    "AddedChange",
     "AdoptResult",
     "AuditReport",
     "Book",
@@ -270,6 +288,9 @@ __all__ = [
     "CardExport",
     "Chain",
     "Change",
+    "ChapterInfo",
+    "ChapterResult",
+    "ChapterReview",
     "CheckFailedError",
     "CheckReport",
     "CloneResult",
@@ -360,6 +381,7 @@ __all__ = [
     "init_world",
     "list_branches",
     "list_chains",
+    "list_chapters",
     "list_nodes",
     "list_remote_branches",
     "list_set_asides",
@@ -374,6 +396,7 @@ __all__ = [
     "ops",
     "pull",
     "push",
+    "record_chapter",
     "reflog",
     "register",
     "replay",
@@ -382,7 +405,9 @@ __all__ = [
     "resolve_node",
     "restore",
     "retry",
+    "retry_chapter",
     "revert",
+    "review_chapter",
     "run_event",
     "search",
     "show",

@@ -158,6 +158,14 @@ class ContinuityError(NarrError):
     http_status = 422
 
 
+class OutOfTimeError(NarrError):
+    """A reading (``narr audit``, a chapter's review) ran past its time budget: nothing was
+    written; a larger budget or a shorter text gets through."""
+
+    exit_code = 22
+    http_status = 422
+
+
 class RequirementError(NarrError):
     """narr cannot run safely here: a too-old pygit2 or libgit2, an SQLite without FTS5 trigram.
 
@@ -186,6 +194,7 @@ EXIT_CODES: dict[str, int] = {
         RepositoryDamagedError,
         ContinuityError,
         RequirementError,
+        OutOfTimeError,
     )
 }
 

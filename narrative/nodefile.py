@@ -18,6 +18,7 @@ from narrative.errors import InvalidWorldError
 from narrative.ids import (
     LAYERS,
     LIFECYCLES,
+    MAX_NAME,
     Layer,
     Layout,
     Lifecycle,
@@ -246,7 +247,7 @@ def plain_node(obj: Any) -> NodeDict | None:
         return None
     node_id, name, layer = obj.get("id"), obj.get("name"), obj.get("layer")
     if id_problem(node_id) is not None or not _plain_text(name, empty=False) \
-            or layer not in LAYERS or type(layer) is not str:
+            or layer not in LAYERS or type(layer) is not str or len(str(name)) > MAX_NAME:
         return None
     lifecycle = obj.get("lifecycle", "permanent")
     created = obj.get("created_by_event")
@@ -264,7 +265,8 @@ def plain_node(obj: Any) -> NodeDict | None:
         return None  # the model names what is wrong
     for f in _LIST_FIELDS:
         items = obj.get(f, [])
-        if type(items) is not list or not all(_plain_text(i, empty=False) for i in items):
+        if type(items) is not list or not all(_plain_text(i, empty=False) for i in items) \
+                or (f == "aliases" and any(len(i) > MAX_NAME for i in items)):
             return None
     sections = obj.get("sections", {})
     if not _plain_object(sections) or not all(k and type(v) is str for k, v in sections.items()):

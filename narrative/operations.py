@@ -7,7 +7,7 @@ OpenAPI document are generated from :data:`narrative.api.OPERATIONS`, a table of
 type. Arguments are validated strictly (a boolean is a JSON boolean, a count a JSON integer; an
 unknown argument is refused) and every violation is an :class:`~narrative.errors.InvalidInputError`
 naming the field. Every answer is a JSON object whose ``"schema"`` field names its shape and
-version (``"narr.brief/1"``): a change of shape bumps the number, so an agent can tell which shape
+version (``"narr.brief/2"``): a change of shape bumps the number, so an agent can tell which shape
 it got. A list is answered as ``{"schema": ..., "items": [...]}``.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -119,6 +119,8 @@ class EventParams(Params):
 class ResetParams(Params):
     rev: _Rev | None = None
     before: _Node | None = Field(None, description="back to just before this node was created")
+    chapter: Annotated[int, Field(ge=1, le=1_000_000)] | None = Field(
+        None, description="back to just before this chapter began")
     keep_edits: bool = False
     hard: bool = False
 
@@ -140,6 +142,36 @@ class ReplayParams(Params):
 class AuditParams(Params):
     text: Annotated[str, Field(min_length=1, max_length=1_000_000, description="the chapter")]
     at: _At = None
+    budget: Annotated[float, Field(gt=0, le=3600)] | None = Field(
+        None, description="seconds the audit may take (default 120)")
+
+
+class AddedParams(Params):
+    sentence: Annotated[int, Field(ge=1, le=1_000_000, description="the sentence's number")]
+    op: Op
+
+
+class ChapterParams(Params):
+    text: Annotated[str, Field(min_length=1, max_length=200_000,
+                               description="the chapter: plain text or Markdown")]
+    dry_run: bool = Field(False, description="review only: the scenes, every proposed change "
+                                             "numbered with its sentence, the contradictions")
+    accept: Literal["all"] | Annotated[list[Annotated[int, Field(ge=1)]],
+                                       Field(max_length=100_000)] | None = Field(
+        None, description='the changes of the review to record: "all" or their numbers')
+    reject: Annotated[list[Annotated[int, Field(ge=1)]], Field(max_length=100_000)] = Field(
+        default_factory=list, description="changes to leave out")
+    added: Annotated[list[AddedParams], Field(max_length=10_000)] = Field(
+        default_factory=list, description="changes added by hand, each at its sentence")
+    number: Annotated[int, Field(ge=1, le=1_000_000)] | None = Field(
+        None, description="the chapter's number (default: its heading's, else the next)")
+    title: _Short | None = None
+    at: _Short | None = Field(None, description="the story time the chapter begins at")
+    diffuser: _Short | None = None
+    key: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
+        None, description="idempotency key: a chapter recorded with it is not recorded again")
+    budget: Annotated[float, Field(gt=0, le=3600)] | None = Field(
+        None, description="seconds the review may take (default 120)")
 
 
 class EditNodeParams(Params):
@@ -301,7 +333,8 @@ def run_event(wr: WorldRepo, p: EventParams) -> Any:
 def run_reset(wr: WorldRepo, p: ResetParams) -> Any:
     from narrative.engine.reset import reset
 
-    return reset(wr, p.rev, before=p.before, keep_edits=p.keep_edits, hard=p.hard)
+    return reset(wr, p.rev, before=p.before, keep_edits=p.keep_edits, hard=p.hard,
+                 chapter=p.chapter)
 
 
 def run_revert(wr: WorldRepo, p: RevertParams) -> Any:
@@ -318,8 +351,27 @@ def run_replay(wr: WorldRepo, p: ReplayParams) -> Any:
 
 def run_audit(wr: WorldRepo, p: AuditParams) -> Any:
     from narrative.engine.audit import audit
+    from narrative.engine.deadline import DEFAULT_BUDGET
 
-    return audit(wr, p.text, p.at)
+    return audit(wr, p.text, p.at, budget=p.budget or DEFAULT_BUDGET)
+
+
+def run_chapter(wr: WorldRepo, p: ChapterParams) -> Any:
+    from narrative.engine import chapter
+
+    added = [chapter.AddedChange(a.sentence, a.op) for a in p.added]
+    kwargs: dict[str, Any] = {"number": p.number, "title": p.title, "diffuser": p.diffuser,
+                              "added": added, "at": p.at,
+                              "budget": p.budget or chapter.DEFAULT_BUDGET}
+    if p.dry_run:
+        if p.accept is not None or p.reject:
+            raise InvalidInputError("the arguments: a dry run records nothing: leave out accept "
+                                    "and reject")
+        return chapter.dry_run_answer(chapter.review(wr, p.text, **kwargs))
+    if p.accept is None:
+        raise InvalidInputError("the arguments: /accept: say which changes to record (\"all\" "
+                                "or their numbers), or ask for a dry_run first")
+    return chapter.record(wr, p.text, accept=p.accept, reject=p.reject, key=p.key, **kwargs)
 
 
 def run_edit_node(wr: WorldRepo, p: EditNodeParams) -> Any:

@@ -200,7 +200,7 @@ def narr_subprocess(root: Path, *args: str, input: str | None = None,
                     check: bool = False) -> subprocess.CompletedProcess[str]:
     """The installed CLI as a separate process (``python -m narrative``)."""
     return subprocess.run([sys.executable, "-m", "narrative", "-C", str(root), *args],
-                          capture_output=True, text=True, input=input,
+                          cwd=root, capture_output=True, text=True, input=input,
                           env={**os.environ, **(env or {})}, check=check)
 
 

@@ -114,7 +114,7 @@ def test_json_output_is_json(narr: CLI, world: Path, tmp_path: Path) -> None:
     assert rec["content"] == "A beat" and rec["commit"]
     assert narr.json("show")["id"] == rec["id"]
     log = narr.json("log")
-    assert log["schema"] == "narr.log/1" and set(log) == {"schema", "items"}
+    assert log["schema"] == "narr.log/2" and set(log) == {"schema", "items"}
     assert log["items"][0]["id"] == rec["id"]
     assert narr.json("get", "lin-yuan", "state.mood") == {
         "schema": "narr.get_value/1", "node": "lin-yuan", "field": "state.mood", "value": "calm"}
@@ -129,8 +129,8 @@ def test_json_output_is_json(narr: CLI, world: Path, tmp_path: Path) -> None:
     assert narr.json("status")["edits"] == []
     assert narr.json("check")["ok"] is True
     named = {"branch": "narr.branches/1", "chains": "narr.chains/2", "reflog": "narr.reflog/1",
-             "edits": "narr.edits/1", "failed": "narr.failed/1", "status": "narr.status/1",
-             "check": "narr.check/1", "threads": "narr.threads/1", "brief": "narr.brief/1",
+             "edits": "narr.edits/1", "failed": "narr.failed/1", "status": "narr.status/2",
+             "check": "narr.check/1", "threads": "narr.threads/1", "brief": "narr.brief/2",
              "graph": "narr.graph_sizes/1"}
     for name, schema in named.items():
         assert narr.json(name)["schema"] == schema, name

@@ -107,7 +107,7 @@ COMMAND_MODULES = {
     "brief": "query_cmd",
     "story": "export_cmd", "export": "export_cmd",
     "import": "import_cmd",
-    "audit": "audit_cmd",
+    "audit": "audit_cmd", "chapter": "chapter_cmd",
     "reset": "travel_cmd", "chains": "travel_cmd", "replay": "travel_cmd", "revert": "travel_cmd",
     "reflog": "travel_cmd", "edits": "travel_cmd",
     "branch": "branch_cmd", "switch": "branch_cmd",

@@ -26,6 +26,8 @@ from narrative.cli.terminal import echo, progress_bar
 @click.argument("rev", required=False, shell_complete=complete_rev)
 @click.option("--before", "before", metavar="NODE", shell_complete=complete_node,
               help="Go back to just before the event that created NODE.")
+@click.option("--chapter", "chapter", type=click.IntRange(min=1), metavar="N",
+              help="Go back to just before chapter N began (its events kept as a chain).")
 @click.option("--keep-edits", is_flag=True,
               help="Carry uncommitted hand edits over (yours win any collision) instead of "
                    "setting them aside.")
@@ -33,8 +35,8 @@ from narrative.cli.terminal import echo, progress_bar
               help="The world exactly as committed at REV: restore no edits, set all aside.")
 @json_option
 @pass_context
-def reset_cmd(ctx: Context, rev: str | None, before: str | None, keep_edits: bool, hard: bool,
-              as_json: bool) -> None:
+def reset_cmd(ctx: Context, rev: str | None, before: str | None, chapter: int | None,
+              keep_edits: bool, hard: bool, as_json: bool) -> None:
     """Move the story back (or anywhere) to REV: a git revision (HEAD~3) or an event id.
 
     The world becomes what it was when the story stood at REV, including hand
@@ -46,12 +48,14 @@ def reset_cmd(ctx: Context, rev: str | None, before: str | None, keep_edits: boo
     Examples:
       narr reset HEAD~2
       narr reset --before black-ring
+      narr reset --chapter 3
     """
     from narrative.engine.reset import reset
 
     if before is not None:
         before = ctx.node(before, must_exist=False, context="--before")
-    result = reset(ctx.world, rev, before=before, keep_edits=keep_edits, hard=hard).to_json()
+    result = reset(ctx.world, rev, before=before, keep_edits=keep_edits, hard=hard,
+                   chapter=chapter).to_json()
     if as_json:
         emit_json(result, "reset")
         return

@@ -317,7 +317,8 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     draft = Draft(view, event_id)
     draft.apply(delta, proposed=len(proposal.delta.ops) if proposal is not None else 0)
     _raise_if(draft.problems, "the event's changes are not valid")
-    draft.finish(close_scene=close_scene)
+    # a chapter's own commit is no event of the story: nothing's lifecycle ends with it
+    draft.finish(close_scene=close_scene, lifecycles=request.chapter is None)
     _raise_if(draft.problems, "the event's changes are not valid")
     dangling = draft.edit_problems
     if dangling:  # a hand-edited file is what is wrong: an invalid world, not invalid input
@@ -336,6 +337,7 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     when = when or now_utc()
     parent = history.last_record(head)
     record = EventRecord(
+        kind="chapter" if request.chapter is not None else "event",
         id=event_id,
         parent=parent.id if parent else None,
         content=request.content,
@@ -350,6 +352,8 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
         explicit=list(request.delta.ops),
         replay_of=request.replay_of,
         reverts=request.reverts,
+        chapter=request.chapter,
+        in_chapter=request.in_chapter,
     )
     result = EventResult(record, None, dry_run=dry_run, created=sorted(draft.created),
                          expired=dict(draft.expired), warnings=warnings, proposal=proposal,

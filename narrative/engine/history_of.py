@@ -33,9 +33,11 @@ class EventChanges:
     event: EventInfo
     changes: list[dict[str, Any]] = field(default_factory=list)
     mentioned: bool = False
+    chapter: dict[str, Any] | None = None  # told in a chapter: which, at which sentence
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.event.to_json(), "mentioned": self.mentioned, "changes": self.changes}
+        return {**self.event.to_json(), "mentioned": self.mentioned, "changes": self.changes,
+                "chapter": self.chapter}
 
 
 @dataclass
@@ -109,6 +111,7 @@ class MentionWorld(WorldView):
     def __init__(self, world: WorldView, tip: str, own: dict[str, set[str]] | None = None) -> None:
         # the world's tree and hand edits, shared: changes laid over ``world`` show here too
         super().__init__(world.wr, world.tree, world.hand)
+        self.world = world  # asked for names: its own answers (a chapter's copy keeps them)
         wr = world.wr
         self.own = own or {}  # node -> its normalised names, as it ever had them
         self._hits: dict[str, set[str]] = {}
@@ -119,12 +122,16 @@ class MentionWorld(WorldView):
             for norm in norms:
                 gone.setdefault(norm, set()).add(node_id)
         self.gone = gone
+        self._gone_reach: dict[str, int] = {}
+        for norm in gone:
+            self._gone_reach[norm[:1]] = max(self._gone_reach.get(norm[:1], 0), len(norm))
         self._reach: dict[str, int] = {}
 
     def forget(self, node_id: str, norms: Collection[str]) -> None:
         """``node_id`` has ended since (a chapter being read ended it): its names name it still."""
         for norm in norms:
             self.gone.setdefault(norm, set()).add(node_id)
+            self._gone_reach[norm[:1]] = max(self._gone_reach.get(norm[:1], 0), len(norm))
         self.refresh()
 
     def refresh(self) -> None:
@@ -135,15 +142,14 @@ class MentionWorld(WorldView):
     def ids_by_name(self, norms: Collection[str]) -> dict[str, set[str]]:
         missing = [n for n in norms if n not in self._hits]
         if missing:
-            found = super().ids_by_name(missing)
+            found = self.world.ids_by_name(missing)
             for norm in missing:
                 self._hits[norm] = found.get(norm, set()) | self.gone.get(norm, set())
         return {n: self._hits[n] for n in norms if self._hits.get(n)}
 
     def name_reach(self, first: str) -> int:
         if first not in self._reach:
-            longest = max((len(n) for n in self.gone if n.startswith(first)), default=0)
-            self._reach[first] = max(super().name_reach(first), longest)
+            self._reach[first] = max(self.world.name_reach(first), self._gone_reach.get(first, 0))
         return self._reach[first]
 
 
@@ -210,6 +216,11 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None, *,
     if with_mentions:
         _mark_mentions(wr, story, tip, node_id, names, slot)
     events = sorted(per.values(), key=lambda x: x.event.seq)
+    from narrative.engine.chapters import places
+
+    told = places(wr, [e.event.commit for e in events])
+    for e in events:
+        e.chapter = told.get(e.event.commit)
     return NodeHistory(node_id, exists, at_genesis, events, name, ended)
 
 

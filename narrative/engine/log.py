@@ -164,5 +164,11 @@ def node_log(wr: WorldRepo, node_id: str, limit: int | None = None) -> list[Entr
 
 
 def show(wr: WorldRepo, rev: str = "HEAD") -> Entry:
-    """The event at ``rev`` (an event id, a commit, ``HEAD~N``...): its record and its changes."""
+    """The event at ``rev`` (an event id, a commit, ``HEAD~N``...): its record and its changes;
+    ``chapter:N`` is chapter N's own commit (its record: the text, scenes and summary)."""
+    from narrative.engine import chapters
+
+    number = chapters.parse_rev(rev)
+    if number is not None:
+        return Entry(chapters.find(wr, number).commit, wr)
     return entry(history.resolve(wr, rev), wr)

@@ -40,6 +40,7 @@ from narrative.store.view import WorldView
 from narrative.store.worldrepo import WorldRepo
 
 Progress = Callable[[int, int, str], None]
+TOLD = ("event", "chapter")  # what a replay tells again: events, and the chapters they were told in
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,7 @@ def drop_chain(wr: WorldRepo, which: str, *, force: bool = False) -> dict[str, A
         lost = []
         for commit in refs.held_only_by(wr, tip.id, but=name):
             rec = commit.record()
-            if rec is not None and rec.kind == "event":
+            if rec is not None and rec.kind in TOLD:
                 lost.append({"commit": commit.id, "id": rec.id, "content": rec.content})
         if lost and not force:
             raise ConflictError(
@@ -223,7 +224,7 @@ def _replay(wr: WorldRepo, which: str, reuse: bool, diffuser_name: str | None,
     if to is not None:
         every = every[:_pick_event(every, to, label) + 1]
         tip = every[-1]
-    commits = [c for c in every if (r := c.record()) is not None and r.kind == "event"]
+    commits = [c for c in every if (r := c.record()) is not None and r.kind in TOLD]
     result = ReplayResult(label, len(commits), warnings=recovered, ref=name)
     events = {c.id for c in commits}
     result.skipped = [{"commit": c.id, "subject": c.subject}
@@ -281,6 +282,7 @@ def _replay_events(wr: WorldRepo, commits: list[Commit], result: ReplayResult,
         from narrative.diffusers.base import default_name, get_diffuser
 
         diffuser = get_diffuser(diffuser_name or default_name(wr), wr)
+    chapters: dict[str, str] = {}  # a chapter's record id -> its replayed record's
     for i, commit in enumerate(commits, 1):
         rec = commit.record()
         assert rec is not None
@@ -300,7 +302,13 @@ def _replay_events(wr: WorldRepo, commits: list[Commit], result: ReplayResult,
             )
             break
         request = _request(rec, reuse, edits, diffusions)
-        done = run_event(wr, request, diffuser=diffuser, keep_failed=False)
+        if rec.in_chapter is not None and rec.in_chapter.chapter in chapters:
+            request.in_chapter = rec.in_chapter.model_copy(
+                update={"chapter": chapters[rec.in_chapter.chapter]})
+        done = run_event(wr, request, diffuser=None if rec.kind == "chapter" else diffuser,
+                         keep_failed=False)
+        if rec.kind == "chapter":
+            chapters[rec.id] = done.record.id
         result.events.append(done)
         if _effects(done.record.diffusions) != _effects(rec.diffusions):
             result.different.append({"original": rec.id, "id": done.record.id,
@@ -335,6 +343,8 @@ def _request(rec: EventRecord, reuse: bool, edits: list[Change],
         causes=list(rec.causes),
         edits=edits,
         replay_of=rec.id,
+        chapter=rec.chapter,
+        in_chapter=rec.in_chapter,
     )
 
 

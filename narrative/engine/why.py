@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from narrative import fields
+from narrative.engine.chapters import places
 from narrative.engine.eventgraph import EventInfo, Story, Write, tip_of
 from narrative.engine.nodes import get_node
 from narrative.errors import NotFoundError
@@ -34,6 +35,8 @@ class WhyResult:
     merged_from: EventInfo | None = None
     # the node has ended: the answer is about it just before, {"event": ..., "reason": ...}
     ended: dict[str, Any] | None = None
+    # the event was told in a chapter: which, and at which sentence
+    chapter: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"node": self.node, "field": self.field, "source": self.source}
@@ -50,6 +53,7 @@ class WhyResult:
         out["ancestry"] = self.ancestry
         out["merged_from"] = self.merged_from.to_json() if self.merged_from else None
         out["ended"] = self.ended
+        out["chapter"] = self.chapter
         return out
 
 
@@ -115,6 +119,8 @@ def why(wr: WorldRepo, node_id: str, field_text: str, at: str | None = None) -> 
         result.ancestry = story.ancestry(writer.commit)
         if result.event.kind == "merge" and writer.source == "diffusion":
             result.merged_from = _merged_from(wr, writer.commit, node_id, ptr)
+        told = (result.merged_from or result.event).commit
+        result.chapter = places(wr, [told]).get(told)
     elif first is not None and first.kind == "genesis":
         result.event = first
         result.source = "genesis"

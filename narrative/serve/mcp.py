@@ -101,7 +101,8 @@ class WorldTools:
             log.warning("narr mcp: not watching files (%s)", exc)
 
     def close(self) -> None:
-        self.writer.shutdown(wait=True)  # a write under way finishes first
+        self.hang_up()  # a review under way stops; a write that began completes
+        self.writer.shutdown(wait=True)
         self.readers.shutdown(wait=False, cancel_futures=True)
         if self._watcher is not None:
             self._watcher.stop()
@@ -170,7 +171,9 @@ class WorldTools:
     def write(self, name: str, arguments: dict[str, Any] | None, cancelled: threading.Event,
               request: Any = None) -> types.CallToolResult:
         """A write tool's call on the writer thread, called off while it waits for the world's
-        lock once ``cancelled`` is set (:func:`narrative.store.lock.give_up_waiting`)."""
+        lock once ``cancelled`` is set (:func:`narrative.store.lock.give_up_waiting`), and while
+        it still only reads (a chapter's review): nothing is written then."""
+        from narrative.engine.calloff import CalledOff, watching
         from narrative.store.lock import Abandoned, give_up_waiting
 
         give_up_waiting(cancelled.is_set)
@@ -180,7 +183,13 @@ class WorldTools:
             return _result(error_json("the call was cancelled before it began; nothing was "
                                       "written", "Cancelled"), error=True)
         try:
-            result = self.call(name, arguments)
+            with watching(cancelled.is_set):
+                result = self.call(name, arguments)
+        except CalledOff as exc:  # a chapter's review, before it wrote anything
+            log.warning("narr mcp: %s (request %s) stopped: %s; nothing was written", name,
+                        request, exc)
+            return _result(error_json(f"the call was cancelled ({exc}); nothing was written",
+                                      "Cancelled"), error=True)
         except Abandoned:
             log.warning("narr mcp: %s (request %s) was cancelled while it waited for the world's "
                         "lock; nothing was written", name, request)
@@ -232,7 +241,7 @@ class WorldTools:
         except Abandoned:
             raise  # a cancelled write that never began: :meth:`write` says so
         except CalledOff:
-            raise  # a read whose client went: :meth:`read` says so
+            raise  # a call whose client went: :meth:`read` or :meth:`write` says so
         except NarrError as exc:
             return _result(exc.to_json(), error=True)
         except Exception as exc:  # a bug of ours: the traceback to our stderr, not to the agent
