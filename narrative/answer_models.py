@@ -144,13 +144,30 @@ class Proposal(TypedDict):
 
 
 @with_config(_CLOSED)
+class Contradicted(TypedDict):
+    """One of the user's own changes that the world contradicts: written (the writer's word
+    wins), and named with the fact that contradicts it."""
+
+    kind: Literal["contradicted"]
+    where: str
+    change: str
+    node: str
+    field: str
+    value: NotRequired[Any]
+    wanted: str
+    fact: str
+
+
+@with_config(_CLOSED)
 class EventAnswer(Record):
-    """A recorded (or, with ``dry_run``, a shown) event; ``proposal`` when a diffuser ran."""
+    """A recorded (or, with ``dry_run``, a shown) event; ``proposal`` when a diffuser ran;
+    ``contradicted`` the user's own changes that the world contradicts."""
 
     dry_run: bool
     created: list[str]
     expired: dict[str, str]
     warnings: list[str]
+    contradicted: list[Contradicted]
     proposal: NotRequired[Proposal]
 
 

@@ -110,6 +110,10 @@ class EventParams(Params):
     text: Annotated[str, Field(max_length=MAX_CONTENT)] | None = Field(
         None, description="the narrative text the event is told in")
     close_scene: bool = False
+    accept: Annotated[list[Annotated[int, Field(ge=1, le=1_000_000)]], Field(max_length=1000)] = Field(
+        default_factory=list,
+        description="held-back changes to apply after all: their numbers (held[].n) from a dry run "
+                    "of the same content")
 
 
 class ResetParams(Params):
@@ -321,7 +325,8 @@ def run_event(wr: WorldRepo, p: EventParams) -> Any:
         raise InvalidInputError("the arguments: /content: say what happens")
     name = p.diffuser or default_name(wr)
     request = EventRequest(content=content, delta=Delta(ops=p.ops), diffuser=name, timestamp=p.at,
-                           narrative_text=p.text, close_scene=p.close_scene)
+                           narrative_text=p.text, close_scene=p.close_scene,
+                           accept=sorted(set(p.accept)))
     return run_event(wr, request, dry_run=p.dry_run, diffuser=get_diffuser(name, wr))
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from narrative import fields, invocation
 from narrative.delta import overlay
 from narrative.delta.draft import Draft
+from narrative.delta.preconditions import Contradiction, same_field
 from narrative.delta.proposal import Diffuser, Proposal, merge
 from narrative.delta.request import EventRequest
 from narrative.engine import failed
@@ -57,6 +58,7 @@ class EventResult:
     warnings: list[str] = field(default_factory=list)
     kept_paths: list[str] = field(default_factory=list)
     proposal: Proposal | None = None
+    contradicted: list[Contradiction] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"commit": self.commit}
@@ -65,6 +67,7 @@ class EventResult:
         out["created"] = self.created
         out["expired"] = self.expired
         out["warnings"] = self.warnings
+        out["contradicted"] = [c.to_json() for c in self.contradicted]
         if self.proposal is not None:
             out["proposal"] = {"diffuser": self.record.diffuser,
                                "ops": [op.model_dump(mode="json") for op in self.proposal.delta.ops],
@@ -77,7 +80,8 @@ class EventResult:
 
 
 def held_json(held: Any, content: str, dry_run: bool) -> dict[str, Any]:
-    """A held-back change with the one command that applies it.
+    """A held-back change with the one command that applies it, and the same as the ``event``
+    operation's arguments (``apply``) for a program.
 
     On a dry run it is the same words again with ``--accept N``; once the event is
     recorded, a new event with exactly those changes as flags (``--diffuser explicit``), or
@@ -101,7 +105,13 @@ def held_json(held: Any, content: str, dry_run: bool) -> dict[str, Any]:
                    + shlex.join(["narr", "event", held.words, "--diffuser", "explicit", "--delta", "-"]))
     else:
         command = shlex.join(["narr", "event", held.words, "--diffuser", "explicit", *flags])
-    return {**held.model_dump(mode="json"), "flags": flags, "command": command}
+    if dry_run:
+        arguments: dict[str, Any] = {"content": content, "accept": [held.n]}
+    else:
+        arguments = {"content": held.words, "diffuser": "explicit",
+                     "ops": [op.model_dump(mode="json") for op in held.ops]}
+    return {**held.model_dump(mode="json"), "flags": flags, "command": command,
+            "apply": {"operation": "event", "arguments": arguments}}
 
 
 @contextmanager
@@ -297,6 +307,7 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     if request.edits:
         _raise_if(overlay.lay(view, request.edits), "the event's own hand edits do not apply")
 
+    _raise_if(same_field(request.delta.ops), "the event's changes are not valid")
     delta = request.delta
     proposal: Proposal | None = None
     if diffuser is not None:
@@ -330,6 +341,7 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
                                                else ""), details=dangling,
                                 hint="fix the file (narr status lists every problem); nothing was changed")
     warnings.extend(draft.warnings)
+    warnings.extend(c.describe() for c in draft.contradictions)
     if request.render and diffuser is not None and diffuser.name in ("rules", "explicit", "none"):
         warnings.append(f"the {diffuser.name} diffuser writes no narrative text; --render needs "
                         "one that does (llm, or an exec program that returns narrative_text)")
@@ -359,7 +371,8 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
         in_chapter=request.in_chapter,
     )
     result = EventResult(record, None, dry_run=dry_run, created=sorted(draft.created),
-                         expired=dict(draft.expired), warnings=warnings, proposal=proposal)
+                         expired=dict(draft.expired), warnings=warnings, proposal=proposal,
+                         contradicted=list(draft.contradictions))
     if dry_run:
         return result
 

@@ -92,6 +92,7 @@ def world_at(wr: WorldRepo, at: str | None = None, pov: str | None = None) -> Wo
         if head is None:
             out.pov, out.visible = pov_id, visible_to(view, pov_id, labels, Conventions.of(wr.config.pov))
         else:  # each node as the character sees it, as narr brief --pov gives it
+            wr.catalog.graph.follow_chain(head)  # what it witnessed is read from the story's index
             eye = sight(wr, view, head.id, pov_id, labels)
             out.pov, out.visible = pov_id, eye.visible
             out.nodes = {n: eye.seen(n) or node for n, node in nodes.items()}

@@ -69,11 +69,26 @@ def slugify(name: str) -> str:
 
 
 def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: list[str] | None = None,
-             lifecycle: str = "permanent", summary: str = "", force: bool = False) -> NewNode:
+             lifecycle: str = "permanent", summary: str = "", force: bool = False,
+             pronouns: str | None = None) -> NewNode:
     """Write a new node file named ``name`` in ``layer``; refuse a name the world already uses.
 
     ``force``: make it even when its id is taken by a node of the same words (it gets ``-2``).
+    ``pronouns`` (she, he, they, it): the ``pronouns`` trait, what "he", "her" and 他 bind by;
+    without it the rules read them from the summary ("他是…", "She keeps ..."), or bind a
+    pronoun to the character only when nobody else could be meant.
     """
+    if pronouns is not None:
+        from narrative.model import pronouns_problem
+
+        pronouns = pronouns.strip().lower()
+        problem = pronouns_problem(pronouns)
+        if problem:
+            raise InvalidInputError(f"{' '.join(name.split()) or 'the new node'}: {problem}",
+                                    hint="narr new character NAME --pronouns she")
+        if layer != "character":
+            raise InvalidInputError(f"{' '.join(name.split())}: pronouns are a character's; this is "
+                                    f"a node of the {layer} layer")
     if layer not in LAYERS:
         raise InvalidInputError(f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}")
     if lifecycle not in LIFECYCLES:
@@ -132,7 +147,8 @@ def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: l
     node: dict[str, Any] = {
         "id": node_id, "name": name, "layer": layer, "kind": kind.strip(),
         "aliases": aliases, "summary": summary.strip(), "lifecycle": lifecycle,
-        "created_by_event": None, "traits": {}, "state": {}, "relations": {},
+        "created_by_event": None, "traits": {"pronouns": pronouns} if pronouns else {},
+        "state": {}, "relations": {},
     }
     canonical = validate(node, node_path(node_id, layer, wr.config.layout))
     path = write_node(wr, canonical, create=True)  # never over a file someone else just made

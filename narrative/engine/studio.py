@@ -835,7 +835,8 @@ def drop_failed(wr: WorldRepo, key: str) -> dict[str, Any]:
 
 
 def create_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: Iterable[str] = (),
-                lifecycle: str = "permanent", summary: str = "") -> dict[str, Any]:
+                lifecycle: str = "permanent", summary: str = "", pronouns: str | None = None
+                ) -> dict[str, Any]:
     """A new node, as ``narr new`` makes it (a hand edit the next event records)."""
     from narrative.engine.new import new_node
     from narrative.ids import name_problem
@@ -846,7 +847,7 @@ def create_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases
             raise InvalidInputError(problem)
     with wr.lock:
         made = new_node(wr, layer, name, kind=kind, aliases=list(aliases), lifecycle=lifecycle,
-                        summary=summary)
+                        summary=summary, pronouns=pronouns)
     return made.to_json()
 
 

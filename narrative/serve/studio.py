@@ -402,7 +402,8 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
         return create_node(wr, _text(body, "layer", "the node's layer"),
                            _text(body, "name", "the node's name"),
                            kind=_opt(body, "kind"), aliases=_strings(body, "aliases"),
-                           lifecycle=_opt(body, "lifecycle") or "permanent", summary=_opt(body, "summary"))
+                           lifecycle=_opt(body, "lifecycle") or "permanent", summary=_opt(body, "summary"),
+                           pronouns=_opt(body, "pronouns") or None)
 
     def relation(wr: WorldRepo, body: dict[str, Any]) -> Any:
         from narrative.engine.studio import change_relation
