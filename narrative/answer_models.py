@@ -832,8 +832,10 @@ class ReflogAnswer(_Versioned):
 @with_config(_CLOSED)
 class ImportAnswer(_Versioned):
     """What ``narr import`` read and did: ``commit``, ``id`` and ``content`` its event's (null on
-    a dry run or when nothing changed), ``edits`` hand edits that event recorded; the lists of
-    entries are the importer's own records."""
+    a dry run or when nothing changed), ``edits`` hand edits that event recorded (those waiting
+    in the world, and what SillyTavern changed in a book or card narr exported); ``similar``
+    names alike kept apart, ``missing`` links to notes that are nowhere; the lists of entries
+    are the importer's own records."""
 
     commit: str | None
     id: str | None
@@ -844,6 +846,8 @@ class ImportAnswer(_Versioned):
     existing: list[Obj]
     related: list[Obj]
     ambiguous: list[Obj]
+    similar: list[Obj]
+    missing: list[Obj]
     entries: list[Obj]
     skipped: list[Obj]
     warnings: list[str]

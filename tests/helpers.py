@@ -221,6 +221,23 @@ def node_file(root: Path, node_id: str) -> Path:
         wr.close()
 
 
+def new_world(tmp_path: Path, name: str = "w") -> CLI:
+    """``narr init`` of an empty world ``tmp_path/name``, and the CLI in it."""
+    CLI(tmp_path)("init", str(tmp_path / name))
+    return CLI(tmp_path / name)
+
+
+def world_nodes(root: Path) -> dict[str, dict[str, Any]]:
+    """Every node of the world at ``root`` as the library reads it (hand edits included)."""
+    import narrative as narr_lib
+
+    wr = narr_lib.open_world(root)
+    try:
+        return {n["id"]: dict(narr_lib.get_node(wr, n["id"])[1]) for n in narr_lib.list_nodes(wr)}
+    finally:
+        wr.close()
+
+
 def read_node(root: Path, node_id: str) -> dict[str, Any]:
     return json.loads(node_file(root, node_id).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 

@@ -158,11 +158,13 @@ def _lookalike(names: Names, texts: list[str]) -> tuple[str, str, str] | None:
     return None
 
 
-def free_id(wr: WorldRepo, names: Names, stem: str, also_taken: Collection[str] = ()) -> str:
+def free_id(wr: WorldRepo, names: Names, stem: str, also_taken: Collection[str] = (), *,
+            start: int = 1) -> str:
     """``stem``, or ``stem-2``, ``stem-3`` ...: the first id no node (committed, edited, or a
-    stray file in any layer) has, nor any of ``also_taken`` (ids given out but not yet written)."""
+    stray file in any layer) has, nor any of ``also_taken`` (ids given out but not yet written);
+    ``start``: the first number to try (1: ``stem`` itself), when the ones before are known taken."""
     head = names.tree
-    n = 1
+    n = start
     while True:
         candidate = stem if n == 1 else f"{stem}-{n}"
         taken = candidate in also_taken or names.view.exists(candidate) or (
