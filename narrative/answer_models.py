@@ -1474,12 +1474,14 @@ class StudioChange(TypedDict):
 class StudioPassage(TypedDict):
     """An event as prose: ``pieces`` its narrative text (its words when ``told`` is false),
     cut at the world's names (``[text, node id or null]``); ``time_key`` its story time as a
-    sortable key, null when the time does not parse."""
+    sortable key, null when the time does not parse; ``sentence`` the sentence of its recorded
+    chapter it was told at (null outside one)."""
 
     commit: str
     id: str | None
     number: int
     content: str
+    sentence: int | None
     told: bool
     pieces: list[list[Any]]
     story_time: str | None
@@ -1502,11 +1504,16 @@ class StudioScene(TypedDict):
 @with_config(_CLOSED)
 class StudioChapter(TypedDict):
     """A recorded chapter (``recorded`` true, its own number), or events told outside any
-    recorded chapter (``recorded`` false, numbered 1, 2, ... in order)."""
+    recorded chapter (``recorded`` false, numbered 1, 2, ... in order). A recorded chapter's
+    ``heading`` is how it is named, ``summary`` its record's, ``line`` the branch a merge
+    brought it from (null: the story line's own); all three null for the others."""
 
     number: int
     title: str | None
     recorded: bool
+    heading: str | None
+    summary: str | None
+    line: str | None
     scenes: list[StudioScene]
 
 

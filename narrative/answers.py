@@ -27,7 +27,7 @@ VERSIONS: dict[str, int] = {
     # the studio page's own reads over HTTP
     "studio_world": 2, "studio_events": 1, "studio_lines": 1, "studio_diffusers": 1,
     "studio_node": 2, "studio_names": 1, "studio_problems": 1, "studio_where": 1,
-    "studio_manuscript": 1, "studio_mentions": 1,
+    "studio_manuscript": 2, "studio_mentions": 1,
 }
 
 

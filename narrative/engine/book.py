@@ -145,13 +145,11 @@ def book(wr: WorldRepo, start: str | None = None, end: str | None = None) -> Boo
 
 def _chapter_texts(wr: WorldRepo, chapters: list[dict[str, Any]]) -> None:
     """Each chapter's own prose, read from its commit (only the chapters in the book)."""
-    from narrative.store import records
+    from narrative.engine.chapters import written
 
     for chapter in chapters:
-        commit = history.peel_commit(wr, chapter["commit"])
-        raw = records.decode_raw(commit.message) if commit is not None else None
-        data = (raw or {}).get("chapter")
-        chapter["text"] = data.get("text") if isinstance(data, dict) else None
+        data = written(wr, chapter["commit"])
+        chapter["text"] = data.get("text") if data is not None else None
 
 
 def _prose(chapter: dict[str, Any]) -> str:
