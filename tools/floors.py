@@ -253,9 +253,9 @@ def _steps(base: Path, env: dict[str, str]) -> Iterator[str]:
     _expect(f"status sees one hand edit: {status}", len(status["edits"]) == 1)
     record = narr.json("event", "苏晴怀疑林远", "--at", "Day 3, dusk")
     _expect(f"the hand edit was recorded: {record}", [e["target"] for e in record["edits"]] == ["black-ring"])
-    _expect("narr wrote what git would", subprocess.run(
-        ["git", "status", "--porcelain"], cwd=world, env=env, capture_output=True, text=True,
-        check=True).stdout == "")
+    porcelain = subprocess.run(["git", "status", "--porcelain"], cwd=world, env=env,
+                               capture_output=True, text=True, check=True).stdout
+    _expect(f"narr wrote what git would; git status says: {porcelain!r}", porcelain == "")
     yield "hand edit under CRLF, event, git status clean"
     _expect("the Chinese names were read with the shipped word table, writing no cache",
             not (Path(env["XDG_CACHE_HOME"])).exists())
