@@ -63,6 +63,10 @@ class NotFoundError(NarrError):
     http_status = 404
 
 
+class PastTheStartError(NotFoundError):
+    """A revision counting back past the start of its story line (``HEAD~9`` of six events)."""
+
+
 class InvalidInputError(NarrError):
     """Something typed on the command line or passed in a delta is malformed or illegal."""
 

@@ -26,8 +26,15 @@ from pydantic import (
 from pydantic._internal._model_construction import ModelMetaclass  # the one way to wrap a call
 
 from narrative.errors import InvalidInputError
-from narrative.ids import ID_PATTERN, MAX_ID_LENGTH, Layer, Lifecycle, id_problem
-from narrative.nodefile import OPTIONAL_FIELDS
+from narrative.ids import (
+    ID_PATTERN,
+    MAX_ID_LENGTH,
+    OPTIONAL_FIELDS,
+    Layer,
+    Lifecycle,
+    id_problem,
+    pointer,
+)
 
 FORMAT_VERSION = 1
 
@@ -60,8 +67,6 @@ def _dotted(value: Any) -> Any:
     """``state.location`` as ``/state/location``: ops take a field as every command does."""
     if isinstance(value, str) and value and not value.startswith("/") and "/" not in value \
             and all(value.split(".")):
-        from narrative.fields import pointer
-
         return pointer(*value.split("."))
     return value
 

@@ -18,6 +18,7 @@ from narrative.errors import InvalidWorldError
 from narrative.ids import (
     LAYERS,
     LIFECYCLES,
+    OPTIONAL_FIELDS,
     Layer,
     Layout,
     Lifecycle,
@@ -215,9 +216,6 @@ PLAIN_REL_TYPE = re.compile(r"[!-.0-9;-}]{1,64}")
 _NODE_FIELDS = ("id", "name", "layer", "kind", "aliases", "summary", "lifecycle",
                 "created_by_event", "traits", "state", "relations", "tags", "sections",
                 "always_in_view", "extensions")
-# Written only when they hold something, so the files of worlds made before these fields
-# keep their bytes and their history its meaning.
-OPTIONAL_FIELDS = ("tags", "sections", "always_in_view", "extensions")
 _STR_FIELDS = ("kind", "summary")
 _OBJECT_FIELDS = ("traits", "state", "extensions")
 _LIST_FIELDS = ("aliases", "tags")

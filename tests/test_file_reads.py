@@ -352,8 +352,7 @@ def test_what_the_reader_cannot_read_midway_libgit2_reads(world: Path, narr: CLI
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """A world read from its files whose reader turns unsure partway (an object it cannot
     read): the commit's parent, its tree and a file in it come from libgit2 instead."""
-    from narrative.config import load_config
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store.worldrepo import WorldRepo, load_config
 
     _story(narr, 3)
     wr = WorldRepo(world, None, load_config(world), files=GitFiles(world / ".git"))

@@ -188,6 +188,7 @@ MAY_WRITE = {
     "narrative/cli/serve_cmd.py": "the log of a server started in the background",
     "narrative/serve/autostart.py": "the lock of a command starting a server, and that server's log",
     "narrative/schemas.py": "the JSON schemas it generates into schemas/",
+    "narrative/lazy.py": "the names for type checkers it writes into the packages' own source",
 }
 GIT_HANDLES = {"repo", "_git"}  # WorldRepo.repo, and the git object inside a store value
 WRITE_MODE = re.compile(r"[wax+]")

@@ -66,7 +66,7 @@ from narrative.store.catalog import NodeRow
 from narrative.store.catalog.story import EventInfo, Write
 from narrative.store.move import finish_interrupted
 from narrative.store.view import WorldView
-from narrative.store.worldrepo import MERGE_STATE, WorldRepo
+from narrative.store.worldrepo import WorldRepo
 
 DEFAULT_BUDGET = 4000
 RECENT = 5
@@ -399,8 +399,8 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
         pack.add("neighbourhood", far if eye is not None else f"{far}, {when_changed}",
                  node_line(node, names, can_see, edge_ok=edge_ok, keep=keep), node=node_id)
 
-    kept = wr.narr_dir / "failed"  # looked at before importing what reads them (pydantic)
-    if include_failed and at is None and eye is None and kept.is_dir() and any(kept.glob("*.json")):
+    # looked at before importing what reads them (pydantic)
+    if include_failed and at is None and eye is None and wr.private.has_failed():
         from narrative.engine import failed
 
         for f in failed.listing(wr):
@@ -451,12 +451,10 @@ def _health(wr: WorldRepo, head: Any, view: WorldView, recent: _Recent,
     except ConflictError as exc:
         out.append((exc.message, "git is half-way through an operation: no event can be "
                                  "recorded until it is finished or aborted", exc.hint))
-    state = None
-    if (wr.narr_dir / MERGE_STATE).exists():  # (the module that reads it loads only then)
+    state = wr.private.merge_state()
+    if state is not None:
         from narrative.store import mergestate
 
-        state = mergestate.load(wr)
-    if state is not None:
         left = mergestate.unresolved(state)
         out.append((f"a narr merge of {state.get('branch')} stopped on conflicts: "
                     f"{len(left)} of {len(state.get('conflicts') or [])} unresolved",

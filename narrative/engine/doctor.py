@@ -175,14 +175,13 @@ def _world_health(wr: WorldRepo, add: Callable[[Finding], None]) -> None:
     from narrative.engine.status import status
     from narrative.store.failures import is_damage
     from narrative.store.move import finish_interrupted
-    from narrative.store.server_record import server_state
 
     note = finish_interrupted(wr)
     add(Finding("journal", "warning", note, f"a narr command was interrupted: {note}",
                 "nothing to do: it is finished as any narr command would")
         if note else Finding("journal", "ok", "no interrupted write"))
 
-    server = server_state(wr)
+    server = wr.private.server_state()
     if not server.running:
         add(Finding("server", "ok", "not running (narr serve --detach makes commands faster)"))
     elif (server.version or "").split("+")[0] != __version__:
@@ -194,7 +193,7 @@ def _world_health(wr: WorldRepo, add: Callable[[Finding], None]) -> None:
         add(Finding("server", "ok", f"running, pid {server.pid}{port}"))
 
     if wr.read_only():
-        add(Finding("writable", "warning", str(wr.narr_dir),
+        add(Finding("writable", "warning", str(wr.private.path),
                     "the world is read-only: narr reads it but cannot record events",
                     "make the world's directory writable, or work in a clone (narr clone)"))
 

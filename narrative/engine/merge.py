@@ -29,7 +29,7 @@ parent's world to the merged world, each with the side it came from
 verifies it like any event. When HEAD is an ancestor of the branch, the story
 just moves there (a fast-forward).
 
-On conflicts nothing is committed: the state is kept (:mod:`narrative.store.mergestate`)
+On conflicts nothing is committed: the state is kept (:class:`narrative.store.private.PrivateState`)
 until ``narr merge --continue`` or ``--abort``.
 """
 
@@ -454,7 +454,7 @@ def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeR
             state = {"branch": branch, "ours": head.id, "theirs": theirs.id,
                      "base": base.id, "conflicts": [c.to_json(MERGE_SPELLING) for c in plan.conflicts],
                      "resolutions": {}}
-            mergestate.save(wr, state)
+            wr.private.save_merge_state(state)
             raise _conflict_error(branch, plan.conflicts)
         return _seal(wr, head, theirs, branch, plan, result, when)
 
@@ -500,7 +500,7 @@ def _seal(wr: WorldRepo, head: Commit, theirs: Commit, branch: str, plan: _Plan,
 
 
 def _require_state(wr: WorldRepo) -> dict[str, Any]:
-    state = mergestate.load(wr)
+    state = wr.private.merge_state()
     if state is None:
         raise NothingToDoError("no merge is in progress")
     return state
@@ -541,7 +541,7 @@ def resolve(wr: WorldRepo, node: str, field_: str, *, take: str | None = None,
         else:
             raise InvalidInputError("say which: --ours, --theirs or --value JSON")
         state["resolutions"][mergestate.resolution_key(node, field_)] = chosen
-        mergestate.save(wr, state)
+        wr.private.save_merge_state(state)
         return conflicts(wr)
 
 
@@ -574,7 +574,7 @@ def continue_merge(wr: WorldRepo, *, when: datetime | None = None) -> MergeResul
             raise _conflict_error(state["branch"], missing)
         result = MergeResult(state["branch"], warnings=recovered, kept_edits=sorted(scan.edits))
         _seal(wr, head, theirs, state["branch"], plan, result, when)
-        mergestate.drop(wr)
+        wr.private.drop_merge_state()
         return result
 
 
@@ -582,7 +582,7 @@ def abort(wr: WorldRepo) -> dict[str, Any]:
     """Forget the stopped merge; the world was never changed by it."""
     with move.writing(wr):
         state = _require_state(wr)
-        mergestate.drop(wr)
+        wr.private.drop_merge_state()
         return {"branch": state["branch"], "aborted": True}
 
 

@@ -11,18 +11,23 @@ reset replaces are set aside under ``refs/narr/edits/`` (or carried over with
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from narrative import fields, safejson
+from narrative import fields
 from narrative.engine import nodes, setaside
-from narrative.errors import InvalidInputError, InvalidWorldError, NotFoundError, NothingToDoError
+from narrative.errors import (
+    InvalidInputError,
+    InvalidWorldError,
+    NotFoundError,
+    NothingToDoError,
+    PastTheStartError,
+)
 from narrative.fields import SET_ASIDE_SPELLING, FieldConflict
 from narrative.ids import check_id
 from narrative.nodefile import NodeDict
-from narrative.store import history, journal, move, records, refs, worktree
+from narrative.store import history, move, records, refs, worktree
 from narrative.store.objects import Commit
 from narrative.store.view import WorldView
 from narrative.store.worldrepo import WorldRepo
@@ -30,7 +35,6 @@ from narrative.store.worldrepo import WorldRepo
 if TYPE_CHECKING:
     from narrative.model import Change
 
-LAST_RESET = "last-reset.json"
 
 
 @dataclass
@@ -118,9 +122,8 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
         assert head is not None
         try:
             target = history.resolve(wr, rev) if rev is not None else commit_before(wr, before or "")
-        except NotFoundError as exc:
-            if "the story line has only" in exc.message:
-                exc.message += " (the genesis cannot be undone)"
+        except PastTheStartError as exc:
+            exc.message += " (the genesis cannot be undone)"
             raise
         if target.checked_record() is None:
             raise InvalidInputError(f"{target.id[:10]} is not a narr event; reset to an event")
@@ -213,8 +216,7 @@ def _apply_restored(view: WorldView, changes: list[Change]) -> dict[str, NodeDic
 
 def _remember(wr: WorldRepo, target: Commit, first_undone: Commit | None) -> None:
     """Note which event's edits this reset restored, so a second reset need not set them aside."""
-    data = {"head": target.id, "restored_from": first_undone.id if first_undone else None}
-    journal.write_atomic(wr.narr_dir / LAST_RESET, json.dumps(data).encode(), wr.narr_dir / "tmp")
+    wr.private.remember_reset(target.id, first_undone.id if first_undone else None)
 
 
 def _already_recorded(wr: WorldRepo, head: Commit, scan: worktree.HandEdits) -> bool:
@@ -223,15 +225,12 @@ def _already_recorded(wr: WorldRepo, head: Commit, scan: worktree.HandEdits) -> 
     They are already kept in that undone event's record; setting them aside again
     would only add noise to ``narr edits``.
     """
-    try:
-        data = safejson.loads((wr.narr_dir / LAST_RESET).read_text("utf-8"))
-    except (OSError, ValueError):
-        return False
-    if data.get("head") != head.id or not data.get("restored_from"):
+    last = wr.private.last_reset()
+    if last is None or last[0] != head.id:
         return False
     if set(scan.raw) - {p for e in scan.edits.values() for p in (e.old_path, e.new_path) if p}:
         return False  # some changed file is not a valid node: keep its bytes
-    undone = history.peel_commit(wr, str(data["restored_from"]))
+    undone = history.peel_commit(wr, last[1])
     if undone is None:
         return False
     rec = undone.checked_record()

@@ -10,19 +10,17 @@ changed the same field since.
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from narrative import fields, safejson
+from narrative import fields
 from narrative.delta.world import World
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.fields import SET_ASIDE_SPELLING, FieldConflict
 from narrative.ids import Layout, parse_node_path
 from narrative.nodefile import NodeDict, dump
-from narrative.store import journal, move, refs, worktree
+from narrative.store import move, refs, worktree
 from narrative.store.view import WorldView
 from narrative.store.worktree import HandEdits
 from narrative.store.worldrepo import WorldRepo
@@ -119,18 +117,6 @@ def invalid_paths(scan: HandEdits) -> list[str]:
 # --- listing and restoring ------------------------------------------------------------
 
 
-def _restored_file(wr: WorldRepo) -> Path:
-    return wr.narr_dir / "restored.json"
-
-
-def _restored(wr: WorldRepo) -> dict[str, str]:
-    try:
-        data = safejson.loads(_restored_file(wr).read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def changes_of(wr: WorldRepo, item: refs.SetAside) -> tuple[list[Change], dict[str, bytes | None]]:
     """Field-level changes a set-aside holds, and raw files that are not valid nodes."""
     layout: Layout = wr.config.layout
@@ -197,7 +183,7 @@ def _numbered(wr: WorldRepo) -> list[tuple[str, int, str | None, str]]:
 
 def list_set_asides(wr: WorldRepo) -> list[dict[str, Any]]:
     """The hand edits set aside by resets and switches, newest first, for :func:`restore`."""
-    restored = _restored(wr)
+    restored = wr.private.restored()
     out = []
     for _, n, remote, name in _numbered(wr):
         item = refs.load_set_aside(wr, name)
@@ -291,10 +277,7 @@ def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
         move.move(wr, move.Move(ref=None, old=head.id, new=head.id,
                                 message=f"narr edits restore: {item.ref}", updates=tuple(updates),
                                 tree=head.tree))
-        marks = _restored(wr)
-        marks[item.ref] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        journal.write_atomic(_restored_file(wr), json.dumps(marks, indent=1).encode(),
-                             wr.narr_dir / "tmp")
+        wr.private.mark_restored(item.ref, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
         return RestoreResult(item.ref, changes, collisions, sorted(overrides), saved, recovered)
 
 

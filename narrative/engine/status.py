@@ -116,8 +116,7 @@ def hand_edit_problems(wr: WorldRepo, head_tree: Tree | None,
 
 def _failed(wr: WorldRepo) -> list[dict[str, Any]]:
     """Kept failed events (their models load only when there are some)."""
-    directory = wr.narr_dir / "failed"
-    if not directory.is_dir() or not any(directory.glob("*.json")):
+    if not wr.private.has_failed():
         return []
     from narrative.engine import failed
 

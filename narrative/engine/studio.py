@@ -467,8 +467,7 @@ def world_stamp(wr: WorldRepo) -> dict[str, Any]:
     changed = sorted(worktree.changed_paths(wr, tree))
     edits = [[path, list(file_sig(wr.abs(path)) or ())] for path in changed]
     kept = refs.targets(wr, [*refs.set_aside_refs(wr), *refs.abandoned_refs(wr)])
-    failed_dir = wr.narr_dir / "failed"
-    failed = sorted(p.name for p in failed_dir.iterdir()) if failed_dir.is_dir() else []
+    failed = wr.private.failed_names()
     return {"head": head, "branch": wr.branch(), "edits": edits, "kept": kept, "failed": failed}
 
 

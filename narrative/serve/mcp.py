@@ -332,6 +332,6 @@ def _warm() -> None:
 
 
 def _warm_thread() -> None:
-    from narrative.store.worldrepo import keep_repositories_warm
+    from narrative.serve.pools import keep_repositories_warm
 
     keep_repositories_warm()

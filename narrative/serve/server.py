@@ -325,7 +325,7 @@ class Server:
         self._lock_fd = fd
         os.chdir(self.home_cwd)
         self._keep_catalog_open()
-        from narrative.store.worldrepo import lend_repositories_to_readers
+        from narrative.serve.pools import lend_repositories_to_readers
 
         lend_repositories_to_readers()
         streams.install()
@@ -409,7 +409,7 @@ class Server:
         Once the server stops, what is still queued is cancelled: its clients are told
         nothing ran, and run the command themselves.
         """
-        from narrative.store.worldrepo import keep_repositories_warm
+        from narrative.serve.pools import keep_repositories_warm
 
         keep_repositories_warm()  # the writers share this thread's repository handles
         try:
