@@ -20,11 +20,14 @@ class NarrError(Exception):
     world or its machine failed (a request that cannot succeed as sent is never a 5xx)."""
 
     def __init__(self, message: str, *, hint: str | None = None,
-                 details: list[str] | None = None) -> None:
+                 details: list[str] | None = None, reason: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
         self.details = details or []
+        self.reason = reason
+        """Which case of its class this is, for code that treats one case apart (one of the
+        reasons below); never read from the message, whose words may change."""
 
     def __str__(self) -> str:
         return self.message
@@ -49,6 +52,10 @@ def error_json(message: str, kind: str, *, exit_code: int | None = None,
     return payload
 
 
+PAST_THE_START = "past-the-start"
+"""A revision counting back past the start of its story line (``HEAD~9`` of six events)."""
+
+
 class NotAWorldError(NarrError):
     """The directory holds no narr world (no git repository with a narr.toml)."""
 
@@ -61,10 +68,6 @@ class NotFoundError(NarrError):
 
     exit_code = 11
     http_status = 404
-
-
-class PastTheStartError(NotFoundError):
-    """A revision counting back past the start of its story line (``HEAD~9`` of six events)."""
 
 
 class InvalidInputError(NarrError):

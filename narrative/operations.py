@@ -24,7 +24,7 @@ from narrative.errors import InvalidInputError, validation_error
 from narrative.model import Op
 
 if TYPE_CHECKING:
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo
 
 MAX_CONTENT = 256 * 1024
 """Characters in an event's words or text given through an operation (the CLI's own limit aside)."""
@@ -320,3 +320,63 @@ def run_edit_node(wr: WorldRepo, p: EditNodeParams) -> Any:
 
     path, node = hand_edit(wr, p.node, p.file)
     return {"path": path, "node": node}
+
+
+# --- the operations table -----------------------------------------------------------------------
+# One row per thing a program can ask of a world: the HTTP API, the MCP tools and the OpenAPI
+# document are generated from it.
+
+def _operations() -> tuple[Operation, ...]:
+    from narrative.answers import schema
+
+    def op(name: str, summary: str, params: type[Params], run: Any, method: str, path: str,
+           **kw: Any) -> Operation:
+        """The answer's version is in narrative.answers (a test holds the shapes)."""
+        return Operation(name=name, summary=summary, params=params, run=run,
+                         schema=schema(name), method=method, path=path, **kw)
+
+    write = {"writes": True, "idempotent": False}
+    return (
+        op("status", "Where the story stands: branch, last event, hand edits not yet recorded.",
+           NoParams, run_status, "GET", "/api/status"),
+        op("list_nodes", "Every node of the world (hand edits included), sorted by id.",
+           ListNodesParams, run_list_nodes, "GET", "/api/nodes"),
+        op("get_node", "One node as its file holds it, now or at a revision.",
+           GetNodeParams, run_get_node, "GET", "/api/nodes/{node}"),
+        op("log", "Events newest first along the story line from rev.",
+           LogParams, run_log, "GET", "/api/log"),
+        op("show", "One event: its words, its changes and what caused them.",
+           ShowParams, run_show, "GET", "/api/show/{rev}"),
+        op("branches", "The story's branches and which one is current.",
+           NoParams, run_branches, "GET", "/api/branches"),
+        op("chains", "Abandoned chains of events (left by reset), which replay can bring back.",
+           NoParams, run_chains, "GET", "/api/chains"),
+        op("why", "Why a node's field holds its value: the events that set it and their causes.",
+           WhyParams, run_why, "GET", "/api/why/{node}"),
+        op("history", "What happened to a node, oldest first.",
+           HistoryParams, run_history, "GET", "/api/history/{node}"),
+        op("search", "Nodes and events whose words match the query.",
+           SearchParams, run_search, "GET", "/api/search"),
+        op("brief", "The pack of world state to write or play the next event from.",
+           BriefParams, run_brief, "GET", "/api/brief"),
+        op("threads", "Open story threads, stalest first, with what each waits for.",
+           ThreadsParams, run_threads, "GET", "/api/threads"),
+        op("audit", "The actions in a chapter that the world contradicts; writes nothing.",
+           AuditParams, run_audit, "POST", "/api/audit"),
+        op("event", "Record one event: its words, the changes spelt out, and what the diffuser adds "
+           "(dry_run: only show them).", EventParams, run_event, "POST", "/api/events", **write),
+        op("reset", "Move the story back to rev (or to just before a node was made); the undone "
+           "events stay as a chain for replay.", ResetParams, run_reset, "POST", "/api/reset",
+           writes=True, destructive=True, idempotent=False),
+        op("revert", "Record an event that undoes an earlier one.",
+           RevertParams, run_revert, "POST", "/api/revert", **write),
+        op("replay", "Run an abandoned chain again on top of the story.",
+           ReplayParams, run_replay, "POST", "/api/replay", **write),
+        op("edit_node", "Write a node's file as a hand edit (validated first); the next event "
+           "records it.", EditNodeParams, run_edit_node, "PUT", "/api/nodes/{node}",
+           writes=True, destructive=True, idempotent=True, body="file"),
+    )
+
+
+OPERATIONS: tuple[Operation, ...] = _operations()
+"""Every operation a program can ask of a world, in the order the API documents them."""

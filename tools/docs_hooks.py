@@ -345,7 +345,7 @@ def library_markdown() -> str:
 
     groups: dict[str, list[str]] = {"Functions": [], "Results": [], "Requests, changes and records": [],
                                     "Errors": [], "Interfaces and other names": []}
-    for name in sorted(narrative._API, key=str.lower):
+    for name in sorted(narrative.__all__, key=str.lower):
         obj = getattr(api, name)
         if inspect.isfunction(obj):
             groups["Functions"].append(name)

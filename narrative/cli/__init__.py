@@ -37,7 +37,7 @@ class NarrGroup(click.Group):
                 raise
             except Exception as exc:
                 # loaded only when something failed: git stays out of narr's start-up
-                from narrative.store.failures import environment_error
+                from narrative.store import environment_error
 
                 converted = environment_error(exc)
                 if converted is None:

@@ -42,7 +42,7 @@ def check_cmd(ctx: Context, rev: str | None, history_only: bool, full: bool,
     """
     from narrative.engine.check import check
     from narrative.errors import CheckFailedError
-    from narrative.store.failures import is_damage
+    from narrative.store import is_damage
 
     try:
         with progress_bar("Checking", as_json=as_json) as progress:
@@ -149,7 +149,7 @@ def gc_cmd(ctx: Context, as_json: bool) -> None:
     Example:
       narr gc
     """
-    from narrative.store.maintenance import gc
+    from narrative.store import gc
 
     result = gc(ctx.world).to_json()
     if as_json:

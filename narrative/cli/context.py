@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo
 
 
 class Context:
@@ -32,7 +32,7 @@ class Context:
     def world(self) -> WorldRepo:
         if self._world is None:
             from narrative.invocation import absolute
-            from narrative.store.worldrepo import WorldRepo
+            from narrative.store import WorldRepo
 
             opener = WorldRepo.open_for_reading if self.reads_only else WorldRepo.open
             self._world = opener(absolute(self.directory))

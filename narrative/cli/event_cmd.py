@@ -24,7 +24,7 @@ from narrative.cli.terminal import echo
 if TYPE_CHECKING:
     from narrative.delta.request import EventRequest
     from narrative.engine.event import EventResult
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo
 
 
 @click.command("event")

@@ -95,7 +95,7 @@ def edit_cmd(ctx: Context, node_id: str, layer: str | None) -> None:
       narr edit old-mill --layer background
     """
     from narrative.ids import Layer
-    from narrative.store.nodefiles import write_node
+    from narrative.store import write_node
 
     wr = ctx.world
     node_id = ctx.node(node_id, must_exist=False, ended=False)

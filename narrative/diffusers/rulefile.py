@@ -721,7 +721,7 @@ def rule_set(root: Path) -> RuleSet:
     parsed again only when its path, size, mtime or content differs from every
     version kept; the rest of the set is reused.
     """
-    from narrative.store.confine import inside
+    from narrative.store import inside
 
     directory = inside(root, RULES_DIR)  # a world's rules are read from the world only
     if not directory.is_dir():

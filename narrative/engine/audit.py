@@ -54,12 +54,10 @@ from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import normalize_name
 from narrative.model import CreateOp, Op, RelateOp, UnrelateOp
 from narrative.nodefile import NodeDict, names_of
-from narrative.store import worktree
-from narrative.store.view import WorldView
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import HandEdits, WorldRepo, WorldView, scan_for_reader
 
 if TYPE_CHECKING:
-    from narrative.store.objects import Tree
+    from narrative.store import Tree
 
 MAX_CHAPTER = 1_000_000  # characters: a novel's chapter is a few tens of thousands
 CHECKS = {
@@ -127,7 +125,7 @@ class _ChapterView(WorldView):
     """The world copy a chapter is simulated on: the sentences read so far are its recent events."""
 
     def __init__(self, wr: WorldRepo, tree: Tree | None,
-                 edits: worktree.HandEdits | None = None) -> None:
+                 edits: HandEdits | None = None) -> None:
         super().__init__(wr, tree, edits)
         self.read: list[str] = []
 
@@ -175,7 +173,7 @@ def audit(wr: WorldRepo, text: str, at: str | None = None) -> AuditReport:
     if not rules:
         report.warnings.append("no rules in this world (rules/*.toml): only the checks that "
                                "need none are made")
-    edits = worktree.scan_for_reader(wr, tip.tree) if at is None else None
+    edits = scan_for_reader(wr, tip.tree) if at is None else None
     view = _ChapterView(wr, tip.tree, edits)
     reader = _Reader(wr, view, tip.id, loaded.lexicon)
     diffuser = RulesDiffuser(wr.root, loaded)

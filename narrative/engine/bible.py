@@ -54,7 +54,7 @@ from narrative.lore.entry import Entry, Placement, Skipped
 from narrative.lore.limits import MAX_FILES, MAX_PNG_FILE, MAX_TEXT_FILE, decode_text, load_json, too_big
 from narrative.model import CreateOp, Delta, Node, Op, RelateOp, SetOp
 from narrative.nodefile import NodeDict
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo
 
 __all__ = ["Entry", "ImportResult", "import_bible", "import_entries", "parse", "read_sources"]
 

@@ -27,9 +27,7 @@ from typing import Any
 
 from narrative.engine.eventgraph import Story, tip_of
 from narrative.errors import InvalidInputError, NotFoundError
-from narrative.store import history
-from narrative.store.records import subject_of
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo, resolve_rev, reverted_by, subject_of
 
 SCENE_BREAK = "* * *"
 
@@ -60,7 +58,7 @@ def book(wr: WorldRepo, start: str | None = None, end: str | None = None) -> Boo
     after = -1
     first = None
     if start is not None:
-        commit = history.resolve(wr, start).id
+        commit = resolve_rev(wr, start).id
         if commit not in story.by_commit:
             raise InvalidInputError(
                 f"{start} is not on the story line that ends at {end or 'HEAD'}",
@@ -71,7 +69,7 @@ def book(wr: WorldRepo, start: str | None = None, end: str | None = None) -> Boo
     skipped: list[dict[str, Any]] = []
     reverts: list[dict[str, Any]] = []
     line = list(reversed(story.events))  # oldest first
-    undo = history.reverted_by(wr, [e.commit for e in line if e.kind == "event"])
+    undo = reverted_by(wr, [e.commit for e in line if e.kind == "event"])
     chapters: dict[str, dict[str, Any]] = {}
     number = 0
     time: str | None = None  # the story time in force: the last --at so far

@@ -61,12 +61,16 @@ from narrative.engine.threads import THREAD_KINDS
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.ids import check_id, parse_node_path
 from narrative.nodefile import NodeDict, edges_of
-from narrative.store import history, worktree
-from narrative.store.catalog import NodeRow
-from narrative.store.catalog.story import EventInfo, Write
-from narrative.store.move import finish_interrupted
-from narrative.store.view import WorldView
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import (
+    EventInfo,
+    NodeRow,
+    WorldRepo,
+    WorldView,
+    Write,
+    finish_interrupted,
+    peel_commit,
+    scan_for_reader,
+)
 
 DEFAULT_BUDGET = 4000
 RECENT = 5
@@ -257,7 +261,7 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
     cache = wr.catalog
     if view is None:
         view = WorldView(wr, head.tree, None if at is not None
-                         else worktree.scan_for_reader(wr, head.tree))
+                         else scan_for_reader(wr, head.tree))
     edits = view.hand
     for node_id in [*focus, *([pov] if pov else [])]:
         if not view.exists(node_id):
@@ -453,9 +457,9 @@ def _health(wr: WorldRepo, head: Any, view: WorldView, recent: _Recent,
                                  "recorded until it is finished or aborted", exc.hint))
     state = wr.private.merge_state()
     if state is not None:
-        from narrative.store import mergestate
+        from narrative.store import unresolved_conflicts
 
-        left = mergestate.unresolved(state)
+        left = unresolved_conflicts(state)
         out.append((f"a narr merge of {state.get('branch')} stopped on conflicts: "
                     f"{len(left)} of {len(state.get('conflicts') or [])} unresolved",
                     "no event can be recorded until the merge goes on (narr resolve NODE FIELD "
@@ -476,10 +480,10 @@ def _health(wr: WorldRepo, head: Any, view: WorldView, recent: _Recent,
     plain: list[EventInfo] = []
     for e in recent.events(scan=PLAIN_SCAN):
         if e.kind != "commit":
-            last = history.peel_commit(wr, e.commit)
+            last = peel_commit(wr, e.commit)
             if plain and last is not None and \
                     wr.world_tree_id(head.tree) != wr.world_tree_id(last.tree):
-                merges = [c for c in plain if (m := history.peel_commit(wr, c.commit)) is not None
+                merges = [c for c in plain if (m := peel_commit(wr, c.commit)) is not None
                           and m.is_merge]
                 n = len(plain)
                 what = ("is a plain git commit that changes" if n == 1 else

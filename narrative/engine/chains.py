@@ -9,9 +9,20 @@ from __future__ import annotations
 from typing import Any
 
 from narrative.ids import EVENT_ID_RE
-from narrative.store import history, refs
-from narrative.store.objects import Commit
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import (
+    Commit,
+    WorldRepo,
+    abandoned_refs,
+    chain_commits,
+    chain_label,
+    chain_name,
+    chain_numbers,
+    commit_summary,
+    content_of,
+    fetched_refs,
+    peel_commit,
+    was_replayed,
+)
 
 
 def list_chains(wr: WorldRepo) -> list[dict[str, Any]]:
@@ -21,24 +32,24 @@ def list_chains(wr: WorldRepo) -> list[dict[str, Any]]:
     numbers = numbered(tips)
     out = []
     for name, tip in tips.items():
-        commits = history.chain_commits(wr, tip, head_id)
+        commits = chain_commits(wr, tip, head_id)
         first = _brief(wr, commits[0]) if commits else None
         last = _brief(wr, commits[-1]) if commits else None
-        parsed = refs.chain_name(name)
+        parsed = chain_name(name)
         out.append({
             "n": numbers[name], "name": label_of(name, tip), "key": parsed.key, "ref": name,
             "remote": parsed.remote,
-            "tip": tip.id, "tip_event": history.summary(wr, tip)["id"],
+            "tip": tip.id, "tip_event": commit_summary(wr, tip)["id"],
             "length": len(commits), "first": first, "last": last,
             "abandoned_at": _when(parsed.key), "base": commits[0].parent_ids[0]
             if commits and commits[0].parent_ids else None,
-            "replayed": refs.replayed(wr, name),
+            "replayed": was_replayed(wr, name),
         })
     return out
 
 
 def label_of(name: str, tip: Commit) -> str:
-    return refs.chain_label(name, tip)
+    return chain_label(name, tip)
 
 
 def numbered(tips: dict[str, Commit]) -> dict[str, int]:
@@ -46,21 +57,21 @@ def numbered(tips: dict[str, Commit]) -> dict[str, int]:
     (``origin/3`` is the number its writer sees as 3)."""
     groups: dict[str | None, list[str]] = {}
     for name in tips:
-        groups.setdefault(refs.chain_name(name).remote, []).append(name)
+        groups.setdefault(chain_name(name).remote, []).append(name)
     out: dict[str, int] = {}
     for names in groups.values():
-        out.update(refs.chain_numbers(names))
+        out.update(chain_numbers(names))
     return out
 
 
 def number_text(name: str, n: int) -> str:
-    remote = refs.chain_name(name).remote
+    remote = chain_name(name).remote
     return f"{remote}/{n}" if remote else str(n)
 
 
 def _brief(wr: WorldRepo, commit: Commit) -> dict[str, Any]:
-    s = history.summary(wr, commit)  # from the catalog: the record is not parsed
-    return {"commit": commit.id, "id": s["id"], "content": history.content_of(wr, commit),
+    s = commit_summary(wr, commit)  # from the catalog: the record is not parsed
+    return {"commit": commit.id, "id": s["id"], "content": content_of(wr, commit),
             "created_at": s["created_at"]}
 
 
@@ -78,5 +89,5 @@ def _when(name: str) -> str | None:
 def tips_of(wr: WorldRepo) -> dict[str, Commit]:
     """Abandoned refs, newest first, then those fetched from remotes, with their tips; a ref
     whose commit is gone (a damaged clone) is left out: there is nothing to list or replay."""
-    names = [*refs.abandoned_refs(wr), *refs.fetched_refs(wr, "abandoned")]
-    return {name: tip for name in names if (tip := history.peel_commit(wr, name)) is not None}
+    names = [*abandoned_refs(wr), *fetched_refs(wr, "abandoned")]
+    return {name: tip for name in names if (tip := peel_commit(wr, name)) is not None}

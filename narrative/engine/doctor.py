@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from narrative import __version__, errors
 
 if TYPE_CHECKING:  # imported where it is used: opening the store checks pygit2, which may fail
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo
 
 Status = Literal["ok", "warning", "problem", "skipped"]
 LLM_TIMEOUT = 3.0  # seconds: a reachable server answers a model list at once
@@ -94,15 +94,15 @@ class DoctorReport:
 
 def doctor(path: str | os.PathLike[str] = ".", *, llm_timeout: float = LLM_TIMEOUT) -> DoctorReport:
     """Look at everything narr depends on, from the libraries to the world at ``path``."""
-    from narrative.store import environment
+    from narrative.store import git_library, git_program, sqlite_library
 
     report = DoctorReport(str(Path(path).resolve()))
     add = report.findings.append
     add(Finding("python", "ok", f"{sys.version.split()[0]} ({sys.executable})"))
-    libraries = [*environment.git_library(), *environment.sqlite_library()]
+    libraries = [*git_library(), *sqlite_library()]
     for fact in libraries:
         add(_from_fact(fact, "RequirementError"))
-    git = environment.git_program()
+    git = git_program()
     add(_from_fact(git, None) if git.ok else Finding("git", "warning", git.found, git.problem, git.fix))
     add(_locale())
     settings = _user_config(add)
@@ -152,7 +152,7 @@ def _user_config(add: Callable[[Finding], None]) -> Any:
 
 
 def _world(report: DoctorReport, path: Path) -> None:
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo
 
     add = report.findings.append
     try:
@@ -173,8 +173,7 @@ def _world_health(wr: WorldRepo, add: Callable[[Finding], None]) -> None:
     from narrative.engine import failed
     from narrative.engine.check import check
     from narrative.engine.status import status
-    from narrative.store.failures import is_damage
-    from narrative.store.move import finish_interrupted
+    from narrative.store import finish_interrupted, is_damage
 
     note = finish_interrupted(wr)
     add(Finding("journal", "warning", note, f"a narr command was interrupted: {note}",

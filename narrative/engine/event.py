@@ -35,11 +35,16 @@ from narrative.errors import (
 from narrative.ids import new_event_id
 from narrative.model import Change, EventRecord
 from narrative.nodefile import MAX_DEPTH, WRAPPER_DEPTH, json_problem
-from narrative.store import history, maintenance, records, worktree
-from narrative.store.commit import seal
-from narrative.store.move import writing
-from narrative.store.view import WorldView
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import (
+    WorldRepo,
+    WorldView,
+    auto_gc,
+    last_record,
+    record_json,
+    scan_for_event,
+    seal,
+    writing,
+)
 
 FLAT_LAYER_WARNING = 3000
 
@@ -56,7 +61,7 @@ class EventResult:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"commit": self.commit}
-        out.update(records.record_json(self.record))
+        out.update(record_json(self.record))
         out["dry_run"] = self.dry_run
         out["created"] = self.created
         out["expired"] = self.expired
@@ -208,7 +213,7 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     head = wr.head_commit()
     if head is None:
         raise InvalidWorldError("this world has no genesis commit", hint="narr init")
-    edits = worktree.scan_for_event(wr, head.tree)
+    edits = scan_for_event(wr, head.tree)
     edits.raise_problems()  # a broken or linked file first: the more telling problem
     from narrative.engine.adopt import unadopted
 
@@ -259,7 +264,7 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     for node_id, e in edits.edits.items():
         edit_changes.extend(fields.node_changes(node_id, e.old, e.new))
     when = when or now_utc()
-    parent = history.last_record(head)
+    parent = last_record(head)
     record = EventRecord(
         id=event_id,
         parent=parent.id if parent else None,
@@ -289,7 +294,7 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
                         "your version is kept as a hand edit")
     warnings.extend(_flat_warnings(view, draft))
     if wr.batch is None:
-        maintenance.auto_gc(wr)
+        auto_gc(wr)
     return result
 
 

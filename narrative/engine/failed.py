@@ -19,7 +19,7 @@ from narrative import safejson
 from narrative.delta.request import EventRequest
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import new_event_id
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo
 
 
 class FailedEvent(BaseModel):

@@ -23,9 +23,7 @@ from narrative.engine.eventgraph import EventInfo, Story, Write, end_reason, tip
 from narrative.errors import NotFoundError
 from narrative.ids import LAYERS, check_id, node_path, normalize_name
 from narrative.nodefile import load_trusted, names_of
-from narrative.store import history
-from narrative.store.view import WorldView
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo, WorldView, peel_commit
 
 
 @dataclass
@@ -184,7 +182,7 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None, *,
         item = _incoming(w, node_id)
         if item is not None:
             slot(w.commit).changes.append(item)
-    root = history.peel_commit(wr, story.events[-1].commit) if story.events else None
+    root = peel_commit(wr, story.events[-1].commit) if story.events else None
     exists = at_genesis = False
     for layer in LAYERS:
         path = node_path(node_id, layer, wr.config.layout)

@@ -16,12 +16,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from narrative.errors import InvalidInputError, NotFoundError
-from narrative.store import history, records
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import (
+    WorldRepo,
+    commit_summaries,
+    decode_raw_record,
+    decode_record,
+    peel_commit,
+    resolve_rev,
+    summary_row,
+)
 
 if TYPE_CHECKING:
     from narrative.model import EventRecord
-    from narrative.store.objects import Commit
+    from narrative.store import Commit
 
 
 class Entry:
@@ -50,7 +57,7 @@ class Entry:
     def commit(self) -> Commit:
         if isinstance(self._commit, str):
             assert self._wr is not None
-            found = history.peel_commit(self._wr, self._commit)
+            found = peel_commit(self._wr, self._commit)
             if found is None:
                 raise NotFoundError(f"commit {self._commit} is missing from this repository")
             self._commit = found
@@ -59,14 +66,14 @@ class Entry:
     @property
     def raw(self) -> dict[str, Any] | None:
         if not self._decoded:
-            self._raw = records.decode_raw(self.commit.message)
+            self._raw = decode_raw_record(self.commit.message)
             self._decoded = True
         return self._raw
 
     @property
     def record(self) -> EventRecord | None:
         if self._record is None and self.raw is not None:
-            self._record = records.decode(self.commit.message)
+            self._record = decode_record(self.commit.message)
         return self._record
 
     @property
@@ -75,9 +82,9 @@ class Entry:
         numbers of ``changes`` and hand ``edits``: what one line of the log shows."""
         if self._summary is None:
             if self._wr is not None:
-                self._summary = history.summaries(self._wr, self.commit_id, 1)[0]
+                self._summary = commit_summaries(self._wr, self.commit_id, 1)[0]
             else:
-                self._summary = records.summary_row(self.commit_id, None, self.commit.message,
+                self._summary = summary_row(self.commit_id, None, self.commit.message,
                                                     self.raw).to_json()
         return self._summary
 
@@ -106,11 +113,11 @@ def log(wr: WorldRepo, limit: int | None = None, rev: str = "HEAD") -> list[Entr
         if right.startswith("."):
             raise InvalidInputError(f"{rev!r}: A...B is not supported; narr log A..B lists "
                                     "the events on B's line that A does not reach")
-        since = history.resolve(wr, left or "HEAD")
+        since = resolve_rev(wr, left or "HEAD")
         rev = right or "HEAD"
     # HEAD is named by its id, never read: it may be a bulk event of tens of megabytes
-    start = head if rev == "HEAD" else history.resolve(wr, rev).id
-    return [Entry(s["commit"], wr, s) for s in history.summaries(
+    start = head if rev == "HEAD" else resolve_rev(wr, rev).id
+    return [Entry(s["commit"], wr, s) for s in commit_summaries(
         wr, start, limit, since=since.id if since is not None else None)]
 
 
@@ -128,7 +135,7 @@ def log_of(wr: WorldRepo, what: str = "HEAD", limit: int | None = None, *,
     if node is True:
         return node_log(wr, Names(wr).resolve(what, must_exist=False), limit)
     try:
-        commit = history.resolve(wr, what)
+        commit = resolve_rev(wr, what)
     except NotFoundError:
         commit = None
     names = Names(wr)
@@ -165,4 +172,4 @@ def node_log(wr: WorldRepo, node_id: str, limit: int | None = None) -> list[Entr
 
 def show(wr: WorldRepo, rev: str = "HEAD") -> Entry:
     """The event at ``rev`` (an event id, a commit, ``HEAD~N``...): its record and its changes."""
-    return entry(history.resolve(wr, rev), wr)
+    return entry(resolve_rev(wr, rev), wr)

@@ -39,10 +39,7 @@ from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import LAYERS
 from narrative.lore import sillytavern
 from narrative.nodefile import NodeDict
-from narrative.store import history, outfiles, worktree
-from narrative.store.snapshots import nodes_in
-from narrative.store.view import WorldView
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo, WorldView, nodes_in, resolve_rev, scan_for_reader, write_file
 
 
 @dataclass
@@ -64,9 +61,9 @@ def world_at(wr: WorldRepo, at: str | None = None, pov: str | None = None) -> Wo
         nodes, _ = current_nodes(wr)
         head = wr.head_commit()
         tree = head.tree if head is not None else None
-        edits = worktree.scan_for_reader(wr, tree) if tree is not None else None
+        edits = scan_for_reader(wr, tree) if tree is not None else None
     else:
-        head = history.resolve(wr, at)
+        head = resolve_rev(wr, at)
         tree, edits = head.tree, None
         nodes = nodes_in(wr, tree)
     where = None
@@ -254,4 +251,4 @@ def export_card(wr: WorldRepo, node: str, *, at: str | None = None, pov: str | N
 
 def write_output(path: Path, data: bytes) -> None:
     """An export's file, written whole (through the store's writer for files outside the world)."""
-    outfiles.write_file(path, data)
+    write_file(path, data)

@@ -55,13 +55,32 @@ from narrative.fields import MERGE_SPELLING, FieldConflict
 from narrative.ids import new_event_id, parse_node_path
 from narrative.model import Change, EventRecord
 from narrative.nodefile import NodeDict, as_node_dict, validate
-from narrative.store import branches, history, mergestate, move, records, refs, snapshots, worktree
-from narrative.store.branches import HEADS, REMOTE_HEADS
-from narrative.store.commit import seal
-from narrative.store.objects import Commit
-from narrative.store.view import WorldView
-from narrative.store.worktree import HandEdits
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import (
+    HEADS,
+    REMOTE_HEADS,
+    Commit,
+    HandEdits,
+    Move,
+    WorldRepo,
+    WorldView,
+    branch_exists,
+    changed_nodes,
+    is_ancestor,
+    joins_since,
+    last_record,
+    merge_base,
+    move_head,
+    peel_commit,
+    plan_move,
+    record_json,
+    ref_exists,
+    resolution_key,
+    resolve_rev,
+    scan_edits,
+    seal,
+    unresolved_conflicts,
+    writing,
+)
 
 ABSENT = fields.ABSENT
 WHOLE_NODE = ""
@@ -82,7 +101,7 @@ class MergeResult:
         out: dict[str, Any] = {"branch": self.branch, "commit": self.commit,
                                "fast_forward": self.fast_forward, "warnings": self.warnings,
                                "joined": self.joined, "kept_edits": self.kept_edits}
-        out["record"] = records.record_json(self.record) if self.record is not None else None
+        out["record"] = record_json(self.record) if self.record is not None else None
         return out
 
 
@@ -170,8 +189,8 @@ def _plan(wr: WorldRepo, base: Commit, ours: Commit, theirs: Commit,
           resolutions: dict[str, Any]) -> _Plan:
     views = {name: WorldView(wr, c.tree) for name, c in
              (("base", base), ("ours", ours), ("theirs", theirs))}
-    mine = snapshots.changed_nodes(wr, base.tree, ours.tree)
-    other = snapshots.changed_nodes(wr, base.tree, theirs.tree)
+    mine = changed_nodes(wr, base.tree, ours.tree)
+    other = changed_nodes(wr, base.tree, theirs.tree)
 
     def raw(which: str, node_id: str) -> NodeDict | None:
         found = views[which].committed_file(node_id)
@@ -186,9 +205,9 @@ def _plan(wr: WorldRepo, base: Commit, ours: Commit, theirs: Commit,
             raw(keeper, t) is None and raw(keeper, o) is not None and \
             raw("base", o) is None and raw(other_side, o) is None
 
-    carried = {t: o for t, o in mergestate.joins_since(wr, ours, base).items()
+    carried = {t: o for t, o in joins_since(wr, ours, base).items()
                if usable(t, o, "ours", "theirs")}
-    flipped = {t: o for t, o in mergestate.joins_since(wr, theirs, base).items()
+    flipped = {t: o for t, o in joins_since(wr, theirs, base).items()
                if usable(t, o, "theirs", "ours") and t not in carried}
     maps = {"base": {**carried, **flipped}, "ours": flipped, "theirs": carried}
     keeper = {**{o: "ours" for o in carried.values()}, **{o: "theirs" for o in flipped.values()}}
@@ -228,7 +247,7 @@ def _plan(wr: WorldRepo, base: Commit, ours: Commit, theirs: Commit,
             "base", node_id)
         merged, found = merge_node(node_id, node("base", node_id), o, their(node_id))
         for c in found:
-            key = mergestate.resolution_key(c.node, c.field)
+            key = resolution_key(c.node, c.field)
             if key in resolutions:
                 merged = _resolve_into(merged, c, _stored(resolutions[key]))
                 resolved.add(key)
@@ -339,16 +358,16 @@ def _theirs(wr: WorldRepo, branch: str) -> Commit:
     revision (a commit hash, an event id: the second parent of a plain ``git merge``)."""
     if branch.startswith("-"):
         raise InvalidInputError(f"{branch!r} is not a branch")
-    ref = HEADS + branch if branches.exists(wr, branch) else (
-        REMOTE_HEADS + branch if refs.exists(wr, REMOTE_HEADS + branch) else None)
+    ref = HEADS + branch if branch_exists(wr, branch) else (
+        REMOTE_HEADS + branch if ref_exists(wr, REMOTE_HEADS + branch) else None)
     if ref is None:
         try:
-            return history.resolve(wr, branch)
+            return resolve_rev(wr, branch)
         except NotFoundError:
             raise NotFoundError(f"no branch named {branch!r}",
                                 hint="narr branch lists them; a remote's branch is "
                                      "REMOTE/BRANCH after narr pull or git fetch") from None
-    tip = history.peel_commit(wr, ref)
+    tip = peel_commit(wr, ref)
     if tip is None:
         raise NotFoundError(f"branch {branch!r} points at no commit of this repository")
     return tip
@@ -365,7 +384,7 @@ def _keep_hand_edits(wr: WorldRepo, head: Commit, branch: str, incoming: set[str
     in that points at a node the merge ends, or a node deleted by hand that the merge
     points a relation at, are refused, naming the nodes: nothing is changed.
     """
-    scan = worktree.scan(wr, head.tree)
+    scan = scan_edits(wr, head.tree)
     if not scan.raw and not scan.problems:
         return scan
     odd = [p for p, oid in scan.raw.items() if oid == "not-a-file"]
@@ -415,7 +434,7 @@ def _after(wr: WorldRepo, head: Commit, plan: _Plan) -> Callable[[str], NodeDict
 
 def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeResult:
     """Merge ``branch`` into the current one; raises ConflictError (state kept) on conflicts."""
-    with move.writing(wr) as recovered:
+    with writing(wr) as recovered:
         ref = wr.require_branch()
         if branch == wr.branch():
             raise NothingToDoError(f"{branch} is the current branch")
@@ -423,25 +442,25 @@ def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeR
         head = wr.head_commit()
         assert head is not None
         result = MergeResult(branch, warnings=recovered)
-        if history.is_ancestor(wr, theirs.id, head.id):
+        if is_ancestor(wr, theirs.id, head.id):
             raise NothingToDoError(f"already up to date: {branch} is part of this story line")
-        if history.is_ancestor(wr, head.id, theirs.id):
+        if is_ancestor(wr, head.id, theirs.id):
             rec = theirs.record()
             after = WorldView(wr, theirs.tree)
             scan = _keep_hand_edits(wr, head, branch,
-                                    snapshots.changed_nodes(wr, head.tree, theirs.tree),
+                                    changed_nodes(wr, head.tree, theirs.tree),
                                     lambda n: (after.committed_file(n) or (None, None))[1])
             result.kept_edits = sorted(scan.edits)
-            move.move(wr, move.Move(
+            move_head(wr, Move(
                 ref=ref, old=head.id, new=theirs.id,
                 message=f"narr merge: fast-forward to {branch}",
-                updates=tuple(move.plan(wr, head.tree, theirs.tree, scan,
+                updates=tuple(plan_move(wr, head.tree, theirs.tree, scan,
                                         keep_worktree=frozenset(scan.raw))),
                 tree=theirs.tree,
             ))
             result.commit, result.fast_forward, result.record = theirs.id, True, rec
             return result
-        base = history.merge_base(wr, head.id, theirs.id)
+        base = merge_base(wr, head.id, theirs.id)
         if base is None:
             raise ConflictError(f"{branch} shares no history with this story line; there is "
                                 "nothing to merge from")
@@ -486,8 +505,8 @@ def _seal(wr: WorldRepo, head: Commit, theirs: Commit, branch: str, plan: _Plan,
             resolved = any(n == node_id and _overlaps(f, ch.field) for n, f in conflict_fields)
             diffusions.append(ch.model_copy(update={"side": "resolved" if resolved else "theirs"}))
     when = when or now_utc()
-    parent = history.last_record(head)
-    other = history.last_record(theirs)
+    parent = last_record(head)
+    other = last_record(theirs)
     record = EventRecord(
         kind="merge", id=new_event_id(), parent=parent.id if parent else None,
         content=f"Merge branch {branch}", diffusions=diffusions, created_at=iso(when),
@@ -511,7 +530,7 @@ def conflicts(wr: WorldRepo) -> dict[str, Any]:
     state = _require_state(wr)
     rows = []
     for c in state["conflicts"]:
-        res = state["resolutions"].get(mergestate.resolution_key(c["node"], c["field"]))
+        res = state["resolutions"].get(resolution_key(c["node"], c["field"]))
         rows.append({**c, "resolved": res is not None,
                      **({"resolution": res["value"]} if res and "value" in res else {})})
     return {"branch": state["branch"], "ours": state["ours"], "theirs": state["theirs"],
@@ -527,7 +546,7 @@ def resolve(wr: WorldRepo, node: str, field_: str, *, take: str | None = None,
     takes a field (:func:`narrative.fields.parse_field`); ``""`` is the whole node.
     """
     field_ = fields.parse_field(field_)
-    with move.writing(wr):
+    with writing(wr):
         state = _require_state(wr)
         found = [c for c in state["conflicts"] if c["node"] == node and c["field"] == field_]
         if not found:
@@ -540,14 +559,14 @@ def resolve(wr: WorldRepo, node: str, field_: str, *, take: str | None = None,
             chosen = {"value": value}
         else:
             raise InvalidInputError("say which: --ours, --theirs or --value JSON")
-        state["resolutions"][mergestate.resolution_key(node, field_)] = chosen
+        state["resolutions"][resolution_key(node, field_)] = chosen
         wr.private.save_merge_state(state)
         return conflicts(wr)
 
 
 def continue_merge(wr: WorldRepo, *, when: datetime | None = None) -> MergeResult:
     """Commit the stopped merge once every conflict is resolved."""
-    with move.writing(wr) as recovered:
+    with writing(wr) as recovered:
         state = _require_state(wr)
         wr.require_branch(merging=True)
         head = wr.head_commit()
@@ -555,13 +574,13 @@ def continue_merge(wr: WorldRepo, *, when: datetime | None = None) -> MergeResul
         if head.id != state["ours"]:
             raise ConflictError("the story line moved since the merge stopped",
                                 hint="narr merge --abort, then merge again")
-        open_ = mergestate.unresolved(state)
+        open_ = unresolved_conflicts(state)
         if open_:
             raise ConflictError(f"{len(open_)} conflict(s) are not resolved yet",
                                 conflicts=open_, details=[conflict_line(c) for c in open_],
                                 hint="narr resolve NODE FIELD --ours|--theirs|--value JSON")
-        theirs = history.peel_commit(wr, state["theirs"])
-        base = history.peel_commit(wr, state["base"])
+        theirs = peel_commit(wr, state["theirs"])
+        base = peel_commit(wr, state["base"])
         if theirs is None or base is None:
             raise ConflictError("the commits of the stopped merge are gone from this repository",
                                 hint="narr merge --abort, then merge again")
@@ -569,7 +588,7 @@ def continue_merge(wr: WorldRepo, *, when: datetime | None = None) -> MergeResul
         scan = _keep_hand_edits(wr, head, state["branch"], set(plan.finals),
                                 _after(wr, head, plan))
         missing = [c for c in plan.conflicts
-                   if mergestate.resolution_key(c.node, c.field) not in plan.resolved]
+                   if resolution_key(c.node, c.field) not in plan.resolved]
         if missing:  # the worlds are what they were, so this is only a damaged state file
             raise _conflict_error(state["branch"], missing)
         result = MergeResult(state["branch"], warnings=recovered, kept_edits=sorted(scan.edits))
@@ -580,7 +599,7 @@ def continue_merge(wr: WorldRepo, *, when: datetime | None = None) -> MergeResul
 
 def abort(wr: WorldRepo) -> dict[str, Any]:
     """Forget the stopped merge; the world was never changed by it."""
-    with move.writing(wr):
+    with writing(wr):
         state = _require_state(wr)
         wr.private.drop_merge_state()
         return {"branch": state["branch"], "aborted": True}

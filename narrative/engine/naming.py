@@ -35,9 +35,7 @@ from typing import Final
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import LAYERS, id_problem, node_path, normalize_name
 from narrative.nodefile import names_of
-from narrative.store import worktree
-from narrative.store.view import WorldView
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo, WorldView, scan_for_reader
 
 SUGGEST_CUTOFF: Final = 50
 """rapidfuzz WRatio score (0-100) below which a name is too far off to suggest; at 50
@@ -81,7 +79,7 @@ class Names:
     def view(self) -> WorldView:
         """The edited world; scanning for hand edits costs a walk, so only when a name is asked."""
         if self._view is None:
-            self._view = WorldView(self.wr, self.tree, worktree.scan_for_reader(self.wr, self.tree))
+            self._view = WorldView(self.wr, self.tree, scan_for_reader(self.wr, self.tree))
         return self._view
 
     def _file_of(self, node_id: str) -> bool:

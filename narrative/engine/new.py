@@ -28,8 +28,7 @@ from narrative.engine.naming import Names
 from narrative.errors import InvalidInputError
 from narrative.ids import LAYERS, LIFECYCLES, MAX_ID_LENGTH, id_problem, node_path, normalize_name
 from narrative.nodefile import validate
-from narrative.store.nodefiles import write_node
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo, write_node
 
 _CJK: Final = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _NOT_SLUG: Final = re.compile(r"[^a-z0-9]+")

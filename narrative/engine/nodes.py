@@ -13,9 +13,7 @@ from narrative import fields
 from narrative.errors import InvalidInputError, InvalidWorldError, NotFoundError
 from narrative.ids import LAYERS, check_id, node_path, parse_node_path
 from narrative.nodefile import NodeDict, load_trusted, parse_node_file
-from narrative.store import history, snapshots, worktree
-from narrative.store.move import finish_interrupted
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo, finish_interrupted, node_file, nodes_in, resolve_rev, scan_for_reader
 
 
 def get_node(wr: WorldRepo, node_id: str, at: str | None = None) -> tuple[str, NodeDict]:
@@ -23,7 +21,7 @@ def get_node(wr: WorldRepo, node_id: str, at: str | None = None) -> tuple[str, N
     check_id(node_id)
     layout = wr.config.layout
     if at is not None:
-        found = snapshots.node_file(history.resolve(wr, at).tree, node_id, layout)
+        found = node_file(resolve_rev(wr, at).tree, node_id, layout)
         if found is not None:
             return found[0], load_trusted(found[1], found[0])
         raise NotFoundError(f"no node {node_id!r} in the world at {at}")
@@ -99,7 +97,7 @@ def list_nodes(wr: WorldRepo, layer: str | None = None) -> list[dict[str, Any]]:
     for node_id, lay, kind, name, lifecycle in cache.listing(layer):
         rows[node_id] = {"id": node_id, "layer": lay, "kind": kind, "name": name,
                          "lifecycle": lifecycle, "edited": None}
-    edits = worktree.scan_for_reader(wr, head.tree)
+    edits = scan_for_reader(wr, head.tree)
     for node_id, e in edits.edits.items():
         if e.new is None:
             if node_id in rows:
@@ -130,8 +128,8 @@ def current_nodes(wr: WorldRepo) -> tuple[dict[str, NodeDict], dict[str, str]]:
     head = wr.head_commit()
     if head is None:
         return {}, {}
-    nodes = snapshots.nodes_in(wr, head.tree)
-    edits = worktree.scan_for_reader(wr, head.tree)
+    nodes = nodes_in(wr, head.tree)
+    edits = scan_for_reader(wr, head.tree)
     if edits.problems:
         more = f" (and {len(edits.problems) - 1} more)" if len(edits.problems) > 1 else ""
         raise InvalidWorldError(edits.problems[0] + more, details=list(edits.problems),
@@ -153,7 +151,7 @@ def hand_edit(wr: WorldRepo, node_id: str, node: dict[str, Any]) -> tuple[str, N
     would; refused (nothing written) when it is not a valid node in its place. ``(path, node)``."""
     import json
 
-    from narrative.store.nodefiles import write_node
+    from narrative.store import write_node
 
     check_id(node_id)
     path = locate(wr, node_id)

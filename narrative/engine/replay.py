@@ -33,11 +33,30 @@ from narrative.model import (
     UnsetOp,
 )
 from narrative.nodefile import NodeDict
-from narrative.store import history, move, records, refs, worktree
-from narrative.store.batch import batch
-from narrative.store.objects import Commit
-from narrative.store.view import WorldView
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import (
+    ABANDONED,
+    Commit,
+    HandEdits,
+    Move,
+    WorldRepo,
+    WorldView,
+    batched,
+    chain_commits,
+    chain_name,
+    drop_abandoned,
+    first_parent,
+    is_ancestor,
+    mark_replayed,
+    move_head,
+    plan_move,
+    reachable_elsewhere,
+    replayed_marks,
+    scan_edits,
+    scan_for_event,
+    subject_of,
+    told_on_line,
+    writing,
+)
 
 Progress = Callable[[int, int, str], None]
 
@@ -95,7 +114,7 @@ def pick_chain(wr: WorldRepo, which: str) -> tuple[str, Commit]:
             return name, tips[name]
     labels = {name: label_of(name, tip) for name, tip in tips.items()}
     for name in tips:
-        if which in (name, name.removeprefix(refs.ABANDONED), refs.chain_name(name).key,
+        if which in (name, name.removeprefix(ABANDONED), chain_name(name).key,
                      labels[name]):
             return name, tips[name]
     found: dict[str, Commit] = {}
@@ -104,7 +123,7 @@ def pick_chain(wr: WorldRepo, which: str) -> tuple[str, Commit]:
             found[name] = tip
         elif len(which) >= 4:
             rec = tip.record()
-            if (name.removeprefix(refs.ABANDONED).startswith(which) or tip.id.startswith(which)
+            if (name.removeprefix(ABANDONED).startswith(which) or tip.id.startswith(which)
                     or (rec and rec.id.startswith(which))):
                 found[name] = tip
     if len(found) == 1:
@@ -113,7 +132,7 @@ def pick_chain(wr: WorldRepo, which: str) -> tuple[str, Commit]:
         raise InvalidInputError(f"{which!r} matches {len(found)} abandoned chains; give more of it "
                                 "or its number (narr chains lists them)")
     listed = ", ".join(number_text(name, n) for name, n in sorted(
-        numbers.items(), key=lambda item: (refs.chain_name(item[0]).remote or "", item[1]))
+        numbers.items(), key=lambda item: (chain_name(item[0]).remote or "", item[1]))
     ) if numbers else "there are none"
     raise NotFoundError(f"no abandoned chain {which!r} ({listed}; narr chains lists them)")
 
@@ -142,18 +161,18 @@ def _pick_event(commits: list[Commit], which: str, chain: str) -> int:
 def drop_chain(wr: WorldRepo, which: str, *, force: bool = False) -> dict[str, Any]:
     """Delete an abandoned chain's ref. Refused when some of its events are kept by no
     other ref (deleting would lose them) unless ``force``."""
-    with move.writing(wr):
+    with writing(wr):
         name, tip = pick_chain(wr, which)
         label = label_of(name, tip)
-        remote = refs.chain_name(name).remote
+        remote = chain_name(name).remote
         if remote is not None:
             raise InvalidInputError(
                 f"chain {label} is {remote}'s: dropping this copy would bring it back with the "
                 f"next narr pull", hint="only its writer drops it, on their own machine")
-        others = refs.reachable_elsewhere(wr, name)
+        others = reachable_elsewhere(wr, name)
         lost = []
-        for commit in history.first_parent(tip):
-            if any(history.is_ancestor(wr, commit.id, o) for o in others):
+        for commit in first_parent(tip):
+            if any(is_ancestor(wr, commit.id, o) for o in others):
                 break
             rec = commit.record()
             if rec is not None and rec.kind == "event":
@@ -166,7 +185,7 @@ def drop_chain(wr: WorldRepo, which: str, *, force: bool = False) -> dict[str, A
                          for e in lost[:10]],
                 hint=f"narr replay {label} brings them back first; narr chains drop {label} "
                      "--force drops them for good")
-        refs.drop_abandoned(wr, name)
+        drop_abandoned(wr, name)
         return {"dropped": label, "ref": name, "tip": tip.id, "lost": lost}
 
 
@@ -203,10 +222,10 @@ def replay(wr: WorldRepo, which: str, *, reuse: bool = False, diffuser_name: str
 
     The chain's events the story line already holds a replayed copy of are left out (and
     said so) unless ``again``: telling them once more would put them in the story twice."""
-    with move.writing(wr) as recovered:
+    with writing(wr) as recovered:
         result = _replay(wr, which, reuse, diffuser_name, progress, to, recovered, again)
         if result.events and result.head is not None:  # a replay stopped half-way told some too
-            refs.mark_replayed(wr, result.ref, result.head)
+            mark_replayed(wr, result.ref, result.head)
         return result
 
 
@@ -217,7 +236,7 @@ def _replay(wr: WorldRepo, which: str, reuse: bool, diffuser_name: str | None,
     name, tip = pick_chain(wr, which)
     head = wr.head_commit()
     assert head is not None
-    every = history.chain_commits(wr, tip, head.id)
+    every = chain_commits(wr, tip, head.id)
     label = label_of(name, tip)
     if to is not None:
         every = every[:_pick_event(every, to, label) + 1]
@@ -233,7 +252,7 @@ def _replay(wr: WorldRepo, which: str, reuse: bool, diffuser_name: str | None,
         result.head = head.id
         return result
     if reuse and commits[0].parent_ids[:1] == (head.id,):
-        scan = worktree.scan(wr, head.tree)
+        scan = scan_edits(wr, head.tree)
         if _restorable(scan, commits[0]):
             _fast_forward(wr, ref, head, tip, scan)
             result.fast_forward = True
@@ -246,7 +265,7 @@ def _replay(wr: WorldRepo, which: str, reuse: bool, diffuser_name: str | None,
             if progress:
                 progress(len(commits), len(commits), "")
             return result
-    with batch(wr):  # one scan and one index write for the whole chain
+    with batched(wr):  # one scan and one index write for the whole chain
         return _replay_events(wr, commits, result, reuse, diffuser_name, progress)
 
 
@@ -256,7 +275,7 @@ def _not_told_yet(wr: WorldRepo, name: str, label: str, which: str, commits: lis
     (or a replay stopped at a conflict, or one ``--to`` an event) leaves part of the chain
     told: telling it again would put those events in the story twice."""
     event_of = {c.id: rec.id for c in commits if (rec := c.record()) is not None}
-    told = history.told_on_line(wr, refs.replayed_marks(wr, name), head.id, set(event_of.values()))
+    told = told_on_line(wr, replayed_marks(wr, name), head.id, set(event_of.values()))
     if not told:
         return commits
     rest = [c for c in commits if event_of.get(c.id) not in told]
@@ -361,7 +380,7 @@ def _conflicts(wr: WorldRepo, head: Commit, rec: EventRecord, *, diffusions: boo
     The recorded hand edits are checked first; then, for ``reuse``, the diffusions
     against the world with those edits in place.
     """
-    scan = worktree.scan_for_event(wr, head.tree)
+    scan = scan_for_event(wr, head.tree)
     scan.raise_problems()
     view = WorldView(wr, head.tree, scan)
     nodes: dict[str, NodeDict | None] = {}
@@ -386,7 +405,7 @@ def _conflicts(wr: WorldRepo, head: Commit, rec: EventRecord, *, diffusions: boo
     return out, todo["edit"], todo["diffusion"]
 
 
-def _restorable(scan: worktree.HandEdits, first: Commit) -> bool:
+def _restorable(scan: HandEdits, first: Commit) -> bool:
     """The working tree holds nothing but (part of) the first event's own hand edits."""
     if scan.problems:
         return False
@@ -398,12 +417,12 @@ def _restorable(scan: worktree.HandEdits, first: Commit) -> bool:
 
 
 def _fast_forward(wr: WorldRepo, ref: str, head: Commit, tip: Commit,
-                  scan: worktree.HandEdits) -> None:
+                  scan: HandEdits) -> None:
     """Nothing changed since the chain was abandoned: its events come back as they were."""
-    updates = move.plan(wr, head.tree, tip.tree, scan)
+    updates = plan_move(wr, head.tree, tip.tree, scan)
     rec = tip.record()
-    move.move(wr, move.Move(
+    move_head(wr, Move(
         ref=ref, old=head.id, new=tip.id,
-        message=f"narr replay: fast-forward to {records.subject_of(rec.content if rec else '')}",
+        message=f"narr replay: fast-forward to {subject_of(rec.content if rec else '')}",
         updates=tuple(updates), tree=tip.tree,
     ))

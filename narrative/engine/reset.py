@@ -18,19 +18,35 @@ from typing import TYPE_CHECKING, Any
 from narrative import fields
 from narrative.engine import nodes, setaside
 from narrative.errors import (
+    PAST_THE_START,
     InvalidInputError,
     InvalidWorldError,
     NotFoundError,
     NothingToDoError,
-    PastTheStartError,
 )
 from narrative.fields import SET_ASIDE_SPELLING, FieldConflict
 from narrative.ids import check_id
 from narrative.nodefile import NodeDict
-from narrative.store import history, move, records, refs, worktree
-from narrative.store.objects import Commit
-from narrative.store.view import WorldView
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import (
+    Commit,
+    HandEdits,
+    Move,
+    WorldRepo,
+    WorldView,
+    find_event,
+    first_parent,
+    is_ancestor,
+    keep_abandoned,
+    move_head,
+    peel_commit,
+    plan_move,
+    resolve_rev,
+    scan_edits,
+    set_aside_edits,
+    subject_of,
+    undone_chain,
+    writing,
+)
 
 if TYPE_CHECKING:
     from narrative.model import Change
@@ -83,13 +99,13 @@ def commit_before(wr: WorldRepo, node_id: str) -> Commit:
     except NotFoundError:
         pass
     if created_by:
-        found = history.find_event(wr, created_by)
-        if found is not None and history.is_ancestor(wr, found.id, head.id):
+        found = find_event(wr, created_by)
+        if found is not None and is_ancestor(wr, found.id, head.id):
             before = found.first_parent
             if before is None:
                 raise InvalidInputError(f"{node_id} was created by the genesis; nothing comes before it")
             return before
-    for commit in history.first_parent(head):
+    for commit in first_parent(head):
         rec = commit.checked_record()
         if rec is not None:
             if rec["kind"] == "genesis":
@@ -115,27 +131,28 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
         raise InvalidInputError("say where to: a revision or event id, or --before NODE")
     if keep_edits and hard:
         raise InvalidInputError("--keep-edits and --hard contradict each other")
-    with move.writing(wr) as recovered:
+    with writing(wr) as recovered:
         ref = wr.require_branch()
         branch = ref.removeprefix("refs/heads/")
         head = wr.head_commit()
         assert head is not None
         try:
-            target = history.resolve(wr, rev) if rev is not None else commit_before(wr, before or "")
-        except PastTheStartError as exc:
-            exc.message += " (the genesis cannot be undone)"
+            target = resolve_rev(wr, rev) if rev is not None else commit_before(wr, before or "")
+        except NotFoundError as exc:
+            if exc.reason == PAST_THE_START:
+                exc.message += " (the genesis cannot be undone)"
             raise
         if target.checked_record() is None:
             raise InvalidInputError(f"{target.id[:10]} is not a narr event; reset to an event")
-        scan = worktree.scan(wr, head.tree)
-        undone = history.undone_chain(wr, head, target)
+        scan = scan_edits(wr, head.tree)
+        undone = undone_chain(wr, head, target)
         if target.id == head.id and not scan.raw:
             raise NothingToDoError("the story already stands there, and there are no hand edits")
         if keep_edits and target.id == head.id:
             raise NothingToDoError("the story already stands there; --keep-edits keeps everything")
 
         target_view = WorldView(wr, target.tree)
-        first_undone = undone[-1] if undone and history.is_ancestor(wr, target.id, head.id) \
+        first_undone = undone[-1] if undone and is_ancestor(wr, target.id, head.id) \
             else None
         restored: list[Change] = []
         nodes: dict[str, NodeDict | None] = {}
@@ -158,28 +175,28 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
                                        if oid not in (None, "not-a-file") else None)
         overrides = setaside.overrides_for(target_view, nodes)
         overrides.update(raw_overrides)
-        updates = move.plan(wr, head.tree, target.tree, scan, overrides)
+        updates = plan_move(wr, head.tree, target.tree, scan, overrides)
 
         # Everything is decided; keep what the move would otherwise lose, then move.
         saved = None
         uncarried = [c for c in collisions if c.note == setaside.NODE_GONE]
         if uncarried:  # edits to nodes the target does not have: keep them all, set aside
-            kept = refs.set_aside(wr, head, scan, f"reset to {rev or 'before ' + str(before)}: "
+            kept = set_aside_edits(wr, head, scan, f"reset to {rev or 'before ' + str(before)}: "
                                   "edits to nodes that do not exist there", when)
             saved = kept.ref if kept else None
         elif not keep_edits and scan.raw and not _already_recorded(wr, head, scan):
-            kept = refs.set_aside(wr, head, scan, f"reset to {rev or 'before ' + str(before)}",
+            kept = set_aside_edits(wr, head, scan, f"reset to {rev or 'before ' + str(before)}",
                                   when)
             saved = kept.ref if kept else None
         abandoned = None
-        if not history.is_ancestor(wr, head.id, target.id):
-            abandoned = refs.keep_abandoned(wr, head.id, branch,
+        if not is_ancestor(wr, head.id, target.id):
+            abandoned = keep_abandoned(wr, head.id, branch,
                                             f"narr reset: abandoned on {branch}", target.id)
         label = rev or f"before {before}"
         summary = _summary(target)
-        moved = move.move(wr, move.Move(
+        moved = move_head(wr, Move(
             ref=ref, old=head.id, new=target.id,
-            message=f"narr reset: moving to {label} ({records.subject_of(summary['content'])})",
+            message=f"narr reset: moving to {label} ({subject_of(summary['content'])})",
             updates=tuple(updates), tree=target.tree, made_refs=(saved, abandoned),
         ))
         _remember(wr, target, first_undone)
@@ -219,7 +236,7 @@ def _remember(wr: WorldRepo, target: Commit, first_undone: Commit | None) -> Non
     wr.private.remember_reset(target.id, first_undone.id if first_undone else None)
 
 
-def _already_recorded(wr: WorldRepo, head: Commit, scan: worktree.HandEdits) -> bool:
+def _already_recorded(wr: WorldRepo, head: Commit, scan: HandEdits) -> bool:
     """True when the uncommitted edits are exactly the ones the last reset restored.
 
     They are already kept in that undone event's record; setting them aside again
@@ -230,7 +247,7 @@ def _already_recorded(wr: WorldRepo, head: Commit, scan: worktree.HandEdits) -> 
         return False
     if set(scan.raw) - {p for e in scan.edits.values() for p in (e.old_path, e.new_path) if p}:
         return False  # some changed file is not a valid node: keep its bytes
-    undone = history.peel_commit(wr, last[1])
+    undone = peel_commit(wr, last[1])
     if undone is None:
         return False
     rec = undone.checked_record()

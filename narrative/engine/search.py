@@ -21,8 +21,7 @@ from typing import Any
 from narrative.engine.eventgraph import Story, tip_of
 from narrative.errors import InvalidInputError
 from narrative.ids import normalize_name
-from narrative.store import worktree
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo, scan_for_reader
 
 
 @dataclass
@@ -36,7 +35,7 @@ class SearchResult:
 
 
 def _node_text(node: dict[str, Any]) -> str:
-    from narrative.store.catalog import searchable_text
+    from narrative.store import searchable_text
 
     return normalize_name(" ".join([str(node.get("name", "")), *map(str, node.get("aliases", [])),
                                     str(node.get("summary", "")), searchable_text(node)]))
@@ -58,7 +57,7 @@ def search(wr: WorldRepo, query: str, limit: int = 20) -> SearchResult:
         return SearchResult(query, "ranked", [])
     cache = wr.catalog_at(head.tree)
     ranked = all(len(t) >= 3 for t in terms)
-    edits = worktree.scan_for_reader(wr, head.tree).edits
+    edits = scan_for_reader(wr, head.tree).edits
     scored: list[tuple[float, int, dict[str, Any]]] = []
     found = cache.text.search_nodes(terms, limit + len(edits))
     listing = {row.id: row for row in cache.rows_of(match.id for match in found)}

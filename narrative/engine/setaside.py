@@ -20,10 +20,23 @@ from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.fields import SET_ASIDE_SPELLING, FieldConflict
 from narrative.ids import Layout, parse_node_path
 from narrative.nodefile import NodeDict, dump
-from narrative.store import move, refs, worktree
-from narrative.store.view import WorldView
-from narrative.store.worktree import HandEdits
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import (
+    HandEdits,
+    Move,
+    SetAside,
+    WorldRepo,
+    WorldView,
+    delete_set_aside_ref,
+    fetched_refs,
+    load_set_aside,
+    move_head,
+    plan_move,
+    remote_of,
+    scan_edits,
+    set_aside_edits,
+    set_aside_refs,
+    writing,
+)
 
 if TYPE_CHECKING:
     from narrative.model import Change
@@ -117,7 +130,7 @@ def invalid_paths(scan: HandEdits) -> list[str]:
 # --- listing and restoring ------------------------------------------------------------
 
 
-def changes_of(wr: WorldRepo, item: refs.SetAside) -> tuple[list[Change], dict[str, bytes | None]]:
+def changes_of(wr: WorldRepo, item: SetAside) -> tuple[list[Change], dict[str, bytes | None]]:
     """Field-level changes a set-aside holds, and raw files that are not valid nodes."""
     layout: Layout = wr.config.layout
     base_tree, tree = item.base.tree, item.commit.tree
@@ -171,10 +184,10 @@ def _numbered(wr: WorldRepo) -> list[tuple[str, int, str | None, str]]:
     """Every set-aside as (its number as typed, number, remote, ref): one's own 1, 2...
     newest first, then each remote's (``origin/1``...), fetched by narr pull or clone."""
     out: list[tuple[str, int, str | None, str]] = [
-        (str(n), n, None, name) for n, name in enumerate(refs.set_aside_refs(wr), 1)]
+        (str(n), n, None, name) for n, name in enumerate(set_aside_refs(wr), 1)]
     counts: dict[str, int] = {}
-    for name in refs.fetched_refs(wr, "edits"):
-        remote = refs.remote_of(name)
+    for name in fetched_refs(wr, "edits"):
+        remote = remote_of(name)
         assert remote is not None
         counts[remote] = counts.get(remote, 0) + 1
         out.append((f"{remote}/{counts[remote]}", counts[remote], remote, name))
@@ -186,7 +199,7 @@ def list_set_asides(wr: WorldRepo) -> list[dict[str, Any]]:
     restored = wr.private.restored()
     out = []
     for _, n, remote, name in _numbered(wr):
-        item = refs.load_set_aside(wr, name)
+        item = load_set_aside(wr, name)
         changes, raw = changes_of(wr, item)
         out.append({
             "n": n, "remote": remote, "ref": name, "commit": item.commit.id,
@@ -198,16 +211,16 @@ def list_set_asides(wr: WorldRepo) -> list[dict[str, Any]]:
     return out
 
 
-def pick(wr: WorldRepo, which: str) -> refs.SetAside:
+def pick(wr: WorldRepo, which: str) -> SetAside:
     numbered = _numbered(wr)
     for typed, _, _, name in numbered:
         if which == typed:
-            return refs.load_set_aside(wr, name)
+            return load_set_aside(wr, name)
     names = [name for *_, name in numbered]
     exact = [n for n in names if which in (n, n.rsplit("/", 1)[-1])]
     found = exact or [n for n in names if len(which) >= 4 and n.rsplit("/", 1)[-1].startswith(which)]
     if len(found) == 1:
-        return refs.load_set_aside(wr, found[0])
+        return load_set_aside(wr, found[0])
     if found:
         raise InvalidInputError(f"{which!r} matches {len(found)} set-aside edits; give more of it "
                                 "or its number (narr edits lists them)")
@@ -232,12 +245,12 @@ class RestoreResult:
 
 def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
     """Put set-aside edits back into the working tree as hand edits."""
-    with move.writing(wr) as recovered:
+    with writing(wr) as recovered:
         wr.require_no_git_operation()  # edits put back under a stopped merge would block it
         item = pick(wr, which)
         head = wr.head_commit()
         assert head is not None
-        scan = worktree.scan(wr, head.tree)
+        scan = scan_edits(wr, head.tree)
         view = WorldView(wr, head.tree, scan)
         changes, raw = changes_of(wr, item)
         carried = carry(changes, view)
@@ -265,16 +278,16 @@ def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
             )
         saved = None
         if collisions and force:
-            kept = refs.set_aside(wr, head, scan,
+            kept = set_aside_edits(wr, head, scan,
                                   f"before restoring {item.ref.rsplit('/', 1)[-1]}")
             saved = kept.ref if kept else None
         overrides = overrides_for(view, carried.nodes)
         overrides.update(raw)
         # The files move like any move of the story (through the journal), the ref stays:
         # the other hand edits keep what the working tree holds, the index stays HEAD's.
-        updates = move.plan(wr, head.tree, head.tree, scan, overrides,
+        updates = plan_move(wr, head.tree, head.tree, scan, overrides,
                             keep_worktree=frozenset(set(scan.raw) - set(overrides)))
-        move.move(wr, move.Move(ref=None, old=head.id, new=head.id,
+        move_head(wr, Move(ref=None, old=head.id, new=head.id,
                                 message=f"narr edits restore: {item.ref}", updates=tuple(updates),
                                 tree=head.tree))
         wr.private.mark_restored(item.ref, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
@@ -285,10 +298,10 @@ def drop_set_aside(wr: WorldRepo, which: str) -> str:
     """Delete one set-aside (the only way narr ever forgets hand edits: on request)."""
     with wr.lock:
         item = pick(wr, which)
-        remote = refs.remote_of(item.ref)
+        remote = remote_of(item.ref)
         if remote is not None:
             raise InvalidInputError(
                 f"these set-aside edits are {remote}'s: dropping this copy would bring them back "
                 "with the next narr pull", hint="only their writer drops them")
-        refs.drop_set_aside(wr, item.ref)
+        delete_set_aside_ref(wr, item.ref)
         return item.ref

@@ -10,12 +10,10 @@ from narrative.engine.clock import story_time
 from narrative.engine.log import Entry, entry
 from narrative.errors import ConflictError, InvalidWorldError
 from narrative.nodefile import edges_of
-from narrative.store import confine, worktree
-from narrative.store.move import finish_interrupted
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import HandEdits, WorldRepo, finish_interrupted, hazards, scan_for_reader
 
 if TYPE_CHECKING:
-    from narrative.store.objects import Commit, Tree
+    from narrative.store import Commit, Tree
 
 
 @dataclass
@@ -52,7 +50,7 @@ def status(wr: WorldRepo) -> Status:
     """Where the story stands: branch, last event, hand edits not yet recorded."""
     note = finish_interrupted(wr)
     head = wr.head_commit()
-    scan = worktree.scan_for_reader(wr, head.tree if head else None)
+    scan = scan_for_reader(wr, head.tree if head else None)
     changes = []
     reformat = []
     for node_id in sorted(scan.edits):
@@ -67,7 +65,7 @@ def status(wr: WorldRepo) -> Status:
         branch=wr.branch(),
         head=entry(head, wr) if head else None,
         edits=changes,
-        problems=[*(h for h in confine.hazards(wr) if h not in scan.problems), *scan.problems,
+        problems=[*(h for h in hazards(wr) if h not in scan.problems), *scan.problems,
                   *hand_edit_problems(wr, head.tree if head else None, scan)],
         outside=scan.outside,
         failed=_failed(wr),
@@ -93,12 +91,12 @@ def _git_operation(wr: WorldRepo) -> list[str]:
 
 
 def hand_edit_problems(wr: WorldRepo, head_tree: Tree | None,
-                       scan: worktree.HandEdits) -> list[str]:
+                       scan: HandEdits) -> list[str]:
     """Relations that hand edits point at nodes that do not exist (the next event refuses them).
 
     A relation to a node deleted by hand is not one: the next event drops it.
     """
-    from narrative.store.view import WorldView
+    from narrative.store import WorldView
 
     view = WorldView(wr, head_tree, scan)
     deleted = {i for i, e in scan.edits.items() if e.new is None}
@@ -125,6 +123,6 @@ def _failed(wr: WorldRepo) -> list[dict[str, Any]]:
 
 def require_valid_worktree(wr: WorldRepo) -> None:
     head = wr.head_commit()
-    scan = worktree.scan_for_reader(wr, head.tree if head else None)
+    scan = scan_for_reader(wr, head.tree if head else None)
     if scan.problems:
         raise InvalidWorldError(scan.problems[0], details=scan.problems)

@@ -23,8 +23,7 @@ from narrative import fields
 from narrative.engine.graphs import event_graph
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import LAYERS, LIFECYCLES, check_id, normalize_name
-from narrative.store import history, worktree
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo, changed_files, resolve_rev, scan_for_reader
 
 LIST_LIMIT = 200
 DRAW_LIMIT = 150
@@ -237,16 +236,16 @@ def _base(wr: WorldRepo, commit: str | None, *, parse: bool = False) -> _Base:
     if commit is not None and head is not None and commit != head.id and not parse:
         # A past world is HEAD's with the nodes that differ read at the commit: a tree diff
         # names them (a few files per event), never the whole world parsed again.
-        base = _past(wr, _base(wr, None), history.resolve(wr, commit).tree, head.tree)
+        base = _past(wr, _base(wr, None), resolve_rev(wr, commit).tree, head.tree)
         with _CACHE_LOCK:
             while len(_CACHE) >= _CACHE_SIZE:
                 _CACHE.pop(next(iter(_CACHE)))
             _CACHE[key] = base
         return base
     if commit is not None:
-        from narrative.store.snapshots import nodes_in
+        from narrative.store import nodes_in
 
-        world = nodes_in(wr, history.resolve(wr, commit).tree)
+        world = nodes_in(wr, resolve_rev(wr, commit).tree)
         for node_id in sorted(world):
             n = world[node_id]
             nodes[node_id] = _node_attrs(n)
@@ -285,7 +284,7 @@ def _base(wr: WorldRepo, commit: str | None, *, parse: bool = False) -> _Base:
 def _past(wr: WorldRepo, now: _Base, tree: Any, head_tree: Any) -> _Base:
     """The world at ``tree``, from ``now`` (HEAD's) and the node files that differ between them."""
     from narrative.nodefile import load_trusted
-    from narrative.store.snapshots import changed_nodes, node_file
+    from narrative.store import changed_nodes, node_file
 
     labels = wr.config.reference_labels
     then: dict[str, dict[str, Any] | None] = {}
@@ -308,7 +307,7 @@ def _with_edits(wr: WorldRepo, base: _Base) -> _Base:
     head = wr.head_commit()
     if head is None:
         return base
-    edits = worktree.scan_for_reader(wr, head.tree)
+    edits = scan_for_reader(wr, head.tree)
     if not edits.edits:
         return base
     return _patched(base, {node_id: e.new for node_id, e in edits.edits.items()},
@@ -333,7 +332,7 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
     want_layers = _choices(layers, LAYERS, "layer")
     want_lifecycles = _choices(lifecycles, LIFECYCLES, "lifecycle")
     want_kinds = _choices(kinds, None, "kind")
-    commit = history.resolve(wr, at).id if at is not None else None
+    commit = resolve_rev(wr, at).id if at is not None else None
     base = _base(wr, commit)
     if commit is None:
         base = _with_edits(wr, base)
@@ -459,14 +458,13 @@ def world_stamp(wr: WorldRepo) -> dict[str, Any]:
     kept things the page lists. Whoever changed them (this server, a terminal, an editor), the
     next stamp differs.
     """
-    from narrative.store import refs
-    from narrative.store.watch import file_sig
+    from narrative.store import abandoned_refs, file_sig, ref_targets, set_aside_refs
 
     head = wr.head_id()
     tree = wr.head_commit().tree if head is not None else None  # type: ignore[union-attr]
-    changed = sorted(worktree.changed_paths(wr, tree))
+    changed = sorted(changed_files(wr, tree))
     edits = [[path, list(file_sig(wr.abs(path)) or ())] for path in changed]
-    kept = refs.targets(wr, [*refs.set_aside_refs(wr), *refs.abandoned_refs(wr)])
+    kept = ref_targets(wr, [*set_aside_refs(wr), *abandoned_refs(wr)])
     failed = wr.private.failed_names()
     return {"head": head, "branch": wr.branch(), "edits": edits, "kept": kept, "failed": failed}
 
@@ -497,7 +495,7 @@ def check_head(wr: WorldRepo, expected: str, branch: str | None = None) -> None:
 
 def _content(wr: WorldRepo, commit: str) -> str:
     try:
-        message = history.resolve(wr, commit).message
+        message = resolve_rev(wr, commit).message
     except Exception:  # only a description
         return commit[:10]
     first = message.strip().splitlines()[0] if message.strip() else commit[:10]
@@ -513,11 +511,11 @@ def check_new_relations(wr: WorldRepo, node: Mapping[str, Any], path: str) -> No
     every other change to the node.
     """
     from narrative.nodefile import edges_of
-    from narrative.store.view import WorldView
+    from narrative.store import WorldView
 
     head = wr.head_commit()
     tree = head.tree if head else None
-    view = WorldView(wr, tree, worktree.scan_for_reader(wr, tree))
+    view = WorldView(wr, tree, scan_for_reader(wr, tree))
     before = view.get(node["id"])
     had = set(edges_of(before)) if before is not None else set()
     missing = [f"{path}: field /relations/{rtype}/{dst}: points at a node that does not exist"
@@ -587,8 +585,7 @@ def change_relation(wr: WorldRepo, node: str, rtype: str, target: str, *,
     """
     from narrative.engine.naming import Names
     from narrative.model import _REL_TYPE_RE
-    from narrative.store.nodefiles import write_node
-    from narrative.store.view import WorldView
+    from narrative.store import WorldView, write_node
 
     rtype = rtype.strip()
     if not _REL_TYPE_RE.fullmatch(rtype):
@@ -603,7 +600,7 @@ def change_relation(wr: WorldRepo, node: str, rtype: str, target: str, *,
             names.resolve(target, must_exist=False, context="the relation's target"))
         head = wr.head_commit()
         tree = head.tree if head else None
-        current = WorldView(wr, tree, worktree.scan_for_reader(wr, tree)).get(node_id)
+        current = WorldView(wr, tree, scan_for_reader(wr, tree)).get(node_id)
         if current is None:
             raise NotFoundError(f"no node {node_id!r} in the world")
         new: Any = dict(current)
@@ -626,7 +623,7 @@ def change_relation(wr: WorldRepo, node: str, rtype: str, target: str, *,
 def names_of(wr: WorldRepo, ids: Iterable[str], at: str | None = None) -> dict[str, dict[str, Any]]:
     """The name (and the aliases shown beside it) of each of ``ids`` that is a node of the world
     now (hand edits included) or as of revision ``at``: what a page shows in place of an id."""
-    commit = history.resolve(wr, at).id if at is not None else None
+    commit = resolve_rev(wr, at).id if at is not None else None
     base = _base(wr, commit)
     if commit is None:
         base = _with_edits(wr, base)
@@ -679,7 +676,7 @@ def story_lines(wr: WorldRepo) -> dict[str, Any]:
     except NothingToDoError:
         merging = None
     head = wr.head_commit()
-    edited = len(worktree.changed_paths(wr, head.tree if head else None))
+    edited = len(changed_files(wr, head.tree if head else None))
     return {"branch": wr.branch(), "branches": list_branches(wr), "set_aside": list_set_asides(wr),
             "merge": merging, "edited_files": edited}
 
@@ -703,7 +700,7 @@ def save_node_file(wr: WorldRepo, node_id: str, data: bytes, was: str | None = N
     from narrative.errors import MovedError
     from narrative.ids import node_path
     from narrative.nodefile import parse_json, parse_node_file
-    from narrative.store.nodefiles import write_node
+    from narrative.store import write_node
 
     layout = wr.config.layout
     path = locate(wr, node_id)

@@ -23,7 +23,7 @@ from typing import Any
 from narrative.engine.eventgraph import EventInfo, tip_of
 from narrative.errors import NotFoundError
 from narrative.nodefile import NodeDict, edges_of
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo
 
 THREAD_KINDS = frozenset({"thread", "hook"})
 SECRET_KIND = "secret"
@@ -80,10 +80,9 @@ def threads(wr: WorldRepo, at: str | None = None, *, include_resolved: bool = Fa
         raise NotFoundError("the story has no events yet")
     view = None
     if at is None:
-        from narrative.store import worktree
-        from narrative.store.view import WorldView
+        from narrative.store import WorldView, scan_for_reader
 
-        view = WorldView(wr, head.tree, worktree.scan_for_reader(wr, head.tree))
+        view = WorldView(wr, head.tree, scan_for_reader(wr, head.tree))
     found, unknown = read_threads(wr, head, view)
     kept = found if include_resolved else [t for t in found if not t.resolved]
     row = wr.catalog.graph.event_info(head.id)
@@ -123,7 +122,7 @@ def _read(wr: WorldRepo, head: Any, view: Any
           ) -> tuple[dict[str, NodeDict], set[str], list[dict[str, Any]]]:
     """The thread nodes, the ids among them edited by hand, and the unknown secrets."""
     if view is None:  # a past world: read from its commit (the catalog describes HEAD only)
-        from narrative.store.snapshots import nodes_in
+        from narrative.store import nodes_in
 
         every = nodes_in(wr, head.tree)
         found = {i: n for i, n in every.items() if n.get("kind") in THREAD_KINDS}

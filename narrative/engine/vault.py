@@ -21,8 +21,7 @@ from narrative.engine.lorebook import world_at
 from narrative.lore.codexmd import LAYER_TITLES
 from narrative.lore.obsidian import render_note, safe_stem
 from narrative.nodefile import NodeDict
-from narrative.store import outfiles
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo, write_folder
 
 
 @dataclass
@@ -77,5 +76,5 @@ def export_vault(wr: WorldRepo, folder: str | Path, at: str | None = None) -> Va
     world = world_at(wr, at)
     paths, files = vault_files(world.nodes)
     folder = Path(folder)
-    removed = outfiles.write_folder(folder, files, {"world": wr.config.name, "at": world.at})
+    removed = write_folder(folder, files, {"world": wr.config.name, "at": world.at})
     return VaultExport(str(folder), world.at, paths, removed)

@@ -17,7 +17,7 @@ from narrative import fields
 from narrative.engine.eventgraph import EventInfo, Story, Write, tip_of
 from narrative.engine.nodes import get_node
 from narrative.errors import NotFoundError
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo
 
 
 @dataclass
@@ -125,9 +125,9 @@ def why(wr: WorldRepo, node_id: str, field_text: str, at: str | None = None) -> 
 
 def _merged_from(wr: WorldRepo, merge_commit: str, node_id: str, ptr: str) -> EventInfo | None:
     """The event on a merge's second line that last wrote ``ptr`` before the merge."""
-    from narrative.store import history
+    from narrative.store import peel_commit
 
-    commit = history.peel_commit(wr, merge_commit)
+    commit = peel_commit(wr, merge_commit)
     if commit is None or not commit.is_merge:
         return None
     second = tip_of(wr, commit.parent_ids[1])  # indexes that line's chain

@@ -37,7 +37,7 @@ from narrative.errors import InvalidInputError, NarrError, error_json
 if TYPE_CHECKING:
     from narrative.operations import Operation
     from narrative.serve.server import Server
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo
 
 log = logging.getLogger("narr.serve")
 
@@ -71,7 +71,7 @@ class _Api:
     # --- plumbing ---------------------------------------------------------------------
 
     def _with_world(self, work: Callable[[WorldRepo], Any]) -> Any:
-        from narrative.store.worldrepo import WorldRepo
+        from narrative.store import WorldRepo
 
         with WorldRepo.open(self.server.root) as wr:
             return work(wr)

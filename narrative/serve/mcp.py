@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
     from narrative.operations import Operation
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo
 
 log = logging.getLogger("narr.mcp")
 
@@ -84,14 +84,14 @@ class WorldTools:
         if self.git_dir is None:
             return
         try:
-            from narrative.store.catalog import Catalog
+            from narrative.store import Catalog
 
             self._catalog = Catalog(self.git_dir / "narr" / "catalog.sqlite")
             self._catalog.tree()
         except Exception:
             self._catalog = None
         try:
-            from narrative.store.watch import WorldWatcher
+            from narrative.store import WorldWatcher
 
             watcher = WorldWatcher(self.root, self.git_dir)
             watcher.start()
@@ -135,7 +135,7 @@ class WorldTools:
               request: Any = None) -> types.CallToolResult:
         """A write tool's call on the writer thread, called off while it waits for the world's
         lock once ``cancelled`` is set (:func:`narrative.store.lock.give_up_waiting`)."""
-        from narrative.store.lock import Abandoned, give_up_waiting
+        from narrative.store import Abandoned, give_up_waiting
 
         give_up_waiting(cancelled.is_set)
         try:
@@ -169,7 +169,7 @@ class WorldTools:
             for op in self.operations.values()]
 
     def _open(self) -> WorldRepo:
-        from narrative.store.worldrepo import WorldRepo
+        from narrative.store import WorldRepo
 
         return WorldRepo.open(self.root)
 
@@ -180,7 +180,7 @@ class WorldTools:
             return op.call(wr, params)
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
-        from narrative.store.lock import Abandoned
+        from narrative.store import Abandoned
 
         op = self.operations.get(name)
         try:

@@ -47,7 +47,7 @@ from typing import Any
 from narrative import client, invocation
 from narrative.errors import ConflictError, InvalidInputError, NarrError
 from narrative.serve import autostart, streams
-from narrative.store import deferred
+from narrative.store import collecting
 
 READERS = frozenset({"status", "log", "show", "get", "nodes", "why", "history", "search", "brief",
                      "threads", "graph", "chains", "reflog", "schema", "path", "check"})
@@ -447,7 +447,7 @@ class Server:
         more). With this one open no command's close is the last.
         """
         try:
-            from narrative.store.catalog import Catalog
+            from narrative.store import Catalog
 
             self._catalog = Catalog(self.git_dir / "narr" / "catalog.sqlite")
             self._catalog.tree()  # connected, in WAL mode, holding its share of the log
@@ -459,7 +459,7 @@ class Server:
 
     def _start_watcher(self) -> None:
         try:
-            from narrative.store.watch import WorldWatcher
+            from narrative.store import WorldWatcher
 
             watcher = WorldWatcher(self.root, self.git_dir)
             watcher.start()
@@ -610,7 +610,7 @@ class Server:
             write(client.STARTED, b"")  # from here on the command may write
             with invocation.running(cwd, env), streams.serving(request_io), \
                     _profiled(self.profile_dir, command, self.requests), \
-                    deferred.collecting() as afterwards:
+                    collecting() as afterwards:
                 code[0] = run_cli(argv, str(req.get("prog_name", "narr")))
             job.afterwards = afterwards
 
@@ -740,7 +740,7 @@ def run_cli(argv: list[str], prog_name: str) -> int:
     ``--help``, ``Aborted!``) and ends in ``SystemExit``, caught here.
     """
     from narrative.cli import main
-    from narrative.store.lock import running_command
+    from narrative.store import running_command
 
     # A writer turned away names the holder: "narr event ...", not "narr serve".
     running_command(["narr", *argv])

@@ -44,7 +44,7 @@ from starlette.staticfiles import StaticFiles
 from narrative.errors import NarrError
 
 if TYPE_CHECKING:
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo
 
 STATIC = Path(__file__).resolve().parent / "static"
 # The page runs only its own files and talks only to its own server, whatever a node's text holds;
@@ -67,7 +67,7 @@ def warm(root: Path) -> None:
     """Read the world once as the studio will (for a server that just started), so the first
     page opens as fast as the next; a failure here is the first request's to report."""
     from narrative.engine.studio import world_view
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo
 
     try:
         with WorldRepo.open(root) as wr:
@@ -147,7 +147,7 @@ class Notices:
 
     def stamp(self) -> dict[str, Any]:
         from narrative.engine.studio import world_stamp
-        from narrative.store.worldrepo import WorldRepo
+        from narrative.store import WorldRepo
 
         with WorldRepo.open(self.root) as wr:
             return notice(world_stamp(wr))

@@ -30,7 +30,7 @@ FACE: dict[str, str] = {
     "PrivateState": ".private",
     "ServerState": ".private",
     # many events as one write
-    "batch": ".batch",
+    "batched": ".batch:batch",
     # the working tree: hand edits found and read
     "HandEdits": ".worktree",
     "scan_edits": ".worktree:scan",
@@ -112,7 +112,7 @@ FACE: dict[str, str] = {
     "set_aside_edits": ".refs:set_aside",
     "set_aside_refs": ".refs",
     "load_set_aside": ".refs",
-    "drop_set_aside": ".refs",
+    "delete_set_aside_ref": ".refs:drop_set_aside",
     "keep_adopted": ".refs",
     "ref_exists": ".refs:exists",
     "ref_targets": ".refs:targets",
@@ -191,10 +191,10 @@ FACE: dict[str, str] = {
 
 __getattr__, __dir__, __all__ = attach(__name__, FACE)
 
-# --- names for type checkers, written from the table by `python -m narrative.lazy` ---
+# --- names for type checkers, written from the table by tools/names_table.py ---
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from narrative.store.batch import batch as batch
+    from narrative.store.batch import batch as batched
     from narrative.store.branches import HEADS as HEADS
     from narrative.store.branches import REMOTE_HEADS as REMOTE_HEADS
     from narrative.store.branches import at_commit as branches_at
@@ -286,7 +286,7 @@ if TYPE_CHECKING:
     from narrative.store.refs import chain_numbers as chain_numbers
     from narrative.store.refs import dangling as dangling_refs
     from narrative.store.refs import drop_abandoned as drop_abandoned
-    from narrative.store.refs import drop_set_aside as drop_set_aside
+    from narrative.store.refs import drop_set_aside as delete_set_aside_ref
     from narrative.store.refs import dropped as dropped_refs
     from narrative.store.refs import exists as ref_exists
     from narrative.store.refs import fetched_refs as fetched_refs
@@ -365,7 +365,7 @@ if TYPE_CHECKING:
         "Write",
         "abandoned_refs",
         "auto_gc",
-        "batch",
+        "batched",
         "branch_exists",
         "branch_names",
         "branch_tip",
@@ -390,8 +390,8 @@ if TYPE_CHECKING:
         "decode_record",
         "default_remote",
         "delete_branch_ref",
+        "delete_set_aside_ref",
         "drop_abandoned",
-        "drop_set_aside",
         "dropped_refs",
         "dropped_there",
         "environment_error",
@@ -481,4 +481,5 @@ if TYPE_CHECKING:
         "write_node",
         "writing",
     ]
+del TYPE_CHECKING
 # --- end of the names written from the table ---

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from narrative.errors import InvalidInputError, NotFoundError, PastTheStartError
+from narrative.errors import PAST_THE_START, InvalidInputError, NotFoundError
 from narrative.store import records
 from narrative.store.gitfiles import Unsure
 from narrative.store.libgit import pygit2
@@ -263,8 +263,9 @@ def _unresolved(wr: WorldRepo, rev: str) -> NotFoundError:
             pass
         else:
             depth = sum(1 for _ in first_parent(base)) - 1
-            return PastTheStartError(f"{rev} does not resolve: the story line has only {depth} "
-                                     f"event{'s' if depth != 1 else ''} before {m.group(1) or 'HEAD'}")
+            return NotFoundError(f"{rev} does not resolve: the story line has only {depth} "
+                                 f"event{'s' if depth != 1 else ''} before {m.group(1) or 'HEAD'}",
+                                 reason=PAST_THE_START)
     return NotFoundError(f"{rev!r} is neither a git revision nor an event id of this world")
 
 
