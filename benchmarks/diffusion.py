@@ -27,6 +27,13 @@ The sets, reported separately because they measure different things:
   one sentence in both languages, setting off for a place, items, knowing, suspecting and
   trusting, deaths real and figurative, and the frames around them (modals, dreams, plans,
   reported speech, conditionals, questions, quotations).
+- **the fifth set**, ``tests/data/prose_court/`` and ``tests/data/prose_ward/``: two worlds of
+  their own in genres no other set has (a Ming court intrigue, a hospital on the night of a
+  ferry disaster), mostly Chinese, written as novelists write and frozen before any rule was
+  changed for them: wounds told by the body, heals, death euphemisms, destruction, Chinese
+  give and take constructions, frames that run on past a comma, the future, summons, names
+  inside names, and changes the world contradicts. Each world is reported on its own, then
+  both together.
 
 A *wrong write* is a change made that the sentence does not say happened (or
 with another value): the failure that matters, since it corrupts the story
@@ -41,6 +48,7 @@ expected.
     python benchmarks/diffusion.py --only heldout --quiet
     python benchmarks/diffusion.py --only trial
     python benchmarks/diffusion.py --only fresh
+    python benchmarks/diffusion.py --only fifth
     python benchmarks/diffusion.py --cost           # what a one-sentence dry run costs on the sample world
     python benchmarks/diffusion.py --long           # long texts: one large event, narr audit of a chapter
 
@@ -79,6 +87,8 @@ FROZEN = DATA / "prose_eval"
 HELDOUT = DATA / "prose_heldout"
 TRIAL = DATA / "prose_trial"
 FRESH = DATA / "prose_fresh"
+COURT = DATA / "prose_court"
+WARD = DATA / "prose_ward"
 
 Change = tuple[str, str, str]  # target, field, value as canonical JSON
 
@@ -272,7 +282,8 @@ def build_frozen_world(parent: Path, directory: Path = FROZEN, rules: str | None
 def _title(directory: Path) -> str:
     """The set's name and its world's, from the README beside it."""
     kind = {HELDOUT.resolve(): "held-out set", TRIAL.resolve(): "trial set",
-            FRESH.resolve(): "fresh set"}.get(
+            FRESH.resolve(): "fresh set", COURT.resolve(): "fifth set",
+            WARD.resolve(): "fifth set"}.get(
         directory.resolve(), "frozen set")
     readme = directory / "README.md"
     world = ""
@@ -402,7 +413,7 @@ def long_texts(scratch: Path | None = None, sentences: int = 2000) -> dict[str, 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", choices=("repo", "frozen", "heldout", "trial", "fresh"),
+    parser.add_argument("--only", choices=("repo", "frozen", "heldout", "trial", "fresh", "fifth"),
                         help="run one set only")
     parser.add_argument("--worlds", action="store_true",
                         help="run the frozen set also on worlds made with --rules en and --rules zh "
@@ -417,6 +428,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the trial set's directory, laid out as the frozen set's")
     parser.add_argument("--fresh", type=Path, default=FRESH,
                         help="the fresh set's directory, laid out as the frozen set's")
+    parser.add_argument("--fifth", type=Path, nargs=2, default=(COURT, WARD), metavar="DIR",
+                        help="the fifth set's two world directories, laid out as the frozen set's")
     parser.add_argument("--quiet", action="store_true", help="only the tables")
     parser.add_argument("--cost", action="store_true",
                         help="only time a one-sentence dry run on the sample world")
@@ -452,7 +465,13 @@ def main(argv: list[str] | None = None) -> int:
         reports.append(evaluate_frozen(args.trial))
     if args.only in (None, "fresh"):
         reports.append(evaluate_frozen(args.fresh))
-    for report in reports:
+    together = []
+    if args.only in (None, "fifth"):
+        worlds = [evaluate_frozen(directory) for directory in args.fifth]
+        reports += worlds
+        together.append(Report("fifth set, both worlds",
+                               [o for report in worlds for o in report.outcomes]))
+    for report in reports + together:
         print(f"## {report.name}\n\n{report.table()}\n\n{report.summary()}\n")
     if not args.quiet:
         for report in reports:

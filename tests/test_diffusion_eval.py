@@ -112,3 +112,33 @@ def test_the_fresh_set_holds_the_score_it_was_frozen_with(tmp_path: Path, rules:
     assert len(report.outcomes) == sentences
     assert report.wrong_writes <= wrong, [(o.text, sorted(o.wrong)) for o in report.outcomes if o.wrong]
     assert report.exact >= exact
+
+
+@pytest.mark.parametrize("world", ["prose_court", "prose_ward"])
+def test_the_fifth_set_is_well_formed(tmp_path: Path, world: str) -> None:
+    """tests/data/prose_court and prose_ward, frozen before any rule changed for them: mostly
+    Chinese, a third or more expecting no change, every change a well-formed field of a node
+    the world has, and setup.txt replays to a world narr check passes."""
+    mod = bench()
+    directory = {"prose_court": mod.COURT, "prose_ward": mod.WARD}[world]
+    rows = list(mod.load(directory / "sentences.jsonl"))
+    assert len(rows) >= 150
+    assert {r["lang"] for r in rows} == {"en", "zh"}
+    assert sum(1 for r in rows if r["lang"] == "zh") >= len(rows) // 2
+    assert len(rows) // 3 <= sum(1 for r in rows if not r["expect"]) <= len(rows) // 2
+    assert {"give-take", "destroy", "wound", "heal", "death", "idiom", "speech-action",
+            "participle", "attributive", "frames", "future", "summons", "names", "pronoun",
+            "contradicted"} <= {r["category"] for r in rows}
+    root = mod.build_frozen_world(tmp_path, directory)
+    ids = {p.stem for p in (root / "world").rglob("*.json")}
+    for row in rows:
+        assert set(row) <= {"text", "lang", "category", "expect", "before"}, row
+        for change in row["expect"]:
+            assert change["target"] in ids, (row["text"], change)
+            if change["field"] == "":
+                assert change["value"] == "expired", (row["text"], change)
+                continue
+            assert change["field"].startswith(("/state/", "/relations/")), (row["text"], change)
+            if change["field"].startswith("/relations/"):
+                assert change["value"] in ({}, None), (row["text"], change)
+                assert change["field"].rsplit("/", 1)[1] in ids, (row["text"], change)

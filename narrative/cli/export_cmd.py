@@ -84,15 +84,15 @@ _AT = click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
                         "included).")
 _POV = click.option("--pov", metavar="NODE", shell_complete=complete_node,
                     help="Only what this character can know (the rule of narr brief --pov).")
-_OUTPUT = click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+_OUTPUT = click.option("-o", "--output", type=click.Path(path_type=Path),
                        help="Write the file here (whole, or not at all) instead of printing it.")
 
 
 def _write(ctx: Context, output: Path, data: bytes, what: str, as_json: bool) -> None:
     from narrative.engine.lorebook import write_output
+    from narrative.invocation import absolute
 
-    path = ctx.directory / output
-    write_output(path, data)
+    path = write_output(ctx.world, output, data, base=absolute(ctx.directory))
     if as_json:
         emit_json({"path": str(path), "what": what, "bytes": len(data)}, "export_written")
     else:
@@ -172,7 +172,7 @@ def card_cmd(ctx: Context, node: str, spec: str, image: Path | None, at: str | N
 
 
 @export_group.command("vault")
-@click.argument("folder", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("folder", metavar="DIR", type=click.Path(path_type=Path))
 @_AT
 @json_option
 @pass_context
@@ -180,7 +180,9 @@ def vault_cmd(ctx: Context, folder: Path, at: str | None, as_json: bool) -> None
     """The world as an Obsidian vault: one note per node, relations as [[links]].
 
     DIR must be new or empty, or a vault this command wrote: a note changed
-    there since is never overwritten.
+    there since is never overwritten, and the folder is replaced whole. DIR is
+    never inside the world (world/, .git/, rules/) nor reached through a
+    symbolic link; -o of the other exports neither.
 
     \b
     Examples:
@@ -188,8 +190,9 @@ def vault_cmd(ctx: Context, folder: Path, at: str | None, as_json: bool) -> None
       narr export vault snapshot --at HEAD~3
     """
     from narrative.engine.vault import export_vault
+    from narrative.invocation import absolute
 
-    result = export_vault(ctx.world, ctx.directory / folder, at)
+    result = export_vault(ctx.world, folder, at, base=absolute(ctx.directory))
     if as_json:
         emit_json(result.to_json(), "vault")
         return

@@ -39,7 +39,16 @@ from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import LAYERS
 from narrative.lore import sillytavern
 from narrative.nodefile import NodeDict
-from narrative.store import WorldRepo, WorldView, nodes_in, resolve_rev, scan_for_reader, write_file
+from narrative.store import (
+    WorldRepo,
+    WorldView,
+    export_places,
+    export_target,
+    nodes_in,
+    resolve_rev,
+    scan_for_reader,
+    write_file,
+)
 
 
 @dataclass
@@ -249,6 +258,9 @@ def export_card(wr: WorldRepo, node: str, *, at: str | None = None, pov: str | N
     return out
 
 
-def write_output(path: Path, data: bytes) -> None:
-    """An export's file, written whole (through the store's writer for files outside the world)."""
-    write_file(path, data)
+def write_output(wr: WorldRepo, path: str | Path, data: bytes, *, base: str | Path | None = None) -> Path:
+    """An export's file, written whole at ``path`` (relative to ``base``, by default the command's
+    directory), never inside the world nor through a symbolic link; returns where it went."""
+    where = export_target(path, export_places(wr), base=base)
+    write_file(where, data)
+    return where

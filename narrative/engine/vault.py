@@ -7,8 +7,9 @@ vault goes back to the path it came from; the others go to ``Characters/``, ``It
 ``Ambient/`` and ``Background/`` under their names (the characters a file name cannot hold as
 ``-``; a name two nodes would share in one vault gets the node's id too). ``narr import DIR``
 reads the vault back with no change. The folder must be new or empty, or hold a vault this
-command wrote before: a note changed there since is never overwritten
-(:mod:`narrative.store.outfiles`).
+command wrote before: a note changed there since is never overwritten, and the folder is
+replaced whole, never left half written. The folder is never inside the world (``world/``,
+``.git/``, ``rules/``) nor reached through a symbolic link (:mod:`narrative.store.outfiles`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from narrative.engine.lorebook import world_at
 from narrative.lore.codexmd import LAYER_TITLES
 from narrative.lore.obsidian import render_note, safe_stem
 from narrative.nodefile import NodeDict
-from narrative.store import WorldRepo, write_folder
+from narrative.store import WorldRepo, export_places, export_target, write_folder
 
 
 @dataclass
@@ -71,10 +72,13 @@ def vault_files(nodes: dict[str, NodeDict]) -> tuple[dict[str, str], dict[str, b
     return paths, files
 
 
-def export_vault(wr: WorldRepo, folder: str | Path, at: str | None = None) -> VaultExport:
-    """Write the world (now, or as committed at ``at``) as a vault into ``folder``."""
+def export_vault(wr: WorldRepo, folder: str | Path, at: str | None = None, *,
+                 base: str | Path | None = None) -> VaultExport:
+    """Write the world (now, or as committed at ``at``) as a vault into ``folder`` (relative to
+    ``base``, by default the command's directory)."""
+    where = export_target(folder, export_places(wr), base=base, folder=True)
     world = world_at(wr, at)
     paths, files = vault_files(world.nodes)
-    folder = Path(folder)
-    removed = write_folder(folder, files, {"world": wr.config.name, "at": world.at})
-    return VaultExport(str(folder), world.at, paths, removed)
+    removed = write_folder(where, files, {"world": wr.config.name, "at": world.at},
+                           suffixes=(".md",))
+    return VaultExport(str(where), world.at, paths, removed)

@@ -184,6 +184,8 @@ FACE: dict[str, str] = {
     # work a server does after it answered
     "collecting": ".deferred",
     # files written outside the world (exports)
+    "export_places": ".outfiles:places",
+    "export_target": ".outfiles:target",
     "write_file": ".outfiles",
     "write_folder": ".outfiles",
 }
@@ -266,6 +268,8 @@ if TYPE_CHECKING:
     from narrative.store.nodefiles import write_node as write_node
     from narrative.store.objects import Commit as Commit
     from narrative.store.objects import Tree as Tree
+    from narrative.store.outfiles import places as export_places
+    from narrative.store.outfiles import target as export_target
     from narrative.store.outfiles import write_file as write_file
     from narrative.store.outfiles import write_folder as write_folder
     from narrative.store.private import PrivateState as PrivateState
@@ -395,6 +399,8 @@ if TYPE_CHECKING:
         "dropped_refs",
         "dropped_there",
         "environment_error",
+        "export_places",
+        "export_target",
         "fetch_remote",
         "fetched_refs",
         "file_sig",
