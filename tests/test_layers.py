@@ -630,3 +630,32 @@ def test_the_floor_and_circle_rules_see_a_violation() -> None:
               "narrative/store/__init__.py": ast.parse("")}
     assert _circles(inside) and all(len({_package(m, inside) for m in g}) == 1
                                     for g in _circles(inside))
+
+
+def _private_paths(sources: dict[str, ast.AST] | None = None) -> list[str]:
+    """Code above the store that names narr's own folder (``wr.narr_dir``, ``".git/narr"``) or
+    joins ``"narr"`` under a git directory: those files are the store's (``WorldRepo.private``)."""
+    out = []
+    for path, tree in (SOURCES if sources is None else sources).items():
+        if not _under(path, "engine", "delta", "diffusers") and path not in (
+                "narrative/operations.py", "narrative/library.py"):
+            continue
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr == "narr_dir":
+                out.append(f"{path}:{node.lineno}: .narr_dir")
+            elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                  and id(node) not in docs and ".git/narr" in node.value):
+                out.append(f"{path}:{node.lineno}: {node.value[:40]!r}")
+            elif (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
+                  and isinstance(node.right, ast.Constant) and node.right.value == "narr"):
+                out.append(f"{path}:{node.lineno}: / \"narr\"")
+    return out
+
+
+def test_the_use_cases_name_no_file_of_narrs_own() -> None:
+    assert _private_paths() == []
+    for source in ("def f(wr):\n    return wr.narr_dir / 'failed'\n",
+                   "def f(wr):\n    return wr.git_dir / 'narr' / 'merge.json'\n",
+                   "P = '.git/narr/last-reset.json'\n"):
+        assert _private_paths({"narrative/engine/x.py": ast.parse(source)}), source
