@@ -316,10 +316,10 @@ def run_audit(wr: WorldRepo, p: AuditParams) -> Any:
 
 
 def run_edit_node(wr: WorldRepo, p: EditNodeParams) -> Any:
-    from narrative.engine.nodes import hand_edit
+    from narrative.engine.handedit import write_hand_edit
 
-    path, node = hand_edit(wr, p.node, p.file)
-    return {"path": path, "node": node}
+    edit = write_hand_edit(wr, p.file, node_id=p.node)
+    return {"path": edit.path, "node": edit.node}
 
 
 # --- the operations table -----------------------------------------------------------------------

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import cast
 
 import click
 
@@ -94,8 +93,7 @@ def edit_cmd(ctx: Context, node_id: str, layer: str | None) -> None:
       narr edit 林远
       narr edit old-mill --layer background
     """
-    from narrative.ids import Layer
-    from narrative.store import write_node
+    from narrative.engine.handedit import write_hand_edit
 
     wr = ctx.world
     node_id = ctx.node(node_id, must_exist=False, ended=False)
@@ -103,8 +101,8 @@ def edit_cmd(ctx: Context, node_id: str, layer: str | None) -> None:
     full = wr.abs(path)
     if not full.exists():
         assert layer is not None
-        write_node(wr, {
-            "id": node_id, "name": node_id.replace("-", " ").title(), "layer": cast(Layer, layer), "kind": "",
+        write_hand_edit(wr, {
+            "id": node_id, "name": node_id.replace("-", " ").title(), "layer": layer, "kind": "",
             "aliases": [], "summary": "", "lifecycle": "permanent", "created_by_event": None,
             "traits": {}, "state": {}, "relations": {},
         }, create=True)

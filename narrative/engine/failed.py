@@ -127,6 +127,15 @@ def _same_key(request: EventRequest) -> str:
                                             "close_scene", "causes", "diffuser", "render"})
 
 
+def drop(wr: WorldRepo, which: str) -> dict[str, Any]:
+    """Forget one kept failed event for good (by number or key), under the world's lock; its
+    words are in the answer, one last time."""
+    with wr.lock:
+        item = pick(wr, which)
+        discard(wr, item.key)
+    return {"dropped": summary(item)}
+
+
 def summary(item: FailedEvent) -> dict[str, Any]:
     return {"key": item.key, "saved_at": item.saved_at, "content": item.request.content,
             "error": item.error}

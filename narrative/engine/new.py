@@ -24,15 +24,16 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from narrative.engine.handedit import write_hand_edit
 from narrative.engine.naming import Names
 from narrative.errors import InvalidInputError
 from narrative.ids import LAYERS, LIFECYCLES, MAX_ID_LENGTH, id_problem, node_path, normalize_name
-from narrative.nodefile import validate
-from narrative.store import WorldRepo, write_node
+from narrative.store import WorldRepo
 
 _CJK: Final = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _NOT_SLUG: Final = re.compile(r"[^a-z0-9]+")
 _SLUG_ROOM: Final = MAX_ID_LENGTH - 4  # room for a "-NNN" suffix
+MAX_NAME: Final = 200  # a name is a label: longer text belongs in the summary
 
 
 @dataclass
@@ -70,7 +71,15 @@ def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: l
     """Write a new node file named ``name`` in ``layer``; refuse a name the world already uses.
 
     ``force``: make it even when its id is taken by a node of the same words (it gets ``-2``).
+    The names are checked and the file written under the world's lock, as one step.
     """
+    with wr.lock:
+        return _new_node(wr, layer, name, kind=kind, aliases=aliases, lifecycle=lifecycle,
+                         summary=summary, force=force)
+
+
+def _new_node(wr: WorldRepo, layer: str, name: str, *, kind: str, aliases: list[str] | None,
+              lifecycle: str, summary: str, force: bool) -> NewNode:
     if layer not in LAYERS:
         raise InvalidInputError(f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}")
     if lifecycle not in LIFECYCLES:
@@ -79,6 +88,10 @@ def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: l
     if not name:
         raise InvalidInputError("a node needs a name", hint='narr new character "Lin Yuan"')
     aliases = [" ".join(a.split()) for a in aliases or []]
+    for label, text in [("name", name), *(("alias", a) for a in aliases)]:
+        if len(text) > MAX_NAME:
+            raise InvalidInputError(f"the {label} is {len(text)} characters long; a name has at most "
+                                    f"{MAX_NAME}", hint="say more in the summary")
     if any(not a for a in aliases):
         raise InvalidInputError("an --alias cannot be empty")
     names = Names(wr)
@@ -119,9 +132,8 @@ def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: l
         "aliases": aliases, "summary": summary.strip(), "lifecycle": lifecycle,
         "created_by_event": None, "traits": {}, "state": {}, "relations": {},
     }
-    canonical = validate(node, node_path(node_id, layer, wr.config.layout))
-    path = write_node(wr, canonical, create=True)  # never over a file someone else just made
-    return NewNode(node_id, path, dict(canonical), warnings)
+    made = write_hand_edit(wr, node, node_id=node_id, create=True)  # never over a file just made
+    return NewNode(node_id, made.path, dict(made.node), warnings)
 
 
 def free_id(wr: WorldRepo, names: Names, stem: str, also_taken: Collection[str] = ()) -> str:

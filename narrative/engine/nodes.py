@@ -145,25 +145,3 @@ def current_nodes(wr: WorldRepo) -> tuple[dict[str, NodeDict], dict[str, str]]:
             marks[node_id] = "new" if e.old is None else "modified"
     return nodes, marks
 
-
-def hand_edit(wr: WorldRepo, node_id: str, node: dict[str, Any]) -> tuple[str, NodeDict]:
-    """Write ``node`` as ``node_id``'s file, a hand edit the next event records, as an editor
-    would; refused (nothing written) when it is not a valid node in its place. ``(path, node)``."""
-    import json
-
-    from narrative.store import write_node
-
-    check_id(node_id)
-    path = locate(wr, node_id)
-    layer = node.get("layer")
-    if not wr.abs(path).exists() and layer in LAYERS:
-        path = node_path(node_id, layer, wr.config.layout)
-    parsed = parse_node_file(json.dumps(node, ensure_ascii=False).encode("utf-8"), path, wr.config.layout)
-    if parsed["id"] != node_id:
-        raise InvalidInputError(f"{path}: the node's id is {parsed['id']!r}, not {node_id!r}")
-    from narrative.engine.studio import check_new_relations
-
-    with wr.lock:  # never between the steps of another writer's event
-        check_new_relations(wr, parsed, path)  # a relation added to nothing is refused
-        path = write_node(wr, parsed)
-    return path, parsed

@@ -23,7 +23,7 @@ from narrative import fields
 from narrative.engine.graphs import event_graph
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import LAYERS, LIFECYCLES, check_id, normalize_name
-from narrative.store import WorldRepo, changed_files, resolve_rev, scan_for_reader
+from narrative.store import WorldRepo, changed_files, file_digest, resolve_rev, scan_for_reader
 
 LIST_LIMIT = 200
 DRAW_LIMIT = 150
@@ -469,64 +469,6 @@ def world_stamp(wr: WorldRepo) -> dict[str, Any]:
     return {"head": head, "branch": wr.branch(), "edits": edits, "kept": kept, "failed": failed}
 
 
-def check_head(wr: WorldRepo, expected: str, branch: str | None = None) -> None:
-    """Refuse a write the caller based on another HEAD than the one the world has now.
-
-    ``expected`` is an entity tag as ``If-Match`` carries it (quoted or not, ``*`` for any);
-    ``branch``, when given, is the story line the caller saw. Nothing is written by a refusal.
-    """
-    from narrative.errors import MovedError
-
-    tags = [t.strip().removeprefix("W/").strip('"') for t in expected.split(",") if t.strip()]
-    head = wr.head_id() or "none"
-    now = wr.branch()
-    seen = tags[0][:10] if tags else "?"
-    moved = [] if "*" in tags or head in tags else [f"HEAD is now {head[:10]}, not {seen}"]
-    if branch is not None and branch != (now or ""):
-        moved.insert(0, f"the story line is now {now or '(detached)'}, not {branch or '(detached)'}")
-    if not moved:
-        return
-    what = ""
-    if head != "none":
-        what = f" (at “{_content(wr, head)}”)"
-    raise MovedError("the story moved since this page last looked: " + "; ".join(moved) + what,
-                     hint="the page has been refreshed; look again and retry")
-
-
-def _content(wr: WorldRepo, commit: str) -> str:
-    try:
-        message = resolve_rev(wr, commit).message
-    except Exception:  # only a description
-        return commit[:10]
-    first = message.strip().splitlines()[0] if message.strip() else commit[:10]
-    return first[:80]
-
-
-def check_new_relations(wr: WorldRepo, node: Mapping[str, Any], path: str) -> None:
-    """Refuse a node file whose new relations point at nodes that do not exist.
-
-    The next event would refuse the world with it (``narr status`` lists it as a problem),
-    so saving it is refused now, with the same words. Relations the node already had are
-    left alone: a target deleted by hand is the next event's to drop, not a reason to refuse
-    every other change to the node.
-    """
-    from narrative.nodefile import edges_of
-    from narrative.store import WorldView
-
-    head = wr.head_commit()
-    tree = head.tree if head else None
-    view = WorldView(wr, tree, scan_for_reader(wr, tree))
-    before = view.get(node["id"])
-    had = set(edges_of(before)) if before is not None else set()
-    missing = [f"{path}: field /relations/{rtype}/{dst}: points at a node that does not exist"
-               for rtype, dst in edges_of(node)
-               if (rtype, dst) not in had and dst != node["id"] and not view.exists(dst)]
-    if missing:
-        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-        raise InvalidInputError(missing[0] + more, details=missing,
-                                hint="pick a node that exists (by its name), or create it first")
-
-
 def problems_view(wr: WorldRepo) -> dict[str, Any]:
     """``narr status``'s problems placed where they are (the file, and its node when one can
     tell), with the failed events kept for a retry."""
@@ -543,81 +485,6 @@ def problems_view(wr: WorldRepo) -> dict[str, Any]:
         placed.append({"text": text, "path": path or None, "node": node})
     failed = listing(wr) if now.failed else []
     return {"problems": placed, "failed": failed}
-
-
-def drop_failed(wr: WorldRepo, key: str) -> dict[str, Any]:
-    """Forget one kept failed event, named by its key (numbers shift as others are dropped)."""
-    from narrative.engine import failed
-
-    with wr.lock:
-        item = failed.pick(wr, key)
-        failed.discard(wr, item.key)
-    return {"dropped": failed.summary(item)}
-
-
-MAX_NAME = 200  # a name is a label: longer text belongs in the summary
-
-
-def create_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: Iterable[str] = (),
-                lifecycle: str = "permanent", summary: str = "") -> dict[str, Any]:
-    """A new node, as ``narr new`` makes it (a hand edit the next event records)."""
-    from narrative.engine.new import new_node
-
-    for label, text in [("name", name), *(("alias", a) for a in aliases)]:
-        if len(text) > MAX_NAME:
-            raise InvalidInputError(f"the {label} is {len(text)} characters long; a name has at most "
-                                    f"{MAX_NAME}", hint="say more in the summary")
-    with wr.lock:
-        made = new_node(wr, layer, name, kind=kind, aliases=list(aliases), lifecycle=lifecycle,
-                        summary=summary)
-    return made.to_json()
-
-
-def change_relation(wr: WorldRepo, node: str, rtype: str, target: str, *,
-                    attrs: Mapping[str, Any] | None = None, remove: bool = False,
-                    replaces: tuple[str, str] | None = None) -> dict[str, Any]:
-    """Add, change or remove one relation of a node, as a hand edit of its file.
-
-    ``node`` and ``target`` are named as the CLI takes them (an id, a name or an alias); a
-    target must exist. ``replaces`` (type, target id) is the relation this one takes the
-    place of (an edit that changes its type or target). The node's file as it stands now
-    (hand edits included) is the one changed; nothing else in it moves.
-    """
-    from narrative.engine.naming import Names
-    from narrative.model import _REL_TYPE_RE
-    from narrative.store import WorldView, write_node
-
-    rtype = rtype.strip()
-    if not _REL_TYPE_RE.fullmatch(rtype):
-        raise InvalidInputError(f"relation type {rtype!r} must be 1-64 characters without spaces, "
-                                "':', '/' or '~'", hint="e.g. knows, sibling-of, 师父")
-    if attrs is not None and not isinstance(attrs, Mapping):
-        raise InvalidInputError("a relation's attributes must be a JSON object, e.g. {\"since\": \"spring\"}")
-    with wr.lock:
-        names = Names(wr)
-        node_id = names.resolve(node, context="node")
-        target_id = names.resolve(target, context="the relation's target") if not remove else (
-            names.resolve(target, must_exist=False, context="the relation's target"))
-        head = wr.head_commit()
-        tree = head.tree if head else None
-        current = WorldView(wr, tree, scan_for_reader(wr, tree)).get(node_id)
-        if current is None:
-            raise NotFoundError(f"no node {node_id!r} in the world")
-        new: Any = dict(current)
-        relations = {t: dict(targets) for t, targets in (current.get("relations") or {}).items()}
-        if replaces is not None:
-            old_type, old_target = replaces
-            relations.get(old_type, {}).pop(old_target, None)
-        if remove:
-            if target_id not in relations.get(rtype, {}):
-                raise NotFoundError(f"{node_id} has no relation {rtype} → {target_id}")
-            relations[rtype].pop(target_id)
-        else:
-            relations.setdefault(rtype, {})[target_id] = dict(attrs or {})
-        new["relations"] = {t: targets for t, targets in relations.items() if targets}
-        path = write_node(wr, new)
-    return {"path": path, "node": new, "relation": {"type": rtype, "target": target_id,
-                                                    "removed": remove}}
 
 
 def names_of(wr: WorldRepo, ids: Iterable[str], at: str | None = None) -> dict[str, dict[str, Any]]:
@@ -679,45 +546,3 @@ def story_lines(wr: WorldRepo) -> dict[str, Any]:
     edited = len(changed_files(wr, head.tree if head else None))
     return {"branch": wr.branch(), "branches": list_branches(wr), "set_aside": list_set_asides(wr),
             "merge": merging, "edited_files": edited}
-
-
-def file_digest(wr: WorldRepo, path: str) -> str:
-    """What a node's file holds now, in short ("" when there is none): a page sends back the one
-    it loaded, so a save never writes over a change it did not see."""
-    import hashlib
-
-    try:
-        return hashlib.sha1(wr.abs(path).read_bytes()).hexdigest()
-    except FileNotFoundError:
-        return ""
-
-
-def save_node_file(wr: WorldRepo, node_id: str, data: bytes, was: str | None = None) -> dict[str, Any]:
-    """Write a node's whole file as a hand edit; refused (nothing written) when it is not a valid
-    node, adds a relation to a node that does not exist, or (``was`` given) when the file is no
-    longer the one the caller loaded: another tab or an editor saved it meanwhile."""
-    from narrative.engine.nodes import locate
-    from narrative.errors import MovedError
-    from narrative.ids import node_path
-    from narrative.nodefile import parse_json, parse_node_file
-    from narrative.store import write_node
-
-    layout = wr.config.layout
-    path = locate(wr, node_id)
-    if not wr.abs(path).exists():
-        obj = parse_json(data, f"the node {node_id}")
-        layer = obj.get("layer") if isinstance(obj, dict) else None
-        if layer in LAYERS:
-            path = node_path(node_id, layer, layout)
-    node = parse_node_file(data, path, layout)
-    if node["id"] != node_id:
-        raise InvalidInputError(f"{path}: the node's id is {node['id']!r}, not {node_id!r}")
-    with wr.lock:  # never between the steps of one of the server's own writes
-        if was is not None and file_digest(wr, path) != was:
-            raise MovedError(f"{path} changed since this page loaded it (another tab or an editor "
-                             "saved it); nothing was written",
-                             hint="your text is kept: discard it to see the file as it is now, or save "
-                                  "again to write over it")
-        check_new_relations(wr, node, path)
-        path = write_node(wr, node)
-    return {"path": path, "node": node, "file": file_digest(wr, path)}

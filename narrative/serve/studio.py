@@ -198,7 +198,7 @@ def guard(request: Request | None, work: Callable[[WorldRepo], Any]) -> Callable
         return work
 
     def guarded(wr: WorldRepo) -> Any:
-        from narrative.engine.studio import check_head
+        from narrative.engine.guard import check_head
 
         with wr.lock:
             check_head(wr, expected or "*", branch)
@@ -389,20 +389,21 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
                      dry_run=bool(body.get("dry_run"))).to_json()
 
     def drop_failed(wr: WorldRepo, body: dict[str, Any]) -> Any:
-        from narrative.engine.studio import drop_failed
+        from narrative.engine.failed import drop
 
-        return drop_failed(wr, _text(body, "key", "the failed event's key"))
+        return drop(wr, _text(body, "key", "the failed event's key"))
 
     def create(wr: WorldRepo, body: dict[str, Any]) -> Any:
-        from narrative.engine.studio import create_node
+        from narrative.engine.new import new_node
 
-        return create_node(wr, _text(body, "layer", "the node's layer"),
-                           _text(body, "name", "the node's name"),
-                           kind=_opt(body, "kind"), aliases=_strings(body, "aliases"),
-                           lifecycle=_opt(body, "lifecycle") or "permanent", summary=_opt(body, "summary"))
+        return new_node(wr, _text(body, "layer", "the node's layer"),
+                        _text(body, "name", "the node's name"),
+                        kind=_opt(body, "kind"), aliases=_strings(body, "aliases"),
+                        lifecycle=_opt(body, "lifecycle") or "permanent",
+                        summary=_opt(body, "summary")).to_json()
 
     def relation(wr: WorldRepo, body: dict[str, Any]) -> Any:
-        from narrative.engine.studio import change_relation
+        from narrative.engine.handedit import edit_relation
 
         was = body.get("replaces")
         replaces = None
@@ -414,7 +415,7 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
         attrs = body.get("attrs")
         if attrs is not None and not isinstance(attrs, dict):
             raise _invalid("a relation's attributes must be a JSON object, e.g. {\"since\": \"spring\"}")
-        return change_relation(wr, _text(body, "node", "the node"),
+        return edit_relation(wr, _text(body, "node", "the node"),
                                _text(body, "type", "the relation's type"),
                                _text(body, "target", "the relation's target (a name, an alias or an id)"),
                                attrs=attrs, remove=bool(body.get("remove")), replaces=replaces)
@@ -507,7 +508,6 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
         return {"dropped": drop_set_aside(wr, _text(body, "which", "the set-aside edits' ref"))}
 
     async def save(request: Request) -> Response:
-        from narrative.engine.studio import save_node_file
         from narrative.serve.http import read_raw
 
         node_id = request.path_params["node_id"]
@@ -520,6 +520,12 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
             return Response(status_code=404)
         return await run_in_threadpool(write, lambda wr: save_node_file(wr, node_id, data, was),
                                        request)
+
+    def save_node_file(wr: WorldRepo, node_id: str, data: bytes, was: str | None) -> Any:
+        from narrative.engine.handedit import write_hand_edit
+
+        edit = write_hand_edit(wr, data, node_id=node_id, was=was)
+        return {"path": edit.path, "node": edit.node, "file": edit.file}
 
     world = hashlib.sha1(str(notices.root if notices else "").encode()).hexdigest()[:12]
     return [

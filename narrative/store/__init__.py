@@ -44,6 +44,7 @@ FACE: dict[str, str] = {
     "inside": ".confine",
     # the one node writer
     "write_node": ".nodefiles",
+    "file_digest": ".nodefiles",
     # a server's file watcher
     "WorldWatcher": ".watch",
     "file_sig": ".watch",
@@ -265,6 +266,7 @@ if TYPE_CHECKING:
     from narrative.store.move import move as move_head
     from narrative.store.move import plan as plan_move
     from narrative.store.move import writing as writing
+    from narrative.store.nodefiles import file_digest as file_digest
     from narrative.store.nodefiles import write_node as write_node
     from narrative.store.objects import Commit as Commit
     from narrative.store.objects import Tree as Tree
@@ -403,6 +405,7 @@ if TYPE_CHECKING:
         "export_target",
         "fetch_remote",
         "fetched_refs",
+        "file_digest",
         "file_sig",
         "find_event",
         "finish_interrupted",
