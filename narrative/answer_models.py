@@ -10,99 +10,15 @@ record (a hand edit, a finding) are typed as JSON objects.
 
 from __future__ import annotations
 
-import functools
-from typing import Any, Literal, NotRequired
+from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, TypeAdapter, with_config
-from typing_extensions import TypedDict
+from pydantic import Field
 
-from narrative.model import Node, Op
-
-_CLOSED = ConfigDict(extra="forbid")
-Obj = dict[str, Any]
+from narrative.answers import MAYBE, MAYBE_OR_NULL, Shape
+from narrative.model import Node
+from narrative.shapes import Change, EventRef, Obj, PlainCommit, Proposal, Record, StoredRecord
 
 
-@with_config(_CLOSED)
-class Change(TypedDict):
-    """A field that changed: ``old_value`` absent when it was made, ``new_value`` when removed;
-    ``side`` in a merge (ours, theirs, resolved), ``path`` the file of a hand edit."""
-
-    target: str
-    field: str
-    old_value: NotRequired[Any]
-    new_value: NotRequired[Any]
-    side: NotRequired[str]
-    path: NotRequired[str]
-
-
-@with_config(_CLOSED)
-class EventRef(TypedDict):
-    """An event as other answers name it."""
-
-    commit: str
-    id: str | None
-    kind: str
-    content: str
-    timestamp: str | None
-
-
-@with_config(_CLOSED)
-class StoredRecord(TypedDict):
-    """An event's record as its commit holds it: what every event answer carries."""
-
-    narr: int
-    kind: str
-    id: str
-    parent: str | None
-    content: str
-    diffusions: list[Change]
-    edits: list[Change]
-    narrative_text: str | None
-    timestamp: str | None
-    created_at: str
-    close_scene: bool
-    diffuser: str | None
-    causes: list[str]
-    reverts: str | None
-    replay_of: str | None
-    merged: str | None
-    explicit: list[Op]
-    joined: NotRequired[dict[str, str]]
-
-
-@with_config(_CLOSED)
-class Record(StoredRecord):
-    """An event's record, as ``narr show`` gives it: the stored record and its commit's id."""
-
-    commit: str | None
-
-
-@with_config(_CLOSED)
-class PlainCommit(TypedDict):
-    """A commit made without narr (plain git) on the story line: no record, its message."""
-
-    commit: str
-    kind: str
-    id: None
-    content: str
-    diffusions: list[Change]
-    edits: list[Change]
-
-
-@with_config(_CLOSED)
-class Proposal(TypedDict):
-    """What the diffuser proposed and what became of each op."""
-
-    diffuser: str | None
-    ops: list[Op]
-    notes: list[str]
-    held: list[Obj]
-    proposed: list[Obj]  # as the diffuser proposed them, valid or not
-    arbitration: list[Obj]
-    refused: list[Obj]
-
-
-@with_config(_CLOSED)
 class EventAnswer(Record):
     """A recorded (or, with ``dry_run``, a shown) event; ``proposal`` when a diffuser ran."""
 
@@ -110,28 +26,10 @@ class EventAnswer(Record):
     created: list[str]
     expired: dict[str, str]
     warnings: list[str]
-    proposal: NotRequired[Proposal]
+    proposal: Annotated[Proposal | None, MAYBE] = None
 
 
-class _Versioned(TypedDict):
-    schema: str
-
-
-@with_config(_CLOSED)
-class StatusAnswer(_Versioned):
-    branch: str | None
-    head: Record | PlainCommit | None
-    edits: list[Change]
-    problems: list[str]
-    outside_world: list[str]
-    failed_events: list[Obj]
-    reformat: list[str]
-    warnings: list[str]
-    story_time: Obj | None
-
-
-@with_config(_CLOSED)
-class NodeRow(TypedDict):
+class NodeRow(Shape):
     id: str
     layer: str
     kind: str
@@ -140,60 +38,51 @@ class NodeRow(TypedDict):
     edited: str | None
 
 
-@with_config(_CLOSED)
-class ListNodesAnswer(_Versioned):
+class ListNodesAnswer(Shape):
     items: list[NodeRow]
 
 
-@with_config(_CLOSED)
-class NodeFileAnswer(_Versioned):
+class NodeFileAnswer(Shape):
     """A node's file: where it is and what it holds (get_node, edit_node)."""
 
     path: str
     node: Node
 
 
-@with_config(_CLOSED)
-class LogAnswer(_Versioned):
+class LogAnswer(Shape):
     items: list[Record | PlainCommit]
 
 
-@with_config(_CLOSED)
-class ShowRecord(_Versioned, Record):
+class ShowRecord(Record):
     pass
 
 
-@with_config(_CLOSED)
-class ShowCommit(_Versioned, PlainCommit):
+class ShowCommit(PlainCommit):
     pass
 
 
 ShowAnswer = ShowRecord | ShowCommit
 
 
-@with_config(_CLOSED)
-class Branch(TypedDict):
+class Branch(Shape):
     name: str
     current: bool
     commit: str
     content: str
 
 
-@with_config(_CLOSED)
-class BranchesAnswer(_Versioned):
+class BranchesAnswer(Shape):
     items: list[Branch]
 
 
-@with_config(_CLOSED)
-class ChainEnd(TypedDict):
+class ChainEnd(Shape):
     commit: str
     id: str | None
     content: str
     created_at: str | None
 
 
-@with_config(_CLOSED)
-class Chain(TypedDict):
+class Chain(Shape):
     n: int
     name: str
     key: str
@@ -209,42 +98,37 @@ class Chain(TypedDict):
     replayed: bool
 
 
-@with_config(_CLOSED)
-class ChainsAnswer(_Versioned):
+class ChainsAnswer(Shape):
     items: list[Chain]
 
 
-@with_config(_CLOSED)
 class WhyChange(Change):
     by: str
 
 
-@with_config(_CLOSED)
-class WhyAnswer(_Versioned):
+class WhyAnswer(Shape):
     """``value`` absent when the field is; ``change`` and the values it wrote when an event set it."""
 
     node: str
     field: str
     source: str
-    value: NotRequired[Any]
+    value: Annotated[Any | None, MAYBE] = None
     event: EventRef | None
-    change: NotRequired[WhyChange]
-    old_value: NotRequired[Any]
-    new_value: NotRequired[Any]
+    change: Annotated[WhyChange | None, MAYBE] = None
+    old_value: Annotated[Any | None, MAYBE] = None
+    new_value: Annotated[Any | None, MAYBE] = None
     uncommitted: Obj | None
     ancestry: list[Obj]
     merged_from: EventRef | None
     ended: Obj | None
 
 
-@with_config(_CLOSED)
 class HistoryEvent(EventRef):
     mentioned: bool
     changes: list[Obj]
 
 
-@with_config(_CLOSED)
-class HistoryAnswer(_Versioned):
+class HistoryAnswer(Shape):
     node: str
     name: str | None
     exists: bool
@@ -253,43 +137,38 @@ class HistoryAnswer(_Versioned):
     events: list[HistoryEvent]
 
 
-@with_config(_CLOSED)
-class SearchAnswer(_Versioned):
+class SearchAnswer(Shape):
     query: str
     mode: str
     hits: list[Obj]
 
 
-@with_config(_CLOSED)
-class BriefEvent(TypedDict):
+class BriefEvent(Shape):
     """An event a brief shows; ``content`` None and ``withheld`` when the point of view does not
     know its words."""
 
     id: str | None
     commit: str
     content: str | None
-    withheld: NotRequired[bool]
+    withheld: Annotated[bool | None, MAYBE] = None
 
 
-@with_config(_CLOSED)
 class BriefHead(EventRef):
-    withheld: NotRequired[bool]
+    withheld: Annotated[bool | None, MAYBE] = None
 
 
-@with_config(_CLOSED)
-class BriefItem(TypedDict):
+class BriefItem(Shape):
     """One line of the brief: the node or event it is about, or the fix of a health warning."""
 
     section: str
     reason: str
     text: str
-    node: NotRequired[str]
-    event: NotRequired[BriefEvent]
-    fix: NotRequired[str | None]
+    node: Annotated[str | None, MAYBE] = None
+    event: Annotated[BriefEvent | None, MAYBE] = None
+    fix: Annotated[str | None, MAYBE_OR_NULL] = None
 
 
-@with_config(_CLOSED)
-class BriefAnswer(_Versioned):
+class BriefAnswer(Shape):
     goal: str | None
     pov: str | None
     at: str | None
@@ -303,8 +182,7 @@ class BriefAnswer(_Versioned):
     language: str
 
 
-@with_config(_CLOSED)
-class Thread(TypedDict):
+class Thread(Shape):
     id: str
     name: str
     status: str
@@ -317,16 +195,14 @@ class Thread(TypedDict):
     edited: bool
 
 
-@with_config(_CLOSED)
-class ThreadsAnswer(_Versioned):
+class ThreadsAnswer(Shape):
     head: EventRef | None
     threads: list[Thread]
     resolved_left_out: int
     secrets: list[Obj]
 
 
-@with_config(_CLOSED)
-class AuditAnswer(_Versioned):
+class AuditAnswer(Shape):
     at: str | None
     commit: str | None
     sentences: int
@@ -336,35 +212,37 @@ class AuditAnswer(_Versioned):
     warnings: list[str]
 
 
-@with_config(_CLOSED)
-class VersionedEvent(_Versioned, EventAnswer):
+class VersionedEvent(EventAnswer):
     pass
 
 
-@with_config(_CLOSED)
-class Undone(TypedDict):
+class Undone(Shape):
     commit: str
     id: str | None
     content: str
 
 
-# "from" is a keyword: the functional form
-ResetAnswer = TypedDict("ResetAnswer", {
-    "schema": str, "branch": str | None, "from": str, "to": str, "event": Obj, "warnings": list[str],
-    "undone": list[Undone], "restored_edits": list[Obj], "carried_edits": list[Obj],
-    "collisions": list[Obj], "set_aside": str | None, "abandoned": str | None,
-    "kept_paths": list[str]})
-with_config(_CLOSED)(ResetAnswer)
+class ResetAnswer(Shape):
+    branch: str | None
+    from_: str = Field(alias="from")
+    to: str
+    event: Obj
+    warnings: list[str]
+    undone: list[Undone]
+    restored_edits: list[Obj]
+    carried_edits: list[Obj]
+    collisions: list[Obj]
+    set_aside: str | None
+    abandoned: str | None
+    kept_paths: list[str]
 
 
-@with_config(_CLOSED)
-class ReplayConflict(TypedDict):
+class ReplayConflict(Shape):
     message: str
     conflicts: list[Obj]
 
 
-@with_config(_CLOSED)
-class ReplayAnswer(_Versioned):
+class ReplayAnswer(Shape):
     """``conflict`` when the replay stopped at one."""
 
     chain: str
@@ -375,14 +253,13 @@ class ReplayAnswer(_Versioned):
     warnings: list[str]
     events: list[EventAnswer]
     different: list[Obj]
-    conflict: NotRequired[ReplayConflict]
+    conflict: Annotated[ReplayConflict | None, MAYBE] = None
 
 
 # --- answers only the CLI gives --------------------------------------------------------------
 
 
-@with_config(_CLOSED)
-class ErrorAnswer(_Versioned):
+class ErrorAnswer(Shape):
     """Every failure, on every transport: ``type`` the error's class (``Unauthorized`` and
     ``InternalError`` when no narr error stands behind it, their ``exit_code`` null);
     ``conflicts`` those a merge, a replay or a pull stopped at."""
@@ -392,11 +269,10 @@ class ErrorAnswer(_Versioned):
     exit_code: int | None
     details: list[str]
     hint: str | None
-    conflicts: NotRequired[list[Obj]]
+    conflicts: Annotated[list[Obj] | None, MAYBE] = None
 
 
-@with_config(_CLOSED)
-class InitAnswer(_Versioned):
+class InitAnswer(Shape):
     root: str
     commit: str
     id: str
@@ -404,8 +280,7 @@ class InitAnswer(_Versioned):
     layout: str
 
 
-@with_config(_CLOSED)
-class CheckProblem(TypedDict):
+class CheckProblem(Shape):
     """``fix``: the narr commands that repair it, in order."""
 
     commit: str | None
@@ -415,8 +290,7 @@ class CheckProblem(TypedDict):
     fix: list[str]
 
 
-@with_config(_CLOSED)
-class CheckAnswer(_Versioned):
+class CheckAnswer(Shape):
     """``since``: the verified tip the events were checked from (null: all of them)."""
 
     ok: bool
@@ -430,8 +304,7 @@ class CheckAnswer(_Versioned):
     warnings: list[str]
 
 
-@with_config(_CLOSED)
-class DoctorFinding(TypedDict):
+class DoctorFinding(Shape):
     name: str
     status: Literal["ok", "warning", "problem", "skipped"]
     found: str | None
@@ -441,8 +314,7 @@ class DoctorFinding(TypedDict):
     exit_code: int
 
 
-@with_config(_CLOSED)
-class DoctorAnswer(_Versioned):
+class DoctorAnswer(Shape):
     ok: bool
     exit_code: int
     path: str
@@ -450,8 +322,7 @@ class DoctorAnswer(_Versioned):
     findings: list[DoctorFinding]
 
 
-@with_config(_CLOSED)
-class NewAnswer(_Versioned):
+class NewAnswer(Shape):
     """A node ``narr new`` made: ``path`` its file, relative to the world's root."""
 
     id: str
@@ -463,28 +334,24 @@ class NewAnswer(_Versioned):
     warnings: list[str]
 
 
-@with_config(_CLOSED)
-class PathAnswer(_Versioned):
+class PathAnswer(Shape):
     id: str
     path: str
 
 
-@with_config(_CLOSED)
-class GetValueAnswer(_Versioned):
+class GetValueAnswer(Shape):
     node: str
     field: str
     value: Any
 
 
-@with_config(_CLOSED)
-class BranchCreatedAnswer(_Versioned):
+class BranchCreatedAnswer(Shape):
     name: str
     commit: str
     content: str
 
 
-@with_config(_CLOSED)
-class BranchDeletedAnswer(_Versioned):
+class BranchDeletedAnswer(Shape):
     """``kept_as``: the ref its events stay under when no other branch has them."""
 
     name: str
@@ -492,8 +359,7 @@ class BranchDeletedAnswer(_Versioned):
     kept_as: str | None
 
 
-@with_config(_CLOSED)
-class SwitchAnswer(_Versioned):
+class SwitchAnswer(Shape):
     """``set_aside``: where hand edits the switch moved past were kept; ``tracking``: the
     remote branch a new branch was made from."""
 
@@ -505,8 +371,7 @@ class SwitchAnswer(_Versioned):
     tracking: str | None
 
 
-@with_config(_CLOSED)
-class FailedItem(TypedDict):
+class FailedItem(Shape):
     """An event narr could not make, its words kept: ``unread`` the change flags as typed
     when they could not be read; ``raw_reply`` what a diffuser answered that was refused."""
 
@@ -521,13 +386,11 @@ class FailedItem(TypedDict):
     unread: list[str]
 
 
-@with_config(_CLOSED)
-class FailedAnswer(_Versioned):
+class FailedAnswer(Shape):
     items: list[FailedItem]
 
 
-@with_config(_CLOSED)
-class SetAsideItem(TypedDict):
+class SetAsideItem(Shape):
     """Hand edits a reset or a switch set aside: ``remote`` set when they came from one;
     ``raw_files`` those whose text is not a node; ``restored_at`` when they were put back."""
 
@@ -544,21 +407,18 @@ class SetAsideItem(TypedDict):
     restored_at: str | None
 
 
-@with_config(_CLOSED)
-class EditsAnswer(_Versioned):
+class EditsAnswer(Shape):
     items: list[SetAsideItem]
 
 
-@with_config(_CLOSED)
-class GcAnswer(_Versioned):
+class GcAnswer(Shape):
     bytes_before: int
     bytes_after: int
     loose_before: int
     loose_after: int
 
 
-@with_config(_CLOSED)
-class MergeOutcome(TypedDict):
+class MergeOutcome(Shape):
     """A merge as :class:`MergeAnswer` tells it, without its ``schema`` (a pull's ``merge``)."""
 
     branch: str
@@ -570,15 +430,13 @@ class MergeOutcome(TypedDict):
     record: StoredRecord | None
 
 
-@with_config(_CLOSED)
-class MergeAnswer(_Versioned, MergeOutcome):
+class MergeAnswer(MergeOutcome):
     """``record`` the merge event's, or on a fast-forward the new tip's (null when that is
     a plain commit); ``joined`` the nodes made on both
     sides that became one; ``kept_edits`` nodes whose hand edits stay uncommitted."""
 
 
-@with_config(_CLOSED)
-class EditRestoredAnswer(_Versioned):
+class EditRestoredAnswer(Shape):
     """``set_aside``: where the current edits went when the restored ones won a collision."""
 
     ref: str
@@ -589,26 +447,22 @@ class EditRestoredAnswer(_Versioned):
     warnings: list[str]
 
 
-@with_config(_CLOSED)
-class EditDroppedAnswer(_Versioned):
+class EditDroppedAnswer(Shape):
     dropped: str
 
 
-@with_config(_CLOSED)
-class FailedSummary(TypedDict):
+class FailedSummary(Shape):
     key: str
     saved_at: str
     content: str
     error: str
 
 
-@with_config(_CLOSED)
-class FailedDroppedAnswer(_Versioned):
+class FailedDroppedAnswer(Shape):
     dropped: FailedSummary
 
 
-@with_config(_CLOSED)
-class ChainDroppedAnswer(_Versioned):
+class ChainDroppedAnswer(Shape):
     """``lost``: the events no other ref holds, gone with the chain."""
 
     dropped: str
@@ -617,8 +471,7 @@ class ChainDroppedAnswer(_Versioned):
     lost: list[Undone]
 
 
-@with_config(_CLOSED)
-class ReflogEntry(TypedDict):
+class ReflogEntry(Shape):
     n: int
     old: str
     new: str
@@ -627,13 +480,11 @@ class ReflogEntry(TypedDict):
     content: str
 
 
-@with_config(_CLOSED)
-class ReflogAnswer(_Versioned):
+class ReflogAnswer(Shape):
     items: list[ReflogEntry]
 
 
-@with_config(_CLOSED)
-class ImportAnswer(_Versioned):
+class ImportAnswer(Shape):
     """What ``narr import`` read and did: ``commit``, ``id`` and ``content`` its event's (null on
     a dry run or when nothing changed), ``edits`` hand edits that event recorded; the lists of
     entries are the importer's own records."""
@@ -653,8 +504,7 @@ class ImportAnswer(_Versioned):
     edits: list[Change]
 
 
-@with_config(_CLOSED)
-class ExportWrittenAnswer(_Versioned):
+class ExportWrittenAnswer(Shape):
     """An export written to a file (``-o``): ``what`` it holds, in words."""
 
     path: str
@@ -662,32 +512,34 @@ class ExportWrittenAnswer(_Versioned):
     bytes: int
 
 
-@with_config(_CLOSED)
-class AdoptedCommit(TypedDict):
+class AdoptedCommit(Shape):
     commit: str
     subject: str
 
 
-@with_config(_CLOSED)
-class AdoptEvent(TypedDict):
+class AdoptEvent(Shape):
     commit: str
     id: str | None
     content: str
 
 
-# "from" is a keyword: the functional form
-AdoptAnswer = TypedDict("AdoptAnswer", {
-    "schema": str, "branch": str, "from": str, "to": str, "event": AdoptEvent,
-    "adopted": list[AdoptedCommit], "kept_as": str, "world_paths": list[str],
-    "other_paths": list[str], "warnings": list[str]})
-"""Plain commits made hand edits again: the branch moved ``from`` the last of them ``to`` the
-last event (``event``), the commits kept under ``kept_as``; ``world_paths`` are hand edits
-now, ``other_paths`` uncommitted changes outside world/."""
-with_config(_CLOSED)(AdoptAnswer)
+class AdoptAnswer(Shape):
+    """Plain commits made hand edits again: the branch moved ``from`` the last of them ``to`` the
+    last event (``event``), the commits kept under ``kept_as``; ``world_paths`` are hand edits
+    now, ``other_paths`` uncommitted changes outside world/."""
+
+    branch: str
+    from_: str = Field(alias="from")
+    to: str
+    event: AdoptEvent
+    adopted: list[AdoptedCommit]
+    kept_as: str
+    world_paths: list[str]
+    other_paths: list[str]
+    warnings: list[str]
 
 
-@with_config(_CLOSED)
-class Fetched(TypedDict):
+class Fetched(Shape):
     """How many of the remote writers' narr refs came, by kind."""
 
     abandoned: int
@@ -696,8 +548,7 @@ class Fetched(TypedDict):
     replayed: int
 
 
-@with_config(_CLOSED)
-class CloneAnswer(_Versioned):
+class CloneAnswer(Shape):
     """``branch``, ``commit``: the clone's story line and its tip (null for a world with none);
     ``branches`` the remote's story lines; ``warnings`` links and re-encoding attributes found
     in what came, and records that could not be read."""
@@ -714,14 +565,12 @@ class CloneAnswer(_Versioned):
     warnings: list[str]
 
 
-@with_config(_CLOSED)
-class RefusedRef(TypedDict):
+class RefusedRef(Shape):
     ref: str
     reason: str
 
 
-@with_config(_CLOSED)
-class PushAnswer(_Versioned):
+class PushAnswer(Shape):
     """``refused`` the narr refs the remote would not take; ``deleted`` one's own narr refs
     dropped here and so deleted there; ``edits`` whether set-aside edits were sent."""
 
@@ -736,8 +585,7 @@ class PushAnswer(_Versioned):
     deleted: list[str]
 
 
-@with_config(_CLOSED)
-class PullAnswer(_Versioned):
+class PullAnswer(Shape):
     """``merge`` null when the story line was up to date already."""
 
     remote: str
@@ -749,8 +597,7 @@ class PullAnswer(_Versioned):
     warnings: list[str]
 
 
-@with_config(_CLOSED)
-class RemoteBranch(TypedDict):
+class RemoteBranch(Shape):
     """A remote's branch as last fetched; ``followed_by`` the local branch that follows it."""
 
     name: str
@@ -760,28 +607,25 @@ class RemoteBranch(TypedDict):
     followed_by: str | None
 
 
-@with_config(_CLOSED)
-class RemoteBranchesAnswer(_Versioned):
+class RemoteBranchesAnswer(Shape):
     items: list[RemoteBranch]
 
 
-@with_config(_CLOSED)
-class MergeConflict(TypedDict):
+class MergeConflict(Shape):
     """A field both lines changed: ``base``, ``ours``, ``theirs`` absent where the field is;
     ``resolution`` the value chosen, absent when none is or when the choice is to leave the
     field out (``resolved`` says which)."""
 
     node: str
     field: str
-    base: NotRequired[Any]
-    ours: NotRequired[Any]
-    theirs: NotRequired[Any]
+    base: Annotated[Any | None, MAYBE] = None
+    ours: Annotated[Any | None, MAYBE] = None
+    theirs: Annotated[Any | None, MAYBE] = None
     resolved: bool
-    resolution: NotRequired[Any]
+    resolution: Annotated[Any | None, MAYBE] = None
 
 
-@with_config(_CLOSED)
-class ConflictsAnswer(_Versioned):
+class ConflictsAnswer(Shape):
     """The stopped merge (``ours``, ``theirs``, ``base`` its commits) and each conflict
     (conflicts, and resolve after a choice)."""
 
@@ -793,26 +637,22 @@ class ConflictsAnswer(_Versioned):
     unresolved: int
 
 
-@with_config(_CLOSED)
-class MergeAbortedAnswer(_Versioned):
+class MergeAbortedAnswer(Shape):
     branch: str
     aborted: Literal[True]
 
 
-@with_config(_CLOSED)
-class GraphSize(TypedDict):
+class GraphSize(Shape):
     nodes: int
     edges: int
 
 
-@with_config(_CLOSED)
-class GraphSizesAnswer(_Versioned):
+class GraphSizesAnswer(Shape):
     world: GraphSize
     events: GraphSize
 
 
-@with_config(_CLOSED)
-class GraphAnswer(_Versioned):
+class GraphAnswer(Shape):
     """A graph exported: ``output`` the text of its ``format`` (json: networkx's node-link
     form, as text)."""
 
@@ -823,22 +663,23 @@ class GraphAnswer(_Versioned):
     output: str
 
 
-@with_config(_CLOSED)
-class Hop(TypedDict):
+class Hop(Shape):
     """An edge walked: a relation by its ``type``, or a reference field (``field``) by its label."""
 
     type: str
     direction: Literal["forward", "backward"]
-    field: NotRequired[str]
+    field: Annotated[str | None, MAYBE] = None
 
 
-Step = TypedDict("Step", {"from": str, "to": str, "relations": list[Hop]})
-"""One step of a chain, with every edge between its two nodes."""
-with_config(_CLOSED)(Step)
+class Step(Shape):
+    """One step of a chain, with every edge between its two nodes."""
+
+    from_: str = Field(alias="from")
+    to: str
+    relations: list[Hop]
 
 
-@with_config(_CLOSED)
-class ConnectAnswer(_Versioned):
+class ConnectAnswer(Shape):
     """The shortest chains between two nodes: ``length`` the steps of each (null: none)."""
 
     source: str
@@ -848,14 +689,12 @@ class ConnectAnswer(_Versioned):
 
 
 
-@with_config(_CLOSED)
-class CommitLine(TypedDict):
+class CommitLine(Shape):
     commit: str
     content: str
 
 
-@with_config(_CLOSED)
-class Chapter(TypedDict):
+class Chapter(Shape):
     """An event of the book: ``number`` its place among the events (reverts not counted),
     ``story_time`` the time in force, ``scene_break`` where a closed scene breaks."""
 
@@ -871,8 +710,7 @@ class Chapter(TypedDict):
     reverted_by: CommitLine | None
 
 
-@with_config(_CLOSED)
-class BookRevert(TypedDict):
+class BookRevert(Shape):
     """An event that undoes an earlier one (``reverts``, its id): no chapter of its own."""
 
     commit: str
@@ -881,16 +719,19 @@ class BookRevert(TypedDict):
     reverts: str
 
 
-StoryAnswer = TypedDict("StoryAnswer", {
-    "schema": str, "world": str, "from": EventRef | None, "to": EventRef,
-    "events": list[Chapter], "skipped": list[CommitLine], "reverts": list[BookRevert]})
-"""The book: the events after ``from`` (null: from the beginning) up to ``to``; ``skipped``
-the commits on the line that are not events."""
-with_config(_CLOSED)(StoryAnswer)
+class StoryAnswer(Shape):
+    """The book: the events after ``from`` (null: from the beginning) up to ``to``; ``skipped``
+    the commits on the line that are not events."""
+
+    world: str
+    from_: EventRef | None = Field(alias="from")
+    to: EventRef
+    events: list[Chapter]
+    skipped: list[CommitLine]
+    reverts: list[BookRevert]
 
 
-@with_config(_CLOSED)
-class ReadAt(TypedDict):
+class ReadAt(Shape):
     """The commit an export read."""
 
     commit: str
@@ -899,35 +740,30 @@ class ReadAt(TypedDict):
     timestamp: str | None
 
 
-@with_config(_CLOSED)
 class CodexAt(ReadAt):
     story_time: str | None
 
 
-@with_config(_CLOSED)
-class HandEditMark(TypedDict):
+class HandEditMark(Shape):
     id: str
     edit: Literal["new", "modified", "deleted"]
 
 
-@with_config(_CLOSED)
-class CodexRelation(TypedDict):
+class CodexRelation(Shape):
     type: str
     target: str
     name: str | None
     attrs: Obj
 
 
-@with_config(_CLOSED)
-class CodexIncoming(TypedDict):
+class CodexIncoming(Shape):
     type: str
     source: str
     name: str | None
     attrs: Obj
 
 
-@with_config(_CLOSED)
-class CodexEntry(TypedDict):
+class CodexEntry(Shape):
     """A node of the bible, its relations out and in (each naming the other node);
     ``edited`` how a hand edit changed it, if one did."""
 
@@ -950,8 +786,7 @@ class CodexEntry(TypedDict):
     edited: Literal["new", "modified", "deleted"] | None
 
 
-@with_config(_CLOSED)
-class CodexAnswer(_Versioned):
+class CodexAnswer(Shape):
     """The story bible: ``at`` the commit read (null in a world without one),
     ``hand_edits_included`` whether uncommitted edits are in it."""
 
@@ -962,14 +797,12 @@ class CodexAnswer(_Versioned):
     nodes: list[CodexEntry]
 
 
-@with_config(_CLOSED)
-class VaultNote(TypedDict):
+class VaultNote(Shape):
     id: str
     path: str
 
 
-@with_config(_CLOSED)
-class VaultAnswer(_Versioned):
+class VaultAnswer(Shape):
     """An Obsidian vault written: each node's note (``path`` inside ``folder``), and the notes
     of the last export that no node has now, removed."""
 
@@ -979,8 +812,7 @@ class VaultAnswer(_Versioned):
     removed: list[str]
 
 
-@with_config(_CLOSED)
-class StudioAnswer(_Versioned):
+class StudioAnswer(Shape):
     """The studio's address (with the world's token), its server, and whether a browser
     opened it."""
 
@@ -990,8 +822,7 @@ class StudioAnswer(_Versioned):
     opened: bool
 
 
-@with_config(_CLOSED)
-class Watcher(TypedDict):
+class Watcher(Shape):
     """The server's file watcher: ``trusted`` when its view can stand in for a walk."""
 
     running: bool
@@ -1003,18 +834,16 @@ class Watcher(TypedDict):
     events: int
 
 
-@with_config(_CLOSED)
-class AutostartWait(TypedDict):
+class AutostartWait(Shape):
     """Automatic starts that failed in a row, and when the next command may try again (Unix
     times)."""
 
     failures: int
-    failed_at: NotRequired[float]
+    failed_at: Annotated[float | None, MAYBE] = None
     retry_at: float
 
 
-@with_config(_CLOSED)
-class ServerAnswer(_Versioned):
+class ServerAnswer(Shape):
     """This world's server, every key always there: null what is not known. ``stopped`` true
     when ``--stop`` stopped one; what the server's record says (``pid`` to ``idle_minutes``)
     when one runs; ``requests`` to ``watcher`` only when asked (``--status``); ``current``
@@ -1045,8 +874,7 @@ class ServerAnswer(_Versioned):
 # --- the studio's reads (narrative.serve.studio): the page's own, typed as the rest ----------
 
 
-@with_config(_CLOSED)
-class StudioNodeRow(TypedDict):
+class StudioNodeRow(Shape):
     """A node as the studio lists or draws it; ``degree`` (its neighbours) only when drawn,
     ``edited`` how a hand edit changed it (modified, new, deleted) or None."""
 
@@ -1057,28 +885,25 @@ class StudioNodeRow(TypedDict):
     lifecycle: str
     edited: str | None
     aliases: list[str]
-    degree: NotRequired[int]
+    degree: Annotated[int | None, MAYBE] = None
 
 
-@with_config(_CLOSED)
-class StudioEdge(TypedDict):
+class StudioEdge(Shape):
     """An edge drawn: a relation, or a reference field naming a node (``field`` its pointer)."""
 
     source: str
     target: str
     type: str
     kind: Literal["relation", "reference"]
-    field: NotRequired[str]
+    field: Annotated[str | None, MAYBE] = None
 
 
-@with_config(_CLOSED)
-class StudioGraph(TypedDict):
+class StudioGraph(Shape):
     nodes: list[StudioNodeRow]
     edges: list[StudioEdge]
 
 
-@with_config(_CLOSED)
-class StudioWorldAnswer(_Versioned):
+class StudioWorldAnswer(Shape):
     """The world cut for drawing (``/api/graph/world``): ``nodes`` those listed, ``graph`` those drawn."""
 
     at: str | None
@@ -1092,8 +917,7 @@ class StudioWorldAnswer(_Versioned):
     facets: dict[str, dict[str, int]]
 
 
-@with_config(_CLOSED)
-class StudioEvent(TypedDict):
+class StudioEvent(Shape):
     commit: str
     id: str | None
     seq: int | None
@@ -1105,15 +929,13 @@ class StudioEvent(TypedDict):
     causes: int
 
 
-@with_config(_CLOSED)
-class StudioCause(TypedDict):
+class StudioCause(Shape):
     source: str
     target: str
     label: str
 
 
-@with_config(_CLOSED)
-class StudioEventsAnswer(_Versioned):
+class StudioEventsAnswer(Shape):
     """The story line, newest first (``/api/graph/events``), its causal edges, chains and branches."""
 
     branch: str | None
@@ -1124,8 +946,7 @@ class StudioEventsAnswer(_Versioned):
     branches: list[Branch]
 
 
-@with_config(_CLOSED)
-class StudioLinesAnswer(_Versioned):
+class StudioLinesAnswer(Shape):
     """The story-line panel: ``merge`` the conflicts of a merge in progress (as ``narr conflicts``
     gives them), ``edited_files`` the hand edits a switch would set aside."""
 
@@ -1136,8 +957,7 @@ class StudioLinesAnswer(_Versioned):
     edited_files: int
 
 
-@with_config(_CLOSED)
-class StudioDiffusersAnswer(_Versioned):
+class StudioDiffusersAnswer(Shape):
     """The diffusers the composer offers; ``problem`` why there is no default, when there is none."""
 
     names: list[str]
@@ -1145,15 +965,13 @@ class StudioDiffusersAnswer(_Versioned):
     problem: str | None
 
 
-@with_config(_CLOSED)
-class StudioName(TypedDict):
+class StudioName(Shape):
     name: str
     aliases: list[str]
     layer: str
 
 
-@with_config(_CLOSED)
-class StudioNodeAnswer(_Versioned):
+class StudioNodeAnswer(Shape):
     """A node for the inspector: the names of the nodes it names, the fields holding an id
     (``links``), and a digest of its file now (None for a past node)."""
 
@@ -1163,30 +981,26 @@ class StudioNodeAnswer(_Versioned):
     file: str | None
 
 
-@with_config(_CLOSED)
-class StudioNamesAnswer(_Versioned):
+class StudioNamesAnswer(Shape):
     """The name shown in place of each id asked for that is a node (the others left out)."""
 
     names: dict[str, StudioName]
 
 
-@with_config(_CLOSED)
-class StudioProblem(TypedDict):
+class StudioProblem(Shape):
     text: str
     path: str | None
     node: str | None
 
 
-@with_config(_CLOSED)
-class StudioProblemsAnswer(_Versioned):
+class StudioProblemsAnswer(Shape):
     """``narr status``'s problems placed on their file and node, and the failed events."""
 
     problems: list[StudioProblem]
     failed: list[FailedItem]
 
 
-@with_config(_CLOSED)
-class StudioWhereAnswer(_Versioned):
+class StudioWhereAnswer(Shape):
     """Where the story stands, as a page compares it: HEAD and the story line, the rest digests."""
 
     head: str | None
@@ -1198,7 +1012,7 @@ class StudioWhereAnswer(_Versioned):
 
 
 ANSWERS: dict[str, Any] = {
-    "status": StatusAnswer, "list_nodes": ListNodesAnswer, "get_node": NodeFileAnswer,
+    "list_nodes": ListNodesAnswer, "get_node": NodeFileAnswer,
     "log": LogAnswer, "show": ShowAnswer, "branches": BranchesAnswer, "chains": ChainsAnswer,
     "why": WhyAnswer, "history": HistoryAnswer, "search": SearchAnswer, "brief": BriefAnswer,
     "threads": ThreadsAnswer, "audit": AuditAnswer, "event": VersionedEvent, "reset": ResetAnswer,
@@ -1230,33 +1044,3 @@ STUDIO_ANSWERS: dict[str, Any] = {
     "studio_problems": StudioProblemsAnswer, "studio_where": StudioWhereAnswer,
 }
 """The type of each read the studio's page makes over HTTP, by name."""
-
-
-def answer_schema(name: str) -> dict[str, Any]:
-    """The JSON Schema of the answer called ``name``: its ``schema`` field the one value it has."""
-    import copy
-
-    return copy.deepcopy(_answer_schema(name))
-
-
-@functools.cache
-def _answer_schema(name: str) -> dict[str, Any]:
-    """Made once per process: an MCP client lists the tools, with these, at every connection."""
-    from narrative.answers import schema as versioned
-
-    schema = TypeAdapter({**ANSWERS, **CLI_ANSWERS, **STUDIO_ANSWERS}[name]).json_schema(mode="validation")
-    defs = schema.get("$defs", {})
-    shapes = [defs[branch["$ref"].rsplit("/", 1)[1]] for branch in schema.get("anyOf", [])] or [schema]
-    for shape in shapes:  # an answer of more than one shape (show: a record or a plain commit)
-        shape["properties"]["schema"] = {"const": versioned(name), "type": "string"}
-    schema["type"] = "object"  # every answer is an object (an MCP tool's output schema must say so)
-    schema["title"] = versioned(name)
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = f"https://narr.invalid/schemas/answers/{name}.schema.json"
-    return schema
-
-
-def json_schemas() -> dict[str, dict[str, Any]]:
-    """Every answer's schema, keyed by its file name under ``schemas/``."""
-    return {f"answers/{name}.schema.json": answer_schema(name)
-            for name in {**ANSWERS, **CLI_ANSWERS, **STUDIO_ANSWERS}}

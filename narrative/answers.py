@@ -1,15 +1,122 @@
-"""The name and version of every JSON answer narr gives: ``"schema": "narr.NAME/VERSION"``.
+"""Answers: every result narr gives a program is a pydantic model, and the model is all of it.
 
-The CLI's ``--json``, the HTTP API and the MCP tools all answer a JSON object whose
-``"schema"`` field names its shape (a list comes as ``{"schema": ..., "items": [...]}``), so a
-program can tell which shape it got and the same operation answers the same JSON through each
-transport. A change of shape bumps the number here (tests/test_answer_shapes.py fails until it
-does); an old number is never reused for a new shape.
+The CLI's ``--json``, the HTTP API and the MCP tools answer a JSON object whose
+``"schema"`` field names its shape (``"narr.status/1"``; a list comes as
+``{"schema": ..., "items": [...]}``), so a program can tell which shape it got, and the same
+operation answers the same JSON through each transport. That JSON, the published JSON Schema
+(``schemas/answers/``), the OpenAPI and MCP output schemas and the Python type a program
+reads are all one class: an :class:`Answer` (its parts are :class:`Shape`s). A change of
+shape bumps the class's ``VERSION`` (tests/test_answer_shapes.py fails until it does); an old
+number is never reused for a new shape.
+
+Objects are closed (no key the model does not name). A key that may be left out is a field
+marked :data:`MAYBE`: absent from the JSON unless it was set (so ``null`` and "absent" stay
+two things, as they are in a node), typed ``X | None`` for Python.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, ClassVar, Generic, TypeVar, overload
+
+from pydantic import BaseModel, ConfigDict, Field
+
+T = TypeVar("T")
+
+
+def _absent(schema: dict[str, Any]) -> None:
+    """A key left out has no value to default to: it is absent."""
+    schema.pop("default", None)
+
+
+def _absent_not_null(schema: dict[str, Any]) -> None:
+    """...and absent is what stands for "none": the key is never ``null``."""
+    _absent(schema)
+    branches = schema.pop("anyOf", None)
+    if isinstance(branches, list):
+        kept = [b for b in branches if b != {"type": "null"}]
+        schema.update(kept[0] if len(kept) == 1 else {"anyOf": kept})
+
+
+MAYBE: Any = Field(json_schema_extra=_absent_not_null)
+"""``field: Annotated[X | None, MAYBE] = None``: a key the answer may leave out."""
+MAYBE_OR_NULL: Any = Field(json_schema_extra=_absent)
+"""A key the answer may leave out, and that may be ``null`` when it is there."""
+
+
+class Shape(BaseModel):
+    """A JSON object of an answer: closed, every key required but the MAYBE ones, which are
+    left out unless they were set.
+
+    That rule (no other default) is what lets the JSON come straight from pydantic's
+    serializer: a key not set is a MAYBE key, so leaving out what was not set leaves out
+    exactly the absent keys (a test holds every shape to it). Parts of an answer that are
+    models of their own (a node, an op) come from JSON, so what they hold is what was set.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    def to_json(self) -> dict[str, Any]:
+        """The object as JSON data (what ``--json`` prints, without the answer's ``schema``)."""
+        data = self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        assert isinstance(data, dict)
+        return data
+
+    def __getitem__(self, key: str) -> Any:
+        """A key of the JSON object, read as from a dict (``answer["content"]``)."""
+        name = self._names().get(key)
+        if name is None or (name not in self.model_fields_set
+                            and _is_maybe(type(self).model_fields[name])):
+            raise KeyError(key)  # not a key of this object, or one left out
+        return getattr(self, name)
+
+    @classmethod
+    def _names(cls) -> dict[str, str]:
+        """Field name by JSON key (an alias where a key is a Python keyword: ``from``)."""
+        return {(info.alias or name): name for name, info in cls.model_fields.items()}
+
+
+def _is_maybe(info: Any) -> bool:
+    return info.json_schema_extra in (_absent, _absent_not_null)
+
+
+class Answer(Shape):
+    """A whole answer: its ``NAME`` and ``VERSION`` make the ``schema`` field it is sent with."""
+
+    NAME: ClassVar[str]
+    VERSION: ClassVar[int] = 1
+
+    @classmethod
+    def schema_name(cls) -> str:
+        """``narr.NAME/VERSION``."""
+        return f"narr.{cls.NAME}/{cls.VERSION}"
+
+    def answer(self) -> dict[str, Any]:
+        """The answer as every transport sends it: ``{"schema": ..., ...}``."""
+        return {"schema": self.schema_name(), **self.to_json()}
+
+
+class Items(Answer, Generic[T]):
+    """A list answer, ``{"schema": ..., "items": [...]}``, that a program reads as the list."""
+
+    items: list[T]
+
+    def __iter__(self) -> Iterator[T]:  # type: ignore[override]  # the items, not the fields
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @overload
+    def __getitem__(self, key: int) -> T: ...
+
+    @overload
+    def __getitem__(self, key: str) -> Any: ...
+
+    def __getitem__(self, key: int | str) -> Any:
+        """An item by its place (``answer[0]``), or a key of the JSON (``answer["items"]``)."""
+        return self.items[key] if isinstance(key, int) else super().__getitem__(key)
+
 
 VERSIONS: dict[str, int] = {
     # the operations of narrative.api.OPERATIONS: the CLI, HTTP and MCP alike

@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from narrative.answers import answer
+from narrative.answers import Answer, answer
 from narrative.errors import InvalidInputError, validation_error
 from narrative.model import Op
 
 if TYPE_CHECKING:
+    from narrative.engine.status import Status
     from narrative.store import WorldRepo
 
 MAX_CONTENT = 256 * 1024
@@ -162,6 +163,7 @@ class Operation:
     schema: str
     method: str
     path: str
+    answer: type[Answer] | None = None
     writes: bool = False
     destructive: bool = False
     idempotent: bool = True
@@ -175,7 +177,10 @@ class Operation:
 
     def call(self, wr: WorldRepo, params: Params) -> dict[str, Any]:
         """Run on an open world: the versioned answer."""
-        return answer(self.schema, self.run(wr, params))
+        found = self.run(wr, params)
+        if isinstance(found, Answer):
+            return found.answer()
+        return answer(self.schema, found)
 
 
 def parse_params(model: type[Params], arguments: Mapping[str, Any] | None, *, source: str,
@@ -201,7 +206,7 @@ def node_id(wr: WorldRepo, text: str, *, must_exist: bool = False, context: str 
     return Names(wr).resolve(text, must_exist=must_exist, context=context)
 
 
-def run_status(wr: WorldRepo, p: NoParams) -> Any:
+def run_status(wr: WorldRepo, p: NoParams) -> Status:
     from narrative.engine.status import status
 
     return status(wr)
@@ -328,17 +333,20 @@ def run_edit_node(wr: WorldRepo, p: EditNodeParams) -> Any:
 
 def _operations() -> tuple[Operation, ...]:
     from narrative.answers import schema
+    from narrative.engine.status import Status
 
     def op(name: str, summary: str, params: type[Params], run: Any, method: str, path: str,
            **kw: Any) -> Operation:
-        """The answer's version is in narrative.answers (a test holds the shapes)."""
+        """The answer's version is its class's (a test holds the shapes)."""
+        kind = kw.get("answer")
         return Operation(name=name, summary=summary, params=params, run=run,
-                         schema=schema(name), method=method, path=path, **kw)
+                         schema=kind.schema_name() if kind is not None else schema(name),
+                         method=method, path=path, **kw)
 
     write = {"writes": True, "idempotent": False}
     return (
         op("status", "Where the story stands: branch, last event, hand edits not yet recorded.",
-           NoParams, run_status, "GET", "/api/status"),
+           NoParams, run_status, "GET", "/api/status", answer=Status),
         op("list_nodes", "Every node of the world (hand edits included), sorted by id.",
            ListNodesParams, run_list_nodes, "GET", "/api/nodes"),
         op("get_node", "One node as its file holds it, now or at a revision.",

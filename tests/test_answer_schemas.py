@@ -47,9 +47,9 @@ def test_the_clis_answers_are_valid_against_their_schemas(flat_world: Path, tmp_
     chapter = tmp_path / "chapter.md"
     chapter.write_text("Lin Yuan walks to the gate. Su Qing smiles.", "utf-8")
     check(narr.json("audit", str(chapter)))
-    from narrative.answer_models import ANSWERS
+    from narrative.operations import OPERATIONS
 
-    assert seen | {"narr.audit/1"} >= {f"narr.{n}/1" for n in ANSWERS} - {"narr.edit_node/1"}
+    assert seen | {"narr.audit/1"} >= {op.schema for op in OPERATIONS} - {"narr.edit_node/1"}
 
 
 def test_the_answers_only_the_cli_gives_are_valid_against_their_schemas(flat_world: Path,

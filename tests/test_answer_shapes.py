@@ -71,7 +71,7 @@ def test_every_answer_keeps_the_shape_its_version_names(tmp_path: Path) -> None:
         edit = narr.operation("edit_node")
         shapes[edit.schema] = _shape(edit.call(world, edit.parse({"node": "lin-yuan", "file": node})))
     assert set(shapes) == {op.schema for op in narr.OPERATIONS}
-    from narrative.answer_models import answer_schema
+    from narrative.schemas import answer_schema
 
     for op in narr.OPERATIONS:
         shapes[op.schema]["model"] = _digest(answer_schema(op.name))

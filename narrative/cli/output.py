@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from narrative.cli.context import Context
 from narrative.cli.terminal import echo, paint
+
+if TYPE_CHECKING:
+    from narrative.answers import Answer
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -34,6 +37,11 @@ def emit_json(data: Any, name: str) -> None:
     from narrative.answers import answer, schema
 
     click.echo(json.dumps(answer(schema(name), data), indent=2, ensure_ascii=False))
+
+
+def emit_answer(found: Answer) -> None:
+    """An answer as ``--json`` prints it: the very JSON the HTTP API and the MCP tools give."""
+    click.echo(json.dumps(found.answer(), indent=2, ensure_ascii=False))
 
 
 def value_text(value: Any, limit: int | None = 70) -> str:

@@ -16,6 +16,7 @@ from narrative.cli.completion import (
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import (
     change_line,
+    emit_answer,
     emit_json,
     json_option,
     local_time,
@@ -191,14 +192,14 @@ def status_cmd(ctx: Context, as_json: bool) -> None:
     """
     from narrative.engine.status import status
 
-    found = status(ctx.world)
-    st = found.to_json(head_record=as_json)  # the text names HEAD: its record is not parsed
+    found = status(ctx.world, head_record=as_json)  # the text names HEAD: its record is not read
+    st = found.to_json()
     for message in st["warnings"]:
         warn(message)
     if as_json:
-        emit_json(st, "status")
+        emit_answer(found)
         return
-    head = st["head"]
+    head = found.head_line
     where = f"On branch {st['branch']}" if st["branch"] else "HEAD is detached"
     echo(f"{where}, at {short(head['commit'])} {one_line(head['content'])}"
                if head else where)

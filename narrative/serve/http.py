@@ -272,10 +272,10 @@ def openapi() -> dict[str, Any]:
     from pydantic import BaseModel
     from pydantic.json_schema import models_json_schema
 
-    from narrative.answer_models import answer_schema
     from narrative.answers import schema as versioned
     from narrative.api import OPERATIONS
     from narrative.model import Node
+    from narrative.schemas import answer_schema
 
     ref = "#/components/schemas/{model}"
     bodies = [op for op in OPERATIONS if op.method != "GET"]

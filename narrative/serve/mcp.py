@@ -158,7 +158,7 @@ class WorldTools:
         return result
 
     def tools(self) -> list[types.Tool]:
-        from narrative.answer_models import answer_schema
+        from narrative.schemas import answer_schema
 
         return [types.Tool(
             name=op.name, title=op.name.replace("_", " "), description=op.summary,
