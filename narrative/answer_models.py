@@ -15,8 +15,10 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from narrative.answers import MAYBE, MAYBE_OR_NULL, Shape
+from narrative.engine.branches import Branch
+from narrative.engine.chains import Chain
 from narrative.model import Node
-from narrative.shapes import Change, EventRef, Obj, PlainCommit, Proposal, Record, StoredRecord
+from narrative.shapes import Change, EventRef, Obj, Proposal, Record, StoredRecord
 
 
 class EventAnswer(Record):
@@ -27,79 +29,6 @@ class EventAnswer(Record):
     expired: dict[str, str]
     warnings: list[str]
     proposal: Annotated[Proposal | None, MAYBE] = None
-
-
-class NodeRow(Shape):
-    id: str
-    layer: str
-    kind: str
-    name: str
-    lifecycle: str
-    edited: str | None
-
-
-class ListNodesAnswer(Shape):
-    items: list[NodeRow]
-
-
-class NodeFileAnswer(Shape):
-    """A node's file: where it is and what it holds (get_node, edit_node)."""
-
-    path: str
-    node: Node
-
-
-class LogAnswer(Shape):
-    items: list[Record | PlainCommit]
-
-
-class ShowRecord(Record):
-    pass
-
-
-class ShowCommit(PlainCommit):
-    pass
-
-
-ShowAnswer = ShowRecord | ShowCommit
-
-
-class Branch(Shape):
-    name: str
-    current: bool
-    commit: str
-    content: str
-
-
-class BranchesAnswer(Shape):
-    items: list[Branch]
-
-
-class ChainEnd(Shape):
-    commit: str
-    id: str | None
-    content: str
-    created_at: str | None
-
-
-class Chain(Shape):
-    n: int
-    name: str
-    key: str
-    ref: str
-    remote: str | None
-    tip: str
-    tip_event: str | None
-    length: int
-    first: ChainEnd | None
-    last: ChainEnd | None
-    abandoned_at: str | None
-    base: str | None
-    replayed: bool
-
-
-class ChainsAnswer(Shape):
-    items: list[Chain]
 
 
 class WhyChange(Change):
@@ -1012,11 +941,9 @@ class StudioWhereAnswer(Shape):
 
 
 ANSWERS: dict[str, Any] = {
-    "list_nodes": ListNodesAnswer, "get_node": NodeFileAnswer,
-    "log": LogAnswer, "show": ShowAnswer, "branches": BranchesAnswer, "chains": ChainsAnswer,
     "why": WhyAnswer, "history": HistoryAnswer, "search": SearchAnswer, "brief": BriefAnswer,
     "threads": ThreadsAnswer, "audit": AuditAnswer, "event": VersionedEvent, "reset": ResetAnswer,
-    "revert": VersionedEvent, "replay": ReplayAnswer, "edit_node": NodeFileAnswer,
+    "revert": VersionedEvent, "replay": ReplayAnswer,
 }
 """The type of each operation's answer, by operation name."""
 

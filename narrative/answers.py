@@ -118,6 +118,18 @@ class Items(Answer, Generic[T]):
         return self.items[key] if isinstance(key, int) else super().__getitem__(key)
 
 
+def classes(kind: Any) -> tuple[type[Answer], ...]:
+    """The answer classes ``kind`` names: a class, or a union of them (an event or a commit)."""
+    return tuple(getattr(kind, "__args__", None) or (kind,))
+
+
+def schema_name(kind: Any) -> str:
+    """``narr.NAME/VERSION`` of the answer ``kind`` (a union's members share theirs)."""
+    names = {cls.schema_name() for cls in classes(kind)}
+    assert len(names) == 1, names
+    return names.pop()
+
+
 VERSIONS: dict[str, int] = {
     # the operations of narrative.api.OPERATIONS: the CLI, HTTP and MCP alike
     "status": 1, "list_nodes": 1, "get_node": 1, "log": 1, "show": 1, "branches": 1,

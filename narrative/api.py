@@ -28,6 +28,9 @@ __getattr__, __dir__, __all__ = attach("narrative", _FACE, here=__name__)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from narrative import ops as ops
+    from narrative.answers import Answer as Answer
+    from narrative.answers import Items as Items
+    from narrative.answers import Shape as Shape
     from narrative.delta.draft import Draft as Draft
     from narrative.delta.proposal import Diffuser as Diffuser
     from narrative.delta.proposal import Proposal as Proposal
@@ -46,6 +49,8 @@ if TYPE_CHECKING:
     from narrative.engine.bible import import_bible as import_bible
     from narrative.engine.book import Book as Book
     from narrative.engine.book import book as book
+    from narrative.engine.branches import Branch as Branch
+    from narrative.engine.branches import Branches as Branches
     from narrative.engine.branches import create_branch as create_branch
     from narrative.engine.branches import delete_branch as delete_branch
     from narrative.engine.branches import list_branches as list_branches
@@ -54,6 +59,9 @@ if TYPE_CHECKING:
     from narrative.engine.branches import switch as switch
     from narrative.engine.brief import Brief as Brief
     from narrative.engine.brief import brief as brief
+    from narrative.engine.chains import Chain as Chain
+    from narrative.engine.chains import ChainEnd as ChainEnd
+    from narrative.engine.chains import Chains as Chains
     from narrative.engine.check import CheckReport as CheckReport
     from narrative.engine.check import check as check
     from narrative.engine.codex import Codex as Codex
@@ -74,6 +82,9 @@ if TYPE_CHECKING:
     from narrative.engine.init import InitResult as InitResult
     from narrative.engine.init import init_world as init_world
     from narrative.engine.log import Entry as Entry
+    from narrative.engine.log import LogEntries as LogEntries
+    from narrative.engine.log import ShownCommit as ShownCommit
+    from narrative.engine.log import ShownEvent as ShownEvent
     from narrative.engine.log import log as log
     from narrative.engine.log import log_of as log_of
     from narrative.engine.log import node_log as node_log
@@ -91,6 +102,10 @@ if TYPE_CHECKING:
     from narrative.engine.naming import resolve_node as resolve_node
     from narrative.engine.new import NewNode as NewNode
     from narrative.engine.new import new_node as new_node
+    from narrative.engine.nodes import EditedNodeFile as EditedNodeFile
+    from narrative.engine.nodes import NodeFile as NodeFile
+    from narrative.engine.nodes import NodeList as NodeList
+    from narrative.engine.nodes import NodeRow as NodeRow
     from narrative.engine.nodes import get_node as get_node
     from narrative.engine.nodes import get_value as get_value
     from narrative.engine.nodes import list_nodes as list_nodes
@@ -100,7 +115,6 @@ if TYPE_CHECKING:
     from narrative.engine.remote import clone as clone
     from narrative.engine.remote import pull as pull
     from narrative.engine.remote import push as push
-    from narrative.engine.replay import Chain as Chain
     from narrative.engine.replay import ReplayResult as ReplayResult
     from narrative.engine.replay import drop_chain as drop_chain
     from narrative.engine.reset import ResetResult as ResetResult
@@ -111,7 +125,10 @@ if TYPE_CHECKING:
     from narrative.engine.setaside import RestoreResult as RestoreResult
     from narrative.engine.setaside import list_set_asides as list_set_asides
     from narrative.engine.setaside import restore as restore
+    from narrative.engine.status import FailedSummary as FailedSummary
     from narrative.engine.status import Status as Status
+    from narrative.engine.status import StoryTime as StoryTime
+    from narrative.engine.status import StoryTimeSince as StoryTimeSince
     from narrative.engine.status import status as status
     from narrative.engine.studio import EventView as EventView
     from narrative.engine.studio import WorldGraphView as WorldGraphView
@@ -155,18 +172,27 @@ if TYPE_CHECKING:
     from narrative.nodefile import NodeDict as NodeDict
     from narrative.operations import OPERATIONS as OPERATIONS
     from narrative.operations import Operation as Operation
+    from narrative.shapes import EventRef as EventRef
+    from narrative.shapes import PlainCommit as PlainCommit
+    from narrative.shapes import Record as Record
+    from narrative.shapes import StoredRecord as StoredRecord
     from narrative.store import WorldRepo as WorldRepo
     from narrative.store import batched as batch
 
     __all__ = [
         "OPERATIONS",
         "AdoptResult",
+        "Answer",
         "AuditReport",
         "Book",
+        "Branch",
+        "Branches",
         "Brief",
         "BusyError",
         "CardExport",
         "Chain",
+        "ChainEnd",
+        "Chains",
         "Change",
         "CheckFailedError",
         "CheckReport",
@@ -182,13 +208,16 @@ if TYPE_CHECKING:
         "DiffuserError",
         "DoctorReport",
         "Draft",
+        "EditedNodeFile",
         "Entry",
         "EventInfo",
         "EventRecord",
+        "EventRef",
         "EventRequest",
         "EventResult",
         "EventView",
         "ExpireOp",
+        "FailedSummary",
         "FieldConflict",
         "Finding",
         "GraphExport",
@@ -196,21 +225,28 @@ if TYPE_CHECKING:
         "InitResult",
         "InvalidInputError",
         "InvalidWorldError",
+        "Items",
+        "LogEntries",
         "LorebookExport",
         "MergeResult",
         "NarrError",
         "NewNode",
         "Node",
         "NodeDict",
+        "NodeFile",
         "NodeHistory",
+        "NodeList",
+        "NodeRow",
         "NotAWorldError",
         "NotFoundError",
         "NothingToDoError",
         "Op",
         "Operation",
+        "PlainCommit",
         "Proposal",
         "PullResult",
         "PushResult",
+        "Record",
         "RelateOp",
         "ReplayResult",
         "RequirementError",
@@ -218,7 +254,13 @@ if TYPE_CHECKING:
         "RestoreResult",
         "SearchResult",
         "SetOp",
+        "Shape",
+        "ShownCommit",
+        "ShownEvent",
         "Status",
+        "StoredRecord",
+        "StoryTime",
+        "StoryTimeSince",
         "Threads",
         "UnrelateOp",
         "UnsetOp",

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 from narrative.errors import InvalidInputError, NotFoundError
 
 if TYPE_CHECKING:
+    from narrative.engine.chains import Chain, Chains
     from narrative.engine.event import EventResult
-    from narrative.engine.replay import Chain, ReplayResult
+    from narrative.engine.replay import ReplayResult
     from narrative.model import Op
     from narrative.operations import Operation
     from narrative.store import WorldRepo
@@ -38,12 +39,11 @@ def open_world(path: str | os.PathLike[str] = ".", *, lock_timeout: float | None
     return world
 
 
-def list_chains(world: WorldRepo) -> list[Chain]:
+def list_chains(world: WorldRepo) -> Chains:
     """Abandoned chains (left by :func:`reset`), newest first."""
     from narrative.engine.chains import list_chains as listing
-    from narrative.engine.replay import Chain
 
-    return [Chain.from_json(c) for c in listing(world)]
+    return listing(world)
 
 
 def replay(world: WorldRepo, chain: Chain | str | int, *, reuse: bool = False,
@@ -53,7 +53,7 @@ def replay(world: WorldRepo, chain: Chain | str | int, *, reuse: bool = False,
     and including event ``to`` if given; ``reuse`` the recorded deltas instead of diffusing.
     Events the story already holds a replay of are left out unless ``again``."""
     from narrative.engine import replay as use_case
-    from narrative.engine.replay import Chain
+    from narrative.engine.chains import Chain
 
     which = chain.selector if isinstance(chain, Chain) else str(chain)
     return use_case.replay(world, which, reuse=reuse, diffuser_name=diffuser_name, to=to,

@@ -24,6 +24,10 @@ from narrative.errors import InvalidInputError, validation_error
 from narrative.model import Op
 
 if TYPE_CHECKING:
+    from narrative.engine.branches import Branches
+    from narrative.engine.chains import Chains
+    from narrative.engine.log import LogEntries, Shown
+    from narrative.engine.nodes import EditedNodeFile, NodeFile, NodeList
     from narrative.engine.status import Status
     from narrative.store import WorldRepo
 
@@ -163,7 +167,7 @@ class Operation:
     schema: str
     method: str
     path: str
-    answer: type[Answer] | None = None
+    answer: Any = None  # the answer's class (or a union of classes: show)
     writes: bool = False
     destructive: bool = False
     idempotent: bool = True
@@ -212,38 +216,37 @@ def run_status(wr: WorldRepo, p: NoParams) -> Status:
     return status(wr)
 
 
-def run_list_nodes(wr: WorldRepo, p: ListNodesParams) -> Any:
+def run_list_nodes(wr: WorldRepo, p: ListNodesParams) -> NodeList:
     from narrative.engine.nodes import list_nodes
 
     return list_nodes(wr, p.layer)
 
 
-def run_get_node(wr: WorldRepo, p: GetNodeParams) -> Any:
-    from narrative.engine.nodes import get_node
+def run_get_node(wr: WorldRepo, p: GetNodeParams) -> NodeFile:
+    from narrative.engine.nodes import get_node_file
 
-    path, node = get_node(wr, node_id(wr, p.node), p.at)
-    return {"path": path, "node": node}
-
-
-def run_log(wr: WorldRepo, p: LogParams) -> Any:
-    from narrative.engine.log import log
-
-    return [e.to_json() for e in log(wr, p.n, p.rev)]
+    return get_node_file(wr, node_id(wr, p.node), p.at)
 
 
-def run_show(wr: WorldRepo, p: ShowParams) -> Any:
-    from narrative.engine.log import show
+def run_log(wr: WorldRepo, p: LogParams) -> LogEntries:
+    from narrative.engine.log import log_entries
 
-    return show(wr, p.rev)
+    return log_entries(wr, p.rev, p.n, node=False)
 
 
-def run_branches(wr: WorldRepo, p: NoParams) -> Any:
+def run_show(wr: WorldRepo, p: ShowParams) -> Shown:
+    from narrative.engine.log import show_answer
+
+    return show_answer(wr, p.rev)
+
+
+def run_branches(wr: WorldRepo, p: NoParams) -> Branches:
     from narrative.engine.branches import list_branches
 
     return list_branches(wr)
 
 
-def run_chains(wr: WorldRepo, p: NoParams) -> Any:
+def run_chains(wr: WorldRepo, p: NoParams) -> Chains:
     from narrative.engine.chains import list_chains
 
     return list_chains(wr)
@@ -320,11 +323,12 @@ def run_audit(wr: WorldRepo, p: AuditParams) -> Any:
     return audit(wr, p.text, p.at)
 
 
-def run_edit_node(wr: WorldRepo, p: EditNodeParams) -> Any:
+def run_edit_node(wr: WorldRepo, p: EditNodeParams) -> EditedNodeFile:
     from narrative.engine.handedit import write_hand_edit
+    from narrative.engine.nodes import EditedNodeFile
 
     edit = write_hand_edit(wr, p.file, node_id=p.node)
-    return {"path": edit.path, "node": edit.node}
+    return EditedNodeFile.model_validate({"path": edit.path, "node": edit.node})
 
 
 # --- the operations table -----------------------------------------------------------------------
@@ -332,7 +336,11 @@ def run_edit_node(wr: WorldRepo, p: EditNodeParams) -> Any:
 # document are generated from it.
 
 def _operations() -> tuple[Operation, ...]:
-    from narrative.answers import schema
+    from narrative.answers import schema, schema_name
+    from narrative.engine.branches import Branches
+    from narrative.engine.chains import Chains
+    from narrative.engine.log import LogEntries, Shown
+    from narrative.engine.nodes import EditedNodeFile, NodeFile, NodeList
     from narrative.engine.status import Status
 
     def op(name: str, summary: str, params: type[Params], run: Any, method: str, path: str,
@@ -340,7 +348,7 @@ def _operations() -> tuple[Operation, ...]:
         """The answer's version is its class's (a test holds the shapes)."""
         kind = kw.get("answer")
         return Operation(name=name, summary=summary, params=params, run=run,
-                         schema=kind.schema_name() if kind is not None else schema(name),
+                         schema=schema_name(kind) if kind is not None else schema(name),
                          method=method, path=path, **kw)
 
     write = {"writes": True, "idempotent": False}
@@ -348,17 +356,17 @@ def _operations() -> tuple[Operation, ...]:
         op("status", "Where the story stands: branch, last event, hand edits not yet recorded.",
            NoParams, run_status, "GET", "/api/status", answer=Status),
         op("list_nodes", "Every node of the world (hand edits included), sorted by id.",
-           ListNodesParams, run_list_nodes, "GET", "/api/nodes"),
+           ListNodesParams, run_list_nodes, "GET", "/api/nodes", answer=NodeList),
         op("get_node", "One node as its file holds it, now or at a revision.",
-           GetNodeParams, run_get_node, "GET", "/api/nodes/{node}"),
+           GetNodeParams, run_get_node, "GET", "/api/nodes/{node}", answer=NodeFile),
         op("log", "Events newest first along the story line from rev.",
-           LogParams, run_log, "GET", "/api/log"),
+           LogParams, run_log, "GET", "/api/log", answer=LogEntries),
         op("show", "One event: its words, its changes and what caused them.",
-           ShowParams, run_show, "GET", "/api/show/{rev}"),
+           ShowParams, run_show, "GET", "/api/show/{rev}", answer=Shown),
         op("branches", "The story's branches and which one is current.",
-           NoParams, run_branches, "GET", "/api/branches"),
+           NoParams, run_branches, "GET", "/api/branches", answer=Branches),
         op("chains", "Abandoned chains of events (left by reset), which replay can bring back.",
-           NoParams, run_chains, "GET", "/api/chains"),
+           NoParams, run_chains, "GET", "/api/chains", answer=Chains),
         op("why", "Why a node's field holds its value: the events that set it and their causes.",
            WhyParams, run_why, "GET", "/api/why/{node}"),
         op("history", "What happened to a node, oldest first.",
@@ -382,7 +390,7 @@ def _operations() -> tuple[Operation, ...]:
            ReplayParams, run_replay, "POST", "/api/replay", **write),
         op("edit_node", "Write a node's file as a hand edit (validated first); the next event "
            "records it.", EditNodeParams, run_edit_node, "PUT", "/api/nodes/{node}",
-           writes=True, destructive=True, idempotent=True, body="file"),
+           writes=True, destructive=True, idempotent=True, body="file", answer=EditedNodeFile),
     )
 
 

@@ -6,7 +6,16 @@ import click
 
 from narrative.cli.completion import complete_branch, complete_rev
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import display_width, emit_json, json_option, one_line, pad, short, warn
+from narrative.cli.output import (
+    display_width,
+    emit_answer,
+    emit_json,
+    json_option,
+    one_line,
+    pad,
+    short,
+    warn,
+)
 from narrative.cli.terminal import echo
 
 
@@ -49,10 +58,11 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, re
     if name is None:
         if delete:
             raise click.UsageError("--delete needs a branch NAME")
-        rows = branches.list_branches(wr)
+        listed = branches.list_branches(wr)
         if as_json:
-            emit_json(rows, "branches")
+            emit_answer(listed)
             return
+        rows = listed.to_json()["items"]
         width = max([20, *(display_width(row["name"]) for row in rows)])
         for row in rows:
             mark = "*" if row["current"] else " "

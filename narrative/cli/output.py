@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
+from narrative.answers import Answer, Items
 from narrative.cli.context import Context
 from narrative.cli.terminal import echo, paint
-
-if TYPE_CHECKING:
-    from narrative.answers import Answer
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -108,7 +106,7 @@ def _expiry_reasons(rec: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def group_listing(click_ctx: click.Context, as_json: bool, fetch: Callable[[Any], list[dict[str, Any]]],
+def group_listing(click_ctx: click.Context, as_json: bool, fetch: Callable[[Any], Any],
                   empty: str, name: str) -> list[dict[str, Any]]:
     """What a group's bare form (``narr edits``, ``narr failed``) has to print as text.
 
@@ -119,9 +117,10 @@ def group_listing(click_ctx: click.Context, as_json: bool, fetch: Callable[[Any]
         return []
     ctx = click_ctx.find_object(Context)
     assert ctx is not None
-    items = fetch(ctx.world)
+    found = fetch(ctx.world)
+    items: list[dict[str, Any]] = found.to_json()["items"] if isinstance(found, Items) else found
     if as_json:
-        emit_json(items, name)
+        emit_answer(found) if isinstance(found, Items) else emit_json(items, name)
         return []
     if not items:
         echo(empty)

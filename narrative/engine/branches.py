@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
+from narrative.answers import Items, Shape
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError, NothingToDoError
 from narrative.store import (
     HEADS,
@@ -96,15 +97,30 @@ def list_remote_branches(wr: WorldRepo) -> list[dict[str, Any]]:
     return out
 
 
-def list_branches(wr: WorldRepo) -> list[dict[str, Any]]:
+class Branch(Shape):
+    """A story branch: its tip (``commit`` and the event's words) and whether it is current."""
+
+    name: str
+    current: bool
+    commit: str
+    content: str
+
+
+class Branches(Items[Branch]):
+    """The story's branches and which one is current."""
+
+    NAME: ClassVar[str] = "branches"
+
+
+def list_branches(wr: WorldRepo) -> Branches:
     """The story's branches, each with its tip and whether it is the current one."""
     current = wr.branch()
     out = []
     for name in local_branches(wr):
         commit = _tip(wr, name)
-        out.append({"name": name, "current": name == current, "commit": commit.id,
-                    "content": content_of(wr, commit)})
-    return out
+        out.append(Branch(name=name, current=name == current, commit=commit.id,
+                          content=content_of(wr, commit)))
+    return Branches(items=out)
 
 
 def create_branch(wr: WorldRepo, name: str, rev: str | None = None) -> dict[str, Any]:

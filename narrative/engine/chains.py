@@ -6,8 +6,11 @@ A listing reads each chain's ends from the catalog and its refs' names; replayin
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
+from pydantic import Field
+
+from narrative.answers import Items, Shape
 from narrative.ids import EVENT_ID_RE
 from narrative.store import (
     Commit,
@@ -25,7 +28,51 @@ from narrative.store import (
 )
 
 
-def list_chains(wr: WorldRepo) -> list[dict[str, Any]]:
+class ChainEnd(Shape):
+    """One end of a chain: its commit, its event's id and words, and when it was made."""
+
+    commit: str
+    id: str | None
+    content: str
+    created_at: str | None
+
+
+class Chain(Shape):
+    """An abandoned chain of events, as :func:`list_chains` lists it.
+
+    ``number`` (``n`` in JSON) is stable (``origin/3`` for another writer's); ``name`` is the
+    readable one ``narr chains`` shows; ``first`` and ``last`` are its ends; ``base`` the
+    commit it grew from; ``replayed`` whether it ran again since. Pass it to
+    :func:`narrative.replay` as it is.
+    """
+
+    number: Annotated[int, Field(alias="n")]
+    name: str
+    key: str
+    ref: str
+    remote: str | None
+    tip: str
+    tip_event: str | None
+    length: int
+    first: ChainEnd | None
+    last: ChainEnd | None
+    abandoned_at: str | None
+    base: str | None
+    replayed: bool
+
+    @property
+    def selector(self) -> str:
+        """What names this chain to :func:`narrative.replay` whatever was abandoned since (its ref)."""
+        return self.ref
+
+
+class Chains(Items[Chain]):
+    """Abandoned chains of events (left by reset), which replay can bring back; newest first."""
+
+    NAME: ClassVar[str] = "chains"
+
+
+def list_chains(wr: WorldRepo) -> Chains:
     """Abandoned chains, newest first, each with its stable number and readable name."""
     head_id = wr.head_id()
     tips = tips_of(wr)
@@ -45,7 +92,7 @@ def list_chains(wr: WorldRepo) -> list[dict[str, Any]]:
             if commits and commits[0].parent_ids else None,
             "replayed": was_replayed(wr, name),
         })
-    return out
+    return Chains.model_validate({"items": out})
 
 
 def label_of(name: str, tip: Commit) -> str:

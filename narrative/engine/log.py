@@ -13,9 +13,13 @@ then a node; text that is both is refused rather than guessed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from pydantic import TypeAdapter
+
+from narrative.answers import Answer, Items
 from narrative.errors import InvalidInputError, NotFoundError
+from narrative.shapes import PlainCommit, Record
 from narrative.store import (
     WorldRepo,
     commit_summaries,
@@ -96,6 +100,41 @@ class Entry:
             out.update({"kind": "commit", "id": None, "content": self.commit.message.strip(),
                         "diffusions": [], "edits": []})
         return out
+
+
+class LogEntries(Items[Record | PlainCommit]):
+    """Events newest first along a story line (a plain git commit on it as what it is)."""
+
+    NAME: ClassVar[str] = "log"
+
+
+class ShownEvent(Record, Answer):
+    """One event: its words, its changes and what caused them."""
+
+    NAME: ClassVar[str] = "show"
+
+
+class ShownCommit(PlainCommit, Answer):
+    """A commit made with plain git, shown as what it is: no record, its message."""
+
+    NAME: ClassVar[str] = "show"
+
+
+Shown = ShownEvent | ShownCommit
+"""What :func:`show_answer` answers: an event, or a plain commit."""
+
+
+def log_entries(wr: WorldRepo, what: str = "HEAD", limit: int | None = None, *,
+                node: bool | None = None) -> LogEntries:
+    """:func:`log_of` as an answer: every record read and checked."""
+    return LogEntries.model_validate({"items": [e.to_json() for e in log_of(wr, what, limit,
+                                                                                node=node)]})
+
+
+def show_answer(wr: WorldRepo, rev: str = "HEAD") -> Shown:
+    """:func:`show` as an answer."""
+    found: Shown = TypeAdapter(Shown).validate_python(show(wr, rev).to_json())
+    return found
 
 
 def entry(commit: Commit, wr: WorldRepo | None = None) -> Entry:

@@ -7,11 +7,13 @@ write that a crash interrupted, so it never shows a half-written world.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from narrative import fields
+from narrative.answers import Answer, Items, Shape
 from narrative.errors import InvalidInputError, InvalidWorldError, NotFoundError
 from narrative.ids import LAYERS, check_id, node_path, parse_node_path
+from narrative.model import Node
 from narrative.nodefile import NodeDict, load_trusted, parse_node_file
 from narrative.store import WorldRepo, finish_interrupted, node_file, nodes_in, resolve_rev, scan_for_reader
 
@@ -80,18 +82,53 @@ def locate(wr: WorldRepo, node_id: str) -> str:
                         hint="to make one, give its layer: narr path ID --layer character")
 
 
-def list_nodes(wr: WorldRepo, layer: str | None = None) -> list[dict[str, Any]]:
-    """Every node of the current world (hand edits included), sorted by id.
+class NodeRow(Shape):
+    """A node as the listing shows it: ``edited`` is null, ``new``, ``modified``, ``deleted`` or
+    ``invalid`` (the file is there but not a valid node: ``narr status`` says why)."""
 
-    ``edited`` is None, ``"new"``, ``"modified"``, ``"deleted"`` or ``"invalid"``
-    (the file is there but not a valid node: ``narr status`` says why).
-    """
+    id: str
+    layer: str
+    kind: str
+    name: str
+    lifecycle: str
+    edited: str | None
+
+
+class NodeList(Items[NodeRow]):
+    """Every node of the world (hand edits included), sorted by id."""
+
+    NAME: ClassVar[str] = "list_nodes"
+
+
+class NodeFile(Answer):
+    """A node's file: where it is and what it holds."""
+
+    NAME: ClassVar[str] = "get_node"
+
+    path: str
+    node: Node
+
+
+class EditedNodeFile(NodeFile):
+    """A node's file as a hand edit wrote it: where it is and what it holds now."""
+
+    NAME: ClassVar[str] = "edit_node"
+
+
+def get_node_file(wr: WorldRepo, node_id: str, at: str | None = None) -> NodeFile:
+    """:func:`get_node` as an answer."""
+    path, node = get_node(wr, node_id, at)
+    return NodeFile.model_validate({"path": path, "node": node})
+
+
+def list_nodes(wr: WorldRepo, layer: str | None = None) -> NodeList:
+    """Every node of the current world (hand edits included), sorted by id."""
     if layer is not None and layer not in LAYERS:
         raise InvalidInputError(f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}")
     finish_interrupted(wr)
     head = wr.head_commit()
     if head is None:
-        return []
+        return NodeList(items=[])
     cache = wr.catalog_at(head.tree)
     rows: dict[str, dict[str, Any]] = {}
     for node_id, lay, kind, name, lifecycle in cache.listing(layer):
@@ -114,7 +151,7 @@ def list_nodes(wr: WorldRepo, layer: str | None = None) -> list[dict[str, Any]]:
             placed = parse_node_path(path, wr.config.layout)
             if placed is not None and placed[1] not in edits.edits and placed[1] in rows:
                 rows[placed[1]]["edited"] = "invalid"
-    return [rows[k] for k in sorted(rows)]
+    return NodeList.model_validate({"items": [rows[k] for k in sorted(rows)]})
 
 
 def current_nodes(wr: WorldRepo) -> tuple[dict[str, NodeDict], dict[str, str]]:

@@ -61,46 +61,6 @@ from narrative.store import (
 Progress = Callable[[int, int, str], None]
 
 
-@dataclass(frozen=True)
-class Chain:
-    """An abandoned chain of events, as :func:`narrative.list_chains` lists it.
-
-    ``number`` is stable (``origin/3`` for another writer's); ``name`` is the readable one
-    ``narr chains`` shows; ``first`` and ``last`` are its ends (``commit``, ``id``, ``content``,
-    ``created_at``); ``base`` the commit it grew from; ``replayed`` whether it ran again since.
-    Pass it to :func:`narrative.replay` as it is.
-    """
-
-    number: int | str
-    name: str
-    key: str
-    ref: str
-    remote: str | None
-    tip: str
-    tip_event: str
-    length: int
-    first: dict[str, Any] | None
-    last: dict[str, Any] | None
-    abandoned_at: str | None
-    base: str | None
-    replayed: bool
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Chain:
-        return cls(number=data["n"], **{k: v for k, v in data.items() if k != "n"})
-
-    def to_json(self) -> dict[str, Any]:
-        """As ``narr chains --json`` prints it (the number as ``n``)."""
-        return {"n": self.number, "name": self.name, "key": self.key, "ref": self.ref,
-                "remote": self.remote, "tip": self.tip, "tip_event": self.tip_event,
-                "length": self.length, "first": self.first, "last": self.last,
-                "abandoned_at": self.abandoned_at, "base": self.base, "replayed": self.replayed}
-
-    @property
-    def selector(self) -> str:
-        """What names this chain to :func:`replay` whatever was abandoned since (its ref)."""
-        return self.ref
-
 
 def pick_chain(wr: WorldRepo, which: str) -> tuple[str, Commit]:
     """The chain ``which`` names: its number, its readable name (or the start of it), its

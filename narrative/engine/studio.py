@@ -446,7 +446,8 @@ def event_view(wr: WorldRepo, limit: int = EVENT_LIMIT) -> EventView:
     shown = {e["commit"] for e in events}
     edges = [{"source": a, "target": b, "label": data.get("label", "")}
              for a, b, data in g.edges(data=True) if a in shown and b in shown]
-    return EventView(wr.branch(), events, edges, list_chains(wr), list_branches(wr), total)
+    return EventView(wr.branch(), events, edges, list_chains(wr).to_json()["items"],
+                     list_branches(wr).to_json()["items"], total)
 
 
 def world_stamp(wr: WorldRepo) -> dict[str, Any]:

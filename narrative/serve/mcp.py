@@ -207,7 +207,7 @@ class WorldTools:
             if uri.startswith("narr://node/"):
                 node = uri.removeprefix("narr://node/")
                 got = run_get_node(wr, GetNodeParams(node=node))
-                return "application/json", json.dumps(got["node"], indent=2, ensure_ascii=False)
+                return "application/json", json.dumps(got.to_json()["node"], indent=2, ensure_ascii=False)
         raise InvalidInputError(f"no resource {uri!r}: narr://brief or narr://node/ID")
 
 
