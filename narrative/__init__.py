@@ -103,6 +103,12 @@ _FACE: dict[str, str] = {
     "FailedSummary": "narrative.engine.status",
     "StoryTime": "narrative.engine.status",
     "StoryTimeSince": "narrative.engine.status",
+    "WhyChange": "narrative.engine.why",
+    "HistoryEvent": "narrative.engine.history_of",
+    "BriefItem": "narrative.engine.brief",
+    "BriefEvent": "narrative.engine.brief",
+    "BriefHead": "narrative.engine.brief",
+    "ThreadRow": "narrative.engine.threads",
     "Answer": "narrative.answers",
     "Items": "narrative.answers",
     "Shape": "narrative.answers",
@@ -216,6 +222,9 @@ if TYPE_CHECKING:
     from narrative.engine.branches import reflog as reflog
     from narrative.engine.branches import switch as switch
     from narrative.engine.brief import Brief as Brief
+    from narrative.engine.brief import BriefEvent as BriefEvent
+    from narrative.engine.brief import BriefHead as BriefHead
+    from narrative.engine.brief import BriefItem as BriefItem
     from narrative.engine.brief import brief as brief
     from narrative.engine.chains import Chain as Chain
     from narrative.engine.chains import ChainEnd as ChainEnd
@@ -235,6 +244,7 @@ if TYPE_CHECKING:
     from narrative.engine.graphs import GraphExport as GraphExport
     from narrative.engine.graphs import connect as connect
     from narrative.engine.graphs import export_graph as export_graph
+    from narrative.engine.history_of import HistoryEvent as HistoryEvent
     from narrative.engine.history_of import NodeHistory as NodeHistory
     from narrative.engine.history_of import history_of as history_of
     from narrative.engine.init import InitResult as InitResult
@@ -292,10 +302,12 @@ if TYPE_CHECKING:
     from narrative.engine.studio import WorldGraphView as WorldGraphView
     from narrative.engine.studio import event_view as event_view
     from narrative.engine.studio import world_view as world_view
+    from narrative.engine.threads import ThreadRow as ThreadRow
     from narrative.engine.threads import Threads as Threads
     from narrative.engine.threads import threads as threads
     from narrative.engine.vault import VaultExport as VaultExport
     from narrative.engine.vault import export_vault as export_vault
+    from narrative.engine.why import WhyChange as WhyChange
     from narrative.engine.why import WhyResult as WhyResult
     from narrative.engine.why import why as why
     from narrative.errors import BusyError as BusyError
@@ -346,6 +358,9 @@ if TYPE_CHECKING:
         "Branch",
         "Branches",
         "Brief",
+        "BriefEvent",
+        "BriefHead",
+        "BriefItem",
         "BusyError",
         "CardExport",
         "Chain",
@@ -379,6 +394,7 @@ if TYPE_CHECKING:
         "FieldConflict",
         "Finding",
         "GraphExport",
+        "HistoryEvent",
         "ImportResult",
         "InitResult",
         "InvalidInputError",
@@ -419,10 +435,12 @@ if TYPE_CHECKING:
         "StoredRecord",
         "StoryTime",
         "StoryTimeSince",
+        "ThreadRow",
         "Threads",
         "UnrelateOp",
         "UnsetOp",
         "VaultExport",
+        "WhyChange",
         "WhyResult",
         "World",
         "WorldGraphView",

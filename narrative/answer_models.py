@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from narrative.answers import MAYBE, MAYBE_OR_NULL, Shape
+from narrative.answers import MAYBE, Shape
 from narrative.engine.branches import Branch
 from narrative.engine.chains import Chain
 from narrative.model import Node
@@ -29,116 +29,6 @@ class EventAnswer(Record):
     expired: dict[str, str]
     warnings: list[str]
     proposal: Annotated[Proposal | None, MAYBE] = None
-
-
-class WhyChange(Change):
-    by: str
-
-
-class WhyAnswer(Shape):
-    """``value`` absent when the field is; ``change`` and the values it wrote when an event set it."""
-
-    node: str
-    field: str
-    source: str
-    value: Annotated[Any | None, MAYBE] = None
-    event: EventRef | None
-    change: Annotated[WhyChange | None, MAYBE] = None
-    old_value: Annotated[Any | None, MAYBE] = None
-    new_value: Annotated[Any | None, MAYBE] = None
-    uncommitted: Obj | None
-    ancestry: list[Obj]
-    merged_from: EventRef | None
-    ended: Obj | None
-
-
-class HistoryEvent(EventRef):
-    mentioned: bool
-    changes: list[Obj]
-
-
-class HistoryAnswer(Shape):
-    node: str
-    name: str | None
-    exists: bool
-    at_genesis: bool
-    ended: Obj | None
-    events: list[HistoryEvent]
-
-
-class SearchAnswer(Shape):
-    query: str
-    mode: str
-    hits: list[Obj]
-
-
-class BriefEvent(Shape):
-    """An event a brief shows; ``content`` None and ``withheld`` when the point of view does not
-    know its words."""
-
-    id: str | None
-    commit: str
-    content: str | None
-    withheld: Annotated[bool | None, MAYBE] = None
-
-
-class BriefHead(EventRef):
-    withheld: Annotated[bool | None, MAYBE] = None
-
-
-class BriefItem(Shape):
-    """One line of the brief: the node or event it is about, or the fix of a health warning."""
-
-    section: str
-    reason: str
-    text: str
-    node: Annotated[str | None, MAYBE] = None
-    event: Annotated[BriefEvent | None, MAYBE] = None
-    fix: Annotated[str | None, MAYBE_OR_NULL] = None
-
-
-class BriefAnswer(Shape):
-    goal: str | None
-    pov: str | None
-    at: str | None
-    budget: int
-    used: int
-    dropped: int
-    head: BriefHead | None
-    story_time: str | None
-    focus: list[str]
-    items: list[BriefItem]
-    language: str
-
-
-class Thread(Shape):
-    id: str
-    name: str
-    status: str
-    payoff: str | None
-    depends_on: list[str]
-    waiting_on: list[str]
-    concerns: list[str]
-    last_moved: EventRef | None
-    events_since: int
-    edited: bool
-
-
-class ThreadsAnswer(Shape):
-    head: EventRef | None
-    threads: list[Thread]
-    resolved_left_out: int
-    secrets: list[Obj]
-
-
-class AuditAnswer(Shape):
-    at: str | None
-    commit: str | None
-    sentences: int
-    ok: bool
-    findings: list[Obj]
-    notes: list[Obj]
-    warnings: list[str]
 
 
 class VersionedEvent(EventAnswer):
@@ -941,8 +831,7 @@ class StudioWhereAnswer(Shape):
 
 
 ANSWERS: dict[str, Any] = {
-    "why": WhyAnswer, "history": HistoryAnswer, "search": SearchAnswer, "brief": BriefAnswer,
-    "threads": ThreadsAnswer, "audit": AuditAnswer, "event": VersionedEvent, "reset": ResetAnswer,
+    "event": VersionedEvent, "reset": ResetAnswer,
     "revert": VersionedEvent, "replay": ReplayAnswer,
 }
 """The type of each operation's answer, by operation name."""

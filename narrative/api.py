@@ -58,6 +58,9 @@ if TYPE_CHECKING:
     from narrative.engine.branches import reflog as reflog
     from narrative.engine.branches import switch as switch
     from narrative.engine.brief import Brief as Brief
+    from narrative.engine.brief import BriefEvent as BriefEvent
+    from narrative.engine.brief import BriefHead as BriefHead
+    from narrative.engine.brief import BriefItem as BriefItem
     from narrative.engine.brief import brief as brief
     from narrative.engine.chains import Chain as Chain
     from narrative.engine.chains import ChainEnd as ChainEnd
@@ -77,6 +80,7 @@ if TYPE_CHECKING:
     from narrative.engine.graphs import GraphExport as GraphExport
     from narrative.engine.graphs import connect as connect
     from narrative.engine.graphs import export_graph as export_graph
+    from narrative.engine.history_of import HistoryEvent as HistoryEvent
     from narrative.engine.history_of import NodeHistory as NodeHistory
     from narrative.engine.history_of import history_of as history_of
     from narrative.engine.init import InitResult as InitResult
@@ -134,10 +138,12 @@ if TYPE_CHECKING:
     from narrative.engine.studio import WorldGraphView as WorldGraphView
     from narrative.engine.studio import event_view as event_view
     from narrative.engine.studio import world_view as world_view
+    from narrative.engine.threads import ThreadRow as ThreadRow
     from narrative.engine.threads import Threads as Threads
     from narrative.engine.threads import threads as threads
     from narrative.engine.vault import VaultExport as VaultExport
     from narrative.engine.vault import export_vault as export_vault
+    from narrative.engine.why import WhyChange as WhyChange
     from narrative.engine.why import WhyResult as WhyResult
     from narrative.engine.why import why as why
     from narrative.errors import BusyError as BusyError
@@ -188,6 +194,9 @@ if TYPE_CHECKING:
         "Branch",
         "Branches",
         "Brief",
+        "BriefEvent",
+        "BriefHead",
+        "BriefItem",
         "BusyError",
         "CardExport",
         "Chain",
@@ -221,6 +230,7 @@ if TYPE_CHECKING:
         "FieldConflict",
         "Finding",
         "GraphExport",
+        "HistoryEvent",
         "ImportResult",
         "InitResult",
         "InvalidInputError",
@@ -261,10 +271,12 @@ if TYPE_CHECKING:
         "StoredRecord",
         "StoryTime",
         "StoryTimeSince",
+        "ThreadRow",
         "Threads",
         "UnrelateOp",
         "UnsetOp",
         "VaultExport",
+        "WhyChange",
         "WhyResult",
         "World",
         "WorldGraphView",

@@ -24,11 +24,17 @@ from narrative.errors import InvalidInputError, validation_error
 from narrative.model import Op
 
 if TYPE_CHECKING:
+    from narrative.engine.audit import AuditReport
     from narrative.engine.branches import Branches
+    from narrative.engine.brief import Brief
     from narrative.engine.chains import Chains
+    from narrative.engine.history_of import NodeHistory
     from narrative.engine.log import LogEntries, Shown
     from narrative.engine.nodes import EditedNodeFile, NodeFile, NodeList
+    from narrative.engine.search import SearchResult
     from narrative.engine.status import Status
+    from narrative.engine.threads import Threads
+    from narrative.engine.why import WhyResult
     from narrative.store import WorldRepo
 
 MAX_CONTENT = 256 * 1024
@@ -252,25 +258,25 @@ def run_chains(wr: WorldRepo, p: NoParams) -> Chains:
     return list_chains(wr)
 
 
-def run_why(wr: WorldRepo, p: WhyParams) -> Any:
+def run_why(wr: WorldRepo, p: WhyParams) -> WhyResult:
     from narrative.engine.why import why
 
     return why(wr, node_id(wr, p.node), p.field, p.at)
 
 
-def run_history(wr: WorldRepo, p: HistoryParams) -> Any:
+def run_history(wr: WorldRepo, p: HistoryParams) -> NodeHistory:
     from narrative.engine.history_of import history_of
 
     return history_of(wr, node_id(wr, p.node), p.at)
 
 
-def run_search(wr: WorldRepo, p: SearchParams) -> Any:
+def run_search(wr: WorldRepo, p: SearchParams) -> SearchResult:
     from narrative.engine.search import search
 
     return search(wr, p.q, p.limit)
 
 
-def run_brief(wr: WorldRepo, p: BriefParams) -> Any:
+def run_brief(wr: WorldRepo, p: BriefParams) -> Brief:
     from narrative.engine.brief import brief
 
     focus = [node_id(wr, f, must_exist=True, context="focus") for f in p.focus]
@@ -278,7 +284,7 @@ def run_brief(wr: WorldRepo, p: BriefParams) -> Any:
     return brief(wr, p.goal, focus, p.budget, pov, at=p.at)
 
 
-def run_threads(wr: WorldRepo, p: ThreadsParams) -> Any:
+def run_threads(wr: WorldRepo, p: ThreadsParams) -> Threads:
     from narrative.engine.threads import threads
 
     return threads(wr, p.at, include_resolved=p.all)
@@ -317,7 +323,7 @@ def run_replay(wr: WorldRepo, p: ReplayParams) -> Any:
     return replay(wr, p.chain, reuse=p.reuse, diffuser_name=p.diffuser, again=p.again)
 
 
-def run_audit(wr: WorldRepo, p: AuditParams) -> Any:
+def run_audit(wr: WorldRepo, p: AuditParams) -> AuditReport:
     from narrative.engine.audit import audit
 
     return audit(wr, p.text, p.at)
@@ -337,11 +343,17 @@ def run_edit_node(wr: WorldRepo, p: EditNodeParams) -> EditedNodeFile:
 
 def _operations() -> tuple[Operation, ...]:
     from narrative.answers import schema, schema_name
+    from narrative.engine.audit import AuditReport
     from narrative.engine.branches import Branches
+    from narrative.engine.brief import Brief
     from narrative.engine.chains import Chains
+    from narrative.engine.history_of import NodeHistory
     from narrative.engine.log import LogEntries, Shown
     from narrative.engine.nodes import EditedNodeFile, NodeFile, NodeList
+    from narrative.engine.search import SearchResult
     from narrative.engine.status import Status
+    from narrative.engine.threads import Threads
+    from narrative.engine.why import WhyResult
 
     def op(name: str, summary: str, params: type[Params], run: Any, method: str, path: str,
            **kw: Any) -> Operation:
@@ -368,17 +380,17 @@ def _operations() -> tuple[Operation, ...]:
         op("chains", "Abandoned chains of events (left by reset), which replay can bring back.",
            NoParams, run_chains, "GET", "/api/chains", answer=Chains),
         op("why", "Why a node's field holds its value: the events that set it and their causes.",
-           WhyParams, run_why, "GET", "/api/why/{node}"),
+           WhyParams, run_why, "GET", "/api/why/{node}", answer=WhyResult),
         op("history", "What happened to a node, oldest first.",
-           HistoryParams, run_history, "GET", "/api/history/{node}"),
+           HistoryParams, run_history, "GET", "/api/history/{node}", answer=NodeHistory),
         op("search", "Nodes and events whose words match the query.",
-           SearchParams, run_search, "GET", "/api/search"),
+           SearchParams, run_search, "GET", "/api/search", answer=SearchResult),
         op("brief", "The pack of world state to write or play the next event from.",
-           BriefParams, run_brief, "GET", "/api/brief"),
+           BriefParams, run_brief, "GET", "/api/brief", answer=Brief),
         op("threads", "Open story threads, stalest first, with what each waits for.",
-           ThreadsParams, run_threads, "GET", "/api/threads"),
+           ThreadsParams, run_threads, "GET", "/api/threads", answer=Threads),
         op("audit", "The actions in a chapter that the world contradicts; writes nothing.",
-           AuditParams, run_audit, "POST", "/api/audit"),
+           AuditParams, run_audit, "POST", "/api/audit", answer=AuditReport),
         op("event", "Record one event: its words, the changes spelt out, and what the diffuser adds "
            "(dry_run: only show them).", EventParams, run_event, "POST", "/api/events", **write),
         op("reset", "Move the story back to rev (or to just before a node was made); the undone "

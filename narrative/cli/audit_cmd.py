@@ -78,7 +78,7 @@ def audit_cmd(ctx: Context, file: Any, at: str | None, as_json: bool) -> None:
         first = report.findings[0]
         raise ContinuityError(
             f"the chapter contradicts the world {len(report.findings)} time(s); first in "
-            f"sentence {first.number}: {first.message}")
+            f"sentence {first['number']}: {first['message']}")
 
 
 COMMANDS = [audit_cmd]

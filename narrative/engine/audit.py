@@ -37,9 +37,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from narrative import fields
+from narrative.answers import Answer
 from narrative.delta.draft import Draft
 from narrative.delta.request import EventRequest
 from narrative.delta.screen import review
@@ -54,6 +55,7 @@ from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import normalize_name
 from narrative.model import CreateOp, Op, RelateOp, UnrelateOp
 from narrative.nodefile import NodeDict, names_of
+from narrative.shapes import Obj
 from narrative.store import HandEdits, WorldRepo, WorldView, scan_for_reader
 
 if TYPE_CHECKING:
@@ -102,8 +104,27 @@ class Finding:
         return out
 
 
+class AuditReport(Answer):
+    """The actions in a chapter that the world contradicts (``findings``: the sentence, its
+    number and words, the rule or check, the node, the field and what the world holds there),
+    and what was noted without contradicting it; ``ok`` when nothing is contradicted. The
+    world is ``at`` a revision (null: as it stands), its tip ``commit``. Nothing is written."""
+
+    NAME: ClassVar[str] = "audit"
+
+    at: str | None
+    commit: str | None
+    sentences: int
+    ok: bool
+    findings: list[Obj]
+    notes: list[Obj]
+    warnings: list[str]
+
+
 @dataclass
-class AuditReport:
+class _Report:
+    """What :func:`audit` finds as it reads, told as an :class:`AuditReport` at the end."""
+
     at: str | None  # the revision asked for (None: the world as it stands)
     commit: str
     sentences: int
@@ -111,14 +132,11 @@ class AuditReport:
     notes: list[Finding] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
-    @property
-    def ok(self) -> bool:
-        return not self.findings
-
-    def to_json(self) -> dict[str, Any]:
-        return {"at": self.at, "commit": self.commit, "sentences": self.sentences,
-                "ok": self.ok, "findings": [f.to_json() for f in self.findings],
-                "notes": [n.to_json() for n in self.notes], "warnings": self.warnings}
+    def told(self) -> AuditReport:
+        return AuditReport.model_validate({
+            "at": self.at, "commit": self.commit, "sentences": self.sentences,
+            "ok": not self.findings, "findings": [f.to_json() for f in self.findings],
+            "notes": [n.to_json() for n in self.notes], "warnings": self.warnings})
 
 
 class _ChapterView(WorldView):
@@ -169,7 +187,7 @@ def audit(wr: WorldRepo, text: str, at: str | None = None) -> AuditReport:
         raise NotFoundError("the story has no events yet")
     loaded = rule_set(wr.root)  # one set for the whole chapter, its lexicon built once
     rules = loaded.rules
-    report = AuditReport(at, tip.id, 0)
+    report = _Report(at, tip.id, 0)
     if not rules:
         report.warnings.append("no rules in this world (rules/*.toml): only the checks that "
                                "need none are made")
@@ -212,7 +230,7 @@ def audit(wr: WorldRepo, text: str, at: str | None = None) -> AuditReport:
     if not named_any and spans:
         report.warnings.append("no sentence names a node of this world: is the chapter in the "
                                "world's language, and are its people and places nodes?")
-    return report
+    return report.told()
 
 
 class _Reader:

@@ -51,16 +51,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
 from narrative import fields
+from narrative.answers import MAYBE, MAYBE_OR_NULL, Answer, Shape
 from narrative.diffusers.context import find_mentions
 from narrative.engine.eventgraph import tip_of
 from narrative.engine.threads import THREAD_KINDS
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError
 from narrative.ids import check_id, parse_node_path
 from narrative.nodefile import NodeDict, edges_of
+from narrative.shapes import EventRef
 from narrative.store import (
     EventInfo,
     NodeRow,
@@ -80,31 +81,55 @@ POV_SCAN = 500  # a point of view looks this far back for the events it knows of
 WITHHELD = "words withheld"
 
 
-@dataclass
-class Brief:
+class BriefEvent(Shape):
+    """An event a brief shows; ``content`` None and ``withheld`` when the point of view does not
+    know its words."""
+
+    id: str | None
+    commit: str
+    content: str | None
+    withheld: Annotated[bool | None, MAYBE] = None
+
+
+class BriefHead(EventRef):
+    """The event the story stands at; ``withheld`` when the point of view does not know it."""
+
+    withheld: Annotated[bool | None, MAYBE] = None
+
+
+class BriefItem(Shape):
+    """One line of the brief: the node or event it is about, or the fix of a health warning."""
+
+    section: str
+    reason: str
+    text: str
+    node: Annotated[str | None, MAYBE] = None
+    event: Annotated[BriefEvent | None, MAYBE] = None
+    fix: Annotated[str | None, MAYBE_OR_NULL] = None
+
+
+class Brief(Answer):
+    """The pack of world state to write or play the next event from, within ``budget``
+    characters (``used`` of them; ``dropped`` items left out): each item names its ``section``
+    and why it is there. ``story_time`` is the time in force at ``head``; ``language`` the
+    world's, in which the Markdown form is labelled."""
+
+    NAME: ClassVar[str] = "brief"
+
     goal: str | None
     pov: str | None
+    at: str | None
     budget: int
-    head: dict[str, Any] | None
+    used: int
+    dropped: int
+    head: BriefHead | None
+    story_time: str | None
     focus: list[str]
-    items: list[dict[str, Any]] = field(default_factory=list)
-    dropped: int = 0
-
-    @property
-    def used(self) -> int:
-        return sum(len(i["text"]) for i in self.items)
-
-    at: str | None = None
-    story_time: str | None = None  # the time in force at the head: the last --at on the line
-    language: str = "en"  # narr.toml's: the labels a reader sees (the sections' keys stay English)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"goal": self.goal, "pov": self.pov, "at": self.at, "budget": self.budget,
-                "used": self.used, "dropped": self.dropped, "head": self.head,
-                "story_time": self.story_time, "focus": self.focus, "items": self.items,
-                "language": self.language}
+    items: list[BriefItem]
+    language: str
 
     def to_markdown(self) -> str:
+        """The brief as Markdown, labelled in the world's language."""
         return render_markdown(self.to_json())
 
 
@@ -419,8 +444,11 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
             head_json = {**head_json, "content": "", "withheld": True}
         if not eye.clean(story_time):
             story_time = None
-    return Brief(goal, pov, budget, head_json, focus_ids, pack.items, pack.dropped, at, story_time,
-                 wr.config.language)
+    return Brief.model_validate({
+        "goal": goal, "pov": pov, "at": at, "budget": budget,
+        "used": sum(len(i["text"]) for i in pack.items), "dropped": pack.dropped,
+        "head": head_json, "story_time": story_time, "focus": focus_ids, "items": pack.items,
+        "language": wr.config.language})
 
 
 def _may_see(view: WorldView, node_id: str, eye: Any) -> bool:

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from narrative import fields
+from narrative.answers import Answer
 from narrative.diffusers.context import find_mentions
 from narrative.engine.eventgraph import EventInfo, Story, Write, end_reason, tip_of
 from narrative.errors import NotFoundError
 from narrative.ids import LAYERS, check_id, node_path, normalize_name
 from narrative.nodefile import load_trusted, names_of
+from narrative.shapes import EventRef, Obj
 from narrative.store import WorldRepo, WorldView, peel_commit
 
 
@@ -36,19 +38,26 @@ class EventChanges:
         return {**self.event.to_json(), "mentioned": self.mentioned, "changes": self.changes}
 
 
-@dataclass
-class NodeHistory:
+class HistoryEvent(EventRef):
+    """An event in a node's story: its changes to the node (or the relations pointing at it),
+    or ``mentioned`` when its words only named the node."""
+
+    mentioned: bool
+    changes: list[Obj]
+
+
+class NodeHistory(Answer):
+    """What happened to a node, oldest first: whether it ``exists`` now, was there at the
+    genesis, and ``ended`` (the event and the reason) when the story ended it."""
+
+    NAME: ClassVar[str] = "history"
+
     node: str
+    name: str | None
     exists: bool
     at_genesis: bool
-    events: list[EventChanges]
-    name: str = ""
-    ended: dict[str, Any] | None = None  # {"event": ..., "reason": ...} when the story ended it
-
-    def to_json(self) -> dict[str, Any]:
-        return {"node": self.node, "name": self.name, "exists": self.exists,
-                "at_genesis": self.at_genesis, "ended": self.ended,
-                "events": [e.to_json() for e in self.events]}
+    ended: Obj | None
+    events: list[HistoryEvent]
 
 
 def _own(w: Write, event: EventInfo) -> dict[str, Any]:
@@ -208,7 +217,9 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None, *,
     if with_mentions:
         _mark_mentions(wr, story, tip, node_id, names, slot)
     events = sorted(per.values(), key=lambda x: x.event.seq)
-    return NodeHistory(node_id, exists, at_genesis, events, name, ended)
+    return NodeHistory.model_validate({
+        "node": node_id, "name": name, "exists": exists, "at_genesis": at_genesis,
+        "ended": ended, "events": [e.to_json() for e in events]})
 
 
 def _mark_mentions(wr: WorldRepo, story: Story, tip: Any, node_id: str, names: set[str],

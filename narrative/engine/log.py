@@ -201,7 +201,7 @@ def node_log(wr: WorldRepo, node_id: str, limit: int | None = None) -> list[Entr
     changed a relation pointing at it, newest first (mentions alone do not count)."""
     from narrative.engine.history_of import history_of
 
-    touched = [e.event.commit for e in history_of(wr, node_id, with_mentions=False).events
+    touched = [e.commit for e in history_of(wr, node_id, with_mentions=False).events
                if e.changes]
     touched.reverse()
     if limit is not None:
