@@ -104,6 +104,9 @@ _FACE: dict[str, str] = {
     "StoryTime": "narrative.engine.status",
     "StoryTimeSince": "narrative.engine.status",
     "WhyChange": "narrative.engine.why",
+    "RevertResult": "narrative.engine.event",
+    "ReplayConflict": "narrative.engine.replay",
+    "Undone": "narrative.engine.reset",
     "HistoryEvent": "narrative.engine.history_of",
     "BriefItem": "narrative.engine.brief",
     "BriefEvent": "narrative.engine.brief",
@@ -236,6 +239,7 @@ if TYPE_CHECKING:
     from narrative.engine.doctor import DoctorReport as DoctorReport
     from narrative.engine.doctor import doctor as doctor
     from narrative.engine.event import EventResult as EventResult
+    from narrative.engine.event import RevertResult as RevertResult
     from narrative.engine.event import retry as retry
     from narrative.engine.event import run_event as run_event
     from narrative.engine.eventgraph import EventInfo as EventInfo
@@ -283,9 +287,11 @@ if TYPE_CHECKING:
     from narrative.engine.remote import clone as clone
     from narrative.engine.remote import pull as pull
     from narrative.engine.remote import push as push
+    from narrative.engine.replay import ReplayConflict as ReplayConflict
     from narrative.engine.replay import ReplayResult as ReplayResult
     from narrative.engine.replay import drop_chain as drop_chain
     from narrative.engine.reset import ResetResult as ResetResult
+    from narrative.engine.reset import Undone as Undone
     from narrative.engine.reset import reset as reset
     from narrative.engine.revert import revert as revert
     from narrative.engine.search import SearchResult as SearchResult
@@ -422,10 +428,12 @@ if TYPE_CHECKING:
         "PushResult",
         "Record",
         "RelateOp",
+        "ReplayConflict",
         "ReplayResult",
         "RequirementError",
         "ResetResult",
         "RestoreResult",
+        "RevertResult",
         "SearchResult",
         "SetOp",
         "Shape",
@@ -437,6 +445,7 @@ if TYPE_CHECKING:
         "StoryTimeSince",
         "ThreadRow",
         "Threads",
+        "Undone",
         "UnrelateOp",
         "UnsetOp",
         "VaultExport",

@@ -17,63 +17,9 @@ from pydantic import Field
 from narrative.answers import MAYBE, Shape
 from narrative.engine.branches import Branch
 from narrative.engine.chains import Chain
+from narrative.engine.reset import Undone
 from narrative.model import Node
-from narrative.shapes import Change, EventRef, Obj, Proposal, Record, StoredRecord
-
-
-class EventAnswer(Record):
-    """A recorded (or, with ``dry_run``, a shown) event; ``proposal`` when a diffuser ran."""
-
-    dry_run: bool
-    created: list[str]
-    expired: dict[str, str]
-    warnings: list[str]
-    proposal: Annotated[Proposal | None, MAYBE] = None
-
-
-class VersionedEvent(EventAnswer):
-    pass
-
-
-class Undone(Shape):
-    commit: str
-    id: str | None
-    content: str
-
-
-class ResetAnswer(Shape):
-    branch: str | None
-    from_: str = Field(alias="from")
-    to: str
-    event: Obj
-    warnings: list[str]
-    undone: list[Undone]
-    restored_edits: list[Obj]
-    carried_edits: list[Obj]
-    collisions: list[Obj]
-    set_aside: str | None
-    abandoned: str | None
-    kept_paths: list[str]
-
-
-class ReplayConflict(Shape):
-    message: str
-    conflicts: list[Obj]
-
-
-class ReplayAnswer(Shape):
-    """``conflict`` when the replay stopped at one."""
-
-    chain: str
-    total: int
-    fast_forward: bool
-    head: str | None
-    skipped: list[Obj]
-    warnings: list[str]
-    events: list[EventAnswer]
-    different: list[Obj]
-    conflict: Annotated[ReplayConflict | None, MAYBE] = None
-
+from narrative.shapes import Change, EventRef, Obj, StoredRecord
 
 # --- answers only the CLI gives --------------------------------------------------------------
 
@@ -830,11 +776,8 @@ class StudioWhereAnswer(Shape):
     edited: int
 
 
-ANSWERS: dict[str, Any] = {
-    "event": VersionedEvent, "reset": ResetAnswer,
-    "revert": VersionedEvent, "replay": ReplayAnswer,
-}
-"""The type of each operation's answer, by operation name."""
+ANSWERS: dict[str, Any] = {}
+"""The type of each operation's answer not yet told by its row, by operation name."""
 
 CLI_ANSWERS: dict[str, Any] = {
     "error": ErrorAnswer, "init": InitAnswer, "check": CheckAnswer, "doctor": DoctorAnswer,

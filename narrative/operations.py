@@ -28,9 +28,12 @@ if TYPE_CHECKING:
     from narrative.engine.branches import Branches
     from narrative.engine.brief import Brief
     from narrative.engine.chains import Chains
+    from narrative.engine.event import EventResult, RevertResult
     from narrative.engine.history_of import NodeHistory
     from narrative.engine.log import LogEntries, Shown
     from narrative.engine.nodes import EditedNodeFile, NodeFile, NodeList
+    from narrative.engine.replay import ReplayResult
+    from narrative.engine.reset import ResetResult
     from narrative.engine.search import SearchResult
     from narrative.engine.status import Status
     from narrative.engine.threads import Threads
@@ -290,7 +293,7 @@ def run_threads(wr: WorldRepo, p: ThreadsParams) -> Threads:
     return threads(wr, p.at, include_resolved=p.all)
 
 
-def run_event(wr: WorldRepo, p: EventParams) -> Any:
+def run_event(wr: WorldRepo, p: EventParams) -> EventResult:
     from narrative.delta.request import EventRequest
     from narrative.diffusers.base import default_name, get_diffuser
     from narrative.engine.event import run_event
@@ -305,19 +308,19 @@ def run_event(wr: WorldRepo, p: EventParams) -> Any:
     return run_event(wr, request, dry_run=p.dry_run, diffuser=get_diffuser(name, wr))
 
 
-def run_reset(wr: WorldRepo, p: ResetParams) -> Any:
+def run_reset(wr: WorldRepo, p: ResetParams) -> ResetResult:
     from narrative.engine.reset import reset
 
     return reset(wr, p.rev, before=p.before, keep_edits=p.keep_edits, hard=p.hard)
 
 
-def run_revert(wr: WorldRepo, p: RevertParams) -> Any:
+def run_revert(wr: WorldRepo, p: RevertParams) -> RevertResult:
     from narrative.engine.revert import revert
 
     return revert(wr, p.rev, content=p.content)
 
 
-def run_replay(wr: WorldRepo, p: ReplayParams) -> Any:
+def run_replay(wr: WorldRepo, p: ReplayParams) -> ReplayResult:
     from narrative.engine.replay import replay
 
     return replay(wr, p.chain, reuse=p.reuse, diffuser_name=p.diffuser, again=p.again)
@@ -347,9 +350,12 @@ def _operations() -> tuple[Operation, ...]:
     from narrative.engine.branches import Branches
     from narrative.engine.brief import Brief
     from narrative.engine.chains import Chains
+    from narrative.engine.event import EventResult, RevertResult
     from narrative.engine.history_of import NodeHistory
     from narrative.engine.log import LogEntries, Shown
     from narrative.engine.nodes import EditedNodeFile, NodeFile, NodeList
+    from narrative.engine.replay import ReplayResult
+    from narrative.engine.reset import ResetResult
     from narrative.engine.search import SearchResult
     from narrative.engine.status import Status
     from narrative.engine.threads import Threads
@@ -392,14 +398,15 @@ def _operations() -> tuple[Operation, ...]:
         op("audit", "The actions in a chapter that the world contradicts; writes nothing.",
            AuditParams, run_audit, "POST", "/api/audit", answer=AuditReport),
         op("event", "Record one event: its words, the changes spelt out, and what the diffuser adds "
-           "(dry_run: only show them).", EventParams, run_event, "POST", "/api/events", **write),
+           "(dry_run: only show them).", EventParams, run_event, "POST", "/api/events", **write,
+           answer=EventResult),
         op("reset", "Move the story back to rev (or to just before a node was made); the undone "
            "events stay as a chain for replay.", ResetParams, run_reset, "POST", "/api/reset",
-           writes=True, destructive=True, idempotent=False),
+           writes=True, destructive=True, idempotent=False, answer=ResetResult),
         op("revert", "Record an event that undoes an earlier one.",
-           RevertParams, run_revert, "POST", "/api/revert", **write),
+           RevertParams, run_revert, "POST", "/api/revert", **write, answer=RevertResult),
         op("replay", "Run an abandoned chain again on top of the story.",
-           ReplayParams, run_replay, "POST", "/api/replay", **write),
+           ReplayParams, run_replay, "POST", "/api/replay", **write, answer=ReplayResult),
         op("edit_node", "Write a node's file as a hand edit (validated first); the next event "
            "records it.", EditNodeParams, run_edit_node, "PUT", "/api/nodes/{node}",
            writes=True, destructive=True, idempotent=True, body="file", answer=EditedNodeFile),

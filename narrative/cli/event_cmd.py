@@ -163,7 +163,7 @@ def _print_result(wr: WorldRepo, result: EventResult, as_json: bool) -> None:
     echo(f"{head} {one_line(rec['content'])}")
     for line in record_lines(rec, expired=result.expired):
         echo(line)
-    for line in rendered_lines(rec, result.proposal.narrative_text if result.proposal else None):
+    for line in rendered_lines(rec, result.rendered_text):
         echo(line)
     for line in proposal_lines(rec.get("proposal")):
         echo(line)

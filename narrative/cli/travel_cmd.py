@@ -192,8 +192,8 @@ def replay_cmd(ctx: Context, chain: str, to: str | None, reuse: bool, diffuser: 
             warn(note)
         for line in replay_lines(data):
             echo(line)
-    if result.conflict is not None:
-        raise result.conflict
+    if result.error is not None:
+        raise result.error
 
 
 def replay_lines(data: dict[str, Any]) -> list[str]:

@@ -10,13 +10,15 @@ request so it can be retried.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any, ClassVar, Self
+
+from pydantic import PrivateAttr
 
 from narrative import fields
+from narrative.answers import MAYBE, Answer
 from narrative.delta import overlay
 from narrative.delta.draft import Draft
 from narrative.delta.proposal import Diffuser, Proposal, merge
@@ -35,6 +37,8 @@ from narrative.errors import (
 from narrative.ids import new_event_id
 from narrative.model import Change, EventRecord
 from narrative.nodefile import MAX_DEPTH, WRAPPER_DEPTH, json_problem
+from narrative.shapes import Proposal as ProposalShown
+from narrative.shapes import Record
 from narrative.store import (
     WorldRepo,
     WorldView,
@@ -48,33 +52,77 @@ from narrative.store import (
 
 FLAT_LAYER_WARNING = 3000
 
-@dataclass
-class EventResult:
-    record: EventRecord
-    commit: str | None
-    dry_run: bool = False
-    created: list[str] = field(default_factory=list)
-    expired: dict[str, str] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    kept_paths: list[str] = field(default_factory=list)
-    proposal: Proposal | None = None
+class EventResult(Record, Answer):
+    """A recorded (or, with ``dry_run``, a shown) event: its record and its commit (null on a
+    dry run), the nodes it ``created`` and ``expired`` (and why), ``warnings``, and, when a
+    diffuser ran, its ``proposal``: what it proposed and what became of each op."""
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"commit": self.commit}
-        out.update(record_json(self.record))
-        out["dry_run"] = self.dry_run
-        out["created"] = self.created
-        out["expired"] = self.expired
-        out["warnings"] = self.warnings
-        if self.proposal is not None:
-            out["proposal"] = {"diffuser": self.record.diffuser,
-                               "ops": [op.model_dump(mode="json") for op in self.proposal.delta.ops],
-                               "notes": self.proposal.notes,
-                               "held": [held_json(h, self.record.content, self.dry_run)
-                                        for h in self.proposal.held],
-                               **self.proposal.model_dump(mode="json",
-                                                          include={"proposed", "arbitration", "refused"})}
-        return out
+    NAME: ClassVar[str] = "event"
+
+    dry_run: bool
+    created: list[str]
+    expired: dict[str, str]
+    warnings: list[str]
+    proposal: Annotated[ProposalShown | None, MAYBE] = None
+    _record: EventRecord | None = PrivateAttr(default=None)
+    _proposed: Proposal | None = PrivateAttr(default=None)
+    _kept_paths: list[str] = PrivateAttr(default_factory=list)
+
+    @classmethod
+    def of(cls, record: EventRecord, commit: str | None, *, dry_run: bool = False,
+           created: Iterable[str] = (), expired: Mapping[str, str] | None = None,
+           warnings: Iterable[str] = (), proposal: Proposal | None = None) -> Self:
+        """The answer for ``record`` (sealed as ``commit``, None before or without it), with
+        the diffuser's ``proposal`` when one ran."""
+        data: dict[str, Any] = {"commit": commit, **record_json(record), "dry_run": dry_run,
+                                "created": list(created), "expired": dict(expired or {}),
+                                "warnings": list(warnings)}
+        if proposal is not None:
+            data["proposal"] = {
+                "diffuser": record.diffuser,
+                "ops": [op.model_dump(mode="json") for op in proposal.delta.ops],
+                "notes": proposal.notes,
+                "held": [held_json(h, record.content, dry_run) for h in proposal.held],
+                **proposal.model_dump(mode="json", include={"proposed", "arbitration", "refused"})}
+        made = cls.model_validate(data)
+        made._record, made._proposed = record, proposal
+        return made
+
+    @classmethod
+    def retold(cls, other: EventResult) -> Self:
+        """``other`` as this kind of answer (a revert is an event told as ``revert``)."""
+        made = cls.model_validate(other.to_json())
+        made._record, made._proposed = other._record, other._proposed
+        made._kept_paths = list(other._kept_paths)
+        return made
+
+    @property
+    def record(self) -> EventRecord:
+        """The event's record, as its commit seals it."""
+        if self._record is None:
+            from narrative.model import EventRecord
+
+            self._record = EventRecord.model_validate(
+                self.model_dump(mode="json", exclude_unset=True,
+                                exclude={"commit", "dry_run", "created", "expired", "warnings",
+                                         "proposal"}))
+        return self._record
+
+    @property
+    def kept_paths(self) -> list[str]:
+        """Files changed while the event was recorded: kept as hand edits, not written over."""
+        return self._kept_paths
+
+    @property
+    def rendered_text(self) -> str | None:
+        """The narrative text the diffuser wrote (``render``), whether or not the event kept it."""
+        return self._proposed.narrative_text if self._proposed is not None else None
+
+
+class RevertResult(EventResult):
+    """An event that undoes an earlier one (its ``reverts``), recorded as any event is."""
+
+    NAME: ClassVar[str] = "revert"
 
 
 def held_json(held: Any, content: str, dry_run: bool) -> dict[str, Any]:
@@ -281,18 +329,18 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
         replay_of=request.replay_of,
         reverts=request.reverts,
     )
-    result = EventResult(record, None, dry_run=dry_run, created=sorted(draft.created),
-                         expired=dict(draft.expired), warnings=warnings, proposal=proposal)
     if dry_run:
-        return result
+        return EventResult.of(record, None, dry_run=True, created=sorted(draft.created),
+                              expired=draft.expired, warnings=warnings, proposal=proposal)
 
     sealed = seal(view, draft.finals(), record, when=when)
-    result.commit = sealed.commit
-    result.kept_paths = sealed.kept
     for path in sealed.kept:
         warnings.append(f"{path} changed while the event was being recorded; "
                         "your version is kept as a hand edit")
     warnings.extend(_flat_warnings(view, draft))
+    result = EventResult.of(record, sealed.commit, created=sorted(draft.created),
+                            expired=draft.expired, warnings=warnings, proposal=proposal)
+    result._kept_paths = list(sealed.kept)
     if wr.batch is None:
         auto_gc(wr)
     return result

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, ClassVar
+
+from pydantic import PrivateAttr
 
 from narrative import fields
+from narrative.answers import MAYBE, Answer, Shape
 from narrative.delta.request import EventRequest
 from narrative.engine.chains import label_of, number_text, numbered, tips_of
 from narrative.engine.event import EventResult, run_event
@@ -33,6 +36,7 @@ from narrative.model import (
     UnsetOp,
 )
 from narrative.nodefile import NodeDict
+from narrative.shapes import Obj
 from narrative.store import (
     ABANDONED,
     Commit,
@@ -149,8 +153,42 @@ def drop_chain(wr: WorldRepo, which: str, *, force: bool = False) -> dict[str, A
         return {"dropped": label, "ref": name, "tip": tip.id, "lost": lost}
 
 
+class ReplayConflict(Shape):
+    """Where a replay stopped: the event's conflict and the fields it names."""
+
+    message: str
+    conflicts: list[Obj]
+
+
+class ReplayResult(Answer):
+    """A chain run again on top of the story: the ``events`` told (``total`` in the chain), the
+    new ``head``, whether it was a ``fast_forward`` (the chain's own commits back on the line),
+    the commits ``skipped`` (plain git, not events), the events whose changes came out
+    ``different`` from the original's, and the ``conflict`` it stopped at, if any."""
+
+    NAME: ClassVar[str] = "replay"
+
+    chain: str
+    total: int
+    fast_forward: bool
+    head: str | None
+    skipped: list[Obj]
+    warnings: list[str]
+    events: list[EventResult]
+    different: list[Obj]
+    conflict: Annotated[ReplayConflict | None, MAYBE] = None
+    _error: ConflictError | None = PrivateAttr(default=None)
+
+    @property
+    def error(self) -> ConflictError | None:
+        """The conflict the replay stopped at, as the error a command reports."""
+        return self._error
+
+
 @dataclass
-class ReplayResult:
+class _Replay:
+    """What a replay does as it goes, told as a :class:`ReplayResult` at the end."""
+
     chain: str
     total: int
     events: list[EventResult] = field(default_factory=list)
@@ -164,15 +202,18 @@ class ReplayResult:
     # replayed events whose diffusions are not the original's (what they set, not the old values)
     different: list[dict[str, Any]] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def told(self) -> ReplayResult:
+        data: dict[str, Any] = {
             "chain": self.chain, "total": self.total, "fast_forward": self.fast_forward,
             "head": self.head, "skipped": self.skipped, "warnings": self.warnings,
             "events": [e.to_json() for e in self.events], "different": self.different,
         }
         if self.conflict is not None:
-            out["conflict"] = {"message": self.conflict.message, "conflicts": self.conflict.conflicts}
-        return out
+            data["conflict"] = {"message": self.conflict.message,
+                                "conflicts": self.conflict.conflicts}
+        made = ReplayResult.model_validate(data)
+        made._error = self.conflict
+        return made
 
 
 def replay(wr: WorldRepo, which: str, *, reuse: bool = False, diffuser_name: str | None = None,
@@ -186,12 +227,12 @@ def replay(wr: WorldRepo, which: str, *, reuse: bool = False, diffuser_name: str
         result = _replay(wr, which, reuse, diffuser_name, progress, to, recovered, again)
         if result.events and result.head is not None:  # a replay stopped half-way told some too
             mark_replayed(wr, result.ref, result.head)
-        return result
+        return result.told()
 
 
 def _replay(wr: WorldRepo, which: str, reuse: bool, diffuser_name: str | None,
             progress: Progress | None, to: str | None, recovered: list[str],
-            again: bool) -> ReplayResult:
+            again: bool) -> _Replay:
     ref = wr.require_branch()
     name, tip = pick_chain(wr, which)
     head = wr.head_commit()
@@ -202,7 +243,7 @@ def _replay(wr: WorldRepo, which: str, reuse: bool, diffuser_name: str | None,
         every = every[:_pick_event(every, to, label) + 1]
         tip = every[-1]
     commits = [c for c in every if (r := c.record()) is not None and r.kind == "event"]
-    result = ReplayResult(label, len(commits), warnings=recovered, ref=name)
+    result = _Replay(label, len(commits), warnings=recovered, ref=name)
     events = {c.id for c in commits}
     result.skipped = [{"commit": c.id, "subject": c.subject}
                       for c in every if c.id not in events]
@@ -221,7 +262,7 @@ def _replay(wr: WorldRepo, which: str, reuse: bool, diffuser_name: str | None,
             for c in commits:
                 rec = c.record()
                 assert rec is not None
-                result.events.append(EventResult(rec, c.id))
+                result.events.append(EventResult.of(rec, c.id))
             if progress:
                 progress(len(commits), len(commits), "")
             return result
@@ -230,7 +271,7 @@ def _replay(wr: WorldRepo, which: str, reuse: bool, diffuser_name: str | None,
 
 
 def _not_told_yet(wr: WorldRepo, name: str, label: str, which: str, commits: list[Commit],
-                  head: Commit, result: ReplayResult) -> list[Commit]:
+                  head: Commit, result: _Replay) -> list[Commit]:
     """The chain's events the story line holds no replayed copy of. A reset after a replay
     (or a replay stopped at a conflict, or one ``--to`` an event) leaves part of the chain
     told: telling it again would put those events in the story twice."""
@@ -251,9 +292,9 @@ def _not_told_yet(wr: WorldRepo, name: str, label: str, which: str, commits: lis
     return rest
 
 
-def _replay_events(wr: WorldRepo, commits: list[Commit], result: ReplayResult,
+def _replay_events(wr: WorldRepo, commits: list[Commit], result: _Replay,
                    reuse: bool, diffuser_name: str | None, progress: Progress | None
-                   ) -> ReplayResult:
+                   ) -> _Replay:
     diffuser = None
     if not reuse:
         from narrative.diffusers.base import default_name, get_diffuser

@@ -11,11 +11,13 @@ reset replaces are set aside under ``refs/narr/edits/`` (or carried over with
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+
+from pydantic import Field
 
 from narrative import fields
+from narrative.answers import Answer, Shape
 from narrative.engine import nodes, setaside
 from narrative.errors import (
     PAST_THE_START,
@@ -27,6 +29,7 @@ from narrative.errors import (
 from narrative.fields import SET_ASIDE_SPELLING, FieldConflict
 from narrative.ids import check_id
 from narrative.nodefile import NodeDict
+from narrative.shapes import Obj
 from narrative.store import (
     Commit,
     HandEdits,
@@ -53,32 +56,34 @@ if TYPE_CHECKING:
 
 
 
-@dataclass
-class ResetResult:
-    branch: str
-    old: str
-    new: str
-    target_event: dict[str, Any]
-    undone: list[dict[str, Any]] = field(default_factory=list)
-    restored: list[Change] = field(default_factory=list)
-    carried: list[Change] = field(default_factory=list)
-    collisions: list[FieldConflict] = field(default_factory=list)
-    set_aside: str | None = None
-    abandoned: str | None = None
-    kept_paths: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+class Undone(Shape):
+    """An event a reset undid (kept in the abandoned chain)."""
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "branch": self.branch, "from": self.old, "to": self.new, "event": self.target_event,
-            "warnings": self.warnings,
-            "undone": self.undone,
-            "restored_edits": [c.model_dump(mode="json") for c in self.restored],
-            "carried_edits": [c.model_dump(mode="json") for c in self.carried],
-            "collisions": [c.to_json(SET_ASIDE_SPELLING) for c in self.collisions],
-            "set_aside": self.set_aside,
-            "abandoned": self.abandoned, "kept_paths": self.kept_paths,
-        }
+    commit: str
+    id: str | None
+    content: str
+
+
+class ResetResult(Answer):
+    """The story moved back ``from`` a commit ``to`` another (``event``: where it stands now):
+    the events ``undone`` (kept as the chain ``abandoned``), the hand edits of the first undone
+    event ``restored_edits``, those ``carried_edits`` over from the working tree, the
+    ``collisions`` between the two, and the ref the other hand edits were ``set_aside`` under."""
+
+    NAME: ClassVar[str] = "reset"
+
+    branch: str | None
+    from_: Annotated[str, Field(alias="from")]
+    to: str
+    event: Obj
+    warnings: list[str]
+    undone: list[Undone]
+    restored_edits: list[Obj]
+    carried_edits: list[Obj]
+    collisions: list[Obj]
+    set_aside: str | None
+    abandoned: str | None
+    kept_paths: list[str]
 
 
 def _summary(commit: Commit) -> dict[str, Any]:
@@ -200,12 +205,13 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
             updates=tuple(updates), tree=target.tree, made_refs=(saved, abandoned),
         ))
         _remember(wr, target, first_undone)
-        return ResetResult(
-            branch=branch, old=head.id, new=target.id, target_event=summary,
-            undone=[_summary(c) for c in undone], restored=restored, carried=carried,
-            collisions=collisions, set_aside=saved, abandoned=abandoned, kept_paths=moved.kept,
-            warnings=recovered,
-        )
+        return ResetResult.model_validate({
+            "branch": branch, "from": head.id, "to": target.id, "event": summary,
+            "warnings": recovered, "undone": [_summary(c) for c in undone],
+            "restored_edits": [c.model_dump(mode="json") for c in restored],
+            "carried_edits": [c.model_dump(mode="json") for c in carried],
+            "collisions": [c.to_json(SET_ASIDE_SPELLING) for c in collisions],
+            "set_aside": saved, "abandoned": abandoned, "kept_paths": moved.kept})
 
 
 def _changes(rows: list[dict[str, Any]]) -> list[Change]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from narrative import fields
 from narrative.delta.request import EventRequest
-from narrative.engine.event import EventResult, run_event
+from narrative.engine.event import RevertResult, run_event
 from narrative.engine.replay import ops_from_changes
 from narrative.errors import ConflictError, InvalidInputError, NothingToDoError
 from narrative.fields import REVERT_SPELLING, FieldConflict
@@ -23,7 +23,7 @@ from narrative.model import Change, Delta
 from narrative.store import WorldRepo, WorldView, is_ancestor, resolve_rev, scan_edits, writing
 
 
-def revert(wr: WorldRepo, rev: str, *, content: str | None = None) -> EventResult:
+def revert(wr: WorldRepo, rev: str, *, content: str | None = None) -> RevertResult:
     """Record a new event that undoes the changes of event ``rev``."""
     with writing(wr) as recovered:
         head = wr.head_commit()
@@ -62,7 +62,7 @@ def revert(wr: WorldRepo, rev: str, *, content: str | None = None) -> EventResul
                                    "it wrote has its old value")
         request = EventRequest(content=content or f"Revert: {rec.content}",
                                delta=Delta(ops=ops_from_changes(todo)), reverts=rec.id)
-        result = run_event(wr, request, keep_failed=False)
+        result = RevertResult.retold(run_event(wr, request, keep_failed=False))
         result.warnings[:0] = recovered
         return result
 
