@@ -19,7 +19,7 @@ _FACE: dict[str, str] = {
     "event": "narrative.library",
     "list_chains": "narrative.library",
     "open_world": "narrative.library",
-    "operation": "narrative.library",
+    "operation": "narrative.operations",
     "replay": "narrative.library",
     # a world, opened
     "WorldRepo": "narrative.store",
@@ -332,7 +332,6 @@ if TYPE_CHECKING:
     from narrative.library import event as event
     from narrative.library import list_chains as list_chains
     from narrative.library import open_world as open_world
-    from narrative.library import operation as operation
     from narrative.library import replay as replay
     from narrative.model import Change as Change
     from narrative.model import CreateOp as CreateOp
@@ -348,6 +347,7 @@ if TYPE_CHECKING:
     from narrative.nodefile import NodeDict as NodeDict
     from narrative.operations import OPERATIONS as OPERATIONS
     from narrative.operations import Operation as Operation
+    from narrative.operations import operation as operation
     from narrative.shapes import EventRef as EventRef
     from narrative.shapes import PlainCommit as PlainCommit
     from narrative.shapes import Record as Record

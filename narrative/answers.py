@@ -17,7 +17,7 @@ two things, as they are in a node), typed ``X | None`` for Python.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, ClassVar, Generic, TypeVar, overload
+from typing import Annotated, Any, ClassVar, Generic, Self, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -97,9 +97,29 @@ class Answer(Shape):
 
 
 class Items(Answer, Generic[T]):
-    """A list answer, ``{"schema": ..., "items": [...]}``, that a program reads as the list."""
+    """A list answer, ``{"schema": ..., "items": [...]}``, that a program reads as the list;
+    ``next`` is where the next page starts, when a page was asked for and more items follow."""
 
     items: list[T]
+    next: Annotated[str | None, MAYBE] = None
+
+    def page(self, limit: int | None, cursor: str | None) -> Self:
+        """The items from ``cursor`` (the ``next`` of the page before), at most ``limit`` of them."""
+        start = 0
+        if cursor:
+            if not cursor.isdigit() or int(cursor) > len(self.items):
+                from narrative.errors import InvalidInputError
+
+                raise InvalidInputError(f"the arguments: /cursor: {cursor!r} is no page of this "
+                                        "list (give the next of the page before)")
+            start = int(cursor)
+        if limit is None and not start:
+            return self
+        stop = len(self.items) if limit is None else start + limit
+        page = self.model_copy(update={"items": self.items[start:stop]})
+        if stop < len(self.items):
+            page.next = str(stop)
+        return page
 
     def __iter__(self) -> Iterator[T]:  # type: ignore[override]  # the items, not the fields
         return iter(self.items)
@@ -132,8 +152,8 @@ def schema_name(kind: Any) -> str:
 
 VERSIONS: dict[str, int] = {
     # the operations of narrative.api.OPERATIONS: the CLI, HTTP and MCP alike
-    "status": 1, "list_nodes": 1, "get_node": 1, "log": 1, "show": 1, "branches": 1,
-    "chains": 1, "why": 1, "history": 1, "search": 1, "brief": 1, "threads": 1, "audit": 1,
+    "status": 1, "list_nodes": 2, "get_node": 1, "log": 2, "show": 1, "branches": 2,
+    "chains": 2, "why": 1, "history": 1, "search": 1, "brief": 1, "threads": 1, "audit": 1,
     "event": 1, "reset": 1, "revert": 1, "replay": 1, "edit_node": 1,
     # answers only the CLI gives
     "adopt": 1, "branch_created": 1, "branch_deleted": 1, "remote_branches": 1,

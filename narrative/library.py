@@ -11,14 +11,13 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from narrative.errors import InvalidInputError, NotFoundError
+from narrative.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from narrative.engine.chains import Chain, Chains
     from narrative.engine.event import EventResult
     from narrative.engine.replay import ReplayResult
     from narrative.model import Op
-    from narrative.operations import Operation
     from narrative.store import WorldRepo
 
 
@@ -111,14 +110,3 @@ def _flat_ops(ops: tuple[Any, ...]) -> list[Op]:
                          "helpers (which return lists: pass them as they are)")
             flat.append(item)  # type: ignore[arg-type]
     return flat
-
-
-def operation(name: str) -> Operation:
-    """The operation called ``name``; :class:`NotFoundError` naming the known ones otherwise."""
-    from narrative.operations import OPERATIONS
-
-    for op in OPERATIONS:
-        if op.name == name:
-            return op
-    raise NotFoundError(f"no operation {name!r}",
-                        hint="the operations are " + ", ".join(o.name for o in OPERATIONS))

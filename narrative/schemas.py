@@ -25,7 +25,7 @@ def answer_types() -> dict[str, Any]:
     from narrative.answer_models import ANSWERS, CLI_ANSWERS, STUDIO_ANSWERS
     from narrative.operations import OPERATIONS
 
-    rows = {op.name: op.answer for op in OPERATIONS if op.answer is not None}
+    rows = {op.schema.removeprefix("narr.").split("/")[0]: op.answer for op in OPERATIONS}
     return {**ANSWERS, **rows, **CLI_ANSWERS, **STUDIO_ANSWERS}
 
 

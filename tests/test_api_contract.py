@@ -130,7 +130,7 @@ def test_query_arguments_are_typed_too(story: Path) -> None:
         answer = http.get(path)
         assert answer.status_code == 400, (path, answer.text)
         assert answer.json()["error"].startswith(f"the query: {named}"), answer.json()
-    assert http.get("/api/log?n=1").json()["schema"] == "narr.log/1"
+    assert http.get("/api/log?n=1").json()["schema"] == "narr.log/2"
 
 
 def test_a_body_over_the_cap_is_a_413_and_not_read(story: Path) -> None:

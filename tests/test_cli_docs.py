@@ -114,7 +114,7 @@ def test_json_output_is_json(narr: CLI, world: Path, tmp_path: Path) -> None:
     assert rec["content"] == "A beat" and rec["commit"]
     assert narr.json("show")["id"] == rec["id"]
     log = narr.json("log")
-    assert log["schema"] == "narr.log/1" and set(log) == {"schema", "items"}
+    assert log["schema"] == "narr.log/2" and set(log) == {"schema", "items"}
     assert log["items"][0]["id"] == rec["id"]
     assert narr.json("get", "lin-yuan", "state.mood") == {
         "schema": "narr.get_value/1", "node": "lin-yuan", "field": "state.mood", "value": "calm"}
@@ -122,13 +122,13 @@ def test_json_output_is_json(narr: CLI, world: Path, tmp_path: Path) -> None:
     assert got["schema"] == "narr.get_node/1" and got["node"]["id"] == "lin-yuan"
     assert got["path"] == narr("path", "lin-yuan").stdout.strip()
     nodes = narr.json("nodes", "--layer", "character")
-    assert nodes["schema"] == "narr.list_nodes/1"
+    assert nodes["schema"] == "narr.list_nodes/2"
     assert {n["id"] for n in nodes["items"]} >= {"lin-yuan", "su-qing"}
     assert narr.json("path", "lin-yuan") == {"schema": "narr.path/1", "id": "lin-yuan",
                                              "path": narr("path", "lin-yuan").stdout.strip()}
     assert narr.json("status")["edits"] == []
     assert narr.json("check")["ok"] is True
-    named = {"branch": "narr.branches/1", "chains": "narr.chains/1", "reflog": "narr.reflog/1",
+    named = {"branch": "narr.branches/2", "chains": "narr.chains/2", "reflog": "narr.reflog/1",
              "edits": "narr.edits/1", "failed": "narr.failed/1", "status": "narr.status/1",
              "check": "narr.check/1", "threads": "narr.threads/1", "brief": "narr.brief/1",
              "graph": "narr.graph_sizes/1"}

@@ -154,7 +154,7 @@ def test_an_mcp_client_that_cancels_mid_event_is_served_on(flat_world: Path, tmp
         rpc(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                    "params": {"name": "log", "arguments": {"n": 1}}})
         answer = reply(proc, 3)["result"]
-        assert answer["structuredContent"]["schema"] == "narr.log/1"
+        assert answer["structuredContent"]["schema"] == "narr.log/2"
         rpc(proc, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
                    "params": {"name": "status", "arguments": {}}})
         assert reply(proc, 4)["result"]["structuredContent"]["schema"] == "narr.status/1"

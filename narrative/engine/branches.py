@@ -110,6 +110,7 @@ class Branches(Items[Branch]):
     """The story's branches and which one is current."""
 
     NAME: ClassVar[str] = "branches"
+    VERSION: ClassVar[int] = 2  # 2: a page of the list (next), when one was asked for
 
 
 def list_branches(wr: WorldRepo) -> Branches:

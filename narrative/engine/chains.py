@@ -70,6 +70,7 @@ class Chains(Items[Chain]):
     """Abandoned chains of events (left by reset), which replay can bring back; newest first."""
 
     NAME: ClassVar[str] = "chains"
+    VERSION: ClassVar[int] = 2  # 2: a page of the list (next), when one was asked for
 
 
 def list_chains(wr: WorldRepo) -> Chains:

@@ -106,6 +106,7 @@ class LogEntries(Items[Record | PlainCommit]):
     """Events newest first along a story line (a plain git commit on it as what it is)."""
 
     NAME: ClassVar[str] = "log"
+    VERSION: ClassVar[int] = 2  # 2: a page of the list (next), when one was asked for
 
 
 class ShownEvent(Record, Answer):

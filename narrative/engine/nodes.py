@@ -98,6 +98,7 @@ class NodeList(Items[NodeRow]):
     """Every node of the world (hand edits included), sorted by id."""
 
     NAME: ClassVar[str] = "list_nodes"
+    VERSION: ClassVar[int] = 2  # 2: a page of the list (next), when one was asked for
 
 
 class NodeFile(Answer):

@@ -199,7 +199,7 @@ class WorldTools:
 
     def read_resource(self, uri: str) -> tuple[str, str]:
         """``(mime type, text)`` of ``narr://brief`` or ``narr://node/ID``."""
-        from narrative.operations import BriefParams, GetNodeParams, run_brief, run_get_node
+        from narrative.operations.reads import BriefParams, GetNodeParams, run_brief, run_get_node
 
         with self._open() as wr:
             if uri == "narr://brief":

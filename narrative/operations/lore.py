@@ -1,0 +1,7 @@
+"""Rows of lore."""
+
+from __future__ import annotations
+
+from narrative.operations import Operation
+
+ROWS: tuple[Operation, ...] = ()
