@@ -545,5 +545,5 @@ def story_lines(wr: WorldRepo) -> dict[str, Any]:
         merging = None
     head = wr.head_commit()
     edited = len(changed_files(wr, head.tree if head else None))
-    return {"branch": wr.branch(), "branches": list_branches(wr).to_json()["items"], "set_aside": list_set_asides(wr),
-            "merge": merging, "edited_files": edited}
+    return {"branch": wr.branch(), "branches": list_branches(wr).to_json()["items"],
+            "set_aside": list_set_asides(wr), "merge": merging, "edited_files": edited}
