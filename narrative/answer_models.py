@@ -17,6 +17,7 @@ from pydantic import Field
 from narrative.answers import MAYBE, Shape
 from narrative.engine.branches import Branch
 from narrative.engine.chains import Chain
+from narrative.engine.failed_answers import FailedItem
 from narrative.engine.reset import Undone
 from narrative.model import Node
 from narrative.shapes import Change, EventRef, Obj, StoredRecord
@@ -136,25 +137,6 @@ class SwitchAnswer(Shape):
     tracking: str | None
 
 
-class FailedItem(Shape):
-    """An event narr could not make, its words kept: ``unread`` the change flags as typed
-    when they could not be read; ``raw_reply`` what a diffuser answered that was refused."""
-
-    n: int
-    key: str
-    saved_at: str
-    content: str
-    error: str
-    details: list[str]
-    diffuser: str | None
-    raw_reply: str | None
-    unread: list[str]
-
-
-class FailedAnswer(Shape):
-    items: list[FailedItem]
-
-
 class SetAsideItem(Shape):
     """Hand edits a reset or a switch set aside: ``remote`` set when they came from one;
     ``raw_files`` those whose text is not a node; ``restored_at`` when they were put back."""
@@ -214,17 +196,6 @@ class EditRestoredAnswer(Shape):
 
 class EditDroppedAnswer(Shape):
     dropped: str
-
-
-class FailedSummary(Shape):
-    key: str
-    saved_at: str
-    content: str
-    error: str
-
-
-class FailedDroppedAnswer(Shape):
-    dropped: FailedSummary
 
 
 class ChainDroppedAnswer(Shape):
@@ -783,9 +754,9 @@ CLI_ANSWERS: dict[str, Any] = {
     "error": ErrorAnswer, "init": InitAnswer, "check": CheckAnswer, "doctor": DoctorAnswer,
     "new": NewAnswer, "path": PathAnswer, "get_value": GetValueAnswer,
     "branch_created": BranchCreatedAnswer, "branch_deleted": BranchDeletedAnswer,
-    "switch": SwitchAnswer, "failed": FailedAnswer, "edits": EditsAnswer, "gc": GcAnswer,
+    "switch": SwitchAnswer, "edits": EditsAnswer, "gc": GcAnswer,
     "merge": MergeAnswer, "edit_restored": EditRestoredAnswer, "edit_dropped": EditDroppedAnswer,
-    "failed_dropped": FailedDroppedAnswer, "chain_dropped": ChainDroppedAnswer, "reflog": ReflogAnswer,
+    "chain_dropped": ChainDroppedAnswer, "reflog": ReflogAnswer,
     "import": ImportAnswer, "export_written": ExportWrittenAnswer, "adopt": AdoptAnswer,
     "clone": CloneAnswer, "push": PushAnswer, "pull": PullAnswer,
     "remote_branches": RemoteBranchesAnswer, "conflicts": ConflictsAnswer,

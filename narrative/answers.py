@@ -159,7 +159,7 @@ VERSIONS: dict[str, int] = {
     "adopt": 1, "branch_created": 1, "branch_deleted": 1, "remote_branches": 1,
     "chain_dropped": 1, "check": 1, "clone": 1, "codex": 1, "conflicts": 1, "doctor": 1,
     "edits": 1, "edit_restored": 1, "edit_dropped": 1, "error": 1, "export_written": 1,
-    "failed": 1, "failed_dropped": 1, "gc": 1, "get_value": 1, "graph": 1, "graph_sizes": 1,
+    "failed": 2, "failed_dropped": 1, "gc": 1, "get_value": 1, "graph": 1, "graph_sizes": 1,
     "connect": 1, "import": 1, "init": 1, "merge": 1, "merge_aborted": 1, "new": 1,
     "path": 1, "pull": 1, "push": 2, "reflog": 1, "resolve": 1, "server": 2, "story": 1,
     "studio": 1, "switch": 1, "vault": 2,

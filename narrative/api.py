@@ -77,6 +77,10 @@ if TYPE_CHECKING:
     from narrative.engine.event import run_event as run_event
     from narrative.engine.eventgraph import EventInfo as EventInfo
     from narrative.engine.failed import listing as failed_events
+    from narrative.engine.failed_answers import FailedDropped as FailedDropped
+    from narrative.engine.failed_answers import FailedEvents as FailedEvents
+    from narrative.engine.failed_answers import FailedItem as FailedItem
+    from narrative.engine.failed_answers import FailedSummary as FailedSummary
     from narrative.engine.graphs import Connection as Connection
     from narrative.engine.graphs import GraphExport as GraphExport
     from narrative.engine.graphs import connect as connect
@@ -132,7 +136,6 @@ if TYPE_CHECKING:
     from narrative.engine.setaside import RestoreResult as RestoreResult
     from narrative.engine.setaside import list_set_asides as list_set_asides
     from narrative.engine.setaside import restore as restore
-    from narrative.engine.status import FailedSummary as FailedSummary
     from narrative.engine.status import Status as Status
     from narrative.engine.status import StoryTime as StoryTime
     from narrative.engine.status import StoryTimeSince as StoryTimeSince
@@ -229,6 +232,9 @@ if TYPE_CHECKING:
         "EventResult",
         "EventView",
         "ExpireOp",
+        "FailedDropped",
+        "FailedEvents",
+        "FailedItem",
         "FailedSummary",
         "FieldConflict",
         "Finding",

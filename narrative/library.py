@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from narrative.errors import InvalidInputError
@@ -59,31 +58,35 @@ def replay(world: WorldRepo, chain: Chain | str | int, *, reuse: bool = False,
                           again=again)
 
 
-def event(world: WorldRepo, content: str, *ops: Op | Sequence[Op], diffuser: str | None = None,
-          close_scene: bool = False, timestamp: str | None = None, causes: Iterable[str] = (),
-          dry_run: bool = False, when: datetime | None = None) -> EventResult:
-    """Record one event: ``content`` in words, ``ops`` the changes you spell out yourself.
-
-    Each of ``ops`` is an op (``SetOp(...)``) or a list of them, as the :mod:`narrative.ops`
-    helpers return. ``diffuser`` names what turns the words into further changes
-    (``"rules"``, ``"llm"``, ...; :func:`default_diffuser` is what ``narr event`` would
-    pick); without it only ``ops`` change the world. On an error nothing changes and
-    the request is kept for :func:`retry`.
+def event(world: WorldRepo, content: str | None = None, *ops: Op | Sequence[Op],
+          set: Iterable[str] = (), unset: Iterable[str] = (), relate: Iterable[str] = (),
+          unrelate: Iterable[str] = (), expire: Iterable[str] = (), diffuser: str | None = None,
+          story_time: str | None = None, text: str | None = None, close_scene: bool = False,
+          causes: Iterable[str] = (), accept: Iterable[int] = (), render: bool = False,
+          large: bool = False, dry_run: bool = False, retry: bool = False) -> EventResult:
+    """Record one event: ``content`` in words, ``ops`` the changes you spell out yourself
+    (each an op, ``SetOp(...)``, or a list of them, as the :mod:`narrative.ops` helpers
+    return), or in the command line's forms (``set=["lin-yuan.state.mood=calm"]``, a node
+    named by its id, name or alias). The world's diffuser (:func:`default_diffuser`, the rules
+    unless ``narr.toml`` says otherwise) adds what the words say; ``diffuser="explicit"``
+    records only the changes spelt out. The same arguments as the ``event`` operation of every
+    other door (:mod:`narrative.operations.story`); on an error nothing changes and the
+    request is kept for a retry (``retry=True``).
     """
-    from pydantic import ValidationError
+    from narrative.engine.event import EventResult
+    from narrative.operations import operation
 
-    from narrative.delta.request import EventRequest
-    from narrative.engine.event import run_event
-    from narrative.errors import validation_error
-    from narrative.model import Delta
-
-    try:
-        request = EventRequest(content=content, delta=Delta(ops=_flat_ops(ops)),
-                               diffuser=diffuser, close_scene=close_scene, timestamp=timestamp,
-                               causes=list(causes))
-    except ValidationError as exc:
-        raise validation_error(exc, "event") from None
-    return run_event(world, request, dry_run=dry_run, when=when)
+    row = operation("event")
+    arguments: dict[str, Any] = {
+        "content": content, "ops": _flat_ops(ops), "set": list(set), "unset": list(unset),
+        "relate": list(relate), "unrelate": list(unrelate), "expire": list(expire),
+        "diffuser": diffuser, "story_time": story_time, "text": text, "close_scene": close_scene,
+        "causes": list(causes), "accept": list(accept), "render": render, "large": large,
+        "dry_run": dry_run, "retry": retry}
+    given = {k: v for k, v in arguments.items() if v not in (None, False, [])}
+    found = row.answer_to(world, row.parse(given))
+    assert isinstance(found, EventResult)
+    return found
 
 
 def _flat_ops(ops: tuple[Any, ...]) -> list[Op]:

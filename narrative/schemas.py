@@ -25,7 +25,7 @@ def answer_types() -> dict[str, Any]:
     from narrative.answer_models import ANSWERS, CLI_ANSWERS, STUDIO_ANSWERS
     from narrative.operations import OPERATIONS
 
-    rows = {op.schema.removeprefix("narr.").split("/")[0]: op.answer for op in OPERATIONS}
+    rows = {op.answer_name: op.answer for op in OPERATIONS}
     return {**ANSWERS, **rows, **CLI_ANSWERS, **STUDIO_ANSWERS}
 
 

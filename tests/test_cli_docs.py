@@ -129,7 +129,7 @@ def test_json_output_is_json(narr: CLI, world: Path, tmp_path: Path) -> None:
     assert narr.json("status")["edits"] == []
     assert narr.json("check")["ok"] is True
     named = {"branch": "narr.branches/2", "chains": "narr.chains/2", "reflog": "narr.reflog/1",
-             "edits": "narr.edits/1", "failed": "narr.failed/1", "status": "narr.status/1",
+             "edits": "narr.edits/1", "failed": "narr.failed/2", "status": "narr.status/1",
              "check": "narr.check/1", "threads": "narr.threads/1", "brief": "narr.brief/1",
              "graph": "narr.graph_sizes/1"}
     for name, schema in named.items():

@@ -22,8 +22,8 @@ is cheap to know: never the walk over the whole history that ``narr check`` does
 Items are taken in that order while they fit the budget (characters of text); those
 that do not fit are counted, never cut in half.
 
-The story time shown is the one in force: the last ``--at`` on the story line, for
-the head and for each event (an event told without ``--at`` happened under the time
+The story time shown is the one in force: the last one set on the story line, for
+the head and for each event (an event told without one happened under the time
 before it).
 
 Without a goal or focus, the focus is what the last events changed: where the
@@ -623,7 +623,7 @@ class _Recent:
 
 
 class _Clock:
-    """The story time in force at each event: its own ``--at``, else the last one before it."""
+    """The story time in force at each event: its own story time, else the last one before it."""
 
     def __init__(self, wr: WorldRepo, recent: _Recent) -> None:
         self.wr = wr

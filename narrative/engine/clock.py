@@ -1,4 +1,4 @@
-"""The story time in force: the last ``--at`` on a story line.
+"""The story time in force: the last story time an event set on a story line.
 
 Apart from :mod:`narrative.engine.eventgraph` because ``narr status`` shows it: the
 event graph's module brings the catalog's story rows with it, a cost a status that
@@ -18,7 +18,7 @@ def story_time(wr: WorldRepo, rev: str | None = None) -> dict[str, Any] | None:
     """The story time in force at HEAD (or ``rev``): the last ``--at`` on the story line,
     ``{"value", "since": {"id", "commit", "content"}}``, or None when no event set one.
 
-    An event recorded without ``--at`` keeps the time it found, so the time in force is
+    An event recorded without a story time keeps the time it found, so the time in force is
     never blank once one was set. The last few commits are read from their one-line
     summaries (a story that keeps time sets it often, and ``narr status`` then never opens
     the catalog); past them, one indexed query over the chain answers.

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from narrative import safejson
 from narrative.delta.request import EventRequest
+from narrative.engine.failed_answers import FailedDropped, FailedEvents
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import new_event_id
 from narrative.store import WorldRepo
@@ -127,13 +128,13 @@ def _same_key(request: EventRequest) -> str:
                                             "close_scene", "causes", "diffuser", "render"})
 
 
-def drop(wr: WorldRepo, which: str) -> dict[str, Any]:
+def drop(wr: WorldRepo, which: str) -> FailedDropped:
     """Forget one kept failed event for good (by number or key), under the world's lock; its
     words are in the answer, one last time."""
     with wr.lock:
         item = pick(wr, which)
         discard(wr, item.key)
-    return {"dropped": summary(item)}
+    return FailedDropped.model_validate({"dropped": summary(item)})
 
 
 def summary(item: FailedEvent) -> dict[str, Any]:
@@ -141,9 +142,9 @@ def summary(item: FailedEvent) -> dict[str, Any]:
             "error": item.error}
 
 
-def listing(wr: WorldRepo) -> list[dict[str, Any]]:
-    """Kept events newest first, numbered for ``narr failed retry N``."""
-    return [{"n": n, **summary(item), "details": item.details,
-             "diffuser": item.request.diffuser, "raw_reply": item.raw_reply,
-             "unread": item.unread}
-            for n, item in enumerate(load_all(wr)[::-1], 1)]
+def listing(wr: WorldRepo) -> FailedEvents:
+    """Kept events newest first, numbered as a retry or a drop names them."""
+    return FailedEvents.model_validate({"items": [
+        {"n": n, **summary(item), "details": item.details, "diffuser": item.request.diffuser,
+         "raw_reply": item.raw_reply, "unread": item.unread}
+        for n, item in enumerate(load_all(wr)[::-1], 1)]})

@@ -9,6 +9,7 @@ from pydantic import PrivateAttr
 from narrative import fields
 from narrative.answers import Answer, Shape
 from narrative.engine.clock import story_time
+from narrative.engine.failed_answers import FailedSummary
 from narrative.engine.log import entry
 from narrative.errors import ConflictError, InvalidWorldError
 from narrative.nodefile import edges_of
@@ -17,15 +18,6 @@ from narrative.store import HandEdits, WorldRepo, finish_interrupted, hazards, s
 
 if TYPE_CHECKING:
     from narrative.store import Commit, Tree
-
-
-class FailedSummary(Shape):
-    """A kept failed event, named: its key, when it failed, its words and the error."""
-
-    key: str
-    saved_at: str
-    content: str
-    error: str
 
 
 class StoryTimeSince(Shape):

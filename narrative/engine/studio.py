@@ -484,7 +484,7 @@ def problems_view(wr: WorldRepo) -> dict[str, Any]:
         path = text.split(": ", 1)[0] if ": " in text else ""
         node = PurePosixPath(path).stem if path.endswith(".json") else None
         placed.append({"text": text, "path": path or None, "node": node})
-    failed = listing(wr) if now.failed_events else []
+    failed = listing(wr).to_json()["items"] if now.failed_events else []
     return {"problems": placed, "failed": failed}
 
 

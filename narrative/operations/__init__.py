@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -65,8 +65,11 @@ class Paged(Params):
     cursor: Cursor = None
 
 
+A = TypeVar("A", bound="Answer")
+
+
 @dataclass(frozen=True)
-class Operation:
+class Operation(Generic[A]):
     """One thing a program can ask of a world.
 
     ``answer`` names the class of its answer (``module:Class``, or two joined by ``|``);
@@ -82,7 +85,7 @@ class Operation:
     name: str
     summary: str
     params: type[Params]
-    run: Callable[[WorldRepo, Any], Any]
+    run: Callable[[WorldRepo, Any], A]
     answer_of: str
     method: str
     path: str
@@ -118,6 +121,11 @@ class Operation:
         return schema_name(self.answer)
 
     @property
+    def answer_name(self) -> str:
+        """The answer's name (``retry`` answers as ``event`` does)."""
+        return self.schema.removeprefix("narr.").split("/")[0]
+
+    @property
     def pages(self) -> bool:
         """Whether it answers a page of many items (``limit``, ``cursor``)."""
         return issubclass(self.params, Paged)
@@ -128,14 +136,15 @@ class Operation:
         ``lax``: from a query string, where numbers and booleans arrive as text."""
         return parse_params(self.params, arguments, source=source, lax=lax)
 
-    def answer_to(self, wr: WorldRepo, params: Params) -> Answer:
+    def answer_to(self, wr: WorldRepo, params: Params) -> A:
         """Run on an open world: the answer (a page of it, for a paged read)."""
-        found: Answer = self.run(wr, params)
+        found = self.run(wr, params)
         if isinstance(params, Paged):
             from narrative.answers import Items
 
             assert isinstance(found, Items), self.name
-            found = found.page(params.limit, params.cursor)
+            paged: A = found.page(params.limit, params.cursor)
+            return paged
         return found
 
     def call(self, wr: WorldRepo, params: Params) -> dict[str, Any]:
@@ -168,15 +177,15 @@ FAMILIES = ("reads", "story", "travel", "lines", "nodes", "upkeep", "lore")
 """The modules of this package that hold rows (``ROWS``), in the order the API documents them."""
 
 
-_TABLE: list[tuple[Operation, ...]] = []
+_TABLE: list[tuple[Operation[Any], ...]] = []
 
 
-def table() -> tuple[Operation, ...]:
+def table() -> tuple[Operation[Any], ...]:
     """:data:`OPERATIONS`, made on first use: a command asks its own row, not the table."""
     if not _TABLE:
         from importlib import import_module
 
-        rows: list[Operation] = []
+        rows: list[Operation[Any]] = []
         for family in FAMILIES:
             rows.extend(import_module(f"{__name__}.{family}").ROWS)
         names = [row.name for row in rows]
@@ -185,7 +194,7 @@ def table() -> tuple[Operation, ...]:
     return _TABLE[0]
 
 
-def operation(name: str) -> Operation:
+def operation(name: str) -> Operation[Any]:
     """The operation called ``name``; :class:`NotFoundError` naming the known ones otherwise."""
     for row in table():
         if row.name == name:
@@ -200,5 +209,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-OPERATIONS: tuple[Operation, ...]
+OPERATIONS: tuple[Operation[Any], ...]
 """Every operation a program can ask of a world, in the order the API documents them."""

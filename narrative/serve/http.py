@@ -135,7 +135,7 @@ class _Api:
             return False
         return request.method in ("GET", "HEAD") or request.headers.get(studio.HEADER) == "1"
 
-    def endpoint(self, op: Operation) -> Callable[[Request], Any]:
+    def endpoint(self, op: Operation[Any]) -> Callable[[Request], Any]:
         """The HTTP handler of one operation: arguments from the path, then the query (a read)
         or the JSON body (a write), validated by the operation's model; reads run on the thread
         pool at once, writes on the server's one writer thread, and neither holds up the loop."""
@@ -178,7 +178,7 @@ class _Api:
         return handle
 
 
-async def _arguments(op: Operation, request: Request) -> tuple[dict[str, Any], str, bool]:
+async def _arguments(op: Operation[Any], request: Request) -> tuple[dict[str, Any], str, bool]:
     """``(arguments, source, lax)`` for :meth:`Operation.parse`."""
     args: dict[str, Any] = dict(request.path_params)
     if op.method == "GET":
@@ -290,7 +290,7 @@ def openapi() -> dict[str, Any]:
     answers = {}
     for op in OPERATIONS:  # each answer's typed schema, once (revert answers as event does)
         key = f"{op.name}_answer"
-        components[key] = _component(answer_schema(op.name), components)
+        components[key] = _component(answer_schema(op.answer_name), components)
         answers[op.name] = {"$ref": f"#/components/schemas/{key}"}
     paths: dict[str, Any] = {}
     for op in OPERATIONS:

@@ -162,7 +162,7 @@ class WorldTools:
 
         return [types.Tool(
             name=op.name, title=op.name.replace("_", " "), description=op.summary,
-            input_schema=op.params.model_json_schema(), output_schema=answer_schema(op.name),
+            input_schema=op.params.model_json_schema(), output_schema=answer_schema(op.answer_name),
             annotations=types.ToolAnnotations(
                 read_only_hint=not op.writes, destructive_hint=op.destructive if op.writes else None,
                 idempotent_hint=op.idempotent if op.writes else None, open_world_hint=False))
@@ -173,7 +173,7 @@ class WorldTools:
 
         return WorldRepo.open(self.root)
 
-    def run(self, op: Operation, arguments: dict[str, Any] | None) -> dict[str, Any]:
+    def run(self, op: Operation[Any], arguments: dict[str, Any] | None) -> dict[str, Any]:
         """One call, in a worker thread: the versioned answer, or a NarrError."""
         params = op.parse(arguments)
         with self._open() as wr:
