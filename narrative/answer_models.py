@@ -18,9 +18,10 @@ from narrative.answers import MAYBE, Shape
 from narrative.engine.branches import Branch
 from narrative.engine.chains import Chain
 from narrative.engine.failed_answers import FailedItem
+from narrative.engine.merge import MergeOutcome
 from narrative.engine.reset import Undone
 from narrative.model import Node
-from narrative.shapes import Change, EventRef, Obj, StoredRecord
+from narrative.shapes import Change, EventRef, Obj
 
 # --- answers only the CLI gives --------------------------------------------------------------
 
@@ -111,32 +112,6 @@ class GetValueAnswer(Shape):
     value: Any
 
 
-class BranchCreatedAnswer(Shape):
-    name: str
-    commit: str
-    content: str
-
-
-class BranchDeletedAnswer(Shape):
-    """``kept_as``: the ref its events stay under when no other branch has them."""
-
-    name: str
-    commit: str
-    kept_as: str | None
-
-
-class SwitchAnswer(Shape):
-    """``set_aside``: where hand edits the switch moved past were kept; ``tracking``: the
-    remote branch a new branch was made from."""
-
-    branch: str
-    commit: str
-    content: str
-    set_aside: str | None
-    warnings: list[str]
-    tracking: str | None
-
-
 class SetAsideItem(Shape):
     """Hand edits a reset or a switch set aside: ``remote`` set when they came from one;
     ``raw_files`` those whose text is not a node; ``restored_at`` when they were put back."""
@@ -163,24 +138,6 @@ class GcAnswer(Shape):
     bytes_after: int
     loose_before: int
     loose_after: int
-
-
-class MergeOutcome(Shape):
-    """A merge as :class:`MergeAnswer` tells it, without its ``schema`` (a pull's ``merge``)."""
-
-    branch: str
-    commit: str | None
-    fast_forward: bool
-    warnings: list[str]
-    joined: list[dict[str, str]]
-    kept_edits: list[str]
-    record: StoredRecord | None
-
-
-class MergeAnswer(MergeOutcome):
-    """``record`` the merge event's, or on a fast-forward the new tip's (null when that is
-    a plain commit); ``joined`` the nodes made on both
-    sides that became one; ``kept_edits`` nodes whose hand edits stay uncommitted."""
 
 
 class EditRestoredAnswer(Shape):
@@ -331,51 +288,6 @@ class PullAnswer(Shape):
     fetched: Fetched
     merge: MergeOutcome | None
     warnings: list[str]
-
-
-class RemoteBranch(Shape):
-    """A remote's branch as last fetched; ``followed_by`` the local branch that follows it."""
-
-    name: str
-    remote: str
-    commit: str
-    content: str
-    followed_by: str | None
-
-
-class RemoteBranchesAnswer(Shape):
-    items: list[RemoteBranch]
-
-
-class MergeConflict(Shape):
-    """A field both lines changed: ``base``, ``ours``, ``theirs`` absent where the field is;
-    ``resolution`` the value chosen, absent when none is or when the choice is to leave the
-    field out (``resolved`` says which)."""
-
-    node: str
-    field: str
-    base: Annotated[Any | None, MAYBE] = None
-    ours: Annotated[Any | None, MAYBE] = None
-    theirs: Annotated[Any | None, MAYBE] = None
-    resolved: bool
-    resolution: Annotated[Any | None, MAYBE] = None
-
-
-class ConflictsAnswer(Shape):
-    """The stopped merge (``ours``, ``theirs``, ``base`` its commits) and each conflict
-    (conflicts, and resolve after a choice)."""
-
-    branch: str
-    ours: str
-    theirs: str
-    base: str
-    conflicts: list[MergeConflict]
-    unresolved: int
-
-
-class MergeAbortedAnswer(Shape):
-    branch: str
-    aborted: Literal[True]
 
 
 class GraphSize(Shape):
@@ -753,14 +665,11 @@ ANSWERS: dict[str, Any] = {}
 CLI_ANSWERS: dict[str, Any] = {
     "error": ErrorAnswer, "init": InitAnswer, "check": CheckAnswer, "doctor": DoctorAnswer,
     "new": NewAnswer, "path": PathAnswer, "get_value": GetValueAnswer,
-    "branch_created": BranchCreatedAnswer, "branch_deleted": BranchDeletedAnswer,
-    "switch": SwitchAnswer, "edits": EditsAnswer, "gc": GcAnswer,
-    "merge": MergeAnswer, "edit_restored": EditRestoredAnswer, "edit_dropped": EditDroppedAnswer,
+    "edits": EditsAnswer, "gc": GcAnswer,
+    "edit_restored": EditRestoredAnswer, "edit_dropped": EditDroppedAnswer,
     "chain_dropped": ChainDroppedAnswer, "reflog": ReflogAnswer,
     "import": ImportAnswer, "export_written": ExportWrittenAnswer, "adopt": AdoptAnswer,
     "clone": CloneAnswer, "push": PushAnswer, "pull": PullAnswer,
-    "remote_branches": RemoteBranchesAnswer, "conflicts": ConflictsAnswer,
-    "resolve": ConflictsAnswer, "merge_aborted": MergeAbortedAnswer,
     "graph_sizes": GraphSizesAnswer, "graph": GraphAnswer, "connect": ConnectAnswer,
     "story": StoryAnswer, "codex": CodexAnswer, "vault": VaultAnswer, "studio": StudioAnswer,
     "server": ServerAnswer,

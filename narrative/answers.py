@@ -127,6 +127,14 @@ class Items(Answer, Generic[T]):
     def __len__(self) -> int:
         return len(self.items)
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to a list of the same items, as a list answer reads as its list."""
+        if isinstance(other, list):
+            return self.items == other
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]  # a model with a list is not hashable anyway
+
     @overload
     def __getitem__(self, key: int) -> T: ...
 
@@ -156,7 +164,7 @@ VERSIONS: dict[str, int] = {
     "chains": 2, "why": 1, "history": 1, "search": 1, "brief": 1, "threads": 1, "audit": 1,
     "event": 1, "reset": 1, "revert": 1, "replay": 1, "edit_node": 1,
     # answers only the CLI gives
-    "adopt": 1, "branch_created": 1, "branch_deleted": 1, "remote_branches": 1,
+    "adopt": 1, "branch_created": 1, "branch_deleted": 1, "remote_branches": 2,
     "chain_dropped": 1, "check": 1, "clone": 1, "codex": 1, "conflicts": 1, "doctor": 1,
     "edits": 1, "edit_restored": 1, "edit_dropped": 1, "error": 1, "export_written": 1,
     "failed": 2, "failed_dropped": 1, "gc": 1, "get_value": 1, "graph": 1, "graph_sizes": 1,

@@ -71,18 +71,31 @@ def event(world: WorldRepo, content: str | None = None, *ops: Op | Sequence[Op],
     unless ``narr.toml`` says otherwise) adds what the words say; ``diffuser="explicit"``
     records only the changes spelt out. The same arguments as the ``event`` operation of every
     other door (:mod:`narrative.operations.story`); on an error nothing changes and the
-    request is kept for a retry (``retry=True``).
+    request is kept for a retry (``retry=True``, with no words or changes: the newest failed
+    event runs again, as the ``retry`` operation runs it).
     """
     from narrative.engine.event import EventResult
     from narrative.operations import operation
 
+    if retry:
+        if content is not None or ops or any((set, unset, relate, unrelate, expire, story_time, text,
+                                                close_scene, causes, accept, render, large)):
+            from narrative.errors import InvalidInputError
+
+            raise InvalidInputError("a retry takes no words, changes or settings of its own: it "
+                                    "runs the kept event as it was asked")
+        again = operation("retry")
+        rerun = again.answer_to(world, again.parse({"dry_run": dry_run, "diffuser": diffuser}
+                                                   if diffuser else {"dry_run": dry_run}))
+        assert isinstance(rerun, EventResult)
+        return rerun
     row = operation("event")
     arguments: dict[str, Any] = {
         "content": content, "ops": _flat_ops(ops), "set": list(set), "unset": list(unset),
         "relate": list(relate), "unrelate": list(unrelate), "expire": list(expire),
         "diffuser": diffuser, "story_time": story_time, "text": text, "close_scene": close_scene,
         "causes": list(causes), "accept": list(accept), "render": render, "large": large,
-        "dry_run": dry_run, "retry": retry}
+        "dry_run": dry_run}
     given = {k: v for k, v in arguments.items() if v not in (None, False, [])}
     found = row.answer_to(world, row.parse(given))
     assert isinstance(found, EventResult)

@@ -95,7 +95,7 @@ def event_cmd(ctx: Context, content: str | None, set_: tuple[str, ...], unset: t
       narr event --accept 1 "Old Zhou snorts that Lin Yuan went to the ferry"
     """
     from narrative.errors import InvalidInputError
-    from narrative.operations.story import EVENT
+    from narrative.operations.story import EVENT, RETRY
 
     wr = ctx.world
     if at is not None:
@@ -110,8 +110,7 @@ def event_cmd(ctx: Context, content: str | None, set_: tuple[str, ...], unset: t
             raise click.UsageError("--retry takes no content, changes, --story-time, --text, "
                                    "--close-scene, --render, --accept or --large: it reruns the "
                                    "kept event as it was asked")
-        arguments: dict[str, Any] = {"retry": True, "dry_run": dry_run, "diffuser": diffuser}
-        _print_result(wr, EVENT.answer_to(wr, EVENT.parse(arguments)), as_json)
+        _print_result(wr, ctx.call(RETRY, dry_run=dry_run, diffuser=diffuser), as_json)
         return
     if content == "-":
         if delta_file == "-":

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from narrative.answers import Items, Shape
+from narrative.answers import Answer, Items, Shape
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError, NothingToDoError
 from narrative.store import (
     HEADS,
@@ -78,7 +77,58 @@ def _tip(wr: WorldRepo, name: str) -> Commit:
     return tip
 
 
-def list_remote_branches(wr: WorldRepo) -> list[dict[str, Any]]:
+class RemoteBranch(Shape):
+    """A remote's branch as last fetched; ``followed_by`` the local branch that follows it."""
+
+    name: str
+    remote: str
+    commit: str
+    content: str
+    followed_by: str | None
+
+
+class RemoteBranches(Items[RemoteBranch]):
+    """The remotes' branches as last fetched, with the local branch that follows each."""
+
+    NAME: ClassVar[str] = "remote_branches"
+    VERSION: ClassVar[int] = 2  # 2: a page of the list (next), when one was asked for
+
+
+class BranchCreated(Answer):
+    """A new branch at ``commit`` (its event's words in ``content``); the current one stays."""
+
+    NAME: ClassVar[str] = "branch_created"
+
+    name: str
+    commit: str
+    content: str
+
+
+class BranchDeleted(Answer):
+    """A branch deleted; ``kept_as``: the ref its events stay under when no other branch has them."""
+
+    NAME: ClassVar[str] = "branch_deleted"
+
+    name: str
+    commit: str
+    kept_as: str | None
+
+
+class Switched(Answer):
+    """The branch now current and its tip; ``set_aside``: where hand edits the switch moved past
+    were kept; ``tracking``: the remote branch a new branch was made from."""
+
+    NAME: ClassVar[str] = "switch"
+
+    branch: str
+    commit: str
+    content: str
+    set_aside: str | None
+    warnings: list[str]
+    tracking: str | None
+
+
+def list_remote_branches(wr: WorldRepo) -> RemoteBranches:
     """The remotes' branches as last fetched (``origin/alt``), with the local branch that
     follows each, if any."""
     following = {}
@@ -94,7 +144,7 @@ def list_remote_branches(wr: WorldRepo) -> list[dict[str, Any]]:
         name = ref.removeprefix(REMOTE_HEADS)
         out.append({"name": name, "remote": name.partition("/")[0], "commit": commit.id,
                     "content": content_of(wr, commit), "followed_by": following.get(name)})
-    return out
+    return RemoteBranches.model_validate({"items": out})
 
 
 class Branch(Shape):
@@ -124,17 +174,17 @@ def list_branches(wr: WorldRepo) -> Branches:
     return Branches(items=out)
 
 
-def create_branch(wr: WorldRepo, name: str, rev: str | None = None) -> dict[str, Any]:
+def create_branch(wr: WorldRepo, name: str, rev: str | None = None) -> BranchCreated:
     """A new branch ``name`` at ``rev`` (default HEAD); the current branch stays."""
     _check_name(name)
     with wr.lock:
         _refuse_clash(wr, name)
         commit = resolve_rev(wr, rev or "HEAD")
         new_branch_ref(wr, name, commit)
-        return {"name": name, "commit": commit.id, "content": content_of(wr, commit)}
+        return BranchCreated(name=name, commit=commit.id, content=content_of(wr, commit))
 
 
-def delete_branch(wr: WorldRepo, name: str) -> dict[str, Any]:
+def delete_branch(wr: WorldRepo, name: str) -> BranchDeleted:
     """Delete a branch; its events stay reachable under refs/narr/abandoned/ when no other ref has them."""
     with wr.lock:
         if not branch_exists(wr, name):
@@ -147,22 +197,7 @@ def delete_branch(wr: WorldRepo, name: str) -> dict[str, Any]:
             kept = keep_abandoned(wr, tip.id, name, f"narr branch --delete {name}",
                                        wr.head_id())
         delete_branch_ref(wr, name)
-        return {"name": name, "commit": tip.id, "kept_as": kept}
-
-
-@dataclass
-class SwitchResult:
-    branch: str
-    commit: str
-    content: str
-    set_aside: str | None
-    warnings: list[str] = field(default_factory=list)
-    tracking: str | None = None  # made from this remote branch (``origin/alt``)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"branch": self.branch, "commit": self.commit, "content": self.content,
-                "set_aside": self.set_aside, "warnings": self.warnings,
-                "tracking": self.tracking}
+        return BranchDeleted(name=name, commit=tip.id, kept_as=kept)
 
 
 def _remote_branch(wr: WorldRepo, name: str) -> tuple[str, Commit]:
@@ -188,7 +223,7 @@ def _remote_branch(wr: WorldRepo, name: str) -> tuple[str, Commit]:
 
 
 def switch(wr: WorldRepo, name: str, *, set_aside: bool = False, create: bool = False,
-           when: datetime | None = None) -> SwitchResult:
+           when: datetime | None = None) -> Switched:
     """Make branch ``name`` current (``create``: a new one here); hand edits move or are set aside."""
     _check_name(name)
     tracked: tuple[str, Commit] | None = None
@@ -235,9 +270,9 @@ def switch(wr: WorldRepo, name: str, *, set_aside: bool = False, create: bool = 
             message=f"narr switch: to {name}",
             updates=tuple(updates), tree=target.tree, made_refs=(saved,),
         ))
-        result = SwitchResult(name, target.id, content_of(wr, target), saved, recovered)
-        result.tracking = f"{tracked[0]}/{name}" if tracked is not None else None
-        return result
+        return Switched(branch=name, commit=target.id, content=content_of(wr, target),
+                        set_aside=saved, warnings=recovered,
+                        tracking=f"{tracked[0]}/{name}" if tracked is not None else None)
 
 
 def reflog(wr: WorldRepo, limit: int | None = None) -> list[dict[str, Any]]:

@@ -40,9 +40,10 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, ClassVar, Literal
 
 from narrative import fields, safejson
+from narrative.answers import MAYBE, Answer, Shape
 from narrative.engine.event import iso, now_utc
 from narrative.errors import (
     ConflictError,
@@ -55,6 +56,7 @@ from narrative.fields import MERGE_SPELLING, FieldConflict
 from narrative.ids import new_event_id, parse_node_path
 from narrative.model import Change, EventRecord
 from narrative.nodefile import NodeDict, as_node_dict, validate
+from narrative.shapes import StoredRecord
 from narrative.store import (
     HEADS,
     REMOTE_HEADS,
@@ -86,8 +88,73 @@ ABSENT = fields.ABSENT
 WHOLE_NODE = ""
 
 
+class MergeOutcome(Shape):
+    """A merge as :class:`MergeResult` tells it, without its ``schema`` (a pull's ``merge``):
+    ``record`` the merge event's, or on a fast-forward the new tip's (null when that is a
+    plain commit); ``joined`` the nodes made on both sides that became one; ``kept_edits``
+    nodes whose hand edits stay uncommitted."""
+
+    branch: str
+    commit: str | None
+    fast_forward: bool
+    warnings: list[str]
+    joined: list[dict[str, str]]
+    kept_edits: list[str]
+    record: StoredRecord | None
+
+
+class MergeResult(MergeOutcome, Answer):
+    """A story line merged into the current one: a merge event, or a fast-forward."""
+
+    NAME: ClassVar[str] = "merge"
+
+
+class MergeConflict(Shape):
+    """A field both lines changed: ``base``, ``ours``, ``theirs`` absent where the field is;
+    ``resolution`` the value chosen, absent when none is or when the choice is to leave the
+    field out (``resolved`` says which)."""
+
+    node: str
+    field: str
+    base: Annotated[Any | None, MAYBE] = None
+    ours: Annotated[Any | None, MAYBE] = None
+    theirs: Annotated[Any | None, MAYBE] = None
+    resolved: bool
+    resolution: Annotated[Any | None, MAYBE] = None
+
+
+class Conflicts(Answer):
+    """The stopped merge (``ours``, ``theirs``, ``base`` its commits) and each conflict."""
+
+    NAME: ClassVar[str] = "conflicts"
+
+    branch: str
+    ours: str
+    theirs: str
+    base: str
+    conflicts: list[MergeConflict]
+    unresolved: int
+
+
+class Resolved(Conflicts):
+    """The stopped merge and its conflicts, after a resolution was chosen."""
+
+    NAME: ClassVar[str] = "resolve"
+
+
+class MergeAborted(Answer):
+    """A stopped merge forgotten; the world was never changed by it."""
+
+    NAME: ClassVar[str] = "merge_aborted"
+
+    branch: str
+    aborted: Literal[True]
+
+
 @dataclass
-class MergeResult:
+class _Merging:
+    """What a merge does as it goes, told as a :class:`MergeResult` at the end."""
+
     branch: str
     commit: str | None = None
     fast_forward: bool = False
@@ -97,12 +164,11 @@ class MergeResult:
     joined: list[dict[str, str]] = field(default_factory=list)  # see :func:`_joins`
     kept_edits: list[str] = field(default_factory=list)  # nodes whose hand edits stay uncommitted
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"branch": self.branch, "commit": self.commit,
-                               "fast_forward": self.fast_forward, "warnings": self.warnings,
-                               "joined": self.joined, "kept_edits": self.kept_edits}
-        out["record"] = record_json(self.record) if self.record is not None else None
-        return out
+    def told(self) -> MergeResult:
+        return MergeResult.model_validate({
+            "branch": self.branch, "commit": self.commit, "fast_forward": self.fast_forward,
+            "warnings": self.warnings, "joined": self.joined, "kept_edits": self.kept_edits,
+            "record": record_json(self.record) if self.record is not None else None})
 
 
 @dataclass
@@ -441,7 +507,7 @@ def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeR
         theirs = _theirs(wr, branch)
         head = wr.head_commit()
         assert head is not None
-        result = MergeResult(branch, warnings=recovered)
+        result = _Merging(branch, warnings=recovered)
         if is_ancestor(wr, theirs.id, head.id):
             raise NothingToDoError(f"already up to date: {branch} is part of this story line")
         if is_ancestor(wr, head.id, theirs.id):
@@ -459,7 +525,7 @@ def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeR
                 tree=theirs.tree,
             ))
             result.commit, result.fast_forward, result.record = theirs.id, True, rec
-            return result
+            return result.told()
         base = merge_base(wr, head.id, theirs.id)
         if base is None:
             raise ConflictError(f"{branch} shares no history with this story line; there is "
@@ -475,7 +541,7 @@ def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeR
                      "resolutions": {}}
             wr.private.save_merge_state(state)
             raise _conflict_error(branch, plan.conflicts)
-        return _seal(wr, head, theirs, branch, plan, result, when)
+        return _seal(wr, head, theirs, branch, plan, result, when).told()
 
 
 def _conflict_error(branch: str, conflicts: list[FieldConflict]) -> ConflictError:
@@ -494,7 +560,7 @@ def conflict_line(c: dict[str, Any]) -> str:
 
 
 def _seal(wr: WorldRepo, head: Commit, theirs: Commit, branch: str, plan: _Plan,
-          result: MergeResult, when: datetime | None) -> MergeResult:
+          result: _Merging, when: datetime | None) -> _Merging:
     _validate(wr, head, plan.finals)
     conflict_fields = [(c.node, c.field) for c in plan.conflicts]
     view = WorldView(wr, head.tree)
@@ -525,7 +591,7 @@ def _require_state(wr: WorldRepo) -> dict[str, Any]:
     return state
 
 
-def conflicts(wr: WorldRepo) -> dict[str, Any]:
+def conflicts(wr: WorldRepo) -> Conflicts:
     """The stopped merge: its branch and every conflict with the resolution chosen, if any."""
     state = _require_state(wr)
     rows = []
@@ -533,13 +599,14 @@ def conflicts(wr: WorldRepo) -> dict[str, Any]:
         res = state["resolutions"].get(resolution_key(c["node"], c["field"]))
         rows.append({**c, "resolved": res is not None,
                      **({"resolution": res["value"]} if res and "value" in res else {})})
-    return {"branch": state["branch"], "ours": state["ours"], "theirs": state["theirs"],
-            "base": state["base"], "conflicts": rows,
-            "unresolved": sum(1 for r in rows if not r["resolved"])}
+    return Conflicts.model_validate({
+        "branch": state["branch"], "ours": state["ours"], "theirs": state["theirs"],
+        "base": state["base"], "conflicts": rows,
+        "unresolved": sum(1 for r in rows if not r["resolved"])})
 
 
 def resolve(wr: WorldRepo, node: str, field_: str, *, take: str | None = None,
-            value: Any = ABSENT) -> dict[str, Any]:
+            value: Any = ABSENT) -> Resolved:
     """Choose a conflict's outcome: ``take`` "ours" or "theirs", or an explicit ``value``.
 
     ``field_`` is a JSON pointer or the dotted form (``state.mood``), as every command
@@ -561,7 +628,7 @@ def resolve(wr: WorldRepo, node: str, field_: str, *, take: str | None = None,
             raise InvalidInputError("say which: --ours, --theirs or --value JSON")
         state["resolutions"][resolution_key(node, field_)] = chosen
         wr.private.save_merge_state(state)
-        return conflicts(wr)
+        return Resolved.model_validate(conflicts(wr).to_json())
 
 
 def continue_merge(wr: WorldRepo, *, when: datetime | None = None) -> MergeResult:
@@ -591,18 +658,18 @@ def continue_merge(wr: WorldRepo, *, when: datetime | None = None) -> MergeResul
                    if resolution_key(c.node, c.field) not in plan.resolved]
         if missing:  # the worlds are what they were, so this is only a damaged state file
             raise _conflict_error(state["branch"], missing)
-        result = MergeResult(state["branch"], warnings=recovered, kept_edits=sorted(scan.edits))
+        result = _Merging(state["branch"], warnings=recovered, kept_edits=sorted(scan.edits))
         _seal(wr, head, theirs, state["branch"], plan, result, when)
         wr.private.drop_merge_state()
-        return result
+        return result.told()
 
 
-def abort(wr: WorldRepo) -> dict[str, Any]:
+def abort(wr: WorldRepo) -> MergeAborted:
     """Forget the stopped merge; the world was never changed by it."""
     with writing(wr):
         state = _require_state(wr)
         wr.private.drop_merge_state()
-        return {"branch": state["branch"], "aborted": True}
+        return MergeAborted(branch=state["branch"], aborted=True)
 
 
 def parse_value(text: str) -> Any:

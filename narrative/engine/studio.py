@@ -540,7 +540,7 @@ def story_lines(wr: WorldRepo) -> dict[str, Any]:
     from narrative.errors import NothingToDoError
 
     try:
-        merging: dict[str, Any] | None = conflicts(wr)
+        merging: dict[str, Any] | None = conflicts(wr).to_json()
     except NothingToDoError:
         merging = None
     head = wr.head_commit()

@@ -3,8 +3,9 @@
 :class:`EventParams` is everything an event takes, through every door: the words, the changes
 spelt out (``ops``, or in the command line's own forms: ``set``, ``unset``, ``relate``,
 ``unrelate``, ``expire``, where a node may be named by its name or alias), the diffuser, the
-story time, the narrative text, causes, held-back changes to ``accept``, ``render``, ``large``,
-a dry run, and ``retry`` (run the newest failed event again instead). :func:`request_from` is
+story time, the narrative text, causes, held-back changes to ``accept``, ``render``, ``large``
+and a dry run. A failed event is run again by a row of its own (``retry``), not by the event's
+words. :func:`request_from` is
 the one place such arguments become an :class:`~narrative.delta.request.EventRequest`, so the
 same words give the same changes whether they come from ``narr event``, the HTTP API, an MCP
 tool, the studio's composer or the library.
@@ -30,8 +31,7 @@ _Flags = Annotated[list[Annotated[str, Field(max_length=MAX_CONTENT)]], Field(ma
 
 
 class EventParams(Params):
-    content: Annotated[str, Field(max_length=MAX_CONTENT)] | None = Field(
-        None, description="what happens (not with retry)")
+    content: Annotated[str, Field(min_length=1, max_length=MAX_CONTENT, description="what happens")]
     ops: Annotated[list[Op], Field(max_length=10_000)] = Field(
         default_factory=list, description="changes spelt out (the delta's ops)")
     set: _Flags = Field(default_factory=list, description=(
@@ -58,8 +58,6 @@ class EventParams(Params):
     render: bool = Field(False, description="ask the diffuser to write the narrative text too")
     large: bool = Field(False, description="let the rules read words beyond 256 KB at once")
     dry_run: bool = Field(False, description="show what would change, record nothing")
-    retry: bool = Field(False, description=(
-        "run the newest failed event again, as it was asked (with no words or changes of its own)"))
 
     @field_validator("ops", mode="before")
     @classmethod
@@ -73,10 +71,6 @@ class EventParams(Params):
         return value
 
 
-RETRY_TAKES = ("dry_run", "diffuser")
-"""What a retry takes beside ``retry``: it runs the kept event as it was asked."""
-
-
 def request_from(wr: WorldRepo, params: EventParams) -> EventRequest:
     """The request ``params`` ask for: the changes spelt out and those the flag forms name (a
     node named by its name or alias), the words, the story time, the text and the rest."""
@@ -85,7 +79,7 @@ def request_from(wr: WorldRepo, params: EventParams) -> EventRequest:
     from narrative.diffusers.base import default_name
     from narrative.model import Delta
 
-    content = (params.content or "").strip()
+    content = params.content.strip()
     if not content:
         raise InvalidInputError("an event needs content: say what happens")
     if params.story_time is not None and not params.story_time.strip():
@@ -110,14 +104,6 @@ def run_event(wr: WorldRepo, p: EventParams) -> EventResult:
     from narrative.diffusers.base import get_diffuser
     from narrative.engine import event as engine
 
-    if p.retry:
-        given = sorted(name for name in p.model_fields_set - {"retry", *RETRY_TAKES}
-                       if getattr(p, name) not in (None, False, []))
-        if given:
-            raise InvalidInputError(f"the arguments: /{given[0]}: a retry takes no words, changes "
-                                    "or settings of its own: it runs the kept event as it was asked")
-        chosen = get_diffuser(p.diffuser, wr) if p.diffuser else None
-        return engine.retry(wr, dry_run=p.dry_run, diffuser=chosen)
     with engine.names_then_event(wr):
         request = request_from(wr, p)
         assert request.diffuser is not None
@@ -160,12 +146,13 @@ def run_drop_failed(wr: WorldRepo, p: DropFailedParams) -> FailedDropped:
 E = "narrative.engine"
 EVENT = Operation(
     "event", "Record one event: its words, the changes spelt out, and what the diffuser adds "
-    "(dry_run: only show them; retry: run the newest failed event again).",
+    "(dry_run: only show them).",
     EventParams, run_event, f"{E}.event:EventResult", "POST", "/api/events", "event",
     writes=True, idempotent=False, positional=("content",),
     cli_only={"creates": "--create FILE: a node file, read into ops",
               "delta_file": "--delta FILE: a delta's ops (and text, story time...)",
-              "at": "--at: the old spelling of --story-time"})
+              "at": "--at: the old spelling of --story-time",
+              "retry": "--retry: the retry row, for the newest failed event"})
 FAILED = Operation(
     "failed", "Events that could not be recorded, kept with their error; newest first.",
     Paged, run_failed, f"{E}.failed_answers:FailedEvents", "GET", "/api/failed", "failed")

@@ -391,7 +391,7 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
     def drop_failed(wr: WorldRepo, body: dict[str, Any]) -> Any:
         from narrative.engine.failed import drop
 
-        return drop(wr, _text(body, "key", "the failed event's key"))
+        return drop(wr, _text(body, "key", "the failed event's key")).to_json()
 
     def create(wr: WorldRepo, body: dict[str, Any]) -> Any:
         from narrative.engine.new import new_node
@@ -464,7 +464,8 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
     def branch(wr: WorldRepo, body: dict[str, Any]) -> Any:
         from narrative.engine.branches import create_branch
 
-        return create_branch(wr, _text(body, "name", "the story line's name"), _opt(body, "rev") or None)
+        return create_branch(wr, _text(body, "name", "the story line's name"),
+                             _opt(body, "rev") or None).to_json()
 
     def merge(wr: WorldRepo, body: dict[str, Any]) -> Any:
         from narrative.engine.merge import merge
@@ -483,8 +484,9 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
         if not isinstance(field_, str):
             raise _invalid("\"field\" must be the conflict's field (\"\" for the whole node)")
         if take is not None:
-            return resolve(wr, _text(body, "node", "the conflict's node"), field_, take=take)
-        return resolve(wr, _text(body, "node", "the conflict's node"), field_, value=body["value"])
+            return resolve(wr, _text(body, "node", "the conflict's node"), field_, take=take).to_json()
+        return resolve(wr, _text(body, "node", "the conflict's node"), field_,
+                       value=body["value"]).to_json()
 
     def merge_continue(wr: WorldRepo, body: dict[str, Any]) -> Any:
         from narrative.engine.merge import continue_merge
@@ -494,7 +496,7 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
     def merge_abort(wr: WorldRepo, body: dict[str, Any]) -> Any:
         from narrative.engine.merge import abort
 
-        return abort(wr)
+        return abort(wr).to_json()
 
     def restore(wr: WorldRepo, body: dict[str, Any]) -> Any:
         from narrative.engine.setaside import restore
