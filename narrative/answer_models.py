@@ -10,11 +10,11 @@ record (a hand edit, a finding) are typed as JSON objects.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from narrative.answers import MAYBE, Shape
+from narrative.answers import MAYBE, Answer, Shape
 from narrative.engine.branches import Branch
 from narrative.engine.chains import Chain
 from narrative.engine.failed_answers import FailedItem
@@ -57,8 +57,10 @@ class CheckProblem(Shape):
     fix: list[str]
 
 
-class CheckAnswer(Shape):
+class CheckAnswer(Answer):
     """``since``: the verified tip the events were checked from (null: all of them)."""
+
+    NAME: ClassVar[str] = "check"
 
     ok: bool
     events: int
@@ -89,8 +91,10 @@ class DoctorAnswer(Shape):
     findings: list[DoctorFinding]
 
 
-class NewAnswer(Shape):
+class NewAnswer(Answer):
     """A node ``narr new`` made: ``path`` its file, relative to the world's root."""
+
+    NAME: ClassVar[str] = "new"
 
     id: str
     path: str
@@ -129,19 +133,25 @@ class SetAsideItem(Shape):
     restored_at: str | None
 
 
-class EditsAnswer(Shape):
+class EditsAnswer(Answer):
+    NAME: ClassVar[str] = "edits"
+
     items: list[SetAsideItem]
 
 
-class GcAnswer(Shape):
+class GcAnswer(Answer):
+    NAME: ClassVar[str] = "gc"
+
     bytes_before: int
     bytes_after: int
     loose_before: int
     loose_after: int
 
 
-class EditRestoredAnswer(Shape):
+class EditRestoredAnswer(Answer):
     """``set_aside``: where the current edits went when the restored ones won a collision."""
+
+    NAME: ClassVar[str] = "edit_restored"
 
     ref: str
     changes: list[Change]
@@ -151,12 +161,16 @@ class EditRestoredAnswer(Shape):
     warnings: list[str]
 
 
-class EditDroppedAnswer(Shape):
+class EditDroppedAnswer(Answer):
+    NAME: ClassVar[str] = "edit_dropped"
+
     dropped: str
 
 
-class ChainDroppedAnswer(Shape):
+class ChainDroppedAnswer(Answer):
     """``lost``: the events no other ref holds, gone with the chain."""
+
+    NAME: ClassVar[str] = "chain_dropped"
 
     dropped: str
     ref: str
@@ -173,7 +187,9 @@ class ReflogEntry(Shape):
     content: str
 
 
-class ReflogAnswer(Shape):
+class ReflogAnswer(Answer):
+    NAME: ClassVar[str] = "reflog"
+
     items: list[ReflogEntry]
 
 
@@ -216,10 +232,12 @@ class AdoptEvent(Shape):
     content: str
 
 
-class AdoptAnswer(Shape):
+class AdoptAnswer(Answer):
     """Plain commits made hand edits again: the branch moved ``from`` the last of them ``to`` the
     last event (``event``), the commits kept under ``kept_as``; ``world_paths`` are hand edits
     now, ``other_paths`` uncommitted changes outside world/."""
+
+    NAME: ClassVar[str] = "adopt"
 
     branch: str
     from_: str = Field(alias="from")
@@ -663,12 +681,9 @@ ANSWERS: dict[str, Any] = {}
 """The type of each operation's answer not yet told by its row, by operation name."""
 
 CLI_ANSWERS: dict[str, Any] = {
-    "error": ErrorAnswer, "init": InitAnswer, "check": CheckAnswer, "doctor": DoctorAnswer,
-    "new": NewAnswer, "path": PathAnswer, "get_value": GetValueAnswer,
-    "edits": EditsAnswer, "gc": GcAnswer,
-    "edit_restored": EditRestoredAnswer, "edit_dropped": EditDroppedAnswer,
-    "chain_dropped": ChainDroppedAnswer, "reflog": ReflogAnswer,
-    "import": ImportAnswer, "export_written": ExportWrittenAnswer, "adopt": AdoptAnswer,
+    "error": ErrorAnswer, "init": InitAnswer, "doctor": DoctorAnswer, "path": PathAnswer,
+    "get_value": GetValueAnswer,
+    "import": ImportAnswer, "export_written": ExportWrittenAnswer,
     "clone": CloneAnswer, "push": PushAnswer, "pull": PullAnswer,
     "graph_sizes": GraphSizesAnswer, "graph": GraphAnswer, "connect": ConnectAnswer,
     "story": StoryAnswer, "codex": CodexAnswer, "vault": VaultAnswer, "studio": StudioAnswer,

@@ -163,12 +163,8 @@ def formats_markdown(schemas: Path = SCHEMAS) -> str:
 
 ANSWER_COMMANDS: dict[str, tuple[str, ...]] = {
     "error": ("narr ... --json", "HTTP", "MCP"),
-    "init": ("narr init",), "check": ("narr check",), "doctor": ("narr doctor",),
-    "new": ("narr new",), "path": ("narr path",), "get_value": ("narr get NODE FIELD",),
-    "edits": ("narr edits",),
-    "edit_restored": ("narr edits restore",), "edit_dropped": ("narr edits drop",),
-    "chain_dropped": ("narr chains drop",), "reflog": ("narr reflog",), "gc": ("narr gc",),
-    "adopt": ("narr adopt",),
+    "init": ("narr init",), "doctor": ("narr doctor",),
+    "path": ("narr path",), "get_value": ("narr get NODE FIELD",),
     "import": ("narr import",), "export_written": ("narr export ... -o FILE",),
     "clone": ("narr clone",), "push": ("narr push",), "pull": ("narr pull",),
     "graph_sizes": ("narr graph",), "graph": ("narr graph world", "narr graph events"),

@@ -10,7 +10,7 @@ import click
 
 from narrative.cli.completion import complete_node
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import emit_json, json_option, warn
+from narrative.cli.output import emit_answer, emit_json, json_option, warn
 from narrative.cli.terminal import echo
 from narrative.errors import InvalidWorldError
 
@@ -168,14 +168,14 @@ def new_cmd(ctx: Context, layer: str, name: str, kind: str, aliases: tuple[str, 
       narr new character 林远 --alias "Lin Yuan"
       narr new background 渡口 --kind place
     """
-    from narrative.engine.new import new_node
+    from narrative.operations.nodes import NEW_NODE
 
-    made = new_node(ctx.world, layer, name, kind=kind, aliases=list(aliases), lifecycle=lifecycle,
-                    summary=summary, force=force)
+    made = ctx.call(NEW_NODE, layer=layer, name=name, kind=kind, aliases=aliases,
+                    lifecycle=lifecycle, summary=summary, force=force)
     for message in made.warnings:
         warn(message)
     if as_json:
-        emit_json(made.to_json(), "new")
+        emit_answer(made)
         return
     echo(f"{made.id} {made.path}")
     echo("The next event records it; narr edit " + made.id + " fills it in.", err=True)

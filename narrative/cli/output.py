@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from narrative.answers import Answer, Items
+from narrative.answers import Answer
 from narrative.cli.context import Context
 from narrative.cli.terminal import echo, paint
 
@@ -118,9 +118,9 @@ def group_listing(click_ctx: click.Context, as_json: bool, fetch: Callable[[Any]
     ctx = click_ctx.find_object(Context)
     assert ctx is not None
     found = fetch(ctx.world)
-    items: list[dict[str, Any]] = found.to_json()["items"] if isinstance(found, Items) else found
+    items: list[dict[str, Any]] = found.to_json()["items"] if isinstance(found, Answer) else found
     if as_json:
-        emit_answer(found) if isinstance(found, Items) else emit_json(items, name)
+        emit_answer(found) if isinstance(found, Answer) else emit_json(items, name)
         return []
     if not items:
         echo(empty)

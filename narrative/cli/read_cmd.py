@@ -119,13 +119,13 @@ def _show_lines(data: dict[str, Any]) -> None:
 
 
 @click.command("get")
-@click.argument("node_id", metavar="NODE", shell_complete=complete_node)
+@click.argument("node", metavar="NODE", shell_complete=complete_node)
 @click.argument("field", required=False, shell_complete=complete_field)
 @click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
               help="The node as it was at a revision or event.")
 @json_option
 @pass_context
-def get_cmd(ctx: Context, node_id: str, field: str | None, at: str | None, as_json: bool) -> None:
+def get_cmd(ctx: Context, node: str, field: str | None, at: str | None, as_json: bool) -> None:
     """A node (or one FIELD, dotted or a JSON pointer) as the world holds it now or --at REV.
 
     NODE is the node's id, name or alias.
@@ -138,7 +138,7 @@ def get_cmd(ctx: Context, node_id: str, field: str | None, at: str | None, as_js
     from narrative.engine.nodes import get_node, get_value
 
     ctx.reads_only = True
-    node = ctx.node(node_id, must_exist=False)
+    node = ctx.node(node, must_exist=False)
     if as_json and field is None:  # the answer of the get_node operation (HTTP, MCP)
         path, data = get_node(ctx.world, node, at)
         emit_json({"path": path, "node": data}, "get_node")

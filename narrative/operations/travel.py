@@ -9,6 +9,7 @@ from pydantic import Field
 from narrative.operations import MAX_CONTENT, MAX_STRING, NodeName, NoParams, Operation, Params, Rev, Short
 
 if TYPE_CHECKING:
+    from narrative.answer_models import ChainDroppedAnswer
     from narrative.engine.chains import Chains
     from narrative.engine.event import RevertResult
     from narrative.engine.replay import ReplayResult
@@ -35,6 +36,14 @@ class ReplayParams(Params):
     diffuser: Short | None = None
     again: bool = Field(False, description="replay every event, even those the story holds an "
                                            "earlier replay of (told twice)")
+    to: Short | None = Field(None, description="replay the chain only up to this event (its id)")
+
+
+class DropChainParams(Params):
+    which: Annotated[str, Field(min_length=1, max_length=MAX_STRING,
+                                description="the chain's number or name (as chains lists them)")]
+    force: bool = Field(False, description=(
+        "drop it even when some of its events are kept by no other ref (they are lost)"))
 
 
 def run_reset(wr: WorldRepo, p: ResetParams) -> ResetResult:
@@ -52,7 +61,7 @@ def run_revert(wr: WorldRepo, p: RevertParams) -> RevertResult:
 def run_replay(wr: WorldRepo, p: ReplayParams) -> ReplayResult:
     from narrative.engine.replay import replay
 
-    return replay(wr, p.chain, reuse=p.reuse, diffuser_name=p.diffuser, again=p.again)
+    return replay(wr, p.chain, reuse=p.reuse, diffuser_name=p.diffuser, again=p.again, to=p.to)
 
 
 def run_chains(wr: WorldRepo, p: NoParams) -> Chains:
@@ -61,7 +70,19 @@ def run_chains(wr: WorldRepo, p: NoParams) -> Chains:
     return list_chains(wr)
 
 
+def run_drop_chain(wr: WorldRepo, p: DropChainParams) -> ChainDroppedAnswer:
+    from narrative.answer_models import ChainDroppedAnswer
+    from narrative.engine.replay import drop_chain
+
+    return ChainDroppedAnswer.model_validate(drop_chain(wr, p.which, force=p.force))
+
+
 E = "narrative.engine"
+DROP_CHAIN = Operation(
+    "drop_chain", "Delete an abandoned chain; refused while it alone keeps events (force: drop "
+    "them too).", DropChainParams, run_drop_chain, "narrative.answer_models:ChainDroppedAnswer",
+    "POST", "/api/chains/drop", "chains drop", positional=("which",), writes=True,
+    destructive=True, idempotent=False)
 ROWS = (
     Operation("chains", "Abandoned chains of events (left by reset), which replay can bring back.",
               NoParams, run_chains, f"{E}.chains:Chains", "GET", "/api/chains", "chains"),
@@ -75,4 +96,5 @@ ROWS = (
     Operation("replay", "Run an abandoned chain again on top of the story.",
               ReplayParams, run_replay, f"{E}.replay:ReplayResult", "POST", "/api/replay", "replay",
               positional=("chain",), writes=True, idempotent=False),
+    DROP_CHAIN,
 )
