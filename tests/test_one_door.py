@@ -243,3 +243,69 @@ def test_every_row_answers_alike_through_every_door(name: str, flat_world: Path,
     first = masked(answers["library"])
     for door, answer in answers.items():
         assert masked(answer) == first, door
+
+
+BAD_OPS: list[Any] = [
+    {"op": "set", "target": "lin-yuan"},
+    {"op": "nope", "target": "lin-yuan"},
+    "set lin-yuan mood",
+    {"op": "set", "target": "lin-yuan", "field": "/state/mood", "value": 1, "colour": "red"},
+    {"op": "set", "target": "lin-yuan", "field": 5, "value": 1},
+    {"op": "relate", "source": "lin-yuan", "type": "knows", "target": "su-qing", "attrs": [1]},
+]
+
+
+@pytest.mark.parametrize("bad", BAD_OPS, ids=lambda bad: json.dumps(bad)[:40])
+def test_a_malformed_op_is_the_same_typed_error_through_every_door(bad: Any,
+                                                                   flat_world: Path) -> None:
+    """The library, HTTP and MCP refuse a malformed op alike: an InvalidInputError (exit code
+    12) naming the op (``/ops/0``), and nothing written."""
+    import narrative as narr
+    from narrative.serve.mcp import WorldTools
+    from narrative.store import WorldRepo
+
+    before = git(flat_world, "rev-parse", "HEAD")
+    arguments = {"content": "Dusk", "ops": [bad]}
+    errors: dict[str, dict[str, Any]] = {}
+    with WorldRepo.open(flat_world) as wr:
+        row = narr.operation("event")
+        with pytest.raises(narr.InvalidInputError) as caught:
+            row.call(wr, row.parse(arguments))
+        errors["library"] = caught.value.to_json()
+    status, errors["http"] = http_answer(narr.operation("event"), arguments, flat_world)
+    assert status == 400
+    tools = WorldTools(flat_world)
+    try:
+        result = tools.call("event", arguments)
+    finally:
+        tools.close()
+    assert result.is_error
+    errors["mcp"] = result.structured_content or {}
+    for door, error in errors.items():
+        assert (error["type"], error["exit_code"]) == ("InvalidInputError", 12), door
+        assert "/ops/0" in error["error"], (door, error["error"])
+    assert git(flat_world, "rev-parse", "HEAD") == before
+
+
+@pytest.mark.parametrize("value", [object(), {1: "one"}, b"bytes", {"deep": [object()]}],
+                         ids=["object", "int-key", "bytes", "deep"])
+def test_a_value_json_has_no_form_of_is_a_typed_error_not_a_crash(value: Any,
+                                                                  flat_world: Path) -> None:
+    """A program's op may hold any Python value; one JSON cannot hold is refused as an
+    InvalidInputError naming where it is, by every function that takes ops, before anything
+    is written (it used to escape as pydantic's serialization error)."""
+    import narrative as narr
+    from narrative.delta.request import EventRequest
+    from narrative.model import Delta
+
+    before = git(flat_world, "rev-parse", "HEAD")
+    op = narr.SetOp(target="lin-yuan", field="state.mood", value=value)
+    with narr.open_world(flat_world) as wr:
+        with pytest.raises(narr.InvalidInputError, match="/ops/0/value"):
+            narr.event(wr, "Dusk", op)
+        with pytest.raises(narr.InvalidInputError, match="/ops/0/value"):
+            narr.event(wr, "Dusk", op, dry_run=True)
+        with pytest.raises(narr.InvalidInputError, match="/delta/ops/0/value"):
+            narr.run_event(wr, EventRequest(content="Dusk", delta=Delta(ops=[op]),
+                                            diffuser="explicit"))
+    assert git(flat_world, "rev-parse", "HEAD") == before
