@@ -8,11 +8,86 @@ escapes is a bug in narr and keeps its traceback.
 from __future__ import annotations
 
 import errno
-from typing import Any
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Door = Literal["cli", "http", "mcp"]
+"""Who reads an error's hint: a person at the command line, an HTTP client, an MCP client."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """What to do next, as data: an operation of the table and its arguments.
+
+    The engine names operations, never a command of one door; each door words the step its
+    own way (``narr failed retry 1`` on the command line, the ``retry`` tool with
+    ``{"which": "1"}`` over MCP), so a client is only ever told of what it can call.
+    """
+
+    operation: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    cli: str | None = None
+    """The command line's own shorter spelling of the step, where it has one (``narr event
+    --retry`` for the newest failed event)."""
+
+    def worded(self, door: Door) -> str:
+        from narrative.operations import operation
+
+        if door == "cli" and self.cli is not None:
+            return self.cli
+        row = operation(self.operation)
+        given = {k: v for k, v in self.arguments.items() if v is not None and v is not False}
+        if door == "mcp":
+            return f"the {row.name} tool" + (f" with {_json(given)}" if given else "")
+        if door == "http":
+            path = _path(row.path, given)
+            if row.method == "GET":
+                from urllib.parse import urlencode
+
+                return f"GET {path}" + (f"?{urlencode(given, doseq=True)}" if given else "")
+            return f"{row.method} {path}" + (f" with {_json(given)}" if given else "")
+        return _command(row, given)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _path(path: str, given: dict[str, Any]) -> str:
+    """The route with its path's arguments filled in (and taken out of ``given``)."""
+    from urllib.parse import quote
+
+    for name in list(given):
+        if "{" + name + "}" in path:
+            path = path.replace("{" + name + "}", quote(str(given.pop(name)), safe=""))
+    return path
+
+
+def _command(row: Any, given: Mapping[str, Any]) -> str:
+    """``narr CMD POSITIONAL --option VALUE``: the row's command with the arguments given."""
+    import shlex
+
+    words = ["narr", *row.cli.split()]
+    words += [str(given[name]) for name in row.positional if name in given]
+    for name, value in given.items():
+        if name in row.positional:
+            continue
+        flag = "--" + name.replace("_", "-")
+        values = value if isinstance(value, list) else [value]
+        for item in values:
+            words += [flag] if item is True else [flag, str(item)]
+    return " ".join(shlex.quote(w) if any(c in w for c in " \t\n'\"\\$`;&|<>()*?") else w
+                    for w in words)
 
 
 class NarrError(Exception):
-    """Base of every error a user can cause; ``exit_code`` comes from the table below."""
+    """Base of every error a user can cause; ``exit_code`` comes from the table below.
+
+    ``hint`` says what to do; where that is an operation, the hint holds ``{0}``, ``{1}``...
+    for ``steps``, which each door words its own way (:meth:`hint_for`).
+    """
 
     exit_code = 1
     http_status = 400
@@ -20,10 +95,12 @@ class NarrError(Exception):
     world or its machine failed (a request that cannot succeed as sent is never a 5xx)."""
 
     def __init__(self, message: str, *, hint: str | None = None,
-                 details: list[str] | None = None, reason: str | None = None) -> None:
+                 details: list[str] | None = None, reason: str | None = None,
+                 steps: Sequence[Step] = ()) -> None:
         super().__init__(message)
         self.message = message
-        self.hint = hint
+        self._hint = hint
+        self.steps = list(steps)
         self.details = details or []
         self.reason = reason
         """Which case of its class this is, for code that treats one case apart (one of the
@@ -32,10 +109,41 @@ class NarrError(Exception):
     def __str__(self) -> str:
         return self.message
 
-    def to_json(self) -> dict[str, Any]:
-        """The error as ``--json`` prints it and the HTTP API and MCP tools answer it."""
+    @property
+    def hint(self) -> str | None:
+        """The hint as the command line words it."""
+        return self.hint_for("cli")
+
+    @hint.setter
+    def hint(self, text: str | None) -> None:
+        self._hint, self.steps = text, []
+
+    def hint_for(self, door: Door) -> str | None:
+        """The hint, its steps worded for ``door``."""
+        text = self._hint
+        if text is None:
+            return None
+        for n, step in enumerate(self.steps):
+            text = text.replace(f"{{{n}}}", step.worded(door))
+        return text
+
+    def add_hint(self, text: str, *steps: Step) -> None:
+        """Add ``text`` (its steps ``{0}``... of its own) to the hint, after what it says."""
+        for n in reversed(range(len(steps))):
+            text = text.replace(f"{{{n}}}", f"{{{n + len(self.steps)}}}")
+        self._hint = f"{self._hint}; {text}" if self._hint else text
+        self.steps += steps
+
+    def add_hint_of(self, other: NarrError) -> None:
+        """Add ``other``'s hint, steps and all, to this one's."""
+        if other._hint:
+            self.add_hint(other._hint, *other.steps)
+
+    def to_json(self, door: Door = "cli") -> dict[str, Any]:
+        """The error as ``--json`` prints it and the HTTP API and MCP tools answer it, the hint
+        worded for ``door``."""
         return error_json(self.message, type(self).__name__, exit_code=self.exit_code,
-                          details=self.details, hint=self.hint,
+                          details=self.details, hint=self.hint_for(door),
                           conflicts=getattr(self, "conflicts", None))
 
 
@@ -90,8 +198,9 @@ class ConflictError(NarrError):
     http_status = 409
 
     def __init__(self, message: str, *, conflicts: list[dict[str, object]] | None = None,
-                 hint: str | None = None, details: list[str] | None = None) -> None:
-        super().__init__(message, hint=hint, details=details)
+                 hint: str | None = None, details: list[str] | None = None,
+                 steps: Sequence[Step] = ()) -> None:
+        super().__init__(message, hint=hint, details=details, steps=steps)
         self.conflicts = conflicts or []
 
 

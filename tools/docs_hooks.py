@@ -180,7 +180,9 @@ def answers_markdown(schemas: Path = SCHEMAS / "answers") -> str:
     from narrative.api import OPERATIONS
     from narrative.serve.http import openapi
 
-    operations = {op.name: op for op in OPERATIONS}
+    operations: dict[str, list[Any]] = {}  # by answer: retry answers as event does
+    for row in OPERATIONS:
+        operations.setdefault(row.answer_name, []).append(row)
     routes = {answer["description"]: f"`{method.upper()} {path}`"  # the studio's own reads
               for path, methods in openapi()["paths"].items() for method, route in methods.items()
               if (answer := route.get("responses", {}).get("200", {})).get("description", "")
@@ -197,8 +199,10 @@ def answers_markdown(schemas: Path = SCHEMAS / "answers") -> str:
     for path in files:
         name = path.name.removesuffix(".schema.json")
         schema = json.loads(path.read_text(encoding="utf-8"))
-        op = operations.get(name)
-        by = (f"`{op.method} {op.path}`" + ("" if name == "edit_node" else ", MCP, the CLI")
+        rows = operations.get(name, [])
+        op = rows[0] if rows else None
+        by = (", ".join(f"`{row.method} {row.path}`" for row in rows)
+              + ("" if name == "edit_node" else ", MCP, the CLI")
               if op is not None else routes.get(str(schema.get("title")), "") + " (the studio)"
               if name.startswith("studio_")
               else ", ".join(f"`{c}`" for c in ANSWER_COMMANDS.get(name, ())))

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from narrative.errors import ConflictError, NothingToDoError
+from narrative.errors import ConflictError, NothingToDoError, Step
 from narrative.ids import is_world_path
 from narrative.store import (
     Commit,
@@ -72,8 +72,9 @@ def unadopted(wr: WorldRepo, head: Commit | None) -> ConflictError | None:
             f"{newest.subject}, ...) changed world/" if len(plain) > 1 else
             f"the plain git commit {newest.id[:10]} {newest.subject!r} changed world/")
     return ConflictError(f"{what}: the history cannot explain it",
-                         hint="narr adopt makes its changes hand edits again, which the next "
-                              "event records (the commit is kept under refs/narr/adopted/)")
+                         hint="{0} makes its changes hand edits again, which the next event "
+                              "records (the commit is kept under refs/narr/adopted/)",
+                         steps=[Step("adopt")])
 
 
 def buried(wr: WorldRepo, commit_ids: list[str]) -> str | None:
@@ -116,7 +117,8 @@ def adopt(wr: WorldRepo) -> AdoptResult:
                                    "adopt")
         if not plain:
             raise NothingToDoError("HEAD is a narr event: there are no plain commits to adopt",
-                                   hint="narr status shows the hand edits the next event records")
+                                   hint="{0} shows the hand edits the next event records",
+                                   steps=[Step("status")])
         changed = paths_between(wr, head.tree, target.tree)
         world_paths = sorted(p for p in changed if is_world_path(p))
         other_paths = sorted(p for p in changed if not is_world_path(p))
@@ -124,7 +126,7 @@ def adopt(wr: WorldRepo) -> AdoptResult:
             raise NothingToDoError(
                 f"the {len(plain)} plain commit{'s' if len(plain) != 1 else ''} after the last "
                 "event do not change world/: there is nothing to adopt",
-                hint="narr check accepts commits that leave world/ alone")
+                hint="{0} accepts commits that leave world/ alone", steps=[Step("check")])
         scan = scan_edits(wr, head.tree)
         keep = frozenset(world_paths) | frozenset(scan.raw)
         updates = [u for u in plan_move(wr, head.tree, target.tree, scan, keep_worktree=keep)

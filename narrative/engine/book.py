@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from narrative.engine.eventgraph import Story, tip_of
-from narrative.errors import InvalidInputError, NotFoundError
+from narrative.errors import InvalidInputError, NotFoundError, Step
 from narrative.store import WorldRepo, resolve_rev, reverted_by, subject_of
 
 SCENE_BREAK = "* * *"
@@ -62,7 +62,8 @@ def book(wr: WorldRepo, start: str | None = None, end: str | None = None) -> Boo
         if commit not in story.by_commit:
             raise InvalidInputError(
                 f"{start} is not on the story line that ends at {end or 'HEAD'}",
-                hint="--from takes an earlier event of the same line (narr log lists them)")
+                hint="--from takes an earlier event of the same line ({0} lists them)",
+                steps=[Step("log")])
         first = story.by_commit[commit]
         after = first.seq
     events: list[dict[str, Any]] = []

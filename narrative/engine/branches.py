@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from narrative.answers import Answer, Items, Shape
-from narrative.errors import ConflictError, InvalidInputError, NotFoundError, NothingToDoError
+from narrative.errors import ConflictError, InvalidInputError, NotFoundError, NothingToDoError, Step
 from narrative.store import (
     HEADS,
     REMOTE_HEADS,
@@ -208,14 +208,17 @@ def _remote_branch(wr: WorldRepo, name: str) -> tuple[str, Commit]:
         head, _, rest = name.partition("/")
         if rest and ref_exists(wr, tracking_ref(head, rest)):
             raise NotFoundError(f"{name} is {head}'s branch; story lines are written on local "
-                                "branches", hint=f"narr switch {rest} makes one following it")
+                                "branches", hint="{0} makes one following it",
+                                steps=[Step("switch", {"name": rest})])
         raise NotFoundError(f"no branch named {name!r}",
-                            hint=f"narr switch -c {name} creates it; narr pull fetches a "
-                                 "remote's branches")
+                            hint="{0} creates it; narr pull fetches a remote's branches",
+                            steps=[Step("switch", {"name": name, "create": True},
+                                        cli=f"narr switch -c {name}")])
     if len(found) > 1:
         raise InvalidInputError(
             f"{name!r} is a branch of {len(found)} remotes ({', '.join(found)})",
-            hint=f"narr branch {name} REMOTE/{name}, then narr switch {name}")
+            hint="{0}, then {1}", steps=[Step("create_branch", {"name": name, "rev": f"REMOTE/{name}"}),
+                                         Step("switch", {"name": name})])
     tip = peel_commit(wr, tracking_ref(found[0], name))
     if tip is None:
         raise NotFoundError(f"{found[0]}/{name} points at no commit of this repository")
@@ -251,7 +254,9 @@ def switch(wr: WorldRepo, name: str, *, set_aside: bool = False, create: bool = 
                 raise ConflictError(
                     f"there are uncommitted hand edits ({len(scan.raw)} file(s)); switching would "
                     "leave them on the wrong story line",
-                    hint="record them with an event first, or narr switch --set-aside",
+                    hint="record them with an event first, or {0}",
+                    steps=[Step("switch", {"name": name, "set_aside": True},
+                                cli="narr switch --set-aside")],
                 )
             updates = plan_move(wr, head.tree, target.tree, scan)
             if scan.raw:

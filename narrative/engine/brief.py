@@ -58,7 +58,7 @@ from narrative.answers import MAYBE, MAYBE_OR_NULL, Answer, Shape
 from narrative.diffusers.context import find_mentions
 from narrative.engine.eventgraph import tip_of
 from narrative.engine.threads import THREAD_KINDS
-from narrative.errors import ConflictError, InvalidInputError, NotFoundError
+from narrative.errors import ConflictError, InvalidInputError, NotFoundError, Step
 from narrative.ids import check_id, parse_node_path
 from narrative.nodefile import NodeDict, edges_of
 from narrative.shapes import EventRef
@@ -290,7 +290,8 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
     edits = view.hand
     for node_id in [*focus, *([pov] if pov else [])]:
         if not view.exists(node_id):
-            raise NotFoundError(f"no node {node_id!r} in the world", hint="narr nodes lists the nodes")
+            raise NotFoundError(f"no node {node_id!r} in the world",
+                                hint="{0} lists the nodes", steps=[Step("list_nodes")])
     names = _Names(view)
     recent = _Recent(wr, tip)
     labels = wr.config.reference_labels

@@ -32,6 +32,7 @@ from narrative.errors import (
     InvalidWorldError,
     NarrError,
     NothingToDoError,
+    Step,
     StorageError,
 )
 from narrative.ids import new_event_id
@@ -206,13 +207,14 @@ def run_event(wr: WorldRepo, request: EventRequest, *, dry_run: bool = False,
         if keep_failed and not dry_run and not getattr(exc, "recorded", False):
             failed.save(wr, request, exc.message, exc.details,
                          raw_reply=getattr(exc, "raw_reply", None), kind=type(exc).__name__)
-            kept = ("the event is kept: narr event --retry runs it again"
-                    if isinstance(exc, BusyError | ConflictError | StorageError) else
-                    "the event is kept (narr failed): fix the world and run narr event --retry, "
-                    "or type it again with its changes corrected"
-                    if isinstance(exc, InvalidInputError) else
-                    "the event is kept: fix the problem and run narr event --retry")
-            exc.hint = ((exc.hint + "; ") if exc.hint else "") + kept
+            again = Step("retry", cli="narr event --retry")
+            if isinstance(exc, BusyError | ConflictError | StorageError):
+                exc.add_hint("the event is kept: {0} runs it again", again)
+            elif isinstance(exc, InvalidInputError):
+                exc.add_hint("the event is kept ({0}): fix the world and run {1}, or type it "
+                             "again with its changes corrected", Step("failed"), again)
+            else:
+                exc.add_hint("the event is kept: fix the problem and run {0}", again)
         raise
     return result
 
@@ -221,8 +223,8 @@ def keep_unread(wr: WorldRepo, request: EventRequest, exc: NarrError, unread: li
     """Keep an event whose changes could not be read (``--delta FILE`` missing, unreadable, not
     JSON): its words are kept for ``narr failed`` with the flags as typed, and ``exc`` says so."""
     failed.save(wr, request, exc.message, exc.details, kind=type(exc).__name__, unread=unread)
-    exc.hint = ((exc.hint + "; ") if exc.hint else "") + (
-        "the event's words are kept (narr failed): fix the file and type the event again")
+    exc.add_hint("the event's words are kept ({0}): fix the file and type the event again",
+                 Step("failed"))
 
 
 def retry(wr: WorldRepo, which: str | None = None, *, dry_run: bool = False,
@@ -239,7 +241,8 @@ def retry(wr: WorldRepo, which: str | None = None, *, dry_run: bool = False,
             f"this event's changes could not be read when it was typed ({item.error}), so it "
             "cannot run again as it was asked",
             hint=f"type it again with the changes fixed: narr event {shlex.quote(item.request.content)} "
-                 f"{shlex.join(item.unread)}; narr failed drop forgets it")
+                 f"{shlex.join(item.unread)}; {{0}} forgets it",
+            steps=[Step("drop_failed", {"which": which or "1"}, cli="narr failed drop")])
     try:
         result = run_event(wr, item.request, dry_run=dry_run, diffuser=diffuser, when=when,
                            keep_failed=False)
@@ -302,7 +305,8 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     if dangling:  # a hand-edited file is what is wrong: an invalid world, not invalid input
         raise InvalidWorldError(dangling[0] + (f" (and {len(dangling) - 1} more)" if len(dangling) > 1
                                                else ""), details=dangling,
-                                hint="fix the file (narr status lists every problem); nothing was changed")
+                                hint="fix the file ({0} lists every problem); nothing was changed",
+                                steps=[Step("status")])
     warnings.extend(draft.warnings)
     if request.render and diffuser is not None and diffuser.name in ("rules", "explicit", "none"):
         warnings.append(f"the {diffuser.name} diffuser writes no narrative text; --render needs "

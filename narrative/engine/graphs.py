@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from narrative import fields
 from narrative.engine.eventgraph import Story, tip_of
-from narrative.errors import InvalidInputError, NotFoundError
+from narrative.errors import InvalidInputError, NotFoundError, Step
 from narrative.ids import check_id
 from narrative.nodefile import edges_of
 from narrative.store import WorldRepo, resolve_rev
@@ -216,7 +216,8 @@ def connect(wr: WorldRepo, a: str, b: str) -> Connection:
     g = world_graph(wr)
     for n in (a, b):
         if n not in g:
-            raise NotFoundError(f"no node {n!r} in the world", hint="narr nodes lists the nodes")
+            raise NotFoundError(f"no node {n!r} in the world",
+                                hint="{0} lists the nodes", steps=[Step("list_nodes")])
     undirected = nx.Graph(g.to_undirected(as_view=True))
     try:
         found = list(nx.all_shortest_paths(undirected, a, b)) if a != b else [[a]]

@@ -21,7 +21,7 @@ from narrative import fields
 from narrative.answers import Answer
 from narrative.diffusers.context import find_mentions
 from narrative.engine.eventgraph import EventInfo, Story, Write, end_reason, tip_of
-from narrative.errors import NotFoundError
+from narrative.errors import NotFoundError, Step
 from narrative.ids import LAYERS, check_id, node_path, normalize_name
 from narrative.nodefile import load_trusted, names_of
 from narrative.shapes import EventRef, Obj
@@ -208,7 +208,7 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None, *,
                     exists = True
     if not per and not exists and not at_genesis:
         raise NotFoundError(f"no node {node_id!r} in this story, now or before",
-                            hint="narr search finds nodes by name")
+                            hint="{0} finds nodes by name", steps=[Step("search")])
     ended = None
     if not exists and last_whole is not None and last_whole.new is fields.ABSENT:
         event = story.event(last_whole.commit)

@@ -189,7 +189,7 @@ def log_of(wr: WorldRepo, what: str = "HEAD", limit: int | None = None, *,
             return node_log(wr, names.resolve(what, must_exist=False), limit)
         except NotFoundError:
             raise NotFoundError(f"{what!r} is neither a revision nor a node of this story",
-                                hint=names.hint(what)) from None
+                                **names.hint(what)) from None
     if found:
         raise InvalidInputError(
             f"{what!r} is both a revision ({commit.id[:10]}) and a node ({', '.join(found)})",

@@ -35,7 +35,7 @@ from narrative.engine.log import entry
 from narrative.engine.naming import Names
 from narrative.engine.nodes import current_nodes
 from narrative.engine.pov import Conventions, sight, visible_to
-from narrative.errors import InvalidInputError, NotFoundError
+from narrative.errors import InvalidInputError, NotFoundError, Step
 from narrative.ids import LAYERS
 from narrative.lore import sillytavern
 from narrative.nodefile import NodeDict
@@ -85,7 +85,7 @@ def world_at(wr: WorldRepo, at: str | None = None, pov: str | None = None) -> Wo
         pov_id = pov if pov in nodes else Names(wr).resolve(pov, must_exist=False)
         if pov_id not in nodes:
             raise NotFoundError(f"no node {pov!r} in the world" + (f" at {at}" if at else ""),
-                                hint="narr nodes lists the nodes")
+                                hint="{0} lists the nodes", steps=[Step("list_nodes")])
         view = WorldView(wr, tree, edits)
         labels = wr.config.reference_labels
         if head is None:
@@ -225,7 +225,7 @@ def export_card(wr: WorldRepo, node: str, *, at: str | None = None, pov: str | N
     me = world.nodes.get(node_id)
     if me is None:
         raise NotFoundError(f"no node {node!r} in the world" + (f" at {at}" if at else ""),
-                            hint="narr nodes lists the nodes")
+                            hint="{0} lists the nodes", steps=[Step("list_nodes")])
     name = str(me.get("name", node_id))
     keys = [name, *me.get("aliases", [])]
     own: list[dict[str, Any]] = []

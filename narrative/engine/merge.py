@@ -51,6 +51,7 @@ from narrative.errors import (
     InvalidWorldError,
     NotFoundError,
     NothingToDoError,
+    Step,
 )
 from narrative.fields import MERGE_SPELLING, FieldConflict
 from narrative.ids import new_event_id, parse_node_path
@@ -85,6 +86,8 @@ from narrative.store import (
 )
 
 ABSENT = fields.ABSENT
+_RESOLVE = Step("resolve", cli="narr resolve NODE FIELD --ours|--theirs|--value JSON")
+"""How a conflict is resolved, as a hint names it."""
 WHOLE_NODE = ""
 
 
@@ -412,8 +415,8 @@ def _validate(wr: WorldRepo, head: Commit, finals: dict[str, NodeDict | None]) -
     if problems:
         raise ConflictError(f"the merged world would not be valid: {problems[0]}",
                             details=problems, hint="nothing was changed; resolve the conflicts "
-                            "differently (narr resolve ... --value) or record an event on either "
-                            "branch first")
+                            "differently ({0}) or record an event on either branch first",
+                            steps=[Step("resolve", cli="narr resolve ... --value")])
 
 
 # --- the commands -----------------------------------------------------------------------
@@ -431,8 +434,9 @@ def _theirs(wr: WorldRepo, branch: str) -> Commit:
             return resolve_rev(wr, branch)
         except NotFoundError:
             raise NotFoundError(f"no branch named {branch!r}",
-                                hint="narr branch lists them; a remote's branch is "
-                                     "REMOTE/BRANCH after narr pull or git fetch") from None
+                                hint="{0} lists them; a remote's branch is REMOTE/BRANCH "
+                                     "after narr pull or git fetch",
+                                steps=[Step("branches")]) from None
     tip = peel_commit(wr, ref)
     if tip is None:
         raise NotFoundError(f"branch {branch!r} points at no commit of this repository")
@@ -457,7 +461,7 @@ def _keep_hand_edits(wr: WorldRepo, head: Commit, branch: str, incoming: set[str
     if odd or (scan.problems and not scan.raw):
         raise ConflictError(
             f"{odd[0] if odd else scan.problems[0]}: fix it before merging",
-            details=odd or scan.problems, hint="narr status lists every problem")
+            details=odd or scan.problems, hint="{0} lists every problem", steps=[Step("status")])
     edited = set(scan.edits)
     for path in scan.raw:  # files that do not parse as nodes: the node their path names
         placed = parse_node_path(path, wr.config.layout)
@@ -481,8 +485,11 @@ def _keep_hand_edits(wr: WorldRepo, head: Commit, branch: str, incoming: set[str
             f"uncommitted hand edits to {', '.join(names)}: merging {branch} changes "
             f"{'that node' if len(names) == 1 else 'those nodes'} too; nothing was changed",
             details=[f"{n}: edited by hand and changed by the merge" for n in names],
-            hint="record them with an event first (narr event ...), or set them aside "
-                 "(narr reset --hard HEAD; narr edits restore 1 after the merge)")
+            hint="record them with an event first ({0}), or set them aside ({1}; {2} after the "
+                 "merge)",
+            steps=[Step("event", cli="narr event ..."), Step("reset", {"rev": "HEAD", "hard": True},
+                                                             cli="narr reset --hard HEAD"),
+                   Step("restore_edits", {"which": "1"}, cli="narr edits restore 1")])
     return scan
 
 
@@ -550,8 +557,8 @@ def _conflict_error(branch: str, conflicts: list[FieldConflict]) -> ConflictErro
         f"merging {branch} stopped on {n} conflict{'s' if n != 1 else ''}; nothing was committed",
         conflicts=[c.to_json(MERGE_SPELLING) for c in conflicts],
         details=[c.line(MERGE_SPELLING) for c in conflicts],
-        hint="narr resolve NODE FIELD --ours|--theirs|--value JSON for each, then "
-             "narr merge --continue (or narr merge --abort)")
+        hint="{0} for each, then {1} (or {2})",
+        steps=[_RESOLVE, Step("continue_merge"), Step("abort_merge")])
 
 
 def conflict_line(c: dict[str, Any]) -> str:
@@ -618,7 +625,7 @@ def resolve(wr: WorldRepo, node: str, field_: str, *, take: str | None = None,
         found = [c for c in state["conflicts"] if c["node"] == node and c["field"] == field_]
         if not found:
             raise NotFoundError(f"no conflict on {node} {field_ or '(whole node)'}",
-                                hint="narr conflicts lists them")
+                                hint="{0} lists them", steps=[Step("conflicts")])
         c = found[0]
         if take in ("ours", "theirs"):
             chosen: dict[str, Any] = {"value": c[take]} if take in c else {}
@@ -640,17 +647,17 @@ def continue_merge(wr: WorldRepo, *, when: datetime | None = None) -> MergeResul
         assert head is not None
         if head.id != state["ours"]:
             raise ConflictError("the story line moved since the merge stopped",
-                                hint="narr merge --abort, then merge again")
+                                hint="{0}, then merge again", steps=[Step("abort_merge")])
         open_ = unresolved_conflicts(state)
         if open_:
             raise ConflictError(f"{len(open_)} conflict(s) are not resolved yet",
                                 conflicts=open_, details=[conflict_line(c) for c in open_],
-                                hint="narr resolve NODE FIELD --ours|--theirs|--value JSON")
+                                hint="{0}", steps=[_RESOLVE])
         theirs = peel_commit(wr, state["theirs"])
         base = peel_commit(wr, state["base"])
         if theirs is None or base is None:
             raise ConflictError("the commits of the stopped merge are gone from this repository",
-                                hint="narr merge --abort, then merge again")
+                                hint="{0}, then merge again", steps=[Step("abort_merge")])
         plan = _plan(wr, base, head, theirs, state["resolutions"])
         scan = _keep_hand_edits(wr, head, state["branch"], set(plan.finals),
                                 _after(wr, head, plan))

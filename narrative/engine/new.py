@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from narrative.engine.handedit import write_hand_edit
 from narrative.engine.naming import Names
-from narrative.errors import InvalidInputError
+from narrative.errors import InvalidInputError, Step
 from narrative.ids import LAYERS, LIFECYCLES, MAX_ID_LENGTH, id_problem, node_path, normalize_name
 from narrative.store import WorldRepo
 
@@ -86,7 +86,9 @@ def _new_node(wr: WorldRepo, layer: str, name: str, *, kind: str, aliases: list[
         raise InvalidInputError(f"unknown lifecycle {lifecycle!r}; expected one of {', '.join(LIFECYCLES)}")
     name = " ".join(name.split())
     if not name:
-        raise InvalidInputError("a node needs a name", hint='narr new character "Lin Yuan"')
+        raise InvalidInputError("a node needs a name", hint="{0}", steps=[
+            Step("new_node", {"layer": "character", "name": "Lin Yuan"},
+                 cli='narr new character "Lin Yuan"')])
     aliases = [" ".join(a.split()) for a in aliases or []]
     for label, text in [("name", name), *(("alias", a) for a in aliases)]:
         if len(text) > MAX_NAME:
@@ -112,8 +114,9 @@ def _new_node(wr: WorldRepo, layer: str, name: str, *, kind: str, aliases: list[
             owners = ", ".join(f"{i} ({names.display_name(i)})" for i in taken)
             raise InvalidInputError(
                 f"the name {text!r} is already used by {owners}",
-                hint=(f"to mean that node, use it (narr get {taken[0]}); for a different one, give "
-                      "another name, or tell them apart with --alias"))
+                hint=("to mean that node, use it ({0}); for a different one, give another name, "
+                      "or tell them apart with --alias"),
+                steps=[Step("get_node", {"node": taken[0]})])
     stem = slugify(name)
     node_id = free_id(wr, names, stem)
     aliases = kept
@@ -123,8 +126,9 @@ def _new_node(wr: WorldRepo, layer: str, name: str, *, kind: str, aliases: list[
         if not _CJK.search(name) and not force:
             raise InvalidInputError(
                 f"{name!r} would be {node_id} beside {beside}: the same words as that node's "
-                "name or id", hint=f"to mean that node, use it (narr get {stem}); to make a second "
-                                   f"node anyway, add --force (its id: {node_id})")
+                "name or id", hint="to mean that node, use it ({0}); to make a second node "
+                                   f"anyway, add --force (its id: {node_id})",
+                steps=[Step("get_node", {"node": stem})])
         warnings.append(f"the id {stem} is taken by {beside}: this node is {node_id}; "
                         "the names tell them apart")
     node: dict[str, Any] = {

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from narrative import fields
 from narrative.answers import Answer, Items, Shape
-from narrative.errors import InvalidInputError, InvalidWorldError, NotFoundError
+from narrative.errors import InvalidInputError, InvalidWorldError, NotFoundError, Step
 from narrative.ids import LAYERS, check_id, node_path, parse_node_path
 from narrative.model import Node
 from narrative.nodefile import NodeDict, load_trusted, parse_node_file
@@ -47,14 +47,16 @@ def _gone(wr: WorldRepo, node_id: str) -> NotFoundError:
 
     found = ended(wr, node_id)
     if found is None:
-        return NotFoundError(f"no node {node_id!r} in the world", hint="narr nodes lists the nodes")
+        return NotFoundError(f"no node {node_id!r} in the world", hint="{0} lists the nodes",
+                             steps=[Step("list_nodes")])
     event, reason = found
     content = event.content.splitlines()[0] if event.content else ""
     return NotFoundError(
         f"{node_id} is no longer in the world: it ended with event {event.id} "
         f"({event.commit[:10]} {content!r}): {reason}",
-        hint=f"narr get {node_id} --at {event.commit[:10]}~1 shows it as it was, "
-             f"narr history {node_id} its story")
+        hint="{0} shows it as it was, {1} its story",
+        steps=[Step("get_node", {"node": node_id, "at": f"{event.commit[:10]}~1"}),
+               Step("history", {"node": node_id})])
 
 
 def get_value(wr: WorldRepo, node_id: str, field: str | None = None,
@@ -171,8 +173,8 @@ def current_nodes(wr: WorldRepo) -> tuple[dict[str, NodeDict], dict[str, str]]:
     if edits.problems:
         more = f" (and {len(edits.problems) - 1} more)" if len(edits.problems) > 1 else ""
         raise InvalidWorldError(edits.problems[0] + more, details=list(edits.problems),
-                                hint="fix the file (narr status lists every problem), or read "
-                                     "the committed world with --at HEAD")
+                                hint="fix the file ({0} lists every problem), or read "
+                                     "the committed world at HEAD", steps=[Step("status")])
     marks: dict[str, str] = {}
     for node_id, e in sorted(edits.edits.items()):
         if e.new is None:

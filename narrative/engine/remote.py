@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from narrative.engine.merge import MergeResult, merge
-from narrative.errors import InvalidInputError, InvalidWorldError, NotAWorldError, NotFoundError
+from narrative.errors import InvalidInputError, InvalidWorldError, NotAWorldError, NotFoundError, Step
 from narrative.store import (
     REMOTE_KINDS,
     REMOTES,
@@ -176,7 +176,8 @@ def push(wr: WorldRepo, remote_name: str | None = None, branch: str | None = Non
     if branch is None:
         raise InvalidInputError("HEAD is detached: which branch?", hint="narr push REMOTE BRANCH")
     if not branch_exists(wr, branch):
-        raise NotFoundError(f"no branch named {branch!r}", hint="narr branch lists them")
+        raise NotFoundError(f"no branch named {branch!r}", hint="{0} lists them",
+                            steps=[Step("branches")])
     name = remote_name or default_remote(wr, branch)
     tip = peel_commit(wr, f"refs/heads/{branch}")
     if tip is None:

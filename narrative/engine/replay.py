@@ -22,7 +22,7 @@ from narrative.delta.request import EventRequest
 from narrative.engine.chains import label_of, number_text, numbered, tips_of
 from narrative.engine.event import EventResult, run_event
 from narrative.engine.setaside import user_changes
-from narrative.errors import ConflictError, InvalidInputError, NotFoundError, NothingToDoError
+from narrative.errors import ConflictError, InvalidInputError, NotFoundError, NothingToDoError, Step
 from narrative.fields import REPLAY_SPELLING, FieldConflict
 from narrative.model import (
     Change,
@@ -147,8 +147,9 @@ def drop_chain(wr: WorldRepo, which: str, *, force: bool = False) -> dict[str, A
                 "loses them",
                 details=[f"{e['commit'][:10]} {e['content'].splitlines()[0] if e['content'] else ''}"
                          for e in lost[:10]],
-                hint=f"narr replay {label} brings them back first; narr chains drop {label} "
-                     "--force drops them for good")
+                hint="{0} brings them back first; {1} drops them for good",
+                steps=[Step("replay", {"chain": label}),
+                       Step("drop_chain", {"which": label, "force": True})])
         drop_abandoned(wr, name)
         return {"dropped": label, "ref": name, "tip": tip.id, "lost": lost}
 
@@ -284,7 +285,8 @@ def _not_told_yet(wr: WorldRepo, name: str, label: str, which: str, commits: lis
         raise NothingToDoError(
             f"every event of chain {label} is in the story already (replayed as "
             f"{', '.join(sorted(cid[:10] for cid in told.values()))})",
-            hint=f"to tell them a second time anyway: narr replay {which} --again")
+            hint="to tell them a second time anyway: {0}",
+            steps=[Step("replay", {"chain": which, "again": True})])
     for c in commits:
         if (event := event_of.get(c.id)) in told:
             result.warnings.append(f"{c.subject!r} is in the story already (replayed as "

@@ -25,6 +25,7 @@ from narrative.errors import (
     InvalidWorldError,
     NotFoundError,
     NothingToDoError,
+    Step,
 )
 from narrative.fields import SET_ASIDE_SPELLING, FieldConflict
 from narrative.ids import check_id
@@ -232,7 +233,7 @@ def _apply_restored(view: WorldView, changes: list[Change]) -> dict[str, NodeDic
     if problems:
         raise InvalidWorldError(
             "the history does not explain the world at the target event: " + problems[0],
-            details=problems, hint="run narr check",
+            details=problems, hint="run {0}", steps=[Step("check")],
         )
     return nodes
 

@@ -16,7 +16,7 @@ from narrative import fields
 from narrative.delta.request import EventRequest
 from narrative.engine.event import RevertResult, run_event
 from narrative.engine.replay import ops_from_changes
-from narrative.errors import ConflictError, InvalidInputError, NothingToDoError
+from narrative.errors import ConflictError, InvalidInputError, NothingToDoError, Step
 from narrative.fields import REVERT_SPELLING, FieldConflict
 from narrative.ids import short_event_id
 from narrative.model import Change, Delta
@@ -34,7 +34,7 @@ def revert(wr: WorldRepo, rev: str, *, content: str | None = None) -> RevertResu
             raise InvalidInputError(f"{rev} is not an event that can be reverted")
         if not is_ancestor(wr, commit.id, head.id):
             raise InvalidInputError(f"{rev} is not on the current story line",
-                                    hint="narr switch to its branch first")
+                                    hint="{0} to its branch first", steps=[Step("switch")])
         scan = scan_edits(wr, head.tree)
         scan.raise_problems()
         view = WorldView(wr, head.tree, scan)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from narrative import fields
 from narrative.delta.world import World
-from narrative.errors import ConflictError, InvalidInputError, NotFoundError
+from narrative.errors import ConflictError, InvalidInputError, NotFoundError, Step
 from narrative.fields import SET_ASIDE_SPELLING, FieldConflict
 from narrative.ids import Layout, parse_node_path
 from narrative.nodefile import NodeDict, dump
@@ -273,8 +273,10 @@ def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
             raise ConflictError(
                 f"{len(collisions)} field(s) changed since these edits were set aside",
                 conflicts=collisions, details=[_collision_line(c) for c in collisions],
-                hint="narr edits restore N --force lets the set-aside values win "
-                     "(your current hand edits are set aside first)",
+                hint="{0} lets the set-aside values win (your current hand edits are set "
+                     "aside first)",
+                steps=[Step("restore_edits", {"which": which, "force": True},
+                            cli="narr edits restore N --force")],
             )
         saved = None
         if collisions and force:

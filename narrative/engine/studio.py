@@ -21,7 +21,7 @@ from typing import Any
 
 from narrative import fields
 from narrative.engine.graphs import event_graph
-from narrative.errors import InvalidInputError, NotFoundError
+from narrative.errors import InvalidInputError, NotFoundError, Step
 from narrative.ids import LAYERS, LIFECYCLES, check_id, normalize_name
 from narrative.store import WorldRepo, changed_files, file_digest, resolve_rev, scan_for_reader
 
@@ -367,7 +367,7 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
         check_id(around)
         if around not in nodes:
             raise NotFoundError(f"no node {around!r} in the world" + (f" at {at}" if at else ""),
-                                hint="narr nodes lists the nodes")
+                                hint="{0} lists the nodes", steps=[Step("list_nodes")])
         ring = {around: 0}
         frontier = [around]
         for step in range(1, depth + 1):

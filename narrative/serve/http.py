@@ -52,7 +52,7 @@ _TEXT_FORMATS: dict[str, dict[str, tuple[str, Callable[[Any], str]]]] = {
 
 
 def _error(exc: NarrError) -> Response:
-    return JSONResponse(exc.to_json(), status_code=exc.http_status)
+    return JSONResponse(exc.to_json("http"), status_code=exc.http_status)
 
 
 def _internal(exc: BaseException) -> Response:

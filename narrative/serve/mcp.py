@@ -190,7 +190,7 @@ class WorldTools:
         except Abandoned:
             raise  # a cancelled write that never began: :meth:`write` says so
         except NarrError as exc:
-            return _result(exc.to_json(), error=True)
+            return _result(exc.to_json("mcp"), error=True)
         except Exception as exc:  # a bug of ours: the traceback to our stderr, not to the agent
             log.error("the tool %s failed", name, exc_info=exc)
             return _result(error_json("narr failed on this call (a bug); its log has the details",
@@ -249,7 +249,7 @@ def make_server(world: WorldTools) -> Server[Any]:
             mime, text = await asyncio.wrap_future(world.readers.submit(world.read_resource,
                                                                          str(params.uri)))
         except NarrError as exc:
-            raise MCPError(INVALID_PARAMS, exc.message, exc.to_json()) from None
+            raise MCPError(INVALID_PARAMS, exc.message, exc.to_json("mcp")) from None
         return types.ReadResourceResult(contents=[types.TextResourceContents(
             uri=params.uri, mime_type=mime, text=text)])
 

@@ -20,6 +20,7 @@ from narrative.errors import (
     InvalidInputError,
     InvalidWorldError,
     NotAWorldError,
+    Step,
 )
 from narrative.ids import WORLD_DIR
 from narrative.store.gitfiles import FOLDER, GitFiles, Unsure, discover
@@ -264,8 +265,9 @@ class WorldRepo:
         if not merging and self.private.merging():
             raise ConflictError(
                 "a narr merge is in progress (it stopped on conflicts); narr will not move the "
-                "story under it", hint="narr conflicts lists them: narr resolve each, then "
-                                       "narr merge --continue, or narr merge --abort")
+                "story under it", hint="{0} lists them: {1} each, then {2}, or {3}",
+                steps=[Step("conflicts"), Step("resolve", cli="narr resolve"),
+                       Step("continue_merge"), Step("abort_merge")])
 
     def require_branch(self, *, merging: bool = False) -> str:
         """The current branch's ref; events and resets only move branches.
@@ -277,7 +279,8 @@ class WorldRepo:
         if ref is None:
             raise InvalidInputError(
                 "HEAD is detached: narr only moves story branches",
-                hint="narr switch BRANCH (narr branch lists them)",
+                hint="{0} ({1} lists them)",
+                steps=[Step("switch", {"name": "BRANCH"}), Step("branches")],
             )
         return ref
 
