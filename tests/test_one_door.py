@@ -20,10 +20,6 @@ from narrative.operations import OPERATIONS, Operation
 NOT_ON_THE_COMMAND_LINE: dict[str, dict[str, str]] = {
     "event": {"ops": "--delta FILE and --create FILE spell them"},
     "log": {"n": "the old spelling of limit", "cursor": "the command line reads a page with -n"},
-    "list_nodes": {"limit": "the command line lists them all", "cursor": "the same"},
-    "failed": {"limit": "the command line lists them all", "cursor": "the same"},
-    "branches": {"limit": "the command line lists them all", "cursor": "the same"},
-    "remote_branches": {"limit": "the command line lists them all", "cursor": "the same"},
     "audit": {"text": "the command line reads it from FILE"},
     "edit_node": {"node": "NODE, as the editor's", "file": "the editor writes it"},
 }
@@ -109,7 +105,7 @@ def _resolved(narr: CLI) -> None:
 
 CASES: dict[str, tuple[Any, dict[str, Any]]] = {
     "status": (None, {}),
-    "list_nodes": (None, {"layer": "character"}),
+    "list_nodes": (None, {"layer": "character", "limit": 2, "cursor": "1"}),
     "get_node": (None, {"node": "lin-yuan"}),
     "log": (None, {"limit": 2}),
     "show": (None, {"rev": "HEAD"}),
@@ -121,7 +117,7 @@ CASES: dict[str, tuple[Any, dict[str, Any]]] = {
     "audit": (None, {"text": "Lin Yuan walks to the gate. Su Qing smiles."}),
     "event": (None, {"content": "Dusk falls", "set": ["lin-yuan.state.mood=wary"],
                      "diffuser": "rules", "story_time": "Day 2"}),
-    "failed": (_failed, {}),
+    "failed": (_failed, {"limit": 1}),
     "retry": (_failed_then_mended, {"which": "1"}),
     "drop_failed": (_failed, {"which": "1"}),
     "chains": (_abandoned, {}),
@@ -129,7 +125,7 @@ CASES: dict[str, tuple[Any, dict[str, Any]]] = {
     "revert": (None, {"rev": "HEAD", "content": "Undone"}),
     "replay": (_abandoned, {"chain": "1", "reuse": True}),
     "drop_chain": (_abandoned, {"which": "1", "force": True}),
-    "branches": (_ahead, {}),
+    "branches": (_ahead, {"limit": 1}),
     "remote_branches": (None, {}),
     "create_branch": (None, {"name": "alt", "rev": "HEAD"}),
     "delete_branch": (_ahead, {"name": "alt"}),

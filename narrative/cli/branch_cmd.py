@@ -10,8 +10,10 @@ from narrative.cli.output import (
     display_width,
     emit_answer,
     json_option,
+    next_page,
     one_line,
     pad,
+    page_options,
     short,
     warn,
 )
@@ -25,10 +27,11 @@ from narrative.cli.terminal import echo
               help="Delete branch NAME (its events stay kept under refs/narr/abandoned/).")
 @click.option("--remotes", "-r", "remotes", is_flag=True,
               help="List the remotes' branches as last fetched (origin/alt).")
+@page_options
 @json_option
 @pass_context
 def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, remotes: bool,
-               as_json: bool) -> None:
+               limit: int | None, cursor: str | None, as_json: bool) -> None:
     """List story branches, or create branch NAME at REV (default: the current event).
 
     \b
@@ -43,7 +46,7 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, re
     if remotes:
         if name is not None or delete:
             raise click.UsageError("--remotes only lists")
-        found = ctx.call(lines.REMOTE_BRANCHES)
+        found = ctx.call(lines.REMOTE_BRANCHES, limit=limit, cursor=cursor)
         if as_json:
             emit_answer(found)
             return
@@ -51,11 +54,12 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, re
         for row in found:
             local = f"  (followed by {row.followed_by})" if row.followed_by else ""
             echo(f"  {pad(row.name, width)} {short(row.commit)} {one_line(row.content)}{local}")
+        next_page(found)
         return
     if name is None:
         if delete:
             raise click.UsageError("--delete needs a branch NAME")
-        listed = ctx.call(lines.BRANCHES)
+        listed = ctx.call(lines.BRANCHES, limit=limit, cursor=cursor)
         if as_json:
             emit_answer(listed)
             return
@@ -63,6 +67,7 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, re
         for line in listed:
             mark = "*" if line.current else " "
             echo(f"{mark} {pad(line.name, width)} {short(line.commit)} {one_line(line.content)}")
+        next_page(listed)
         return
     if delete:
         if rev is not None:

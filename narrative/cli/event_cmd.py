@@ -16,6 +16,7 @@ from narrative.cli.output import (
     json_option,
     local_time,
     one_line,
+    page_options,
     record_lines,
     short,
     warn,
@@ -260,9 +261,11 @@ def _refuse_bad_escapes(flag: str, targets: list[str], specs: Any) -> None:
 
 
 @click.group("failed", invoke_without_command=True)
+@page_options
 @json_option
 @click.pass_context
-def failed_cmd(click_ctx: click.Context, as_json: bool) -> None:
+def failed_cmd(click_ctx: click.Context, limit: int | None, cursor: str | None,
+               as_json: bool) -> None:
     """Events that could not be recorded, kept with their error; newest first.
 
     \b
@@ -271,7 +274,8 @@ def failed_cmd(click_ctx: click.Context, as_json: bool) -> None:
     """
     from narrative.operations.story import FAILED
 
-    fetch = lambda wr: FAILED.answer_to(wr, FAILED.parse({}))  # noqa: E731
+    paging = {k: v for k, v in (("limit", limit), ("cursor", cursor)) if v is not None}
+    fetch = lambda wr: FAILED.answer_to(wr, FAILED.parse(paging))  # noqa: E731
     for item in group_listing(click_ctx, as_json, fetch, "No failed events kept.", "failed"):
         via = f" (diffuser {item['diffuser']})" if item["diffuser"] else ""
         words = item["content"] if len(item["content"]) <= 70 else item["content"][:69] + "…"

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from narrative.answers import Answer
 from narrative.cli.context import Context
 from narrative.cli.terminal import echo, paint
+
+if TYPE_CHECKING:
+    from narrative.answers import Answer
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -27,6 +29,20 @@ def _remember_json(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, callback=_remember_json,
                         help="Print the result as JSON.")(func)
+
+
+def page_options(func: F) -> F:
+    """``--limit N`` and ``--cursor NEXT``: a page of a long list, as every door reads one."""
+    func = click.option("--cursor", metavar="NEXT",
+                        help="Start where the page before ended (its next).")(func)
+    return click.option("--limit", type=click.IntRange(min=1), metavar="N",
+                        help="List at most N (the answer's next says where the rest start).")(func)
+
+
+def next_page(found: Any) -> None:
+    """Say, after a page of text, where the next starts."""
+    if getattr(found, "next", None):
+        echo(f"... more: --cursor {found.next}", err=True)
 
 
 def emit_json(data: Any, name: str) -> None:
@@ -118,6 +134,8 @@ def group_listing(click_ctx: click.Context, as_json: bool, fetch: Callable[[Any]
     ctx = click_ctx.find_object(Context)
     assert ctx is not None
     found = fetch(ctx.world)
+    from narrative.answers import Answer
+
     items: list[dict[str, Any]] = found.to_json()["items"] if isinstance(found, Answer) else found
     if as_json:
         emit_answer(found) if isinstance(found, Answer) else emit_json(items, name)

@@ -20,7 +20,9 @@ from narrative.cli.output import (
     emit_json,
     json_option,
     local_time,
+    next_page,
     one_line,
+    page_options,
     record_lines,
     short,
     warn,
@@ -155,21 +157,24 @@ def get_cmd(ctx: Context, node: str, field: str | None, at: str | None, as_json:
 @click.command("nodes")
 @click.option("--layer", type=click.Choice(["character", "item", "ambient", "background"]),
               help="Only the nodes of this layer.")
+@page_options
 @json_option
 @pass_context
-def nodes_cmd(ctx: Context, layer: str | None, as_json: bool) -> None:
+def nodes_cmd(ctx: Context, layer: str | None, limit: int | None, cursor: str | None,
+              as_json: bool) -> None:
     """List the world's nodes (hand edits included).
 
     \b
     Example:
       narr nodes --layer character
     """
-    from narrative.engine.nodes import list_nodes
+    from narrative.operations import operation
 
-    rows = list_nodes(ctx.world, layer)
+    found = ctx.call(operation("list_nodes"), layer=layer, limit=limit, cursor=cursor)
     if as_json:
-        emit_json(rows, "list_nodes")
+        emit_answer(found)
         return
+    rows = found.to_json()["items"]
     width = max((len(r["id"]) for r in rows), default=2)
     for r in rows:
         flag = f"  [{r['edited']}]" if r["edited"] else ""
@@ -178,6 +183,7 @@ def nodes_cmd(ctx: Context, layer: str | None, as_json: bool) -> None:
                    f"{life}{flag}")
     if any(r["edited"] == "invalid" for r in rows):
         warn("some node files are not valid nodes (marked [invalid]): narr status says why")
+    next_page(found)
 
 
 @click.command("status")
