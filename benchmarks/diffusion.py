@@ -60,6 +60,15 @@ alternating an English and a Chinese sentence; medians.
 ``--long`` times what grows with the text: one dry-run event of about 100 KB and
 one of about 250 KB of name-dense prose (the repository's sentences repeated),
 and ``narr audit`` of a chapter of 2,000 sentences, on the sample world, in-process.
+
+``--diffuser llm --base-url URL`` runs the same sets through the ``llm`` diffuser and a
+served model (Ollama, llama.cpp's ``llama-server``, llama-cpp-python, LM Studio, vLLM, a
+hosted API; ``--model`` names it, the rest of ``[llm]`` comes from your narr config) and
+prints the same figures, each sentence's latency being the model's, plus the prompt
+tokens narr sent (its estimate, and the server's own count where it gives one). An
+event the model fails is counted with no changes, its error among the notes::
+
+    python benchmarks/diffusion.py --only trial --diffuser llm --base-url http://127.0.0.1:8080/v1
 """
 
 from __future__ import annotations
@@ -103,6 +112,9 @@ class Outcome:
     notes: list[str]
     ms: float
     held: int = 0  # changes held back for the user to accept
+    prompt_tokens: int | None = None  # the llm diffuser's prompt, as narr estimates it
+    counted_tokens: int | None = None  # the same prompt, as the server counted it
+    failed: bool = False  # the diffuser failed the event (the llm diffuser's model, say)
 
     @property
     def wrong(self) -> set[Change]:
@@ -185,7 +197,20 @@ class Report:
         return (f"{self.name}: {len(self.outcomes)} sentences, {self.exact} exact "
                 f"({100 * self.rate:.1f}%), {self.wrong_writes} wrong writes, {self.misses} misses, "
                 f"{self.held} changes held back; dry run median {self.median_ms:.1f} ms, "
-                f"max {times[-1]:.1f} ms")
+                f"max {times[-1]:.1f} ms" + self.prompt_summary())
+
+    def prompt_summary(self) -> str:
+        """The llm diffuser's prompts: narr's estimate, the server's count, events it failed."""
+        sizes = sorted(o.prompt_tokens for o in self.outcomes if o.prompt_tokens is not None)
+        if not sizes:
+            return ""
+        counted = sorted(o.counted_tokens for o in self.outcomes if o.counted_tokens is not None)
+        out = (f"; prompt tokens median {statistics.median(sizes):.0f}, max {sizes[-1]} "
+               "(narr's estimate)")
+        if counted:
+            out += f", median {statistics.median(counted):.0f}, max {counted[-1]} (the server's count)"
+        failed = sum(1 for o in self.outcomes if o.failed)
+        return out + (f"; {failed} events failed" if failed else "")
 
 
 def _value(value: Any) -> str:
@@ -199,19 +224,15 @@ def load(path: Path = EVAL_SET) -> Iterator[dict[str, Any]]:
                 yield json.loads(line)
 
 
-def _outcome(world: Any, row: dict[str, Any]) -> Outcome:
-    """One sentence as a dry-run ``rules`` event on ``world``, compared with its labels."""
+def _outcome(world: Any, row: dict[str, Any], diffuser: Any = None) -> Outcome:
+    """One sentence as a dry-run event on ``world``, compared with its labels: the ``rules``
+    diffuser's, or ``diffuser``'s (an :class:`LLMDiffuser`) when one is given."""
     started = time.perf_counter()
+    if diffuser is not None:
+        return _llm_outcome(world, row, diffuser)
     result = run_event(world, EventRequest(content=row["text"], diffuser="rules"), dry_run=True)
     ms = (time.perf_counter() - started) * 1000
-    actual: set[Change] = set()
-    for c in result.record.diffusions:
-        if c.field == "":
-            if "lifecycle" in result.expired.get(c.target, ""):
-                continue  # an event-lifecycle node ends with any event: not the sentence's doing
-            actual.add((c.target, "", _value("expired" if c.has_old else "created")))
-        else:
-            actual.add((c.target, c.field, _value(c.new_value if c.has_new else None)))
+    actual = _changes(result)
     expected = {(e["target"], e["field"], _value(e["value"])) for e in row["expect"]}
     proposal = result.proposal
     notes = proposal.notes if proposal else []
@@ -220,16 +241,62 @@ def _outcome(world: Any, row: dict[str, Any]) -> Outcome:
                    ms, held)
 
 
-def evaluate(path: Path = EVAL_SET, scratch: Path | None = None) -> Report:
-    """Run every sentence of the repository's set as a dry-run ``rules`` event on a fresh sample world."""
+def _llm_outcome(world: Any, row: dict[str, Any], diffuser: Any) -> Outcome:
+    """One sentence through the llm diffuser: a failed event counts as one with no changes."""
+    from narrative.errors import NarrError
+
+    started = time.perf_counter()
+    notes: list[str] = []
+    actual: set[Change] = set()
+    failed = False
+    diffuser.last = None
+    try:
+        result = run_event(world, EventRequest(content=row["text"], diffuser="llm"), dry_run=True,
+                           diffuser=diffuser)
+    except NarrError as exc:
+        failed = True
+        notes.append(f"failed: {exc.message}")
+    else:
+        actual = _changes(result)
+        notes = result.proposal.notes if result.proposal else []
+    ms = (time.perf_counter() - started) * 1000
+    expected = {(e["target"], e["field"], _value(e["value"])) for e in row["expect"]}
+    usage = diffuser.last
+    return Outcome(row["text"], row["category"], row.get("lang", "en"), expected, actual, notes, ms,
+                   prompt_tokens=usage.prompt_tokens if usage else None,
+                   counted_tokens=usage.counted_prompt_tokens if usage else None, failed=failed)
+
+
+def _changes(result: Any) -> set[Change]:
+    """What a dry-run event would write, as (target, field, value) triples."""
+    actual: set[Change] = set()
+    for c in result.record.diffusions:
+        if c.field == "":
+            if "lifecycle" in result.expired.get(c.target, ""):
+                continue  # an event-lifecycle node ends with any event: not the sentence's doing
+            actual.add((c.target, "", _value("expired" if c.has_old else "created")))
+        else:
+            actual.add((c.target, c.field, _value(c.new_value if c.has_new else None)))
+    return actual
+
+
+def evaluate(path: Path = EVAL_SET, scratch: Path | None = None, diffuser: Any = None) -> Report:
+    """Run every sentence of the repository's set as a dry-run event on a fresh sample world
+    (the ``rules`` diffuser's, or ``diffuser``'s)."""
     with tempfile.TemporaryDirectory(dir=scratch) as tmp:
         root = Path(tmp) / "world"
         init_world(root, sample=True)
         world = open_world(root)
-        report = Report("repository set (sample world)")
+        report = Report("repository set (sample world)" + _through(diffuser))
         for row in load(path):
-            report.outcomes.append(_outcome(world, row))
+            report.outcomes.append(_outcome(world, row, diffuser))
         return report
+
+
+def _through(diffuser: Any) -> str:
+    if diffuser is None:
+        return ""
+    return f", through the llm diffuser ({diffuser.settings.model or diffuser.settings.base_url})"
 
 
 def setup_commands(directory: Path = FROZEN) -> list[list[str]]:
@@ -296,7 +363,7 @@ def _title(directory: Path) -> str:
 
 
 def evaluate_frozen(directory: Path = FROZEN, scratch: Path | None = None,
-                    rules: str | None = None) -> Report:
+                    rules: str | None = None, diffuser: Any = None) -> Report:
     """Run the frozen set: each sentence on a fresh copy of the world ``setup.txt`` builds.
 
     With ``rules`` ``en`` or ``zh``, the world gets that generic rule set instead of
@@ -305,7 +372,7 @@ def evaluate_frozen(directory: Path = FROZEN, scratch: Path | None = None,
     with tempfile.TemporaryDirectory(dir=scratch) as tmp:
         base = build_frozen_world(Path(tmp), directory, rules)
         shared = open_world(base)
-        report = Report(f"{_title(directory)} (narr init --rules {rules or 'both'})")
+        report = Report(f"{_title(directory)} (narr init --rules {rules or 'both'})" + _through(diffuser))
         for n, row in enumerate(load(directory / "sentences.jsonl")):
             if rules in ("en", "zh") and row.get("lang") != rules:
                 continue
@@ -318,7 +385,7 @@ def evaluate_frozen(directory: Path = FROZEN, scratch: Path | None = None,
                 world = open_world(copy)
                 for earlier in row["before"]:
                     run_event(world, EventRequest(content=earlier, diffuser="explicit"))
-            report.outcomes.append(_outcome(world, row))
+            report.outcomes.append(_outcome(world, row, diffuser))
             if world is not shared:
                 shutil.rmtree(Path(tmp) / f"copy-{n}")
         return report
@@ -438,7 +505,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --cost: another checkout of narr to alternate with (before/after)")
     parser.add_argument("--long", action="store_true",
                         help="only time a large event and narr audit of 2,000 sentences")
+    parser.add_argument("--diffuser", choices=("rules", "llm"), default="rules",
+                        help="the diffuser the sets run through (llm: a served model, see --base-url)")
+    parser.add_argument("--base-url", help="with --diffuser llm: the server, e.g. "
+                                           "http://127.0.0.1:11434/v1 (else [llm] base_url)")
+    parser.add_argument("--model", help="with --diffuser llm: the model to ask (else [llm] model)")
     args = parser.parse_args(argv)
+    llm = _llm_diffuser(args) if args.diffuser == "llm" else None
     if args.long:
         for key, seconds in long_texts().items():
             print(f"{key}: {seconds:.1f}")
@@ -452,24 +525,24 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     reports = []
     if args.only in (None, "repo"):
-        reports.append(evaluate(args.set))
+        reports.append(evaluate(args.set, diffuser=llm))
     if args.only in (None, "frozen"):
-        reports.append(evaluate_frozen(args.frozen))
+        reports.append(evaluate_frozen(args.frozen, diffuser=llm))
         if args.worlds:
-            reports += [evaluate_frozen(args.frozen, rules=lang) for lang in ("en", "zh")]
+            reports += [evaluate_frozen(args.frozen, rules=lang, diffuser=llm) for lang in ("en", "zh")]
     if args.only in (None, "heldout"):
-        reports.append(evaluate_frozen(args.heldout))
+        reports.append(evaluate_frozen(args.heldout, diffuser=llm))
         if args.worlds:
-            reports += [evaluate_frozen(args.heldout, rules=lang) for lang in ("en", "zh")]
+            reports += [evaluate_frozen(args.heldout, rules=lang, diffuser=llm) for lang in ("en", "zh")]
     if args.only in (None, "trial"):
-        reports.append(evaluate_frozen(args.trial))
+        reports.append(evaluate_frozen(args.trial, diffuser=llm))
     if args.only in (None, "fresh"):
-        reports.append(evaluate_frozen(args.fresh))
+        reports.append(evaluate_frozen(args.fresh, diffuser=llm))
     together = []
     if args.only in (None, "fifth"):
-        worlds = [evaluate_frozen(directory) for directory in args.fifth]
+        worlds = [evaluate_frozen(directory, diffuser=llm) for directory in args.fifth]
         reports += worlds
-        together.append(Report("fifth set, both worlds",
+        together.append(Report("fifth set, both worlds" + _through(llm),
                                [o for report in worlds for o in report.outcomes]))
     for report in reports + together:
         print(f"## {report.name}\n\n{report.table()}\n\n{report.summary()}\n")
@@ -478,6 +551,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n## not exact: {report.name}")
             print("\n".join(_details(report)))
     return 0
+
+
+def _llm_diffuser(args: argparse.Namespace) -> Any:
+    """The llm diffuser with your [llm] settings, ``--base-url`` and ``--model`` over them."""
+    from narrative.diffusers.llm import LLMDiffuser
+    from narrative.userconfig import load_user_config
+
+    settings = load_user_config().llm
+    update = {k: v for k, v in (("base_url", args.base_url), ("model", args.model)) if v}
+    settings = settings.model_copy(update=update)
+    if not settings.base_url:
+        raise SystemExit("--diffuser llm needs a server: --base-url URL (or [llm] base_url)")
+    return LLMDiffuser(settings)
 
 
 if __name__ == "__main__":

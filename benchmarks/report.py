@@ -318,12 +318,14 @@ def markdown(res: dict[str, Any]) -> str:
         res.get("studio", []), "The studio",
         "Headless chromium opens `narr studio` in a fresh context each round, timed from the "
         "navigation to the first drawing of the world view (the first round against a server "
-        "that has just started); then focuses a node, searches, and opens the event view.",
+        "that has just started); then focuses a node, searches, finds a node by name and opens it "
+        "(search to node), steps the time slider, and opens the event view.",
         ["world", "open (median)", "worst", "first", "API", "drawing", "focus", "search",
-         "event view", "load"],
-        lambda st: [st["world"], *(fmt_s(st[k]) for k in (
+         "search to node", "slider step", "event view", "load"],
+        lambda st: [st["world"], *(fmt_s(st[k]) if k in st else "" for k in (
             "open_median_s", "open_max_s", "open_first_s", "api_median_s", "render_median_s",
-            "focus_s", "search_s", "events_view_s")), str(st["load_1m"])])
+            "focus_s", "search_s", "search_to_node_s", "slider_step_s", "events_view_s")),
+            str(st["load_1m"])])
     lines += _table(
         res.get("agents", []), "Agents (`narr mcp`)",
         "One `narr mcp` over stdio, driven by the `mcp` SDK's client as an agent host drives "

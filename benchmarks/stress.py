@@ -28,6 +28,24 @@ Each part counts what was tried and what went wrong:
 - **disk**: writes refused as on a full disk (at the lock, at the journal, after the story
   moved) and as on a read-only world: exit 19, nothing changed (or finished by the next
   command when the story had moved), no hand edit lost, ``narr check`` content afterwards.
+- **exports**: ``narr export vault`` into a folder holding the last export and the user's own
+  files, SIGKILLed at random moments: the folder must be as it was or the new export (never a
+  mix), nothing beside it touched, the next export must read it right. Then hostile outputs:
+  a shared vault's marker naming another repository's ``.git/HEAD`` (by ``..`` and absolute),
+  ``-o`` into ``.git/``, ``world/``, over ``narr.toml``, a vault inside the world, paths through
+  a symbolic link: each refused, nothing written anywhere ("writes outside the world").
+- **png**: card bombs (a hundred compressed text chunks, a card chunk inflating past its
+  bound, a hundred thousand chunks) and ``--png`` images (a 3 GB sparse file, ``/dev/zero``),
+  each refused with its message in a forked child whose peak memory is measured.
+- **mcp**: ``narr mcp`` over stdio given lines that are not JSON or not requests and text that
+  is not valid Unicode (each must be answered: a line with no answer is a hang), then clients
+  that hang up mid-``audit`` (the server must exit at once, with one line of log).
+- **chains**: random sessions of events, hand edits, reset, replay, chains drop, edits drop
+  and restore, switch and merge through the library: every event ever made must stay on a
+  story line or an abandoned chain ("events lost" otherwise).
+
+The report's last table counts what must stay 0: broken states (``narr check`` rejected),
+lost events, lost hand edits, tracebacks, writes outside the world, hangs.
 """
 
 from __future__ import annotations
@@ -68,12 +86,14 @@ class Profile:
     writers: int
     events_per_writer: int
     disk: bool = True
+    export_kills: int = 50  # kills during narr export vault
+    sessions: int = 10  # random sessions of time travel (chains), 12 commands each
 
 
 PROFILES = {
-    "smoke": Profile(kills=12, writers=2, events_per_writer=3),
-    "quick": Profile(kills=120, writers=4, events_per_writer=6),
-    "full": Profile(kills=1000, writers=4, events_per_writer=100),
+    "smoke": Profile(kills=12, writers=2, events_per_writer=3, export_kills=3, sessions=2),
+    "quick": Profile(kills=120, writers=4, events_per_writer=6, export_kills=20, sessions=6),
+    "full": Profile(kills=1000, writers=4, events_per_writer=100, export_kills=50, sessions=40),
 }
 
 
@@ -286,6 +306,9 @@ def fork_narr(root: Path, args: list[str], errfile: Path) -> int:
         err = os.open(errfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(out, 1)
         os.dup2(err, 2)
+        # the real streams, whatever the parent had put in their place (pytest's capture)
+        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
         from narrative.cli import main
 
         try:
@@ -774,6 +797,410 @@ def run_disk(scratch: Path) -> Tally:
     return tally
 
 
+# --- exports: kills during a vault export, hostile output paths -----------------------------------
+
+
+def _tree(folder: Path) -> dict[str, bytes | None]:
+    """Every file (its bytes) and folder (None) under ``folder``; {} when it is not there."""
+    if not folder.is_dir():
+        return {}
+    return {p.relative_to(folder).as_posix(): (None if p.is_dir() else p.read_bytes())
+            for p in sorted(folder.rglob("*"))}
+
+
+def run_exports(scratch: Path, kills: int, seed: int) -> Tally:
+    tally = Tally()
+    rng = random.Random(seed)
+    root = new_world(scratch / "exports-world", "flat")
+    place = scratch / "exports-place"
+    place.mkdir()
+    victim = place / "other-repo" / ".git"
+    victim.mkdir(parents=True)
+    (victim / "HEAD").write_bytes(b"ref: refs/heads/main\n")
+    vault = place / "vault"
+    narr(root, "export", "vault", str(vault))
+    (vault / ".obsidian").mkdir()
+    (vault / ".obsidian" / "app.json").write_text('{"theme": "dark"}', encoding="utf-8")
+    (vault / "Characters" / "My own note.md").write_text("Mine.\n", encoding="utf-8")
+    narr(root, "event", "Lin Yuan tires", *EXPLICIT, "--set", "lin-yuan.state.mood=tired")
+    narr(root, "event", "The ring is gone", *EXPLICIT, "--expire", "black-ring")
+    old = _tree(vault)
+    pristine = scratch / "exports-pristine"
+    shutil.copytree(vault, pristine, symlinks=True)
+    narr(root, "export", "vault", str(vault))
+    new = _tree(vault)
+    outside = {name: _tree(place / name) if (place / name).is_dir() else (place / name).read_bytes()
+               for name in os.listdir(place) if name != "vault"}
+    errfile = scratch / "export-stderr.txt"
+    took: float | None = None
+    for i in range(kills + 1):
+        shutil.rmtree(vault)
+        shutil.copytree(pristine, vault, symlinks=True)
+        delay = None if took is None else rng.uniform(0, took * 1.2)
+        pid = fork_narr(root, ["export", "vault", str(vault)], errfile)
+        code, elapsed = wait_killed(pid, delay)
+        where = f"export kill {i} (delay {delay})"
+        if took is None:
+            took = elapsed
+            if code != 0:
+                tally.fail("exports refused", f"{where}: exit {code}")
+            continue
+        tally.tried += 1
+        errors = errfile.read_text(encoding="utf-8", errors="replace")
+        if "Traceback" in errors:
+            tally.fail("tracebacks", f"{where}: {errors[-1000:]}")
+        now = _tree(vault)
+        if now not in (old, new):
+            tally.fail("exports half written", f"{where}: the vault is neither the old nor the new")
+        else:
+            tally.count(f"export killed: vault {'as it was' if now == old else 'new'}")
+        beside = {name: _tree(place / name) if (place / name).is_dir() else (place / name).read_bytes()
+                  for name in os.listdir(place) if name != "vault"
+                  and not name.startswith(".vault.narr-export-")}
+        if beside != outside:
+            tally.fail("writes outside the world", f"{where}: something beside the vault changed")
+        code, _, err = narr(root, "export", "vault", str(vault))
+        if code != 0 or _tree(vault) != new:
+            tally.fail("exports misread", f"{where}: the next export: exit {code}: {err[:300]}")
+    _hostile_exports(root, place, victim, tally)
+    return tally
+
+
+def _hostile_exports(root: Path, place: Path, victim: Path, tally: Tally) -> None:
+    """Exports told to write where they must not: each refused, nothing written anywhere."""
+    head = (victim / "HEAD").read_bytes()
+    digest = hashlib.sha256(head).hexdigest()
+    shared = place / "shared-vault"
+    narr(root, "export", "vault", str(shared))
+    marker = shared / ".narr-export.json"
+    (place / "elsewhere").mkdir()
+    (place / "link").symlink_to(place / "elsewhere", target_is_directory=True)
+    (place / "into-world").symlink_to(root / "world" / "character", target_is_directory=True)
+    cases: list[tuple[str, list[str], Callable[[], None] | None]] = []
+    for name in ("../other-repo/.git/HEAD", str(victim / "HEAD"), "..\\other-repo\\.git\\HEAD"):
+        def forge(name: str = name) -> None:
+            data = json.loads(marker.read_text(encoding="utf-8"))
+            data["files"][name] = digest
+            marker.write_text(json.dumps(data), encoding="utf-8")
+        cases.append((f"a marker naming {name}", ["export", "vault", str(shared)], forge))
+    for target in (".git/HEAD", ".git/refs/heads/main", "world/character/x.json", "narr.toml",
+                   "rules/x.toml", str(place / "link" / "book.json"),
+                   str(place / "into-world" / "x.json")):
+        cases.append((f"-o {target}", ["export", "lorebook", "-o", target], None))
+        cases.append((f"card -o {target}", ["export", "card", "lin-yuan", "-o", target], None))
+    for target in ("world/vaultx", "world", ".git/vault", ".", str(place / "link" / "v")):
+        cases.append((f"vault {target}", ["export", "vault", target], None))
+    for label, args, setup in cases:
+        if setup is not None:
+            setup()
+        before, beside = snapshot(root), _tree(place)
+        tally.tried += 1
+        tally.count("hostile exports")
+        code, _, err = narr(root, *args)
+        if "Traceback" in err:
+            tally.fail("tracebacks", f"{label}: {err[-1000:]}")
+        elif code not in (12, 14):
+            tally.fail("exports not refused", f"{label}: exit {code}: {err[:300]}")
+        if snapshot(root) != before or _tree(place) != beside or (victim / "HEAD").read_bytes() != head:
+            tally.fail("writes outside the world", f"{label}: a file changed where it was not told")
+        if narr(root, "check")[0] != 0:
+            tally.fail("states check rejected", f"{label}: narr check")
+
+
+# --- png: card bombs, images that never end -------------------------------------------------------
+
+
+def _png(chunks: list[tuple[bytes, bytes]]) -> bytes:
+    import struct
+    import zlib
+
+    out = [b"\x89PNG\r\n\x1a\n"]
+    for kind, body in chunks:
+        out.append(struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body)))
+    return b"".join(out)
+
+
+def _bombs(folder: Path) -> list[tuple[str, list[str], str]]:
+    """(label, narr arguments, a piece of the refusal) for each hostile PNG input."""
+    import struct
+    import zlib
+
+    ihdr = (b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+    iend = (b"IEND", b"")
+    eight = zlib.compress(b"\x00" * (8 * 1024 * 1024), 9)
+    made = {
+        "comments.png": _png([ihdr, *((b"zTXt", f"c{i}".encode() + b"\x00\x00" + eight) for i in range(120)),
+                              iend]),
+        "card-bomb.png": _png([ihdr, (b"zTXt", b"chara\x00\x00" + zlib.compress(b"\x00" * (64 << 20), 9)),
+                               iend]),
+        "chunks.png": _png([ihdr, *([(b"teXt", b"")] * 100_001), iend]),
+    }
+    for name, data in made.items():
+        (folder / name).write_bytes(data)
+    with open(folder / "sparse.png", "wb") as fh:
+        fh.truncate(3 << 30)
+    out = folder / "out.png"
+    return [
+        ("120 compressed comments", ["import", str(folder / "comments.png")], "no character card"),
+        ("a card chunk inflating to 64 MB", ["import", str(folder / "card-bomb.png")], "inflates to more"),
+        ("100,001 chunks", ["import", str(folder / "chunks.png")], "more than 100,000 chunks"),
+        ("--png a 3 GB sparse file", ["export", "card", "lin-yuan", "--png", str(folder / "sparse.png"),
+                                      "-o", str(out)], "more than the 64.0 MB"),
+        ("--png /dev/zero", ["export", "card", "lin-yuan", "--png", "/dev/zero", "-o", str(out)],
+         "goes on past 64.0 MB"),
+    ]
+
+
+PNG_MEMORY = 600 * 1024 * 1024  # narr's own ~150 MB, a 64 MB image and what parsing it costs
+
+
+def run_png(scratch: Path) -> Tally:
+    tally = Tally()
+    root = new_world(scratch / "png-world", "flat")
+    folder = scratch / "png-files"
+    folder.mkdir()
+    errfile = scratch / "png-stderr.txt"
+    for label, args, message in _bombs(folder):
+        tally.tried += 1
+        tally.count("png inputs")
+        before = snapshot(root)
+        t0 = time.monotonic()
+        pid = fork_narr(root, args, errfile)
+        deadline = time.monotonic() + 120
+        while True:
+            done, status, usage = os.wait4(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                _, status, usage = os.wait4(pid, 0)
+                tally.fail("hangs", f"{label}: still running after 120 s")
+                break
+            time.sleep(0.05)
+        code = os.waitstatus_to_exitcode(status)
+        errors = errfile.read_text(encoding="utf-8", errors="replace")
+        peak = usage.ru_maxrss * 1024  # KB on Linux
+        tally.count(f"png peak MB: {label}", peak >> 20)
+        if "Traceback" in errors:
+            tally.fail("tracebacks", f"{label}: {errors[-1000:]}")
+        elif code != 12 or message not in errors:
+            tally.fail("png not refused", f"{label}: exit {code} in {time.monotonic() - t0:.1f} s: "
+                                          f"{errors[:300]}")
+        if peak > PNG_MEMORY:
+            tally.fail("png memory", f"{label}: {peak >> 20} MB resident")
+        if snapshot(root) != before:
+            tally.fail("writes outside the world", f"{label}: the world changed")
+    return tally
+
+
+# --- mcp: every line answered, clients that hang up --------------------------------------------------
+
+
+def _mcp_start(root: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "NARR_NO_SERVER": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "narrative", "-C", str(root), "mcp"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    _mcp_send(proc, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "stress", "version": "1"}}})
+    _mcp_answer(proc, 120)
+    _mcp_send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return proc
+
+
+def _mcp_send(proc: subprocess.Popen[bytes], message: Any) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write((message if isinstance(message, bytes) else json.dumps(message).encode()) + b"\n")
+    proc.stdin.flush()
+
+
+def _mcp_answer(proc: subprocess.Popen[bytes], timeout: float = 30) -> Any:
+    import select
+
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    if not ready:
+        return None
+    line = proc.stdout.readline()
+    return json.loads(line) if line else None
+
+
+MCP_LINES: list[tuple[bytes, int | None]] = [  # the line, and the error code it must get (None: a result)
+    (b"not json", -32700), (b'{"jsonrpc": "2.0", "id": 1', -32700), (b"\xff\xfe{}", -32700),
+    (b"[]", -32600), (b"[1, 2]", -32600), (b"42", -32600), (b"{}", -32600),
+    (b'{"jsonrpc": "2.0", "id": 7}', -32600),
+    (b'{"jsonrpc": "1.0", "id": 8, "method": "tools/list"}', -32600),
+    (b'{"jsonrpc": "2.0", "id": true, "method": "tools/list"}', -32600),
+    (b'{"jsonrpc": "2.0", "id": 9, "method": 5}', -32600),
+    (b'{"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": "search", '
+     b'"arguments": {"q": "\\ud800"}}}', None),
+    (b'{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "event", '
+     b'"arguments": {"content": "A beat \\udfff"}}}', None),
+    (b'{"jsonrpc": "2.0", "id": 12, "method": "resources/read", "params": {"uri": "narr://node/\\ud800"}}',
+     -32602),
+    (b'{"jsonrpc": "2.0", "id": 13, "method": "tools/list"}', None),
+]
+
+
+def run_mcp(scratch: Path) -> Tally:
+    tally = Tally()
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        tally.count("skipped: the mcp package is not installed")
+        return tally
+    root = new_world(scratch / "mcp-world", "flat")
+    before = snapshot(root)
+    proc = _mcp_start(root)
+    for line, code in MCP_LINES:
+        tally.tried += 1
+        tally.count("mcp lines")
+        _mcp_send(proc, line)
+        answer = _mcp_answer(proc)
+        if answer is None:
+            tally.fail("hangs", f"mcp: no answer to {line[:80]!r}")
+            break
+        got = (answer.get("error") or {}).get("code")
+        if got != code or (code is None and answer.get("result", {}).get("isError") is None
+                           and "tools" not in answer.get("result", {})):
+            tally.fail("mcp answered wrongly", f"{line[:80]!r}: {json.dumps(answer)[:300]}")
+    assert proc.stdin is not None and proc.stderr is not None and proc.stdout is not None
+    proc.stdin.close()
+    proc.wait(60)
+    log = proc.stderr.read().decode()
+    proc.stdout.close()
+    proc.stderr.close()
+    if "Traceback" in log:
+        tally.fail("tracebacks", f"mcp: {log[-1000:]}")
+    if snapshot(root) != before:
+        tally.fail("writes outside the world", "mcp: refused calls changed the world")
+    chapter = ("Lin Yuan walks to the ferry with the black ring. Su Qing waits at the gate. " * 13_000)
+    for how in ("kill", "input", "output"):
+        tally.tried += 1
+        tally.count("mcp hang-ups")
+        proc = _mcp_start(root)
+        _mcp_send(proc, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                         "params": {"name": "audit", "arguments": {"text": chapter[:999_000]}}})
+        time.sleep(1.5)
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        if how in ("kill", "input"):
+            proc.stdin.close()
+        if how in ("kill", "output"):
+            proc.stdout.close()
+        try:
+            proc.wait(45)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            tally.fail("hangs", f"mcp: still running 45 s after its client hung up ({how})")
+        log = proc.stderr.read().decode()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            stream.close()
+        if "Traceback" in log or "ExceptionGroup" in log:
+            tally.fail("tracebacks", f"mcp hang-up ({how}): {log[-1000:]}")
+        elif log.count("\n") != 1:
+            tally.fail("mcp log", f"hang-up ({how}): {log!r}")
+    return tally
+
+
+# --- chains: no event left to the reflog ---------------------------------------------------------
+
+
+def run_chains(scratch: Path, sessions: int, seed: int) -> Tally:
+    """Random sessions of time travel through the library; every event ever made must stay on a
+    story line or an abandoned chain."""
+    import narrative as narr_lib
+    from narrative.engine.branches import create_branch, delete_branch, switch
+    from narrative.engine.merge import merge
+    from narrative.engine.replay import drop_chain, replay
+    from narrative.engine.reset import reset
+    from narrative.engine.setaside import drop_set_aside, restore
+    from narrative.errors import NarrError
+    from narrative.store.worldrepo import WorldRepo
+
+    tally = Tally()
+    rng = random.Random(seed)
+    ops = ["event", "event", "edit", "reset", "replay", "chains-drop", "edits-drop", "restore",
+           "switch", "merge", "branch-delete"]
+    for s in range(sessions):
+        root = new_world(scratch / f"chains-{s}", "flat")
+        wr = WorldRepo.open(root)
+        seen: set[str] = set()
+        try:
+            for n in range(12):
+                op = rng.choice(ops)
+                tally.tried += 1
+                tally.count(f"chains: {op}")
+                with contextlib.suppress(NarrError):
+                    if op == "event":
+                        narr_lib.event(wr, f"step {n}", narr_lib.SetOp(target="lin-yuan",
+                                                                       field="/state/mood", value=f"m{n}"))
+                    elif op == "edit":
+                        path = node_file(root, "su-qing", "character")
+                        node = json.loads(path.read_text(encoding="utf-8"))
+                        node["state"]["note"] = f"hm{n}x"
+                        path.write_text(json.dumps(node, indent=2), encoding="utf-8")
+                    elif op == "reset":
+                        reset(wr, f"HEAD~{rng.randint(1, 3)}", hard=rng.random() < 0.3)
+                    elif op == "replay":
+                        replay(wr, str(rng.randint(1, 2)), reuse=True)
+                    elif op == "chains-drop":
+                        drop_chain(wr, str(rng.randint(1, 2)))
+                    elif op == "edits-drop":
+                        drop_set_aside(wr, str(rng.randint(1, 2)))
+                    elif op == "restore":
+                        restore(wr, "1", force=rng.random() < 0.5)
+                    elif op == "switch":
+                        name = rng.choice(["main", "alt"])
+                        if name not in wr.repo.branches.local:
+                            create_branch(wr, name)
+                        switch(wr, name, set_aside=True)
+                    elif op == "merge":
+                        merge(wr, rng.choice(["main", "alt"]))
+                    else:
+                        delete_branch(wr, rng.choice(["main", "alt"]))
+                seen |= _events_reached(wr, every=True)
+                missing = seen - _events_reached(wr, every=False)
+                if missing:
+                    tally.fail("events lost", f"session {s} step {n} ({op}): {len(missing)} event(s) "
+                                              "held only by the reflog")
+                    break
+            code, _, err = narr(root, "check")
+            if code != 0:
+                tally.fail("states check rejected", f"session {s}: {err[:300]}")
+        finally:
+            wr.close()
+    return tally
+
+
+def _events_reached(wr: Any, *, every: bool) -> set[str]:
+    """Events the story lines and abandoned chains hold; ``every``: any ref or reflog entry."""
+    import pygit2
+
+    from narrative.store import records
+
+    repo = wr.repo
+    tips: set[Any] = set()
+    for name in [*repo.references, "HEAD"]:
+        if not every and not name.startswith(("refs/heads/", "refs/narr/abandoned/")):
+            continue
+        with contextlib.suppress(KeyError, ValueError, pygit2.GitError):
+            tips.add(repo.references[name].peel(pygit2.Commit).id if name != "HEAD"
+                     else repo.head.peel(pygit2.Commit).id)
+        if every:
+            with contextlib.suppress(KeyError, pygit2.GitError):
+                for entry in repo.references[name].log():
+                    tips |= {o for o in (entry.oid_new, entry.oid_old)
+                             if isinstance(repo.get(o), pygit2.Commit)}
+    if not tips:
+        return set()
+    walker = repo.walk(None, pygit2.enums.SortMode.NONE)
+    for tip in tips:
+        walker.push(tip)
+    return {str(c.id) for c in walker if (rec := records.decode_checked(c.message)) is not None
+            and rec.get("kind", "event") == "event"}
+
+
 # --- the report ----------------------------------------------------------------------------------
 
 
@@ -784,13 +1211,17 @@ def report(parts: dict[str, Tally], profile: str, seed: int, took: float) -> str
                       "restore; both layouts)",
              "writers": "concurrent writers (commands told done)",
              "bad_inputs": "bad inputs from the corpus",
-             "disk": "full disk and read-only world"}
+             "disk": "full disk and read-only world",
+             "exports": "vault exports killed, hostile export paths and markers",
+             "png": "PNG card bombs and --png images that never end",
+             "mcp": "narr mcp: bad lines, clients that hang up",
+             "chains": "time-travel sessions (every event kept)"}
     for key, tally in parts.items():
         lines.append(f"| {names[key]} | {tally.tried} | {len(tally.failures)} |")
     lines += ["", "| count | value |", "| --- | ---: |"]
     totals: dict[str, int] = {}
-    for key in ("runs", "states check rejected", "hand edits lost", "fsck errors",
-                "bad inputs passed"):
+    for key in ("runs", "states check rejected", "hand edits lost", "events lost", "fsck errors",
+                "bad inputs passed", "tracebacks", "writes outside the world", "hangs"):
         totals[key] = 0
     totals["runs"] = sum(t.tried for t in parts.values())
     for tally in parts.values():
@@ -810,9 +1241,11 @@ def report(parts: dict[str, Tally], profile: str, seed: int, took: float) -> str
     return "\n".join(lines) + "\n"
 
 
+ALL_PARTS = ("kills", "writers", "bad_inputs", "disk", "exports", "png", "mcp", "chains")
+
+
 def run(profile: str, *, seed: int = 20261130, kills: int | None = None,
-        scratch: Path | None = None, parts: tuple[str, ...] = ("kills", "writers", "bad_inputs",
-                                                                "disk"),
+        scratch: Path | None = None, parts: tuple[str, ...] = ALL_PARTS,
         log: Callable[[str], None] = lambda s: None) -> dict[str, Tally]:
     """Run the campaign; the tallies by part."""
     prof = PROFILES[profile]
@@ -832,6 +1265,18 @@ def run(profile: str, *, seed: int = 20261130, kills: int | None = None,
         if "disk" in parts and prof.disk:
             log("full disk, read-only world...")
             out["disk"] = run_disk(base)
+        if "exports" in parts:
+            log("exports...")
+            out["exports"] = run_exports(base, prof.export_kills, seed)
+        if "png" in parts:
+            log("png bombs...")
+            out["png"] = run_png(base)
+        if "mcp" in parts:
+            log("narr mcp...")
+            out["mcp"] = run_mcp(base)
+        if "chains" in parts:
+            log("time-travel sessions...")
+            out["chains"] = run_chains(base, prof.sessions, seed)
     finally:
         if own:
             shutil.rmtree(base, ignore_errors=True)
@@ -847,6 +1292,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kills", type=int, help="how many killed runs (default: the profile's)")
     parser.add_argument("--seed", type=int, default=20261130, help="the random seed")
     parser.add_argument("--json", action="store_true", help="print the tallies as JSON")
+    parser.add_argument("--only", choices=ALL_PARTS, action="append",
+                        help="run only this part (repeatable; default: all)")
     args = parser.parse_args(argv)
     profile = args.profile or "quick"
     home = Path(tempfile.mkdtemp(prefix="narr-stress-home-"))
@@ -854,7 +1301,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT))
     t0 = time.monotonic()
     try:
-        parts = run(profile, seed=args.seed, kills=args.kills,
+        parts = run(profile, seed=args.seed, kills=args.kills, parts=tuple(args.only or ALL_PARTS),
                     log=lambda s: print(s, file=sys.stderr, flush=True))
     finally:
         shutil.rmtree(home, ignore_errors=True)

@@ -18,6 +18,7 @@ _FACE: dict[str, str] = {
     # the library's own functions
     "event": "narrative.library",
     "list_chains": "narrative.library",
+    "list_chapters": "narrative.library",
     "open_world": "narrative.library",
     "operation": "narrative.operations",
     "replay": "narrative.library",
@@ -42,6 +43,13 @@ _FACE: dict[str, str] = {
     "switch": "narrative.engine.branches",
     "Brief": "narrative.engine.brief",
     "brief": "narrative.engine.brief",
+    "AddedChange": "narrative.engine.chapter",
+    "ChapterResult": "narrative.engine.chapter",
+    "ChapterReview": "narrative.engine.chapter",
+    "record_chapter": "narrative.engine.chapter:record",
+    "retry_chapter": "narrative.engine.chapter:retry",
+    "review_chapter": "narrative.engine.chapter:review",
+    "ChapterInfo": "narrative.engine.chapters",
     "CheckReport": "narrative.engine.check",
     "check": "narrative.engine.check",
     "Codex": "narrative.engine.codex",
@@ -235,6 +243,13 @@ if TYPE_CHECKING:
     from narrative.engine.chains import Chain as Chain
     from narrative.engine.chains import ChainEnd as ChainEnd
     from narrative.engine.chains import Chains as Chains
+    from narrative.engine.chapter import AddedChange as AddedChange
+    from narrative.engine.chapter import ChapterResult as ChapterResult
+    from narrative.engine.chapter import ChapterReview as ChapterReview
+    from narrative.engine.chapter import record as record_chapter
+    from narrative.engine.chapter import retry as retry_chapter
+    from narrative.engine.chapter import review as review_chapter
+    from narrative.engine.chapters import ChapterInfo as ChapterInfo
     from narrative.engine.check import CheckReport as CheckReport
     from narrative.engine.check import check as check
     from narrative.engine.codex import Codex as Codex
@@ -337,6 +352,7 @@ if TYPE_CHECKING:
     from narrative.fields import FieldConflict as FieldConflict
     from narrative.library import event as event
     from narrative.library import list_chains as list_chains
+    from narrative.library import list_chapters as list_chapters
     from narrative.library import open_world as open_world
     from narrative.library import replay as replay
     from narrative.model import Change as Change
@@ -363,6 +379,7 @@ if TYPE_CHECKING:
 
     __all__ = [
         "OPERATIONS",
+        "AddedChange",
         "AdoptResult",
         "Answer",
         "AuditReport",
@@ -379,6 +396,9 @@ if TYPE_CHECKING:
         "ChainEnd",
         "Chains",
         "Change",
+        "ChapterInfo",
+        "ChapterResult",
+        "ChapterReview",
         "CheckFailedError",
         "CheckReport",
         "CloneResult",
@@ -494,6 +514,7 @@ if TYPE_CHECKING:
         "init_world",
         "list_branches",
         "list_chains",
+        "list_chapters",
         "list_nodes",
         "list_remote_branches",
         "list_set_asides",
@@ -508,6 +529,7 @@ if TYPE_CHECKING:
         "ops",
         "pull",
         "push",
+        "record_chapter",
         "reflog",
         "register",
         "replay",
@@ -516,7 +538,9 @@ if TYPE_CHECKING:
         "resolve_node",
         "restore",
         "retry",
+        "retry_chapter",
         "revert",
+        "review_chapter",
         "run_event",
         "search",
         "show",

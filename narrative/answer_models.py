@@ -1,6 +1,6 @@
 """The shapes of the operations' answers, typed: each key, its type, and which keys may be left out.
 
-These TypedDicts describe the JSON that :data:`narrative.api.OPERATIONS` answer (the same the
+These models describe the JSON that :data:`narrative.api.OPERATIONS` answer (the same the
 CLI's ``--json`` prints): :func:`json_schemas` turns them into ``schemas/answers/*.schema.json``
 (``python -m narrative.schemas``), a test validates real answers against those files, and an
 answer with a key no type here names fails that test. Values the world itself decides (a node's
@@ -17,6 +17,7 @@ from pydantic import Field
 from narrative.answers import MAYBE, Answer, Shape
 from narrative.engine.branches import Branch
 from narrative.engine.chains import Chain
+from narrative.engine.chapter_answers import ChaptersAnswer
 from narrative.engine.failed_answers import FailedItem
 from narrative.engine.merge import MergeOutcome
 from narrative.engine.reset import Undone
@@ -162,9 +163,13 @@ class EditRestoredAnswer(Answer):
 
 
 class EditDroppedAnswer(Answer):
+    """``kept_as``: the abandoned chain made to keep the events only these edits held."""
+
     NAME: ClassVar[str] = "edit_dropped"
+    VERSION: ClassVar[int] = 2  # 2: kept_as
 
     dropped: str
+    kept_as: str | None
 
 
 class ChainDroppedAnswer(Answer):
@@ -360,9 +365,11 @@ class CommitLine(Shape):
     content: str
 
 
-class Chapter(Shape):
+class BookEvent(Shape):
     """An event of the book: ``number`` its place among the events (reverts not counted),
-    ``story_time`` the time in force, ``scene_break`` where a closed scene breaks."""
+    ``story_time`` the time in force, ``scene_break`` where a closed scene breaks, ``line``
+    the branch a merge brought it from (null: the story line's own), ``chapter`` and
+    ``sentence`` where it stands in the chapter it was told in."""
 
     number: int
     id: str | None
@@ -374,6 +381,33 @@ class Chapter(Shape):
     close_scene: bool
     scene_break: Literal["before", "after"] | None
     reverted_by: CommitLine | None
+    line: str | None
+    chapter: int | None
+    sentence: int | None
+
+
+class BookChapter(Shape):
+    """A chapter of the book, told by its own ``text``; ``at`` the index in ``events`` of
+    the first event after it begins, ``events`` how many of them it was recorded as."""
+
+    number: int
+    id: str
+    commit: str
+    title: str | None
+    heading: str
+    summary: str
+    timestamp: str | None
+    story_time: str | None
+    line: str | None
+    events: int
+    at: int
+    text: str | None
+
+
+class BookMerge(Shape):
+    commit: str
+    id: str | None
+    content: str
 
 
 class BookRevert(Shape):
@@ -386,13 +420,16 @@ class BookRevert(Shape):
 
 
 class StoryAnswer(Shape):
-    """The book: the events after ``from`` (null: from the beginning) up to ``to``; ``skipped``
-    the commits on the line that are not events."""
+    """The book: the events after ``from`` (null: from the beginning) up to ``to``, the chapters
+    that tell them and the merges that brought some; ``skipped`` the commits on the line that are
+    not events."""
 
     world: str
     from_: EventRef | None = Field(alias="from")
     to: EventRef
-    events: list[Chapter]
+    events: list[BookEvent]
+    chapters: list[BookChapter]
+    merges: list[BookMerge]
     skipped: list[CommitLine]
     reverts: list[BookRevert]
 
@@ -552,6 +589,7 @@ class StudioNodeRow(Shape):
     edited: str | None
     aliases: list[str]
     degree: Annotated[int | None, MAYBE] = None
+    cluster: Annotated[str | None, MAYBE] = None
 
 
 class StudioEdge(Shape):
@@ -564,9 +602,30 @@ class StudioEdge(Shape):
     field: Annotated[str | None, MAYBE] = None
 
 
+class StudioCluster(Shape):
+    """Nodes drawn as one (``key`` ``layer:character``, ``kind:person``, ``place:ferry``),
+    ``layer`` the one most of them are in."""
+
+    key: str
+    by: Literal["layer", "kind", "place"]
+    label: str
+    count: int
+    layer: str
+
+
+class StudioClusterEdge(Shape):
+    """How many relations go from ``source`` to ``target`` (a cluster's key or a node drawn)."""
+
+    source: str
+    target: str
+    count: int
+
+
 class StudioGraph(Shape):
     nodes: list[StudioNodeRow]
     edges: list[StudioEdge]
+    clusters: list[StudioCluster]
+    cluster_edges: list[StudioClusterEdge]
 
 
 class StudioWorldAnswer(Shape):
@@ -581,6 +640,7 @@ class StudioWorldAnswer(Shape):
     focus: str | None
     depth: int
     facets: dict[str, dict[str, int]]
+    group: Literal["layer", "kind", "place"] | None
 
 
 class StudioEvent(Shape):
@@ -637,14 +697,99 @@ class StudioName(Shape):
     layer: str
 
 
+class StudioOffer(Shape):
+    """What a node's form offers: the state and trait keys other nodes of its kind have (how
+    many of a sample), the fields holding a node's id, the relation types in use."""
+
+    fields: dict[str, dict[str, int]]
+    references: list[str]
+    relation_types: list[str]
+
+
 class StudioNodeAnswer(Shape):
     """A node for the inspector: the names of the nodes it names, the fields holding an id
-    (``links``), and a digest of its file now (None for a past node)."""
+    (``links``), a digest of its file now and what its form offers (None for a past node)."""
 
     node: Node
     names: dict[str, StudioName]
     links: dict[str, str]
     file: str | None
+    offer: StudioOffer | None
+
+
+class StudioChange(Shape):
+    """A change a passage made; a whole node's (``field`` "") carries only its ``name``."""
+
+    target: str
+    field: str
+    by: Literal["diffusion", "hand edit"]
+    old: Annotated[Any | None, MAYBE] = None
+    new: Annotated[Any | None, MAYBE] = None
+
+
+class StudioPassage(Shape):
+    """An event as prose: ``pieces`` its narrative text (its words when ``told`` is false),
+    cut at the world's names (``[text, node id or null]``); ``time_key`` its story time as a
+    sortable key, null when the time does not parse."""
+
+    commit: str
+    id: str | None
+    number: int
+    content: str
+    told: bool
+    pieces: list[list[Any]]
+    story_time: str | None
+    time_key: list[int] | None
+    changes: list[StudioChange]
+    more_changes: int
+    reverted: bool
+
+
+class StudioScene(Shape):
+    """``pieces`` the scene's own prose when its chapter is recorded, else null."""
+
+    number: int
+    story_time: str | None
+    pieces: list[list[Any]] | None
+    passages: list[StudioPassage]
+
+
+class StudioChapter(Shape):
+    """A recorded chapter (``recorded`` true, its own number), or events told outside any
+    recorded chapter (``recorded`` false, numbered 1, 2, ... in order)."""
+
+    number: int
+    title: str | None
+    recorded: bool
+    scenes: list[StudioScene]
+
+
+class StudioManuscriptAnswer(Shape):
+    """The story line as prose (``/api/studio/manuscript``): chapters from their records
+    (``source`` records) or the events as one chapter (``source`` events); ``names`` the name
+    of every node marked or changed."""
+
+    source: Literal["records", "events"]
+    chapters: list[StudioChapter]
+    total: int
+    shown: int
+    names: dict[str, str]
+
+
+class StudioMention(Shape):
+    commit: str
+    number: int
+    chapter: int
+    scene: int
+    excerpt: list[list[Any]]
+
+
+class StudioMentionsAnswer(Shape):
+    """The passages that name a node (``/api/studio/mentions/NODE``), the last of them."""
+
+    node: str
+    passages: list[StudioMention]
+    total: int
 
 
 class StudioNamesAnswer(Shape):
@@ -686,7 +831,8 @@ CLI_ANSWERS: dict[str, Any] = {
     "import": ImportAnswer, "export_written": ExportWrittenAnswer,
     "clone": CloneAnswer, "push": PushAnswer, "pull": PullAnswer,
     "graph_sizes": GraphSizesAnswer, "graph": GraphAnswer, "connect": ConnectAnswer,
-    "story": StoryAnswer, "codex": CodexAnswer, "vault": VaultAnswer, "studio": StudioAnswer,
+    "story": StoryAnswer, "chapters": ChaptersAnswer, "codex": CodexAnswer,
+    "vault": VaultAnswer, "studio": StudioAnswer,
     "server": ServerAnswer,
 }
 """The type of answers only the CLI gives (and the error every transport gives), by name."""
@@ -696,5 +842,6 @@ STUDIO_ANSWERS: dict[str, Any] = {
     "studio_lines": StudioLinesAnswer, "studio_diffusers": StudioDiffusersAnswer,
     "studio_node": StudioNodeAnswer, "studio_names": StudioNamesAnswer,
     "studio_problems": StudioProblemsAnswer, "studio_where": StudioWhereAnswer,
+    "studio_manuscript": StudioManuscriptAnswer, "studio_mentions": StudioMentionsAnswer,
 }
 """The type of each read the studio's page makes over HTTP, by name."""

@@ -160,20 +160,21 @@ def schema_name(kind: Any) -> str:
 
 VERSIONS: dict[str, int] = {
     # the operations of narrative.api.OPERATIONS: the CLI, HTTP and MCP alike
-    "status": 1, "list_nodes": 2, "get_node": 1, "log": 2, "show": 1, "branches": 2,
-    "chains": 2, "why": 1, "history": 1, "search": 1, "brief": 1, "threads": 1, "audit": 1,
-    "event": 1, "reset": 1, "revert": 1, "replay": 1, "edit_node": 1,
+    "status": 2, "list_nodes": 2, "get_node": 1, "log": 2, "show": 2, "branches": 2,
+    "chains": 2, "why": 2, "history": 2, "search": 1, "brief": 2, "threads": 1, "audit": 1,
+    "event": 2, "reset": 1, "revert": 2, "replay": 2, "edit_node": 1, "chapter": 1,
     # answers only the CLI gives
     "adopt": 1, "branch_created": 1, "branch_deleted": 1, "remote_branches": 2,
-    "chain_dropped": 1, "check": 1, "clone": 1, "codex": 1, "conflicts": 1, "doctor": 1,
-    "edits": 1, "edit_restored": 1, "edit_dropped": 1, "error": 1, "export_written": 1,
+    "chain_dropped": 1, "chapters": 1, "check": 1, "clone": 1, "codex": 1, "conflicts": 1, "doctor": 1,
+    "edits": 1, "edit_restored": 1, "edit_dropped": 2, "error": 1, "export_written": 1,
     "failed": 2, "failed_dropped": 1, "gc": 1, "get_value": 1, "graph": 1, "graph_sizes": 1,
-    "connect": 1, "import": 1, "init": 1, "merge": 1, "merge_aborted": 1, "new": 1,
-    "path": 1, "pull": 1, "push": 2, "reflog": 1, "resolve": 1, "server": 2, "story": 1,
+    "connect": 1, "import": 1, "init": 1, "merge": 2, "merge_aborted": 1, "new": 1,
+    "path": 1, "pull": 2, "push": 2, "reflog": 1, "resolve": 1, "server": 2, "story": 2,
     "studio": 1, "switch": 1, "vault": 2,
     # the studio page's own reads over HTTP
-    "studio_world": 1, "studio_events": 1, "studio_lines": 1, "studio_diffusers": 1,
-    "studio_node": 1, "studio_names": 1, "studio_problems": 1, "studio_where": 1,
+    "studio_world": 2, "studio_events": 1, "studio_lines": 1, "studio_diffusers": 1,
+    "studio_node": 2, "studio_names": 1, "studio_problems": 1, "studio_where": 1,
+    "studio_manuscript": 1, "studio_mentions": 1,
 }
 
 

@@ -65,6 +65,13 @@ if TYPE_CHECKING:
     from narrative.engine.chains import Chain as Chain
     from narrative.engine.chains import ChainEnd as ChainEnd
     from narrative.engine.chains import Chains as Chains
+    from narrative.engine.chapter import AddedChange as AddedChange
+    from narrative.engine.chapter import ChapterResult as ChapterResult
+    from narrative.engine.chapter import ChapterReview as ChapterReview
+    from narrative.engine.chapter import record as record_chapter
+    from narrative.engine.chapter import retry as retry_chapter
+    from narrative.engine.chapter import review as review_chapter
+    from narrative.engine.chapters import ChapterInfo as ChapterInfo
     from narrative.engine.check import CheckReport as CheckReport
     from narrative.engine.check import check as check
     from narrative.engine.codex import Codex as Codex
@@ -167,6 +174,7 @@ if TYPE_CHECKING:
     from narrative.fields import FieldConflict as FieldConflict
     from narrative.library import event as event
     from narrative.library import list_chains as list_chains
+    from narrative.library import list_chapters as list_chapters
     from narrative.library import open_world as open_world
     from narrative.library import replay as replay
     from narrative.model import Change as Change
@@ -193,6 +201,7 @@ if TYPE_CHECKING:
 
     __all__ = [
         "OPERATIONS",
+        "AddedChange",
         "AdoptResult",
         "Answer",
         "AuditReport",
@@ -209,6 +218,9 @@ if TYPE_CHECKING:
         "ChainEnd",
         "Chains",
         "Change",
+        "ChapterInfo",
+        "ChapterResult",
+        "ChapterReview",
         "CheckFailedError",
         "CheckReport",
         "CloneResult",
@@ -324,6 +336,7 @@ if TYPE_CHECKING:
         "init_world",
         "list_branches",
         "list_chains",
+        "list_chapters",
         "list_nodes",
         "list_remote_branches",
         "list_set_asides",
@@ -338,6 +351,7 @@ if TYPE_CHECKING:
         "ops",
         "pull",
         "push",
+        "record_chapter",
         "reflog",
         "register",
         "replay",
@@ -346,7 +360,9 @@ if TYPE_CHECKING:
         "resolve_node",
         "restore",
         "retry",
+        "retry_chapter",
         "revert",
+        "review_chapter",
         "run_event",
         "search",
         "show",

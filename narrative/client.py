@@ -49,6 +49,10 @@ if TYPE_CHECKING:
 # which reaches servers through the caller's SSH agent and credential helpers (variables a
 # request does not carry), and a clone makes a directory where the caller stands.
 LOCAL_COMMANDS = frozenset({"serve", "studio", "mcp", "edit", "init", "clone", "push", "pull"})
+# Commands that ask the writer question after question on the terminal (a server reads a
+# client's standard input whole, never line by line): here when they will ask, which is
+# when standard input is a terminal and no flag says what to do.
+ASKING_COMMANDS = {"chapter": ("--accept", "--dry-run", "--json", "--retry", "-h", "--help")}
 SERVER_FILE = "server.json"
 STDIN, STDOUT, STDERR, WANT_STDIN, REFUSED, PAGE, STARTED, EXIT = 0, 1, 2, 3, 4, 5, 6, 9
 _HEADER_SIZE = 5  # a frame's header: its channel (1 byte) and length (4 bytes, big-endian)
@@ -332,12 +336,20 @@ def locate(argv: list[str]) -> str | None:
     if os.environ.get("NARR_NO_SERVER"):
         return None
     directory, command = split_globals(argv)
-    if command in LOCAL_COMMANDS:
+    if command in LOCAL_COMMANDS or (command in ASKING_COMMANDS and _will_ask(argv, command)):
         return None
     try:
         return find_git_dir(os.path.realpath(directory if directory is not None else "."))
     except OSError:
         return None
+
+
+def _will_ask(argv: list[str], command: str) -> bool:
+    """Whether ``command`` will ask questions on this terminal (see :data:`ASKING_COMMANDS`)."""
+    if not _isatty(sys.stdin) or "-" in argv:
+        return False
+    told = ASKING_COMMANDS[command]
+    return not any(a in told or a.split("=", 1)[0] in told for a in argv)
 
 
 def connect(git_dir: str) -> _socket.socket | None:

@@ -8,8 +8,7 @@ escapes is a bug in narr and keeps its traceback.
 from __future__ import annotations
 
 import errno
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -33,53 +32,23 @@ class Step:
     --retry`` for the newest failed event)."""
 
     def worded(self, door: Door) -> str:
-        from narrative.operations import operation
-
+        """The step as ``door`` names it (:func:`narrative.operations.word`, once the table is
+        loaded; until then its own spelling, or the operation's name)."""
         if door == "cli" and self.cli is not None:
             return self.cli
-        row = operation(self.operation)
-        given = {k: v for k, v in self.arguments.items() if v is not None and v is not False}
-        if door == "mcp":
-            return f"the {row.name} tool" + (f" with {_json(given)}" if given else "")
-        if door == "http":
-            path = _path(row.path, given)
-            if row.method == "GET":
-                from urllib.parse import urlencode
-
-                return f"GET {path}" + (f"?{urlencode(given, doseq=True)}" if given else "")
-            return f"{row.method} {path}" + (f" with {_json(given)}" if given else "")
-        return _command(row, given)
+        if _wording is None:
+            return self.cli or f"the {self.operation} operation"
+        return _wording(self, door)
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+_wording: Callable[[Step, Door], str] | None = None
 
 
-def _path(path: str, given: dict[str, Any]) -> str:
-    """The route with its path's arguments filled in (and taken out of ``given``)."""
-    from urllib.parse import quote
-
-    for name in list(given):
-        if "{" + name + "}" in path:
-            path = path.replace("{" + name + "}", quote(str(given.pop(name)), safe=""))
-    return path
-
-
-def _command(row: Any, given: Mapping[str, Any]) -> str:
-    """``narr CMD POSITIONAL --option VALUE``: the row's command with the arguments given."""
-    import shlex
-
-    words = ["narr", *row.cli.split()]
-    words += [str(given[name]) for name in row.positional if name in given]
-    for name, value in given.items():
-        if name in row.positional:
-            continue
-        flag = "--" + name.replace("_", "-")
-        values = value if isinstance(value, list) else [value]
-        for item in values:
-            words += [flag] if item is True else [flag, str(item)]
-    return " ".join(shlex.quote(w) if any(c in w for c in " \t\n'\"\\$`;&|<>()*?") else w
-                    for w in words)
+def set_wording(word: Callable[[Step, Door], str]) -> None:
+    """How steps are worded: the operations table sets it when it loads (it knows each row's
+    command, route and tool), so this module names no module above it."""
+    global _wording
+    _wording = word
 
 
 class NarrError(Exception):
@@ -274,6 +243,14 @@ class ContinuityError(NarrError):
     http_status = 422
 
 
+class OutOfTimeError(NarrError):
+    """A reading (``narr audit``, a chapter's review) ran past its time budget: nothing was
+    written; a larger budget or a shorter text gets through."""
+
+    exit_code = 22
+    http_status = 422
+
+
 class RequirementError(NarrError):
     """narr cannot run safely here: a too-old pygit2 or libgit2, an SQLite without FTS5 trigram.
 
@@ -302,6 +279,7 @@ EXIT_CODES: dict[str, int] = {
         RepositoryDamagedError,
         ContinuityError,
         RequirementError,
+        OutOfTimeError,
     )
 }
 

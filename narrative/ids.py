@@ -32,6 +32,10 @@ MAX_ID_LENGTH: Final = 80
 # Node file keys written only when they hold something (:mod:`narrative.nodefile`), so the
 # files of worlds made before these fields keep their bytes and their history its meaning.
 OPTIONAL_FIELDS: Final = ("tags", "sections", "always_in_view", "extensions")
+MAX_NAME: Final = 200
+"""Characters in a node's name or one of its aliases, wherever it is written (a node file, a
+form, the API): a name is a label the graph, the lists and the prose show; longer text belongs
+in the summary."""
 
 ID_PATTERN: Final = r"^[a-z0-9][a-z0-9_-]*$"
 _ID_RE: Final = re.compile(ID_PATTERN)
@@ -50,6 +54,14 @@ def short_event_id(event_id: str | None) -> str:
 def normalize_name(text: str) -> str:
     """How names are compared everywhere: Unicode-normalised, case-folded, inner spaces collapsed."""
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def name_problem(name: str, what: str = "name") -> str | None:
+    """Why ``name`` is too long to be a node's name or alias, or None."""
+    if len(name) > MAX_NAME:
+        return (f"a {what} has at most {MAX_NAME} characters, not {len(name):,} "
+                "(say more in the summary)")
+    return None
 
 
 def id_problem(node_id: object) -> str | None:

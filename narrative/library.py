@@ -14,6 +14,7 @@ from narrative.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from narrative.engine.chains import Chain, Chains
+    from narrative.engine.chapters import ChapterInfo
     from narrative.engine.event import EventResult
     from narrative.engine.replay import ReplayResult
     from narrative.model import Op
@@ -56,6 +57,14 @@ def replay(world: WorldRepo, chain: Chain | str | int, *, reuse: bool = False,
     which = chain.selector if isinstance(chain, Chain) else str(chain)
     return use_case.replay(world, which, reuse=reuse, diffuser_name=diffuser_name, to=to,
                           again=again)
+
+
+def list_chapters(world: WorldRepo, rev: str | None = None) -> list[ChapterInfo]:
+    """The chapters of the story line (ending at HEAD, or ``rev``), oldest first, those a merge
+    brought included (each with the branch it came from)."""
+    from narrative.engine.chapters import chapters_on_line
+
+    return chapters_on_line(world, rev, merged=True)
 
 
 def event(world: WorldRepo, content: str | None = None, *ops: Op | Sequence[Op],

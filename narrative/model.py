@@ -29,10 +29,12 @@ from narrative.errors import InvalidInputError
 from narrative.ids import (
     ID_PATTERN,
     MAX_ID_LENGTH,
+    MAX_NAME,
     OPTIONAL_FIELDS,
     Layer,
     Lifecycle,
     id_problem,
+    name_problem,
     pointer,
 )
 
@@ -43,6 +45,15 @@ def _safe_id(value: str) -> str:
     problem = id_problem(value)
     if problem is not None:
         raise ValueError(problem)
+    return value
+
+
+def _short_name(value: str) -> str:
+    from pydantic_core import PydanticCustomError
+
+    problem = name_problem(value)
+    if problem is not None:
+        raise PydanticCustomError("name_too_long", problem)  # said as it is, no "Value error, "
     return value
 
 
@@ -81,6 +92,9 @@ Pointer = Annotated[str, AfterValidator(_pointer), Field(description="A JSON poi
 OpField = Annotated[Pointer, BeforeValidator(_dotted), Field(
     min_length=2, description="A JSON pointer into the node (/state/location; state.location reads as it).")]
 JsonObject = dict[str, Any]
+Name = Annotated[str, Field(min_length=1), AfterValidator(_short_name)]
+"""A name or an alias: at most ``MAX_NAME`` characters (a rule of the value, told in the
+descriptions; the answers' shapes keep their schemas)."""
 
 
 class Node(BaseModel):
@@ -89,11 +103,13 @@ class Node(BaseModel):
     model_config = ConfigDict(extra="forbid", title="narr world node")
 
     id: NodeId
-    name: Annotated[str, Field(min_length=1, description="Display name, in the story's language.")]
+    name: Annotated[Name, Field(
+        description=f"Display name, in the story's language (at most {MAX_NAME} characters).")]
     layer: Layer
     kind: str = Field(default="", description="Free text inside the layer: person, sword, place...")
-    aliases: list[Annotated[str, Field(min_length=1)]] = Field(
-        default_factory=list, description="Other names the story uses, any language."
+    aliases: list[Name] = Field(
+        default_factory=list,
+        description=f"Other names the story uses, any language (each at most {MAX_NAME} characters).",
     )
     summary: str = ""
     lifecycle: Lifecycle = Field(
@@ -334,13 +350,60 @@ class Delta(BaseModel):
 # --- event record -----------------------------------------------------------------------
 
 
+class Scene(BaseModel):
+    """A scene of a chapter: where it lies in the chapter's text and which sentences it holds."""
+
+    model_config = ConfigDict(extra="forbid", title="narr scene")
+
+    number: int = Field(ge=1)
+    title: str | None = Field(default=None, description="The heading that opened it, if any.")
+    start: int = Field(ge=0, description="Offset of its first character in the chapter's text.")
+    end: int = Field(ge=0, description="Offset just past its last character.")
+    first_sentence: int = Field(ge=1, description="The number of its first sentence in the chapter.")
+    sentences: int = Field(ge=0)
+
+
+class ChapterData(BaseModel):
+    """A chapter as its own commit records it: the whole text, its scenes, its summary.
+
+    The events told in it follow that commit on the story line, each naming it
+    (:class:`InChapter`), so the chapter's first and last event are read from the line.
+    """
+
+    model_config = ConfigDict(extra="forbid", title="narr chapter")
+
+    number: int = Field(ge=1)
+    title: str | None = None
+    text: str
+    language: str = Field(description="en, zh, or mixed: the language its summary is in.")
+    scenes: list[Scene] = Field(default_factory=list)
+    sentences: int = Field(ge=0)
+    events: int = Field(ge=0, description="How many events the chapter was recorded as.")
+    summary: str = ""
+    nodes: list[str] = Field(default_factory=list,
+                             description="The nodes its events changed (for the brief).")
+    digest: str = Field(description="sha256 of the text: the same draft recorded twice is seen.")
+    key: str | None = Field(default=None, description="The idempotency key it was recorded with.")
+
+
+class InChapter(BaseModel):
+    """Where an event stands in the chapter it was told in."""
+
+    model_config = ConfigDict(extra="forbid", title="narr place in a chapter")
+
+    chapter: str = Field(description="The id of the chapter's own record.")
+    number: int = Field(ge=1, description="The chapter's number.")
+    sentence: int = Field(ge=1, description="The sentence's number in the chapter (from 1).")
+    scene: int = Field(ge=1)
+
+
 class EventRecord(BaseModel):
     """The record sealed in an event's commit (its message body)."""
 
     model_config = ConfigDict(extra="forbid", title="narr event record")
 
     narr: int = Field(default=FORMAT_VERSION, description="Record format version.")
-    kind: Literal["genesis", "event", "merge"] = "event"
+    kind: Literal["genesis", "event", "merge", "chapter"] = "event"
     id: str
     parent: str | None
     content: str
@@ -367,6 +430,11 @@ class EventRecord(BaseModel):
                     "name, the merged line's id -> the id kept. Later merges of that line "
                     "apply it again. Written only when not empty.",
     )
+    chapter: ChapterData | None = Field(
+        default=None, description="A chapter's own record (kind chapter). Written only when set.")
+    in_chapter: InChapter | None = Field(
+        default=None, description="An event told in a chapter: which one, and at which sentence. "
+                                  "Written only when set.")
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:

@@ -18,6 +18,7 @@ from narrative.errors import InvalidWorldError
 from narrative.ids import (
     LAYERS,
     LIFECYCLES,
+    MAX_NAME,
     OPTIONAL_FIELDS,
     Layer,
     Layout,
@@ -135,7 +136,7 @@ def json_problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
             return (f"an integer beyond {MAX_INT_BITS} bits ({item.bit_length():,} bits); "
                     "a story's numbers fit in 64")
         if isinstance(item, str):
-            if not _encodable(item):
+            if not encodable(item):
                 return f"text {item[:20]!r}... is not valid Unicode ({_NOT_UNICODE})"
             continue
         if isinstance(item, dict | list | tuple):
@@ -145,7 +146,7 @@ def json_problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
                 for key in item:
                     if not isinstance(key, str):
                         return (f"{where or '/'}: key {key!r} is not text, and JSON's keys are")
-                    if not _encodable(key):
+                    if not encodable(key):
                         return f"key {key[:20]!r}... is not valid Unicode ({_NOT_UNICODE})"
                 stack.extend((v, depth + 1, f"{where}/{k}") for k, v in item.items())
             else:
@@ -160,7 +161,8 @@ def json_problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
     return None
 
 
-def _encodable(text: str) -> bool:
+def encodable(text: str) -> bool:
+    """Whether UTF-8 can hold ``text`` (a lone surrogate, from a JSON escape, it cannot)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -251,7 +253,7 @@ def plain_node(obj: Any) -> NodeDict | None:
         return None
     node_id, name, layer = obj.get("id"), obj.get("name"), obj.get("layer")
     if id_problem(node_id) is not None or not _plain_text(name, empty=False) \
-            or layer not in LAYERS or type(layer) is not str:
+            or layer not in LAYERS or type(layer) is not str or len(str(name)) > MAX_NAME:
         return None
     lifecycle = obj.get("lifecycle", "permanent")
     created = obj.get("created_by_event")
@@ -265,7 +267,8 @@ def plain_node(obj: Any) -> NodeDict | None:
         return None
     for f in _LIST_FIELDS:
         items = obj.get(f, [])
-        if type(items) is not list or not all(_plain_text(i, empty=False) for i in items):
+        if type(items) is not list or not all(_plain_text(i, empty=False) for i in items) \
+                or (f == "aliases" and any(len(i) > MAX_NAME for i in items)):
             return None
     sections = obj.get("sections", {})
     if not _plain_object(sections) or not all(k and type(v) is str for k, v in sections.items()):

@@ -38,6 +38,53 @@ class EventRef(Shape):
     timestamp: str | None
 
 
+class SceneRecord(Shape):
+    """A scene of a chapter: its place in the chapter's text and its sentences."""
+
+    number: int
+    title: str | None
+    start: int
+    end: int
+    first_sentence: int
+    sentences: int
+
+
+class ChapterRecord(Shape):
+    """A chapter's own record (its commit's): the text, the scenes, the summary."""
+
+    number: int
+    title: str | None
+    text: str
+    language: str
+    scenes: list[SceneRecord]
+    sentences: int
+    events: int
+    summary: str
+    nodes: list[str]
+    digest: str
+    key: str | None
+
+
+class InChapterRef(Shape):
+    """Where an event told in a chapter stands in it."""
+
+    chapter: str
+    number: int
+    sentence: int
+    scene: int
+
+
+class ToldAt(Shape):
+    """The chapter an event was told in, and its sentence there."""
+
+    number: int
+    sentence: int
+    scene: int
+    id: str
+    commit: str | None
+    heading: str
+
+
 class StoredRecord(Shape):
     """An event's record as its commit holds it: what every event answer carries."""
 
@@ -59,6 +106,8 @@ class StoredRecord(Shape):
     merged: str | None
     explicit: list[Op]
     joined: Annotated[dict[str, str] | None, MAYBE] = None
+    chapter: Annotated[ChapterRecord | None, MAYBE] = None
+    in_chapter: Annotated[InChapterRef | None, MAYBE] = None
 
 
 class Record(StoredRecord):

@@ -15,6 +15,9 @@ the variables winning over the file::
     response_format = "auto"                 # NARR_LLM_RESPONSE_FORMAT
     temperature = 0.2                        # NARR_LLM_TEMPERATURE; "omit" sends none
     render = false                           # NARR_LLM_RENDER: always write narrative text
+    max_tokens = 512                         # NARR_LLM_MAX_TOKENS: the longest reply asked for
+    context = 4096                           # NARR_LLM_CONTEXT: the model's context, in tokens
+                                             # (unset: asked of the server where it tells)
 
     [exec]
     command = ["python3", "/home/me/bin/exec-diffuser.py"]   # NARR_EXEC_COMMAND (a shell-like string);
@@ -43,7 +46,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from narrative import invocation
 from narrative.errors import InvalidInputError
 
-ResponseFormat = Literal["auto", "json_schema", "json_object", "none"]
+ResponseFormat = Literal["auto", "json_schema", "json_object_schema", "ollama_format", "json_object",
+                         "none"]
 
 ENV_PREFIX = "NARR_"
 
@@ -61,6 +65,14 @@ class LLMSettings(BaseModel):
     temperature: float | None = Field(
         default=0.2, ge=0, description='"omit" (None) sends no temperature: some models refuse one.')
     render: bool = False
+    max_tokens: int = Field(
+        default=512, ge=16, le=1_000_000,
+        description="The longest reply asked for, in tokens: a delta of one event, with room to "
+                    "spare; a reply cut off there is asked once more with twice the room.")
+    context: int | None = Field(
+        default=None, ge=256, le=100_000_000,
+        description="The model's context in tokens, prompt and reply together; unset, it is asked "
+                    "of the server (llama.cpp, Ollama, LM Studio, vLLM tell it).")
 
     @field_validator("temperature", mode="before")
     @classmethod
@@ -204,8 +216,11 @@ def _section(raw: dict[str, Any] | None, section: str, model: type[S], env: Mapp
 
 def _read(path: Path) -> dict[str, Any] | None:
     """The file's tables, or None when there is no file (which is fine: nothing configured)."""
+    from narrative.bounded import MAX_SETTINGS
+    from narrative.bounded import read as read_bounded
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path, MAX_SETTINGS).decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:

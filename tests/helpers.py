@@ -200,7 +200,7 @@ def narr_subprocess(root: Path, *args: str, input: str | None = None,
                     check: bool = False) -> subprocess.CompletedProcess[str]:
     """The installed CLI as a separate process (``python -m narrative``)."""
     return subprocess.run([sys.executable, "-m", "narrative", "-C", str(root), *args],
-                          capture_output=True, text=True, input=input,
+                          cwd=root, capture_output=True, text=True, input=input,
                           env={**os.environ, **(env or {})}, check=check)
 
 
@@ -244,3 +244,15 @@ def rel_path(root: Path, node_id: str, layer: str) -> str:
     from narrative.store.worldrepo import load_config
 
     return node_path(node_id, layer, load_config(root).layout)  # type: ignore[arg-type]
+
+
+def kept_events(root: Path) -> list[Any]:
+    """The failed events a world keeps for ``narr failed`` / ``--retry``, oldest first."""
+    from narrative.engine import failed
+    from narrative.store.worldrepo import WorldRepo
+
+    wr = WorldRepo.open(root)
+    try:
+        return failed.load_all(wr)
+    finally:
+        wr.close()

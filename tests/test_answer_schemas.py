@@ -47,6 +47,10 @@ def test_the_clis_answers_are_valid_against_their_schemas(flat_world: Path, tmp_
     chapter = tmp_path / "chapter.md"
     chapter.write_text("Lin Yuan walks to the gate. Su Qing smiles.", "utf-8")
     check(narr.json("audit", str(chapter)))
+    for answer in (narr.json("chapter", str(chapter), "--dry-run"),
+                   narr.json("chapter", str(chapter), "--accept", "all")):
+        check(answer)
+        seen.add(answer["schema"])
     from narrative.answers import schema as versioned
     from narrative.operations import OPERATIONS
 
@@ -106,7 +110,11 @@ def test_the_answers_only_the_cli_gives_are_valid_against_their_schemas(flat_wor
     set_aside = CLI(flat_world).json("edits")
     check(set_aside)
     assert set_aside["items"][0]["changes"]
+    chapter = tmp_path / "chapter.md"
+    chapter.write_text("# Chapter 1\n\nLin Yuan walks to the gate.\n", "utf-8")
+    narr("chapter", str(chapter), "--accept", "all")
     for answer in [narr.json("edits", "restore", "1"), narr.json("edits", "drop", "1"),
+                   narr.json("log", "--chapters"),
                    narr.json("failed", "drop", "1"), narr.json("chains", "drop", "1", "--force"),
                    narr.json("reflog")]:
         check(answer)

@@ -57,6 +57,8 @@ def test_every_answer_keeps_the_shape_its_version_names(tmp_path: Path) -> None:
         ("why", {"node": "lin-yuan", "field": "state.mood"}), ("history", {"node": "lin-yuan"}),
         ("search", {"q": "ring"}), ("brief", {"goal": "the ferry"}), ("threads", {}),
         ("audit", {"text": "Lin Yuan walks to the gate."}),
+        ("chapter", {"text": "Lin Yuan walks to the gate.", "dry_run": True}),
+        ("chapter", {"text": "Su Qing walks to the ferry.", "accept": "all"}),
         ("revert", {"rev": "HEAD"}), ("reset", {"rev": "HEAD~1"}), ("chains", {}),
         ("replay", {"chain": "1", "reuse": True}),
         ("event", {"content": "Nobody moves", "diffuser": "explicit", "ops": [

@@ -110,7 +110,7 @@ def test_json_output_is_json(narr: CLI, world: Path, tmp_path: Path) -> None:
     """--json is real: each data command's output parses, names its shape and version, and
     carries the fields the text shows; a list comes as the answer's items."""
     rec = narr.json("event", "A beat", "--set", "lin-yuan.state.mood=calm")
-    assert rec["schema"] == "narr.event/1"
+    assert rec["schema"] == "narr.event/2"
     assert rec["content"] == "A beat" and rec["commit"]
     assert narr.json("show")["id"] == rec["id"]
     log = narr.json("log")
@@ -129,8 +129,8 @@ def test_json_output_is_json(narr: CLI, world: Path, tmp_path: Path) -> None:
     assert narr.json("status")["edits"] == []
     assert narr.json("check")["ok"] is True
     named = {"branch": "narr.branches/2", "chains": "narr.chains/2", "reflog": "narr.reflog/1",
-             "edits": "narr.edits/1", "failed": "narr.failed/2", "status": "narr.status/1",
-             "check": "narr.check/1", "threads": "narr.threads/1", "brief": "narr.brief/1",
+             "edits": "narr.edits/1", "failed": "narr.failed/2", "status": "narr.status/2",
+             "check": "narr.check/1", "threads": "narr.threads/1", "brief": "narr.brief/2",
              "graph": "narr.graph_sizes/1"}
     for name, schema in named.items():
         assert narr.json(name)["schema"] == schema, name

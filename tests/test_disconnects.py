@@ -87,7 +87,7 @@ def reply(proc: subprocess.Popen[bytes], wanted: int) -> dict[str, Any]:
 
 
 def start_mcp(root: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen([sys.executable, "-m", "narrative", "-C", str(root), "mcp"],
+    proc = subprocess.Popen([sys.executable, "-m", "narrative", "-C", str(root), "mcp"], cwd=root,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             env={**os.environ, **env})
     rpc(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -135,7 +135,7 @@ def test_an_mcp_client_that_hangs_up_mid_event_leaves_the_world_whole(flat_world
         rpc(again, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                     "params": {"name": "status", "arguments": {}}})
         answer = reply(again, 2)["result"]
-        assert answer["structuredContent"]["schema"] == "narr.status/1" and not answer.get("isError")
+        assert answer["structuredContent"]["schema"] == "narr.status/2" and not answer.get("isError")
     finally:
         finish(again)
     assert_writable(flat_world)
@@ -157,7 +157,7 @@ def test_an_mcp_client_that_cancels_mid_event_is_served_on(flat_world: Path, tmp
         assert answer["structuredContent"]["schema"] == "narr.log/2"
         rpc(proc, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
                    "params": {"name": "status", "arguments": {}}})
-        assert reply(proc, 4)["result"]["structuredContent"]["schema"] == "narr.status/1"
+        assert reply(proc, 4)["result"]["structuredContent"]["schema"] == "narr.status/2"
     finally:
         finish(proc)
     assert_whole(flat_world, head)
@@ -183,7 +183,7 @@ def test_an_http_client_that_hangs_up_mid_event_leaves_the_server_serving(flat_w
             wait_for(started)
         # gone mid-call; the server answers the next client at once, and the write lands whole
         code, status = _http(port, "/api/status", token)
-        assert code == 200 and status["schema"] == "narr.status/1"
+        assert code == 200 and status["schema"] == "narr.status/2"
         deadline = time.monotonic() + 60
         while git(flat_world, "rev-parse", "HEAD").strip() == head:
             assert time.monotonic() < deadline, "the event under way never finished"

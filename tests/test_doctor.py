@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import CLI, node_file, snapshot
+from llm_stubs import Answer, Stub, serving
 from test_requirements import OLD_PYGIT2, narr_with
 
 from narrative.engine.doctor import doctor
@@ -93,33 +92,25 @@ def test_outside_a_world_the_machine_is_still_checked(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def llm_server() -> Iterator[str]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            code = 200 if self.path == "/v1/models" else 404
-            body = b'{"data": [{"id": "test-model"}]}'
-            self.send_response(code)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+def llm_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with serving(Stub(dialect="openai", default=Answer(content="ready"))) as stub:
+        yield stub.base_url
 
 
 def test_the_llm_server_is_asked_only_when_configured(narr: CLI, llm_server: str,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NARR_LLM_BASE_URL", llm_server)
-    found = by_name(narr.json("doctor"))["llm"]
-    assert found["status"] == "ok" and found["found"] == f"{llm_server}/chat/completions answers (HTTP 200)"
+    monkeypatch.setenv("NARR_LLM_CONTEXT", "8192")
+    found = by_name(narr.json("doctor"))
+    assert found["llm"]["status"] == "ok"
+    assert found["llm"]["found"].startswith(f"{llm_server}/chat/completions (openai, model test-model) "
+                                            "answered a 8-token request in ")
+    assert found["llm context"]["status"] == "ok"
     monkeypatch.setenv("NARR_LLM_BASE_URL", "http://127.0.0.1:9/v1")  # the discard port: refused
     report = json.loads(narr("doctor", "--json", "--llm-timeout", "1", expect=18).stdout)
     found = by_name(report)["llm"]
     assert found["status"] == "problem" and found["kind"] == "DiffuserError"
-    assert "does not answer" in found["problem"] and "base_url" in found["fix"]
+    assert found["problem"] == ("cannot reach the LLM server at http://127.0.0.1:9/v1/chat/completions: "
+                                "Connection refused")
+    assert "is the server running" in found["fix"]

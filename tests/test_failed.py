@@ -52,8 +52,8 @@ def test_recording_the_same_event_later_forgets_the_kept_copy(narr: CLI, world: 
          "--diffuser", "explicit", expect=12)
     assert len(narr.json("failed")["items"]) == 2
     narr("failed", "drop", "1")
-    # the user fixes the typo and types a different event: the kept one stays
-    narr("event", "Lin Yuan rests", "--set", "lin-yuan.state.mood=calm")
+    # another event with other words: the kept one stays
+    narr("event", "Lin Yuan wakes", "--set", "lin-yuan.state.mood=calm")
     assert len(narr.json("failed")["items"]) == 1
     # a ghost node appears by hand; the kept event, typed again, is recorded and forgotten
     ghost = {"id": "ghost", "name": "Ghost", "layer": "ambient", "kind": "spirit"}
@@ -118,4 +118,18 @@ def test_an_event_whose_delta_file_cannot_be_read_is_kept(world: Path, tmp_path:
     assert len(narr.json("failed")["items"]) == 2
     narr("event", "Lin Yuan finds the map", "--diffuser", "explicit",
          "--set", "lin-yuan.state.map=true")
+    assert narr.json("failed")["items"] == []
+
+
+def test_a_failed_event_fixed_and_typed_again_is_no_longer_listed(narr: CLI) -> None:
+    narr("event", "Lin Yuan rests", "--set", "lin-yuan.state.mood=calm", "--set", "ghost.state.x=1",
+         expect=12)
+    narr("event", "Su Qing waits", "--set", "su-qing.state.mood=patient", "--set", "gohst.state.y=2",
+         expect=12)
+    assert len(narr.json("failed")["items"]) == 2
+    # the writer fixes the typo and types the event again, as the error told them to
+    result = narr("event", "Lin Yuan rests", "--set", "lin-yuan.state.mood=calm")
+    assert "the failed event kept with these words is recorded now (its changes fixed)" in result.stderr
+    assert [item["content"] for item in narr.json("failed")["items"]] == ["Su Qing waits"]
+    narr("event", "  Su Qing waits ", "--set", "su-qing.state.mood=patient")  # spaces aside
     assert narr.json("failed")["items"] == []

@@ -82,7 +82,7 @@ def test_tools_and_resources_are_listed_with_their_schemas(flat_world: Path) -> 
     assert by_name["reset"].annotations.destructive_hint is True
     assert by_name["brief"].annotations.read_only_hint is True
     why = by_name["why"].output_schema
-    assert why["properties"]["schema"] == {"const": "narr.why/1", "type": "string"}
+    assert why["properties"]["schema"] == {"const": "narr.why/2", "type": "string"}
     assert why["additionalProperties"] is False and "value" in why["properties"]  # the typed answer
     assert [r.uri for r in resources.resources] == ["narr://brief"]
     assert [t.uri_template for t in templates.resource_templates] == ["narr://node/{id}"]
@@ -115,14 +115,14 @@ def test_reads_and_writes_answer_as_the_cli(flat_world: Path, tmp_path: Path) ->
     assert got["status"] == cli_json(twin, "status")  # the same JSON, schema and all
     assert got["dry_log"] == cli_json(twin, "log")  # the dry run recorded nothing
     dry = got["dry"]
-    assert dry["schema"] == "narr.event/1" and dry["commit"] is None
+    assert dry["schema"] == "narr.event/2" and dry["commit"] is None
     assert dry["diffusions"] == cli_json(
         twin, "event", "Lin Yuan walks to the ferry", "--set", "lin-yuan.state.location=ferry",
         "--dry-run")["diffusions"]
     event = got["event"]
     expected = cli_json(twin, "event", "Lin Yuan walks to the ferry", "--set",
                         "lin-yuan.state.location=ferry")
-    assert event["schema"] == expected["schema"] == "narr.event/1"
+    assert event["schema"] == expected["schema"] == "narr.event/2"
     assert event["diffusions"] == expected["diffusions"] and event["content"] == expected["content"]
     assert got["why"]["value"] == cli_json(twin, "why", "lin-yuan", "state.location")["value"] == "ferry"
     assert got["node"] == cli_json(twin, "get", "lin-yuan")
@@ -177,7 +177,7 @@ def test_bad_calls_are_typed_errors_and_the_server_keeps_serving(flat_world: Pat
     for error, field in zip(errors[2:-2], named, strict=True):
         assert error["error"].startswith("the arguments: ") and field in error["error"], error
     assert errors[-2]["type"] in ("BusyError",), errors[-2]
-    assert errors[-1]["schema"] == "narr.status/1"
+    assert errors[-1]["schema"] == "narr.status/2"
     assert snapshot(flat_world) == before
 
 
@@ -274,7 +274,7 @@ def test_a_write_cancelled_once_it_began_completes_whole_and_the_log_says_so(
         await anyio.to_thread.run_sync(wait_for, started)
 
     status = _cancelled_midway(flat_world, env, log, when, lands=True)
-    assert status["schema"] == "narr.status/1"
+    assert status["schema"] == "narr.status/2"
     with narr.open_world(flat_world) as world:
         recorded = narr.log(world, limit=1)[0].to_json()
         assert recorded["content"] == MOVE and recorded["commit"] != before
@@ -316,7 +316,7 @@ def test_a_write_cancelled_while_it_waits_for_the_world_writes_nothing(
     finally:
         holder.lock.release()
         holder.close()
-    assert status["schema"] == "narr.status/1"
+    assert status["schema"] == "narr.status/2"
     assert not started.exists()  # the diffuser never ran
     assert "was cancelled while it waited for the world's lock; nothing was written" in log.read_text()
     assert snapshot(flat_world) == before

@@ -21,6 +21,9 @@ NOT_ON_THE_COMMAND_LINE: dict[str, dict[str, str]] = {
     "event": {"ops": "--delta FILE and --create FILE spell them"},
     "log": {"n": "the old spelling of limit", "cursor": "the command line reads a page with -n"},
     "audit": {"text": "the command line reads it from FILE"},
+    "chapter": {"text": "the command line reads it from FILE",
+                "added": "--set, --unset, --relate and --unrelate S:... spell them",
+                "diffuser": "--diffuser, its option named diffuser_name"},
     "edit_node": {"node": "NODE, as the editor's", "file": "the editor writes it"},
 }
 """Arguments of a row the command that runs it spells another way, and how."""
@@ -115,6 +118,7 @@ CASES: dict[str, tuple[Any, dict[str, Any]]] = {
     "brief": (None, {"goal": "the ferry", "pov": "su-qing"}),
     "threads": (None, {"all": True}),
     "audit": (None, {"text": "Lin Yuan walks to the gate. Su Qing smiles."}),
+    "chapter": (None, {"text": "Lin Yuan walks to the gate. Su Qing smiles.", "dry_run": True}),
     "event": (None, {"content": "Dusk falls", "set": ["lin-yuan.state.mood=wary"],
                      "diffuser": "rules", "story_time": "Day 2"}),
     "failed": (_failed, {"limit": 1}),
@@ -161,7 +165,7 @@ def cli_args(row: Operation[Any], arguments: dict[str, Any], root: Path) -> list
         if row.name == "resolve" and name == "take":
             options.append(f"--{value}")
             continue
-        if row.name == "audit" and name == "text":
+        if row.name in ("audit", "chapter") and name == "text":
             chapter = root.parent / f"{root.name}-chapter.md"
             chapter.write_text(value, "utf-8")
             positional.append(str(chapter))

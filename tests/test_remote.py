@@ -302,7 +302,9 @@ def test_set_aside_edits_kept_private_and_dropped_refs_deleted_there(pair: tuple
     # Alice drops her pushed chain and edits: not listed as origin's after a pull, deleted
     # on the hub by her next push, and gone from Bob's copies at his next pull
     alice("chains", "drop", "1", "--force")
-    alice("edits", "drop", "1")
+    kept = alice.json("edits", "drop", "1")["kept_as"]  # the edits were the last to hold its event
+    assert kept is not None and alice.json("chains")["items"][0]["ref"] == kept
+    alice("chains", "drop", "1", "--force")  # now nothing else holds it: forgotten for good
     alice("pull")
     assert alice.json("chains")["items"] == [] and alice.json("edits")["items"] == []
     assert len(alice.json("push")["deleted"]) == 2

@@ -581,9 +581,10 @@ def test_sigkill_at_random_moments(world: Path, tmp_path: Path) -> None:
 
 
 def _traced_lines(files: set[str], stop_at: tuple[str, int] | None,
-                  seen: list[str]) -> Callable[..., Any]:
-    """A tracer noting each line run in ``files`` from the moment ``seal`` is called, and
-    SIGKILLing the process when line ``stop_at[0]`` runs for the ``stop_at[1]``-th time."""
+                  seen: list[str], start: str = "seal") -> Callable[..., Any]:
+    """A tracer noting each line run in ``files`` from the moment ``start`` (``seal``) is
+    called, and SIGKILLing the process when line ``stop_at[0]`` runs for the ``stop_at[1]``-th
+    time."""
     sealing = [False]
     hits = [0]
 
@@ -600,7 +601,7 @@ def _traced_lines(files: set[str], stop_at: tuple[str, int] | None,
     def tracer(frame: Any, event: str, arg: Any) -> Any:
         if frame.f_code.co_filename not in files:
             return None
-        if frame.f_code.co_name == "seal":
+        if frame.f_code.co_name == start:
             sealing[0] = True
         return local
 

@@ -40,13 +40,17 @@ def test_the_corpus_is_large_and_well_formed() -> None:
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="kills forked narr processes")
 def test_smoke_profile_finds_no_failure(tmp_path: Path) -> None:
     parts = stress.run("smoke", scratch=tmp_path)
-    assert set(parts) == {"kills", "writers", "bad_inputs", "disk"}
+    assert set(parts) == {"kills", "writers", "bad_inputs", "disk", "exports", "png", "mcp", "chains"}
     assert parts["kills"].tried >= 12
     assert parts["bad_inputs"].tried == len(stress.load_corpus())
     failures = {name: tally.failures for name, tally in parts.items() if tally.failures}
     assert failures == {}
     text = stress.report(parts, "smoke", 0, 0.0)
     assert "| hand edits lost | 0 |" in text and "| bad inputs passed | 0 |" in text
+    for count in ("states check rejected", "events lost", "tracebacks", "writes outside the world",
+                  "hangs"):
+        assert f"| {count} | 0 |" in text
+    assert parts["exports"].tried >= 3 and parts["png"].tried == 5 and parts["mcp"].tried >= 18
 
 
 def test_the_manual_counts_the_corpus() -> None:

@@ -6,7 +6,8 @@ refused with the CLI's message, try an event as a dry run and record it from the
 composer, look at the world as it was with the time slider, and reset the story
 from the timeline. No request may leave the machine: every request the page
 makes is intercepted and anything not for 127.0.0.1 fails the test. Set
-``NARR_WRITE_SCREENSHOTS=1`` to write the README's screenshots to ``docs/``.
+``NARR_WRITE_SCREENSHOTS=1`` to write the README's screenshots to ``docs/`` (each view in the
+light theme and the dark).
 """
 
 from __future__ import annotations
@@ -88,6 +89,17 @@ def fetch(url: str, *, method: str = "GET", headers: dict[str, str] | None = Non
             return resp.status, resp.read(), dict(resp.headers)
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read(), dict(exc.headers)
+
+
+def shoot(page: Any, name: str) -> None:
+    """``docs/NAME.png`` in the light theme and ``docs/NAME-dark.png`` in the dark; the page is
+    left following the system again."""
+    DOCS.mkdir(exist_ok=True)
+    for theme, suffix in (("light", ""), ("dark", "-dark")):
+        page.select_option("#theme", theme)
+        page.wait_for_timeout(200)  # the graphs take the theme's colours
+        page.screenshot(path=str(DOCS / f"{name}{suffix}.png"))
+    page.select_option("#theme", "")
 
 
 def test_the_studio_wants_the_token(flat_world: Path) -> None:
@@ -259,11 +271,16 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         page.fill("#search", "林远")
         page.wait_for_function("document.querySelector('#node-list li button')?.dataset.id === 'lin-yuan'"
                                " && document.querySelectorAll('#node-list li').length === 1")
-        from test_studio_live import _events, _open_event, _open_node  # (that module imports this one)
+        from test_studio_live import (  # (that module imports this one)
+            _advanced,
+            _events,
+            _open_event,
+            _open_node,
+        )
 
         _open_node(page, "lin-yuan", "Lin Yuan")
         assert "sibling-of → Lin Xue" in page.locator("#node-relations").inner_text()
-        page.wait_for_function("document.querySelector('#graph-note').textContent.includes('lin-yuan')")
+        page.wait_for_function("document.querySelector('#world-graph').dataset.focus === 'lin-yuan'")
         label = page.locator("#world-graph").get_attribute("aria-label") or ""
         assert "Lin Yuan" in label and "Lin Xue" in label
 
@@ -278,10 +295,11 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         page.fill("#field-path", "state.wounds")
         page.fill("#field-value", '["a cut on the hand"]')
         page.click("#field-set")
-        page.wait_for_selector("#node-fields input[data-path='state.wounds']")
+        page.wait_for_selector("#node-fields [data-path='state.wounds']")
         node = json.loads(page.input_value("#node-editor"))
         assert node["state"]["wounds"] == ["a cut on the hand"]
         node["state"]["goal"] = "find Lin Xue, 找到林雪 <img src=x onerror=window.pwned=1>"
+        _advanced(page)
         page.fill("#node-editor", json.dumps(node, ensure_ascii=False, indent=2))
         page.click("#node-save")
         page.wait_for_function("document.querySelector('#node-message.ok') && "
@@ -321,9 +339,11 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
             page.fill("#search", "")
             page.wait_for_function("document.querySelectorAll('#node-list li').length > 5")
             page.click("#node-list button[data-id='lin-yuan']")
-            page.wait_for_function("document.querySelector('#graph-note').textContent.includes('lin-yuan')")
-            DOCS.mkdir(exist_ok=True)
-            page.screenshot(path=str(DOCS / "studio-world.png"))
+            page.wait_for_function("document.querySelector('#world-graph').dataset.focus === 'lin-yuan'")
+            page.evaluate("document.querySelector('#edit-box').open = false")
+            page.evaluate("document.querySelector('#inspector').scrollTop = 0")
+            shoot(page, "studio-world")
+            page.evaluate("document.querySelector('#edit-box').open = true")
 
         # The composer: a dry run shows the proposal and records nothing; then record it.
         _events(page)
@@ -362,7 +382,8 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         assert "anxious" in fields and "ferry" not in fields
         page.click("#time-now")
         page.wait_for_function("!document.querySelector('#node-editor').readOnly")
-        assert page.input_value("#node-fields input[data-path='state.location']") == "ferry"
+        where = page.input_value("#node-fields input[data-path='state.location']")
+        assert where == "Cold River Ferry"  # by name
 
         # Ask: why the field holds its value, the node's history, the brief.
         page.fill("#why-field", "/state/location")
@@ -415,16 +436,28 @@ def test_a_session_in_the_studio(flat_world: Path, browser: Any) -> None:
         assert {"target": "lin-yuan", "field": "/state/location", "old_value": "ferry",
                 "new_value": "qingyun-gate"} in reverted["diffusions"]
         if WRITE_SCREENSHOTS:
-            for n, text in enumerate(("苏晴怀疑林远", "Lin Yuan walks to the Library Pavilion"), start=4):
+            told = [("苏晴怀疑林远", "Day 3, dusk",
+                     "苏晴看着林远走下渡口的石阶，手里还攥着那枚黑戒，心里起了疑。"),
+                    ("Lin Yuan walks to the Library Pavilion", "Day 4, dawn",
+                     "At first light Lin Yuan left the ferry. The Library Pavilion stood above the "
+                     "mist, and Elder Mo was already waiting at its door.")]
+            page.click("#compose-more summary")
+            for n, (text, at, prose) in enumerate(told, start=4):
                 page.fill("#compose-text", text)
+                page.fill("#compose-at", at)
+                page.fill("#compose-prose", prose)
                 page.click("#compose-record")
                 page.wait_for_function(f"document.querySelectorAll('#timeline li').length === {n}")
+            page.click("#compose-more summary")
             page.click("#timeline li:first-child button")
             page.wait_for_function("document.querySelector('#event-title').textContent.includes('Pavilion')")
             page.fill("#compose-text", "Elder Mo tells Su Qing the ring's secret")
             page.click("#compose-dry")
             page.wait_for_function("document.querySelector('#compose-out').textContent.includes('dry run')")
-            page.screenshot(path=str(DOCS / "studio-events.png"))
+            shoot(page, "studio-events")
+            page.click("#tab-book")
+            page.wait_for_selector("body[data-book-ready]")
+            shoot(page, "studio-manuscript")
         context.close()
     assert outside == []
     assert errors == []

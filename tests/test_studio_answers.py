@@ -1,5 +1,5 @@
 """The studio's reads answer typed JSON as the rest of the API does: each carries its
-``"schema": "narr.studio_X/1"``, is valid against ``schemas/answers/studio_X.schema.json`` (closed:
+``"schema": "narr.studio_X/N"``, is valid against ``schemas/answers/studio_X.schema.json`` (closed:
 no key it does not name) and against the OpenAPI document's 200 answer for its route, in a world
 with hand edits, a problem, set-aside edits and a merge stopped on a conflict."""
 
@@ -15,7 +15,8 @@ from test_http_api import client
 
 STUDIO_READS = {  # route in the OpenAPI document: a request the page makes
     "/api/graph/world": ["/api/graph/world", "/api/graph/world?around=lin-yuan&depth=2",
-                         "/api/graph/world?q=lin&layer=character&limit=2&draw=1"],
+                         "/api/graph/world?q=lin&layer=character&limit=2&draw=1",
+                         "/api/graph/world?group=place&expand=place:ferry&draw=3"],
     "/api/graph/events": ["/api/graph/events"],
     "/api/studio/lines": ["/api/studio/lines"],
     "/api/studio/diffusers": ["/api/studio/diffusers"],
@@ -23,6 +24,8 @@ STUDIO_READS = {  # route in the OpenAPI document: a request the page makes
     "/api/studio/names": ["/api/studio/names?id=lin-yuan,su-qing,nobody,schema"],
     "/api/studio/problems": ["/api/studio/problems"],
     "/api/studio/where": ["/api/studio/where"],
+    "/api/studio/manuscript": ["/api/studio/manuscript", "/api/studio/manuscript?limit=1"],
+    "/api/studio/mentions/{node_id}": ["/api/studio/mentions/lin-yuan", "/api/studio/mentions/林远"],
 }
 
 
@@ -65,8 +68,9 @@ def test_every_studio_read_answers_its_typed_schema(flat_world: Path) -> None:
             validator.validate(body)
             seen.add(body["schema"])
     from narrative.answer_models import STUDIO_ANSWERS
+    from narrative.answers import schema
 
-    assert seen == {f"narr.{name}/1" for name in STUDIO_ANSWERS}
+    assert seen == {schema(name) for name in STUDIO_ANSWERS}
     lines = http.get("/api/studio/lines").json()
     assert lines["merge"] is not None and lines["set_aside"]
     assert [p["node"] for p in http.get("/api/studio/problems").json()["problems"]] == ["elder-mo"]
@@ -82,4 +86,4 @@ def test_a_studio_answer_with_a_key_its_schema_does_not_name_is_refused(flat_wor
     row = answer["nodes"][0]
     with pytest.raises(AssertionError, match="Additional properties"):
         check_answer({**answer, "nodes": [{**row, "colour": "red"}]})
-    assert json.loads(json.dumps(answer))["schema"] == "narr.studio_world/1"
+    assert json.loads(json.dumps(answer))["schema"] == "narr.studio_world/2"

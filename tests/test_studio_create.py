@@ -125,7 +125,7 @@ def test_a_node_ended_by_an_event(flat_world: Path, browser: Any) -> None:
         page.wait_for_selector("#end-node[open]")
         page.fill("#end-content", "Old Zhou leaves the ferry for good")
         page.click("#end-node-ok")
-        _message(page, "ok")
+        page.wait_for_function("document.querySelector('#ended-note').textContent.includes('has ended')")
         log = world_now(root, "log")
         assert log[0]["content"] == "Old Zhou leaves the ferry for good"
         assert "old-zhou" not in {n["id"] for n in narr_json(root, "nodes")["items"]}

@@ -15,12 +15,16 @@ __all__ = ["browser"]
 
 pytestmark = pytest.mark.slow
 
+DRAWN = ("(e => e.style('label') && parseFloat(e.style('font-size')) * e.cy().zoom()"
+         " >= parseFloat(e.style('min-zoomed-font-size')))")  # a label the renderer draws
 BOXES = """sel => [...document.querySelectorAll(sel)].filter(e => e.offsetParent !== null).map(e => {
   const r = e.getBoundingClientRect(); return [e.id || e.tagName, r.left, r.top, r.right, r.bottom]; })"""
 
 
-def _page(browser: Any, url: str, width: int, height: int = 850) -> tuple[Any, Any]:
-    context = browser.new_context(viewport={"width": width, "height": height}, bypass_csp=True)
+def _page(browser: Any, url: str, width: int = 1400, height: int = 850, **kw: Any) -> tuple[Any, Any]:
+    """A fresh page of the studio at ``width`` x ``height`` (``kw``: more of the context's
+    options, e.g. ``color_scheme``), once the world view is drawn."""
+    context = browser.new_context(viewport={"width": width, "height": height}, bypass_csp=True, **kw)
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(url)
@@ -29,23 +33,15 @@ def _page(browser: Any, url: str, width: int, height: int = 850) -> tuple[Any, A
 
 
 def _labels_read(page: Any, cy: str) -> int:
-    """Every label drawn is at least the body's text size (a smaller one is not drawn at all);
-    how many are drawn."""
+    """Every label drawn is at least the body's text size on the screen (a label with no room
+    is not drawn at all, never drawn small); how many are drawn."""
     body = page.evaluate("parseFloat(getComputedStyle(document.body).fontSize)")
     rows = page.evaluate(f"""() => {{ const cy = window.narrStudio.{cy};
-      return cy.elements().map(e => [parseFloat(e.renderedStyle('font-size')),
-                                     parseFloat(e.style('min-zoomed-font-size')) * cy.zoom(),
-                                     e.hasClass('named'), e.id()]); }}""")
-    drawn = 0
-    for rendered, _, named, ident in rows:
-        if named or rendered >= body - 0.01:
-            assert rendered >= body - 0.01, (ident, rendered, body)
-            drawn += 1
-    for rendered, _, named, ident in rows:
-        if not named and rendered < body - 0.01:  # hidden: below its own threshold
-            assert page.evaluate(f"window.narrStudio.{cy}.getElementById({ident!r})"
-                                 ".style('min-zoomed-font-size')") in (f"{body:g}px", f"{body}px"), ident
-    return drawn
+      return cy.elements().filter({DRAWN})
+        .map(e => [parseFloat(e.renderedStyle('font-size')), e.id()]); }}""")
+    for rendered, ident in rows:
+        assert rendered >= body - 0.01, (ident, rendered, body)
+    return len(rows)
 
 
 def _neighbours(root: Path, node: str) -> set[str]:
@@ -57,39 +53,57 @@ def _neighbours(root: Path, node: str) -> set[str]:
     return {n["id"] for n in view["graph"]["nodes"]}
 
 
+def _labelled(page: Any) -> set[str]:
+    return set(page.evaluate(f"window.narrStudio.worldCy.nodes().filter({DRAWN}).map(n => n.id())"))
+
+
 def test_labels_positions_and_hover(flat_world: Path, browser: Any) -> None:
     root = flat_world
     with studio(root) as info:
         context, page = _page(browser, info["url"], 1400)
         _labels_read(page, "worldCy")
-        # Hover: the node and the neighbours the library gives it stand out, the rest fade.
+        # Hover: the node and the neighbours the library gives it stand out, the rest fade; the
+        # node pointed at is named, and its neighbours before any other.
         page.evaluate("void window.narrStudio.worldCy.getElementById('lin-yuan').emit('mouseover')")
-        named = set(page.evaluate("window.narrStudio.worldCy.nodes('.named').map(n => n.id())"))
         drawn = set(page.evaluate("window.narrStudio.worldCy.nodes().map(n => n.id())"))
-        assert named == _neighbours(root, "lin-yuan") & drawn and "lin-yuan" in named
-        assert page.evaluate("window.narrStudio.worldCy.nodes('.faded').length") == len(drawn - named)
-        assert _labels_read(page, "worldCy") >= len(named)
+        near = _neighbours(root, "lin-yuan") & drawn
+        faded = set(page.evaluate("window.narrStudio.worldCy.nodes('.faded').map(n => n.id())"))
+        assert faded == drawn - near and "lin-yuan" in near
+        assert "lin-yuan" in _labelled(page)
+        _labels_read(page, "worldCy")
         page.evaluate("void window.narrStudio.worldCy.getElementById('lin-yuan').emit('mouseout')")
-        # Zoomed far out: the labels are hidden, but those hovered are named at the page's size
-        # still, and stay so when the zoom moves on (to another band) while they are named.
+        # Zoomed far out: fewer labels (larger in the graph's units, so fewer fit), none small;
+        # the node pointed at is named still, at the page's size.
+        shown = len(_labelled(page))
         for zoom in (0.3, 0.12):
             page.evaluate(f"void window.narrStudio.worldCy.zoom({zoom})")  # (returned, cy is serialised)
-            assert _labels_read(page, "worldCy") == 0
+            page.evaluate("void window.narrStudio.placeLabels(window.narrStudio.worldCy)")
+            assert _labels_read(page, "worldCy") < shown
+            page.evaluate("void window.narrStudio.worldCy.center("
+                          "window.narrStudio.worldCy.getElementById('lin-yuan'))")
             page.evaluate("void window.narrStudio.worldCy.getElementById('lin-yuan').emit('mouseover')")
-            assert _labels_read(page, "worldCy") >= len(named)
-            page.evaluate("void window.narrStudio.worldCy.zoom(0.55)")
-            assert _labels_read(page, "worldCy") >= len(named)
+            assert "lin-yuan" in _labelled(page)
+            _labels_read(page, "worldCy")
             page.evaluate("void window.narrStudio.worldCy.getElementById('lin-yuan').emit('mouseout')")
         page.evaluate("void window.narrStudio.worldCy.fit(undefined, 30)")
-        # A node moved by hand stays where it was put, on the next visit too.
+        # A node moved by hand stays where it was put (pinned), on the next visit too.
         page.evaluate("(() => { const n = window.narrStudio.worldCy.getElementById('ferry');"
                       " n.position({x: 1234, y: -321}); n.emit('dragfree'); })()")
+        page.wait_for_timeout(800)  # the others settle round it
+        assert page.evaluate("window.narrStudio.worldCy.getElementById('ferry').hasClass('pinned')")
         page.close()  # the next visit, in the same browser
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
         page.goto(info["url"])
         page.wait_for_selector("body[data-world-ready]")
         assert page.evaluate("window.narrStudio.worldCy.getElementById('ferry').position()") == {
+            "x": 1234, "y": -321}
+        assert page.evaluate("window.narrStudio.worldCy.getElementById('ferry').hasClass('pinned')")
+        # Unpinned, the layout is its own again.
+        page.click("#graph-unpin")
+        page.wait_for_timeout(800)
+        assert not page.evaluate("window.narrStudio.worldCy.getElementById('ferry').hasClass('pinned')")
+        assert page.evaluate("window.narrStudio.worldCy.getElementById('ferry').position()") != {
             "x": 1234, "y": -321}
         # The event view's labels read too.
         _events(page)

@@ -52,9 +52,16 @@ def slow_double_click(page: Any, selector: str, answered: str) -> int:
 
 
 def _open_node(page: Any, node: str, name: str) -> None:
-    """The node picked in the list, once the inspector shows ``name``."""
+    """The node picked in the list, once the inspector shows ``name`` and the graph its
+    neighbourhood."""
     page.click(f"#node-list button[data-id='{node}']")
     page.wait_for_function(f"document.querySelector('#node-title').textContent.includes({json.dumps(name)})")
+    page.wait_for_function(f"document.querySelector('#world-graph').dataset.focus === {json.dumps(node)}")
+
+
+def _advanced(page: Any) -> None:
+    """The node's file in the editor shown (the form is what a node opens as)."""
+    page.evaluate("document.querySelector('#edit-box').open = true")
 
 
 def _events(page: Any) -> None:
@@ -196,6 +203,7 @@ def test_unsaved_text_is_never_dropped_or_saved_unasked(flat_world: Path, browse
         node = json.loads(page.input_value("#node-editor"))
         node["state"]["goal"] = "an unsaved thought"
         typed = json.dumps(node, ensure_ascii=False, indent=2)
+        _advanced(page)
         page.fill("#node-editor", typed)
         # Another node: asked first; cancelled, the text stays and the node too.
         page.click("#node-list button[data-id='su-qing']")
@@ -257,6 +265,8 @@ def test_bad_input_from_the_page(flat_world: Path, browser: Any) -> None:
             _open_node(page, "lin-yuan", "Lin Yuan")
         first = json.loads(one.input_value("#node-editor"))
         first["state"]["goal"] = "from the first tab"
+        for page in (one, two):
+            _advanced(page)
         one.fill("#node-editor", json.dumps(first, ensure_ascii=False, indent=2))
         second = json.loads(two.input_value("#node-editor"))
         second["state"]["goal"] = "from the second tab"
@@ -266,8 +276,8 @@ def test_bad_input_from_the_page(flat_world: Path, browser: Any) -> None:
         one.wait_for_selector("#node-message.ok")
         assert saves == ["PUT"]
         assert json.loads(path.read_text())["state"]["goal"] == "from the first tab"
-        one.locator("#node-title").scroll_into_view_if_needed()
-        box = one.locator("#node-title").bounding_box()  # text: a double click selects a word
+        one.locator("#node-title .name").scroll_into_view_if_needed()
+        box = one.locator("#node-title .name").bounding_box()  # text: a double click selects a word
         one.mouse.dblclick(box["x"] + 4, box["y"] + box["height"] / 2)
         assert one.evaluate("window.getSelection().toString().trim()") == "Lin"
         two.click("#node-save")

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from helpers import node_file
 from test_studio import browser, narr, narr_json, studio, world_now
-from test_studio_live import _events, _ok, _open, _open_node
+from test_studio_live import _advanced, _events, _ok, _open, _open_node
 
 __all__ = ["browser"]
 
@@ -69,6 +69,7 @@ def test_a_relation_to_a_node_that_does_not_exist_is_refused(flat_world: Path, b
         # The whole file from the editor: refused the same way.
         node = json.loads(page.input_value("#node-editor"))
         node["relations"]["fears"] = {"ghost-of-nobody": {}}
+        _advanced(page)
         page.fill("#node-editor", json.dumps(node))
         page.click("#node-save")
         page.wait_for_function("document.querySelector('#node-message').textContent.includes('ghost-of-nobody')")

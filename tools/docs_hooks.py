@@ -169,6 +169,7 @@ ANSWER_COMMANDS: dict[str, tuple[str, ...]] = {
     "clone": ("narr clone",), "push": ("narr push",), "pull": ("narr pull",),
     "graph_sizes": ("narr graph",), "graph": ("narr graph world", "narr graph events"),
     "connect": ("narr graph connect",), "story": ("narr story",), "codex": ("narr export codex",),
+    "chapters": ("narr log --chapters",),
     "vault": ("narr export vault",), "studio": ("narr studio",),
     "server": ("narr serve --status", "--stop", "--detach"),
 }

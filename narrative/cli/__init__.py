@@ -59,6 +59,8 @@ def error_json(exc: NarrError) -> dict[str, Any]:
 
 
 def report_error(exc: NarrError, *, as_json: bool = False) -> None:
+    if exc.steps:
+        import narrative.operations  # noqa: F401  (the table words the hint's steps)
     if as_json:
         click.echo(json.dumps(error_json(exc), ensure_ascii=False), err=True)
         return
@@ -107,7 +109,7 @@ COMMAND_MODULES = {
     "brief": "query_cmd",
     "story": "export_cmd", "export": "export_cmd",
     "import": "import_cmd",
-    "audit": "audit_cmd",
+    "audit": "audit_cmd", "chapter": "chapter_cmd",
     "reset": "travel_cmd", "chains": "travel_cmd", "replay": "travel_cmd", "revert": "travel_cmd",
     "reflog": "travel_cmd", "edits": "travel_cmd",
     "branch": "branch_cmd", "switch": "branch_cmd",

@@ -11,7 +11,7 @@ from narrative.cli.output import emit_json, json_option, short, value_text, warn
 from narrative.cli.terminal import echo
 
 
-def _finding_lines(f: dict[str, Any]) -> list[str]:
+def finding_lines(f: dict[str, Any]) -> list[str]:
     from narrative.engine.audit import CHECKS
 
     value = value_text(f["value"]) if f["present"] else "(absent)"
@@ -26,13 +26,31 @@ def _finding_lines(f: dict[str, Any]) -> list[str]:
     return lines
 
 
+def draft_name(file: Any) -> str:
+    name = getattr(file, "name", "-")
+    return "stdin" if name in ("-", "<stdin>") else str(name)
+
+
+def read_draft(file: Any) -> str:
+    """A chapter draft's text from FILE or standard input, refused from its size before it is
+    read whole when it is beyond what narr reads in one."""
+    from narrative.engine.audit import read_chapter
+    from narrative.store import MAX_TEXT, read_bounded_stream
+
+    name = draft_name(file)
+    return read_chapter(read_bounded_stream(file, MAX_TEXT, label=name, what="chapter"),
+                        name)
+
+
 @click.command("audit")
 @click.argument("file", type=InputFile("rb"))
 @click.option("--at", "at", metavar="REV",
               help="Check against the world as it stood at a revision or event.")
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="Stop past this many seconds (default 120), naming how far it read.")
 @json_option
 @pass_context
-def audit_cmd(ctx: Context, file: Any, at: str | None, as_json: bool) -> None:
+def audit_cmd(ctx: Context, file: Any, at: str | None, budget: float | None, as_json: bool) -> None:
     """Check a chapter draft (FILE, or - for stdin) for continuity with the world.
 
     Each sentence is simulated, in order, as a dry-run rules event on a copy of the
@@ -42,19 +60,20 @@ def audit_cmd(ctx: Context, file: Any, at: str | None, as_json: bool) -> None:
     speaking, an ended thing used or present, a thing passed between two people in
     different places, a secret told by someone who does not know it. A secret
     learnt by someone who knew it already is a note. Nothing is written. Exits 20
-    when something contradicts the world, 0 when the chapter is consistent with it.
+    when something contradicts the world, 0 when the chapter is consistent with it,
+    22 when it runs past its time budget (--budget).
 
     \b
     Examples:
       narr audit chapter-21.md
       narr audit - --at HEAD~2 < draft.md
     """
-    from narrative.engine.audit import audit, read_chapter
+    from narrative.engine.audit import audit
+    from narrative.engine.deadline import DEFAULT_BUDGET
     from narrative.errors import ContinuityError
 
-    name = getattr(file, "name", "-")
-    name = "stdin" if name in ("-", "<stdin>") else str(name)
-    report = audit(ctx.world, read_chapter(file.read(), name), at)
+    report = audit(ctx.world, read_draft(file), at,
+                   budget=budget if budget is not None else DEFAULT_BUDGET)
     for message in report.warnings:
         warn(message)
     d = report.to_json()
@@ -62,7 +81,7 @@ def audit_cmd(ctx: Context, file: Any, at: str | None, as_json: bool) -> None:
         emit_json(d, "audit")
     else:
         for f in d["findings"]:
-            for line in _finding_lines(f):
+            for line in finding_lines(f):
                 echo(line)
         for f in d["notes"]:
             echo(f"note: sentence {f['number']}: {f['message']}: {f['fact']}")

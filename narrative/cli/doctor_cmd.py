@@ -15,8 +15,9 @@ _COLOUR = {"warning": "warning", "problem": "old"}
 
 
 @click.command("doctor")
-@click.option("--llm-timeout", type=click.FloatRange(min=0.1), default=3.0, show_default=True,
-              help="Seconds to wait for the llm diffuser's server (asked only when configured).")
+@click.option("--llm-timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
+              help="Seconds to wait for the llm diffuser's server to answer a few tokens (asked only "
+                   "when configured; a server may load its model first).")
 @json_option
 @pass_context
 def doctor_cmd(ctx: Context, llm_timeout: float, as_json: bool) -> None:

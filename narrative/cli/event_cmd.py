@@ -116,8 +116,11 @@ def event_cmd(ctx: Context, content: str | None, set_: tuple[str, ...], unset: t
     if content == "-":
         if delta_file == "-":
             raise click.UsageError("standard input can be the content or the --delta, not both")
+        from narrative.store import MAX_TEXT, read_bounded_stream
+
+        raw = read_bounded_stream(sys.stdin.buffer, MAX_TEXT, label="<stdin>")
         try:
-            content = sys.stdin.buffer.read().decode("utf-8-sig").strip()
+            content = raw.decode("utf-8-sig").strip()
         except UnicodeDecodeError as exc:
             raise InvalidInputError(f"<stdin>: not UTF-8 text (byte {exc.start})") from None
     if not content:
@@ -162,22 +165,25 @@ def _read_changes(creates: tuple[str, ...], delta_file: str | None) -> Delta:
     from narrative.errors import InvalidInputError
     from narrative.invocation import absolute
     from narrative.model import Delta
+    from narrative.nodefile import MAX_NODE_BYTES
+    from narrative.store import MAX_TEXT, read_bounded, read_bounded_stream
 
     delta = Delta()
     if delta_file is not None:
         if delta_file == "-":
-            delta = read_delta("<stdin>", sys.stdin.buffer.read())
+            delta = read_delta("<stdin>", read_bounded_stream(sys.stdin.buffer, MAX_TEXT,
+                                                              label="--delta <stdin>"))
         else:
             try:
-                with open(absolute(delta_file), "rb") as fh:
-                    data = fh.read()
+                data = read_bounded(absolute(delta_file), MAX_TEXT,
+                                    label=f"--delta {delta_file}")
             except OSError as exc:
                 raise InvalidInputError(f"--delta {delta_file}: cannot read ({exc.strerror})") from None
             delta = read_delta(delta_file, data)
     made = []
     for path in creates:
         try:
-            data = absolute(path).read_bytes()
+            data = read_bounded(absolute(path), MAX_NODE_BYTES, label=f"--create {path}")
         except OSError as exc:
             raise InvalidInputError(f"--create {path}: cannot read ({exc.strerror})") from None
         made.append(flags.node_file_op(path, data))

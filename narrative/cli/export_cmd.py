@@ -132,7 +132,7 @@ def lorebook_cmd(ctx: Context, at: str | None, pov: str | None, output: Path | N
 @click.argument("node", shell_complete=complete_node)
 @click.option("--spec", type=click.Choice(["v3", "v2"]), default="v3", show_default=True,
               help="The character card specification to write.")
-@click.option("--png", "image", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.option("--png", "image", type=click.Path(path_type=Path),
               help="Embed the card in this PNG image (chara and ccv3 chunks); needs -o.")
 @_AT
 @_POV
@@ -152,13 +152,14 @@ def card_cmd(ctx: Context, node: str, spec: str, image: Path | None, at: str | N
       narr export card lin-yuan > lin-yuan.json
       narr export card 林远 --png portrait.png -o lin-yuan.png
     """
-    from narrative.engine.lorebook import export_card
+    from narrative.engine.lorebook import export_card, read_image
+    from narrative.invocation import absolute
 
     data = None
     if image is not None:
         if output is None:
             raise click.UsageError("--png writes a binary file: give it -o FILE")
-        data = (ctx.directory / image).read_bytes()
+        data = read_image(absolute(ctx.directory) / image, f"--png {image}")
     result = export_card(ctx.world, node, at=at, pov=pov, spec=spec, image=data,
                          image_label=str(image) if image else "image")
     entries = len(result.card["data"]["character_book"]["entries"])

@@ -152,7 +152,8 @@ def _edit_problem(ctx: Context, path: str) -> InvalidWorldError | None:
               show_default=True, help="How long it lasts: for good, the scene, or one event.")
 @click.option("--summary", default="", help="One line saying what it is.")
 @click.option("--force", is_flag=True,
-              help="Make it even when its id is taken by a node of the same words (it gets -2).")
+              help="Make it even when its id is taken by a node of the same words (it gets -2), or "
+                   "its name only looks like another's.")
 @json_option
 @pass_context
 def new_cmd(ctx: Context, layer: str, name: str, kind: str, aliases: tuple[str, ...], lifecycle: str,
@@ -161,7 +162,8 @@ def new_cmd(ctx: Context, layer: str, name: str, kind: str, aliases: tuple[str, 
 
     The file is a hand edit: the next event records it. A name (or alias) the
     world already uses is refused, and so is one whose id is taken by a node of
-    the same words ("Old Mill!" beside Old Mill) unless --force.
+    the same words ("Old Mill!" beside Old Mill), or one that only looks like a
+    name the world has (a Cyrillic і in "Lіn Yuan"), unless --force.
 
     \b
     Examples:

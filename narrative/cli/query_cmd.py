@@ -62,6 +62,8 @@ def why_cmd(ctx: Context, node: str, field: str, at: str | None, as_json: bool) 
         echo(f"  set by {what} {_event_text(d['event'])}")
         if d["merged_from"]:
             echo(f"  which brought it from {_event_text(d['merged_from'])}")
+        if d.get("chapter"):
+            echo(f"  {told_text(d['chapter'])}")
         if "old_value" in d or "new_value" in d:
             echo(f"  {_old_new(d)}")
         if change["field"] != d["field"]:
@@ -126,7 +128,7 @@ def _history_lines(d: dict[str, Any]) -> None:
     if d["at_genesis"]:
         echo(f"{d['node']}: in the world from genesis")
     for ev in d["events"]:
-        echo(_event_text(ev))
+        echo(_event_text(ev) + (f"  ({told_text(ev['chapter'])})" if ev.get("chapter") else ""))
         for ch in ev["changes"]:
             echo(f"  {_history_line(ch)}")
         if not ev["changes"] and ev["mentioned"]:
@@ -135,6 +137,11 @@ def _history_lines(d: dict[str, Any]) -> None:
         ended = d.get("ended")
         echo(f"{d['node']} is no longer in the world" + (
             f": it ended in {_event_text(ended['event'])} ({ended['reason']})" if ended else ""))
+
+
+def told_text(place: dict[str, Any]) -> str:
+    """``sentence 12 of Chapter 3: The Ferry``: where an event was told."""
+    return f"sentence {place['sentence']} of {place['heading']}"
 
 
 @click.command("search")
@@ -165,7 +172,7 @@ def search_cmd(ctx: Context, q: str, limit: int, as_json: bool) -> None:
             kind = f"/{h['node_kind']}" if h["node_kind"] else ""
             echo(f"node   {h['id']}  {h['name']} ({h['layer']}{kind}){mark}")
         else:
-            echo(f"event  {_event_text(h)}")
+            echo(f"event  {_event_text(h)}" + (f"  [from {h['line']}]" if h.get("line") else ""))
 
 
 _FORMAT = click.option("--format", "fmt", type=click.Choice(["dot", "mermaid", "graphml", "json"]),

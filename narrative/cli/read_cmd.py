@@ -36,10 +36,14 @@ from narrative.cli.terminal import echo, no_pager_option, paged, paint
 @click.option("-n", "limit", type=click.IntRange(min=0), help="Show at most N events.")
 @click.option("--node", "as_node", is_flag=True,
               help="Take the argument as a node (name, alias or id), never as a revision.")
+@click.option("--chapters", "chapters", is_flag=True,
+              help="List the chapters instead, newest first, with their summaries (those a "
+                   "merge brought too, marked with their branch).")
 @no_pager_option
 @json_option
 @pass_context
-def log_cmd(ctx: Context, rev: str, limit: int | None, as_node: bool, as_json: bool) -> None:
+def log_cmd(ctx: Context, rev: str, limit: int | None, as_node: bool, chapters: bool,
+            as_json: bool) -> None:
     """The story so far: events along the first-parent chain, newest first.
 
     REV starts the line elsewhere (HEAD~3, a branch, an event id); A..B lists the
@@ -52,16 +56,47 @@ def log_cmd(ctx: Context, rev: str, limit: int | None, as_node: bool, as_json: b
       narr log -n 5
       narr log main..what-if
       narr log 林远
+      narr log --chapters
     """
     from narrative.engine.log import log_of
 
     ctx.reads_only = True
+    if chapters:
+        if as_node or ".." in rev:
+            raise click.UsageError("--chapters lists the chapters of a story line: give a "
+                                   "revision, not a node or a range")
+        _chapters(ctx, None if rev == "HEAD" else rev, limit, as_json)
+        return
     found = log_of(ctx.world, rev, limit, node=True if as_node else None)
     if as_json:
         emit_json([e.to_json() for e in found], "log")
         return
     with paged(ctx):
         _log_lines([e.summary for e in found])  # from the catalog: no record is parsed
+
+
+def _chapters(ctx: Context, rev: str | None, limit: int | None, as_json: bool) -> None:
+    from narrative.engine.chapters import chapters_on_line
+
+    found = [c.to_json() for c in reversed(chapters_on_line(ctx.world, rev, merged=True))]
+    if limit is not None:
+        found = found[:limit]
+    if as_json:
+        emit_json(found, "chapters")
+        return
+    if not found:
+        echo("No chapters yet (narr chapter FILE records one).")
+        return
+    with paged(ctx):
+        for c in found:
+            told = c["events_on_line"]
+            size = f"{told} event{'' if told == 1 else 's'}"
+            if told != c["events"]:
+                size += f" of {c['events']}"
+            line = f"  [from {c['line']}]" if c["line"] else ""
+            echo(f"{c['number']:>4}  {short(c['commit'])} {one_line(c['heading'])}  ({size}, "
+                 f"{c['sentences']} sentences){line}")
+            echo(f"      {one_line(c['summary'], 100)}")
 
 
 def _log_lines(entries: list[dict[str, Any]]) -> None:
@@ -73,8 +108,8 @@ def _log_lines(entries: list[dict[str, Any]]) -> None:
             counts.append(f"{e['edits']} hand edit{'s' if e['edits'] != 1 else ''}")
         when = f" [{e['timestamp']}]" if e.get("timestamp") else ""
         tail = f"  ({', '.join(counts)})" if counts else ""
-        mark = {"genesis": "  (genesis)", "commit": "  (a plain git commit, not an event)"}.get(
-            e["kind"], "")
+        mark = {"genesis": "  (genesis)", "commit": "  (a plain git commit, not an event)",
+                "chapter": "  (chapter)"}.get(e["kind"], "")
         echo(f"{short(e['commit'])} {one_line(e['content'])}"
                    f"{when}{tail}{mark}")
 
@@ -85,12 +120,14 @@ def _log_lines(entries: list[dict[str, Any]]) -> None:
 @json_option
 @pass_context
 def show_cmd(ctx: Context, rev: str, as_json: bool) -> None:
-    """One event's record: REV is a git revision (HEAD~2, a hash, a branch) or an event id.
+    """One event's record: REV is a git revision (HEAD~2, a hash, a branch) or an event id;
+    chapter:N is chapter N's own record (its text, scenes and summary, then its events).
 
     \b
     Examples:
       narr show
       narr show HEAD~2
+      narr show chapter:3
     """
     from narrative.engine.log import show
 
@@ -104,6 +141,9 @@ def show_cmd(ctx: Context, rev: str, as_json: bool) -> None:
 
 
 def _show_lines(data: dict[str, Any]) -> None:
+    if data.get("kind") == "chapter" and isinstance(data.get("chapter"), dict):
+        _chapter_lines(data)
+        return
     echo(f"commit {data['commit']}")
     if data.get("id"):
         echo(f"event  {data['id']} ({data['kind']})")
@@ -118,6 +158,43 @@ def _show_lines(data: dict[str, Any]) -> None:
     if data.get("narrative_text"):
         echo("")
         echo(data["narrative_text"])
+
+
+def _chapter_lines(data: dict[str, Any]) -> None:
+    """A chapter's record: where it stands, its summary, its scenes and its events."""
+    from narrative.engine import chapters
+    from narrative.errors import NarrError
+
+    chapter = data["chapter"]
+    echo(f"commit  {data['commit']}")
+    echo(f"chapter {data['id']} (chapter {chapter['number']})")
+    echo(f"at      {local_time(data.get('created_at'))}")
+    echo("")
+    echo(f"    {data['content']}")
+    echo("")
+    if data.get("timestamp"):
+        echo(f"  story time: {data['timestamp']}")
+    echo(f"  summary: {chapter['summary']}")
+    for line in record_lines({**data, "kind": "chapter"}, full=True):
+        echo(line)
+    ctx = click.get_current_context().find_object(Context)
+    told: list[dict[str, Any]] = []
+    if ctx is not None:
+        try:
+            told = chapters.show(ctx.world, int(chapter["number"]))["told"]
+        except NarrError:
+            told = []
+    by_scene: dict[int, list[dict[str, Any]]] = {}
+    for e in told:
+        by_scene.setdefault(e["scene"], []).append(e)
+    for scene in chapter["scenes"]:
+        title = f": {scene['title']}" if scene.get("title") else ""
+        echo(f"scene {scene['number']}{title} (sentences {scene['first_sentence']}-"
+             f"{scene['first_sentence'] + scene['sentences'] - 1})")
+        for e in by_scene.get(scene["number"], []):
+            echo(f"  {short(e['commit'])} {e['sentence']:>4}. {one_line(e['content'], 80)}  "
+                 f"({e['changes']} change{'' if e['changes'] == 1 else 's'})")
+    echo(f"{chapter['sentences']} sentences, {chapter['events']} events recorded")
 
 
 @click.command("get")

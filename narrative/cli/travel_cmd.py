@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 @click.argument("rev", required=False, shell_complete=complete_rev)
 @click.option("--before", "before", metavar="NODE", shell_complete=complete_node,
               help="Go back to just before the event that created NODE.")
+@click.option("--chapter", "chapter", type=click.IntRange(min=1), metavar="N",
+              help="Go back to just before chapter N began (its events kept as a chain).")
 @click.option("--keep-edits", is_flag=True,
               help="Carry uncommitted hand edits over (yours win any collision) instead of "
                    "setting them aside.")
@@ -37,8 +39,8 @@ if TYPE_CHECKING:
               help="The world exactly as committed at REV: restore no edits, set all aside.")
 @json_option
 @pass_context
-def reset_cmd(ctx: Context, rev: str | None, before: str | None, keep_edits: bool, hard: bool,
-              as_json: bool) -> None:
+def reset_cmd(ctx: Context, rev: str | None, before: str | None, chapter: int | None,
+              keep_edits: bool, hard: bool, as_json: bool) -> None:
     """Move the story back (or anywhere) to REV: a git revision (HEAD~3) or an event id.
 
     The world becomes what it was when the story stood at REV, including hand
@@ -50,12 +52,14 @@ def reset_cmd(ctx: Context, rev: str | None, before: str | None, keep_edits: boo
     Examples:
       narr reset HEAD~2
       narr reset --before black-ring
+      narr reset --chapter 3
     """
     from narrative.engine.reset import reset
 
     if before is not None:
         before = ctx.node(before, must_exist=False, context="--before")
-    result = reset(ctx.world, rev, before=before, keep_edits=keep_edits, hard=hard).to_json()
+    result = reset(ctx.world, rev, before=before, keep_edits=keep_edits, hard=hard,
+                   chapter=chapter).to_json()
     if as_json:
         emit_json(result, "reset")
         return
@@ -108,7 +112,8 @@ def chains_cmd(click_ctx: click.Context, as_json: bool) -> None:
     """Abandoned chains of events (kept for good), newest first, by number and name.
 
     A chain keeps its number and name for good; narr replay and narr chains drop
-    take either. Chains already replayed are marked so. Chains another writer
+    take either. Chains already replayed are marked so (replayed 4 of 25: only
+    their first events). Chains another writer
     pushed come after yours, as origin/N (origin/rain-stops-4f2a).
 
     \b
@@ -118,7 +123,10 @@ def chains_cmd(click_ctx: click.Context, as_json: bool) -> None:
     from narrative.engine.chains import list_chains
 
     for c in group_listing(click_ctx, as_json, list_chains, "No abandoned chains.", "chains"):
-        mark = "  (replayed)" if c["replayed"] else ""
+        mark = ""
+        if c["replayed"]:
+            part = c["length"] > 0 and c["replayed_events"] < c["length"]
+            mark = f"  (replayed {c['replayed_events']} of {c['length']})" if part else "  (replayed)"
         n = f"{c['remote']}/{c['n']}" if c["remote"] else str(c["n"])
         if c["length"] == 0:
             echo(f"{n:>3}  {c['name']}  (back on the story line){mark}")
@@ -342,7 +350,9 @@ def edits_restore_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> N
 @json_option
 @pass_context
 def edits_drop_cmd(ctx: Context, which: str, as_json: bool) -> None:
-    """Forget set-aside edits WHICH for good.
+    """Forget set-aside edits WHICH for good (never the story they sit on).
+
+    Events only these edits still held are kept as an abandoned chain first.
 
     Edits of yours that went up with narr push are deleted there by your next push.
 
@@ -355,8 +365,11 @@ def edits_drop_cmd(ctx: Context, which: str, as_json: bool) -> None:
     dropped = ctx.call(DROP_EDITS, which=which)
     if as_json:
         emit_answer(dropped)
-    else:
-        echo(f"Dropped {dropped.dropped}")
+        return
+    echo(f"Dropped {dropped.dropped}")
+    if dropped.kept_as is not None:
+        echo(f"The events only these edits held are kept as an abandoned chain "
+             f"({dropped.kept_as.rsplit('/', 1)[-1]}; narr chains lists it)")
 
 
 COMMANDS = [reset_cmd, chains_cmd, replay_cmd, revert_cmd, reflog_cmd, edits_cmd]

@@ -283,14 +283,17 @@ class Draft:
 
     # --- the end of the event -------------------------------------------------------------
 
-    def finish(self, *, close_scene: bool) -> None:
+    def finish(self, *, close_scene: bool, lifecycles: bool = True) -> None:
         """Everything an event does after its operations: expire what it outlives, drop
         relations that would dangle, validate every touched node, check hand-edited files.
+        ``lifecycles`` False ends nothing: a chapter's own commit, which records the hand
+        edits before the chapter's events, is no event of the story.
 
         Problems land in :attr:`problems` (the delta is wrong) and :attr:`edit_problems`
         (a hand-edited file is).
         """
-        self.expire_lifecycles(close_scene)
+        if lifecycles:
+            self.expire_lifecycles(close_scene)
         self.drop_dangling()
         self.validate()
         self.edit_problems = self._edit_relation_problems()

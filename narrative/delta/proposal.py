@@ -31,6 +31,15 @@ class HeldChange(BaseModel):
     ops: list[Op] = Field(default_factory=list)
 
 
+class Origin(BaseModel):
+    """Which rule, and which of the event's words, made one proposed operation."""
+
+    op: Op
+    rule: str | None = None
+    source: str | None = None
+    words: str
+
+
 class Proposal(BaseModel):
     """What a diffuser returns: a delta, plus what a reader of the decision needs."""
 
@@ -45,6 +54,10 @@ class Proposal(BaseModel):
     held: list[HeldChange] = Field(
         default_factory=list,
         description="Changes held back, not proposed: each says why, and --accept N applies it.")
+    origins: list[Origin] = Field(
+        default_factory=list,
+        description="Where operations came from (a rule and its words), for a reader who asks "
+                    "change by change; a diffuser that cannot say leaves it empty.")
 
 
 @runtime_checkable

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from narrative.model import Change, Delta
+from narrative.model import Change, ChapterData, Delta, InChapter
 
 
 class EventRequest(BaseModel):
@@ -25,6 +25,10 @@ class EventRequest(BaseModel):
     )
     replay_of: str | None = None
     reverts: str | None = None
+    chapter: ChapterData | None = Field(
+        default=None, description="A chapter's own commit told again (a replay): its record.")
+    in_chapter: InChapter | None = Field(
+        default=None, description="An event told in a chapter: which one, at which sentence.")
     render: bool = Field(default=False, description="Ask the diffuser for the narrative text too.")
     accept: list[int] = Field(
         default_factory=list,

@@ -74,6 +74,7 @@ def review(world: World, proposal: Proposal, request: EventRequest) -> Reviewed:
         notes=notes,
         raw_reply=proposal.raw_reply,
         held=proposal.held,
+        origins=proposal.origins,
         proposed=[_dump(op) for op in proposal.delta.ops],
         arbitration=[d.to_json() for d in decisions],
         refused=refused,

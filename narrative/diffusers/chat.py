@@ -1,19 +1,36 @@
 """A small client for OpenAI-compatible chat completions, on the standard library and tenacity.
 
 One POST to ``{base_url}/chat/completions`` per call: that one request shape is
-spoken by Ollama, llama.cpp's server, vLLM and hosted APIs alike, so narr needs
-no HTTP dependency and no vendor SDK. Every way the exchange can fail becomes a
-:class:`~narrative.errors.DiffuserError` whose message says which one it was
-(no answer in time, server unreachable, an HTTP error, an answer that is not a
-chat completion), because the fix differs for each.
+spoken by Ollama, llama.cpp's server, llama-cpp-python, LM Studio, vLLM and hosted
+APIs alike, so narr needs no HTTP dependency and no vendor SDK. Every way the
+exchange can fail becomes a :class:`~narrative.errors.DiffuserError` whose message
+says which one it was (no answer in time, server unreachable, an HTTP error, an
+answer that is not a chat completion, a prompt too long for the model's context),
+because the fix differs for each.
+
+Every request carries ``max_tokens``: with a JSON grammar a small model can
+generate for many minutes, and the server keeps working on a request narr gave up.
+Giving up closes the connection (on the timeout, and on Ctrl-C, which the standard
+library's ``do_open`` and the response's ``with`` both close on), so a server that
+stops a request whose client hung up (llama.cpp, Ollama) stops working on it.
 
 Servers differ in how they constrain output to JSON, so the request asks for the
-strictest form first (``response_format`` ``json_schema``) and steps down to
-``json_object`` and then to plain instructions when a server's error says it does
-not take that form. Any other rejection (an unknown model, a bad parameter) fails
-at once with the server's own message: asking again would not change the answer.
-A rate limit (429), a server error (5xx) or a connection reset is asked again,
-with growing waits and ``Retry-After`` honoured, but never past the timeout;
+strictest form first and steps down through the forms narr knows (:data:`FORMS`)
+when a server's error says it does not take that one:
+
+1. ``json_schema``: OpenAI's ``response_format`` (llama.cpp, Ollama, LM Studio, vLLM);
+2. ``json_object_schema``: ``{"type": "json_object", "schema": ...}``, llama-cpp-python's
+   own form (it answers the first with HTTP 500);
+3. ``ollama_format``: Ollama's native ``/api/chat`` with the schema as ``format``,
+   only where the server is Ollama;
+4. ``json_object``: any JSON, with the schema described in the prompt;
+5. ``none``: plain instructions.
+
+The form a server took is remembered for it (:mod:`narrative.diffusers.servers`), so
+the next event starts there. Any other rejection (an unknown model, a bad parameter)
+fails at once with the server's own message: asking again would not change the
+answer. A rate limit (429), a server error (5xx) or a connection reset is asked
+again, with growing waits and ``Retry-After`` honoured, but never past the timeout;
 tenacity runs that loop, since backoff with jitter and a stop rule are easy to get
 subtly wrong by hand.
 """
@@ -29,6 +46,7 @@ import re
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, overload
@@ -37,16 +55,24 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 import tenacity
 
 from narrative import __version__, safejson
+from narrative.diffusers import servers
 from narrative.errors import DiffuserError
 from narrative.userconfig import LLMSettings
 
-MODES = ("json_schema", "json_object", "none")
+FORMS = ("json_schema", "json_object_schema", "ollama_format", "json_object", "none")
+ENFORCING = frozenset({"json_schema", "json_object_schema", "ollama_format"})
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 MAX_KEPT_BODY = 20_000
-# What a server's complaint about the JSON mode says (OpenAI, LiteLLM, vLLM, llama.cpp):
-# only such a complaint makes narr step down; any other 400 is the user's to fix, at once.
+# What a server's complaint about the JSON mode says (OpenAI, LiteLLM, vLLM, llama.cpp,
+# llama-cpp-python): only such a complaint makes narr step down; any other 400 is the user's to
+# fix, at once.
 _FORMAT_WORDS = ("response_format", "json_schema", "json schema", "json_object", "structured output",
                  "guided_json", "guided decoding", "grammar")
+# What a server says when the prompt does not fit its context (OpenAI, vLLM, llama.cpp,
+# llama-cpp-python, LM Studio).
+_OVERFLOW = re.compile(r"context[ _-]?(length|size|window)|n_ctx|exceeds? the (available )?context|"
+                       r"maximum context|too many tokens|prompt is too long|context overflow",
+                       re.IGNORECASE)
 
 
 @dataclass
@@ -57,6 +83,13 @@ class Reply:
     refusal: str | None
     finish_reason: str | None
     body: str
+    prompt_tokens: int | None = None  # as the server counted them, where it says
+    completion_tokens: int | None = None
+
+    @property
+    def cut(self) -> bool:
+        """Whether the reply stopped at the token limit, not at its end."""
+        return self.finish_reason == "length"
 
 
 @dataclass
@@ -66,9 +99,17 @@ class ChatClient:
     timeout: float
     api_key: str | None = None
     temperature: float | None = None
-    modes: list[str] = field(default_factory=lambda: list(MODES))
+    modes: list[str] = field(default_factory=lambda: list(FORMS))
     notes: list[str] = field(default_factory=list)
     basic_auth: str | None = None  # "user:password" from base_url, sent as a header, never shown
+    max_tokens: int = 512
+    context: int | None = None  # [llm] context: set by the user, it wins over what the server says
+    remembered: str | None = None  # the form this server took last time
+    facts: servers.ServerFacts | None = None  # what the server said of itself, once asked
+    token_field: str = "max_tokens"
+    requests: int = 0
+    auto: bool = False  # the forms are narr's to choose (and to remember), not the user's
+    unenforced: str = ""  # added to the system message when the server holds the reply to no schema
 
     @classmethod
     def from_settings(cls, settings: LLMSettings) -> ChatClient:
@@ -88,10 +129,20 @@ class ChatClient:
                     hint=f"export {settings.api_key_env}=..., or drop api_key_env for a local "
                          "server that needs no key",
                 )
-        modes: list[str] = list(MODES) if settings.response_format == "auto" else [settings.response_format]
         url, userinfo = split_userinfo(endpoint(settings.base_url))
+        modes: list[str] = list(FORMS)
+        remembered = None
+        if settings.response_format != "auto":
+            modes = [settings.response_format]
+        else:
+            remembered = servers.recall(url, settings.model).get("form")
+            if remembered in FORMS:
+                modes = list(FORMS[FORMS.index(remembered):])
         client = cls(url=url, model=settings.model, timeout=settings.timeout, api_key=api_key,
-                     temperature=settings.temperature, modes=modes, basic_auth=userinfo)
+                     temperature=settings.temperature, modes=modes, basic_auth=userinfo,
+                     max_tokens=settings.max_tokens, context=settings.context,
+                     remembered=remembered if isinstance(remembered, str) else None,
+                     auto=settings.response_format == "auto")
         if userinfo and api_key:
             client.notes.append("the user:password in base_url is not sent: the API key is")
         return client
@@ -100,21 +151,55 @@ class ChatClient:
     def mode(self) -> str:
         return self.modes[0]
 
-    def complete(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> Reply:
-        """Send the conversation; step down the JSON modes while the server rejects them.
+    @property
+    def enforced(self) -> bool:
+        """Whether the server holds the reply to the schema (else the prompt describes it)."""
+        return self.mode in ENFORCING
+
+    def headers(self) -> dict[str, str]:
+        if self.api_key:
+            return {"Authorization": f"Bearer {self.api_key}"}
+        if self.basic_auth:
+            return {"Authorization": f"Basic {_basic_token(self.basic_auth)}"}
+        return {}
+
+    def discover(self, timeout: float = servers.PROBE_TIMEOUT) -> servers.ServerFacts:
+        """What the server says of itself (asked once; the kind is remembered for next time)."""
+        if self.facts is None:
+            known = servers.recall(self.url, self.model).get("kind")
+            self.facts = servers.probe(self.url, self.model, self.headers(),
+                                       known=known if isinstance(known, str) else None,
+                                       timeout=min(timeout, self.timeout))
+            if self.facts.kind != known:
+                servers.remember(self.url, self.model, kind=self.facts.kind)
+            if self.facts.kind != "ollama" and "ollama_format" in self.modes[1:]:
+                self.modes.remove("ollama_format")  # Ollama's own endpoint, nowhere else
+        return self.facts
+
+    def context_size(self) -> tuple[int | None, str]:
+        """The model's context in tokens and where narr has it from (None: nobody says)."""
+        if self.context is not None:
+            return self.context, "[llm] context"
+        facts = self.discover()
+        return facts.context, facts.source
+
+    def complete(self, messages: list[dict[str, str]], schema: dict[str, Any], *,
+                 max_tokens: int | None = None) -> Reply:
+        """Send the conversation; step down the JSON forms while the server rejects them.
 
         Whatever comes back, reply or error, has the credentials taken out first: a
         server (or a proxy) that echoes the Authorization header must not get the key
         printed, nor kept with a failed event under ``.git/narr/failed/``.
         """
         try:
-            reply = self._complete(messages, schema)
+            reply = self._complete(messages, schema, max_tokens or self.max_tokens)
         except DiffuserError as exc:
             raise redacted(exc, self.secrets()) from None
         hide = self.secrets()
         return Reply(content=redact(reply.content, hide, story=True),
                      refusal=redact(reply.refusal, hide, story=True),
-                     finish_reason=reply.finish_reason, body=redact(reply.body, hide))
+                     finish_reason=reply.finish_reason, body=redact(reply.body, hide),
+                     prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
 
     def secrets(self) -> list[str]:
         """What must never be shown: the key, and base_url's user:password in every form."""
@@ -124,11 +209,14 @@ class ChatClient:
             out += [self.basic_auth, password, _basic_token(self.basic_auth)]
         return [s for s in out if len(s) >= MIN_SECRET]
 
-    def _complete(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> Reply:
+    def _complete(self, messages: list[dict[str, str]], schema: dict[str, Any],
+                  max_tokens: int) -> Reply:
         deadline = time.monotonic() + self.timeout  # for the whole answer, retries included
+        self._only_where_it_is_spoken()
         while True:
             try:
-                return self._retrying(deadline)(self._post, self._body(messages, schema), deadline)
+                reply = self._retrying(deadline)(
+                    self._post, self._body(messages, schema, max_tokens), deadline)
             except _Broken as broken:
                 raise broken.error from None
             except _HTTPFailure as failure:
@@ -136,8 +224,24 @@ class ChatClient:
                     self.notes.append(f"the server rejected response_format {self.mode} "
                                       f"(HTTP {failure.status}); using {self.modes[1]}")
                     self.modes.pop(0)
+                    self._only_where_it_is_spoken()
                     continue
-                raise failure.error(self.url) from None
+                if (self.token_field == "max_tokens" and failure.status == 400
+                        and "max_completion_tokens" in failure.body):
+                    self.token_field = "max_completion_tokens"  # OpenAI's reasoning models
+                    continue
+                raise failure.error(self.url, self.context_size if failure.overflow() else None) \
+                    from None
+            if self.auto and self.mode != self.remembered:
+                servers.remember(self.url, self.model, form=self.mode)
+                self.remembered = self.mode
+            return reply
+
+    def _only_where_it_is_spoken(self) -> None:
+        """Ollama's own request goes to Ollama only (a form remembered for an address that
+        another server answers now is passed over, as a form the user forces is not)."""
+        if self.mode == "ollama_format" and len(self.modes) > 1 and self.discover().kind != "ollama":
+            self.modes.pop(0)
 
     def _retrying(self, deadline: float) -> tenacity.Retrying:
         """Ask again after a 429, a 5xx or a connection reset, as long as the deadline allows.
@@ -175,8 +279,20 @@ class ChatClient:
             retry=tenacity.retry_if_exception(retryable), wait=wait, before_sleep=noted,
             stop=stop, reraise=True)
 
-    def _body(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> dict[str, Any]:
-        body: dict[str, Any] = {"messages": messages, "stream": False}
+    def _body(self, messages: list[dict[str, str]], schema: dict[str, Any],
+              max_tokens: int) -> dict[str, Any]:
+        if self.unenforced and not self.enforced and messages and messages[0]["role"] == "system":
+            messages = [{**messages[0], "content": messages[0]["content"] + self.unenforced},
+                        *messages[1:]]
+        if self.mode == "ollama_format":  # Ollama's own chat request
+            options: dict[str, Any] = {"num_predict": max_tokens}
+            if self.temperature is not None:
+                options["temperature"] = self.temperature
+            if self.context is not None:
+                options["num_ctx"] = self.context
+            return {"model": self.model, "messages": messages, "stream": False,
+                    "format": bare_schema(schema), "options": options}
+        body: dict[str, Any] = {"messages": messages, "stream": False, self.token_field: max_tokens}
         if self.model:
             body["model"] = self.model
         if self.temperature is not None:
@@ -184,30 +300,38 @@ class ChatClient:
         if self.mode == "json_schema":
             body["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": "narr_delta", "schema": bare_schema(schema), "strict": False}}
+        elif self.mode == "json_object_schema":
+            body["response_format"] = {"type": "json_object", "schema": bare_schema(schema)}
         elif self.mode == "json_object":
             body["response_format"] = {"type": "json_object"}
         return body
 
+    def _target(self) -> str:
+        if self.mode == "ollama_format":
+            return servers.root_of(self.url) + "/api/chat"
+        return self.url
+
     def _post(self, body: dict[str, Any], deadline: float) -> Reply:
+        url = self._target()
         headers = {"Content-Type": "application/json", "Accept": "application/json",
-                   "User-Agent": f"narr/{__version__}"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        elif self.basic_auth:
-            headers["Authorization"] = f"Basic {_basic_token(self.basic_auth)}"
+                   "User-Agent": f"narr/{__version__}", **self.headers()}
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        req = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
+        req = urllib.request.Request(url, data=data, headers=headers, method="POST")
         left = deadline - time.monotonic()
         if left <= 0:
             raise self._timeout()
+        self.requests += 1
         try:
-            with _opener(self.url).open(req, timeout=left) as resp:
+            # Leaving this block in any way (the timeout, Ctrl-C, an error) closes the
+            # connection: urllib closes it when no answer came, the ``with`` once one did.
+            with opener(url).open(req, timeout=left) as resp:
                 raw = self._read(resp, deadline)
         except urllib.error.HTTPError as exc:
             failure = _HTTPFailure(exc.code, str(exc.reason), _error_body(exc))
             failure.location = exc.headers.get("Location") if exc.headers else None
             failure.retry_after = retry_after(exc.headers.get("Retry-After") if exc.headers else None)
             failure.keyed = bool(self.api_key)
+            exc.close()
             raise failure from None
         except urllib.error.URLError as exc:
             if isinstance(exc.reason, TimeoutError):
@@ -223,6 +347,8 @@ class ChatClient:
             raise self._timeout() from None
         except (OSError, http.client.HTTPException) as exc:
             raise self._broken(exc) from None
+        if self.mode == "ollama_format":
+            return parse_ollama_chat(raw, url)
         return parse_completion(raw, self.url)
 
     def _broken(self, exc: BaseException) -> _Broken:
@@ -363,7 +489,7 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
-def _opener(url: str) -> urllib.request.OpenerDirector:
+def opener(url: str) -> urllib.request.OpenerDirector:
     # A server on this machine is never reached through a proxy, whatever http_proxy says.
     host = urlsplit(url).hostname or ""
     if host in LOOPBACK_HOSTS or host.startswith("127."):
@@ -467,7 +593,12 @@ class _HTTPFailure(Exception):
             return False
         return any(w in self.body.lower() for w in _FORMAT_WORDS)
 
-    def error(self, url: str) -> DiffuserError:
+    def overflow(self) -> bool:
+        """A 4xx whose body says the prompt does not fit the model's context."""
+        return 400 <= self.status < 500 and bool(_OVERFLOW.search(self.body))
+
+    def error(self, url: str,
+              context: Callable[[], tuple[int | None, str]] | None = None) -> DiffuserError:
         detail = server_message(self.body)
         hint = _HINTS.get(self.status)
         if self.status == 401 and self.keyed:
@@ -475,6 +606,11 @@ class _HTTPFailure(Exception):
         if 300 <= self.status < 400:
             hint = (f"the server redirects to {self.location or 'another address'}; narr does not "
                     "follow redirects (they would carry your key): put the final URL in base_url")
+        if context is not None:
+            size, source = context()
+            told = f" (it has {size} tokens, by {source})" if size else ""
+            hint = (f"the prompt and the reply do not fit the model's context{told}: "
+                    f"{CONTEXT_FIX}")
         if hint is None and self.status >= 500:
             hint = "the server failed; its own log may say why"
         if self.retry_after and hint:
@@ -485,16 +621,22 @@ class _HTTPFailure(Exception):
         )
 
 
+CONTEXT_FIX = ("give the model a larger context (llama-server -c 4096; Ollama: "
+               "OLLAMA_CONTEXT_LENGTH=4096 or PARAMETER num_ctx 4096; LM Studio: the model's "
+               "context length when it loads), or lower [llm] max_tokens; [llm] context tells "
+               "narr the size where the server does not")
+
+
+def _usage(obj: dict[str, Any], prompt: str, completion: str) -> tuple[int | None, int | None]:
+    def count(value: Any) -> int | None:
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+    return count(obj.get(prompt)), count(obj.get(completion))
+
+
 def parse_completion(raw: bytes, url: str) -> Reply:
     """The first choice of a chat-completions answer; anything else is called garbage, clearly."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DiffuserError(
-            f"the LLM server's answer is not UTF-8 text (byte {exc.start})",
-            hint=f"is {url} an OpenAI-compatible chat-completions endpoint? They answer in UTF-8",
-            raw_reply=raw.decode("utf-8", "backslashreplace")[:MAX_KEPT_BODY],
-        ) from None
+    text = _utf8(raw, url)
 
     def garbage(why: str) -> DiffuserError:
         return DiffuserError(
@@ -505,6 +647,8 @@ def parse_completion(raw: bytes, url: str) -> Reply:
 
     try:
         obj = safejson.loads(text)
+    except safejson.JSONLimitError:
+        raise garbage("its JSON nests deeper than narr reads") from None
     except ValueError:
         raise garbage(f"it is not JSON ({_clip(' '.join(text.split()), 80)!r})") from None
     if not isinstance(obj, dict):
@@ -524,7 +668,45 @@ def parse_completion(raw: bytes, url: str) -> Reply:
         content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
     refusal = message.get("refusal")
     finish = choice.get("finish_reason")
+    usage = obj.get("usage")
+    prompt_tokens, completion_tokens = _usage(usage, "prompt_tokens", "completion_tokens") \
+        if isinstance(usage, dict) else (None, None)
     return Reply(content=content if isinstance(content, str) else None,
                  refusal=refusal if isinstance(refusal, str) and refusal.strip() else None,
                  finish_reason=finish if isinstance(finish, str) else None,
-                 body=text)
+                 body=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+
+
+def parse_ollama_chat(raw: bytes, url: str) -> Reply:
+    """Ollama's own chat answer (``message``, ``done_reason``, ``prompt_eval_count``) as a Reply."""
+    text = _utf8(raw, url)
+    try:
+        obj = safejson.loads(text)
+    except ValueError:
+        obj = None
+    message = obj.get("message") if isinstance(obj, dict) else None
+    if not isinstance(obj, dict) or not isinstance(message, dict):
+        if isinstance(obj, dict) and "error" in obj:
+            raise DiffuserError(f"the LLM server reported an error: {server_message(text)}",
+                                raw_reply=text[:MAX_KEPT_BODY])
+        raise DiffuserError(
+            "the LLM server's answer is not an Ollama chat answer: it has no message",
+            hint=f"is {url} Ollama's /api/chat? response_format = \"json_schema\" uses the "
+                 "OpenAI-compatible endpoint instead", raw_reply=text[:MAX_KEPT_BODY] or None)
+    content = message.get("content")
+    reason = obj.get("done_reason")
+    prompt_tokens, completion_tokens = _usage(obj, "prompt_eval_count", "eval_count")
+    return Reply(content=content if isinstance(content, str) else None, refusal=None,
+                 finish_reason=reason if isinstance(reason, str) else None, body=text,
+                 prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+
+
+def _utf8(raw: bytes, url: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DiffuserError(
+            f"the LLM server's answer is not UTF-8 text (byte {exc.start})",
+            hint=f"is {url} an OpenAI-compatible chat-completions endpoint? They answer in UTF-8",
+            raw_reply=raw.decode("utf-8", "backslashreplace")[:MAX_KEPT_BODY],
+        ) from None

@@ -1,14 +1,24 @@
 """``llm``: a language model proposes the event's delta, through any OpenAI-compatible server.
 
-The model gets the event, the context pack and the delta's JSON Schema, and must
+The model gets the event, the nodes it names and what is around them, as a prompt
+sized for a local model's context (:mod:`narrative.diffusers.prompt`), and must
 answer with one JSON delta. Its answer is trusted no further than any other
 diffuser's: it is parsed, validated with the same pydantic models, and checked
-against the world (ids that exist) before the engine sees it; an operation on
+against the world (ids that exist, fields that must name a node naming one:
+:mod:`narrative.diffusers.refcheck`) before the engine sees it; an operation on
 ``traits`` is dropped by the same review as every diffuser's, the rest kept.
 A model that gets it wrong is told exactly what is wrong and gets *one* repair
-attempt, since most mistakes (an invented id, a missing field) are fixed by
+attempt, since most mistakes (an invented id, a place given as words) are fixed by
 being named; a second failure ends the event cleanly with the raw reply kept,
 because an endless loop of attempts would only spend the user's time and money.
+
+A reply cut off at ``max_tokens`` is no mistake of the model's to repair: a repair
+would be cut off at the same place. It is asked once more with twice the room (as
+far as the context allows), and a second cut is reported with the setting to raise.
+
+The model is asked while the world is not locked (:attr:`LLMDiffuser.proposes_unlocked`):
+other commands go on meanwhile, and the engine checks the proposal again against
+the world as it stands when it applies it.
 
 Endpoints, models and keys come from the user's own configuration
 (:mod:`narrative.userconfig`), never from the world.
@@ -18,58 +28,25 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from narrative import fields, safejson
 from narrative.delta.parse import validate_delta
+from narrative.diffusers import prompt as prompts
+from narrative.diffusers import refcheck
 from narrative.diffusers.base import Proposal, register
-from narrative.diffusers.chat import MAX_KEPT_BODY, ChatClient, Reply
-from narrative.diffusers.context import build_context
+from narrative.diffusers.chat import CONTEXT_FIX, MAX_KEPT_BODY, ChatClient, Reply
+from narrative.diffusers.tokens import PER_MESSAGE, estimate, estimate_messages
 from narrative.errors import DiffuserError, InvalidInputError
 from narrative.model import CreateOp, Delta, Op, SetOp, UnsetOp
+from narrative.nodefile import NodeDict
 from narrative.userconfig import LLMSettings, load_user_config
 
 if TYPE_CHECKING:
     from narrative.delta.request import EventRequest
     from narrative.delta.world import World
-
-SYSTEM_PROMPT = """\
-You are the diffuser of narr, a narrative engine. The story's world is a graph of nodes \
-(layers: character, item, ambient, background). For one story event you propose the \
-changes the event makes to the world, as one JSON delta.
-
-Rules:
-- Answer with one JSON object matching the JSON Schema below, and nothing else.
-- Name nodes by their id: the keys of "nodes" in the context. Never invent an id for an \
-existing node.
-- "set"/"unset" change a field by JSON pointer: /state/..., /name, /aliases, /summary, \
-/lifecycle or /relations/TYPE/TARGET. Never /traits, /id, /layer or /created_by_event.
-- Follow the world's conventions: look at how the nodes in the context store their state \
-(for example, a location is the id of a place node).
-- "relate"/"unrelate" add or remove the edge source -type-> target; both must exist or be \
-created by an earlier op.
-- "create" brings something new into the story, with a fresh lowercase id (a-z, 0-9, '-'), \
-a layer and a lifecycle: "event" for something momentary, "scene" for something that lasts \
-until the scene ends, "permanent" otherwise. "expire" ends a node for good.
-- Change only what the event says or clearly implies. An event that changes nothing is \
-{"ops": []}.
-- "explicit_changes" are the user's own changes for this event, applied after yours: do \
-not repeat them.
-- "causes": ids of recent events this one follows from, if any.
-- "brief" lists what the story must keep consistent around this event, each item with \
-the reason it is there: hand edits (the writer's corrections: they override the history), \
-where everyone is, who holds and knows what, who is dead, the last events, open threads. \
-Never contradict it.
-- {narrative_rule}
-
-JSON Schema of the delta:
-{schema}"""
-
-NO_RENDER = 'Leave "narrative_text" null.'
-RENDER = ('Also write "narrative_text": two to five sentences of story prose in the language '
-          '"{language}" that tell this event, consistent with your changes and with the '
-          "characters' traits.")
 
 REPAIR_PROMPT = """\
 That reply cannot be used:
@@ -83,68 +60,188 @@ _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
 
 
-BRIEF_BUDGET = 3000  # characters of brief items in the prompt
+BRIEF_BUDGET = 3000  # characters of the brief narr computes; the prompt keeps what fits
+MARGIN = 16  # tokens of slack between the estimate and the context's end
+
+
+@dataclass
+class Usage:
+    """What one proposal cost: for ``narr doctor`` and the benchmark, never for the world."""
+
+    prompt_tokens: int  # narr's estimate of the first request's prompt
+    counted_prompt_tokens: int | None = None  # the server's own count, where it says
+    completion_tokens: int | None = None
+    requests: int = 0
 
 
 class LLMDiffuser:
     """Asks a chat-completions server for the delta; settings are read when an event runs.
 
     The engine hands it the brief for the event (``brief_budget`` asks for one), the
-    same deterministic pack ``narr brief CONTENT`` prints, next to the context pack
-    whose nodes give the ids to name.
+    same deterministic pack ``narr brief CONTENT`` prints; the prompt keeps the items
+    that are not the named nodes again.
     """
 
     name = "llm"
     brief_budget = BRIEF_BUDGET
+    proposes_unlocked = True
 
-    def __init__(self, settings: LLMSettings | None = None) -> None:
+    def __init__(self, settings: LLMSettings | None = None,
+                 references: Collection[str] = tuple(fields.REFERENCE_LABELS)) -> None:
         self._settings = settings
+        self.references = list(references)
+        self.last: Usage | None = None
+
+    @property
+    def settings(self) -> LLMSettings:
+        """The settings it was made with, else yours, read each time: a missing or broken
+        setting fails the event (which is then kept for --retry), not the diffuser's making."""
+        return self._settings if self._settings is not None else load_user_config().llm
 
     def propose(self, world: World, request: EventRequest) -> Proposal:
-        # Read here, not when the diffuser is built, so a missing or broken setting fails
-        # the event (which is then kept for --retry) instead of failing before it exists.
-        settings = self._settings if self._settings is not None else load_user_config().llm
+        settings = self.settings
         client = ChatClient.from_settings(settings)
+        client.unenforced = prompts.PLAIN
         render = settings.render or request.render
-        pack = build_context(world, request).to_json()
+        context, source = client.context_size()
+        budget = prompt_budget(context, client.max_tokens)
+        gathered = prompts.gather(world, request, self.references)
+        prompt = self._prompt(gathered, request, world, client, render=render, budget=budget,
+                              context=context, source=source)
+        self.last = Usage(prompt.tokens)
         schema = Delta.model_json_schema(mode="validation")
-        messages = build_messages(pack, request, schema, render=render)
-
-        reply = client.complete(messages, schema)
-        outcome = read_reply(reply, world, request)
-        notes: list[str] = []
+        exchange = _Exchange(client, schema, context)
+        messages = prompt.messages
+        reply = exchange.ask(messages)
+        self._count(reply, client, first=True)
+        outcome = read_reply(reply, world, request, self.references, prompt.shown)
+        notes: list[str] = list(exchange.notes)
+        if prompt.squeezed:
+            notes.append("left out of the prompt to fit the model's context: "
+                         + ", ".join(prompt.left_out))
         if outcome.problems:
             first, first_reply = outcome, reply
-            messages += [{"role": "assistant", "content": reply.content or ""},
-                         {"role": "user", "content": REPAIR_PROMPT.format(
-                             problems="\n".join(f"- {p}" for p in first.problems))}]
-            reply = client.complete(messages, schema)
-            outcome = read_reply(reply, world, request)
+            messages = self._repair(messages, reply, first.problems, gathered, request, world,
+                                    client, render=render, budget=budget, first=first)
+            reply = exchange.ask(messages)
+            self._count(reply, client, first=False)
+            outcome = read_reply(reply, world, request, self.references, prompt.shown)
             if outcome.problems:
                 raise _gave_up(first, outcome, first_reply, reply)
             notes.append(f"the first reply was unusable ({first.problems[0]}); the model repaired it")
         assert outcome.delta is not None
-        return _proposal(outcome.delta, reply, client, pack, render=render, notes=notes)
+        return _proposal(outcome.delta, reply, client, prompt.events, render=render,
+                         notes=notes + outcome.notes)
+
+    def _prompt(self, gathered: prompts.Gathered, request: EventRequest, world: World,
+                client: ChatClient, *, render: bool, budget: int | None, context: int | None,
+                source: str) -> prompts.Prompt:
+        try:
+            return prompts.build(gathered, request, language=world.language or "en", render=render,
+                                 references=self.references,
+                                 budget=budget)
+        except prompts.PromptTooLarge as exc:
+            raise too_large(exc.needed, context, source, client.max_tokens) from None
+
+    def _repair(self, messages: list[dict[str, str]], reply: Reply, problems: list[str],
+                gathered: prompts.Gathered, request: EventRequest, world: World, client: ChatClient,
+                *, render: bool, budget: int | None, first: Outcome) -> list[dict[str, str]]:
+        """The conversation for the repair turn, its first prompt made smaller where the turn
+        would not fit the context otherwise."""
+        turn = [{"role": "assistant", "content": _clip_echo(reply.content or "", client.max_tokens)},
+                {"role": "user", "content": REPAIR_PROMPT.format(
+                    problems="\n".join(f"- {p}" for p in problems))}]
+        if budget is None or estimate_messages(messages + turn) <= budget:
+            return messages + turn
+        room = budget - sum(PER_MESSAGE + estimate(m["content"]) for m in turn)
+        try:
+            smaller = prompts.build(gathered, request, language=world.language or "en",
+                                    render=render, references=self.references, budget=room)
+        except prompts.PromptTooLarge:
+            raise DiffuserError(
+                f"the model's reply cannot be used ({problems[0]}), and the model's context has "
+                "no room left to ask for a repair", details=first.problems,
+                hint=f"{CONTEXT_FIX}; the raw reply is kept with the event",
+                raw_reply=(reply.content or reply.body)[:MAX_KEPT_BODY]) from None
+        return smaller.messages + turn
+
+    def _count(self, reply: Reply, client: ChatClient, *, first: bool) -> None:
+        if self.last is None:
+            return
+        if first:
+            self.last.counted_prompt_tokens = reply.prompt_tokens
+        if reply.completion_tokens is not None:
+            self.last.completion_tokens = (self.last.completion_tokens or 0) + reply.completion_tokens
+        self.last.requests = client.requests
 
 
-def build_messages(pack: dict[str, Any], request: EventRequest, schema: dict[str, Any], *,
-                   render: bool) -> list[dict[str, str]]:
-    """The system prompt (rules and schema) and the user turn (event and context, as JSON)."""
-    language = pack.get("world", {}).get("language") or "en"
-    rule = RENDER.format(language=language) if render else NO_RENDER
-    system = SYSTEM_PROMPT.replace("{narrative_rule}", rule).replace(
-        "{schema}", json.dumps(schema, ensure_ascii=False, separators=(",", ":")))
-    user: dict[str, Any] = {
-        "event": request.content,
-        "story_time": request.timestamp,
-        "explicit_changes": [op.model_dump(mode="json") for op in request.delta.ops],
-        "context": pack,
-    }
-    if request.brief is not None:
-        user["brief"] = [{"section": i["section"], "reason": i["reason"], "text": i["text"]}
-                         for i in request.brief.get("items", [])]
-    return [{"role": "system", "content": system},
-            {"role": "user", "content": json.dumps(user, ensure_ascii=False, indent=1)}]
+def _clip_echo(text: str, max_tokens: int) -> str:
+    """An unusable reply as the repair turn shows it back: whole when it is within the reply's
+    max_tokens, as a reply is; a server that sent more than it was asked for gets its start
+    shown, not all of it again (it would fill the context)."""
+    if estimate(text) <= max_tokens:
+        return text
+    return text[:3 * max_tokens] + " …(cut here)"
+
+
+def prompt_budget(context: int | None, max_tokens: int) -> int | None:
+    """Tokens the prompt may take: the context less the reply's room (None: no context known)."""
+    if context is None:
+        return None
+    return context - max_tokens - MARGIN
+
+
+def too_large(needed: int, context: int | None, source: str, max_tokens: int) -> DiffuserError:
+    return DiffuserError(
+        f"the prompt for this event needs about {needed} tokens, and the model's context "
+        f"({context} tokens, by {source}) leaves {max(0, (context or 0) - max_tokens - MARGIN)} "
+        f"once the reply has its {max_tokens}: nothing was sent",
+        hint=CONTEXT_FIX)
+
+
+class _Exchange:
+    """One request, and once more with twice the room when the reply was cut off."""
+
+    def __init__(self, client: ChatClient, schema: dict[str, Any], context: int | None) -> None:
+        self.client = client
+        self.schema = schema
+        self.context = context
+        self.notes: list[str] = []
+
+    def ask(self, messages: list[dict[str, str]]) -> Reply:
+        limit = self.client.max_tokens
+        reply = self.client.complete(messages, self.schema)
+        if not reply.cut or reply.refusal:
+            return reply
+        bigger = 2 * limit
+        if self.context is not None:
+            used = reply.prompt_tokens or estimate_messages(messages)
+            bigger = min(bigger, self.context - used - MARGIN)
+        if bigger > limit:
+            self.notes.append(f"the reply was cut off at {limit} tokens; asked again with room "
+                              f"for {bigger}")
+            first = reply
+            reply = self.client.complete(messages, self.schema, max_tokens=bigger)
+            if not reply.cut:
+                return reply
+            raise DiffuserError(
+                f"the model's reply was cut off at its token limit twice ({limit}, then {bigger} "
+                "tokens): nothing was written",
+                hint="raise [llm] max_tokens (NARR_LLM_MAX_TOKENS) if the event has much to change; "
+                     "a model that writes on without end does better with a server that holds it "
+                     "to the schema (response_format json_schema), or is too small for the task",
+                raw_reply=_both(reply, first))
+        raise DiffuserError(
+            f"the model's reply was cut off at its token limit ({limit} tokens), and the "
+            "model's context has no room for a longer one: nothing was written",
+            hint=CONTEXT_FIX, raw_reply=(reply.content or reply.body)[:MAX_KEPT_BODY])
+
+
+def _both(reply: Reply, first: Reply) -> str:
+    def raw(r: Reply) -> str:
+        return (r.content if r.content is not None else r.body)[:MAX_KEPT_BODY // 2]
+
+    return f"{raw(reply)}\n\n--- the first reply, cut off sooner ---\n{raw(first)}"
 
 
 @dataclass
@@ -154,9 +251,12 @@ class Outcome:
     delta: Delta | None = None
     problems: list[str] = field(default_factory=list)
     kind: str = ""
+    notes: list[str] = field(default_factory=list)
 
 
-def read_reply(reply: Reply, world: World, request: EventRequest) -> Outcome:
+def read_reply(reply: Reply, world: World, request: EventRequest,
+               references: Collection[str] = tuple(fields.REFERENCE_LABELS),
+               shown: Mapping[str, NodeDict] | None = None) -> Outcome:
     """Parse, validate and check one reply; a refusal ends the exchange at once."""
     if reply.refusal or reply.finish_reason == "content_filter":
         _refused(reply.refusal or "(the server's content filter stopped the reply)", reply)
@@ -179,10 +279,11 @@ def read_reply(reply: Reply, world: World, request: EventRequest) -> Outcome:
     except InvalidInputError as exc:
         return Outcome(problems=[d.removeprefix("reply: ") for d in exc.details] or [exc.message],
                        kind="invalid")
-    problems = world_problems(world, delta, request.delta)
+    delta, problems, notes = refcheck.check(world, delta, request.delta, references, shown or {})
+    problems = world_problems(world, delta, request.delta) + problems
     if problems:
-        return Outcome(delta=delta, problems=problems, kind="invalid")
-    return Outcome(delta=delta)
+        return Outcome(delta=delta, problems=problems, kind="invalid", notes=notes)
+    return Outcome(delta=delta, notes=notes)
 
 
 def parse_json_reply(text: str) -> tuple[Any, str | None]:
@@ -261,11 +362,12 @@ def _gave_up(first: Outcome, second: Outcome, first_reply: Reply, reply: Reply) 
     )
 
 
-def _proposal(delta: Delta, reply: Reply, client: ChatClient, pack: dict[str, Any], *,
+def _proposal(delta: Delta, reply: Reply, client: ChatClient, events: Mapping[str, str], *,
               render: bool, notes: list[str]) -> Proposal:
-    """The checked delta as a proposal: prose only when asked, causes only among recent events."""
-    known = {e["id"] for e in pack.get("recent_events", [])}
-    causes = [c for c in delta.causes if c in known]
+    """The checked delta as a proposal: prose only when asked, causes only among the recent
+    events the prompt showed (by their reference, ``e1``, or their id)."""
+    known = {**events, **{i: i for i in events.values()}}
+    causes = list(dict.fromkeys(known[c] for c in delta.causes if c in known))
     dropped = [c for c in delta.causes if c not in known]
     text = delta.narrative_text if render else None
     out_notes = [f"{client.model or 'the model'} proposed {len(delta.ops)} operation(s)",
@@ -279,4 +381,4 @@ def _proposal(delta: Delta, reply: Reply, client: ChatClient, pack: dict[str, An
                     raw_reply=reply.content)
 
 
-register("llm", lambda wr: LLMDiffuser())
+register("llm", lambda wr: LLMDiffuser(references=list(wr.config.reference_labels)))

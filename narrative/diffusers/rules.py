@@ -40,7 +40,7 @@ from pydantic import ValidationError
 
 from narrative import fields
 from narrative.delta.draft import Draft
-from narrative.delta.proposal import HeldChange
+from narrative.delta.proposal import HeldChange, Origin
 from narrative.diffusers import budget, clauses, patterns, referents
 from narrative.diffusers.base import Proposal, register
 from narrative.diffusers.context import DisjointSpans, Mention, find_mentions
@@ -159,9 +159,12 @@ class RulesDiffuser:
         return self._rules if self._rules is not None else rule_set(self.root)
 
     def propose_checked(self, world: World, request: EventRequest, *,
-                        compact: bool = True, guards: bool = True) -> tuple[Proposal, list[Unmet]]:
+                        compact: bool = True, guards: bool = True,
+                        seen: dict[str, Any] | None = None) -> tuple[Proposal, list[Unmet]]:
         """The proposal, and the preconditions of its firings that the world contradicts.
 
+        ``seen``, when given, is filled with what was read of the text (``named``,
+        ``analysis``, ``refs``), for a reader that checks the same sentence on the same world.
         With ``compact`` an operation a later one on the same field or edge undoes is left
         out (:func:`_compact`); without, every operation stands in the order of the words,
         as ``narr audit`` needs to follow an item from hand to hand within a sentence.
@@ -190,6 +193,8 @@ class RulesDiffuser:
             except budget.OutOfTime:
                 raise budget.OutOfTime(_cue_words(loaded.cue_sources, loaded.class_sources)) from None
             mentions = refs.mentions
+            if seen is not None:
+                seen.update(named=named, analysis=copy.copy(analysis), refs=refs)
             analysis.drop_before({m.start for m, why in refs.set_aside if "contrast" in why})
             for m in mentions:
                 for i in m.ids:
@@ -268,6 +273,8 @@ class RulesDiffuser:
         ops = _compact(builder.ops) if compact else builder.ops
         proposal = Proposal(delta=Delta(ops=ops, close_scene=builder.close_scene),
                             notes=notes)
+        proposal.origins = [Origin(op=op, rule=o[0], source=o[1], words=o[2]) for op in ops
+                            if (o := builder.origins.get(id(op))) is not None]
         proposal.held = [HeldChange(n=h.n, rule=h.rule, source=h.source, words=h.words,
                                     reason=h.reason, ops=h.ops) for h in held if h.ops]
         return proposal, unmet
@@ -352,7 +359,10 @@ class RulesDiffuser:
             found = [u for req in each.rule.requires
                      if (u := _check(req, env, each)) is not None]
             unmet.extend(found)
+            made = len(builder.ops)
             skipped = builder.fire(each.rule, env)
+            for op in builder.ops[made:]:
+                builder.origins.setdefault(id(op), (each.rule.rule.id, each.rule.source, words))
             applied += 1
             bound = ", ".join(f"{k}={v}" for k, v in env.values.items() if v is not None)
             text_of = f"{words!r}" + (f" ({bound})" if bound else "")
@@ -541,9 +551,11 @@ def find_firings(rules: list[LoadedRule], scan: patterns.Scan, nodes: dict[str, 
     known: dict[str, set[int]] = {}  # the same kind of variable recurs in many patterns
     text = scan.text
     mentions = list(scan.mentions)
+    present = set(scan.units_with)  # the atoms of the rules' words found in the text
+    words = _pattern_words(rules, scan.vocab)
 
     def candidates(spec: VarSpec) -> set[int]:
-        key = spec.model_dump_json()
+        key = _spec_key(spec)
         if key not in known:
             known[key] = _candidates(spec, mentions, nodes)  # type: ignore[arg-type]
         return known[key]
@@ -552,6 +564,8 @@ def find_firings(rules: list[LoadedRule], scan: patterns.Scan, nodes: dict[str, 
         found: list[Firing] = []
         try:
             for pi, pattern in enumerate(rule.patterns):
+                if _absent(words[order][pi], present):
+                    continue  # a word of the pattern is nowhere in the text
                 first = pattern.parts[0].slot
                 verb = scan.vocab.atoms_of(pattern, 1) if len(pattern.parts) > 1 else frozenset()
                 unfit = {k for k in zeros if not verb or scan.occurrence_between(
@@ -572,6 +586,46 @@ def find_firings(rules: list[LoadedRule], scan: patterns.Scan, nodes: dict[str, 
     for firings in by_group.values():
         out.extend(_disjoint(sorted(firings, key=Firing.rank)))
     return sorted(out, key=lambda f: (f.match.start, f.order))
+
+
+_SPEC_KEYS: dict[int, tuple[VarSpec, str]] = {}
+
+
+def _spec_key(spec: VarSpec) -> str:
+    """A variable's spec as text, made once per spec (its JSON was a tenth of a sentence's
+    matching, made for every slot of every pattern of every rule)."""
+    found = _SPEC_KEYS.get(id(spec))
+    if found is None or found[0] is not spec:
+        found = (spec, spec.model_dump_json())
+        _SPEC_KEYS[id(spec)] = found
+    return found[1]
+
+
+def _pattern_words(rules: list[LoadedRule], vocab: Any) -> list[list[list[frozenset[int]]]]:
+    """For each rule and each of its patterns, the atoms of each word part (any one of which
+    spells it), made once per set of rules: the cheap test of whether a pattern can match a
+    text before its slots' candidates are worked out."""
+    key = (id(rules), id(vocab))
+    found = _WORDS.get(key)
+    if found is None or found[0] is not rules or found[1] is not vocab:
+        words = [[[vocab.atoms_of(pattern, i) for i, part in enumerate(pattern.parts)
+                   if part.slot is None] for pattern in rule.patterns] for rule in rules]
+        found = (rules, vocab, words)
+        _WORDS.clear()  # one set of rules in use at a time
+        _WORDS[key] = found
+    return found[2]
+
+
+_WORDS: dict[tuple[int, int], tuple[list[LoadedRule], Any, list[list[list[frozenset[int]]]]]] = {}
+
+
+def _absent(needed: list[frozenset[int]], present: set[int]) -> bool:
+    """Whether one of the word parts ``needed`` has none of its atoms ``present`` (a plain loop:
+    it runs for every pattern of every rule of every sentence, where a generator costs more)."""
+    for atoms in needed:  # noqa: SIM110
+        if present.isdisjoint(atoms):
+            return True
+    return False
 
 
 def _owned(pattern: patterns.Pattern, slot: str) -> bool:
@@ -835,6 +889,7 @@ class _Builder:
         self.close_scene = False
         self.changes = 0  # operations that changed the scratch world ("already so" when none did)
         self._touched: dict[str, int] = {}  # node -> how many of the operations are about it
+        self.origins: dict[int, tuple[str, str, str]] = {}  # id(op) -> (rule, source, words)
 
     def current(self, node_id: str) -> NodeDict | None:
         return self.draft.current(node_id)
@@ -882,10 +937,10 @@ class _Builder:
         none when they would change nothing."""
         cp = self.draft.checkpoint()
         draft, ops, touched = self.draft, list(self.ops), dict(self._touched)
-        changes, close = self.changes, self.close_scene
+        changes, close, origins = self.changes, self.close_scene, dict(self.origins)
         work()
         made = self.ops[len(ops):] if self.changes > changes else []
-        self.ops, self._touched = ops, touched
+        self.ops, self._touched, self.origins = ops, touched, origins
         self.changes, self.close_scene = changes, close
         self.draft = draft
         self.draft.rollback(cp)

@@ -6,7 +6,8 @@ priority: hand edits not yet recorded (they override the history), the nodes mar
 ``always_in_view`` (a lorebook's constant entries, the rules of the world), the focus
 nodes (given, or named in the goal as ``narr event`` finds names), each with its
 traits (the baseline a writer keeps: voice, temperament, powers) before its state,
-the last events, continuity facts (who is dead: every dead character a focus node
+the last events, the chapters far behind by their summaries (those that set up a thread
+still open first, saying which), continuity facts (who is dead: every dead character a focus node
 relates to or the last events name; where the characters around them are, what they
 hold, which secrets they know), the open threads (those about the focus first, then
 the longest untouched), then the focus nodes' neighbourhood in the world graph
@@ -75,6 +76,7 @@ from narrative.store import (
 
 DEFAULT_BUDGET = 4000
 RECENT = 5
+RECENT_CHAPTERS = 2  # chapters this near are told by their events; those before, by summaries
 RADIUS = 2
 MAX_NEIGHBOURS = 30
 POV_SCAN = 500  # a point of view looks this far back for the events it knows of
@@ -97,6 +99,13 @@ class BriefHead(EventRef):
     withheld: Annotated[bool | None, MAYBE] = None
 
 
+class BriefChapter(Shape):
+    """The chapter a brief's summary item stands for."""
+
+    number: int
+    commit: str
+
+
 class BriefItem(Shape):
     """One line of the brief: the node or event it is about, or the fix of a health warning."""
 
@@ -106,6 +115,7 @@ class BriefItem(Shape):
     node: Annotated[str | None, MAYBE] = None
     event: Annotated[BriefEvent | None, MAYBE] = None
     fix: Annotated[str | None, MAYBE_OR_NULL] = None
+    chapter: Annotated[BriefChapter | None, MAYBE] = None
 
 
 class Brief(Answer):
@@ -115,6 +125,7 @@ class Brief(Answer):
     world's, in which the Markdown form is labelled."""
 
     NAME: ClassVar[str] = "brief"
+    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
 
     goal: str | None
     pov: str | None
@@ -148,7 +159,7 @@ LABELS: dict[str, dict[str, str]] = {
 }
 SECTIONS_ZH = {"health": "健康状况", "hand edits": "手工修改", "always in view": "始终在场",
                "focus": "焦点", "events": "事件", "continuity": "连贯", "failed": "失败的事件",
-               "neighbourhood": "相关节点", "open threads": "未解线索"}
+               "neighbourhood": "相关节点", "open threads": "未解线索", "chapters": "前情"}
 
 
 def words_for(language: str | None) -> dict[str, str]:
@@ -382,6 +393,8 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
     for e in recent.events(scan=None if eye is None else POV_SCAN):
         if len(shown) >= RECENT or e.kind == "genesis":
             break
+        if e.kind == "chapter":
+            continue  # a chapter's own commit: its events are the story, its summary is below
         writes = recent.writes_of(e)
         if eye is not None and not eye.knows_of(e, writes):
             continue
@@ -401,6 +414,9 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
                            f"{pov} what {pov} does not know",
                  f"{e.commit[:10]} ({WITHHELD}): {what}{when_text}",
                  event={"id": e.id, "commit": e.commit, "content": None, "withheld": True})
+
+    if eye is None:  # a chapter's summary tells what no point of view may know
+        _chapters(pack, wr, head, view, names)
 
     characters = [n for n in [*focus_ids, *(n for n, _, _ in neighbours)]
                   if names.layer(n) == "character"]
@@ -531,6 +547,35 @@ def _health(wr: WorldRepo, head: Any, view: WorldView, recent: _Recent,
             break
         plain.append(e)
     return out
+
+
+def _chapters(pack: _Pack, wr: WorldRepo, head: Any, view: WorldView, names: _Names) -> None:
+    """The far chapters, each by its summary: those that set up a thread still open first
+    (oldest first: what was planted longest ago is what a writer forgets), then the rest,
+    newest first. The last few chapters are told by the recent events instead."""
+    from narrative.engine.chapters import chapters_on_line
+    from narrative.engine.threads import read_threads
+
+    listed = chapters_on_line(wr, head.id, merged=True)
+    far = listed[:-RECENT_CHAPTERS] if len(listed) > RECENT_CHAPTERS else []
+    if not far:
+        return
+    found, _ = read_threads(wr, head, view)
+    open_ = {t.id for t in found if not t.resolved}
+    names.want(n for c in far for n in c.row.nodes if n in open_)
+    planted = [(c, [n for n in c.row.nodes if n in open_]) for c in far]
+    first = [(c, left) for c, left in planted if left]
+    rest = [(c, left) for c, left in reversed(planted) if not left]
+    zh = words_for(wr.config.language) is LABELS["zh"]
+    for c, left in [*first, *rest]:
+        info = c.to_json()
+        text = f"{info['heading']}: {c.row.summary}"
+        if left:
+            threads = ", ".join(names.get(n, n) for n in left)
+            text += f" 未解：{threads}。" if zh else f" Left open: {threads}."
+        pack.add("chapters", "a chapter far behind, by its summary" + (
+            ": it set up threads still open" if left else ""), text,
+            chapter={"number": c.number, "commit": c.commit})
 
 
 def _threads(pack: _Pack, wr: WorldRepo, head: Any, view: WorldView, names: _Names,

@@ -24,6 +24,8 @@ from narrative.store import (
     content_of,
     fetched_refs,
     peel_commit,
+    replayed_copies,
+    replayed_marks,
     was_replayed,
 )
 
@@ -42,8 +44,9 @@ class Chain(Shape):
 
     ``number`` (``n`` in JSON) is stable (``origin/3`` for another writer's); ``name`` is the
     readable one ``narr chains`` shows; ``first`` and ``last`` are its ends; ``base`` the
-    commit it grew from; ``replayed`` whether it ran again since. Pass it to
-    :func:`narrative.replay` as it is.
+    commit it grew from; ``replayed`` whether it ran again since, ``replayed_events`` how many
+    of its events that told again (fewer than ``length``: a replay stopped half-way, or ``--to``
+    an event). Pass it to :func:`narrative.replay` as it is.
     """
 
     number: Annotated[int, Field(alias="n")]
@@ -59,6 +62,7 @@ class Chain(Shape):
     abandoned_at: str | None
     base: str | None
     replayed: bool
+    replayed_events: int
 
     @property
     def selector(self) -> str:
@@ -84,6 +88,7 @@ def list_chains(wr: WorldRepo) -> Chains:
         first = _brief(wr, commits[0]) if commits else None
         last = _brief(wr, commits[-1]) if commits else None
         parsed = chain_name(name)
+        replayed = was_replayed(wr, name)
         out.append({
             "n": numbers[name], "name": label_of(name, tip), "key": parsed.key, "ref": name,
             "remote": parsed.remote,
@@ -91,9 +96,19 @@ def list_chains(wr: WorldRepo) -> Chains:
             "length": len(commits), "first": first, "last": last,
             "abandoned_at": _when(parsed.key), "base": commits[0].parent_ids[0]
             if commits and commits[0].parent_ids else None,
-            "replayed": was_replayed(wr, name),
+            "replayed": replayed,
+            "replayed_events": _replayed_events(wr, name, tip, commits) if replayed else 0,
         })
     return Chains.model_validate({"items": out})
+
+
+def _replayed_events(wr: WorldRepo, name: str, tip: Commit, commits: list[Commit]) -> int:
+    """How many of the chain's events a replay told again (all of them, or the first few)."""
+    originals = {s["id"] for c in commits if (s := commit_summary(wr, c))["kind"] == "event"
+                 and s["id"] is not None}
+    if not originals:
+        return 0
+    return len(replayed_copies(wr, replayed_marks(wr, name), tip.id, originals))
 
 
 def label_of(name: str, tip: Commit) -> str:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # imported where it is used: opening the store checks pygit2,
     from narrative.store import WorldRepo
 
 Status = Literal["ok", "warning", "problem", "skipped"]
-LLM_TIMEOUT = 3.0  # seconds: a reachable server answers a model list at once
+LLM_TIMEOUT = 30.0  # seconds: a served model answers a few tokens well within it, loaded or not
 
 
 @dataclass
@@ -245,39 +245,111 @@ def _world_health(wr: WorldRepo, add: Callable[[Finding], None]) -> None:
 
 
 def _llm(settings: Any, add: Callable[[Finding], None], timeout: float) -> None:
-    """Whether the llm diffuser's server answers; asked only when a base_url is configured."""
+    """The llm diffuser's server, asked only when a base_url is configured: one tiny real
+    request (a few tokens), then whether narr's prompt and the reply fit the model's context."""
     llm = settings.llm
     if not llm.base_url:
         add(Finding("llm", "skipped", "no base_url configured (only the offline diffusers run)"))
         return
-    import urllib.error
-    import urllib.request
+    import time
 
-    from narrative.diffusers.chat import endpoint, split_userinfo
+    from narrative.diffusers.chat import ChatClient
 
     try:
-        url = endpoint(llm.base_url)
+        client = ChatClient.from_settings(llm.model_copy(update={"timeout": timeout}))
     except errors.DiffuserError as exc:
         add(Finding("llm", "problem", None, exc.message, exc.hint, "DiffuserError"))
         return
-    shown, _ = split_userinfo(url)
-    models = shown.removesuffix("/chat/completions") + "/models"
-    headers = {"Authorization": f"Bearer {llm.api_key()}"} if llm.api_key() else {}
-    request = urllib.request.Request(models, headers=headers)
+    client.modes, client.auto = ["none"], False  # the plainest request: is a model there at all?
+    started = time.monotonic()
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as resp:
-            status = resp.status
-    except urllib.error.HTTPError as exc:
-        status = exc.code  # it answered: reachable (a server without /models says 404)
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        add(Finding("llm", "problem", shown, f"the LLM server at {shown} does not answer within "
-                    f"{timeout:g}s: {reason}", "start it (ollama serve, llama-server ...) or fix "
-                    "[llm] base_url in your narr config (NARR_LLM_BASE_URL)", "DiffuserError"))
+        client.complete([{"role": "user", "content": "Answer with the one word: ready"}], {},
+                        max_tokens=TINY_REPLY)
+    except errors.DiffuserError as exc:
+        add(Finding("llm", "problem", client.url, exc.message, exc.hint or LLM_FIX, "DiffuserError"))
         return
-    if status in (401, 403):
-        add(Finding("llm", "problem", shown, f"the LLM server at {shown} refuses narr's key (HTTP {status})",
-                    "set the variable [llm] api_key_env names to a valid key", "DiffuserError"))
-        return
-    model = f", model {llm.model}" if llm.model else ""
-    add(Finding("llm", "ok", f"{shown} answers (HTTP {status}){model}"))
+    facts = client.discover()
+    model = client.model or facts.model
+    model = f", model {model}" if model else ""
+    add(Finding("llm", "ok", f"{client.url} ({facts.kind}{model}) answered a {TINY_REPLY}-token "
+                f"request in {time.monotonic() - started:.1f}s"))
+    _llm_context(client, add)
+
+
+TINY_REPLY = 8
+LLM_FIX = ("start it (ollama serve, llama-server ...) or fix [llm] base_url in your narr config "
+           "(NARR_LLM_BASE_URL)")
+SAMPLE_EVENT = "Lin Yuan walks to the ferry"
+
+
+def _llm_context(client: Any, add: Callable[[Finding], None]) -> None:
+    """Whether narr's prompt for a one-sentence event on the sample world, and the reply's room,
+    fit the model's context; the fix when they do not."""
+    from narrative.diffusers.chat import CONTEXT_FIX
+    from narrative.diffusers.llm import MARGIN
+
+    context, source = client.context_size()
+    whole, core = sample_prompt_tokens()
+    reply = client.max_tokens
+    sizes = (f"narr's prompt for a one-sentence event on the sample world: about {whole} tokens "
+             f"({core} for the words and the nodes they name), and {reply} for the reply "
+             "([llm] max_tokens)")
+    if context is None:
+        add(Finding("llm context", "warning", sizes,
+                    f"the server does not say how large the model's context is ({source}): narr "
+                    "cannot refuse a prompt that does not fit before it sends it",
+                    "set [llm] context (NARR_LLM_CONTEXT) to the context the model is served with"))
+    elif whole + reply + MARGIN <= context:
+        add(Finding("llm context", "ok", f"{context} tokens ({source}); {sizes}"))
+    elif core + reply + MARGIN <= context:
+        add(Finding("llm context", "warning", f"{context} tokens ({source}); {sizes}",
+                    f"the model's context ({context} tokens) holds the event and the nodes it names "
+                    "but not all around them: narr leaves out what does not fit", CONTEXT_FIX))
+    else:
+        add(Finding("llm context", "problem", f"{context} tokens ({source}); {sizes}",
+                    f"narr's prompt for a one-sentence event (about {core} tokens at the least) and "
+                    f"the reply's {reply} do not fit the model's context of {context} tokens: "
+                    "every event is refused before it is sent", CONTEXT_FIX, "DiffuserError"))
+
+
+def sample_prompt_tokens(content: str = SAMPLE_EVENT) -> tuple[int, int]:
+    """Tokens narr's prompt for ``content`` on the sample world costs: whole, and its core (the
+    words and the nodes they name, which no budget leaves out). Made once per process, on a
+    sample world in a temporary directory."""
+    if content not in _SAMPLE_PROMPTS:
+        _SAMPLE_PROMPTS[content] = _sample_prompt(content)
+    return _SAMPLE_PROMPTS[content]
+
+
+_SAMPLE_PROMPTS: dict[str, tuple[int, int]] = {}
+
+
+def _sample_prompt(content: str) -> tuple[int, int]:
+    import tempfile
+
+    from narrative.delta.request import EventRequest
+    from narrative.diffusers import prompt as prompts
+    from narrative.diffusers.llm import BRIEF_BUDGET
+    from narrative.engine.brief import brief
+    from narrative.engine.init import init_world
+    from narrative.fields import REFERENCE_LABELS
+    from narrative.store import WorldRepo, WorldView, scan_edits
+
+    with tempfile.TemporaryDirectory(prefix="narr-doctor-") as tmp:
+        init_world(Path(tmp) / "sample", sample=True)
+        wr = WorldRepo.open(Path(tmp) / "sample")
+        with wr:
+            head = wr.head_commit()
+            view = WorldView(wr, head.tree if head else None,
+                             scan_edits(wr, head.tree if head else None))
+            request = EventRequest(content=content, diffuser="llm")
+            request.brief = brief(wr, content, budget=BRIEF_BUDGET, view=view,
+                                  include_failed=False).to_json()
+            references = list(REFERENCE_LABELS)
+            gathered = prompts.gather(view, request, references)
+            whole = prompts.build(gathered, request, language=wr.config.language, render=False,
+                                  references=references, budget=None)
+            core = prompts.build(prompts.Gathered(gathered.named, {}, [], []), request,
+                                 language=wr.config.language, render=False, references=references,
+                                 budget=None)
+    return whole.tokens, core.tokens

@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Annotated, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self
 
 from pydantic import PrivateAttr
 
@@ -51,6 +51,9 @@ from narrative.store import (
     writing,
 )
 
+if TYPE_CHECKING:
+    from narrative.engine.proposing import Asked
+
 FLAT_LAYER_WARNING = 3000
 
 class EventResult(Record, Answer):
@@ -59,6 +62,7 @@ class EventResult(Record, Answer):
     diffuser ran, its ``proposal``: what it proposed and what became of each op."""
 
     NAME: ClassVar[str] = "event"
+    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
 
     dry_run: bool
     created: list[str]
@@ -124,6 +128,7 @@ class RevertResult(EventResult):
     """An event that undoes an earlier one (its ``reverts``), recorded as any event is."""
 
     NAME: ClassVar[str] = "revert"
+    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
 
 
 def held_json(held: Any, content: str, dry_run: bool) -> dict[str, Any]:
@@ -155,13 +160,16 @@ def held_json(held: Any, content: str, dry_run: bool) -> dict[str, Any]:
 
 
 @contextmanager
-def names_then_event(wr: WorldRepo) -> Iterator[None]:
+def names_then_event(wr: WorldRepo, diffuser: Diffuser | None = None) -> Iterator[None]:
     """Around an event's name resolution and the event itself: the write lock, when it is free
     now, so the scan a name takes (the world as edited) is the event's own too, a walk of the
     world, not two, and no other event comes between. A busy lock is left to the event, which
     waits for it and keeps its words when it cannot have it (see
-    :func:`narrative.store.worktree.scan_for_event`)."""
-    held = wr.lock.try_acquire()
+    :func:`narrative.store.worktree.scan_for_event`). A diffuser asked without the lock (a
+    model: :mod:`narrative.engine.proposing`) gets none here either."""
+    from narrative.engine import proposing
+
+    held = not proposing.unlocked(wr, diffuser) and wr.lock.try_acquire()
     try:
         yield
     finally:
@@ -196,12 +204,8 @@ def run_event(wr: WorldRepo, request: EventRequest, *, dry_run: bool = False,
 
         diffuser = get_diffuser(request.diffuser, wr)
     try:
-        with writing(wr) as recovered:
-            result = _run_locked(wr, request, dry_run=dry_run, diffuser=diffuser, when=when)
-            result.warnings[:0] = recovered
-            if keep_failed and not dry_run and failed.forget_same(wr, request):
-                result.warnings.append("a failed event kept with the same words and changes is "
-                                       "recorded now, so it is forgotten")
+        result = _run(wr, request, dry_run=dry_run, diffuser=diffuser, when=when,
+                      keep_failed=keep_failed)
     except (InvalidInputError, InvalidWorldError, DiffuserError, BusyError, ConflictError,
             StorageError) as exc:
         if keep_failed and not dry_run and not getattr(exc, "recorded", False):
@@ -217,6 +221,67 @@ def run_event(wr: WorldRepo, request: EventRequest, *, dry_run: bool = False,
                 exc.add_hint("the event is kept: fix the problem and run {0}", again)
         raise
     return result
+
+
+def _run(wr: WorldRepo, request: EventRequest, *, dry_run: bool, diffuser: Diffuser | None,
+         when: datetime | None, keep_failed: bool) -> EventResult:
+    """The event under the write lock; a slow diffuser asked before it, without it, and asked
+    once more if the world moved under its proposal (:mod:`narrative.engine.proposing`)."""
+    from narrative.engine import proposing
+
+    tries = 2 if proposing.unlocked(wr, diffuser) else 1
+    moved: list[str] = []
+    for attempt in range(1, tries + 1):
+        asked = None
+        if diffuser is not None and tries == 2:
+            asked = _ask_unlocked(wr, request, diffuser, keep=keep_failed and not dry_run)
+        try:
+            with writing(wr) as recovered:
+                result = _run_locked(wr, request, dry_run=dry_run, diffuser=diffuser, when=when,
+                                     asked=asked, last=attempt == tries)
+                result.warnings[:0] = recovered
+                gone = failed.forget_same(wr, request) if keep_failed and not dry_run else []
+                if any(failed.same_changes(item, request) for item in gone):
+                    result.warnings.append("a failed event kept with the same words and changes is "
+                                           "recorded now, so it is forgotten")
+                elif gone:
+                    result.warnings.append("the failed event kept with these words is recorded now "
+                                           "(its changes fixed), so it is forgotten")
+        except proposing.Moved as exc:
+            moved = exc.ids
+            continue
+        if moved:
+            result.warnings.append(f"{', '.join(moved)} changed while the model was asked, so it "
+                                   "was asked again from the world as it then stood")
+        return result
+    raise AssertionError("the last try holds the event back rather than asking again")
+
+
+def _ask_unlocked(wr: WorldRepo, request: EventRequest, diffuser: Diffuser, *,
+                  keep: bool) -> Asked:
+    """The diffuser's proposal, asked with no lock held; Ctrl-C meanwhile keeps the event."""
+    from narrative.engine import proposing
+
+    try:
+        return proposing.ask(wr, request, diffuser, lambda view, req: _briefed(wr, view, req, diffuser))
+    except KeyboardInterrupt:
+        if keep:
+            failed.save(wr, request, "interrupted (Ctrl-C) while the diffuser was asked",
+                        kind="DiffuserError")
+        raise
+
+
+def _briefed(wr: WorldRepo, view: WorldView, request: EventRequest,
+             diffuser: Diffuser) -> EventRequest:
+    """The request as the diffuser gets it: with the brief, for a diffuser that works from one
+    (the very pack narr brief gives for the event's words, from the world as this event finds it)."""
+    budget = getattr(diffuser, "brief_budget", None)
+    if not isinstance(budget, int) or budget <= 0:
+        return request
+    from narrative.engine.brief import brief
+
+    pack = brief(wr, request.content, budget=budget, view=view, include_failed=False)
+    return request.model_copy(update={"brief": pack.to_json()})
 
 
 def keep_unread(wr: WorldRepo, request: EventRequest, exc: NarrError, unread: list[str]) -> None:
@@ -258,7 +323,8 @@ def retry(wr: WorldRepo, which: str | None = None, *, dry_run: bool = False,
 
 
 def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
-                diffuser: Diffuser | None, when: datetime | None) -> EventResult:
+                diffuser: Diffuser | None, when: datetime | None, asked: Asked | None = None,
+                last: bool = True) -> EventResult:
     warnings: list[str] = []
     wr.require_branch()
     head = wr.head_commit()
@@ -280,16 +346,15 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
         # every proposal is arbitrated (no duplicate nodes) and screened (guard rails) first
         from narrative.delta.screen import review  # with the arbiter: only when a diffuser runs
 
-        asked = request
-        budget = getattr(diffuser, "brief_budget", None)
-        if isinstance(budget, int) and budget > 0:
-            # A diffuser that works from the brief gets the very pack narr brief would give
-            # for the event's words, read from the world as this event finds it.
-            from narrative.engine.brief import brief
+        if asked is not None:  # proposed without the lock: still made from the world as it is?
+            from narrative.engine import proposing
 
-            pack = brief(wr, request.content, budget=budget, view=view, include_failed=False)
-            asked = request.model_copy(update={"brief": pack.to_json()})
-        proposal = review(view, diffuser.propose(view, asked), request)
+            if changed := proposing.moved(asked, str(head.id), edits, view):
+                raise proposing.held_back(changed) if last else proposing.Moved(changed)
+            proposed = asked.proposal
+        else:
+            proposed = diffuser.propose(view, _briefed(wr, view, request, diffuser))
+        proposal = review(view, proposed, request)
         delta = merge(proposal.delta, request.delta)
         if proposal.narrative_text and not delta.narrative_text:
             delta = delta.model_copy(update={"narrative_text": proposal.narrative_text})
@@ -299,7 +364,8 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     draft = Draft(view, event_id)
     draft.apply(delta, proposed=len(proposal.delta.ops) if proposal is not None else 0)
     _raise_if(draft.problems, "the event's changes are not valid")
-    draft.finish(close_scene=close_scene)
+    # a chapter's own commit is no event of the story: nothing's lifecycle ends with it
+    draft.finish(close_scene=close_scene, lifecycles=request.chapter is None)
     _raise_if(draft.problems, "the event's changes are not valid")
     dangling = draft.edit_problems
     if dangling:  # a hand-edited file is what is wrong: an invalid world, not invalid input
@@ -318,6 +384,7 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     when = when or now_utc()
     parent = last_record(head)
     record = EventRecord(
+        kind="chapter" if request.chapter is not None else "event",
         id=event_id,
         parent=parent.id if parent else None,
         content=request.content,
@@ -332,6 +399,8 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
         explicit=list(request.delta.ops),
         replay_of=request.replay_of,
         reverts=request.reverts,
+        chapter=request.chapter,
+        in_chapter=request.in_chapter,
     )
     if dry_run:
         return EventResult.of(record, None, dry_run=True, created=sorted(draft.created),

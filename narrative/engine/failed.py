@@ -2,10 +2,13 @@
 
 When an event cannot be recorded (a bad hand edit, an illegal delta, a diffuser
 that failed), its whole request is kept in the world's private state
-(:class:`~narrative.store.private.PrivateState`) together with the error and, for
-a model, its raw reply. A retry runs the newest one again, the listing shows them
-all (each can be retried or dropped), and an event recorded later with the same
-words and changes makes its kept copy redundant, so that copy is forgotten.
+(:class:`~narrative.store.private.PrivateState`) together with the error and, for a model,
+its raw reply. ``narr event --retry`` runs the
+newest one again, ``narr failed`` lists them all (``narr failed retry N`` and
+``narr failed drop N``), and an event recorded later with the same words makes its
+kept copy redundant, so that copy is forgotten: the same changes (it was run again
+once the world was fixed), or other ones (the writer fixed them and typed the event
+again, as the error told them to). The words are in the story either way.
 """
 
 from __future__ import annotations
@@ -111,16 +114,24 @@ def pick(wr: WorldRepo, which: str | None = None) -> FailedEvent:
 
 
 def forget_same(wr: WorldRepo, request: EventRequest) -> list[FailedEvent]:
-    """Forget kept events asking exactly what ``request`` asked: it is recorded now."""
+    """Forget kept events with the words of ``request`` (spaces aside): it is recorded now,
+    with the same changes or with the ones the writer fixed."""
     if not wr.private.has_failed():
         return []
-    wanted = _same_key(request)
-    # one kept because its changes could not be read is the same event when its words are
-    gone = [item for item in load_all(wr) if _same_key(item.request) == wanted
-            or (item.unread and item.request.content == request.content)]
+    words = _words(request.content)
+    gone = [item for item in load_all(wr) if _words(item.request.content) == words]
     for item in gone:
         discard(wr, item.key)
     return gone
+
+
+def same_changes(item: FailedEvent, request: EventRequest) -> bool:
+    """Whether ``request`` asked what the kept ``item`` asked, changes included."""
+    return _same_key(item.request) == _same_key(request)
+
+
+def _words(content: str) -> str:
+    return " ".join(content.split())
 
 
 def _same_key(request: EventRequest) -> str:

@@ -24,7 +24,7 @@ from narrative.engine.eventgraph import EventInfo, Story, Write, end_reason, tip
 from narrative.errors import NotFoundError, Step
 from narrative.ids import LAYERS, check_id, node_path, normalize_name
 from narrative.nodefile import load_trusted, names_of
-from narrative.shapes import EventRef, Obj
+from narrative.shapes import EventRef, Obj, ToldAt
 from narrative.store import WorldRepo, WorldView, peel_commit
 
 
@@ -33,9 +33,11 @@ class EventChanges:
     event: EventInfo
     changes: list[dict[str, Any]] = field(default_factory=list)
     mentioned: bool = False
+    chapter: dict[str, Any] | None = None  # told in a chapter: which, at which sentence
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.event.to_json(), "mentioned": self.mentioned, "changes": self.changes}
+        return {**self.event.to_json(), "mentioned": self.mentioned, "changes": self.changes,
+                "chapter": self.chapter}
 
 
 class HistoryEvent(EventRef):
@@ -44,6 +46,7 @@ class HistoryEvent(EventRef):
 
     mentioned: bool
     changes: list[Obj]
+    chapter: ToldAt | None
 
 
 class NodeHistory(Answer):
@@ -51,6 +54,7 @@ class NodeHistory(Answer):
     genesis, and ``ended`` (the event and the reason) when the story ended it."""
 
     NAME: ClassVar[str] = "history"
+    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
 
     node: str
     name: str | None
@@ -116,6 +120,7 @@ class MentionWorld(WorldView):
     def __init__(self, world: WorldView, tip: str, own: dict[str, set[str]] | None = None) -> None:
         # the world's tree and hand edits, shared: changes laid over ``world`` show here too
         super().__init__(world.wr, world.tree, world.hand)
+        self.world = world  # asked for names: its own answers (a chapter's copy keeps them)
         wr = world.wr
         self.own = own or {}  # node -> its normalised names, as it ever had them
         self._hits: dict[str, set[str]] = {}
@@ -126,12 +131,16 @@ class MentionWorld(WorldView):
             for norm in norms:
                 gone.setdefault(norm, set()).add(node_id)
         self.gone = gone
+        self._gone_reach: dict[str, int] = {}
+        for norm in gone:
+            self._gone_reach[norm[:1]] = max(self._gone_reach.get(norm[:1], 0), len(norm))
         self._reach: dict[str, int] = {}
 
     def forget(self, node_id: str, norms: Collection[str]) -> None:
         """``node_id`` has ended since (a chapter being read ended it): its names name it still."""
         for norm in norms:
             self.gone.setdefault(norm, set()).add(node_id)
+            self._gone_reach[norm[:1]] = max(self._gone_reach.get(norm[:1], 0), len(norm))
         self.refresh()
 
     def refresh(self) -> None:
@@ -142,15 +151,14 @@ class MentionWorld(WorldView):
     def ids_by_name(self, norms: Collection[str]) -> dict[str, set[str]]:
         missing = [n for n in norms if n not in self._hits]
         if missing:
-            found = super().ids_by_name(missing)
+            found = self.world.ids_by_name(missing)
             for norm in missing:
                 self._hits[norm] = found.get(norm, set()) | self.gone.get(norm, set())
         return {n: self._hits[n] for n in norms if self._hits.get(n)}
 
     def name_reach(self, first: str) -> int:
         if first not in self._reach:
-            longest = max((len(n) for n in self.gone if n.startswith(first)), default=0)
-            self._reach[first] = max(super().name_reach(first), longest)
+            self._reach[first] = max(self.world.name_reach(first), self._gone_reach.get(first, 0))
         return self._reach[first]
 
 
@@ -217,6 +225,11 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None, *,
     if with_mentions:
         _mark_mentions(wr, story, tip, node_id, names, slot)
     events = sorted(per.values(), key=lambda x: x.event.seq)
+    from narrative.engine.chapters import places
+
+    told = places(wr, [e.event.commit for e in events])
+    for e in events:
+        e.chapter = told.get(e.event.commit)
     return NodeHistory.model_validate({
         "node": node_id, "name": name, "exists": exists, "at_genesis": at_genesis,
         "ended": ended, "events": [e.to_json() for e in events]})

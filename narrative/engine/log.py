@@ -113,12 +113,14 @@ class ShownEvent(Record, Answer):
     """One event: its words, its changes and what caused them."""
 
     NAME: ClassVar[str] = "show"
+    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
 
 
 class ShownCommit(PlainCommit, Answer):
     """A commit made with plain git, shown as what it is: no record, its message."""
 
     NAME: ClassVar[str] = "show"
+    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
 
 
 Shown = ShownEvent | ShownCommit
@@ -211,5 +213,11 @@ def node_log(wr: WorldRepo, node_id: str, limit: int | None = None) -> list[Entr
 
 
 def show(wr: WorldRepo, rev: str = "HEAD") -> Entry:
-    """The event at ``rev`` (an event id, a commit, ``HEAD~N``...): its record and its changes."""
+    """The event at ``rev`` (an event id, a commit, ``HEAD~N``...): its record and its changes;
+    ``chapter:N`` is chapter N's own commit (its record: the text, scenes and summary)."""
+    from narrative.engine import chapters
+
+    number = chapters.parse_rev(rev)
+    if number is not None:
+        return Entry(chapters.find(wr, number).commit, wr)
     return entry(resolve_rev(wr, rev), wr)

@@ -258,6 +258,17 @@ def export_card(wr: WorldRepo, node: str, *, at: str | None = None, pov: str | N
     return out
 
 
+def read_image(path: str | Path, label: str) -> bytes:
+    """An image to make a PNG card of, refused beyond the size narr reads a card image at."""
+    from narrative.lore.limits import MAX_PNG_FILE
+    from narrative.store import read_bounded
+
+    try:
+        return read_bounded(path, MAX_PNG_FILE, label=label, what="image")
+    except OSError as exc:
+        raise InvalidInputError(f"{label}: cannot read ({exc.strerror})") from None
+
+
 def write_output(wr: WorldRepo, path: str | Path, data: bytes, *, base: str | Path | None = None) -> Path:
     """An export's file, written whole at ``path`` (relative to ``base``, by default the command's
     directory), never inside the world nor through a symbolic link; returns where it went."""

@@ -110,6 +110,7 @@ class MergeResult(MergeOutcome, Answer):
     """A story line merged into the current one: a merge event, or a fast-forward."""
 
     NAME: ClassVar[str] = "merge"
+    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
 
 
 class MergeConflict(Shape):
@@ -585,10 +586,28 @@ def _seal(wr: WorldRepo, head: Commit, theirs: Commit, branch: str, plan: _Plan,
         content=f"Merge branch {branch}", diffusions=diffusions, created_at=iso(when),
         causes=[other.id] if other is not None else [], merged=branch,
         joined={j["theirs"]: j["ours"] for j in plan.joined},
+        timestamp=carried_time(wr, head, theirs),
     )
     sealed = seal(view, plan.finals, record, when=when, merged=theirs)
     result.commit, result.record, result.joined = sealed.commit, record, plan.joined
     return result
+
+
+def carried_time(wr: WorldRepo, head: Commit, theirs: Commit) -> str | None:
+    """The story time the merged line brings: its events come, in the book, just before the
+    merge, so when it set a time since the lines parted, that time is in force after the
+    merge (None: it set none, or the one ours has already)."""
+    from narrative.engine.clock import story_time
+
+    found = story_time(wr, theirs.id)
+    if found is None:
+        return None
+    base = merge_base(wr, head.id, theirs.id)
+    since = found["since"]["commit"]
+    if base is not None and is_ancestor(wr, since, base.id):
+        return None  # set before the lines parted: ours holds it, or a later one
+    ours = story_time(wr, head.id)
+    return None if ours is not None and ours["value"] == found["value"] else str(found["value"])
 
 
 def _require_state(wr: WorldRepo) -> dict[str, Any]:

@@ -13,7 +13,9 @@ romanisation (林远 and 林园), and the names, not the ids, tell them apart; t
 result says so. A name in Latin letters whose id is taken is the same words as
 that node's name or id ("Old Mill!", "old-mill" beside Old Mill): most likely the
 writer means that node, so it is refused unless ``force`` (``--force``) asks for a
-second one.
+second one. So is a name that only looks like one the world has ("Lіn Yuan" with a
+Cyrillic і beside Lin Yuan: :mod:`narrative.engine.lookalike`), naming the characters
+that differ.
 """
 
 from __future__ import annotations
@@ -117,6 +119,19 @@ def _new_node(wr: WorldRepo, layer: str, name: str, *, kind: str, aliases: list[
                 hint=("to mean that node, use it ({0}); for a different one, give another name, "
                       "or tell them apart with --alias"),
                 steps=[Step("get_node", {"node": taken[0]})])
+    twin = _lookalike(names, [name, *kept]) if names.tree is not None else None
+    if twin is not None:
+        text, node_of, shown = twin
+        from narrative.engine.lookalike import differences
+
+        why = ", ".join(differences(text, shown)) or "letters that look alike"
+        said = (f"{text!r} looks like {shown!r}, the name of {node_of}: they differ only in "
+                f"characters that look alike ({why})")
+        if not force:
+            raise InvalidInputError(said, hint="to mean that node, use it ({0}); to make a second "
+                                               "node anyway, add --force",
+                                    steps=[Step("get_node", {"node": node_of})])
+        warnings.append(said + "; made anyway (--force)")
     stem = slugify(name)
     node_id = free_id(wr, names, stem)
     aliases = kept
@@ -138,6 +153,25 @@ def _new_node(wr: WorldRepo, layer: str, name: str, *, kind: str, aliases: list[
     }
     made = write_hand_edit(wr, node, node_id=node_id, create=True)  # never over a file just made
     return NewNode(node_id, made.path, dict(made.node), warnings)
+
+
+def _lookalike(names: Names, texts: list[str]) -> tuple[str, str, str] | None:
+    """``(text, node id, its name or alias)`` for the first of ``texts`` that only looks like a
+    name or alias of a node (the same skeleton, another name); None when none does."""
+    from narrative.engine.lookalike import skeleton
+
+    wanted = {skeleton(text): text for text in texts}
+    for norm, ids in names.all_names().items():
+        if norm in ids:
+            continue  # an id: the id check above has it
+        text = wanted.get(skeleton(norm))
+        if text is not None and normalize_name(text) != norm:
+            node_id = sorted(ids)[0]
+            node = names.view.get(node_id) or {}
+            shown = next((str(n) for n in [node.get("name", ""), *(node.get("aliases") or [])]
+                          if normalize_name(str(n)) == norm), norm)
+            return text, node_id, shown
+    return None
 
 
 def free_id(wr: WorldRepo, names: Names, stem: str, also_taken: Collection[str] = ()) -> str:

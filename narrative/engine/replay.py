@@ -48,12 +48,10 @@ from narrative.store import (
     chain_commits,
     chain_name,
     drop_abandoned,
-    first_parent,
-    is_ancestor,
+    held_only_by,
     mark_replayed,
     move_head,
     plan_move,
-    reachable_elsewhere,
     replayed_marks,
     scan_edits,
     scan_for_event,
@@ -63,6 +61,7 @@ from narrative.store import (
 )
 
 Progress = Callable[[int, int, str], None]
+TOLD = ("event", "chapter")  # what a replay tells again: events, and the chapters they were told in
 
 
 
@@ -123,8 +122,9 @@ def _pick_event(commits: list[Commit], which: str, chain: str) -> int:
 
 
 def drop_chain(wr: WorldRepo, which: str, *, force: bool = False) -> dict[str, Any]:
-    """Delete an abandoned chain's ref. Refused when some of its events are kept by no
-    other ref (deleting would lose them) unless ``force``."""
+    """Delete an abandoned chain's ref. Refused, unless ``force``, while some of its events are
+    in no story line and no other abandoned chain: set-aside edits that happen to hold them do
+    not count, as they may be dropped next (:func:`narrative.store.refs.kept_for_good`)."""
     with writing(wr):
         name, tip = pick_chain(wr, which)
         label = label_of(name, tip)
@@ -133,13 +133,10 @@ def drop_chain(wr: WorldRepo, which: str, *, force: bool = False) -> dict[str, A
             raise InvalidInputError(
                 f"chain {label} is {remote}'s: dropping this copy would bring it back with the "
                 f"next narr pull", hint="only its writer drops it, on their own machine")
-        others = reachable_elsewhere(wr, name)
         lost = []
-        for commit in first_parent(tip):
-            if any(is_ancestor(wr, commit.id, o) for o in others):
-                break
+        for commit in held_only_by(wr, tip.id, but=name):
             rec = commit.record()
-            if rec is not None and rec.kind == "event":
+            if rec is not None and rec.kind in TOLD:
                 lost.append({"commit": commit.id, "id": rec.id, "content": rec.content})
         if lost and not force:
             raise ConflictError(
@@ -168,6 +165,7 @@ class ReplayResult(Answer):
     ``different`` from the original's, and the ``conflict`` it stopped at, if any."""
 
     NAME: ClassVar[str] = "replay"
+    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
 
     chain: str
     total: int
@@ -243,7 +241,7 @@ def _replay(wr: WorldRepo, which: str, reuse: bool, diffuser_name: str | None,
     if to is not None:
         every = every[:_pick_event(every, to, label) + 1]
         tip = every[-1]
-    commits = [c for c in every if (r := c.record()) is not None and r.kind == "event"]
+    commits = [c for c in every if (r := c.record()) is not None and r.kind in TOLD]
     result = _Replay(label, len(commits), warnings=recovered, ref=name)
     events = {c.id for c in commits}
     result.skipped = [{"commit": c.id, "subject": c.subject}
@@ -302,6 +300,7 @@ def _replay_events(wr: WorldRepo, commits: list[Commit], result: _Replay,
         from narrative.diffusers.base import default_name, get_diffuser
 
         diffuser = get_diffuser(diffuser_name or default_name(wr), wr)
+    chapters: dict[str, str] = {}  # a chapter's record id -> its replayed record's
     for i, commit in enumerate(commits, 1):
         rec = commit.record()
         assert rec is not None
@@ -321,7 +320,13 @@ def _replay_events(wr: WorldRepo, commits: list[Commit], result: _Replay,
             )
             break
         request = _request(rec, reuse, edits, diffusions)
-        done = run_event(wr, request, diffuser=diffuser, keep_failed=False)
+        if rec.in_chapter is not None and rec.in_chapter.chapter in chapters:
+            request.in_chapter = rec.in_chapter.model_copy(
+                update={"chapter": chapters[rec.in_chapter.chapter]})
+        done = run_event(wr, request, diffuser=None if rec.kind == "chapter" else diffuser,
+                         keep_failed=False)
+        if rec.kind == "chapter":
+            chapters[rec.id] = done.record.id
         result.events.append(done)
         if _effects(done.record.diffusions) != _effects(rec.diffusions):
             result.different.append({"original": rec.id, "id": done.record.id,
@@ -356,6 +361,8 @@ def _request(rec: EventRecord, reuse: bool, edits: list[Change],
         causes=list(rec.causes),
         edits=edits,
         replay_of=rec.id,
+        chapter=rec.chapter,
+        in_chapter=rec.in_chapter,
     )
 
 

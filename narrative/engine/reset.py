@@ -129,12 +129,15 @@ def commit_before(wr: WorldRepo, node_id: str) -> Commit:
 
 
 def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
-          keep_edits: bool = False, hard: bool = False, when: datetime | None = None) -> ResetResult:
-    """Move the story back to ``rev`` (or to just ``before`` a node was made); the undone events
-    stay as an abandoned chain for :func:`replay`, hand edits are set aside (or kept with
-    ``keep_edits``, or dropped with ``hard``)."""
-    if (rev is None) == (before is None):
-        raise InvalidInputError("say where to: a revision or event id, or --before NODE")
+          keep_edits: bool = False, hard: bool = False, when: datetime | None = None,
+          chapter: int | None = None) -> ResetResult:
+    """Move the story back to ``rev`` (or to just ``before`` a node was made, or to just
+    before ``chapter`` began); the undone events stay as an abandoned chain for
+    :func:`replay`, hand edits are set aside (or kept with ``keep_edits``, or dropped with
+    ``hard``)."""
+    if sum(x is not None for x in (rev, before, chapter)) != 1:
+        raise InvalidInputError("say where to: a revision or event id, --before NODE, or "
+                                "--chapter N")
     if keep_edits and hard:
         raise InvalidInputError("--keep-edits and --hard contradict each other")
     with writing(wr) as recovered:
@@ -143,7 +146,13 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
         head = wr.head_commit()
         assert head is not None
         try:
-            target = resolve_rev(wr, rev) if rev is not None else commit_before(wr, before or "")
+            if chapter is not None:
+                from narrative.engine.chapters import before as before_chapter
+
+                target = resolve_rev(wr, before_chapter(wr, chapter))
+            else:
+                target = (resolve_rev(wr, rev) if rev is not None
+                          else commit_before(wr, before or ""))
         except NotFoundError as exc:
             if exc.reason == PAST_THE_START:
                 exc.message += " (the genesis cannot be undone)"
@@ -187,18 +196,18 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
         saved = None
         uncarried = [c for c in collisions if c.note == setaside.NODE_GONE]
         if uncarried:  # edits to nodes the target does not have: keep them all, set aside
-            kept = set_aside_edits(wr, head, scan, f"reset to {rev or 'before ' + str(before)}: "
+            kept = set_aside_edits(wr, head, scan, f"reset to {_where(rev, before, chapter)}: "
                                   "edits to nodes that do not exist there", when)
             saved = kept.ref if kept else None
         elif not keep_edits and scan.raw and not _already_recorded(wr, head, scan):
-            kept = set_aside_edits(wr, head, scan, f"reset to {rev or 'before ' + str(before)}",
+            kept = set_aside_edits(wr, head, scan, f"reset to {_where(rev, before, chapter)}",
                                   when)
             saved = kept.ref if kept else None
         abandoned = None
         if not is_ancestor(wr, head.id, target.id):
             abandoned = keep_abandoned(wr, head.id, branch,
                                             f"narr reset: abandoned on {branch}", target.id)
-        label = rev or f"before {before}"
+        label = rev or (f"before chapter {chapter}" if chapter is not None else f"before {before}")
         summary = _summary(target)
         moved = move_head(wr, Move(
             ref=ref, old=head.id, new=target.id,
@@ -213,6 +222,12 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
             "carried_edits": [c.model_dump(mode="json") for c in carried],
             "collisions": [c.to_json(SET_ASIDE_SPELLING) for c in collisions],
             "set_aside": saved, "abandoned": abandoned, "kept_paths": moved.kept})
+
+
+def _where(rev: str | None, before: str | None, chapter: int | None) -> str:
+    if rev is not None:
+        return rev
+    return f"before chapter {chapter}" if chapter is not None else f"before {before}"
 
 
 def _changes(rows: list[dict[str, Any]]) -> list[Change]:

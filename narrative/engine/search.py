@@ -10,7 +10,8 @@ come before events either way (the things first, then what happened to them):
 BM25 scores of two tables are not on one scale.
 
 Nodes are searched as committed at HEAD, corrected for the hand-edited files
-(checked directly, they are few); events along the current story line only.
+(checked directly, they are few); events along the current story line, and those a
+merge brought into it from another line (marked with that ``line``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any, ClassVar
 
 from narrative.answers import Answer
 from narrative.engine.eventgraph import Story, tip_of
+from narrative.engine.storyline import merged_lines
 from narrative.errors import InvalidInputError
 from narrative.ids import normalize_name
 from narrative.shapes import Obj
@@ -81,6 +83,12 @@ def search(wr: WorldRepo, query: str, limit: int = 20) -> SearchResult:
         ev = story.event(match.id)
         scored.append((match.score, 1, {"kind": "event", **ev.to_json(),
                                         "score": round(-match.score, 4)}))
+    merged = {t.info.commit: t for t in merged_lines(wr, head.id) if t.info.kind == "event"}
+    if merged:  # an alternate ending merged in is part of the story: its events are found too
+        for match in cache.text.search_commits(list(merged), terms, limit):
+            told = merged[match.id]
+            scored.append((match.score, 1, {"kind": "event", **told.info.to_json(),
+                                            "line": told.line, "score": round(-match.score, 4)}))
     if ranked:
         scored.sort(key=lambda t: (t[1], t[0]))
     else:

@@ -28,6 +28,8 @@ from narrative.store import (
     WorldView,
     delete_set_aside_ref,
     fetched_refs,
+    held_only_by,
+    keep_abandoned,
     load_set_aside,
     move_head,
     plan_move,
@@ -296,8 +298,22 @@ def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
         return RestoreResult(item.ref, changes, collisions, sorted(overrides), saved, recovered)
 
 
-def drop_set_aside(wr: WorldRepo, which: str) -> str:
-    """Delete one set-aside (the only way narr ever forgets hand edits: on request)."""
+@dataclass
+class EditsDropped:
+    dropped: str
+    kept_as: str | None = None  # the abandoned chain now keeping the events the edits alone held
+
+    def to_json(self) -> dict[str, Any]:
+        return {"dropped": self.dropped, "kept_as": self.kept_as}
+
+
+def drop_set_aside(wr: WorldRepo, which: str) -> EditsDropped:
+    """Delete one set-aside (the only way narr ever forgets hand edits: on request).
+
+    Set-aside edits sit on top of the commit they were set aside from, so their ref holds
+    that commit's history too. Where it is the last to hold some events (a chain dropped
+    with ``--force`` while the edits still held it), those events are kept as an abandoned
+    chain first: dropping edits never drops the story."""
     with wr.lock:
         item = pick(wr, which)
         remote = remote_of(item.ref)
@@ -305,5 +321,11 @@ def drop_set_aside(wr: WorldRepo, which: str) -> str:
             raise InvalidInputError(
                 f"these set-aside edits are {remote}'s: dropping this copy would bring them back "
                 "with the next narr pull", hint="only their writer drops them")
+        kept = None
+        base = item.base
+        if any((rec := c.record()) is not None and rec.kind == "event"
+               for c in held_only_by(wr, base.id)):
+            kept = keep_abandoned(wr, base.id, wr.branch() or "edits",
+                                  f"narr edits drop: kept what {item.ref} alone held", wr.head_id())
         delete_set_aside_ref(wr, item.ref)
-        return item.ref
+        return EditsDropped(item.ref, kept)

@@ -42,6 +42,7 @@ class Status(Answer):
     next event rewrites in narr's layout, and the story time in force."""
 
     NAME: ClassVar[str] = "status"
+    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
 
     branch: str | None
     head: Record | PlainCommit | None

@@ -2,12 +2,16 @@
 
 A browser cannot lay out ten thousand nodes at once, so :func:`world_view` never
 sends them all: it lists the nodes the filters and the search select (names as
-text, at most ``limit`` of them) and draws at most ``draw`` of them, the
-neighbourhood of the focus when there is one, else the best connected of the
-selection, with the edges between the drawn nodes: relations, and the reference
-fields that name a node (``state.location`` drawn "at", ``state.holder`` "held by",
-those the world declares), each edge row with its ``kind``. A committed world is read
-once per commit and kept (a server asks again and again). :func:`event_view` is
+text, in the order of their names, at most ``limit`` of them) and draws at most
+``draw`` of them, the neighbourhood of the focus when there is one, else the best
+connected of the selection, or the selection as clusters (by layer, kind or place,
+with the relations between them counted), with the edges between the drawn nodes:
+relations, and the reference fields that name a node (``state.location`` drawn "at",
+``state.holder`` "held by", those the world declares), each edge row with its
+``kind``. A committed world is read once per commit and kept (a server asks again
+and again); a past world, or the world with its hand edits, is the kept one with the
+few nodes that differ redone, and what the kept one worked out for the whole world
+(the names' order, the facets, the clusters) is carried over the same way. :func:`event_view` is
 the current story line (its last ``EVENT_LIMIT`` events, newest first) with its
 causal edges, the abandoned chains and the branches. Both only read.
 """
@@ -45,12 +49,16 @@ class WorldGraphView:
     focus: str | None
     depth: int
     facets: dict[str, dict[str, int]] = field(default_factory=dict)
+    group: str | None = None  # what the drawing is grouped by (layer, kind, place), or None
+    clusters: list[dict[str, Any]] = field(default_factory=list)
+    cluster_edges: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"at": self.at, "total": self.total, "matched": self.matched,
                 "nodes": self.listed, "truncated": self.matched > len(self.listed),
-                "graph": {"nodes": self.drawn, "edges": self.edges},
-                "focus": self.focus, "depth": self.depth, "facets": self.facets}
+                "graph": {"nodes": self.drawn, "edges": self.edges, "clusters": self.clusters,
+                          "cluster_edges": self.cluster_edges},
+                "focus": self.focus, "depth": self.depth, "facets": self.facets, "group": self.group}
 
 
 def _choices(values: Iterable[str] | None, known: Iterable[str] | None, what: str) -> set[str]:
@@ -92,6 +100,69 @@ class _Base:
                     counts[value] = counts.get(value, 0) + 1
             self.memo["facets"] = facets
         return {k: dict(v) for k, v in self.memo["facets"].items()}
+
+    def by_name(self) -> list[str]:
+        """Every node in the order of its name, then its id: the list's order (the page orders
+        what it shows by its reader's locale, pinyin for Chinese)."""
+        if "by_name" not in self.memo:
+            self.memo["by_name"] = sorted(
+                self.nodes, key=lambda n: (normalize_name(str(self.nodes[n].get("name") or n)), n))
+        return list(self.memo["by_name"])
+
+    def cluster_keys(self, by: str, labels: Mapping[str, str]) -> dict[str, str]:
+        """Each node's cluster when the world is grouped ``by`` layer, kind or place (where it
+        stands: its location's target, a held thing where its holder stands, a place itself)."""
+        memo_key = f"clusters:{by}"
+        if memo_key not in self.memo:
+            if by == "layer":
+                keys = {n: f"layer:{d.get('layer', '')}" for n, d in self.nodes.items()}
+            elif by == "kind":
+                keys = {n: f"kind:{d.get('kind', '')}" for n, d in self.nodes.items()}
+            else:
+                at = {ptr for ptr, label in labels.items() if label == "at"}
+                held = {ptr for ptr, label in labels.items() if label != "at"}
+
+                def where(node_id: str, fields_: set[str]) -> str | None:
+                    return next((dst for _, key, dst in self.out.get(node_id, ()) if key in fields_), None)
+
+                places = {dst for src in self.out for _, key, dst in self.out[src] if key in at}
+                keys = {}
+                for n in self.nodes:
+                    place = n if n in places else where(n, at)
+                    if place is None:
+                        holder = where(n, held)
+                        place = where(holder, at) if holder is not None else None
+                    keys[n] = f"place:{place or ''}"
+            self.memo[memo_key] = keys
+        return dict(self.memo[memo_key])
+
+    def cluster_sizes(self, by: str, labels: Mapping[str, str]) -> dict[tuple[str, str], int]:
+        """How many nodes of each layer each cluster of the whole world holds, by (cluster, layer)."""
+        memo_key = f"sizes:{by}"
+        if memo_key not in self.memo:
+            keys = self.cluster_keys(by, labels)
+            sizes: dict[tuple[str, str], int] = {}
+            for node_id, data in self.nodes.items():
+                k = (keys[node_id], str(data.get("layer", "")))
+                sizes[k] = sizes.get(k, 0) + 1
+            self.memo[memo_key] = sizes
+        return dict(self.memo[memo_key])
+
+    def cluster_counts(self, by: str, labels: Mapping[str, str]) -> dict[tuple[str, str], int]:
+        """The relations between the clusters of the whole world grouped ``by`` layer or kind:
+        how many go from each cluster to each other one."""
+        memo_key = f"counts:{by}"
+        if memo_key not in self.memo:
+            keys = self.cluster_keys(by, labels)
+            counts: dict[tuple[str, str], int] = {}
+            for src, edges in self.out.items():
+                a = keys.get(src)
+                for _, _, dst in edges:
+                    b = keys.get(dst)
+                    if a is not None and b is not None and a != b:
+                        counts[(a, b)] = counts.get((a, b), 0) + 1
+            self.memo[memo_key] = counts
+        return dict(self.memo[memo_key])
 
     def ranked(self) -> list[str]:
         """Every node, best connected first (ties by id): the overview draws the head of it."""
@@ -195,7 +266,96 @@ def _patched(now: _Base, then: Mapping[str, Mapping[str, Any] | None], *,
     for node_id in then:
         if node_id in nodes:
             neighbours.setdefault(node_id, set())
-    return _Base(nodes, out, neighbours, names, aliases)
+    patched = _Base(nodes, out, neighbours, names, aliases)
+    _carry(now, patched, set(then))
+    return patched
+
+
+def _touching(base: _Base, ids: set[str]) -> Iterable[tuple[str, str, str]]:
+    """Every edge of ``base`` with an end among ``ids`` (each once)."""
+    seen: set[tuple[str, str, str]] = set()
+    for node_id in ids:
+        for edge in base.out.get(node_id, ()):
+            if edge not in seen:
+                seen.add(edge)
+                yield edge
+        for other in base.neighbours.get(node_id, ()):
+            for edge in base.out.get(other, ()):
+                if edge[2] == node_id and edge not in seen:
+                    seen.add(edge)
+                    yield edge
+
+
+def _carry(now: _Base, base: _Base, changed: set[str]) -> None:
+    """What ``now`` worked out for the whole world, brought to ``base`` (``now`` with the nodes
+    ``changed`` replaced) by redoing those nodes alone: the order of names, the facets, the
+    clusters by layer and kind and the relations counted between them. A slider step on ten
+    thousand nodes then costs the few nodes an event changed, not a pass over the world."""
+    now.by_name()  # (``now`` is a world kept for the next call: this is worked out once)
+    now.facets()
+    labels = {"/state/location": "at"}  # (clusters by layer and kind do not read them)
+    for by in ("layer", "kind"):
+        now.cluster_counts(by, labels)
+        now.cluster_sizes(by, labels)
+    memo = now.memo
+    if "by_name" in memo:
+        import bisect
+
+        def key(n: str) -> tuple[str, str]:
+            return (normalize_name(str(base.nodes[n].get("name") or n)), n)
+
+        order = [n for n in memo["by_name"] if n not in changed]
+        known = [key(n) for n in order] if len(changed) > 64 else None
+        for n in sorted(changed & base.nodes.keys(), key=key):
+            if known is None:
+                at = bisect.bisect_left(order, key(n), key=key)
+            else:
+                at = bisect.bisect_left(known, key(n))
+                known.insert(at, key(n))
+            order.insert(at, n)
+        base.memo["by_name"] = order
+    if "facets" in memo:
+        facets = {f: dict(counts) for f, counts in memo["facets"].items()}
+        for n in changed:
+            for side, rows in ((-1, now.nodes), (1, base.nodes)):
+                if n in rows:
+                    for facet, counts in facets.items():
+                        value = str(rows[n].get(facet) or "")
+                        counts[value] = counts.get(value, 0) + side
+                        if not counts[value]:
+                            del counts[value]
+        base.memo["facets"] = facets
+    for by in ("layer", "kind"):
+        if f"clusters:{by}" not in memo:
+            continue
+        keys_then = memo[f"clusters:{by}"]
+        keys_now = dict(keys_then)
+        for n in changed:
+            if n in base.nodes:
+                keys_now[n] = f"{by}:{base.nodes[n].get(by, '')}"
+            else:
+                keys_now.pop(n, None)
+        base.memo[f"clusters:{by}"] = keys_now
+        if f"counts:{by}" in memo:
+            pairs: dict[tuple[str, str], int] = dict(memo[f"counts:{by}"])
+            for side, world, keys in ((-1, now, keys_then), (1, base, keys_now)):
+                for src, _, dst in _touching(world, changed):
+                    a, b = keys.get(src), keys.get(dst)
+                    if a is not None and b is not None and a != b:
+                        pairs[(a, b)] = pairs.get((a, b), 0) + side
+                        if not pairs[(a, b)]:
+                            del pairs[(a, b)]
+            base.memo[f"counts:{by}"] = pairs
+        if f"sizes:{by}" in memo:
+            held: dict[tuple[str, str], int] = dict(memo[f"sizes:{by}"])
+            for side, world, keys in ((-1, now, keys_then), (1, base, keys_now)):
+                for n in changed:
+                    if n in world.nodes:
+                        k = (keys[n], str(world.nodes[n].get("layer", "")))
+                        held[k] = held.get(k, 0) + side
+                        if not held[k]:
+                            del held[k]
+            base.memo[f"sizes:{by}"] = held
 
 
 def shown_aliases(name: str, aliases: Iterable[str], most: int = 2) -> list[str]:
@@ -302,33 +462,46 @@ def _past(wr: WorldRepo, now: _Base, tree: Any, head_tree: Any) -> _Base:
     return _patched(now, then, extra=extra, labels=labels)
 
 
-def _with_edits(wr: WorldRepo, base: _Base) -> _Base:
-    """The world with the hand edits on top (nodes marked ``edited``); ``base`` is left alone."""
+def _with_edits(wr: WorldRepo, base: _Base, edits: Any = None) -> _Base:
+    """The world with the hand edits on top (nodes marked ``edited``); ``base`` is left alone.
+    ``edits``: the working tree's scan, when the caller made one already."""
     head = wr.head_commit()
     if head is None:
         return base
-    edits = scan_for_reader(wr, head.tree)
+    if edits is None:
+        edits = scan_for_reader(wr, head.tree)
     if not edits.edits:
         return base
     return _patched(base, {node_id: e.new for node_id, e in edits.edits.items()},
                     labels=wr.config.reference_labels, edited=True)
 
 
+GROUPS = ("layer", "kind", "place")
+MAX_CLUSTERS = 40  # more would be dots again: the smallest are drawn as one, "other"
+
+
 def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, depth: int = 1,
                layers: Iterable[str] | None = None, kinds: Iterable[str] | None = None,
                lifecycles: Iterable[str] | None = None, query: str | None = None,
-               limit: int = LIST_LIMIT, draw: int = DRAW_LIMIT) -> WorldGraphView:
+               limit: int = LIST_LIMIT, draw: int = DRAW_LIMIT, group: str | None = None,
+               expand: Iterable[str] = ()) -> WorldGraphView:
     """The world (at HEAD with the hand edits, or as of revision ``at``) cut for drawing.
 
     The filters (layers, kinds, lifecycles: any of each; ``query``: a piece of a
-    name, an alias or an id) select nodes; ``around`` draws the focus and its
-    neighbours ``depth`` relations away (whatever the filters), else the best
-    connected of the selection are drawn. Relations are the committed ones.
+    name, an alias or an id) select nodes, listed in the order of their names;
+    ``around`` draws the focus and its neighbours ``depth`` relations away (whatever
+    the filters), else the best connected of the selection are drawn. Relations are
+    the committed ones. ``group`` (``layer``, ``kind`` or ``place``; ``auto``: by layer
+    when the selection is more than ``draw`` nodes) draws the selection as clusters
+    with the number of relations between them, and the best connected members of the
+    clusters named in ``expand`` (their keys, ``layer:character``) in their place.
     """
     if not 0 <= depth <= MAX_DEPTH:
         raise InvalidInputError(f"depth must be between 0 and {MAX_DEPTH}, not {depth}")
     if limit < 0 or draw < 0:
         raise InvalidInputError("limit and draw must be 0 or more")
+    if group is not None and group not in (*GROUPS, "auto"):
+        raise InvalidInputError(f"unknown group {group!r}; expected one of {', '.join(GROUPS)} or auto")
     want_layers = _choices(layers, LAYERS, "layer")
     want_lifecycles = _choices(lifecycles, LIFECYCLES, "lifecycle")
     want_kinds = _choices(kinds, None, "kind")
@@ -344,10 +517,11 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
     needle = normalize_name(query or "")
     facets = base.facets()
     if not (needle or want_layers or want_kinds or want_lifecycles):
-        selected = sorted(nodes)  # (a past world's changed nodes come last in its table)
+        selected = base.by_name()
     else:
         selected = []
-        for node_id, data in nodes.items():
+        for node_id in base.by_name():
+            data = nodes[node_id]
             if want_layers and data.get("layer") not in want_layers:
                 continue
             if want_kinds and data.get("kind") not in want_kinds:
@@ -357,13 +531,13 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
             if needle and needle not in node_id and not any(needle in n for n in names.get(node_id, ())):
                 continue
             selected.append(node_id)
-
-        def rank(node_id: str) -> tuple[int, str]:
-            exact = needle and (needle == node_id or needle in names.get(node_id, ()))
-            return (0 if exact else 1, node_id)
-
-        selected.sort(key=rank if needle else None)
+        if needle:  # a name or id given whole first, then the others by name
+            selected.sort(key=lambda n: 0 if needle == n or needle in names.get(n, ()) else 1)
+    labels = wr.config.reference_labels
+    if group == "auto":
+        group = "layer" if around is None and len(selected) > draw else None
     if around is not None:
+        group = None
         check_id(around)
         if around not in nodes:
             raise NotFoundError(f"no node {around!r} in the world" + (f" at {at}" if at else ""),
@@ -379,19 +553,121 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
                         nxt.append(m)
             frontier = nxt
         keep = sorted(ring, key=lambda n: (ring[n], -degree(n), n))[:max(draw, 1)]
+    elif group is not None:
+        keep = []
     elif len(selected) == len(nodes):
         keep = base.ranked()[:draw]
     else:
         keep = sorted(selected, key=lambda n: (-degree(n), n))[:draw]
+    clusters: list[dict[str, Any]] = []
+    cluster_edges: list[dict[str, Any]] = []
+    member_of: dict[str, str] = {}
+    if group is not None:
+        keep, clusters, cluster_edges, member_of = _grouped(base, selected, group, set(expand), draw,
+                                                            labels, degree)
     kept = set(keep)
     drawn = [_node_row(node_id, nodes[node_id], degree(node_id)) for node_id in keep if node_id in nodes]
-    labels = wr.config.reference_labels
+    for row in drawn:
+        if row["id"] in member_of:
+            row["cluster"] = member_of[row["id"]]
     edges = [_edge_row(a, t, b, labels)
              for a, t, b in sorted(e for src in keep for e in base.out.get(src, ()) if e[2] in kept)]
     listed = [_node_row(node_id, nodes[node_id], None) for node_id in selected[:limit]]
     for row in [*listed, *drawn]:
         row["aliases"] = shown_aliases(row["name"], base.aliases.get(row["id"], ()))
-    return WorldGraphView(commit, len(nodes), len(selected), listed, drawn, edges, around, depth, facets)
+    return WorldGraphView(commit, len(nodes), len(selected), listed, drawn, edges, around, depth, facets,
+                          group, clusters, cluster_edges)
+
+
+def _grouped(base: _Base, selected: list[str], by: str, expand: set[str], draw: int,
+             labels: Mapping[str, str], degree: Any) -> tuple[list[str], list[dict[str, Any]],
+                                                           list[dict[str, Any]], dict[str, str]]:
+    """The selection as clusters (``by`` layer, kind or place): the clusters not expanded, the
+    best connected members of those expanded (``draw`` among them all), the relations between
+    clusters counted, and the cluster of each member drawn. One pass over the selection and one
+    over its edges (a slider step on ten thousand nodes pays this again for each past world)."""
+    keys = base.cluster_keys(by, labels)
+    whole = len(selected) == len(base.nodes)
+    nodes = base.nodes
+    if whole:
+        layers = base.cluster_sizes(by, labels)
+    else:
+        layers = {}
+        for node_id in selected:
+            lk = (keys[node_id], str(nodes[node_id].get("layer", "")))
+            layers[lk] = layers.get(lk, 0) + 1
+    sizes: dict[str, int] = {}
+    for (k, _), n in layers.items():
+        sizes[k] = sizes.get(k, 0) + n
+    order = sorted(sizes, key=lambda k: (-sizes[k], k))
+    merged: dict[str, str] = {}
+    if len(order) > MAX_CLUSTERS:  # the smallest drawn as one
+        other = f"other:{by}"
+        merged = {k: other for k in order[MAX_CLUSTERS - 1:]}
+        sizes[other] = sum(sizes.pop(k) for k in merged)
+        for k, layer in list(layers):
+            if k in merged:
+                layers[(other, layer)] = layers.get((other, layer), 0) + layers.pop((k, layer))
+        order = [*order[:MAX_CLUSTERS - 1], other]
+    opened = [k for k in order if k in expand]
+    share = draw // max(len(opened), 1)
+    keep: list[str] = []
+    if opened:
+        members: dict[str, list[str]] = {k: [] for k in opened}
+        for node_id in selected:
+            k = keys[node_id]
+            k = merged.get(k, k)
+            if k in members:
+                members[k].append(node_id)
+        for k in opened:
+            keep.extend(sorted(members[k], key=lambda n: (-degree(n), n))[:share])
+    drawn = set(keep)
+    chosen = None if whole else set(selected)
+    if whole and not expand and not merged and by != "place":
+        counts = base.cluster_counts(by, labels)
+        selected = []  # counted already
+    else:
+        counts = {}
+    out = base.out
+    for src in selected:
+        if src in drawn:
+            a = src
+        else:
+            a = keys[src]
+            a = merged.get(a, a)
+            if a in expand:
+                continue  # a member not drawn: its relations are not counted anywhere
+        for _, _, dst in out.get(src, ()):
+            if chosen is not None and dst not in chosen:
+                continue
+            if dst in drawn:
+                if a in drawn:
+                    continue  # drawn as a relation
+                b = dst
+            else:
+                key = keys.get(dst)
+                if key is None:
+                    continue
+                b = merged.get(key, key)
+                if b in expand:
+                    continue
+            if b != a:
+                counts[(a, b)] = counts.get((a, b), 0) + 1
+    rows = []
+    for k in order:
+        if k in expand:
+            continue
+        value = k.split(":", 1)[1]
+        if k.startswith("place:") and value:
+            label = str(nodes.get(value, {}).get("name") or value)
+        elif k.startswith("other:"):
+            label = f"other {by}s"
+        else:
+            label = value or {"kind": "no kind", "place": "nowhere", "layer": "no layer"}[by]
+        layer = max((x for x in layers if x[0] == k), key=lambda x: (layers[x], x[1]))[1]
+        rows.append({"key": k, "by": by, "label": label, "count": sizes[k], "layer": layer})
+    edge_rows = [{"source": a, "target": b, "count": n} for (a, b), n in sorted(counts.items())]
+    return keep, rows, edge_rows, {n: merged.get(keys[n], keys[n]) for n in keep}
 
 
 def _edge_row(src: str, key: str, dst: str, labels: dict[str, str]) -> dict[str, Any]:
@@ -488,13 +764,16 @@ def problems_view(wr: WorldRepo) -> dict[str, Any]:
     return {"problems": placed, "failed": failed}
 
 
-def names_of(wr: WorldRepo, ids: Iterable[str], at: str | None = None) -> dict[str, dict[str, Any]]:
+def names_of(wr: WorldRepo, ids: Iterable[str], at: str | None = None, *,
+             base: _Base | None = None) -> dict[str, dict[str, Any]]:
     """The name (and the aliases shown beside it) of each of ``ids`` that is a node of the world
-    now (hand edits included) or as of revision ``at``: what a page shows in place of an id."""
-    commit = resolve_rev(wr, at).id if at is not None else None
-    base = _base(wr, commit)
-    if commit is None:
-        base = _with_edits(wr, base)
+    now (hand edits included) or as of revision ``at``: what a page shows in place of an id.
+    ``base``: that world, when the caller read it already."""
+    if base is None:
+        commit = resolve_rev(wr, at).id if at is not None else None
+        base = _base(wr, commit)
+        if commit is None:
+            base = _with_edits(wr, base)
     out = {}
     for node_id in ids:
         data = base.nodes.get(node_id)
@@ -505,10 +784,39 @@ def names_of(wr: WorldRepo, ids: Iterable[str], at: str | None = None) -> dict[s
     return out
 
 
+def same_kind(base: _Base, layer: str, kind: str, most: int) -> list[str]:
+    """Up to ``most`` ids of nodes of ``layer`` and ``kind`` in ``base``, best connected first:
+    those whose fields a form offers to another of their kind."""
+    out = []
+    for n in base.ranked():
+        data = base.nodes[n]
+        if data.get("layer") == layer and data.get("kind") == kind:
+            out.append(n)
+            if len(out) >= most:
+                break
+    return out
+
+
+def relation_types(wr: WorldRepo) -> list[str]:
+    """The relation types the world's committed relations use, most used first."""
+    base = _base(wr, None)
+    if "relation_types" not in base.memo:
+        counts: dict[str, int] = {}
+        for src in base.out:
+            for _, key, _ in base.out[src]:
+                if not key.startswith("/"):
+                    counts[key] = counts.get(key, 0) + 1
+        base.memo["relation_types"] = sorted(counts, key=lambda t: (-counts[t], t))
+    return list(base.memo["relation_types"])
+
+
 def node_view(wr: WorldRepo, node: str, at: str | None = None) -> dict[str, Any]:
     """A node as the studio's inspector shows it: the node, the names of every node it names
-    (relation targets, and fields whose value is a node's id), and which fields those are."""
+    (relation targets, and fields whose value is a node's id), and which fields those are;
+    now (not in the past), what its form offers besides (:func:`~narrative.engine.nodeform.form_offer`)."""
+    from narrative.engine.nodeform import SAMPLE, form_offer
     from narrative.engine.nodes import get_node
+    from narrative.store import WorldView
 
     path, found = get_node(wr, node, at)
     data: dict[str, Any] = dict(found)
@@ -518,10 +826,22 @@ def node_view(wr: WorldRepo, node: str, at: str | None = None) -> dict[str, Any]
             if isinstance(value, str) and value and check_id_ok(value):
                 named[f"{group}.{key}"] = value
     targets = {t for targets in (data.get("relations") or {}).values() for t in (targets or {})}
-    names = names_of(wr, sorted(targets | set(named.values()) | {data.get("id", "")}), at)
+    wanted = sorted(targets | set(named.values()) | {data.get("id", "")})
+    offer = None
+    if at is None:  # the world now, its working tree scanned once for all of this
+        head = wr.head_commit()
+        tree = head.tree if head else None
+        edits = scan_for_reader(wr, tree)
+        base = _with_edits(wr, _base(wr, None), edits)
+        names = names_of(wr, wanted, base=base)
+        kin = [n for n in same_kind(base, str(data.get("layer", "")), str(data.get("kind", "")), SAMPLE + 1)
+               if n != data.get("id")][:SAMPLE]
+        offer = form_offer(wr, data, WorldView(wr, tree, edits), kin)
+    else:
+        names = names_of(wr, wanted, at)
     links = {path: value for path, value in named.items() if value in names and value != data.get("id")}
     return {"node": data, "names": names, "links": links,
-            "file": file_digest(wr, path) if at is None else None}
+            "file": file_digest(wr, path) if at is None else None, "offer": offer}
 
 
 def check_id_ok(text: str) -> bool:

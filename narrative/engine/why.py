@@ -15,10 +15,11 @@ from typing import Annotated, Any, ClassVar
 
 from narrative import fields
 from narrative.answers import MAYBE, Answer
+from narrative.engine.chapters import places
 from narrative.engine.eventgraph import EventInfo, Story, Write, tip_of
 from narrative.engine.nodes import get_node
 from narrative.errors import NotFoundError
-from narrative.shapes import Change, EventRef, Obj
+from narrative.shapes import Change, EventRef, Obj, ToldAt
 from narrative.store import WorldRepo
 
 
@@ -34,9 +35,11 @@ class WhyResult(Answer):
     the events it followed from (``ancestry``); ``source`` is ``event``, ``hand edit``,
     ``genesis``, ``unrecorded hand edit`` or ``unexplained``. ``uncommitted`` when a hand edit
     not yet recorded holds it; ``merged_from`` when a merge brought it; ``ended`` when the node
-    has ended (the answer is then about it just before)."""
+    has ended (the answer is then about it just before); ``chapter`` when the event was told in
+    a chapter."""
 
     NAME: ClassVar[str] = "why"
+    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
 
     node: str
     field: str
@@ -50,6 +53,7 @@ class WhyResult(Answer):
     ancestry: list[Obj]
     merged_from: EventRef | None
     ended: Obj | None
+    chapter: ToldAt | None
 
 
 @dataclass
@@ -66,6 +70,8 @@ class _Found:
     ancestry: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     # a merge brought the value: the event on the merged line that wrote it
     merged_from: EventInfo | None = None
+    # the event was told in a chapter: which, and at which sentence
+    chapter: dict[str, Any] | None = None
 
     def told(self, ended: dict[str, Any] | None = None) -> WhyResult:
         out: dict[str, Any] = {"node": self.node, "field": self.field, "source": self.source}
@@ -82,6 +88,7 @@ class _Found:
         out["ancestry"] = self.ancestry
         out["merged_from"] = self.merged_from.to_json() if self.merged_from else None
         out["ended"] = ended
+        out["chapter"] = self.chapter
         return WhyResult.model_validate(out)
 
 
@@ -147,6 +154,8 @@ def why(wr: WorldRepo, node_id: str, field_text: str, at: str | None = None) -> 
         result.ancestry = story.ancestry(writer.commit)
         if result.event.kind == "merge" and writer.source == "diffusion":
             result.merged_from = _merged_from(wr, writer.commit, node_id, ptr)
+        told = (result.merged_from or result.event).commit
+        result.chapter = places(wr, [told]).get(told)
     elif first is not None and first.kind == "genesis":
         result.event = first
         result.source = "genesis"

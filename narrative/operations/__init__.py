@@ -11,8 +11,8 @@ JSON integer; an unknown argument is refused) and every violation is an
 :class:`~narrative.errors.InvalidInputError` naming the field. Every answer is a JSON object
 whose ``"schema"`` field names its shape and version (``"narr.brief/1"``).
 
-The rows are kept by family (``reads``, ``story``, ``travel``, ``lines``, ``nodes``,
-``upkeep``, ``lore``) and each row loads its use case only when it runs, so a command that
+The rows are kept by family (``reads``, ``story``, ``chapters``, ``travel``, ``lines``,
+``nodes``, ``upkeep``, ``lore``) and each row loads its use case only when it runs, so a command that
 asks one row imports one family's argument models and nothing of the engine it does not use.
 """
 
@@ -157,9 +157,11 @@ def parse_params(model: type[Params], arguments: Mapping[str, Any] | None, *, so
     from narrative.nodefile import MAX_DEPTH, json_problem
 
     data = dict(arguments or {})
-    problem = json_problem(data, MAX_DEPTH + 8)
-    if problem:
-        raise InvalidInputError(f"{source}: {problem}")
+    for key, value in data.items():  # name the argument, as a validation error does
+        problem = json_problem({key: value}, MAX_DEPTH + 8)
+        if problem:
+            where = f"/{key}" if json_problem(key) is None else f"/{key!r}"
+            raise InvalidInputError(f"{source}: {where}: {problem}")
     try:
         return model.model_validate(data, strict=not lax)
     except ValidationError as exc:
@@ -173,7 +175,7 @@ def node_id(wr: WorldRepo, text: str, *, must_exist: bool = False, context: str 
     return Names(wr).resolve(text, must_exist=must_exist, context=context)
 
 
-FAMILIES = ("reads", "story", "travel", "lines", "nodes", "upkeep", "lore")
+FAMILIES = ("reads", "story", "chapters", "travel", "lines", "nodes", "upkeep", "lore")
 """The modules of this package that hold rows (``ROWS``), in the order the API documents them."""
 
 
@@ -211,3 +213,14 @@ def __getattr__(name: str) -> Any:
 
 OPERATIONS: tuple[Operation[Any], ...]
 """Every operation a program can ask of a world, in the order the API documents them."""
+
+
+def _word_steps() -> None:
+    """Hints' steps are worded from the table once it is loaded (:mod:`.wording`)."""
+    from narrative.errors import set_wording
+    from narrative.operations.wording import word
+
+    set_wording(word)
+
+
+_word_steps()

@@ -84,6 +84,8 @@ class ThreadsParams(Params):
 class AuditParams(Params):
     text: Annotated[str, Field(min_length=1, max_length=1_000_000, description="the chapter")]
     at: At = None
+    budget: Annotated[float, Field(gt=0, le=3600)] | None = Field(
+        None, description="seconds the audit may take (default 120)")
 
 
 def run_status(wr: WorldRepo, p: NoParams) -> Status:
@@ -150,8 +152,9 @@ def run_threads(wr: WorldRepo, p: ThreadsParams) -> Threads:
 
 def run_audit(wr: WorldRepo, p: AuditParams) -> AuditReport:
     from narrative.engine.audit import audit
+    from narrative.engine.deadline import DEFAULT_BUDGET
 
-    return audit(wr, p.text, p.at)
+    return audit(wr, p.text, p.at, budget=p.budget or DEFAULT_BUDGET)
 
 
 E = "narrative.engine"
@@ -167,7 +170,8 @@ ROWS = (
     Operation("log", "Events newest first along the story line from rev.",
               LogParams, run_log, f"{E}.log:LogEntries", "GET", "/api/log", "log",
               positional=("rev",),
-              cli_only={"as_node": "--node: REV read as a node, the events that touched it"}),
+              cli_only={"as_node": "--node: REV read as a node, the events that touched it",
+                        "chapters": "--chapters: the chapters instead (the answer chapters)"}),
     Operation("show", "One event: its words, its changes and what caused them.",
               ShowParams, run_show, f"{E}.log:ShownEvent | {E}.log:ShownCommit", "GET",
               "/api/show/{rev}", "show", positional=("rev",)),

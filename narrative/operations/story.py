@@ -101,14 +101,13 @@ def request_from(wr: WorldRepo, params: EventParams) -> EventRequest:
 
 
 def run_event(wr: WorldRepo, p: EventParams) -> EventResult:
-    from narrative.diffusers.base import get_diffuser
+    from narrative.diffusers.base import default_name, get_diffuser
     from narrative.engine import event as engine
 
-    with engine.names_then_event(wr):
+    diffuser = get_diffuser(p.diffuser or default_name(wr), wr)
+    with engine.names_then_event(wr, diffuser):
         request = request_from(wr, p)
-        assert request.diffuser is not None
-        return engine.run_event(wr, request, dry_run=p.dry_run,
-                                diffuser=get_diffuser(request.diffuser, wr))
+        return engine.run_event(wr, request, dry_run=p.dry_run, diffuser=diffuser)
 
 
 class RetryParams(Params):

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 class ResetParams(Params):
     rev: Rev | None = None
     before: NodeName | None = Field(None, description="back to just before this node was created")
+    chapter: Annotated[int, Field(ge=1, le=1_000_000)] | None = Field(
+        None, description="back to just before this chapter began")
     keep_edits: bool = False
     hard: bool = False
 
@@ -49,7 +51,8 @@ class DropChainParams(Params):
 def run_reset(wr: WorldRepo, p: ResetParams) -> ResetResult:
     from narrative.engine.reset import reset
 
-    return reset(wr, p.rev, before=p.before, keep_edits=p.keep_edits, hard=p.hard)
+    return reset(wr, p.rev, before=p.before, keep_edits=p.keep_edits, hard=p.hard,
+                 chapter=p.chapter)
 
 
 def run_revert(wr: WorldRepo, p: RevertParams) -> RevertResult:

@@ -63,7 +63,7 @@ def run_drop_edits(wr: WorldRepo, p: DropEditsParams) -> EditDroppedAnswer:
     from narrative.answer_models import EditDroppedAnswer
     from narrative.engine.setaside import drop_set_aside
 
-    return EditDroppedAnswer(dropped=drop_set_aside(wr, p.which))
+    return EditDroppedAnswer.model_validate(drop_set_aside(wr, p.which).to_json())
 
 
 def run_reflog(wr: WorldRepo, p: ReflogParams) -> ReflogAnswer:

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
-from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -158,14 +157,27 @@ class _Api:
 
             after: list[str] = []
             guarded = self.guarded(work, request, after) if op.writes else work
+            gone = threading.Event()  # the client hung up: a long reading stops at its next check
+
+            def stoppable(inner: Callable[[WorldRepo], Any]) -> Any:
+                from narrative.engine.calloff import watching
+
+                with watching(gone.is_set):
+                    return self._with_world(inner)
 
             def run() -> Any:
                 if op.writes:
-                    return self.server.submit(lambda: self._with_world(guarded))
-                return self._with_world(work)
+                    return self.server.submit(lambda: stoppable(guarded))
+                return stoppable(work)
+
+            from narrative.engine.calloff import CalledOff
 
             try:
-                result = await run_in_threadpool(run)
+                result = await _watching(request, gone, run_in_threadpool(run))
+            except CalledOff:
+                log.info("%s %s stopped: its client hung up; nothing was written",
+                         request.method, request.url.path)
+                return Response(status_code=499)  # nobody reads it
             except NarrError as exc:
                 response: Response = _error(exc)
             except Exception as exc:
@@ -176,6 +188,19 @@ class _Api:
             return self.finish(response, after) if op.writes else response
 
         return handle
+
+
+async def _watching(request: Request, gone: threading.Event, work: Any) -> Any:
+    """Await ``work``, setting ``gone`` should the client hang up meanwhile."""
+    import asyncio
+
+    task = asyncio.ensure_future(work)
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=0.25)
+        if done:
+            return task.result()
+        if not gone.is_set() and await request.is_disconnected():
+            gone.set()
 
 
 async def _arguments(op: Operation[Any], request: Request) -> tuple[dict[str, Any], str, bool]:
@@ -359,7 +384,8 @@ def openapi() -> dict[str, Any]:
 # summary, parameters, answer name.
 _STUDIO_READS = (
     ("/api/graph/world", "the world graph cut for drawing (the studio's world view)",
-     ("at", "around", "depth", "layer", "kind", "lifecycle", "q", "limit", "draw"), "studio_world"),
+     ("at", "around", "depth", "layer", "kind", "lifecycle", "q", "limit", "draw", "group", "expand"),
+     "studio_world"),
     ("/api/graph/events", "the story line (its last `limit` events) with its causal edges, "
      "abandoned chains and branches", ("limit",), "studio_events"),
     ("/api/studio/lines", "the story lines, the set-aside hand edits and a merge in progress",
@@ -373,6 +399,10 @@ _STUDIO_READS = (
      (), "studio_problems"),
     ("/api/studio/where", "where the story stands: HEAD, the story line, digests of the rest",
      (), "studio_where"),
+    ("/api/studio/manuscript", "the story line as prose: chapters, scenes, passages with their changes",
+     ("limit",), "studio_manuscript"),
+    ("/api/studio/mentions/{node_id}", "the passages of the manuscript that name a node",
+     ("node_id",), "studio_mentions"),
 )
 
 def make_app(server: Server, token: str) -> Starlette:
@@ -388,19 +418,33 @@ def make_app(server: Server, token: str) -> Starlette:
     routes += [*studio.routes(api.read, token, _int, write=api.write, notices=api.notices),
                Route("/api/openapi.json", lambda request: JSONResponse(openapi()))]
 
-    async def require_token(request: Request, call_next: Any) -> Any:
-        if request.url.path == "/" and request.method == "GET":
-            return await call_next(request)  # the studio's page checks the token itself
-        if not api.authorised(request):
-            return JSONResponse(error_json("a bearer token is required (.git/narr/token)",
-                                           "Unauthorized"),
-                                status_code=401, headers={"WWW-Authenticate": "Bearer"})
-        return await call_next(request)
-
     async def narr_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, NarrError)
         return _error(exc)
 
-    return Starlette(routes=routes,
-                     middleware=[Middleware(BaseHTTPMiddleware, dispatch=require_token)],
+    return Starlette(routes=routes, middleware=[Middleware(_TokenGate, api=api)],
                      exception_handlers={NarrError: narr_error})
+
+
+class _TokenGate:
+    """Every request but the studio's page needs the world's token (``_Api.authorised``).
+
+    A plain ASGI middleware, not Starlette's ``BaseHTTPMiddleware``: that one hands the route a
+    receive channel that never tells of the client hanging up, and a long reading (an audit, a
+    chapter's review) must stop when nobody waits for it."""
+
+    def __init__(self, app: Any, api: _Api) -> None:
+        self.app = app
+        self.api = api
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            request = Request(scope)  # its headers and cookies: nothing of the body is read
+            page = request.url.path == "/" and request.method == "GET"  # it checks the token itself
+            if not page and not self.api.authorised(request):
+                response = JSONResponse(
+                    error_json("a bearer token is required (.git/narr/token)", "Unauthorized"),
+                    status_code=401, headers={"WWW-Authenticate": "Bearer"})
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)

@@ -77,6 +77,7 @@ class WorldTools:
         self.readers = ThreadPoolExecutor(4, "narr-mcp-reader", initializer=_warm_thread)
         self._catalog: Any = None
         self._watcher: Any = None
+        self._under_way: set[threading.Event] = set()  # each call's "its client has gone"
 
     def start(self) -> None:
         """Hold the catalog open and watch the files (each a cache: without it, calls still
@@ -100,7 +101,8 @@ class WorldTools:
             log.warning("narr mcp: not watching files (%s)", exc)
 
     def close(self) -> None:
-        self.writer.shutdown(wait=True)  # a write under way finishes first
+        self.hang_up()  # a review under way stops; a write that began completes
+        self.writer.shutdown(wait=True)
         self.readers.shutdown(wait=False, cancel_futures=True)
         if self._watcher is not None:
             self._watcher.stop()
@@ -118,28 +120,76 @@ class WorldTools:
         (:meth:`write`) and the client's next ``log`` or ``status`` shows it.
         """
         op = self.operations.get(name)
-        if op is None or not op.writes:
-            return await asyncio.wrap_future(self.readers.submit(self.call, name, arguments))
         cancelled = threading.Event()
-        job = self.writer.submit(self.write, name, arguments, cancelled, request)
+        self._under_way.add(cancelled)
         try:
-            return await asyncio.wrap_future(job)
-        except anyio.get_cancelled_exc_class():
+            if op is None or not op.writes:
+                job = self.readers.submit(self.read, name, arguments, cancelled, request)
+                try:
+                    return await asyncio.wrap_future(job)
+                except anyio.get_cancelled_exc_class():
+                    cancelled.set()  # the read stops at its next step
+                    job.cancel()
+                    raise
+            job = self.writer.submit(self.write, name, arguments, cancelled, request)
+            try:
+                return await asyncio.wrap_future(job)
+            except anyio.get_cancelled_exc_class():
+                cancelled.set()
+                if job.cancel():  # still queued behind another write: it never runs
+                    log.warning("narr mcp: %s (request %s) was cancelled before it began; nothing was "
+                                "written", name, request)
+                raise
+        finally:
+            self._under_way.discard(cancelled)
+
+    def under_way(self) -> int:
+        return len(self._under_way)
+
+    def hang_up(self) -> int:
+        """The client has gone: every call under way is called off (a read at its next step, a
+        write still waiting for the world; a write that began completes). How many there were."""
+        calls = list(self._under_way)
+        for cancelled in calls:
             cancelled.set()
-            if job.cancel():  # still queued behind another write: it never runs
-                log.warning("narr mcp: %s (request %s) was cancelled before it began; nothing was "
-                            "written", name, request)
-            raise
+        return len(calls)
+
+    def read(self, name: str, arguments: dict[str, Any] | None, cancelled: threading.Event,
+             request: Any = None) -> types.CallToolResult:
+        """A read tool's call on a reader thread, stopped between two steps once ``cancelled``
+        is set (:mod:`narrative.engine.calloff`)."""
+        from narrative.engine.calloff import CalledOff, watching
+
+        try:
+            with watching(cancelled.is_set):
+                return self.call(name, arguments)
+        except CalledOff:
+            log.info("narr mcp: %s (request %s) stopped: its client has gone", name, request)
+            return _result(error_json("the call was cancelled; it stopped before its end",
+                                      "Cancelled"), error=True)
 
     def write(self, name: str, arguments: dict[str, Any] | None, cancelled: threading.Event,
               request: Any = None) -> types.CallToolResult:
         """A write tool's call on the writer thread, called off while it waits for the world's
-        lock once ``cancelled`` is set (:func:`narrative.store.lock.give_up_waiting`)."""
+        lock once ``cancelled`` is set (:func:`narrative.store.lock.give_up_waiting`), and while
+        it still only reads (a chapter's review): nothing is written then."""
+        from narrative.engine.calloff import CalledOff, watching
         from narrative.store import Abandoned, give_up_waiting
 
         give_up_waiting(cancelled.is_set)
+        if cancelled.is_set():  # called off (its client gone) before its turn came
+            log.warning("narr mcp: %s (request %s) was cancelled before it began; nothing was "
+                        "written", name, request)
+            return _result(error_json("the call was cancelled before it began; nothing was "
+                                      "written", "Cancelled"), error=True)
         try:
-            result = self.call(name, arguments)
+            with watching(cancelled.is_set):
+                result = self.call(name, arguments)
+        except CalledOff as exc:  # a chapter's review, before it wrote anything
+            log.warning("narr mcp: %s (request %s) stopped: %s; nothing was written", name,
+                        request, exc)
+            return _result(error_json(f"the call was cancelled ({exc}); nothing was written",
+                                      "Cancelled"), error=True)
         except Abandoned:
             log.warning("narr mcp: %s (request %s) was cancelled while it waited for the world's "
                         "lock; nothing was written", name, request)
@@ -180,6 +230,7 @@ class WorldTools:
             return op.call(wr, params)
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        from narrative.engine.calloff import CalledOff
         from narrative.store import Abandoned
 
         op = self.operations.get(name)
@@ -189,6 +240,8 @@ class WorldTools:
             answer = self.run(op, arguments)
         except Abandoned:
             raise  # a cancelled write that never began: :meth:`write` says so
+        except CalledOff:
+            raise  # a call whose client went: :meth:`read` or :meth:`write` says so
         except NarrError as exc:
             return _result(exc.to_json("mcp"), error=True)
         except Exception as exc:  # a bug of ours: the traceback to our stderr, not to the agent
@@ -196,6 +249,20 @@ class WorldTools:
             return _result(error_json("narr failed on this call (a bug); its log has the details",
                                       "InternalError"), error=True)
         return _result(answer)
+
+    def refusal(self, name: Any, arguments: Any) -> types.CallToolResult:
+        """The typed error of a call whose arguments no operation can take (text that is not
+        valid Unicode), found without running anything."""
+        op = self.operations.get(name) if isinstance(name, str) else None
+        if op is None:
+            return _result(NotFoundError(f"no tool {name!r}", hint="the tools are "
+                                         + ", ".join(self.operations)).to_json(), error=True)
+        try:
+            op.parse(arguments if isinstance(arguments, dict) else None)
+        except NarrError as exc:
+            return _result(exc.to_json(), error=True)
+        return _result(InvalidInputError("the arguments: text that is not valid Unicode "
+                                         "(a lone surrogate)").to_json(), error=True)
 
     def read_resource(self, uri: str) -> tuple[str, str]:
         """``(mime type, text)`` of ``narr://brief`` or ``narr://node/ID``."""
@@ -270,17 +337,12 @@ def _world(root: Path, git_dir: Path) -> Iterator[WorldTools]:
 
 
 def serve_stdio(root: Path, git_dir: Path) -> None:
-    """Serve the world over this process's stdin and stdout until the client hangs up."""
-    from mcp.server.stdio import stdio_server
+    """Serve the world over this process's stdin and stdout until the client hangs up (through
+    :mod:`narrative.serve.mcp_stdio`, which answers every line)."""
+    from narrative.serve import mcp_stdio
 
     with _world(root, git_dir) as world:
-        server = make_server(world)
-
-        async def main() -> None:
-            async with stdio_server() as (read, write):
-                await server.run(read, write, server.create_initialization_options())
-
-        anyio.run(main)
+        mcp_stdio.serve(make_server(world), world)
 
 
 def serve_http(root: Path, git_dir: Path, port: int, *, ready: Any = None) -> None:

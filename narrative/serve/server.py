@@ -606,15 +606,20 @@ class Server:
         env = {**self.base_env, **{str(k): str(v) for k, v in dict(req.get("env", {})).items()}}
         code: list[int] = [1]
 
+        gone = threading.Event()  # the client hung up: a long reading stops at its next check
+
         def work() -> None:
+            from narrative.engine.calloff import watching
+
             write(client.STARTED, b"")  # from here on the command may write
             with invocation.running(cwd, env), streams.serving(request_io), \
                     _profiled(self.profile_dir, command, self.requests), \
-                    collecting() as afterwards:
+                    collecting() as afterwards, watching(gone.is_set):
                 code[0] = run_cli(argv, str(req.get("prog_name", "narr")))
             job.afterwards = afterwards
 
         job = _Job(work)
+        threading.Thread(target=_watch_hangup, args=(conn, job.done, gone), daemon=True).start()
         try:
             if command in READERS:
                 job.run()
@@ -643,6 +648,29 @@ class Server:
         if error:
             raise error[0]
         return result[0]
+
+
+def _watch_hangup(conn: socket.socket, done: threading.Event, gone: threading.Event) -> None:
+    """Set ``gone`` when the client's end of ``conn`` closes before ``done``: poll for the
+    peer's hang-up without reading (the command may read its standard input meanwhile)."""
+    import select
+
+    if not hasattr(select, "poll"):
+        return
+    hangup = getattr(select, "POLLRDHUP", 0) | select.POLLHUP | select.POLLERR
+    poller = select.poll()
+    try:
+        poller.register(conn, hangup)
+    except (OSError, ValueError):
+        return
+    while not done.is_set():
+        try:
+            events = poller.poll(250)
+        except (OSError, ValueError):
+            return
+        if any(mask & hangup for _, mask in events):
+            gone.set()
+            return
 
 
 def _drop_handoff() -> None:

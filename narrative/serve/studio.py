@@ -85,15 +85,17 @@ def same(given: str, token: str) -> bool:
 
 
 def page_html(world: str = "") -> str:
-    """The page, carrying narr's own vocabulary (layers, lifecycles) for its script to read:
-    one definition (:mod:`narrative.ids`), never a copy in the JavaScript; and a name for the
-    world (a digest of its path) under which the browser keeps the graph's positions."""
+    """The page, carrying narr's own vocabulary (layers, lifecycles, the longest name) for its
+    script to read: one definition (:mod:`narrative.ids`), never a copy in the JavaScript; and
+    a name for the world (a digest of its path) under which the browser keeps the graph's
+    positions."""
     from html import escape
 
-    from narrative.ids import LAYERS, LIFECYCLES
+    from narrative.ids import LAYERS, LIFECYCLES, MAX_NAME
 
     words = (f'<body data-layers="{escape(" ".join(LAYERS))}" '
-             f'data-lifecycles="{escape(" ".join(LIFECYCLES))}" data-world="{escape(world)}">')
+             f'data-lifecycles="{escape(" ".join(LIFECYCLES))}" data-max-name="{MAX_NAME}" '
+             f'data-world="{escape(world)}">')
     return (STATIC / "index.html").read_text("utf-8").replace("<body>", words, 1)
 
 
@@ -272,13 +274,13 @@ def compose(wr: WorldRepo, body: dict[str, Any]) -> Any:
     accept = body.get("accept") or []
     if not isinstance(accept, list) or not all(type(n) is int for n in accept):
         raise _invalid("\"accept\" must be a list of the held-back changes' numbers")
-    with names_then_event(wr):
+    name = _opt(body, "diffuser") or default_name(wr)
+    diffuser = get_diffuser(name, wr)
+    with names_then_event(wr, diffuser):
         names = Names(wr) if any(lists.values()) else None
         delta = flags.build_delta(sets=lists["set"], unsets=lists["unset"], relates=lists["relate"],
                                   unrelates=lists["unrelate"], expires=lists["expire"], names=names,
                                   references=set(wr.config.reference_labels))
-        name = _opt(body, "diffuser") or default_name(wr)
-        diffuser = get_diffuser(name, wr)
         request = EventRequest(content=content, delta=delta, diffuser=name,
                                timestamp=_opt(body, "at") or None,
                                narrative_text=_opt(body, "text") or None,
@@ -318,7 +320,8 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
             depth=1 if depth is None else depth, layers=_list(request, "layer"),
             kinds=_list(request, "kind"), lifecycles=_list(request, "lifecycle"),
             query=params.get("q"), limit=LIST_LIMIT if limit is None else limit,
-            draw=DRAW_LIMIT if draw is None else draw)))
+            draw=DRAW_LIMIT if draw is None else draw, group=params.get("group") or None,
+            expand=_list(request, "expand"))))
 
     def graph_events(request: Request) -> Response:
         from narrative.engine.studio import EVENT_LIMIT, event_view
@@ -429,6 +432,37 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
         return read(lambda wr: typed("studio_node",
                                      node_view(wr, Names(wr).resolve(text, must_exist=False), at)))
 
+    def manuscript(request: Request) -> Response:
+        from narrative.engine.manuscript import PASSAGE_LIMIT, manuscript
+
+        limit = number(request.query_params.get("limit"), "limit")
+        return read(lambda wr: typed("studio_manuscript",
+                                     manuscript(wr, PASSAGE_LIMIT if limit is None else limit)))
+
+    def mentions(request: Request) -> Response:
+        from narrative.engine.manuscript import mentions
+
+        return read(lambda wr: typed("studio_mentions", mentions(wr, request.path_params["node_id"])))
+
+    def fields_(wr: WorldRepo, body: dict[str, Any]) -> Any:
+        from narrative.engine import nodeform
+
+        node = _text(body, "node", "the node")
+        force = body.get("force") or []
+        if not isinstance(force, list) or not all(isinstance(f, str) for f in force):
+            raise _invalid("\"force\" must be a list of fields (JSON pointers)")
+        if "changes" in body:
+            changes = nodeform.parse_changes(body["changes"])
+        else:  # a whole node edited as text: its changes are those from the node as loaded
+            base, edited = body.get("base"), body.get("edited")
+            if not isinstance(base, dict) or not isinstance(edited, dict):
+                raise _invalid("give \"changes\", or the node as loaded (\"base\") and as edited "
+                               "(\"edited\")")
+            changes = nodeform.changes_between(node, base, edited)
+            if not changes:
+                raise _invalid("nothing changed: the edited node is the node as loaded")
+        return nodeform.patch_node(wr, node, changes, force=force)
+
     def names(request: Request) -> Response:
         from narrative.engine.studio import names_of
 
@@ -507,7 +541,7 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
     def drop_edits(wr: WorldRepo, body: dict[str, Any]) -> Any:
         from narrative.engine.setaside import drop_set_aside
 
-        return {"dropped": drop_set_aside(wr, _text(body, "which", "the set-aside edits' ref"))}
+        return drop_set_aside(wr, _text(body, "which", "the set-aside edits' ref")).to_json()
 
     async def save(request: Request) -> Response:
         from narrative.serve.http import read_raw
@@ -545,6 +579,9 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
         Route("/api/studio/diffusers", diffusers),
         Route("/api/studio/node/{node_id}", node),
         Route("/api/studio/names", names),
+        Route("/api/studio/fields", writing(fields_), methods=["POST"]),
+        Route("/api/studio/manuscript", manuscript),
+        Route("/api/studio/mentions/{node_id}", mentions),
         Route("/api/studio/nodes", writing(create), methods=["POST"]),
         Route("/api/studio/relation", writing(relation), methods=["POST"]),
         Route("/api/studio/compose", writing(compose), methods=["POST"]),

@@ -64,6 +64,7 @@ FACE: dict[str, str] = {
     "commit_summaries": ".history:summaries",
     "commit_summary": ".history:summary",
     "told_on_line": ".history",
+    "replayed_copies": ".history",
     "undone_chain": ".history",
     "unreadable_records": ".history",
     # event records in commit messages
@@ -100,6 +101,7 @@ FACE: dict[str, str] = {
     "ABANDONED": ".refs",
     "REMOTES": ".refs",
     "keep_abandoned": ".refs",
+    "held_only_by": ".refs",
     "abandoned_refs": ".refs",
     "drop_abandoned": ".refs",
     "chain_label": ".refs",
@@ -108,7 +110,6 @@ FACE: dict[str, str] = {
     "mark_replayed": ".refs",
     "replayed_marks": ".refs",
     "was_replayed": ".refs:replayed",
-    "reachable_elsewhere": ".refs",
     "SetAside": ".refs",
     "set_aside_edits": ".refs:set_aside",
     "set_aside_refs": ".refs",
@@ -189,6 +190,21 @@ FACE: dict[str, str] = {
     "export_target": ".outfiles:target",
     "write_file": ".outfiles",
     "write_folder": ".outfiles",
+    # names the chapters' use cases read
+    "read_bounded_stream": "narrative.bounded:read_stream",
+    "MAX_TEXT": "narrative.bounded",
+    "read_bounded": "narrative.bounded:read",
+    "MAX_RULES_FILE": "narrative.bounded",
+    "load_review": ".drafts",
+    "save_review": ".drafts",
+    "drop_pending": ".drafts",
+    "save_pending": ".drafts",
+    "load_pending": ".drafts",
+    "seal_chain": ".commit",
+    "ChapterRow": ".catalog.chapters",
+    "Span": ".catalog.chapters",
+    "HandEdit": ".worktree",
+    "MAX_SETTINGS": "narrative.bounded",
 }
 """The store's face: each name, and where it is defined (``.module`` or ``.module:attribute``)."""
 
@@ -197,6 +213,11 @@ __getattr__, __dir__, __all__ = attach(__name__, FACE)
 # --- names for type checkers, written from the table by tools/names_table.py ---
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from narrative.bounded import MAX_RULES_FILE as MAX_RULES_FILE
+    from narrative.bounded import MAX_SETTINGS as MAX_SETTINGS
+    from narrative.bounded import MAX_TEXT as MAX_TEXT
+    from narrative.bounded import read as read_bounded
+    from narrative.bounded import read_stream as read_bounded_stream
     from narrative.store.batch import batch as batched
     from narrative.store.branches import HEADS as HEADS
     from narrative.store.branches import REMOTE_HEADS as REMOTE_HEADS
@@ -212,9 +233,12 @@ if TYPE_CHECKING:
     from narrative.store.catalog import NodeRow as NodeRow
     from narrative.store.catalog import Verified as Verified
     from narrative.store.catalog import searchable_text as searchable_text
+    from narrative.store.catalog.chapters import ChapterRow as ChapterRow
+    from narrative.store.catalog.chapters import Span as Span
     from narrative.store.catalog.story import EventInfo as EventInfo
     from narrative.store.catalog.story import Write as Write
     from narrative.store.commit import seal as seal
+    from narrative.store.commit import seal_chain as seal_chain
     from narrative.store.completion import Files as Files
     from narrative.store.completion import NodeSource as NodeSource
     from narrative.store.completion import branch_names as branch_names
@@ -227,6 +251,11 @@ if TYPE_CHECKING:
     from narrative.store.create import new_world as new_world
     from narrative.store.create import world_here as world_here
     from narrative.store.deferred import collecting as collecting
+    from narrative.store.drafts import drop_pending as drop_pending
+    from narrative.store.drafts import load_pending as load_pending
+    from narrative.store.drafts import load_review as load_review
+    from narrative.store.drafts import save_pending as save_pending
+    from narrative.store.drafts import save_review as save_review
     from narrative.store.environment import git_library as git_library
     from narrative.store.environment import git_program as git_program
     from narrative.store.environment import sqlite_library as sqlite_library
@@ -242,6 +271,7 @@ if TYPE_CHECKING:
     from narrative.store.history import merge_base as merge_base
     from narrative.store.history import peel_commit as peel_commit
     from narrative.store.history import plain_world_commits as plain_world_commits
+    from narrative.store.history import replayed_copies as replayed_copies
     from narrative.store.history import resolve as resolve_rev
     from narrative.store.history import reverted_by as reverted_by
     from narrative.store.history import summaries as commit_summaries
@@ -297,13 +327,13 @@ if TYPE_CHECKING:
     from narrative.store.refs import exists as ref_exists
     from narrative.store.refs import fetched_refs as fetched_refs
     from narrative.store.refs import head_reflog as head_reflog
+    from narrative.store.refs import held_only_by as held_only_by
     from narrative.store.refs import is_own as is_own_ref
     from narrative.store.refs import keep_abandoned as keep_abandoned
     from narrative.store.refs import keep_adopted as keep_adopted
     from narrative.store.refs import load_set_aside as load_set_aside
     from narrative.store.refs import mark_replayed as mark_replayed
     from narrative.store.refs import names_under as names_under
-    from narrative.store.refs import reachable_elsewhere as reachable_elsewhere
     from narrative.store.refs import remote_of as remote_of
     from narrative.store.refs import replayed as was_replayed
     from narrative.store.refs import replayed_marks as replayed_marks
@@ -332,6 +362,7 @@ if TYPE_CHECKING:
     from narrative.store.view import WorldView as WorldView
     from narrative.store.watch import WorldWatcher as WorldWatcher
     from narrative.store.watch import file_sig as file_sig
+    from narrative.store.worktree import HandEdit as HandEdit
     from narrative.store.worktree import HandEdits as HandEdits
     from narrative.store.worktree import changed_paths as changed_files
     from narrative.store.worktree import odd_json_entries as odd_json_entries
@@ -346,15 +377,20 @@ if TYPE_CHECKING:
     __all__ = [
         "ABANDONED",
         "HEADS",
+        "MAX_RULES_FILE",
+        "MAX_SETTINGS",
+        "MAX_TEXT",
         "REMOTES",
         "REMOTE_HEADS",
         "REMOTE_KINDS",
         "SYMBOLIC",
         "Abandoned",
         "Catalog",
+        "ChapterRow",
         "Commit",
         "EventInfo",
         "Files",
+        "HandEdit",
         "HandEdits",
         "Move",
         "NodeRow",
@@ -363,6 +399,7 @@ if TYPE_CHECKING:
         "RepositoryPool",
         "ServerState",
         "SetAside",
+        "Span",
         "Tree",
         "Verified",
         "WorldRepo",
@@ -398,6 +435,7 @@ if TYPE_CHECKING:
         "delete_branch_ref",
         "delete_set_aside_ref",
         "drop_abandoned",
+        "drop_pending",
         "dropped_refs",
         "dropped_there",
         "environment_error",
@@ -417,6 +455,7 @@ if TYPE_CHECKING:
         "has_marker",
         "hazards",
         "head_reflog",
+        "held_only_by",
         "index_all_events",
         "index_to",
         "inside",
@@ -429,6 +468,8 @@ if TYPE_CHECKING:
         "keep_adopted",
         "last_record",
         "load_config",
+        "load_pending",
+        "load_review",
         "load_set_aside",
         "local_branches",
         "mark_replayed",
@@ -448,7 +489,8 @@ if TYPE_CHECKING:
         "plan_move",
         "push_edits_setting",
         "push_remote",
-        "reachable_elsewhere",
+        "read_bounded",
+        "read_bounded_stream",
         "record_json",
         "ref_exists",
         "ref_targets",
@@ -457,15 +499,19 @@ if TYPE_CHECKING:
         "remote_cleared",
         "remote_of",
         "remove_clone",
+        "replayed_copies",
         "replayed_marks",
         "resolution_key",
         "resolve_rev",
         "reverted_by",
         "running_command",
+        "save_pending",
+        "save_review",
         "scan_edits",
         "scan_for_event",
         "scan_for_reader",
         "seal",
+        "seal_chain",
         "searchable_text",
         "set_aside_edits",
         "set_aside_refs",

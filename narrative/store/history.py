@@ -94,6 +94,26 @@ def told_on_line(wr: WorldRepo, marks: Iterable[str], head: str, originals: set[
     return told
 
 
+def replayed_copies(wr: WorldRepo, marks: Iterable[str], tip: str, originals: set[str]) -> set[str]:
+    """Which of the events ``originals`` (record ids) of the chain at ``tip`` a replay told
+    again: the copies lie on the first-parent line of its mark, above where the mark's history
+    meets the chain's. A replay stopped half-way, or one ``--to`` an event, told only some."""
+    told: set[str] = set()
+    for mark in marks:
+        try:
+            base = wr.repo.merge_base(mark, tip)
+            start = wr.repo[mark].peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError):
+            continue  # a mark whose commit is gone holds nothing
+        for commit in first_parent(Commit(start), stop=str(base) if base is not None else None):
+            rec = commit.checked_record()
+            if rec is not None and rec["replay_of"] in originals:
+                told.add(rec["replay_of"])
+            if len(told) == len(originals):
+                break
+    return told
+
+
 def undone_chain(wr: WorldRepo, head: Commit, target: Commit) -> list[Commit]:
     """Commits a move of the story line from ``head`` back to ``target`` undoes, newest first
     (first-parent line)."""

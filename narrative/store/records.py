@@ -29,9 +29,12 @@ def subject_of(content: str) -> str:
 
 
 def record_json(record: EventRecord) -> dict[str, Any]:
-    # ``joined`` is written only by the merges that join nodes, so every other record reads
-    # the same in a narr that predates it.
-    return record.model_dump(mode="json", exclude=None if record.joined else {"joined"})
+    # ``joined`` is written only by the merges that join nodes, ``chapter`` and ``in_chapter``
+    # only by chapters, so every other record reads the same in a narr that predates them.
+    left_out = {name for name, empty in (("joined", not record.joined),
+                                         ("chapter", record.chapter is None),
+                                         ("in_chapter", record.in_chapter is None)) if empty}
+    return record.model_dump(mode="json", exclude=left_out or None)
 
 
 def encode(record: EventRecord) -> str:
@@ -61,8 +64,12 @@ RECORD_FIELDS: dict[str, Any] = {
     "diffusions": [], "edits": [], "narrative_text": None, "timestamp": None,
     "created_at": None, "close_scene": False, "diffuser": None, "causes": [],
     "reverts": None, "replay_of": None, "merged": None,
-    "explicit": [], "joined": {},
+    "explicit": [], "joined": {}, "chapter": None, "in_chapter": None,
 }
+
+
+ONLY_WHEN_SET = frozenset({"chapter", "in_chapter"})
+"""Fields a record shows only when it has them: a record that is no chapter's reads as before."""
 
 
 def has_marker(message: str) -> bool:
@@ -72,7 +79,8 @@ def has_marker(message: str) -> bool:
 
 
 def decode_raw(message: str) -> dict[str, Any] | None:
-    """The record as plain JSON, all fields present, without validation, or None.
+    """The record as plain JSON, all fields present (but those only chapters write, when it
+    has none: :data:`ONLY_WHEN_SET`), without validation, or None.
 
     Readers that only show a record (log, show, status) use this and never load
     pydantic: the record was validated when it was sealed, and the hash seals it.
@@ -86,7 +94,8 @@ def decode_raw(message: str) -> dict[str, Any] | None:
         return None
     if not isinstance(data, dict) or "id" not in data or "content" not in data:
         return None
-    return {key: data.get(key, default) for key, default in RECORD_FIELDS.items()}
+    return {key: data.get(key, default) for key, default in RECORD_FIELDS.items()
+            if key in data or key not in ONLY_WHEN_SET}
 
 
 def unreadable(message: str) -> str | None:
@@ -147,7 +156,7 @@ def _validated(data: dict[str, Any]) -> EventRecord | None:
 
 # What the plain reading accepts, field by field: JSON's own types and nothing the model
 # would coerce or reject; everything else is left to the model.
-_KINDS = ("genesis", "event", "merge")
+_KINDS = ("genesis", "event", "merge", "chapter")
 # An escaped UTF-16 surrogate: JSON can spell text UTF-8 cannot encode, and how the model
 # takes such text differs from field to field, so a record spelling one is the model's.
 _SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -232,6 +241,13 @@ def _plain_op(obj: object) -> dict[str, Any] | None:
     return None
 
 
+def _plain_place(obj: object) -> bool:
+    """An event's place in a chapter as its model dumps it."""
+    return (type(obj) is dict and obj.keys() == {"chapter", "number", "sentence", "scene"}
+            and _text(obj["chapter"]) and all(type(obj[k]) is int and obj[k] >= 1
+                                               for k in ("number", "sentence", "scene")))
+
+
 def plain_record(data: dict[str, Any]) -> dict[str, Any] | None:
     """A record (as :func:`decode_raw` gives it: every field present) that is plainly valid,
     in the form the model dumps it (``EventRecord.model_validate(data).model_dump(mode="json")``);
@@ -248,6 +264,11 @@ def plain_record(data: dict[str, Any]) -> dict[str, Any] | None:
             or not _text(data["id"]) or not _text(data["content"]) \
             or not _text(data["created_at"]) or type(data["close_scene"]) is not bool \
             or not all(_text_or_none(data[f]) for f in _OPTIONAL_TEXT):
+        return None
+    if data.get("chapter") is not None:
+        return None  # a chapter's own record: rare, and the model reads it whole
+    place = data.get("in_chapter")
+    if place is not None and not _plain_place(place):
         return None
     causes, joined = data["causes"], data["joined"]
     if type(causes) is not list or not all(_text(c) for c in causes) \
@@ -266,9 +287,11 @@ def plain_record(data: dict[str, Any]) -> dict[str, Any] | None:
                 return None
             rows.append(row)
         lists[name] = rows
-    out = {key: data[key] for key in RECORD_FIELDS}
+    out = {key: data.get(key) for key in RECORD_FIELDS}
     out.update(lists)
     out["causes"], out["joined"] = list(causes), dict(joined)
+    if place is not None:
+        out["in_chapter"] = dict(place)
     return out
 
 

@@ -371,23 +371,31 @@ def drop_abandoned(wr: WorldRepo, ref: str) -> None:
         wr.repo.references.delete(name)
 
 
-def reachable_elsewhere(wr: WorldRepo, ref: str) -> set[str]:
-    """Tips of every ref but ``ref`` (branches, tags, HEAD, narr's own refs)."""
-    out: set[str] = set()
+def kept_for_good(wr: WorldRepo, but: str | None = None) -> list[pygit2.Oid]:
+    """Tips of the refs narr keeps for ever: the story lines and one's own abandoned chains
+    (``but`` left out). Set-aside edits, adopted commits, tags and copies fetched from remotes
+    are not among them: each can go (``narr edits drop``, a remote's writer dropping theirs)
+    without narr asking whether it was the last to hold an event."""
+    out = []
     for name in wr.repo.references:
-        if name == ref or name.startswith(REPLAYED):
+        if name == but or not name.startswith(("refs/heads/", ABANDONED)):
             continue
         try:
             target = wr.repo.references[name].resolve().target
         except (KeyError, pygit2.GitError):
             continue
         if isinstance(target, pygit2.Oid) and target in wr.repo:
-            out.add(str(target))
-    if wr.repo.head_is_detached:
-        head = wr.repo.head.target
-        if isinstance(head, pygit2.Oid):
-            out.add(str(head))
+            out.append(target)
     return out
+
+
+def held_only_by(wr: WorldRepo, tip: str, but: str | None = None) -> list[Commit]:
+    """The commits ``tip`` reaches that no story line and no abandoned chain (``but`` aside)
+    holds, newest first: what would be left to git's reflog if ``tip``'s ref went."""
+    walker = wr.repo.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL)
+    for kept in kept_for_good(wr, but):
+        walker.hide(kept)
+    return [Commit(commit) for commit in walker]
 
 
 @dataclass

@@ -61,6 +61,9 @@ class WorldView:
 
     def committed_path(self, node_id: str) -> str | None:
         """The path of ``node_id``'s file in the tree (None: not there), without reading it."""
+        return self._tree_path(node_id)
+
+    def _tree_path(self, node_id: str) -> str | None:
         if node_id in self._committed:
             found = self._committed[node_id]
             return found[0] if found else None
@@ -81,7 +84,7 @@ class WorldView:
         """``(path, node)`` of ``node_id`` in the tree, or None."""
         if node_id in self._committed:
             return self._committed[node_id]
-        path = self.committed_path(node_id)
+        path = self._tree_path(node_id)
         found = None
         if path is not None:
             blob = blob_at(self._git, path)

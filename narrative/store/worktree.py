@@ -287,6 +287,8 @@ def _differs_from_index(wr: WorldRepo, index: pygit2.Index, path: str, trust_mod
         return True
     if trust_mode and bool(st.st_mode & 0o111) != (entry.mode == _EXECUTABLE):
         return True
+    if st.st_size > MAX_NODE_BYTES:
+        return True  # no node file: the scan names it without reading it whole
     try:
         with open(full, "rb") as fh:
             data = fh.read()

@@ -84,11 +84,13 @@ def open_repository(root: Path) -> pygit2.Repository | None:
 
 def load_config(root: Path) -> WorldConfig:
     """The world's ``narr.toml``, read and checked (:func:`narrative.config.parse_config`)."""
+    from narrative import bounded
     from narrative.store.confine import inside
 
     path = inside(root, CONFIG_FILE)  # settings from the world, not from where a link points
     try:
-        text = path.read_text(encoding="utf-8")
+        text = bounded.read(path, bounded.MAX_SETTINGS, label=CONFIG_FILE,
+                            error=InvalidWorldError).decode("utf-8")
     except FileNotFoundError:
         raise InvalidWorldError(f"{CONFIG_FILE} is missing from {root}") from None
     except UnicodeDecodeError:
@@ -104,7 +106,7 @@ class WorldRepo:
                  files: GitFiles | None = None) -> None:
         self.root = root
         self._repo = repo
-        self.config = config
+        self.config: WorldConfig = config
         # Set when the world was opened for reading without pygit2 (:meth:`open_for_reading`):
         # what it can answer is read from git's files, the rest opens ``repo`` when asked.
         self.files = files

@@ -1,13 +1,15 @@
-/* narr studio: both graphs of a narr world in the browser, over the JSON API of `narr serve`.
-   Plain JavaScript, no build step; the only library is the vendored Cytoscape.js. */
+/* narr studio: both graphs of a narr world and its manuscript in the browser, over the JSON
+   API of `narr serve`. Plain JavaScript, no build step: this file (the page's state, its calls,
+   the lists, the inspector, the event view and the composer), graph.js (both graphs),
+   nodeform.js (a node as a form) and manuscript.js; the libraries are vendored (vendor/). */
 "use strict";
 
 // narr's vocabulary, as the server gives it in the page (narrative/ids.py defines it once)
 const words = (name) => (document.body.dataset[name] || "").split(" ").filter(Boolean);
 const LAYERS = words("layers");
 const LIFECYCLES = words("lifecycles");
-const COLOURS = { character: "#d9534f", item: "#e0a030", ambient: "#3fa7c9", background: "#4f9d5a" };
-const SHAPES = { permanent: "ellipse", scene: "round-rectangle", event: "diamond" };
+const MAX_NAME = Number(document.body.dataset.maxName || 200);
+const NEAR_DRAW = 80;  // nodes drawn round a focus or of an opened cluster (the overview: the server's 150)
 
 const state = {
   view: "world",
@@ -26,6 +28,12 @@ const state = {
   branch: null,      // and the story line it stood on
   stamp: null,       // the last change notice: what the page shows is true to it
   live: false,       // whether change notices arrive
+  depth: 2,          // how many relations away the focus's neighbourhood is drawn
+  group: "auto",     // how a selection too big to draw is drawn: clusters by layer, kind, place
+  expand: new Set(), // the clusters opened
+  loadedNodeData: null,  // the node as the form was filled from it
+  offer: null,       // what its form offers (fields of its kind, reference fields, relation types)
+  book: null,        // the manuscript as last loaded
 };
 const timings = {};
 window.narrStudio = { state, timings };
@@ -160,11 +168,18 @@ function applyStamp(stamp, force = false) {
 }
 
 async function refreshNode() {
-  // Shown again as it now stands, unless the editor holds text not yet saved: that is never dropped.
+  // Shown again as it now stands, unless the editor or the form holds changes not yet saved:
+  // those are never dropped.
   if (editorDirty()) {
     $("node-message").className = "notice";
     $("node-message").textContent = "The world changed while the editor held unsaved text. Your text is kept: " +
       "save it to write it over the file, or discard it to see the file as it now is.";
+    return;
+  }
+  if (state.at === null && state.loadedNodeData && formDirty()) {
+    $("node-message").className = "notice";
+    $("node-message").textContent = "The world changed while the form held changes. They are kept: Save writes " +
+      "only the fields you changed (a field changed elsewhere too is shown to you first).";
     return;
   }
   await selectNode(state.selected, false, true);
@@ -209,14 +224,38 @@ function short(value, n = 120) {
   return text.length > n ? text.slice(0, n - 1) + "…" : text;
 }
 
-function nodeLabel(n) {
-  return n.aliases && n.aliases.length ? `${n.name}\n${n.aliases[0]}` : n.name;
-}
-
 /* --- names first: a node is shown by its name, its id only beside it ----------------------- */
 
 const CJK = /[\u3400-\u9fff\uf900-\ufaff]/;
 const langOf = (text) => (CJK.test(text) ? "zh" : null);
+
+/* Lists are in the order of the names shown, by the reader's locale; a Chinese name stands
+   among the others by the first letter of its pinyin (林远 with the L's), as an index of names
+   in a book of both scripts does, and in pinyin order among the Chinese ones. */
+const COLLATOR = new Intl.Collator(undefined, { sensitivity: "base", numeric: true });
+const PINYIN = new Intl.Collator("zh-u-co-pinyin", { sensitivity: "base", numeric: true });
+// the first Han character of each pinyin initial in the pinyin collation's order (A, B, C, ...)
+const PINYIN_STARTS = [["A", "阿"], ["B", "八"], ["C", "嚓"], ["D", "咑"], ["E", "妸"], ["F", "发"], ["G", "旮"],
+  ["H", "哈"], ["J", "丌"], ["K", "咔"], ["L", "垃"], ["M", "妈"], ["N", "拏"], ["O", "噢"], ["P", "妑"], ["Q", "七"],
+  ["R", "呥"], ["S", "仨"], ["T", "他"], ["W", "屲"], ["X", "夕"], ["Y", "丫"], ["Z", "帀"]];
+
+function initialOf(name) {
+  const first = [...name.trim()][0] || "";
+  if (!CJK.test(first)) return first.normalize("NFD").charAt(0).toUpperCase();
+  let letter = "A";
+  for (const [l, start] of PINYIN_STARTS) if (PINYIN.compare(first, start) >= 0) letter = l;
+  return letter;
+}
+
+function byShownName(a, b) {
+  const ia = initialOf(a);
+  const ib = initialOf(b);
+  if (ia !== ib) return COLLATOR.compare(ia, ib);
+  const ca = CJK.test(a.trim().charAt(0));
+  const cb = CJK.test(b.trim().charAt(0));
+  if (ca !== cb) return ca ? 1 : -1;  // under one letter, the Latin names first
+  return ca ? PINYIN.compare(a, b) : COLLATOR.compare(a, b);
+}
 
 function learnNames(rows) {
   state.names = state.names || {};
@@ -243,8 +282,8 @@ function nodeName(id, { link = true } = {}) {
   if (n && n.aliases && n.aliases.length) parts.push(el("span", { class: "alias", lang: langOf(n.aliases[0]) }, n.aliases[0]));
   if (n) parts.push(el("span", { class: "id" }, id));
   if (!link || !n) return el("span", { class: "node-name" }, ...parts);
-  return el("button", { type: "button", class: "link", "data-node": id, onclick: () => pickNode(id),
-    "aria-label": `${n.name}${n.aliases && n.aliases.length ? ` (${n.aliases[0]})` : ""}, open it` }, ...parts);
+  return el("button", { type: "button", class: "link", "data-node": id, onclick: () => { showView("world"); pickNode(id); } },
+    ...parts);
 }
 
 /* --- confirmation ------------------------------------------------------------------------ */
@@ -266,16 +305,18 @@ function confirmAction(title, lines, okText) {
 
 function showView(view) {
   state.view = view;
-  for (const [tab, panel, name] of [["tab-world", "world-view", "world"], ["tab-events", "event-view", "events"]]) {
+  for (const [tab, panel, name] of TABS) {
     $(tab).setAttribute("aria-selected", String(name === view));
     $(tab).tabIndex = name === view ? 0 : -1;  // one tab stop for the tab list (roving)
     $(panel).hidden = name !== view;
   }
   if (view === "events") {
-    loadEvents().then(() => eventCy && eventCy.resize());
+    loadEvents().then(() => { if (eventCy) { eventCy.resize(); placeLabels(eventCy); } });
+  } else if (view === "book") {
+    return loadManuscript();
   } else if (worldCy) {
     worldCy.resize();
-    worldCy.fit(undefined, 30);
+    fitWorld();
   }
 }
 
@@ -310,9 +351,10 @@ function updateTimeLabel() {
 
 async function onSlide() {
   const slider = $("time-slider");
-  if (editorDirty()) {
-    const discard = await confirmAction("Discard your unsaved text?",
-      [`The file editor holds changes to ${state.selected} that are not saved; the past cannot be edited.`,
+  const held = unsaved();
+  if (held) {
+    const discard = await confirmAction("Discard your unsaved changes?",
+      [`${held} to ${nameOf(state.selected)} that are not saved; the past cannot be edited.`,
         "Cancel to stay at now with your text; Discard to drop it and look at the past."], "Discard");
     if (!discard) { slider.value = slider.max; return; }
   }
@@ -326,159 +368,10 @@ async function onSlide() {
 
 /* --- the world view ----------------------------------------------------------------------- */
 
-let worldCy = null;
-
-function worldStyle() {
-  return [
-    { selector: "node", style: {
-      "label": "data(label)", "text-wrap": "wrap", "text-max-width": "110px", "font-size": LABEL_PX,
-      "min-zoomed-font-size": LABEL_PX,
-      "text-valign": "bottom", "text-margin-y": 3, "width": 22, "height": 22,
-      "font-family": "Noto Sans, Noto Sans CJK SC, sans-serif",
-      "background-color": (n) => COLOURS[n.data("layer")] || "#888",
-      "shape": (n) => SHAPES[n.data("lifecycle")] || "ellipse",
-      "border-width": 1, "border-color": "#fff" } },
-    { selector: "node[?edited]", style: { "border-width": 3, "border-style": "dashed", "border-color": "#7b3fbf" } },
-    { selector: "node.focus", style: { "width": 32, "height": 32, "border-width": 3, "border-color": "#223", "font-weight": "bold" } },
-    { selector: "node:selected", style: { "overlay-opacity": 0.15, "overlay-color": "#224" } },
-    { selector: "node.cursor", style: CURSOR_STYLE },
-    { selector: "edge", style: {
-      "width": 1.2, "line-color": "#b8bccc", "target-arrow-color": "#b8bccc", "target-arrow-shape": "triangle",
-      "curve-style": "bezier", "arrow-scale": 0.8, "label": "data(type)", "font-size": LABEL_PX, "color": "#556",
-      "min-zoomed-font-size": LABEL_PX,
-      "text-rotation": "autorotate", "text-background-color": "#fff", "text-background-opacity": 0.8 } },
-    // where someone stands, who holds a thing: reference fields, drawn apart from relations
-    { selector: 'edge[kind = "reference"]', style: { "line-style": "dashed" } },
-    ...HIGHLIGHT_STYLE,
-  ];
-}
-
-/* --- labels that read, positions that stay, neighbours on hover ------------------------- */
-
-// Labels are drawn at the page's own text size or larger: zoomed out too far for that, they are
-// hidden (min-zoomed-font-size), never shrunk. The node pointed at and its neighbours (class
-// "named") are shown whatever the zoom, and at that size too: below zoom 1 their font grows as the
-// zoom shrinks. The stylesheet holds one rule per band of zoom (fixed, written once); a zoom into
-// another band moves the few named elements to its class, nothing else is restyled.
-const LABEL_PX = parseFloat(getComputedStyle(document.documentElement).fontSize) || 14;
-const ZOOM_BANDS = [1, 0.8, 0.64, 0.5, 0.4, 0.32, 0.25, 0.2, 0.16, 0.125, 0.1];  // to the graphs' minZoom
-const BAND_CLASSES = ZOOM_BANDS.map((_, i) => `zb${i}`).join(" ");
-const CURSOR_STYLE = { "border-width": 4, "border-color": "#2a6ad0", "border-style": "solid",
-  "underlay-color": "#2a6ad0", "underlay-opacity": 0.25, "underlay-padding": 6 };
-const HIGHLIGHT_STYLE = [
-  { selector: ".named", style: { "min-zoomed-font-size": 0, "z-index": 10 } },
-  // a band's font drawn at the band's lowest zoom is the page's text size; at any zoom in it, larger
-  ...ZOOM_BANDS.map((low, i) => ({ selector: `.named.zb${i}`, style: {
-    "font-size": Math.ceil((LABEL_PX / low) * 10) / 10, "text-max-width": `${Math.round(110 / low)}px` } })),
-  { selector: ".faded", style: { "opacity": 0.22 } },
-];
-
-function zoomBand(zoom) {
-  const i = ZOOM_BANDS.findIndex((low) => zoom >= low - 1e-9);
-  return `zb${i < 0 ? ZOOM_BANDS.length - 1 : i}`;
-}
-
-function nameThem(cy, eles) {
-  eles.addClass(`named ${zoomBand(cy.zoom())}`);
-}
-
-function unname(cy) {
-  cy.elements(".named").removeClass(`named ${BAND_CLASSES}`);
-}
-
-function hoverNeighbours(cy) {
-  cy.on("mouseover", "node", (evt) => {
-    const near = evt.target.closedNeighborhood();
-    cy.batch(() => {
-      cy.elements().not(near).addClass("faded");
-      nameThem(cy, near);
-    });
-  });
-  cy.on("mouseout", "node", () => cy.batch(() => { cy.elements().removeClass("faded"); unname(cy); }));
-}
-
-/* --- the graphs by keyboard: a cursor over the drawn nodes ------------------------------- */
-
-// A canvas has no elements to tab to: the graph itself takes focus, arrow keys move a cursor
-// (drawn as a ring, said in words below the graph) through its nodes in the order given, and
-// Enter or Space opens the one under it as a click would.
-function graphKeys(cy, container, { order, open, describe }) {
-  const line = $(`${container.id}-cursor`);
-  let at = null;  // the id under the cursor
-  const show = (node) => {
-    cy.batch(() => {
-      cy.nodes(".cursor").removeClass("cursor");
-      unname(cy);
-      if (node) { node.addClass("cursor"); nameThem(cy, node); }
-    });
-    at = node ? node.id() : null;
-    line.textContent = node ? describe(node) : "";
-    if (!node) return;
-    const box = cy.extent();
-    const p = node.position();
-    if (p.x < box.x1 || p.x > box.x2 || p.y < box.y1 || p.y > box.y2) cy.center(node);
-  };
-  container.addEventListener("focus", () => {
-    const nodes = order();
-    const here = at && nodes.find((n) => n.id() === at);
-    show(here || nodes[0] || null);
-  });
-  container.addEventListener("blur", () => {
-    cy.nodes(".cursor").removeClass("cursor");
-    unname(cy);
-    line.textContent = "";
-  });
-  container.addEventListener("keydown", (evt) => {
-    const nodes = order();
-    if (!nodes.length) return;
-    let i = nodes.findIndex((n) => n.id() === at);
-    if (evt.key === "ArrowRight" || evt.key === "ArrowDown") i = Math.min(i + 1, nodes.length - 1);
-    else if (evt.key === "ArrowLeft" || evt.key === "ArrowUp") i = Math.max(i - 1, 0);
-    else if (evt.key === "Home") i = 0;
-    else if (evt.key === "End") i = nodes.length - 1;
-    else if ((evt.key === "Enter" || evt.key === " ") && i >= 0) {
-      evt.preventDefault();
-      open(nodes[i].id());
-      return;
-    } else return;
-    evt.preventDefault();
-    show(nodes[Math.max(i, 0)]);
-  });
-}
-
-const SHOWN_BAND = new WeakMap();  // each graph's band now (cy.scratch costs ~20 ms a call, at every fit)
-
-function labelState(cy) {
-  const zoom = cy.zoom();
-  cy.container().dataset.labels = zoom < 1 ? "hidden" : "shown";
-  const band = zoomBand(zoom);
-  if (SHOWN_BAND.get(cy) === band) return;
-  SHOWN_BAND.set(cy, band);
-  const named = cy.elements(".named");
-  if (named.length) cy.batch(() => named.removeClass(BAND_CLASSES).addClass(band));
-}
-
-function positionsKey() { return `narr-positions:${document.body.dataset.world || ""}`; }
-
-function storedPositions() {
-  try { return JSON.parse(localStorage.getItem(positionsKey()) || "{}"); } catch (err) { return {}; }
-}
-
-function viewKey(focus) {
+function viewKey(data) {
   const f = filters();
-  return focus ? `focus:${focus}` : `overview:${f.layer}|${f.kind}|${f.lifecycle}|${f.q}`;
-}
-
-function keepPositions(key, cy) {
-  // Kept in this browser, per world and per view, so a graph looks as it did last time.
-  const all = storedPositions();
-  const here = all[key] || {};
-  cy.nodes().forEach((n) => { const p = n.position(); here[n.id()] = [Math.round(p.x), Math.round(p.y)]; });
-  delete all[key];
-  all[key] = here;
-  const keys = Object.keys(all);
-  for (const k of keys.slice(0, Math.max(0, keys.length - 40))) delete all[k];  // the last 40 views
-  try { localStorage.setItem(positionsKey(), JSON.stringify(all)); } catch (err) { /* full: not kept */ }
+  if (data.focus) return `focus:${data.focus}:${data.depth}`;
+  return `overview:${f.layer}|${f.kind}|${f.lifecycle}|${f.q}|${data.group || ""}|${[...state.expand].sort().join(",")}`;
 }
 
 function filters() {
@@ -494,7 +387,10 @@ function filters() {
 async function loadWorld() {
   const started = performance.now();
   const ticket = ++state.worldRequest;
-  const params = { ...filters(), at: state.at, around: state.focus, depth: state.focus ? 2 : null };
+  const near = state.focus || state.expand.size;  // a neighbourhood, a cluster opened: what a reader takes in
+  const params = { ...filters(), at: state.at, around: state.focus, depth: state.focus ? state.depth : null,
+    group: state.focus ? null : state.group || null, expand: state.focus ? null : [...state.expand].join(","),
+    draw: near ? NEAR_DRAW : null };
   let data;
   try {
     data = await api(`/api/graph/world${query(params)}`);
@@ -511,6 +407,7 @@ async function loadWorld() {
   fillFacets(data.facets);
   renderNodeList(data);
   renderWorldGraph(data);
+  describeWorldGraph(data);
   timings.worldRender = performance.now() - started;
   document.body.dataset.worldReady = String(ticket);
 }
@@ -518,12 +415,13 @@ async function loadWorld() {
 function fillFacets(facets) {
   const kind = $("filter-kind");
   const chosen = kind.value;
-  const kinds = Object.keys(facets.kind || {}).filter(Boolean).sort();
+  const kinds = Object.keys(facets.kind || {}).filter(Boolean).sort(byShownName);
   const have = [...kind.options].map((o) => o.value).slice(1);
   if (have.join("\u0000") !== kinds.join("\u0000")) {
     kind.replaceChildren(el("option", { value: "" }, "any"),
       ...kinds.map((k) => el("option", { value: k }, `${k} (${facets.kind[k]})`)));
     kind.value = kinds.includes(chosen) ? chosen : "";
+    $("kinds").replaceChildren(...kinds.map((k) => el("option", { value: k })));
   }
 }
 
@@ -532,18 +430,18 @@ function renderNodeList(data) {
     learnNames(Object.fromEntries(data.nodes.map((n) => [n.id, { name: n.name, aliases: n.aliases, layer: n.layer }])));
   }
   const list = $("node-list");
-  const items = data.nodes.map((n) => {
+  const rows = data.nodes.slice().sort((a, b) => byShownName(a.name, b.name) || (a.id < b.id ? -1 : 1));
+  const items = rows.map((n) => {
     const alias = n.aliases && n.aliases.length ? n.aliases.join(" · ") : "";
-    const label = `${n.name}${alias ? ` (${alias})` : ""}, ${n.layer} ${n.kind}, ${n.lifecycle}` +
-      `${n.edited ? `, hand-edited (${n.edited})` : ""}, id ${n.id}`;
     return el("li", {}, el("button", {
-      type: "button", "data-id": n.id, "aria-label": label,
-      "aria-current": n.id === state.selected ? "true" : null,
+      type: "button", "data-id": n.id, "aria-current": n.id === state.selected ? "true" : null,
       onclick: () => pickNode(n.id),
-    }, el("span", { class: "dot", style: `background:${COLOURS[n.layer] || "#888"}` }), n.name,
-    alias ? el("span", { class: "alias", lang: langOf(alias) }, alias) : null,
+    }, el("span", { class: `dot ${n.layer}`, "aria-hidden": "true" }),
+    el("span", { class: "name", title: n.name }, n.name),
+    alias ? el("span", { class: "alias", lang: langOf(alias), title: alias }, alias) : null,
     el("span", { class: "tag" }, n.kind),
-    n.edited ? el("span", { class: "tag edited" }, n.edited) : null));
+    n.edited ? el("span", { class: "tag edited" }, n.edited) : null,
+    el("span", { class: "sr" }, `, ${n.layer}, ${n.lifecycle}${n.edited ? ", hand-edited" : ""}, id ${n.id}`)));
   });
   list.replaceChildren(...items);
   const shown = data.nodes.length;
@@ -552,71 +450,33 @@ function renderNodeList(data) {
     : `${data.matched} of ${data.total} nodes`;
 }
 
-function renderWorldGraph(data) {
-  state.drawn = data.graph.nodes.length;
-  const elements = [];
-  for (const n of data.graph.nodes) {
-    elements.push({ group: "nodes", data: { id: n.id, label: nodeLabel(n), layer: n.layer, kind: n.kind,
-      lifecycle: n.lifecycle, edited: n.edited || null, degree: n.degree },
-      classes: n.id === data.focus ? "focus" : "" });
-  }
-  data.graph.edges.forEach((e, i) => elements.push({ group: "edges",
-    data: { id: `e${i}`, source: e.source, target: e.target, type: e.type, kind: e.kind } }));
-  if (!worldCy) {
-    worldCy = cytoscape({ container: $("world-graph"), elements: [], style: worldStyle(),
-      minZoom: 0.1, maxZoom: 1.5 });  // (labels grow with the zoom: at most half as big again)
-    worldCy.on("tap", "node", (evt) => pickNode(evt.target.id()));
-    worldCy.on("zoom", () => labelState(worldCy));
-    worldCy.on("dragfree", "node", () => keepPositions(state.viewKey, worldCy));
-    hoverNeighbours(worldCy);
-    graphKeys(worldCy, $("world-graph"), {
-      order: () => worldCy.nodes().toArray(),  // as drawn: the focus and its rings, or best connected first
-      open: (id) => pickNode(id),
-      describe: (n) => `${n.data("label")}: ${n.data("layer")} ${n.data("kind") || ""}, ` +
-        `${n.degree(false)} relations drawn. Enter opens it.`,
-    });
-    window.narrStudio.worldCy = worldCy;
-  }
-  worldCy.batch(() => {
-    worldCy.elements().remove();
-    worldCy.add(elements);
-  });
-  const focus = data.focus;
-  const layout = focus
-    ? { name: "concentric", animate: false, minNodeSpacing: 28,
-        concentric: (n) => (n.id() === focus ? 100 : 100 - n.data("ring")), levelWidth: () => 1 }
-    : { name: "concentric", animate: false, minNodeSpacing: 24,
-        concentric: (n) => n.data("degree") || 0, levelWidth: () => 2 };
-  if (focus) {
-    // rings by distance from the focus (breadth-first over the drawn edges)
-    const ring = { [focus]: 0 };
-    const queue = [focus];
-    while (queue.length) {
-      const id = queue.shift();
-      worldCy.getElementById(id).neighborhood("node").forEach((m) => {
-        if (ring[m.id()] === undefined) { ring[m.id()] = ring[id] + 1; queue.push(m.id()); }
-      });
-    }
-    worldCy.nodes().forEach((n) => n.data("ring", ring[n.id()] === undefined ? 9 : ring[n.id()]));
-  }
-  state.viewKey = viewKey(focus);
-  const known = storedPositions()[state.viewKey] || {};
-  const drawn = worldCy.nodes();
-  if (drawn.length && drawn.every((n) => known[n.id()])) {
-    worldCy.layout({ name: "preset", positions: (n) => ({ x: known[n.id()][0], y: known[n.id()][1] }) }).run();
-  } else {
-    worldCy.layout(layout).run();
-    keepPositions(state.viewKey, worldCy);
-  }
-  worldCy.fit(undefined, 30);
-  labelState(worldCy);
-  const names = data.graph.nodes.map((n) => n.name).join(", ");
-  $("world-graph").setAttribute("aria-label",
-    `The relation network: ${data.graph.nodes.length} nodes drawn` + (names ? `: ${short(names, 400)}` : ""));
+function describeWorldGraph(data) {
+  // The drawing in words: for a screen reader, and under the graph for everyone.
+  const graph = data.graph;
+  const names = [...graph.clusters.map((c) => `${c.label} (${c.count})`), ...graph.nodes.map((n) => n.name)];
+  $("world-graph").setAttribute("aria-label", `The relation network: ${names.length} drawn` +
+    (names.length ? `: ${short(names.join(", "), 400)}` : ""));
   const when = state.at ? ` as of ${$("time-label").textContent}` : "";
-  $("graph-note").textContent = focus
-    ? `The neighbourhood of ${focus} (2 relations away)${when}. ${data.graph.nodes.length} nodes, ${data.graph.edges.length} relations.`
-    : `${data.graph.nodes.length} best-connected of ${data.matched} selected nodes${when}; pick one to see its neighbourhood.`;
+  const focusName = data.focus ? nameOf(data.focus) : "";
+  let note;
+  if (data.focus) {
+    note = `The neighbourhood of ${focusName} (${data.depth} relation${data.depth === 1 ? "" : "s"} away)${when}. ` +
+      `${graph.nodes.length} nodes, ${graph.edges.length} relations.`;
+  } else if (data.group) {
+    const opened = graph.nodes.length ? ` ${graph.nodes.length} nodes of the opened cluster${state.expand.size > 1 ? "s" : ""} drawn.` : "";
+    note = `${data.matched.toLocaleString()} nodes${when} in ${graph.clusters.length} clusters by ${data.group}: ` +
+      `click one to open it.${opened}`;
+  } else {
+    note = `${graph.nodes.length} best-connected of ${data.matched} selected nodes${when}; pick one to see its neighbourhood.`;
+  }
+  $("graph-note").textContent = note;
+  $("world-graph").dataset.focus = data.focus || "";
+  $("graph-overview").hidden = !data.focus;
+  $("graph-depth-box").hidden = !data.focus;
+  $("graph-group-box").hidden = Boolean(data.focus);
+  $("graph-opened").replaceChildren(...[...state.expand].map((key) => el("button", { type: "button", class: "close-cluster",
+    "data-cluster": key, onclick: () => { state.expand.delete(key); loadWorld(); } },
+  `Close ${key.split(":").slice(1).join(":") || key}`)));
 }
 
 /* --- problems: what the next event would refuse, and the events that failed -------------- */
@@ -634,9 +494,9 @@ async function loadProblems() {
     el("div", {}, `“${short(f.content, 120)}”`),
     el("div", { class: "error" }, short(f.error, 300)),
     el("div", { class: "row" },
-      el("button", { type: "button", class: "retry", "aria-label": `retry “${short(f.content, 60)}”`,
+      el("button", { type: "button", class: "retry", "aria-label": `Retry “${short(f.content, 60)}”`,
         onclick: () => retryFailed(f) }, "Retry"),
-      el("button", { type: "button", class: "drop", "aria-label": `drop “${short(f.content, 60)}”`,
+      el("button", { type: "button", class: "drop", "aria-label": `Drop… “${short(f.content, 60)}”`,
         onclick: () => dropFailed(f) }, "Drop…")))));
   document.body.dataset.problems = String(data.problems.length);
   document.body.dataset.failed = String(data.failed.length);
@@ -672,106 +532,103 @@ async function pickNode(id) {
   loadWorld();
 }
 
+const TABS = [["tab-world", "world-view", "world"], ["tab-events", "event-view", "events"], ["tab-book", "book-view", "book"]];
+
 function tabKeys(evt) {
   // The ARIA tabs pattern: arrows move between the tabs (and show them), Home and End too.
-  const tabs = ["tab-world", "tab-events"];
-  const at = tabs.indexOf(evt.target.id);
+  const at = TABS.findIndex(([tab]) => tab === evt.target.id);
   let next = null;
-  if (evt.key === "ArrowRight" || evt.key === "ArrowDown") next = (at + 1) % tabs.length;
-  else if (evt.key === "ArrowLeft" || evt.key === "ArrowUp") next = (at - 1 + tabs.length) % tabs.length;
+  if (evt.key === "ArrowRight" || evt.key === "ArrowDown") next = (at + 1) % TABS.length;
+  else if (evt.key === "ArrowLeft" || evt.key === "ArrowUp") next = (at - 1 + TABS.length) % TABS.length;
   else if (evt.key === "Home") next = 0;
-  else if (evt.key === "End") next = tabs.length - 1;
+  else if (evt.key === "End") next = TABS.length - 1;
   if (next === null) return;
   evt.preventDefault();
-  showView(next === 0 ? "world" : "events");
-  $(tabs[next]).focus();
+  showView(TABS[next][2]);
+  $(TABS[next][0]).focus();
+}
+
+function unsaved() {
+  // What would be lost by showing another node: the file editor's text, the form's changes.
+  if (editorDirty()) return "The file editor holds changes";
+  if (state.selected !== null && state.at === null && formDirty()) return "The form holds changes";
+  return null;
 }
 
 async function selectNode(id, scroll = true, again = false) {
-  if (!again && id !== state.selected && editorDirty()) {
-    const discard = await confirmAction("Discard your unsaved text?",
-      [`The file editor holds changes to ${state.selected} that are not saved.`,
+  const held = !again && id !== state.selected ? unsaved() : null;
+  if (held) {
+    const discard = await confirmAction("Discard your unsaved changes?",
+      [`${held} to ${nameOf(state.selected)} that are not saved.`,
         "Cancel to go back to them (and save them); Discard to drop them and open the other node."], "Discard");
     if (!discard) return false;
+  }
+  if (id !== state.selected) {  // a form half filled for one node is never carried to the next
+    $("field-path").value = "";
+    $("field-value").value = "";
+    $("conflicts").hidden = true;
+    endRelationEdit();
+    for (const f of ["relation-type", "relation-target", "relation-attrs"]) $(f).value = "";
   }
   state.selected = id;
   for (const b of document.querySelectorAll("#node-list button")) {
     b.setAttribute("aria-current", String(b.dataset.id === id));
   }
   $("inspector-empty").hidden = true;
+  $("ended-note").hidden = true;
   $("inspector-body").hidden = false;
-  if (!again) $("node-message").textContent = "";
-  let node;
+  if (!again) { $("node-message").textContent = ""; $("node-message").className = ""; }
+  let view;
   try {
-    const view = await api(`/api/studio/node/${encodeURIComponent(id)}${query({ at: state.at })}`);
+    view = await api(`/api/studio/node/${encodeURIComponent(id)}${query({ at: state.at })}`);
     learnNames(view.names);
-    node = view.node;
-    node.__links = view.links || {};
-    node.__file = view.file;
   } catch (err) {
+    if (state.selected !== id) return;
     $("node-title").textContent = id;
     $("node-sub").textContent = "";
+    $("node-main").replaceChildren();
     $("node-fields").replaceChildren();
     $("node-relations").replaceChildren();
     $("node-editor").value = "";
+    $("node-message").className = "error";
     $("node-message").textContent = problemText(err);
     return;
   }
   if (state.selected !== id) return;
-  if (again && editorDirty()) return refreshNode();  // text typed while it loaded stays
-  showNode(node);
+  if (again && (editorDirty() || (state.at === null && formDirty()))) return refreshNode();  // typed while it loaded: stays
+  showNode(view);
   showNodeProblems();
   if (scroll) $("inspector").scrollTop = 0;
   return true;
 }
 
-function showNode(node) {
-  const links = node.__links || {};
-  if ("__file" in node) state.loadedFile = node.__file;
-  delete node.__links;
-  delete node.__file;
+function showNode(view) {
+  const node = view.node;
+  state.links = view.links || {};
+  if (view.file !== undefined) state.loadedFile = view.file;
   const aliases = (node.aliases || []).join(" · ");
-  $("node-title").replaceChildren(node.name || node.id,
-    aliases ? el("span", { class: "alias", lang: langOf(aliases) }, aliases) : "");
+  $("node-title").replaceChildren(el("span", { class: "name", title: node.name || node.id }, node.name || node.id),
+    aliases ? el("span", { class: "alias", lang: langOf(aliases), title: aliases }, aliases) : "");
   $("node-sub").textContent = `${node.id} · ${node.layer} · ${node.kind} · ${node.lifecycle || "permanent"}`;
   const past = state.at !== null;
-  const dl = $("node-fields");
-  const rows = [];
-  if (node.summary !== undefined) rows.push([["summary"], node.summary]);
-  for (const group of ["state", "traits"]) {
-    for (const [k, v] of Object.entries(node[group] || {})) rows.push([[group, k], v]);
-  }
-  dl.replaceChildren(...rows.flatMap(([path, v]) => {
-    const label = path.join(".");
-    const named = links[label];  // a field holding a node's id: the node, by name, as a link
-    const value = past ? (named ? nodeName(named) : short(v, 200)) : el("input", {
-      value: typeof v === "string" ? v : JSON.stringify(v), "aria-label": `${node.name || node.id} ${label}`,
-      "data-path": label, onchange: (evt) => setField(path, typeof v === "string", evt.target.value) });
-    return [el("dt", {}, label), el("dd", {}, value, !past && named ? el("div", { class: "names" }, "→ ", nodeName(named)) : null)];
-  }));
-  $("field-form").hidden = past;
-  const rel = $("node-relations");
-  const items = [];
-  for (const [type, targets] of Object.entries(node.relations || {})) {
-    for (const [target, attrs] of Object.entries(targets || {})) {
-      const extra = attrs && Object.keys(attrs).length ? ` ${short(attrs, 60)}` : "";
-      const name = nameOf(target);
-      const alias = ((state.names || {})[target] || {}).aliases || [];
-      items.push(el("li", { class: "relation", "data-type": type, "data-target": target },
-        el("button", { type: "button", "aria-label": `${type} ${name}${alias.length ? ` (${alias[0]})` : ""}`,
-          onclick: () => pickNode(target) },
-        `${type} → ${name}`, alias.length ? el("span", { class: "alias", lang: langOf(alias[0]) }, alias[0]) : null,
-        name !== target ? el("span", { class: "id" }, target) : null, extra),
-      past ? null : el("button", { type: "button", class: "edit", "aria-label": `edit ${type} → ${name}`,
-        title: "change this relation's type, target or attributes", onclick: () => editRelation(type, target, attrs) }, "✎"),
-      past ? null : el("button", { type: "button", class: "remove", "aria-label": `remove ${type} → ${name}`,
-        title: "remove this relation (a hand edit)", onclick: () => changeRelations(type, target, false) }, "×")));
+  for (const part of ["field-form", "relation-form", "node-end"]) $(part).hidden = past;
+  document.querySelector("#node-form .save-row").hidden = past;
+  if (past) {
+    // As it was then: read, not edited.
+    const rows = [];
+    if (node.summary) rows.push(["summary", node.summary]);
+    for (const group of ["state", "traits"]) {
+      for (const [k, v] of Object.entries(node[group] || {})) rows.push([`${group}.${k}`, v]);
     }
+    $("node-main").replaceChildren();
+    $("node-fields").replaceChildren(el("dl", { class: "past" }, ...rows.flatMap(([label, v]) => [el("dt", {}, label),
+      el("dd", {}, state.links[label] ? nodeName(state.links[label]) : short(v, 200))])));
+    state.loadedNodeData = null;
+    $("form-dirty").textContent = "";
+  } else {
+    renderForm(node, view.offer);
   }
-  $("relation-form").hidden = past;
-  $("node-end").hidden = past;
-  endRelationEdit();
-  rel.replaceChildren(...(items.length ? items : [el("li", {}, "none")]));
+  showRelations(node, past);
   const text = JSON.stringify(node, null, 2);
   state.loadedNode = text;
   const editor = $("node-editor");
@@ -779,52 +636,48 @@ function showNode(node) {
   editor.readOnly = past;
   $("node-save").disabled = past;
   $("node-revert").disabled = past;
-  if (past) $("node-message").textContent = "This is the node as it was then; move the slider to now to edit it.";
+  if (past) {
+    $("node-message").className = "notice";
+    $("node-message").textContent = "This is the node as it was then; move the slider to now to edit it.";
+  }
+  showMentions(node.id);
 }
 
-function loadedNode() {
-  // A field or relation changed in place applies to the file as loaded, never to unsaved editor text.
-  if (editorDirty()) {
-    $("node-message").className = "error";
-    $("node-message").textContent = "The file editor holds unsaved text: save it or discard it first " +
-      "(a change here would otherwise save it too, or drop it).";
-    return null;
+function showRelations(node, past) {
+  const items = [];
+  const rows = [];
+  for (const [type, targets] of Object.entries(node.relations || {})) {
+    for (const [target, attrs] of Object.entries(targets || {})) rows.push([type, target, attrs]);
   }
-  return JSON.parse(state.loadedNode);
-}
-
-function editedNode() {
-  try {
-    return JSON.parse($("node-editor").value);
-  } catch (err) {
-    $("node-message").className = "error";
-    $("node-message").textContent = `The node file in the editor is not JSON: ${err.message}`;
-    return null;
+  rows.sort((a, b) => COLLATOR.compare(a[0], b[0]) || byShownName(nameOf(a[1]), nameOf(b[1])));
+  for (const [type, target, attrs] of rows) {
+    const extra = attrs && Object.keys(attrs).length ? ` ${short(attrs, 60)}` : "";
+    const name = nameOf(target);
+    const alias = ((state.names || {})[target] || {}).aliases || [];
+    items.push(el("li", { class: "relation", "data-type": type, "data-target": target },
+      el("button", { type: "button", title: `${type} → ${name}${extra}`, onclick: () => pickNode(target) },
+        `${type} → `, el("span", { class: "name" }, name),
+        alias.length ? el("span", { class: "alias", lang: langOf(alias[0]) }, alias[0]) : null,
+        name !== target ? el("span", { class: "id" }, target) : null, extra),
+      past ? null : el("button", { type: "button", class: "edit", "aria-label": `edit ${type} → ${name}`,
+        title: "change this relation's type, target or attributes", onclick: () => editRelation(type, target, attrs) }, "✎"),
+      past ? null : el("button", { type: "button", class: "remove", "aria-label": `remove ${type} → ${name}`,
+        title: "remove this relation (a hand edit)", onclick: () => changeRelations(type, target, false) }, "×")));
   }
-}
-
-function setField(path, asText, text) {
-  // As narr event --set: a value that parses as JSON is JSON, else text (always text for a text field).
-  let value = text;
-  if (!asText) {
-    try { value = JSON.parse(text); } catch (err) { value = text; }
-  }
-  const node = loadedNode();
-  if (!node) return;
-  let here = node;
-  for (const key of path.slice(0, -1)) {
-    if (typeof here[key] !== "object" || here[key] === null) here[key] = {};
-    here = here[key];
-  }
-  here[path[path.length - 1]] = value;
-  saveNode(JSON.stringify(node, null, 2));
+  $("node-relations").replaceChildren(...(items.length ? items : [el("li", {}, "none")]));
 }
 
 function changeRelations(type, target, add, attrs, replaces) {
   // One relation changed in the node's file as it stands (a hand edit); the target by name.
-  if (editorDirty()) { loadedNode(); return; }
-  const id = state.selected;
+  // The form's other changes, if any, stay as typed (only the relation is written).
   const message = $("node-message");
+  if (editorDirty()) {
+    message.className = "error";
+    message.textContent = "The file editor holds unsaved text: save it or discard it first " +
+      "(a change here would otherwise save it too, or drop it).";
+    return Promise.resolve(false);
+  }
+  const id = state.selected;
   message.className = "";
   message.textContent = "saving…";
   const body = { node: id, type, target, remove: !add };
@@ -832,7 +685,13 @@ function changeRelations(type, target, add, attrs, replaces) {
   if (replaces) body.replaces = replaces;
   return api("/api/studio/relation", { method: "POST", body }).then(async (answer) => {
     const r = answer.relation;
-    await selectNode(id, false, true);
+    if (formDirty()) {
+      state.loadedNodeData.relations = answer.node.relations;
+      state.loadedNode = JSON.stringify(answer.node, null, 2);
+      $("node-editor").value = state.loadedNode;
+      await withNames([r.target]);
+      showRelations(answer.node, false);
+    } else await selectNode(id, false, true);
     message.className = "ok";
     message.textContent = `Saved ${answer.path}: ${r.removed ? "removed" : "the relation"} ${r.type} → ${nameOf(r.target)}` +
       " (a hand edit, recorded with the next event).";
@@ -894,13 +753,14 @@ async function submitRelation() {
   } finally { button.disabled = false; }
 }
 
-const suggestTargets = debounce(async () => {
-  const q = $("relation-target").value.trim();
+const suggestTargets = debounce(async (input) => {
+  const box = input instanceof HTMLElement ? input : $("relation-target");
+  const q = box.value.trim();
   if (!q) return;
   let data;
   try { data = await api(`/api/graph/world${query({ q, limit: 20, draw: 0 })}`); } catch (err) { return; }
   const options = [];
-  for (const n of data.nodes) {
+  for (const n of data.nodes.slice().sort((a, b) => byShownName(a.name, b.name))) {
     options.push(el("option", { value: n.name, label: `${n.id} · ${n.layer} ${n.kind}` }));
     for (const a of n.aliases || []) options.push(el("option", { value: a, label: `${n.name} (${n.id})` }));
   }
@@ -942,12 +802,21 @@ async function createNode() {
   } finally { button.disabled = false; }
 }
 
-function openEndNode() {
+async function openEndNode() {
   const id = state.selected;
   if (!id) return;
-  const name = $("node-title").firstChild ? $("node-title").firstChild.textContent : id;
+  const name = nameOf(id);
+  await loadPending();
   $("end-node-text").textContent = `An event ends ${name} (${id}): it leaves the world from then on, ` +
     "and stays in the history (the time slider shows it before).";
+  // An event records every hand edit waiting, whichever node it changed: said before, not after.
+  const others = state.pending;
+  $("end-node-edits").replaceChildren(...(others.length ? [
+    el("p", {}, `The event also records the ${others.length} hand edit${others.length === 1 ? "" : "s"} waiting ` +
+      "(every event does):"),
+    el("ul", {}, ...others.slice(0, 12).map((e) => el("li", {}, nodeName(e.target, { link: false }),
+      ` ${e.field ? fieldWords(e.field) : "(the whole node)"}${"new_value" in e ? `: ${short(e.new_value, 40)}` : ""}`)),
+    others.length > 12 ? el("li", {}, `and ${others.length - 12} more`) : null)] : []));
   $("end-content").value = `${name} is gone`;
   $("end-node-message").textContent = "";
   $("end-node").showModal();
@@ -961,14 +830,24 @@ async function endNode() {
   const content = $("end-content").value.trim();
   if (!content) { $("end-node-message").textContent = "Say what happens first."; return; }
   button.disabled = true;
+  const name = nameOf(id);
   try {
     const result = await api("/api/studio/compose", { method: "POST", body: { content, expire: [id] } });
     $("end-node").close();
-    $("node-message").className = "ok";
-    $("node-message").textContent = `Recorded “${short(result.content || content, 80)}”: ${id} has ended.`;
+    // The node is gone: the inspector says what happened, and nothing refreshes it into an error.
+    state.selected = null;
+    state.focus = null;
+    state.loadedNodeData = null;
+    $("node-message").textContent = "";
+    $("node-message").className = "";
+    $("inspector-body").hidden = true;
+    const note = $("ended-note");
+    note.textContent = `Recorded “${short(result.content || content, 80)}”: ${name} has ended. It stays in the ` +
+      "history: move the time slider back to see it.";
+    note.hidden = false;
+    document.body.dataset.ended = id;
     await loadEvents();
     loadWorld();
-    selectNode(id, false, true);
   } catch (err) {
     $("end-node-message").textContent = problemText(err);
   } finally { button.disabled = false; }
@@ -992,13 +871,14 @@ async function saveNode(text, overwrite = false) {
     message.className = "error";
     message.textContent = problemText(err);
     if (err instanceof ApiError && err.status === 412 && err.message.includes("changed since this page loaded it")) {
+      // Written whole, the text would put back every field as this page loaded it, undoing
+      // what the other tab or editor changed: only the text's own changes are applied.
       const again = await confirmAction("The file changed elsewhere", [err.message,
-        "Your text is kept. Write it over the file as it now is, or cancel (then discard your text to see the file)."],
-      "Write over it");
-      if (again) {
-        state.saving = false;
-        return saveNode(body, true);
-      }
+        "Your text is kept. Apply only what your text changes to the file as it now is (the other " +
+        "changes stay; a field changed on both sides is shown to you), or cancel."],
+      "Apply my changes");
+      state.saving = false;
+      if (again) return applyEditorChanges(body);
     }
     return;
   } finally {
@@ -1104,8 +984,6 @@ function refocus(keep) {
   if (again) again.focus();
 }
 
-let eventCy = null;
-
 async function loadEvents() {
   let data;
   try {
@@ -1121,12 +999,20 @@ async function loadEvents() {
   const keep = focusedMark(["#timeline", "#chains"]);
   $("timeline").replaceChildren(...data.events.map((e) => el("li", {}, el("button", {
     type: "button", "data-commit": e.commit, "aria-current": e.commit === state.event ? "true" : null,
-    "aria-label": `event ${e.seq}: ${e.content}`, onclick: () => selectEvent(e.commit).then(() => $("event-title").focus()),
-  }, el("span", { class: "seq" }, `#${e.seq}`), e.content, el("span", { class: "kind" }, e.kind)))));
+    title: e.content, onclick: () => selectEvent(e.commit).then(() => $("event-title").focus()),
+  }, el("span", { class: "seq" }, `#${e.seq}`), " ", el("span", { class: "what" }, e.content), " ",
+  el("span", { class: "kind" }, e.kind)))));
+  // What the story-line panel said of a HEAD that is no longer where the story stands goes.
+  const said = $("lines-out");
+  if (said.dataset.head && said.dataset.head !== (state.head || "")) {
+    said.textContent = "";
+    said.className = "";
+    delete said.dataset.head;
+  }
   $("chains").replaceChildren(...(data.chains.length ? data.chains.map((c) => el("li", {},
     el("div", {}, `${c.n}. ${c.name}`),
     el("div", { class: "tag" }, `${c.length} event${c.length === 1 ? "" : "s"}` +
-      (c.first ? `, from “${short(c.first.content, 50)}”` : "") + (c.replayed ? ", replayed" : "")),
+      (c.first ? `, from “${short(c.first.content, 50)}”` : "") + (c.replayed ? (c.replayed_events < c.length ? `, replayed ${c.replayed_events} of ${c.length}` : ", replayed") : "")),
     el("div", { class: "row" },
       el("button", { type: "button", "data-chain": String(c.n), onclick: () => replayChain(c, false) }, "Replay…"),
       el("button", { type: "button", "data-chain-reuse": String(c.n), onclick: () => replayChain(c, true) },
@@ -1137,73 +1023,6 @@ async function loadEvents() {
   renderEventGraph(data);
   await loadPending();
   document.body.dataset.eventsReady = String(Date.now());
-}
-
-function renderEventGraph(data) {
-  const events = data.events.slice().reverse();
-  const index = {};
-  events.forEach((e, i) => { index[e.commit] = i; });
-  const elements = events.map((e, i) => ({ group: "nodes",
-    data: { id: e.commit, label: `#${e.seq} ${short(e.content, 40)}`, kind: e.kind },
-    position: { x: i * 150, y: 0 } }));
-  for (let i = 1; i < events.length; i++) {
-    elements.push({ group: "edges", classes: "spine",
-      data: { id: `s${i}`, source: events[i - 1].commit, target: events[i].commit } });
-  }
-  data.edges.forEach((e, i) => {
-    if (index[e.source] === undefined || index[e.target] === undefined) return;
-    elements.push({ group: "edges", classes: "cause", data: { id: `c${i}`, source: e.source, target: e.target, label: e.label } });
-  });
-  data.chains.forEach((c, k) => {
-    const base = c.base && index[c.base] !== undefined ? index[c.base] : 0;
-    const id = `chain-${c.n}`;
-    elements.push({ group: "nodes", classes: "chain",
-      data: { id, label: `chain ${c.n}: ${short(c.name, 40)} (${c.length})` },
-      position: { x: base * 150 + 75, y: 110 + 70 * (k % 4) } });
-    if (c.base && index[c.base] !== undefined) {
-      elements.push({ group: "edges", classes: "branch", data: { id: `b${k}`, source: c.base, target: id } });
-    }
-  });
-  if (!eventCy) {
-    eventCy = cytoscape({ container: $("event-graph"), elements: [], minZoom: 0.1, maxZoom: 3,
-      style: [
-        { selector: "node", style: { "label": "data(label)", "text-wrap": "wrap", "text-max-width": "130px",
-          "font-size": LABEL_PX, "min-zoomed-font-size": LABEL_PX, "text-valign": "bottom", "text-margin-y": 4,
-          "background-color": "#446", "width": 18, "height": 18,
-          "font-family": "Noto Sans, Noto Sans CJK SC, sans-serif" } },
-        { selector: "node[kind = 'genesis']", style: { "background-color": "#4f9d5a", "shape": "round-rectangle" } },
-        { selector: "node.chain", style: { "background-color": "#bbb", "shape": "round-rectangle", "color": "#777" } },
-        { selector: "node:selected", style: { "background-color": "#e0a030" } },
-        { selector: "node.cursor", style: CURSOR_STYLE },
-        { selector: "edge.spine", style: { "width": 2, "line-color": "#ccd", "curve-style": "straight" } },
-        { selector: "edge.branch", style: { "width": 1, "line-style": "dashed", "line-color": "#bbb", "curve-style": "straight" } },
-        { selector: "edge.cause", style: { "width": 1.5, "line-color": "#d9534f", "target-arrow-color": "#d9534f",
-          "target-arrow-shape": "triangle", "curve-style": "unbundled-bezier", "control-point-distances": [-60],
-          "control-point-weights": [0.5], "label": "data(label)", "font-size": LABEL_PX, "min-zoomed-font-size": LABEL_PX, "color": "#a33" } },
-        ...HIGHLIGHT_STYLE,
-      ] });
-    eventCy.on("zoom", () => labelState(eventCy));
-    hoverNeighbours(eventCy);
-    window.narrStudio.eventCy = eventCy;
-    eventCy.on("tap", "node", (evt) => {
-      if (!evt.target.hasClass("chain")) selectEvent(evt.target.id());
-    });
-    graphKeys(eventCy, $("event-graph"), {
-      order: () => eventCy.nodes().not(".chain").toArray(),  // oldest first, as drawn
-      open: (id) => selectEvent(id).then(() => $("event-title").focus()),
-      describe: (n) => `${n.data("label")}. Enter opens it.`,
-    });
-  }
-  eventCy.batch(() => { eventCy.elements().remove(); eventCy.add(elements); });
-  eventCy.layout({ name: "preset" }).run();
-  // A long story line is wide: show its newest events, as many as fit with their labels at the
-  // page's text size; pan or zoom out for the rest.
-  const fits = Math.max(1, Math.floor(($("event-graph").clientWidth || 600) / 170));
-  const recent = eventCy.collection(events.slice(-Math.min(6, fits)).map((e) => eventCy.getElementById(e.commit)));
-  eventCy.fit(recent.length ? recent : undefined, 40);
-  if (eventCy.zoom() > 1.2) { eventCy.zoom(1.2); eventCy.center(recent.length ? recent : undefined); }
-  if (eventCy.zoom() < 1 && recent.length) { eventCy.zoom(1); eventCy.center(recent.last()); }
-  labelState(eventCy);
 }
 
 async function selectEvent(commit) {
@@ -1324,7 +1143,7 @@ async function loadLines() {
     el("span", {}, `${b.name}${b.current ? " (current)" : ""}`),
     b.current ? null : el("button", { type: "button", class: "switch", "aria-label": `switch to ${b.name}`,
       onclick: () => switchTo(b.name, false) }, "Switch"),
-    b.current || !data.branch ? null : el("button", { type: "button", class: "merge", "aria-label": `merge ${b.name} into ${data.branch}`,
+    b.current || !data.branch ? null : el("button", { type: "button", class: "merge", "aria-label": `Merge in ${b.name} (into ${data.branch})…`,
       onclick: () => mergeBranch(b.name) }, "Merge in…"),
     el("span", { class: "what" }, short(b.content, 70)))));
   renderMerge(data.merge);
@@ -1349,6 +1168,7 @@ async function lineAction(work, describe) {
     out.className = "error";
     out.textContent = problemText(err);
   }
+  out.dataset.head = state.head || "";  // true of this HEAD: said no more once the story moves
   await loadEvents();
   loadWorld();
   loadPending();
@@ -1649,36 +1469,63 @@ function onePressPerDoubleClick(evt) {
   evt.stopImmediatePropagation();
 }
 
+/* --- the theme: as the system says, or as the writer chose (kept in this browser) ----------- */
+
+function applyTheme(choice) {
+  if (choice) document.documentElement.dataset.theme = choice;
+  else delete document.documentElement.dataset.theme;
+  restyleGraphs();
+}
+
+function setTheme(choice) {
+  try {
+    if (choice) localStorage.setItem("narr-theme", choice); else localStorage.removeItem("narr-theme");
+  } catch (err) { /* not kept */ }
+  applyTheme(choice);
+}
+
 function start() {
   timings.start = performance.now();
+  let theme = "";
+  try { theme = localStorage.getItem("narr-theme") || ""; } catch (err) { theme = ""; }
+  $("theme").value = theme;
+  applyTheme(theme);
+  $("theme").addEventListener("change", () => setTheme($("theme").value));
+  window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => restyleGraphs());
   for (const type of ["mousedown", "mouseup", "click"]) window.addEventListener(type, onePressPerDoubleClick, true);
+  $("new-name").maxLength = MAX_NAME;
   const fs = $("filter-layer");
+  const filtered = () => { state.focus = null; state.expand = new Set(); loadWorld(); };
   for (const layer of LAYERS) {
-    fs.append(el("label", {}, el("input", { type: "checkbox", value: layer, checked: true,
-      onchange: () => { state.focus = null; loadWorld(); } }),
-    el("span", { class: "dot", style: `background:${COLOURS[layer]}` }), layer));
+    fs.append(el("label", {}, el("input", { type: "checkbox", value: layer, checked: true, onchange: filtered }),
+      el("span", { class: `dot ${layer}`, "aria-hidden": "true" }), layer));
   }
   const lc = $("filter-lifecycle");
   for (const l of LIFECYCLES) lc.append(el("option", { value: l }, l));
-  $("filter-kind").addEventListener("change", () => { state.focus = null; loadWorld(); });
-  lc.addEventListener("change", () => { state.focus = null; loadWorld(); });
-  $("search").addEventListener("input", debounce(() => { state.focus = null; loadWorld(); }, 200));
-  $("tab-world").addEventListener("click", () => showView("world"));
-  for (const t of ["tab-world", "tab-events"]) $(t).addEventListener("keydown", tabKeys);
-  $("tab-events").addEventListener("click", () => showView("events"));
+  $("filter-kind").addEventListener("change", filtered);
+  lc.addEventListener("change", filtered);
+  $("search").addEventListener("input", debounce(filtered, 200));
+  for (const [tab, , name] of TABS) {
+    $(tab).addEventListener("click", () => showView(name));
+    $(tab).addEventListener("keydown", tabKeys);
+  }
+  $("graph-depth").addEventListener("change", () => { state.depth = Number($("graph-depth").value); loadWorld(); });
+  $("graph-group").addEventListener("change", () => { state.group = $("graph-group").value; state.expand = new Set(); loadWorld(); });
+  $("graph-overview").addEventListener("click", () => { state.focus = null; loadWorld(); });
+  $("graph-arrange").addEventListener("click", rearrange);
+  $("graph-unpin").addEventListener("click", unpinAll);
+  $("book-order").addEventListener("change", renderManuscript);
+  $("node-form").addEventListener("submit", (evt) => { evt.preventDefault(); saveForm(); });
+  $("node-form-undo").addEventListener("click", undoForm);
   $("time-slider").addEventListener("change", onSlide);
   $("time-now").addEventListener("click", () => {
     $("time-slider").value = $("time-slider").max;
     onSlide();
   });
   $("node-save").addEventListener("click", () => saveNode());
-  $("field-form").addEventListener("submit", (evt) => {
-    evt.preventDefault();
-    const path = $("field-path").value.trim().split(".").filter(Boolean);
-    if (path.length) setField(path, false, $("field-value").value);
-  });
+  $("field-form").addEventListener("submit", (evt) => { evt.preventDefault(); addField(); });
   $("relation-form").addEventListener("submit", (evt) => { evt.preventDefault(); submitRelation(); });
-  $("relation-target").addEventListener("input", suggestTargets);
+  $("relation-target").addEventListener("input", () => suggestTargets($("relation-target")));
   $("relation-cancel").addEventListener("click", () => {
     endRelationEdit();
     for (const f of ["relation-type", "relation-target", "relation-attrs"]) $(f).value = "";
@@ -1711,7 +1558,7 @@ function start() {
   $("compose-record").addEventListener("click", () => compose(false));
   // The world view first; the story line (for the time slider) and the hand edits after it.
   window.addEventListener("beforeunload", (evt) => {
-    if (editorDirty()) { evt.preventDefault(); evt.returnValue = ""; }
+    if (unsaved()) { evt.preventDefault(); evt.returnValue = ""; }
   });
   api("/api/studio/where").then((where) => applyStamp(where)).catch(() => {}).finally(listen);
   loadWorld().finally(() => {

@@ -11,10 +11,12 @@ It answers what the engine needs without scanning. By duty, one module each:
   ``catalog.summaries(...)``, ``catalog.verified()``);
 - :mod:`.story`: the event graph the query commands read, ``why``, ``history``, ``brief``,
   with the nodes each commit ended and the story time in force (``catalog.graph``);
+- :mod:`.chapters`: the chapters of a story line and where each event stands in its chapter
+  (``catalog.chapters``);
 - :mod:`.search`: full-text search (``catalog.text``);
 - :mod:`.completion`: the names a shell completes (``catalog.completion``).
 
-The last three are loaded when first used, so an event, a reset or a status, which never
+The last four are loaded when first used, so an event, a reset or a status, which never
 read them, never import them. It is a cache: deleting it loses nothing, it is rebuilt from
 the history. Every query returns named rows (``NamedTuple``), never bare tuples, and every
 change is one transaction, :meth:`~.connection.Connection.atomic`.
@@ -38,6 +40,7 @@ from narrative.store.catalog.nodes import (
 )
 
 if TYPE_CHECKING:
+    from narrative.store.catalog.chapters import ChapterIndex
     from narrative.store.catalog.completion import CompletionIndex
     from narrative.store.catalog.search import TextIndex
     from narrative.store.catalog.story import StoryIndex
@@ -55,6 +58,13 @@ class Catalog(NodeIndex, EventIndex):
         from narrative.store.catalog.story import StoryIndex
 
         return StoryIndex(self)
+
+    @cached_property
+    def chapters(self) -> ChapterIndex:
+        """The chapters of the story lines and the events told in them."""
+        from narrative.store.catalog.chapters import ChapterIndex
+
+        return ChapterIndex(self)
 
     @cached_property
     def text(self) -> TextIndex:

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = "8"
+SCHEMA_VERSION = "9"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -67,13 +67,24 @@ CREATE TABLE IF NOT EXISTS node_text_src (
 CREATE TABLE IF NOT EXISTS node_text_stale (id TEXT PRIMARY KEY);
 CREATE VIRTUAL TABLE IF NOT EXISTS node_text USING fts5(
     id UNINDEXED, name, aliases, summary, body, tokenize='trigram');
+CREATE TABLE IF NOT EXISTS chapters (
+    commit_id TEXT PRIMARY KEY, event_id TEXT NOT NULL, number INTEGER NOT NULL, title TEXT,
+    language TEXT NOT NULL, summary TEXT NOT NULL, nodes TEXT NOT NULL,
+    sentences INTEGER NOT NULL, events INTEGER NOT NULL, digest TEXT NOT NULL, key TEXT
+);
+CREATE INDEX IF NOT EXISTS chapters_key ON chapters(key);
+CREATE TABLE IF NOT EXISTS told (
+    commit_id TEXT PRIMARY KEY, chapter TEXT NOT NULL, number INTEGER NOT NULL,
+    sentence INTEGER NOT NULL, scene INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS told_chapter ON told(chapter);
 CREATE VIRTUAL TABLE IF NOT EXISTS event_text USING fts5(
     commit_id UNINDEXED, content, narrative, tokenize='trigram');
 """
 
 _CLEAR = ("DELETE FROM meta; DELETE FROM nodes; DELETE FROM names; DELETE FROM edges; DELETE FROM refs;"
           "DELETE FROM events; DELETE FROM summary; DELETE FROM chain; DELETE FROM writes; DELETE FROM deps;"
-          "DELETE FROM ended;"
+          "DELETE FROM ended; DELETE FROM chapters; DELETE FROM told;"
           "DELETE FROM node_text; DELETE FROM event_text; DELETE FROM node_text_src;"
           "DELETE FROM node_text_stale; DELETE FROM in_view;")
 

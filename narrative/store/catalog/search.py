@@ -60,6 +60,32 @@ class TextIndex:
                 (*(_like(t) for t in terms), limit))
         return list(map(Hit._make, rows))
 
+    def search_commits(self, commits: list[str], terms: list[str], limit: int) -> list[Hit]:
+        """Events among ``commits`` (any chain's: those a merge brought) whose text holds every
+        term, best first."""
+        if all(len(t) >= 3 for t in terms):
+            return self._ranked_among(commits, terms, limit)
+        where = " AND ".join(["(content || ' ' || narrative) LIKE ? ESCAPE '\\'"] * len(terms))
+        rows: list[Hit] = []
+        for i in range(0, len(commits), 400):
+            chunk = commits[i:i + 400]
+            marks = ",".join("?" * len(chunk))
+            rows.extend(map(Hit._make, self._c.db.execute(
+                f"SELECT commit_id, 0.0 FROM event_text WHERE commit_id IN ({marks}) AND {where}"
+                " LIMIT ?", (*chunk, *(_like(t) for t in terms), limit))))
+        return rows[:limit]
+
+    def _ranked_among(self, commits: list[str], terms: list[str], limit: int) -> list[Hit]:
+        rows: list[Hit] = []
+        for i in range(0, len(commits), 400):
+            chunk = commits[i:i + 400]
+            marks = ",".join("?" * len(chunk))
+            rows.extend(map(Hit._make, self._c.db.execute(
+                "SELECT commit_id, bm25(event_text, 0, 5.0, 1.0) AS score FROM event_text"
+                f" WHERE event_text MATCH ? AND commit_id IN ({marks}) ORDER BY score LIMIT ?",
+                (_match(terms), *chunk, limit))))
+        return sorted(rows, key=lambda h: h.score)[:limit]
+
     def search_events(self, tip: str, terms: list[str], limit: int) -> list[Hit]:
         """Events on ``tip``'s chain whose text holds every term, best first (by commit)."""
         self._c.graph.use_chain(tip)

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from narrative import safejson
+from narrative.store.catalog import chapters
 from narrative.store.objects import Commit, git_commit
 
 if TYPE_CHECKING:
@@ -231,6 +232,7 @@ class StoryIndex:
                                     _dump(ch["old_value"]) if "old_value" in ch else None,
                                     _dump(ch["new_value"]) if "new_value" in ch else None))
         db.executemany("INSERT INTO writes VALUES (?,?,?,?,?,?,?)", rows)
+        chapters.index_record(db, cid, rec)
         db.executemany("INSERT INTO ended VALUES (?,?,?)", _ended_names(rows))
         if parent is None:
             return
@@ -298,6 +300,13 @@ class StoryIndex:
              " ORDER BY cur.seq DESC")
         rows = self._c.db.execute(q + " LIMIT ?", (limit,)) if limit is not None else self._c.db.execute(q)
         return list(map(EventInfo.of_row, rows))
+
+    def merges_on(self, tip: str) -> list[str]:
+        """The merge commits of ``tip``'s chain (narr's merges), newest first."""
+        self.use_chain(tip)
+        return [row[0] for row in self._c.db.execute(
+            "SELECT chain.commit_id FROM chain JOIN cur USING (commit_id)"
+            " WHERE chain.kind = 'merge' ORDER BY cur.seq DESC")]
 
     def event_info(self, commit: str) -> EventInfo | None:
         """One indexed commit, or None."""
