@@ -70,6 +70,13 @@ class Shape(BaseModel):
             raise KeyError(key)  # not a key of this object, or one left out
         return getattr(self, name)
 
+    def get(self, key: str, default: Any = None) -> Any:
+        """A key of the JSON object, or ``default`` where the object has none (as a dict's)."""
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
     @classmethod
     def _names(cls) -> dict[str, str]:
         """Field name by JSON key (an alias where a key is a Python keyword: ``from``)."""

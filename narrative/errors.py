@@ -36,8 +36,11 @@ class Step:
         loaded; until then its own spelling, or the operation's name)."""
         if door == "cli" and self.cli is not None:
             return self.cli
-        if _wording is None:
-            return self.cli or f"the {self.operation} operation"
+        if _wording is None:  # the table words it; load it (by name: it stands above this module)
+            from importlib import import_module
+
+            import_module("narrative.operations")
+        assert _wording is not None
         return _wording(self, door)
 
 

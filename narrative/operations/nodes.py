@@ -29,7 +29,7 @@ def run_edit_node(wr: WorldRepo, p: EditNodeParams) -> EditedNodeFile:
 
 class NewNodeParams(Params):
     layer: Literal["character", "item", "ambient", "background"] = Field(description="the node's layer")
-    name: Annotated[str, Field(min_length=1, max_length=MAX_STRING, description="its name")]
+    name: Annotated[str, Field(max_length=MAX_STRING, description="its name")]
     kind: Short = Field("", description="what it is within its layer: place, weapon, secret, sect ...")
     aliases: Annotated[list[Short], Field(max_length=1000)] = Field(
         default_factory=list, description="other names it goes by")

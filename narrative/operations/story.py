@@ -79,8 +79,8 @@ def request_from(wr: WorldRepo, params: EventParams) -> EventRequest:
     from narrative.diffusers.base import default_name
     from narrative.model import Delta
 
-    content = params.content.strip()
-    if not content:
+    content = params.content
+    if not content.strip():
         raise InvalidInputError("an event needs content: say what happens")
     if params.story_time is not None and not params.story_time.strip():
         raise InvalidInputError("the arguments: /story_time: give a story time (\"Day 3, dusk\"), "
