@@ -174,7 +174,7 @@ def current_nodes(wr: WorldRepo) -> tuple[dict[str, NodeDict], dict[str, str]]:
         more = f" (and {len(edits.problems) - 1} more)" if len(edits.problems) > 1 else ""
         raise InvalidWorldError(edits.problems[0] + more, details=list(edits.problems),
                                 hint="fix the file ({0} lists every problem), or read "
-                                     "the committed world at HEAD", steps=[Step("status")])
+                                     "the committed world with --at HEAD", steps=[Step("status")])
     marks: dict[str, str] = {}
     for node_id, e in sorted(edits.edits.items()):
         if e.new is None:
