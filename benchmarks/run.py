@@ -9,6 +9,11 @@ Generated worlds and histories are cached under a scratch directory outside the
 repository (``--scratch``, default ``$NARR_BENCH_DIR`` or ``<tmp>/narr-bench``),
 so reruns skip generation. Results go to ``benchmarks/results/latest.{md,json}``
 (``--out`` to change). Every timed command runs as a fresh process.
+
+narr's server is on by default; the ``auto`` section measures narr so, with nothing
+set. Every other row labelled ``narr`` runs it cold (``NARR_NO_SERVER=1`` in this
+harness's environment, as on a CI machine), and a row "with a server" through a
+server started for it.
 """
 
 from __future__ import annotations
@@ -101,11 +106,14 @@ def isolate_env(scratch: Path) -> None:
         # being timed; packing is measured on its own (repository growth).
         "[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n", encoding="utf-8")
     for key in list(os.environ):
-        if key.startswith(("GIT_", "NARR_")) or key == "PYTHONDONTWRITEBYTECODE":
+        if key.startswith(("GIT_", "NARR_")) or key in ("PYTHONDONTWRITEBYTECODE", "CI"):
             del os.environ[key]
     # An installed narr has its bytecode compiled; keep it out of the source tree.
     os.environ["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
-    os.environ.update({"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "NARR_AUTO_GC": "0",
+    # Cold unless a row says otherwise (auto.served_env: the environment of a fresh install).
+    os.environ.update({"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+                       "XDG_CACHE_HOME": str(home / ".cache"), "NARR_AUTO_GC": "0",
+                       "NARR_NO_SERVER": "1",
                        "GIT_CONFIG_NOSYSTEM": "1", "GIT_PAGER": "cat", "PAGER": "cat",
                        "LC_ALL": "C.UTF-8", "TZ": "UTC"})
 
@@ -247,11 +255,12 @@ def served(bench: Bench, root: Path | None) -> Iterator[Path | None]:
         yield None
         return
     subprocess.run(bench.client_cmd("-C", str(root), "serve", "--detach"), check=True,
-                   capture_output=True)
+                   capture_output=True, env=served_env())
     try:
         yield root
     finally:
-        subprocess.run(bench.client_cmd("-C", str(root), "serve", "--stop"), capture_output=True)
+        subprocess.run(bench.client_cmd("-C", str(root), "serve", "--stop"), capture_output=True,
+                       env=served_env())
 
 
 def copy_tree(src: Path, dst: Path) -> None:
@@ -288,6 +297,7 @@ def detect_cli(bench: Bench) -> None:
 
 # --- sections ---------------------------------------------------------------------------
 
+from auto import served_env  # noqa: E402
 from timing import (  # noqa: E402
     Run,
     Series,
@@ -413,7 +423,7 @@ def _session(bench: Bench, a: Path, b: Path, c: Path | None, info: dict[str, Any
             for node_id, _layer in targets(r):
                 sets += ["--set", f"{node_id}.state.mood=mood of round {r}"]
             return run_timed(bench.client_cmd("event", f"Round {r}: three things change", *sets,
-                                              *bench.diffuser_flag), c)
+                                              *bench.diffuser_flag), c, env=served_env())
 
         variants = [Variant("narr event (3 --set)", narr_event),
                     Variant("write 3 files; git add -A && git commit", git_event)]
@@ -457,7 +467,8 @@ def _session(bench: Bench, a: Path, b: Path, c: Path | None, info: dict[str, Any
                         Variant("git status", lambda r: run_timed(["git", "status"], a))]
             if c is not None:
                 variants.append(Variant("narr status, with a server",
-                                        lambda r: run_timed(bench.client_cmd("status"), c)))
+                                        lambda r: run_timed(bench.client_cmd("status"), c,
+                                                            env=served_env())))
             series = alternate(variants, bench.profile.read_rounds)
             comparison(bench, f"narr status ({label})", "git status", world, series,
                        nodes=nodes, layout=layout)
@@ -516,7 +527,7 @@ def section_reset(bench: Bench, a: Path, b: Path, info: dict[str, Any], layout: 
                 sets += ["--set", f"{t}.state.mood=reset round {r}.{k}"]
             subprocess.run(bench.client_cmd("event", f"To be undone {r}.{k}", *sets,
                                             *bench.diffuser_flag), cwd=c, check=True,
-                           capture_output=True)
+                           capture_output=True, env=served_env())
 
     variants = [
         Variant("narr reset HEAD~3",
@@ -528,7 +539,8 @@ def section_reset(bench: Bench, a: Path, b: Path, info: dict[str, Any], layout: 
     if c is not None:
         variants.append(Variant(
             "narr reset HEAD~3, with a server",
-            lambda r: run_timed(bench.client_cmd("reset", "HEAD~3", *(bench.reset_flags or [])), c),
+            lambda r: run_timed(bench.client_cmd("reset", "HEAD~3", *(bench.reset_flags or [])), c,
+                                env=served_env()),
             prepare=served_prepare))
     series = alternate(variants, bench.profile.rounds)
     comparison(bench, "narr reset HEAD~3", "git reset --hard HEAD~3", world, series,
@@ -921,6 +933,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, help="A/B rounds per comparison (default: by profile)")
     parser.add_argument("--sizes", default="", metavar="LAYOUT:NODES,...",
                         help="replace the profile's A/B worlds, e.g. sharded:100000,flat:10000")
+    parser.add_argument("--histories", default="", metavar="EVENTS,...",
+                        help="replace the profile's history lengths, e.g. 1000 (a 10k-event history "
+                             "takes an hour or more to make on a loaded machine)")
     parser.add_argument("--only", default="", help=f"comma-separated sections: {', '.join(SECTIONS)}")
     parser.add_argument("--wait-idle", type=float, default=0, metavar="SECONDS",
                         help="before each section, wait up to SECONDS for the machine to be idle")
@@ -943,6 +958,13 @@ def main(argv: list[str] | None = None) -> int:
         if any(lay not in ("flat", "sharded") for lay, _ in profile.sessions):
             parser.error("--sizes: the layout is flat or sharded")
         profile.engine_only = []
+    if args.histories:
+        try:
+            profile.histories = sorted(int(n) for n in args.histories.split(",") if n.strip())
+        except ValueError:
+            parser.error("--histories takes event counts, e.g. 1000,10000")
+        if not profile.histories or min(profile.histories) < 1:
+            parser.error("--histories takes event counts of 1 and more")
     sections = {s.strip() for s in args.only.split(",") if s.strip()}
     unknown = sections - set(SECTIONS)
     if unknown:
@@ -961,7 +983,8 @@ def main(argv: list[str] | None = None) -> int:
     started = datetime.now(UTC)
     t_start = time.perf_counter()
     cmd = ["python", "benchmarks/run.py", f"--{profile.name}"]
-    for flag, value in (("rounds", args.rounds), ("only", args.only), ("sizes", args.sizes)):
+    for flag, value in (("rounds", args.rounds), ("only", args.only), ("sizes", args.sizes),
+                        ("histories", args.histories)):
         if value:
             cmd.append(f"--{flag}={value}")
     bench.results.update({
@@ -993,7 +1016,7 @@ def main(argv: list[str] | None = None) -> int:
         steps.append(lambda: section_import(bench))
     # Opt in under --smoke (it starts servers on three worlds); part of --quick and --full.
     if ("auto" in sections or (not sections and profile.name != "smoke")) and bench.has_server:
-        from auto import section_auto  # narr.autoServe: the server the first command starts
+        from auto import section_auto  # narr as installed: the server the first command starts
 
         steps.append(lambda: section_auto(bench, comparison, human, log))
     # Opt in under --smoke (it starts a browser); part of --quick and --full.

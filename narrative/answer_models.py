@@ -200,8 +200,10 @@ class ReflogAnswer(Answer):
 
 class ImportAnswer(Shape):
     """What ``narr import`` read and did: ``commit``, ``id`` and ``content`` its event's (null on
-    a dry run or when nothing changed), ``edits`` hand edits that event recorded; the lists of
-    entries are the importer's own records."""
+    a dry run or when nothing changed), ``edits`` hand edits that event recorded (those waiting
+    in the world, and what SillyTavern changed in a book or card narr exported); ``similar``
+    names alike kept apart, ``missing`` links to notes that are nowhere; the lists of entries
+    are the importer's own records."""
 
     commit: str | None
     id: str | None
@@ -212,6 +214,8 @@ class ImportAnswer(Shape):
     existing: list[Obj]
     related: list[Obj]
     ambiguous: list[Obj]
+    similar: list[Obj]
+    missing: list[Obj]
     entries: list[Obj]
     skipped: list[Obj]
     warnings: list[str]
@@ -548,13 +552,18 @@ class AutostartWait(Shape):
 
 class ServerAnswer(Shape):
     """This world's server, every key always there: null what is not known. ``stopped`` true
-    when ``--stop`` stopped one; what the server's record says (``pid`` to ``idle_minutes``)
-    when one runs; ``requests`` to ``watcher`` only when asked (``--status``); ``current``
+    when ``--stop`` stopped one; ``state`` ``running``, or ``stopped`` by SIGSTOP or Ctrl-Z
+    (commands run without it); what the server's record says (``pid`` to ``memory_mib``, its
+    resident memory) when one runs, ``started_by`` what started it (``a narr command``,
+    ``narr serve``, ``narr serve --detach``, ``narr studio``); ``requests`` to ``watcher``
+    only when asked (``--status``), ``idle_s`` seconds since its last request; ``current``
     whether it runs this narr's code (null: not asked); ``autostart`` the failed automatic
-    starts ``narr.autoServe`` is waiting out (null: none)."""
+    starts being waited out (null: none); ``autostart_off`` why none starts by itself (null:
+    one does)."""
 
     running: bool
     stopped: bool
+    state: Literal["running", "stopped"] | None
     pid: int | None
     process: str | None
     version: str | None
@@ -565,13 +574,17 @@ class ServerAnswer(Shape):
     host: str | None
     started: float | None
     auto: bool | None
+    started_by: str | None
     idle_minutes: float | None
+    memory_mib: float | None
     requests: int | None
     active: int | None
+    idle_s: float | None
     exits_at: float | None
     watcher: Watcher | None
     current: bool | None
     autostart: AutostartWait | None
+    autostart_off: str | None
 
 
 # --- the studio's reads (narrative.serve.studio): the page's own, typed as the rest ----------
@@ -730,12 +743,14 @@ class StudioChange(Shape):
 class StudioPassage(Shape):
     """An event as prose: ``pieces`` its narrative text (its words when ``told`` is false),
     cut at the world's names (``[text, node id or null]``); ``time_key`` its story time as a
-    sortable key, null when the time does not parse."""
+    sortable key, null when the time does not parse; ``sentence`` the sentence of its recorded
+    chapter it was told at (null outside one)."""
 
     commit: str
     id: str | None
     number: int
     content: str
+    sentence: int | None
     told: bool
     pieces: list[list[Any]]
     story_time: str | None
@@ -756,11 +771,16 @@ class StudioScene(Shape):
 
 class StudioChapter(Shape):
     """A recorded chapter (``recorded`` true, its own number), or events told outside any
-    recorded chapter (``recorded`` false, numbered 1, 2, ... in order)."""
+    recorded chapter (``recorded`` false, numbered 1, 2, ... in order). A recorded chapter's
+    ``heading`` is how it is named, ``summary`` its record's, ``line`` the branch a merge
+    brought it from (null: the story line's own); all three null for the others."""
 
     number: int
     title: str | None
     recorded: bool
+    heading: str | None
+    summary: str | None
+    line: str | None
     scenes: list[StudioScene]
 
 

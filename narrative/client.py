@@ -10,22 +10,37 @@ the same click command with the same error conversion, so the output is the
 same bytes either way.
 
 Anything doubtful runs in this process instead (:func:`narrative.cli.main`): no
-world found, no server, a server of other code (an edited checkout counts),
-a refused connection, ``NARR_NO_SERVER=1``, a shell asking for completions
+world found, no server, a server of other code (an edited checkout counts) or of
+another Python, a server that does not prove itself (below), a refused connection,
+``NARR_NO_SERVER=1``, a shell asking for completions
 (``_NARR_COMPLETE``), and the commands that need this process itself (``serve`` and ``mcp``;
 ``studio``, which starts one and opens a browser; ``edit``, which opens an editor on
 the terminal; ``init``; and ``clone``, ``push`` and ``pull``, whose git needs the
 caller's SSH agent and credential helpers).
 
-The protocol (also spoken by :mod:`narrative.serve.server`): the client sends one
-frame holding a JSON request; the server answers with an empty frame on channel 6
-when the command begins (a connection that ends before it ran nothing: the client
-runs the command itself), frames on channel 1 (stdout bytes), 2 (stderr bytes),
-3 (a request for standard input, answered by the client with channel-0 frames, the
-empty one marking its end), 5 (text for the client to show through a pager on its
-terminal: the pager's shell command, a NUL, the text) and finally 9 (the exit code
+The protocol (also spoken by :mod:`narrative.serve.server`): the server speaks first,
+a frame on channel 7 naming itself (pid, git directory, version). The client sends
+nothing until that frame came from the very process the world's record proves
+(:func:`proven_server`; the kernel names the process at the other end of the
+socket) and matches the record: a listener that is not this world's server never
+sees a command's arguments, directory or environment, and a stopped one is not
+waited for. The client then sends one frame holding a JSON request; the server
+answers with a frame on channel 6 when the command begins (a connection that ends
+before it ran nothing: the client runs the command itself), holding the id the
+event will have when the command is ``narr event`` (so that a client whose server
+died under it can tell whether the event was recorded), frames on channel 1
+(stdout bytes), 2 (stderr bytes), 3 (a request for at most N bytes of standard input, N
+in decimal, answered by the client with one channel-0 frame of what it read, empty at
+the end), 5 (text for the client to show through a pager on its terminal: the pager's
+shell command, a NUL, the text) and finally 9 (the exit code
 as decimal text), or 4 alone when it ran nothing. A frame is one channel byte, a
 4-byte big-endian length and the payload.
+
+Every wait is bounded: connecting, the server's first frame, and, once the command
+runs, a server that stops (SIGSTOP, Ctrl-Z) or dies. A server that dies while it
+runs an event leaves the client to find out, after the world's journal is
+recovered, whether the event was recorded: it says which, and runs it here when it
+was not (:mod:`narrative.interrupted`), so the words typed are never lost.
 """
 
 from __future__ import annotations
@@ -37,6 +52,7 @@ import _json
 import _socket
 import os
 import sys
+import time
 import zlib
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs a thin client ~5 ms
@@ -53,8 +69,18 @@ LOCAL_COMMANDS = frozenset({"serve", "studio", "mcp", "edit", "init", "clone", "
 # client's standard input whole, never line by line): here when they will ask, which is
 # when standard input is a terminal and no flag says what to do.
 ASKING_COMMANDS = {"chapter": ("--accept", "--dry-run", "--json", "--retry", "-h", "--help")}
+# Commands that only read: a server runs them at once, each on its own thread, and a
+# client may run one again itself when its server stops under it before it printed.
+READERS = frozenset({"status", "log", "show", "get", "nodes", "why", "history", "search", "brief",
+                     "threads", "graph", "chains", "reflog", "schema", "path", "check"})
 SERVER_FILE = "server.json"
-STDIN, STDOUT, STDERR, WANT_STDIN, REFUSED, PAGE, STARTED, EXIT = 0, 1, 2, 3, 4, 5, 6, 9
+STDIN, STDOUT, STDERR, WANT_STDIN, REFUSED, PAGE, STARTED, HELLO, EXIT = 0, 1, 2, 3, 4, 5, 6, 7, 9
+CONNECT_TIMEOUT = 2.0  # a listener whose queue is full: connecting would otherwise wait for ever
+HELLO_TIMEOUT = 5.0  # a live server names itself at once; a loaded machine may take a moment
+STOPPED_PATIENCE = 10.0  # a server stopped (SIGSTOP, Ctrl-Z) while it runs a command
+GONE_PATIENCE = 5.0  # a server whose connection ended: how long it may take to die
+SEND_TIMEOUT = 60.0
+_POLL = 0.1  # how often a waiting client looks at its server's process
 _HEADER_SIZE = 5  # a frame's header: its channel (1 byte) and length (4 bytes, big-endian)
 # The environment a command can read: narr's settings, where the user's config
 # lives, what an exec diffuser runs with, and API keys an llm diffuser names.
@@ -73,7 +99,7 @@ _VERSION: list[str] = []
 
 def code_version() -> str:
     """``__version__`` plus a checksum of the package's source files' names, sizes and mtimes
-    (worked out once per process).
+    and of the Python running them (worked out once per process).
 
     An edited checkout is different code: its server must not answer for it.
     """
@@ -99,8 +125,10 @@ def current_code_version() -> str:
                 except OSError:  # removed while we walk: an upgrade under way
                     continue
                 listing.append(f"{path[len(package):]}\0{st.st_size}\0{st.st_mtime_ns}\n")
+    # Another Python (a new venv, an upgraded interpreter) is other code too.
+    listing.append(f"{sys.executable}\0{sys.version}\n")
     text = "".join(listing).encode()
-    return f"{__version__}+{zlib.crc32(text):08x}{zlib.adler32(text):08x}{len(listing)}"
+    return f"{__version__}+{zlib.crc32(text):08x}{zlib.adler32(text):08x}{len(listing) - 1}"
 
 
 def dumps(value: Any) -> str:
@@ -201,14 +229,43 @@ def split_globals(argv: list[str]) -> tuple[str | None, str | None]:
 
 
 def read_server_file(git_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """What ``server.json`` says, or None when it is missing or not a JSON object (a record
-    cut short by a crash or a full disk included). A claim, proven by :func:`proven_server`."""
+    """What ``server.json`` says, or None when it is missing, not a regular file (a FIFO
+    would hold every command up) or not a JSON object (a record cut short by a crash or a
+    full disk included). A claim, proven by :func:`proven_server`."""
+    data = read_regular(os.path.join(git_dir, "narr", SERVER_FILE), 1 << 16)
+    if data is None:
+        return None
     try:
-        with open(os.path.join(git_dir, "narr", SERVER_FILE), encoding="utf-8") as fh:
-            info = loads(fh.read(1 << 16))
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        info = loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     return info if isinstance(info, dict) else None
+
+
+def read_regular(path: str, limit: int) -> bytes | None:
+    """The first ``limit`` bytes of the regular file at ``path``, or None (absent, a link, a
+    FIFO, a device, a directory: nothing that could make a reader wait or read for ever)."""
+    import stat  # built in (_stat)
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        while limit > 0:
+            chunk = os.read(fd, limit)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            limit -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def pid_alive(pid: object) -> bool:
@@ -223,6 +280,16 @@ def pid_alive(pid: object) -> bool:
     except OverflowError:
         return False
     return True
+
+
+def process_state(pid: int) -> str | None:
+    """The state ``/proc`` gives ``pid`` (``R`` running, ``S`` sleeping, ``T`` stopped, ``Z``
+    a zombie...), or None where the system does not say."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rpartition(b")")[2].split()[0].decode()
+    except (OSError, IndexError, UnicodeDecodeError):
+        return None
 
 
 def process_identity(pid: int) -> str | None:
@@ -247,10 +314,11 @@ def lock_held(git_dir: str | os.PathLike[str]) -> bool:
     """Whether some process holds this world's ``server.lock``: a server takes it before it
     records itself and the kernel drops it when the server dies, however it dies. A copied
     world's lock file is another file, held by nobody."""
-    import fcntl  # built in; only a client that finds no usable server asks
+    import fcntl
 
     try:
-        fd = os.open(os.path.join(git_dir, "narr", LOCK_FILE), os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(os.path.join(git_dir, "narr", LOCK_FILE),
+                     os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return False
     try:
@@ -298,12 +366,8 @@ def holder_text(pid: int, identity: str | None) -> str:
 def lock_holder(git_dir: str | os.PathLike[str]) -> str:
     """The text in ``server.lock``: the last server to take it (whether it still holds the
     lock is :func:`lock_held`'s question)."""
-    try:
-        with open(os.path.join(git_dir, "narr", LOCK_FILE), encoding="utf-8",
-                  errors="replace") as fh:
-            return fh.read(200)
-    except OSError:
-        return ""
+    data = read_regular(os.path.join(git_dir, "narr", LOCK_FILE), 200)
+    return data.decode("utf-8", "replace") if data is not None else ""
 
 
 def send_frame(sock: socket.socket | _socket.socket, channel: int, payload: bytes) -> None:
@@ -352,23 +416,142 @@ def _will_ask(argv: list[str], command: str) -> bool:
     return not any(a in told or a.split("=", 1)[0] in told for a in argv)
 
 
-def connect(git_dir: str) -> _socket.socket | None:
-    """A connection to this world's server of this very code, or None."""
-    info = read_server_file(git_dir)
-    if info is None or not names_this_world(info, git_dir) or not pid_alive(info.get("pid")):
+class Frames:
+    """Frames read from a connection whose every read is bounded: a frame a time-out cuts
+    short is kept and completed by the next read."""
+
+    def __init__(self, sock: _socket.socket) -> None:
+        self.sock = sock
+        self.buffer = bytearray()
+
+    def next(self, timeout: float | None) -> tuple[int, bytes] | None:
+        """The next frame; None when the connection ends (or breaks); ``TimeoutError`` when
+        ``timeout`` seconds pass without a read."""
+        self.sock.settimeout(timeout)
+        while True:
+            if len(self.buffer) >= _HEADER_SIZE:
+                end = _HEADER_SIZE + int.from_bytes(self.buffer[1:_HEADER_SIZE], "big")
+                if len(self.buffer) >= end:
+                    frame = (self.buffer[0], bytes(self.buffer[_HEADER_SIZE:end]))
+                    del self.buffer[:end]
+                    return frame
+            try:
+                chunk = self.sock.recv(1 << 20)
+            except TimeoutError:
+                raise
+            except OSError:
+                return None
+            if not chunk:
+                return None
+            self.buffer += chunk
+
+
+def serving(info: dict[str, Any]) -> str:
+    """Whether the server of the record ``info`` can still answer: ``"yes"``, ``"stopped"``
+    (SIGSTOP, Ctrl-Z: it answers once it goes on) or ``"gone"`` (its process ended, or
+    another now has its pid)."""
+    pid = info.get("pid")
+    if not pid_alive(pid):
+        return "gone"
+    assert isinstance(pid, int)
+    identity = process_identity(pid)
+    if identity == "exited" or (identity is not None and identity != info.get("process")):
+        return "gone"
+    return "stopped" if process_state(pid) in ("T", "t") else "yes"
+
+
+def peer_pid(sock: _socket.socket) -> int | None:
+    """The pid of the process at the other end of a Unix socket, as the kernel says (None
+    where it does not)."""
+    option = getattr(_socket, "SO_PEERCRED", None)
+    if option is None:
         return None
-    if info.get("version") != code_version():
+    try:
+        creds = sock.getsockopt(_socket.SOL_SOCKET, option, 12)  # struct ucred: pid, uid, gid
+    except OSError:
         return None
+    return int.from_bytes(creds[:4], sys.byteorder, signed=True)
+
+
+def hello(info: dict[str, Any], timeout: float = HELLO_TIMEOUT) -> tuple[_socket.socket, Frames] | None:
+    """A connection to the server of the proven record ``info``, once the server has named
+    itself on it (its first frame) and the kernel agrees who it is; None otherwise, after
+    at most ``timeout`` seconds (at once for a stopped server)."""
     path = info.get("socket")
-    if not isinstance(path, str):
+    pid = info.get("pid")
+    if not isinstance(path, str) or not isinstance(pid, int):
         return None
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
+        sock.settimeout(CONNECT_TIMEOUT)
         sock.connect(path)
-    except OSError:
+        if peer_pid(sock) not in (None, pid):
+            raise OSError("another process listens there")
+        frames = Frames(sock)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                frame = frames.next(_POLL)
+                break
+            except TimeoutError:
+                if serving(info) != "yes" or time.monotonic() >= deadline:
+                    raise OSError("the server does not answer") from None
+        if frame is None or frame[0] != HELLO:
+            raise OSError("not a narr server")
+        said = loads(frame[1].decode("utf-8"))
+        if not isinstance(said, dict) or said.get("pid") != pid \
+                or said.get("git_dir") != info.get("git_dir"):
+            raise OSError("another server answers there")
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         sock.close()
         return None
-    return sock
+    return sock, frames
+
+
+def ask(info: dict[str, Any], what: str, timeout: float = 5.0) -> dict[str, Any] | None:
+    """Ask the server of the proven record ``info`` for ``status`` (or to ``stop``); its
+    answer, or None when it does not answer as that server within ``timeout`` seconds (a
+    stopped server is not waited for)."""
+    opened = hello(info, timeout)
+    if opened is None:
+        return None
+    sock, frames = opened
+    try:
+        sock.settimeout(timeout)
+        send_frame(sock, STDIN, dumps({"control": what}).encode())
+        frame = frames.next(timeout)
+        answer = loads(frame[1].decode("utf-8")) if frame is not None else None
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    finally:
+        sock.close()
+    if not isinstance(answer, dict) or answer.get("pid") != info.get("pid") \
+            or answer.get("git_dir") != info.get("git_dir"):
+        return None
+    return answer
+
+
+def resident_mib(pid: int) -> float | None:
+    """The memory ``pid`` holds (its resident set, ``VmRSS``), in MiB; None where the system
+    does not say."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"VmRSS:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def connect(git_dir: str) -> tuple[_socket.socket, Frames, dict[str, Any]] | None:
+    """A connection to this world's proven server of this very code, which has named
+    itself on it; None when there is none (or it does not answer)."""
+    info = proven_server(git_dir)
+    if info is None or info.get("version") != code_version():
+        return None
+    opened = hello(info)
+    return (*opened, info) if opened is not None else None
 
 
 def _isatty(stream: Any) -> bool:
@@ -419,27 +602,68 @@ def request(argv: list[str], git_dir: str | None = None) -> dict[str, Any]:
             "version": code_version()}
 
 
-def forward(sock: _socket.socket, argv: list[str], git_dir: str | None = None) -> int | None:
-    """Run ``argv`` on the server; its exit code, or None when the request could not be sent."""
+class Interrupted:
+    """A command the server began and did not finish: it died, or stopped (SIGSTOP, Ctrl-Z)
+    for longer than a client waits. What the client knows to settle it."""
+
+    def __init__(self, info: dict[str, Any], state: str, started: bool, event_id: str | None,
+                 stdin: bytes | None, printed: bool) -> None:
+        self.info = info  # the server's record
+        self.state = state  # "gone" or "stopped" (see serving)
+        self.started = started  # False: queued (a stopped server may still run it when it goes on)
+        self.event_id = event_id  # the id the event takes, when the command is an event
+        self.stdin = stdin  # what the command had read of standard input, if it asked
+        self.printed = printed  # whether it wrote anything to stdout or stderr
+
+
+def forward(opened: tuple[_socket.socket, Frames, dict[str, Any]], argv: list[str],
+            git_dir: str | None = None) -> int | Interrupted | None:
+    """Run ``argv`` on the server; its exit code, None when nothing ran (run it here), or
+    :class:`Interrupted` when it began and the server went or stopped under it."""
+    sock, frames, info = opened
     out = sys.stdout.buffer
     err = sys.stderr.buffer
     try:
+        sock.settimeout(SEND_TIMEOUT)
         send_frame(sock, STDIN, dumps(request(argv, git_dir)).encode())
     except OSError:
         sock.close()
-        return None  # the request never left: nothing ran
+        return None  # the request never left whole: nothing ran
     started = False  # the server says when the command begins: before that, nothing ran
+    event_id: str | None = None
+    stdin: bytearray | None = None
+    printed = False
+    stopped_since: float | None = None
     try:
         while True:
-            frame = recv_frame(sock)
+            try:
+                frame = frames.next(1.0)
+            except TimeoutError:
+                state = serving(info)
+                if state == "yes":
+                    stopped_since = None
+                    continue
+                if state == "stopped":
+                    now = time.monotonic()
+                    stopped_since = stopped_since or now
+                    if now - stopped_since < STOPPED_PATIENCE:
+                        continue
+                out.flush()
+                if started or (state == "stopped" and split_globals(argv)[1] not in READERS):
+                    return Interrupted(info, state, started, event_id, _bytes(stdin), printed)
+                return None  # it never began, and will not: run it here
             if frame is None:
                 break
             channel, payload = frame
-            started = True if channel == STARTED else started
+            if channel == STARTED:
+                started = True
+                event_id = payload.decode("ascii", "replace") or None
             try:
                 if channel == STDOUT:
+                    printed = True
                     out.write(payload)
                 elif channel == STDERR:
+                    printed = True
                     out.flush()
                     err.write(payload)
                     err.flush()
@@ -447,6 +671,7 @@ def forward(sock: _socket.socket, argv: list[str], git_dir: str | None = None) -
                     out.flush()
                     return int(payload.decode())
                 elif channel == PAGE:
+                    printed = True
                     out.flush()
                     command, _, text = payload.partition(b"\0")
                     run_pager(command.decode("utf-8", "replace"), text)
@@ -455,25 +680,50 @@ def forward(sock: _socket.socket, argv: list[str], git_dir: str | None = None) -
                 _quiet_stdout()
                 return 1
             if channel == WANT_STDIN:
-                data = sys.stdin.buffer.read() if sys.stdin is not None else b""
-                for i in range(0, len(data), 1 << 20):
-                    send_frame(sock, STDIN, data[i:i + (1 << 20)])
-                send_frame(sock, STDIN, b"")
+                chunk = read_stdin(payload)
+                if stdin is None:
+                    stdin = bytearray()
+                stdin += chunk  # kept, to read again here should the server go
+                sock.settimeout(SEND_TIMEOUT)
+                send_frame(sock, STDIN, chunk)
             elif channel == REFUSED:
                 return None  # the server ran nothing (it is stopping): run it here
-    except OSError:
+    except (OSError, ValueError):
         pass
     finally:
         sock.close()
+    out.flush()
     if not started:
         return None  # the server went (killed, stopping) before the command began: run it here
-    # The command began, so it may have written: running it again here could record an
-    # event twice.
-    out.flush()
-    err.write(b"narr: error: the narr server stopped while running this command; "
-              b"run narr status to see where the story stands\n")
-    err.flush()
-    return 1
+    # The command began, so it may have written: whether it did is known once the server
+    # cannot write any more.
+    deadline = time.monotonic() + GONE_PATIENCE
+    state = serving(info)
+    while state == "yes" and time.monotonic() < deadline:
+        time.sleep(0.02)
+        state = serving(info)
+    return Interrupted(info, state, True, event_id, _bytes(stdin), printed)
+
+
+def _bytes(data: bytearray | None) -> bytes | None:
+    return bytes(data) if data is not None else None
+
+
+def read_stdin(asked: bytes) -> bytes:
+    """Standard input for the server: at most the bytes it asked for (decimal ``asked``) and a
+    frame's worth, as they come (a line typed on a terminal, a pipe's next chunk); empty at the
+    end. Never more than the command reads: it may stop at a bound (``narr event - <
+    /dev/zero``)."""
+    try:
+        most = min(int(asked), 1 << 20)
+    except ValueError:
+        most = 1 << 20
+    if most <= 0 or sys.stdin is None:
+        return b""
+    try:
+        return bytes(sys.stdin.buffer.read1(most))  # type: ignore[union-attr]
+    except (OSError, ValueError, AttributeError):  # closed, or not a byte stream: the end
+        return b""
 
 
 def run_pager(command: str, text: bytes) -> None:
@@ -529,11 +779,17 @@ def main() -> None:
     argv = sys.argv[1:]
     git_dir = None if completing(os.environ) else locate(argv)
     if git_dir is not None:
-        sock = connect(git_dir)
-        if sock is not None:
-            code = forward(sock, argv, os.path.realpath(git_dir))
-            if code is not None:
-                _leave(code)
+        opened = connect(git_dir)
+        if opened is not None:
+            outcome = forward(opened, argv, os.path.realpath(git_dir))
+            if isinstance(outcome, Interrupted):
+                from narrative.interrupted import settle
+
+                code = settle(outcome, argv, git_dir, program_name())
+                if code is not None:
+                    _leave(code)
+            elif outcome is not None:
+                _leave(outcome)
         else:
             from narrative.serve.autostart import start_if_wanted
 

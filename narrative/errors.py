@@ -294,9 +294,11 @@ _FULL = (errno.ENOSPC, errno.EDQUOT) if hasattr(errno, "EDQUOT") else (errno.ENO
 def storage_error(exc: OSError, what: str, *, recorded: bool = False) -> StorageError | None:
     """The typed error for a write the file system refused (None: some other failure)."""
     reason = exc.strerror or str(exc)
-    if exc.errno in _FULL:
+    if exc.errno in _FULL or exc.errno == errno.EFBIG:
+        said = ("the disk is full" if exc.errno in _FULL else
+                "a file may not grow (a file size limit)")
         return StorageError(
-            f"the disk is full: cannot write {what} ({reason})", recorded=recorded,
+            f"{said}: cannot write {what} ({reason})", recorded=recorded,
             hint="free some space and run the command again" + (
                 "; the story has moved, the next narr command finishes the job" if recorded else
                 "; nothing was changed"))

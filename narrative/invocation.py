@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -28,20 +28,31 @@ class Invocation:
 
     cwd: str
     env: Mapping[str, str]
+    # The id the command's event takes (a server names it to its client before the event
+    # runs, so that a client whose server dies can tell whether the event was recorded).
+    event_ids: list[str] = field(default_factory=list)
 
 
 _current: ContextVar[Invocation | None] = ContextVar("narr_invocation", default=None)
 
 
 @contextmanager
-def running(cwd: str, env: Mapping[str, str]) -> Iterator[Invocation]:
-    """Run the block as a command started in ``cwd`` with the variables ``env``."""
-    invocation = Invocation(os.path.abspath(cwd), dict(env))
+def running(cwd: str, env: Mapping[str, str], event_id: str | None = None) -> Iterator[Invocation]:
+    """Run the block as a command started in ``cwd`` with the variables ``env``; the first
+    event it records takes ``event_id``, when given."""
+    invocation = Invocation(os.path.abspath(cwd), dict(env), [event_id] if event_id else [])
     token = _current.set(invocation)
     try:
         yield invocation
     finally:
         _current.reset(token)
+
+
+def reserved_event_id() -> str | None:
+    """The id set aside for the next event this command records (taken: the one after it
+    gets a new id), or None."""
+    current = _current.get()
+    return current.event_ids.pop() if current is not None and current.event_ids else None
 
 
 def environ() -> Mapping[str, str]:

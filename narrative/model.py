@@ -8,6 +8,7 @@ records sealed in commits. ``schemas/*.json`` is generated from them
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Annotated, Any, Literal
 
@@ -97,6 +98,18 @@ Name = Annotated[str, Field(min_length=1), AfterValidator(_short_name)]
 descriptions; the answers' shapes keep their schemas)."""
 
 
+PRONOUNS = ("she", "he", "they", "it")
+"""The values of a character's ``traits.pronouns`` (also written "she/her", "he/him" ...)."""
+
+
+def pronouns_problem(value: Any) -> str | None:
+    """Why ``value`` is no ``pronouns`` trait narr knows (None: it is one)."""
+    if isinstance(value, str) and value.strip().lower().split("/")[0].strip() in PRONOUNS:
+        return None
+    shown = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+    return f"pronouns {shown} is not one narr knows: {', '.join(PRONOUNS)} (or she/her, he/him ...)"
+
+
 class Node(BaseModel):
     """One node of the world graph, stored as ``world/<layer>/[xx/]<id>.json``."""
 
@@ -150,6 +163,16 @@ class Node(BaseModel):
                     "kept that has no field of its own, so an export can give it back. Absent "
                     "when empty.",
     )
+
+    @field_validator("traits")
+    @classmethod
+    def _known_pronouns(cls, value: dict[str, Any]) -> dict[str, Any]:
+        # "he", "she", "they", "it" (or "she/her" ...): what the rules bind "he" and 他 by; a value
+        # they would not understand would leave every pronoun of the character unbound, unseen
+        problem = pronouns_problem(value.get("pronouns", "he")) if "pronouns" in value else None
+        if problem:
+            raise ValueError(problem)
+        return value
 
     @field_validator("relations")
     @classmethod

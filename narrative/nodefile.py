@@ -228,6 +228,7 @@ _NODE_FIELDS = ("id", "name", "layer", "kind", "aliases", "summary", "lifecycle"
                 "created_by_event", "traits", "state", "relations", "tags", "sections",
                 "always_in_view", "extensions")
 _STR_FIELDS = ("kind", "summary")
+_PRONOUNS = frozenset({"she", "he", "they", "it"})  # narrative.model.PRONOUNS
 _OBJECT_FIELDS = ("traits", "state", "extensions")
 _LIST_FIELDS = ("aliases", "tags")
 
@@ -265,6 +266,10 @@ def plain_node(obj: Any) -> NodeDict | None:
         return None
     if not all(_plain_object(obj.get(f, {})) for f in _OBJECT_FIELDS):
         return None
+    pronouns = obj.get("traits", {}).get("pronouns")
+    if pronouns is not None and not (type(pronouns) is str
+                                     and pronouns.lower().split("/")[0].strip() in _PRONOUNS):
+        return None  # the model names what is wrong
     for f in _LIST_FIELDS:
         items = obj.get(f, [])
         if type(items) is not list or not all(_plain_text(i, empty=False) for i in items) \

@@ -28,6 +28,13 @@ the variables winning over the file::
     default = "llm"            # NARR_DIFFUSER_DEFAULT: yours, over every world's
     allow_world = ["llm"]      # NARR_DIFFUSER_ALLOW_WORLD: what a world may pick by default
 
+    [narr]
+    autoServe = false          # no server starts by itself (git config narr.autoServe wins)
+    serveIdle = 15             # minutes without a request before such a server exits
+
+The ``[narr]`` table is read before narr itself starts, by the thin client
+(:mod:`narrative.serve.autostart`), as git config's ``narr.*`` keys are.
+
 The key itself is never stored in a file narr reads: ``api_key_env`` names the
 environment variable that holds it.
 """

@@ -1,7 +1,9 @@
 """Shared fixtures: git isolated from the machine, sample worlds in both layouts, a CLI runner.
 
 Every test sees a fresh HOME with a fixed git identity and no system or global
-git configuration, so results never depend on who runs them.
+git configuration, so results never depend on who runs them. narr starts no server
+in a test (``NARR_NO_SERVER=1``) unless the test asks for one (``server_on``), and
+the run fails if a test leaves a server running.
 
 The suite runs on every core (pytest-xdist, ``-n auto`` in pyproject.toml: each
 worker is a process with its own session fixtures, so the git isolation and
@@ -13,6 +15,7 @@ test (as Kart's archive fixtures are).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -93,6 +96,8 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
     os.environ["GIT_CONFIG_GLOBAL"] = str(home / ".gitconfig")
     os.environ["NARR_LOCK_TIMEOUT"] = "0.3"
+    # As on a CI machine: no command starts a server, none is used (server_on turns it on).
+    os.environ["NARR_NO_SERVER"] = "1"
     levels = pygit2.enums.ConfigLevel
     saved_paths = {lvl: pygit2.settings.search_path[lvl]
                    for lvl in (levels.SYSTEM, levels.XDG, levels.GLOBAL)}
@@ -104,6 +109,64 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         pygit2.settings.search_path[lvl] = value
     os.environ.clear()
     os.environ.update(saved)
+
+
+@pytest.fixture
+def server_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """narr as installed: commands use this world's server, and the first one starts it."""
+    monkeypatch.delenv("NARR_NO_SERVER", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+
+
+@pytest.fixture
+def servers_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands use a server someone started (narr serve), and none starts by itself (as
+    on a CI machine, ``CI`` set)."""
+    monkeypatch.delenv("NARR_NO_SERVER", raising=False)
+    monkeypatch.setenv("CI", "1")
+
+
+def servers_left(home: Path, temp: Path) -> list[tuple[int, str]]:
+    """Running narr servers this session started (pid, command line): processes other than
+    this one whose ``HOME`` is the session's or whose directory is under its temporary one."""
+    found = []
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
+            state = Path(f"/proc/{name}/stat").read_bytes().rpartition(b")")[2].split()[0]
+            environ = Path(f"/proc/{name}/environ").read_bytes().split(b"\0")
+            cwd = os.readlink(f"/proc/{name}/cwd")
+        except (OSError, IndexError):
+            continue
+        if b"serve" not in cmdline or state in (b"Z", b"X"):
+            continue
+        if f"HOME={home}".encode() in environ or Path(cwd).is_relative_to(temp):
+            found.append((int(name), " ".join(a.decode("utf-8", "replace") for a in cmdline)))
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_server_left_running(isolated_git: Path, tmp_path_factory: pytest.TempPathFactory
+                           ) -> Iterator[None]:
+    """Fail the run when a test leaves a narr server running (and stop it: it is ours)."""
+    yield
+    import signal
+    import time
+
+    temp = tmp_path_factory.getbasetemp()
+    deadline = time.monotonic() + 15  # servers asked to stop may take a moment to go
+    left = servers_left(isolated_git, temp)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = servers_left(isolated_git, temp)
+    for pid, _ in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    if left:
+        pytest.fail("tests left narr servers running (stopped now):\n"
+                    + "\n".join(f"  pid {pid}: {cmd}" for pid, cmd in left), pytrace=False)
 
 
 LAYOUTS = ("flat", "sharded")

@@ -156,12 +156,18 @@ def check_answer(answer: Any) -> None:
 
 
 
-def server_not_running(*, stopped: bool = False, pid: int | None = None) -> dict[str, Any]:
-    """``narr serve --status --json`` (or ``--stop``) when no server runs: every key there, null."""
-    return {"schema": "narr.server/2", "running": False, "stopped": stopped, **dict.fromkeys((
-        "process", "version", "socket", "root", "git_dir", "port", "host", "started", "auto",
-        "idle_minutes", "requests", "active", "exits_at", "watcher", "current", "autostart")),
-        "pid": pid}
+def server_not_running(*, stopped: bool = False, pid: int | None = None,
+                       off: str | None = None) -> dict[str, Any]:
+    """``narr serve --status --json`` (or ``--stop``) when no server runs: every key there, null;
+    ``autostart_off`` why none starts by itself (by default: NARR_NO_SERVER, CI, or none)."""
+    if off is None:
+        off = ("NARR_NO_SERVER is set" if os.environ.get("NARR_NO_SERVER") else
+               "CI is set" if os.environ.get("CI", "").strip().lower() not in
+               ("", "0", "false", "no", "off") else None)
+    return {"schema": "narr.server/3", "running": False, "stopped": stopped, **dict.fromkeys((
+        "state", "process", "version", "socket", "root", "git_dir", "port", "host", "started",
+        "auto", "started_by", "idle_minutes", "memory_mib", "requests", "active", "idle_s",
+        "exits_at", "watcher", "current", "autostart")), "pid": pid, "autostart_off": off}
 
 
 def snapshot(root: Path) -> dict[str, str]:
@@ -217,6 +223,23 @@ def node_file(root: Path, node_id: str) -> Path:
     wr = WorldRepo.open(root)
     try:
         return root / locate(wr, node_id)
+    finally:
+        wr.close()
+
+
+def new_world(tmp_path: Path, name: str = "w") -> CLI:
+    """``narr init`` of an empty world ``tmp_path/name``, and the CLI in it."""
+    CLI(tmp_path)("init", str(tmp_path / name))
+    return CLI(tmp_path / name)
+
+
+def world_nodes(root: Path) -> dict[str, dict[str, Any]]:
+    """Every node of the world at ``root`` as the library reads it (hand edits included)."""
+    import narrative as narr_lib
+
+    wr = narr_lib.open_world(root)
+    try:
+        return {n["id"]: dict(narr_lib.get_node(wr, n["id"])[1]) for n in narr_lib.list_nodes(wr)}
     finally:
         wr.close()
 

@@ -127,10 +127,14 @@ def test_an_empty_chapter_is_invalid_input(cli: CLI) -> None:
     cli("audit", "-", input="  \n", expect=12)
 
 
-def test_an_event_notes_an_unmet_precondition(cli: CLI) -> None:
+def test_an_event_holds_back_an_unmet_precondition(cli: CLI) -> None:
     out = cli.json("event", "Su Qing gives Old Zhou the jade token", "--dry-run")
-    assert ("rule give (rules/items.toml): the world contradicts 'giver.relations.holds.{item}': "
-            "su-qing /relations/holds/jade-token is absent, but must be there") in out["proposal"]["notes"]
+    assert [d for d in out["diffusions"] if d["target"] != "temple-bell"] == []
+    [held] = out["proposal"]["held"]
+    assert held["reason"] == ("the world contradicts it: su-qing /relations/holds/jade-token is "
+                              "absent, but must be there (giver.relations.holds.{item}); "
+                              "jade-token is elder-mo's")
+    assert held["command"] == "narr event --accept 1 'Su Qing gives Old Zhou the jade token'"
 
 
 def test_requirement_format() -> None:

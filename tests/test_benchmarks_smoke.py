@@ -17,7 +17,7 @@ def test_benchmark_smoke(tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = subprocess.run(
         [sys.executable, str(RUN), "--smoke", "--scratch", str(tmp_path / "scratch"), "--out", str(out)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads((out / "latest.json").read_text(encoding="utf-8"))
@@ -46,11 +46,14 @@ def test_the_auto_section_runs(tmp_path: Path) -> None:
     res = json.loads((out / "latest.json").read_text(encoding="utf-8"))
     assert {"auto: narr event (3 --set)", "auto: narr reset HEAD~3", "auto: narr get ID",
             "auto: narr check after one event"} <= {c["op"] for c in res["comparisons"]}
-    # each of those rows is held against its targets, served and cold, on rows of its own
+    # each of those rows is held against its target, narr as installed (the server on)
     rows = {t["target"] for t in res["targets"]}
-    assert {"`narr event (3 --set)` with the server within 0.8x of git",
-            "`narr event (3 --set)` cold within 3.0x of git",
-            "`narr reset HEAD~3` with the server within 1.0x of git",
-            "`narr get ID` with the server under 30 ms", "`narr get ID` cold under 150 ms",
-            "`narr check after one event` with the server under 500 ms"} <= rows
+    assert {"`narr event (3 --set)` within 0.8x of git",
+            "`narr reset HEAD~3` within 1.0x of git",
+            "`narr get ID` under 30 ms",
+            "`narr status, the first after an idle exit` within 1.5x of the floor "
+            "(`python -c 'import click, pygit2, pydantic'`)",
+            "`narr check after one event` under 500 ms"} <= rows
     assert not any(t["target"].startswith("`auto:") for t in res["targets"])
+    assert res["library_kept_open"][0]["median_ms"] > 0
+    assert res["server_memory"][0]["resident_mib"] > 0

@@ -163,7 +163,7 @@ def test_a_planted_contradiction_is_shown_before_anything_is_written(flat_world:
     assert "Nothing recorded" in result.stdout
     rv = review(narr, path)
     finding = rv["findings"][0]
-    assert (finding["number"], finding["check"], finding["node"]) == (6, "require", "old-zhou")
+    assert (finding["number"], finding["check"], finding["node"]) == (6, "dead", "old-zhou")
     assert "since sentence 5 of this chapter" in finding["fact"]
     assert snapshot(flat_world) == before
 

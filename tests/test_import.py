@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-from helpers import CLI, git, read_node, snapshot
+from helpers import CLI, git, read_node, snapshot, world_nodes
 
 import narrative as narr_lib
 
@@ -22,13 +21,6 @@ def _empty_world(tmp_path: Path, name: str = "w") -> CLI:
     CLI(tmp_path)("init", str(tmp_path / name))
     return CLI(tmp_path / name)
 
-
-def _nodes(root: Path) -> dict[str, dict[str, Any]]:
-    wr = narr_lib.open_world(root)
-    try:
-        return {n["id"]: dict(narr_lib.get_node(wr, n["id"])[1]) for n in narr_lib.list_nodes(wr)}
-    finally:
-        wr.close()
 
 
 def test_a_lorebook_becomes_background_nodes_in_one_event(tmp_path: Path) -> None:
@@ -82,7 +74,9 @@ def test_a_folder_of_notes_with_front_matter(tmp_path: Path) -> None:
     assert [(e["name"], e["id"]) for e in out["existing"]] == [("Su Qing", "su-qing")]
     lin = read_node(narr.root, "lin-yuan")
     assert (lin["layer"], lin["kind"], lin["aliases"]) == ("character", "person", ["林远", "Young Lin"])
-    assert lin["summary"] == "A fisherman's son who found the ring in the river. He does not know what it is."
+    # the leading "# Lin Yuan" is its title; the text as written, line break and link kept
+    assert lin["summary"] == ("A fisherman's son who found the [[Black Ring|ring]] in the river.\n"
+                              "He does not know what it is.")
     assert lin["relations"] == {"distrusts": {"su-qing": {}}}
     temple = read_node(narr.root, "temple-of-the-bell")
     assert (temple["name"], temple["summary"]) == ("Temple of the Bell", "Where the evening bell rings.")
@@ -114,7 +108,7 @@ def test_a_codex_round_trip_into_an_empty_world(flat_world: Path, tmp_path: Path
     narr = _empty_world(tmp_path, "x")
     out = narr.json("import", str(codex))
     assert out["sources"][0]["format"] == "codex"
-    original, copy = _nodes(flat_world), _nodes(narr.root)
+    original, copy = world_nodes(flat_world), world_nodes(narr.root)
     assert set(copy) == set(original)
     keep = ("name", "layer", "kind", "aliases", "summary", "lifecycle", "traits", "state", "relations")
     for node_id, node in original.items():
@@ -201,8 +195,9 @@ def test_an_import_adds_the_aliases_and_the_summary_a_node_lacks(tmp_path: Path)
             ) in out.splitlines()
     lin, su = read_node(narr.root, "lin-yuan"), read_node(narr.root, "su-qing")
     assert (lin["aliases"], lin["summary"]) == (["Young Lin"], "The writer's own words.")
-    assert lin["sections"] == {"Lin Yuan.md": "A fisherman's son who found the ring in the river. "
-                                              "He does not know what it is.", "Later": "Nothing yet."}
+    assert lin["sections"] == {"Lin Yuan.md": "A fisherman's son who found the [[Black Ring|ring]] in "
+                                              "the river.\nHe does not know what it is.",
+                               "Later": "Nothing yet."}
     assert (su["aliases"], su["summary"]) == (["Su Qing"], "A disciple who trusts no one.")
     assert narr("get", "young lin", "name").stdout == "Lin Yuan\n"
     assert narr("get", "林远", "name").stdout == "林远山\n"
@@ -242,21 +237,19 @@ def test_a_name_left_on_two_nodes_is_reported(tmp_path: Path) -> None:
     assert "'An' names 2 nodes" in narr("get", "An", expect=12).stderr
 
 
-def test_an_entry_that_shares_only_an_alias_adds_no_names(tmp_path: Path) -> None:
+def test_an_entry_that_shares_only_an_alias_is_another_node(tmp_path: Path) -> None:
+    """Tove Greaves and Tove Dunmore are both "Tove": two people, the alias on both, reported."""
     narr = _empty_world(tmp_path)
     narr("new", "character", "Tove Dunmore", "--alias", "Tove")
     note = tmp_path / "Tove Greaves.md"
     note.write_text("---\nlayer: character\naliases: [Tove, Greaves]\n---\nA ferryman.\n", encoding="utf-8")
     out = narr.json("import", str(note))
-    assert [(e["id"], e["added"], e["notes"]) for e in out["existing"]] == [
-        ("tove-dunmore", ["/sections/Tove Greaves"],
-         ["it shares only an alias with the node: its names are not added",
-          "its summary: kept as the section 'Tove Greaves'"])]
-    node = read_node(narr.root, "tove-dunmore")
-    assert (node["aliases"], node["summary"]) == (["Tove"], "")
-    assert node["sections"] == {"Tove Greaves": "A ferryman."}  # its text is not lost
-    assert out["entries"] == [{"source": "Tove Greaves.md", "title": "Tove Greaves", "name": "Tove Greaves",
-                               "named_by": "note", "node": "tove-dunmore", "section": "Tove Greaves"}]
+    assert [c["id"] for c in out["created"]] == ["tove-greaves"] and out["existing"] == []
+    assert out["ambiguous"] == [{"name": "Tove", "ids": ["tove-dunmore", "tove-greaves"]}]
+    assert read_node(narr.root, "tove-dunmore")["aliases"] == ["Tove"]
+    greaves = read_node(narr.root, "tove-greaves")
+    assert (greaves["aliases"], greaves["summary"]) == (["Tove", "Greaves"], "A ferryman.")
+    assert narr("get", "Tove Greaves", "name").stdout == "Tove Greaves\n"
 
 
 def test_a_codex_round_trip_with_a_state_key_starting_with_a_quote(flat_world: Path, tmp_path: Path) -> None:
@@ -267,24 +260,33 @@ def test_a_codex_round_trip_with_a_state_key_starting_with_a_quote(flat_world: P
     assert '- "\\"said\\"": yes' in codex.read_text(encoding="utf-8")
     narr = _empty_world(tmp_path, "x")
     narr("import", str(codex))
-    assert _nodes(narr.root)["lin-yuan"]["state"] == _nodes(flat_world)["lin-yuan"]["state"]
+    assert world_nodes(narr.root)["lin-yuan"]["state"] == world_nodes(flat_world)["lin-yuan"]["state"]
 
 
-def test_a_close_spelling_in_the_same_import_keeps_its_text(tmp_path: Path) -> None:
-    """The arbiter finds "Qinyun Sect" is the Qingyun Sect just made: its text becomes a section
-    of the node being created, its flag and tags join it."""
+def test_a_close_spelling_is_reported_and_kept_apart(tmp_path: Path) -> None:
+    """"Qinyun Sect" may be a slip for the Qingyun Sect, or another sect: two nodes, reported;
+    --merge-similar takes them as one (its text becomes a section, its flag and tags join)."""
     narr = _empty_world(tmp_path)
     book = tmp_path / "book.json"
     book.write_text(json.dumps({"entries": [
         {"comment": "Qingyun Sect", "keys": ["Qingyun Sect"], "content": "A mountain sect."},
         {"comment": "Qinyun Sect", "keys": ["Qinyun Sect"], "content": "Its gate faces east.",
          "constant": True}]}), encoding="utf-8")
-    out = narr.json("import", str(book))
-    assert [c["id"] for c in out["created"]] == ["qingyun-sect"]
+    out = narr.json("import", str(book), "--dry-run")
+    assert [c["id"] for c in out["created"]] == ["qingyun-sect", "qinyun-sect"]
+    assert out["similar"] == [{"name": "Qingyun Sect", "id": "qingyun-sect", "similar_to": "Qinyun Sect",
+                               "other": "qinyun-sect",
+                               "how": "'qingyun sect' is close to 'qinyun sect' (0.96)"}]
+    said = narr("import", str(book), "--dry-run").stdout.splitlines()
+    assert ("  similar: Qingyun Sect (qingyun-sect) is like Qinyun Sect (qinyun-sect), kept apart: "
+            "'qingyun sect' is close to 'qinyun sect' (0.96)") in said
+
+    out = narr.json("import", str(book), "--merge-similar")
+    assert [c["id"] for c in out["created"]] == ["qingyun-sect"] and out["similar"] == []
     node = read_node(narr.root, "qingyun-sect")
     assert node["summary"] == "A mountain sect."
     assert node["sections"] == {"Qinyun Sect": "Its gate faces east."}
     assert node["always_in_view"] is True
     assert [(e["source"], e["node"], e["section"]) for e in out["entries"]] == [
         ("book.json#0", "qingyun-sect", None), ("book.json#1", "qingyun-sect", "Qinyun Sect")]
-    assert narr.json("import", str(book))["commit"] is None
+    assert narr.json("import", str(book), "--merge-similar")["commit"] is None

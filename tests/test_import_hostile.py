@@ -169,11 +169,12 @@ def test_an_entry_with_10000_keys_and_a_10_mb_lorebook(tmp_path: Path) -> None:
     keys.write_text(json.dumps({"entries": {"7": {"comment": "Everyone", "key": many, "content": "x"}}}),
                     encoding="utf-8")
     _refused(narr, keys, "keys.json#7 (Everyone): 10,000 keys, more than the 1,000 narr reads for one entry")
-    big = tmp_path / "big.json"
-    entry = {"key": ["x"], "content": "y" * 1000}
-    big.write_text(json.dumps({"entries": {str(i): entry for i in range(10_500)}}), encoding="utf-8")
-    assert big.stat().st_size > 10 * 1024 * 1024
-    _refused(narr, big, "big.json: the file is 10.", "more than the 8.0 MB narr imports")
+    big = tmp_path / "big.json"  # refused by its size, before a byte of it is parsed
+    big.write_bytes(b'{"entries": {}' + b" " * (65 * 1024 * 1024) + b"}")
+    _refused(narr, big, "big.json: the file is 65.", "more than the 64.0 MB narr imports")
+    note = tmp_path / "big.md"
+    note.write_bytes(b"A note. " * (9 * 1024 * 1024 // 8))
+    _refused(narr, note, "big.md: the file is 9.0 MB, more than the 8.0 MB narr imports")
     long = tmp_path / "long.json"
     text = "y" * 1_100_000
     long.write_text(json.dumps({"entries": {"3": {"comment": "Long", "key": ["x"], "content": text}}}),
@@ -279,6 +280,7 @@ def test_links_that_loop_and_a_note_linking_to_itself(tmp_path: Path) -> None:
              for n in ("ann", "bo", "cy")}
     assert {n: sorted(v["relations"]["mentions"]) for n, v in nodes.items()} == {
         "ann": ["bo"], "bo": ["cy"], "cy": ["ann", "bo"]}
+    assert nodes["ann"]["summary"] == "Ann knows [[Bo]] and [[Ann]] and [[Ann|herself]]."  # as written
 
 
 @pytest.mark.parametrize("text", ["---\n- a list\n---\n", "---\nlayer: heaven\n---\n",
@@ -289,3 +291,62 @@ def test_front_matter_that_is_wrong(tmp_path: Path, text: str) -> None:
     note = tmp_path / "N.md"
     note.write_text(text, encoding="utf-8")
     _refused(narr, note, "N.md: ")
+
+
+# -- a folder with bad files, odd names, a book one entry too long -------------------------
+
+
+def _hundred(vault: Path) -> None:
+    vault.mkdir()
+    for i in range(100):
+        (vault / f"Note {i:03}.md").write_text(f"Note {i} links [[Note {(i + 1) % 100:03}]].\n",
+                                               encoding="utf-8")
+
+
+def test_a_non_utf8_note_among_a_hundred_good_ones(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    _hundred(vault)
+    (vault / "Latin-1.md").write_bytes("Caf\u00e9 au lait.\n".encode("latin-1"))
+    (vault / "Broken.md").write_text("---\nkey: [unclosed\n---\nText.\n", encoding="utf-8")
+    narr = _world(tmp_path)
+    said = _refused(narr, vault, "v: 2 files cannot be imported; nothing was imported",
+                    "\n  Broken.md: the front matter is not YAML", "\n  Latin-1.md: not UTF-8 text (byte 3)",
+                    "hint: mend them, or add --skip-bad")
+    assert said.index("Broken.md") < said.index("Latin-1.md")  # every bad file at once, in order
+    out = narr.json("import", str(vault), "--skip-bad")
+    assert len(out["created"]) == 100
+    skipped = {s["source"]: s["reason"] for s in out["skipped"]}
+    assert skipped["Latin-1.md"] == "cannot be imported: not UTF-8 text (byte 3)"
+    assert skipped["Broken.md"].startswith("cannot be imported: the front matter is not YAML")
+    assert narr.json("import", str(vault), "--skip-bad")["commit"] is None
+
+
+def test_a_name_of_punctuation_only_and_a_name_of_nothing(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "???.md").write_text("A mystery that has no name yet.\n", encoding="utf-8")
+    (vault / "—.md").write_text("A dash.\n", encoding="utf-8")
+    narr = _world(tmp_path)
+    result = narr("import", str(vault))
+    assert "???.md: the name '???' has no letter or digit: its id is node" in result.stderr
+    assert "—.md: the name '—' has no letter or digit: its id is node-2" in result.stderr
+    assert narr("get", "???", "summary").stdout == "A mystery that has no name yet.\n"
+    blank = tmp_path / "b"
+    blank.mkdir()
+    (blank / "Blank.md").write_text("---\nname: \"\u3000\"\n---\nText.\n", encoding="utf-8")
+    _refused(narr, blank, "Blank.md: the note has no name (its name is blank) (give it one: name: ... "
+                          "in its front matter)")
+
+
+def test_a_book_of_20001_entries_is_refused_whole(tmp_path: Path) -> None:
+    narr = _world(tmp_path)
+    book = tmp_path / "huge.json"
+    entries = {str(i): {"uid": i, "key": [f"k{i}"], "content": "x"} for i in range(20_001)}
+    book.write_text(json.dumps({"entries": entries}), encoding="utf-8")
+    _refused(narr, book, "huge.json: 20,001 entries, more than the 20,000 narr imports from one book",
+             "hint: split the book")
+    vault = tmp_path / "v"
+    _hundred(vault)
+    (vault / "huge.json").write_bytes(book.read_bytes())
+    _refused(narr, vault, "v: 1 file cannot be imported",
+             "huge.json: 20,001 entries, more than the 20,000 narr imports from one book")

@@ -14,9 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CLI, read_node, snapshot
-
-import narrative as narr_lib
+from helpers import CLI, read_node, snapshot, world_nodes
 
 SPEC = Path(__file__).resolve().parent / "data" / "import" / "spec"
 V3 = json.loads((SPEC / "card-v3.json").read_text(encoding="utf-8"))
@@ -28,17 +26,8 @@ def _world(tmp_path: Path, name: str = "w") -> CLI:
     return CLI(tmp_path / name)
 
 
-def _nodes(root: Path) -> dict[str, dict[str, Any]]:
-    wr = narr_lib.open_world(root)
-    try:
-        return {n["id"]: dict(narr_lib.get_node(wr, n["id"])[1]) for n in narr_lib.list_nodes(wr)}
-    finally:
-        wr.close()
 
-
-def _macros(text: str, char: str | None, user: str = "User") -> str:
-    if char is not None:
-        text = re.sub(r"\{\{\s*char\s*\}\}|<bot>|<char>", char, text, flags=re.IGNORECASE)
+def _macros(text: str, user: str) -> str:
     return re.sub(r"\{\{\s*user\s*\}\}|<user>", user, text, flags=re.IGNORECASE)
 
 
@@ -77,25 +66,26 @@ def test_a_v3_card_every_entry_lands_and_none_is_lost(tmp_path: Path, fixture: s
                            **{fixture + k: v for k, v in V3_PLACES.items()}}
     assert out["skipped"] == [{"source": f"{fixture}#7", "title": "Sealed chapter — do not open",
                                "reason": "a disabled entry (--include-disabled imports it)"}]
-    nodes = _nodes(narr.root)
+    nodes = world_nodes(narr.root)
     assert set(nodes) == {node for node, _ in V3_PLACES.values()}
     data = V3["data"]
     for i, raw in enumerate(data["character_book"]["entries"]):  # no entry's text is missing
         if raw["enabled"]:
             node = nodes[V3_PLACES[f"#{i}"][0]]
-            assert _macros(raw["content"], "Qiao").strip() in _texts(node), i
+            assert raw["content"].strip() in _texts(node), i  # as written, macros and all
 
     wen = nodes["wen-qiao"]
-    # {{char}} is the nickname (V3), {{user}} the default user name; the description the summary
-    assert wen["summary"] == _macros(data["description"], "Qiao")
-    assert wen["summary"].startswith("Qiao (温乔) rows") and "User is the passenger" in wen["summary"]
+    # the macros stay as the card has them, so that SillyTavern reads them again; the
+    # description is the summary
+    assert wen["summary"] == data["description"].strip()
+    assert wen["summary"].startswith("{{char}} (温乔) rows") and "{{user}} is the passenger" in wen["summary"]
     assert (wen["layer"], wen["kind"], wen["traits"]) == ("character", "person",
                                                           {"personality": data["personality"]})
     assert wen["aliases"] == ["Qiao", "温乔", "ferry-woman"]
     assert wen["tags"] == ["river", "ferry", "渡口", "slow burn"]
     assert list(wen["sections"]) == ["Wen Qiao — basics", "Wen Qiao — personality",
                                      "Wen Qiao — relationships", "秘密"]
-    assert "User reminds her of someone who drowned" in wen["sections"]["Wen Qiao — relationships"]
+    assert "{{user}} reminds her of someone who drowned" in wen["sections"]["Wen Qiao — relationships"]
     card = wen["extensions"]["sillytavern"]["card"]
     assert (card["spec"], card["spec_version"]) == ("chara_card_v3", "3.0")
     for field in ("scenario", "first_mes", "mes_example", "alternate_greetings", "group_only_greetings",
@@ -138,7 +128,7 @@ def test_a_v2_card_has_no_nickname(tmp_path: Path, fixture: str) -> None:
     out = narr.json("import", str(SPEC / fixture))
     assert _where(out)[fixture + "#3"] == ("wen-qiao", "秘密")
     wen = read_node(narr.root, "wen-qiao")
-    assert wen["summary"].startswith("Wen Qiao (温乔) rows")  # {{char}} is the name in V2
+    assert wen["summary"].startswith("{{char}} (温乔) rows")
     assert wen["aliases"] == ["温乔", "ferry-woman", "Qiao"]
     card = wen["extensions"]["sillytavern"]["card"]
     assert (card["spec"], card["spec_version"]) == ("chara_card_v2", "2.0")
@@ -169,7 +159,9 @@ def test_include_disabled_keeps_the_flag(tmp_path: Path) -> None:
 def test_the_user_name_is_configurable(tmp_path: Path) -> None:
     narr = _world(tmp_path)
     narr("import", str(SPEC / "card-v3.json"), "--user", "Mei")
-    assert "Mei is the passenger" in read_node(narr.root, "wen-qiao")["summary"]
+    summary = read_node(narr.root, "wen-qiao")["summary"]
+    assert summary == _macros(V3["data"]["description"], "Mei").strip()
+    assert "Mei is the passenger" in summary and "{{char}} (温乔)" in summary  # {{char}} stays
     other = _world(tmp_path, "x")
     toml = other.root / "narr.toml"
     toml.write_text(toml.read_text(encoding="utf-8") + '\n[import]\nuser = "阿梅"\n', encoding="utf-8")
@@ -186,8 +178,8 @@ def test_a_v1_card_and_every_macro_spelling(tmp_path: Path, fixture: str) -> Non
     heng = read_node(narr.root, "old-heng")
     v1 = json.loads((SPEC / "card-v1.json").read_text(encoding="utf-8"))
     assert heng["layer"] == "character"
-    assert heng["summary"] == _macros(v1["description"], "Old Heng")
-    assert heng["summary"].startswith("Old Heng has rowed") and 'calls User "young master"' in heng["summary"]
+    assert heng["summary"] == v1["description"].strip()  # every spelling as written
+    assert heng["summary"].startswith("<BOT> has rowed") and 'calls <user> "young master"' in heng["summary"]
     assert heng["traits"] == {"personality": v1["personality"]}
     record = heng["extensions"]["sillytavern"]["card"]
     assert "spec" not in record and record["data"] == {k: v1[k] for k in ("scenario", "first_mes",
@@ -219,17 +211,17 @@ WI_PLACES = {"#0": ("duxi-harbour-town", None), "#1": ("duxi-harbour-town", "Dux
 def test_a_world_info_file(tmp_path: Path) -> None:
     narr = _world(tmp_path)
     result = narr("import", str(SPEC / "worldinfo.json"))
-    assert "worldinfo.json#7: {{char}} is left as written: no character card names it" in result.stderr
+    assert result.stderr == ""
     out = narr.json("import", str(SPEC / "worldinfo.json"), "--dry-run")  # the same report, nothing to do
     assert out["commit"] is None
     assert _where(out) == {f"worldinfo.json{k}": v for k, v in WI_PLACES.items()}
     assert out["skipped"] == [{"source": "worldinfo.json#4", "title": "Draft — unused",
                                "reason": "a disabled entry (--include-disabled imports it)"}]
-    nodes = _nodes(narr.root)
+    nodes = world_nodes(narr.root)
     for uid, raw in WI["entries"].items():
         if not raw["disable"]:
             node = nodes[WI_PLACES[f"#{uid}"][0]]
-            assert _macros(raw["content"], None).strip() in _texts(node), uid
+            assert raw["content"].strip() in _texts(node), uid
     duxi = nodes["duxi-harbour-town"]
     assert (duxi["name"], duxi["aliases"]) == ("Duxi harbour town", ["Duxi", "渡西"])
     su = nodes["su-lan"]  # legacy comma keys, split; the memo title gives way to the first key
@@ -241,8 +233,7 @@ def test_a_world_info_file(tmp_path: Path) -> None:
         "keysecondary": "ledger, 账本", "selectiveLogic": 1, "position": 4, "depth": 2, "role": 0,
         "probability": 80, "group": "guild people"}
     assert nodes["tone-of-the-harbour"]["always_in_view"] is True
-    assert nodes["salt-tax"]["summary"].startswith("The salt tax is paid in User's presence")
-    assert "{{char}} likes to quote" in nodes["salt-tax"]["summary"]
+    assert nodes["salt-tax"]["summary"] == WI["entries"]["7"]["content"]
     assert nodes["duxi-harbour-8"]["name"] == "Duxi Harbour #8"  # no title, no key
     assert "duxi-customs" not in nodes and "smugglers-cove" not in nodes
 
@@ -260,15 +251,18 @@ def test_an_obsidian_vault(tmp_path: Path) -> None:
     narr = _world(tmp_path)
     result = narr("import", str(SPEC / "vault"))
     assert "People/Wen Qiao.md: [[Wen Qiao]] links the note to itself; no relation" in result.stderr
-    assert "Items/Bronze Lantern.md: [[The Lost Ledger]]: no note or node of that name" in result.stderr
+    assert "  missing: Items/Bronze Lantern.md links [[The Lost Ledger]], a note that is not there" \
+        in result.stdout.splitlines()
     out = narr.json("import", str(SPEC / "vault"), "--dry-run")
     assert out["commit"] is None  # everything is there: the loops and the self-link make no trouble
+    assert out["missing"] == [{"source": "Items/Bronze Lantern.md", "link": "[[The Lost Ledger]]",
+                               "target": "The Lost Ledger"}]
     assert [(s["source"], s["reason"]) for s in out["skipped"]] == [
         (".obsidian/", "a hidden file or folder"), (".trash/", "a hidden file or folder"),
         ("Drafts/", "listed in .narrignore"),
         ("Journal/", "the daily notes folder (.obsidian/daily-notes.json)"),
         ("Templates/", "a templates folder")]
-    nodes = _nodes(narr.root)
+    nodes = world_nodes(narr.root)
     assert {i: (n["name"], n["layer"], n["kind"]) for i, n in nodes.items()} == VAULT_NODES
     assert {e["source"]: e["node"] for e in out["entries"]} == {
         "People/Wen Qiao.md": "wen-qiao", "People/Old Heng.md": "old-heng",
@@ -286,10 +280,11 @@ def test_an_obsidian_vault(tmp_path: Path) -> None:
         "river-fog": {"mentions": ["old-landing"]}}
     wen = nodes["wen-qiao"]
     assert (wen["aliases"], wen["tags"]) == (["温乔", "Qiao"], ["ferry", "主角", "protagonist"])
-    assert wen["summary"] == (
+    assert wen["summary"] == (  # as written: line breaks, links and tags
         "Wen Qiao rows the last ferry across the River Lan and keeps her fares in an old tea tin. "
-        "#protagonist\n\nShe owes the Lantern Guild a debt, learned to row from the old ferryman, "
-        "and ties up at the old landing. Her own name in her own note: Wen Qiao.")
+        "#protagonist\n\nShe owes the [[Lantern Guild]] a debt, learned to row from [[Old Heng|the old "
+        "ferryman]],\nand ties up at [[Old Landing#History|the old landing]]. Her own name in her own "
+        "note: [[Wen Qiao]].")
     assert wen["sections"] == {"Habits": "Counts coins twice. Hums when the fog is thick. "
                                          "![[Bronze Lantern]]"}
     assert nodes["old-heng"]["aliases"] == ["老衡"] and nodes["old-heng"]["tags"] == ["ferry", "老人"]

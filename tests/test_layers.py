@@ -491,7 +491,8 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("the use cases", ("narrative.engine",)),
     ("the operations", ("narrative.operations", "narrative.schemas", "narrative.answer_models")),
     ("the library", ("narrative.api", "narrative.library")),
-    ("the transports", ("narrative.cli", "narrative.serve", "narrative.client", "narrative.__main__")),
+    ("the transports", ("narrative.cli", "narrative.serve", "narrative.client", "narrative.interrupted",
+                        "narrative.__main__")),
 ]
 
 

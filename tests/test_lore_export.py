@@ -12,9 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CLI, git, snapshot
-
-import narrative as narr_lib
+from helpers import CLI, git, snapshot, world_nodes
 
 SPEC = Path(__file__).resolve().parent / "data" / "import" / "spec"
 KEPT = ("name", "layer", "kind", "aliases", "summary", "lifecycle", "traits", "state", "relations",
@@ -38,12 +36,9 @@ BOOK_ENTRY: dict[str, type] = {"keys": list, "content": str, "extensions": dict,
                                "insertion_order": int}
 
 
-def _nodes(root: Path) -> dict[str, dict[str, Any]]:
-    wr = narr_lib.open_world(root)
-    try:
-        return {n["id"]: dict(narr_lib.get_node(wr, n["id"])[1]) for n in narr_lib.list_nodes(wr)}
-    finally:
-        wr.close()
+def original_description() -> str:
+    return str(json.loads((SPEC / "card-v3.json").read_text(encoding="utf-8"))["data"]["description"]).strip()
+
 
 
 def _kept(nodes: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -96,12 +91,12 @@ def test_the_lorebook_is_world_info_and_reads_back_unchanged(lore: CLI, tmp_path
     assert json.loads(lore("export", "lorebook", "--json").stdout) == json.loads(text)
     book = json.loads(text)
     check_world_info(book)
-    nodes = _nodes(lore.root)
+    nodes = world_nodes(lore.root)
     entries = {e["extensions"]["narr"]["node"]["id"]: e for e in book["entries"].values()}
     assert set(entries) == set(nodes)
     wen = entries["wen-qiao"]
     assert wen["key"][:2] == ["Wen Qiao", "Qiao"] and wen["comment"] == "Wen Qiao"
-    assert wen["content"].startswith("Qiao (温乔) rows the last ferry")
+    assert wen["content"].startswith("{{char}} (温乔) rows the last ferry")  # macros as the card had them
     assert "Wen Qiao — relationships: She owes the Lantern Guild" in wen["content"]
     assert "Traits: personality: Patient, dry" in wen["content"]
     assert "Now: location: Old Ferry Landing." in wen["content"]  # an id in the state, as a name
@@ -127,7 +122,7 @@ def test_the_lorebook_is_world_info_and_reads_back_unchanged(lore: CLI, tmp_path
     assert json.loads(out.read_text(encoding="utf-8")) == book
     copy = _fresh(tmp_path, "copy")
     copy("import", str(out))
-    assert _kept(_nodes(copy.root)) == _kept(nodes)
+    assert _kept(world_nodes(copy.root)) == _kept(nodes)
     before = snapshot(lore.root)
     again = lore.json("import", str(out))  # into the world it came from: nothing to do
     assert again["commit"] is None and snapshot(lore.root) == before
@@ -173,7 +168,7 @@ def test_a_card_follows_the_spec_and_reads_back_unchanged(lore: CLI, tmp_path: P
     data = card["data"]
     assert (data["name"], data["personality"]) == ("Wen Qiao", "Patient, dry, counts every coin twice; "
                                                                "kind to strangers and hard on friends.")
-    assert data["description"].startswith("Qiao (温乔)")
+    assert data["description"] == original_description()
     original = json.loads((SPEC / "card-v3.json").read_text(encoding="utf-8"))["data"]
     for field in ("scenario", "first_mes", "alternate_greetings", "mes_example", "system_prompt",
                   "post_history_instructions", "creator_notes", "nickname"):
@@ -183,7 +178,7 @@ def test_a_card_follows_the_spec_and_reads_back_unchanged(lore: CLI, tmp_path: P
     book = data["character_book"]
     assert book["name"] == "River Lan" and book["scan_depth"] == 4
     comments = [e["comment"] for e in book["entries"]]
-    sections = sorted(_nodes(lore.root)["wen-qiao"]["sections"])
+    sections = sorted(world_nodes(lore.root)["wen-qiao"]["sections"])
     assert {"Wen Qiao — basics", "Wen Qiao — personality", "Wen Qiao — relationships", "秘密",
             "Habits"} <= set(sections)
     assert comments[:len(sections) + 1] == [*sections, "Wen Qiao — now"]
@@ -196,7 +191,7 @@ def test_a_card_follows_the_spec_and_reads_back_unchanged(lore: CLI, tmp_path: P
     out = copy.json("import", str(path))
     own = {f"wen-{spec}.json#{i}" for i in range(len(sections) + 1)}
     assert {s["source"] for s in out["skipped"]} == own  # its own words, which its record holds
-    assert _kept(_nodes(copy.root)) == _kept(_nodes(lore.root))
+    assert _kept(world_nodes(copy.root)) == _kept(world_nodes(lore.root))
     assert lore.json("import", str(path))["commit"] is None
 
 
@@ -221,7 +216,7 @@ def test_a_png_card_carries_both_chunks(lore: CLI, tmp_path: Path) -> None:
     assert [c for c in chunks if c[0] != b"tEXt"] == original  # the image itself untouched
     copy = _fresh(tmp_path, "copy")
     copy("import", str(out))
-    assert _kept(_nodes(copy.root)) == _kept(_nodes(lore.root))
+    assert _kept(world_nodes(copy.root)) == _kept(world_nodes(lore.root))
     assert "--png writes a binary file" in lore("export", "card", "wen-qiao", "--png", str(image),
                                                 expect=2).stderr
     bad = tmp_path / "bad.png"
@@ -251,32 +246,38 @@ def test_a_card_of_a_node_narr_made(flat_world: Path, tmp_path: Path) -> None:
     path.write_text(json.dumps(card, ensure_ascii=False), encoding="utf-8")
     copy = _fresh(tmp_path, "copy")
     copy("import", str(path))
-    assert _kept(_nodes(copy.root)) == _kept(_nodes(flat_world))
+    assert _kept(world_nodes(copy.root)) == _kept(world_nodes(flat_world))
     assert "no node 'nobody'" in narr("export", "card", "nobody", expect=11).stderr
 
 
-def test_text_edited_in_sillytavern_comes_back_as_a_section(flat_world: Path, tmp_path: Path) -> None:
+def test_text_edited_in_sillytavern_comes_home_as_hand_edits(flat_world: Path, tmp_path: Path) -> None:
     narr = CLI(flat_world)
+    before = json.loads((flat_world / "world/character/old-zhou.json").read_text(encoding="utf-8"))
     book = json.loads(narr("export", "lorebook").stdout)
     for entry in book["entries"].values():
         if entry["comment"] == "Old Zhou":
-            entry["content"] = "Old Zhou has been ferrying ghosts, it turns out."
+            entry["content"] = entry["content"].replace(before["summary"],
+                                                        "Old Zhou has been ferrying ghosts, it turns out.")
             entry["constant"] = True
             entry["key"].append("Grandpa Zhou")  # a key added there is an alias here
     path = tmp_path / "edited.json"
     path.write_text(json.dumps(book, ensure_ascii=False), encoding="utf-8")
     out = narr.json("import", str(path))
     assert [e["id"] for e in out["existing"] if e["added"]] == ["old-zhou"]
+    assert out["created"] == [] and out["related"] == []
     zhou = json.loads((flat_world / "world/character/old-zhou.json").read_text(encoding="utf-8"))
-    assert zhou["sections"] == {"Edited in SillyTavern": "Old Zhou has been ferrying ghosts, it turns out."}
+    assert zhou["summary"] == "Old Zhou has been ferrying ghosts, it turns out."
+    assert zhou.get("sections", {}) == before.get("sections", {})  # no new section
     assert zhou["always_in_view"] is True
     assert zhou["aliases"] == ["老周", "the ferryman", "Grandpa Zhou"]
+    assert {(c["target"], c["field"]) for c in out["edits"]} == {
+        ("old-zhou", "/summary"), ("old-zhou", "/always_in_view"), ("old-zhou", "/aliases")}
 
 
 def test_the_vault_reads_back_unchanged(lore: CLI, tmp_path: Path) -> None:
     vault = tmp_path / "out-vault"
     said = lore.json("export", "vault", str(vault))
-    nodes = _nodes(lore.root)
+    nodes = world_nodes(lore.root)
     notes = {note["id"]: note["path"] for note in said["notes"]}
     assert [note["id"] for note in said["notes"]] == sorted(nodes)
     assert notes["bronze-lantern"] == "Items/Bronze Lantern.md"  # back where the vault had it
@@ -284,11 +285,11 @@ def test_the_vault_reads_back_unchanged(lore: CLI, tmp_path: Path) -> None:
     assert notes["duxi-harbour-town"] == "Background/Duxi harbour town.md"
     note = (vault / "Characters/Wen Qiao.md").read_text(encoding="utf-8")
     assert note.startswith("---\nnarr-id: wen-qiao\nlayer: character\nkind: person\n")
-    assert "  owes:\n  - link: '[[Lantern Guild]]'\n    debt: unnamed\n" in note
+    assert '\n## Relations\n\n' in note and '\n- owes:: [[Lantern Guild]] {"debt": "unnamed"}\n' in note
     assert "\n## Habits\n\nCounts coins twice." in note
     copy = _fresh(tmp_path, "copy")
     copy("import", str(vault))
-    assert _kept(_nodes(copy.root)) == _kept(nodes)
+    assert _kept(world_nodes(copy.root)) == _kept(nodes)
     assert lore.json("import", str(vault))["commit"] is None
 
     lore("event", "Night falls", "--set", "wen-qiao.state.mood=tired")
@@ -331,5 +332,27 @@ def test_a_codex_round_trip_keeps_quoted_keys_and_the_new_fields(flat_world: Pat
     codex.write_text(narr("export", "codex").stdout, encoding="utf-8")
     copy = _fresh(tmp_path, "copy")
     copy("import", str(codex))
-    assert _kept(_nodes(copy.root)) == _kept(_nodes(flat_world))
+    assert _kept(world_nodes(copy.root)) == _kept(world_nodes(flat_world))
     assert git(copy.root, "log", "--format=%s").splitlines()[0] == "Import bible.md"
+
+
+def test_exports_are_made_as_the_users_other_files_are(flat_world: Path, tmp_path: Path) -> None:
+    """An export is for other tools to read: 0666 less the umask (not tempfile's 0600), its
+    folder 0777 less it; a file written over keeps its own."""
+    import os
+    import stat
+
+    narr = CLI(flat_world)
+    old = os.umask(0o022)
+    try:
+        book, vault = tmp_path / "book.json", tmp_path / "vault"
+        narr("export", "lorebook", "-o", str(book))
+        narr("export", "vault", str(vault))
+        assert stat.S_IMODE(book.stat().st_mode) == 0o644
+        assert stat.S_IMODE(vault.stat().st_mode) == 0o755
+        assert {stat.S_IMODE(p.stat().st_mode) for p in vault.rglob("*.md")} == {0o644}
+        book.chmod(0o640)
+        narr("export", "lorebook", "-o", str(book))
+        assert stat.S_IMODE(book.stat().st_mode) == 0o640
+    finally:
+        os.umask(old)

@@ -432,7 +432,7 @@ def test_a_chinese_negation_before_the_verb_blocks_the_rule(flat_world: Path, te
 @pytest.mark.parametrize("text, target, field", [
     ("林远不得不去藏经阁", "lin-yuan", "/state/location"),  # a double negative: he has to go
     ("莫长老来到渡口", "elder-mo", "/state/location"),  # 莫 is a name here
-    ("苏晴不信任林远", "su-qing", "/relations/suspects/lin-yuan"),  # 不 inside the rule's own word
+    ("苏晴不信任林远", "su-qing", "/relations/distrusts/lin-yuan"),  # 不 inside the rule's own word
 ])
 def test_negation_characters_that_do_not_negate(flat_world: Path, text: str, target: str,
                                                 field: str) -> None:

@@ -25,6 +25,7 @@ import pytest
 from helpers import edit_node, git, node_file, server_not_running
 
 LOCAL = {"NARR_NO_SERVER": "1"}
+pytestmark = pytest.mark.usefixtures("servers_by_hand")
 
 
 def run(root: Path, *args: str, env: dict[str, str] | None = None,

@@ -1,5 +1,5 @@
 """A server's life: proven before it is trusted or signalled, started by the first command
-when ``narr.autoServe`` asks, gone when idle or when narr's code changes.
+unless a setting says not to, gone when idle or when narr's code changes.
 
 Every test runs real processes: ``python -m narrative`` (the thin client), servers it
 starts, unrelated processes left under stale records, ``kill -9``, a world copied with
@@ -25,8 +25,11 @@ import pytest
 from helpers import check_answer, git, server_not_running
 
 from narrative import client
+from narrative.serve import autostart
 
 LOCAL = {"NARR_NO_SERVER": "1"}
+# Servers started by hand unless a test turns the automatic start on (server_on).
+pytestmark = pytest.mark.usefixtures("servers_by_hand")
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -146,9 +149,10 @@ def test_no_command_signals_a_process_a_stale_record_names(
 
 
 def test_the_studio_server_under_auto_serve_exits_when_idle(flat_world: Path,
-                                                         servers: list[Path]) -> None:
-    """Under narr.autoServe the server narr studio starts keeps narr.serveIdle, as an
-    automatically started one does; without it, it runs until stopped."""
+                                                         servers: list[Path],
+                                                         server_on: None) -> None:
+    """Where servers start by themselves the server narr studio starts keeps narr.serveIdle,
+    as an automatically started one does; without it, it runs until stopped."""
     servers.append(flat_world)
     auto(flat_world, idle="7")
     started = run(flat_world, "studio", "--url", "--json")
@@ -222,7 +226,7 @@ def test_a_killed_server_is_cleaned_up(flat_world: Path, servers: list[Path]) ->
 
 
 def auto(root: Path, idle: str | None = None) -> None:
-    git(root, "config", "narr.autoServe", "true")
+    """A world where servers start by themselves (the default), idle after ``idle`` minutes."""
     if idle is not None:
         git(root, "config", "narr.serveIdle", idle)
 
@@ -237,25 +241,28 @@ def log_text(root: Path) -> str:
 
 
 def test_the_first_command_starts_a_server_and_later_ones_use_it(
-        flat_world: Path, servers: list[Path]) -> None:
+        flat_world: Path, servers: list[Path], server_on: None) -> None:
     servers.append(flat_world)
     auto(flat_world)
     first = run(flat_world, "status")
     assert first.returncode == 0, first.stderr
     assert first.stdout == run(flat_world, "status", env=LOCAL).stdout
     info = wait_for(lambda: proven(flat_world), "the server started")
-    assert info["auto"] is True and info["idle_minutes"] == 30
+    assert info["auto"] is True and info["idle_minutes"] == 15
+    assert info["started_by"] == "a narr command"
     shown = status(flat_world)
     assert shown["auto"] is True and shown["exits_at"] > time.time()
+    assert shown["state"] == "running" and shown["memory_mib"] > 0 and shown["idle_s"] >= 0
     text = run(flat_world, "serve", "--status").stdout.decode()
-    assert "started automatically" in text and "exits after 30 minutes" in text
+    assert "started by a narr command (automatically)" in text and "MiB resident" in text
+    assert "idle " in text and "exits after 15 minutes" in text
     before = shown["requests"]
     assert run(flat_world, "log", "-n", "1").returncode == 0
     assert status(flat_world)["requests"] == before + 1
 
 
 def test_ten_first_commands_at_once_start_one_server(flat_world: Path,
-                                                     servers: list[Path]) -> None:
+                                                     servers: list[Path], server_on: None) -> None:
     servers.append(flat_world)
     auto(flat_world)
     procs = [subprocess.Popen([sys.executable, "-m", "narrative", "-C", str(flat_world), "status"],
@@ -267,11 +274,11 @@ def test_ten_first_commands_at_once_start_one_server(flat_world: Path,
         assert run(flat_world, "status").returncode == 0
     started = [line for line in log_text(flat_world).splitlines() if "started automatically" in line]
     assert started == [f"narr serve: pid {info['pid']} started automatically for "
-                       f"{flat_world.resolve()}; exits after 30 minutes without a request"]
+                       f"{flat_world.resolve()}; exits after 15 minutes without a request"]
     assert "another narr server" not in log_text(flat_world)  # none was even tried
 
 
-def test_an_idle_server_exits(flat_world: Path, servers: list[Path]) -> None:
+def test_an_idle_server_exits(flat_world: Path, servers: list[Path], server_on: None) -> None:
     servers.append(flat_world)
     auto(flat_world, idle="0.05")  # three seconds
     assert run(flat_world, "status").returncode == 0
@@ -282,7 +289,7 @@ def test_an_idle_server_exits(flat_world: Path, servers: list[Path]) -> None:
 
 
 def test_a_page_in_use_or_listening_keeps_an_idle_server(flat_world: Path,
-                                                         servers: list[Path]) -> None:
+                                                         servers: list[Path], server_on: None) -> None:
     """HTTP requests are activity, and so is a studio page's open change-notice stream: an
     idle limit counts from when the page hangs up. (Each wait below outlasts the idle limit;
     none asserts how long anything took.)"""
@@ -334,18 +341,50 @@ def test_a_page_in_use_or_listening_keeps_an_idle_server(flat_world: Path,
     assert f"pid {pid} exits: no request for 0.05 minutes" in log_text(flat_world)
 
 
-def test_no_server_starts_with_narr_no_server_or_unset(flat_world: Path) -> None:
-    assert run(flat_world, "status").returncode == 0  # autoServe unset: nothing starts
-    auto(flat_world)
-    assert run(flat_world, "status", env=LOCAL).returncode == 0
-    git(flat_world, "config", "narr.autoServe", "false")
+@pytest.mark.parametrize("off", ["CI=1", "NARR_NO_SERVER=1", "git config", "git config --global",
+                                 "narr's config file"])
+def test_a_setting_turns_the_automatic_start_off(flat_world: Path, tmp_path: Path, off: str,
+                                                 server_on: None) -> None:
+    """CI machines and test suites keep no daemons; a user who says no gets none."""
+    env: dict[str, str] = {}
+    if "=" in off:
+        env = dict([off.split("=")])
+    elif off == "git config":
+        git(flat_world, "config", "narr.autoServe", "false")
+    elif off == "git config --global":
+        git(flat_world, "config", "--global", "narr.autoServe", "no")
+    else:
+        config = tmp_path / "narr.toml"
+        config.write_text("[narr]\nautoServe = false\n", "utf-8")
+        env = {"NARR_CONFIG": str(config)}
+    try:
+        here = run(flat_world, "status", env=LOCAL)
+        for _ in range(3):
+            proc = run(flat_world, "status", env=env)
+            assert (proc.returncode, proc.stdout, proc.stderr) == (
+                here.returncode, here.stdout, here.stderr)
+        assert not record_path(flat_world).exists() and log_text(flat_world) == ""
+        assert not (flat_world / ".git" / "narr" / "autostart.lock").exists()
+        shown = status(flat_world, env=env)
+        assert shown["running"] is False and shown["autostart_off"]
+    finally:
+        subprocess.run(["git", "config", "--global", "--unset", "narr.autoServe"],
+                       cwd=flat_world, capture_output=True)
+
+
+def test_by_default_the_first_command_starts_one(flat_world: Path, servers: list[Path],
+                                                 server_on: None) -> None:
+    """Nothing set (no CI, no NARR_NO_SERVER, no narr.autoServe): a server starts."""
+    servers.append(flat_world)
+    assert status(flat_world)["autostart_off"] is None
+    text = run(flat_world, "serve", "--status").stdout.decode()
+    assert text.splitlines()[1:] == ["  the next narr command in this world starts one"]
     assert run(flat_world, "status").returncode == 0
-    assert not record_path(flat_world).exists() and log_text(flat_world) == ""
-    assert not (flat_world / ".git" / "narr" / "autostart.lock").exists()
+    wait_for(lambda: proven(flat_world), "the server started")
 
 
-def test_narrs_own_config_file_turns_it_on(flat_world: Path, tmp_path: Path,
-                                           servers: list[Path]) -> None:
+def test_narrs_own_config_file_sets_the_idle_time(flat_world: Path, tmp_path: Path,
+                                                  servers: list[Path], server_on: None) -> None:
     servers.append(flat_world)
     config = tmp_path / "narr.toml"
     config.write_text("[narr]\nautoServe = true\nserveIdle = 5\n", "utf-8")
@@ -355,7 +394,7 @@ def test_narrs_own_config_file_turns_it_on(flat_world: Path, tmp_path: Path,
 
 
 def test_a_killed_auto_server_is_replaced_by_the_next_command(flat_world: Path,
-                                                              servers: list[Path]) -> None:
+                                                              servers: list[Path], server_on: None) -> None:
     servers.append(flat_world)
     auto(flat_world)
     run(flat_world, "status")
@@ -368,16 +407,15 @@ def test_a_killed_auto_server_is_replaced_by_the_next_command(flat_world: Path,
 
 
 def test_a_server_killed_before_it_cleared_its_start_is_no_failed_start(
-        flat_world: Path, servers: list[Path]) -> None:
+        flat_world: Path, servers: list[Path], server_on: None) -> None:
     """Killed between writing its record and clearing the starter's note: it served, so the
     next command starts a server at once rather than waiting out a failure."""
     servers.append(flat_world)
     auto(flat_world)
     run(flat_world, "status")
     first = wait_for(lambda: proven(flat_world), "the server started")
-    wait_for(lambda: not state_path(flat_world).exists(), "the start noted as served")
-    state_path(flat_world).write_text(json.dumps({"failures": 0, "pid": first["pid"],
-                                                  "spawned": time.time() - 5}), "utf-8")
+    wait_for(lambda: autostart.read_state(flat_world / ".git") is None, "the start noted as served")
+    write_state(flat_world, failures=0, pid=first["pid"], spawned=time.time() - 5)
     os.kill(first["pid"], signal.SIGKILL)
     wait_for(lambda: not alive(first["pid"]), "the server died")
     proc = run(flat_world, "status")
@@ -387,24 +425,29 @@ def test_a_server_killed_before_it_cleared_its_start_is_no_failed_start(
 
 
 @pytest.mark.parametrize("blocked", ["autostart.lock", "serve.log"])
-def test_a_server_that_cannot_start_costs_one_warning(flat_world: Path, blocked: str) -> None:
+def test_a_server_that_cannot_start_costs_one_warning(flat_world: Path, blocked: str,
+                                                      server_on: None) -> None:
     """Where narr cannot write its lock or log (a directory in the way stands in for an
-    unwritable folder or disk, which root would write anyway), the command still runs."""
+    unwritable folder or disk, which root would write anyway), the command still runs, and
+    says why once: not at every command."""
     auto(flat_world)
     (flat_world / ".git" / "narr").mkdir(exist_ok=True)
     (flat_world / ".git" / "narr" / blocked).mkdir()
-    proc = run(flat_world, "status")
     here = run(flat_world, "status", env=LOCAL)
+    proc = run(flat_world, "status")
     assert (proc.returncode, proc.stdout) == (here.returncode, here.stdout)
     warning = proc.stderr.decode().splitlines()
     assert len(warning) == 1 and warning[0].startswith(
-        "narr: warning: narr.autoServe: cannot start a server (Is a directory: "), warning
-    assert warning[0].endswith("; this command runs without one")
+        "narr: warning: no narr server can start for this world (Is a directory: "), warning
+    assert warning[0].endswith("); commands run without one")
+    for _ in range(3):
+        again = run(flat_world, "status")
+        assert (again.returncode, again.stdout, again.stderr) == (0, here.stdout, b"")
     assert not record_path(flat_world).exists()
 
 
 def test_a_world_too_deep_for_a_socket_path_still_gets_its_server(
-        tmp_path: Path, flat_world: Path, servers: list[Path]) -> None:
+        tmp_path: Path, flat_world: Path, servers: list[Path], server_on: None) -> None:
     deep = tmp_path / ("d" * 60) / ("e" * 60) / "world"
     deep.parent.mkdir(parents=True)
     shutil.copytree(flat_world, deep, symlinks=True)
@@ -438,8 +481,21 @@ def broken_code(tmp_path: Path) -> Path:
                      "Server.run = _broken\n")
 
 
-def state_path(root: Path) -> Path:
-    return root / ".git" / "narr" / "autostart.json"
+def write_state(root: Path, **state: Any) -> None:
+    """The note of automatic starts, as a starter leaves it (see narrative.serve.autostart)."""
+    narr = root / ".git" / "narr"
+    for old in narr.glob(f"{autostart.STATE_PREFIX}*"):
+        old.unlink()
+    name = (f"{autostart.STATE_PREFIX}{state.get('failures', 0)}-{state.get('pid') or 0}-"
+            f"{round((state.get('spawned') or 0) * 1000)}-"
+            f"{round((state.get('retry_at') or 0) * 1000)}")
+    (narr / name).touch()
+
+
+def read_state(root: Path) -> dict[str, Any]:
+    found = autostart.read_state(root / ".git")
+    assert found is not None, "no note of automatic starts"
+    return found
 
 
 def attempts(root: Path) -> int:
@@ -447,14 +503,14 @@ def attempts(root: Path) -> int:
 
 
 def test_a_server_that_fails_to_start_is_not_started_by_every_command(
-        flat_world: Path, broken_code: Path, servers: list[Path]) -> None:
+        flat_world: Path, broken_code: Path, servers: list[Path], server_on: None) -> None:
     servers.append(flat_world)
     auto(flat_world)
     env = {"PYTHONPATH": str(broken_code)}
     here = run(flat_world, "status", env=LOCAL).stdout
     first = run(flat_world, "status", env=env, cwd=broken_code.parent)
     assert (first.returncode, first.stdout, first.stderr) == (0, here, b"")
-    spawned = json.loads(state_path(flat_world).read_text("utf-8"))["pid"]
+    spawned = read_state(flat_world)["pid"]
     wait_for(lambda: not alive(spawned) and attempts(flat_world) == 1, "the server failed")
 
     second = run(flat_world, "status", env=env, cwd=broken_code.parent)
@@ -474,15 +530,14 @@ def test_a_server_that_fails_to_start_is_not_started_by_every_command(
     assert "the last automatic start failed (1 in a row" in text and "tries again" in text
 
     def wait_over() -> None:
-        state = json.loads(state_path(flat_world).read_text("utf-8"))
-        state["retry_at"] = time.time() - 1
-        state_path(flat_world).write_text(json.dumps(state), "utf-8")
+        write_state(flat_world, failures=read_state(flat_world)["failures"],
+                    retry_at=time.time() - 1)
 
     wait_over()  # the minute has passed: the next command tries once more, and fails again
     assert status(flat_world) == server_not_running()  # nothing is waited out any more
     assert run(flat_world, "status", env=env, cwd=broken_code.parent).returncode == 0
     wait_for(lambda: attempts(flat_world) == 2, "the second start")
-    spawned = json.loads(state_path(flat_world).read_text("utf-8"))["pid"]
+    spawned = read_state(flat_world)["pid"]
     wait_for(lambda: not alive(spawned), "the second start failed")
     again = run(flat_world, "status", env=env, cwd=broken_code.parent)
     assert "in 2 minutes" in again.stderr.decode()
@@ -491,17 +546,17 @@ def test_a_server_that_fails_to_start_is_not_started_by_every_command(
     wait_over()  # narr mended: its server serves, and the failures are forgotten
     assert run(flat_world, "status").returncode == 0
     wait_for(lambda: proven(flat_world), "the mended server started")
-    wait_for(lambda: not state_path(flat_world).exists(), "the failures forgotten")
+    wait_for(lambda: autostart.read_state(flat_world / ".git") is None, "the failures forgotten")
     assert attempts(flat_world) == 2
 
 
 def test_a_server_that_serves_leaves_no_failure_to_wait_out(flat_world: Path,
-                                                            servers: list[Path]) -> None:
+                                                            servers: list[Path], server_on: None) -> None:
     servers.append(flat_world)
     auto(flat_world)
     assert run(flat_world, "status").returncode == 0
     first = wait_for(lambda: proven(flat_world), "the server started")
-    wait_for(lambda: not state_path(flat_world).exists(), "the start noted as served")
+    wait_for(lambda: autostart.read_state(flat_world / ".git") is None, "the start noted as served")
     assert run(flat_world, "serve", "--stop").returncode == 0
     wait_for(lambda: not alive(first["pid"]), "the server stopped")
     assert run(flat_world, "status").returncode == 0  # stopped is not failed: start at once
@@ -519,7 +574,7 @@ def other_code(tmp_path: Path) -> Path:
 
 
 def test_a_server_exits_when_its_code_changes(flat_world: Path, other_code: Path,
-                                              servers: list[Path]) -> None:
+                                              servers: list[Path], server_on: None) -> None:
     servers.append(flat_world)
     env = {"PYTHONPATH": str(other_code)}
     proc = run(flat_world, "serve", "--detach", "--json", env=env)
@@ -533,7 +588,7 @@ def test_a_server_exits_when_its_code_changes(flat_world: Path, other_code: Path
 
 
 def test_a_server_of_other_code_is_replaced(flat_world: Path, other_code: Path,
-                                            servers: list[Path]) -> None:
+                                            servers: list[Path], server_on: None) -> None:
     servers.append(flat_world)
     auto(flat_world)
     assert run(flat_world, "status", env={"PYTHONPATH": str(other_code)},

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from helpers import CLI
 
-from narrative.engine.manuscript import ChapterRecord, manuscript, mentions, time_key
+from narrative.engine.manuscript import ChapterRecord, chapter_records, manuscript, mentions, time_key
 from narrative.store.worldrepo import WorldRepo
 
 
@@ -115,6 +115,103 @@ def test_events_outside_a_recorded_chapter_keep_their_place(told: tuple[Path, li
     assert "".join(t for t, _ in book["chapters"][1]["scenes"][0]["pieces"]) == "苏晴怀疑林远。"
 
 
+FERRY = """\
+# Chapter 1: The Ferry
+
+Lin Yuan walks to the ferry. Su Qing walks to the ferry.
+
+* * *
+
+Lin Yuan gives the black ring to Su Qing.
+"""
+
+
+def _recorded(root: Path, tmp_path: Path) -> CLI:
+    """The Ferry recorded with ``narr chapter`` (two scenes, three events), then an event told
+    after it."""
+    narr = CLI(root)
+    (tmp_path / "ferry.md").write_text(FERRY, "utf-8")
+    narr("chapter", str(tmp_path / "ferry.md"), "--accept", "all")
+    narr("event", "Night falls on the river", "--at", "Day 4, night",
+         "--text", "Night fell on the river; Old Zhou lit his lamp.")
+    return narr
+
+
+def _shown(book: dict[str, Any]) -> list[tuple[int, str | None, bool, list[list[str]]]]:
+    return [(c["number"], c["heading"], c["recorded"],
+             [[p["content"] for p in s["passages"]] for s in c["scenes"]]) for c in book["chapters"]]
+
+
+def test_a_chapter_recorded_with_narr_chapter_is_in_the_manuscript(flat_world: Path, tmp_path: Path) -> None:
+    narr = _recorded(flat_world, tmp_path)
+    with WorldRepo.open(flat_world) as wr:
+        [record] = chapter_records(wr)
+        book = manuscript(wr)
+    assert (record.number, record.title, record.heading) == (1, *["Chapter 1: The Ferry"] * 2)
+    assert record.scenes == ["Lin Yuan walks to the ferry. Su Qing walks to the ferry.",
+                             "Lin Yuan gives the black ring to Su Qing."]
+    assert record.summary == narr.json("log", "--chapters")["items"][0]["summary"]
+    assert book["source"] == "records"
+    assert _shown(book) == [
+        (1, "Chapter 1: The Ferry", True, [
+            ["Lin Yuan walks to the ferry.", "Su Qing walks to the ferry."],
+            ["Lin Yuan gives the black ring to Su Qing."]]),
+        (1, None, False, [["Night falls on the river"]])]  # told outside a chapter
+    ferry = book["chapters"][0]
+    assert ["".join(t for t, _ in s["pieces"]) for s in ferry["scenes"]] == record.scenes
+    assert [p["sentence"] for s in ferry["scenes"] for p in s["passages"]] == [1, 2, 3]
+    assert book["chapters"][1]["scenes"][0]["passages"][0]["sentence"] is None
+    gives = ferry["scenes"][1]["passages"][0]["changes"]
+    assert any(c["target"] == "black-ring" for c in gives) or any("black-ring" in c["field"] for c in gives)
+
+
+def test_a_chapter_reset_away_leaves_the_manuscript(flat_world: Path, tmp_path: Path) -> None:
+    CLI(flat_world)("event", "Dawn comes", "--at", "Day 3, dawn")
+    narr = _recorded(flat_world, tmp_path)
+    narr("reset", "--chapter", "1")
+    with WorldRepo.open(flat_world) as wr:
+        assert chapter_records(wr) == []
+        book = manuscript(wr)
+    assert book["source"] == "events"
+    assert _shown(book) == [(1, None, False, [["Dawn comes"]])]
+
+
+def test_a_reset_into_a_chapter_keeps_the_events_left(flat_world: Path, tmp_path: Path) -> None:
+    narr = _recorded(flat_world, tmp_path)
+    log = narr.json("log")["items"]
+    second = next(e for e in log if e["content"] == "Su Qing walks to the ferry.")
+    narr("reset", second["commit"])
+    with WorldRepo.open(flat_world) as wr:
+        book = manuscript(wr)
+    assert _shown(book) == [(1, "Chapter 1: The Ferry", True, [
+        ["Lin Yuan walks to the ferry.", "Su Qing walks to the ferry."]])]  # the scene undone is gone
+
+
+def test_a_chapter_on_a_merged_branch_is_in_the_manuscript(flat_world: Path, tmp_path: Path) -> None:
+    narr = CLI(flat_world)
+    narr("event", "Dawn comes", "--at", "Day 3, dawn", "--set", "old-zhou.state.mood=awake")
+    narr("branch", "what-if")
+    narr("switch", "what-if")
+    (tmp_path / "ferry.md").write_text(FERRY, "utf-8")
+    narr("chapter", str(tmp_path / "ferry.md"), "--accept", "all")
+    narr("event", "Night falls on the river", "--at", "Day 4, night")
+    narr("switch", "main")
+    narr("event", "Elder Mo wakes", "--set", "elder-mo.state.mood=awake")
+    narr("merge", "what-if")
+    with WorldRepo.open(flat_world) as wr:
+        [record] = chapter_records(wr)
+        book = manuscript(wr)
+    assert record.line == "what-if"
+    assert [(c["number"], c["recorded"], c["line"]) for c in book["chapters"]] == [
+        (1, False, None), (1, True, "what-if"), (2, False, None)]
+    before, ferry, after = ([p["content"] for s in c["scenes"] for p in s["passages"]]
+                            for c in book["chapters"])
+    assert before == ["Dawn comes", "Elder Mo wakes"]
+    assert ferry == ["Lin Yuan walks to the ferry.", "Su Qing walks to the ferry.",
+                     "Lin Yuan gives the black ring to Su Qing."]
+    assert after == ["Night falls on the river"]
+
+
 def test_the_passages_that_name_a_node(told: tuple[Path, list[str]]) -> None:
     root, commits = told
     with WorldRepo.open(root) as wr:
@@ -210,5 +307,33 @@ def test_a_recorded_chapter_in_the_page(told: tuple[Path, list[str]], browser: A
         assert page.locator("#book-nav a").all_inner_texts()[0] == "Chapter 7: The Ferry"
         two.locator(":scope > .prose button.mark[data-node='su-qing']").click()
         page.wait_for_function("document.querySelector('#node-title').textContent.includes('Su Qing')")
+        context.close()
+    assert errors == []
+
+
+@pytest.mark.slow
+def test_a_chapter_recorded_with_narr_chapter_in_the_page(flat_world: Path, tmp_path: Path,
+                                                          browser: Any) -> None:
+    """A real recorded chapter, through the studio's own route: its prose once, each event
+    beside its scene by its sentence and changes, and the event told after it in full."""
+    _recorded(flat_world, tmp_path)
+    with studio(flat_world) as info:
+        context, page, errors = _open(browser, info["url"])
+        page.click("#tab-book")
+        page.wait_for_selector("body[data-book-ready]")
+        headings = page.locator("#book h2").all_inner_texts()
+        assert headings == ["Chapter 1: The Ferry", "Told outside a chapter"]
+        one, two = page.locator("#chapter-1 .scene").all()
+        assert one.locator(":scope > .prose").inner_text() == (
+            "Lin Yuan walks to the ferry. Su Qing walks to the ferry.")
+        # The chapter's prose is not said again under it: each event is named by its sentence.
+        assert page.locator("#chapter-1 .passage .prose").count() == 0
+        tags = one.locator(".passage .text .tag").all_inner_texts()
+        assert tags == ["Sentence 1: “Lin Yuan walks to the ferry.”",
+                        "Sentence 2: “Su Qing walks to the ferry.”"]
+        assert "black" in two.locator(".passage .made").inner_text().lower()
+        # The event told after the chapter reads in its own prose.
+        assert page.locator("#told-1 .passage .prose").inner_text() == (
+            "Night fell on the river; Old Zhou lit his lamp.")
         context.close()
     assert errors == []

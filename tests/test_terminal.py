@@ -40,6 +40,7 @@ def transport(request: pytest.FixtureRequest, flat_world: Path) -> Iterator[str]
     if request.param == "local":
         yield "local"
         return
+    request.getfixturevalue("servers_by_hand")  # commands use the server started here
     clean = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "LESS", "PAGER", "NARR_PAGER")}
 
     def serve(*args: str) -> str:

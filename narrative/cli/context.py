@@ -23,9 +23,6 @@ class Context:
         self.no_color = no_color
         self.no_pager = no_pager
         self._world: WorldRepo | None = None
-        # Set by a command that only reads: its world opens without pygit2 where it can
-        # (WorldRepo.open_for_reading), the dearest part of a cold start.
-        self.reads_only = False
         # decided once, on the real streams: the pager's buffer later stands in for stdout
         from narrative.cli.terminal import colour_allowed
 
@@ -38,8 +35,7 @@ class Context:
             from narrative.invocation import absolute
             from narrative.store import WorldRepo
 
-            opener = WorldRepo.open_for_reading if self.reads_only else WorldRepo.open
-            self._world = opener(absolute(self.directory))
+            self._world = WorldRepo.open(absolute(self.directory))
             _warn_unknown_keys(self._world)
         return self._world
 

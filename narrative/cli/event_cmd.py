@@ -241,7 +241,8 @@ def proposal_lines(proposal: dict[str, Any] | None) -> list[str]:
         lines += [f"{proposal['diffuser']}:", *(f"  {note}" for note in proposal["notes"])]
     held = proposal.get("held") or []
     if held:
-        lines.append("held back (not written; narr is not sure the words say so):")
+        lines.append("held back (not written: narr is not sure the words say so, "
+                     "or the world contradicts them):")
         for h in held:
             lines.append(f"  {h['n']}. {h['words']!r}: {h['reason']}")
             lines.append(f"     apply it: {h['command']}")

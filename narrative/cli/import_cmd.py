@@ -20,21 +20,33 @@ from narrative.ids import LAYERS
 @click.option("--include-disabled", is_flag=True,
               help="Import disabled lorebook entries too (they are listed as left out otherwise).")
 @click.option("--user", "user", metavar="NAME",
-              help="What {{user}} stands for in cards and lorebooks (default: [import] user in "
-                   "narr.toml, else User).")
+              help="Replace {{user}} in cards and lorebooks with NAME (default: [import] user in "
+                   "narr.toml, else the macro stays as written).")
+@click.option("--merge-similar", is_flag=True,
+              help="Take names that are only alike (a close spelling, one inside the other) as "
+                   "one node, as an event's new nodes are; by default they stay apart, reported.")
+@click.option("--stubs", is_flag=True,
+              help="Make a node for each note a [[link]] names that is neither in the import nor "
+                   "in the world (listed as missing otherwise).")
+@click.option("--skip-bad", is_flag=True,
+              help="In a folder, leave out the files that cannot be imported (listed) and import "
+                   "the rest; by default they are all named and nothing is imported.")
 @click.option("--dry-run", is_flag=True, help="Say what would be imported, changing nothing.")
 @json_option
 @pass_context
 def import_cmd(ctx: Context, source: Path, layer: str, include_disabled: bool, user: str | None,
-               dry_run: bool, as_json: bool) -> None:
+               merge_similar: bool, stubs: bool, skip_bad: bool, dry_run: bool, as_json: bool) -> None:
     """Bring in a story bible as nodes, in one event: no text lost, what the world has left alone.
 
     Entries about one thing (a character kept in several lorebook entries that
     share a key) become one node, the other entries' texts its sections; the
-    report says where every entry went. An entry whose name or alias a node
-    carries, in any layer, is that node: it adds only what the node lacks (state,
-    relations, aliases, tags, a summary where there is none, its other texts as
-    sections). A name the import would leave on two nodes is reported as ambiguous.
+    report says where every entry went. Identity is exact: an entry is a node
+    only by the same name (case and width aside) or an id its source gives; an
+    entry whose name a node carries, in any layer, is that node, and adds only
+    what the node lacks. Names only alike are reported, never merged; a name
+    the import would leave on two nodes is reported as ambiguous. [[links]]
+    stay in the text and become relations. A book or card narr exported brings
+    back what was changed in SillyTavern, as hand edits.
 
     FILE is a SillyTavern lorebook (World Info) or character card (V1/V2/V3 JSON,
     a PNG card, a CHARX), a Markdown note with YAML front matter, a `narr export
@@ -46,6 +58,7 @@ def import_cmd(ctx: Context, source: Path, layer: str, include_disabled: bool, u
       narr import lorebook.json --dry-run
       narr import card.png --user Mei
       narr import ~/vault --layer character
+      narr import ~/vault --skip-bad --stubs
     """
     from narrative.engine.bible import import_bible
     from narrative.invocation import absolute
@@ -54,7 +67,8 @@ def import_cmd(ctx: Context, source: Path, layer: str, include_disabled: bool, u
     wr = ctx.world
     with progress_bar("Importing", as_json=as_json) as progress:
         result = import_bible(wr, source, layer=layer, dry_run=dry_run, progress=progress,
-                              include_disabled=include_disabled, user=user)
+                              include_disabled=include_disabled, user=user,
+                              merge_similar=merge_similar, stubs=stubs, skip_bad=skip_bad)
     data = result.to_json()
     if as_json:
         emit_json(data, "import")
@@ -98,6 +112,11 @@ def import_lines(d: dict[str, Any], branch: str | None) -> list[str]:
     for a in d.get("ambiguous", []):
         lines.append(f"  {paint('ambiguous', 'warning')}: {a['name']!r} now names {', '.join(a['ids'])}; "
                      "name them by id")
+    for m in d.get("similar", []):
+        lines.append(f"  similar: {m['name']} ({m['id']}) is like {m['similar_to']} ({m['other']}), "
+                     f"kept apart: {m['how']}")
+    for m in d.get("missing", []):
+        lines.append(f"  missing: {m['source']} links {m['link']}, a note that is not there")
     return lines
 
 

@@ -151,13 +151,15 @@ def _edit_problem(ctx: Context, path: str) -> InvalidWorldError | None:
 @click.option("--lifecycle", type=click.Choice(["permanent", "scene", "event"]), default="permanent",
               show_default=True, help="How long it lasts: for good, the scene, or one event.")
 @click.option("--summary", default="", help="One line saying what it is.")
+@click.option("--pronouns", metavar="she|he|they|it", default=None,
+              help="A character's pronouns: what 'he', 'her' and 他 in an event bind to.")
 @click.option("--force", is_flag=True,
               help="Make it even when its id is taken by a node of the same words (it gets -2), or "
                    "its name only looks like another's.")
 @json_option
 @pass_context
 def new_cmd(ctx: Context, layer: str, name: str, kind: str, aliases: tuple[str, ...], lifecycle: str,
-            summary: str, force: bool, as_json: bool) -> None:
+            summary: str, pronouns: str | None, force: bool, as_json: bool) -> None:
     """Make a node named NAME in LAYER; its id is made from the name (林远 -> lin-yuan).
 
     The file is a hand edit: the next event records it. A name (or alias) the
@@ -165,15 +167,18 @@ def new_cmd(ctx: Context, layer: str, name: str, kind: str, aliases: tuple[str, 
     the same words ("Old Mill!" beside Old Mill), or one that only looks like a
     name the world has (a Cyrillic і in "Lіn Yuan"), unless --force.
 
+    A character's --pronouns (she, he, they, it) say whom "he", "her" and 他 in an
+    event's words can mean; without them narr reads them from the summary.
+
     \b
     Examples:
-      narr new character 林远 --alias "Lin Yuan"
+      narr new character 林远 --alias "Lin Yuan" --pronouns he
       narr new background 渡口 --kind place
     """
     from narrative.operations.nodes import NEW_NODE
 
     made = ctx.call(NEW_NODE, layer=layer, name=name, kind=kind, aliases=aliases,
-                    lifecycle=lifecycle, summary=summary, force=force)
+                    lifecycle=lifecycle, summary=summary, force=force, pronouns=pronouns)
     for message in made.warnings:
         warn(message)
     if as_json:

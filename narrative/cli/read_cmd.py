@@ -60,7 +60,6 @@ def log_cmd(ctx: Context, rev: str, limit: int | None, as_node: bool, chapters: 
     """
     from narrative.engine.log import log_of
 
-    ctx.reads_only = True
     if chapters:
         if as_node or ".." in rev:
             raise click.UsageError("--chapters lists the chapters of a story line: give a "
@@ -131,7 +130,6 @@ def show_cmd(ctx: Context, rev: str, as_json: bool) -> None:
     """
     from narrative.engine.log import show
 
-    ctx.reads_only = True
     data = show(ctx.world, rev).to_json()
     if as_json:
         emit_json(data, "show")
@@ -216,7 +214,6 @@ def get_cmd(ctx: Context, node: str, field: str | None, at: str | None, as_json:
     """
     from narrative.engine.nodes import get_node, get_value
 
-    ctx.reads_only = True
     node = ctx.node(node, must_exist=False)
     if as_json and field is None:  # the answer of the get_node operation (HTTP, MCP)
         path, data = get_node(ctx.world, node, at)

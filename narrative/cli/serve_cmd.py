@@ -30,14 +30,17 @@ _START_TIMEOUT = 20.0
                    "machines reach it (they still need the token).")
 @click.option("--idle", "idle", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="MINUTES", help="Exit after MINUTES without a request (default: run until "
-                                      "stopped; a server started by narr.autoServe uses "
-                                      "narr.serveIdle, 30 unless set).")
+                                      "stopped; a server a command starts uses narr.serveIdle, "
+                                      "15 unless set).")
 @click.option("--auto", is_flag=True, hidden=True,
-              help="Started by a command because narr.autoServe is set.")
+              help="Started by a command that found no server.")
+@click.option("--started-by", "started_by", default=None, hidden=True,
+              help="What started this server, for --status.")
 @json_option
 @pass_context
 def serve_cmd(ctx: Context, detach: bool, stop_it: bool, show_status: bool, port: int | None,
-              host: str, idle: float | None, auto: bool, as_json: bool) -> None:
+              host: str, idle: float | None, auto: bool, started_by: str | None,
+              as_json: bool) -> None:
     """Run a server that keeps this world open, so narr commands answer in milliseconds.
 
     While it runs, narr commands in this world are handed to it over a Unix
@@ -46,12 +49,14 @@ def serve_cmd(ctx: Context, detach: bool, stop_it: bool, show_status: bool, port
     codes are the same either way. Without --detach it runs in the foreground
     until interrupted.
 
-    With git config narr.autoServe true (in the world, or --global) the first
-    command that finds no server starts one in the background; it exits after
-    narr.serveIdle minutes without a request (30 unless set) and when narr's
-    code changes. A server's record is trusted only while the server holds the
-    world's lock and is the very process that wrote it: a stale or copied
-    record is removed, and no other process is ever signalled.
+    The first command that finds no server starts one in the background; it
+    exits after narr.serveIdle minutes without a request (15 unless set), when
+    narr's code or Python changes, and when its world is moved or replaced. None
+    starts by itself with git config narr.autoServe false (in the world, or
+    --global), NARR_NO_SERVER=1, or CI set. A server's record is trusted only
+    while the server holds the world's lock and is the very process that wrote
+    it: a stale or copied record is removed, and no other process is ever
+    signalled.
 
     \b
     Examples:
@@ -72,10 +77,12 @@ def serve_cmd(ctx: Context, detach: bool, stop_it: bool, show_status: bool, port
     wr = ctx.world
     root, git_dir = wr.root, wr.git_dir
     ctx.close()  # the server opens the world afresh for every request
+    from narrative.serve.autostart import off_because
+
     if stop_it:
         info = server.stop(git_dir)
-        _report(_answer(False, stopped=info is not None, pid=info.get("pid") if info else None),
-                as_json)
+        _report(_answer(False, stopped=info is not None, pid=info.get("pid") if info else None,
+                        off=off_because(str(git_dir))), as_json)
         return
     if show_status:
         record = server.running(git_dir)
@@ -84,15 +91,20 @@ def serve_cmd(ctx: Context, detach: bool, stop_it: bool, show_status: bool, port
             from narrative.serve.autostart import waiting
 
             server.remove_stale_record(git_dir)
-            _report(_answer(False, autostart=waiting(git_dir)), as_json)
+            _report(_answer(False, autostart=waiting(git_dir), off=off_because(str(git_dir))),
+                    as_json)
             return
-        _report(_answer(True, {**record, **(live or {})}, live=live is not None,
-                        current=record.get("version") == client.code_version()), as_json)
+        state = "stopped" if client.serving(record) == "stopped" else "running"
+        memory = (live or {}).get("memory_mib") or client.resident_mib(int(record["pid"]))
+        _report(_answer(True, {**record, **(live or {}), "memory_mib": memory},
+                        live=live is not None, state=state,
+                        current=record.get("version") == client.code_version(),
+                        off=off_because(str(git_dir))), as_json)
         return
     if auto:
         from narrative.serve.autostart import idle_minutes
 
-        srv = server.Server(root, git_dir, port, host, auto=True,
+        srv = server.Server(root, git_dir, port, host, auto=True, started_by="a narr command",
                             idle_minutes=idle if idle is not None else idle_minutes(str(git_dir)))
         srv.run()
         return
@@ -104,18 +116,19 @@ def serve_cmd(ctx: Context, detach: bool, stop_it: bool, show_status: bool, port
         current = None
     if detach:
         if current is None:
-            current = _spawn(root, port, host, idle)
+            current = _spawn(root, port, host, idle, started_by or "narr serve --detach")
         _report(_answer(True, current), as_json)
         return
     if current is not None:
         raise InvalidInputError(f"a narr server already serves this world (pid {current['pid']})",
                                 hint="narr serve --stop stops it")
-    srv = server.Server(root, git_dir, port, host, idle_minutes=idle)
+    srv = server.Server(root, git_dir, port, host, idle_minutes=idle,
+                        started_by=started_by or "narr serve")
     srv.run(ready=lambda record: _report(_answer(True, record), as_json))
 
 
 def _spawn(root: Path, port: int | None, host: str = "127.0.0.1",
-           idle: float | None = None) -> dict[str, Any]:
+           idle: float | None = None, started_by: str = "narr serve --detach") -> dict[str, Any]:
     from narrative.errors import NarrError
     from narrative.serve import server
 
@@ -127,6 +140,7 @@ def _spawn(root: Path, port: int | None, host: str = "127.0.0.1",
         args += ["--port", str(port), "--host", host]
     if idle is not None:
         args += ["--idle", repr(idle)]
+    args += ["--started-by", started_by]
     with open(log, "ab") as out:
         proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                 start_new_session=True, cwd=root)
@@ -191,7 +205,7 @@ def studio_cmd(ctx: Context, print_url: bool, port: int | None, as_json: bool) -
         # under narr.autoServe, the studio's server is one like it: it exits when idle
         # (an open page's change stream is activity), not never
         idle = idle_minutes(str(git_dir)) if auto_serve(str(git_dir)) else None
-        current = _spawn(root, 0 if port is None else port, idle=idle)
+        current = _spawn(root, 0 if port is None else port, idle=idle, started_by="narr studio")
     host = str(current.get("host") or "127.0.0.1")
     if host in ("0.0.0.0", "::"):  # every address: this machine's browser uses loopback
         host = "127.0.0.1"
@@ -219,21 +233,35 @@ def _git_dir(root: Path) -> Path:
 
 
 _RECORD = ("pid", "process", "version", "socket", "root", "git_dir", "port", "host", "started",
-           "auto", "idle_minutes")
-_LIVE = ("requests", "active", "exits_at", "watcher")
+           "auto", "started_by", "idle_minutes", "memory_mib")
+_LIVE = ("requests", "active", "idle_s", "exits_at", "watcher")
 
 
 def _answer(running: bool, found: dict[str, Any] | None = None, *, live: bool = False,
             stopped: bool = False, pid: int | None = None, current: bool | None = None,
-            autostart: dict[str, Any] | None = None) -> dict[str, Any]:
+            state: str | None = None, autostart: dict[str, Any] | None = None,
+            off: str | None = None) -> dict[str, Any]:
     """The server answer (narr.server): every key there whatever happened, null what is not
     known, so a program reads one shape; ``found`` the server's record, with its live status
-    when ``live``; ``autostart`` the failed automatic starts being waited out, if any."""
+    when ``live``; ``state`` running or stopped (SIGSTOP, Ctrl-Z); ``autostart`` the failed
+    automatic starts being waited out, if any; ``off`` why no server starts by itself."""
     found = found or {}
-    return {"running": running, "stopped": stopped,
+    return {"running": running, "stopped": stopped, "state": state,
             **{key: found.get(key) for key in _RECORD}, "pid": found.get("pid", pid),
             **{key: found.get(key) if live else None for key in _LIVE}, "current": current,
-            "autostart": autostart}
+            "autostart": autostart, "autostart_off": off}
+
+
+def _about(data: dict[str, Any]) -> list[str]:
+    """Who started a running server, what it holds, how long it has been idle."""
+    by = data.get("started_by") or ("a narr command" if data.get("auto") else "narr serve")
+    about = [f"started by {by}" + (" (automatically)" if data.get("auto") else "")]
+    if data.get("memory_mib") is not None:
+        about.append(f"{data['memory_mib']:.0f} MiB resident")
+    if data.get("idle_s") is not None:
+        idle = float(data["idle_s"])
+        about.append(f"idle {idle:.0f} s" if idle < 120 else f"idle {idle / 60:.0f} minutes")
+    return about
 
 
 def _report(data: dict[str, Any], as_json: bool) -> None:
@@ -243,22 +271,28 @@ def _report(data: dict[str, Any], as_json: bool) -> None:
         echo("narr serve: stopped (pid {})".format(data["pid"]) if data.get("stopped")
                    else "narr serve: no server runs for this world")
         failed = data.get("autostart")
-        if failed:
+        if data.get("autostart_off"):
+            echo(f"  none starts by itself: {data['autostart_off']}")
+        elif failed:
             times = failed.get("failures", 1)
             clock = time.strftime("%H:%M", time.localtime(float(failed.get("retry_at", 0))))
-            echo(f"  narr.autoServe: the last automatic start failed ({times} in a row; "
-                 f"see .git/narr/serve.log); the first command after {clock} tries again "
+            echo(f"  the last automatic start failed ({times} in a row; see "
+                 f".git/narr/serve.log); the first command after {clock} tries again "
                  "(narr serve --detach starts one now)")
+        elif not data.get("stopped"):
+            echo("  the next narr command in this world starts one")
     else:
         where = data.get("socket")
         port = f", http://{data.get('host') or '127.0.0.1'}:{data['port']}/api/" if data.get("port") else ""
         echo(f"narr serve: pid {data['pid']}, listening on {where}{port}")
+        echo("  " + "; ".join(_about(data)))
+        if data.get("state") == "stopped":
+            echo(f"  stopped (SIGSTOP or Ctrl-Z): commands run without it until it goes on "
+                 f"(kill -CONT {data['pid']}) or stops (narr serve --stop)")
         watcher = data.get("watcher")
         if watcher:
             echo(f"  {data.get('requests', 0)} requests; scans: {watcher['hinted_scans']} "
                        f"from the file watcher, {watcher['full_scans']} full")
-        if data.get("auto"):
-            click.echo("  started automatically (narr.autoServe)")
         if data.get("exits_at"):
             at = time.strftime("%H:%M", time.localtime(float(data["exits_at"])))
             click.echo(f"  exits after {data.get('idle_minutes', 0):g} minutes without a request "

@@ -33,6 +33,15 @@ met the node only through an alias both carry ("Tove" for Tove Greaves and Tove
 Dunmore) adds no names at all: otherwise each such entry would lend the node more
 aliases for the next to meet it by, until one node held a whole cast.
 
+An import asks for exact identity (``identity="exact"``), as a writer's bible holds distinct
+things with alike names (Light and Blight, Giant Toad and Giant Ice Toad, Name1 and Name12):
+a proposed node is an existing one only by the same id in its layer, or when its name is one
+of that node's names, or that node's name one of its own (Unicode, case and width aside:
+:func:`narrative.ids.normalize_name`; articles and hyphens count), and never another node of
+the same delta (the import has already joined what is one). Two nodes that only share an
+alias stay two. A name several nodes carry names none of them. The names are looked up in one
+query for the whole delta, so an import of 20,000 entries costs a query, not a scan per entry.
+
 Names are indexed, not compared pair by pair: a proposed key meets only the keys it
 can match, those equal to it, those with the same first and last word (the
 "within" rule), and those of as many words that rapidfuzz finds at least as close
@@ -252,8 +261,14 @@ class _Candidates:
     """The live nodes a proposed node may duplicate, with their names indexed by layer."""
 
     def __init__(self, world: World, delta: Delta, close_scene: bool,
-                 across_layers: bool | Collection[str]) -> None:
+                 across_layers: bool | Collection[str], exact: bool = False) -> None:
         self.world = world
+        self.exact = exact
+        self._carriers: dict[str, set[str]] = {}  # exact: normalised name -> ids of the world carrying it
+        if exact:
+            wanted = {norm for op in delta.ops if isinstance(op, CreateOp)
+                      for norm in names_of({"name": op.node.name, "aliases": op.node.aliases})}
+            self._carriers = world.ids_by_name(sorted(wanted)) if wanted else {}
         self.across_layers = across_layers
         self.expired = {op.target for op in delta.ops if isinstance(op, ExpireOp)}
         self.ending = {"event", "scene"} if close_scene else {"event"}
@@ -315,6 +330,8 @@ class _Candidates:
         same = self.live(node.id)
         if same is not None and same.get("layer") == node.layer:
             return node.id, "same id", True
+        if self.exact:
+            return self._same_name(node)
         found: list[tuple[float, int, int, str, str, str, str]] = []
         keys = sorted({key(n) for n in [node.name, *node.aliases]} - {""})
         index = self.index(node.layer)
@@ -350,6 +367,38 @@ class _Candidates:
         names = {key(node.name), key(str((self.live(best[4]) or {}).get("name", "")))}
         by_name = any(f[4] == best[4] and (f[6] in names or f[3] in names) for f in found)
         return best[4], best[5], by_name
+
+    def _same_name(self, node: Node) -> tuple[str, str, bool] | None:
+        """Exact identity (module docstring): the one node of the world, in the node's layer
+        first (in another only ``across_layers``), that the node's name names or whose name the
+        node carries."""
+        mine = names_of({"name": node.name, "aliases": node.aliases})
+        name = normalize_name(node.name)
+        across = (self.across_layers if isinstance(self.across_layers, bool)
+                  else node.id in self.across_layers)
+        found: dict[str, tuple[str, str]] = {}  # id -> (layer, how)
+        for norm in sorted(mine):
+            ids = set(self._carriers.get(norm, ()))
+            if norm in self.claimed:
+                ids.add(self.claimed[norm])
+            for node_id in sorted(i for i in ids if i not in self.new):
+                there = self.live(node_id)
+                if there is None or node_id in found:
+                    continue
+                theirs = names_of(there)
+                if norm != name and normalize_name(str(there.get("name", ""))) not in mine \
+                        and name not in theirs:
+                    continue  # only an alias both carry: two things
+                layer = str(there.get("layer", ""))
+                if layer != node.layer and not across:
+                    continue
+                how = f"same name {norm!r}" + ("" if layer == node.layer else f", in the {layer} layer")
+                found[node_id] = (layer, how)
+        own = [i for i, (layer, _) in found.items() if layer == node.layer]
+        pick = own if own else list(found)
+        if len(pick) != 1:
+            return None  # none, or a name two nodes carry: which one would be a guess
+        return pick[0], found[pick[0]][1], True
 
     def carriers(self, norm: str) -> set[str]:
         """Ids of the live nodes a normalised name names, this delta's new nodes and additions included."""
@@ -407,7 +456,7 @@ class _Candidates:
 
 def arbitrate(world: World, delta: Delta, *, close_scene: bool = False,
               across_layers: bool | Collection[str] = False,
-              enrich: bool = False, exact: Collection[str] = (),
+              enrich: bool = False, exact: Collection[str] = (), identity: str = "alike",
               progress: Callable[[int, int, str], None] | None = None) -> tuple[Delta, list[Decision]]:
     """The delta with duplicate creations turned into references, and the decisions taken.
 
@@ -418,12 +467,14 @@ def arbitrate(world: World, delta: Delta, *, close_scene: bool = False,
     existing node (both for an import; an event's diffuser gets neither);
     ``exact``: proposed ids of nodes narr wrote itself (a codex, an export), matched strictly
     (:meth:`_Candidates.duplicate_of`), so that an export reads back as it was.
+    ``identity``: ``"alike"`` (an event's: close spellings are the same node) or ``"exact"``
+    (an import's: the same name only, module docstring);
     ``progress(done, total, name)`` hears of each creation weighed (an import of thousands).
     """
     creates = sum(isinstance(op, CreateOp) for op in delta.ops)
     if not creates:
         return delta, []
-    cands = _Candidates(world, delta, close_scene, across_layers)
+    cands = _Candidates(world, delta, close_scene, across_layers, exact=identity == "exact")
     mapping: dict[str, str] = {}
     decisions: list[Decision] = []
     out: list[Op | None] = []

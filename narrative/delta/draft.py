@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from narrative import fields
+from narrative.delta.preconditions import Contradiction, contradicted, self_relation
 from narrative.delta.world import World
 from narrative.errors import InvalidWorldError
 from narrative.ids import id_problem
@@ -80,6 +81,8 @@ class Draft:
         # world is what is wrong there, not the delta (found by finish()).
         self.edit_problems: list[str] = []
         self.relates: list[tuple[str, RelateOp]] = []  # checked whatever becomes of the source
+        # the user's own changes that the world contradicts: written, and named in the answer
+        self.contradictions: list[Contradiction] = []
         # "op 6 (unset)" -> "unset lin-yuan state.mood": a warning names what a writer sees
         # (the node and field), where an error keeps the op's number for a program's delta.
         self._said: dict[str, str] = {}
@@ -165,12 +168,17 @@ class Draft:
         A diffuser's change to a node that ends in this same event is dropped with
         a warning; the user's own is refused, because what they typed would vanish.
         """
+        explicit: list[tuple[str, Op]] = []
         for i, op in enumerate(delta.ops, 1):
             self._proposing = i <= proposed
             where = f"op {i} ({op.op})"
             self._said[where] = describe(op)
             self.apply_op(op, where)
+            if not self._proposing:
+                explicit.append((where, op))
         self._proposing = False
+        if explicit and not self.problems:
+            self.contradictions = contradicted(self, explicit)
 
     def said(self, where: str) -> str:
         """The change ``where`` names, in a writer's words (``unset lin-yuan state.mood``)."""
@@ -217,6 +225,9 @@ class Draft:
             self.problems.append(f"{where}: {op.target} {op.field}: {problem}")
 
     def _relate(self, op: RelateOp, where: str) -> None:
+        if op.source == op.target:
+            self.problems.append(f"{where}: {self_relation(op)}")
+            return
         node = self._changing(op.source, where)
         if node is None:
             return

@@ -50,7 +50,7 @@ from __future__ import annotations
 import bisect
 import re
 import tomllib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
@@ -68,7 +68,8 @@ if TYPE_CHECKING:
 
 Scope = Literal["phrase", "clause", "unit", "sentence"]
 KINDS = ("negated", "almost", "hesitated", "intended", "ordered", "modal", "reported", "believed",
-         "denied", "hypothetical", "question", "imagined", "framed", "habitual", "future", "unrealised")
+         "denied", "hypothetical", "question", "imagined", "framed", "earlier", "habitual", "future",
+         "unrealised")
 ROLES = ("forward", "backward", "both", "initial", "final")  # and "that": governs a "that"-clause
 REASONS = {
     "negated": "negated",
@@ -84,11 +85,13 @@ REASONS = {
     "question": "question",
     "imagined": "dreamed, imagined or remembered",
     "framed": "inside a story, play, film or dream",
+    "earlier": "long before the story's now",
     "habitual": "habitual, not one event",
     "future": "in the future",
     "unrealised": "not yet happened",
     "infinitive": "an infinitive: a purpose or a plan, not done",
     "unsure": "under a word narr does not know",
+    "attributive": "a participle before a name: a state, not an act",
 }
 SENTENCE_END = re.compile(r"[.!?;。！？；\n]+[\"'”’」』)）]*")
 PUNCT_BOUNDARY = re.compile(r"[,，:：;；—–(（)）\"“”「」『』]")
@@ -149,7 +152,7 @@ class CueSet(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     @field_validator("termination", "boundary", "pseudo", "exclusion", "titles", "abbreviations",
-                     "figures")
+                     "figures", "reality")
     @classmethod
     def _bounded(cls, value: list[str]) -> list[str]:
         return _check_terms(value)
@@ -160,6 +163,10 @@ class CueSet(BaseModel):
                               description="Phrases containing a cue that are not one.")
     exclusion: list[str] = Field(default_factory=list,
                                  description="A name right after these is set aside, not bound.")
+    reality: list[str] = Field(
+        default_factory=list,
+        description="Words that return from a dream, a memory or a story to the story's present "
+                    "(醒来后, 'woke'): a dream or a story told before them does not govern them.")
     figures: list[str] = Field(
         default_factory=list,
         description="Phrases that hold a rule's word but do not say its event happened: figures "
@@ -190,6 +197,7 @@ class CueSet(BaseModel):
     question: CueKind | None = None
     imagined: CueKind | None = None
     framed: CueKind | None = None
+    earlier: CueKind | None = None
     habitual: CueKind | None = None
     future: CueKind | None = None
     unrealised: CueKind | None = None
@@ -247,6 +255,7 @@ class Lexicon:
         ends: dict[str, set[str]] = {}  # term -> {"termination" | "boundary"}
         self.exclusion: list[str] = []
         figures: set[str] = set()
+        reality: set[str] = set()
         titles: list[str] = []
         abbreviations: list[str] = []
         factive: list[str] = []
@@ -262,6 +271,7 @@ class Lexicon:
                 entries.setdefault(_norm(t), set())
             self.exclusion += [_norm(t) for t in cs.exclusion if t.strip()]
             figures |= {_norm(t) for t in cs.figures if t.strip()}
+            reality |= {_norm(t) for t in cs.reality if t.strip()}
             titles += cs.titles
             abbreviations += cs.abbreviations
             factive += cs.factive
@@ -313,6 +323,9 @@ class Lexicon:
         self.exclusion_rx = budget.compile(
             r"(?:" + "|".join(_term_regex(t) for t in excl) + r")\s*$") if excl else None
         self.figures_rx = _Scanner(sorted(figures, key=lambda t: (-len(t), t)))
+        awake = sorted(reality, key=lambda t: (-len(t), t))
+        self.reality_rx = budget.compile(
+            r"(?:" + "|".join(_term_regex(t) for t in awake) + r")") if awake else None
         self.segmenter = Segmenter(titles, abbreviations)
         self.terminators = budget.compile(PUNCT_BOUNDARY.pattern + "|" + self.end_rx.pattern)
         """Punctuation and words that end a phrase: what stops a world's ``unless`` word."""
@@ -386,8 +399,11 @@ class _Scanner:
     def pattern(self) -> str:
         return "|".join(f"(?:{_term_regex(t)})" for t in self.terms) or r"(?!)"
 
-    def finditer(self, text: str) -> Iterator[tuple[int, int, int]]:
-        """``(start, end, term index)``, without overlaps: at each place the longest term."""
+    def finditer(self, text: str, skip: Callable[[int, int], bool] | None = None
+                 ) -> Iterator[tuple[int, int, int]]:
+        """``(start, end, term index)``, without overlaps: at each place the longest term that
+        ``skip`` does not refuse (a term straddling a name: "满以为" in "小满以为" is no term,
+        and must not hide the "以为" after the name)."""
         found: list[tuple[int, int, int]] = []
         if self.en:
             norm = text.replace("’", "'")
@@ -396,7 +412,7 @@ class _Scanner:
                 budget.check()
                 for want, idx in self.en.get(tok, ()):
                     end = _match_tokens(norm, tokens, k, want)
-                    if end is not None:
+                    if end is not None and not (skip is not None and skip(start, end)):
                         found.append((start, end, idx))
                         break
         if self.zh:
@@ -406,7 +422,7 @@ class _Scanner:
                     continue
                 budget.check()
                 for term, idx in terms:
-                    if text.startswith(term, i):
+                    if text.startswith(term, i) and not (skip is not None and skip(i, i + len(term))):
                         found.append((i, i + len(term), idx))
                         break
         if self.rx is not None:
@@ -633,11 +649,13 @@ def _english_cuts(text: str, s0: int, s1: int, cuts: dict[int, tuple[str, str]],
             nested.append((m.start(), end if end >= 0 else s1, "sub", opener))
             continue
         cuts[at] = ("coord", opener)
-    # a sentence that opens with a subordinate clause: it ends at its first comma
+    # a sentence that opens with a subordinate, participle or absolute clause: it ends at its
+    # first comma ("Seeing Bo stab Ana, Cy screamed": Cy stabbed nobody)
     head = re.match(r"\s*[\"'“‘(]*([A-Za-z]+(?:\s+[A-Za-z]+)?)", text[s0:s1])
     if head is not None:
         word = head.group(1).lower()
-        if any(word == w or word.startswith(w + " ") for w in _SUBORD):
+        if any(word == w or word.startswith(w + " ") for w in _SUBORD) \
+                or opens_with_participle(text, s0, s1, name_starts) is not None:
             comma = text.find(",", s0, s1)
             if comma >= 0:
                 cuts.setdefault(comma + 1, ("main", ""))
@@ -690,6 +708,50 @@ def _english_cuts(text: str, s0: int, s1: int, cuts: dict[int, tuple[str, str]],
             cuts.setdefault(at, ("vp", m.group(1)))  # "took the ring and walked"; not "soaked and shivering"
 
 
+_ABSOLUTE = re.compile(
+    r"\s*(?:her|his|their|its|my|our|your|the)\s+[a-z'’-]+(?:\s+[a-z'’-]+)?\s+"
+    r"(?:still|already|half|all|[a-z]+ing\b|[a-z]+(?:ed|en)\s+(?:with|in|by|behind|to|at|from|up|"
+    r"tight|shut|together))", re.IGNORECASE)
+
+
+def opens_with_participle(text: str, s0: int, s1: int, name_starts: set[int] | frozenset[int] = frozenset()
+                          ) -> int | None:
+    """Where the participle is when the sentence at ``s0`` opens with a participle clause
+    ("Having given ...", "Seeing Bo ...", "Summoned by ...") or an absolute one ("Her wrists
+    bound with a sash", "The bracelet still in his sleeve") that a comma closes: such a clause
+    has no subject of its own, so nothing in it is the subject of the clause after its comma."""
+    first = re.match(r"\s*[\"'“‘(]*([A-Za-z]+)", text[s0:s1])
+    comma = text.find(",", s0, s1)
+    if first is None or comma < 0 or s0 + first.start(1) in name_starts:
+        return None
+    at = s0 + first.start(1)
+    word = first.group(1)
+    if not word[0].isupper():
+        return None
+    low = word.lower()
+    if low in _PREPOSITIONS:
+        return None
+    from narrative.diffusers.inflect import is_inflected_verb, parts_of_speech
+
+    if low.endswith("ing") and "verb" in parts_of_speech(low):
+        return at
+    if (low.endswith(("ed", "en")) or low in _IRREGULAR_PARTICIPLES) and is_inflected_verb(low) \
+            and re.match(r"[A-Za-z]+\s+(?:by|with|in|to|from|at|and|for)\b", text[at:comma]):
+        return at
+    if _ABSOLUTE.match(text, at, comma):
+        return at
+    return None
+
+
+# participles that have become prepositions: "According to the barkeep, Quinn had gone" is a
+# frame over the clause after its comma, not a clause of its own whose subject that clause gives
+_PREPOSITIONS = frozenset({"according", "regarding", "concerning", "considering", "including",
+                           "excepting", "barring", "owing", "pending", "notwithstanding"})
+
+_IRREGULAR_PARTICIPLES = frozenset({"bound", "caught", "held", "led", "brought", "sent", "struck",
+                                    "torn", "worn", "thrown", "drawn", "shaken", "stung", "wound"})
+
+
 def _name_ends_at(name_end: dict[int, int], at: int) -> bool:
     """Whether a name ends right before the conjunction at ``at`` (whitespace between)."""
     ends = _ends_of(name_end)
@@ -736,9 +798,16 @@ class Analysis:
         self.implicatives: list[tuple[int, int]] = []
         name_list = self.names
         whole_names = set(name_list)
-        for start, end, k in lex.cue_rx.finditer(text):
+        self.figures = [(a, b) for a, b, _ in lex.figures_rx.finditer(text)
+                        if not _inside_name(name_list, a, b)]
+        """Where a figure of speech or an idiom stands: it is read whole, so no rule's word
+        ("笑死了") and no cue ("头也不回") is read inside it."""
+        figures = self.figures
+        for start, end, k in lex.cue_rx.finditer(text, lambda a, b: _inside_name(name_list, a, b)):
             if _inside_name(name_list, start, end) or (start, end) in whole_names:
                 continue  # a cue inside a matched name, or one that is the name ("Hope"), is no cue
+            if figures and any(a <= start and end <= b for a, b in figures):
+                continue
             term = lex.terms[k]
             if term in lex.bare:
                 self.bare_governors.append((start, end))
@@ -758,17 +827,46 @@ class Analysis:
                 if role == "forward" and kind in _CLAUSE_BOUND_ZH and is_cjk_char(term[0]):
                     # a Chinese complement ends with its clause ("梦见库克向他开枪，惊醒之后便去了外滩")
                     governs, reach = True, "unit"
+                    if kind in _FRAMES_ZH:
+                        # a dream, a memory or a story goes on over the clauses that continue it
+                        # ("梦见师兄闯进洞府，一剑杀了她"), until the sentence returns to its now
+                        reach = "sentence"
                 if role == "forward" and governs:
                     self.governors.append((start, end, kind))
-                scope = self._scope(start, end, role, reach, governs)
+                scope = self._scope(start, end, role, reach, governs,
+                                    listener=kind in ("reported", "imagined", "framed"))
                 if scope is not None:
                     self.cues.append(Cue(kind, text[start:end], start, end, *scope))
         self._quotes()
         self._vocatives()
         self._that_clauses()
-        self.figures = [(a, b) for a, b, _ in lex.figures_rx.finditer(text)
-                        if not _inside_name(name_list, a, b)]
-        """Where a figure of speech stands: no rule's word is read inside it ("笑死了")."""
+        self._waiting()
+
+    def _waiting(self) -> None:
+        """A time to come and what is to happen then: both are the future.
+
+        "等雪停了，太子就去文渊阁" (once the snow stops, the prince will go): a sentence that
+        opens with 等 and whose main clause has no 了, 过 or 已 tells what will be; "等侍卫们把他捞
+        上来的时候，人已经没气了" happened. "Once the storm passes, Grace will drive": a clause of
+        time (once, as soon as, when, after, before, until) whose main clause holds a future
+        ("will", "shall", "'ll", "is going to") is the future too, and so is all of its sentence.
+        """
+        for s0, s1 in self.sentences:
+            head = _WAIT_ZH.match(self.text, s0, s1)
+            if head is not None:
+                comma = _CJK_CUT.search(self.text, head.end(), s1)
+                main = self.text[comma.end():s1] if comma else ""
+                if comma and not _REALIS_ZH.search(main):
+                    self.cues.append(Cue("future", head.group(1), head.start(1), head.end(1),
+                                         head.start(1), s1))
+                continue
+            when = _WHEN_EN.match(self.text, s0, s1)
+            if when is None:
+                continue
+            at = self.text.find(",", when.end(), s1)
+            if at >= 0 and _FUTURE_EN.search(self.text, at, s1):
+                self.cues.append(Cue("future", when.group(1), when.start(1), when.end(1),
+                                     when.start(1), s1))
 
     def _vocatives(self) -> None:
         """"伊娜，去码头！": a name called at the start of a sentence, then an order to it (an
@@ -822,17 +920,27 @@ class Analysis:
         k = bisect.bisect_right(self.clause_ends, pos) - 1
         return max(s0, self.clause_ends[k] + 1) if k >= 0 else s0
 
-    def _scope(self, start: int, end: int, role: str, reach: Scope, governs: bool
-               ) -> tuple[int, int] | None:
+    def _scope(self, start: int, end: int, role: str, reach: Scope, governs: bool,
+               listener: bool = False) -> tuple[int, int] | None:
+        """The span a cue at ``[start, end)`` governs. ``listener``: a verb of telling, dreaming
+        or framing, whose clause may hold only the one told or nothing at all, what it governs in
+        the next clause ("告诉苏晴，林远来到了渡口", "梦里，林雪回到了山门"), unless that clause
+        returns to the story's present ("做了个噩梦，醒来后去了磨坊"); a verb of believing or
+        suspecting takes its object in its own clause ("舰长怀疑奥卡福，奥卡福也怀疑舰长": the
+        second clause is told, not suspected)."""
         s0, s1 = self.sentence_of(start)
         before, after = self.text[s0:start], self.text[end:s1]
         if role == "forward":
-            if reach == "sentence":
-                return end, s1
+            if reach == "sentence" or _COLON_AFTER.match(self.text, end, s1):
+                # "盘算着：先…再…然后…": what the colon opens is the plan
+                return end, self._until_awake(end, s1)
             if reach == "unit" or governs:
                 clause = self.clause_of(start)
                 stop = clause.unit.end if clause is not None else s1
-                if governs and clause is not None and self._only_names(end, stop, punctuation=True):
+                if governs and listener and clause is not None \
+                        and self._only_names(end, stop, punctuation=True) \
+                        and not self._tags_a_quote(clause.unit.start, start) \
+                        and not self._awake_at(stop):
                     stop = self._next_clause_end(clause, stop)  # "告诉苏晴，林远来到了渡口"
                 return end, max(end, stop)
             ends = self.phrase_ends if reach == "phrase" else self.clause_ends
@@ -849,6 +957,8 @@ class Analysis:
             return (s0, s1) if _WORDLESS.match(after) else None
         # backward: "..., Old Zhou claims." - the cue closes its sentence, after a clause
         words = re.findall(r"\w+", after)
+        if is_cjk_char(self.text[start]):  # a run of Chinese is one \w+: count its characters
+            words = [c for c in after if is_cjk_char(c)]
         clause_start = self.clause_start(start)
         if len(words) > _WORDS_AFTER or clause_start <= s0 or not any(
                 s0 <= b < start for b in self.clause_ends):
@@ -856,6 +966,31 @@ class Analysis:
         if self._negated_tag(start):
             return None  # "一句话也没说": said nothing, reports nothing
         return s0, clause_start
+
+    def _until_awake(self, start: int, end: int) -> int:
+        """``end``, or where a return to the story's present (醒来后, "woke") stands before it."""
+        rx = self.lex.reality_rx
+        if rx is None:
+            return end
+        found = budget.search(rx, self.text, start, end)
+        return found.start() if found is not None else end
+
+    def _awake_at(self, pos: int) -> bool:
+        """Whether the clause after ``pos`` opens with a return to the story's present (醒来后,
+        "woke"): what a dream or a story governs ends there."""
+        rx = self.lex.reality_rx
+        if rx is None:
+            return False
+        m = re.compile(r"[\s，,；;：:—]*").match(self.text, pos)
+        return budget.match(rx, self.text, m.end() if m else pos) is not None
+
+    def _tags_a_quote(self, clause_start: int, start: int) -> bool:
+        """Whether the verb at ``start`` is a dialogue tag: a quotation closes in its clause before
+        it ('"Take the key," Ada said, and pressed it ...'). What it says is the quotation; the
+        clause after the tag is the narrator's again."""
+        s0, _ = self.sentence_of(start)
+        return any(s0 <= m.end() <= start and m.end() > clause_start - 2
+                   for m in _QUOTE.finditer(self.text, s0, start))
 
     def _negated_tag(self, start: int) -> bool:
         before = self.text[max(0, start - 3):start]
@@ -1074,12 +1209,20 @@ class Analysis:
 
 
 _ZH_PRONOUNS = "我你他她它们大家众人"
+_COLON_AFTER = re.compile(r"[着了道]?\s*[：:]\s*(?![“\"「『])")
+_WAIT_ZH = re.compile(r"[\s“「]*(等到|等着|等|待到|待)(?=[^，,。]{1,30}[，,])")
+_REALIS_ZH = re.compile(r"了|过|已")
+_WHEN_EN = re.compile(r"[\s\"“]*(once|as soon as|the moment|the minute|when|after|before|until|till)\b",
+                      re.IGNORECASE)
+_FUTURE_EN = re.compile(r"(?<![\w'’])(?:will|shall|won't|is going to|are going to|am going to)(?![\w'’])|"
+                        r"['’]ll\b", re.IGNORECASE)
 _VOCATIVE_ZH = re.compile(r"\s*[“「]?([^\W\d_]{1,8}?)\s*[，,]\s*"
                           r"(?=[\u4e00-\u9fff][^。！？\n了过]{0,30}[！!]+[”」]?\s*$)")
 _QUOTE = re.compile(r"“[^”\n]{2,}”|\"[^\"\n]{2,}\"|「[^」\n]{2,}」|『[^』\n]{2,}』")
 # kinds whose Chinese cues govern their own clause only (and the next one when theirs holds no
 # more than an object: "告诉苏晴，林远来到了渡口")
 _CLAUSE_BOUND_ZH = frozenset({"reported", "believed", "denied", "imagined", "framed"})
+_FRAMES_ZH = frozenset({"imagined", "framed"})
 _MODALS = frozenset({"will", "would", "can", "could", "shall", "should", "may", "might", "must", "do",
                      "does", "did", "not", "never", "'ll", "let's", "cannot", "dare", "need"})
 
@@ -1105,8 +1248,8 @@ def _start_of_words_before(text: str, at: int, n: int) -> int:
 # When two cues start at the same word ("Will ...?": a question and a future), the one
 # framing the whole sentence names the reason.
 _PRIORITY = ("question", "hypothetical", "framed", "reported", "believed", "denied", "imagined",
-             "habitual", "future", "ordered", "modal", "intended", "infinitive", "unsure", "unrealised",
-             "hesitated", "almost", "negated")
+             "earlier", "habitual", "future", "ordered", "modal", "intended", "infinitive", "unsure",
+             "unrealised", "hesitated", "almost", "negated")
 
 
 def _nearer(a: Cue, b: Cue, words: list[tuple[int, int]]) -> bool:

@@ -90,11 +90,14 @@ class Span(Protocol):
 
 @dataclass(frozen=True)
 class Part:
-    """One part of a pattern: a slot, or alternative words and classes."""
+    """One part of a pattern: a slot, or alternative words and classes. ``dropped``: the slot is
+    written ``{~item}`` and only an object the words leave out fills it (see
+    :mod:`narrative.diffusers.referents`)."""
 
     slot: str | None = None
     words: tuple[str, ...] = ()
     classes: tuple[str, ...] = ()
+    dropped: bool = False
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,11 @@ class Pattern:
     @property
     def slots(self) -> list[str]:
         return [p.slot for p in self.parts if p.slot is not None]
+
+    @property
+    def dropped(self) -> set[str]:
+        """The slots only an object the words leave out fills (``{~item}``)."""
+        return {p.slot for p in self.parts if p.slot is not None and p.dropped}
 
     @property
     def classes(self) -> set[str]:
@@ -182,10 +190,13 @@ def parse(text: str) -> Pattern:
                 raise ValueError(f"pattern {text!r}: brackets cannot nest")
             flush()
             if c == "{":
-                if not _SLOT_NAME.match(inner):
+                dropped = inner.startswith("~")
+                name = inner[1:] if dropped else inner
+                if not _SLOT_NAME.match(name):
                     raise ValueError(f"pattern {text!r}: {{{inner}}} is not a variable name "
-                                     "(lowercase letters, digits, '_')")
-                parts.append(Part(slot=inner))
+                                     "(lowercase letters, digits, '_'; '~' first for an object "
+                                     "the words leave out)")
+                parts.append(Part(slot=name, dropped=dropped))
             else:
                 alts = tuple(a.strip() for a in inner.split("|"))
                 if any(not a for a in alts):
@@ -649,10 +660,11 @@ class Scan:
 
 
 def scan_text(text: str, mentions: Sequence[Span], units: list[Unit], vocab: Vocabulary,
-              closed: Sequence[tuple[int, int]] = ()) -> Scan:
-    """The text's names and rule words; none is read inside a ``closed`` span."""
-    taken = sorted((m.start, m.end) for m in mentions if m.end > m.start)
-    return Scan(text, mentions, units, vocab.scan(text, taken, closed), vocab)
+              closed: Sequence[tuple[int, int]] = (), taken: Sequence[Span] | None = None) -> Scan:
+    """The text's names and rule words; none is read inside a ``closed`` span, nor inside a
+    mention (or one of ``taken``, when given: the mentions no word may cover)."""
+    spans = sorted((m.start, m.end) for m in (mentions if taken is None else taken) if m.end > m.start)
+    return Scan(text, mentions, units, vocab.scan(text, spans, closed), vocab)
 
 
 # --- matching -------------------------------------------------------------------------------
@@ -743,7 +755,7 @@ def _find_in_unit(pattern: Pattern, scan: Scan, u: int, allowed: dict[str, set[i
     here = scan.mentions_of_unit[u]
     # (start, order, end, bits, mention index or -1, base): a dropped subject (no length)
     # sorts before the word at its position
-    items: dict[tuple[int, int], list[object]] = {}
+    items: dict[tuple[int, int, int], list[object]] = {}
     reach: dict[int, int] = {}  # a separable verb's particle end, by the verb's start
     particle_at: dict[int, int] = {}  # and where the particle starts
     for i, p in enumerate(pattern.parts):
@@ -756,7 +768,8 @@ def _find_in_unit(pattern: Pattern, scan: Scan, u: int, allowed: dict[str, set[i
             who = scan.mentions[k]
             if who.start == who.end and who.start >= unit.end:
                 continue
-            key = (who.start, 0 if who.start == who.end else 1)
+            # a dropped subject and a dropped object may stand at one place: each its own marker
+            key = (who.start, 0, k) if who.start == who.end else (who.start, 1, 0)
             item = items.setdefault(key, [who.end, 0, k, False])
             item[1] = int(item[1]) | (1 << i)  # type: ignore[call-overload]
     for o in scan.occurrences_of_unit[u]:
@@ -764,8 +777,8 @@ def _find_in_unit(pattern: Pattern, scan: Scan, u: int, allowed: dict[str, set[i
         for i, atoms in enumerate(part_atoms):
             if atoms & o.atoms:
                 bits |= 1 << i
-        if bits and (o.start, 1) not in items:
-            items[(o.start, 1)] = [o.end, bits, -1, o.base]
+        if bits and (o.start, 1, 0) not in items:
+            items[(o.start, 1, 0)] = [o.end, bits, -1, o.base]
             if o.particles:
                 relevant = {a for i, atoms in enumerate(part_atoms) if bits & (1 << i)
                             for a in atoms & o.atoms}
@@ -840,7 +853,7 @@ def _leads(before: str) -> bool:
     return bool(_LEADS.match(before)) and not any(ord(c) >= MARK_BASE for c in before)
 
 
-def _abstract(text: str, unit: Unit, items: dict[tuple[int, int], list[object]]) -> _Abstract:
+def _abstract(text: str, unit: Unit, items: dict[tuple[int, int, int], list[object]]) -> _Abstract:
     out: list[str] = []
     back: list[int] = []
     ends: dict[int, int] = {}
@@ -865,7 +878,7 @@ def _abstract(text: str, unit: Unit, items: dict[tuple[int, int], list[object]])
         while k < len(order) and order[k][0] < a:
             k += 1
         while k < len(order) and order[k][0] < b:
-            (start, _), (end, bits, who, is_base) = order[k], items[order[k]]
+            (start, _, _), (end, bits, who, is_base) = order[k], items[order[k]]
             k += 1
             if start < pos:
                 continue  # inside something marked already

@@ -30,6 +30,7 @@ them, bound to one node, and sets aside names that must not fill a slot:
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,13 +40,13 @@ from narrative.diffusers.clauses import PUNCT_BOUNDARY, Analysis, Lexicon
 from narrative.diffusers.context import Mention, is_cjk
 from narrative.nodefile import NodeDict
 
-PRONOUNS = {"he": "he", "him": "he", "she": "she", "her": "she", "they": "they", "them": "they",
-            "他": "he", "她": "she"}
-_PRONOUN_RX = re.compile(r"(?<![\w'])(?:he|him|she|her|they|them)(?![\w'])|(?<!其)他(?![们人])|她(?![们])",
-                         re.IGNORECASE)
+PRONOUNS = {"he": "he", "him": "he", "his": "he", "she": "she", "her": "she", "they": "they",
+            "them": "they", "他": "he", "她": "she"}
+_PRONOUN_RX = re.compile(r"(?<![\w'])(?:he|him|his|she|her|they|them)(?![\w'])"
+                         r"|(?<!其)他(?![们人])|她(?![们])", re.IGNORECASE)
 _IT_RX = re.compile(r"(?<![\w'])it(?![\w'])|它(?![们])", re.IGNORECASE)
 # after "her", a word that makes it an object ("gives her the ring"), not a possessive ("her ring")
-_OBJECT_AFTER = re.compile(r"\s*(?:$|[\W_]|(?:the|a|an|to|at|in|into|on|and|back|away|up|down|out|of|for|"
+_OBJECT_AFTER = re.compile(r"\s*(?:$|[^\w\s]|(?:the|a|an|to|at|in|into|on|and|back|away|up|down|out|of|for|"
                            r"with|from|about|as|by|off|over|again|alone|too|that|once|twice|so|"
                            r"there|here|now|then|if|when|before|after|until|because)(?!\w))",
                            re.IGNORECASE)
@@ -55,6 +56,9 @@ _NOT_A_VERB = re.compile(r"(?:the|a|an|his|her|their|its|he|she|they|it|we|i|you
                          r"every|some|no|one|two|this|that|these|those|there|here|now)(?!\w)",
                          re.IGNORECASE)
 _POSSESSIVE = re.compile(r"(?:['’]s?(?!\w)|的)")
+# after a place, what puts one outside it, not at it ("守在重症监护室外面的走廊上"); a bare 外 is
+# the ground before a gate as often ("跪在午门外")
+_OUTSIDE_ZH = re.compile(r"(?:外面|外边|外头|之外|以外|门外)")
 _POSSESSIVE_EN = re.compile(r"['’]s?\s+[a-z]")  # "the Key's chain": the chain is taken, not the Key
 # before an item's name: another thing of its kind ("a key from the drawer", "a different lantern")
 _ANOTHER = re.compile(r"(?<![\w'’])(?:a|an|another|any|some|one more|a second|a different|"
@@ -69,16 +73,24 @@ FILLERS_ZH = ("又", "也", "便", "就", "才", "还", "再", "都", "随即", 
               "便又", "则", "倒", "倒是", "早已", "早就", "已", "也已", "又一次", "一个人", "悄悄地", "径自",
               "亲自", "再次", "重新", "只身", "偷偷", "偷偷地", "出门", "一出门", "还是",
               "仍旧", "照样", "依旧", "只是", "偏偏", "硬是", "干脆", "索性", "毅然", "放心地", "放心",
-              "回过神来", "不久", "随即又", "一直", "一口气", "一溜烟", "一路小跑", "头也不回")
+              "回过神来", "不久", "随即又", "一直", "一口气", "一溜烟", "一路小跑", "头也不回",
+              "自己", "人", "一步一步", "一步步", "双手", "亲手", "转手", "顺手", "随手", "一边", "一面",
+              "独自一人", "这一次", "这次", "那一次", "那次", "这时", "此时", "那时", "这会儿", "上楼",
+              "下楼")
 # A Chinese verb phrase before the verb that goes on from it is no subject: "V了(一)+measure+N"
 # (叫了辆车, 划了根火柴, 叹了口气), "V之后"/"V后" (醒来之后), "...就/便".
 _SERIAL_ZH = (r"[^\W\d_]{1,2}了一?(?:辆|根|个|只|把|声|口|眼|下|趟|番|杯|碗|张|支|盒)[^\W\d_，。、]{0,4}"
               r"|[^\W\d_]{1,3}(?:之后|以后|后)"
-              r"|[^，。,；！？、\s]{1,8}?(?:就|便)")
+              r"|[^，。,；！？、\s]{1,8}?(?:就|便)"
+              # the manner of the act: "哭着跑出了", "抱着罐子光着脚跑到了"
+              r"|[^\W\d_]着[^\W\d_，。、]{0,3}")
 # The way one goes before the verb ("沿着大街一直走到了教堂", "穿过院子进了宿舍"): the phrase
 # has no end a pattern can see, so it reaches to the clause's end, past the verb after it.
-_PATH_ZH = r"(?:沿着|顺着|穿过|绕过|越过|跨过|迎着|顶着|踩着|踏着)[^\W\d_]{1,16}"
-_FILLERS = re.compile(r"(?:\s|[a-z]+ly(?![a-z])|,\s*[^,.;!?]{1,40},\s*|"
+_PATH_ZH = (r"(?:沿着|顺着|穿过|绕过|越过|跨过|迎着|顶着|踩着|踏着|从(?![前来此小未不没头]))[^\W\d_]{1,16}"
+            r"|[^\W\d_]{1,4}?地(?![方点上下里面图区带主位板])"
+            # an instrument ("用靴跟碾得粉碎"), a gesture ("一甩手去了食堂")
+            r"|用[^\W\d_]{1,6}|一[^\W\d_](?:手|脚|牙|头|身|袖)")
+_FILLERS = re.compile(r"(?:\s|[a-z]+ly(?![a-z])|,\s*[^,.;!?]{1,40},\s*|having\s|"
                       + "|".join(sorted(FILLERS_ZH, key=len, reverse=True))
                       + r"|" + _SERIAL_ZH + r"|" + _PATH_ZH + r"|地)*", re.IGNORECASE)
 _TITLES_HE = ("mr", "mr.", "sir", "lord", "master", "father", "brother", "uncle", "king", "prince",
@@ -95,6 +107,11 @@ _SUMMARY_SHE = re.compile(r"\b(?:she|her|hers|herself|wife|widow|mother|daughter
 # a Chinese summary says 他 or 她 ("他是个船夫。"); 其他 is "other", 他们 and 她们 are plural
 _SUMMARY_HE_ZH = re.compile(r"(?<!其)他(?!们)")
 _SUMMARY_SHE_ZH = re.compile(r"她(?!们)")
+# without a pronoun, what a Chinese summary calls the character ("翊坤宫的宫女，十六岁")
+_SUMMARY_HE_NOUN_ZH = re.compile(r"太监|公公|皇子|王爷|男人|男子|丈夫|父亲|儿子|哥哥|弟弟|老爷|少爷|"
+                                 r"和尚|书生|老头")
+_SUMMARY_SHE_NOUN_ZH = re.compile(r"宫女|嬷嬷|妃|皇后|公主|女人|女子|姑娘|妻子|母亲|女儿|妹妹|姐姐|"
+                                  r"夫人|尼姑|丫鬟|乳母|老太太|老妇")
 
 Recent = Callable[[], list[list[tuple[str, NodeDict]]]]
 
@@ -108,6 +125,7 @@ class Referents:
     set_aside: list[tuple[Mention, str]]  # names that fill no slot, and why
     notes: list[str] = field(default_factory=list)  # pronouns left unbound, and why
     possessive: set[int] = field(default_factory=set)  # possessors: only a pattern going on with 的 or 's
+    dropped: set[int] = field(default_factory=set)  # objects the words leave out: only a {~slot}
 
 
 def _is_character(node: NodeDict | None) -> bool:
@@ -146,6 +164,11 @@ def _pronoun_of(node: NodeDict | None) -> str | None:
     she = bool(_SUMMARY_SHE.search(summary) or _SUMMARY_SHE_ZH.search(summary))
     if he != she:
         return "he" if he else "she"
+    if not he:  # no pronoun at all: the nouns that name the character
+        he = bool(_SUMMARY_HE_NOUN_ZH.search(summary))
+        she = bool(_SUMMARY_SHE_NOUN_ZH.search(summary))
+        if he != she:
+            return "he" if he else "she"
     return None
 
 
@@ -186,15 +209,20 @@ def resolve(text: str, mentions: list[Mention], nodes: dict[str, NodeDict | None
         if k >= 0 and taken_end[taken_starts[k]] > pm.start():
             continue  # inside a name
         word = pm.group(0).lower()
-        if word == "her" and not _OBJECT_AFTER.match(text, pm.end()):
-            continue  # "her ring": a possessive names no one who acts
-        who, why = _antecedent(text, PRONOUNS[word], pm.start(), word in ("him", "her", "them"),
-                               chars, nodes, analysis, recent_once)
+        # "his ribs", "her ring": a possessor, who fills only a slot a possessive or a thing owned
+        # follows ("{who} @body")
+        owner = word == "his" or (word == "her" and not _OBJECT_AFTER.match(text, pm.end()))
+        who, why = _antecedent(text, PRONOUNS[word], pm.start(),
+                               word in ("him", "her", "them") and not owner, chars, nodes, analysis,
+                               recent_once, owner=owner)
         if who is not None:
             m = Mention(pm.start(), pm.end(), pm.group(0), (who,))
             added.append(m)
-            bisect.insort(chars, m, key=lambda c: c.start)
-        elif why:
+            if owner:
+                possessors.add((m.start, m.end))
+            else:
+                bisect.insort(chars, m, key=lambda c: c.start)
+        elif why and not owner:
             notes.append(f"{pm.group(0)!r} bound to nobody: {why}")
     added += _relative_who(text, kept, nodes, analysis, taken)
     added += _it(text, kept, nodes, taken, analysis)
@@ -207,16 +235,23 @@ def resolve(text: str, mentions: list[Mention], nodes: dict[str, NodeDict | None
         if subject is not None:
             ids = subject if isinstance(subject, tuple) else (subject,)
             zero_mentions.append(Mention(pos, pos, "", ids))
-    final = sorted(ordered + zero_mentions, key=lambda m: (m.start, m.end))
-    zero_ids = {i for i, m in enumerate(final) if m.start == m.end}
+    taken_zero = {m.start for m in zero_mentions}
+    zero_mentions += [m for m in _participle_subjects(text, analysis, acting, nodes)
+                      if m.start not in taken_zero]
+    left_out = _dropped_objects(text, ordered, nodes, analysis)
+    final = sorted(ordered + zero_mentions + left_out, key=lambda m: (m.start, m.end))
+    dropped = {i for i, m in enumerate(final) if any(m is o for o in left_out)}
+    zero_ids = {i for i, m in enumerate(final) if m.start == m.end and i not in dropped}
     owners = {i for i, m in enumerate(final) if (m.start, m.end) in possessors and m.start < m.end}
-    return Referents(final, zero_ids, set_aside, notes, owners)
+    return Referents(final, zero_ids, set_aside, notes, owners, dropped)
 
 
 def _aside(text: str, m: Mention, nodes: dict[str, NodeDict | None], lex: Lexicon) -> str | None:
     before = text[max(0, m.start - 20):m.start]
     if lex.exclusion_rx is not None and budget.search(lex.exclusion_rx, before):
         return "set aside (contrast)"
+    if _OUTSIDE_ZH.match(text, m.end) and all(_is_place(nodes.get(i)) for i in m.ids):
+        return "set aside (outside it: 重症监护室外面的走廊)"
     if any(_is_character(nodes.get(i)) for i in m.ids) and _POSSESSIVE.match(text, m.end):
         return "possessive"
     if all(_is_item(nodes.get(i)) for i in m.ids):
@@ -225,6 +260,10 @@ def _aside(text: str, m: Mention, nodes: dict[str, NodeDict | None], lex: Lexico
         if _ANOTHER.search(before) and not m.text[:1].isupper():
             return "set aside (one of its kind, not this one: a key, a different lantern)"
     return None
+
+
+def _is_place(node: NodeDict | None) -> bool:
+    return node is not None and node.get("kind") == "place"
 
 
 def _is_item(node: NodeDict | None) -> bool:
@@ -237,30 +276,45 @@ def _name_of(nodes: dict[str, NodeDict | None], node_id: str) -> str:
 
 
 def _antecedent(text: str, pronoun: str, pos: int, is_object: bool, chars: list[Mention],
-                nodes: dict[str, NodeDict | None], analysis: Analysis, recent: Recent
-                ) -> tuple[str | None, str | None]:
-    """The one character the pronoun at ``pos`` can be, or None with the reason (None: no note)."""
+                nodes: dict[str, NodeDict | None], analysis: Analysis, recent: Recent,
+                owner: bool = False) -> tuple[str | None, str | None]:
+    """The one character the pronoun at ``pos`` can be, or None with the reason (None: no note).
+
+    A pronoun is none of the others its own clause names (reflexives aside): "Bishop trusted
+    him" is not Bishop, and in "他一刀砍在了高公公的胳膊上" 他 is not 高公公. A Chinese object in
+    a clause whose subject is left out is not that subject, the sentence's first character
+    ("陈博文一拳打在何院长脸上，打断了他的鼻梁": 他 is 何院长). A possessive ("his", "her") may
+    be anyone, its clause's subject included ("Ray drew his baton").
+    """
     clause = analysis.clause_of(pos)
     window = _window_start(analysis, pos)
-    _, s1 = analysis.sentence_of(pos)
+    s0, s1 = analysis.sentence_of(pos)
     lo = bisect.bisect_left(chars, window, key=lambda c: c.start)
     mid = bisect.bisect_left(chars, pos, key=lambda c: c.start)
     hi = bisect.bisect_left(chars, s1, key=lambda c: c.start)
-    subject: str | None = None
-    if clause is not None and (is_object or _zh_object(text, pos, clause.unit.start)):
-        inside = [m for m in chars[lo:mid] if clause.unit.start <= m.start
-                  and clause.unit.holds(m.start, m.end) and m.end <= pos]
-        subject = inside[0].ids[0] if inside else None
-    before = [m for m in chars[lo:mid] if m.end <= pos and m.ids[0] != subject]
+    others: set[str] = set()
+    if clause is not None and not owner:
+        others = {m.ids[0] for m in chars[lo:hi] if clause.unit.holds(m.start, m.end)
+                  and clause.unit.start <= m.start and not m.start <= pos < m.end}
+        cjk_object = _zh_object(text, pos, clause.unit.start)
+        if cjk_object and not any(m.start < pos for m in chars[lo:mid]
+                                  if clause.unit.holds(m.start, m.end) and clause.unit.start <= m.start):
+            dropped = _clause_opener(text, clause.unit.start, chars, nodes, analysis)
+            if dropped is None:
+                first = next((m for m in chars[lo:mid] if m.start >= s0), None)
+                dropped = first.ids[0] if first is not None else None
+            if isinstance(dropped, str):
+                others.add(dropped)  # the dropped subject of its clause
+    before = [m for m in chars[lo:mid] if m.end <= pos and m.ids[0] not in others]
     got = _pick(pronoun, [m.ids[0] for m in before], nodes)
     if got[0] is not None or got[1]:
         return got
-    later = [m for m in chars[mid:hi] if m.start > pos and m.ids[0] != subject]
+    later = [m for m in chars[mid:hi] if m.start > pos and m.ids[0] not in others]
     if later and clause is not None and any(not clause.unit.holds(m.start, m.end) for m in later) \
             and _pick(pronoun, [m.ids[0] for m in later], nodes)[0] is not None:
         return None, "a character named after it could be the one meant"
     for named in recent():
-        people = [i for i, node in named if _is_character(node)]
+        people = [i for i, node in named if _is_character(node) and i not in others]
         for i, node in named:
             nodes.setdefault(i, node)
         if people:
@@ -379,6 +433,9 @@ def _subject(text: str, pos: int, mentions: list[Mention], nodes: dict[str, Node
     """
     s0, _ = analysis.sentence_of(pos)
     clause = analysis.clause_of(pos)
+    quoted = _quoted(text, s0, pos)
+    if quoted:  # a name inside a quotation is someone's words, not the one who goes on acting
+        mentions = [m for m in mentions if not any(a <= m.start < b for a, b in quoted)]
     starts = _starts(mentions)
     if clause is not None and clause.kind == "vp":
         i = analysis.index_of(clause)
@@ -390,6 +447,10 @@ def _subject(text: str, pos: int, mentions: list[Mention], nodes: dict[str, Node
             inside = [m for m in mentions[lo:hi] if prev.unit.holds(m.start, m.end) and m.start < m.end]
             if inside:
                 return _head(text, inside, nodes)
+    if is_cjk(text[pos:pos + 1]):
+        opener = _clause_opener(text, pos, mentions, nodes, analysis)
+        if opener is not None:
+            return opener
     spans = [(s0, pos)]
     k = analysis.sentence_index(pos)
     spans += [analysis.sentences[j] for j in range(k - 1, max(-1, k - 4), -1)]
@@ -404,6 +465,42 @@ def _subject(text: str, pos: int, mentions: list[Mention], nodes: dict[str, Node
         chars = [i for i, node in named if _is_character(node)]
         if chars:
             return chars[0] if len(set(chars)) == 1 else None
+    return None
+
+
+_QUOTED = re.compile(r"“[^”\n]*”|\"[^\"\n]*\"|「[^」\n]*」|『[^』\n]*』")
+
+
+def _quoted(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The quotations in ``text[start:end]`` (what someone says), as spans."""
+    if not any(q in text[start:end] for q in "“\"「『"):
+        return []
+    return [m.span() for m in _QUOTED.finditer(text, start, end)]
+
+
+_OPENING_ZH = re.compile(r"[\s“”\"「」『』]*")
+
+
+def _clause_opener(text: str, pos: int, mentions: list[Mention], nodes: dict[str, NodeDict | None],
+                   analysis: Analysis) -> str | tuple[str, ...] | None:
+    """The character (or the two joined) opening the nearest clause before ``pos`` in its
+    sentence that opens with one: a Chinese sentence changes its subject at a clause that
+    names a new one, and the clauses after go on with it ("皇上宣方阁老进宫，方阁老冒着大雪，半
+    个时辰后便赶到了乾清宫": 方阁老 arrives; "小雨的心跳停了，林晓月按了二十分钟，还是没能…":
+    林晓月 fails)."""
+    s0, _ = analysis.sentence_of(pos)
+    starts = _starts(mentions)
+    cuts = [m.end() for m in PUNCT_BOUNDARY.finditer(text, s0, pos)]
+    for at in reversed([s0, *cuts]):
+        opening = _OPENING_ZH.match(text, at)
+        at = opening.end() if opening else at
+        if at >= pos:
+            continue
+        k = bisect.bisect_left(starts, at)
+        if k < len(mentions) and mentions[k].start == at and mentions[k].start < mentions[k].end:
+            head = _head(text, [m for m in mentions[k:] if m.start < pos and m.start < m.end], nodes)
+            if head is not None:
+                return head
     return None
 
 
@@ -437,10 +534,96 @@ def _head(text: str, inside: list[Mention],
     return first.ids[0]
 
 
+FILLER_REACH = 40  # characters of adverbs, manner and way that may stand before a verb
+
+
+def _dropped_objects(text: str, mentions: list[Mention],
+                     nodes: dict[str, NodeDict | None], analysis: Analysis) -> list[Mention]:
+    """The item a Chinese clause goes on acting on without naming it: "高公公把玉玺从袖中取出来，
+    双手捧着，交到了柳贵妃手里" hands over the seal; "又还给了她" gives back what was taken.
+
+    At the start of a Chinese clause that names no item, a zero-length mention of the one item
+    the clauses before it name (in its sentence, else in the one before); none where they name
+    two. Only a pattern's ``{~item}`` slot takes it, and only when the pattern's next word
+    follows at once (:func:`zero_fits`).
+    """
+    out: list[Mention] = []
+    items = [m for m in mentions if m.start < m.end and len(m.ids) == 1 and _is_item(nodes.get(m.ids[0]))]
+    if not items:
+        return out
+    starts = [m.start for m in items]
+    subjects = {m.start: m.end for m in mentions if m.start < m.end and len(m.ids) == 1
+                and _is_character(nodes.get(m.ids[0]))}
+    clause_starts = {s for s, _ in analysis.sentences} | {m.end() for m in PUNCT_BOUNDARY.finditer(text)}
+    for at in sorted(clause_starts):
+        while at < len(text) and text[at].isspace():
+            at += 1
+        pos = subjects.get(at, at)  # after the subject it names: "白鹭转手又给了奥卡福"
+        if not is_cjk(text[pos:pos + 1]):
+            continue
+        clause = analysis.clause_of(pos)
+        end = clause.unit.end if clause is not None else pos
+        k = bisect.bisect_left(starts, pos)
+        if k < len(items) and items[k].start < end:
+            continue  # the clause names its own item
+        k_sentence = analysis.sentence_index(pos)
+        for j in (k_sentence, k_sentence - 1):
+            if j < 0:
+                break
+            a, b = analysis.sentences[j]
+            named = {m.ids[0] for m in items if a <= m.start and m.end <= min(b, pos)}
+            if named:
+                if len(named) == 1:
+                    out.append(Mention(pos, pos, "", (named.pop(),)))
+                break
+    return out
+
+
+def _participle_subjects(text: str, analysis: Analysis, mentions: list[Mention],
+                         nodes: dict[str, NodeDict | None]) -> list[Mention]:
+    """"Having given the ring to Ana, Bo left": the participle's subject is the subject of the
+    clause after its comma. A participle of perceiving ("Seeing Bo stab Ana, Cy ...") gives
+    that subject nothing: what is seen is told, and the onlooker did none of it."""
+    from narrative.diffusers.clauses import opens_with_participle
+
+    out: list[Mention] = []
+    starts = _starts(mentions)
+    for s0, s1 in analysis.sentences:
+        at = opens_with_participle(text, s0, s1)
+        if at is None or any(a <= at < b for a, b in analysis.factive):
+            continue
+        comma = text.find(",", at, s1)
+        k = bisect.bisect_left(starts, comma)
+        if k >= len(mentions) or mentions[k].start >= s1:
+            continue
+        after = mentions[k]
+        if text[comma + 1:after.start].strip() or len(after.ids) != 1 \
+                or not _is_character(nodes.get(after.ids[0])):
+            continue
+        out.append(Mention(at, at, "", after.ids))
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
 def after_fillers(text: str, pos: int) -> int:
-    """Where the verb of a dropped subject would start: past adverbs ("quietly", "随即")."""
+    """Where the verb of a dropped subject would start: past adverbs ("quietly", "随即"), the
+    manner ("哭着", "顶着风雪") and the way ("沿着…", "从北镇抚司") before it.
+
+    The furthest point that a run of fillers reaches exactly, within the clause: one filler
+    can end where another begins in more than one way ("顶着风雪|一路" and "顶着风雪一|路"),
+    and only an exact run says where the verb may start.
+    """
     m = _FILLERS.match(text, pos)
-    return m.end() if m else pos
+    greedy = m.end() if m else pos
+    stop = _CLAUSE_END.search(text, pos, pos + FILLER_REACH)
+    limit = stop.start() if stop else min(len(text), pos + FILLER_REACH)
+    for end in range(limit, greedy, -1):
+        if _FILLERS.fullmatch(text, pos, end):
+            return end
+    return greedy
+
+
+_CLAUSE_END = re.compile(r"[，。,；;！？!?：:\n]")
 
 
 def zero_fits(text: str, zero: Mention, words: tuple[tuple[int, int], ...]) -> bool:

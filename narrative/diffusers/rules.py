@@ -14,11 +14,16 @@ else goes to the engine, which arbitrates new nodes and screens every operation,
 as it does for any diffuser. Every firing, every firing stopped by an ``unless``
 word or an ambiguous name, and "no rule matched" are reported as notes.
 
-A rule's ``require`` list (its preconditions) is checked against the scratch
-world just before the firing's actions, so "gives Su Qing the ring" is checked
-against who holds the ring after the words before it. An unmet precondition does
-not stop the firing (the words say it happened; the world may be what is wrong)
-but is reported: as a note on an event, and as an :class:`Unmet` to ``narr audit``.
+A rule's ``require`` and ``guard`` lists (its preconditions) are checked against
+the scratch world just before the firing's actions, so "gives Su Qing the ring" is
+checked against who holds the ring after the words before it. On an event, a
+firing whose precondition the world contradicts is held back, not written: the
+words may be right and the world wrong, but writing "the ring passes from Lin
+Yuan" for "Old Zhou gives the ring" corrupts the story silently, while a held-back
+change costs the writer one ``--accept N``. ``narr audit`` follows a chapter as
+written instead: it applies the firing and reports the contradiction as an
+:class:`Unmet`. A firing that would relate a node to itself ("she trusted only
+herself") is never applied.
 """
 
 from __future__ import annotations
@@ -201,12 +206,17 @@ class RulesDiffuser:
                     if i not in nodes:
                         nodes[i] = world.get(i)
             try:
-                scan = patterns.scan_text(text, mentions, analysis.units, vocab, analysis.figures)
+                # "made his way", "breathed her last": a possessive pronoun is a word of a phrase too
+                pronouns = _owner_pronouns(refs, mentions)
+                words_at = [m for m in mentions if (m.start, m.end) not in pronouns]
+                scan = patterns.scan_text(text, mentions, analysis.units, vocab, analysis.figures,
+                                          taken=words_at)
             except budget.OutOfTime:
                 raise budget.OutOfTime(_rule_words(loaded.class_sources)) from None
             zeros = frozenset(refs.zeros)
             owners = frozenset(refs.possessive)
-            firings = find_firings(rules, scan, nodes, lex.terminators, zeros, owners)
+            firings = find_firings(rules, scan, nodes, lex.terminators, zeros, owners,
+                                   frozenset(refs.dropped))
         builder = _Builder(world)
         notes: list[str] = list(refs.notes)
         unmet: list[Unmet] = []
@@ -220,13 +230,14 @@ class RulesDiffuser:
             if k not in known:
                 f = firings[k]
                 known[k] = (analysis.blocking(list(f.match.words)) or _form_cue(f, analysis, mentions)
-                            or _negated_object(f, analysis, mentions))
+                            or _negated_object(f, analysis, mentions) or _attributive(f, analysis))
             return known[k]
 
         for at, firing in enumerate(firings):
             words = text[firing.match.start : firing.match.end]
             where = f"rule {firing.rule.rule.id} ({firing.rule.source})"
-            if any(k in refs.zeros and not referents.zero_fits(text, mentions[k], firing.match.words)
+            if any((k in refs.zeros or k in refs.dropped)
+                   and not referents.zero_fits(text, mentions[k], firing.match.words)
                    for k in firing.match.slots.values()):
                 notes.append(f"{where} not applied to {words!r}: nobody named does it")
                 continue
@@ -239,6 +250,8 @@ class RulesDiffuser:
                 notes.append(f"{where} not applied to {words!r}: "
                              f"{_reason(cue, analysis, mentions, nodes)}")
                 continue
+            if cue is None and (itself := self._self_related(firing, mentions, nodes, builder)):
+                notes.append(f"{where}: {words!r}: {itself}: that relation is left out")
             contradicted = None if cue is not None or not guards else self._guarded(
                 firing, mentions, nodes, builder)
             replaced = None if cue is not None or contradicted else self._replaced_unread(
@@ -287,9 +300,9 @@ class RulesDiffuser:
         """Why firing ``i``'s removal of a field is held back: later in its sentence a firing of
         its group sets that field again, under a cue that keeps it from being applied.
 
-        "老铁离开酒馆，沿着那条望不到头的大街一直走到了教堂": the leave takes his location
+        "老铁离开酒馆，沿着那条没有路灯的大街一直走到了教堂": the leave takes his location
         away, the arrival would give it back, and a negation inside the arrival's words
-        (望不到头, "no end in sight") keeps it out. Writing "nowhere" would then contradict the
+        (没有路灯, "with no street lamps") keeps it out. Writing "nowhere" would then contradict the
         sentence, which says where he went; what it means is the writer's call.
         """
         firing = firings[i]
@@ -301,8 +314,9 @@ class RulesDiffuser:
         for j in range(i + 1, len(firings)):  # the firings are in the order of the text
             if firings[j].match.start >= end:
                 break
-            if firings[j].rule.rule.group == group and firings[j].match.blocked_by is None \
-                    and (c := cue_of(j)) is not None and c.kind != "unsure":
+            if firings[j].rule.rule.group == group and (
+                    firings[j].match.blocked_by is not None
+                    or ((c := cue_of(j)) is not None and c.kind != "unsure")):
                 later.append(j)
         if not later:
             return None
@@ -320,27 +334,53 @@ class RulesDiffuser:
                 partial(self._fire_all, other, text, mentions, nodes, builder, [], []))
                 if isinstance(op, SetOp)}
             if removed & set_again:
-                cue = cue_of(j)
-                assert cue is not None
                 words = text[other.match.start:other.match.end]
-                return (f"the sentence goes on to set it again in {words!r}, which is not applied "
-                        f"({_reason(cue, analysis, mentions, nodes)})")
+                cue = cue_of(j)
+                why = (_reason(cue, analysis, mentions, nodes) if cue is not None
+                       else f"{other.match.blocked_by!r} in it")
+                return f"the sentence goes on to set it again in {words!r}, which is not applied ({why})"
         return None
 
     @staticmethod
     def _guarded(firing: Firing, mentions: list[Mention], nodes: dict[str, Any],
                  builder: _Builder) -> str | None:
-        """The first of the rule's guards the world contradicts, described (None: all met)."""
-        if not firing.rule.guards:
+        """The first precondition of the rule (its ``require`` and ``guard``) that the world
+        contradicts, as the event found it and as the words before left it, described; a node
+        the rule names that the event ended already contradicts it too (None: all met)."""
+        checks = [*firing.rule.guards, *firing.rule.requires]
+        for each, slots, problem in _bindings([firing], mentions, nodes):
+            if problem:
+                continue
+            for name, node_id in slots.items():
+                if nodes.get(node_id) is not None and builder.current(node_id) is None:
+                    return f"{node_id} ended earlier in this event, so it cannot be {name} here"
+            if not checks:
+                continue
+            env = _Env(each.rule, builder, slots)
+            for req in checks:
+                u = _check(req, env, each)
+                if u is not None:
+                    return f"{u.describe()} ({req.text}){_holder_of(u, builder)}"
+        return None
+
+    @staticmethod
+    def _self_related(firing: Firing, mentions: list[Mention], nodes: dict[str, Any],
+                      builder: _Builder) -> str | None:
+        """The relation of a node to itself the firing would make ("Su Qing trusts Qing", or
+        "Bo broke his own wrist" read as Bo wounding Bo), described; such a relation is never
+        written, and the rest of the firing stands (None: there is none)."""
+        relates = [a for a in firing.rule.rule.do if isinstance(a, RelateAction)]
+        if not relates:
             return None
         for each, slots, problem in _bindings([firing], mentions, nodes):
             if problem:
                 continue
             env = _Env(each.rule, builder, slots)
-            for req in each.rule.guards:
-                u = _check(req, env, each)
-                if u is not None:
-                    return f"{u.describe()} ({req.text})"
+            for action in relates:
+                src, rtype, dst = action.relate.split(":")
+                a, b = env.values.get(src), env.values.get(dst)
+                if a is not None and a == b:
+                    return f"{a} {rtype} {a} would relate {a} to itself"  # "she trusted only herself"
         return None
 
     def _fire_all(self, firing: Firing, text: str, mentions: list[Mention], nodes: dict[str, Any],
@@ -406,6 +446,23 @@ def _form_cue(firing: Firing, analysis: clauses.Analysis, mentions: list[Mention
     return analysis.base_verb((start, end), subject)
 
 
+_DETERMINER = re.compile(r"(?<![\w'’])(?:the|a|an|his|her|their|its|my|our|your|this|that|these|"
+                         r"those)\s+$", re.IGNORECASE)
+
+
+def _attributive(firing: Firing, analysis: clauses.Analysis) -> clauses.Cue | None:
+    """A participle after a determiner is a state, not the act: "dragged the wounded Censor
+    Shen" wounds nobody, and "the murdered man" names no killing."""
+    text = analysis.text
+    for start, end in firing.match.words:
+        word = re.match(r"[A-Za-z]+", text[start:end])
+        if word is None or not word.group(0).lower().endswith(("ed", "en", "wn", "nt")):
+            continue
+        if _DETERMINER.search(text, max(0, start - 12), start):
+            return clauses.Cue("attributive", word.group(0), start, start + word.end(), start, end)
+    return None
+
+
 def _negated_object(firing: Firing, analysis: clauses.Analysis,
                     mentions: list[Mention]) -> clauses.Cue | None:
     """A negation between the rule's verb and the slot after it: what the verb takes is nothing
@@ -422,6 +479,20 @@ def _negated_object(firing: Firing, analysis: clauses.Analysis,
         if cue is not None:
             return cue
     return None
+
+
+def _holder_of(u: Unmet, builder: _Builder) -> str:
+    """Who the world says holds the item one who does not hold it would give ("; black-ring is
+    lin-yuan's"): the fact a writer needs to see why the give cannot be read as said."""
+    parts = fields.split(u.field)
+    if u.present or len(parts) != 3 or parts[:2] != ["relations", "holds"]:
+        return ""
+    item = builder.current(parts[2])
+    state = (item or {}).get("state")
+    holder = state.get("holder") if isinstance(state, dict) else None
+    if not isinstance(holder, str) or not holder or holder == u.node:
+        return ""
+    return f"; {parts[2]} is {holder}'s"
 
 
 def _check(req: Requirement, env: _Env, firing: Firing) -> Unmet | None:
@@ -538,13 +609,16 @@ def _rule_words(class_sources: tuple[str, ...]) -> str:
 
 def find_firings(rules: list[LoadedRule], scan: patterns.Scan, nodes: dict[str, Any],
                  terminators: Any = None, zeros: frozenset[int] = frozenset(),
-                 owners: frozenset[int] = frozenset()) -> list[Firing]:
+                 owners: frozenset[int] = frozenset(),
+                 dropped: frozenset[int] = frozenset()) -> list[Firing]:
     """The firings of every rule in the scanned text, in the order of the text.
 
     A dropped subject (one of ``zeros``) may only fill a pattern's first slot: it
     is a subject, never the second of "{who} and {who2}" nor an object. A possessor
     (one of ``owners``: "Lin Yuan's", "林远的") fills only a slot that the pattern
-    continues with the possessive itself ("{who}的伤").
+    continues with the possessive itself ("{who}的伤"). An object the words leave out
+    (one of ``dropped``) fills only a ``{~slot}``, and only where the pattern's next word
+    follows it at once; a ``{~slot}`` takes nothing else.
     """
     out: list[Firing] = []
     by_group: dict[str, list[Firing]] = {}
@@ -567,12 +641,18 @@ def find_firings(rules: list[LoadedRule], scan: patterns.Scan, nodes: dict[str, 
                 if _absent(words[order][pi], present):
                     continue  # a word of the pattern is nowhere in the text
                 first = pattern.parts[0].slot
-                verb = scan.vocab.atoms_of(pattern, 1) if len(pattern.parts) > 1 else frozenset()
+                verb = _word_after(scan, pattern, 0)
                 unfit = {k for k in zeros if not verb or scan.occurrence_between(
                     mentions[k].end, referents.after_fillers(text, mentions[k].end), verb) is None}
                 allowed = {s: candidates(rule.vars.get(s, ANY)) - (unfit if s == first else zeros)
-                           - (frozenset() if _owned(pattern, s) else owners)
+                           - (frozenset() if _owned(pattern, s) else owners) - dropped
                            for s in pattern.slots}
+                for i, part in enumerate(pattern.parts):
+                    if part.slot is not None and part.dropped:
+                        after = _word_after(scan, pattern, i)
+                        allowed[part.slot] = {k for k in dropped & candidates(
+                            rule.vars.get(part.slot, ANY)) if after and scan.occurrence_between(
+                            mentions[k].end, referents.after_fillers(text, mentions[k].end), after)}
                 for m in patterns.find(pattern, scan, None, allowed, rule.unless, terminators):
                     if not _verb_has_own_subject(text, m, mentions, zeros):  # type: ignore[arg-type]
                         found.append(Firing(order, rule, pi, m))
@@ -586,6 +666,25 @@ def find_firings(rules: list[LoadedRule], scan: patterns.Scan, nodes: dict[str, 
     for firings in by_group.values():
         out.extend(_disjoint(sorted(firings, key=Firing.rank)))
     return sorted(out, key=lambda f: (f.match.start, f.order))
+
+
+def _owner_pronouns(refs: referents.Referents, mentions: list[Mention]) -> set[tuple[int, int]]:
+    """The spans of the possessive pronouns bound ("his", "her" before a noun)."""
+    return {(mentions[k].start, mentions[k].end) for k in refs.possessive
+            if mentions[k].text.lower() in ("his", "her", "their")}
+
+
+def _word_after(scan: patterns.Scan, pattern: patterns.Pattern, i: int) -> frozenset[int]:
+    """The atoms of the first part of ``pattern`` after part ``i`` that is words, not a slot."""
+    for j in range(i + 1, len(pattern.parts)):
+        if pattern.parts[j].slot is None:
+            return scan.vocab.atoms_of(pattern, j)
+    return frozenset()
+
+
+POSSESSED = frozenset({"body", "hand"})
+"""Classes of what someone has: a slot right before one of them names its owner ("his ribs",
+"Xiaochan's palm", 高德顺的左肩)."""
 
 
 _SPEC_KEYS: dict[int, tuple[VarSpec, str]] = {}
@@ -629,11 +728,14 @@ def _absent(needed: list[frozenset[int]], present: set[int]) -> bool:
 
 
 def _owned(pattern: patterns.Pattern, slot: str) -> bool:
-    """Whether the pattern goes on with a possessive after ``slot`` ("{who}的伤", "{who}'s")."""
+    """Whether the pattern goes on with a possessive after ``slot`` ("{who}的伤", "{who}'s") or
+    with a thing someone has ("{who} @body": "broke his wrist")."""
     parts = pattern.parts
     for i, p in enumerate(parts[:-1]):
         if p.slot == slot:
             nxt = parts[i + 1]
+            if nxt.classes and set(nxt.classes) <= POSSESSED:
+                return True
             return bool(nxt.words) and all(w.startswith(("的", "'s", "’s")) for w in nxt.words)
     return False
 
@@ -953,6 +1055,8 @@ class _Builder:
         for action in rule.rule.do:
             try:
                 for op in self._ops(action, env):
+                    if isinstance(op, RelateOp | UnrelateOp) and op.source == op.target:
+                        continue  # a node is never related to itself: the rest of the firing stands
                     if (isinstance(action, UnrelateAction) and isinstance(op, UnrelateOp)
                             and "*" in action.unrelate and (op.source, op.type, op.target) in kept):
                         continue  # "move the edge here" when it is here already: keep its attrs

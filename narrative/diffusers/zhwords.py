@@ -105,6 +105,8 @@ def whole_words(text: str, spans: Iterable[tuple[int, int]], names: Iterable[str
     known = {n for n in names if _CJK.search(n)}
     out: set[tuple[int, int]] = set()
     for i, j in spans:
+        if _longer_name(text, i, j, known, d):
+            continue
         if not _CJK.search(text[i:j]) or not _crossed(d, text, i, j, known):
             out.add((i, j))
             continue
@@ -113,6 +115,30 @@ def whole_words(text: str, spans: Iterable[tuple[int, int]], names: Iterable[str
         if i in cuts and j in cuts:
             out.add((i, j))
     return out
+
+
+# What follows a subject's name at once without being part of it: particles and adverbs
+# ("周铁又去了", "周铁轻拍着他", "周铁一把抓住").
+_AFTER_NAME = frozenset("的地得了着过把被将在和与跟同也又就便都还才却正先再已早刚只仍竟轻慢猛紧死忙快悄默"
+                        "一不没别很最更太可要会能是说对向从给让叫往朝")
+
+
+# The second character of a verb compound: a result or a direction (跑出了, 捡起了, 躲进了).
+_COMPLEMENTS = frozenset("出进到起下上回过开走掉亮住完好成伤死灭破断碎倒光透满错懂见在给向往来去")
+
+
+def _longer_name(text: str, i: int, j: int, names: set[str], d: Dictionary) -> bool:
+    """Whether the two-character name at ``[i, j)`` begins the longer name of someone else:
+    in "周铁生抱着一箱零件" the character after 周铁 is no verb of its own, since another verb
+    with its aspect (抱着) follows it at once, and the two make no word nor a verb and its result
+    (跑出了, 捡起了): 周铁生 is another person. A name of the world that goes on there ("高德" in
+    "高德顺") is weighed by the segmenter instead."""
+    if j - i != 2 or j + 2 >= len(text) or any(n.startswith(text[i:j]) and len(n) > 2 for n in names):
+        return False
+    after, verb, aspect = text[j], text[j + 1], text[j + 2]
+    return (bool(_CJK.match(after)) and after not in _AFTER_NAME and bool(_CJK.match(verb))
+            and verb not in _AFTER_NAME and verb not in _COMPLEMENTS and aspect in "着了过"
+            and d.freq(after + verb) is None)
 
 
 def _crossed(d: Dictionary, text: str, i: int, j: int, names: set[str]) -> bool:
@@ -144,7 +170,7 @@ def _best_cut(d: Dictionary, text: str, lo: int, hi: int, names: set[str]) -> se
 
     def score(w: str) -> float | None:
         if w in names:
-            return _name_score(d, w, log_total)
+            return _name_score(d, w, log_total) + _longer(w, names)
         f = d.freq(w)
         if f is None:
             return -log_total if len(w) == 1 else None  # an unknown character: as rare as can be
@@ -166,6 +192,19 @@ def _best_cut(d: Dictionary, text: str, lo: int, hi: int, names: set[str]) -> se
         p = best[p - lo][1]
         cuts.add(p)
     return cuts
+
+
+LONGER_NAME_BONUS = math.log(20.0)  # per character a name covers beyond a shorter name it begins with
+
+
+def _longer(name: str, names: set[str]) -> float:
+    """What a name that begins with a shorter name of the world gains for each character more:
+    "高德顺手里" is 高德顺 and 手里, though "顺手" is a commoner word than "顺" ("高德顺手把药方揣进了
+    袖子里" stays 高德 and 顺手: 手 alone would be the rarer cut). Without it a longer name would
+    pay for its last character as a word of its own, and lose to the shorter name beside any
+    word that character begins."""
+    shorter = max((len(n) for n in names if len(n) < len(name) and name.startswith(n)), default=0)
+    return (len(name) - shorter) * LONGER_NAME_BONUS if shorter else 0.0
 
 
 @lru_cache(maxsize=4096)

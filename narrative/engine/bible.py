@@ -11,24 +11,32 @@ The sources, each file recognised by its content rather than its name (:mod:`nar
 The steps, each a function:
 
 1. :func:`read_sources` reads the file, or every file of the folder the ignore rules let in. It
-   never follows a symbolic link (one in the folder is skipped and named), reads at most
-   :data:`~narrative.lore.limits.MAX_TEXT_FILE` of a file, and reads every JSON and YAML within
-   bounds: a hostile file is one clear error naming it, before anything is written.
+   never follows a symbolic link (one in the folder is skipped and named), reads a file only up
+   to its bound (:func:`limit_of`), and reads every JSON and YAML within bounds: a hostile file
+   is one clear error naming it, before anything is written; in a folder, every such file is
+   named in one error (or, ``skip_bad``, left out and listed).
 2. Disabled lorebook entries are left out, and listed, unless ``include_disabled``.
-3. :func:`narrative.lore.facets.fold` joins the entries about one thing into one entry whose other
+3. A book or card narr exported brings back what was changed in SillyTavern
+   (:mod:`narrative.engine.homecoming`): hand edits of the nodes the world has.
+4. A vault's notes find the nodes an earlier import made of them (by path, or by an ``id``
+   property), and their ``[[links]]`` the notes they open (:mod:`narrative.engine.lorelinks`).
+5. :func:`narrative.lore.facets.fold` joins the entries about one thing into one entry whose other
    texts are sections, and says where each entry's text went.
-4. :func:`import_entries` makes one delta (the creates, then the relations, so a relation can name
+6. :func:`import_entries` makes one delta (the creates, then the relations, so a relation can name
    a node of the same import) and puts it through the arbiter against the world as it stands,
-   hand edits included: an entry the world already has (its name or an alias in any layer, a
-   close spelling in its own layer, the same id in its layer) adds only what the node lacks:
-   state, relations, aliases no other node carries, a summary where it has none, tags, the
-   always-in-view flag, other tools' records, and every text the node does not hold yet as a
-   section (a different summary, a trait the node lacks: traits change only by hand). Nothing of
-   the node is overwritten; the report says what was added, and for every entry where it went.
+   hand edits included. Identity is exact: an entry the world already has (the same note, the
+   same id, its name one of the node's names or the node's name one of its own, in any layer
+   for a source that names none) adds only what the node lacks: state, relations, aliases no
+   other node carries, a summary where it has none, tags, the always-in-view flag, other tools'
+   records, and every text the node does not hold yet as a section (a different summary, a
+   trait the node lacks: traits change only by hand). Nothing of the node is overwritten; the
+   report says what was added, and for every entry where it went. Names only alike are kept
+   apart and reported (``similar``, :mod:`narrative.engine.similar`), unless ``merge_similar``.
 
 Importing a file twice adds nothing, and the second time no event is recorded at all. A name the
-import would leave on two nodes is reported (``ambiguous``). Ids are made as ``narr new`` makes
-them (pinyin for Chinese names); a codex or an export keeps its ids where they are free.
+import would leave on two nodes is reported (``ambiguous``), a link to a note that is nowhere
+too (``missing``; ``stubs`` makes a node for it). Ids are made as ``narr new`` makes them
+(pinyin for Chinese names); a codex or an export keeps its ids where they are free.
 """
 
 from __future__ import annotations
@@ -42,16 +50,28 @@ from pathlib import Path
 from typing import Any, Final
 
 from narrative import fields
+from narrative.delta import overlay
 from narrative.delta.arbiter import arbitrate
 from narrative.delta.request import EventRequest
+from narrative.engine import lorelinks
 from narrative.engine.event import EventResult, run_event
+from narrative.engine.homecoming import Homecoming, take_home
 from narrative.engine.naming import Names
 from narrative.engine.new import free_id, slugify
+from narrative.engine.similar import similar_names
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import LAYERS, id_problem, normalize_name
 from narrative.lore import codexmd, facets, obsidian, png, sillytavern
 from narrative.lore.entry import Entry, Placement, Skipped
-from narrative.lore.limits import MAX_FILES, MAX_PNG_FILE, MAX_TEXT_FILE, decode_text, load_json, too_big
+from narrative.lore.limits import (
+    MAX_FILES,
+    MAX_JSON_FILE,
+    MAX_PNG_FILE,
+    MAX_TEXT_FILE,
+    decode_text,
+    load_json,
+    too_big,
+)
 from narrative.model import CreateOp, Delta, Node, Op, RelateOp, SetOp
 from narrative.nodefile import NodeDict
 from narrative.store import WorldRepo
@@ -79,13 +99,16 @@ class ImportResult:
     ambiguous: list[dict[str, Any]] = field(default_factory=list)  # {"name", "ids"}
     entries: list[dict[str, Any]] = field(default_factory=list)  # {"source", "title", "node", "section", ...}
     skipped: list[dict[str, Any]] = field(default_factory=list)  # {"source", "title", "reason"}
+    similar: list[dict[str, Any]] = field(default_factory=list)  # {"name", "id", "similar_to", ...}
+    missing: list[dict[str, Any]] = field(default_factory=list)  # {"source", "link", "target"}
 
     def to_json(self) -> dict[str, Any]:
         rec = self.event.to_json() if self.event is not None else None
         return {"commit": rec["commit"] if rec else None, "id": rec["id"] if rec else None,
                 "content": rec["content"] if rec else None, "dry_run": self.dry_run,
                 "sources": self.sources, "created": self.created, "existing": self.existing,
-                "related": self.related, "ambiguous": self.ambiguous, "entries": self.entries,
+                "related": self.related, "ambiguous": self.ambiguous, "similar": self.similar,
+                "missing": self.missing, "entries": self.entries,
                 "skipped": self.skipped, "warnings": self.warnings,
                 "edits": rec["edits"] if rec else []}
 
@@ -104,8 +127,12 @@ class Sources:
 
 
 def read_sources(path: Path, layer: str = "background", progress: Progress | None = None, *,
-                 user: str = sillytavern.DEFAULT_USER) -> Sources:
-    """Every entry of the file ``path``, or of the files under the folder ``path``."""
+                 user: str | None = None, skip_bad: bool = False) -> Sources:
+    """Every entry of the file ``path``, or of the files under the folder ``path``.
+
+    In a folder every file is read before anything is decided: the files that cannot be
+    imported (not UTF-8, not YAML, beyond a bound...) are named all at once, in one error, or
+    with ``skip_bad`` listed as left out while the rest is imported."""
     if layer not in LAYERS:
         raise InvalidInputError(f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}")
     if not path.exists():
@@ -118,20 +145,33 @@ def read_sources(path: Path, layer: str = "background", progress: Progress | Non
         base, in_folder = path, True
     else:
         files, base, in_folder = [path], path.parent, False
+    bad: list[str] = []
     for i, file in enumerate(files):
         label = file.relative_to(base).as_posix()
         if progress is not None:
             progress(i + 1, len(files), label)
-        data = _read(file, label, follow=not in_folder)
+        data = b""
         try:
+            data = _read(file, label, follow=not in_folder)
             fmt, entries = parse(label, data, layer, user=user)
         except InvalidInputError as exc:
-            if in_folder and data.startswith(png.SIGNATURE):  # an image in a vault, not a card
+            if not in_folder:
+                raise
+            if data.startswith(png.SIGNATURE):  # an image in a vault, not a card
                 found.skipped.append(Skipped(label, f"an image, not a card ({exc.message})"))
                 continue
-            raise
+            message = exc.message if exc.message.startswith(label) else f"{label}: {exc.message}"
+            bad.append(message + (f" ({exc.hint})" if exc.hint else ""))
+            if skip_bad:
+                found.skipped.append(Skipped(label, "cannot be imported: " + message[len(label) + 2:]))
+            continue
         found.files.append({"path": label, "format": fmt, "entries": len(entries)})
         found.entries.extend(entries)
+    if bad and not skip_bad:
+        raise InvalidInputError(
+            f"{path}: {len(bad)} file{'s' if len(bad) > 1 else ''} cannot be imported; nothing was "
+            "imported", details=bad,
+            hint="mend them, or add --skip-bad to import the others and list these as left out")
     return found
 
 
@@ -207,7 +247,7 @@ def _read(file: Path, label: str, *, follow: bool) -> bytes:
         raise InvalidInputError(f"{label}: cannot be read ({exc.strerror})") from None
     with os.fdopen(fd, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
-        limit = MAX_PNG_FILE if label.lower().endswith((".png", ".charx")) else MAX_TEXT_FILE
+        limit = limit_of(label)
         if size > limit:
             raise too_big(label, size, limit)
         data = fh.read(limit + 1)
@@ -216,8 +256,16 @@ def _read(file: Path, label: str, *, follow: bool) -> bytes:
     return data
 
 
+def limit_of(label: str) -> int:
+    """How many bytes of a file an import reads: a card's image, a book, a note."""
+    lower = label.lower()
+    if lower.endswith((".png", ".charx")):
+        return MAX_PNG_FILE
+    return MAX_JSON_FILE if lower.endswith(".json") else MAX_TEXT_FILE
+
+
 def parse(label: str, data: bytes | str, layer: str = "background", *,
-          user: str = sillytavern.DEFAULT_USER) -> tuple[str, list[Entry]]:
+          user: str | None = None) -> tuple[str, list[Entry]]:
     """``(format, entries)`` of one file's bytes; ``label`` names it in entries and errors."""
     if isinstance(data, bytes) and png.is_png(data):
         card = sillytavern.card_from_png(label, data)
@@ -226,8 +274,8 @@ def parse(label: str, data: bytes | str, layer: str = "background", *,
         card = sillytavern.card_from_charx(label, data)
         return "character card (CHARX)", _card_or_book(label, card, layer, user)
     text = decode_text(label, data) if isinstance(data, bytes) else data
-    if len(text) > MAX_TEXT_FILE:
-        raise too_big(label, len(text.encode("utf-8")), MAX_TEXT_FILE)
+    if len(text) > limit_of(label):
+        raise too_big(label, len(text.encode("utf-8")), limit_of(label))
     if obsidian.is_note(label):
         if codexmd.is_codex(text):
             return "codex", codexmd.parse_codex(label, text)
@@ -236,12 +284,12 @@ def parse(label: str, data: bytes | str, layer: str = "background", *,
     kind = sillytavern.kind_of(label, value)
     if kind == "card":
         return "character card", sillytavern.parse_card(label, value, layer=layer, user=user)
-    macros = sillytavern.Macros(None, user)
+    macros = sillytavern.Macros(user)
     return "lorebook", sillytavern.parse_book(label, value, layer=layer, macros=macros,
                                               book_name=sillytavern.book_name_of(label, value))
 
 
-def _card_or_book(label: str, value: Any, layer: str, user: str) -> list[Entry]:
+def _card_or_book(label: str, value: Any, layer: str, user: str | None) -> list[Entry]:
     if sillytavern.kind_of(label, value) != "card":
         raise InvalidInputError(f"{label}: the embedded JSON is not a character card")
     return sillytavern.parse_card(label, value, layer=layer, user=user)
@@ -252,16 +300,26 @@ def _card_or_book(label: str, value: Any, layer: str, user: str) -> list[Entry]:
 
 def import_bible(wr: WorldRepo, path: str | Path, *, layer: str = "background",
                  dry_run: bool = False, progress: Progress | None = None,
-                 include_disabled: bool = False, user: str | None = None) -> ImportResult:
+                 include_disabled: bool = False, user: str | None = None,
+                 merge_similar: bool = False, stubs: bool = False,
+                 skip_bad: bool = False) -> ImportResult:
     """Import the story bible at ``path`` (a file, or a folder of them) as one event.
 
     ``include_disabled``: disabled lorebook entries too (their flag is kept). ``user``: what
-    ``{{user}}`` stands for (default: the world's ``[import] user``, else "User").
-    ``progress(done, total, what)`` hears of each file read, then of each entry weighed.
+    ``{{user}}`` stands for (default: the world's ``[import] user``, else it stays as written).
+    ``merge_similar``: names only alike (a close spelling, one inside the other) are one node,
+    as the arbiter takes an event's; by default they are two, and reported. ``stubs``: a link
+    to a note that is in neither the import nor the world makes a node of that name.
+    ``skip_bad``: in a folder, the files that cannot be imported are left out (and listed)
+    instead of stopping the import. ``progress(done, total, what)`` hears of each file read,
+    then of each entry weighed.
     """
     path = Path(path)
     user = user if user is not None else user_name(wr)
-    found = read_sources(path, layer, progress, user=user)
+    found = read_sources(path, layer, progress, user=user, skip_bad=skip_bad)
+    names = Names(wr)
+    if names.tree is None:
+        raise NotFoundError("this world has no genesis commit", hint="narr init")
     entries = []
     exact = {e.ref for e in found.entries if e.exact and e.ref}
     for e in found.entries:
@@ -273,64 +331,129 @@ def import_bible(wr: WorldRepo, path: str | Path, *, layer: str = "background",
                                          e.title or e.name))
         else:
             entries.append(e)
-    for e in entries:
-        if not e.exact and sillytavern.CHAR_MACRO.search(e.summary):
-            found.warnings.append(f"{e.source}: {{{{char}}}} is left as written: no character card "
-                                  "names it")
+    entries, home = take_home(names, entries)
+    same: dict[str, str] = {}  # an entry's source -> the world's node of the same note
+    if any(e.note_path for e in entries):
+        notes = lorelinks.world_notes(names.view)
+        for k, node_id in lorelinks.same_notes(entries, notes).items():
+            entry = entries[k]
+            entry.ref, same[entry.source] = node_id, node_id
+            if notes.layers.get(node_id, entry.layer) != entry.layer:
+                found.warnings.append(f"{entry.source}: the note says the {entry.layer} layer; its node "
+                                      f"{node_id} stays in the {notes.layers[node_id]} layer")
+                entry.layer = notes.layers[node_id]
+        linked = lorelinks.resolve(entries, notes.paths)
+        found.warnings += linked.warnings
     merged, placements = facets.fold(entries)
     result = import_entries(wr, merged, found.files, content=f"Import {path.name or path}",
                             dry_run=dry_run, progress=progress, placements=placements,
-                            warnings=found.warnings)
+                            warnings=found.warnings, identity="alike" if merge_similar else "exact",
+                            stubs=stubs, layer=layer, names=names, home=home)
+    for met in result.existing:
+        if met["source"] in same and met["id"] == same[met["source"]] and met["how"] == "same id":
+            met["how"] = "the same note"
     result.skipped = [s.to_json() for s in found.skipped]
     return result
 
 
-def user_name(wr: WorldRepo) -> str:
-    """What ``{{user}}`` stands for in this world: ``[import] user`` in ``narr.toml``, else "User"."""
+def user_name(wr: WorldRepo) -> str | None:
+    """What ``{{user}}`` stands for in this world: ``[import] user`` in ``narr.toml``, else None
+    (the macro stays as written)."""
     table = wr.config.raw.get("import")
     value = table.get("user") if isinstance(table, dict) else None
-    return value if isinstance(value, str) and value.strip() else sillytavern.DEFAULT_USER
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _stub(target: str, source: str, layer: str) -> Entry:
+    """A node for a note a link names that is neither in the import nor in the world (``--stubs``)."""
+    name = " ".join(target.rsplit("/", 1)[-1].split())
+    return Entry(f"{source} (a link)", name, layer, title=name, named_by="a link to a note that is not there")
 
 
 def import_entries(wr: WorldRepo, entries: list[Entry], sources: list[dict[str, Any]], *,
                    content: str, dry_run: bool = False, progress: Progress | None = None,
                    placements: list[Placement] | None = None,
-                   warnings: list[str] | None = None) -> ImportResult:
-    """Create ``entries`` in one event, arbitrated against the world; nothing when all are there."""
-    names = Names(wr)
+                   warnings: list[str] | None = None, identity: str = "exact", stubs: bool = False,
+                   layer: str = "background", names: Names | None = None,
+                   home: Homecoming | None = None) -> ImportResult:
+    """Create ``entries`` in one event, arbitrated against the world; nothing when all are there.
+
+    ``identity``: the arbiter's (``exact`` for an import, ``alike`` with ``--merge-similar``).
+    ``home``: the edits a book or card narr exported brings back (recorded as hand edits).
+    """
+    names = names if names is not None else Names(wr)
     if names.tree is None:
         raise NotFoundError("this world has no genesis commit", hint="narr init")
+    home = home if home is not None else Homecoming()
     warnings = list(warnings or [])
-    given: set[str] = set()
-    ids: list[str] = []
-    for entry in entries:
-        if entry.ref is not None and id_problem(entry.ref) is None and entry.ref not in given:
-            node_id = entry.ref  # the arbiter says whether the world's node of that id is this one
-        else:
-            node_id = free_id(wr, names, slugify(entry.name), given)
-        given.add(node_id)
-        ids.append(node_id)
+    entries = list(entries)
+    ids = _ids(wr, names, entries)
     by_ref = {e.ref: i for e, i in zip(entries, ids, strict=True) if e.ref is not None}
-    by_note = {e.note_key: i for e, i in zip(entries, ids, strict=True) if e.note_key}
-    by_name: dict[str, str] = {}
+    by_note = {normalize_name(e.note_path): i for e, i in zip(entries, ids, strict=True) if e.note_path}
+    by_name: dict[str, set[str]] = {}
     for entry, node_id in zip(entries, ids, strict=True):
         for name in (entry.name, *entry.aliases):
-            by_name.setdefault(normalize_name(name), node_id)
+            by_name.setdefault(normalize_name(name), set()).add(node_id)
+    world_ids: dict[str, str | None] = {}  # a name -> the one world node carrying it (None: not one)
 
     def find(target: str) -> str | None:
-        dst = by_ref.get(target) or by_note.get(normalize_name(target)) or by_name.get(normalize_name(target))
-        if dst is None:
+        if target.startswith(lorelinks.WORLD):
+            return target[1:]
+        if target.startswith("[[") and target.endswith("]]"):
+            hit = by_note.get(normalize_name(target[2:-2]))
+            if hit is not None:
+                return hit
+            target = target[2:-2].rsplit("/", 1)[-1]  # no such note: a node of that name, if one
+        dst = by_ref.get(target)
+        if dst is not None:
+            return dst
+        norm = normalize_name(target)
+        mine = by_name.get(norm, set())
+        if len(mine) == 1:
+            return next(iter(mine))
+        if mine:
+            return None
+        if norm not in world_ids:
             candidates = names.candidates(target)
-            dst = candidates[0] if len(candidates) == 1 else None
-        return dst
+            world_ids[norm] = candidates[0] if len(candidates) == 1 else None
+        return world_ids[norm]
+
+    missing: list[dict[str, Any]] = []
+    made: dict[str, str] = {}  # a missing note's name, normalised -> the stub's id
+    for entry in list(entries):
+        links = [(t, w) for t, w in entry.mentions] + [(t, t) for _, t, _ in entry.relations
+                                                      if t.startswith("[[")]
+        for target, written in links:
+            if find(target) is not None:
+                continue
+            bare = target[2:-2] if target.startswith("[[") else target
+            norm = normalize_name(bare.rsplit("/", 1)[-1])
+            if stubs and norm:
+                if norm not in made:
+                    stub = _stub(bare, entry.source, layer)
+                    stub_id = _ids(wr, names, [stub], set(ids))[0]
+                    entries.append(stub)
+                    ids.append(stub_id)
+                    made[norm] = stub_id
+                    by_name.setdefault(norm, set()).add(stub_id)
+                by_note.setdefault(normalize_name(bare), made[norm])
+            else:
+                missing.append({"source": entry.source, "link": written, "target": bare})
 
     ops: list[Op] = []
     source_of: dict[str, Entry] = {}
+    value_links: list[tuple[str, str, str, str]] = []  # (node, field, key, target node)
     for entry, node_id in zip(entries, ids, strict=True):
+        state, traits = dict(entry.state), dict(entry.traits)
+        for fname, key, target in entry.value_links:
+            dst = find(target)
+            if dst is not None:
+                (state if fname == "state" else traits)[key] = dst
+                value_links.append((node_id, fname, key, dst))
         try:
             node = Node(id=node_id, name=entry.name, layer=entry.layer, kind=entry.kind,
                         aliases=entry.aliases, summary=entry.summary, lifecycle=entry.lifecycle,
-                        traits=entry.traits, state=entry.state, tags=entry.tags,
+                        traits=traits, state=state, tags=entry.tags,
                         sections=entry.sections, always_in_view=entry.always_in_view,
                         extensions=entry.extensions)
         except ValueError as exc:
@@ -342,11 +465,12 @@ def import_entries(wr: WorldRepo, entries: list[Entry], sources: list[dict[str, 
         for rtype, target, attrs in entry.relations:
             dst = find(target)
             if dst is None:
-                warnings.append(f"{entry.source}: {entry.name!r} {rtype} {target!r}: no such node "
-                                "in the import or the world; the relation is left out")
+                if not target.startswith("[["):
+                    warnings.append(f"{entry.source}: {entry.name!r} {rtype} {target!r}: no such node "
+                                    "in the import or the world; the relation is left out")
                 continue
             if dst == node_id:
-                warnings.append(f"{entry.source}: {entry.name!r} {rtype} {target!r} is the node "
+                warnings.append(f"{entry.source}: {entry.name!r} {rtype} {_said(target)} is the node "
                                 "itself; no relation")
                 continue
             rel = _relate(entry, node_id, rtype, dst, attrs, warnings)
@@ -356,9 +480,9 @@ def import_entries(wr: WorldRepo, entries: list[Entry], sources: list[dict[str, 
         for target, written in entry.mentions:
             dst = find(target)
             if dst is None:
-                warnings.append(f"{entry.source}: {written}: no note or node of that name; no relation")
-            elif dst == node_id:
-                warnings.append(f"{entry.source}: {written} links the note to itself; no relation")
+                continue  # listed under "missing"
+            if dst == node_id:
+                warnings.append(f"{entry.source}: {written} names the node itself; no relation")
             elif not any(d == dst for _, d in wanted):
                 wanted.add(("mentions", dst))
                 ops.append(RelateOp(source=node_id, type="mentions", target=dst))
@@ -368,9 +492,15 @@ def import_entries(wr: WorldRepo, entries: list[Entry], sources: list[dict[str, 
     # different layers there (a thread named like a character's alias) stay two.
     loose = {node_id for entry, node_id in zip(entries, ids, strict=True) if entry.ref is None}
     exact = {node_id for entry, node_id in zip(entries, ids, strict=True) if entry.exact}
+    if home.changes:
+        # the world as SillyTavern's edits leave it, for the arbiter as for the event
+        problems = overlay.lay(names.view, home.changes)
+        if problems:
+            raise InvalidInputError(f"the changes made in SillyTavern do not apply: {problems[0]}",
+                                    details=problems)
     delta, decisions = arbitrate(names.view, Delta(ops=ops), across_layers=loose, enrich=True,
-                                 exact=exact, progress=progress)
-    kept_ops = [op for op in delta.ops if not _known(names, op)]
+                                 exact=exact, identity=identity, progress=progress)
+    kept_ops = [op for op in delta.ops if not _known(names, op) and not _to_itself(op)]
     new_nodes = {op.node.id: op.node for op in kept_ops if isinstance(op, CreateOp)}
     final: dict[str, str] = {}  # proposed id -> the node it is now
     existing = []
@@ -381,8 +511,8 @@ def import_entries(wr: WorldRepo, entries: list[Entry], sources: list[dict[str, 
             continue
         final[d.proposed] = d.existing
         entry = source_of[d.proposed]
-        made = new_nodes.get(d.existing)
-        there = made.layer if made is not None else (names.view.get(d.existing) or {}).get("layer")
+        made_node = new_nodes.get(d.existing)
+        there = made_node.layer if made_node is not None else (names.view.get(d.existing) or {}).get("layer")
         notes = list(d.notes)
         added = list(d.merged)
         more, more_notes = extra.add(d.existing, entry, by_name=not any("shares only an alias" in n
@@ -394,7 +524,7 @@ def import_entries(wr: WorldRepo, entries: list[Entry], sources: list[dict[str, 
             notes.append(f"the source puts it in the {entry.layer} layer; it stays in the {there} layer")
         existing.append({"name": d.name, "source": entry.source, "id": d.existing, "how": d.how,
                          "added": added, "notes": notes})
-    kept_ops = extra.apply(kept_ops)
+    kept_ops = _retarget(extra.apply(kept_ops), value_links, final)
     delta = delta.model_copy(update={"ops": kept_ops})
     warnings += [d.note() for d in decisions if d.existing is None]
     origin_of = {d.created_as: d.proposed for d in decisions if d.created_as is not None}
@@ -407,15 +537,93 @@ def import_entries(wr: WorldRepo, entries: list[Entry], sources: list[dict[str, 
                             "source": source_of[origin].source})
         elif isinstance(op, RelateOp):
             related.append({"source": op.source, "type": op.type, "target": op.target})
-    result = ImportResult(sources, created, existing, related, warnings, dry_run,
+    made_nodes = [op.node for op in delta.ops if isinstance(op, CreateOp)]
+    result = ImportResult(sources, created, [*home.existing, *existing], related, warnings, dry_run,
                           ambiguous=_ambiguous(names, delta),
-                          entries=_report(entries, ids, final, placements, extra))
-    if not delta.ops:
+                          entries=[*home.entries, *_report(entries, ids, final, placements, extra)],
+                          similar=similar_names(names.view, made_nodes) if identity == "exact" else [],
+                          missing=missing)
+    for node_id, node in _unnamed(made_nodes).items():
+        result.warnings.append(f"{source_of[origin_of.get(node_id, node_id)].source}: the name "
+                               f"{node.name!r} has no letter or digit: its id is {node_id}")
+    if not delta.ops and not home.changes:
         return result
-    request = EventRequest(content=content, delta=delta, diffuser=None)
+    request = EventRequest(content=content, delta=delta, diffuser=None, edits=home.changes)
     result.event = run_event(wr, request, dry_run=dry_run, keep_failed=False)
     result.warnings += result.event.warnings
     return result
+
+
+def _said(target: str) -> str:
+    return target[1:] if target.startswith(lorelinks.WORLD) else repr(target)
+
+
+def _ids(wr: WorldRepo, names: Names, entries: list[Entry], taken: set[str] | None = None) -> list[str]:
+    """An id for each entry: the one its source gives, when free, else one made of its name as
+    ``narr new`` makes it (:func:`narrative.engine.new.free_id`'s rule), each stem's next
+    number remembered. The world's ids are gathered once, so that 20,000 entries cost a walk
+    of the world, not 20,000 looks at it."""
+    given: set[str] = set(taken or ())
+    world = _world_ids(wr, names) if len(entries) > 8 else None
+    after: dict[str, int] = {}
+    out = []
+    for entry in entries:
+        if entry.ref is not None and id_problem(entry.ref) is None and entry.ref not in given:
+            node_id = entry.ref  # the arbiter says whether the world's node of that id is this one
+        else:
+            stem = slugify(entry.name)
+            if world is None:
+                node_id = free_id(wr, names, stem, given, start=after.get(stem, 1))
+            else:
+                n = after.get(stem, 1)
+                while (node_id := stem if n == 1 else f"{stem}-{n}") in given or node_id in world:
+                    n += 1
+            after[stem] = int(node_id.rsplit("-", 1)[1]) + 1 if node_id != stem else 2
+        given.add(node_id)
+        out.append(node_id)
+    return out
+
+
+def _world_ids(wr: WorldRepo, names: Names) -> set[str]:
+    """Every id :func:`narrative.engine.new.free_id` would find taken: committed, edited, or a
+    stray file in a layer's folder."""
+    view = names.view
+    out: set[str] = {node_id for _, node_id in view.catalog().names()}
+    out.update(view.edits)
+    world = wr.abs("world")
+    if world.is_dir():
+        out.update(p.stem for p in world.rglob("*.json"))
+    return out
+
+
+def _unnamed(nodes: list[Node]) -> dict[str, Node]:
+    """New nodes whose name has no letter or digit ("???", "—"): a writer should know their id."""
+    return {n.id: n for n in nodes if not any(ch.isalnum() for ch in n.name)}
+
+
+def _to_itself(op: Op) -> bool:
+    """A relation the arbiter turned onto its own source (two entries that became one node)."""
+    return isinstance(op, RelateOp) and op.source == op.target
+
+
+def _retarget(ops: list[Op], value_links: list[tuple[str, str, str, str]], final: dict[str, str]) -> list[Op]:
+    """Trait and state values that link a proposed node the arbiter found in the world: its id."""
+    moved = {(n, f, k): final[d] for n, f, k, d in value_links if final.get(d, d) != d}
+    if not moved:
+        return ops
+    out: list[Op] = []
+    for op in ops:
+        if isinstance(op, CreateOp) and any(n == op.node.id for n, _, _ in moved):
+            update: dict[str, Any] = {}
+            for fname in ("traits", "state"):
+                values = dict(getattr(op.node, fname))
+                for (n, f, k), dst in moved.items():
+                    if n == op.node.id and f == fname:
+                        values[k] = dst
+                update[fname] = values
+            op = CreateOp(node=op.node.model_copy(update=update))
+        out.append(op)
+    return out
 
 
 def _relate(entry: Entry, node_id: str, rtype: str, dst: str, attrs: dict[str, Any],

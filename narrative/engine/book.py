@@ -34,7 +34,7 @@ from typing import Any
 
 from narrative.engine.eventgraph import Story, tip_of
 from narrative.errors import InvalidInputError, NotFoundError, Step
-from narrative.store import WorldRepo, decode_raw_record, peel_commit, resolve_rev, reverted_by, subject_of
+from narrative.store import WorldRepo, resolve_rev, reverted_by, subject_of
 
 SCENE_BREAK = "* * *"
 
@@ -144,11 +144,11 @@ def book(wr: WorldRepo, start: str | None = None, end: str | None = None) -> Boo
 
 def _chapter_texts(wr: WorldRepo, chapters: list[dict[str, Any]]) -> None:
     """Each chapter's own prose, read from its commit (only the chapters in the book)."""
+    from narrative.engine.chapters import written
+
     for chapter in chapters:
-        commit = peel_commit(wr, chapter["commit"])
-        raw = decode_raw_record(commit.message) if commit is not None else None
-        data = (raw or {}).get("chapter")
-        chapter["text"] = data.get("text") if isinstance(data, dict) else None
+        data = written(wr, chapter["commit"])
+        chapter["text"] = data.get("text") if data is not None else None
 
 
 def _prose(chapter: dict[str, Any]) -> str:

@@ -351,6 +351,8 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
             node = eye.seen(node_id)
             if node is not None and (node.get("state") or {}).get("location") == loc:
                 reasons.setdefault(node_id, f"at {names.get(str(loc), loc)}, where {pov} is")
+        for node_id in sorted(eye.acted_on):
+            reasons.setdefault(node_id, f"{pov} acted on them")
     focus_ids = [n for n in reasons if can_see(n)]
 
     pack = _Pack(budget, eye.clean if eye is not None else None)

@@ -154,8 +154,7 @@ def before(wr: WorldRepo, number: int) -> str:
 def show(wr: WorldRepo, number: int) -> dict[str, Any]:
     """One chapter whole: its record (text, scenes, summary), where it stands, its events."""
     chapter = find(wr, number)
-    commit = peel_commit(wr, chapter.commit)
-    raw = decode_raw_record(commit.message) if commit is not None else None
+    raw = _raw(wr, chapter.commit)
     if raw is None or not isinstance(raw.get("chapter"), dict):
         raise NotFoundError(f"chapter {number}'s record cannot be read")
     head = tip_of(wr)
@@ -165,6 +164,19 @@ def show(wr: WorldRepo, number: int) -> dict[str, Any]:
                                                                  "timestamp", "diffuser", "edits")},
             "text": raw["chapter"]["text"], "scenes": raw["chapter"]["scenes"],
             "digest": raw["chapter"]["digest"], "told": events}
+
+
+def _raw(wr: WorldRepo, commit_id: str) -> dict[str, Any] | None:
+    commit = peel_commit(wr, commit_id)
+    return decode_raw_record(commit.message) if commit is not None else None
+
+
+def written(wr: WorldRepo, commit_id: str) -> dict[str, Any] | None:
+    """The chapter as its own commit records it (``text``, ``scenes`` with their offsets in
+    the text, ``digest``), or None when ``commit_id`` holds no chapter narr wrote: the one
+    reading of a chapter's prose, for ``show chapter:N``, the book and the manuscript."""
+    data = (_raw(wr, commit_id) or {}).get("chapter")
+    return data if isinstance(data, dict) else None
 
 
 def _events_of(wr: WorldRepo, chapter: ChapterInfo, tip: str) -> list[dict[str, Any]]:

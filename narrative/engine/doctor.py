@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from narrative import __version__, errors
 
 if TYPE_CHECKING:  # imported where it is used: opening the store checks pygit2, which may fail
-    from narrative.store import WorldRepo
+    from narrative.store import ServerState, WorldRepo
 
 Status = Literal["ok", "warning", "problem", "skipped"]
 LLM_TIMEOUT = 30.0  # seconds: a served model answers a few tokens well within it, loaded or not
@@ -169,6 +169,18 @@ def _world(report: DoctorReport, path: Path) -> None:
         _world_health(wr, add)
 
 
+def _server_line(server: ServerState) -> str:
+    """``running, pid 123, HTTP port 8765; started by a narr command, 74 MiB, idle 3 s``."""
+    port = f", HTTP port {server.port}" if server.port else ""
+    about = [f"started by {server.started_by}"] if server.started_by else []
+    if server.memory_mib is not None:
+        about.append(f"{server.memory_mib:.0f} MiB resident")
+    if server.idle_s is not None:
+        about.append(f"idle {server.idle_s:.0f} s" if server.idle_s < 120
+                     else f"idle {server.idle_s / 60:.0f} minutes")
+    return f"running, pid {server.pid}{port}" + (f"; {', '.join(about)}" if about else "")
+
+
 def _world_health(wr: WorldRepo, add: Callable[[Finding], None]) -> None:
     from narrative.engine import failed
     from narrative.engine.check import check
@@ -182,14 +194,20 @@ def _world_health(wr: WorldRepo, add: Callable[[Finding], None]) -> None:
 
     server = wr.private.server_state()
     if not server.running:
-        add(Finding("server", "ok", "not running (narr serve --detach makes commands faster)"))
-    elif (server.version or "").split("+")[0] != __version__:
+        add(Finding("server", "ok", "not running (narr serve --status says whether the next "
+                                    "command starts one)"))
+    elif not server.current:
         add(Finding("server", "warning", f"pid {server.pid}, narr {server.version}",
-                    f"a server of narr {server.version} runs for this world: narr {__version__} "
-                    "does not use it", "narr serve --stop (then narr serve --detach for this narr)"))
+                    f"a server of other narr code (narr {server.version}, or another Python) "
+                    f"runs for this world: narr {__version__} here does not use it",
+                    "nothing to do: the next narr command replaces it (narr serve --stop "
+                    "stops it now)"))
+    elif server.stopped:
+        add(Finding("server", "warning", f"pid {server.pid}, stopped",
+                    "this world's server is stopped (SIGSTOP or Ctrl-Z): commands run without "
+                    "it, slower", f"kill -CONT {server.pid}, or narr serve --stop"))
     else:
-        port = f", HTTP port {server.port}" if server.port else ""
-        add(Finding("server", "ok", f"running, pid {server.pid}{port}"))
+        add(Finding("server", "ok", _server_line(server)))
 
     if wr.read_only():
         add(Finding("writable", "warning", str(wr.private.path),

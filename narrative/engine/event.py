@@ -12,15 +12,17 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import PrivateAttr
 
-from narrative import fields
-from narrative.answers import MAYBE, Answer
+from narrative import fields, invocation
+from narrative.answers import MAYBE, Answer, Shape
 from narrative.delta import overlay
 from narrative.delta.draft import Draft
+from narrative.delta.preconditions import Contradiction, same_field
 from narrative.delta.proposal import Diffuser, Proposal, merge
 from narrative.delta.request import EventRequest
 from narrative.engine import failed
@@ -56,10 +58,25 @@ if TYPE_CHECKING:
 
 FLAT_LAYER_WARNING = 3000
 
+class Contradicted(Shape):
+    """One of the user's own changes that the world contradicts: written (the writer's word
+    wins), and named with the fact that contradicts it."""
+
+    kind: Literal["contradicted"]
+    where: str
+    change: str
+    node: str
+    field: str
+    value: Annotated[Any | None, MAYBE] = None
+    wanted: str
+    fact: str
+
+
 class EventResult(Record, Answer):
     """A recorded (or, with ``dry_run``, a shown) event: its record and its commit (null on a
-    dry run), the nodes it ``created`` and ``expired`` (and why), ``warnings``, and, when a
-    diffuser ran, its ``proposal``: what it proposed and what became of each op."""
+    dry run), the nodes it ``created`` and ``expired`` (and why), ``warnings``, the user's own
+    changes the world ``contradicted``, and, when a diffuser ran, its ``proposal``: what it
+    proposed and what became of each op."""
 
     NAME: ClassVar[str] = "event"
     VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
@@ -68,6 +85,7 @@ class EventResult(Record, Answer):
     created: list[str]
     expired: dict[str, str]
     warnings: list[str]
+    contradicted: list[Contradicted]
     proposal: Annotated[ProposalShown | None, MAYBE] = None
     _record: EventRecord | None = PrivateAttr(default=None)
     _proposed: Proposal | None = PrivateAttr(default=None)
@@ -76,12 +94,14 @@ class EventResult(Record, Answer):
     @classmethod
     def of(cls, record: EventRecord, commit: str | None, *, dry_run: bool = False,
            created: Iterable[str] = (), expired: Mapping[str, str] | None = None,
-           warnings: Iterable[str] = (), proposal: Proposal | None = None) -> Self:
+           warnings: Iterable[str] = (), proposal: Proposal | None = None,
+           contradicted: Iterable[Contradiction] = ()) -> Self:
         """The answer for ``record`` (sealed as ``commit``, None before or without it), with
         the diffuser's ``proposal`` when one ran."""
         data: dict[str, Any] = {"commit": commit, **record_json(record), "dry_run": dry_run,
                                 "created": list(created), "expired": dict(expired or {}),
-                                "warnings": list(warnings)}
+                                "warnings": list(warnings),
+                                "contradicted": [c.to_json() for c in contradicted]}
         if proposal is not None:
             data["proposal"] = {
                 "diffuser": record.diffuser,
@@ -110,7 +130,7 @@ class EventResult(Record, Answer):
             self._record = EventRecord.model_validate(
                 self.model_dump(mode="json", exclude_unset=True,
                                 exclude={"commit", "dry_run", "created", "expired", "warnings",
-                                         "proposal"}))
+                                         "contradicted", "proposal"}))
         return self._record
 
     @property
@@ -132,7 +152,8 @@ class RevertResult(EventResult):
 
 
 def held_json(held: Any, content: str, dry_run: bool) -> dict[str, Any]:
-    """A held-back change with the one command that applies it.
+    """A held-back change with the one command that applies it, and the same as the ``event``
+    operation's arguments (``apply``) for a program.
 
     On a dry run it is the same words again with ``--accept N``; once the event is
     recorded, a new event with exactly those changes as flags (``--diffuser explicit``), or
@@ -156,7 +177,13 @@ def held_json(held: Any, content: str, dry_run: bool) -> dict[str, Any]:
                    + shlex.join(["narr", "event", held.words, "--diffuser", "explicit", "--delta", "-"]))
     else:
         command = shlex.join(["narr", "event", held.words, "--diffuser", "explicit", *flags])
-    return {**held.model_dump(mode="json"), "flags": flags, "command": command}
+    if dry_run:
+        arguments: dict[str, Any] = {"content": content, "accept": [held.n]}
+    else:
+        arguments = {"content": held.words, "diffuser": "explicit",
+                     "ops": [op.model_dump(mode="json") for op in held.ops]}
+    return {**held.model_dump(mode="json"), "flags": flags, "command": command,
+            "apply": {"operation": "event", "arguments": arguments}}
 
 
 @contextmanager
@@ -175,6 +202,17 @@ def names_then_event(wr: WorldRepo, diffuser: Diffuser | None = None) -> Iterato
     finally:
         if held:
             wr.lock.release()
+
+
+_KEPT_INSTEAD: ContextVar[str | None] = ContextVar("narr_kept_instead", default=None)
+
+
+def keep_instead(reason: str) -> None:
+    """From now on in this context, keep each event (``narr failed``, failed with ``reason``)
+    rather than record it. A client whose server stopped while it ran an event cannot know
+    whether the server will still record it: it keeps the words, and the server's own run
+    forgets that copy if it does record the event (:func:`failed.forget_same`)."""
+    _KEPT_INSTEAD.set(reason)
 
 
 def now_utc() -> datetime:
@@ -204,6 +242,9 @@ def run_event(wr: WorldRepo, request: EventRequest, *, dry_run: bool = False,
 
         diffuser = get_diffuser(request.diffuser, wr)
     try:
+        held_back = _KEPT_INSTEAD.get()
+        if held_back is not None and not dry_run:
+            raise StorageError(held_back)
         result = _run(wr, request, dry_run=dry_run, diffuser=diffuser, when=when,
                       keep_failed=keep_failed)
     except (InvalidInputError, InvalidWorldError, DiffuserError, BusyError, ConflictError,
@@ -340,6 +381,7 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     if request.edits:
         _raise_if(overlay.lay(view, request.edits), "the event's own hand edits do not apply")
 
+    _raise_if(same_field(request.delta.ops), "the event's changes are not valid")
     delta = request.delta
     proposal: Proposal | None = None
     if diffuser is not None:
@@ -360,7 +402,7 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
             delta = delta.model_copy(update={"narrative_text": proposal.narrative_text})
     close_scene = request.close_scene or delta.close_scene
 
-    event_id = new_event_id()
+    event_id = invocation.reserved_event_id() or new_event_id()
     draft = Draft(view, event_id)
     draft.apply(delta, proposed=len(proposal.delta.ops) if proposal is not None else 0)
     _raise_if(draft.problems, "the event's changes are not valid")
@@ -374,6 +416,7 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
                                 hint="fix the file ({0} lists every problem); nothing was changed",
                                 steps=[Step("status")])
     warnings.extend(draft.warnings)
+    warnings.extend(c.describe() for c in draft.contradictions)
     if request.render and diffuser is not None and diffuser.name in ("rules", "explicit", "none"):
         warnings.append(f"the {diffuser.name} diffuser writes no narrative text; --render needs "
                         "one that does (llm, or an exec program that returns narrative_text)")
@@ -404,7 +447,8 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     )
     if dry_run:
         return EventResult.of(record, None, dry_run=True, created=sorted(draft.created),
-                              expired=draft.expired, warnings=warnings, proposal=proposal)
+                              expired=draft.expired, warnings=warnings, proposal=proposal,
+                              contradicted=draft.contradictions)
 
     sealed = seal(view, draft.finals(), record, when=when)
     for path in sealed.kept:
@@ -412,7 +456,8 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
                         "your version is kept as a hand edit")
     warnings.extend(_flat_warnings(view, draft))
     result = EventResult.of(record, sealed.commit, created=sorted(draft.created),
-                            expired=draft.expired, warnings=warnings, proposal=proposal)
+                            expired=draft.expired, warnings=warnings, proposal=proposal,
+                            contradicted=draft.contradictions)
     result._kept_paths = list(sealed.kept)
     if wr.batch is None:
         auto_gc(wr)

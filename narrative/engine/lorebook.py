@@ -3,15 +3,22 @@
 The lorebook is a World Info file (SillyTavern's ``{"entries": {uid: entry}}``) with one entry
 per node of the world as it stands (hand edits included; ``--at REV``: as committed then):
 
-- keys: the node's name and aliases (and the pattern keys an import kept);
+- keys: those of the entry the node came from, as that entry had them (macros, patterns and
+  their order kept; a node's name is a key only if it was one), then the aliases the node has
+  gained since; a node narr made: its name and aliases;
 - content, in words: the summary, each section as ``Title: text``, then ``Traits:``, ``Now:``
   (the current state, node ids as names) and ``Relations:`` (``holds Black Ring``), so that the
-  story's state is what the chat reads;
-- ``constant`` for a node ``always_in_view``; ``disable`` only for an entry imported disabled
-  (``--include-disabled``): nodes that ended are not in the world, so not in the book;
-- the behaviour an import kept (order, position, secondary keys, logic, probability, depth...)
-  as it was, SillyTavern's defaults otherwise;
-- ``extensions.narr``: the node itself, so ``narr import`` reads the book back with no change.
+  story's state is what the chat reads; text as written, Markdown and macros (``{{user}}``) kept;
+- ``constant`` for a node ``always_in_view``; ``disable`` for an entry imported disabled
+  (``--include-disabled``) or switched off in SillyTavern since: nodes that ended are not in the
+  world, so not in the book;
+- the behaviour an import kept (order, position, secondary keys, logic, probability, depth...,
+  SillyTavern's newer fields too) as it was, SillyTavern's defaults otherwise; entries a book
+  brought keep their uid and the place SillyTavern showed them (``displayIndex``), in that order,
+  the others after them by layer and id;
+- ``extensions.narr``: the node itself, the digest of the text and the parts it is made of, so
+  that ``narr import`` reads the book back with no change, and what SillyTavern changed since
+  comes home as hand edits (:mod:`narrative.lore.homecoming`).
 
 ``pov``: only what that character can know (``narr brief --pov``'s rule: itself, what it holds
 and relates to, where it is and who is there, the secrets it knows), relations to anything else
@@ -91,6 +98,7 @@ def world_at(wr: WorldRepo, at: str | None = None, pov: str | None = None) -> Wo
         if head is None:
             out.pov, out.visible = pov_id, visible_to(view, pov_id, labels, Conventions.of(wr.config.pov))
         else:  # each node as the character sees it, as narr brief --pov gives it
+            wr.catalog.graph.follow_chain(head)  # what it witnessed is read from the story's index
             eye = sight(wr, view, head.id, pov_id, labels)
             out.pov, out.visible = pov_id, eye.visible
             out.nodes = {n: eye.seen(n) or node for n, node in nodes.items()}
@@ -104,26 +112,17 @@ def _value_words(value: Any, nodes: dict[str, NodeDict]) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def words(node: NodeDict, world: WorldAt, *, sections: bool = True) -> str:
-    """What a chat needs to read of a node: summary, sections, traits, state, relations."""
-    parts = [str(node.get("summary", "")).strip()]
-    if sections:
-        parts += [f"{title}: {text}" for title, text in (node.get("sections") or {}).items() if text]
-    traits = node.get("traits") or {}
-    if traits:
-        parts.append("Traits: " + "; ".join(f"{k}: {_value_words(v, world.nodes)}"
-                                            for k, v in sorted(traits.items())) + ".")
-    parts.append(now_words(node, world))
-    return "\n\n".join(p for p in parts if p)
-
-
-def now_words(node: NodeDict, world: WorldAt) -> str:
-    """The node's current state and relations, in words."""
-    parts = []
+def tails(node: NodeDict, world: WorldAt, *, traits: bool = True) -> list[tuple[str, str]]:
+    """The paragraphs narr words itself after a node's text: its traits, its state and its
+    relations (node ids given as names), as ``(part, words)``."""
+    out = []
+    if traits and node.get("traits"):
+        out.append(("traits", "Traits: " + "; ".join(f"{k}: {_value_words(v, world.nodes)}" for k, v
+                                                      in sorted((node.get("traits") or {}).items())) + "."))
     state = node.get("state") or {}
     if state:
-        parts.append("Now: " + "; ".join(f"{k}: {_value_words(v, world.nodes)}"
-                                          for k, v in sorted(state.items())) + ".")
+        out.append(("state", "Now: " + "; ".join(f"{k}: {_value_words(v, world.nodes)}"
+                                                 for k, v in sorted(state.items())) + "."))
     rels = []
     for rtype, targets in sorted((node.get("relations") or {}).items()):
         for dst, attrs in sorted(targets.items()):
@@ -136,39 +135,63 @@ def now_words(node: NodeDict, world: WorldAt) -> str:
                                          for k, v in sorted(attrs.items())) + ")"
             rels.append(said)
     if rels:
-        parts.append("Relations: " + "; ".join(rels) + ".")
-    return "\n\n".join(parts)
-
-
-def _primary_record(node: NodeDict) -> dict[str, Any] | None:
-    """The SillyTavern entry an import made the node from (its text is the summary)."""
-    records = ((node.get("extensions") or {}).get("sillytavern") or {}).get("entries") or []
-    for record in records:
-        if isinstance(record, dict) and record.get("section") is None:
-            return record
-    return None
-
-
-def _disabled(record: dict[str, Any] | None) -> bool:
-    raw = (record or {}).get("entry") or {}
-    return raw.get("enabled") is False or raw.get("disable") is True
+        out.append(("relations", "Relations: " + "; ".join(rels) + "."))
+    return out
 
 
 def _ordered(world: WorldAt) -> list[NodeDict]:
+    """The nodes in book order: those a book brought, where SillyTavern showed them, then the
+    others by layer and id."""
     order: dict[str, int] = {layer: i for i, layer in enumerate(LAYERS)}
     ids = [n for n in world.nodes if world.sees(n)]
-    ids.sort(key=lambda n: (order.get(str(world.nodes[n].get("layer")), len(order)), n))
+
+    def key(n: str) -> tuple[int, int, int, str]:
+        node = world.nodes[n]
+        index = sillytavern.display_index(dict(node))
+        if index is not None:
+            return (0, index, 0, n)
+        return (1, 0, order.get(str(node.get("layer")), len(order)), n)
+
+    ids.sort(key=key)
     return [world.nodes[n] for n in ids]
 
 
-def _entry_parts(node: NodeDict, world: WorldAt) -> dict[str, Any]:
-    record = _primary_record(node)
-    content = words(node, world)
-    return {"keys": [str(node.get("name", "")), *node.get("aliases", [])],
-            "comment": str(node.get("name", "")), "content": content,
-            "constant": node.get("always_in_view") is True, "disabled": _disabled(record),
-            "flags": sillytavern.entry_flags(record),
-            "narr": sillytavern.narr_record(dict(node), content)}
+def _uids(nodes: list[NodeDict], first: int = 0) -> list[int]:
+    """Each node's uid in the book: the one its entry had, when free, else the next free one."""
+    wanted: list[int | None] = []
+    for node in nodes:
+        record = sillytavern.primary_record(dict(node))
+        raw = record["entry"] if record is not None else {}
+        uid = raw.get("uid", raw.get("id"))
+        wanted.append(uid if isinstance(uid, int) and not isinstance(uid, bool) and 0 <= uid < 1 << 31
+                      else None)
+    taken: set[int] = set()
+    out: list[int] = []
+    for uid in wanted:
+        if uid is not None and uid >= first and uid not in taken:
+            taken.add(uid)
+    given: set[int] = set()
+    spare = first
+    for uid in wanted:
+        if uid is not None and uid >= first and uid not in given:
+            given.add(uid)
+            out.append(uid)
+            continue
+        while spare in taken or spare in given:
+            spare += 1
+        given.add(spare)
+        out.append(spare)
+    return out
+
+
+def _entry_parts(node: NodeDict, world: WorldAt, shape: str) -> dict[str, Any]:
+    content, parts = sillytavern.render_content(dict(node), tails(node, world))
+    return {"keys": sillytavern.entry_keys(dict(node), shape), "comment": str(node.get("name", "")),
+            "content": content, "constant": node.get("always_in_view") is True,
+            "disabled": sillytavern.entry_disabled(dict(node)),
+            "flags": sillytavern.entry_flags(sillytavern.primary_record(dict(node))),
+            "index": sillytavern.display_index(dict(node)),
+            "narr": sillytavern.narr_record(dict(node), content, parts)}
 
 
 @dataclass
@@ -190,8 +213,9 @@ def export_lorebook(wr: WorldRepo, at: str | None = None, pov: str | None = None
     """The world as a SillyTavern World Info book (module docstring)."""
     world = world_at(wr, at, pov)
     entries = {}
-    for uid, node in enumerate(_ordered(world)):
-        entries[str(uid)] = sillytavern.world_info_entry(uid, **_entry_parts(node, world))
+    nodes = _ordered(world)
+    for uid, node in zip(_uids(nodes), nodes, strict=True):
+        entries[str(uid)] = sillytavern.world_info_entry(uid, **_entry_parts(node, world, "world info"))
     left_out = len(world.nodes) - len(entries)
     return LorebookExport(wr.config.name, world.at, world.pov, {"entries": entries}, left_out)
 
@@ -232,18 +256,25 @@ def export_card(wr: WorldRepo, node: str, *, at: str | None = None, pov: str | N
     for title, text in (me.get("sections") or {}).items():
         own.append({"keys": keys, "comment": title, "content": text, "constant": False,
                     "disabled": False, "flags": {},
-                    "narr": {"of": node_id, "part": SECTION_PART, "title": title}})
-    now = now_words(me, world)
-    if now:
+                    "narr": {"of": node_id, "part": SECTION_PART, "title": title,
+                             "text_sha256": sillytavern.text_digest(text),
+                             "parts": [["section-text", title]]}})
+    now_parts = tails(me, world, traits=False)
+    if now_parts:
+        now = "\n\n".join(words for _, words in now_parts)
         own.append({"keys": keys, "comment": f"{name} — now", "content": now, "constant": False,
-                    "disabled": False, "flags": {}, "narr": {"of": node_id, "part": NOW_PART}})
-    others = [_entry_parts(n, world) for n in _ordered(world) if n.get("id") != node_id]
+                    "disabled": False, "flags": {},
+                    "narr": {"of": node_id, "part": NOW_PART, "text_sha256": sillytavern.text_digest(now),
+                             "parts": [list(p) for p in now_parts]}})
+    rest = [n for n in _ordered(world) if n.get("id") != node_id]
+    others = [_entry_parts(n, world, "character book") for n in rest]
+    uids = [*range(len(own)), *_uids(rest, len(own))]
     record = ((me.get("extensions") or {}).get("sillytavern") or {}).get("card")
     personality = (me.get("traits") or {}).get("personality")
 
     def build(which: str) -> dict[str, Any]:
         book = {"name": f"{wr.config.name or name}", "entries": [
-            sillytavern.book_entry(uid, **parts) for uid, parts in enumerate([*own, *others])]}
+            sillytavern.book_entry(uid, **parts) for uid, parts in zip(uids, [*own, *others], strict=True)]}
         return sillytavern.card_json(spec=which, name=name, description=str(me.get("summary", "")),
                                      personality=personality if isinstance(personality, str) else "",
                                      tags=list(me.get("tags") or []), record=record, book=book,

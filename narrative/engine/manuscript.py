@@ -1,11 +1,15 @@
 """The manuscript: the story line read as prose, by chapter and scene, with what each passage
 changed beside it and the world's names marked in it.
 
-Chapters come from one place, :func:`chapter_records`: the chapter records of the story
-line (number, title, text, scenes, first and last event). Where there are none (a story told
-event by event), the events themselves are the manuscript, as ``narr story`` prints it: one
-chapter, cut into scenes where a scene closes (:mod:`narrative.engine.book` decides where),
-each event a passage in its narrative text, or its words when it has none.
+Chapters come from one place, :func:`chapter_records`: the chapters recorded with ``narr
+chapter`` on the story line (and on lines merged into it), read as ``narr log --chapters``
+reads them (:mod:`narrative.engine.chapters`). A recorded chapter is told in its own prose,
+scene by scene, each of its events a passage beside the scene it was told in (its sentence
+and its changes), and the events told outside any chapter keep their place. Where none is
+recorded (a story told event by event), the events themselves are the manuscript, as ``narr
+story`` prints it: one chapter, cut into scenes where a scene closes
+(:mod:`narrative.engine.book` decides where), each event a passage in its narrative text, or
+its words when it has none.
 
 A passage's prose is given as pieces, ``[text, node id or None]``, so a page marks a name
 without counting characters (a server's and a browser's count differ beyond the BMP). Names
@@ -36,7 +40,9 @@ CHANGES_SHOWN = 12  # changes listed beside one passage; the rest counted
 class ChapterRecord:
     """A recorded chapter as the manuscript reads it. ``scenes`` are the texts of its scenes
     in order (together, ``text``); ``first_event`` and ``last_event`` are commits or event
-    ids of the story line, the chapter's events being those between them, both included."""
+    ids of the story line, the chapter's events being those between them, both included.
+    ``heading`` is how the chapter is named (default ``Chapter N: title``), ``summary`` the
+    one its record holds, ``line`` the branch a merge brought it from."""
 
     number: int
     title: str
@@ -44,13 +50,37 @@ class ChapterRecord:
     scenes: Sequence[str]
     first_event: str
     last_event: str
+    heading: str | None = None
+    summary: str | None = None
+    line: str | None = None
 
 
 def chapter_records(wr: WorldRepo) -> list[ChapterRecord]:
-    """The chapters recorded on the current story line, oldest first: the manuscript's one
-    source of chapters. None are recorded in this world's format yet, so the manuscript is
-    made from the events (:func:`manuscript`)."""
-    return []
+    """The chapters recorded on the current story line, oldest first, merged lines' chapters
+    where their merge brought them: the manuscript's one source of chapters, read as ``narr
+    log --chapters`` and ``narr show chapter:N`` read them (:mod:`narrative.engine.chapters`).
+    A chapter with no event left on the line (reset to before it) is not told; one reset into
+    its middle is told to the scene its last event left stands in, the scenes undone being
+    no longer the story's."""
+    from narrative.engine.chapters import chapters_on_line, heading, written
+
+    out = []
+    for chapter in chapters_on_line(wr, merged=True):
+        data = written(wr, chapter.commit) if chapter.first and chapter.last else None
+        if data is None or chapter.first is None or chapter.last is None or chapter.span is None:
+            continue
+        text = str(data.get("text") or "")
+        scenes = [text[int(sc["start"]):int(sc["end"])].strip() for sc in data.get("scenes") or []]
+        row = chapter.row
+        if chapter.span.events < row.events:  # cut by a reset
+            place = wr.catalog.chapters.told([chapter.last["commit"]]).get(chapter.last["commit"])
+            if place is not None:
+                scenes = scenes[:place.scene]
+        out.append(ChapterRecord(row.number, row.title or "", text, [sc for sc in scenes if sc],
+                                 chapter.first["commit"], chapter.last["commit"],
+                                 heading(row.number, row.title, row.language), row.summary,
+                                 chapter.line))
+    return out
 
 
 # --- story time ---------------------------------------------------------------------------
@@ -221,7 +251,8 @@ def manuscript(wr: WorldRepo, limit: int = PASSAGE_LIMIT, *,
                 if isinstance(value, str) and id_problem(value) is None and world.exists(value):
                     names.setdefault(value, "")
         return {"commit": e["commit"], "id": e["id"], "number": e["number"],
-                "content": e["content"], "told": bool(e["narrative_text"]), "pieces": pieces,
+                "content": e["content"], "sentence": e.get("sentence"),
+                "told": bool(e["narrative_text"]), "pieces": pieces,
                 "story_time": e["story_time"], "time_key": time_key(e["story_time"]),
                 "changes": changes[:CHANGES_SHOWN], "more_changes": max(0, len(changes) - CHANGES_SHOWN),
                 "reverted": e["reverted_by"] is not None}
@@ -262,7 +293,14 @@ def _scenes(events: Sequence[Mapping[str, Any]], passage: Any) -> list[dict[str,
 def _from_events(events: Sequence[Mapping[str, Any]], passage: Any) -> list[dict[str, Any]]:
     """One chapter, the story so far, cut into scenes where a scene closes."""
     scenes = _scenes(events, passage)
-    return [{"number": 1, "title": None, "recorded": False, "scenes": scenes}] if scenes else []
+    return [{"number": 1, "title": None, "recorded": False, "heading": None, "summary": None,
+             "line": None, "scenes": scenes}] if scenes else []
+
+
+def _heading(number: int, title: str | None) -> str:
+    from narrative.engine.chapters import heading
+
+    return heading(number, title or None)
 
 
 def _from_records(records: Sequence[ChapterRecord], events: Sequence[Mapping[str, Any]], passage: Any,
@@ -287,8 +325,8 @@ def _from_records(records: Sequence[ChapterRecord], events: Sequence[Mapping[str
         nonlocal loose
         if done < upto:
             loose += 1
-            chapters.append({"number": loose, "title": None, "recorded": False,
-                             "scenes": _scenes(events[done:upto], passage)})
+            chapters.append({"number": loose, "title": None, "recorded": False, "heading": None,
+                             "summary": None, "line": None, "scenes": _scenes(events[done:upto], passage)})
 
     for first, last, record in spans:
         if first < done:
@@ -302,7 +340,8 @@ def _from_records(records: Sequence[ChapterRecord], events: Sequence[Mapping[str
             groups[k].append(passage(e, e["number"]))
         scenes = [_scene(i + 1, groups[i], _pieces(world, text)) for i, text in enumerate(scene_texts)]
         chapters.append({"number": record.number, "title": record.title, "recorded": True,
-                         "scenes": scenes})
+                         "heading": record.heading or _heading(record.number, record.title),
+                         "summary": record.summary, "line": record.line, "scenes": scenes})
         done = last + 1
     told_outside(len(events))
     return chapters

@@ -69,19 +69,37 @@ def slugify(name: str) -> str:
 
 
 def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: list[str] | None = None,
-             lifecycle: str = "permanent", summary: str = "", force: bool = False) -> NewNode:
+             lifecycle: str = "permanent", summary: str = "", force: bool = False,
+             pronouns: str | None = None) -> NewNode:
     """Write a new node file named ``name`` in ``layer``; refuse a name the world already uses.
 
     ``force``: make it even when its id is taken by a node of the same words (it gets ``-2``).
+    ``pronouns`` (she, he, they, it): the ``pronouns`` trait, what "he", "her" and 他 bind by;
+    without it the rules read them from the summary ("他是…", "She keeps ..."), or bind a
+    pronoun to the character only when nobody else could be meant.
     The names are checked and the file written under the world's lock, as one step.
     """
+    if pronouns is not None:
+        from narrative.model import pronouns_problem
+
+        pronouns = pronouns.strip().lower()
+        problem = pronouns_problem(pronouns)
+        if problem:
+            raise InvalidInputError(f"{' '.join(name.split()) or 'the new node'}: {problem}",
+                                    hint="{0}", steps=[Step(
+                                        "new_node", {"layer": "character", "name": "NAME",
+                                                     "pronouns": "she"},
+                                        cli="narr new character NAME --pronouns she")])
+        if layer != "character":
+            raise InvalidInputError(f"{' '.join(name.split())}: pronouns are a character's; this is "
+                                    f"a node of the {layer} layer")
     with wr.lock:
         return _new_node(wr, layer, name, kind=kind, aliases=aliases, lifecycle=lifecycle,
-                         summary=summary, force=force)
+                         summary=summary, force=force, pronouns=pronouns)
 
 
 def _new_node(wr: WorldRepo, layer: str, name: str, *, kind: str, aliases: list[str] | None,
-              lifecycle: str, summary: str, force: bool) -> NewNode:
+              lifecycle: str, summary: str, force: bool, pronouns: str | None) -> NewNode:
     if layer not in LAYERS:
         raise InvalidInputError(f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}")
     if lifecycle not in LIFECYCLES:
@@ -149,7 +167,8 @@ def _new_node(wr: WorldRepo, layer: str, name: str, *, kind: str, aliases: list[
     node: dict[str, Any] = {
         "id": node_id, "name": name, "layer": layer, "kind": kind.strip(),
         "aliases": aliases, "summary": summary.strip(), "lifecycle": lifecycle,
-        "created_by_event": None, "traits": {}, "state": {}, "relations": {},
+        "created_by_event": None, "traits": {"pronouns": pronouns} if pronouns else {},
+        "state": {}, "relations": {},
     }
     made = write_hand_edit(wr, node, node_id=node_id, create=True)  # never over a file just made
     return NewNode(node_id, made.path, dict(made.node), warnings)
@@ -174,11 +193,13 @@ def _lookalike(names: Names, texts: list[str]) -> tuple[str, str, str] | None:
     return None
 
 
-def free_id(wr: WorldRepo, names: Names, stem: str, also_taken: Collection[str] = ()) -> str:
+def free_id(wr: WorldRepo, names: Names, stem: str, also_taken: Collection[str] = (), *,
+            start: int = 1) -> str:
     """``stem``, or ``stem-2``, ``stem-3`` ...: the first id no node (committed, edited, or a
-    stray file in any layer) has, nor any of ``also_taken`` (ids given out but not yet written)."""
+    stray file in any layer) has, nor any of ``also_taken`` (ids given out but not yet written);
+    ``start``: the first number to try (1: ``stem`` itself), when the ones before are known taken."""
     head = names.tree
-    n = 1
+    n = start
     while True:
         candidate = stem if n == 1 else f"{stem}-{n}"
         taken = candidate in also_taken or names.view.exists(candidate) or (

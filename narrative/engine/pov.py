@@ -18,9 +18,12 @@ The question is always the same: how would the character know it? It knows
   secret's content; of a person, who they are), and the events it witnessed.
 
 It witnessed an event when it **took part** in it (the event's recorded changes changed
-the character's own node: it moved, learned, was hurt, changed its mind) or it **stood
-where the event happened, at the time**. Where an event happened is where its
-participants stood just before or just after it (each recorded change of
+the character's own node: it moved, learned, was hurt, changed its mind), when it **acted**
+in it (the event's actor, the first character its words name: the teller of what it knew
+already, the healer, the giver of what it no longer holds), or when it **stood where the
+event happened, at the time**. It knows of the characters **it acted on** (those the
+events it acted in changed) by who they are, as it knows the targets of its relations.
+Where an event happened is where its participants stood just before or just after it (each recorded change of
 ``state.location`` on the story line says where everyone stood at every event, not where
 they stand now), or a place the event changed itself. An event whose changes place no one
 (words only) is placed by its *actor*, the first character its words name (the subject
@@ -236,6 +239,7 @@ class Sight:
     conventions: Conventions = field(default_factory=Conventions.of)
     present: set[str] = field(default_factory=set)
     told: set[str] = field(default_factory=set)
+    acted_on: set[str] = field(default_factory=set)  # the characters changed by events it acted in
     knowers: dict[str, set[str]] = field(default_factory=dict)
     reader: Any = None  # a caching names world to find mentions with (MentionWorld)
     story: Any = None  # the story line (eventgraph.Story), to read events by commit
@@ -422,7 +426,7 @@ class Sight:
         if e.commit in self._known:
             return self._known[e.commit]
         acted = {w.target for w in writes if w.source == "diffusion"}
-        known = self.pov in acted
+        known = self.pov in acted or (self._may_matter(e) and self.actor(e) == self.pov)
         mine = {self.where.at(self.pov, e.seq), self.where.at(self.pov, e.seq - 1)} - {None}
         if not known and (mine or self._may_matter(e)):
             places = self._places(e, acted)
@@ -633,10 +637,36 @@ def sight(wr: WorldRepo, view: WorldView, tip: str, pov: str, labels: dict[str, 
     eye = Sight(pov, view, where, set(), known, unknown, forbidden, conv,
                 reader=MentionWorld(view, tip), story=Story(wr, tip))
     present, acquainted, told = in_sight(view, pov, labels, conv, eye.saw_hidden)
+    eye.acted_on = acted_on(wr, eye, tip) - unknown
+    acquainted |= eye.acted_on
     eye.present, eye.told = present - unknown, told - unknown
     eye.visible = ({pov} | present | acquainted | told) - unknown
     knowers_seen(wr, eye, tip, eye.story)
     return eye
+
+
+def acted_on(wr: WorldRepo, eye: Sight, tip: str) -> set[str]:
+    """The characters ``pov`` acted on: those changed by the events whose actor it is (the one
+    it healed, gave to, told, wounded). Only events whose words hold one of its names are read."""
+    me = eye.view.get(eye.pov)
+    names = sorted(names_of(me)) if me is not None else []
+    if not names:
+        return set()
+    out: set[str] = set()
+    graph = wr.catalog.graph
+    for e in graph.chain_events(tip):
+        if e.kind != "event" or not e.content:
+            continue
+        text = _folded(e.content)
+        if not any(n in text for n in names) or eye.actor(e) != eye.pov:
+            continue
+        for w in graph.commit_writes(e.commit, e.seq):
+            if w.source != "diffusion" or w.target == eye.pov or w.target in out:
+                continue
+            row = eye.view.rows_of([w.target]).get(w.target)
+            if row is not None and row.layer == "character" and eye.view.exists(w.target):
+                out.add(w.target)
+    return out
 
 
 def _forbidden(wr: WorldRepo, view: WorldView, tip: str, unknown: Iterable[str]) -> list[str]:

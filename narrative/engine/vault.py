@@ -1,15 +1,18 @@
 """``narr export vault DIR``: the world as an Obsidian vault, one note per node.
 
-Each node is a note (:func:`narrative.lore.obsidian.render_note`): its fields in the front
-matter, ``narr-id`` first, relations as ``[[links]]`` to the other notes, its summary and
-sections in the body where Markdown keeps them as they are. A node an import brought from a
-vault goes back to the path it came from; the others go to ``Characters/``, ``Items/``,
-``Ambient/`` and ``Background/`` under their names (the characters a file name cannot hold as
-``-``; a name two nodes would share in one vault gets the node's id too). ``narr import DIR``
-reads the vault back with no change. The folder must be new or empty, or hold a vault this
-command wrote before: a note changed there since is never overwritten, and the folder is
-replaced whole, never left half written. The folder is never inside the world (``world/``,
-``.git/``, ``rules/``) nor reached through a symbolic link (:mod:`narrative.store.outfiles`).
+Each node is a note (:func:`narrative.lore.vaultnote.render_note`): flat properties in the
+front matter, ``narr-id`` first; its summary and sections in the body, as Markdown; its
+relations as ``[[links]]`` in a ``## Relations`` section, so that Obsidian's graph and
+backlinks show the world; what properties cannot hold in a ``narr`` block at the end. A node
+an import brought from a vault goes back to the path it came from (two notes of one file name
+in different folders stay so, and links to them carry the folder); the others go to
+``Characters/``, ``Items/``, ``Ambient/`` and ``Background/`` under their names (the
+characters a file name cannot hold as ``-``; a path two nodes would share gets the node's id
+too). ``narr import DIR`` reads the vault back with no change. The folder must be new or
+empty, or hold a vault this command wrote before: a note changed there since is never
+overwritten, and the folder is replaced whole, never left half written. The folder is never
+inside the world (``world/``, ``.git/``, ``rules/``) nor reached through a symbolic link
+(:mod:`narrative.store.outfiles`).
 """
 
 from __future__ import annotations
@@ -19,8 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from narrative.engine.lorebook import world_at
-from narrative.lore.codexmd import LAYER_TITLES
-from narrative.lore.obsidian import render_note, safe_stem
+from narrative.lore.vaultnote import default_paths, render_note, safe_stem
 from narrative.nodefile import NodeDict
 from narrative.store import WorldRepo, export_places, export_target, write_folder
 
@@ -38,36 +40,55 @@ class VaultExport:
                 "removed": self.removed}
 
 
+def _own_path(node: NodeDict) -> PurePosixPath | None:
+    """The path a vault import found the node's note at, when a vault can hold it again."""
+    came = ((node.get("extensions") or {}).get("obsidian") or {}).get("path")
+    if not isinstance(came, str) or not came.lower().endswith(".md"):
+        return None
+    p = PurePosixPath(came)
+    if p.is_absolute() or any(part in ("", ".", "..") or part.startswith(".") for part in p.parts):
+        return None
+    if any(safe_stem(part) != part for part in (*p.parts[:-1], p.stem)):
+        return None  # a character a link cannot hold
+    return p
+
+
 def note_paths(nodes: dict[str, NodeDict]) -> dict[str, str]:
-    """Node id -> a vault path, unique by file stem (what ``[[links]]`` name a note by)."""
+    """Node id -> a vault path, one note per path (case aside, as a disk may ignore it)."""
     out: dict[str, str] = {}
-    stems: set[str] = set()
+    taken: set[str] = set()
     for node_id in sorted(nodes):
         node = nodes[node_id]
-        came = ((node.get("extensions") or {}).get("obsidian") or {}).get("path")
-        path = None
-        if isinstance(came, str) and came.lower().endswith(".md"):
-            p = PurePosixPath(came)
-            if not p.is_absolute() and all(part not in ("", ".", "..") and not part.startswith(".")
-                                           for part in p.parts) and safe_stem(p.stem) == p.stem:
-                path = p
-        if path is None or path.stem.casefold() in stems:
-            stem = safe_stem(str(node.get("name", ""))) or node_id
-            if stem.casefold() in stems:
-                stem = f"{stem} ({node_id})"
-            path = PurePosixPath(LAYER_TITLES.get(str(node.get("layer")), "Background")) / f"{stem}.md"
-        stems.add(path.stem.casefold())
+        path = _own_path(node)
+        if path is None or path.as_posix().casefold() in taken:
+            first, second = default_paths(str(node.get("name", "")), str(node.get("layer")), node_id)
+            path = PurePosixPath(first if first.casefold() not in taken else second)
+        taken.add(path.as_posix().casefold())
         out[node_id] = path.as_posix()
+    return out
+
+
+def link_targets(paths: dict[str, str]) -> dict[str, str]:
+    """Node id -> what a ``[[link]]`` to its note says: its file name, or its path (without
+    ``.md``) where another note has the same file name, as Obsidian writes such links."""
+    stems: dict[str, int] = {}
+    for path in paths.values():
+        stem = PurePosixPath(path).stem.casefold()
+        stems[stem] = stems.get(stem, 0) + 1
+    out = {}
+    for node_id, path in paths.items():
+        p = PurePosixPath(path)
+        out[node_id] = p.stem if stems[p.stem.casefold()] == 1 else p.with_suffix("").as_posix()
     return out
 
 
 def vault_files(nodes: dict[str, NodeDict]) -> tuple[dict[str, str], dict[str, bytes]]:
     """``(node id -> path, path -> note bytes)`` of the world's vault."""
     paths = note_paths(nodes)
-    link_of = {node_id: PurePosixPath(path).stem for node_id, path in paths.items()}
+    link_of = link_targets(paths)
     files = {}
     for node_id, path in paths.items():
-        text = render_note(dict(nodes[node_id]), stem=link_of[node_id], link_of=link_of)
+        text = render_note(dict(nodes[node_id]), path=path, link_of=link_of)
         files[path] = text.encode("utf-8")
     return paths, files
 

@@ -2,7 +2,10 @@
 
 - :mod:`.sillytavern`: character cards (V1, V2, V3) and World Info books, as JSON, as PNG
   (:mod:`.png`: ``chara`` and ``ccv3`` text chunks) and as CHARX zips;
-- :mod:`.obsidian`: a vault's notes (front matter, wiki links, tags) and which folders to leave out;
+- :mod:`.obsidian`: a vault's notes (front matter, the body as Markdown, tags) and which folders
+  to leave out; :mod:`.wikilinks`: ``[[links]]`` and the note each opens, as Obsidian resolves
+  them; :mod:`.vaultnote`: a node as a note (``narr export vault``);
+- :mod:`.homecoming`: what SillyTavern changed in a book or card narr exported, as edits;
 - :mod:`.codexmd`: narr's own ``narr export codex`` Markdown;
 - :mod:`.facets`: the rule that names an entry and joins the entries about one thing into one
   node with sections, so that no text is lost;

@@ -19,10 +19,14 @@ import that made a node of each would scatter one character over seven nodes, or
 Keys that are patterns (``/x/i``, or any key of a ``use_regex`` entry with pattern characters)
 never name anything.
 
-**Folding** (:func:`fold`): an entry is another facet of an earlier one when its name or first
-key is that one's name or first key, or when every key it has is already one of that one's names
-(秘密 keyed only 温乔, an alias of Wen Qiao). Entries narr wrote itself (``exact``) are never
-folded into another, and two entries whose sources both name a layer, different ones, stay two.
+**Folding** (:func:`fold`): identity is exact. An entry is another facet of an earlier one when
+its name or first key is that one's name or first key (normalised: Unicode, case, width), or
+when every key it has is already one of that one's names (秘密 keyed only 温乔, an alias of Wen
+Qiao), or when the source gives both the same id (a note's ``id`` or ``uid`` property); never
+when that would be a guess between two. Entries narr wrote itself (``exact``) are never folded
+into another, two notes are two things (their paths differ, whatever their names), and two
+entries whose sources both name a layer, different ones, stay two. Names that are only alike
+(Light and Blight) are never folded: the import reports them.
 The facets of one thing become one entry: the *primary* (narr's own record, else a card's
 character or a note, else the first entry named by its title, else the first) gives the name and
 the summary; every other facet's text becomes a section titled with its own title (its first key
@@ -118,11 +122,12 @@ class _Group:
 def fold(entries: list[Entry]) -> tuple[list[Entry], list[Placement]]:
     """The entries with the facets of one thing folded into one, and where each entry went."""
     groups: list[_Group] = []
-    by_head: dict[str, int] = {}  # a name or first key -> the group it is the head of
+    by_head: dict[str, list[int]] = {}  # a name or first key -> the groups it is the head of
     by_name: dict[str, set[int]] = {}  # any name or key -> groups holding it
+    by_id: dict[str, int] = {}  # an id the source gives -> its group
     member_of: list[int] = []
     for e in entries:
-        found = None if e.exact else _home(e, groups, by_head, by_name)
+        found = None if e.exact else _home(e, groups, by_head, by_name, by_id)
         if found is None:
             groups.append(_Group(e))
             found = len(groups) - 1
@@ -131,22 +136,26 @@ def fold(entries: list[Entry]) -> tuple[list[Entry], list[Placement]]:
         group = groups[found]
         group.learn(e)
         for n in group.heads:
-            by_head.setdefault(n, found)
+            heads = by_head.setdefault(n, [])
+            if found not in heads:
+                heads.append(found)
         for n in group.names:
             by_name.setdefault(n, set()).add(found)
+        for sid in e.source_ids:
+            by_id.setdefault(sid, found)
         member_of.append(found)
 
     merged: list[Entry] = []
     where: dict[int, tuple[str | None, str]] = {}  # id(entry) -> (section, note)
     for group in groups:
         merged.append(_merge(group, where))
-    heads = {normalize_name(m.name): i for i, m in enumerate(merged)}
+    named = {normalize_name(m.name): i for i, m in enumerate(merged)}
     for i, m in enumerate(merged):
         if m.exact:
             continue  # narr's own record: its aliases are the node's
         kept = []
         for alias in m.aliases:
-            other = heads.get(normalize_name(alias))
+            other = named.get(normalize_name(alias))
             if other is not None and other != i:
                 continue  # another node's name: the entry of that name stays its own node
             kept.append(alias)
@@ -155,23 +164,33 @@ def fold(entries: list[Entry]) -> tuple[list[Entry], list[Placement]]:
     return merged, placements
 
 
-def _home(e: Entry, groups: list[_Group], by_head: dict[str, int],
-          by_name: dict[str, set[int]]) -> int | None:
+def _home(e: Entry, groups: list[_Group], by_head: dict[str, list[int]],
+          by_name: dict[str, set[int]], by_id: dict[str, int]) -> int | None:
+    """The one group ``e`` is a facet of, or None (no group, or more than one it may be)."""
+    for sid in e.source_ids:
+        if sid in by_id:
+            return by_id[sid]
     for n in (e.name, e.first_key):
-        g = by_head.get(normalize_name(n)) if normalize_name(n) else None
-        if g is not None and _compatible(e, groups[g]):
-            return g
+        norm = normalize_name(n)
+        fits = [g for g in by_head.get(norm, ()) if _compatible(e, groups[g])] if norm else []
+        if len(fits) == 1:
+            return fits[0]
+        if fits:
+            return None  # the name heads two things: which one is a guess
     keys = {normalize_name(k) for k in e.keys if normalize_name(k)}
     if keys:
-        for g in sorted(by_name.get(normalize_name(e.first_key), ())):
-            if keys <= groups[g].names and _compatible(e, groups[g]):
-                return g
+        fits = [g for g in sorted(by_name.get(normalize_name(e.first_key), ()))
+                if keys <= groups[g].names and _compatible(e, groups[g])]
+        if len(fits) == 1:
+            return fits[0]
     return None
 
 
 def _compatible(e: Entry, group: _Group) -> bool:
     if any(m.exact for m in group.members) and e.layer_given:
         return False  # narr's own record and another source that names a layer: two things
+    if e.note_path and any(m.note_path for m in group.members):
+        return False  # two notes are two things, whatever their names (their paths differ)
     return not any(m.layer_given and e.layer_given and m.layer != e.layer for m in group.members)
 
 

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any, Final
 
 from narrative import safejson
 from narrative.errors import InvalidInputError
 
 MB: Final = 1024 * 1024
-MAX_TEXT_FILE: Final = 8 * MB  # one JSON or Markdown file
+MAX_TEXT_FILE: Final = 8 * MB  # one Markdown note or codex
+MAX_JSON_FILE: Final = 64 * MB  # a lorebook or card: narr's own export of 16,000 nodes is about 45 MB
 MAX_PNG_FILE: Final = 64 * MB  # a card's image may be large; its text chunk may not
 MAX_CHUNK: Final = 8 * MB  # one PNG text chunk, and a CHARX's card.json, once inflated
 MAX_PNG_TEXT: Final = 12 * MB  # the card text (chara and ccv3 together) one PNG gives, inflated
@@ -56,8 +58,15 @@ def load_json(label: str, text: str) -> Any:
                                 f"{exc.msg})") from None
     except ValueError as exc:  # an integer of thousands of digits, NaN
         raise InvalidInputError(f"{label}: not JSON narr can read ({_first_sentence(exc)})") from None
-    check_value(label, value)
+    if _RISKY.search(text):  # else nothing in it can break a bound: the walk is paid only when it may
+        check_value(label, value)
     return value
+
+
+# what JSON text must hold for a parsed value to break a bound that parsing does not check
+# (depth it does): a surrogate written as an escape, an integer of 20 digits or more (64 bits
+# hold 19), an exponent of three digits (a float beyond 1e308 is infinite)
+_RISKY: Final = re.compile(r"\\u[dD][89a-fA-F]|\d{20}|[eE][+-]?\d{3}")
 
 
 def _first_sentence(exc: Exception) -> str:

@@ -2,22 +2,33 @@
 
 A note (``Name.md``) is one node:
 
-- front matter (YAML, bounded: :mod:`narrative.lore.safeyaml`): ``name`` (else the file name),
-  ``layer``, ``type`` (a layer, or a word such as ``person`` or ``place`` that says one, else the
-  kind), ``kind``, ``aliases`` (a list or one name), ``tags`` (a list, or words separated by commas
-  or spaces), ``lifecycle``, ``summary``, ``always_in_view``, ``traits``, ``state``, ``sections``,
-  ``relations`` (a type and the names, ids or ``[[links]]`` it points at; an item may be
-  ``{link: "[[X]]", ...attributes}``), ``narr-id`` (the id a narr export wrote) and ``extensions``;
-  any other property whose value is a link or a list of links (``rival: "[[Wen Qiao]]"``) is a
-  relation of that type; every other property is kept under ``extensions.obsidian.properties``;
-- the body: what comes before the first heading is the summary (unless the front matter has one:
-  then it is the section ``Notes``), paragraphs kept apart, a paragraph's lines joined, links as
-  the words they show; each heading starts a section of that title, its text as written; a first
-  ``# Heading`` that is the note's name is only a title;
-- ``[[Note]]``, ``[[Note|shown]]``, ``[[Note#Heading]]``, ``![[Note]]`` in the body become
-  ``mentions`` relations to that note's node (no relation to itself; none where the front matter
-  already relates the two); ``#tags`` in the body (not ``#1``, not inside a word or a URL, not in
-  code) join the front matter's tags.
+- its **name**: the front matter's ``name``, else a leading ``# Title`` (the body's first line,
+  when it is the note's only first-level heading or names the file), else the file name;
+- **front matter** (YAML, bounded: :mod:`narrative.lore.safeyaml`): ``layer``, ``type`` (a layer,
+  or a word such as ``person`` or ``place`` that says one, else the kind), ``kind``, ``aliases``
+  (a list or one name), ``tags`` (a list, or words separated by commas or spaces),
+  ``lifecycle``, ``always_in_view``, ``traits.KEY`` and ``state.KEY`` (one property a field, as
+  Obsidian's flat properties hold them; a ``traits`` or ``state`` mapping is read too),
+  ``summary``, ``sections``, ``relations`` (a type and the names, ids or ``[[links]]`` it points
+  at; an item may be ``{link: "[[X]]", ...attributes}``), ``narr-id`` (the id a narr export
+  wrote) and ``extensions``; any other property whose value is a link or a list of links
+  (``rival: "[[Wen Qiao]]"``) is a relation of that type; every other property is kept under
+  ``extensions.obsidian.properties``;
+- the **body**, as Markdown, byte for byte (line breaks, lists, tables, quotes, code and
+  ``[[links]]`` as written; blank lines at either end and the spaces ending the text left out):
+  what comes before the first heading is the summary (unless the front matter has one: then it
+  is the section ``Notes``); the shallowest headings below the title start the sections, each
+  of that heading's title, deeper headings staying inside them;
+- ``[[Note]]``, ``[[Note|shown]]``, ``[[Note#Heading]]``, ``![[Note]]`` in the body stay in the
+  text and are listed as the note's ``mentions`` (the engine makes each a relation to the note
+  it resolves to, :mod:`narrative.lore.wikilinks`); ``#tags`` in the body (not ``#1``, not
+  inside a word or a URL, not in code) join the front matter's tags.
+
+A note narr wrote (``narr export vault``, :mod:`narrative.lore.vaultnote`: it has ``narr-id``) is
+read as the node it holds: its relations are the lines of its last ``## Relations`` section
+(``- type:: [[Note]]``), what flat properties cannot hold is in the fenced ``narr`` block that
+ends it, and its body's links and tags are its text only (the node's own relations and tags
+are the structured ones, so that a relation removed in narr does not come back).
 
 Folders left out (:class:`IgnoreRules`): hidden ones (``.obsidian``, ``.trash``, ``.git``),
 ``Templates`` (or the folder ``.obsidian/templates.json`` names), the daily-notes folder
@@ -40,16 +51,14 @@ from narrative import safejson
 from narrative.errors import InvalidInputError
 from narrative.ids import LAYERS, LIFECYCLES, normalize_name
 from narrative.lore.entry import Entry
-from narrative.lore.limits import MAX_ENTRY_TEXT, too_big
+from narrative.lore.limits import MAX_ENTRY_TEXT, check_value, too_big
 from narrative.lore.safeyaml import load_front_matter
+from narrative.lore.wikilinks import link_text, links_in, prose, prose_lines
 
 NOTE_SUFFIXES: Final = (".md", ".markdown")
 NARRIGNORE: Final = ".narrignore"
-LINK: Final = re.compile(r"(!?)\[\[([^\[\]|#^]*)(#[^\[\]|]*)?(?:\|([^\[\]]*))?\]\]")
 _TAG: Final = re.compile(r"(?<![\w/#&])#([\w][\w/-]*)")
-_FENCE: Final = re.compile(r"^(```|~~~)")
-_CODE_SPAN: Final = re.compile(r"`[^`\n]*`")
-_HEADING: Final = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+HEADING: Final = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 LAYER_WORDS: Final = {
     "character": "character", "person": "character", "people": "character", "npc": "character",
     "item": "item", "object": "item", "thing": "item", "weapon": "item", "artifact": "item",
@@ -62,7 +71,11 @@ KNOWN_KEYS: Final = frozenset({
     "name", "layer", "type", "kind", "aliases", "alias", "tags", "tag", "lifecycle", "summary",
     "always_in_view", "traits", "state", "sections", "relations", "narr-id", "extensions",
 })
+FIELD_PREFIXES: Final = ("traits.", "state.")  # flat properties: one per trait or state field
 NOTES_SECTION: Final = "Notes"
+RELATIONS_SECTION: Final = "Relations"
+DATA_FENCE: Final = "```narr"
+RELATION_LINE: Final = re.compile(r"^- ([^\s:/~]{1,64}):: \[\[([^\[\]\n]+)\]\](?: (\{.*\}))?[ \t]*$")
 
 
 # -- which files of a vault ----------------------------------------------------------
@@ -184,13 +197,130 @@ def split_front_matter(label: str, text: str) -> tuple[dict[str, Any], str]:
     return {}, text
 
 
+@dataclass
+class Body:
+    """A note's body: its leading ``# Title`` (None: none), the text before the first section,
+    and the sections in order, each text as written."""
+
+    title: str | None
+    preamble: str
+    sections: list[tuple[str, str]]
+
+
+def block(lines: list[str]) -> str:
+    """Lines as a text field: blank lines at either end and the spaces ending it left out."""
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return "\n".join(lines[start:end]).rstrip()
+
+
+def split_body(body: str, stem: str) -> Body:
+    """The title, preamble and sections of a note's body (module docstring)."""
+    lines = prose_lines(body)
+    heads: list[tuple[int, int, str]] = []  # (line, level, title)
+    for i, (line, is_prose) in enumerate(lines):
+        m = HEADING.match(line) if is_prose else None
+        if m is not None:
+            heads.append((i, len(m.group(1)), " ".join((m.group(2) or "").split())))
+    first = next((i for i, (line, _) in enumerate(lines) if line.strip()), None)
+    title = None
+    skip = -1
+    if heads and heads[0][0] == first and heads[0][1] == 1:
+        ones = sum(1 for h in heads if h[1] == 1)
+        if ones == 1 or normalize_name(heads[0][2]) == normalize_name(stem):
+            title, skip = heads[0][2] or None, heads[0][0]
+            heads = heads[1:]
+    level = min((h[1] for h in heads), default=0)
+    cuts = [h for h in heads if h[1] == level]
+    text = [line for line, _ in lines]
+    preamble_end = cuts[0][0] if cuts else len(text)
+    preamble = block(text[skip + 1:preamble_end])
+    sections = []
+    for k, (at, _, heading) in enumerate(cuts):
+        upto = cuts[k + 1][0] if k + 1 < len(cuts) else len(text)
+        sections.append((heading or "Untitled", block(text[at + 1:upto])))
+    return Body(title, preamble, sections)
+
+
+def take_data(label: str, body: str) -> tuple[str, dict[str, Any]]:
+    """A narr note's body without the fenced ``narr`` block that ends it, and the block's data."""
+    lines = body.split("\n")
+    end = len(lines)
+    while end and not lines[end - 1].strip():
+        end -= 1
+    if not end or lines[end - 1].strip() != "```":
+        return body, {}
+    start = end - 2
+    while start >= 0 and not lines[start].startswith("```"):
+        start -= 1
+    if start < 0 or lines[start].strip() != DATA_FENCE:
+        return body, {}
+    try:
+        data = safejson.loads("\n".join(lines[start + 1:end - 1]))
+    except ValueError:
+        raise InvalidInputError(f"{label}: the narr block at its end is not JSON",
+                                hint="it holds what the note's properties cannot: mend or remove "
+                                     "it") from None
+    if not isinstance(data, dict):
+        raise InvalidInputError(f"{label}: the narr block at its end is not an object")
+    check_value(f"{label} (narr block)", data)
+    return "\n".join(lines[:start]), data
+
+
+def relation_lines(label: str, text: str) -> list[tuple[str, str, dict[str, Any]]] | None:
+    """The relations a narr note's ``## Relations`` section lists (``- type:: [[Note]]``,
+    attributes as a JSON object after it), or None when it holds anything else."""
+    out: list[tuple[str, str, dict[str, Any]]] = []
+    for line in text.split("\n"):
+        if not line.strip():
+            continue
+        m = RELATION_LINE.match(line)
+        if m is None:
+            return None
+        attrs: dict[str, Any] = {}
+        if m.group(3):
+            try:
+                got = safejson.loads(m.group(3))
+            except ValueError:
+                return None
+            if not isinstance(got, dict):
+                return None
+            check_value(f"{label} (relations)", got)
+            attrs = got
+        out.append((m.group(1), f"[[{m.group(2).split('|')[0].strip()}]]", attrs))
+    return out
+
+
 def parse_note(label: str, text: str, layer: str) -> Entry:
     """The node one note describes (module docstring)."""
     if len(text) > MAX_ENTRY_TEXT:
         raise too_big(label, len(text.encode("utf-8")), MAX_ENTRY_TEXT, "note")
+    text = text.replace("\r\n", "\n")
     meta, body = split_front_matter(label, text)
     stem = PurePosixPath(label).stem
-    name = " ".join(str(meta.get("name") or stem).split())
+    ref = meta.get("narr-id")
+    own = isinstance(ref, str)  # narr wrote it: the node as it was, exactly
+    data: dict[str, Any] = {}
+    if own:
+        body, data = take_data(label, body)
+    parts = split_body(body, stem)
+    relations: list[tuple[str, str, dict[str, Any]]] = []
+    if own and parts.sections and parts.sections[-1][0] == RELATIONS_SECTION:
+        listed = relation_lines(label, parts.sections[-1][1])
+        if listed is not None:
+            relations = listed
+            parts.sections.pop()
+    for key in ("name", "kind", "aliases", "tags"):  # a field the note could not hold as written
+        if key in data:
+            meta[key] = data[key]
+    given_name = meta.get("name")
+    name = " ".join(str(given_name if given_name not in (None, "") else parts.title or stem).split())
+    if not normalize_name(name):
+        raise InvalidInputError(f"{label}: the note has no name (its name is blank)",
+                                hint="give it one: name: ... in its front matter")
     kind = _word(label, "kind", meta.get("kind"))
     given = meta.get("layer")
     kind_from_type = ""
@@ -215,35 +345,49 @@ def parse_note(label: str, text: str, layer: str) -> Entry:
         if not isinstance(value, dict):
             raise InvalidInputError(f"{label}: {key} in the front matter must be a mapping")
         maps[key] = {str(k): v for k, v in value.items()}
-    relations = _front_relations(label, maps["relations"])
+    for key in ("traits", "state", "sections", "extensions"):
+        more = data.get(key) or {}
+        if not isinstance(more, dict):
+            raise InvalidInputError(f"{label}: {key} in the narr block must be an object")
+        maps[key].update(more)
+    relations += _front_relations(label, maps["relations"])
     properties: dict[str, Any] = {}
+    fields: dict[str, dict[str, Any]] = {"traits": maps["traits"], "state": maps["state"]}
     for key, value in meta.items():
         if key in KNOWN_KEYS:
+            continue
+        prefix = next((p for p in FIELD_PREFIXES if key.startswith(p)), None)
+        if prefix is not None:
+            fields[prefix[:-1]][key[len(prefix):]] = value
             continue
         links = _links_only(value)
         if links is not None:
             rtype = "-".join(key.split())
-            relations.extend((rtype, target, {}) for target in links)
+            relations.extend((rtype, f"[[{target}]]", {}) for target in links)
         else:
             properties[key] = value
-    summary_given = meta.get("summary")
-    preamble, sections = split_body(body, name)
-    summary = str(summary_given).strip() if summary_given is not None else preamble
+    summary_given = data.get("summary", meta.get("summary"))
+    if summary_given is not None:
+        summary = str(summary_given) if "summary" in data else str(summary_given).strip()
+    else:
+        summary = parts.preamble
     sections_out = {str(k): str(v) for k, v in maps["sections"].items()}
-    if summary_given is not None and preamble:
-        sections_out = {NOTES_SECTION: preamble, **sections_out}
-    for title, text_ in sections:
-        sections_out[_free(sections_out, title)] = text_
+    if summary_given is not None and parts.preamble:  # the body's text is kept, as a section
+        sections_out = {NOTES_SECTION: parts.preamble, **sections_out}
+    for title, text_ in parts.sections:
+        sections_out[free_title(sections_out, title)] = text_
     tags = _tags(label, meta.get("tags", meta.get("tag")))
-    for tag in body_tags(body):
-        if tag not in tags:
-            tags.append(tag)
+    if not own:
+        for tag in body_tags(body):
+            if tag not in tags:
+                tags.append(tag)
     extensions = _jsonable(label, maps["extensions"])
     obsidian = dict(extensions.get("obsidian") or {})
-    ref = meta.get("narr-id")
     # where the note lies, so an export puts it back there: always for a vault of the writer's,
-    # for narr's own export only where the writer moved it (or it came from such a place)
-    if not isinstance(ref, str) or "path" in obsidian or label not in default_paths(name, node_layer, ref):
+    # for narr's own export only where the writer moved it (or the block says so)
+    from narrative.lore.vaultnote import default_paths
+
+    if not own or "path" in obsidian or label not in default_paths(name, node_layer, str(ref)):
         obsidian["path"] = label
     if properties:
         obsidian["properties"] = _jsonable(label, properties)
@@ -251,19 +395,33 @@ def parse_note(label: str, text: str, layer: str) -> Entry:
         extensions["obsidian"] = obsidian
     else:
         extensions.pop("obsidian", None)
-    related = {normalize_name(t) for _, t, _ in relations}
-    mentions = [(t, shown) for t, shown in body_links(body) if normalize_name(t) not in related]
+    mentions = [] if own else links_in("\n\n".join([summary, *sections_out.values()]))
+    value_links = [(f, k, t) for f, values in fields.items() for k, v in values.items()
+                   if isinstance(v, str) and (t := link_text(v)) is not None]
     always = meta.get("always_in_view")
     if always is not None and not isinstance(always, bool):
         raise InvalidInputError(f"{label}: always_in_view in the front matter must be true or false")
+    ids = _source_ids(properties)
     return Entry(label, name, node_layer, kind=kind or kind_from_type,
-                 aliases=_aliases(name, _names(meta.get("aliases", meta.get("alias")))),
+                 aliases=_aliases(name, [*_names(meta.get("aliases", meta.get("alias"))),
+                                         *([" ".join(parts.title.split())] if parts.title else [])]),
                  summary=summary, lifecycle=lifecycle, layer_given=given is not None,
-                 traits=_jsonable(label, maps["traits"]), state=_jsonable(label, maps["state"]),
+                 traits=_jsonable(label, fields["traits"]), state=_jsonable(label, fields["state"]),
                  relations=relations, title=name, named_by="note", tags=tags, sections=sections_out,
                  always_in_view=always is True, extensions=extensions,
-                 ref=ref if isinstance(ref, str) else None, exact=isinstance(ref, str),
-                 mentions=mentions, note_key=normalize_name(stem))
+                 ref=ref if own else None, exact=own, mentions=mentions,
+                 note_path=PurePosixPath(label).with_suffix("").as_posix(),
+                 value_links=value_links, source_ids=ids)
+
+
+def _source_ids(properties: dict[str, Any]) -> list[str]:
+    """The ids a writer's note gives itself (``id``, ``uid`` properties): the same id is the same thing."""
+    out = []
+    for key in ("id", "uid"):
+        value = properties.get(key)
+        if isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip():
+            out.append(f"{key}:{str(value).strip()}")
+    return out
 
 
 def _word(label: str, key: str, value: Any) -> str:
@@ -310,21 +468,14 @@ def _tags(label: str, value: Any) -> list[str]:
     return out
 
 
-def _free(sections: dict[str, str], title: str) -> str:
+def free_title(sections: dict[str, str], title: str) -> str:
+    """``title``, or ``title (2)``, ``(3)``... when a section has it already."""
     if title not in sections:
         return title
     n = 2
     while f"{title} ({n})" in sections:
         n += 1
     return f"{title} ({n})"
-
-
-def link_target(raw: str) -> str:
-    """The note a link's target names: its file stem (a path and ``.md`` left out)."""
-    target = raw.strip()
-    if target.lower().endswith(".md"):
-        target = target[:-3]
-    return PurePosixPath(target).name if "/" in target else target
 
 
 def _links_only(value: Any) -> list[str] | None:
@@ -334,15 +485,15 @@ def _links_only(value: Any) -> list[str] | None:
     for item in items:
         if not isinstance(item, str):
             return None
-        m = LINK.fullmatch(item.strip())
-        if m is None:
+        target = link_text(item)
+        if target is None:
             return None
-        if m.group(2).strip():
-            out.append(link_target(m.group(2)))
+        out.append(target)
     return out if items else None
 
 
 def _front_relations(label: str, relations: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """A ``relations`` mapping: a link target comes as ``[[target]]``, a name or an id as it is."""
     out: list[tuple[str, str, dict[str, Any]]] = []
     for rtype, targets in relations.items():
         items = targets if isinstance(targets, list) else [targets]
@@ -353,9 +504,9 @@ def _front_relations(label: str, relations: dict[str, Any]) -> list[tuple[str, s
                 item = item.get("link")
             if not isinstance(item, str) or not item.strip():
                 continue
-            m = LINK.fullmatch(item.strip())
-            target = link_target(m.group(2)) if m else " ".join(item.split())
-            out.append((rtype, target, _jsonable(label, attrs)))
+            target = link_text(item)
+            out.append((rtype, f"[[{target}]]" if target is not None else " ".join(item.split()),
+                        _jsonable(label, attrs)))
     return out
 
 
@@ -366,85 +517,12 @@ def _jsonable(label: str, value: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-# -- the body ------------------------------------------------------------------------
-
-
-def _prose_lines(body: str) -> list[tuple[str, bool]]:
-    """Each line with whether it is prose (not inside a fenced code block)."""
-    out, fenced = [], False
-    for line in body.split("\n"):
-        if _FENCE.match(line.strip()):
-            fenced = not fenced
-            out.append((line, False))
-            continue
-        out.append((line, not fenced))
-    return out
-
-
-def split_body(body: str, name: str) -> tuple[str, list[tuple[str, str]]]:
-    """``(preamble as summary text, [(heading, text)])`` of a note's body."""
-    chunks: list[tuple[str | None, list[str]]] = [(None, [])]
-    first = True
-    for line, prose in _prose_lines(body):
-        m = _HEADING.match(line) if prose else None
-        if m is not None:
-            title = " ".join(m.group(2).split())
-            if first and len(m.group(1)) == 1 and normalize_name(title) == normalize_name(name) \
-                    and not any(x.strip() for x in chunks[0][1]):
-                first = False
-                continue  # the note's title, written once more
-            chunks.append((title or "Untitled", []))
-            first = False
-            continue
-        if line.strip():
-            first = False
-        chunks[-1][1].append(line)
-    preamble = summary_text("\n".join(chunks[0][1]))
-    sections = [(t or "", "\n".join(lines).strip("\n").rstrip()) for t, lines in chunks[1:]]
-    return preamble, [(t, text) for t, text in sections]
-
-
-def summary_text(text: str) -> str:
-    """Prose as a summary: paragraphs apart, each paragraph's lines joined, links as they show."""
-    paragraphs, para = [], []
-    for line in text.split("\n"):
-        if line.strip():
-            para.append(line.strip())
-        elif para:
-            paragraphs.append(" ".join(para))
-            para = []
-    if para:
-        paragraphs.append(" ".join(para))
-    return LINK.sub(_shown, "\n\n".join(paragraphs))
-
-
-def _shown(m: re.Match[str]) -> str:
-    if m.group(4):
-        return m.group(4)
-    return m.group(2) + ((" " + m.group(3)[1:]) if m.group(3) and not m.group(2) else "")
-
-
-def _prose(body: str) -> str:
-    return "\n".join(_CODE_SPAN.sub(" ", line) for line, prose in _prose_lines(body) if prose)
-
-
-def body_links(body: str) -> list[tuple[str, str]]:
-    """``(target note, as written)`` of the wiki links in a body's prose, in order, once each."""
-    out, seen = [], set()
-    for m in LINK.finditer(_prose(body)):
-        target = link_target(m.group(2))
-        if target and normalize_name(target) not in seen:
-            seen.add(normalize_name(target))
-            out.append((target, m.group(0)))
-    return out
-
-
 def body_tags(body: str) -> list[str]:
     """The ``#tags`` of a body's prose: a letter or ``_`` after ``#`` (so not ``#1``), not after a
     word character, ``/`` or ``&`` (a URL's fragment, an entity), headings aside."""
     out: list[str] = []
-    for line in _prose(body).split("\n"):
-        if _HEADING.match(line):
+    for line in prose(body).split("\n"):
+        if HEADING.match(line):
             continue
         for m in _TAG.finditer(line):
             tag = m.group(1).rstrip("/-")
@@ -452,86 +530,3 @@ def body_tags(body: str) -> list[str]:
                     and tag not in out:
                 out.append(tag)
     return out
-
-
-# -- writing a vault -----------------------------------------------------------------
-
-_UNSAFE_IN_NAMES: Final = re.compile(r'[*"\\/<>:|?#^\[\]\x00-\x1f]')
-
-
-def safe_stem(name: str) -> str:
-    """``name`` as a note's file name: the characters Obsidian refuses in links and file names
-    (``* " \\ / < > : | ? # ^ [ ]``) as ``-``, no leading dot."""
-    stem = " ".join(_UNSAFE_IN_NAMES.sub("-", name).split()).strip(" .")
-    return stem[:120]
-
-
-def default_paths(name: str, layer: str, node_id: str) -> tuple[str, str]:
-    """Where ``narr export vault`` puts a node that has no path of its own (the second when
-    another note has the first's file name)."""
-    from narrative.lore.codexmd import LAYER_TITLES
-
-    stem = safe_stem(name) or node_id
-    folder = LAYER_TITLES.get(layer, "Background")
-    return f"{folder}/{stem}.md", f"{folder}/{stem} ({node_id}).md"
-
-
-def render_note(node: dict[str, Any], *, stem: str, link_of: dict[str, str]) -> str:
-    """A node as a note that :func:`parse_note` reads back to the same node: the front matter
-    holds its fields and relations as ``[[links]]`` (``link_of``: target id -> note stem); the
-    body its summary and ``## sections``, or, for text Markdown would change (a line that reads as
-    a heading, a ``#tag``, a ``[[link]]``, a soft line break), the front matter holds them too."""
-    import yaml
-
-    meta: dict[str, Any] = {"narr-id": node["id"]}
-    if node.get("name") != stem:
-        meta["name"] = node["name"]
-    meta["layer"] = node["layer"]
-    for key in ("kind", "aliases", "tags"):
-        if node.get(key):
-            meta[key] = node[key]
-    if node.get("lifecycle", "permanent") != "permanent":
-        meta["lifecycle"] = node["lifecycle"]
-    if node.get("always_in_view"):
-        meta["always_in_view"] = True
-    for key in ("traits", "state"):
-        if node.get(key):
-            meta[key] = node[key]
-    relations: dict[str, list[Any]] = {}
-    for rtype, targets in sorted((node.get("relations") or {}).items()):
-        for dst, attrs in sorted(targets.items()):
-            link = f"[[{link_of.get(dst, dst)}]]"
-            relations.setdefault(rtype, []).append({"link": link, **attrs} if attrs else link)
-    if relations:
-        meta["relations"] = relations
-    extensions = {k: v for k, v in (node.get("extensions") or {}).items() if k != "obsidian"}
-    obsidian = (node.get("extensions") or {}).get("obsidian") or {}
-    properties = obsidian.get("properties") or {}
-    if "path" in obsidian:
-        extensions["obsidian"] = {"path": obsidian["path"]}
-    if extensions:
-        meta["extensions"] = extensions
-    summary, sections = str(node.get("summary", "")), dict(node.get("sections") or {})
-    label = f"{stem}.md"
-    wanted = (summary, sections)
-    for in_front in ((), ("sections",), ("summary",), ("summary", "sections")):
-        head = dict(meta)
-        for key, value in properties.items():
-            head.setdefault(key, value)
-        body_summary = "" if "summary" in in_front else summary
-        body_sections = {} if "sections" in in_front else sections
-        if "summary" in in_front and summary:
-            head["summary"] = summary
-        if "sections" in in_front and sections:
-            head["sections"] = sections
-        parts = [body_summary] if body_summary else []
-        for title, body in body_sections.items():
-            parts.append(f"## {title}\n\n{body}" if body else f"## {title}")
-        front = yaml.safe_dump(head, allow_unicode=True, sort_keys=False, default_flow_style=False,
-                               width=1 << 20)
-        note = f"---\n{front}---\n" + ("\n" + "\n\n".join(parts) + "\n" if parts else "")
-        back = parse_note(label, note, node["layer"])
-        if (back.summary, back.sections) == wanted and back.tags == list(node.get("tags") or []) \
-                and not back.mentions:
-            return note
-    return note  # the last form holds everything in the front matter, which reads back as it is

@@ -19,13 +19,14 @@ Where things land (the README says it for writers):
   node's ``always_in_view``; the entry itself, all but its content, under
   ``extensions.sillytavern.entries`` (``source``, ``shape``: ``world info`` or ``character book``,
   ``book``, ``section``: where its text is, ``entry``: its fields as written);
-- ``{{char}}`` (``<BOT>``, ``<char>``; V3: the nickname when there is one) and ``{{user}}``
-  (``<USER>``) are replaced, case aside, in what becomes the world's text; the record keeps them.
-  A book with no card around it leaves ``{{char}}`` as it is;
+- macros (``{{char}}``, ``{{user}}``, ``<BOT>``, ``<USER>``...) stay as written, in the node's
+  text as in the record, so that an export gives SillyTavern the macros back; only when the
+  writer names the user (``--user``) is ``{{user}}`` (``<USER>``) replaced, case aside;
 - a legacy ``"key": "a,b"`` is split at its commas.
 
 An export of narr's (``extensions.narr`` on a card or an entry) carries the node itself and is
-read back exactly: the round trip changes nothing.
+read back exactly: the round trip changes nothing. What SillyTavern changed in it since is
+read by :mod:`narrative.lore.homecoming`.
 """
 
 from __future__ import annotations
@@ -57,24 +58,20 @@ from narrative.lore.limits import (
     too_big,
 )
 
-DEFAULT_USER: Final = "User"  # SillyTavern's own default persona name
-_CHAR: Final = re.compile(r"\{\{\s*char\s*\}\}|<bot>|<char>", re.IGNORECASE)
-CHAR_MACRO: Final = _CHAR  # what is left of {{char}} in a book with no card
 _USER: Final = re.compile(r"\{\{\s*user\s*\}\}|<user>", re.IGNORECASE)
 CARD_FIELDS_IN_NODE: Final = ("name", "description", "personality", "tags", "character_book")
 
 
 @dataclass(frozen=True)
 class Macros:
-    """What ``{{char}}`` and ``{{user}}`` stand for (``char`` None: no card, left as written)."""
+    """What ``{{user}}`` stands for when the writer says (``--user``); None: macros stay as written."""
 
-    char: str | None
-    user: str = DEFAULT_USER
+    user: str | None = None
 
     def __call__(self, text: str) -> str:
-        if self.char is not None:
-            text = _CHAR.sub(lambda _: self.char or "", text)
-        return _USER.sub(lambda _: self.user, text)
+        if self.user is None:
+            return text
+        return _USER.sub(lambda _: self.user or "", text)
 
 
 # -- what a JSON file is -------------------------------------------------------------
@@ -152,7 +149,7 @@ def card_from_charx(label: str, data: bytes) -> Any:
 # -- cards ---------------------------------------------------------------------------
 
 
-def parse_card(label: str, card: dict[str, Any], *, layer: str, user: str = DEFAULT_USER) -> list[Entry]:
+def parse_card(label: str, card: dict[str, Any], *, layer: str, user: str | None = None) -> list[Entry]:
     """The character of a card, then the entries of its book."""
     versioned = isinstance(card.get("data"), dict)
     data: dict[str, Any] = card["data"] if versioned else card
@@ -160,17 +157,18 @@ def parse_card(label: str, card: dict[str, Any], *, layer: str, user: str = DEFA
     if not name:
         raise InvalidInputError(f"{label}: the character card has no name")
     nickname = _clean(data.get("nickname"))
-    macros = Macros(nickname or name, user)
+    macros = Macros(user)
     record: dict[str, Any] = {}
     if versioned:
         record["spec"] = card.get("spec")
         record["spec_version"] = card.get("spec_version")
-    record["data"] = {k: copy.deepcopy(v) for k, v in data.items() if k not in CARD_FIELDS_IN_NODE}
+    # the values were just parsed, so nothing else holds them: kept as they are, not copied
+    record["data"] = {k: v for k, v in data.items() if k not in CARD_FIELDS_IN_NODE}
     book = data.get("character_book")
     if book is not None and not isinstance(book, dict):
         raise InvalidInputError(f"{label}: the card's character_book is {_type(book)}, not an object")
     if isinstance(book, dict):
-        record["character_book"] = {k: copy.deepcopy(v) for k, v in book.items() if k != "entries"}
+        record["character_book"] = {k: v for k, v in book.items() if k != "entries"}
     node = Entry(label, name, "character", kind="person", layer_given=True, title=name,
                  named_by="card", aliases=[nickname] if nickname and nickname != name else [],
                  summary=macros(_text(label, "description", data.get("description"))),
@@ -179,11 +177,22 @@ def parse_card(label: str, card: dict[str, Any], *, layer: str, user: str = DEFA
                  extensions={"sillytavern": {"card": record}})
     mine = _narr_record(data.get("extensions"))
     if mine is not None:
-        node = exact_entry(label, mine, "description", data.get("description"), node.extensions)
+        from narrative.lore import homecoming
+
+        node = entry_from_node(label, mine["node"])
+        node.homecoming = True
+        node.edits, node.edit_notes = homecoming.card_edits(label, mine, data)
     entries = [node]
     if isinstance(book, dict):
         book_name = _clean(book.get("name")) or name
-        entries += parse_book(label, book, layer=layer, macros=macros, book_name=book_name)
+        entries += parse_book(label, book, layer=layer, macros=macros, book_name=book_name,
+                              own=mine["node"] if mine is not None else None)
+    if mine is not None:  # the book's entries of the card's own sections and state, edited there
+        own = str(mine["node"].get("id", ""))
+        for entry in entries[1:]:
+            if entry.derived_of == own:
+                node.edits += entry.edits
+                node.edit_notes += entry.edit_notes
     return entries
 
 
@@ -194,8 +203,10 @@ def _trait(personality: str) -> dict[str, Any]:
 # -- books ---------------------------------------------------------------------------
 
 
-def parse_book(label: str, data: Any, *, layer: str, macros: Macros, book_name: str) -> list[Entry]:
-    """The entries of a World Info file, a character book or a V3 ``lorebook_v3``."""
+def parse_book(label: str, data: Any, *, layer: str, macros: Macros, book_name: str,
+               own: dict[str, Any] | None = None) -> list[Entry]:
+    """The entries of a World Info file, a character book or a V3 ``lorebook_v3``; ``own``: the
+    node of the card narr exported around the book, whose own parts some entries hold."""
     if isinstance(data, dict) and data.get("spec") == "lorebook_v3":
         data = data.get("data")
         if not isinstance(data, dict):
@@ -214,7 +225,7 @@ def parse_book(label: str, data: Any, *, layer: str, macros: Macros, book_name: 
     read = [_read_entry(label, str(key), item, macros) for key, item in items]
     titles = Counter(normalize_name(r["title"]) for r in read if r["title"])
     out = []
-    for r in read:
+    for r, (_, item) in zip(read, items, strict=True):
         where = r["where"]
         name, how = name_for(r["title"], r["keys"], fallback=f"{book_name} #{r['key']}",
                              title_shared=bool(r["title"]) and titles[normalize_name(r["title"])] > 1)
@@ -226,14 +237,19 @@ def parse_book(label: str, data: Any, *, layer: str, macros: Macros, book_name: 
                       extensions={"sillytavern": {"entries": [record]}})
         ext = r["raw"].get("extensions")
         derived = ext.get("narr") if isinstance(ext, dict) else None
-        if isinstance(derived, dict) and isinstance(derived.get("of"), str):
-            entry.derived_of = derived["of"]
         mine = _narr_record(ext)
         if mine is not None:
-            entry = exact_entry(where, mine, "content", r["content_raw"], {})
-            entry.always_in_view, entry.disabled = r["constant"], r["disabled"]
-            entry.aliases += _aliases(entry.name, [k for k in r["keys"] if normalize_name(k) not in
-                                                   {normalize_name(a) for a in entry.aliases}])
+            from narrative.lore import homecoming
+
+            entry = entry_from_node(where, mine["node"])
+            entry.disabled, entry.homecoming = r["disabled"], True
+            entry.edits, entry.edit_notes = homecoming.entry_edits(where, mine, item, r["shape"], book_name)
+        elif isinstance(derived, dict) and isinstance(derived.get("of"), str):
+            from narrative.lore import homecoming
+
+            entry.derived_of = derived["of"]
+            if own is not None and own.get("id") == entry.derived_of:
+                entry.edits, entry.edit_notes = homecoming.derived_edits(own, derived, r["content_raw"])
         out.append(entry)
     return out
 
@@ -260,13 +276,21 @@ def _read_entry(label: str, key: str, item: Any, macros: Macros) -> dict[str, An
         raise InvalidInputError(f"{named}: the content is {_type(content_raw)}, not text")
     if len(content_raw) > MAX_ENTRY_TEXT:
         raise too_big(named, len(content_raw.encode("utf-8")), MAX_ENTRY_TEXT, "entry's content")
-    disabled = item.get("enabled") is False if card_shape else item.get("disable") is True
-    if card_shape and "disable" in item:
-        disabled = disabled or item.get("disable") is True
-    raw = {k: copy.deepcopy(v) for k, v in item.items() if k != "content"}
-    return {"key": key, "where": where, "title": title, "keys": keys, "content": macros(content_raw).strip(),
+    disabled = is_disabled(item, card_shape)
+    raw = {k: v for k, v in item.items() if k != "content"}  # just parsed: no one else holds them
+    return {"key": key, "where": where, "title": title, "keys": keys,
+            "content": macros(content_raw.replace("\r\n", "\n")).strip(),
             "content_raw": content_raw, "constant": item.get("constant") is True,
             "disabled": disabled, "shape": "character book" if card_shape else "world info", "raw": raw}
+
+
+def is_disabled(item: dict[str, Any], card_shape: bool | None = None) -> bool:
+    """An entry switched off: ``enabled: false`` (a character book's), ``disable: true`` (World Info's)."""
+    if card_shape is None:
+        card_shape = any(k in item for k in ("keys", "enabled", "insertion_order", "secondary_keys"))
+    if card_shape:
+        return item.get("enabled") is False or item.get("disable") is True
+    return item.get("disable") is True
 
 
 def _keys(where: str, field: str, value: Any) -> list[str]:
@@ -343,30 +367,7 @@ def _narr_record(extensions: Any) -> dict[str, Any] | None:
     return None
 
 
-EDITED_SECTION: Final = "Edited in SillyTavern"
-
-
-def exact_entry(where: str, record: dict[str, Any], field: str, text: Any,
-                extensions: dict[str, Any]) -> Entry:
-    """The node narr exported, from its ``narr`` record, with what SillyTavern may have changed
-    since: text edited there (its digest no longer matches) is kept as the section
-    :data:`EDITED_SECTION`; a card's fields, when they hold more than narr wrote, replace the
-    node's record of them. ``extensions`` is what the entry or card would give a new node."""
-    entry = entry_from_node(where, record["node"])
-    if isinstance(text, str) and record.get("text_sha256") not in (None, text_digest(text)):
-        entry.sections[EDITED_SECTION] = text.strip()
-    card = (extensions.get("sillytavern") or {}).get("card")
-    if isinstance(card, dict):
-        stored = (entry.extensions.get("sillytavern") or {}).get("card")
-        now = _meaningful(card.get("data"))
-        if stored is None and now:
-            entry.extensions.setdefault("sillytavern", {})["card"] = {**card, "data": now}
-        elif isinstance(stored, dict) and _meaningful(stored.get("data")) != now:
-            entry.extensions["sillytavern"]["card"] = {**stored, "data": now}
-    return entry
-
-
-def _meaningful(data: Any) -> dict[str, Any]:
+def meaningful(data: Any) -> dict[str, Any]:
     """A card's fields that say something: not empty, narr's own record left out."""
     out = {}
     for key, value in (data or {}).items():
@@ -454,9 +455,77 @@ _OWN_FIELDS: Final = frozenset({"uid", "key", "keys", "keysecondary", "secondary
                                 "id", "extensions", "use_regex", "insertion_order", "case_sensitive"})
 
 
+_BOOK_ONLY: Final = frozenset({"keysecondary", "priority", "use_regex"})
+
+
+def primary_record(node: dict[str, Any]) -> dict[str, Any] | None:
+    """The SillyTavern entry an import made the node from (its text is the summary), if any."""
+    records = ((node.get("extensions") or {}).get("sillytavern") or {}).get("entries") or []
+    for record in records:
+        if isinstance(record, dict) and record.get("section") is None \
+                and isinstance(record.get("entry"), dict):
+            return record
+    return None
+
+
+def entry_disabled(node: dict[str, Any]) -> bool:
+    """The node's entry is switched off in SillyTavern (as imported, or as switched there since)."""
+    record = primary_record(node)
+    return record is not None and is_disabled(record["entry"], record.get("shape") == "character book")
+
+
+def written_keys(raw: dict[str, Any]) -> list[str]:
+    """An entry's keys as its file has them (a legacy comma string split), macros and patterns
+    as written, empty ones left out."""
+    value = raw.get("keys", raw.get("key", []))
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list):
+        return []
+    out = []
+    for k in value:
+        text = str(k).strip() if isinstance(k, str | int | float) and not isinstance(k, bool) else ""
+        if text:
+            out.append(text)
+    return out
+
+
+def entry_keys(node: dict[str, Any], shape: str) -> list[str]:
+    """The keys of the node's entry in a book of ``shape`` (``world info`` or ``character
+    book``): the keys of the entry it came from as that entry had them, in their order, then
+    the aliases it has gained since; a node narr made: its name and aliases. A pattern key of a
+    ``use_regex`` character book is written ``/like this/`` in World Info."""
+    record = primary_record(node)
+    if record is None:
+        return [str(node.get("name", "")), *node.get("aliases", [])]
+    raw = record["entry"]
+    keys = written_keys(raw)
+    if shape == "world info" and record.get("shape") == "character book" and raw.get("use_regex") is True:
+        keys = [f"/{k}/" if is_pattern(k, True) and not is_pattern(k) else k for k in keys]
+    have = {normalize_name(k) for k in keys}
+    for alias in node.get("aliases", []):
+        if normalize_name(alias) not in have:
+            have.add(normalize_name(alias))
+            keys.append(alias)
+    return keys
+
+
+def display_index(node: dict[str, Any]) -> int | None:
+    """Where SillyTavern showed the node's entry in its book (as imported, or as moved there)."""
+    record = primary_record(node)
+    if record is None:
+        return None
+    raw = record["entry"]
+    value = raw.get("displayIndex")
+    if record.get("shape") == "character book":
+        ext = raw.get("extensions")
+        value = ext.get("display_index") if isinstance(ext, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def entry_flags(record: dict[str, Any] | None) -> dict[str, Any]:
     """The SillyTavern behaviour of an imported entry (its order, position, logic...) in World
-    Info terms, whichever shape it came in; secondary keys and pattern keys included."""
+    Info terms, whichever shape it came in; secondary keys included."""
     if not record or not isinstance(record.get("entry"), dict):
         return {}
     raw: dict[str, Any] = record["entry"]
@@ -465,7 +534,7 @@ def entry_flags(record: dict[str, Any] | None) -> dict[str, Any]:
         got = raw.get("extensions")
         ext: dict[str, Any] = got if isinstance(got, dict) else {}
         for wi, book in BOOK_EXTENSIONS.items():
-            if book in ext:
+            if book in ext and wi != "displayIndex":
                 flags[wi] = ext[book]
         if "insertion_order" in raw:
             flags["order"] = raw["insertion_order"]
@@ -482,45 +551,69 @@ def entry_flags(record: dict[str, Any] | None) -> dict[str, Any]:
         flags = {k: copy.deepcopy(v) for k, v in raw.items() if k not in _OWN_FIELDS}
     secondary = raw.get("secondary_keys", raw.get("keysecondary", []))
     flags["keysecondary"] = _keys("", "secondary keys", secondary) if secondary else []
-    keys = _keys("", "keys", raw.get("keys", raw.get("key", [])))
-    use_regex = raw.get("use_regex") is True
-    flags["patterns"] = [k for k in keys if is_pattern(k, use_regex)]
     return flags
 
 
-def narr_record(node: dict[str, Any], text: str) -> dict[str, Any]:
-    """What an export keeps of the node for narr to read back exactly."""
+def render_content(node: dict[str, Any], tails: list[tuple[str, str]]) -> tuple[str, list[list[str]]]:
+    """The text of the node's entry and how it is made (:mod:`narrative.lore.homecoming` reads
+    it back): the summary, each section as ``Title: text``, then ``tails`` (``(part, words)``:
+    the traits, the state, the relations, as the engine words them), one paragraph group each."""
+    parts: list[list[str]] = []
+    texts: list[str] = []
+    summary = str(node.get("summary", "")).strip()
+    if summary:
+        parts.append(["summary"])
+        texts.append(summary)
+    for title, text in (node.get("sections") or {}).items():
+        if text:
+            parts.append(["section", title])
+            texts.append(f"{title}: {text}")
+    for part, words in tails:
+        if words:
+            parts.append([part, words])
+            texts.append(words)
+    return "\n\n".join(texts), parts
+
+
+def narr_record(node: dict[str, Any], text: str, parts: list[list[str]] | None = None) -> dict[str, Any]:
+    """What an export keeps of the node for narr to read back exactly, and to tell what
+    SillyTavern changed: the digest of the text narr wrote and the parts it is made of."""
     kept = {k: v for k, v in node.items() if k != "created_by_event"}
-    return {"node": kept, "text_sha256": text_digest(text)}
+    out: dict[str, Any] = {"node": kept, "text_sha256": text_digest(text)}
+    if parts is not None:
+        out["parts"] = parts
+    return out
 
 
 def world_info_entry(uid: int, *, keys: list[str], comment: str, content: str, constant: bool,
-                     disabled: bool, flags: dict[str, Any], narr: dict[str, Any]) -> dict[str, Any]:
+                     disabled: bool, flags: dict[str, Any], narr: dict[str, Any],
+                     index: int | None = None) -> dict[str, Any]:
+    """A World Info entry; ``index`` its display order (None: its uid)."""
     entry = dict(WORLD_INFO_DEFAULTS)
-    entry.update({k: v for k, v in flags.items() if k in WORLD_INFO_DEFAULTS})
-    # World Info has no use_regex: a pattern is a key written /like this/
-    patterns = [k if is_pattern(k) else f"/{k}/" for k in flags.get("patterns", [])]
-    entry.update({"uid": uid, "key": [*keys, *patterns],
-                  "keysecondary": list(flags.get("keysecondary", [])), "comment": comment,
-                  "content": content, "constant": constant, "disable": disabled,
-                  "displayIndex": uid, "extensions": {"narr": narr}})
+    # every field the entry came with, SillyTavern's newer ones too; a character book's own aside
+    entry.update({k: v for k, v in flags.items() if k not in _BOOK_ONLY})
+    entry.update({"uid": uid, "key": list(keys), "keysecondary": list(flags.get("keysecondary", [])),
+                  "comment": comment, "content": content, "constant": constant, "disable": disabled,
+                  "displayIndex": uid if index is None else index, "extensions": {"narr": narr}})
     entry["selective"] = bool(entry["keysecondary"]) or flags.get("selective") is True
     return entry
 
 
 def book_entry(uid: int, *, keys: list[str], comment: str, content: str, constant: bool,
-               disabled: bool, flags: dict[str, Any], narr: dict[str, Any]) -> dict[str, Any]:
+               disabled: bool, flags: dict[str, Any], narr: dict[str, Any],
+               index: int | None = None) -> dict[str, Any]:
     """A character book entry (the card specs' shape) with the same behaviour."""
     ext: dict[str, Any] = {book: flags[wi] for wi, book in BOOK_EXTENSIONS.items() if wi in flags}
-    ext["display_index"] = uid
+    ext["display_index"] = uid if index is None else index
     ext["narr"] = narr
     position = flags.get("position", 0)
+    patterns = any(is_pattern(k) for k in keys)
     out: dict[str, Any] = {
-        "id": uid, "keys": [*keys, *flags.get("patterns", [])], "content": content,
+        "id": uid, "keys": list(keys), "content": content,
         "extensions": ext, "enabled": not disabled,
         "insertion_order": flags.get("order", WORLD_INFO_DEFAULTS["order"]),
         "case_sensitive": flags.get("caseSensitive") is True,
-        "use_regex": bool(flags.get("patterns")) or flags.get("use_regex") is True,
+        "use_regex": patterns or flags.get("use_regex") is True,
         "constant": constant, "name": comment, "comment": comment,
         "selective": bool(flags.get("keysecondary")) or flags.get("selective") is True,
         "secondary_keys": list(flags.get("keysecondary", [])),

@@ -38,6 +38,8 @@ class NewNodeParams(Params):
     summary: Annotated[str, Field(max_length=MAX_STRING)] = Field("", description="one line about it")
     force: bool = Field(False, description=(
         "make it even when its id is taken by a node of the same words (it gets -2)"))
+    pronouns: Short | None = Field(None, description=(
+        "a character's pronouns (she, he, they, it): what \"he\", \"her\" and 他 bind by"))
 
 
 def run_new_node(wr: WorldRepo, p: NewNodeParams) -> NewAnswer:
@@ -45,7 +47,7 @@ def run_new_node(wr: WorldRepo, p: NewNodeParams) -> NewAnswer:
     from narrative.engine.new import new_node
 
     made = new_node(wr, p.layer, p.name, kind=p.kind, aliases=list(p.aliases),
-                    lifecycle=p.lifecycle, summary=p.summary, force=p.force)
+                    lifecycle=p.lifecycle, summary=p.summary, force=p.force, pronouns=p.pronouns)
     return NewAnswer.model_validate(made.to_json())
 
 

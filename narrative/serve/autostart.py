@@ -1,29 +1,36 @@
-"""A server that starts itself: ``narr.autoServe`` set, the first command with no server
-starts one in the background and still runs itself here; later commands use the server.
+"""A server that starts itself: the first command with no server starts one in the background
+and still runs itself here; later commands use the server.
 
-The setting is read as git reads it (``git config narr.autoServe``: the world's config,
-``--global``, ``git -c``), else from narr's own config file (``[narr] autoServe = true`` in
-``~/.config/narr/config.toml``). A command with no server pays for this: a look at the
-few config files for the word, and a ``git config`` run only where one names it (or
-includes others), so a user who never turned it on pays about nothing.
+On unless a setting says otherwise: off when ``CI`` is set (CI machines and test suites
+must not keep daemons), when ``narr.autoServe`` is false, read as git reads it (``git
+config narr.autoServe false``: the world's config, ``--global``, ``git -c``) or else
+from narr's own config file (``[narr] autoServe = false`` in
+``~/.config/narr/config.toml``), and, for every server, with ``NARR_NO_SERVER=1``
+(:func:`narrative.client.locate`). A command with no server pays for this: a look at
+the few config files for the word, and a ``git config`` run only where one names it
+(or includes others).
 
 Never two servers for one world: a starter holds ``.git/narr/autostart.lock`` while it
 looks and hands that lock to the server it spawns, which lets go once it holds the
 world's ``server.lock`` and has written its record. Ten commands starting at once: one
-spawns, nine find the lock taken and simply run. A proven server of other code is asked
-to stop (over its socket, never by a signal); the new one waits for its lock.
+spawns, nine find the lock taken and simply run. A proven server of other code (or of
+another Python) is asked to stop (over its socket, never by a signal); the new one
+waits for its lock.
 
-A server that fails to start (it crashes at once, or gives up before it serves) is not
-started again by every command, each paying for the attempt: the starter notes each start
-in ``.git/narr/autostart.json``, a server that serves removes the note, and the next
-starter that finds a note of a start that never served counts a failure and waits before
-trying again (one minute, then twice as long after each failure, at most an hour).
-``narr serve --status`` says so; a server started by hand (``narr serve --detach``) that
-serves ends the wait.
+A server that fails to start (it crashes at once, or gives up before it serves, as on
+a full disk) is not started again by every command, each paying for the attempt: the
+starter notes each start, a server that serves removes the note, and the next starter
+that finds a note of a start that never served counts a failure, says so once, and
+waits before trying again (one minute, then twice as long after each failure, at most
+an hour). A disk with less than a mebibyte free counts as a failed start without one.
+The note lives in a file's name, not its bytes: a full disk, which refuses every
+byte, still takes an empty file's name. ``narr serve --status`` says so; a server
+started by hand (``narr serve --detach``) that serves ends the wait.
 
 Nothing here may make a command fail: a world on a read-only disk or an unwritable
-``.git/narr/`` gets one warning and the command runs in this process. Only the standard
-library is imported: this runs before narr's own start-up.
+``.git/narr/`` runs in this process, with one warning the first time (remembered in
+narr's cache directory, ``~/.cache/narr/``; where even that cannot be written, none).
+Only the standard library is imported: this runs before narr's own start-up.
 """
 
 from __future__ import annotations
@@ -31,26 +38,25 @@ from __future__ import annotations
 import os
 import sys
 import time
+import zlib
 
 from narrative import client
 
 AUTOSTART_LOCK = "autostart.lock"
-STATE_FILE = "autostart.json"  # the last start, and the failures since a server last served
+STATE_PREFIX = "autostart-state-"  # + failures-pid-spawned_ms-retry_ms: the note, in a name
 FIRST_RETRY_SECONDS = 60.0
 LONGEST_RETRY_SECONDS = 3600.0
+LEAST_ROOM = 1 << 20  # bytes free on the disk of .git/narr below which no server starts
 LOG_FILE = "serve.log"  # as narr serve --detach
 HANDOFF_VARIABLE = "NARR_SERVE_HANDOFF"  # the fd of the starter's lock, for the server to drop
-DEFAULT_IDLE_MINUTES = 30.0
+DEFAULT_IDLE_MINUTES = 15.0
 _TRUE = frozenset({"true", "yes", "on", "1"})
 _FALSE = frozenset({"false", "no", "off", "0", ""})
 
 
 def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read(1 << 20)
-    except OSError:
-        return ""
+    data = client.read_regular(path, 1 << 20)
+    return data.decode("utf-8", "replace") if data is not None else ""
 
 
 def _git_config_files(git_dir: str) -> list[str]:
@@ -105,23 +111,35 @@ def user_setting(key: str) -> object:
         table = tomllib.loads(text).get("narr")
     except (tomllib.TOMLDecodeError, RecursionError):
         return None  # narr's own start-up names what is wrong with the file
-    return table.get(key) if isinstance(table, dict) else None
+    if not isinstance(table, dict):
+        return None
+    # as git's keys: autoServe, autoserve and AUTOSERVE are one setting
+    return next((value for name, value in table.items() if name.lower() == key.lower()), None)
 
 
 def auto_serve(git_dir: str) -> bool:
-    """Whether ``narr.autoServe`` is on for this world (git config first, then narr's file)."""
+    """Whether a command with no server starts one for this world."""
+    return off_because(git_dir) is None
+
+
+def off_because(git_dir: str) -> str | None:
+    """Why no server starts by itself for this world (``CI``, a setting), or None: it does."""
+    if os.environ.get("NARR_NO_SERVER"):
+        return "NARR_NO_SERVER is set"
+    if os.environ.get("CI", "").strip().lower() not in _FALSE:
+        return "CI is set"
     value = git_setting(git_dir, "autoServe", "bool")
     if value is not None:
-        return value in _TRUE
+        return None if value in _TRUE else "git config narr.autoServe is false"
     mine = user_setting("autoServe")
-    if isinstance(mine, str):
-        return mine.strip().lower() in _TRUE
-    return mine is True
+    if mine is False or (isinstance(mine, str) and mine.strip().lower() in _FALSE):
+        return "autoServe is false in narr's config file"
+    return None
 
 
 def idle_minutes(git_dir: str) -> float:
     """``narr.serveIdle``: minutes without a request before a server started this way exits
-    (30 unless set; a value that is not a positive number counts as unset)."""
+    (15 unless set; a value that is not a positive number counts as unset)."""
     value: object = git_setting(git_dir, "serveIdle")
     if value is None:
         value = user_setting("serveIdle")
@@ -141,20 +159,24 @@ def _warn(message: str) -> None:
 
 
 def start_if_wanted(git_dir: str, directory: str | None) -> int | None:
-    """Start this world's server in the background when ``narr.autoServe`` asks for one and
-    none runs; the new server's pid, or None when none was started."""
+    """Start this world's server in the background unless a setting says not to or one runs;
+    the new server's pid, or None when none was started."""
     if not auto_serve(git_dir):
         return None
     import fcntl
 
     narr = os.path.join(git_dir, "narr")
+    if not os.access(narr if os.path.isdir(narr) else git_dir, os.W_OK):
+        _warn_once(git_dir, f"no narr server can start for this world: {narr} cannot be "
+                            "written (a read-only disk or folder); commands run without one")
+        return None
     try:
         os.makedirs(narr, mode=0o700, exist_ok=True)
         fd = os.open(os.path.join(narr, AUTOSTART_LOCK),
                      os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as exc:
-        _warn(f"narr.autoServe: cannot start a server ({exc.strerror}: {exc.filename or narr}); "
-              "this command runs without one")
+        _warn_once(git_dir, f"no narr server can start for this world ({exc.strerror}: "
+                            f"{exc.filename or narr}); commands run without one")
         return None
     try:
         try:
@@ -177,22 +199,48 @@ def start_if_wanted(git_dir: str, directory: str | None) -> int | None:
             # ever serving: it failed. Wait before the next try rather than pay for one in
             # every command. (One that recorded itself did serve, and died before it could
             # clear the note: killed, say, between the two writes.)
-            failures += 1
-            delay = min(FIRST_RETRY_SECONDS * 2 ** min(failures - 1, 12), LONGEST_RETRY_SECONDS)
-            _write_state(git_dir, {"failures": failures, "failed_at": now, "retry_at": now + delay})
-            _warn(f"narr.autoServe: the server started {_ago(state.get('spawned'), now)} never "
-                  f"served (see {os.path.join(narr, LOG_FILE)}); commands run without one, and "
-                  f"the next tries again in {_minutes(delay)} (narr serve --detach starts one now)")
+            delay = _failed(git_dir, failures + 1, now)
+            _warn(f"the narr server started {_ago(state.get('spawned'), now)} never served "
+                  f"(see {os.path.join(narr, LOG_FILE)}); commands run without one, and the "
+                  f"next tries again in {_minutes(delay)} (narr serve --detach starts one now)")
             return None
         retry_at = state.get("retry_at")
         if isinstance(retry_at, (int, float)) and now < retry_at:
             return None  # waiting after a failed start
+        room = _room(narr)
+        if room is not None and room < LEAST_ROOM:
+            delay = _failed(git_dir, failures + 1, now)
+            _warn(f"no narr server starts: the disk holding {narr} is full ({room} bytes "
+                  f"free); commands run without one, and the next tries again in "
+                  f"{_minutes(delay)}")
+            return None
         pid = _spawn(git_dir, directory, fd)
         if pid is not None:
-            _write_state(git_dir, {"failures": failures, "pid": pid, "spawned": now})
+            _write_state(git_dir, failures, pid, now, None)
         return pid
     finally:
         os.close(fd)
+
+
+def _failed(git_dir: str, failures: int, now: float) -> float:
+    """Note the ``failures``-th failed start in a row; the seconds until the next try."""
+    delay = _delay(failures)
+    _write_state(git_dir, failures, None, None, now + delay)
+    return delay
+
+
+def _delay(failures: int) -> float:
+    """Seconds to wait after ``failures`` failed starts in a row."""
+    return min(FIRST_RETRY_SECONDS * 2.0 ** min(max(failures, 1) - 1, 12), LONGEST_RETRY_SECONDS)
+
+
+def _room(narr: str) -> int | None:
+    """Bytes free for this user on the disk of ``narr`` (None where the system does not say)."""
+    try:
+        st = os.statvfs(narr)
+    except (OSError, AttributeError):
+        return None
+    return st.f_bavail * st.f_frsize
 
 
 def _recorded(git_dir: str, pid: object) -> bool:
@@ -202,20 +250,35 @@ def _recorded(git_dir: str, pid: object) -> bool:
 
 
 def read_state(git_dir: str | os.PathLike[str]) -> dict[str, object] | None:
-    """``autostart.json``: the last automatic start (``pid``, ``spawned``) while it has not
+    """The note of automatic starts: the last start (``pid``, ``spawned``) while it has not
     served, and the failures since a server last served (``failures``, ``failed_at``,
     ``retry_at``, seconds since the epoch); None when there is none (or it is unreadable)."""
-    path = os.path.join(git_dir, "narr", STATE_FILE)
+    found = _state_names(os.path.join(git_dir, "narr"))
+    if not found:
+        return None
+    failures, pid, spawned, retry = max(found.values(), key=lambda v: (v[2], v[3]))
+    state: dict[str, object] = {"failures": failures}
+    if pid:
+        state.update(pid=pid, spawned=spawned / 1000)
+    if retry:
+        state.update(retry_at=retry / 1000, failed_at=retry / 1000 - _delay(failures))
+    return state
+
+
+def _state_names(narr: str) -> dict[str, tuple[int, int, int, int]]:
+    """The notes in ``narr`` by file name: (failures, pid, spawned ms, retry ms) each."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        names = os.listdir(narr)
     except OSError:
-        return None
-    try:
-        with os.fdopen(fd, encoding="utf-8", errors="replace") as fh:
-            value = client.loads(fh.read(1 << 16))
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
+        return {}
+    found = {}
+    for name in names:
+        if name.startswith(STATE_PREFIX):
+            parts = name[len(STATE_PREFIX):].split("-")
+            if len(parts) == 4 and all(part.isdigit() for part in parts):
+                failures, pid, spawned, retry = (int(part) for part in parts)
+                found[name] = (failures, pid, spawned, retry)
+    return found
 
 
 def waiting(git_dir: str | os.PathLike[str]) -> dict[str, object] | None:
@@ -228,27 +291,60 @@ def waiting(git_dir: str | os.PathLike[str]) -> dict[str, object] | None:
 
 
 def clear_state(git_dir: str | os.PathLike[str]) -> None:
-    """A server serves this world: no start is pending, no failure is waited out."""
-    try:  # noqa: SIM105 (contextlib is one more import before a command starts)
-        os.unlink(os.path.join(git_dir, "narr", STATE_FILE))
+    """A server serves this world: no start is pending, no failure is waited out, and an
+    unwritable world that stops a server is worth a warning again."""
+    narr = os.path.join(git_dir, "narr")
+    for name in _state_names(narr):
+        try:  # noqa: SIM105 (contextlib is one more import before a command starts)
+            os.unlink(os.path.join(narr, name))
+        except OSError:
+            pass
+    try:  # noqa: SIM105
+        os.unlink(_warned_path(str(git_dir)))
     except OSError:
         pass
 
 
-def _write_state(git_dir: str, state: dict[str, object]) -> None:
-    path = os.path.join(git_dir, "narr", STATE_FILE)
-    part = f"{path}.{os.getpid()}"
+def _write_state(git_dir: str, failures: int, pid: int | None, spawned: float | None,
+                 retry_at: float | None) -> None:
+    """Replace the note: an empty file named for what it says (see the module's doc)."""
+    narr = os.path.join(git_dir, "narr")
+    earlier = _state_names(narr)
+    name = (f"{STATE_PREFIX}{failures}-{pid or 0}-{round((spawned or 0) * 1000)}-"
+            f"{round((retry_at or 0) * 1000)}")
     try:
-        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(client.dumps(state) + "\n")
-        os.replace(part, path)
-    except OSError:  # not remembered: the next command simply tries again
-        try:  # noqa: SIM105
-            os.unlink(part)
-        except OSError:
-            pass
+        os.close(os.open(os.path.join(narr, name),
+                         os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+    except OSError:
+        return  # not remembered: the next command simply tries again
+    for old in earlier:
+        if old != name:
+            try:  # noqa: SIM105
+                os.unlink(os.path.join(narr, old))
+            except OSError:
+                pass
+
+
+def _warned_path(git_dir: str) -> str:
+    """Where narr remembers that it told the user no server can start for ``git_dir``."""
+    env = os.environ
+    cache = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"),
+                                                       ".cache")
+    key = os.path.realpath(git_dir).encode("utf-8", "surrogateescape")
+    return os.path.join(cache, "narr", "no-server", f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}")
+
+
+def _warn_once(git_dir: str, message: str) -> None:
+    """``message``, the first time for this world only (never, where that cannot be kept)."""
+    path = _warned_path(git_dir)
+    if os.path.lexists(path):
+        return
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+    except OSError:
+        return  # it could not be remembered: quiet, rather than the same words every command
+    _warn(message)
 
 
 def _minutes(seconds: float) -> str:
@@ -263,18 +359,25 @@ def _ago(when: object, now: float) -> str:
 
 
 def ask_to_stop(info: dict[str, object]) -> bool:
-    """Ask a proven server to stop, over its socket; whether it heard."""
+    """Ask a proven server to stop, over its socket; whether it heard. (A server of other
+    code may not name itself first: its first frame is skipped when it does, not awaited.)"""
     import _socket
 
     path = info.get("socket")
-    if not isinstance(path, str):
-        return False
+    if not isinstance(path, str) or client.serving(info) != "yes":
+        return False  # a stopped server cannot hear: the new one waits for its lock, in vain
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    sock.settimeout(5.0)
+    sock.settimeout(client.CONNECT_TIMEOUT)
     try:
         sock.connect(path)
+        if client.peer_pid(sock) not in (None, info.get("pid")):
+            return False
         client.send_frame(sock, client.STDIN, client.dumps({"control": "stop"}).encode())
-        return client.recv_frame(sock) is not None
+        frames = client.Frames(sock)
+        frame = frames.next(5.0)
+        if frame is not None and frame[0] == client.HELLO:
+            frame = frames.next(5.0)
+        return frame is not None
     except OSError:
         return False
     finally:
@@ -297,8 +400,8 @@ def _spawn(git_dir: str, directory: str | None, lock_fd: int) -> int | None:
         log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
                       | os.O_CLOEXEC, 0o600)
     except OSError as exc:
-        _warn(f"narr.autoServe: cannot start a server ({exc.strerror}: {log_path}); "
-              "this command runs without one")
+        _warn_once(git_dir, f"no narr server can start for this world ({exc.strerror}: "
+                            f"{log_path}); commands run without one")
         return None
     try:
         os.set_inheritable(lock_fd, True)
@@ -309,8 +412,8 @@ def _spawn(git_dir: str, directory: str | None, lock_fd: int) -> int | None:
                           (os.POSIX_SPAWN_DUP2, log, 1), (os.POSIX_SPAWN_DUP2, log, 2)],
             setsid=True)
     except OSError as exc:
-        _warn(f"narr.autoServe: cannot start a server ({exc.strerror}); "
-              "this command runs without one")
+        _warn_once(git_dir, f"no narr server can start for this world ({exc.strerror}); "
+                            "commands run without one")
         return None
     finally:
         os.close(log)

@@ -20,7 +20,14 @@ never waits for a write. The main thread only waits for the signal to stop.
 The server listens on a Unix socket (mode 0600, in ``.git/narr/``, made private
 to the user, or under a private directory in the temporary directory when that
 path is too long for a socket) and records itself in ``.git/narr/server.json``:
-pid, code version (:func:`narrative.client.code_version`), socket and port.
+pid, code version (:func:`narrative.client.code_version`), socket and port. It
+names itself first on every connection, before a client sends anything.
+
+A server serves the world it was started in, not a path: when the world's
+directory or its ``.git`` is no longer the one it started with (the device and inode
+differ: ``mv w w2 && narr init w``, a world deleted or restored from a backup), it
+refuses every request and exits, so neither a client nor an open studio page nor an
+agent holding the token writes through it into whatever now stands at the old path.
 """
 
 from __future__ import annotations
@@ -46,12 +53,13 @@ from typing import Any
 
 from narrative import client, invocation
 from narrative.errors import ConflictError, InvalidInputError, NarrError
+from narrative.ids import new_event_id
 from narrative.serve import autostart, streams
 from narrative.store import collecting
 
-READERS = frozenset({"status", "log", "show", "get", "nodes", "why", "history", "search", "brief",
-                     "threads", "graph", "chains", "reflog", "schema", "path", "check"})
+READERS = client.READERS
 TOKEN_FILE = "token"
+REQUEST_TIMEOUT = 30.0  # a connection that never sends its request holds a thread no longer
 REFUSED = client.REFUSED
 _MAX_SOCKET_PATH = 100
 
@@ -107,28 +115,7 @@ def control(git_dir: Path, what: str, timeout: float = 5.0) -> dict[str, Any] | 
     """Ask this world's proven server for ``status`` (or to ``stop``); its answer, or None
     when there is none or it does not answer as this world's server."""
     info = running(git_dir)
-    if info is None or not isinstance(info.get("socket"), str):
-        return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
-    try:
-        sock.connect(info["socket"])
-        client.send_frame(sock, client.STDIN, json.dumps({"control": what}).encode())
-        frame = client.recv_frame(sock)
-    except OSError:
-        return None
-    finally:
-        sock.close()
-    if frame is None:
-        return None
-    try:
-        answer = json.loads(frame[1])
-    except ValueError:
-        return None
-    if not isinstance(answer, dict) or answer.get("pid") != info.get("pid") \
-            or answer.get("git_dir") != info.get("git_dir"):
-        return None  # something answers on that socket, not the server the record names
-    return answer
+    return client.ask(info, what, timeout) if info is not None else None
 
 
 def stop(git_dir: Path, timeout: float = 10.0) -> dict[str, Any] | None:
@@ -136,22 +123,31 @@ def stop(git_dir: Path, timeout: float = 10.0) -> dict[str, Any] | None:
 
     Only a proven server is stopped, and it is asked over its socket first. A signal goes
     only to the very process that recorded itself (same pid and start) while it still holds
-    the world's lock, and only when asking did not make it go. A record that proves nothing
-    is removed, never acted on.
+    the world's lock, runs narr's server by its command line, and only when asking did not
+    make it go (it is stopped, or does not answer). A record that proves nothing is removed,
+    never acted on.
     """
     info = running(git_dir)
     if info is None:
         remove_stale_record(git_dir)
         return None
     pid = int(info["pid"])
-    control(git_dir, "stop")
+    answered = control(git_dir, "stop") is not None
+    if not answered and not _runs_narr_serve(pid):
+        raise ConflictError(f"pid {pid} holds this world's server lock but does not answer as "
+                            "narr's server; narr leaves it alone",
+                            hint=f"see what it is (ps -p {pid} -f) and stop it yourself")
     deadline = time.monotonic() + timeout
-    for sig in (None, signal.SIGTERM, signal.SIGKILL):
+    # One that heard goes by itself; one that could not hear (stopped) is told by a signal.
+    for sig in (None, signal.SIGTERM, signal.SIGKILL) if answered else (signal.SIGTERM,
+                                                                       signal.SIGKILL):
         if sig is not None:
-            if not _still_ours(git_dir, info):
+            if not _still_ours(git_dir, info) or not _runs_narr_serve(pid):
                 break
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
+                if sig == signal.SIGTERM:
+                    os.kill(pid, signal.SIGCONT)  # a stopped server hears nothing until it goes on
             deadline = time.monotonic() + timeout
         while _still_ours(git_dir, info) and time.monotonic() < deadline:
             _reap(pid)
@@ -173,6 +169,21 @@ def _still_ours(git_dir: Path, info: dict[str, Any]) -> bool:
         return answer is not None and answer.get("pid") == pid
     proven = client.proven_server(git_dir)
     return proven is not None and proven.get("pid") == pid and identity == info.get("process")
+
+
+def _runs_narr_serve(pid: int) -> bool:
+    """Whether ``pid``'s command line is narr's server (``narr serve``, ``python -m narrative
+    ... serve``, or as a command starts one); True where the system does not say (the other
+    proofs then stand alone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv = fh.read().split(b"\0")
+    except FileNotFoundError:
+        return not os.path.isdir("/proc")
+    except OSError:
+        return False
+    narr = any(os.path.basename(arg) == b"narr" or b"narrative" in arg for arg in argv)
+    return narr and b"serve" in argv
 
 
 def _running(pid: int) -> bool:
@@ -259,6 +270,18 @@ class _Counted:
         if scope.get("type") != "http":
             await self.app(scope, receive, send)
             return
+        if self.server.moved():  # a page or agent of the world that was here: it is gone
+            from narrative.errors import NotAWorldError
+
+            gone = NotAWorldError("this narr server's world was moved or replaced: the server "
+                                  "stops, and writes nothing to what stands at its old path",
+                                  hint="open the studio again from the world (narr studio)")
+            body = json.dumps(gone.to_json()).encode()
+            await send({"type": "http.response.start", "status": 503,
+                        "headers": [(b"content-type", b"application/json"),
+                                    (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return
         self.server.begin_request()
         try:
             await self.app(scope, receive, send)
@@ -275,6 +298,7 @@ class Server:
     version: str = field(default_factory=client.code_version)
     idle_minutes: float | None = None  # exit after this long without a request (None: never)
     auto: bool = False  # started by a command (narr.autoServe), not by narr serve
+    started_by: str = "narr serve"  # what started it: "a narr command", "narr serve", "narr studio"
 
     def __post_init__(self) -> None:
         self.root = self.root.resolve()
@@ -300,6 +324,9 @@ class Server:
         self._http: Any = None
         self._lock_fd = -1
         self._catalog: Any = None
+        self._narr_fd = -1  # .git/narr itself, wherever the world is moved to
+        self._home = _place(self.root, self.git_dir)  # the world it serves, by device and inode
+        self._socket_inode: tuple[int, int] | None = None
 
     # --- running --------------------------------------------------------------------
 
@@ -323,6 +350,7 @@ class Server:
             raise ConflictError("another narr server is starting or running for this world",
                                 hint="narr serve --status shows it")
         self._lock_fd = fd
+        self._narr_fd = os.open(self.git_dir / "narr", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         os.chdir(self.home_cwd)
         self._keep_catalog_open()
         from narrative.serve.pools import lend_repositories_to_readers
@@ -368,10 +396,13 @@ class Server:
             if self._http is not None:
                 self._http.should_exit = True
             if self.watcher is not None:
-                self.watcher.stop()
+                from narrative.store import let_go
+
+                let_go(self.watcher)
             if self._catalog is not None:
                 self._catalog.close()
             self._remove_own_record()
+            os.close(self._narr_fd)
             os.close(self._lock_fd)
             if self.exit_reason:
                 print(f"narr serve: pid {os.getpid()} exits: {self.exit_reason}", file=sys.__stderr__)
@@ -382,6 +413,9 @@ class Server:
         never use this server again, and it would hold old code's state)."""
         checked = time.monotonic()
         while not self.stopping.wait(0.2):
+            if self.moved():
+                self.stopping.set()
+                break
             now = time.monotonic()
             if now - checked < 2.0:
                 continue
@@ -394,14 +428,33 @@ class Server:
             if self.exit_reason:
                 self.stopping.set()
 
+    def moved(self) -> bool:
+        """Whether the world's directory or its ``.git`` is no longer the one this server
+        started in (moved, replaced, deleted): then it serves nobody, and exits."""
+        if self.exit_reason is None and _place(self.root, self.git_dir) != self._home:
+            self.exit_reason = "its world moved or was replaced"
+            self.stopping.set()
+        return self.exit_reason == "its world moved or was replaced"
+
     def _remove_own_record(self) -> None:
-        """Remove the record and socket this server made (and nothing another made)."""
-        info = client.read_server_file(self.git_dir)
-        if info is not None and info.get("pid") == os.getpid():
+        """Remove the record and socket this server made (and nothing another made): the
+        record in the ``.git/narr`` it holds open, wherever the world went; the socket only
+        while it is the one this server bound (a world made since at the old path may have
+        a server of its own there)."""
+        try:
+            fd = os.open(client.SERVER_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK,
+                         dir_fd=self._narr_fd)
+            with os.fdopen(fd, "rb") as fh:
+                mine = json.loads(fh.read(1 << 16)).get("pid") == os.getpid()
+        except (OSError, ValueError, AttributeError):
+            mine = False
+        if mine:
             with contextlib.suppress(OSError):
-                (self.git_dir / "narr" / client.SERVER_FILE).unlink()
+                os.unlink(client.SERVER_FILE, dir_fd=self._narr_fd)
         with contextlib.suppress(OSError):
-            self.socket.unlink()
+            st = os.stat(self.socket, follow_symlinks=False)
+            if (st.st_dev, st.st_ino) == self._socket_inode:
+                self.socket.unlink()
 
     def _write_jobs(self) -> None:
         """The writer thread: every command that may write, one at a time, in order.
@@ -459,10 +512,9 @@ class Server:
 
     def _start_watcher(self) -> None:
         try:
-            from narrative.store import WorldWatcher
+            from narrative.store import keep_watching
 
-            watcher = WorldWatcher(self.root, self.git_dir)
-            watcher.start()
+            watcher = keep_watching(self.root, self.git_dir)
         except Exception as exc:  # no watcher: every scan is a full one, as without a server
             print(f"narr serve: not watching files ({exc})", file=sys.__stderr__)
             return
@@ -478,6 +530,8 @@ class Server:
         finally:
             os.umask(old)
         os.chmod(self.socket, 0o600)
+        st = os.stat(self.socket, follow_symlinks=False)
+        self._socket_inode = (st.st_dev, st.st_ino)
         listener.listen(64)
         return listener
 
@@ -518,15 +572,17 @@ class Server:
         return {"pid": os.getpid(), "process": client.process_identity(os.getpid()),
                 "version": self.version, "socket": str(self.socket), "root": str(self.root),
                 "git_dir": str(self.git_dir), "port": self.http_port, "host": self.host,
-                "started": self.started, "auto": self.auto, "idle_minutes": self.idle_minutes}
+                "started": self.started, "auto": self.auto, "started_by": self.started_by,
+                "idle_minutes": self.idle_minutes}
 
     def status(self) -> dict[str, Any]:
+        quiet = 0.0 if self.active else time.monotonic() - self.last_request
         idle_exit = None
         if self.idle_minutes is not None:  # (with a request under way: at the earliest)
-            quiet = 0.0 if self.active else time.monotonic() - self.last_request
             idle_exit = time.time() + max(0.0, self.idle_minutes * 60 - quiet)
         return {**self._identity(), "requests": self.requests, "active": self.active,
-                "exits_at": idle_exit,
+                "idle_s": round(quiet, 1), "exits_at": idle_exit,
+                "memory_mib": client.resident_mib(os.getpid()),
                 "watcher": self.watcher.describe() if self.watcher is not None else None}
 
     # --- requests -------------------------------------------------------------------
@@ -542,14 +598,19 @@ class Server:
     def _serve(self, conn: socket.socket) -> None:
         with conn:
             try:
+                conn.settimeout(REQUEST_TIMEOUT)
+                client.send_frame(conn, client.HELLO, json.dumps(
+                    {"pid": os.getpid(), "git_dir": str(self.git_dir),
+                     "version": self.version}).encode())
                 frame = client.recv_frame(conn)
+                conn.settimeout(None)
                 if frame is None:
                     return
                 req = json.loads(frame[1])
                 if "control" in req:
                     self._control(conn, req["control"])
                     return
-                if self.stopping.is_set() or req.get("version") != self.version \
+                if self.stopping.is_set() or self.moved() or req.get("version") != self.version \
                         or req.get("git_dir") not in (None, str(self.git_dir)):
                     client.send_frame(conn, REFUSED, b"")  # not for this server: run it there
                     return
@@ -584,14 +645,10 @@ class Server:
             with lock, contextlib.suppress(OSError):
                 client.send_frame(conn, channel, data)
 
-        def read_stdin() -> bytes:
-            write(client.WANT_STDIN, b"")
-            chunks: list[bytes] = []
-            while True:
-                frame = client.recv_frame(conn)
-                if frame is None or not frame[1]:
-                    return b"".join(chunks)
-                chunks.append(frame[1])
+        def read_stdin(most: int) -> bytes:
+            write(client.WANT_STDIN, str(most).encode())
+            frame = client.recv_frame(conn)
+            return frame[1][:most] if frame is not None else b""  # (a client gone: the end)
 
         def page(command: str, text: str) -> None:
             write(client.PAGE, command.encode() + b"\0" + text.encode())
@@ -605,14 +662,21 @@ class Server:
         cwd = str(req.get("cwd") or self.home_cwd)
         env = {**self.base_env, **{str(k): str(v) for k, v in dict(req.get("env", {})).items()}}
         code: list[int] = [1]
+        let_go = [False]
 
         gone = threading.Event()  # the client hung up: a long reading stops at its next check
 
         def work() -> None:
             from narrative.engine.calloff import watching
 
-            write(client.STARTED, b"")  # from here on the command may write
-            with invocation.running(cwd, env), streams.serving(request_io), \
+            if _hung_up(conn) or self.moved():
+                let_go[0] = True  # its client gave up waiting (this server was stopped), or
+                return  # the world it was for is gone: it never began
+            # From here on the command may write. An event's id is named now, so that its
+            # client can tell, should this server die, whether the event was recorded.
+            event_id = new_event_id() if command == "event" else None
+            write(client.STARTED, (event_id or "").encode())
+            with invocation.running(cwd, env, event_id), streams.serving(request_io), \
                     _profiled(self.profile_dir, command, self.requests), \
                     collecting() as afterwards, watching(gone.is_set):
                 code[0] = run_cli(argv, str(req.get("prog_name", "narr")))
@@ -625,6 +689,9 @@ class Server:
                 job.run()
             elif not self._wait(job):
                 write(REFUSED, b"")  # stopped before it ran: nothing happened, say so
+                return
+            if let_go[0]:
+                write(REFUSED, b"")
                 return
             write(client.EXIT, str(code[0]).encode())
         finally:
@@ -671,6 +738,24 @@ def _watch_hangup(conn: socket.socket, done: threading.Event, gone: threading.Ev
         if any(mask & hangup for _, mask in events):
             gone.set()
             return
+
+
+def _hung_up(conn: socket.socket) -> bool:
+    """Whether the client at the other end of ``conn`` has gone (closed its end)."""
+    try:
+        return conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def _place(root: Path, git_dir: Path) -> tuple[tuple[int, int], ...] | None:
+    """The world's directory and its ``.git`` by device and inode (None: one is gone)."""
+    try:
+        return tuple((st.st_dev, st.st_ino) for st in (os.stat(root), os.stat(git_dir)))
+    except OSError:
+        return None
 
 
 def _drop_handoff() -> None:

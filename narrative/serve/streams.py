@@ -31,7 +31,7 @@ _original_terminal_size = shutil.get_terminal_size
 class RequestIO:
     """The streams and terminal of one request."""
 
-    def __init__(self, write: Callable[[int, bytes], None], read_stdin: Callable[[], bytes],
+    def __init__(self, write: Callable[[int, bytes], None], read_stdin: Callable[[int], bytes],
                  *, stdout_tty: bool, stderr_tty: bool, stdin_tty: bool,
                  columns: int, lines: int, page: Callable[[str, str], None] | None = None) -> None:
         self.page = page
@@ -72,13 +72,14 @@ class _Sink(io.RawIOBase):
 
 
 class _Source(io.RawIOBase):
-    """Standard input, asked of the client only when a command reads it."""
+    """Standard input, asked of the client as the command reads it, never more than it reads
+    (a command that stops at a bound, :mod:`narrative.store.bounded`, stops the client reading
+    too: ``narr event - < /dev/zero`` ends as it does without a server)."""
 
-    def __init__(self, read_all: Callable[[], bytes], tty: bool) -> None:
-        self._read_all = read_all
+    def __init__(self, read: Callable[[int], bytes], tty: bool) -> None:
+        self._read = read  # up to n bytes; empty at the end
         self._tty = tty
-        self._data: bytes | None = None
-        self._pos = 0
+        self._ended = False
 
     def readable(self) -> bool:
         return True
@@ -87,11 +88,11 @@ class _Source(io.RawIOBase):
         return self._tty
 
     def readinto(self, buffer: Any) -> int:
-        if self._data is None:
-            self._data = self._read_all()
-        chunk = self._data[self._pos:self._pos + len(buffer)]
+        if self._ended or not len(buffer):
+            return 0
+        chunk = self._read(len(buffer))
+        self._ended = not chunk
         buffer[:len(chunk)] = chunk
-        self._pos += len(chunk)
         return len(chunk)
 
 

@@ -403,7 +403,8 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
                         _text(body, "name", "the node's name"),
                         kind=_opt(body, "kind"), aliases=_strings(body, "aliases"),
                         lifecycle=_opt(body, "lifecycle") or "permanent",
-                        summary=_opt(body, "summary")).to_json()
+                        summary=_opt(body, "summary"),
+                        pronouns=_opt(body, "pronouns") or None).to_json()
 
     def relation(wr: WorldRepo, body: dict[str, Any]) -> Any:
         from narrative.engine.handedit import edit_relation

@@ -47,6 +47,7 @@ FACE: dict[str, str] = {
     "file_digest": ".nodefiles",
     # a server's file watcher
     "WorldWatcher": ".watch",
+    "keep_watching": ".watch",
     "file_sig": ".watch",
     # the story line: revisions, what a reset undoes
     "resolve_rev": ".history:resolve",
@@ -205,6 +206,9 @@ FACE: dict[str, str] = {
     "Span": ".catalog.chapters",
     "HandEdit": ".worktree",
     "MAX_SETTINGS": "narrative.bounded",
+    # names the chapters' use cases read
+    "recent_event": ".history",
+    "let_go": ".watch",
 }
 """The store's face: each name, and where it is defined (``.module`` or ``.module:attribute``)."""
 
@@ -271,6 +275,7 @@ if TYPE_CHECKING:
     from narrative.store.history import merge_base as merge_base
     from narrative.store.history import peel_commit as peel_commit
     from narrative.store.history import plain_world_commits as plain_world_commits
+    from narrative.store.history import recent_event as recent_event
     from narrative.store.history import replayed_copies as replayed_copies
     from narrative.store.history import resolve as resolve_rev
     from narrative.store.history import reverted_by as reverted_by
@@ -362,6 +367,8 @@ if TYPE_CHECKING:
     from narrative.store.view import WorldView as WorldView
     from narrative.store.watch import WorldWatcher as WorldWatcher
     from narrative.store.watch import file_sig as file_sig
+    from narrative.store.watch import keep_watching as keep_watching
+    from narrative.store.watch import let_go as let_go
     from narrative.store.worktree import HandEdit as HandEdit
     from narrative.store.worktree import HandEdits as HandEdits
     from narrative.store.worktree import changed_paths as changed_files
@@ -466,7 +473,9 @@ if TYPE_CHECKING:
         "journaled",
         "keep_abandoned",
         "keep_adopted",
+        "keep_watching",
         "last_record",
+        "let_go",
         "load_config",
         "load_pending",
         "load_review",
@@ -491,6 +500,7 @@ if TYPE_CHECKING:
         "push_remote",
         "read_bounded",
         "read_bounded_stream",
+        "recent_event",
         "record_json",
         "ref_exists",
         "ref_targets",

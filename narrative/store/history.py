@@ -15,14 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from narrative.errors import PAST_THE_START, InvalidInputError, NotFoundError
 from narrative.store import records
-from narrative.store.gitfiles import Unsure
 from narrative.store.libgit import pygit2
 from narrative.store.objects import Commit, git_commit
 from narrative.store.worldrepo import WorldRepo
 
 if TYPE_CHECKING:
     from narrative.model import EventRecord
-    from narrative.store.gitfiles import GitFiles
 
 _EVENT_PREFIX = re.compile(r"^[0-9a-f]{8}-[0-9a-f-]*$|^[0-9a-f]{6,}$")
 
@@ -153,24 +151,17 @@ def summaries(wr: WorldRepo, start: str, limit: int | None = None, *,
     """
     out: list[dict[str, Any]] = []
     fresh: list[records.Summary] = []
-    files = wr.file_reader()
     current: str | None = start
     try:
         while current is not None and (limit is None or len(out) < limit):
             if since is not None and is_ancestor(wr, current, since):
                 break
             row = None
-            if files is not None:
-                try:
-                    size = files.size(current)
-                except Unsure:
-                    files = None  # libgit2 reads on from here
-            large = (size if files is not None else
-                     wr.repo.odb.read_header(pygit2.Oid(hex=current))[1]) > LARGE_COMMIT
+            large = wr.repo.odb.read_header(pygit2.Oid(hex=current))[1] > LARGE_COMMIT
             if large:
                 row = wr.catalog.summaries([current]).get(current)
             if row is None:
-                row = _summary_row(wr, current, files)
+                row = summary_row_of(wr.repo[current].peel(pygit2.Commit))
                 if large:
                     fresh.append(row)
             out.append(row.to_json())
@@ -197,15 +188,6 @@ def content_of(wr: WorldRepo, commit: Commit | str) -> str:
     return str(s["content"])
 
 
-def _summary_row(wr: WorldRepo, commit_id: str, files: GitFiles | None) -> records.Summary:
-    if files is not None:
-        with contextlib.suppress(Unsure):
-            found = files.commit(commit_id)
-            ids = found.parent_ids
-            return records.summary_row(commit_id, ids[0] if ids else None, found.message)
-    return summary_row_of(wr.repo[commit_id].peel(pygit2.Commit))
-
-
 def summary_row_of(commit: Commit | pygit2.Commit) -> records.Summary:
     git = git_commit(commit)
     ids = git.parent_ids
@@ -224,12 +206,6 @@ def last_record(head: Commit) -> EventRecord | None:
 
 def peel_commit(wr: WorldRepo, name: str) -> Commit | None:
     """The commit a ref or object id names, or None (missing, dangling, not a commit)."""
-    files = wr.file_reader()
-    if files is not None:
-        with contextlib.suppress(Unsure):
-            oid = files.ref(name) if name.startswith("refs/") else name
-            if oid is not None:
-                return Commit(files.commit(files.peel_commit(oid)))
     found = _peel(wr, name)
     return Commit(found) if found is not None else None
 
@@ -259,10 +235,6 @@ def resolve(wr: WorldRepo, rev: str) -> Commit:
         found = find_event(wr, rev)
         if found is not None:
             return found
-    files = wr.file_reader()
-    if files is not None:
-        with contextlib.suppress(Unsure):
-            return Commit(files.commit(files.resolve(rev)))
     try:
         return Commit(wr.repo.revparse_single(rev).peel(pygit2.Commit))
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
@@ -317,6 +289,22 @@ def find_event(wr: WorldRepo, prefix: str) -> Commit | None:
             + ", ".join(e for e, _ in live[:5]) + ("…" if len(live) > 5 else ""),
         )
     return live[0][1] if live else None
+
+
+def recent_event(wr: WorldRepo, event_id: str, since: float) -> Commit | None:
+    """The commit of the event ``event_id`` on any branch, looked for among the commits made
+    since ``since`` (seconds since the epoch, a minute's leeway for clocks): whether an event
+    asked for a moment ago was recorded, without the catalog (a crash may have kept it from
+    being told)."""
+    tips = [name for name in wr.repo.references if name.startswith("refs/heads/")]
+    for name in tips:
+        for commit in first_parent(peel_commit(wr, name)):
+            if commit.commit_time < since - 60:
+                break
+            record = commit.raw_record()
+            if record is not None and record.get("id") == event_id:
+                return commit
+    return None
 
 
 def known_events(wr: WorldRepo, event_ids: Iterable[str]) -> set[str]:

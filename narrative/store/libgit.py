@@ -34,8 +34,8 @@ def _load() -> None:
 class _OnFirstUse:
     """Stands for the pygit2 module, which it imports (through :func:`_load`) when an
     attribute is first asked for; each attribute is then kept on this object, so later
-    lookups cost what a module's do. A command that reads a world from git's files
-    (:mod:`narrative.store.gitfiles`) never asks, and never pays for the import."""
+    lookups cost what a module's do. A command that never reaches git (``narr --help``, a
+    served command's thin client) never asks, and never pays for the import."""
 
     def __getattr__(self, name: str) -> Any:
         _load()

@@ -112,7 +112,14 @@ def lock_timeout() -> float:
 
 
 class WriteLock:
-    """Exclusive, re-entrant within one object; waits up to ``timeout`` seconds, then refuses."""
+    """Exclusive, re-entrant within one object; refuses once the lock has stayed with one
+    holder for ``timeout`` seconds of its wait.
+
+    A wait counts from the last sign that the writers ahead are getting on (the lock changed
+    hands, or its holder used the processor), not from its start: twenty commands started
+    at once on a busy machine each wait their turn, as writers queued in a server do, and
+    only a holder that sits on the lock (stopped, or waiting on something else) turns the
+    others away."""
 
     def __init__(self, path: Path, timeout: float | None = None) -> None:
         self.path = path
@@ -156,23 +163,30 @@ class WriteLock:
         self.holds += 1
 
     def _wait(self, lock: Any, timed_out: type[Exception]) -> None:
-        """Take ``lock`` within the timeout, or give up when this thread's write is called off
-        (:func:`give_up_waiting`), polling for that between tries."""
-        give_up = getattr(_running, "give_up", None)
-        if give_up is None:
-            lock.acquire(timeout=self.timeout, poll_interval=POLL)
+        """Take ``lock`` before it has stayed with one holder for the timeout, or give up when
+        this thread's write is called off (:func:`give_up_waiting`), polling for either."""
+        try:
+            lock.acquire(timeout=0.0, poll_interval=POLL)
             return
+        except timed_out:
+            pass
         import time
 
+        give_up = getattr(_running, "give_up", None)
         deadline = time.monotonic() + self.timeout
+        seen = _stamp(self.holder_path)
         while True:
-            if give_up():
+            if give_up is not None and give_up():
                 raise Abandoned("the write was called off while it waited for the world's lock")
             try:
                 lock.acquire(timeout=min(POLL, max(0.0, deadline - time.monotonic())),
                              poll_interval=POLL)
             except timed_out:
-                if time.monotonic() >= deadline:
+                now = _stamp(self.holder_path)
+                if now != seen:  # the writers ahead are getting on
+                    seen = now
+                    deadline = time.monotonic() + self.timeout
+                elif time.monotonic() >= deadline:
                     raise
                 continue
             _running.give_up = None  # taken: this write, and the rest of its call, go through
@@ -222,6 +236,32 @@ class WriteLock:
         tb: TracebackType | None,
     ) -> None:
         self.release()
+
+
+def _stamp(path: Path) -> tuple[int, int, int, int | None] | None:
+    """The holder file's identity and time, and the processor time its holder has used: each
+    holder rewrites the file as it takes the lock and as it lets go, so a new stamp means the
+    lock changed hands or its holder worked."""
+    try:
+        st = os.stat(path)
+        with open(path, "rb") as fh:
+            pid = fh.read(24).split(b" ", 1)[0]
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size, _cpu_ticks(pid))
+
+
+def _cpu_ticks(pid: bytes) -> int | None:
+    """The processor time (clock ticks, user and system) the process ``pid`` has used, where
+    ``/proc`` says."""
+    if not pid.isdigit():
+        return None
+    try:
+        with open(b"/proc/" + pid + b"/stat", "rb") as fh:
+            fields = fh.read().rpartition(b")")[2].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _refused(exc: OSError, path: Path) -> StorageError | OSError:

@@ -7,18 +7,12 @@ ids every result already reports. Each value keeps the git object it was read fr
 so a walk of ten thousand commits reads each one once, as it did when the engine
 held pygit2 objects itself (the message, the parents and the tree are read only
 when asked for); only modules of the store look inside.
-
-A command that only reads may have them read by :mod:`narrative.store.gitfiles`
-instead of pygit2, which it then never loads; the first store module that needs the
-libgit2 object itself (:func:`git_commit`, :func:`git_tree`) gets it then.
 """
 
 from __future__ import annotations
 
-import contextlib
 from typing import TYPE_CHECKING, Any
 
-from narrative.store.gitfiles import FOLDER, SUBMODULE, FileCommit, FileTree, Unsure
 from narrative.store.libgit import pygit2
 
 if TYPE_CHECKING:
@@ -30,7 +24,7 @@ class Tree:
 
     __slots__ = ("_git", "_id")
 
-    def __init__(self, git: pygit2.Tree | FileTree) -> None:
+    def __init__(self, git: pygit2.Tree) -> None:
         self._git = git
         self._id = str(git.id)
 
@@ -40,43 +34,21 @@ class Tree:
 
     def blob_id(self, path: str) -> str | None:
         """The id of the file at ``path`` (None: no file there)."""
-        if isinstance(self._git, FileTree):
-            try:
-                return _file_blob(self._git, path)
-            except Unsure:
-                pass  # libgit2 reads this tree, from here on
-        blob = _blob(self._libgit2(), path)
+        blob = _blob(self._git, path)
         return str(blob.id) if blob is not None else None
 
     def read(self, path: str) -> bytes | None:
         """The bytes of the file at ``path`` (None: no file there)."""
-        if isinstance(self._git, FileTree):
-            try:
-                oid = _file_blob(self._git, path)
-                return self._git.files.read(oid)[1] if oid is not None else None
-            except Unsure:
-                pass
-        blob = _blob(self._libgit2(), path)
+        blob = _blob(self._git, path)
         return blob.data if blob is not None else None
 
     def has(self, path: str) -> bool:
         return self.blob_id(path) is not None
 
-    def _libgit2(self) -> pygit2.Tree:
-        tree = git_tree(self)
-        assert tree is not None
-        return tree
-
     def entry_id(self, name: str) -> str | None:
         """The id of the entry ``name`` directly in this tree (a file or a folder), or None."""
-        if isinstance(self._git, FileTree):
-            try:
-                found = self._git.entries().get(name.encode("utf-8"))
-                return found[1] if found is not None else None
-            except Unsure:
-                pass
         try:
-            return str(self._libgit2()[name].id)
+            return str(self._git[name].id)
         except KeyError:
             return None
 
@@ -98,7 +70,7 @@ class Commit:
 
     __slots__ = ("_git", "_id", "_tree")
 
-    def __init__(self, git: pygit2.Commit | FileCommit) -> None:
+    def __init__(self, git: pygit2.Commit) -> None:
         self._git = git
         self._id = str(git.id)
         self._tree: Tree | None = None
@@ -113,20 +85,13 @@ class Commit:
 
     @property
     def parents(self) -> tuple[Commit, ...]:
-        if isinstance(self._git, FileCommit):
-            with contextlib.suppress(Unsure):
-                return tuple(Commit(p) for p in self._git.parents)
-        return tuple(Commit(p) for p in git_commit(self).parents)
+        return tuple(Commit(p) for p in self._git.parents)
 
     @property
     def first_parent(self) -> Commit | None:
-        git = self._git
-        if not git.parent_ids:
+        if not self._git.parent_ids:
             return None
-        if isinstance(git, FileCommit):
-            with contextlib.suppress(Unsure):  # a parent missing or damaged: libgit2 says so
-                return Commit(git.files.commit(git.parent_ids[0]))
-        return Commit(git_commit(self).parents[0])
+        return Commit(self._git.parents[0])
 
     @property
     def is_merge(self) -> bool:
@@ -135,11 +100,7 @@ class Commit:
     @property
     def tree(self) -> Tree:
         if self._tree is None:
-            if isinstance(self._git, FileCommit):
-                with contextlib.suppress(Unsure):
-                    self._tree = Tree(self._git.tree)
-            if self._tree is None:
-                self._tree = Tree(git_commit(self).tree)
+            self._tree = Tree(self._git.tree)
         return self._tree
 
     @property
@@ -189,11 +150,6 @@ class Commit:
         return f"Commit({self.id[:10]})"
 
 
-def _file_blob(tree: FileTree, path: str) -> str | None:
-    found = tree.entry(path)
-    return found[1] if found is not None and found[0] not in (FOLDER, SUBMODULE) else None
-
-
 def _blob(tree: pygit2.Tree, path: str) -> pygit2.Blob | None:
     try:
         obj = tree[path]
@@ -204,19 +160,9 @@ def _blob(tree: pygit2.Tree, path: str) -> pygit2.Blob | None:
 
 def git_tree(tree: Tree | pygit2.Tree | None) -> pygit2.Tree | None:
     """The git tree behind a store tree (the store's own modules only)."""
-    return _libgit2_of(tree) if isinstance(tree, Tree) else tree
+    return tree._git if isinstance(tree, Tree) else tree
 
 
 def git_commit(commit: Commit | pygit2.Commit) -> pygit2.Commit:
     """The git commit behind a store commit (the store's own modules only)."""
-    return _libgit2_of(commit) if isinstance(commit, Commit) else commit
-
-
-def _libgit2_of(value: Tree | Commit) -> Any:
-    """The libgit2 object behind ``value``; one read from git's files is replaced by the same
-    object as libgit2 reads it, in the repository the file reader stands for."""
-    git = value._git
-    if isinstance(git, FileTree | FileCommit):
-        assert git.files.opener is not None, "a world opened for reading sets its opener"
-        git = value._git = git.files.opener()[value.id]
-    return git
+    return commit._git if isinstance(commit, Commit) else commit

@@ -38,7 +38,6 @@ import re
 import shutil
 import stat
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -173,6 +172,32 @@ def _outside_the_world(typed: str | os.PathLike[str], path: Path, where: Places,
 # --- one file --------------------------------------------------------------------------------
 
 
+def _new_file(folder: Path, prefix: str) -> tuple[int, str]:
+    """A new temporary file in ``folder``, open for writing, made as any file the user makes is
+    (``0666`` less the umask: ``tempfile.mkstemp``'s ``0600`` would leave an export the user's
+    alone, unreadable by the tools meant to read it)."""
+    for _ in range(100):
+        tmp = os.path.join(folder, f"{prefix}{os.urandom(6).hex()}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                           | getattr(os, "O_CLOEXEC", 0), 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{folder}: no free name for a temporary file")
+
+
+def _new_folder(parent: Path, prefix: str) -> Path:
+    """A new folder in ``parent`` made as any folder the user makes is (``0777`` less the umask)."""
+    for _ in range(100):
+        stage = parent / f"{prefix}{os.urandom(6).hex()}"
+        try:
+            os.mkdir(stage, 0o777)
+            return stage
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{parent}: no free name for a new folder")
+
+
 def write_file(path: Path, data: bytes) -> None:
     """``data`` as the file ``path``, atomically; never over a folder, a device or a link."""
     try:
@@ -186,11 +211,13 @@ def write_file(path: Path, data: bytes) -> None:
     folder = path.parent
     if not folder.is_dir():
         raise InvalidInputError(f"{folder}: no such folder")
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _new_file(folder, f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
+            if mode is not None:  # a file written over keeps its permissions
+                os.fchmod(fh.fileno(), stat.S_IMODE(mode))
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
@@ -346,7 +373,7 @@ def write_folder(folder: Path, files: dict[str, bytes], about: dict[str, Any], *
                     f"{folder}: {len(old.changed)} file(s) changed or added since the last export, "
                     f"which it would overwrite: {', '.join(sorted(set(old.changed))[:5])}",
                     hint="import the vault first (narr import DIR), or export into a new folder")
-        stage = Path(tempfile.mkdtemp(dir=parent, prefix=f".{folder.name}{_STAGE}"))
+        stage = _new_folder(parent, f".{folder.name}{_STAGE}")
         try:
             _build(stage, folder if exists else None, old, files, marker.encode("utf-8"))
             if exists:

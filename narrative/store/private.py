@@ -35,6 +35,11 @@ class ServerState:
     pid: int | None = None
     port: int | None = None
     version: str | None = None  # __version__ plus a digest of its source: another checkout differs
+    current: bool = True  # it runs this very code (and Python): commands use it
+    stopped: bool = False  # by SIGSTOP or Ctrl-Z: commands run without it meanwhile
+    started_by: str | None = None  # "a narr command", "narr serve", "narr studio" ...
+    memory_mib: float | None = None  # resident
+    idle_s: float | None = None  # since its last request (None: it did not say)
 
 
 class PrivateState:
@@ -142,14 +147,24 @@ class PrivateState:
     # --- the server's record ------------------------------------------------------------
 
     def server_state(self) -> ServerState:
-        """The world's server as its record proves it: a record left by a crash, a reboot or
-        a copied world says no server runs."""
-        from narrative.client import proven_server
+        """The world's server as its record proves it, with what it says of itself when asked:
+        a record left by a crash, a reboot or a copied world says no server runs."""
+        from narrative import client
 
-        record = proven_server(self.path.parent)
+        record = client.proven_server(self.path.parent)
         if record is None:
             return ServerState(False)
         pid, port, version = record.get("pid"), record.get("port"), record.get("version")
-        return ServerState(True, pid if isinstance(pid, int) else None,
-                           port if isinstance(port, int) else None,
-                           version if isinstance(version, str) else None)
+        assert isinstance(pid, int)
+        stopped = client.serving(record) == "stopped"
+        live = None if stopped else client.ask(record, "status", timeout=2.0)
+        memory = (live or {}).get("memory_mib")
+        idle = (live or {}).get("idle_s")
+        by = record.get("started_by")
+        return ServerState(True, pid, port if isinstance(port, int) else None,
+                           version if isinstance(version, str) else None,
+                           current=version == client.code_version(), stopped=stopped,
+                           started_by=by if isinstance(by, str) else None,
+                           memory_mib=memory if isinstance(memory, int | float)
+                           else client.resident_mib(pid),
+                           idle_s=idle if isinstance(idle, int | float) else None)

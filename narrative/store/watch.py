@@ -46,6 +46,29 @@ FileSig = tuple[int, int, int, int] | None
 # The watchers of this process, by git directory: scans look theirs up here, so
 # nothing above the store has to carry a hint around.
 _WATCHERS: dict[str, WorldWatcher] = {}
+_KEEPING = threading.Lock()
+
+
+def keep_watching(root: Path, git_dir: Path) -> WorldWatcher:
+    """The watcher of the world at ``root`` in this process, started by its first keeper (a
+    server, a world a long-lived program keeps open with ``watch=True``) and shared by the
+    others; each keeper lets go with :func:`let_go`, and the last one stops it. A start that
+    fails leaves scans walking everything, as without one (the error says why)."""
+    with _KEEPING:
+        watcher = _WATCHERS.get(os.path.realpath(git_dir))
+        if watcher is None:
+            watcher = WorldWatcher(root, git_dir)
+            watcher.start()
+        watcher.keepers += 1
+        return watcher
+
+
+def let_go(watcher: WorldWatcher) -> None:
+    """One keeper fewer (see :func:`keep_watching`): the last one stops the watcher."""
+    with _KEEPING:
+        watcher.keepers -= 1
+        if watcher.keepers <= 0:
+            watcher.stop()
 
 
 def index_sig(git_dir: Path) -> IndexSig:
@@ -164,6 +187,7 @@ class WorldWatcher:
         self._inotify: Any = None
         self._wake: tuple[int, int] | None = None
         self.stats = Stats()
+        self.keepers = 0  # see keep_watching
 
     # --- the watching thread --------------------------------------------------------
 

@@ -23,7 +23,6 @@ from narrative.errors import (
     Step,
 )
 from narrative.ids import WORLD_DIR
-from narrative.store.gitfiles import FOLDER, GitFiles, Unsure, discover
 from narrative.store.libgit import pygit2
 from narrative.store.lock import WriteLock
 from narrative.store.objects import Commit, Tree, git_tree
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
     from narrative.store.batch import Batch
     from narrative.store.catalog import Catalog
     from narrative.store.private import PrivateState
+    from narrative.store.watch import WorldWatcher
     from narrative.store.worktree import HandEdits
 
 
@@ -102,17 +102,11 @@ class WorldRepo:
     """One open world. A context manager: leaving the block closes the catalog and the
     repository handle (``with WorldRepo.open(path) as wr: ...``)."""
 
-    def __init__(self, root: Path, repo: pygit2.Repository | None, config: WorldConfig, *,
-                 files: GitFiles | None = None) -> None:
+    def __init__(self, root: Path, repo: pygit2.Repository, config: WorldConfig) -> None:
         self.root = root
-        self._repo = repo
+        self.repo = repo
         self.config: WorldConfig = config
-        # Set when the world was opened for reading without pygit2 (:meth:`open_for_reading`):
-        # what it can answer is read from git's files, the rest opens ``repo`` when asked.
-        self.files = files
-        if files is not None:
-            files.opener = lambda: self.repo
-        self.git_dir = files.git_dir if files is not None else Path(repo.path)  # type: ignore[union-attr]
+        self.git_dir = Path(repo.path)
         self.narr_dir = self.git_dir / "narr"
         self.lock = WriteLock(self.narr_dir / "lock")
         # The batch this handle runs in (narrative.store.batch), or None: one object with
@@ -124,6 +118,7 @@ class WorldRepo:
         self._scratch: Path | None = None  # a reader's copy of the catalog (read-only world)
         self._found: str | None = None  # the repository as discovered: where a lent handle goes back
         self._lent_back = False
+        self._watcher: WorldWatcher | None = None  # kept while open (watch)
 
     # --- opening ----------------------------------------------------------------------
 
@@ -154,60 +149,10 @@ class WorldRepo:
         wr._found = found
         return wr
 
-    @classmethod
-    def open_for_reading(cls, path: str | os.PathLike[str] = ".") -> WorldRepo:
-        """:meth:`open`, for a command that only reads: in a process that has not loaded
-        pygit2, the world is read from git's files (:mod:`narrative.store.gitfiles`) until
-        something needs libgit2, and pygit2 loads only then. Wherever that reader is unsure
-        (an unusual repository, an error to word), the world opens as :meth:`open` opens it."""
-        import sys
-
-        if "pygit2" in sys.modules:  # loaded already: nothing to save
-            return cls.open(path)
-        start = Path(path).resolve()
-        try:
-            git_dir = discover(start)
-            if git_dir is None:
-                return cls.open(path)  # not a world: its error, in its words
-            root = git_dir.parent
-            if not (root / CONFIG_FILE).is_file():
-                return cls.open(path)
-            files = GitFiles(git_dir)
-            config = load_config(root)
-            wr = cls(root, None, config, files=files)
-            wr._found = f"{git_dir}{os.sep}"
-            _refuse_layout_change_in(wr)
-        except Unsure:
-            return cls.open(path)
-        return wr
-
-    def file_reader(self) -> GitFiles | None:
-        """The reader of git's files while libgit2 is not open (None once it is, or for a
-        world opened with it): what a read can ask of it saves loading pygit2."""
-        return self.files if self._repo is None else None
-
-    @property
-    def repo(self) -> pygit2.Repository:
-        """The libgit2 repository; a world opened for reading opens it at first use."""
-        if self._repo is None:
-            require()
-            _tune_object_cache()
-            assert self._found is not None
-            repo = _kept_repository(self._found)
-            if repo.workdir is None or Path(repo.workdir).resolve() != self.root:
-                raise NotAWorldError(f"not a narr world: {self.root} is not the working tree of "
-                                     f"{self._found}")  # the file reader and libgit2 disagree
-            self._repo = repo
-        return self._repo
-
     # --- HEAD -------------------------------------------------------------------------
 
     def head_ref(self) -> str | None:
         """The branch HEAD points at (``refs/heads/...``), or None when detached."""
-        files = self.file_reader()
-        if files is not None:
-            with contextlib.suppress(Unsure):
-                return files.head()[0]
         head = self.repo.references.get("HEAD")
         if head is None or head.type != pygit2.enums.ReferenceType.SYMBOLIC:
             return None
@@ -220,11 +165,6 @@ class WorldRepo:
 
     def head_commit(self) -> Commit | None:
         """HEAD's commit, or None before the first commit."""
-        files = self.file_reader()
-        if files is not None:
-            with contextlib.suppress(Unsure):
-                head = files.head()[1]
-                return Commit(files.commit(head)) if head is not None else None
         if self.repo.head_is_unborn:
             return None
         return Commit(self.repo.head.peel(pygit2.Commit))
@@ -232,10 +172,6 @@ class WorldRepo:
     def head_id(self) -> str | None:
         """HEAD's commit id, without reading the commit (it may be a bulk event of tens of
         megabytes), or None before the first commit."""
-        files = self.file_reader()
-        if files is not None:
-            with contextlib.suppress(Unsure):
-                return files.head()[1]
         if self.repo.head_is_unborn:
             return None
         return str(self.repo.head.target)
@@ -359,8 +295,6 @@ class WorldRepo:
     def catalog(self) -> Catalog:
         from narrative.store.catalog import Catalog
 
-        if self._repo is None:  # opened for reading: SQLite not yet checked
-            require(git=False)
         if self.read_only():
             return Catalog(self._private_copy_of_cache())
         return Catalog(self.narr_dir / "catalog.sqlite")
@@ -404,7 +338,21 @@ class WorldRepo:
 
         return inside(self.root, relpath)
 
+    def watch(self) -> None:
+        """Keep a file watcher on this world while it is open (the one a server keeps,
+        :mod:`narrative.store.watch`): a long-lived program's scans for hand edits then
+        examine only the files touched since the last one, not every file."""
+        if self._watcher is None:
+            from narrative.store.watch import keep_watching
+
+            self._watcher = keep_watching(self.root, self.git_dir)
+
     def close(self) -> None:
+        if self._watcher is not None:
+            from narrative.store.watch import let_go
+
+            watcher, self._watcher = self._watcher, None
+            let_go(watcher)
         if "catalog" in self.__dict__:
             self.catalog.close()
         if self._scratch is not None:
@@ -412,10 +360,6 @@ class WorldRepo:
 
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
-        if self.files is not None:
-            self.files.close()
-        if self._repo is None:
-            return
         found, self._found = self._found, None
         if found is not None and _POOL is not None and _POOL.give_back(found, self.repo):
             self._lent_back = True
@@ -457,27 +401,6 @@ def use_pool(pool: RepositoryPool | None) -> None:
 
 def _kept_repository(found: str) -> pygit2.Repository:
     return _POOL.take(found, pygit2.Repository) if _POOL is not None else pygit2.Repository(found)
-
-
-def _refuse_layout_change_in(wr: WorldRepo) -> None:
-    """:func:`_refuse_layout_change` for a world read from git's files."""
-    assert wr.files is not None
-    head = wr.files.head()[1]
-    if head is None:
-        return
-    world_id = wr.files.commit(head).tree.entries().get(WORLD_DIR.encode())
-    if world_id is None or world_id[0] != FOLDER:
-        return
-    for mode, layer_id in wr.files.tree(world_id[1]).entries().values():
-        if mode != FOLDER:
-            continue
-        first = wr.files.tree(layer_id).first()
-        if first is None:
-            continue
-        committed = "sharded" if first[0] == FOLDER else "flat"
-        if committed != wr.config.layout:
-            raise Unsure("the layout differs: the full check words the error")
-        return
 
 
 def _refuse_layout_change(repo: pygit2.Repository, config: WorldConfig) -> None:

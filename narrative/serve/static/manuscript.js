@@ -57,14 +57,18 @@ function changeLine(c) {
   return `${name} ${what}: ${old} → ${now}${c.by === "hand edit" ? " (hand edit)" : ""}`;
 }
 
-function passageView(p) {
+function passageView(p, inProse = false) {
+  // In a recorded scene the scene's own prose is the text: the passage is only where a
+  // sentence of it was told, named by its opening words, and what it changed.
   const changes = p.changes.map((c) => el("li", {}, changeLine(c)));
   if (p.more_changes) changes.push(el("li", { class: "tag" }, `and ${p.more_changes} more`));
-  return el("article", { class: `passage${p.reverted ? " reverted" : ""}`, id: `passage-${p.commit}`, "data-commit": p.commit,
+  const words = p.pieces.map(([text]) => text).join("");
+  return el("article", { class: `passage${p.reverted ? " reverted" : ""}${inProse ? " in-prose" : ""}`, id: `passage-${p.commit}`, "data-commit": p.commit,
     "aria-label": `Passage ${p.number}` },
   el("div", { class: "text" },
-    p.told ? null : el("p", { class: "tag" }, "(the event's words: it has no narrative text)"),
-    prose(p.pieces),
+    inProse ? el("p", { class: "tag", title: words }, `${p.sentence ? `Sentence ${p.sentence}: ` : ""}“${short(words, 48)}”`) : null,
+    p.told || inProse ? null : el("p", { class: "tag" }, "(the event's words: it has no narrative text)"),
+    inProse ? null : prose(p.pieces),
     p.reverted ? el("p", { class: "tag" }, "Undone later by a revert.") : null),
   el("aside", { class: "made", "aria-label": `What passage ${p.number} changed` },
     el("div", { class: "when" }, el("button", { type: "button", class: "link", "data-commit": p.commit,
@@ -91,7 +95,8 @@ function renderManuscript() {
     for (const ch of data.chapters) {
       // Events told outside a recorded chapter stand where they were told, under their own heading.
       const loose = data.source === "records" ? "Told outside a chapter" : "The story so far";
-      const title = ch.title ? `Chapter ${ch.number}: ${ch.title}` : ch.recorded ? `Chapter ${ch.number}` : loose;
+      const title = (ch.heading || (ch.title ? `Chapter ${ch.number}: ${ch.title}` : ch.recorded ? `Chapter ${ch.number}` : loose))
+        + (ch.line ? ` (from ${ch.line})` : "");
       const cid = ch.recorded ? `chapter-${ch.number}` : `told-${ch.number}`;
       nav.push(el("li", {}, el("a", { href: `#${cid}` }, title),
         el("ol", {}, ...ch.scenes.map((s) => el("li", {}, el("a", { href: `#${cid}-scene-${s.number}` },
@@ -99,10 +104,11 @@ function renderManuscript() {
       out.push(el("section", { class: "chapter", id: cid, "aria-labelledby": `${cid}-title` },
         el("h2", { id: `${cid}-title` }, title),
         ch.recorded || data.source === "records" ? null : el("p", { class: "tag" }, "No chapter is recorded yet: the events, told in order, cut into scenes where a scene closes."),
+        ch.summary ? el("p", { class: "summary" }, ch.summary) : null,
         ...ch.scenes.map((s) => el("section", { class: "scene", id: `${cid}-scene-${s.number}`, "aria-labelledby": `${cid}-scene-${s.number}-title` },
           el("h3", { id: `${cid}-scene-${s.number}-title` }, `Scene ${s.number}`, s.story_time ? el("span", { class: "tag" }, s.story_time) : null),
           s.pieces ? prose(s.pieces, "div") : null,
-          ...s.passages.map(passageView)))));
+          ...s.passages.map((p) => passageView(p, Boolean(s.pieces)))))));
     }
   }
   $("book-nav").replaceChildren(...nav);

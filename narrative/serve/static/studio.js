@@ -786,12 +786,13 @@ async function createNode() {
   if (button.disabled) return;
   const body = { layer: $("new-layer").value, name: $("new-name").value, kind: $("new-kind").value,
     aliases: $("new-aliases").value, lifecycle: $("new-lifecycle").value, summary: $("new-summary").value };
+  if ($("new-pronouns").value) body.pronouns = $("new-pronouns").value;
   if (!body.name.trim()) { $("new-node-message").textContent = "A node needs a name."; return; }
   button.disabled = true;  // a double click makes one node
   try {
     const made = await api("/api/studio/nodes", { method: "POST", body });
     $("new-node").close();
-    for (const id of ["new-name", "new-aliases", "new-kind", "new-summary"]) $(id).value = "";
+    for (const id of ["new-name", "new-aliases", "new-kind", "new-summary", "new-pronouns"]) $(id).value = "";
     await pickNode(made.id);
     $("node-message").className = "ok";
     $("node-message").textContent = `Made ${made.name} (${made.id}) in ${made.path}: a hand edit, recorded with the next event.` +
