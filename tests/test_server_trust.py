@@ -200,7 +200,7 @@ def test_a_client_reading_again_what_its_server_read_reads_the_rest_after_it(
     had not read yet, whatever the sizes of the reads."""
     import io
 
-    from narrative.serve import interrupted
+    from narrative import interrupted
 
     rest = io.BufferedReader(io.BytesIO("之后 the rest\n".encode() * 3000), buffer_size=7)
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(rest, encoding="utf-8"))
