@@ -69,7 +69,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     narr = CLI(root)
     narr("event", "Lin Yuan walks to the ferry")
     narr("event", "Dusk", "--set", "lin-yuan.state.mood=wary", "--set", "su-qing.state.n=3",
-         "--relate", "su-qing:suspects:lin-yuan={\"since\": 2}", "--unset", "lin-yuan.state.mood",
+         "--relate", "su-qing:suspects:lin-yuan={\"since\": 2}", "--unset", "lin-yuan.state.goal",
          "--at", "day 2", "--text", "It gets dark.", "--close-scene")
     node = {"id": "river-ghost", "name": "River ghost", "layer": "character", "tags": ["spirit"]}
     (root / "ghost.json").write_text(json.dumps(node), "utf-8")
