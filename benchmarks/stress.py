@@ -192,8 +192,8 @@ def world_bytes(root: Path) -> dict[str, bytes]:
 
 
 def node_file(root: Path, node_id: str, layer: str) -> Path:
-    from narrative.config import load_config
     from narrative.ids import node_path
+    from narrative.store.worldrepo import load_config
 
     return root / node_path(node_id, layer, load_config(root).layout)  # type: ignore[arg-type]
 

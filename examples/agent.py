@@ -45,7 +45,7 @@ def play(path: str) -> list[str]:
 
         undone: narr.ResetResult = narr.reset(world, "HEAD~2")
         seen.append(f"reset: {len(undone.undone)} events undone")
-        chains: list[narr.Chain] = narr.list_chains(world)
+        chains: narr.Chains = narr.list_chains(world)
         replayed: narr.ReplayResult = narr.replay(world, chains[0], reuse=True)
         seen.append(f"replayed chain {chains[0].number}: {len(replayed.to_json()['events'])} events")
 

@@ -40,7 +40,7 @@ Every wait is bounded: connecting, the server's first frame, and, once the comma
 runs, a server that stops (SIGSTOP, Ctrl-Z) or dies. A server that dies while it
 runs an event leaves the client to find out, after the world's journal is
 recovered, whether the event was recorded: it says which, and runs it here when it
-was not (:mod:`narrative.serve.interrupted`), so the words typed are never lost.
+was not (:mod:`narrative.interrupted`), so the words typed are never lost.
 """
 
 from __future__ import annotations
@@ -783,7 +783,7 @@ def main() -> None:
         if opened is not None:
             outcome = forward(opened, argv, os.path.realpath(git_dir))
             if isinstance(outcome, Interrupted):
-                from narrative.serve.interrupted import settle
+                from narrative.interrupted import settle
 
                 code = settle(outcome, argv, git_dir, program_name())
                 if code is not None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import tomli_w
@@ -179,18 +178,3 @@ def parse_config(text: str, source: str = CONFIG_FILE) -> WorldConfig:
     references = _references(raw.get("references", {}), source)
     return WorldConfig(name=name, language=language, layout=layout, diffuser=default,
                        references=references, pov=_pov(raw.get("pov", {}), source), raw=raw)
-
-
-def load_config(root: Path) -> WorldConfig:
-    from narrative.store import bounded
-    from narrative.store.confine import inside
-
-    path = inside(root, CONFIG_FILE)  # settings from the world, not from where a link points
-    try:
-        text = bounded.read(path, bounded.MAX_SETTINGS, label=CONFIG_FILE,
-                            error=InvalidWorldError).decode("utf-8")
-    except FileNotFoundError:
-        raise InvalidWorldError(f"{CONFIG_FILE} is missing from {root}") from None
-    except UnicodeDecodeError:
-        raise InvalidWorldError(f"{CONFIG_FILE}: not UTF-8 text") from None
-    return parse_config(text)

@@ -8,11 +8,58 @@ escapes is a bug in narr and keeps its traceback.
 from __future__ import annotations
 
 import errno
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Door = Literal["cli", "http", "mcp"]
+"""Who reads an error's hint: a person at the command line, an HTTP client, an MCP client."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """What to do next, as data: an operation of the table and its arguments.
+
+    The engine names operations, never a command of one door; each door words the step its
+    own way (``narr failed retry 1`` on the command line, the ``retry`` tool with
+    ``{"which": "1"}`` over MCP), so a client is only ever told of what it can call.
+    """
+
+    operation: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    cli: str | None = None
+    """The command line's own shorter spelling of the step, where it has one (``narr event
+    --retry`` for the newest failed event)."""
+
+    def worded(self, door: Door) -> str:
+        """The step as ``door`` names it (:func:`narrative.operations.word`, once the table is
+        loaded; until then its own spelling, or the operation's name)."""
+        if door == "cli" and self.cli is not None:
+            return self.cli
+        if _wording is None:  # the table words it; load it (by name: it stands above this module)
+            from importlib import import_module
+
+            import_module("narrative.operations")
+        assert _wording is not None
+        return _wording(self, door)
+
+
+_wording: Callable[[Step, Door], str] | None = None
+
+
+def set_wording(word: Callable[[Step, Door], str]) -> None:
+    """How steps are worded: the operations table sets it when it loads (it knows each row's
+    command, route and tool), so this module names no module above it."""
+    global _wording
+    _wording = word
 
 
 class NarrError(Exception):
-    """Base of every error a user can cause; ``exit_code`` comes from the table below."""
+    """Base of every error a user can cause; ``exit_code`` comes from the table below.
+
+    ``hint`` says what to do; where that is an operation, the hint holds ``{0}``, ``{1}``...
+    for ``steps``, which each door words its own way (:meth:`hint_for`).
+    """
 
     exit_code = 1
     http_status = 400
@@ -20,19 +67,55 @@ class NarrError(Exception):
     world or its machine failed (a request that cannot succeed as sent is never a 5xx)."""
 
     def __init__(self, message: str, *, hint: str | None = None,
-                 details: list[str] | None = None) -> None:
+                 details: list[str] | None = None, reason: str | None = None,
+                 steps: Sequence[Step] = ()) -> None:
         super().__init__(message)
         self.message = message
-        self.hint = hint
+        self._hint = hint
+        self.steps = list(steps)
         self.details = details or []
+        self.reason = reason
+        """Which case of its class this is, for code that treats one case apart (one of the
+        reasons below); never read from the message, whose words may change."""
 
     def __str__(self) -> str:
         return self.message
 
-    def to_json(self) -> dict[str, Any]:
-        """The error as ``--json`` prints it and the HTTP API and MCP tools answer it."""
+    @property
+    def hint(self) -> str | None:
+        """The hint as the command line words it."""
+        return self.hint_for("cli")
+
+    @hint.setter
+    def hint(self, text: str | None) -> None:
+        self._hint, self.steps = text, []
+
+    def hint_for(self, door: Door) -> str | None:
+        """The hint, its steps worded for ``door``."""
+        text = self._hint
+        if text is None:
+            return None
+        for n, step in enumerate(self.steps):
+            text = text.replace(f"{{{n}}}", step.worded(door))
+        return text
+
+    def add_hint(self, text: str, *steps: Step) -> None:
+        """Add ``text`` (its steps ``{0}``... of its own) to the hint, after what it says."""
+        for n in reversed(range(len(steps))):
+            text = text.replace(f"{{{n}}}", f"{{{n + len(self.steps)}}}")
+        self._hint = f"{self._hint}; {text}" if self._hint else text
+        self.steps += steps
+
+    def add_hint_of(self, other: NarrError) -> None:
+        """Add ``other``'s hint, steps and all, to this one's."""
+        if other._hint:
+            self.add_hint(other._hint, *other.steps)
+
+    def to_json(self, door: Door = "cli") -> dict[str, Any]:
+        """The error as ``--json`` prints it and the HTTP API and MCP tools answer it, the hint
+        worded for ``door``."""
         return error_json(self.message, type(self).__name__, exit_code=self.exit_code,
-                          details=self.details, hint=self.hint,
+                          details=self.details, hint=self.hint_for(door),
                           conflicts=getattr(self, "conflicts", None))
 
 
@@ -47,6 +130,10 @@ def error_json(message: str, kind: str, *, exit_code: int | None = None,
     if conflicts:
         payload["conflicts"] = conflicts
     return payload
+
+
+PAST_THE_START = "past-the-start"
+"""A revision counting back past the start of its story line (``HEAD~9`` of six events)."""
 
 
 class NotAWorldError(NarrError):
@@ -83,8 +170,9 @@ class ConflictError(NarrError):
     http_status = 409
 
     def __init__(self, message: str, *, conflicts: list[dict[str, object]] | None = None,
-                 hint: str | None = None, details: list[str] | None = None) -> None:
-        super().__init__(message, hint=hint, details=details)
+                 hint: str | None = None, details: list[str] | None = None,
+                 steps: Sequence[Step] = ()) -> None:
+        super().__init__(message, hint=hint, details=details, steps=steps)
         self.conflicts = conflicts or []
 
 

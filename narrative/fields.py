@@ -13,6 +13,10 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
+# a pointer's tokens are escaped below the model, which names fields too
+from narrative.ids import escape as escape
+from narrative.ids import pointer as pointer
+
 if TYPE_CHECKING:
     from narrative.model import Change
 
@@ -95,14 +99,6 @@ def same(a: Any, b: Any) -> bool:
     if a is ABSENT or b is ABSENT:
         return a is b
     return canonical(a) == canonical(b)
-
-
-def escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def pointer(*tokens: str) -> str:
-    return "".join("/" + escape(t) for t in tokens)
 
 
 def split(ptr: str) -> list[str]:

@@ -29,6 +29,9 @@ LAYOUTS: Final[tuple[Layout, ...]] = ("flat", "sharded")
 WORLD_DIR: Final = "world"
 NODE_SUFFIX: Final = ".json"
 MAX_ID_LENGTH: Final = 80
+# Node file keys written only when they hold something (:mod:`narrative.nodefile`), so the
+# files of worlds made before these fields keep their bytes and their history its meaning.
+OPTIONAL_FIELDS: Final = ("tags", "sections", "always_in_view", "extensions")
 MAX_NAME: Final = 200
 """Characters in a node's name or one of its aliases, wherever it is written (a node file, a
 form, the API): a name is a label the graph, the lists and the prose show; longer text belongs
@@ -155,3 +158,14 @@ class _UUID7:
 new_event_id = _UUID7()
 
 EVENT_ID_RE: Final = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\Z")
+
+
+def escape(token: str) -> str:
+    """One JSON pointer token, escaped (``~`` and ``/``)."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def pointer(*tokens: str) -> str:
+    """The JSON pointer of ``tokens`` (``pointer("state", "mood")`` is ``/state/mood``): here,
+    below the model and the field logic, as both name fields this way."""
+    return "".join("/" + escape(t) for t in tokens)

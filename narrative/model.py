@@ -27,8 +27,17 @@ from pydantic import (
 from pydantic._internal._model_construction import ModelMetaclass  # the one way to wrap a call
 
 from narrative.errors import InvalidInputError
-from narrative.ids import ID_PATTERN, MAX_ID_LENGTH, MAX_NAME, Layer, Lifecycle, id_problem, name_problem
-from narrative.nodefile import OPTIONAL_FIELDS
+from narrative.ids import (
+    ID_PATTERN,
+    MAX_ID_LENGTH,
+    MAX_NAME,
+    OPTIONAL_FIELDS,
+    Layer,
+    Lifecycle,
+    id_problem,
+    name_problem,
+    pointer,
+)
 
 FORMAT_VERSION = 1
 
@@ -70,8 +79,6 @@ def _dotted(value: Any) -> Any:
     """``state.location`` as ``/state/location``: ops take a field as every command does."""
     if isinstance(value, str) and value and not value.startswith("/") and "/" not in value \
             and all(value.split(".")):
-        from narrative.fields import pointer
-
         return pointer(*value.split("."))
     return value
 

@@ -19,6 +19,7 @@ from narrative.ids import (
     LAYERS,
     LIFECYCLES,
     MAX_NAME,
+    OPTIONAL_FIELDS,
     Layer,
     Layout,
     Lifecycle,
@@ -126,9 +127,9 @@ def json_problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
     infinity (stored as null), ``"\\ud800"`` a string UTF-8 cannot encode, and
     thousands of nested arrays overflow the stack of every later step.
     """
-    stack: list[tuple[Any, int]] = [(value, 1)]
+    stack: list[tuple[Any, int, str]] = [(value, 1, "")]
     while stack:
-        item, depth = stack.pop()
+        item, depth, where = stack.pop()
         if isinstance(item, float) and not math.isfinite(item):
             return "a number too large for JSON (it would be stored as null)"
         if isinstance(item, int) and not isinstance(item, bool) and item.bit_length() > MAX_INT_BITS:
@@ -138,16 +139,25 @@ def json_problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
             if not encodable(item):
                 return f"text {item[:20]!r}... is not valid Unicode ({_NOT_UNICODE})"
             continue
-        if isinstance(item, dict | list):
+        if isinstance(item, dict | list | tuple):
             if depth > max_depth:
                 return f"values nested more than {MAX_DEPTH} levels deep"
             if isinstance(item, dict):
                 for key in item:
-                    if isinstance(key, str) and not encodable(key):
+                    if not isinstance(key, str):
+                        return (f"{where or '/'}: key {key!r} is not text, and JSON's keys are")
+                    if not encodable(key):
                         return f"key {key[:20]!r}... is not valid Unicode ({_NOT_UNICODE})"
-                stack.extend((v, depth + 1) for v in item.values())
+                stack.extend((v, depth + 1, f"{where}/{k}") for k, v in item.items())
             else:
-                stack.extend((v, depth + 1) for v in item)
+                stack.extend((v, depth + 1, f"{where}/{i}") for i, v in enumerate(item))
+            continue
+        if hasattr(type(item), "__pydantic_fields__"):  # an op a program built: what it holds
+            stack.extend((v, depth + 1, f"{where}/{k}") for k, v in item.__dict__.items())
+            continue
+        if item is not None and not isinstance(item, bool | int | float):
+            return (f"{where or '/'}: a value of type {type(item).__name__}, which JSON has no form of (give "
+                    "text, a number, true or false, null, a list or an object)")
     return None
 
 
@@ -217,9 +227,6 @@ PLAIN_REL_TYPE = re.compile(r"[!-.0-9;-}]{1,64}")
 _NODE_FIELDS = ("id", "name", "layer", "kind", "aliases", "summary", "lifecycle",
                 "created_by_event", "traits", "state", "relations", "tags", "sections",
                 "always_in_view", "extensions")
-# Written only when they hold something, so the files of worlds made before these fields
-# keep their bytes and their history its meaning.
-OPTIONAL_FIELDS = ("tags", "sections", "always_in_view", "extensions")
 _STR_FIELDS = ("kind", "summary")
 _PRONOUNS = frozenset({"she", "he", "they", "it"})  # narrative.model.PRONOUNS
 _OBJECT_FIELDS = ("traits", "state", "extensions")

@@ -223,10 +223,11 @@ def _section(raw: dict[str, Any] | None, section: str, model: type[S], env: Mapp
 
 def _read(path: Path) -> dict[str, Any] | None:
     """The file's tables, or None when there is no file (which is fine: nothing configured)."""
-    from narrative.store import bounded
+    from narrative.bounded import MAX_SETTINGS
+    from narrative.bounded import read as read_bounded
 
     try:
-        text = bounded.read(path, bounded.MAX_SETTINGS).decode("utf-8")
+        text = read_bounded(path, MAX_SETTINGS).decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:

@@ -263,8 +263,8 @@ def edit_node(root: Path, node_id: str, **changes: Any) -> None:
 
 def rel_path(root: Path, node_id: str, layer: str) -> str:
     """Where a node's file lives in this world's layout, whether or not it exists."""
-    from narrative.config import load_config
     from narrative.ids import node_path
+    from narrative.store.worldrepo import load_config
 
     return node_path(node_id, layer, load_config(root).layout)  # type: ignore[arg-type]
 

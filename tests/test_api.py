@@ -33,7 +33,7 @@ def test_no_promised_name_disappears() -> None:
 
 
 def test_the_package_lists_the_api_without_loading_it() -> None:
-    assert set(narrative._API) == set(api.__all__)
+    assert set(narrative._FACE) == set(api.__all__) == set(narrative.__all__)
     assert set(api.__all__) <= set(dir(narrative))
 
 
@@ -44,6 +44,17 @@ def test_importing_the_package_stays_cheap() -> None:
             "try:\n    narrative.no_such_name\nexcept AttributeError:\n    pass\n"
             "print(sorted(m for m in ('pygit2', 'pydantic', 'networkx', 'narrative.api')"
             " if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_name_loads_only_the_module_that_defines_it() -> None:
+    """``narrative.open_world`` opens a world without the engine: a program or a notebook pays
+    for the use cases it calls, not for the whole library at its first name."""
+    code = ("import sys, narrative\n"
+            "narrative.open_world, narrative.SetOp, narrative.NotFoundError\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('narrative.engine', "
+            "'narrative.api', 'narrative.operations', 'narrative.diffusers', 'networkx'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

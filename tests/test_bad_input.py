@@ -793,7 +793,7 @@ def test_failed_event_is_kept_and_retried_after_the_fix(narr: CLI, world: Path) 
     path.write_text(canonical_text(fixed).replace('"colour": "grey"', '"colour": "grey",,'),
                     encoding="utf-8")
     result = narr("event", "Lin Yuan rubs the ring", *EXPLICIT, "--set", "lin-yuan.state.mood=calm",
-                  "--at", "Day 4", expect=INVALID_WORLD)
+                  "--story-time", "Day 4", expect=INVALID_WORLD)
     assert result.stderr.splitlines()[-1].endswith(
         "the event is kept: fix the problem and run narr event --retry")
     kept = narr.json("status")["failed_events"]
@@ -846,9 +846,9 @@ def test_retry_after_the_world_gains_the_missing_node(narr: CLI, world: Path) ->
 def test_retry_with_changes_is_a_usage_error(narr: CLI, world: Path) -> None:
     result = refused(narr, world, "event", "--retry", "Something", code=USAGE)
     assert result.stderr.splitlines()[-1] == (
-        "Error: --retry takes no content, changes, --at, --text, --close-scene, --render, --accept "
-        "or --large: it reruns the kept event as it was asked")
-    for flag in (["--at", "Day 1"], ["--text", "prose"], ["--close-scene"], ["--render"]):
+        "Error: --retry takes no content, changes, --story-time, --text, --close-scene, --render, "
+        "--accept or --large: it reruns the kept event as it was asked")
+    for flag in (["--story-time", "Day 1"], ["--text", "prose"], ["--close-scene"], ["--render"]):
         refused(narr, world, "event", "--retry", *flag, code=USAGE)
 
 

@@ -83,7 +83,7 @@ def test_reference_ending_and_clock_rows_are_named(world: Path) -> None:
     with WorldRepo.open(world) as wr:
         api.event(wr, "Lin Yuan goes down to the ferry",
                   SetOp(target="lin-yuan", field="/state/location", value="ferry"),
-                  timestamp="Day 3, dusk")
+                  story_time="Day 3, dusk")
         api.event(wr, "The crowd leaves the ferry", ExpireOp(target="ferry-crowd"))
         head = wr.head_commit()
         assert head is not None

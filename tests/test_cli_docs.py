@@ -122,14 +122,14 @@ def test_json_output_is_json(narr: CLI, world: Path, tmp_path: Path) -> None:
     assert got["schema"] == "narr.get_node/1" and got["node"]["id"] == "lin-yuan"
     assert got["path"] == narr("path", "lin-yuan").stdout.strip()
     nodes = narr.json("nodes", "--layer", "character")
-    assert nodes["schema"] == "narr.list_nodes/1"
+    assert nodes["schema"] == "narr.list_nodes/2"
     assert {n["id"] for n in nodes["items"]} >= {"lin-yuan", "su-qing"}
     assert narr.json("path", "lin-yuan") == {"schema": "narr.path/1", "id": "lin-yuan",
                                              "path": narr("path", "lin-yuan").stdout.strip()}
     assert narr.json("status")["edits"] == []
     assert narr.json("check")["ok"] is True
-    named = {"branch": "narr.branches/1", "chains": "narr.chains/2", "reflog": "narr.reflog/1",
-             "edits": "narr.edits/1", "failed": "narr.failed/1", "status": "narr.status/2",
+    named = {"branch": "narr.branches/2", "chains": "narr.chains/2", "reflog": "narr.reflog/1",
+             "edits": "narr.edits/1", "failed": "narr.failed/2", "status": "narr.status/2",
              "check": "narr.check/1", "threads": "narr.threads/1", "brief": "narr.brief/2",
              "graph": "narr.graph_sizes/1"}
     for name, schema in named.items():

@@ -164,7 +164,7 @@ def test_text_at_and_delta_from_stdin(narr: CLI, world: Path) -> None:
                       "attrs": {"what": "a fare"}}],
              "causes": []}
     rec = narr.json("event", "He pays nothing", "--delta", "-", "--text", "Rain fell.",
-                    "--at", "Day 3, dusk", input=json.dumps(delta))
+                    "--story-time", "Day 3, dusk", input=json.dumps(delta))
     assert rec["narrative_text"] == "Rain fell." and rec["timestamp"] == "Day 3, dusk"
     assert read_node(world, "lin-yuan")["relations"]["owes"] == {"old-zhou": {"what": "a fare"}}
     text = narr("show").stdout

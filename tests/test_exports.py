@@ -22,7 +22,7 @@ PROSE = "Rain needled the river. Lin Yuan walked down to the ferry, the ring col
 def session(narr: CLI, root: Path) -> dict[str, str]:
     """The scripted session; returns the event ids by name (commits for the genesis and the notes)."""
     ids = {"genesis": narr.json("log")["items"][-1]["commit"]}
-    ids["walk"] = narr.json("event", "Lin Yuan walks to the ferry", "--at", "Day 3, dusk",
+    ids["walk"] = narr.json("event", "Lin Yuan walks to the ferry", "--story-time", "Day 3, dusk",
                             "--text", PROSE)["id"]
     ids["calm"] = narr.json("event", "Lin Yuan is calm", "--set", "lin-yuan.state.mood=calm")["id"]
     edit_node(root, "black-ring", warmth="warm")  # a hand edit, recorded by the next event

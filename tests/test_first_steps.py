@@ -140,9 +140,9 @@ def test_a_chinese_worlds_brief_has_chinese_labels(tmp_path: Path) -> None:
 
 def test_the_book_has_no_revert_chapter_and_breaks_the_scene_before_a_new_day(narr: CLI) -> None:
     quiet = ("--diffuser", "none")
-    narr("event", "Lin Yuan walks to the ferry", "--at", "Day 3, dusk", *quiet)
+    narr("event", "Lin Yuan walks to the ferry", "--story-time", "Day 3, dusk", *quiet)
     narr("event", "The last boat leaves and the rain stops", "--close-scene", *quiet)
-    narr("event", "Lin Yuan wakes at the inn", "--at", "Day 4, dawn", "--close-scene", *quiet)
+    narr("event", "Lin Yuan wakes at the inn", "--story-time", "Day 4, dawn", "--close-scene", *quiet)
     narr("event", "He counts his coins", "--set", "lin-yuan.state.mood=careful", *quiet)
     narr("revert", "HEAD")
     md = narr("story").stdout

@@ -213,7 +213,7 @@ def test_content_from_standard_input(narr: CLI, world: Path) -> None:
 
 
 def test_an_empty_story_time_is_a_usage_error(narr: CLI, world: Path) -> None:
-    refused(narr, world, "event", "Lin Yuan waits", "--at", " ", code=2)
+    refused(narr, world, "event", "Lin Yuan waits", "--story-time", " ", code=2)
 
 
 def test_render_with_a_diffuser_that_writes_no_prose_says_so(narr: CLI, world: Path) -> None:

@@ -188,6 +188,7 @@ MAY_WRITE = {
     "narrative/cli/serve_cmd.py": "the log of a server started in the background",
     "narrative/serve/autostart.py": "the lock of a command starting a server, and that server's log",
     "narrative/schemas.py": "the JSON schemas it generates into schemas/",
+    "narrative/lazy.py": "the names for type checkers it writes into the packages' own source",
     "narrative/diffusers/servers.py": "the user's cache of what each LLM server took "
                                       "(~/.cache/narr/llm-servers.json), never a world's file",
 }
@@ -385,3 +386,280 @@ def test_the_use_rules_see_a_violation(rule: str) -> None:
 def test_a_read_is_no_write(source: str) -> None:
     assert _use_violations({"narrative/engine/x.py": ast.parse(source)}) == {
         rule: [] for rule in USE_RULES}
+
+
+# --- the store's face, the floors of the package, and circles ---------------------------------
+
+def _store_face() -> set[str]:
+    from narrative.store import FACE
+
+    return set(FACE)
+
+
+def _face_violations(sources: dict[str, ast.AST] | None = None) -> list[str]:
+    """Imports of a store module, or of a name the face does not hold, from outside the store."""
+    face = _store_face()
+    out = []
+    for path, tree in (SOURCES if sources is None else sources).items():
+        if _under(path, "store"):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                out += [f"{path}:{node.lineno}: import {a.name}" for a in node.names
+                        if a.name.startswith("narrative.store.")]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                if node.module.startswith("narrative.store."):
+                    out.append(f"{path}:{node.lineno}: from {node.module} import ...")
+                elif node.module == "narrative.store":
+                    out += [f"{path}:{node.lineno}: {a.name} is not on the store's face"
+                            for a in node.names if a.name not in face]
+            elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                  and node.value.id == "store" and node.attr not in face | {"FACE"}):
+                out.append(f"{path}:{node.lineno}: store.{node.attr} is not on the store's face")
+    return out
+
+
+def test_above_the_store_only_its_face_is_imported() -> None:
+    assert _face_violations() == []
+
+
+def test_the_face_rule_sees_a_violation() -> None:
+    for source in ("from narrative.store.history import resolve\n",
+                   "import narrative.store.refs\n",
+                   "from narrative.store import history\n",
+                   "from narrative import store\nstore.history.resolve(wr, 'HEAD')\n",
+                   "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                   "    from narrative.store.worldrepo import WorldRepo\n"):
+        assert _face_violations({"narrative/engine/x.py": ast.parse(source)}), source
+    assert not _face_violations({"narrative/store/x.py": ast.parse(
+        "from narrative.store.history import resolve\n")})
+    assert not _face_violations({"narrative/engine/x.py": ast.parse(
+        "from narrative.store import WorldRepo, resolve_rev\n")})
+
+
+def test_every_name_on_the_face_is_defined_where_it_says() -> None:
+    import importlib
+
+    from narrative.lazy import where
+    from narrative.store import FACE
+
+    for name, spec in FACE.items():
+        module, attribute = where("narrative.store", spec, name)
+        assert hasattr(importlib.import_module(module), attribute), (name, spec)
+
+
+def test_no_name_on_a_face_is_a_module_of_its_package() -> None:
+    """``narrative.store.batch`` is a module: once anything imports it, Python binds the name
+    to the module on the package, and the face's function of that name is never asked for."""
+    from narrative.lazy import tables, where
+
+    for name, (package, table) in tables().items():
+        folder = PACKAGE.parent / package.replace(".", "/")
+        for entry, spec in table.items():
+            _, attribute = where(package, spec, entry)
+            if attribute:  # a module entry (narrative.ops) names its module on purpose
+                assert not (folder / f"{entry}.py").exists() and not (folder / entry).is_dir(), (
+                    f"{name}: {entry} is a module of {package} too")
+
+
+def test_the_names_for_type_checkers_are_written_from_the_tables() -> None:
+    """The imports under ``TYPE_CHECKING`` of each lazy package are the ones its table makes
+    (``python tools/names_table.py`` rewrites them)."""
+    from importlib import import_module
+
+    from narrative.lazy import block, tables
+
+    for name, (package, table) in tables().items():
+        source = import_module(name).__file__
+        assert source is not None
+        assert block(package, table) in Path(source).read_text("utf-8"), (
+            f"{source}: run python tools/names_table.py")
+
+
+# The floors of the package, from the ground up: a module imports only modules of its own
+# floor or below (the rules above say more about some floors). The transports stand on top;
+# the pure data and rules at the bottom.
+FLOORS: list[tuple[str, tuple[str, ...]]] = [
+    ("pure data and rules", ("narrative.errors", "narrative.safejson", "narrative.invocation",
+                             "narrative.ids", "narrative.lazy", "narrative.nodefile",
+                             "narrative.model", "narrative.fields", "narrative.ops",
+                             "narrative.config", "narrative.userconfig", "narrative.answers",
+                             "narrative.shapes", "narrative.bounded")),
+    ("formats and the event pipeline", ("narrative.lore", "narrative.delta")),
+    ("the store", ("narrative.store",)),
+    ("the diffusers", ("narrative.diffusers",)),
+    ("the use cases", ("narrative.engine",)),
+    ("the operations", ("narrative.operations", "narrative.schemas", "narrative.answer_models")),
+    ("the library", ("narrative.api", "narrative.library")),
+    ("the transports", ("narrative.cli", "narrative.serve", "narrative.client", "narrative.interrupted",
+                        "narrative.__main__")),
+]
+
+
+def _module_of(path: str) -> str:
+    name = path.removesuffix(".py").replace("/", ".")
+    return name.removesuffix(".__init__")
+
+
+def _floor(module: str) -> int:
+    """The floor of ``module`` (the longest package of :data:`FLOORS` that holds it); the
+    package's root (its version, its table of names) is on the ground, as every module
+    imports it."""
+    if module == "narrative":
+        return 0
+    best, found = -1, -1
+    for n, (_, modules) in enumerate(FLOORS):
+        for m in modules:
+            if (module == m or module.startswith(m + ".")) and len(m) > best:
+                best, found = len(m), n
+    return found
+
+
+def _edges(sources: dict[str, ast.AST]) -> list[tuple[str, str, int]]:
+    """``(importer, imported, line)`` between the package's modules, lazy imports included
+    (those under ``TYPE_CHECKING`` left out: they run for a type checker only); ``from P
+    import M`` of a submodule M is an import of M."""
+    known = {_module_of(p) for p in sources}
+    out = []
+    for path, tree in sources.items():
+        me = _module_of(path)
+        for node in ast.walk(tree):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                subs = [f"{node.module}.{a.name}" for a in node.names
+                        if f"{node.module}.{a.name}" in known]
+                targets = subs if len(subs) == len(node.names) else [node.module, *subs]
+            for target in targets:
+                if _narr(target) and target != me:
+                    out.append((me, target, node.lineno))
+    typing_only = {(p, i.line) for p, tree in sources.items() for i in _imports(tree) if i.typing_only}
+    return [(a, b, line) for a, b, line in out
+            if (a.replace(".", "/") + ".py", line) not in typing_only
+            and (a.replace(".", "/") + "/__init__.py", line) not in typing_only]
+
+
+# Imports that break the rules below and are still to go: the thin client holds the proof that
+# a server's record is true, which the store and the server starter borrow from it.
+STILL_TO_GO = {("narrative.store.private", "narrative.client"),
+               ("narrative.serve.autostart", "narrative.client")}
+
+
+def _upward(sources: dict[str, ast.AST] | None = None) -> list[str]:
+    return [f"{a}:{line} ({FLOORS[_floor(a)][0]}) imports {b} ({FLOORS[_floor(b)][0]})"
+            for a, b, line in _edges(SOURCES if sources is None else sources)
+            if _floor(b) > _floor(a) and (sources is not None or (a, b) not in STILL_TO_GO)]
+
+
+def test_no_module_imports_one_of_a_higher_floor() -> None:
+    unplaced = sorted({_module_of(p) for p in SOURCES if _floor(_module_of(p)) < 0})
+    assert unplaced == []
+    assert _upward() == []
+
+
+def _circles(sources: dict[str, ast.AST] | None = None) -> list[list[str]]:
+    """Strongly connected sets of more than one module (Tarjan's algorithm)."""
+    graph: dict[str, set[str]] = {}
+    for a, b, _ in _edges(SOURCES if sources is None else sources):
+        if sources is None and (a, b) in STILL_TO_GO:
+            continue
+        graph.setdefault(a, set()).add(b)
+        graph.setdefault(b, set())
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        for v in sorted(graph):
+            if v not in index:
+                visit(v)
+    finally:
+        sys.setrecursionlimit(limit)
+    return out
+
+
+def _package(module: str, sources: dict[str, ast.AST]) -> str:
+    """The package a module is a file of (a package's ``__init__`` is a file of itself)."""
+    if f"{module.replace('.', '/')}/__init__.py" in sources:
+        return module
+    return module.rpartition(".")[0]
+
+
+def test_no_circle_of_modules_crosses_a_package() -> None:
+    """Modules may import each other in a circle inside one package (the store's handle and
+    its journal), never across packages: each package stands on the ones below it."""
+    crossing = [group for group in _circles() if len({_package(m, SOURCES) for m in group}) > 1]
+    assert crossing == []
+
+
+def test_the_floor_and_circle_rules_see_a_violation() -> None:
+    planted = {"narrative/store/x.py": ast.parse("from narrative.engine.event import run_event\n"),
+               "narrative/engine/event.py": ast.parse("import narrative.store.x\n")}
+    assert _upward(planted)
+    circle = {"narrative/fields.py": ast.parse("def f():\n    from narrative.delta import draft\n"),
+              "narrative/delta/draft.py": ast.parse("from narrative import fields\n"),
+              "narrative/delta/__init__.py": ast.parse("")}
+    assert [g for g in _circles(circle) if len({_package(m, circle) for m in g}) > 1]
+    inside = {"narrative/store/a.py": ast.parse("from narrative.store import b\n"),
+              "narrative/store/b.py": ast.parse("from narrative.store import a\n"),
+              "narrative/store/__init__.py": ast.parse("")}
+    assert _circles(inside) and all(len({_package(m, inside) for m in g}) == 1
+                                    for g in _circles(inside))
+
+
+def _private_paths(sources: dict[str, ast.AST] | None = None) -> list[str]:
+    """Code above the store that names narr's own folder (``wr.narr_dir``, ``".git/narr"``) or
+    joins ``"narr"`` under a git directory: those files are the store's (``WorldRepo.private``)."""
+    out = []
+    for path, tree in (SOURCES if sources is None else sources).items():
+        if not _under(path, "engine", "delta", "diffusers") and path not in (
+                "narrative/operations.py", "narrative/library.py"):
+            continue
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr == "narr_dir":
+                out.append(f"{path}:{node.lineno}: .narr_dir")
+            elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                  and id(node) not in docs and ".git/narr" in node.value):
+                out.append(f"{path}:{node.lineno}: {node.value[:40]!r}")
+            elif (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
+                  and isinstance(node.right, ast.Constant) and node.right.value == "narr"
+                  and path not in MAY_WRITE):  # (a user's cache of its own: ~/.cache/narr)
+                out.append(f"{path}:{node.lineno}: / \"narr\"")
+    return out
+
+
+def test_the_use_cases_name_no_file_of_narrs_own() -> None:
+    assert _private_paths() == []
+    for source in ("def f(wr):\n    return wr.narr_dir / 'failed'\n",
+                   "def f(wr):\n    return wr.git_dir / 'narr' / 'merge.json'\n",
+                   "P = '.git/narr/last-reset.json'\n"):
+        assert _private_paths({"narrative/engine/x.py": ast.parse(source)}), source

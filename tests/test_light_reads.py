@@ -137,7 +137,7 @@ def test_status_with_a_story_time_imports_no_catalog(world: Path, narr: CLI) -> 
     import subprocess
     import sys
 
-    narr("event", "Lin Yuan waits at the gate", "--at", "Day 3, dusk")
+    narr("event", "Lin Yuan waits at the gate", "--story-time", "Day 3, dusk")
     out = subprocess.run([sys.executable, "-c", STATUS_IMPORTS], cwd=world, capture_output=True,
                          text=True, check=True)
     assert '"value": "Day 3, dusk"' in out.stdout

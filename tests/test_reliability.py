@@ -444,8 +444,8 @@ def test_an_invalid_pointer_escape_is_refused(world: Path, narr: CLI, spec: str)
 
 
 def test_a_name_with_control_characters_makes_a_valid_settings_file(tmp_path: Path) -> None:
-    from narrative.config import load_config
     from narrative.engine.init import init_world
+    from narrative.store.worldrepo import load_config
 
     name = "bad\x01name\ttab \"quoted\" \\ \x7f"
     init_world(tmp_path / "w", name=name)

@@ -305,7 +305,10 @@ def test_the_http_api_wants_the_token(flat_world: Path) -> None:
         assert body == json.loads(run(flat_world, "status", "--json", env=LOCAL).stdout)
         code, body = _http(port, "/api/nodes/no-such-node", token)
         cli = json.loads(run(flat_world, "get", "no-such-node", "--json", env=LOCAL).stderr)
-        assert (code, body) == (404, cli)
+        # the same error; its hint's next step worded for each door (a command, a route)
+        assert (cli["hint"], body["hint"]) == ("narr nodes lists the nodes",
+                                               "GET /api/nodes lists the nodes")
+        assert (code, {**body, "hint": None}) == (404, {**cli, "hint": None})
         node = json.loads(node_file(flat_world, "lin-yuan").read_text("utf-8"))
         node["state"]["mood"] = "curious"
         code, body = _http(port, "/api/nodes/lin-yuan", token, "PUT", json.dumps(node).encode())

@@ -200,7 +200,7 @@ def test_a_client_reading_again_what_its_server_read_reads_the_rest_after_it(
     had not read yet, whatever the sizes of the reads."""
     import io
 
-    from narrative.serve import interrupted
+    from narrative import interrupted
 
     rest = io.BufferedReader(io.BytesIO("之后 the rest\n".encode() * 3000), buffer_size=7)
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(rest, encoding="utf-8"))
@@ -602,7 +602,7 @@ def autostart_note(root: Path) -> dict[str, Any]:
 def test_a_client_that_cannot_open_its_world_after_its_server_died_says_so(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The world gone from under the client too (moved, deleted): no traceback, no guess."""
-    from narrative.serve.interrupted import settle
+    from narrative.interrupted import settle
 
     lost = client.Interrupted({"pid": 1}, "gone", True, "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
                               None, False)

@@ -1,4 +1,4 @@
-"""The story clock carries forward: an event without ``--at`` happens under the time in force.
+"""The story clock carries forward: an event without ``--story-time`` happens under the time in force.
 
 ``status``, ``brief``, ``story`` and ``export codex`` show the last ``--at`` on the story
 line, not only the time the head event itself recorded.
@@ -17,7 +17,7 @@ from helpers import CLI
 def clock(flat_world: Path) -> tuple[CLI, list[str]]:
     narr = CLI(flat_world)
     assert narr.json("status")["story_time"] is None  # no event set one yet
-    narr("event", "Lin Yuan walks to the ferry", "--at", "Day 3, dusk")
+    narr("event", "Lin Yuan walks to the ferry", "--story-time", "Day 3, dusk")
     narr("event", "Lin Yuan is calm", "--set", "lin-yuan.state.mood=calm")
     narr("event", "Lin Yuan grows angry", "--set", "lin-yuan.state.mood=angry")
     return narr, [e["commit"] for e in narr.json("log", "-n", "3")["items"]]
@@ -30,7 +30,7 @@ def test_status_shows_the_time_in_force(clock: tuple[CLI, list[str]]) -> None:
                          f"Story time: Day 3, dusk (since {walk[:10]} Lin Yuan walks to the ferry)"]
     st = narr.json("status")["story_time"]
     assert st["value"] == "Day 3, dusk" and st["since"]["commit"] == walk
-    narr("event", "Night falls", "--at", "Day 3, night")
+    narr("event", "Night falls", "--story-time", "Day 3, night")
     assert narr("status").stdout.splitlines()[1] == "Story time: Day 3, night"
 
 

@@ -267,7 +267,7 @@ def test_what_a_past_world_carries_forward_equals_a_fresh_count(flat_world: Path
                 if at is None:
                     fresh = st._with_edits(wr, st._base(wr, None, parse=True))
                 else:
-                    fresh = st._base(wr, st.history.resolve(wr, at).id, parse=True)
+                    fresh = st._base(wr, st.resolve_rev(wr, at).id, parse=True)
                 _, clusters, edges, _ = st._grouped(fresh, fresh.by_name(), by, set(), 0,
                                                        wr.config.reference_labels, lambda n: 0)
                 assert got["graph"]["clusters"] == clusters, (at, by)
@@ -275,5 +275,5 @@ def test_what_a_past_world_carries_forward_equals_a_fresh_count(flat_world: Path
                 assert [n["id"] for n in got["nodes"]] == fresh.by_name()[:200]
                 assert got["facets"] == fresh.facets()
             if at is not None:  # carried from the world now, not counted again
-                carried = st._base(wr, st.history.resolve(wr, at).id).memo
+                carried = st._base(wr, st.resolve_rev(wr, at).id).memo
                 assert {"by_name", "facets", "counts:layer", "sizes:layer", "counts:kind"} <= carried.keys()

@@ -120,7 +120,7 @@ def test_failed_events_are_retried_or_dropped_from_the_page(flat_world: Path, br
 
 def test_only_new_relations_to_nothing_are_refused(flat_world: Path) -> None:
     """A relation the file already had (its target deleted by hand) does not block other changes."""
-    from narrative.engine.studio import check_new_relations
+    from narrative.engine.handedit import check_new_relations
     from narrative.errors import InvalidInputError
     from narrative.store.worldrepo import WorldRepo
 

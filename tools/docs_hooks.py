@@ -163,15 +163,8 @@ def formats_markdown(schemas: Path = SCHEMAS) -> str:
 
 ANSWER_COMMANDS: dict[str, tuple[str, ...]] = {
     "error": ("narr ... --json", "HTTP", "MCP"),
-    "init": ("narr init",), "check": ("narr check",), "doctor": ("narr doctor",),
-    "new": ("narr new",), "path": ("narr path",), "get_value": ("narr get NODE FIELD",),
-    "branch_created": ("narr branch NAME",), "branch_deleted": ("narr branch -d",),
-    "remote_branches": ("narr branch -r",), "switch": ("narr switch",), "failed": ("narr failed",),
-    "failed_dropped": ("narr failed drop",), "edits": ("narr edits",),
-    "edit_restored": ("narr edits restore",), "edit_dropped": ("narr edits drop",),
-    "chain_dropped": ("narr chains drop",), "reflog": ("narr reflog",), "gc": ("narr gc",),
-    "merge": ("narr merge", "narr merge --continue"), "merge_aborted": ("narr merge --abort",),
-    "conflicts": ("narr conflicts",), "resolve": ("narr resolve",), "adopt": ("narr adopt",),
+    "init": ("narr init",), "doctor": ("narr doctor",),
+    "path": ("narr path",), "get_value": ("narr get NODE FIELD",),
     "import": ("narr import",), "export_written": ("narr export ... -o FILE",),
     "clone": ("narr clone",), "push": ("narr push",), "pull": ("narr pull",),
     "graph_sizes": ("narr graph",), "graph": ("narr graph world", "narr graph events"),
@@ -188,7 +181,9 @@ def answers_markdown(schemas: Path = SCHEMAS / "answers") -> str:
     from narrative.api import OPERATIONS
     from narrative.serve.http import openapi
 
-    operations = {op.name: op for op in OPERATIONS}
+    operations: dict[str, list[Any]] = {}  # by answer: retry answers as event does
+    for row in OPERATIONS:
+        operations.setdefault(row.answer_name, []).append(row)
     routes = {answer["description"]: f"`{method.upper()} {path}`"  # the studio's own reads
               for path, methods in openapi()["paths"].items() for method, route in methods.items()
               if (answer := route.get("responses", {}).get("200", {})).get("description", "")
@@ -205,8 +200,10 @@ def answers_markdown(schemas: Path = SCHEMAS / "answers") -> str:
     for path in files:
         name = path.name.removesuffix(".schema.json")
         schema = json.loads(path.read_text(encoding="utf-8"))
-        op = operations.get(name)
-        by = (f"`{op.method} {op.path}`" + ("" if name == "edit_node" else ", MCP, the CLI")
+        rows = operations.get(name, [])
+        op = rows[0] if rows else None
+        by = (", ".join(f"`{row.method} {row.path}`" for row in rows)
+              + ("" if name == "edit_node" else ", MCP, the CLI")
               if op is not None else routes.get(str(schema.get("title")), "") + " (the studio)"
               if name.startswith("studio_")
               else ", ".join(f"`{c}`" for c in ANSWER_COMMANDS.get(name, ())))
@@ -346,7 +343,7 @@ def library_markdown() -> str:
 
     groups: dict[str, list[str]] = {"Functions": [], "Results": [], "Requests, changes and records": [],
                                     "Errors": [], "Interfaces and other names": []}
-    for name in sorted(narrative._API, key=str.lower):
+    for name in sorted(narrative.__all__, key=str.lower):
         obj = getattr(api, name)
         if inspect.isfunction(obj):
             groups["Functions"].append(name)

@@ -37,7 +37,7 @@ class NarrGroup(click.Group):
                 raise
             except Exception as exc:
                 # loaded only when something failed: git stays out of narr's start-up
-                from narrative.store.failures import environment_error
+                from narrative.store import environment_error
 
                 converted = environment_error(exc)
                 if converted is None:
@@ -59,6 +59,8 @@ def error_json(exc: NarrError) -> dict[str, Any]:
 
 
 def report_error(exc: NarrError, *, as_json: bool = False) -> None:
+    if exc.steps:
+        import narrative.operations  # noqa: F401  (the table words the hint's steps)
     if as_json:
         click.echo(json.dumps(error_json(exc), ensure_ascii=False), err=True)
         return

@@ -35,10 +35,10 @@ def read_draft(file: Any) -> str:
     """A chapter draft's text from FILE or standard input, refused from its size before it is
     read whole when it is beyond what narr reads in one."""
     from narrative.engine.audit import read_chapter
-    from narrative.store import bounded
+    from narrative.store import MAX_TEXT, read_bounded_stream
 
     name = draft_name(file)
-    return read_chapter(bounded.read_stream(file, bounded.MAX_TEXT, label=name, what="chapter"),
+    return read_chapter(read_bounded_stream(file, MAX_TEXT, label=name, what="chapter"),
                         name)
 
 
@@ -97,7 +97,7 @@ def audit_cmd(ctx: Context, file: Any, at: str | None, budget: float | None, as_
         first = report.findings[0]
         raise ContinuityError(
             f"the chapter contradicts the world {len(report.findings)} time(s); first in "
-            f"sentence {first.number}: {first.message}")
+            f"sentence {first['number']}: {first['message']}")
 
 
 COMMANDS = [audit_cmd]

@@ -6,7 +6,17 @@ import click
 
 from narrative.cli.completion import complete_branch, complete_rev
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import display_width, emit_json, json_option, one_line, pad, short, warn
+from narrative.cli.output import (
+    display_width,
+    emit_answer,
+    json_option,
+    next_page,
+    one_line,
+    pad,
+    page_options,
+    short,
+    warn,
+)
 from narrative.cli.terminal import echo
 
 
@@ -17,10 +27,11 @@ from narrative.cli.terminal import echo
               help="Delete branch NAME (its events stay kept under refs/narr/abandoned/).")
 @click.option("--remotes", "-r", "remotes", is_flag=True,
               help="List the remotes' branches as last fetched (origin/alt).")
+@page_options
 @json_option
 @pass_context
 def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, remotes: bool,
-               as_json: bool) -> None:
+               limit: int | None, cursor: str | None, as_json: bool) -> None:
     """List story branches, or create branch NAME at REV (default: the current event).
 
     \b
@@ -30,49 +41,49 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, re
       narr branch what-if HEAD~2
       narr branch -d what-if
     """
-    from narrative.engine import branches
+    from narrative.operations import lines
 
-    wr = ctx.world
     if remotes:
         if name is not None or delete:
             raise click.UsageError("--remotes only lists")
-        found = branches.list_remote_branches(wr)
+        found = ctx.call(lines.REMOTE_BRANCHES, limit=limit, cursor=cursor)
         if as_json:
-            emit_json(found, "remote_branches")
+            emit_answer(found)
             return
-        width = max([20, *(display_width(row["name"]) for row in found)])
+        width = max([20, *(display_width(row.name) for row in found)])
         for row in found:
-            local = f"  (followed by {row['followed_by']})" if row["followed_by"] else ""
-            echo(f"  {pad(row['name'], width)} {short(row['commit'])} "
-                       f"{one_line(row['content'])}{local}")
+            local = f"  (followed by {row.followed_by})" if row.followed_by else ""
+            echo(f"  {pad(row.name, width)} {short(row.commit)} {one_line(row.content)}{local}")
+        next_page(found)
         return
     if name is None:
         if delete:
             raise click.UsageError("--delete needs a branch NAME")
-        rows = branches.list_branches(wr)
+        listed = ctx.call(lines.BRANCHES, limit=limit, cursor=cursor)
         if as_json:
-            emit_json(rows, "branches")
+            emit_answer(listed)
             return
-        width = max([20, *(display_width(row["name"]) for row in rows)])
-        for row in rows:
-            mark = "*" if row["current"] else " "
-            echo(f"{mark} {pad(row['name'], width)} {short(row['commit'])} {one_line(row['content'])}")
+        width = max([20, *(display_width(line.name) for line in listed)])
+        for line in listed:
+            mark = "*" if line.current else " "
+            echo(f"{mark} {pad(line.name, width)} {short(line.commit)} {one_line(line.content)}")
+        next_page(listed)
         return
     if delete:
         if rev is not None:
             raise click.UsageError("--delete takes only a branch NAME")
-        data = branches.delete_branch(wr, name)
+        deleted = ctx.call(lines.DELETE_BRANCH, name=name)
         if as_json:
-            emit_json(data, "branch_deleted")
+            emit_answer(deleted)
         else:
-            kept = f"; its events are kept as {data['kept_as']}" if data["kept_as"] else ""
-            echo(f"Deleted branch {name} (was {short(data['commit'])}){kept}")
+            kept = f"; its events are kept as {deleted.kept_as}" if deleted.kept_as else ""
+            echo(f"Deleted branch {name} (was {short(deleted.commit)}){kept}")
         return
-    data = branches.create_branch(wr, name, rev)
+    made = ctx.call(lines.CREATE_BRANCH, name=name, rev=rev)
     if as_json:
-        emit_json(data, "branch_created")
+        emit_answer(made)
     else:
-        echo(f"Created branch {name} at {short(data['commit'])} {one_line(data['content'])}")
+        echo(f"Created branch {name} at {short(made.commit)} {one_line(made.content)}")
 
 
 @click.command("switch")
@@ -93,19 +104,18 @@ def switch_cmd(ctx: Context, name: str, create: bool, set_aside: bool, as_json: 
       narr switch -c what-if
       narr switch main --set-aside
     """
-    from narrative.engine.branches import switch
+    from narrative.operations.lines import SWITCH
 
-    result = switch(ctx.world, name, set_aside=set_aside, create=create).to_json()
+    result = ctx.call(SWITCH, name=name, set_aside=set_aside, create=create)
     if as_json:
-        emit_json(result, "switch")
+        emit_answer(result)
         return
-    for note in result["warnings"]:
+    for note in result.warnings:
         warn(note)
-    if result["tracking"]:
-        echo(f"Branch {name} made from {result['tracking']} (narr pull and narr push "
-                   "follow it)")
-    echo(f"Switched to {name}, at {short(result['commit'])} {one_line(result['content'])}")
-    if result["set_aside"]:
+    if result.tracking:
+        echo(f"Branch {name} made from {result.tracking} (narr pull and narr push follow it)")
+    echo(f"Switched to {name}, at {short(result.commit)} {one_line(result.content)}")
+    if result.set_aside:
         echo("Your uncommitted hand edits were set aside: narr edits")
 
 

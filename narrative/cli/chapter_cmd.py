@@ -14,7 +14,7 @@ from narrative.cli.terminal import echo, paint
 
 if TYPE_CHECKING:
     from narrative.engine.chapter import AddedChange, ChapterResult, ChapterReview
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo
 
 _AT_SENTENCE = re.compile(r"^\s*(\d{1,7})\s*:(.*)$", re.DOTALL)
 HELP = """y - record this change

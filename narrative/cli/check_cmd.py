@@ -9,7 +9,7 @@ import click
 
 from narrative.cli.completion import complete_rev
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import emit_json, json_option, short, warn
+from narrative.cli.output import emit_answer, emit_json, json_option, short, warn
 from narrative.cli.terminal import echo, progress_bar
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def check_cmd(ctx: Context, rev: str | None, history_only: bool, full: bool,
     """
     from narrative.engine.check import check
     from narrative.errors import CheckFailedError
-    from narrative.store.failures import is_damage
+    from narrative.store import is_damage
 
     try:
         with progress_bar("Checking", as_json=as_json) as progress:
@@ -110,12 +110,13 @@ def adopt_cmd(ctx: Context, as_json: bool) -> None:
     Example:
       narr adopt
     """
-    from narrative.engine.adopt import adopt
+    from narrative.operations.upkeep import ADOPT
 
-    result = adopt(ctx.world).to_json()
+    adopted = ctx.call(ADOPT)
     if as_json:
-        emit_json(result, "adopt")
+        emit_answer(adopted)
         return
+    result = adopted.to_json()
     for note in result["warnings"]:
         warn(note)
     n = len(result["adopted"])
@@ -149,12 +150,13 @@ def gc_cmd(ctx: Context, as_json: bool) -> None:
     Example:
       narr gc
     """
-    from narrative.store.maintenance import gc
+    from narrative.operations.upkeep import GC
 
-    result = gc(ctx.world).to_json()
+    packed = ctx.call(GC)
     if as_json:
-        emit_json(result, "gc")
+        emit_answer(packed)
         return
+    result = packed.to_json()
     mb = 1024 * 1024
     echo(f"Packed: {result['bytes_before'] / mb:.1f} MB -> {result['bytes_after'] / mb:.1f} MB "
                f"({result['loose_before']} loose objects -> {result['loose_after']})")

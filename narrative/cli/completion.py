@@ -31,8 +31,7 @@ from narrative.cli.terminal import echo
 
 if TYPE_CHECKING:
     from narrative.engine.complete import Candidate
-    from narrative.store.completion import NodeSource
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import NodeSource, WorldRepo
 
 SHELLS = ("bash", "zsh", "fish")
 
@@ -113,7 +112,7 @@ add_completion_class(NarrFish, "fish")
 def _guarded(ctx: click.Context, ask: Callable[[WorldRepo], list[Candidate]]) -> list[CompletionItem]:
     """What ``ask`` offers in the world ``-C`` names (or here); nothing when anything fails."""
     try:
-        from narrative.store.worldrepo import WorldRepo
+        from narrative.store import WorldRepo
 
         with WorldRepo.open(_directory(ctx)) as wr:
             return [CompletionItem(c.value, help=c.help or None) for c in ask(wr)]
@@ -126,7 +125,7 @@ def _nodes_guarded(ctx: click.Context,
     """As :func:`_guarded`, for what the world's files and catalog answer: git is not opened
     where the world is found without it (:class:`narrative.store.completion.Files`)."""
     try:
-        from narrative.store.completion import Files
+        from narrative.store import Files
 
         files = Files.find(_directory(ctx))
         if files is None:

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 if TYPE_CHECKING:
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.answers import Answer
+    from narrative.operations import Operation
+    from narrative.store import WorldRepo
+
+A = TypeVar("A", bound="Answer")
 
 
 class Context:
@@ -29,11 +33,18 @@ class Context:
     def world(self) -> WorldRepo:
         if self._world is None:
             from narrative.invocation import absolute
-            from narrative.store.worldrepo import WorldRepo
+            from narrative.store import WorldRepo
 
             self._world = WorldRepo.open(absolute(self.directory))
             _warn_unknown_keys(self._world)
         return self._world
+
+    def call(self, row: Operation[A], **arguments: Any) -> A:
+        """Run ``row`` on this world with the arguments the command's options gave (those left
+        out, None, are the row's defaults): its answer, as every other door gets it."""
+        given = {key: list(value) if isinstance(value, tuple) else value
+                 for key, value in arguments.items() if value is not None}
+        return row.answer_to(self.world, row.parse(given))
 
     def node(self, text: str, *, must_exist: bool = True, context: str | None = None,
              ended: bool | None = None) -> str:

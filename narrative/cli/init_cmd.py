@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import cast
 
 import click
 
 from narrative.cli.completion import complete_node
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import emit_json, json_option, warn
+from narrative.cli.output import emit_answer, emit_json, json_option, warn
 from narrative.cli.terminal import echo
 from narrative.errors import InvalidWorldError
 
@@ -94,8 +93,7 @@ def edit_cmd(ctx: Context, node_id: str, layer: str | None) -> None:
       narr edit 林远
       narr edit old-mill --layer background
     """
-    from narrative.ids import Layer
-    from narrative.store.nodefiles import write_node
+    from narrative.engine.handedit import write_hand_edit
 
     wr = ctx.world
     node_id = ctx.node(node_id, must_exist=False, ended=False)
@@ -103,8 +101,8 @@ def edit_cmd(ctx: Context, node_id: str, layer: str | None) -> None:
     full = wr.abs(path)
     if not full.exists():
         assert layer is not None
-        write_node(wr, {
-            "id": node_id, "name": node_id.replace("-", " ").title(), "layer": cast(Layer, layer), "kind": "",
+        write_hand_edit(wr, {
+            "id": node_id, "name": node_id.replace("-", " ").title(), "layer": layer, "kind": "",
             "aliases": [], "summary": "", "lifecycle": "permanent", "created_by_event": None,
             "traits": {}, "state": {}, "relations": {},
         }, create=True)
@@ -177,14 +175,14 @@ def new_cmd(ctx: Context, layer: str, name: str, kind: str, aliases: tuple[str, 
       narr new character 林远 --alias "Lin Yuan" --pronouns he
       narr new background 渡口 --kind place
     """
-    from narrative.engine.new import new_node
+    from narrative.operations.nodes import NEW_NODE
 
-    made = new_node(ctx.world, layer, name, kind=kind, aliases=list(aliases), lifecycle=lifecycle,
-                    summary=summary, force=force, pronouns=pronouns)
+    made = ctx.call(NEW_NODE, layer=layer, name=name, kind=kind, aliases=aliases,
+                    lifecycle=lifecycle, summary=summary, force=force, pronouns=pronouns)
     for message in made.warnings:
         warn(message)
     if as_json:
-        emit_json(made.to_json(), "new")
+        emit_answer(made)
         return
     echo(f"{made.id} {made.path}")
     echo("The next event records it; narr edit " + made.id + " fills it in.", err=True)

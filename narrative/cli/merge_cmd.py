@@ -8,7 +8,7 @@ import click
 
 from narrative.cli.completion import complete_branch, complete_field, complete_node
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import emit_json, json_option, short, warn
+from narrative.cli.output import emit_answer, json_option, short, warn
 from narrative.cli.terminal import echo
 
 
@@ -36,22 +36,22 @@ def merge_cmd(ctx: Context, branch: str | None, go_on: bool, abort: bool, as_jso
       narr merge what-if
       narr merge --continue
     """
-    from narrative.engine import merge as merging
+    from narrative.operations import lines
 
     if sum((branch is not None, go_on, abort)) != 1:
         raise click.UsageError("give a BRANCH, --continue or --abort")
-    wr = ctx.world
     if abort:
-        data: dict[str, Any] = merging.abort(wr)
+        aborted = ctx.call(lines.ABORT_MERGE)
         if as_json:
-            emit_json(data, "merge_aborted")
+            emit_answer(aborted)
         else:
-            echo(f"Merge of {data['branch']} aborted; nothing was changed")
+            echo(f"Merge of {aborted.branch} aborted; nothing was changed")
         return
-    result = (merging.continue_merge(wr) if go_on else merging.merge(wr, branch or "")).to_json()
+    merged = ctx.call(lines.CONTINUE_MERGE) if go_on else ctx.call(lines.MERGE, branch=branch)
     if as_json:
-        emit_json(result, "merge")
+        emit_answer(merged)
         return
+    result = merged.to_json()
     for note in result["warnings"]:
         warn(note)
     kept = (f"  your hand edits to {', '.join(result['kept_edits'])} stay uncommitted "
@@ -83,12 +83,14 @@ def conflicts_cmd(ctx: Context, as_json: bool) -> None:
     Example:
       narr conflicts
     """
-    from narrative.engine.merge import conflict_line, conflicts
+    from narrative.engine.merge import conflict_line
+    from narrative.operations.lines import CONFLICTS
 
-    data = conflicts(ctx.world)
+    found = ctx.call(CONFLICTS)
     if as_json:
-        emit_json(data, "conflicts")
+        emit_answer(found)
         return
+    data = found.to_json()
     echo(f"Merging {data['branch']}: {data['unresolved']} of {len(data['conflicts'])} "
                "conflict(s) unresolved")
     for c in data["conflicts"]:
@@ -113,16 +115,22 @@ def resolve_cmd(ctx: Context, node: str, field: str, take: str | None, value: st
       narr resolve lin-yuan state.mood --theirs
       narr resolve lin-yuan /state/mood --value '"tired but elated"'
     """
-    from narrative.engine import merge as merging
+    from narrative.engine.merge import parse_value
+    from narrative.operations.lines import RESOLVE
 
     if (take is None) == (value is None):
         raise click.UsageError("give one of --ours, --theirs or --value JSON")
-    parsed = merging.parse_value(value) if value is not None else merging.ABSENT
-    data = merging.resolve(ctx.world, node, field, take=take, value=parsed)
+    wr = ctx.world
+    arguments: dict[str, Any] = {"node": node, "field": field}
+    if take is not None:
+        arguments["take"] = take
+    else:
+        arguments["value"] = parse_value(value or "")
+    resolved = RESOLVE.answer_to(wr, RESOLVE.parse(arguments))
     if as_json:
-        emit_json(data, "resolve")
+        emit_answer(resolved)
         return
-    left = data["unresolved"]
+    left = resolved.unresolved
     echo(f"Resolved {node} {field or '(whole node)'}; "
                + (f"{left} conflict(s) left" if left else "narr merge --continue commits the merge"))
 

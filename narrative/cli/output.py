@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from narrative.cli.context import Context
 from narrative.cli.terminal import echo, paint
+
+if TYPE_CHECKING:
+    from narrative.answers import Answer
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,12 +31,31 @@ def json_option(func: F) -> F:
                         help="Print the result as JSON.")(func)
 
 
+def page_options(func: F) -> F:
+    """``--limit N`` and ``--cursor NEXT``: a page of a long list, as every door reads one."""
+    func = click.option("--cursor", metavar="NEXT",
+                        help="Start where the page before ended (its next).")(func)
+    return click.option("--limit", type=click.IntRange(min=1), metavar="N",
+                        help="List at most N (the answer's next says where the rest start).")(func)
+
+
+def next_page(found: Any) -> None:
+    """Say, after a page of text, where the next starts."""
+    if getattr(found, "next", None):
+        echo(f"... more: --cursor {found.next}", err=True)
+
+
 def emit_json(data: Any, name: str) -> None:
     """``data`` as the answer ``name`` (:mod:`narrative.answers`): an object naming its shape,
     a list as its ``items``, the same JSON the HTTP API and the MCP tools give."""
     from narrative.answers import answer, schema
 
     click.echo(json.dumps(answer(schema(name), data), indent=2, ensure_ascii=False))
+
+
+def emit_answer(found: Answer) -> None:
+    """An answer as ``--json`` prints it: the very JSON the HTTP API and the MCP tools give."""
+    click.echo(json.dumps(found.answer(), indent=2, ensure_ascii=False))
 
 
 def value_text(value: Any, limit: int | None = 70) -> str:
@@ -100,7 +122,7 @@ def _expiry_reasons(rec: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def group_listing(click_ctx: click.Context, as_json: bool, fetch: Callable[[Any], list[dict[str, Any]]],
+def group_listing(click_ctx: click.Context, as_json: bool, fetch: Callable[[Any], Any],
                   empty: str, name: str) -> list[dict[str, Any]]:
     """What a group's bare form (``narr edits``, ``narr failed``) has to print as text.
 
@@ -111,9 +133,12 @@ def group_listing(click_ctx: click.Context, as_json: bool, fetch: Callable[[Any]
         return []
     ctx = click_ctx.find_object(Context)
     assert ctx is not None
-    items = fetch(ctx.world)
+    found = fetch(ctx.world)
+    from narrative.answers import Answer
+
+    items: list[dict[str, Any]] = found.to_json()["items"] if isinstance(found, Answer) else found
     if as_json:
-        emit_json(items, name)
+        emit_answer(found) if isinstance(found, Answer) else emit_json(items, name)
         return []
     if not items:
         echo(empty)

@@ -28,13 +28,13 @@ def _old_new(d: dict[str, Any]) -> str:
 
 
 @click.command("why")
-@click.argument("node_id", metavar="NODE", shell_complete=complete_node)
+@click.argument("node", metavar="NODE", shell_complete=complete_node)
 @click.argument("field", shell_complete=complete_field)
 @click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
               help="Ask about the story as it stood at a revision or event.")
 @json_option
 @pass_context
-def why_cmd(ctx: Context, node_id: str, field: str, at: str | None, as_json: bool) -> None:
+def why_cmd(ctx: Context, node: str, field: str, at: str | None, as_json: bool) -> None:
     """Which event (or hand edit) set a field's value, and the events it followed from.
 
     \b
@@ -43,7 +43,7 @@ def why_cmd(ctx: Context, node_id: str, field: str, at: str | None, as_json: boo
     """
     from narrative.engine.why import why
 
-    d = why(ctx.world, ctx.node(node_id, must_exist=False), field, at).to_json()
+    d = why(ctx.world, ctx.node(node, must_exist=False), field, at).to_json()
     if as_json:
         emit_json(d, "why")
         return
@@ -100,13 +100,13 @@ def _history_line(ch: dict[str, Any]) -> str:
 
 
 @click.command("history")
-@click.argument("node_id", metavar="NODE", shell_complete=complete_node)
+@click.argument("node", metavar="NODE", shell_complete=complete_node)
 @click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
               help="The story line ending at a revision or event.")
 @no_pager_option
 @json_option
 @pass_context
-def history_cmd(ctx: Context, node_id: str, at: str | None, as_json: bool) -> None:
+def history_cmd(ctx: Context, node: str, at: str | None, as_json: bool) -> None:
     """Everything that happened to a node, event by event, oldest first.
 
     \b
@@ -116,7 +116,7 @@ def history_cmd(ctx: Context, node_id: str, at: str | None, as_json: bool) -> No
     """
     from narrative.engine.history_of import history_of
 
-    d = history_of(ctx.world, ctx.node(node_id, must_exist=False), at).to_json()
+    d = history_of(ctx.world, ctx.node(node, must_exist=False), at).to_json()
     if as_json:
         emit_json(d, "history")
         return
@@ -145,12 +145,12 @@ def told_text(place: dict[str, Any]) -> str:
 
 
 @click.command("search")
-@click.argument("query")
+@click.argument("q", metavar="QUERY")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
               help="Show at most N results.")
 @json_option
 @pass_context
-def search_cmd(ctx: Context, query: str, limit: int, as_json: bool) -> None:
+def search_cmd(ctx: Context, q: str, limit: int, as_json: bool) -> None:
     """Nodes and events whose text holds every word of QUERY (English or Chinese), best first.
 
     \b
@@ -160,12 +160,12 @@ def search_cmd(ctx: Context, query: str, limit: int, as_json: bool) -> None:
     """
     from narrative.engine.search import search
 
-    d = search(ctx.world, query, limit).to_json()
+    d = search(ctx.world, q, limit).to_json()
     if as_json:
         emit_json(d, "search")
         return
     if not d["hits"]:
-        echo(f"nothing matches {query!r}")
+        echo(f"nothing matches {q!r}")
     for h in d["hits"]:
         if h["kind"] == "node":
             mark = "  [hand-edited]" if h["edited"] else ""
@@ -372,11 +372,11 @@ def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: in
 
 
 @click.command("threads")
-@click.option("--all", "include_resolved", is_flag=True, help="Also the resolved threads.")
+@click.option("--all", "all_", is_flag=True, help="Also the resolved threads.")
 @click.option("--at", "at", metavar="REV", help="The threads as they stood at a revision or event.")
 @json_option
 @pass_context
-def threads_cmd(ctx: Context, include_resolved: bool, at: str | None, as_json: bool) -> None:
+def threads_cmd(ctx: Context, all_: bool, at: str | None, as_json: bool) -> None:
     """Open threads (nodes of kind thread or hook), stalest first; secrets nobody has learned.
 
     \b
@@ -386,7 +386,7 @@ def threads_cmd(ctx: Context, include_resolved: bool, at: str | None, as_json: b
     """
     from narrative.engine.threads import moved_text, threads
 
-    result = threads(ctx.world, at, include_resolved=include_resolved)
+    result = threads(ctx.world, at, include_resolved=all_)
     if as_json:
         emit_json(result.to_json(), "threads")
         return

@@ -16,10 +16,13 @@ from narrative.cli.completion import (
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import (
     change_line,
+    emit_answer,
     emit_json,
     json_option,
     local_time,
+    next_page,
     one_line,
+    page_options,
     record_lines,
     short,
     warn,
@@ -193,13 +196,13 @@ def _chapter_lines(data: dict[str, Any]) -> None:
 
 
 @click.command("get")
-@click.argument("node_id", metavar="NODE", shell_complete=complete_node)
+@click.argument("node", metavar="NODE", shell_complete=complete_node)
 @click.argument("field", required=False, shell_complete=complete_field)
 @click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
               help="The node as it was at a revision or event.")
 @json_option
 @pass_context
-def get_cmd(ctx: Context, node_id: str, field: str | None, at: str | None, as_json: bool) -> None:
+def get_cmd(ctx: Context, node: str, field: str | None, at: str | None, as_json: bool) -> None:
     """A node (or one FIELD, dotted or a JSON pointer) as the world holds it now or --at REV.
 
     NODE is the node's id, name or alias.
@@ -211,7 +214,7 @@ def get_cmd(ctx: Context, node_id: str, field: str | None, at: str | None, as_js
     """
     from narrative.engine.nodes import get_node, get_value
 
-    node = ctx.node(node_id, must_exist=False)
+    node = ctx.node(node, must_exist=False)
     if as_json and field is None:  # the answer of the get_node operation (HTTP, MCP)
         path, data = get_node(ctx.world, node, at)
         emit_json({"path": path, "node": data}, "get_node")
@@ -228,21 +231,24 @@ def get_cmd(ctx: Context, node_id: str, field: str | None, at: str | None, as_js
 @click.command("nodes")
 @click.option("--layer", type=click.Choice(["character", "item", "ambient", "background"]),
               help="Only the nodes of this layer.")
+@page_options
 @json_option
 @pass_context
-def nodes_cmd(ctx: Context, layer: str | None, as_json: bool) -> None:
+def nodes_cmd(ctx: Context, layer: str | None, limit: int | None, cursor: str | None,
+              as_json: bool) -> None:
     """List the world's nodes (hand edits included).
 
     \b
     Example:
       narr nodes --layer character
     """
-    from narrative.engine.nodes import list_nodes
+    from narrative.operations import operation
 
-    rows = list_nodes(ctx.world, layer)
+    found = ctx.call(operation("list_nodes"), layer=layer, limit=limit, cursor=cursor)
     if as_json:
-        emit_json(rows, "list_nodes")
+        emit_answer(found)
         return
+    rows = found.to_json()["items"]
     width = max((len(r["id"]) for r in rows), default=2)
     for r in rows:
         flag = f"  [{r['edited']}]" if r["edited"] else ""
@@ -251,6 +257,7 @@ def nodes_cmd(ctx: Context, layer: str | None, as_json: bool) -> None:
                    f"{life}{flag}")
     if any(r["edited"] == "invalid" for r in rows):
         warn("some node files are not valid nodes (marked [invalid]): narr status says why")
+    next_page(found)
 
 
 @click.command("status")
@@ -265,14 +272,14 @@ def status_cmd(ctx: Context, as_json: bool) -> None:
     """
     from narrative.engine.status import status
 
-    found = status(ctx.world)
-    st = found.to_json(head_record=as_json)  # the text names HEAD: its record is not parsed
+    found = status(ctx.world, head_record=as_json)  # the text names HEAD: its record is not read
+    st = found.to_json()
     for message in st["warnings"]:
         warn(message)
     if as_json:
-        emit_json(st, "status")
+        emit_answer(found)
         return
-    head = st["head"]
+    head = found.head_line
     where = f"On branch {st['branch']}" if st["branch"] else "HEAD is detached"
     echo(f"{where}, at {short(head['commit'])} {one_line(head['content'])}"
                if head else where)

@@ -226,7 +226,7 @@ def studio_cmd(ctx: Context, print_url: bool, port: int | None, as_json: bool) -
 
 
 def _git_dir(root: Path) -> Path:
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo
 
     with WorldRepo.open(root) as wr:
         return wr.git_dir

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -10,6 +10,7 @@ from narrative.cli.completion import complete_chain, complete_node, complete_rev
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import (
     change_line,
+    emit_answer,
     emit_json,
     group_listing,
     json_option,
@@ -20,6 +21,9 @@ from narrative.cli.output import (
     warn,
 )
 from narrative.cli.terminal import echo, progress_bar
+
+if TYPE_CHECKING:
+    from narrative.store import WorldRepo
 
 
 @click.command("reset")
@@ -152,14 +156,14 @@ def chains_drop_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> Non
       narr chains drop rain-stops-5004
       narr chains drop 2 --force
     """
-    from narrative.engine.replay import drop_chain
+    from narrative.operations.travel import DROP_CHAIN
 
-    result = drop_chain(ctx.world, which, force=force)
+    result = ctx.call(DROP_CHAIN, which=which, force=force)
     if as_json:
-        emit_json(result, "chain_dropped")
+        emit_answer(result)
         return
-    lost = len(result["lost"])
-    echo(f"Dropped chain {result['dropped']}"
+    lost = len(result.lost)
+    echo(f"Dropped chain {result.dropped}"
                + (f"; {lost} event{'s' if lost != 1 else ''} lost with it" if lost else ""))
 
 
@@ -200,8 +204,8 @@ def replay_cmd(ctx: Context, chain: str, to: str | None, reuse: bool, diffuser: 
             warn(note)
         for line in replay_lines(data):
             echo(line)
-    if result.conflict is not None:
-        raise result.conflict
+    if result.error is not None:
+        raise result.error
 
 
 def replay_lines(data: dict[str, Any]) -> list[str]:
@@ -236,10 +240,10 @@ def replay_lines(data: dict[str, Any]) -> list[str]:
 
 @click.command("revert")
 @click.argument("rev", shell_complete=complete_rev)
-@click.option("--message", "-m", help="The new event's content (default: 'Revert: ...').")
+@click.option("--message", "-m", "content", help="The new event's content (default: 'Revert: ...').")
 @json_option
 @pass_context
-def revert_cmd(ctx: Context, rev: str, message: str | None, as_json: bool) -> None:
+def revert_cmd(ctx: Context, rev: str, content: str | None, as_json: bool) -> None:
     """Add a new event that undoes the changes of event REV, keeping history.
 
     \b
@@ -249,7 +253,7 @@ def revert_cmd(ctx: Context, rev: str, message: str | None, as_json: bool) -> No
     from narrative.cli.output import record_lines
     from narrative.engine.revert import revert
 
-    result = revert(ctx.world, rev, content=message)
+    result = revert(ctx.world, rev, content=content)
     if as_json:
         emit_json(result.to_json(), "revert")
         return
@@ -272,16 +276,16 @@ def reflog_cmd(ctx: Context, limit: int | None, as_json: bool) -> None:
     Example:
       narr reflog -n 10
     """
-    from narrative.engine.branches import reflog
+    from narrative.operations.upkeep import REFLOG
 
-    entries = reflog(ctx.world, limit)
+    entries = ctx.call(REFLOG, limit=limit)
     if as_json:
-        emit_json(entries, "reflog")
+        emit_answer(entries)
         return
-    for e in entries:
-        echo(f"HEAD@{{{e['n']}}} {short(e['new'])} {local_time(e['when'])}  {e['message']}")
-        if e["content"] and e["content"] not in e["message"]:
-            echo(f"           now at: {one_line(e['content'])}")
+    for e in entries.items:
+        echo(f"HEAD@{{{e.n}}} {short(e.new)} {local_time(e.when)}  {e.message}")
+        if e.content and e.content not in e.message:
+            echo(f"           now at: {one_line(e.content)}")
 
 
 @click.group("edits", invoke_without_command=True)
@@ -296,9 +300,12 @@ def edits_cmd(click_ctx: click.Context, as_json: bool) -> None:
     Example:
       narr edits
     """
-    from narrative.engine.setaside import list_set_asides
+    from narrative.operations.upkeep import EDITS
 
-    for item in group_listing(click_ctx, as_json, list_set_asides, "No set-aside hand edits.", "edits"):
+    def listing(wr: WorldRepo) -> Any:
+        return EDITS.answer_to(wr, EDITS.parse({}))
+
+    for item in group_listing(click_ctx, as_json, listing, "No set-aside hand edits.", "edits"):
         done = f", restored {local_time(item['restored_at'])}" if item["restored_at"] else ""
         n = f"{item['remote']}/{item['n']}" if item["remote"] else str(item["n"])
         echo(f"{n:>3}  {local_time(item['created_at'])}  {item['reason']}{done}")
@@ -324,12 +331,13 @@ def edits_restore_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> N
       narr edits restore
       narr edits restore 2 --force
     """
-    from narrative.engine.setaside import restore
+    from narrative.operations.upkeep import RESTORE_EDITS
 
-    result = restore(ctx.world, which, force=force).to_json()
+    restored = ctx.call(RESTORE_EDITS, which=which, force=force)
     if as_json:
-        emit_json(result, "edit_restored")
+        emit_answer(restored)
         return
+    result = restored.to_json()
     for note in result["warnings"]:
         warn(note)
     echo(f"Restored {len(result['changes'])} change(s) as hand edits; narr status shows them.")
@@ -352,16 +360,16 @@ def edits_drop_cmd(ctx: Context, which: str, as_json: bool) -> None:
     Example:
       narr edits drop 2
     """
-    from narrative.engine.setaside import drop_set_aside
+    from narrative.operations.upkeep import DROP_EDITS
 
-    result = drop_set_aside(ctx.world, which)
+    dropped = ctx.call(DROP_EDITS, which=which)
     if as_json:
-        emit_json(result.to_json(), "edit_dropped")
+        emit_answer(dropped)
         return
-    echo(f"Dropped {result.dropped}")
-    if result.kept_as is not None:
+    echo(f"Dropped {dropped.dropped}")
+    if dropped.kept_as is not None:
         echo(f"The events only these edits held are kept as an abandoned chain "
-             f"({result.kept_as.rsplit('/', 1)[-1]}; narr chains lists it)")
+             f"({dropped.kept_as.rsplit('/', 1)[-1]}; narr chains lists it)")
 
 
 COMMANDS = [reset_cmd, chains_cmd, replay_cmd, revert_cmd, reflog_cmd, edits_cmd]

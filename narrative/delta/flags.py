@@ -148,10 +148,11 @@ def reference(text: str, ptr: str, spec: str, names: NodeNames, created: Collect
         return names.resolve(text, must_exist=True, context=f"--set {spec!r}")
     except NotFoundError as exc:
         quoted = json.dumps(text, ensure_ascii=False)
-        raise NotFoundError(
-            f"{exc.message} ({field_name} holds a node's id)",
-            hint=f"{exc.hint + '; ' if exc.hint else ''}to store {text!r} as text, give it as a "
-                 f"JSON string: --set '{spec.partition('=')[0]}={quoted}'") from None
+        refused = NotFoundError(f"{exc.message} ({field_name} holds a node's id)")
+        refused.add_hint_of(exc)
+        refused.add_hint(f"to store {text!r} as text, give it as a JSON string: --set "
+                         f"'{spec.partition('=')[0]}={quoted}'")
+        raise refused from None
 
 
 def parse_unset(spec: str, names: NodeNames | None = None, created: Collection[str] = ()) -> UnsetOp:

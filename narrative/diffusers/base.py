@@ -17,7 +17,7 @@ from narrative.errors import InvalidInputError, InvalidWorldError
 if TYPE_CHECKING:
     from narrative.delta.request import EventRequest
     from narrative.delta.world import World
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo
 
 __all__ = ["OFFLINE", "Diffuser", "ExplicitOnly", "Proposal", "default_name", "get_diffuser", "names",
            "register"]

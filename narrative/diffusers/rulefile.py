@@ -721,8 +721,7 @@ def rule_set(root: Path) -> RuleSet:
     parsed again only when its path, size, mtime or content differs from every
     version kept; the rest of the set is reused.
     """
-    from narrative.store import bounded
-    from narrative.store.confine import inside
+    from narrative.store import MAX_RULES_FILE, inside, read_bounded
 
     directory = inside(root, RULES_DIR)  # a world's rules are read from the world only
     if not directory.is_dir():
@@ -735,7 +734,7 @@ def rule_set(root: Path) -> RuleSet:
         if not path.is_file():
             continue
         st = path.stat()
-        data = bounded.read(path, bounded.MAX_RULES_FILE, label=f"{RULES_DIR}/{path.name}",
+        data = read_bounded(path, MAX_RULES_FILE, label=f"{RULES_DIR}/{path.name}",
                             error=InvalidWorldError)
         digest = hashlib.blake2b(data, digest_size=20).digest()
         keyed.append(((f"{RULES_DIR}/{path.name}", st.st_size, st.st_mtime_ns, digest), data))

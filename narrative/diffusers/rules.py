@@ -83,7 +83,7 @@ from narrative.nodefile import NodeDict
 if TYPE_CHECKING:
     from narrative.delta.request import EventRequest
     from narrative.delta.world import World
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo
 
 ANY = VarSpec()
 

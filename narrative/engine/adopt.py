@@ -18,11 +18,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from narrative.errors import ConflictError, NothingToDoError
+from narrative.errors import ConflictError, NothingToDoError, Step
 from narrative.ids import is_world_path
-from narrative.store import history, move, records, refs, worktree
-from narrative.store.objects import Commit
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import (
+    Commit,
+    Move,
+    WorldRepo,
+    first_parent,
+    has_marker,
+    index_to,
+    journaled,
+    keep_adopted,
+    move_head,
+    paths_between,
+    peel_commit,
+    plain_world_commits,
+    plan_move,
+    scan_edits,
+    subject_of,
+    writing,
+)
 
 
 @dataclass
@@ -49,7 +64,7 @@ def unadopted(wr: WorldRepo, head: Commit | None) -> ConflictError | None:
     changed ``world/``. An event on top would bury them where ``narr adopt`` cannot reach
     and ``narr check`` fails for good, so the event waits for the adoption. A plain git
     merge among them is no such case: ``narr check``'s fix for it replays the events after."""
-    plain = history.plain_world_commits(wr, head) if head is not None else []
+    plain = plain_world_commits(wr, head) if head is not None else []
     if not plain or any(c.is_merge for c in plain):
         return None
     newest = plain[0]
@@ -57,8 +72,9 @@ def unadopted(wr: WorldRepo, head: Commit | None) -> ConflictError | None:
             f"{newest.subject}, ...) changed world/" if len(plain) > 1 else
             f"the plain git commit {newest.id[:10]} {newest.subject!r} changed world/")
     return ConflictError(f"{what}: the history cannot explain it",
-                         hint="narr adopt makes its changes hand edits again, which the next "
-                              "event records (the commit is kept under refs/narr/adopted/)")
+                         hint="{0} makes its changes hand edits again, which the next event "
+                              "records (the commit is kept under refs/narr/adopted/)",
+                         steps=[Step("adopt")])
 
 
 def buried(wr: WorldRepo, commit_ids: list[str]) -> str | None:
@@ -66,12 +82,12 @@ def buried(wr: WorldRepo, commit_ids: list[str]) -> str | None:
     (recorded before events refused to build there): ``narr adopt`` reaches only the
     commits after the last event. None when every one of them is within its reach."""
     head = wr.head_commit()
-    reach = {c.id for c in history.plain_world_commits(wr, head)} if head is not None else set()
+    reach = {c.id for c in plain_world_commits(wr, head)} if head is not None else set()
     deep = [c for c in commit_ids if c not in reach]
     if not deep:
         return None
-    oldest = history.peel_commit(wr, deep[-1])
-    before = next((c for c in history.first_parent(oldest) if records.has_marker(c.message)),
+    oldest = peel_commit(wr, deep[-1])
+    before = next((c for c in first_parent(oldest) if has_marker(c.message)),
                   None) if oldest is not None else None
     if before is None:
         return None
@@ -83,7 +99,7 @@ def buried(wr: WorldRepo, commit_ids: list[str]) -> str | None:
 
 def adopt(wr: WorldRepo) -> AdoptResult:
     """Move the branch back to its last event, keeping the working tree byte for byte."""
-    with move.writing(wr) as recovered:
+    with writing(wr) as recovered:
         ref = wr.require_branch()  # refuses a detached HEAD and a git merge in progress
         branch = ref.removeprefix("refs/heads/")
         head = wr.head_commit()
@@ -91,7 +107,7 @@ def adopt(wr: WorldRepo) -> AdoptResult:
             raise NothingToDoError("the branch has no commits: there is nothing to adopt")
         plain = []
         target = None
-        for commit in history.first_parent(head):
+        for commit in first_parent(head):
             if commit.record() is not None:
                 target = commit
                 break
@@ -101,30 +117,31 @@ def adopt(wr: WorldRepo) -> AdoptResult:
                                    "adopt")
         if not plain:
             raise NothingToDoError("HEAD is a narr event: there are no plain commits to adopt",
-                                   hint="narr status shows the hand edits the next event records")
-        changed = move.changed_paths(wr, head.tree, target.tree)
+                                   hint="{0} shows the hand edits the next event records",
+                                   steps=[Step("status")])
+        changed = paths_between(wr, head.tree, target.tree)
         world_paths = sorted(p for p in changed if is_world_path(p))
         other_paths = sorted(p for p in changed if not is_world_path(p))
         if not world_paths:
             raise NothingToDoError(
                 f"the {len(plain)} plain commit{'s' if len(plain) != 1 else ''} after the last "
                 "event do not change world/: there is nothing to adopt",
-                hint="narr check accepts commits that leave world/ alone")
-        scan = worktree.scan(wr, head.tree)
+                hint="{0} accepts commits that leave world/ alone", steps=[Step("check")])
+        scan = scan_edits(wr, head.tree)
         keep = frozenset(world_paths) | frozenset(scan.raw)
-        updates = [u for u in move.plan(wr, head.tree, target.tree, scan, keep_worktree=keep)
-                   if move.journaled(u.path)]
-        made = refs.keep_adopted(wr, head.id, branch, f"narr adopt: plain commits on {branch}")
+        updates = [u for u in plan_move(wr, head.tree, target.tree, scan, keep_worktree=keep)
+                   if journaled(u.path)]
+        made = keep_adopted(wr, head.id, branch, f"narr adopt: plain commits on {branch}")
         kept_as = made.name
         rec = target.record()
         content = rec.content if rec is not None else ""
-        move.move(wr, move.Move(
+        move_head(wr, Move(
             ref=ref, old=head.id, new=target.id,
-            message=f"narr adopt: moving to {records.subject_of(content)} "
+            message=f"narr adopt: moving to {subject_of(content)} "
                     f"({len(plain)} plain commit{'s' if len(plain) != 1 else ''} kept as hand edits)",
             updates=tuple(updates), tree=target.tree, made_refs=(kept_as,) if made.new else (),
         ))
-        move.index_to(wr, target.tree, [p for p in changed if not move.journaled(p)])
+        index_to(wr, target.tree, [p for p in changed if not journaled(p)])
         return AdoptResult(
             branch=branch, old=head.id, new=target.id,
             event={"commit": target.id, "id": rec.id if rec else None, "content": content},

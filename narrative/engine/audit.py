@@ -23,24 +23,44 @@ what each sentence holds, never the text before it, and stops past its time budg
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import ClassVar
 
+from narrative.answers import Answer
 from narrative.diffusers import clauses
 from narrative.diffusers.rulefile import rule_set
 from narrative.engine.deadline import DEFAULT_BUDGET, Deadline
 from narrative.engine.eventgraph import tip_of
 from narrative.engine.reading import CHECKS, Finding, Reading
 from narrative.errors import InvalidInputError, NotFoundError
-from narrative.store import worktree
-from narrative.store.worldrepo import WorldRepo
+from narrative.shapes import Obj
+from narrative.store import WorldRepo, scan_for_reader
 
 __all__ = ["CHECKS", "AuditReport", "Finding", "audit", "read_chapter", "sentences"]
 
 MAX_CHAPTER = 1_000_000  # characters: a novel's chapter is a few tens of thousands
 
 
+class AuditReport(Answer):
+    """The actions in a chapter that the world contradicts (``findings``: the sentence, its
+    number and words, the rule or check, the node, the field and what the world holds there),
+    and what was noted without contradicting it; ``ok`` when nothing is contradicted. The
+    world is ``at`` a revision (null: as it stands), its tip ``commit``. Nothing is written."""
+
+    NAME: ClassVar[str] = "audit"
+
+    at: str | None
+    commit: str | None
+    sentences: int
+    ok: bool
+    findings: list[Obj]
+    notes: list[Obj]
+    warnings: list[str]
+
+
 @dataclass
-class AuditReport:
+class _Report:
+    """What :func:`audit` finds as it reads, told as an :class:`AuditReport` at the end."""
+
     at: str | None  # the revision asked for (None: the world as it stands)
     commit: str
     sentences: int
@@ -48,14 +68,11 @@ class AuditReport:
     notes: list[Finding] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
-    @property
-    def ok(self) -> bool:
-        return not self.findings
-
-    def to_json(self) -> dict[str, Any]:
-        return {"at": self.at, "commit": self.commit, "sentences": self.sentences,
-                "ok": self.ok, "findings": [f.to_json() for f in self.findings],
-                "notes": [n.to_json() for n in self.notes], "warnings": self.warnings}
+    def told(self) -> AuditReport:
+        return AuditReport.model_validate({
+            "at": self.at, "commit": self.commit, "sentences": self.sentences,
+            "ok": not self.findings, "findings": [f.to_json() for f in self.findings],
+            "notes": [n.to_json() for n in self.notes], "warnings": self.warnings})
 
 
 def sentences(text: str, lex: clauses.Lexicon | None = None) -> list[tuple[int, int]]:
@@ -96,11 +113,11 @@ def audit(wr: WorldRepo, text: str, at: str | None = None, *,
     if tip is None:
         raise NotFoundError("the story has no events yet")
     loaded = rule_set(wr.root)  # one set for the whole chapter, its lexicon built once
-    report = AuditReport(at, tip.id, 0)
+    report = _Report(at, tip.id, 0)
     if not loaded.rules:
         report.warnings.append("no rules in this world (rules/*.toml): only the checks that "
                                "need none are made")
-    edits = worktree.scan_for_reader(wr, tip.tree) if at is None else None
+    edits = scan_for_reader(wr, tip.tree) if at is None else None
     reading = Reading(wr, tip.id, tip.tree, edits, loaded)
     spans = sentences(text, loaded.lexicon)
     report.sentences = len(spans)
@@ -123,4 +140,4 @@ def audit(wr: WorldRepo, text: str, at: str | None = None, *,
     if not named_any and spans:
         report.warnings.append("no sentence names a node of this world: is the chapter in the "
                                "world's language, and are its people and places nodes?")
-    return report
+    return report.told()

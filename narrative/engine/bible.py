@@ -74,7 +74,7 @@ from narrative.lore.limits import (
 )
 from narrative.model import CreateOp, Delta, Node, Op, RelateOp, SetOp
 from narrative.nodefile import NodeDict
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo
 
 __all__ = ["Entry", "ImportResult", "import_bible", "import_entries", "parse", "read_sources"]
 

@@ -33,10 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from narrative.engine.eventgraph import Story, tip_of
-from narrative.errors import InvalidInputError, NotFoundError
-from narrative.store import history
-from narrative.store.records import subject_of
-from narrative.store.worldrepo import WorldRepo
+from narrative.errors import InvalidInputError, NotFoundError, Step
+from narrative.store import WorldRepo, resolve_rev, reverted_by, subject_of
 
 SCENE_BREAK = "* * *"
 
@@ -74,12 +72,13 @@ def book(wr: WorldRepo, start: str | None = None, end: str | None = None) -> Boo
     after = -1
     first = None
     if start is not None:
-        commit = history.resolve(wr, start).id
+        commit = resolve_rev(wr, start).id
         place = next((i for i, t in enumerate(line) if t.info.commit == commit), None)
         if place is None:
             raise InvalidInputError(
                 f"{start} is not on the story line that ends at {end or 'HEAD'}",
-                hint="--from takes an earlier event of the same line (narr log lists them)")
+                hint="--from takes an earlier event of the same line ({0} lists them)",
+                steps=[Step("log")])
         first = line[place].info
         after = place
     events: list[dict[str, Any]] = []
@@ -87,7 +86,7 @@ def book(wr: WorldRepo, start: str | None = None, end: str | None = None) -> Boo
     reverts: list[dict[str, Any]] = []
     merges: list[dict[str, Any]] = []
     chapters: list[dict[str, Any]] = []
-    undo = history.reverted_by(wr, [t.info.commit for t in line if t.info.kind == "event"])
+    undo = reverted_by(wr, [t.info.commit for t in line if t.info.kind == "event"])
     told = wr.catalog.chapters.told([t.info.commit for t in line if t.info.kind == "event"])
     own = wr.catalog.chapters.rows([t.info.commit for t in line if t.info.kind == "chapter"])
     by_id: dict[str, dict[str, Any]] = {}

@@ -23,8 +23,8 @@ is cheap to know: never the walk over the whole history that ``narr check`` does
 Items are taken in that order while they fit the budget (characters of text); those
 that do not fit are counted, never cut in half.
 
-The story time shown is the one in force: the last ``--at`` on the story line, for
-the head and for each event (an event told without ``--at`` happened under the time
+The story time shown is the one in force: the last one set on the story line, for
+the head and for each event (an event told without one happened under the time
 before it).
 
 Without a goal or focus, the focus is what the last events changed: where the
@@ -52,22 +52,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
 from narrative import fields
+from narrative.answers import MAYBE, MAYBE_OR_NULL, Answer, Shape
 from narrative.diffusers.context import find_mentions
 from narrative.engine.eventgraph import tip_of
 from narrative.engine.threads import THREAD_KINDS
-from narrative.errors import ConflictError, InvalidInputError, NotFoundError
+from narrative.errors import ConflictError, InvalidInputError, NotFoundError, Step
 from narrative.ids import check_id, parse_node_path
 from narrative.nodefile import NodeDict, edges_of
-from narrative.store import history, worktree
-from narrative.store.catalog import NodeRow
-from narrative.store.catalog.story import EventInfo, Write
-from narrative.store.move import finish_interrupted
-from narrative.store.view import WorldView
-from narrative.store.worldrepo import MERGE_STATE, WorldRepo
+from narrative.shapes import EventRef
+from narrative.store import (
+    EventInfo,
+    NodeRow,
+    WorldRepo,
+    WorldView,
+    Write,
+    finish_interrupted,
+    peel_commit,
+    scan_for_reader,
+)
 
 DEFAULT_BUDGET = 4000
 RECENT = 5
@@ -78,31 +83,64 @@ POV_SCAN = 500  # a point of view looks this far back for the events it knows of
 WITHHELD = "words withheld"
 
 
-@dataclass
-class Brief:
+class BriefEvent(Shape):
+    """An event a brief shows; ``content`` None and ``withheld`` when the point of view does not
+    know its words."""
+
+    id: str | None
+    commit: str
+    content: str | None
+    withheld: Annotated[bool | None, MAYBE] = None
+
+
+class BriefHead(EventRef):
+    """The event the story stands at; ``withheld`` when the point of view does not know it."""
+
+    withheld: Annotated[bool | None, MAYBE] = None
+
+
+class BriefChapter(Shape):
+    """The chapter a brief's summary item stands for."""
+
+    number: int
+    commit: str
+
+
+class BriefItem(Shape):
+    """One line of the brief: the node or event it is about, or the fix of a health warning."""
+
+    section: str
+    reason: str
+    text: str
+    node: Annotated[str | None, MAYBE] = None
+    event: Annotated[BriefEvent | None, MAYBE] = None
+    fix: Annotated[str | None, MAYBE_OR_NULL] = None
+    chapter: Annotated[BriefChapter | None, MAYBE] = None
+
+
+class Brief(Answer):
+    """The pack of world state to write or play the next event from, within ``budget``
+    characters (``used`` of them; ``dropped`` items left out): each item names its ``section``
+    and why it is there. ``story_time`` is the time in force at ``head``; ``language`` the
+    world's, in which the Markdown form is labelled."""
+
+    NAME: ClassVar[str] = "brief"
+    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
+
     goal: str | None
     pov: str | None
+    at: str | None
     budget: int
-    head: dict[str, Any] | None
+    used: int
+    dropped: int
+    head: BriefHead | None
+    story_time: str | None
     focus: list[str]
-    items: list[dict[str, Any]] = field(default_factory=list)
-    dropped: int = 0
-
-    @property
-    def used(self) -> int:
-        return sum(len(i["text"]) for i in self.items)
-
-    at: str | None = None
-    story_time: str | None = None  # the time in force at the head: the last --at on the line
-    language: str = "en"  # narr.toml's: the labels a reader sees (the sections' keys stay English)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"goal": self.goal, "pov": self.pov, "at": self.at, "budget": self.budget,
-                "used": self.used, "dropped": self.dropped, "head": self.head,
-                "story_time": self.story_time, "focus": self.focus, "items": self.items,
-                "language": self.language}
+    items: list[BriefItem]
+    language: str
 
     def to_markdown(self) -> str:
+        """The brief as Markdown, labelled in the world's language."""
         return render_markdown(self.to_json())
 
 
@@ -259,11 +297,12 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
     cache = wr.catalog
     if view is None:
         view = WorldView(wr, head.tree, None if at is not None
-                         else worktree.scan_for_reader(wr, head.tree))
+                         else scan_for_reader(wr, head.tree))
     edits = view.hand
     for node_id in [*focus, *([pov] if pov else [])]:
         if not view.exists(node_id):
-            raise NotFoundError(f"no node {node_id!r} in the world", hint="narr nodes lists the nodes")
+            raise NotFoundError(f"no node {node_id!r} in the world",
+                                hint="{0} lists the nodes", steps=[Step("list_nodes")])
     names = _Names(view)
     recent = _Recent(wr, tip)
     labels = wr.config.reference_labels
@@ -408,8 +447,8 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
         pack.add("neighbourhood", far if eye is not None else f"{far}, {when_changed}",
                  node_line(node, names, can_see, edge_ok=edge_ok, keep=keep), node=node_id)
 
-    kept = wr.narr_dir / "failed"  # looked at before importing what reads them (pydantic)
-    if include_failed and at is None and eye is None and kept.is_dir() and any(kept.glob("*.json")):
+    # looked at before importing what reads them (pydantic)
+    if include_failed and at is None and eye is None and wr.private.has_failed():
         from narrative.engine import failed
 
         for f in failed.listing(wr):
@@ -424,8 +463,11 @@ def brief(wr: WorldRepo, goal: str | None = None, focus: list[str] | tuple[str, 
             head_json = {**head_json, "content": "", "withheld": True}
         if not eye.clean(story_time):
             story_time = None
-    return Brief(goal, pov, budget, head_json, focus_ids, pack.items, pack.dropped, at, story_time,
-                 wr.config.language)
+    return Brief.model_validate({
+        "goal": goal, "pov": pov, "at": at, "budget": budget,
+        "used": sum(len(i["text"]) for i in pack.items), "dropped": pack.dropped,
+        "head": head_json, "story_time": story_time, "focus": focus_ids, "items": pack.items,
+        "language": wr.config.language})
 
 
 def _may_see(view: WorldView, node_id: str, eye: Any) -> bool:
@@ -460,13 +502,11 @@ def _health(wr: WorldRepo, head: Any, view: WorldView, recent: _Recent,
     except ConflictError as exc:
         out.append((exc.message, "git is half-way through an operation: no event can be "
                                  "recorded until it is finished or aborted", exc.hint))
-    state = None
-    if (wr.narr_dir / MERGE_STATE).exists():  # (the module that reads it loads only then)
-        from narrative.store import mergestate
-
-        state = mergestate.load(wr)
+    state = wr.private.merge_state()
     if state is not None:
-        left = mergestate.unresolved(state)
+        from narrative.store import unresolved_conflicts
+
+        left = unresolved_conflicts(state)
         out.append((f"a narr merge of {state.get('branch')} stopped on conflicts: "
                     f"{len(left)} of {len(state.get('conflicts') or [])} unresolved",
                     "no event can be recorded until the merge goes on (narr resolve NODE FIELD "
@@ -487,10 +527,10 @@ def _health(wr: WorldRepo, head: Any, view: WorldView, recent: _Recent,
     plain: list[EventInfo] = []
     for e in recent.events(scan=PLAIN_SCAN):
         if e.kind != "commit":
-            last = history.peel_commit(wr, e.commit)
+            last = peel_commit(wr, e.commit)
             if plain and last is not None and \
                     wr.world_tree_id(head.tree) != wr.world_tree_id(last.tree):
-                merges = [c for c in plain if (m := history.peel_commit(wr, c.commit)) is not None
+                merges = [c for c in plain if (m := peel_commit(wr, c.commit)) is not None
                           and m.is_merge]
                 n = len(plain)
                 what = ("is a plain git commit that changes" if n == 1 else
@@ -631,7 +671,7 @@ class _Recent:
 
 
 class _Clock:
-    """The story time in force at each event: its own ``--at``, else the last one before it."""
+    """The story time in force at each event: its own story time, else the last one before it."""
 
     def __init__(self, wr: WorldRepo, recent: _Recent) -> None:
         self.wr = wr

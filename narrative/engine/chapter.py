@@ -73,13 +73,23 @@ from narrative.model import (
     UnsetOp,
 )
 from narrative.nodefile import NodeDict
-from narrative.store import drafts, history, worktree
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import (
+    HandEdits,
+    WorldRepo,
+    drop_pending,
+    is_ancestor,
+    last_record,
+    load_pending,
+    load_review,
+    save_pending,
+    save_review,
+    scan_for_event,
+    scan_for_reader,
+)
 
 if TYPE_CHECKING:
     from narrative.delta.proposal import Diffuser
-    from narrative.store.objects import Commit
-    from narrative.store.view import WorldView
+    from narrative.store import Commit, WorldView
 
 Accept = Literal["all"] | Iterable[int]
 __all__ = ["DEFAULT_BUDGET", "AddedChange", "ChapterResult", "ChapterReview", "ProposedChange",
@@ -290,7 +300,7 @@ def _chapter_number(wr: WorldRepo, head: Commit, chapter: ChapterText, number: i
 
 
 def _review_id(chapter: ChapterText, number: int, title: str | None, name: str, head: str,
-               edits: worktree.HandEdits, added: Sequence[AddedChange], at: str | None) -> str:
+               edits: HandEdits, added: Sequence[AddedChange], at: str | None) -> str:
     """What a review was read from, as a digest: the same id is the same reading."""
     parts = {"text": _digest(chapter.text), "number": number, "title": title, "diffuser": name,
              "head": head, "edits": sorted((p, o or "") for p, o in edits.raw.items()),
@@ -388,12 +398,12 @@ class _Chapter:
             from narrative.engine.adopt import unadopted
 
             wr.require_branch()
-            edits = worktree.scan_for_event(wr, head.tree)
+            edits = scan_for_event(wr, head.tree)
             edits.raise_problems()
             if (buried := unadopted(wr, head)) is not None:
                 raise buried
         else:
-            edits = worktree.scan_for_reader(wr, head.tree)
+            edits = scan_for_reader(wr, head.tree)
         self.edits = edits
         self.review_id = _review_id(self.text, self.number, self.title, self.name, head.id,
                                     edits, self.added_list, at)
@@ -416,7 +426,7 @@ class _Chapter:
     def opening(self) -> tuple[Draft, WorldView]:
         """The chapter's own commit as a draft: the hand edits, what they leave dangling
         dropped, nothing ended (no event of the story)."""
-        from narrative.store.view import WorldView
+        from narrative.store import WorldView
 
         start = WorldView(self.wr, self.head.tree, self.edits)
         draft = Draft(start, self.chapter_id)
@@ -522,7 +532,7 @@ class _Chapter:
         again."""
         if self.name == "rules":
             return None
-        kept = drafts.load_review(self.wr, self.review_id)
+        kept = load_review(self.wr, self.review_id)
         if kept is None:
             return None
         try:
@@ -533,7 +543,7 @@ class _Chapter:
     def keep(self, read: _Read) -> None:
         if self.name == "rules":
             return
-        drafts.save_review(self.wr, self.review_id, {"proposals": {
+        save_review(self.wr, self.review_id, {"proposals": {
             str(n): p.model_dump(mode="json") for n, p in read.proposals.items()}})
 
 
@@ -572,7 +582,7 @@ def record(wr: WorldRepo, text: str, *, accept: Accept = "all", reject: Iterable
     All of it or nothing: on an error nothing changes and the draft and decisions are kept
     for :func:`retry`. ``key``: a chapter recorded with the same key on this story line is
     not recorded again (the answer says ``already``)."""
-    from narrative.store.move import writing
+    from narrative.store import writing
 
     if key is not None and (not key.strip() or len(key) > 200):
         raise InvalidInputError("an idempotency key is 1 to 200 characters")
@@ -586,10 +596,10 @@ def record(wr: WorldRepo, text: str, *, accept: Accept = "all", reject: Iterable
     with writing(wr) as recovered:
         found = _recorded(wr, the_key)
         if found is not None:
-            drafts.drop_pending(wr)
+            drop_pending(wr)
             found.warnings[:0] = recovered
             return found
-        drafts.save_pending(wr, pending)
+        save_pending(wr, pending)
         try:
             chapter = _Chapter(wr, text, number=number, title=title, diffuser=diffuser,
                                added=added, at=at, for_event=True)
@@ -602,7 +612,7 @@ def record(wr: WorldRepo, text: str, *, accept: Accept = "all", reject: Iterable
                          "--number")
             result = _record(chapter, accept_list, reject, budget, when, the_key)
         except CalledOff:
-            drafts.drop_pending(wr)  # nobody is there to retry it
+            drop_pending(wr)  # nobody is there to retry it
             raise
         except NarrError as exc:
             if not getattr(exc, "recorded", False):
@@ -610,7 +620,7 @@ def record(wr: WorldRepo, text: str, *, accept: Accept = "all", reject: Iterable
                     "the chapter and your decisions are kept: narr chapter --retry records it "
                     "once the problem is fixed")
             raise
-        drafts.drop_pending(wr)
+        drop_pending(wr)
         result.warnings[:0] = recovered
         return result
 
@@ -619,7 +629,7 @@ def retry(wr: WorldRepo, *, when: datetime | None = None,
           budget: float | None = None) -> ChapterResult:
     """Record the kept chapter (one whose recording failed or was cut short), as it was
     decided; a chapter that was recorded after all is found, not recorded twice."""
-    kept = drafts.load_pending(wr)
+    kept = load_pending(wr)
     if kept is None:
         raise NothingToDoError("no chapter is waiting to be recorded")
     try:
@@ -652,7 +662,7 @@ def _recorded(wr: WorldRepo, key: str) -> ChapterResult | None:
         return None
     wr.catalog.graph.follow_chain(head)
     for commit in wr.catalog.chapters.with_key(key):
-        if history.is_ancestor(wr, commit, head.id):
+        if is_ancestor(wr, commit, head.id):
             info = chapter_info(wr, commit, head.id)
             return ChapterResult(None, info, [], head=head.id, already=True,
                                  warnings=[f"this chapter was recorded already with this key "
@@ -663,7 +673,7 @@ def _recorded(wr: WorldRepo, key: str) -> ChapterResult | None:
 def _record(chapter: _Chapter, accept: Literal["all"] | list[int], reject: set[int],
             budget: float | None, when: datetime | None, key: str) -> ChapterResult:
     from narrative.engine.event import iso, now_utc
-    from narrative.store.commit import seal_chain
+    from narrative.store import seal_chain
 
     deadline = _deadline(budget)
     saved = chapter.saved()
@@ -683,7 +693,7 @@ def _record(chapter: _Chapter, accept: Literal["all"] | list[int], reject: set[i
     when = when or now_utc()
     stamp = iso(when)
     chapter_id = chapter.chapter_id
-    last = history.last_record(chapter.head)
+    last = last_record(chapter.head)
     parent = last.id if last is not None else None
     reading = chapter.reading()  # the copy the recorded sentences are laid on
     steps: list[tuple[dict[str, NodeDict | None], EventRecord]] = []

@@ -17,9 +17,7 @@ from typing import Any
 
 from narrative.engine.eventgraph import tip_of
 from narrative.errors import InvalidInputError, NotFoundError
-from narrative.store import history, records
-from narrative.store.catalog.chapters import ChapterRow, Span
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import ChapterRow, Span, WorldRepo, decode_raw_record, peel_commit
 
 CHAPTER_REV = re.compile(r"^chapter:(\d{1,7})$", re.IGNORECASE)
 
@@ -147,7 +145,7 @@ def before(wr: WorldRepo, number: int) -> str:
         raise InvalidInputError(
             f"chapter {number} came in with the merge of {chapter.line}: resetting to before it "
             "would leave the merge", hint="narr reset to before the merge, or revert it")
-    commit = history.peel_commit(wr, chapter.commit)
+    commit = peel_commit(wr, chapter.commit)
     if commit is None or commit.first_parent is None:
         raise NotFoundError(f"chapter {number}'s commit is missing from this repository")
     return commit.first_parent.id
@@ -169,8 +167,8 @@ def show(wr: WorldRepo, number: int) -> dict[str, Any]:
 
 
 def _raw(wr: WorldRepo, commit_id: str) -> dict[str, Any] | None:
-    commit = history.peel_commit(wr, commit_id)
-    return records.decode_raw(commit.message) if commit is not None else None
+    commit = peel_commit(wr, commit_id)
+    return decode_raw_record(commit.message) if commit is not None else None
 
 
 def written(wr: WorldRepo, commit_id: str) -> dict[str, Any] | None:

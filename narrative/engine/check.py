@@ -31,10 +31,25 @@ from narrative.errors import InvalidWorldError
 from narrative.ids import LAYERS, Layout, node_path, parse_node_path
 from narrative.model import EventRecord
 from narrative.nodefile import load_trusted, validate
-from narrative.store import branches, confine, history, refs, snapshots, worktree
-from narrative.store.catalog import Verified
-from narrative.store.objects import Commit, Tree
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import (
+    Commit,
+    Tree,
+    Verified,
+    WorldRepo,
+    branches_at,
+    changed_world_paths,
+    committed_links,
+    dangling_refs,
+    first_parent,
+    hazards,
+    is_ancestor,
+    last_record,
+    node_file,
+    odd_json_entries,
+    resolve_rev,
+    scan_for_reader,
+    world_files,
+)
 
 
 @dataclass
@@ -88,7 +103,7 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
     """
     report = CheckReport()
     if worktree_too and rev is None:
-        from narrative.store.move import finish_interrupted
+        from narrative.store import finish_interrupted
 
         note = finish_interrupted(wr)
         if note:
@@ -98,9 +113,9 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         if head is None:
             return report
     else:
-        head = history.resolve(wr, rev)
+        head = resolve_rev(wr, rev)
     mark = None if full else _verified_tip(wr, head)
-    chain = list(history.first_parent(head, stop=mark.commit if mark else None))
+    chain = list(first_parent(head, stop=mark.commit if mark else None))
     chain.reverse()
     boundary = None if mark else _shallow_boundary(wr, chain)
     if boundary is not None:
@@ -109,7 +124,7 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
             "so that commit's event is not checked (git fetch --unshallow brings the rest)")
     if rev is None:
         report.warnings.extend(f"{name} names a commit this repository does not hold; it is "
-                               "left out of narr chains and narr edits" for name in refs.dangling(wr))
+                               "left out of narr chains and narr edits" for name in dangling_refs(wr))
 
     # A world made in an existing repository (narr init --here) has the repository's own
     # history under its genesis: that prehistory is git's, not the story's, and is not checked.
@@ -118,7 +133,7 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
     prev_record: EventRecord | None = None
     if mark is not None:
         report.since, report.events, report.commits = mark.commit, mark.events, mark.commits
-        prev_record = history.last_record(history.resolve(wr, mark.commit))
+        prev_record = last_record(resolve_rev(wr, mark.commit))
     for i, c in enumerate(chain):
         if progress:
             progress(i + 1, len(chain), "events")
@@ -145,19 +160,19 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         prev_record = rec if rec is not None else prev_record
 
     if world:
-        since = history.resolve(wr, mark.commit).tree if mark is not None else None
+        since = resolve_rev(wr, mark.commit).tree if mark is not None else None
         problems, report.nodes = (check_world_since(wr, since, head.tree) if since is not None
                                   else check_world(wr, head.tree, progress))
-        problems[:0] = confine.committed_links(wr, head.tree.id)
+        problems[:0] = committed_links(wr, head.tree.id)
         report.problems.extend(Problem(None, None, None, p) for p in problems)
         if rev is None and not report.problems and (mark is None or mark.commit != head.id):
             _remember_verified(wr, head, report)  # the history and the world as a whole
     if worktree_too and rev is None:
         from narrative.engine.status import hand_edit_problems
 
-        scan = worktree.scan_for_reader(wr, head.tree)
-        odd = [p for p in worktree.odd_json_entries(wr) if p not in scan.problems]
-        more = [h for h in confine.hazards(wr, full=True) if h not in scan.problems]
+        scan = scan_for_reader(wr, head.tree)
+        odd = [p for p in odd_json_entries(wr) if p not in scan.problems]
+        more = [h for h in hazards(wr, full=True) if h not in scan.problems]
         report.worktree_problems = [*scan.problems, *more, *odd,
                                     *hand_edit_problems(wr, head.tree, scan)]
     return report
@@ -171,13 +186,13 @@ def _verified_tip(wr: WorldRepo, head: Commit) -> Verified | None:
         mark = wr.catalog.verified()
         if mark is None:
             return None
-        if history.is_ancestor(wr, mark.commit, head.id):
-            on_line = any(c.id == mark.commit for c in history.first_parent(head))
+        if is_ancestor(wr, mark.commit, head.id):
+            on_line = any(c.id == mark.commit for c in first_parent(head))
             return mark if on_line else None
-        if history.is_ancestor(wr, head.id, mark.commit):
-            tip = history.resolve(wr, mark.commit)
+        if is_ancestor(wr, head.id, mark.commit):
+            tip = resolve_rev(wr, mark.commit)
             events = commits = 0
-            for c in history.first_parent(tip, stop=head.id):
+            for c in first_parent(tip, stop=head.id):
                 rec = c.record()
                 commits += 1
                 events += rec is not None and rec.kind in ("event", "merge")
@@ -197,9 +212,9 @@ def _remember_verified(wr: WorldRepo, head: Commit, report: CheckReport) -> None
 def _unreadable_record(c: Commit) -> list[str]:
     """A commit that carries a record narr cannot read (a stranger's, nested a thousand deep):
     named, then checked as the plain git commit it is taken for."""
-    from narrative.store.records import unreadable
+    from narrative.store import unreadable_record
 
-    why = unreadable(c.message)
+    why = unreadable_record(c.message)
     return [f"its event record cannot be read ({why}); narr takes it for a plain git commit"
             ] if why else []
 
@@ -210,10 +225,10 @@ def _plain_merge(wr: WorldRepo, c: Commit, head: Commit) -> tuple[list[str], lis
     events after it, are kept as an undone chain), ``narr merge`` its second parent, then
     replay the events that came after it."""
     first, second = c.parent_ids[0], c.parent_ids[1]
-    names = branches.at_commit(wr, second)  # local ones first: the nicest name for it
+    names = branches_at(wr, second)  # local ones first: the nicest name for it
     theirs = names[0] if names else second[:12]
     fix = [f"narr reset {first[:12]}", f"narr merge {theirs}"]
-    after = sum(1 for _ in history.first_parent(head, stop=c.id))
+    after = sum(1 for _ in first_parent(head, stop=c.id))
     if after:
         fix.append(f"narr replay {head.id[:12]} --reuse")
     more = (f"; the {after} commit(s) after it come back with the replay" if after else "")
@@ -244,7 +259,7 @@ def _check_commit(wr: WorldRepo, c: Commit, parent: Commit | None, rec: EventRec
                   prev: EventRecord | None, seen: dict[str, str]) -> list[str]:
     layout = wr.config.layout
     old_tree = parent.tree if parent is not None else None
-    changed = snapshots.changed_world_paths(wr, old_tree, c.tree)
+    changed = changed_world_paths(wr, old_tree, c.tree)
     if rec is None:
         if parent is None:
             return ["the first commit is not a narr genesis"]
@@ -332,7 +347,7 @@ def _node_problems(tree: Tree, node: dict[str, Any], node_id: str, layout: Layou
 
 def _node_in(tree: Tree | None, node_id: str, layout: Layout) -> dict[str, Any] | None:
     """The node's JSON (a marked stand-in when its blob does not parse), or None."""
-    found = snapshots.node_file(tree, node_id, layout)
+    found = node_file(tree, node_id, layout)
     if found is None:
         return None
     try:
@@ -351,7 +366,7 @@ def check_world_since(wr: WorldRepo, verified: Tree, tree: Tree) -> tuple[list[s
     problems: list[str] = []
     gone: list[str] = []
     ids: set[str] = set()
-    for path in snapshots.changed_world_paths(wr, verified, tree):
+    for path in changed_world_paths(wr, verified, tree):
         placed = parse_node_path(path, layout)
         if placed is None:
             if tree.read(path) is not None:
@@ -376,14 +391,14 @@ def check_world_since(wr: WorldRepo, verified: Tree, tree: Tree) -> tuple[list[s
             continue
         for rtype, targets in node["relations"].items():
             for dst in targets:
-                if snapshots.node_file(tree, dst, layout) is None:
+                if node_file(tree, dst, layout) is None:
                     problems.append(f"{path}: relation {rtype}->{dst} points at a node that "
                                     "does not exist")
     catalog = wr.catalog_at(tree)
     for edge in sorted(catalog.incoming(gone)) if gone else []:
         if edge.src in ids:
             continue  # checked above, from its own file
-        found = snapshots.node_file(tree, edge.src, layout)
+        found = node_file(tree, edge.src, layout)
         if found is not None:
             problems.append(f"{found[0]}: relation {edge.type}->{edge.dst} points at a node "
                             "that does not exist")
@@ -398,7 +413,7 @@ def check_world(wr: WorldRepo, tree: Tree,
     # Per node only its path and its relations' ends are kept for the second pass: the
     # parsed nodes of a 100k-node world held at once peaked a server at 537 MB.
     nodes: dict[str, tuple[str, list[tuple[str, str]]]] = {}
-    blobs = snapshots.world_files(wr, tree)
+    blobs = world_files(wr, tree)
     for i, (path, oid) in enumerate(blobs):
         if progress:
             progress(i + 1, len(blobs), "nodes")

@@ -32,8 +32,7 @@ from narrative.engine.nodes import current_nodes
 from narrative.ids import LAYERS
 from narrative.lore.codexmd import LAYER_TITLES
 from narrative.nodefile import NodeDict
-from narrative.store import history, snapshots
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo, nodes_in, resolve_rev
 
 _SECTIONS = (("traits", "Traits"), ("state", "State"), ("sections", "Sections"),
              ("extensions", "Extensions"))
@@ -64,8 +63,8 @@ def codex(wr: WorldRepo, at: str | None = None) -> Codex:
         nodes, marks = current_nodes(wr)
         head = wr.head_commit()
     else:
-        head = history.resolve(wr, at)
-        nodes, marks = snapshots.nodes_in(wr, head.tree), {}
+        head = resolve_rev(wr, at)
+        nodes, marks = nodes_in(wr, head.tree), {}
     where = None
     if head is not None:
         e = entry(head).to_json()

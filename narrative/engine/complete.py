@@ -12,10 +12,10 @@ import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from narrative.store.completion import NodeSource, branch_names, chain_labels, node_names
+from narrative.store import NodeSource, branch_names, chain_labels, node_names
 
 if TYPE_CHECKING:
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo
 
 LIMIT: Final = 200
 
@@ -67,7 +67,7 @@ def chains(wr: WorldRepo, typed: str) -> list[Candidate]:
 def fields(wr: NodeSource, node_text: str, typed: str) -> list[Candidate]:
     """The dotted fields of the node ``node_text`` names (its id, or a name or alias only
     one node carries), as its file holds them now: ``state.location``, ``traits``, ..."""
-    from narrative.store.completion import node_document
+    from narrative.store import node_document
 
     want = _norm(node_text)
     ids = [n.id for n in node_names(wr, want, LIMIT)

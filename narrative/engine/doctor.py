@@ -30,8 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from narrative import __version__, errors
 
 if TYPE_CHECKING:  # imported where it is used: opening the store checks pygit2, which may fail
-    from narrative.store.server_record import ServerState
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import ServerState, WorldRepo
 
 Status = Literal["ok", "warning", "problem", "skipped"]
 LLM_TIMEOUT = 30.0  # seconds: a served model answers a few tokens well within it, loaded or not
@@ -95,15 +94,15 @@ class DoctorReport:
 
 def doctor(path: str | os.PathLike[str] = ".", *, llm_timeout: float = LLM_TIMEOUT) -> DoctorReport:
     """Look at everything narr depends on, from the libraries to the world at ``path``."""
-    from narrative.store import environment
+    from narrative.store import git_library, git_program, sqlite_library
 
     report = DoctorReport(str(Path(path).resolve()))
     add = report.findings.append
     add(Finding("python", "ok", f"{sys.version.split()[0]} ({sys.executable})"))
-    libraries = [*environment.git_library(), *environment.sqlite_library()]
+    libraries = [*git_library(), *sqlite_library()]
     for fact in libraries:
         add(_from_fact(fact, "RequirementError"))
-    git = environment.git_program()
+    git = git_program()
     add(_from_fact(git, None) if git.ok else Finding("git", "warning", git.found, git.problem, git.fix))
     add(_locale())
     settings = _user_config(add)
@@ -153,7 +152,7 @@ def _user_config(add: Callable[[Finding], None]) -> Any:
 
 
 def _world(report: DoctorReport, path: Path) -> None:
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo
 
     add = report.findings.append
     try:
@@ -186,16 +185,14 @@ def _world_health(wr: WorldRepo, add: Callable[[Finding], None]) -> None:
     from narrative.engine import failed
     from narrative.engine.check import check
     from narrative.engine.status import status
-    from narrative.store.failures import is_damage
-    from narrative.store.move import finish_interrupted
-    from narrative.store.server_record import server_state
+    from narrative.store import finish_interrupted, is_damage
 
     note = finish_interrupted(wr)
     add(Finding("journal", "warning", note, f"a narr command was interrupted: {note}",
                 "nothing to do: it is finished as any narr command would")
         if note else Finding("journal", "ok", "no interrupted write"))
 
-    server = server_state(wr)
+    server = wr.private.server_state()
     if not server.running:
         add(Finding("server", "ok", "not running (narr serve --status says whether the next "
                                     "command starts one)"))
@@ -213,7 +210,7 @@ def _world_health(wr: WorldRepo, add: Callable[[Finding], None]) -> None:
         add(Finding("server", "ok", _server_line(server)))
 
     if wr.read_only():
-        add(Finding("writable", "warning", str(wr.narr_dir),
+        add(Finding("writable", "warning", str(wr.private.path),
                     "the world is read-only: narr reads it but cannot record events",
                     "make the world's directory writable, or work in a clone (narr clone)"))
 
@@ -354,9 +351,7 @@ def _sample_prompt(content: str) -> tuple[int, int]:
     from narrative.engine.brief import brief
     from narrative.engine.init import init_world
     from narrative.fields import REFERENCE_LABELS
-    from narrative.store import worktree
-    from narrative.store.view import WorldView
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo, WorldView, scan_edits
 
     with tempfile.TemporaryDirectory(prefix="narr-doctor-") as tmp:
         init_world(Path(tmp) / "sample", sample=True)
@@ -364,7 +359,7 @@ def _sample_prompt(content: str) -> tuple[int, int]:
         with wr:
             head = wr.head_commit()
             view = WorldView(wr, head.tree if head else None,
-                             worktree.scan(wr, head.tree if head else None))
+                             scan_edits(wr, head.tree if head else None))
             request = EventRequest(content=content, diffuser="llm")
             request.brief = brief(wr, content, budget=BRIEF_BUDGET, view=view,
                                   include_failed=False).to_json()

@@ -10,14 +10,16 @@ request so it can be retried.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self
+
+from pydantic import PrivateAttr
 
 from narrative import fields, invocation
+from narrative.answers import MAYBE, Answer, Shape
 from narrative.delta import overlay
 from narrative.delta.draft import Draft
 from narrative.delta.preconditions import Contradiction, same_field
@@ -32,51 +34,121 @@ from narrative.errors import (
     InvalidWorldError,
     NarrError,
     NothingToDoError,
+    Step,
     StorageError,
 )
 from narrative.ids import new_event_id
 from narrative.model import Change, EventRecord
 from narrative.nodefile import MAX_DEPTH, WRAPPER_DEPTH, json_problem
-from narrative.store import history, maintenance, records, worktree
-from narrative.store.commit import seal
-from narrative.store.move import writing
-from narrative.store.view import WorldView
-from narrative.store.worldrepo import WorldRepo
+from narrative.shapes import Proposal as ProposalShown
+from narrative.shapes import Record
+from narrative.store import (
+    WorldRepo,
+    WorldView,
+    auto_gc,
+    last_record,
+    record_json,
+    scan_for_event,
+    seal,
+    writing,
+)
 
 if TYPE_CHECKING:
     from narrative.engine.proposing import Asked
 
 FLAT_LAYER_WARNING = 3000
 
-@dataclass
-class EventResult:
-    record: EventRecord
-    commit: str | None
-    dry_run: bool = False
-    created: list[str] = field(default_factory=list)
-    expired: dict[str, str] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    kept_paths: list[str] = field(default_factory=list)
-    proposal: Proposal | None = None
-    contradicted: list[Contradiction] = field(default_factory=list)
+class Contradicted(Shape):
+    """One of the user's own changes that the world contradicts: written (the writer's word
+    wins), and named with the fact that contradicts it."""
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"commit": self.commit}
-        out.update(records.record_json(self.record))
-        out["dry_run"] = self.dry_run
-        out["created"] = self.created
-        out["expired"] = self.expired
-        out["warnings"] = self.warnings
-        out["contradicted"] = [c.to_json() for c in self.contradicted]
-        if self.proposal is not None:
-            out["proposal"] = {"diffuser": self.record.diffuser,
-                               "ops": [op.model_dump(mode="json") for op in self.proposal.delta.ops],
-                               "notes": self.proposal.notes,
-                               "held": [held_json(h, self.record.content, self.dry_run)
-                                        for h in self.proposal.held],
-                               **self.proposal.model_dump(mode="json",
-                                                          include={"proposed", "arbitration", "refused"})}
-        return out
+    kind: Literal["contradicted"]
+    where: str
+    change: str
+    node: str
+    field: str
+    value: Annotated[Any | None, MAYBE] = None
+    wanted: str
+    fact: str
+
+
+class EventResult(Record, Answer):
+    """A recorded (or, with ``dry_run``, a shown) event: its record and its commit (null on a
+    dry run), the nodes it ``created`` and ``expired`` (and why), ``warnings``, the user's own
+    changes the world ``contradicted``, and, when a diffuser ran, its ``proposal``: what it
+    proposed and what became of each op."""
+
+    NAME: ClassVar[str] = "event"
+    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
+
+    dry_run: bool
+    created: list[str]
+    expired: dict[str, str]
+    warnings: list[str]
+    contradicted: list[Contradicted]
+    proposal: Annotated[ProposalShown | None, MAYBE] = None
+    _record: EventRecord | None = PrivateAttr(default=None)
+    _proposed: Proposal | None = PrivateAttr(default=None)
+    _kept_paths: list[str] = PrivateAttr(default_factory=list)
+
+    @classmethod
+    def of(cls, record: EventRecord, commit: str | None, *, dry_run: bool = False,
+           created: Iterable[str] = (), expired: Mapping[str, str] | None = None,
+           warnings: Iterable[str] = (), proposal: Proposal | None = None,
+           contradicted: Iterable[Contradiction] = ()) -> Self:
+        """The answer for ``record`` (sealed as ``commit``, None before or without it), with
+        the diffuser's ``proposal`` when one ran."""
+        data: dict[str, Any] = {"commit": commit, **record_json(record), "dry_run": dry_run,
+                                "created": list(created), "expired": dict(expired or {}),
+                                "warnings": list(warnings),
+                                "contradicted": [c.to_json() for c in contradicted]}
+        if proposal is not None:
+            data["proposal"] = {
+                "diffuser": record.diffuser,
+                "ops": [op.model_dump(mode="json") for op in proposal.delta.ops],
+                "notes": proposal.notes,
+                "held": [held_json(h, record.content, dry_run) for h in proposal.held],
+                **proposal.model_dump(mode="json", include={"proposed", "arbitration", "refused"})}
+        made = cls.model_validate(data)
+        made._record, made._proposed = record, proposal
+        return made
+
+    @classmethod
+    def retold(cls, other: EventResult) -> Self:
+        """``other`` as this kind of answer (a revert is an event told as ``revert``)."""
+        made = cls.model_validate(other.to_json())
+        made._record, made._proposed = other._record, other._proposed
+        made._kept_paths = list(other._kept_paths)
+        return made
+
+    @property
+    def record(self) -> EventRecord:
+        """The event's record, as its commit seals it."""
+        if self._record is None:
+            from narrative.model import EventRecord
+
+            self._record = EventRecord.model_validate(
+                self.model_dump(mode="json", exclude_unset=True,
+                                exclude={"commit", "dry_run", "created", "expired", "warnings",
+                                         "contradicted", "proposal"}))
+        return self._record
+
+    @property
+    def kept_paths(self) -> list[str]:
+        """Files changed while the event was recorded: kept as hand edits, not written over."""
+        return self._kept_paths
+
+    @property
+    def rendered_text(self) -> str | None:
+        """The narrative text the diffuser wrote (``render``), whether or not the event kept it."""
+        return self._proposed.narrative_text if self._proposed is not None else None
+
+
+class RevertResult(EventResult):
+    """An event that undoes an earlier one (its ``reverts``), recorded as any event is."""
+
+    NAME: ClassVar[str] = "revert"
+    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
 
 
 def held_json(held: Any, content: str, dry_run: bool) -> dict[str, Any]:
@@ -180,13 +252,14 @@ def run_event(wr: WorldRepo, request: EventRequest, *, dry_run: bool = False,
         if keep_failed and not dry_run and not getattr(exc, "recorded", False):
             failed.save(wr, request, exc.message, exc.details,
                          raw_reply=getattr(exc, "raw_reply", None), kind=type(exc).__name__)
-            kept = ("the event is kept: narr event --retry runs it again"
-                    if isinstance(exc, BusyError | ConflictError | StorageError) else
-                    "the event is kept (narr failed): fix the world and run narr event --retry, "
-                    "or type it again with its changes corrected"
-                    if isinstance(exc, InvalidInputError) else
-                    "the event is kept: fix the problem and run narr event --retry")
-            exc.hint = ((exc.hint + "; ") if exc.hint else "") + kept
+            again = Step("retry", cli="narr event --retry")
+            if isinstance(exc, BusyError | ConflictError | StorageError):
+                exc.add_hint("the event is kept: {0} runs it again", again)
+            elif isinstance(exc, InvalidInputError):
+                exc.add_hint("the event is kept ({0}): fix the world and run {1}, or type it "
+                             "again with its changes corrected", Step("failed"), again)
+            else:
+                exc.add_hint("the event is kept: fix the problem and run {0}", again)
         raise
     return result
 
@@ -256,8 +329,8 @@ def keep_unread(wr: WorldRepo, request: EventRequest, exc: NarrError, unread: li
     """Keep an event whose changes could not be read (``--delta FILE`` missing, unreadable, not
     JSON): its words are kept for ``narr failed`` with the flags as typed, and ``exc`` says so."""
     failed.save(wr, request, exc.message, exc.details, kind=type(exc).__name__, unread=unread)
-    exc.hint = ((exc.hint + "; ") if exc.hint else "") + (
-        "the event's words are kept (narr failed): fix the file and type the event again")
+    exc.add_hint("the event's words are kept ({0}): fix the file and type the event again",
+                 Step("failed"))
 
 
 def retry(wr: WorldRepo, which: str | None = None, *, dry_run: bool = False,
@@ -274,7 +347,8 @@ def retry(wr: WorldRepo, which: str | None = None, *, dry_run: bool = False,
             f"this event's changes could not be read when it was typed ({item.error}), so it "
             "cannot run again as it was asked",
             hint=f"type it again with the changes fixed: narr event {shlex.quote(item.request.content)} "
-                 f"{shlex.join(item.unread)}; narr failed drop forgets it")
+                 f"{shlex.join(item.unread)}; {{0}} forgets it",
+            steps=[Step("drop_failed", {"which": which or "1"}, cli="narr failed drop")])
     try:
         result = run_event(wr, item.request, dry_run=dry_run, diffuser=diffuser, when=when,
                            keep_failed=False)
@@ -297,7 +371,7 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     head = wr.head_commit()
     if head is None:
         raise InvalidWorldError("this world has no genesis commit", hint="narr init")
-    edits = worktree.scan_for_event(wr, head.tree)
+    edits = scan_for_event(wr, head.tree)
     edits.raise_problems()  # a broken or linked file first: the more telling problem
     from narrative.engine.adopt import unadopted
 
@@ -339,7 +413,8 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     if dangling:  # a hand-edited file is what is wrong: an invalid world, not invalid input
         raise InvalidWorldError(dangling[0] + (f" (and {len(dangling) - 1} more)" if len(dangling) > 1
                                                else ""), details=dangling,
-                                hint="fix the file (narr status lists every problem); nothing was changed")
+                                hint="fix the file ({0} lists every problem); nothing was changed",
+                                steps=[Step("status")])
     warnings.extend(draft.warnings)
     warnings.extend(c.describe() for c in draft.contradictions)
     if request.render and diffuser is not None and diffuser.name in ("rules", "explicit", "none"):
@@ -350,7 +425,7 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
     for node_id, e in edits.edits.items():
         edit_changes.extend(fields.node_changes(node_id, e.old, e.new))
     when = when or now_utc()
-    parent = history.last_record(head)
+    parent = last_record(head)
     record = EventRecord(
         kind="chapter" if request.chapter is not None else "event",
         id=event_id,
@@ -370,21 +445,22 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
         chapter=request.chapter,
         in_chapter=request.in_chapter,
     )
-    result = EventResult(record, None, dry_run=dry_run, created=sorted(draft.created),
-                         expired=dict(draft.expired), warnings=warnings, proposal=proposal,
-                         contradicted=list(draft.contradictions))
     if dry_run:
-        return result
+        return EventResult.of(record, None, dry_run=True, created=sorted(draft.created),
+                              expired=draft.expired, warnings=warnings, proposal=proposal,
+                              contradicted=draft.contradictions)
 
     sealed = seal(view, draft.finals(), record, when=when)
-    result.commit = sealed.commit
-    result.kept_paths = sealed.kept
     for path in sealed.kept:
         warnings.append(f"{path} changed while the event was being recorded; "
                         "your version is kept as a hand edit")
     warnings.extend(_flat_warnings(view, draft))
+    result = EventResult.of(record, sealed.commit, created=sorted(draft.created),
+                            expired=draft.expired, warnings=warnings, proposal=proposal,
+                            contradicted=draft.contradictions)
+    result._kept_paths = list(sealed.kept)
     if wr.batch is None:
-        maintenance.auto_gc(wr)
+        auto_gc(wr)
     return result
 
 

@@ -13,21 +13,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from narrative import fields
-from narrative.store import history
-from narrative.store.catalog.story import EventInfo, Write
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import EventInfo, WorldRepo, Write, resolve_rev
 
 __all__ = ["EventInfo", "Story", "Write", "end_reason", "ended", "tip_of"]
 
 if TYPE_CHECKING:
     import networkx as nx
 
-    from narrative.store.objects import Commit
+    from narrative.store import Commit
 
 
 def tip_of(wr: WorldRepo, rev: str | None = None) -> Commit | None:
     """The commit a query reads (HEAD, or ``rev``), with its chain indexed in the catalog."""
-    commit = history.resolve(wr, rev) if rev is not None else wr.head_commit()
+    commit = resolve_rev(wr, rev) if rev is not None else wr.head_commit()
     wr.catalog.graph.follow_chain(commit)
     return commit
 

@@ -1,8 +1,9 @@
 """Events that failed are kept, so nothing a user typed is lost.
 
 When an event cannot be recorded (a bad hand edit, an illegal delta, a diffuser
-that failed), its whole request is saved under ``.git/narr/failed/`` together
-with the error and, for a model, its raw reply. ``narr event --retry`` runs the
+that failed), its whole request is kept in the world's private state
+(:class:`~narrative.store.private.PrivateState`) together with the error and, for a model,
+its raw reply. ``narr event --retry`` runs the
 newest one again, ``narr failed`` lists them all (``narr failed retry N`` and
 ``narr failed drop N``), and an event recorded later with the same words makes its
 kept copy redundant, so that copy is forgotten: the same changes (it was run again
@@ -13,17 +14,16 @@ again, as the error told them to). The words are in the story either way.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from narrative import safejson
 from narrative.delta.request import EventRequest
+from narrative.engine.failed_answers import FailedDropped, FailedEvents
 from narrative.errors import InvalidInputError, NotFoundError
 from narrative.ids import new_event_id
-from narrative.store.journal import write_atomic
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo
 
 
 class FailedEvent(BaseModel):
@@ -39,15 +39,11 @@ class FailedEvent(BaseModel):
     unread: list[str] = Field(default_factory=list)
 
 
-def _dir(wr: WorldRepo) -> Path:
-    return wr.narr_dir / "failed"
-
-
 def save(wr: WorldRepo, request: EventRequest, error: str, details: list[str] | None = None,
          raw_reply: str | None = None, kind: str | None = None,
          unread: list[str] | None = None) -> FailedEvent:
     """Keep a failed request; the same request failing again updates its kept copy."""
-    if _dir(wr).is_dir():
+    if wr.private.has_failed():
         wanted = _same_key(request)
         for earlier in load_all(wr):
             if _same_key(earlier.request) == wanted and earlier.unread == (unread or []):
@@ -81,28 +77,22 @@ def _now() -> str:
 
 
 def _write(wr: WorldRepo, item: FailedEvent) -> None:
-    directory = _dir(wr)
-    directory.mkdir(parents=True, exist_ok=True)
-    write_atomic(directory / f"{item.key}.json",
-                 item.model_dump_json(indent=2).encode("utf-8"), wr.narr_dir / "tmp")
+    wr.private.keep_failed(item.key, item.model_dump_json(indent=2).encode("utf-8"))
 
 
 def load_all(wr: WorldRepo) -> list[FailedEvent]:
     """Kept failed events, oldest failure first (unreadable files are skipped, never deleted)."""
-    directory = _dir(wr)
-    if not directory.is_dir():
-        return []
     out = []
-    for path in sorted(directory.glob("*.json")):
+    for _key, data in wr.private.failed():
         try:
-            out.append(FailedEvent.model_validate(safejson.loads(path.read_bytes())))
-        except (ValueError, OSError):
+            out.append(FailedEvent.model_validate(safejson.loads(data)))
+        except ValueError:
             continue
     return sorted(out, key=lambda item: (item.saved_at, item.key))
 
 
 def discard(wr: WorldRepo, key: str) -> None:
-    (_dir(wr) / f"{key}.json").unlink(missing_ok=True)
+    wr.private.drop_failed(key)
 
 
 def pick(wr: WorldRepo, which: str | None = None) -> FailedEvent:
@@ -126,7 +116,7 @@ def pick(wr: WorldRepo, which: str | None = None) -> FailedEvent:
 def forget_same(wr: WorldRepo, request: EventRequest) -> list[FailedEvent]:
     """Forget kept events with the words of ``request`` (spaces aside): it is recorded now,
     with the same changes or with the ones the writer fixed."""
-    if not _dir(wr).is_dir():
+    if not wr.private.has_failed():
         return []
     words = _words(request.content)
     gone = [item for item in load_all(wr) if _words(item.request.content) == words]
@@ -149,14 +139,23 @@ def _same_key(request: EventRequest) -> str:
                                             "close_scene", "causes", "diffuser", "render"})
 
 
+def drop(wr: WorldRepo, which: str) -> FailedDropped:
+    """Forget one kept failed event for good (by number or key), under the world's lock; its
+    words are in the answer, one last time."""
+    with wr.lock:
+        item = pick(wr, which)
+        discard(wr, item.key)
+    return FailedDropped.model_validate({"dropped": summary(item)})
+
+
 def summary(item: FailedEvent) -> dict[str, Any]:
     return {"key": item.key, "saved_at": item.saved_at, "content": item.request.content,
             "error": item.error}
 
 
-def listing(wr: WorldRepo) -> list[dict[str, Any]]:
-    """Kept events newest first, numbered for ``narr failed retry N``."""
-    return [{"n": n, **summary(item), "details": item.details,
-             "diffuser": item.request.diffuser, "raw_reply": item.raw_reply,
-             "unread": item.unread}
-            for n, item in enumerate(load_all(wr)[::-1], 1)]
+def listing(wr: WorldRepo) -> FailedEvents:
+    """Kept events newest first, numbered as a retry or a drop names them."""
+    return FailedEvents.model_validate({"items": [
+        {"n": n, **summary(item), "details": item.details, "diffuser": item.request.diffuser,
+         "raw_reply": item.raw_reply, "unread": item.unread}
+        for n, item in enumerate(load_all(wr)[::-1], 1)]})

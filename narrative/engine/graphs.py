@@ -26,11 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 from narrative import fields
 from narrative.engine.eventgraph import Story, tip_of
-from narrative.errors import InvalidInputError, NotFoundError
+from narrative.errors import InvalidInputError, NotFoundError, Step
 from narrative.ids import check_id
 from narrative.nodefile import edges_of
-from narrative.store import history
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo, resolve_rev
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -64,9 +63,9 @@ def world_graph(wr: WorldRepo, at: str | None = None) -> nx.MultiDiGraph:
     labels = wr.config.reference_labels
     g = nx.MultiDiGraph()
     if at is not None:
-        from narrative.store.snapshots import nodes_in
+        from narrative.store import nodes_in
 
-        nodes = nodes_in(wr, history.resolve(wr, at).tree)
+        nodes = nodes_in(wr, resolve_rev(wr, at).tree)
         for node_id in sorted(nodes):
             n = nodes[node_id]
             g.add_node(node_id, label=n.get("name", ""), layer=n.get("layer", ""),
@@ -135,7 +134,7 @@ def export_graph(wr: WorldRepo, which: str, fmt: str = "dot", around: str | None
     elif which == "events":
         g, _ = event_graph(wr)
         if around is not None:
-            g = _around(g, history.resolve(wr, around).id, depth)
+            g = _around(g, resolve_rev(wr, around).id, depth)
     else:
         raise InvalidInputError(f"unknown graph {which!r}; expected world or events")
     return GraphExport(which, fmt, g.number_of_nodes(), g.number_of_edges(), render(g, fmt))
@@ -217,7 +216,8 @@ def connect(wr: WorldRepo, a: str, b: str) -> Connection:
     g = world_graph(wr)
     for n in (a, b):
         if n not in g:
-            raise NotFoundError(f"no node {n!r} in the world", hint="narr nodes lists the nodes")
+            raise NotFoundError(f"no node {n!r} in the world",
+                                hint="{0} lists the nodes", steps=[Step("list_nodes")])
     undirected = nx.Graph(g.to_undirected(as_view=True))
     try:
         found = list(nx.all_shortest_paths(undirected, a, b)) if a != b else [[a]]

@@ -15,17 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from narrative import fields
+from narrative.answers import Answer
 from narrative.diffusers.context import find_mentions
 from narrative.engine.eventgraph import EventInfo, Story, Write, end_reason, tip_of
-from narrative.errors import NotFoundError
+from narrative.errors import NotFoundError, Step
 from narrative.ids import LAYERS, check_id, node_path, normalize_name
 from narrative.nodefile import load_trusted, names_of
-from narrative.store import history
-from narrative.store.view import WorldView
-from narrative.store.worldrepo import WorldRepo
+from narrative.shapes import EventRef, Obj, ToldAt
+from narrative.store import WorldRepo, WorldView, peel_commit
 
 
 @dataclass
@@ -40,19 +40,28 @@ class EventChanges:
                 "chapter": self.chapter}
 
 
-@dataclass
-class NodeHistory:
+class HistoryEvent(EventRef):
+    """An event in a node's story: its changes to the node (or the relations pointing at it),
+    or ``mentioned`` when its words only named the node."""
+
+    mentioned: bool
+    changes: list[Obj]
+    chapter: ToldAt | None
+
+
+class NodeHistory(Answer):
+    """What happened to a node, oldest first: whether it ``exists`` now, was there at the
+    genesis, and ``ended`` (the event and the reason) when the story ended it."""
+
+    NAME: ClassVar[str] = "history"
+    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
+
     node: str
+    name: str | None
     exists: bool
     at_genesis: bool
-    events: list[EventChanges]
-    name: str = ""
-    ended: dict[str, Any] | None = None  # {"event": ..., "reason": ...} when the story ended it
-
-    def to_json(self) -> dict[str, Any]:
-        return {"node": self.node, "name": self.name, "exists": self.exists,
-                "at_genesis": self.at_genesis, "ended": self.ended,
-                "events": [e.to_json() for e in self.events]}
+    ended: Obj | None
+    events: list[HistoryEvent]
 
 
 def _own(w: Write, event: EventInfo) -> dict[str, Any]:
@@ -190,7 +199,7 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None, *,
         item = _incoming(w, node_id)
         if item is not None:
             slot(w.commit).changes.append(item)
-    root = history.peel_commit(wr, story.events[-1].commit) if story.events else None
+    root = peel_commit(wr, story.events[-1].commit) if story.events else None
     exists = at_genesis = False
     for layer in LAYERS:
         path = node_path(node_id, layer, wr.config.layout)
@@ -207,7 +216,7 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None, *,
                     exists = True
     if not per and not exists and not at_genesis:
         raise NotFoundError(f"no node {node_id!r} in this story, now or before",
-                            hint="narr search finds nodes by name")
+                            hint="{0} finds nodes by name", steps=[Step("search")])
     ended = None
     if not exists and last_whole is not None and last_whole.new is fields.ABSENT:
         event = story.event(last_whole.commit)
@@ -221,7 +230,9 @@ def history_of(wr: WorldRepo, node_id: str, at: str | None = None, *,
     told = places(wr, [e.event.commit for e in events])
     for e in events:
         e.chapter = told.get(e.event.commit)
-    return NodeHistory(node_id, exists, at_genesis, events, name, ended)
+    return NodeHistory.model_validate({
+        "node": node_id, "name": name, "exists": exists, "at_genesis": at_genesis,
+        "ended": ended, "events": [e.to_json() for e in events]})
 
 
 def _mark_mentions(wr: WorldRepo, story: Story, tip: Any, node_id: str, names: set[str],

@@ -11,7 +11,7 @@ from narrative.errors import InvalidInputError, InvalidWorldError
 from narrative.ids import LAYOUTS, WORLD_DIR, Layout, new_event_id
 from narrative.model import EventRecord
 from narrative.nodefile import NodeDict, parse_json, validate
-from narrative.store import create
+from narrative.store import new_world, world_here
 
 RULE_SETS: tuple[str, ...] = ("en", "zh", "both")
 
@@ -122,7 +122,7 @@ def init_world(directory: str | Path, *, sample: bool = False, layout: Layout = 
     copies = [*(_rule_copies(rules) if rules is not None else []), *extra]
     when = _now(when)
     genesis = _genesis(config, when)
-    commit = create.new_world(root, config, genesis, gitignore=GITIGNORE, nodes=nodes,
+    commit = new_world(root, config, genesis, gitignore=GITIGNORE, nodes=nodes,
                               copies=copies, when=when)
     return InitResult(root, commit, genesis.id, len(nodes), layout)
 
@@ -137,7 +137,7 @@ def _init_here(root: Path, *, layout: Layout, name: str | None, language: str | 
                          layout=layout, diffuser="rules")
     when = _now(when)
     genesis = _genesis(config, when)
-    commit = create.world_here(root, config, genesis, gitignore=GITIGNORE,
+    commit = world_here(root, config, genesis, gitignore=GITIGNORE,
                                rules=_rule_copies(rules) if rules is not None else None,
                                rules_dir=RULES_DIR, when=when)
     return InitResult(root, commit, genesis.id, 0, layout)

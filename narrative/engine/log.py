@@ -13,15 +13,26 @@ then a node; text that is both is refused rather than guessed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from pydantic import TypeAdapter
+
+from narrative.answers import Answer, Items
 from narrative.errors import InvalidInputError, NotFoundError
-from narrative.store import history, records
-from narrative.store.worldrepo import WorldRepo
+from narrative.shapes import PlainCommit, Record
+from narrative.store import (
+    WorldRepo,
+    commit_summaries,
+    decode_raw_record,
+    decode_record,
+    peel_commit,
+    resolve_rev,
+    summary_row,
+)
 
 if TYPE_CHECKING:
     from narrative.model import EventRecord
-    from narrative.store.objects import Commit
+    from narrative.store import Commit
 
 
 class Entry:
@@ -50,7 +61,7 @@ class Entry:
     def commit(self) -> Commit:
         if isinstance(self._commit, str):
             assert self._wr is not None
-            found = history.peel_commit(self._wr, self._commit)
+            found = peel_commit(self._wr, self._commit)
             if found is None:
                 raise NotFoundError(f"commit {self._commit} is missing from this repository")
             self._commit = found
@@ -59,14 +70,14 @@ class Entry:
     @property
     def raw(self) -> dict[str, Any] | None:
         if not self._decoded:
-            self._raw = records.decode_raw(self.commit.message)
+            self._raw = decode_raw_record(self.commit.message)
             self._decoded = True
         return self._raw
 
     @property
     def record(self) -> EventRecord | None:
         if self._record is None and self.raw is not None:
-            self._record = records.decode(self.commit.message)
+            self._record = decode_record(self.commit.message)
         return self._record
 
     @property
@@ -75,9 +86,9 @@ class Entry:
         numbers of ``changes`` and hand ``edits``: what one line of the log shows."""
         if self._summary is None:
             if self._wr is not None:
-                self._summary = history.summaries(self._wr, self.commit_id, 1)[0]
+                self._summary = commit_summaries(self._wr, self.commit_id, 1)[0]
             else:
-                self._summary = records.summary_row(self.commit_id, None, self.commit.message,
+                self._summary = summary_row(self.commit_id, None, self.commit.message,
                                                     self.raw).to_json()
         return self._summary
 
@@ -89,6 +100,44 @@ class Entry:
             out.update({"kind": "commit", "id": None, "content": self.commit.message.strip(),
                         "diffusions": [], "edits": []})
         return out
+
+
+class LogEntries(Items[Record | PlainCommit]):
+    """Events newest first along a story line (a plain git commit on it as what it is)."""
+
+    NAME: ClassVar[str] = "log"
+    VERSION: ClassVar[int] = 2  # 2: a page of the list (next), when one was asked for
+
+
+class ShownEvent(Record, Answer):
+    """One event: its words, its changes and what caused them."""
+
+    NAME: ClassVar[str] = "show"
+    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
+
+
+class ShownCommit(PlainCommit, Answer):
+    """A commit made with plain git, shown as what it is: no record, its message."""
+
+    NAME: ClassVar[str] = "show"
+    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
+
+
+Shown = ShownEvent | ShownCommit
+"""What :func:`show_answer` answers: an event, or a plain commit."""
+
+
+def log_entries(wr: WorldRepo, what: str = "HEAD", limit: int | None = None, *,
+                node: bool | None = None) -> LogEntries:
+    """:func:`log_of` as an answer: every record read and checked."""
+    return LogEntries.model_validate({"items": [e.to_json() for e in log_of(wr, what, limit,
+                                                                                node=node)]})
+
+
+def show_answer(wr: WorldRepo, rev: str = "HEAD") -> Shown:
+    """:func:`show` as an answer."""
+    found: Shown = TypeAdapter(Shown).validate_python(show(wr, rev).to_json())
+    return found
 
 
 def entry(commit: Commit, wr: WorldRepo | None = None) -> Entry:
@@ -106,11 +155,11 @@ def log(wr: WorldRepo, limit: int | None = None, rev: str = "HEAD") -> list[Entr
         if right.startswith("."):
             raise InvalidInputError(f"{rev!r}: A...B is not supported; narr log A..B lists "
                                     "the events on B's line that A does not reach")
-        since = history.resolve(wr, left or "HEAD")
+        since = resolve_rev(wr, left or "HEAD")
         rev = right or "HEAD"
     # HEAD is named by its id, never read: it may be a bulk event of tens of megabytes
-    start = head if rev == "HEAD" else history.resolve(wr, rev).id
-    return [Entry(s["commit"], wr, s) for s in history.summaries(
+    start = head if rev == "HEAD" else resolve_rev(wr, rev).id
+    return [Entry(s["commit"], wr, s) for s in commit_summaries(
         wr, start, limit, since=since.id if since is not None else None)]
 
 
@@ -128,7 +177,7 @@ def log_of(wr: WorldRepo, what: str = "HEAD", limit: int | None = None, *,
     if node is True:
         return node_log(wr, Names(wr).resolve(what, must_exist=False), limit)
     try:
-        commit = history.resolve(wr, what)
+        commit = resolve_rev(wr, what)
     except NotFoundError:
         commit = None
     names = Names(wr)
@@ -142,7 +191,7 @@ def log_of(wr: WorldRepo, what: str = "HEAD", limit: int | None = None, *,
             return node_log(wr, names.resolve(what, must_exist=False), limit)
         except NotFoundError:
             raise NotFoundError(f"{what!r} is neither a revision nor a node of this story",
-                                hint=names.hint(what)) from None
+                                **names.hint(what)) from None
     if found:
         raise InvalidInputError(
             f"{what!r} is both a revision ({commit.id[:10]}) and a node ({', '.join(found)})",
@@ -155,7 +204,7 @@ def node_log(wr: WorldRepo, node_id: str, limit: int | None = None) -> list[Entr
     changed a relation pointing at it, newest first (mentions alone do not count)."""
     from narrative.engine.history_of import history_of
 
-    touched = [e.event.commit for e in history_of(wr, node_id, with_mentions=False).events
+    touched = [e.commit for e in history_of(wr, node_id, with_mentions=False).events
                if e.changes]
     touched.reverse()
     if limit is not None:
@@ -171,4 +220,4 @@ def show(wr: WorldRepo, rev: str = "HEAD") -> Entry:
     number = chapters.parse_rev(rev)
     if number is not None:
         return Entry(chapters.find(wr, number).commit, wr)
-    return entry(history.resolve(wr, rev), wr)
+    return entry(resolve_rev(wr, rev), wr)

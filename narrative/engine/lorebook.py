@@ -42,14 +42,20 @@ from narrative.engine.log import entry
 from narrative.engine.naming import Names
 from narrative.engine.nodes import current_nodes
 from narrative.engine.pov import Conventions, sight, visible_to
-from narrative.errors import InvalidInputError, NotFoundError
+from narrative.errors import InvalidInputError, NotFoundError, Step
 from narrative.ids import LAYERS
 from narrative.lore import sillytavern
 from narrative.nodefile import NodeDict
-from narrative.store import history, outfiles, worktree
-from narrative.store.snapshots import nodes_in
-from narrative.store.view import WorldView
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import (
+    WorldRepo,
+    WorldView,
+    export_places,
+    export_target,
+    nodes_in,
+    resolve_rev,
+    scan_for_reader,
+    write_file,
+)
 
 
 @dataclass
@@ -71,9 +77,9 @@ def world_at(wr: WorldRepo, at: str | None = None, pov: str | None = None) -> Wo
         nodes, _ = current_nodes(wr)
         head = wr.head_commit()
         tree = head.tree if head is not None else None
-        edits = worktree.scan_for_reader(wr, tree) if tree is not None else None
+        edits = scan_for_reader(wr, tree) if tree is not None else None
     else:
-        head = history.resolve(wr, at)
+        head = resolve_rev(wr, at)
         tree, edits = head.tree, None
         nodes = nodes_in(wr, tree)
     where = None
@@ -86,7 +92,7 @@ def world_at(wr: WorldRepo, at: str | None = None, pov: str | None = None) -> Wo
         pov_id = pov if pov in nodes else Names(wr).resolve(pov, must_exist=False)
         if pov_id not in nodes:
             raise NotFoundError(f"no node {pov!r} in the world" + (f" at {at}" if at else ""),
-                                hint="narr nodes lists the nodes")
+                                hint="{0} lists the nodes", steps=[Step("list_nodes")])
         view = WorldView(wr, tree, edits)
         labels = wr.config.reference_labels
         if head is None:
@@ -243,7 +249,7 @@ def export_card(wr: WorldRepo, node: str, *, at: str | None = None, pov: str | N
     me = world.nodes.get(node_id)
     if me is None:
         raise NotFoundError(f"no node {node!r} in the world" + (f" at {at}" if at else ""),
-                            hint="narr nodes lists the nodes")
+                            hint="{0} lists the nodes", steps=[Step("list_nodes")])
     name = str(me.get("name", node_id))
     keys = [name, *me.get("aliases", [])]
     own: list[dict[str, Any]] = []
@@ -286,10 +292,10 @@ def export_card(wr: WorldRepo, node: str, *, at: str | None = None, pov: str | N
 def read_image(path: str | Path, label: str) -> bytes:
     """An image to make a PNG card of, refused beyond the size narr reads a card image at."""
     from narrative.lore.limits import MAX_PNG_FILE
-    from narrative.store import bounded
+    from narrative.store import read_bounded
 
     try:
-        return bounded.read(path, MAX_PNG_FILE, label=label, what="image")
+        return read_bounded(path, MAX_PNG_FILE, label=label, what="image")
     except OSError as exc:
         raise InvalidInputError(f"{label}: cannot read ({exc.strerror})") from None
 
@@ -297,6 +303,6 @@ def read_image(path: str | Path, label: str) -> bytes:
 def write_output(wr: WorldRepo, path: str | Path, data: bytes, *, base: str | Path | None = None) -> Path:
     """An export's file, written whole at ``path`` (relative to ``base``, by default the command's
     directory), never inside the world nor through a symbolic link; returns where it went."""
-    where = outfiles.target(path, outfiles.places(wr), base=base)
-    outfiles.write_file(where, data)
+    where = export_target(path, export_places(wr), base=base)
+    write_file(where, data)
     return where

@@ -19,7 +19,7 @@ from typing import Final
 from narrative.ids import LAYERS, normalize_name
 from narrative.lore.entry import Entry
 from narrative.lore.wikilinks import NoteIndex, target_of
-from narrative.store.view import WorldView
+from narrative.store import WorldView
 
 WORLD: Final = "\x00"  # before a node id the link resolved to: no name starts with it
 

@@ -30,7 +30,7 @@ from typing import Any
 from narrative import fields
 from narrative.errors import InvalidInputError
 from narrative.ids import id_problem, normalize_name
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo
 
 PASSAGE_LIMIT = 500  # the last passages shown; older ones are one request away (``limit``)
 CHANGES_SHOWN = 12  # changes listed beside one passage; the rest counted
@@ -199,12 +199,11 @@ def _change_row(w: Any) -> dict[str, Any]:
 
 
 def _world_now(wr: WorldRepo) -> Any:
-    from narrative.store import worktree
-    from narrative.store.view import WorldView
+    from narrative.store import WorldView, scan_for_reader
 
     head = wr.head_commit()
     tree = head.tree if head else None
-    return WorldView(wr, tree, worktree.scan_for_reader(wr, tree))
+    return WorldView(wr, tree, scan_for_reader(wr, tree))
 
 
 def manuscript(wr: WorldRepo, limit: int = PASSAGE_LIMIT, *,

@@ -29,7 +29,7 @@ parent's world to the merged world, each with the side it came from
 verifies it like any event. When HEAD is an ancestor of the branch, the story
 just moves there (a fast-forward).
 
-On conflicts nothing is committed: the state is kept (:mod:`narrative.store.mergestate`)
+On conflicts nothing is committed: the state is kept (:class:`narrative.store.private.PrivateState`)
 until ``narr merge --continue`` or ``--abort``.
 """
 
@@ -40,9 +40,10 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, ClassVar, Literal
 
 from narrative import fields, safejson
+from narrative.answers import MAYBE, Answer, Shape
 from narrative.engine.event import iso, now_utc
 from narrative.errors import (
     ConflictError,
@@ -50,25 +51,114 @@ from narrative.errors import (
     InvalidWorldError,
     NotFoundError,
     NothingToDoError,
+    Step,
 )
 from narrative.fields import MERGE_SPELLING, FieldConflict
 from narrative.ids import new_event_id, parse_node_path
 from narrative.model import Change, EventRecord
 from narrative.nodefile import NodeDict, as_node_dict, validate
-from narrative.store import branches, history, mergestate, move, records, refs, snapshots, worktree
-from narrative.store.branches import HEADS, REMOTE_HEADS
-from narrative.store.commit import seal
-from narrative.store.objects import Commit
-from narrative.store.view import WorldView
-from narrative.store.worktree import HandEdits
-from narrative.store.worldrepo import WorldRepo
+from narrative.shapes import StoredRecord
+from narrative.store import (
+    HEADS,
+    REMOTE_HEADS,
+    Commit,
+    HandEdits,
+    Move,
+    WorldRepo,
+    WorldView,
+    branch_exists,
+    changed_nodes,
+    is_ancestor,
+    joins_since,
+    last_record,
+    merge_base,
+    move_head,
+    peel_commit,
+    plan_move,
+    record_json,
+    ref_exists,
+    resolution_key,
+    resolve_rev,
+    scan_edits,
+    seal,
+    unresolved_conflicts,
+    writing,
+)
 
 ABSENT = fields.ABSENT
+_RESOLVE = Step("resolve", cli="narr resolve NODE FIELD --ours|--theirs|--value JSON")
+"""How a conflict is resolved, as a hint names it."""
 WHOLE_NODE = ""
 
 
+class MergeOutcome(Shape):
+    """A merge as :class:`MergeResult` tells it, without its ``schema`` (a pull's ``merge``):
+    ``record`` the merge event's, or on a fast-forward the new tip's (null when that is a
+    plain commit); ``joined`` the nodes made on both sides that became one; ``kept_edits``
+    nodes whose hand edits stay uncommitted."""
+
+    branch: str
+    commit: str | None
+    fast_forward: bool
+    warnings: list[str]
+    joined: list[dict[str, str]]
+    kept_edits: list[str]
+    record: StoredRecord | None
+
+
+class MergeResult(MergeOutcome, Answer):
+    """A story line merged into the current one: a merge event, or a fast-forward."""
+
+    NAME: ClassVar[str] = "merge"
+    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
+
+
+class MergeConflict(Shape):
+    """A field both lines changed: ``base``, ``ours``, ``theirs`` absent where the field is;
+    ``resolution`` the value chosen, absent when none is or when the choice is to leave the
+    field out (``resolved`` says which)."""
+
+    node: str
+    field: str
+    base: Annotated[Any | None, MAYBE] = None
+    ours: Annotated[Any | None, MAYBE] = None
+    theirs: Annotated[Any | None, MAYBE] = None
+    resolved: bool
+    resolution: Annotated[Any | None, MAYBE] = None
+
+
+class Conflicts(Answer):
+    """The stopped merge (``ours``, ``theirs``, ``base`` its commits) and each conflict."""
+
+    NAME: ClassVar[str] = "conflicts"
+
+    branch: str
+    ours: str
+    theirs: str
+    base: str
+    conflicts: list[MergeConflict]
+    unresolved: int
+
+
+class Resolved(Conflicts):
+    """The stopped merge and its conflicts, after a resolution was chosen."""
+
+    NAME: ClassVar[str] = "resolve"
+
+
+class MergeAborted(Answer):
+    """A stopped merge forgotten; the world was never changed by it."""
+
+    NAME: ClassVar[str] = "merge_aborted"
+
+    branch: str
+    aborted: Literal[True]
+
+
 @dataclass
-class MergeResult:
+class _Merging:
+    """What a merge does as it goes, told as a :class:`MergeResult` at the end."""
+
     branch: str
     commit: str | None = None
     fast_forward: bool = False
@@ -78,12 +168,11 @@ class MergeResult:
     joined: list[dict[str, str]] = field(default_factory=list)  # see :func:`_joins`
     kept_edits: list[str] = field(default_factory=list)  # nodes whose hand edits stay uncommitted
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"branch": self.branch, "commit": self.commit,
-                               "fast_forward": self.fast_forward, "warnings": self.warnings,
-                               "joined": self.joined, "kept_edits": self.kept_edits}
-        out["record"] = records.record_json(self.record) if self.record is not None else None
-        return out
+    def told(self) -> MergeResult:
+        return MergeResult.model_validate({
+            "branch": self.branch, "commit": self.commit, "fast_forward": self.fast_forward,
+            "warnings": self.warnings, "joined": self.joined, "kept_edits": self.kept_edits,
+            "record": record_json(self.record) if self.record is not None else None})
 
 
 @dataclass
@@ -170,8 +259,8 @@ def _plan(wr: WorldRepo, base: Commit, ours: Commit, theirs: Commit,
           resolutions: dict[str, Any]) -> _Plan:
     views = {name: WorldView(wr, c.tree) for name, c in
              (("base", base), ("ours", ours), ("theirs", theirs))}
-    mine = snapshots.changed_nodes(wr, base.tree, ours.tree)
-    other = snapshots.changed_nodes(wr, base.tree, theirs.tree)
+    mine = changed_nodes(wr, base.tree, ours.tree)
+    other = changed_nodes(wr, base.tree, theirs.tree)
 
     def raw(which: str, node_id: str) -> NodeDict | None:
         found = views[which].committed_file(node_id)
@@ -186,9 +275,9 @@ def _plan(wr: WorldRepo, base: Commit, ours: Commit, theirs: Commit,
             raw(keeper, t) is None and raw(keeper, o) is not None and \
             raw("base", o) is None and raw(other_side, o) is None
 
-    carried = {t: o for t, o in mergestate.joins_since(wr, ours, base).items()
+    carried = {t: o for t, o in joins_since(wr, ours, base).items()
                if usable(t, o, "ours", "theirs")}
-    flipped = {t: o for t, o in mergestate.joins_since(wr, theirs, base).items()
+    flipped = {t: o for t, o in joins_since(wr, theirs, base).items()
                if usable(t, o, "theirs", "ours") and t not in carried}
     maps = {"base": {**carried, **flipped}, "ours": flipped, "theirs": carried}
     keeper = {**{o: "ours" for o in carried.values()}, **{o: "theirs" for o in flipped.values()}}
@@ -228,7 +317,7 @@ def _plan(wr: WorldRepo, base: Commit, ours: Commit, theirs: Commit,
             "base", node_id)
         merged, found = merge_node(node_id, node("base", node_id), o, their(node_id))
         for c in found:
-            key = mergestate.resolution_key(c.node, c.field)
+            key = resolution_key(c.node, c.field)
             if key in resolutions:
                 merged = _resolve_into(merged, c, _stored(resolutions[key]))
                 resolved.add(key)
@@ -327,8 +416,8 @@ def _validate(wr: WorldRepo, head: Commit, finals: dict[str, NodeDict | None]) -
     if problems:
         raise ConflictError(f"the merged world would not be valid: {problems[0]}",
                             details=problems, hint="nothing was changed; resolve the conflicts "
-                            "differently (narr resolve ... --value) or record an event on either "
-                            "branch first")
+                            "differently ({0}) or record an event on either branch first",
+                            steps=[Step("resolve", cli="narr resolve ... --value")])
 
 
 # --- the commands -----------------------------------------------------------------------
@@ -339,16 +428,17 @@ def _theirs(wr: WorldRepo, branch: str) -> Commit:
     revision (a commit hash, an event id: the second parent of a plain ``git merge``)."""
     if branch.startswith("-"):
         raise InvalidInputError(f"{branch!r} is not a branch")
-    ref = HEADS + branch if branches.exists(wr, branch) else (
-        REMOTE_HEADS + branch if refs.exists(wr, REMOTE_HEADS + branch) else None)
+    ref = HEADS + branch if branch_exists(wr, branch) else (
+        REMOTE_HEADS + branch if ref_exists(wr, REMOTE_HEADS + branch) else None)
     if ref is None:
         try:
-            return history.resolve(wr, branch)
+            return resolve_rev(wr, branch)
         except NotFoundError:
             raise NotFoundError(f"no branch named {branch!r}",
-                                hint="narr branch lists them; a remote's branch is "
-                                     "REMOTE/BRANCH after narr pull or git fetch") from None
-    tip = history.peel_commit(wr, ref)
+                                hint="{0} lists them; a remote's branch is REMOTE/BRANCH "
+                                     "after narr pull or git fetch",
+                                steps=[Step("branches")]) from None
+    tip = peel_commit(wr, ref)
     if tip is None:
         raise NotFoundError(f"branch {branch!r} points at no commit of this repository")
     return tip
@@ -365,14 +455,14 @@ def _keep_hand_edits(wr: WorldRepo, head: Commit, branch: str, incoming: set[str
     in that points at a node the merge ends, or a node deleted by hand that the merge
     points a relation at, are refused, naming the nodes: nothing is changed.
     """
-    scan = worktree.scan(wr, head.tree)
+    scan = scan_edits(wr, head.tree)
     if not scan.raw and not scan.problems:
         return scan
     odd = [p for p, oid in scan.raw.items() if oid == "not-a-file"]
     if odd or (scan.problems and not scan.raw):
         raise ConflictError(
             f"{odd[0] if odd else scan.problems[0]}: fix it before merging",
-            details=odd or scan.problems, hint="narr status lists every problem")
+            details=odd or scan.problems, hint="{0} lists every problem", steps=[Step("status")])
     edited = set(scan.edits)
     for path in scan.raw:  # files that do not parse as nodes: the node their path names
         placed = parse_node_path(path, wr.config.layout)
@@ -396,8 +486,11 @@ def _keep_hand_edits(wr: WorldRepo, head: Commit, branch: str, incoming: set[str
             f"uncommitted hand edits to {', '.join(names)}: merging {branch} changes "
             f"{'that node' if len(names) == 1 else 'those nodes'} too; nothing was changed",
             details=[f"{n}: edited by hand and changed by the merge" for n in names],
-            hint="record them with an event first (narr event ...), or set them aside "
-                 "(narr reset --hard HEAD; narr edits restore 1 after the merge)")
+            hint="record them with an event first ({0}), or set them aside ({1}; {2} after the "
+                 "merge)",
+            steps=[Step("event", cli="narr event ..."), Step("reset", {"rev": "HEAD", "hard": True},
+                                                             cli="narr reset --hard HEAD"),
+                   Step("restore_edits", {"which": "1"}, cli="narr edits restore 1")])
     return scan
 
 
@@ -415,33 +508,33 @@ def _after(wr: WorldRepo, head: Commit, plan: _Plan) -> Callable[[str], NodeDict
 
 def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeResult:
     """Merge ``branch`` into the current one; raises ConflictError (state kept) on conflicts."""
-    with move.writing(wr) as recovered:
+    with writing(wr) as recovered:
         ref = wr.require_branch()
         if branch == wr.branch():
             raise NothingToDoError(f"{branch} is the current branch")
         theirs = _theirs(wr, branch)
         head = wr.head_commit()
         assert head is not None
-        result = MergeResult(branch, warnings=recovered)
-        if history.is_ancestor(wr, theirs.id, head.id):
+        result = _Merging(branch, warnings=recovered)
+        if is_ancestor(wr, theirs.id, head.id):
             raise NothingToDoError(f"already up to date: {branch} is part of this story line")
-        if history.is_ancestor(wr, head.id, theirs.id):
+        if is_ancestor(wr, head.id, theirs.id):
             rec = theirs.record()
             after = WorldView(wr, theirs.tree)
             scan = _keep_hand_edits(wr, head, branch,
-                                    snapshots.changed_nodes(wr, head.tree, theirs.tree),
+                                    changed_nodes(wr, head.tree, theirs.tree),
                                     lambda n: (after.committed_file(n) or (None, None))[1])
             result.kept_edits = sorted(scan.edits)
-            move.move(wr, move.Move(
+            move_head(wr, Move(
                 ref=ref, old=head.id, new=theirs.id,
                 message=f"narr merge: fast-forward to {branch}",
-                updates=tuple(move.plan(wr, head.tree, theirs.tree, scan,
+                updates=tuple(plan_move(wr, head.tree, theirs.tree, scan,
                                         keep_worktree=frozenset(scan.raw))),
                 tree=theirs.tree,
             ))
             result.commit, result.fast_forward, result.record = theirs.id, True, rec
-            return result
-        base = history.merge_base(wr, head.id, theirs.id)
+            return result.told()
+        base = merge_base(wr, head.id, theirs.id)
         if base is None:
             raise ConflictError(f"{branch} shares no history with this story line; there is "
                                 "nothing to merge from")
@@ -454,9 +547,9 @@ def merge(wr: WorldRepo, branch: str, *, when: datetime | None = None) -> MergeR
             state = {"branch": branch, "ours": head.id, "theirs": theirs.id,
                      "base": base.id, "conflicts": [c.to_json(MERGE_SPELLING) for c in plan.conflicts],
                      "resolutions": {}}
-            mergestate.save(wr, state)
+            wr.private.save_merge_state(state)
             raise _conflict_error(branch, plan.conflicts)
-        return _seal(wr, head, theirs, branch, plan, result, when)
+        return _seal(wr, head, theirs, branch, plan, result, when).told()
 
 
 def _conflict_error(branch: str, conflicts: list[FieldConflict]) -> ConflictError:
@@ -465,8 +558,8 @@ def _conflict_error(branch: str, conflicts: list[FieldConflict]) -> ConflictErro
         f"merging {branch} stopped on {n} conflict{'s' if n != 1 else ''}; nothing was committed",
         conflicts=[c.to_json(MERGE_SPELLING) for c in conflicts],
         details=[c.line(MERGE_SPELLING) for c in conflicts],
-        hint="narr resolve NODE FIELD --ours|--theirs|--value JSON for each, then "
-             "narr merge --continue (or narr merge --abort)")
+        hint="{0} for each, then {1} (or {2})",
+        steps=[_RESOLVE, Step("continue_merge"), Step("abort_merge")])
 
 
 def conflict_line(c: dict[str, Any]) -> str:
@@ -475,7 +568,7 @@ def conflict_line(c: dict[str, Any]) -> str:
 
 
 def _seal(wr: WorldRepo, head: Commit, theirs: Commit, branch: str, plan: _Plan,
-          result: MergeResult, when: datetime | None) -> MergeResult:
+          result: _Merging, when: datetime | None) -> _Merging:
     _validate(wr, head, plan.finals)
     conflict_fields = [(c.node, c.field) for c in plan.conflicts]
     view = WorldView(wr, head.tree)
@@ -486,8 +579,8 @@ def _seal(wr: WorldRepo, head: Commit, theirs: Commit, branch: str, plan: _Plan,
             resolved = any(n == node_id and _overlaps(f, ch.field) for n, f in conflict_fields)
             diffusions.append(ch.model_copy(update={"side": "resolved" if resolved else "theirs"}))
     when = when or now_utc()
-    parent = history.last_record(head)
-    other = history.last_record(theirs)
+    parent = last_record(head)
+    other = last_record(theirs)
     record = EventRecord(
         kind="merge", id=new_event_id(), parent=parent.id if parent else None,
         content=f"Merge branch {branch}", diffusions=diffusions, created_at=iso(when),
@@ -509,48 +602,49 @@ def carried_time(wr: WorldRepo, head: Commit, theirs: Commit) -> str | None:
     found = story_time(wr, theirs.id)
     if found is None:
         return None
-    base = history.merge_base(wr, head.id, theirs.id)
+    base = merge_base(wr, head.id, theirs.id)
     since = found["since"]["commit"]
-    if base is not None and history.is_ancestor(wr, since, base.id):
+    if base is not None and is_ancestor(wr, since, base.id):
         return None  # set before the lines parted: ours holds it, or a later one
     ours = story_time(wr, head.id)
     return None if ours is not None and ours["value"] == found["value"] else str(found["value"])
 
 
 def _require_state(wr: WorldRepo) -> dict[str, Any]:
-    state = mergestate.load(wr)
+    state = wr.private.merge_state()
     if state is None:
         raise NothingToDoError("no merge is in progress")
     return state
 
 
-def conflicts(wr: WorldRepo) -> dict[str, Any]:
+def conflicts(wr: WorldRepo) -> Conflicts:
     """The stopped merge: its branch and every conflict with the resolution chosen, if any."""
     state = _require_state(wr)
     rows = []
     for c in state["conflicts"]:
-        res = state["resolutions"].get(mergestate.resolution_key(c["node"], c["field"]))
+        res = state["resolutions"].get(resolution_key(c["node"], c["field"]))
         rows.append({**c, "resolved": res is not None,
                      **({"resolution": res["value"]} if res and "value" in res else {})})
-    return {"branch": state["branch"], "ours": state["ours"], "theirs": state["theirs"],
-            "base": state["base"], "conflicts": rows,
-            "unresolved": sum(1 for r in rows if not r["resolved"])}
+    return Conflicts.model_validate({
+        "branch": state["branch"], "ours": state["ours"], "theirs": state["theirs"],
+        "base": state["base"], "conflicts": rows,
+        "unresolved": sum(1 for r in rows if not r["resolved"])})
 
 
 def resolve(wr: WorldRepo, node: str, field_: str, *, take: str | None = None,
-            value: Any = ABSENT) -> dict[str, Any]:
+            value: Any = ABSENT) -> Resolved:
     """Choose a conflict's outcome: ``take`` "ours" or "theirs", or an explicit ``value``.
 
     ``field_`` is a JSON pointer or the dotted form (``state.mood``), as every command
     takes a field (:func:`narrative.fields.parse_field`); ``""`` is the whole node.
     """
     field_ = fields.parse_field(field_)
-    with move.writing(wr):
+    with writing(wr):
         state = _require_state(wr)
         found = [c for c in state["conflicts"] if c["node"] == node and c["field"] == field_]
         if not found:
             raise NotFoundError(f"no conflict on {node} {field_ or '(whole node)'}",
-                                hint="narr conflicts lists them")
+                                hint="{0} lists them", steps=[Step("conflicts")])
         c = found[0]
         if take in ("ours", "theirs"):
             chosen: dict[str, Any] = {"value": c[take]} if take in c else {}
@@ -558,50 +652,50 @@ def resolve(wr: WorldRepo, node: str, field_: str, *, take: str | None = None,
             chosen = {"value": value}
         else:
             raise InvalidInputError("say which: --ours, --theirs or --value JSON")
-        state["resolutions"][mergestate.resolution_key(node, field_)] = chosen
-        mergestate.save(wr, state)
-        return conflicts(wr)
+        state["resolutions"][resolution_key(node, field_)] = chosen
+        wr.private.save_merge_state(state)
+        return Resolved.model_validate(conflicts(wr).to_json())
 
 
 def continue_merge(wr: WorldRepo, *, when: datetime | None = None) -> MergeResult:
     """Commit the stopped merge once every conflict is resolved."""
-    with move.writing(wr) as recovered:
+    with writing(wr) as recovered:
         state = _require_state(wr)
         wr.require_branch(merging=True)
         head = wr.head_commit()
         assert head is not None
         if head.id != state["ours"]:
             raise ConflictError("the story line moved since the merge stopped",
-                                hint="narr merge --abort, then merge again")
-        open_ = mergestate.unresolved(state)
+                                hint="{0}, then merge again", steps=[Step("abort_merge")])
+        open_ = unresolved_conflicts(state)
         if open_:
             raise ConflictError(f"{len(open_)} conflict(s) are not resolved yet",
                                 conflicts=open_, details=[conflict_line(c) for c in open_],
-                                hint="narr resolve NODE FIELD --ours|--theirs|--value JSON")
-        theirs = history.peel_commit(wr, state["theirs"])
-        base = history.peel_commit(wr, state["base"])
+                                hint="{0}", steps=[_RESOLVE])
+        theirs = peel_commit(wr, state["theirs"])
+        base = peel_commit(wr, state["base"])
         if theirs is None or base is None:
             raise ConflictError("the commits of the stopped merge are gone from this repository",
-                                hint="narr merge --abort, then merge again")
+                                hint="{0}, then merge again", steps=[Step("abort_merge")])
         plan = _plan(wr, base, head, theirs, state["resolutions"])
         scan = _keep_hand_edits(wr, head, state["branch"], set(plan.finals),
                                 _after(wr, head, plan))
         missing = [c for c in plan.conflicts
-                   if mergestate.resolution_key(c.node, c.field) not in plan.resolved]
+                   if resolution_key(c.node, c.field) not in plan.resolved]
         if missing:  # the worlds are what they were, so this is only a damaged state file
             raise _conflict_error(state["branch"], missing)
-        result = MergeResult(state["branch"], warnings=recovered, kept_edits=sorted(scan.edits))
+        result = _Merging(state["branch"], warnings=recovered, kept_edits=sorted(scan.edits))
         _seal(wr, head, theirs, state["branch"], plan, result, when)
-        mergestate.drop(wr)
-        return result
+        wr.private.drop_merge_state()
+        return result.told()
 
 
-def abort(wr: WorldRepo) -> dict[str, Any]:
+def abort(wr: WorldRepo) -> MergeAborted:
     """Forget the stopped merge; the world was never changed by it."""
-    with move.writing(wr):
+    with writing(wr):
         state = _require_state(wr)
-        mergestate.drop(wr)
-        return {"branch": state["branch"], "aborted": True}
+        wr.private.drop_merge_state()
+        return MergeAborted(branch=state["branch"], aborted=True)
 
 
 def parse_value(text: str) -> Any:

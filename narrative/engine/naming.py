@@ -30,14 +30,12 @@ that ended it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
-from narrative.errors import InvalidInputError, NotFoundError
+from narrative.errors import InvalidInputError, NotFoundError, Step
 from narrative.ids import LAYERS, id_problem, node_path, normalize_name
 from narrative.nodefile import names_of
-from narrative.store import worktree
-from narrative.store.view import WorldView
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo, WorldView, scan_for_reader
 
 SUGGEST_CUTOFF: Final = 50
 """rapidfuzz WRatio score (0-100) below which a name is too far off to suggest; at 50
@@ -81,7 +79,7 @@ class Names:
     def view(self) -> WorldView:
         """The edited world; scanning for hand edits costs a walk, so only when a name is asked."""
         if self._view is None:
-            self._view = WorldView(self.wr, self.tree, worktree.scan_for_reader(self.wr, self.tree))
+            self._view = WorldView(self.wr, self.tree, scan_for_reader(self.wr, self.tree))
         return self._view
 
     def _file_of(self, node_id: str) -> bool:
@@ -171,11 +169,12 @@ class Names:
             one = gone[0]
             raise NotFoundError(
                 f"{where}{text!r} is no longer in the world: {one.label}",
-                hint=f"narr history {one.id} tells its story; narr get {one.id} --at "
-                     f"{one.commit[:10]}~1 shows it as it was")
+                hint="{0} tells its story; {1} shows it as it was",
+                steps=[Step("history", {"node": one.id}),
+                       Step("get_node", {"node": one.id, "at": f"{one.commit[:10]}~1"})])
         if not must_exist and is_id:
             return text_
-        raise NotFoundError(f"{where}no node named {text!r} in the world", hint=self.hint(text))
+        raise NotFoundError(f"{where}no node named {text!r} in the world", **self.hint(text))
 
     def display_name(self, node_id: str) -> str:
         node = self.view.get(node_id)
@@ -237,11 +236,14 @@ class Names:
                 out.setdefault(node_id, set()).add(node_id)
         return out
 
-    def hint(self, text: str) -> str:
+    def hint(self, text: str) -> dict[str, Any]:
+        """The hint of a name no node carries (``hint`` and ``steps``, an error's arguments)."""
         near = self.suggest(text)
         if near:
-            return f"did you mean {' or '.join(near)}? narr nodes lists the nodes"
-        return "narr nodes lists the nodes; narr new LAYER NAME makes one"
+            return {"hint": f"did you mean {' or '.join(near)}? {{0}} lists the nodes",
+                    "steps": [Step("list_nodes")]}
+        return {"hint": "{0} lists the nodes; {1} makes one",
+                "steps": [Step("list_nodes"), Step("new_node", {"layer": "LAYER", "name": "NAME"})]}
 
 
 def resolve_node(wr: WorldRepo, text: str, *, must_exist: bool = True,

@@ -26,16 +26,16 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from narrative.engine.handedit import write_hand_edit
 from narrative.engine.naming import Names
-from narrative.errors import InvalidInputError
+from narrative.errors import InvalidInputError, Step
 from narrative.ids import LAYERS, LIFECYCLES, MAX_ID_LENGTH, id_problem, node_path, normalize_name
-from narrative.nodefile import validate
-from narrative.store.nodefiles import write_node
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo
 
 _CJK: Final = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _NOT_SLUG: Final = re.compile(r"[^a-z0-9]+")
 _SLUG_ROOM: Final = MAX_ID_LENGTH - 4  # room for a "-NNN" suffix
+MAX_NAME: Final = 200  # a name is a label: longer text belongs in the summary
 
 
 @dataclass
@@ -77,6 +77,7 @@ def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: l
     ``pronouns`` (she, he, they, it): the ``pronouns`` trait, what "he", "her" and 他 bind by;
     without it the rules read them from the summary ("他是…", "She keeps ..."), or bind a
     pronoun to the character only when nobody else could be meant.
+    The names are checked and the file written under the world's lock, as one step.
     """
     if pronouns is not None:
         from narrative.model import pronouns_problem
@@ -85,18 +86,34 @@ def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: l
         problem = pronouns_problem(pronouns)
         if problem:
             raise InvalidInputError(f"{' '.join(name.split()) or 'the new node'}: {problem}",
-                                    hint="narr new character NAME --pronouns she")
+                                    hint="{0}", steps=[Step(
+                                        "new_node", {"layer": "character", "name": "NAME",
+                                                     "pronouns": "she"},
+                                        cli="narr new character NAME --pronouns she")])
         if layer != "character":
             raise InvalidInputError(f"{' '.join(name.split())}: pronouns are a character's; this is "
                                     f"a node of the {layer} layer")
+    with wr.lock:
+        return _new_node(wr, layer, name, kind=kind, aliases=aliases, lifecycle=lifecycle,
+                         summary=summary, force=force, pronouns=pronouns)
+
+
+def _new_node(wr: WorldRepo, layer: str, name: str, *, kind: str, aliases: list[str] | None,
+              lifecycle: str, summary: str, force: bool, pronouns: str | None) -> NewNode:
     if layer not in LAYERS:
         raise InvalidInputError(f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}")
     if lifecycle not in LIFECYCLES:
         raise InvalidInputError(f"unknown lifecycle {lifecycle!r}; expected one of {', '.join(LIFECYCLES)}")
     name = " ".join(name.split())
     if not name:
-        raise InvalidInputError("a node needs a name", hint='narr new character "Lin Yuan"')
+        raise InvalidInputError("a node needs a name", hint="{0}", steps=[
+            Step("new_node", {"layer": "character", "name": "Lin Yuan"},
+                 cli='narr new character "Lin Yuan"')])
     aliases = [" ".join(a.split()) for a in aliases or []]
+    for label, text in [("name", name), *(("alias", a) for a in aliases)]:
+        if len(text) > MAX_NAME:
+            raise InvalidInputError(f"the {label} is {len(text)} characters long; a name has at most "
+                                    f"{MAX_NAME}", hint="say more in the summary")
     if any(not a for a in aliases):
         raise InvalidInputError("an --alias cannot be empty")
     names = Names(wr)
@@ -117,8 +134,9 @@ def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: l
             owners = ", ".join(f"{i} ({names.display_name(i)})" for i in taken)
             raise InvalidInputError(
                 f"the name {text!r} is already used by {owners}",
-                hint=(f"to mean that node, use it (narr get {taken[0]}); for a different one, give "
-                      "another name, or tell them apart with --alias"))
+                hint=("to mean that node, use it ({0}); for a different one, give another name, "
+                      "or tell them apart with --alias"),
+                steps=[Step("get_node", {"node": taken[0]})])
     twin = _lookalike(names, [name, *kept]) if names.tree is not None else None
     if twin is not None:
         text, node_of, shown = twin
@@ -128,8 +146,9 @@ def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: l
         said = (f"{text!r} looks like {shown!r}, the name of {node_of}: they differ only in "
                 f"characters that look alike ({why})")
         if not force:
-            raise InvalidInputError(said, hint=f"to mean that node, use it (narr get {node_of}); to "
-                                               "make a second node anyway, add --force")
+            raise InvalidInputError(said, hint="to mean that node, use it ({0}); to make a second "
+                                               "node anyway, add --force",
+                                    steps=[Step("get_node", {"node": node_of})])
         warnings.append(said + "; made anyway (--force)")
     stem = slugify(name)
     node_id = free_id(wr, names, stem)
@@ -140,8 +159,9 @@ def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: l
         if not _CJK.search(name) and not force:
             raise InvalidInputError(
                 f"{name!r} would be {node_id} beside {beside}: the same words as that node's "
-                "name or id", hint=f"to mean that node, use it (narr get {stem}); to make a second "
-                                   f"node anyway, add --force (its id: {node_id})")
+                "name or id", hint="to mean that node, use it ({0}); to make a second node "
+                                   f"anyway, add --force (its id: {node_id})",
+                steps=[Step("get_node", {"node": stem})])
         warnings.append(f"the id {stem} is taken by {beside}: this node is {node_id}; "
                         "the names tell them apart")
     node: dict[str, Any] = {
@@ -150,9 +170,8 @@ def new_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: l
         "created_by_event": None, "traits": {"pronouns": pronouns} if pronouns else {},
         "state": {}, "relations": {},
     }
-    canonical = validate(node, node_path(node_id, layer, wr.config.layout))
-    path = write_node(wr, canonical, create=True)  # never over a file someone else just made
-    return NewNode(node_id, path, dict(canonical), warnings)
+    made = write_hand_edit(wr, node, node_id=node_id, create=True)  # never over a file just made
+    return NewNode(node_id, made.path, dict(made.node), warnings)
 
 
 def _lookalike(names: Names, texts: list[str]) -> tuple[str, str, str] | None:

@@ -25,8 +25,7 @@ from typing import Any
 
 from narrative import fields
 from narrative.errors import ConflictError, InvalidInputError, NotFoundError
-from narrative.store import worktree
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo, scan_for_reader
 
 EDITABLE = frozenset({"name", "aliases", "kind", "summary", "lifecycle", "traits", "state",
                       "relations", "tags", "sections", "always_in_view"})
@@ -106,12 +105,11 @@ def patch_node(wr: WorldRepo, node: str, changes: Iterable[FieldChange], *,
     edit the next event records; see the module docstring. Refused, nothing written, when a
     change is not the writer's to make, when a field changed meanwhile (:class:`ConflictError`
     with each field's three values), or when the node would not be valid."""
+    from narrative.engine.handedit import check_new_relations
     from narrative.engine.naming import Names
-    from narrative.engine.studio import check_new_relations, file_digest
     from narrative.ids import node_path
     from narrative.nodefile import parse_node_file
-    from narrative.store.nodefiles import write_node
-    from narrative.store.view import WorldView
+    from narrative.store import WorldView, file_digest, write_node
 
     wanted = list(changes)
     forced = set(force)
@@ -124,7 +122,7 @@ def patch_node(wr: WorldRepo, node: str, changes: Iterable[FieldChange], *,
         node_id = names.resolve(node, context="node")
         head = wr.head_commit()
         tree = head.tree if head else None
-        current = WorldView(wr, tree, worktree.scan_for_reader(wr, tree)).get(node_id)
+        current = WorldView(wr, tree, scan_for_reader(wr, tree)).get(node_id)
         if current is None:
             raise NotFoundError(f"no node {node_id!r} in the world")
         wanted = [FieldChange(ch.field, ch.old, names.resolve(ch.new, context=ch.field), False)

@@ -7,15 +7,15 @@ write that a crash interrupted, so it never shows a half-written world.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from narrative import fields
-from narrative.errors import InvalidInputError, InvalidWorldError, NotFoundError
+from narrative.answers import Answer, Items, Shape
+from narrative.errors import InvalidInputError, InvalidWorldError, NotFoundError, Step
 from narrative.ids import LAYERS, check_id, node_path, parse_node_path
+from narrative.model import Node
 from narrative.nodefile import NodeDict, load_trusted, parse_node_file
-from narrative.store import history, snapshots, worktree
-from narrative.store.move import finish_interrupted
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo, finish_interrupted, node_file, nodes_in, resolve_rev, scan_for_reader
 
 
 def get_node(wr: WorldRepo, node_id: str, at: str | None = None) -> tuple[str, NodeDict]:
@@ -23,7 +23,7 @@ def get_node(wr: WorldRepo, node_id: str, at: str | None = None) -> tuple[str, N
     check_id(node_id)
     layout = wr.config.layout
     if at is not None:
-        found = snapshots.node_file(history.resolve(wr, at).tree, node_id, layout)
+        found = node_file(resolve_rev(wr, at).tree, node_id, layout)
         if found is not None:
             return found[0], load_trusted(found[1], found[0])
         raise NotFoundError(f"no node {node_id!r} in the world at {at}")
@@ -47,14 +47,16 @@ def _gone(wr: WorldRepo, node_id: str) -> NotFoundError:
 
     found = ended(wr, node_id)
     if found is None:
-        return NotFoundError(f"no node {node_id!r} in the world", hint="narr nodes lists the nodes")
+        return NotFoundError(f"no node {node_id!r} in the world", hint="{0} lists the nodes",
+                             steps=[Step("list_nodes")])
     event, reason = found
     content = event.content.splitlines()[0] if event.content else ""
     return NotFoundError(
         f"{node_id} is no longer in the world: it ended with event {event.id} "
         f"({event.commit[:10]} {content!r}): {reason}",
-        hint=f"narr get {node_id} --at {event.commit[:10]}~1 shows it as it was, "
-             f"narr history {node_id} its story")
+        hint="{0} shows it as it was, {1} its story",
+        steps=[Step("get_node", {"node": node_id, "at": f"{event.commit[:10]}~1"}),
+               Step("history", {"node": node_id})])
 
 
 def get_value(wr: WorldRepo, node_id: str, field: str | None = None,
@@ -82,24 +84,60 @@ def locate(wr: WorldRepo, node_id: str) -> str:
                         hint="to make one, give its layer: narr path ID --layer character")
 
 
-def list_nodes(wr: WorldRepo, layer: str | None = None) -> list[dict[str, Any]]:
-    """Every node of the current world (hand edits included), sorted by id.
+class NodeRow(Shape):
+    """A node as the listing shows it: ``edited`` is null, ``new``, ``modified``, ``deleted`` or
+    ``invalid`` (the file is there but not a valid node: ``narr status`` says why)."""
 
-    ``edited`` is None, ``"new"``, ``"modified"``, ``"deleted"`` or ``"invalid"``
-    (the file is there but not a valid node: ``narr status`` says why).
-    """
+    id: str
+    layer: str
+    kind: str
+    name: str
+    lifecycle: str
+    edited: str | None
+
+
+class NodeList(Items[NodeRow]):
+    """Every node of the world (hand edits included), sorted by id."""
+
+    NAME: ClassVar[str] = "list_nodes"
+    VERSION: ClassVar[int] = 2  # 2: a page of the list (next), when one was asked for
+
+
+class NodeFile(Answer):
+    """A node's file: where it is and what it holds."""
+
+    NAME: ClassVar[str] = "get_node"
+
+    path: str
+    node: Node
+
+
+class EditedNodeFile(NodeFile):
+    """A node's file as a hand edit wrote it: where it is and what it holds now."""
+
+    NAME: ClassVar[str] = "edit_node"
+
+
+def get_node_file(wr: WorldRepo, node_id: str, at: str | None = None) -> NodeFile:
+    """:func:`get_node` as an answer."""
+    path, node = get_node(wr, node_id, at)
+    return NodeFile.model_validate({"path": path, "node": node})
+
+
+def list_nodes(wr: WorldRepo, layer: str | None = None) -> NodeList:
+    """Every node of the current world (hand edits included), sorted by id."""
     if layer is not None and layer not in LAYERS:
         raise InvalidInputError(f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}")
     finish_interrupted(wr)
     head = wr.head_commit()
     if head is None:
-        return []
+        return NodeList(items=[])
     cache = wr.catalog_at(head.tree)
     rows: dict[str, dict[str, Any]] = {}
     for node_id, lay, kind, name, lifecycle in cache.listing(layer):
         rows[node_id] = {"id": node_id, "layer": lay, "kind": kind, "name": name,
                          "lifecycle": lifecycle, "edited": None}
-    edits = worktree.scan_for_reader(wr, head.tree)
+    edits = scan_for_reader(wr, head.tree)
     for node_id, e in edits.edits.items():
         if e.new is None:
             if node_id in rows:
@@ -116,7 +154,7 @@ def list_nodes(wr: WorldRepo, layer: str | None = None) -> list[dict[str, Any]]:
             placed = parse_node_path(path, wr.config.layout)
             if placed is not None and placed[1] not in edits.edits and placed[1] in rows:
                 rows[placed[1]]["edited"] = "invalid"
-    return [rows[k] for k in sorted(rows)]
+    return NodeList.model_validate({"items": [rows[k] for k in sorted(rows)]})
 
 
 def current_nodes(wr: WorldRepo) -> tuple[dict[str, NodeDict], dict[str, str]]:
@@ -130,13 +168,13 @@ def current_nodes(wr: WorldRepo) -> tuple[dict[str, NodeDict], dict[str, str]]:
     head = wr.head_commit()
     if head is None:
         return {}, {}
-    nodes = snapshots.nodes_in(wr, head.tree)
-    edits = worktree.scan_for_reader(wr, head.tree)
+    nodes = nodes_in(wr, head.tree)
+    edits = scan_for_reader(wr, head.tree)
     if edits.problems:
         more = f" (and {len(edits.problems) - 1} more)" if len(edits.problems) > 1 else ""
         raise InvalidWorldError(edits.problems[0] + more, details=list(edits.problems),
-                                hint="fix the file (narr status lists every problem), or read "
-                                     "the committed world with --at HEAD")
+                                hint="fix the file ({0} lists every problem), or read "
+                                     "the committed world with --at HEAD", steps=[Step("status")])
     marks: dict[str, str] = {}
     for node_id, e in sorted(edits.edits.items()):
         if e.new is None:
@@ -147,25 +185,3 @@ def current_nodes(wr: WorldRepo) -> tuple[dict[str, NodeDict], dict[str, str]]:
             marks[node_id] = "new" if e.old is None else "modified"
     return nodes, marks
 
-
-def hand_edit(wr: WorldRepo, node_id: str, node: dict[str, Any]) -> tuple[str, NodeDict]:
-    """Write ``node`` as ``node_id``'s file, a hand edit the next event records, as an editor
-    would; refused (nothing written) when it is not a valid node in its place. ``(path, node)``."""
-    import json
-
-    from narrative.store.nodefiles import write_node
-
-    check_id(node_id)
-    path = locate(wr, node_id)
-    layer = node.get("layer")
-    if not wr.abs(path).exists() and layer in LAYERS:
-        path = node_path(node_id, layer, wr.config.layout)
-    parsed = parse_node_file(json.dumps(node, ensure_ascii=False).encode("utf-8"), path, wr.config.layout)
-    if parsed["id"] != node_id:
-        raise InvalidInputError(f"{path}: the node's id is {parsed['id']!r}, not {node_id!r}")
-    from narrative.engine.studio import check_new_relations
-
-    with wr.lock:  # never between the steps of another writer's event
-        check_new_relations(wr, parsed, path)  # a relation added to nothing is refused
-        path = write_node(wr, parsed)
-    return path, parsed

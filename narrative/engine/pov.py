@@ -65,8 +65,7 @@ from narrative.engine.eventgraph import EventInfo, Write
 from narrative.engine.threads import THREAD_KINDS
 from narrative.ids import normalize_name
 from narrative.nodefile import NodeDict, edges_of, names_of
-from narrative.store.view import WorldView
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo, WorldView
 
 SECRET_KIND = "secret"
 _LOCATION = "/state/location"

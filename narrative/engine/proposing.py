@@ -27,15 +27,12 @@ from narrative import fields
 from narrative.delta import overlay
 from narrative.errors import ConflictError, InvalidWorldError
 from narrative.nodefile import NodeDict
-from narrative.store import worktree
-from narrative.store.view import WorldView
+from narrative.store import WorldView, scan_for_reader
 
 if TYPE_CHECKING:
     from narrative.delta.proposal import Diffuser, Proposal
     from narrative.delta.request import EventRequest
-    from narrative.store.objects import Tree
-    from narrative.store.worktree import HandEdits
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import HandEdits, Tree, WorldRepo
 
 
 def unlocked(wr: WorldRepo, diffuser: Diffuser | None) -> bool:
@@ -82,14 +79,14 @@ def ask(wr: WorldRepo, request: EventRequest, diffuser: Diffuser,
         briefed: Callable[[WorldView, EventRequest], EventRequest]) -> Asked:
     """The diffuser's proposal for ``request``, asked with no lock held."""
     from narrative.engine.adopt import unadopted
-    from narrative.store.move import finish_interrupted
+    from narrative.store import finish_interrupted
 
     finish_interrupted(wr)
     wr.require_branch()
     head = wr.head_commit()
     if head is None:
         raise InvalidWorldError("this world has no genesis commit", hint="narr init")
-    edits = worktree.scan_for_reader(wr, head.tree)
+    edits = scan_for_reader(wr, head.tree)
     edits.raise_problems()
     if (buried := unadopted(wr, head)) is not None:
         raise buried

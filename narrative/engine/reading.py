@@ -51,16 +51,14 @@ from narrative.engine.history_of import MentionWorld
 from narrative.ids import normalize_name
 from narrative.model import Change, CreateOp, Delta, Op, RelateOp, UnrelateOp
 from narrative.nodefile import NodeDict, names_of
-from narrative.store import worktree
-from narrative.store.view import WorldView
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import HandEdit, HandEdits, WorldRepo, WorldView
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
 
     from narrative.delta.proposal import Diffuser
     from narrative.diffusers.rulefile import RuleSet
-    from narrative.store.objects import Tree
+    from narrative.store import Tree
 
 CHECKS = {
     "require": "a rule's precondition",
@@ -115,7 +113,7 @@ class ChapterView(WorldView):
     """
 
     def __init__(self, wr: WorldRepo, tree: Tree | None,
-                 edits: worktree.HandEdits | None = None) -> None:
+                 edits: HandEdits | None = None) -> None:
         super().__init__(wr, tree, edits)
         self.read: list[str] = []
         self._reach: dict[str, int] = {}  # the committed world's, per first character
@@ -150,7 +148,7 @@ class ChapterView(WorldView):
     # --- what stands as committed for the next sentence -------------------------------
 
     @property
-    def edits(self) -> Mapping[str, worktree.HandEdit]:
+    def edits(self) -> Mapping[str, HandEdit]:
         """None: what the hand edits and the sentences before hold stands as committed (the
         chapter's own commit records the hand edits, each sentence's event its changes), so
         no sentence's event re-checks them, and none finds them "made by hand since"."""
@@ -241,7 +239,7 @@ class Reading:
     """
 
     def __init__(self, wr: WorldRepo, tip: str, tree: Tree | None,
-                 edits: worktree.HandEdits | None, loaded: RuleSet,
+                 edits: HandEdits | None, loaded: RuleSet,
                  diffuser: Diffuser | None = None) -> None:
         self.view = ChapterView(wr, tree, edits)
         self.lexicon = loaded.lexicon

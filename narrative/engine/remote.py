@@ -17,13 +17,38 @@ from pathlib import Path
 from typing import Any
 
 from narrative.engine.merge import MergeResult, merge
-from narrative.errors import InvalidInputError, InvalidWorldError, NotAWorldError, NotFoundError
-from narrative.store import branches, confine, history, refs, remote
-from narrative.store.worldrepo import WorldRepo
+from narrative.errors import InvalidInputError, InvalidWorldError, NotAWorldError, NotFoundError, Step
+from narrative.store import (
+    REMOTE_KINDS,
+    REMOTES,
+    WorldRepo,
+    branch_exists,
+    clone_repository,
+    default_remote,
+    dropped_refs,
+    dropped_there,
+    fetch_remote,
+    hazards,
+    index_all_events,
+    is_ancestor,
+    is_own_ref,
+    names_under,
+    peel_commit,
+    push_edits_setting,
+    push_remote,
+    ref_exists,
+    remote_branch_refs,
+    remote_cleared,
+    remove_clone,
+    set_upstream,
+    tracking_ref,
+    unreadable_records,
+    upstream,
+)
 
 
 def _content(wr: WorldRepo, commit_id: str) -> str:
-    commit = history.peel_commit(wr, commit_id)
+    commit = peel_commit(wr, commit_id)
     if commit is None:
         return ""
     rec = commit.record()
@@ -32,20 +57,20 @@ def _content(wr: WorldRepo, commit_id: str) -> str:
 
 def _fetched(wr: WorldRepo, name: str) -> set[str]:
     """narr refs fetched from remote ``name`` that are not one's own come back."""
-    prefix = f"{refs.REMOTES}{name}/"
+    prefix = f"{REMOTES}{name}/"
     out = set()
-    gone = refs.dropped(wr)
-    for ref in refs.names_under(wr, prefix):
+    gone = dropped_refs(wr)
+    for ref in names_under(wr, prefix):
         kind, _, tail = ref.removeprefix(prefix).partition("/")
-        if not refs.is_own(wr, kind, tail, gone):
+        if not is_own_ref(wr, kind, tail, gone):
             out.add(ref)
     return out
 
 
 def _kinds(names: set[str]) -> dict[str, int]:
-    out = {kind: 0 for kind in remote.KINDS}
+    out = {kind: 0 for kind in REMOTE_KINDS}
     for name in names:
-        for kind in remote.KINDS:
+        for kind in REMOTE_KINDS:
             if f"/{kind}/" in name:
                 out[kind] += 1
                 break
@@ -92,33 +117,33 @@ def clone(url: str, directory: str | Path | None = None, *, remote_name: str = "
         raise InvalidInputError(f"{target} already exists and is not an empty directory")
     existed = target.exists()
     target.parent.mkdir(parents=True, exist_ok=True)
-    if not remote.clone(url, target, remote_name):
-        remote.remove_clone(target, existed)
+    if not clone_repository(url, target, remote_name):
+        remove_clone(target, existed)
         raise NotFoundError(f"{url} holds no story yet (an empty repository); nothing was cloned",
                             hint="narr push from a world sends one there")
     try:
         wr = WorldRepo.open(target)
     except NotAWorldError:
-        remote.remove_clone(target, existed)
+        remove_clone(target, existed)
         raise NotAWorldError(f"{url} is a git repository but not a narr world (no narr.toml); "
                              "nothing was cloned", hint="git clone copies it as it is") from None
     except InvalidWorldError as exc:  # e.g. a narr.toml that is a link to a file elsewhere
-        remote.remove_clone(target, existed)
+        remove_clone(target, existed)
         raise InvalidWorldError(f"{url}: {exc.message}; nothing was cloned",
                                 details=exc.details) from None
     with wr:
         head = wr.head_commit()
         if head is not None:
             wr.catalog_at(head.tree)
-        events = history.index_all_events(wr)
+        events = index_all_events(wr)
         names = [n.removeprefix(f"refs/remotes/{remote_name}/")
-                 for n in branches.remote_refs(wr, remote_name)]
+                 for n in remote_branch_refs(wr, remote_name)]
         return CloneResult(str(target), url, remote_name, wr.branch(),
                            head.id if head is not None else None,
                            _content(wr, head.id) if head is not None else "", names,
                            _kinds(_fetched(wr, remote_name)), events,
-                           [*confine.hazards(wr, full=True),
-                            *(history.unreadable_records(wr, head.id) if head is not None else [])])
+                           [*hazards(wr, full=True),
+                            *(unreadable_records(wr, head.id) if head is not None else [])])
 
 
 @dataclass
@@ -150,22 +175,23 @@ def push(wr: WorldRepo, remote_name: str | None = None, branch: str | None = Non
     branch = branch or wr.branch()
     if branch is None:
         raise InvalidInputError("HEAD is detached: which branch?", hint="narr push REMOTE BRANCH")
-    if not branches.exists(wr, branch):
-        raise NotFoundError(f"no branch named {branch!r}", hint="narr branch lists them")
-    name = remote_name or remote.default_remote(wr, branch)
-    tip = history.peel_commit(wr, f"refs/heads/{branch}")
+    if not branch_exists(wr, branch):
+        raise NotFoundError(f"no branch named {branch!r}", hint="{0} lists them",
+                            steps=[Step("branches")])
+    name = remote_name or default_remote(wr, branch)
+    tip = peel_commit(wr, f"refs/heads/{branch}")
     if tip is None:
         raise NotFoundError(f"branch {branch!r} points at no commit of this repository")
-    tracking = remote.tracking_ref(name, branch)
-    was_there = refs.exists(wr, tracking)
+    tracking = tracking_ref(name, branch)
+    was_there = ref_exists(wr, tracking)
     # No write lock: git reads each ref once, and every ref narr moves moves atomically, so
     # a push never sends half an event; a slow network must not stop the writer meanwhile.
     if edits is None:
-        edits = remote.push_edits_setting(wr)
-    pending, held = remote.dropped_there(wr, name)
-    pushed = remote.push(wr, name, branch, edits=edits, delete=held)
+        edits = push_edits_setting(wr)
+    pending, held = dropped_there(wr, name)
+    pushed = push_remote(wr, name, branch, edits=edits, delete=held)
     if pending:
-        remote.cleared(wr, name, [n for n in pending if n not in held or n in pushed.deleted])
+        remote_cleared(wr, name, [n for n in pending if n not in held or n in pushed.deleted])
     head_ref = f"refs/heads/{branch}"
     status = "up to date" if head_ref in pushed.up_to_date else (
         "updated" if was_there else "new")
@@ -173,8 +199,8 @@ def push(wr: WorldRepo, remote_name: str | None = None, branch: str | None = Non
                         sum(1 for r in pushed.updated if r.startswith("refs/narr/")),
                         refused={k: v for k, v in pushed.rejected.items() if k != head_ref},
                         edits=edits, deleted=pushed.deleted)
-    if remote.upstream(wr, branch) == (None, None):
-        remote.set_upstream(wr, branch, name, branch)
+    if upstream(wr, branch) == (None, None):
+        set_upstream(wr, branch, name, branch)
         result.upstream_set = True
     return result
 
@@ -206,21 +232,21 @@ def pull(wr: WorldRepo, remote_name: str | None = None, branch: str | None = Non
     wr.require_branch()
     current = wr.branch()
     assert current is not None
-    name = remote_name or remote.default_remote(wr, current)
-    configured_remote, configured = remote.upstream(wr, current)
+    name = remote_name or default_remote(wr, current)
+    configured_remote, configured = upstream(wr, current)
     branch = branch or (configured if configured and configured_remote == name else current)
     before = _fetched(wr, name)
-    remote.fetch(wr, name)
+    fetch_remote(wr, name)
     fetched = _kinds(_fetched(wr, name) - before)
-    theirs = history.peel_commit(wr, remote.tracking_ref(name, branch))
+    theirs = peel_commit(wr, tracking_ref(name, branch))
     if theirs is None:
         raise NotFoundError(f"{name} has no branch {branch!r}",
                             hint=f"narr push {name} {branch} makes it there")
     head = wr.head_commit()
     assert head is not None
-    if history.is_ancestor(wr, theirs.id, head.id):
+    if is_ancestor(wr, theirs.id, head.id):
         return PullResult(name, branch, "up to date", head.id, None, fetched)
-    unreadable = history.unreadable_records(wr, theirs.id, head.id)
+    unreadable = unreadable_records(wr, theirs.id, head.id)
     merged = merge(wr, f"{name}/{branch}")
     status = "fast-forward" if merged.fast_forward else "merged"
     assert merged.commit is not None

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, ClassVar
+
+from pydantic import PrivateAttr
 
 from narrative import fields
+from narrative.answers import MAYBE, Answer, Shape
 from narrative.delta.request import EventRequest
 from narrative.engine.chains import label_of, number_text, numbered, tips_of
 from narrative.engine.event import EventResult, run_event
 from narrative.engine.setaside import user_changes
-from narrative.errors import ConflictError, InvalidInputError, NotFoundError, NothingToDoError
+from narrative.errors import ConflictError, InvalidInputError, NotFoundError, NothingToDoError, Step
 from narrative.fields import REPLAY_SPELLING, FieldConflict
 from narrative.model import (
     Change,
@@ -33,58 +36,33 @@ from narrative.model import (
     UnsetOp,
 )
 from narrative.nodefile import NodeDict
-from narrative.store import history, move, records, refs, worktree
-from narrative.store.batch import batch
-from narrative.store.objects import Commit
-from narrative.store.view import WorldView
-from narrative.store.worldrepo import WorldRepo
+from narrative.shapes import Obj
+from narrative.store import (
+    ABANDONED,
+    Commit,
+    HandEdits,
+    Move,
+    WorldRepo,
+    WorldView,
+    batched,
+    chain_commits,
+    chain_name,
+    drop_abandoned,
+    held_only_by,
+    mark_replayed,
+    move_head,
+    plan_move,
+    replayed_marks,
+    scan_edits,
+    scan_for_event,
+    subject_of,
+    told_on_line,
+    writing,
+)
 
 Progress = Callable[[int, int, str], None]
 TOLD = ("event", "chapter")  # what a replay tells again: events, and the chapters they were told in
 
-
-@dataclass(frozen=True)
-class Chain:
-    """An abandoned chain of events, as :func:`narrative.list_chains` lists it.
-
-    ``number`` is stable (``origin/3`` for another writer's); ``name`` is the readable one
-    ``narr chains`` shows; ``first`` and ``last`` are its ends (``commit``, ``id``, ``content``,
-    ``created_at``); ``base`` the commit it grew from; ``replayed`` whether it ran again since,
-    ``replayed_events`` how many of its events that told again (fewer than ``length``: a
-    replay stopped half-way, or ``--to`` an event). Pass it to :func:`narrative.replay` as it is.
-    """
-
-    number: int | str
-    name: str
-    key: str
-    ref: str
-    remote: str | None
-    tip: str
-    tip_event: str
-    length: int
-    first: dict[str, Any] | None
-    last: dict[str, Any] | None
-    abandoned_at: str | None
-    base: str | None
-    replayed: bool
-    replayed_events: int = 0
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Chain:
-        return cls(number=data["n"], **{k: v for k, v in data.items() if k != "n"})
-
-    def to_json(self) -> dict[str, Any]:
-        """As ``narr chains --json`` prints it (the number as ``n``)."""
-        return {"n": self.number, "name": self.name, "key": self.key, "ref": self.ref,
-                "remote": self.remote, "tip": self.tip, "tip_event": self.tip_event,
-                "length": self.length, "first": self.first, "last": self.last,
-                "abandoned_at": self.abandoned_at, "base": self.base, "replayed": self.replayed,
-                "replayed_events": self.replayed_events}
-
-    @property
-    def selector(self) -> str:
-        """What names this chain to :func:`replay` whatever was abandoned since (its ref)."""
-        return self.ref
 
 
 def pick_chain(wr: WorldRepo, which: str) -> tuple[str, Commit]:
@@ -99,7 +77,7 @@ def pick_chain(wr: WorldRepo, which: str) -> tuple[str, Commit]:
             return name, tips[name]
     labels = {name: label_of(name, tip) for name, tip in tips.items()}
     for name in tips:
-        if which in (name, name.removeprefix(refs.ABANDONED), refs.chain_name(name).key,
+        if which in (name, name.removeprefix(ABANDONED), chain_name(name).key,
                      labels[name]):
             return name, tips[name]
     found: dict[str, Commit] = {}
@@ -108,7 +86,7 @@ def pick_chain(wr: WorldRepo, which: str) -> tuple[str, Commit]:
             found[name] = tip
         elif len(which) >= 4:
             rec = tip.record()
-            if (name.removeprefix(refs.ABANDONED).startswith(which) or tip.id.startswith(which)
+            if (name.removeprefix(ABANDONED).startswith(which) or tip.id.startswith(which)
                     or (rec and rec.id.startswith(which))):
                 found[name] = tip
     if len(found) == 1:
@@ -117,7 +95,7 @@ def pick_chain(wr: WorldRepo, which: str) -> tuple[str, Commit]:
         raise InvalidInputError(f"{which!r} matches {len(found)} abandoned chains; give more of it "
                                 "or its number (narr chains lists them)")
     listed = ", ".join(number_text(name, n) for name, n in sorted(
-        numbers.items(), key=lambda item: (refs.chain_name(item[0]).remote or "", item[1]))
+        numbers.items(), key=lambda item: (chain_name(item[0]).remote or "", item[1]))
     ) if numbers else "there are none"
     raise NotFoundError(f"no abandoned chain {which!r} ({listed}; narr chains lists them)")
 
@@ -147,16 +125,16 @@ def drop_chain(wr: WorldRepo, which: str, *, force: bool = False) -> dict[str, A
     """Delete an abandoned chain's ref. Refused, unless ``force``, while some of its events are
     in no story line and no other abandoned chain: set-aside edits that happen to hold them do
     not count, as they may be dropped next (:func:`narrative.store.refs.kept_for_good`)."""
-    with move.writing(wr):
+    with writing(wr):
         name, tip = pick_chain(wr, which)
         label = label_of(name, tip)
-        remote = refs.chain_name(name).remote
+        remote = chain_name(name).remote
         if remote is not None:
             raise InvalidInputError(
                 f"chain {label} is {remote}'s: dropping this copy would bring it back with the "
                 f"next narr pull", hint="only its writer drops it, on their own machine")
         lost = []
-        for commit in refs.held_only_by(wr, tip.id, but=name):
+        for commit in held_only_by(wr, tip.id, but=name):
             rec = commit.record()
             if rec is not None and rec.kind in TOLD:
                 lost.append({"commit": commit.id, "id": rec.id, "content": rec.content})
@@ -166,14 +144,50 @@ def drop_chain(wr: WorldRepo, which: str, *, force: bool = False) -> dict[str, A
                 "loses them",
                 details=[f"{e['commit'][:10]} {e['content'].splitlines()[0] if e['content'] else ''}"
                          for e in lost[:10]],
-                hint=f"narr replay {label} brings them back first; narr chains drop {label} "
-                     "--force drops them for good")
-        refs.drop_abandoned(wr, name)
+                hint="{0} brings them back first; {1} drops them for good",
+                steps=[Step("replay", {"chain": label}),
+                       Step("drop_chain", {"which": label, "force": True})])
+        drop_abandoned(wr, name)
         return {"dropped": label, "ref": name, "tip": tip.id, "lost": lost}
 
 
+class ReplayConflict(Shape):
+    """Where a replay stopped: the event's conflict and the fields it names."""
+
+    message: str
+    conflicts: list[Obj]
+
+
+class ReplayResult(Answer):
+    """A chain run again on top of the story: the ``events`` told (``total`` in the chain), the
+    new ``head``, whether it was a ``fast_forward`` (the chain's own commits back on the line),
+    the commits ``skipped`` (plain git, not events), the events whose changes came out
+    ``different`` from the original's, and the ``conflict`` it stopped at, if any."""
+
+    NAME: ClassVar[str] = "replay"
+    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
+
+    chain: str
+    total: int
+    fast_forward: bool
+    head: str | None
+    skipped: list[Obj]
+    warnings: list[str]
+    events: list[EventResult]
+    different: list[Obj]
+    conflict: Annotated[ReplayConflict | None, MAYBE] = None
+    _error: ConflictError | None = PrivateAttr(default=None)
+
+    @property
+    def error(self) -> ConflictError | None:
+        """The conflict the replay stopped at, as the error a command reports."""
+        return self._error
+
+
 @dataclass
-class ReplayResult:
+class _Replay:
+    """What a replay does as it goes, told as a :class:`ReplayResult` at the end."""
+
     chain: str
     total: int
     events: list[EventResult] = field(default_factory=list)
@@ -187,15 +201,18 @@ class ReplayResult:
     # replayed events whose diffusions are not the original's (what they set, not the old values)
     different: list[dict[str, Any]] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def told(self) -> ReplayResult:
+        data: dict[str, Any] = {
             "chain": self.chain, "total": self.total, "fast_forward": self.fast_forward,
             "head": self.head, "skipped": self.skipped, "warnings": self.warnings,
             "events": [e.to_json() for e in self.events], "different": self.different,
         }
         if self.conflict is not None:
-            out["conflict"] = {"message": self.conflict.message, "conflicts": self.conflict.conflicts}
-        return out
+            data["conflict"] = {"message": self.conflict.message,
+                                "conflicts": self.conflict.conflicts}
+        made = ReplayResult.model_validate(data)
+        made._error = self.conflict
+        return made
 
 
 def replay(wr: WorldRepo, which: str, *, reuse: bool = False, diffuser_name: str | None = None,
@@ -205,27 +222,27 @@ def replay(wr: WorldRepo, which: str, *, reuse: bool = False, diffuser_name: str
 
     The chain's events the story line already holds a replayed copy of are left out (and
     said so) unless ``again``: telling them once more would put them in the story twice."""
-    with move.writing(wr) as recovered:
+    with writing(wr) as recovered:
         result = _replay(wr, which, reuse, diffuser_name, progress, to, recovered, again)
         if result.events and result.head is not None:  # a replay stopped half-way told some too
-            refs.mark_replayed(wr, result.ref, result.head)
-        return result
+            mark_replayed(wr, result.ref, result.head)
+        return result.told()
 
 
 def _replay(wr: WorldRepo, which: str, reuse: bool, diffuser_name: str | None,
             progress: Progress | None, to: str | None, recovered: list[str],
-            again: bool) -> ReplayResult:
+            again: bool) -> _Replay:
     ref = wr.require_branch()
     name, tip = pick_chain(wr, which)
     head = wr.head_commit()
     assert head is not None
-    every = history.chain_commits(wr, tip, head.id)
+    every = chain_commits(wr, tip, head.id)
     label = label_of(name, tip)
     if to is not None:
         every = every[:_pick_event(every, to, label) + 1]
         tip = every[-1]
     commits = [c for c in every if (r := c.record()) is not None and r.kind in TOLD]
-    result = ReplayResult(label, len(commits), warnings=recovered, ref=name)
+    result = _Replay(label, len(commits), warnings=recovered, ref=name)
     events = {c.id for c in commits}
     result.skipped = [{"commit": c.id, "subject": c.subject}
                       for c in every if c.id not in events]
@@ -235,7 +252,7 @@ def _replay(wr: WorldRepo, which: str, reuse: bool, diffuser_name: str | None,
         result.head = head.id
         return result
     if reuse and commits[0].parent_ids[:1] == (head.id,):
-        scan = worktree.scan(wr, head.tree)
+        scan = scan_edits(wr, head.tree)
         if _restorable(scan, commits[0]):
             _fast_forward(wr, ref, head, tip, scan)
             result.fast_forward = True
@@ -244,21 +261,21 @@ def _replay(wr: WorldRepo, which: str, reuse: bool, diffuser_name: str | None,
             for c in commits:
                 rec = c.record()
                 assert rec is not None
-                result.events.append(EventResult(rec, c.id))
+                result.events.append(EventResult.of(rec, c.id))
             if progress:
                 progress(len(commits), len(commits), "")
             return result
-    with batch(wr):  # one scan and one index write for the whole chain
+    with batched(wr):  # one scan and one index write for the whole chain
         return _replay_events(wr, commits, result, reuse, diffuser_name, progress)
 
 
 def _not_told_yet(wr: WorldRepo, name: str, label: str, which: str, commits: list[Commit],
-                  head: Commit, result: ReplayResult) -> list[Commit]:
+                  head: Commit, result: _Replay) -> list[Commit]:
     """The chain's events the story line holds no replayed copy of. A reset after a replay
     (or a replay stopped at a conflict, or one ``--to`` an event) leaves part of the chain
     told: telling it again would put those events in the story twice."""
     event_of = {c.id: rec.id for c in commits if (rec := c.record()) is not None}
-    told = history.told_on_line(wr, refs.replayed_marks(wr, name), head.id, set(event_of.values()))
+    told = told_on_line(wr, replayed_marks(wr, name), head.id, set(event_of.values()))
     if not told:
         return commits
     rest = [c for c in commits if event_of.get(c.id) not in told]
@@ -266,7 +283,8 @@ def _not_told_yet(wr: WorldRepo, name: str, label: str, which: str, commits: lis
         raise NothingToDoError(
             f"every event of chain {label} is in the story already (replayed as "
             f"{', '.join(sorted(cid[:10] for cid in told.values()))})",
-            hint=f"to tell them a second time anyway: narr replay {which} --again")
+            hint="to tell them a second time anyway: {0}",
+            steps=[Step("replay", {"chain": which, "again": True})])
     for c in commits:
         if (event := event_of.get(c.id)) in told:
             result.warnings.append(f"{c.subject!r} is in the story already (replayed as "
@@ -274,9 +292,9 @@ def _not_told_yet(wr: WorldRepo, name: str, label: str, which: str, commits: lis
     return rest
 
 
-def _replay_events(wr: WorldRepo, commits: list[Commit], result: ReplayResult,
+def _replay_events(wr: WorldRepo, commits: list[Commit], result: _Replay,
                    reuse: bool, diffuser_name: str | None, progress: Progress | None
-                   ) -> ReplayResult:
+                   ) -> _Replay:
     diffuser = None
     if not reuse:
         from narrative.diffusers.base import default_name, get_diffuser
@@ -372,7 +390,7 @@ def _conflicts(wr: WorldRepo, head: Commit, rec: EventRecord, *, diffusions: boo
     The recorded hand edits are checked first; then, for ``reuse``, the diffusions
     against the world with those edits in place.
     """
-    scan = worktree.scan_for_event(wr, head.tree)
+    scan = scan_for_event(wr, head.tree)
     scan.raise_problems()
     view = WorldView(wr, head.tree, scan)
     nodes: dict[str, NodeDict | None] = {}
@@ -397,7 +415,7 @@ def _conflicts(wr: WorldRepo, head: Commit, rec: EventRecord, *, diffusions: boo
     return out, todo["edit"], todo["diffusion"]
 
 
-def _restorable(scan: worktree.HandEdits, first: Commit) -> bool:
+def _restorable(scan: HandEdits, first: Commit) -> bool:
     """The working tree holds nothing but (part of) the first event's own hand edits."""
     if scan.problems:
         return False
@@ -409,12 +427,12 @@ def _restorable(scan: worktree.HandEdits, first: Commit) -> bool:
 
 
 def _fast_forward(wr: WorldRepo, ref: str, head: Commit, tip: Commit,
-                  scan: worktree.HandEdits) -> None:
+                  scan: HandEdits) -> None:
     """Nothing changed since the chain was abandoned: its events come back as they were."""
-    updates = move.plan(wr, head.tree, tip.tree, scan)
+    updates = plan_move(wr, head.tree, tip.tree, scan)
     rec = tip.record()
-    move.move(wr, move.Move(
+    move_head(wr, Move(
         ref=ref, old=head.id, new=tip.id,
-        message=f"narr replay: fast-forward to {records.subject_of(rec.content if rec else '')}",
+        message=f"narr replay: fast-forward to {subject_of(rec.content if rec else '')}",
         updates=tuple(updates), tree=tip.tree,
     ))

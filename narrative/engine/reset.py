@@ -11,54 +11,80 @@ reset replaces are set aside under ``refs/narr/edits/`` (or carried over with
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from narrative import fields, safejson
+from pydantic import Field
+
+from narrative import fields
+from narrative.answers import Answer, Shape
 from narrative.engine import nodes, setaside
-from narrative.errors import InvalidInputError, InvalidWorldError, NotFoundError, NothingToDoError
+from narrative.errors import (
+    PAST_THE_START,
+    InvalidInputError,
+    InvalidWorldError,
+    NotFoundError,
+    NothingToDoError,
+    Step,
+)
 from narrative.fields import SET_ASIDE_SPELLING, FieldConflict
 from narrative.ids import check_id
 from narrative.nodefile import NodeDict
-from narrative.store import history, journal, move, records, refs, worktree
-from narrative.store.objects import Commit
-from narrative.store.view import WorldView
-from narrative.store.worldrepo import WorldRepo
+from narrative.shapes import Obj
+from narrative.store import (
+    Commit,
+    HandEdits,
+    Move,
+    WorldRepo,
+    WorldView,
+    find_event,
+    first_parent,
+    is_ancestor,
+    keep_abandoned,
+    move_head,
+    peel_commit,
+    plan_move,
+    resolve_rev,
+    scan_edits,
+    set_aside_edits,
+    subject_of,
+    undone_chain,
+    writing,
+)
 
 if TYPE_CHECKING:
     from narrative.model import Change
 
-LAST_RESET = "last-reset.json"
 
 
-@dataclass
-class ResetResult:
-    branch: str
-    old: str
-    new: str
-    target_event: dict[str, Any]
-    undone: list[dict[str, Any]] = field(default_factory=list)
-    restored: list[Change] = field(default_factory=list)
-    carried: list[Change] = field(default_factory=list)
-    collisions: list[FieldConflict] = field(default_factory=list)
-    set_aside: str | None = None
-    abandoned: str | None = None
-    kept_paths: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+class Undone(Shape):
+    """An event a reset undid (kept in the abandoned chain)."""
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "branch": self.branch, "from": self.old, "to": self.new, "event": self.target_event,
-            "warnings": self.warnings,
-            "undone": self.undone,
-            "restored_edits": [c.model_dump(mode="json") for c in self.restored],
-            "carried_edits": [c.model_dump(mode="json") for c in self.carried],
-            "collisions": [c.to_json(SET_ASIDE_SPELLING) for c in self.collisions],
-            "set_aside": self.set_aside,
-            "abandoned": self.abandoned, "kept_paths": self.kept_paths,
-        }
+    commit: str
+    id: str | None
+    content: str
+
+
+class ResetResult(Answer):
+    """The story moved back ``from`` a commit ``to`` another (``event``: where it stands now):
+    the events ``undone`` (kept as the chain ``abandoned``), the hand edits of the first undone
+    event ``restored_edits``, those ``carried_edits`` over from the working tree, the
+    ``collisions`` between the two, and the ref the other hand edits were ``set_aside`` under."""
+
+    NAME: ClassVar[str] = "reset"
+
+    branch: str | None
+    from_: Annotated[str, Field(alias="from")]
+    to: str
+    event: Obj
+    warnings: list[str]
+    undone: list[Undone]
+    restored_edits: list[Obj]
+    carried_edits: list[Obj]
+    collisions: list[Obj]
+    set_aside: str | None
+    abandoned: str | None
+    kept_paths: list[str]
 
 
 def _summary(commit: Commit) -> dict[str, Any]:
@@ -79,13 +105,13 @@ def commit_before(wr: WorldRepo, node_id: str) -> Commit:
     except NotFoundError:
         pass
     if created_by:
-        found = history.find_event(wr, created_by)
-        if found is not None and history.is_ancestor(wr, found.id, head.id):
+        found = find_event(wr, created_by)
+        if found is not None and is_ancestor(wr, found.id, head.id):
             before = found.first_parent
             if before is None:
                 raise InvalidInputError(f"{node_id} was created by the genesis; nothing comes before it")
             return before
-    for commit in history.first_parent(head):
+    for commit in first_parent(head):
         rec = commit.checked_record()
         if rec is not None:
             if rec["kind"] == "genesis":
@@ -114,7 +140,7 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
                                 "--chapter N")
     if keep_edits and hard:
         raise InvalidInputError("--keep-edits and --hard contradict each other")
-    with move.writing(wr) as recovered:
+    with writing(wr) as recovered:
         ref = wr.require_branch()
         branch = ref.removeprefix("refs/heads/")
         head = wr.head_commit()
@@ -123,25 +149,25 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
             if chapter is not None:
                 from narrative.engine.chapters import before as before_chapter
 
-                target = history.resolve(wr, before_chapter(wr, chapter))
+                target = resolve_rev(wr, before_chapter(wr, chapter))
             else:
-                target = (history.resolve(wr, rev) if rev is not None
+                target = (resolve_rev(wr, rev) if rev is not None
                           else commit_before(wr, before or ""))
         except NotFoundError as exc:
-            if "the story line has only" in exc.message:
+            if exc.reason == PAST_THE_START:
                 exc.message += " (the genesis cannot be undone)"
             raise
         if target.checked_record() is None:
             raise InvalidInputError(f"{target.id[:10]} is not a narr event; reset to an event")
-        scan = worktree.scan(wr, head.tree)
-        undone = history.undone_chain(wr, head, target)
+        scan = scan_edits(wr, head.tree)
+        undone = undone_chain(wr, head, target)
         if target.id == head.id and not scan.raw:
             raise NothingToDoError("the story already stands there, and there are no hand edits")
         if keep_edits and target.id == head.id:
             raise NothingToDoError("the story already stands there; --keep-edits keeps everything")
 
         target_view = WorldView(wr, target.tree)
-        first_undone = undone[-1] if undone and history.is_ancestor(wr, target.id, head.id) \
+        first_undone = undone[-1] if undone and is_ancestor(wr, target.id, head.id) \
             else None
         restored: list[Change] = []
         nodes: dict[str, NodeDict | None] = {}
@@ -164,37 +190,38 @@ def reset(wr: WorldRepo, rev: str | None = None, *, before: str | None = None,
                                        if oid not in (None, "not-a-file") else None)
         overrides = setaside.overrides_for(target_view, nodes)
         overrides.update(raw_overrides)
-        updates = move.plan(wr, head.tree, target.tree, scan, overrides)
+        updates = plan_move(wr, head.tree, target.tree, scan, overrides)
 
         # Everything is decided; keep what the move would otherwise lose, then move.
         saved = None
         uncarried = [c for c in collisions if c.note == setaside.NODE_GONE]
         if uncarried:  # edits to nodes the target does not have: keep them all, set aside
-            kept = refs.set_aside(wr, head, scan, f"reset to {_where(rev, before, chapter)}: "
+            kept = set_aside_edits(wr, head, scan, f"reset to {_where(rev, before, chapter)}: "
                                   "edits to nodes that do not exist there", when)
             saved = kept.ref if kept else None
         elif not keep_edits and scan.raw and not _already_recorded(wr, head, scan):
-            kept = refs.set_aside(wr, head, scan, f"reset to {_where(rev, before, chapter)}",
+            kept = set_aside_edits(wr, head, scan, f"reset to {_where(rev, before, chapter)}",
                                   when)
             saved = kept.ref if kept else None
         abandoned = None
-        if not history.is_ancestor(wr, head.id, target.id):
-            abandoned = refs.keep_abandoned(wr, head.id, branch,
+        if not is_ancestor(wr, head.id, target.id):
+            abandoned = keep_abandoned(wr, head.id, branch,
                                             f"narr reset: abandoned on {branch}", target.id)
         label = rev or (f"before chapter {chapter}" if chapter is not None else f"before {before}")
         summary = _summary(target)
-        moved = move.move(wr, move.Move(
+        moved = move_head(wr, Move(
             ref=ref, old=head.id, new=target.id,
-            message=f"narr reset: moving to {label} ({records.subject_of(summary['content'])})",
+            message=f"narr reset: moving to {label} ({subject_of(summary['content'])})",
             updates=tuple(updates), tree=target.tree, made_refs=(saved, abandoned),
         ))
         _remember(wr, target, first_undone)
-        return ResetResult(
-            branch=branch, old=head.id, new=target.id, target_event=summary,
-            undone=[_summary(c) for c in undone], restored=restored, carried=carried,
-            collisions=collisions, set_aside=saved, abandoned=abandoned, kept_paths=moved.kept,
-            warnings=recovered,
-        )
+        return ResetResult.model_validate({
+            "branch": branch, "from": head.id, "to": target.id, "event": summary,
+            "warnings": recovered, "undone": [_summary(c) for c in undone],
+            "restored_edits": [c.model_dump(mode="json") for c in restored],
+            "carried_edits": [c.model_dump(mode="json") for c in carried],
+            "collisions": [c.to_json(SET_ASIDE_SPELLING) for c in collisions],
+            "set_aside": saved, "abandoned": abandoned, "kept_paths": moved.kept})
 
 
 def _where(rev: str | None, before: str | None, chapter: int | None) -> str:
@@ -221,32 +248,28 @@ def _apply_restored(view: WorldView, changes: list[Change]) -> dict[str, NodeDic
     if problems:
         raise InvalidWorldError(
             "the history does not explain the world at the target event: " + problems[0],
-            details=problems, hint="run narr check",
+            details=problems, hint="run {0}", steps=[Step("check")],
         )
     return nodes
 
 
 def _remember(wr: WorldRepo, target: Commit, first_undone: Commit | None) -> None:
     """Note which event's edits this reset restored, so a second reset need not set them aside."""
-    data = {"head": target.id, "restored_from": first_undone.id if first_undone else None}
-    journal.write_atomic(wr.narr_dir / LAST_RESET, json.dumps(data).encode(), wr.narr_dir / "tmp")
+    wr.private.remember_reset(target.id, first_undone.id if first_undone else None)
 
 
-def _already_recorded(wr: WorldRepo, head: Commit, scan: worktree.HandEdits) -> bool:
+def _already_recorded(wr: WorldRepo, head: Commit, scan: HandEdits) -> bool:
     """True when the uncommitted edits are exactly the ones the last reset restored.
 
     They are already kept in that undone event's record; setting them aside again
     would only add noise to ``narr edits``.
     """
-    try:
-        data = safejson.loads((wr.narr_dir / LAST_RESET).read_text("utf-8"))
-    except (OSError, ValueError):
-        return False
-    if data.get("head") != head.id or not data.get("restored_from"):
+    last = wr.private.last_reset()
+    if last is None or last[0] != head.id:
         return False
     if set(scan.raw) - {p for e in scan.edits.values() for p in (e.old_path, e.new_path) if p}:
         return False  # some changed file is not a valid node: keep its bytes
-    undone = history.peel_commit(wr, str(data["restored_from"]))
+    undone = peel_commit(wr, last[1])
     if undone is None:
         return False
     rec = undone.checked_record()

@@ -14,30 +14,28 @@ from __future__ import annotations
 
 from narrative import fields
 from narrative.delta.request import EventRequest
-from narrative.engine.event import EventResult, run_event
+from narrative.engine.event import RevertResult, run_event
 from narrative.engine.replay import ops_from_changes
-from narrative.errors import ConflictError, InvalidInputError, NothingToDoError
+from narrative.errors import ConflictError, InvalidInputError, NothingToDoError, Step
 from narrative.fields import REVERT_SPELLING, FieldConflict
 from narrative.ids import short_event_id
 from narrative.model import Change, Delta
-from narrative.store import history, move, worktree
-from narrative.store.view import WorldView
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo, WorldView, is_ancestor, resolve_rev, scan_edits, writing
 
 
-def revert(wr: WorldRepo, rev: str, *, content: str | None = None) -> EventResult:
+def revert(wr: WorldRepo, rev: str, *, content: str | None = None) -> RevertResult:
     """Record a new event that undoes the changes of event ``rev``."""
-    with move.writing(wr) as recovered:
+    with writing(wr) as recovered:
         head = wr.head_commit()
         assert head is not None
-        commit = history.resolve(wr, rev)
+        commit = resolve_rev(wr, rev)
         rec = commit.record()
         if rec is None or rec.kind not in ("event", "merge"):
             raise InvalidInputError(f"{rev} is not an event that can be reverted")
-        if not history.is_ancestor(wr, commit.id, head.id):
+        if not is_ancestor(wr, commit.id, head.id):
             raise InvalidInputError(f"{rev} is not on the current story line",
-                                    hint="narr switch to its branch first")
-        scan = worktree.scan(wr, head.tree)
+                                    hint="{0} to its branch first", steps=[Step("switch")])
+        scan = scan_edits(wr, head.tree)
         scan.raise_problems()
         view = WorldView(wr, head.tree, scan)
         todo: list[Change] = []
@@ -64,7 +62,7 @@ def revert(wr: WorldRepo, rev: str, *, content: str | None = None) -> EventResul
                                    "it wrote has its old value")
         request = EventRequest(content=content or f"Revert: {rec.content}",
                                delta=Delta(ops=ops_from_changes(todo)), reverts=rec.id)
-        result = run_event(wr, request, keep_failed=False)
+        result = RevertResult.retold(run_event(wr, request, keep_failed=False))
         result.warnings[:0] = recovered
         return result
 

@@ -16,29 +16,30 @@ merge brought into it from another line (marked with that ``line``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
+from narrative.answers import Answer
 from narrative.engine.eventgraph import Story, tip_of
 from narrative.engine.storyline import merged_lines
 from narrative.errors import InvalidInputError
 from narrative.ids import normalize_name
-from narrative.store import worktree
-from narrative.store.worldrepo import WorldRepo
+from narrative.shapes import Obj
+from narrative.store import WorldRepo, scan_for_reader
 
 
-@dataclass
-class SearchResult:
+class SearchResult(Answer):
+    """Nodes and events whose words match the query, best first; ``mode`` is ``ranked`` (every
+    word three characters or more: FTS5's BM25) or ``substring``."""
+
+    NAME: ClassVar[str] = "search"
+
     query: str
-    mode: str  # "ranked" (FTS5, BM25) or "substring" (LIKE)
-    hits: list[dict[str, Any]]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"query": self.query, "mode": self.mode, "hits": self.hits}
+    mode: str
+    hits: list[Obj]
 
 
 def _node_text(node: dict[str, Any]) -> str:
-    from narrative.store.catalog import searchable_text
+    from narrative.store import searchable_text
 
     return normalize_name(" ".join([str(node.get("name", "")), *map(str, node.get("aliases", [])),
                                     str(node.get("summary", "")), searchable_text(node)]))
@@ -57,10 +58,10 @@ def search(wr: WorldRepo, query: str, limit: int = 20) -> SearchResult:
     limit = min(limit, MAX_LIMIT)  # "at most N": beyond every hit, all of them (SQLite: 64 bits)
     head = tip_of(wr)
     if head is None:
-        return SearchResult(query, "ranked", [])
+        return SearchResult(query=query, mode="ranked", hits=[])
     cache = wr.catalog_at(head.tree)
     ranked = all(len(t) >= 3 for t in terms)
-    edits = worktree.scan_for_reader(wr, head.tree).edits
+    edits = scan_for_reader(wr, head.tree).edits
     scored: list[tuple[float, int, dict[str, Any]]] = []
     found = cache.text.search_nodes(terms, limit + len(edits))
     listing = {row.id: row for row in cache.rows_of(match.id for match in found)}
@@ -94,4 +95,5 @@ def search(wr: WorldRepo, query: str, limit: int = 20) -> SearchResult:
         for _, _, hit in scored:
             hit["score"] = None
         scored.sort(key=lambda t: t[1])
-    return SearchResult(query, "ranked" if ranked else "substring", [h for _, _, h in scored[:limit]])
+    return SearchResult(query=query, mode="ranked" if ranked else "substring",
+                        hits=[h for _, _, h in scored[:limit]])

@@ -10,22 +10,35 @@ changed the same field since.
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from narrative import fields, safejson
+from narrative import fields
 from narrative.delta.world import World
-from narrative.errors import ConflictError, InvalidInputError, NotFoundError
+from narrative.errors import ConflictError, InvalidInputError, NotFoundError, Step
 from narrative.fields import SET_ASIDE_SPELLING, FieldConflict
 from narrative.ids import Layout, parse_node_path
 from narrative.nodefile import NodeDict, dump
-from narrative.store import journal, move, refs, worktree
-from narrative.store.view import WorldView
-from narrative.store.worktree import HandEdits
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import (
+    HandEdits,
+    Move,
+    SetAside,
+    WorldRepo,
+    WorldView,
+    delete_set_aside_ref,
+    fetched_refs,
+    held_only_by,
+    keep_abandoned,
+    load_set_aside,
+    move_head,
+    plan_move,
+    remote_of,
+    scan_edits,
+    set_aside_edits,
+    set_aside_refs,
+    writing,
+)
 
 if TYPE_CHECKING:
     from narrative.model import Change
@@ -119,19 +132,7 @@ def invalid_paths(scan: HandEdits) -> list[str]:
 # --- listing and restoring ------------------------------------------------------------
 
 
-def _restored_file(wr: WorldRepo) -> Path:
-    return wr.narr_dir / "restored.json"
-
-
-def _restored(wr: WorldRepo) -> dict[str, str]:
-    try:
-        data = safejson.loads(_restored_file(wr).read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def changes_of(wr: WorldRepo, item: refs.SetAside) -> tuple[list[Change], dict[str, bytes | None]]:
+def changes_of(wr: WorldRepo, item: SetAside) -> tuple[list[Change], dict[str, bytes | None]]:
     """Field-level changes a set-aside holds, and raw files that are not valid nodes."""
     layout: Layout = wr.config.layout
     base_tree, tree = item.base.tree, item.commit.tree
@@ -185,10 +186,10 @@ def _numbered(wr: WorldRepo) -> list[tuple[str, int, str | None, str]]:
     """Every set-aside as (its number as typed, number, remote, ref): one's own 1, 2...
     newest first, then each remote's (``origin/1``...), fetched by narr pull or clone."""
     out: list[tuple[str, int, str | None, str]] = [
-        (str(n), n, None, name) for n, name in enumerate(refs.set_aside_refs(wr), 1)]
+        (str(n), n, None, name) for n, name in enumerate(set_aside_refs(wr), 1)]
     counts: dict[str, int] = {}
-    for name in refs.fetched_refs(wr, "edits"):
-        remote = refs.remote_of(name)
+    for name in fetched_refs(wr, "edits"):
+        remote = remote_of(name)
         assert remote is not None
         counts[remote] = counts.get(remote, 0) + 1
         out.append((f"{remote}/{counts[remote]}", counts[remote], remote, name))
@@ -197,10 +198,10 @@ def _numbered(wr: WorldRepo) -> list[tuple[str, int, str | None, str]]:
 
 def list_set_asides(wr: WorldRepo) -> list[dict[str, Any]]:
     """The hand edits set aside by resets and switches, newest first, for :func:`restore`."""
-    restored = _restored(wr)
+    restored = wr.private.restored()
     out = []
     for _, n, remote, name in _numbered(wr):
-        item = refs.load_set_aside(wr, name)
+        item = load_set_aside(wr, name)
         changes, raw = changes_of(wr, item)
         out.append({
             "n": n, "remote": remote, "ref": name, "commit": item.commit.id,
@@ -212,16 +213,16 @@ def list_set_asides(wr: WorldRepo) -> list[dict[str, Any]]:
     return out
 
 
-def pick(wr: WorldRepo, which: str) -> refs.SetAside:
+def pick(wr: WorldRepo, which: str) -> SetAside:
     numbered = _numbered(wr)
     for typed, _, _, name in numbered:
         if which == typed:
-            return refs.load_set_aside(wr, name)
+            return load_set_aside(wr, name)
     names = [name for *_, name in numbered]
     exact = [n for n in names if which in (n, n.rsplit("/", 1)[-1])]
     found = exact or [n for n in names if len(which) >= 4 and n.rsplit("/", 1)[-1].startswith(which)]
     if len(found) == 1:
-        return refs.load_set_aside(wr, found[0])
+        return load_set_aside(wr, found[0])
     if found:
         raise InvalidInputError(f"{which!r} matches {len(found)} set-aside edits; give more of it "
                                 "or its number (narr edits lists them)")
@@ -246,12 +247,12 @@ class RestoreResult:
 
 def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
     """Put set-aside edits back into the working tree as hand edits."""
-    with move.writing(wr) as recovered:
+    with writing(wr) as recovered:
         wr.require_no_git_operation()  # edits put back under a stopped merge would block it
         item = pick(wr, which)
         head = wr.head_commit()
         assert head is not None
-        scan = worktree.scan(wr, head.tree)
+        scan = scan_edits(wr, head.tree)
         view = WorldView(wr, head.tree, scan)
         changes, raw = changes_of(wr, item)
         carried = carry(changes, view)
@@ -274,27 +275,26 @@ def restore(wr: WorldRepo, which: str, *, force: bool = False) -> RestoreResult:
             raise ConflictError(
                 f"{len(collisions)} field(s) changed since these edits were set aside",
                 conflicts=collisions, details=[_collision_line(c) for c in collisions],
-                hint="narr edits restore N --force lets the set-aside values win "
-                     "(your current hand edits are set aside first)",
+                hint="{0} lets the set-aside values win (your current hand edits are set "
+                     "aside first)",
+                steps=[Step("restore_edits", {"which": which, "force": True},
+                            cli="narr edits restore N --force")],
             )
         saved = None
         if collisions and force:
-            kept = refs.set_aside(wr, head, scan,
+            kept = set_aside_edits(wr, head, scan,
                                   f"before restoring {item.ref.rsplit('/', 1)[-1]}")
             saved = kept.ref if kept else None
         overrides = overrides_for(view, carried.nodes)
         overrides.update(raw)
         # The files move like any move of the story (through the journal), the ref stays:
         # the other hand edits keep what the working tree holds, the index stays HEAD's.
-        updates = move.plan(wr, head.tree, head.tree, scan, overrides,
+        updates = plan_move(wr, head.tree, head.tree, scan, overrides,
                             keep_worktree=frozenset(set(scan.raw) - set(overrides)))
-        move.move(wr, move.Move(ref=None, old=head.id, new=head.id,
+        move_head(wr, Move(ref=None, old=head.id, new=head.id,
                                 message=f"narr edits restore: {item.ref}", updates=tuple(updates),
                                 tree=head.tree))
-        marks = _restored(wr)
-        marks[item.ref] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        journal.write_atomic(_restored_file(wr), json.dumps(marks, indent=1).encode(),
-                             wr.narr_dir / "tmp")
+        wr.private.mark_restored(item.ref, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
         return RestoreResult(item.ref, changes, collisions, sorted(overrides), saved, recovered)
 
 
@@ -316,7 +316,7 @@ def drop_set_aside(wr: WorldRepo, which: str) -> EditsDropped:
     chain first: dropping edits never drops the story."""
     with wr.lock:
         item = pick(wr, which)
-        remote = refs.remote_of(item.ref)
+        remote = remote_of(item.ref)
         if remote is not None:
             raise InvalidInputError(
                 f"these set-aside edits are {remote}'s: dropping this copy would bring them back "
@@ -324,9 +324,8 @@ def drop_set_aside(wr: WorldRepo, which: str) -> EditsDropped:
         kept = None
         base = item.base
         if any((rec := c.record()) is not None and rec.kind == "event"
-               for c in refs.held_only_by(wr, base.id)):
-            kept = refs.keep_abandoned(wr, base.id, wr.branch() or "edits",
-                                       f"narr edits drop: kept what {item.ref} alone held",
-                                       wr.head_id())
-        refs.drop_set_aside(wr, item.ref)
+               for c in held_only_by(wr, base.id)):
+            kept = keep_abandoned(wr, base.id, wr.branch() or "edits",
+                                  f"narr edits drop: kept what {item.ref} alone held", wr.head_id())
+        delete_set_aside_ref(wr, item.ref)
         return EditsDropped(item.ref, kept)

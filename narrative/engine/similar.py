@@ -24,7 +24,7 @@ from typing import Any, Final
 from narrative.delta.arbiter import FUZZY_RATIO, FUZZY_WORD_CHARS, FUZZY_WORD_RATIO, Likeness, key
 from narrative.ids import normalize_name
 from narrative.model import Node
-from narrative.store.view import WorldView
+from narrative.store import WorldView
 
 LONG_WORD: Final = 7  # a word this long may lose two letters, a shorter long word one
 CROWD: Final = 300  # names meeting by one signature beyond this are too common a pattern to weigh

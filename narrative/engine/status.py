@@ -2,57 +2,74 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import PrivateAttr
 
 from narrative import fields
+from narrative.answers import Answer, Shape
 from narrative.engine.clock import story_time
-from narrative.engine.log import Entry, entry
+from narrative.engine.failed_answers import FailedSummary
+from narrative.engine.log import entry
 from narrative.errors import ConflictError, InvalidWorldError
 from narrative.nodefile import edges_of
-from narrative.store import confine, worktree
-from narrative.store.move import finish_interrupted
-from narrative.store.worldrepo import WorldRepo
+from narrative.shapes import Change, PlainCommit, Record
+from narrative.store import HandEdits, WorldRepo, finish_interrupted, hazards, scan_for_reader
 
 if TYPE_CHECKING:
-    from narrative.store.objects import Commit, Tree
+    from narrative.store import Commit, Tree
 
 
-@dataclass
-class Status:
+class StoryTimeSince(Shape):
+    """The event that set the story time in force."""
+
+    id: str | None
+    commit: str
+    content: str
+
+
+class StoryTime(Shape):
+    """The story time in force (the last one an event set on the line) and since when."""
+
+    value: str
+    since: StoryTimeSince
+
+
+class Status(Answer):
+    """Where the story stands: the branch, its last event (``head``), the hand edits not yet
+    recorded (``edits``, field by field, each with its file), anything in the way
+    (``problems``), files changed outside ``world/``, the failed events kept, the files the
+    next event rewrites in narr's layout, and the story time in force."""
+
+    NAME: ClassVar[str] = "status"
+    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
+
     branch: str | None
-    head: Entry | None
-    edits: list[dict[str, Any]]
+    head: Record | PlainCommit | None
+    edits: list[Change]
     problems: list[str]
-    outside: list[str]
-    failed: list[dict[str, Any]]
+    outside_world: list[str]
+    failed_events: list[FailedSummary]
     reformat: list[str]
     warnings: list[str]
-    story_time: dict[str, Any] | None = None  # the time in force: the last --at on the line
+    story_time: StoryTime | None
+    _line: dict[str, Any] | None = PrivateAttr(default=None)
 
-    def to_json(self, head_record: bool = True) -> dict[str, Any]:
-        """``head_record`` False gives HEAD's one-line summary instead of its whole record."""
-        head = None
-        if self.head is not None:
-            head = self.head.to_json() if head_record else self.head.summary
-        return {
-            "branch": self.branch,
-            "head": head,
-            "edits": self.edits,
-            "problems": self.problems,
-            "outside_world": self.outside,
-            "failed_events": self.failed,
-            "reformat": self.reformat,
-            "warnings": self.warnings,
-            "story_time": self.story_time,
-        }
+    @property
+    def head_line(self) -> dict[str, Any] | None:
+        """HEAD as one line of the log shows it (``commit``, ``content``...): what a status
+        asked for with ``head_record=False`` has in place of its record."""
+        return self._line
 
 
-def status(wr: WorldRepo) -> Status:
-    """Where the story stands: branch, last event, hand edits not yet recorded."""
+def status(wr: WorldRepo, *, head_record: bool = True) -> Status:
+    """Where the story stands: branch, last event, hand edits not yet recorded.
+
+    ``head_record`` False leaves HEAD's record unread (it may be a bulk event of tens of
+    megabytes): :attr:`Status.head_line` has the line the log shows of it instead."""
     note = finish_interrupted(wr)
     head = wr.head_commit()
-    scan = worktree.scan_for_reader(wr, head.tree if head else None)
+    scan = scan_for_reader(wr, head.tree if head else None)
     changes = []
     reformat = []
     for node_id in sorted(scan.edits):
@@ -63,18 +80,21 @@ def status(wr: WorldRepo) -> Status:
             changes.append(item)
         if e.new is not None and e.rewrites_file:
             reformat.append(e.new_path or "")
-    return Status(
-        branch=wr.branch(),
-        head=entry(head, wr) if head else None,
-        edits=changes,
-        problems=[*(h for h in confine.hazards(wr) if h not in scan.problems), *scan.problems,
-                  *hand_edit_problems(wr, head.tree if head else None, scan)],
-        outside=scan.outside,
-        failed=_failed(wr),
-        reformat=[r for r in reformat if r],
-        warnings=[*([note] if note else []), *_git_operation(wr), *_unadopted(wr, head)],
-        story_time=story_time(wr) if head is not None else None,
-    )
+    line = entry(head, wr) if head else None
+    found = Status.model_validate({
+        "branch": wr.branch(),
+        "head": line.to_json() if line is not None and head_record else None,
+        "edits": changes,
+        "problems": [*(h for h in hazards(wr) if h not in scan.problems), *scan.problems,
+                     *hand_edit_problems(wr, head.tree if head else None, scan)],
+        "outside_world": scan.outside,
+        "failed_events": _failed(wr),
+        "reformat": [r for r in reformat if r],
+        "warnings": [*([note] if note else []), *_git_operation(wr), *_unadopted(wr, head)],
+        "story_time": story_time(wr) if head is not None else None,
+    })
+    found._line = line.summary if line is not None and not head_record else None
+    return found
 
 
 def _unadopted(wr: WorldRepo, head: Commit | None) -> list[str]:
@@ -93,12 +113,12 @@ def _git_operation(wr: WorldRepo) -> list[str]:
 
 
 def hand_edit_problems(wr: WorldRepo, head_tree: Tree | None,
-                       scan: worktree.HandEdits) -> list[str]:
+                       scan: HandEdits) -> list[str]:
     """Relations that hand edits point at nodes that do not exist (the next event refuses them).
 
     A relation to a node deleted by hand is not one: the next event drops it.
     """
-    from narrative.store.view import WorldView
+    from narrative.store import WorldView
 
     view = WorldView(wr, head_tree, scan)
     deleted = {i for i, e in scan.edits.items() if e.new is None}
@@ -116,8 +136,7 @@ def hand_edit_problems(wr: WorldRepo, head_tree: Tree | None,
 
 def _failed(wr: WorldRepo) -> list[dict[str, Any]]:
     """Kept failed events (their models load only when there are some)."""
-    directory = wr.narr_dir / "failed"
-    if not directory.is_dir() or not any(directory.glob("*.json")):
+    if not wr.private.has_failed():
         return []
     from narrative.engine import failed
 
@@ -126,6 +145,6 @@ def _failed(wr: WorldRepo) -> list[dict[str, Any]]:
 
 def require_valid_worktree(wr: WorldRepo) -> None:
     head = wr.head_commit()
-    scan = worktree.scan_for_reader(wr, head.tree if head else None)
+    scan = scan_for_reader(wr, head.tree if head else None)
     if scan.problems:
         raise InvalidWorldError(scan.problems[0], details=scan.problems)

@@ -15,8 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from narrative.engine.eventgraph import EventInfo, Story
-from narrative.store import history, records
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo, chain_commits, decode_raw_record, peel_commit
 
 DEPTH = 4  # merges inside merged lines, opened this deep
 
@@ -65,19 +64,19 @@ def merged_lines(wr: WorldRepo, tip: str) -> list[Told]:
 def _brought(wr: WorldRepo, commit_id: str) -> tuple[str, list[EventInfo]] | None:
     """The branch a merge commit merged and the commits it brought, oldest first (None: not a
     merge)."""
-    commit = history.peel_commit(wr, commit_id)
+    commit = peel_commit(wr, commit_id)
     if commit is None or len(commit.parent_ids) < 2:
         return None
     ours, theirs = commit.parent_ids[0], commit.parent_ids[1]
-    tip = history.peel_commit(wr, theirs)
+    tip = peel_commit(wr, theirs)
     if tip is None:
         return None
-    commits = history.chain_commits(wr, tip, ours)
+    commits = chain_commits(wr, tip, ours)
     if not commits:
         return None
     graph = wr.catalog.graph
     graph.follow_chain(tip)
     infos = {e.commit: e for e in graph.event_infos(c.id for c in commits)}
-    raw = records.decode_raw(commit.message) or {}
+    raw = decode_raw_record(commit.message) or {}
     branch = str(raw.get("merged") or theirs[:10])
     return branch, [infos[c.id] for c in commits if c.id in infos]

@@ -25,10 +25,9 @@ from typing import Any
 
 from narrative import fields
 from narrative.engine.graphs import event_graph
-from narrative.errors import InvalidInputError, NotFoundError
+from narrative.errors import InvalidInputError, NotFoundError, Step
 from narrative.ids import LAYERS, LIFECYCLES, check_id, normalize_name
-from narrative.store import history, worktree
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo, changed_files, file_digest, resolve_rev, scan_for_reader
 
 LIST_LIMIT = 200
 DRAW_LIMIT = 150
@@ -397,16 +396,16 @@ def _base(wr: WorldRepo, commit: str | None, *, parse: bool = False) -> _Base:
     if commit is not None and head is not None and commit != head.id and not parse:
         # A past world is HEAD's with the nodes that differ read at the commit: a tree diff
         # names them (a few files per event), never the whole world parsed again.
-        base = _past(wr, _base(wr, None), history.resolve(wr, commit).tree, head.tree)
+        base = _past(wr, _base(wr, None), resolve_rev(wr, commit).tree, head.tree)
         with _CACHE_LOCK:
             while len(_CACHE) >= _CACHE_SIZE:
                 _CACHE.pop(next(iter(_CACHE)))
             _CACHE[key] = base
         return base
     if commit is not None:
-        from narrative.store.snapshots import nodes_in
+        from narrative.store import nodes_in
 
-        world = nodes_in(wr, history.resolve(wr, commit).tree)
+        world = nodes_in(wr, resolve_rev(wr, commit).tree)
         for node_id in sorted(world):
             n = world[node_id]
             nodes[node_id] = _node_attrs(n)
@@ -445,7 +444,7 @@ def _base(wr: WorldRepo, commit: str | None, *, parse: bool = False) -> _Base:
 def _past(wr: WorldRepo, now: _Base, tree: Any, head_tree: Any) -> _Base:
     """The world at ``tree``, from ``now`` (HEAD's) and the node files that differ between them."""
     from narrative.nodefile import load_trusted
-    from narrative.store.snapshots import changed_nodes, node_file
+    from narrative.store import changed_nodes, node_file
 
     labels = wr.config.reference_labels
     then: dict[str, dict[str, Any] | None] = {}
@@ -470,7 +469,7 @@ def _with_edits(wr: WorldRepo, base: _Base, edits: Any = None) -> _Base:
     if head is None:
         return base
     if edits is None:
-        edits = worktree.scan_for_reader(wr, head.tree)
+        edits = scan_for_reader(wr, head.tree)
     if not edits.edits:
         return base
     return _patched(base, {node_id: e.new for node_id, e in edits.edits.items()},
@@ -506,7 +505,7 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
     want_layers = _choices(layers, LAYERS, "layer")
     want_lifecycles = _choices(lifecycles, LIFECYCLES, "lifecycle")
     want_kinds = _choices(kinds, None, "kind")
-    commit = history.resolve(wr, at).id if at is not None else None
+    commit = resolve_rev(wr, at).id if at is not None else None
     base = _base(wr, commit)
     if commit is None:
         base = _with_edits(wr, base)
@@ -542,7 +541,7 @@ def world_view(wr: WorldRepo, at: str | None = None, around: str | None = None, 
         check_id(around)
         if around not in nodes:
             raise NotFoundError(f"no node {around!r} in the world" + (f" at {at}" if at else ""),
-                                hint="narr nodes lists the nodes")
+                                hint="{0} lists the nodes", steps=[Step("list_nodes")])
         ring = {around: 0}
         frontier = [around]
         for step in range(1, depth + 1):
@@ -723,7 +722,8 @@ def event_view(wr: WorldRepo, limit: int = EVENT_LIMIT) -> EventView:
     shown = {e["commit"] for e in events}
     edges = [{"source": a, "target": b, "label": data.get("label", "")}
              for a, b, data in g.edges(data=True) if a in shown and b in shown]
-    return EventView(wr.branch(), events, edges, list_chains(wr), list_branches(wr), total)
+    return EventView(wr.branch(), events, edges, list_chains(wr).to_json()["items"],
+                     list_branches(wr).to_json()["items"], total)
 
 
 def world_stamp(wr: WorldRepo) -> dict[str, Any]:
@@ -735,75 +735,15 @@ def world_stamp(wr: WorldRepo) -> dict[str, Any]:
     kept things the page lists. Whoever changed them (this server, a terminal, an editor), the
     next stamp differs.
     """
-    from narrative.store import refs
-    from narrative.store.watch import file_sig
+    from narrative.store import abandoned_refs, file_sig, ref_targets, set_aside_refs
 
     head = wr.head_id()
     tree = wr.head_commit().tree if head is not None else None  # type: ignore[union-attr]
-    changed = sorted(worktree.changed_paths(wr, tree))
+    changed = sorted(changed_files(wr, tree))
     edits = [[path, list(file_sig(wr.abs(path)) or ())] for path in changed]
-    kept = refs.targets(wr, [*refs.set_aside_refs(wr), *refs.abandoned_refs(wr)])
-    failed_dir = wr.narr_dir / "failed"
-    failed = sorted(p.name for p in failed_dir.iterdir()) if failed_dir.is_dir() else []
+    kept = ref_targets(wr, [*set_aside_refs(wr), *abandoned_refs(wr)])
+    failed = wr.private.failed_names()
     return {"head": head, "branch": wr.branch(), "edits": edits, "kept": kept, "failed": failed}
-
-
-def check_head(wr: WorldRepo, expected: str, branch: str | None = None) -> None:
-    """Refuse a write the caller based on another HEAD than the one the world has now.
-
-    ``expected`` is an entity tag as ``If-Match`` carries it (quoted or not, ``*`` for any);
-    ``branch``, when given, is the story line the caller saw. Nothing is written by a refusal.
-    """
-    from narrative.errors import MovedError
-
-    tags = [t.strip().removeprefix("W/").strip('"') for t in expected.split(",") if t.strip()]
-    head = wr.head_id() or "none"
-    now = wr.branch()
-    seen = tags[0][:10] if tags else "?"
-    moved = [] if "*" in tags or head in tags else [f"HEAD is now {head[:10]}, not {seen}"]
-    if branch is not None and branch != (now or ""):
-        moved.insert(0, f"the story line is now {now or '(detached)'}, not {branch or '(detached)'}")
-    if not moved:
-        return
-    what = ""
-    if head != "none":
-        what = f" (at “{_content(wr, head)}”)"
-    raise MovedError("the story moved since this page last looked: " + "; ".join(moved) + what,
-                     hint="the page has been refreshed; look again and retry")
-
-
-def _content(wr: WorldRepo, commit: str) -> str:
-    try:
-        message = history.resolve(wr, commit).message
-    except Exception:  # only a description
-        return commit[:10]
-    first = message.strip().splitlines()[0] if message.strip() else commit[:10]
-    return first[:80]
-
-
-def check_new_relations(wr: WorldRepo, node: Mapping[str, Any], path: str) -> None:
-    """Refuse a node file whose new relations point at nodes that do not exist.
-
-    The next event would refuse the world with it (``narr status`` lists it as a problem),
-    so saving it is refused now, with the same words. Relations the node already had are
-    left alone: a target deleted by hand is the next event's to drop, not a reason to refuse
-    every other change to the node.
-    """
-    from narrative.nodefile import edges_of
-    from narrative.store.view import WorldView
-
-    head = wr.head_commit()
-    tree = head.tree if head else None
-    view = WorldView(wr, tree, worktree.scan_for_reader(wr, tree))
-    before = view.get(node["id"])
-    had = set(edges_of(before)) if before is not None else set()
-    missing = [f"{path}: field /relations/{rtype}/{dst}: points at a node that does not exist"
-               for rtype, dst in edges_of(node)
-               if (rtype, dst) not in had and dst != node["id"] and not view.exists(dst)]
-    if missing:
-        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-        raise InvalidInputError(missing[0] + more, details=missing,
-                                hint="pick a node that exists (by its name), or create it first")
 
 
 def problems_view(wr: WorldRepo) -> dict[str, Any]:
@@ -820,83 +760,8 @@ def problems_view(wr: WorldRepo) -> dict[str, Any]:
         path = text.split(": ", 1)[0] if ": " in text else ""
         node = PurePosixPath(path).stem if path.endswith(".json") else None
         placed.append({"text": text, "path": path or None, "node": node})
-    failed = listing(wr) if now.failed else []
+    failed = listing(wr).to_json()["items"] if now.failed_events else []
     return {"problems": placed, "failed": failed}
-
-
-def drop_failed(wr: WorldRepo, key: str) -> dict[str, Any]:
-    """Forget one kept failed event, named by its key (numbers shift as others are dropped)."""
-    from narrative.engine import failed
-
-    with wr.lock:
-        item = failed.pick(wr, key)
-        failed.discard(wr, item.key)
-    return {"dropped": failed.summary(item)}
-
-
-def create_node(wr: WorldRepo, layer: str, name: str, *, kind: str = "", aliases: Iterable[str] = (),
-                lifecycle: str = "permanent", summary: str = "", pronouns: str | None = None
-                ) -> dict[str, Any]:
-    """A new node, as ``narr new`` makes it (a hand edit the next event records)."""
-    from narrative.engine.new import new_node
-    from narrative.ids import name_problem
-
-    for label, text in [("name", name), *(("alias", a) for a in aliases)]:
-        problem = name_problem(text, label)
-        if problem is not None:
-            raise InvalidInputError(problem)
-    with wr.lock:
-        made = new_node(wr, layer, name, kind=kind, aliases=list(aliases), lifecycle=lifecycle,
-                        summary=summary, pronouns=pronouns)
-    return made.to_json()
-
-
-def change_relation(wr: WorldRepo, node: str, rtype: str, target: str, *,
-                    attrs: Mapping[str, Any] | None = None, remove: bool = False,
-                    replaces: tuple[str, str] | None = None) -> dict[str, Any]:
-    """Add, change or remove one relation of a node, as a hand edit of its file.
-
-    ``node`` and ``target`` are named as the CLI takes them (an id, a name or an alias); a
-    target must exist. ``replaces`` (type, target id) is the relation this one takes the
-    place of (an edit that changes its type or target). The node's file as it stands now
-    (hand edits included) is the one changed; nothing else in it moves.
-    """
-    from narrative.engine.naming import Names
-    from narrative.model import _REL_TYPE_RE
-    from narrative.store.nodefiles import write_node
-    from narrative.store.view import WorldView
-
-    rtype = rtype.strip()
-    if not _REL_TYPE_RE.fullmatch(rtype):
-        raise InvalidInputError(f"relation type {rtype!r} must be 1-64 characters without spaces, "
-                                "':', '/' or '~'", hint="e.g. knows, sibling-of, 师父")
-    if attrs is not None and not isinstance(attrs, Mapping):
-        raise InvalidInputError("a relation's attributes must be a JSON object, e.g. {\"since\": \"spring\"}")
-    with wr.lock:
-        names = Names(wr)
-        node_id = names.resolve(node, context="node")
-        target_id = names.resolve(target, context="the relation's target") if not remove else (
-            names.resolve(target, must_exist=False, context="the relation's target"))
-        head = wr.head_commit()
-        tree = head.tree if head else None
-        current = WorldView(wr, tree, worktree.scan_for_reader(wr, tree)).get(node_id)
-        if current is None:
-            raise NotFoundError(f"no node {node_id!r} in the world")
-        new: Any = dict(current)
-        relations = {t: dict(targets) for t, targets in (current.get("relations") or {}).items()}
-        if replaces is not None:
-            old_type, old_target = replaces
-            relations.get(old_type, {}).pop(old_target, None)
-        if remove:
-            if target_id not in relations.get(rtype, {}):
-                raise NotFoundError(f"{node_id} has no relation {rtype} → {target_id}")
-            relations[rtype].pop(target_id)
-        else:
-            relations.setdefault(rtype, {})[target_id] = dict(attrs or {})
-        new["relations"] = {t: targets for t, targets in relations.items() if targets}
-        path = write_node(wr, new)
-    return {"path": path, "node": new, "relation": {"type": rtype, "target": target_id,
-                                                    "removed": remove}}
 
 
 def names_of(wr: WorldRepo, ids: Iterable[str], at: str | None = None, *,
@@ -905,7 +770,7 @@ def names_of(wr: WorldRepo, ids: Iterable[str], at: str | None = None, *,
     now (hand edits included) or as of revision ``at``: what a page shows in place of an id.
     ``base``: that world, when the caller read it already."""
     if base is None:
-        commit = history.resolve(wr, at).id if at is not None else None
+        commit = resolve_rev(wr, at).id if at is not None else None
         base = _base(wr, commit)
         if commit is None:
             base = _with_edits(wr, base)
@@ -951,7 +816,7 @@ def node_view(wr: WorldRepo, node: str, at: str | None = None) -> dict[str, Any]
     now (not in the past), what its form offers besides (:func:`~narrative.engine.nodeform.form_offer`)."""
     from narrative.engine.nodeform import SAMPLE, form_offer
     from narrative.engine.nodes import get_node
-    from narrative.store.view import WorldView
+    from narrative.store import WorldView
 
     path, found = get_node(wr, node, at)
     data: dict[str, Any] = dict(found)
@@ -966,7 +831,7 @@ def node_view(wr: WorldRepo, node: str, at: str | None = None) -> dict[str, Any]
     if at is None:  # the world now, its working tree scanned once for all of this
         head = wr.head_commit()
         tree = head.tree if head else None
-        edits = worktree.scan_for_reader(wr, tree)
+        edits = scan_for_reader(wr, tree)
         base = _with_edits(wr, _base(wr, None), edits)
         names = names_of(wr, wanted, base=base)
         kin = [n for n in same_kind(base, str(data.get("layer", "")), str(data.get("kind", "")), SAMPLE + 1)
@@ -995,52 +860,10 @@ def story_lines(wr: WorldRepo) -> dict[str, Any]:
     from narrative.errors import NothingToDoError
 
     try:
-        merging: dict[str, Any] | None = conflicts(wr)
+        merging: dict[str, Any] | None = conflicts(wr).to_json()
     except NothingToDoError:
         merging = None
     head = wr.head_commit()
-    edited = len(worktree.changed_paths(wr, head.tree if head else None))
-    return {"branch": wr.branch(), "branches": list_branches(wr), "set_aside": list_set_asides(wr),
-            "merge": merging, "edited_files": edited}
-
-
-def file_digest(wr: WorldRepo, path: str) -> str:
-    """What a node's file holds now, in short ("" when there is none): a page sends back the one
-    it loaded, so a save never writes over a change it did not see."""
-    import hashlib
-
-    try:
-        return hashlib.sha1(wr.abs(path).read_bytes()).hexdigest()
-    except FileNotFoundError:
-        return ""
-
-
-def save_node_file(wr: WorldRepo, node_id: str, data: bytes, was: str | None = None) -> dict[str, Any]:
-    """Write a node's whole file as a hand edit; refused (nothing written) when it is not a valid
-    node, adds a relation to a node that does not exist, or (``was`` given) when the file is no
-    longer the one the caller loaded: another tab or an editor saved it meanwhile."""
-    from narrative.engine.nodes import locate
-    from narrative.errors import MovedError
-    from narrative.ids import node_path
-    from narrative.nodefile import parse_json, parse_node_file
-    from narrative.store.nodefiles import write_node
-
-    layout = wr.config.layout
-    path = locate(wr, node_id)
-    if not wr.abs(path).exists():
-        obj = parse_json(data, f"the node {node_id}")
-        layer = obj.get("layer") if isinstance(obj, dict) else None
-        if layer in LAYERS:
-            path = node_path(node_id, layer, layout)
-    node = parse_node_file(data, path, layout)
-    if node["id"] != node_id:
-        raise InvalidInputError(f"{path}: the node's id is {node['id']!r}, not {node_id!r}")
-    with wr.lock:  # never between the steps of one of the server's own writes
-        if was is not None and file_digest(wr, path) != was:
-            raise MovedError(f"{path} changed since this page loaded it (another tab or an editor "
-                             "saved it); nothing was written",
-                             hint="your text is kept: discard it to see the file as it is now, or save "
-                                  "again to write over it")
-        check_new_relations(wr, node, path)
-        path = write_node(wr, node)
-    return {"path": path, "node": node, "file": file_digest(wr, path)}
+    edited = len(changed_files(wr, head.tree if head else None))
+    return {"branch": wr.branch(), "branches": list_branches(wr).to_json()["items"],
+            "set_aside": list_set_asides(wr), "merge": merging, "edited_files": edited}

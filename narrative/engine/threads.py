@@ -17,13 +17,15 @@ relation of that type points at it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
+from narrative.answers import Answer, Shape
 from narrative.engine.eventgraph import EventInfo, tip_of
 from narrative.errors import NotFoundError
 from narrative.nodefile import NodeDict, edges_of
-from narrative.store.worldrepo import WorldRepo
+from narrative.shapes import EventRef, Obj
+from narrative.store import WorldRepo
 
 THREAD_KINDS = frozenset({"thread", "hook"})
 SECRET_KIND = "secret"
@@ -56,16 +58,32 @@ class Thread:
                 "events_since": self.events_since, "edited": self.edited}
 
 
-@dataclass
-class Threads:
-    head: dict[str, Any] | None
-    threads: list[Thread]
-    secrets: list[dict[str, Any]] = field(default_factory=list)
-    resolved_left_out: int = 0
+class ThreadRow(Shape):
+    """A story thread: its ``status`` (open, progressing, deferred, resolved), its ``payoff``,
+    the threads it waits on, the nodes it concerns, and the last event that moved it with the
+    events told since."""
 
-    def to_json(self) -> dict[str, Any]:
-        return {"head": self.head, "threads": [t.to_json() for t in self.threads],
-                "resolved_left_out": self.resolved_left_out, "secrets": self.secrets}
+    id: str
+    name: str
+    status: str
+    payoff: str | None
+    depends_on: list[str]
+    waiting_on: list[str]
+    concerns: list[str]
+    last_moved: EventRef | None
+    events_since: int
+    edited: bool
+
+
+class Threads(Answer):
+    """Open story threads, stalest first, with what each waits for; the secrets nobody knows."""
+
+    NAME: ClassVar[str] = "threads"
+
+    head: EventRef | None
+    threads: list[ThreadRow]
+    resolved_left_out: int
+    secrets: list[Obj]
 
 
 def status_of(node: NodeDict) -> str:
@@ -80,14 +98,15 @@ def threads(wr: WorldRepo, at: str | None = None, *, include_resolved: bool = Fa
         raise NotFoundError("the story has no events yet")
     view = None
     if at is None:
-        from narrative.store import worktree
-        from narrative.store.view import WorldView
+        from narrative.store import WorldView, scan_for_reader
 
-        view = WorldView(wr, head.tree, worktree.scan_for_reader(wr, head.tree))
+        view = WorldView(wr, head.tree, scan_for_reader(wr, head.tree))
     found, unknown = read_threads(wr, head, view)
     kept = found if include_resolved else [t for t in found if not t.resolved]
     row = wr.catalog.graph.event_info(head.id)
-    return Threads(row.to_json() if row else None, kept, unknown, len(found) - len(kept))
+    return Threads.model_validate({"head": row.to_json() if row else None,
+                                   "threads": [t.to_json() for t in kept],
+                                   "resolved_left_out": len(found) - len(kept), "secrets": unknown})
 
 
 def read_threads(wr: WorldRepo, head: Any, view: Any = None
@@ -123,7 +142,7 @@ def _read(wr: WorldRepo, head: Any, view: Any
           ) -> tuple[dict[str, NodeDict], set[str], list[dict[str, Any]]]:
     """The thread nodes, the ids among them edited by hand, and the unknown secrets."""
     if view is None:  # a past world: read from its commit (the catalog describes HEAD only)
-        from narrative.store.snapshots import nodes_in
+        from narrative.store import nodes_in
 
         every = nodes_in(wr, head.tree)
         found = {i: n for i, n in every.items() if n.get("kind") in THREAD_KINDS}
@@ -157,7 +176,7 @@ def describe(t: Thread, name_of: Any = None) -> str:
     return text
 
 
-def moved_text(t: Thread) -> str:
+def moved_text(t: Thread | ThreadRow) -> str:
     """How long a thread has waited: ``moved by the last event``, ``3 events since it last moved``."""
     n = t.events_since
     events = f"{n} event{'s' if n != 1 else ''}"

@@ -24,8 +24,7 @@ from typing import Any
 from narrative.engine.lorebook import world_at
 from narrative.lore.vaultnote import default_paths, render_note, safe_stem
 from narrative.nodefile import NodeDict
-from narrative.store import outfiles
-from narrative.store.worldrepo import WorldRepo
+from narrative.store import WorldRepo, export_places, export_target, write_folder
 
 
 @dataclass
@@ -98,9 +97,9 @@ def export_vault(wr: WorldRepo, folder: str | Path, at: str | None = None, *,
                  base: str | Path | None = None) -> VaultExport:
     """Write the world (now, or as committed at ``at``) as a vault into ``folder`` (relative to
     ``base``, by default the command's directory)."""
-    where = outfiles.target(folder, outfiles.places(wr), base=base, folder=True)
+    where = export_target(folder, export_places(wr), base=base, folder=True)
     world = world_at(wr, at)
     paths, files = vault_files(world.nodes)
-    removed = outfiles.write_folder(where, files, {"world": wr.config.name, "at": world.at},
-                                    suffixes=(".md",))
+    removed = write_folder(where, files, {"world": wr.config.name, "at": world.at},
+                           suffixes=(".md",))
     return VaultExport(str(where), world.at, paths, removed)

@@ -11,34 +11,69 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
 from narrative import fields
+from narrative.answers import MAYBE, Answer
 from narrative.engine.chapters import places
 from narrative.engine.eventgraph import EventInfo, Story, Write, tip_of
 from narrative.engine.nodes import get_node
 from narrative.errors import NotFoundError
-from narrative.store.worldrepo import WorldRepo
+from narrative.shapes import Change, EventRef, Obj, ToldAt
+from narrative.store import WorldRepo
+
+
+class WhyChange(Change):
+    """The change that wrote the value, and whether a diffusion or a hand edit made it (``by``)."""
+
+    by: str
+
+
+class WhyResult(Answer):
+    """Why a node's field holds its value: ``value`` (absent when the field is), the event that
+    set it (``event``, with ``change`` and the values it wrote: ``old_value``, ``new_value``),
+    the events it followed from (``ancestry``); ``source`` is ``event``, ``hand edit``,
+    ``genesis``, ``unrecorded hand edit`` or ``unexplained``. ``uncommitted`` when a hand edit
+    not yet recorded holds it; ``merged_from`` when a merge brought it; ``ended`` when the node
+    has ended (the answer is then about it just before); ``chapter`` when the event was told in
+    a chapter."""
+
+    NAME: ClassVar[str] = "why"
+    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
+
+    node: str
+    field: str
+    source: str
+    value: Annotated[Any | None, MAYBE] = None
+    event: EventRef | None
+    change: Annotated[WhyChange | None, MAYBE] = None
+    old_value: Annotated[Any | None, MAYBE] = None
+    new_value: Annotated[Any | None, MAYBE] = None
+    uncommitted: Obj | None
+    ancestry: list[Obj]
+    merged_from: EventRef | None
+    ended: Obj | None
+    chapter: ToldAt | None
 
 
 @dataclass
-class WhyResult:
+class _Found:
+    """What :func:`why` finds, before it is told as a :class:`WhyResult`."""
+
     node: str
     field: str
     value: Any  # fields.ABSENT when the field is not there
-    source: str  # "event", "hand edit", "genesis", "unrecorded hand edit" or "unexplained"
+    source: str
     event: EventInfo | None = None
     change: Write | None = None
     uncommitted: dict[str, Any] | None = None
     ancestry: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     # a merge brought the value: the event on the merged line that wrote it
     merged_from: EventInfo | None = None
-    # the node has ended: the answer is about it just before, {"event": ..., "reason": ...}
-    ended: dict[str, Any] | None = None
     # the event was told in a chapter: which, and at which sentence
     chapter: dict[str, Any] | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def told(self, ended: dict[str, Any] | None = None) -> WhyResult:
         out: dict[str, Any] = {"node": self.node, "field": self.field, "source": self.source}
         if self.value is not fields.ABSENT:
             out["value"] = self.value
@@ -52,9 +87,9 @@ class WhyResult:
         out["uncommitted"] = self.uncommitted
         out["ancestry"] = self.ancestry
         out["merged_from"] = self.merged_from.to_json() if self.merged_from else None
-        out["ended"] = self.ended
+        out["ended"] = ended
         out["chapter"] = self.chapter
-        return out
+        return WhyResult.model_validate(out)
 
 
 def _inside(value: Any, written: str, asked: str) -> Any:
@@ -87,9 +122,9 @@ def why(wr: WorldRepo, node_id: str, field_text: str, at: str | None = None) -> 
             event, reason = found
             gone = {"event": {"id": event.id, "commit": event.commit, "content": event.content},
                     "reason": reason}
-            result = why(wr, node_id, field_text, f"{event.commit}~1")
-            result.ended = gone
-            return result
+            before = why(wr, node_id, field_text, f"{event.commit}~1")
+            before.ended = gone
+            return before
     tip = tip_of(wr, at)
     if tip is None:
         raise NotFoundError("the story has no events yet")
@@ -110,7 +145,7 @@ def why(wr: WorldRepo, node_id: str, field_text: str, at: str | None = None) -> 
     if value is fields.ABSENT and uncommitted is None and (writer is None or writer.field == ""):
         raise NotFoundError(f"{node_id} has no field {ptr}" + (f" at {at}" if at else ""),
                             hint=fields.hint_for_missing(node, ptr))
-    result = WhyResult(node_id, ptr, value, "unexplained", uncommitted=uncommitted)
+    result = _Found(node_id, ptr, value, "unexplained", uncommitted=uncommitted)
     first = story.first() if writer is None else None
     if writer is not None:
         result.event = story.event(writer.commit)
@@ -126,14 +161,14 @@ def why(wr: WorldRepo, node_id: str, field_text: str, at: str | None = None) -> 
         result.source = "genesis"
     if uncommitted is not None:
         result.source = "unrecorded hand edit"
-    return result
+    return result.told()
 
 
 def _merged_from(wr: WorldRepo, merge_commit: str, node_id: str, ptr: str) -> EventInfo | None:
     """The event on a merge's second line that last wrote ``ptr`` before the merge."""
-    from narrative.store import history
+    from narrative.store import peel_commit
 
-    commit = history.peel_commit(wr, merge_commit)
+    commit = peel_commit(wr, merge_commit)
     if commit is None or not commit.is_merge:
         return None
     second = tip_of(wr, commit.parent_ids[1])  # indexes that line's chain

@@ -36,7 +36,7 @@ from narrative.errors import InvalidInputError, NarrError, error_json
 if TYPE_CHECKING:
     from narrative.operations import Operation
     from narrative.serve.server import Server
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo
 
 log = logging.getLogger("narr.serve")
 
@@ -51,7 +51,7 @@ _TEXT_FORMATS: dict[str, dict[str, tuple[str, Callable[[Any], str]]]] = {
 
 
 def _error(exc: NarrError) -> Response:
-    return JSONResponse(exc.to_json(), status_code=exc.http_status)
+    return JSONResponse(exc.to_json("http"), status_code=exc.http_status)
 
 
 def _internal(exc: BaseException) -> Response:
@@ -70,7 +70,7 @@ class _Api:
     # --- plumbing ---------------------------------------------------------------------
 
     def _with_world(self, work: Callable[[WorldRepo], Any]) -> Any:
-        from narrative.store.worldrepo import WorldRepo
+        from narrative.store import WorldRepo
 
         with WorldRepo.open(self.server.root) as wr:
             return work(wr)
@@ -134,7 +134,7 @@ class _Api:
             return False
         return request.method in ("GET", "HEAD") or request.headers.get(studio.HEADER) == "1"
 
-    def endpoint(self, op: Operation) -> Callable[[Request], Any]:
+    def endpoint(self, op: Operation[Any]) -> Callable[[Request], Any]:
         """The HTTP handler of one operation: arguments from the path, then the query (a read)
         or the JSON body (a write), validated by the operation's model; reads run on the thread
         pool at once, writes on the server's one writer thread, and neither holds up the loop."""
@@ -203,7 +203,7 @@ async def _watching(request: Request, gone: threading.Event, work: Any) -> Any:
             gone.set()
 
 
-async def _arguments(op: Operation, request: Request) -> tuple[dict[str, Any], str, bool]:
+async def _arguments(op: Operation[Any], request: Request) -> tuple[dict[str, Any], str, bool]:
     """``(arguments, source, lax)`` for :meth:`Operation.parse`."""
     args: dict[str, Any] = dict(request.path_params)
     if op.method == "GET":
@@ -297,10 +297,10 @@ def openapi() -> dict[str, Any]:
     from pydantic import BaseModel
     from pydantic.json_schema import models_json_schema
 
-    from narrative.answer_models import answer_schema
     from narrative.answers import schema as versioned
     from narrative.api import OPERATIONS
     from narrative.model import Node
+    from narrative.schemas import answer_schema
 
     ref = "#/components/schemas/{model}"
     bodies = [op for op in OPERATIONS if op.method != "GET"]
@@ -315,7 +315,7 @@ def openapi() -> dict[str, Any]:
     answers = {}
     for op in OPERATIONS:  # each answer's typed schema, once (revert answers as event does)
         key = f"{op.name}_answer"
-        components[key] = _component(answer_schema(op.name), components)
+        components[key] = _component(answer_schema(op.answer_name), components)
         answers[op.name] = {"$ref": f"#/components/schemas/{key}"}
     paths: dict[str, Any] = {}
     for op in OPERATIONS:

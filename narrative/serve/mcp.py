@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
     from narrative.operations import Operation
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo
 
 log = logging.getLogger("narr.mcp")
 
@@ -85,14 +85,14 @@ class WorldTools:
         if self.git_dir is None:
             return
         try:
-            from narrative.store.catalog import Catalog
+            from narrative.store import Catalog
 
             self._catalog = Catalog(self.git_dir / "narr" / "catalog.sqlite")
             self._catalog.tree()
         except Exception:
             self._catalog = None
         try:
-            from narrative.store.watch import WorldWatcher
+            from narrative.store import WorldWatcher
 
             watcher = WorldWatcher(self.root, self.git_dir)
             watcher.start()
@@ -174,7 +174,7 @@ class WorldTools:
         lock once ``cancelled`` is set (:func:`narrative.store.lock.give_up_waiting`), and while
         it still only reads (a chapter's review): nothing is written then."""
         from narrative.engine.calloff import CalledOff, watching
-        from narrative.store.lock import Abandoned, give_up_waiting
+        from narrative.store import Abandoned, give_up_waiting
 
         give_up_waiting(cancelled.is_set)
         if cancelled.is_set():  # called off (its client gone) before its turn came
@@ -208,22 +208,22 @@ class WorldTools:
         return result
 
     def tools(self) -> list[types.Tool]:
-        from narrative.answer_models import answer_schema
+        from narrative.schemas import answer_schema
 
         return [types.Tool(
             name=op.name, title=op.name.replace("_", " "), description=op.summary,
-            input_schema=op.params.model_json_schema(), output_schema=answer_schema(op.name),
+            input_schema=op.params.model_json_schema(), output_schema=answer_schema(op.answer_name),
             annotations=types.ToolAnnotations(
                 read_only_hint=not op.writes, destructive_hint=op.destructive if op.writes else None,
                 idempotent_hint=op.idempotent if op.writes else None, open_world_hint=False))
             for op in self.operations.values()]
 
     def _open(self) -> WorldRepo:
-        from narrative.store.worldrepo import WorldRepo
+        from narrative.store import WorldRepo
 
         return WorldRepo.open(self.root)
 
-    def run(self, op: Operation, arguments: dict[str, Any] | None) -> dict[str, Any]:
+    def run(self, op: Operation[Any], arguments: dict[str, Any] | None) -> dict[str, Any]:
         """One call, in a worker thread: the versioned answer, or a NarrError."""
         params = op.parse(arguments)
         with self._open() as wr:
@@ -231,7 +231,7 @@ class WorldTools:
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         from narrative.engine.calloff import CalledOff
-        from narrative.store.lock import Abandoned
+        from narrative.store import Abandoned
 
         op = self.operations.get(name)
         try:
@@ -243,7 +243,7 @@ class WorldTools:
         except CalledOff:
             raise  # a call whose client went: :meth:`read` or :meth:`write` says so
         except NarrError as exc:
-            return _result(exc.to_json(), error=True)
+            return _result(exc.to_json("mcp"), error=True)
         except Exception as exc:  # a bug of ours: the traceback to our stderr, not to the agent
             log.error("the tool %s failed", name, exc_info=exc)
             return _result(error_json("narr failed on this call (a bug); its log has the details",
@@ -266,7 +266,7 @@ class WorldTools:
 
     def read_resource(self, uri: str) -> tuple[str, str]:
         """``(mime type, text)`` of ``narr://brief`` or ``narr://node/ID``."""
-        from narrative.operations import BriefParams, GetNodeParams, run_brief, run_get_node
+        from narrative.operations.reads import BriefParams, GetNodeParams, run_brief, run_get_node
 
         with self._open() as wr:
             if uri == "narr://brief":
@@ -274,7 +274,7 @@ class WorldTools:
             if uri.startswith("narr://node/"):
                 node = uri.removeprefix("narr://node/")
                 got = run_get_node(wr, GetNodeParams(node=node))
-                return "application/json", json.dumps(got["node"], indent=2, ensure_ascii=False)
+                return "application/json", json.dumps(got.to_json()["node"], indent=2, ensure_ascii=False)
         raise InvalidInputError(f"no resource {uri!r}: narr://brief or narr://node/ID")
 
 
@@ -316,7 +316,7 @@ def make_server(world: WorldTools) -> Server[Any]:
             mime, text = await asyncio.wrap_future(world.readers.submit(world.read_resource,
                                                                          str(params.uri)))
         except NarrError as exc:
-            raise MCPError(INVALID_PARAMS, exc.message, exc.to_json()) from None
+            raise MCPError(INVALID_PARAMS, exc.message, exc.to_json("mcp")) from None
         return types.ReadResourceResult(contents=[types.TextResourceContents(
             uri=params.uri, mime_type=mime, text=text)])
 
@@ -394,6 +394,6 @@ def _warm() -> None:
 
 
 def _warm_thread() -> None:
-    from narrative.store.worldrepo import keep_repositories_warm
+    from narrative.serve.pools import keep_repositories_warm
 
     keep_repositories_warm()

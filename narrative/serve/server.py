@@ -55,7 +55,7 @@ from narrative import client, invocation
 from narrative.errors import ConflictError, InvalidInputError, NarrError
 from narrative.ids import new_event_id
 from narrative.serve import autostart, streams
-from narrative.store import deferred
+from narrative.store import collecting
 
 READERS = client.READERS
 TOKEN_FILE = "token"
@@ -353,7 +353,7 @@ class Server:
         self._narr_fd = os.open(self.git_dir / "narr", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         os.chdir(self.home_cwd)
         self._keep_catalog_open()
-        from narrative.store.worldrepo import lend_repositories_to_readers
+        from narrative.serve.pools import lend_repositories_to_readers
 
         lend_repositories_to_readers()
         streams.install()
@@ -396,7 +396,7 @@ class Server:
             if self._http is not None:
                 self._http.should_exit = True
             if self.watcher is not None:
-                from narrative.store.watch import let_go
+                from narrative.store import let_go
 
                 let_go(self.watcher)
             if self._catalog is not None:
@@ -462,7 +462,7 @@ class Server:
         Once the server stops, what is still queued is cancelled: its clients are told
         nothing ran, and run the command themselves.
         """
-        from narrative.store.worldrepo import keep_repositories_warm
+        from narrative.serve.pools import keep_repositories_warm
 
         keep_repositories_warm()  # the writers share this thread's repository handles
         try:
@@ -500,7 +500,7 @@ class Server:
         more). With this one open no command's close is the last.
         """
         try:
-            from narrative.store.catalog import Catalog
+            from narrative.store import Catalog
 
             self._catalog = Catalog(self.git_dir / "narr" / "catalog.sqlite")
             self._catalog.tree()  # connected, in WAL mode, holding its share of the log
@@ -512,7 +512,7 @@ class Server:
 
     def _start_watcher(self) -> None:
         try:
-            from narrative.store.watch import keep_watching
+            from narrative.store import keep_watching
 
             watcher = keep_watching(self.root, self.git_dir)
         except Exception as exc:  # no watcher: every scan is a full one, as without a server
@@ -678,7 +678,7 @@ class Server:
             write(client.STARTED, (event_id or "").encode())
             with invocation.running(cwd, env, event_id), streams.serving(request_io), \
                     _profiled(self.profile_dir, command, self.requests), \
-                    deferred.collecting() as afterwards, watching(gone.is_set):
+                    collecting() as afterwards, watching(gone.is_set):
                 code[0] = run_cli(argv, str(req.get("prog_name", "narr")))
             job.afterwards = afterwards
 
@@ -853,7 +853,7 @@ def run_cli(argv: list[str], prog_name: str) -> int:
     ``--help``, ``Aborted!``) and ends in ``SystemExit``, caught here.
     """
     from narrative.cli import main
-    from narrative.store.lock import running_command
+    from narrative.store import running_command
 
     # A writer turned away names the holder: "narr event ...", not "narr serve".
     running_command(["narr", *argv])

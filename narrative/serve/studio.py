@@ -44,7 +44,7 @@ from starlette.staticfiles import StaticFiles
 from narrative.errors import NarrError
 
 if TYPE_CHECKING:
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo
 
 STATIC = Path(__file__).resolve().parent / "static"
 # The page runs only its own files and talks only to its own server, whatever a node's text holds;
@@ -67,7 +67,7 @@ def warm(root: Path) -> None:
     """Read the world once as the studio will (for a server that just started), so the first
     page opens as fast as the next; a failure here is the first request's to report."""
     from narrative.engine.studio import world_view
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo
 
     try:
         with WorldRepo.open(root) as wr:
@@ -149,7 +149,7 @@ class Notices:
 
     def stamp(self) -> dict[str, Any]:
         from narrative.engine.studio import world_stamp
-        from narrative.store.worldrepo import WorldRepo
+        from narrative.store import WorldRepo
 
         with WorldRepo.open(self.root) as wr:
             return notice(world_stamp(wr))
@@ -200,7 +200,7 @@ def guard(request: Request | None, work: Callable[[WorldRepo], Any]) -> Callable
         return work
 
     def guarded(wr: WorldRepo) -> Any:
-        from narrative.engine.studio import check_head
+        from narrative.engine.guard import check_head
 
         with wr.lock:
             check_head(wr, expected or "*", branch)
@@ -392,21 +392,22 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
                      dry_run=bool(body.get("dry_run"))).to_json()
 
     def drop_failed(wr: WorldRepo, body: dict[str, Any]) -> Any:
-        from narrative.engine.studio import drop_failed
+        from narrative.engine.failed import drop
 
-        return drop_failed(wr, _text(body, "key", "the failed event's key"))
+        return drop(wr, _text(body, "key", "the failed event's key")).to_json()
 
     def create(wr: WorldRepo, body: dict[str, Any]) -> Any:
-        from narrative.engine.studio import create_node
+        from narrative.engine.new import new_node
 
-        return create_node(wr, _text(body, "layer", "the node's layer"),
-                           _text(body, "name", "the node's name"),
-                           kind=_opt(body, "kind"), aliases=_strings(body, "aliases"),
-                           lifecycle=_opt(body, "lifecycle") or "permanent", summary=_opt(body, "summary"),
-                           pronouns=_opt(body, "pronouns") or None)
+        return new_node(wr, _text(body, "layer", "the node's layer"),
+                        _text(body, "name", "the node's name"),
+                        kind=_opt(body, "kind"), aliases=_strings(body, "aliases"),
+                        lifecycle=_opt(body, "lifecycle") or "permanent",
+                        summary=_opt(body, "summary"),
+                        pronouns=_opt(body, "pronouns") or None).to_json()
 
     def relation(wr: WorldRepo, body: dict[str, Any]) -> Any:
-        from narrative.engine.studio import change_relation
+        from narrative.engine.handedit import edit_relation
 
         was = body.get("replaces")
         replaces = None
@@ -418,7 +419,7 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
         attrs = body.get("attrs")
         if attrs is not None and not isinstance(attrs, dict):
             raise _invalid("a relation's attributes must be a JSON object, e.g. {\"since\": \"spring\"}")
-        return change_relation(wr, _text(body, "node", "the node"),
+        return edit_relation(wr, _text(body, "node", "the node"),
                                _text(body, "type", "the relation's type"),
                                _text(body, "target", "the relation's target (a name, an alias or an id)"),
                                attrs=attrs, remove=bool(body.get("remove")), replaces=replaces)
@@ -498,7 +499,8 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
     def branch(wr: WorldRepo, body: dict[str, Any]) -> Any:
         from narrative.engine.branches import create_branch
 
-        return create_branch(wr, _text(body, "name", "the story line's name"), _opt(body, "rev") or None)
+        return create_branch(wr, _text(body, "name", "the story line's name"),
+                             _opt(body, "rev") or None).to_json()
 
     def merge(wr: WorldRepo, body: dict[str, Any]) -> Any:
         from narrative.engine.merge import merge
@@ -517,8 +519,9 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
         if not isinstance(field_, str):
             raise _invalid("\"field\" must be the conflict's field (\"\" for the whole node)")
         if take is not None:
-            return resolve(wr, _text(body, "node", "the conflict's node"), field_, take=take)
-        return resolve(wr, _text(body, "node", "the conflict's node"), field_, value=body["value"])
+            return resolve(wr, _text(body, "node", "the conflict's node"), field_, take=take).to_json()
+        return resolve(wr, _text(body, "node", "the conflict's node"), field_,
+                       value=body["value"]).to_json()
 
     def merge_continue(wr: WorldRepo, body: dict[str, Any]) -> Any:
         from narrative.engine.merge import continue_merge
@@ -528,7 +531,7 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
     def merge_abort(wr: WorldRepo, body: dict[str, Any]) -> Any:
         from narrative.engine.merge import abort
 
-        return abort(wr)
+        return abort(wr).to_json()
 
     def restore(wr: WorldRepo, body: dict[str, Any]) -> Any:
         from narrative.engine.setaside import restore
@@ -542,7 +545,6 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
         return drop_set_aside(wr, _text(body, "which", "the set-aside edits' ref")).to_json()
 
     async def save(request: Request) -> Response:
-        from narrative.engine.studio import save_node_file
         from narrative.serve.http import read_raw
 
         node_id = request.path_params["node_id"]
@@ -555,6 +557,12 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
             return Response(status_code=404)
         return await run_in_threadpool(write, lambda wr: save_node_file(wr, node_id, data, was),
                                        request)
+
+    def save_node_file(wr: WorldRepo, node_id: str, data: bytes, was: str | None) -> Any:
+        from narrative.engine.handedit import write_hand_edit
+
+        edit = write_hand_edit(wr, data, node_id=node_id, was=was)
+        return {"path": edit.path, "node": edit.node, "file": edit.file}
 
     world = hashlib.sha1(str(notices.root if notices else "").encode()).hexdigest()[:12]
     return [

@@ -60,7 +60,7 @@ class Files:
 
     @cached_property
     def config(self) -> WorldConfig:
-        from narrative.config import load_config
+        from narrative.store.worldrepo import load_config
 
         return load_config(self.root)
 

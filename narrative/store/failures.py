@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from narrative.errors import NarrError, RepositoryDamagedError, StorageError, storage_error
+from narrative.errors import NarrError, RepositoryDamagedError, Step, StorageError, storage_error
 from narrative.store.libgit import pygit2
 
 _FULL_DB = ("database or disk is full", "disk i/o error")
@@ -38,8 +38,8 @@ def environment_error(exc: BaseException) -> NarrError | None:
             return StorageError(f"the world is read-only: git cannot write ({text})")
         return RepositoryDamagedError(
             f"the repository is damaged: {text}",
-            hint="narr check names what is broken; git fsck says more (a clone or a backup "
-                 "has the history)")
+            hint="{0} names what is broken; git fsck says more (a clone or a backup has the "
+                 "history)", steps=[Step("check")])
     return None
 
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from narrative.errors import InvalidInputError, NotFoundError
+from narrative.errors import PAST_THE_START, InvalidInputError, NotFoundError
 from narrative.store import records
 from narrative.store.libgit import pygit2
 from narrative.store.objects import Commit, git_commit
@@ -243,10 +243,10 @@ def resolve(wr: WorldRepo, rev: str) -> Commit:
         found = find_event(wr, rev)
         if found is not None:
             return found
-    raise NotFoundError(_unresolved(wr, rev))
+    raise _unresolved(wr, rev)
 
 
-def _unresolved(wr: WorldRepo, rev: str) -> str:
+def _unresolved(wr: WorldRepo, rev: str) -> NotFoundError:
     m = re.match(r"^(.*?)~(\d+)$", rev)
     if m:
         try:
@@ -255,9 +255,10 @@ def _unresolved(wr: WorldRepo, rev: str) -> str:
             pass
         else:
             depth = sum(1 for _ in first_parent(base)) - 1
-            return (f"{rev} does not resolve: the story line has only {depth} event"
-                    f"{'s' if depth != 1 else ''} before {m.group(1) or 'HEAD'}")
-    return f"{rev!r} is neither a git revision nor an event id of this world"
+            return NotFoundError(f"{rev} does not resolve: the story line has only {depth} "
+                                 f"event{'s' if depth != 1 else ''} before {m.group(1) or 'HEAD'}",
+                                 reason=PAST_THE_START)
+    return NotFoundError(f"{rev!r} is neither a git revision nor an event id of this world")
 
 
 _EVENT_SUFFIX = re.compile(r"^[0-9a-f]{6,12}$")

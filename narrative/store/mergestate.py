@@ -1,6 +1,7 @@
-"""A merge that stopped on conflicts (``.git/narr/merge.json``), and the joins earlier merges made.
+"""A merge that stopped on conflicts, and the joins earlier merges made.
 
-The state file is the only thing a stopped merge writes: the branch, the three
+The state (kept by :class:`~narrative.store.private.PrivateState`) is the only thing a stopped
+merge writes: the branch, the three
 commits (ours, theirs, their merge base), the conflicts and the resolutions
 chosen so far. The world, the index and HEAD are untouched until
 ``narr merge --continue`` seals the merge event, so dropping the file is the
@@ -10,35 +11,12 @@ story refuses (:meth:`narrative.store.worldrepo.WorldRepo.require_no_git_operati
 
 from __future__ import annotations
 
-import json
-import os
 from typing import TYPE_CHECKING, Any
 
-from narrative import safejson
-from narrative.store.worldrepo import MERGE_STATE, WorldRepo
+from narrative.store.worldrepo import WorldRepo
 
 if TYPE_CHECKING:
     from narrative.store.objects import Commit
-
-
-def load(wr: WorldRepo) -> dict[str, Any] | None:
-    """The stopped merge's state, or None when no merge is in progress."""
-    path = wr.narr_dir / MERGE_STATE
-    try:
-        data = safejson.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def save(wr: WorldRepo, state: dict[str, Any]) -> None:
-    """Write the state whole (a temporary file renamed over the old one)."""
-    wr.narr_dir.mkdir(parents=True, exist_ok=True)
-    path = wr.narr_dir / MERGE_STATE
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n",
-                   encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def resolution_key(node: str, field: str) -> str:
@@ -51,15 +29,6 @@ def unresolved(state: dict[str, Any]) -> list[dict[str, Any]]:
     chosen = state.get("resolutions") or {}
     return [c for c in state.get("conflicts") or []
             if resolution_key(str(c.get("node")), str(c.get("field"))) not in chosen]
-
-
-def drop(wr: WorldRepo) -> bool:
-    """Forget the stopped merge; False when there was none."""
-    try:
-        (wr.narr_dir / MERGE_STATE).unlink()
-    except FileNotFoundError:
-        return False
-    return True
 
 
 def joins_since(wr: WorldRepo, tip: Commit, base: Commit) -> dict[str, str]:

@@ -1,7 +1,7 @@
 """Writing one node file into the working tree: how narr makes a hand edit for the user.
 
-``narr new``, ``narr edit`` (a node that does not exist yet) and the HTTP API's ``PUT``
-all write here, so a node file narr writes has one guarantee wherever it comes from:
+Every hand edit (:mod:`narrative.engine.handedit`) is written here, so a node file narr
+writes has one guarantee wherever it comes from:
 
 - the node is validated first, and its path comes from its id and layer in the
   world's layout (an id with ``../`` or a path separator never gets that far);
@@ -58,6 +58,17 @@ def write_node(wr: WorldRepo, node: NodeDict, *, create: bool = False) -> str:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
     return path
+
+
+def file_digest(wr: WorldRepo, path: str) -> str:
+    """What a node's file holds now, in short (``""`` when there is none): a writer sends back
+    the one it read, so a save never writes over a change it did not see."""
+    import hashlib
+
+    try:
+        return hashlib.sha1(inside(wr.root, path).read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return ""
 
 
 def _create(tmp: Path, full: Path) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from narrative.errors import InvalidWorldError
+from narrative.errors import InvalidWorldError, Step
 from narrative.ids import LAYERS, WORLD_DIR, Layout, node_path, parse_node_path
 from narrative.nodefile import NodeDict, load_trusted
 from narrative.store.objects import Tree, git_tree
@@ -84,6 +84,7 @@ def nodes_in(wr: WorldRepo, tree: Tree | None) -> dict[str, NodeDict]:
             node = load_trusted(repo[oid].read_raw())
         except ValueError as exc:
             raise InvalidWorldError(f"{path}: not a node ({exc})",
-                                    hint="narr check names the commit that wrote it") from exc
+                                    hint="{0} names the commit that wrote it",
+                                    steps=[Step("check")]) from exc
         out[str(node.get("id") or placed[1])] = node
     return out

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from narrative.errors import InvalidWorldError
+from narrative.errors import InvalidWorldError, Step
 from narrative.ids import (
     LAYERS,
     WORLD_DIR,
@@ -70,7 +70,8 @@ class HandEdits:
             raise InvalidWorldError(
                 self.problems[0] + more,
                 details=list(self.problems),
-                hint="fix the file (narr status lists every problem); nothing was changed",
+                hint="fix the file ({0} lists every problem); nothing was changed",
+                steps=[Step("status")],
             )
 
 

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from narrative.config import CONFIG_FILE, WorldConfig, load_config
+from narrative.config import CONFIG_FILE, WorldConfig, parse_config
 from narrative.errors import (
     ConflictError,
     InvalidInputError,
     InvalidWorldError,
     NotAWorldError,
+    Step,
 )
 from narrative.ids import WORLD_DIR
 from narrative.store.libgit import pygit2
@@ -29,16 +29,17 @@ from narrative.store.objects import Commit, Tree, git_tree
 from narrative.store.trees import EMPTY_TREE
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import TracebackType
 
     from narrative.store.batch import Batch
     from narrative.store.catalog import Catalog
+    from narrative.store.private import PrivateState
     from narrative.store.watch import WorldWatcher
     from narrative.store.worktree import HandEdits
 
 
 _CACHE_TUNED = False
-MERGE_STATE = "merge.json"  # under .git/narr/: a merge stopped on conflicts
 
 
 def _tune_object_cache() -> None:
@@ -81,6 +82,22 @@ def open_repository(root: Path) -> pygit2.Repository | None:
     return repo
 
 
+def load_config(root: Path) -> WorldConfig:
+    """The world's ``narr.toml``, read and checked (:func:`narrative.config.parse_config`)."""
+    from narrative import bounded
+    from narrative.store.confine import inside
+
+    path = inside(root, CONFIG_FILE)  # settings from the world, not from where a link points
+    try:
+        text = bounded.read(path, bounded.MAX_SETTINGS, label=CONFIG_FILE,
+                            error=InvalidWorldError).decode("utf-8")
+    except FileNotFoundError:
+        raise InvalidWorldError(f"{CONFIG_FILE} is missing from {root}") from None
+    except UnicodeDecodeError:
+        raise InvalidWorldError(f"{CONFIG_FILE}: not UTF-8 text") from None
+    return parse_config(text)
+
+
 class WorldRepo:
     """One open world. A context manager: leaving the block closes the catalog and the
     repository handle (``with WorldRepo.open(path) as wr: ...``)."""
@@ -88,7 +105,7 @@ class WorldRepo:
     def __init__(self, root: Path, repo: pygit2.Repository, config: WorldConfig) -> None:
         self.root = root
         self.repo = repo
-        self.config = config
+        self.config: WorldConfig = config
         self.git_dir = Path(repo.path)
         self.narr_dir = self.git_dir / "narr"
         self.lock = WriteLock(self.narr_dir / "lock")
@@ -183,11 +200,12 @@ class WorldRepo:
                 f"a git {what} is in progress in this repository; narr will not move the story "
                 "under it", hint="finish it (git commit, git rebase --continue) or abort it "
                                  "(git merge --abort, git rebase --abort) first")
-        if not merging and (self.narr_dir / MERGE_STATE).exists():
+        if not merging and self.private.merging():
             raise ConflictError(
                 "a narr merge is in progress (it stopped on conflicts); narr will not move the "
-                "story under it", hint="narr conflicts lists them: narr resolve each, then "
-                                       "narr merge --continue, or narr merge --abort")
+                "story under it", hint="{0} lists them: {1} each, then {2}, or {3}",
+                steps=[Step("conflicts"), Step("resolve", cli="narr resolve"),
+                       Step("continue_merge"), Step("abort_merge")])
 
     def require_branch(self, *, merging: bool = False) -> str:
         """The current branch's ref; events and resets only move branches.
@@ -199,7 +217,8 @@ class WorldRepo:
         if ref is None:
             raise InvalidInputError(
                 "HEAD is detached: narr only moves story branches",
-                hint="narr switch BRANCH (narr branch lists them)",
+                hint="{0} ({1} lists them)",
+                steps=[Step("switch", {"name": "BRANCH"}), Step("branches")],
             )
         return ref
 
@@ -263,6 +282,14 @@ class WorldRepo:
             return pygit2.Signature("narr", "narr@localhost", ts, offset)
 
     # --- private state ----------------------------------------------------------------
+
+    @cached_property
+    def private(self) -> PrivateState:
+        """narr's own files under ``.git/narr/`` (failed events, the last reset, a stopped
+        merge, the server's record...), asked for by what they are."""
+        from narrative.store.private import PrivateState
+
+        return PrivateState(self.narr_dir)
 
     @cached_property
     def catalog(self) -> Catalog:
@@ -333,10 +360,8 @@ class WorldRepo:
 
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
-        if _WARM.repos is not None and any(kept is self.repo for kept in _WARM.repos.values()):
-            return
         found, self._found = self._found, None
-        if found is not None and _LENT.give_back(found, self.repo):
+        if found is not None and _POOL is not None and _POOL.give_back(found, self.repo):
             self._lent_back = True
             return
         if not self._lent_back:  # once given back, the handle is another reader's
@@ -350,79 +375,32 @@ class WorldRepo:
         self.close()
 
 
-class _Warm(threading.local):
-    repos: dict[str, pygit2.Repository] | None = None
+class RepositoryPool(Protocol):
+    """Where a long-lived process keeps repository handles between commands (a server:
+    :mod:`narrative.serve.pools`). A fresh handle pays for reading git's index and attribute
+    files at its first use; a kept one re-reads only what changed on disk."""
 
-
-_WARM = _Warm()
-
-
-def keep_repositories_warm() -> None:
-    """Keep each repository this thread opens open for its next command (``narr serve``).
-
-    A fresh handle pays, at its first attribute lookup, for reading git's index (1 MB
-    at 10k nodes, 10 MB at 100k) and the attribute files, and again before it writes
-    the index. A kept handle re-reads only what changed on disk: libgit2 checks the
-    index's, the attribute files' and the config's stamps, reads refs from disk every
-    time and looks for objects written by others when one is missing, so plain git run
-    beside the server is seen as it is by a fresh handle. Per thread: the server's
-    writers, which run one at a time on its writer thread, share one; readers on other
-    threads open their own.
-    """
-    if _WARM.repos is None:
-        _WARM.repos = {}
-
-
-class _Lent:
-    """Repository handles a server lends its readers, one command at a time each.
-
-    Readers run on a thread of their own per request, so a thread's kept handle
-    (:func:`keep_repositories_warm`) would be opened afresh every time: a status with
-    hand edits paid for git's index again (3 ms of its 10 at 10k nodes, 10 MB to read
-    at 100k). A handle taken from here is the taker's alone until its world closes and
-    gives it back; libgit2 re-reads from disk what changed since, as for a kept one.
-    """
-
-    IDLE = 4  # handles kept per world between commands
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.enabled = False
-        self.idle: dict[str, list[pygit2.Repository]] = {}
-
-    def take(self, found: str) -> pygit2.Repository | None:
-        with self.lock:
-            if not self.enabled:
-                return None
-            free = self.idle.get(found)
-            return free.pop() if free else None
+    def take(self, found: str, opener: Callable[[str], pygit2.Repository]) -> pygit2.Repository:
+        """A handle on the repository ``found`` (one kept, or ``opener(found)``)."""
+        ...
 
     def give_back(self, found: str, repo: pygit2.Repository) -> bool:
-        with self.lock:
-            if not self.enabled:
-                return False
-            free = self.idle.setdefault(found, [])
-            if len(free) >= self.IDLE or any(r is repo for r in free):
-                return False
-            free.append(repo)
-            return True
+        """Take ``repo`` back when its world closes; False: the pool does not keep it (freed)."""
+        ...
 
 
-_LENT = _Lent()
+_POOL: RepositoryPool | None = None
 
 
-def lend_repositories_to_readers() -> None:
-    """In a server: let reader threads reuse the handles earlier readers closed."""
-    _LENT.enabled = True
+def use_pool(pool: RepositoryPool | None) -> None:
+    """Open every world of this process through ``pool`` (None: a handle per world, freed
+    when it closes, as a command run once needs)."""
+    global _POOL
+    _POOL = pool
 
 
 def _kept_repository(found: str) -> pygit2.Repository:
-    if _WARM.repos is None:
-        return _LENT.take(found) or pygit2.Repository(found)
-    repo = _WARM.repos.get(found)
-    if repo is None:
-        repo = _WARM.repos[found] = pygit2.Repository(found)
-    return repo
+    return _POOL.take(found, pygit2.Repository) if _POOL is not None else pygit2.Repository(found)
 
 
 def _refuse_layout_change(repo: pygit2.Repository, config: WorldConfig) -> None:

@@ -81,9 +81,7 @@ def recorded(directory: str | None, event_id: str | None) -> str | None:
     if event_id is None:
         return None
     from narrative.invocation import absolute
-    from narrative.store.history import recent_event
-    from narrative.store.move import finish_interrupted
-    from narrative.store.worldrepo import WorldRepo
+    from narrative.store import WorldRepo, finish_interrupted, recent_event
 
     with WorldRepo.open(absolute(directory or ".")) as wr:
         finish_interrupted(wr)

@@ -1,0 +1,137 @@
+"""The library's own functions: what a program calls that is more than one use case's function.
+
+Everything here is reached through the package (``narrative.open_world``, ``narrative.event``
+...), with the rest of the library's names (the package's table).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from narrative.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from narrative.engine.chains import Chain, Chains
+    from narrative.engine.chapters import ChapterInfo
+    from narrative.engine.event import EventResult
+    from narrative.engine.replay import ReplayResult
+    from narrative.model import Op
+    from narrative.store import WorldRepo
+
+
+def open_world(path: str | os.PathLike[str] = ".", *, lock_timeout: float | None = None) -> WorldRepo:
+    """The world containing ``path`` (searching upwards, as git does); close it when done, or
+    use it as a context manager (``with narr.open_world(path) as world: ...``).
+
+    ``lock_timeout``: seconds a write waits for another writer before :class:`BusyError`
+    (default: ``NARR_LOCK_TIMEOUT``, else a few seconds)."""
+    from narrative.store import WorldRepo
+
+    world = WorldRepo.open(path)
+    if lock_timeout is not None:
+        if lock_timeout < 0:
+            world.close()
+            raise InvalidInputError(f"lock_timeout must be 0 or more seconds, not {lock_timeout}")
+        world.lock.timeout = lock_timeout
+    return world
+
+
+def list_chains(world: WorldRepo) -> Chains:
+    """Abandoned chains (left by :func:`reset`), newest first."""
+    from narrative.engine.chains import list_chains as listing
+
+    return listing(world)
+
+
+def replay(world: WorldRepo, chain: Chain | str | int, *, reuse: bool = False,
+           diffuser_name: str | None = None, to: str | None = None,
+           again: bool = False) -> ReplayResult:
+    """Run ``chain`` (a :class:`Chain`, its number or its name) again on top of HEAD, up to
+    and including event ``to`` if given; ``reuse`` the recorded deltas instead of diffusing.
+    Events the story already holds a replay of are left out unless ``again``."""
+    from narrative.engine import replay as use_case
+    from narrative.engine.chains import Chain
+
+    which = chain.selector if isinstance(chain, Chain) else str(chain)
+    return use_case.replay(world, which, reuse=reuse, diffuser_name=diffuser_name, to=to,
+                          again=again)
+
+
+def list_chapters(world: WorldRepo, rev: str | None = None) -> list[ChapterInfo]:
+    """The chapters of the story line (ending at HEAD, or ``rev``), oldest first, those a merge
+    brought included (each with the branch it came from)."""
+    from narrative.engine.chapters import chapters_on_line
+
+    return chapters_on_line(world, rev, merged=True)
+
+
+def event(world: WorldRepo, content: str | None = None, *ops: Op | Sequence[Op],
+          set: Iterable[str] = (), unset: Iterable[str] = (), relate: Iterable[str] = (),
+          unrelate: Iterable[str] = (), expire: Iterable[str] = (), diffuser: str | None = None,
+          story_time: str | None = None, text: str | None = None, close_scene: bool = False,
+          causes: Iterable[str] = (), accept: Iterable[int] = (), render: bool = False,
+          large: bool = False, dry_run: bool = False, retry: bool = False) -> EventResult:
+    """Record one event: ``content`` in words, ``ops`` the changes you spell out yourself
+    (each an op, ``SetOp(...)``, or a list of them, as the :mod:`narrative.ops` helpers
+    return), or in the command line's forms (``set=["lin-yuan.state.mood=calm"]``, a node
+    named by its id, name or alias). The world's diffuser (:func:`default_diffuser`, the rules
+    unless ``narr.toml`` says otherwise) adds what the words say; ``diffuser="explicit"``
+    records only the changes spelt out. The same arguments as the ``event`` operation of every
+    other door (:mod:`narrative.operations.story`); on an error nothing changes and the
+    request is kept for a retry (``retry=True``, with no words or changes: the newest failed
+    event runs again, as the ``retry`` operation runs it).
+    """
+    from narrative.engine.event import EventResult
+    from narrative.operations import operation
+
+    if retry:
+        if content is not None or ops or any((set, unset, relate, unrelate, expire, story_time, text,
+                                                close_scene, causes, accept, render, large)):
+            from narrative.errors import InvalidInputError
+
+            raise InvalidInputError("a retry takes no words, changes or settings of its own: it "
+                                    "runs the kept event as it was asked")
+        again = operation("retry")
+        rerun = again.answer_to(world, again.parse({"dry_run": dry_run, "diffuser": diffuser}
+                                                   if diffuser else {"dry_run": dry_run}))
+        assert isinstance(rerun, EventResult)
+        return rerun
+    row = operation("event")
+    arguments: dict[str, Any] = {
+        "content": content, "ops": _flat_ops(ops), "set": list(set), "unset": list(unset),
+        "relate": list(relate), "unrelate": list(unrelate), "expire": list(expire),
+        "diffuser": diffuser, "story_time": story_time, "text": text, "close_scene": close_scene,
+        "causes": list(causes), "accept": list(accept), "render": render, "large": large,
+        "dry_run": dry_run}
+    given = {k: v for k, v in arguments.items() if v not in (None, False, [])}
+    found = row.answer_to(world, row.parse(given))
+    assert isinstance(found, EventResult)
+    return found
+
+
+def _flat_ops(ops: tuple[Any, ...]) -> list[Op]:
+    """The ops a caller passed, lists (a helper's answer) spread and dicts (an op's JSON) read:
+    anything else is named here, by its place, rather than deep in a validation report."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from narrative.errors import validation_error
+    from narrative.model import Op, _Op
+
+    flat: list[Op] = []
+    for i, given in enumerate(ops):
+        items = given if isinstance(given, list | tuple) else [given]
+        for item in items:
+            if isinstance(item, dict):
+                try:
+                    item = TypeAdapter(Op).validate_python(item)
+                except ValidationError as exc:
+                    raise validation_error(exc, f"op {i + 1}") from None
+            if not isinstance(item, _Op):
+                raise InvalidInputError(
+                    f"op {i + 1}: {type(item).__name__} {str(item)[:60]!r} is not an op",
+                    hint="build ops with narr.SetOp(...), narr.RelateOp(...) or the narr.ops "
+                         "helpers (which return lists: pass them as they are)")
+            flat.append(item)  # type: ignore[arg-type]
+    return flat
