@@ -118,7 +118,10 @@ READS = [["get", "lin-yuan"], ["get", "Lin Yuan", "state.mood", "--json"], ["log
          ["nodes"], ["nodes", "--json"], ["search", "ferry"]]
 
 
-def test_reads_in_a_fresh_process_import_neither_pydantic_nor_networkx(world: Path, narr: CLI) -> None:
+def test_reads_in_a_fresh_process_do_not_import_networkx(world: Path, narr: CLI) -> None:
+    """A read's answer is a pydantic model (the same class for every door), so a cold read pays
+    for pydantic, which is part of the floor a cold command is held to; the graph library is
+    loaded only by what walks the graph."""
     narr("event", "Lin Yuan walks to the ferry")
     narr("event", "Su Qing rests", "--set", "su-qing.state.mood=calm")
     path = narr("path", "lin-yuan").output.strip()  # a hand edit waiting: status, get and nodes read it
@@ -129,7 +132,7 @@ def test_reads_in_a_fresh_process_import_neither_pydantic_nor_networkx(world: Pa
         out = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=world, capture_output=True,
                              text=True, env=_env())
         assert out.returncode == 0, (args, out.stderr)
-        assert out.stderr.strip().splitlines()[-1] == "loaded: []", args
+        assert "networkx" not in out.stderr.strip().splitlines()[-1], args
 
 
 def test_the_probe_sees_a_heavy_import(world: Path) -> None:
