@@ -21,12 +21,16 @@ if TYPE_CHECKING:
     from narrative.store import WorldRepo
 
 
-def open_world(path: str | os.PathLike[str] = ".", *, lock_timeout: float | None = None) -> WorldRepo:
+def open_world(path: str | os.PathLike[str] = ".", *, lock_timeout: float | None = None,
+               watch: bool = False) -> WorldRepo:
     """The world containing ``path`` (searching upwards, as git does); close it when done, or
     use it as a context manager (``with narr.open_world(path) as world: ...``).
 
     ``lock_timeout``: seconds a write waits for another writer before :class:`BusyError`
-    (default: ``NARR_LOCK_TIMEOUT``, else a few seconds)."""
+    (default: ``NARR_LOCK_TIMEOUT``, else a few seconds). ``watch``: keep a file watcher on
+    the world while it is open, as a server does, so that each event looks only at the files
+    touched since the last one instead of every file (for a program that keeps a world open
+    for many events: a notebook, an agent; it costs a thread and the watches)."""
     from narrative.store import WorldRepo
 
     world = WorldRepo.open(path)
@@ -35,6 +39,8 @@ def open_world(path: str | os.PathLike[str] = ".", *, lock_timeout: float | None
             world.close()
             raise InvalidInputError(f"lock_timeout must be 0 or more seconds, not {lock_timeout}")
         world.lock.timeout = lock_timeout
+    if watch:
+        world.watch()
     return world
 
 
