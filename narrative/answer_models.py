@@ -198,12 +198,15 @@ class ReflogAnswer(Answer):
     items: list[ReflogEntry]
 
 
-class ImportAnswer(Shape):
+class ImportAnswer(Answer):
     """What ``narr import`` read and did: ``commit``, ``id`` and ``content`` its event's (null on
     a dry run or when nothing changed), ``edits`` hand edits that event recorded (those waiting
     in the world, and what SillyTavern changed in a book or card narr exported); ``similar``
     names alike kept apart, ``missing`` links to notes that are nowhere; the lists of entries
     are the importer's own records."""
+
+    NAME: ClassVar[str] = "import"
+    VERSION: ClassVar[int] = 2
 
     commit: str | None
     id: str | None
@@ -493,15 +496,79 @@ class CodexEntry(Shape):
     edited: Literal["new", "modified", "deleted"] | None
 
 
-class CodexAnswer(Shape):
+class CodexAnswer(Answer):
     """The story bible: ``at`` the commit read (null in a world without one),
     ``hand_edits_included`` whether uncommitted edits are in it."""
+
+    NAME: ClassVar[str] = "codex"
 
     world: str
     at: CodexAt | None
     hand_edits_included: bool
     hand_edits: list[HandEditMark]
     nodes: list[CodexEntry]
+
+    def to_markdown(self) -> str:
+        """The bible as Markdown, in the layout ``narr import`` reads back."""
+        from narrative.engine.codex import render_markdown
+
+        return render_markdown(self.to_json())
+
+
+class LorebookAnswer(Answer):
+    """The world as a SillyTavern World Info book: ``lorebook`` the file itself (what ``narr
+    export lorebook`` prints), ``at`` the commit read (null: none yet), ``pov`` the character
+    whose knowledge it keeps to, ``left_out`` the nodes that character does not know."""
+
+    NAME: ClassVar[str] = "lorebook"
+
+    world: str
+    at: ReadAt | None
+    pov: str | None
+    left_out: int
+    lorebook: Obj
+
+    def text(self) -> str:
+        """The book as its file holds it."""
+        import json
+
+        return json.dumps(self.lorebook, ensure_ascii=False, indent=2) + "\n"
+
+
+class CardAnswer(Answer):
+    """One node as a SillyTavern character card: ``card`` the card's JSON itself (what ``narr
+    export card`` prints) in its ``spec``, the world as its character book."""
+
+    NAME: ClassVar[str] = "card"
+
+    node: str
+    spec: Literal["v2", "v3"]
+    card: Obj
+
+    def text(self) -> str:
+        """The card as its JSON file holds it."""
+        import json
+
+        return json.dumps(self.card, ensure_ascii=False, indent=2) + "\n"
+
+
+class VaultNoteText(Shape):
+    """A note of the vault: ``path`` inside the vault, ``text`` the note (Markdown)."""
+
+    id: str
+    path: str
+    text: str
+
+
+class VaultNotesAnswer(Answer):
+    """The world as an Obsidian vault, every note with its text (what ``narr export vault``
+    writes into its folder, the folder's own marker aside)."""
+
+    NAME: ClassVar[str] = "vault_notes"
+
+    world: str
+    at: ReadAt | None
+    notes: list[VaultNoteText]
 
 
 class VaultNote(Shape):
@@ -848,10 +915,10 @@ ANSWERS: dict[str, Any] = {}
 CLI_ANSWERS: dict[str, Any] = {
     "error": ErrorAnswer, "init": InitAnswer, "doctor": DoctorAnswer, "path": PathAnswer,
     "get_value": GetValueAnswer,
-    "import": ImportAnswer, "export_written": ExportWrittenAnswer,
+    "export_written": ExportWrittenAnswer,
     "clone": CloneAnswer, "push": PushAnswer, "pull": PullAnswer,
     "graph_sizes": GraphSizesAnswer, "graph": GraphAnswer, "connect": ConnectAnswer,
-    "story": StoryAnswer, "chapters": ChaptersAnswer, "codex": CodexAnswer,
+    "story": StoryAnswer, "chapters": ChaptersAnswer,
     "vault": VaultAnswer, "studio": StudioAnswer,
     "server": ServerAnswer,
 }

@@ -177,7 +177,7 @@ VERSIONS: dict[str, int] = {
     "failed": 2, "failed_dropped": 1, "gc": 1, "get_value": 1, "graph": 1, "graph_sizes": 1,
     "connect": 1, "import": 2, "init": 1, "merge": 2, "merge_aborted": 1, "new": 1,
     "path": 1, "pull": 2, "push": 2, "reflog": 1, "resolve": 1, "server": 3, "story": 2,
-    "studio": 1, "switch": 1, "vault": 2,
+    "studio": 1, "switch": 1, "vault": 2, "lorebook": 1, "card": 1, "vault_notes": 1,
     # the studio page's own reads over HTTP
     "studio_world": 2, "studio_events": 1, "studio_lines": 1, "studio_diffusers": 1,
     "studio_node": 2, "studio_names": 1, "studio_problems": 1, "studio_where": 1,

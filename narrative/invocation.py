@@ -34,6 +34,7 @@ class Invocation:
 
 
 _current: ContextVar[Invocation | None] = ContextVar("narr_invocation", default=None)
+_remote: ContextVar[str | None] = ContextVar("narr_remote", default=None)
 
 
 @contextmanager
@@ -46,6 +47,25 @@ def running(cwd: str, env: Mapping[str, str], event_id: str | None = None) -> It
         yield invocation
     finally:
         _current.reset(token)
+
+
+@contextmanager
+def remote(door: str) -> Iterator[None]:
+    """Run the block for a program on the other side of a socket (``door``: ``HTTP``, ``MCP``).
+
+    Such a caller has no directory and no files on this machine, and may be an agent the
+    machine's user did not watch: a path it names is read only inside the world (the lore an
+    import reads), never elsewhere on the user's disk. Set on the thread that runs the call."""
+    token = _remote.set(door)
+    try:
+        yield
+    finally:
+        _remote.reset(token)
+
+
+def remote_door() -> str | None:
+    """The door of the call under way when it came over a socket (:func:`remote`), else None."""
+    return _remote.get()
 
 
 def reserved_event_id() -> str | None:

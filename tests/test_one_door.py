@@ -25,8 +25,20 @@ NOT_ON_THE_COMMAND_LINE: dict[str, dict[str, str]] = {
                 "added": "--set, --unset, --relate and --unrelate S:... spell them",
                 "diffuser": "--diffuser, its option named diffuser_name"},
     "edit_node": {"node": "NODE, as the editor's", "file": "the editor writes it"},
+    "import_lore": {"content": "FILE|DIR: the command line reads the document from its file",
+                    "name": "FILE's own name", "base64": "a PNG card or a CHARX is read as bytes"},
 }
 """Arguments of a row the command that runs it spells another way, and how."""
+
+THE_CLI_PRINTS_THE_DOCUMENT = {"export_lorebook": "lorebook", "export_card": "card"}
+"""Rows whose command prints the document itself, ``--json`` or not (the file SillyTavern reads,
+as it always did): the command line is held to the answer's field that holds it."""
+
+LOREBOOK = json.dumps({"entries": {
+    "0": {"uid": 0, "key": ["Harbour Master", "the master"], "comment": "Harbour Master",
+          "content": "Keeps the ledger of every boat that ties up at the old ferry landing."},
+    "1": {"uid": 1, "key": ["Lin Yuan"], "comment": "Lin Yuan",
+          "content": "Once rowed the night ferry for the Lantern Guild."}}}, indent=2)
 
 
 def command(row: Operation[Any]) -> click.Command:
@@ -148,6 +160,11 @@ CASES: dict[str, tuple[Any, dict[str, Any]]] = {
     "check": (None, {"full": True}),
     "adopt": (lambda narr: _commit_plain(narr.root), {}),
     "gc": (None, {}),
+    "import_lore": (None, {"content": LOREBOOK, "name": "harbour.json", "layer": "character"}),
+    "export_codex": (None, {"at": "HEAD~1"}),
+    "export_lorebook": (None, {"pov": "lin-yuan"}),
+    "export_card": (None, {"node": "lin-yuan", "spec": "v2"}),
+    "export_notes": (None, {}),
 }
 
 
@@ -169,6 +186,13 @@ def cli_args(row: Operation[Any], arguments: dict[str, Any], root: Path) -> list
             chapter = root.parent / f"{root.name}-chapter.md"
             chapter.write_text(value, "utf-8")
             positional.append(str(chapter))
+            continue
+        if row.name == "import_lore" and name in ("content", "name"):
+            if name == "content":  # the document, as the file of its name
+                lore = root.parent / f"{root.name}-lore" / arguments["name"]
+                lore.parent.mkdir(exist_ok=True)
+                lore.write_text(value, "utf-8")
+                positional.append(str(lore))
             continue
         param = next(p for p in cmd.params if p.name in (name, f"{name}_"))
         if isinstance(param, click.Argument):
@@ -237,7 +261,16 @@ def test_every_row_answers_alike_through_every_door(name: str, flat_world: Path,
             tools.close()
         assert not result.is_error, result.content
         answers["mcp"] = result.structured_content
-    if name != "edit_node":  # narr edit opens an editor: its file is the hand edit
+    if name == "export_notes":  # the command line writes the notes into a folder
+        folder = tmp_path / "vault"
+        written = CLI(copies["cli"]).json(*cli_args(row, arguments, copies["cli"]), str(folder))
+        answers["cli"] = {**answers["library"], "at": written["at"], "notes": [
+            {**note, "text": (folder / note["path"]).read_text("utf-8")} for note in written["notes"]]}
+    elif name in THE_CLI_PRINTS_THE_DOCUMENT:
+        printed = CLI(copies["cli"])(*cli_args(row, arguments, copies["cli"]), "--json").stdout
+        document = json.loads(printed)
+        answers["cli"] = {**answers["library"], THE_CLI_PRINTS_THE_DOCUMENT[name]: document}
+    elif name != "edit_node":  # narr edit opens an editor: its file is the hand edit
         answers["cli"] = CLI(copies["cli"]).json(*cli_args(row, arguments, copies["cli"]))
     assert answers["library"]["schema"] == row.schema
     first = masked(answers["library"])

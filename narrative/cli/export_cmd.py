@@ -4,12 +4,13 @@ the world for other tools: ``narr export lorebook``, ``card`` (SillyTavern) and 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from narrative.cli.completion import complete_node, complete_rev
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import emit_json, json_option
+from narrative.cli.output import emit_answer, emit_json, json_option
 from narrative.cli.terminal import echo, no_pager_option, paged
 
 _FORMAT = click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md",
@@ -70,13 +71,13 @@ def codex_cmd(ctx: Context, at: str | None, fmt: str, as_json: bool) -> None:
       narr export codex > bible.md
       narr export codex --at HEAD~5 --format json
     """
-    from narrative.engine.codex import codex
+    from narrative.operations.lore import EXPORT_CODEX
 
-    result = codex(ctx.world, at)
+    found = ctx.call(EXPORT_CODEX, at=at)
     if as_json or fmt == "json":
-        emit_json(result.to_json(), "codex")
+        emit_answer(found)
     else:
-        echo(result.to_markdown(), nl=False)
+        echo(found.to_markdown(), nl=False)
 
 
 _AT = click.option("--at", "at", metavar="REV", shell_complete=complete_rev,
@@ -118,14 +119,14 @@ def lorebook_cmd(ctx: Context, at: str | None, pov: str | None, output: Path | N
       narr export lorebook > world.json
       narr export lorebook --pov lin-yuan --at HEAD~2 -o lin-yuan.json
     """
-    from narrative.engine.lorebook import export_lorebook
+    from narrative.operations.lore import EXPORT_LOREBOOK
 
-    result = export_lorebook(ctx.world, at, pov)
+    found = ctx.call(EXPORT_LOREBOOK, at=at, pov=pov)
     if output is not None:
-        n = len(result.book["entries"])
-        _write(ctx, output, result.text().encode("utf-8"), f"{n} entr{'y' if n == 1 else 'ies'}", as_json)
+        n = len(found.lorebook["entries"])
+        _write(ctx, output, found.text().encode("utf-8"), f"{n} entr{'y' if n == 1 else 'ies'}", as_json)
     else:
-        echo(result.text(), nl=False)
+        echo(found.text(), nl=False)  # the book itself, --json or not: it is JSON
 
 
 @export_group.command("card")
@@ -152,24 +153,41 @@ def card_cmd(ctx: Context, node: str, spec: str, image: Path | None, at: str | N
       narr export card lin-yuan > lin-yuan.json
       narr export card 林远 --png portrait.png -o lin-yuan.png
     """
-    from narrative.engine.lorebook import export_card, read_image
-    from narrative.invocation import absolute
+    from narrative.operations.lore import EXPORT_CARD
 
-    data = None
-    if image is not None:
+    if image is not None:  # a PNG card: the command line's own, it reads and writes files
         if output is None:
             raise click.UsageError("--png writes a binary file: give it -o FILE")
-        data = read_image(absolute(ctx.directory) / image, f"--png {image}")
-    result = export_card(ctx.world, node, at=at, pov=pov, spec=spec, image=data,
-                         image_label=str(image) if image else "image")
-    entries = len(result.card["data"]["character_book"]["entries"])
-    what = f"the card of {result.node}, {entries} book entr{'y' if entries == 1 else 'ies'}"
-    if result.png is not None and output is not None:
-        _write(ctx, output, result.png, what + " (PNG)", as_json)
-    elif output is not None:
-        _write(ctx, output, result.text().encode("utf-8"), what, as_json)
+        _png_card(ctx, node, spec, image, at, pov, output, as_json)
+        return
+    found = ctx.call(EXPORT_CARD, node=node, spec=spec, at=at, pov=pov)
+    if output is not None:
+        _write(ctx, output, found.text().encode("utf-8"), _card_what(found.node, found.card), as_json)
     else:
-        echo(result.text(), nl=False)
+        echo(found.text(), nl=False)
+
+
+def _card_what(node: str, card: dict[str, Any]) -> str:
+    entries = len(card["data"]["character_book"]["entries"])
+    return f"the card of {node}, {entries} book entr{'y' if entries == 1 else 'ies'}"
+
+
+def _png_card(ctx: Context, node: str, spec: str, image: Path, at: str | None, pov: str | None,
+              output: Path, as_json: bool) -> None:
+    """The card in an image: the row's arguments checked as the row checks them, the image
+    read from the command's directory, the PNG written whole."""
+    from narrative.engine.lorebook import export_card, read_image
+    from narrative.invocation import absolute
+    from narrative.operations.lore import EXPORT_CARD, ExportCardParams
+
+    given = {"node": node, "spec": spec, "at": at, "pov": pov}
+    params = EXPORT_CARD.parse({k: v for k, v in given.items() if v is not None})
+    assert isinstance(params, ExportCardParams)
+    data = read_image(absolute(ctx.directory) / image, f"--png {image}")
+    result = export_card(ctx.world, params.node, at=params.at, pov=params.pov, spec=params.spec,
+                         image=data, image_label=str(image))
+    assert result.png is not None
+    _write(ctx, output, result.png, _card_what(result.node, result.card) + " (PNG)", as_json)
 
 
 @export_group.command("vault")
@@ -192,8 +210,12 @@ def vault_cmd(ctx: Context, folder: Path, at: str | None, as_json: bool) -> None
     """
     from narrative.engine.vault import export_vault
     from narrative.invocation import absolute
+    from narrative.operations.lore import EXPORT_NOTES, ExportVaultParams
 
-    result = export_vault(ctx.world, folder, at, base=absolute(ctx.directory))
+    params = EXPORT_NOTES.parse({"at": at} if at is not None else {})
+    assert isinstance(params, ExportVaultParams)
+    # the row's notes, written into DIR: the writing (whole, never over a changed note) is ours
+    result = export_vault(ctx.world, folder, params.at, base=absolute(ctx.directory))
     if as_json:
         emit_json(result.to_json(), "vault")
         return

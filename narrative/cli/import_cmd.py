@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import change_line, emit_json, json_option, short, warn
+from narrative.cli.output import change_line, emit_answer, json_option, short, warn
 from narrative.cli.terminal import echo, paint, progress_bar
 from narrative.ids import LAYERS
 
@@ -60,19 +60,22 @@ def import_cmd(ctx: Context, source: Path, layer: str, include_disabled: bool, u
       narr import ~/vault --layer character
       narr import ~/vault --skip-bad --stubs
     """
-    from narrative.engine.bible import import_bible
     from narrative.invocation import absolute
+    from narrative.operations.lore import IMPORT_LORE, ImportLoreParams, run_import_lore
 
-    source = absolute(ctx.directory / source)  # relative to -C, as git's paths are
+    given = {"source": str(absolute(ctx.directory / source)),  # relative to -C, as git's paths are
+             "layer": layer, "include_disabled": include_disabled, "user": user,
+             "merge_similar": merge_similar, "stubs": stubs, "skip_bad": skip_bad,
+             "dry_run": dry_run}
+    params = IMPORT_LORE.parse({k: v for k, v in given.items() if v is not None})
+    assert isinstance(params, ImportLoreParams)
     wr = ctx.world
     with progress_bar("Importing", as_json=as_json) as progress:
-        result = import_bible(wr, source, layer=layer, dry_run=dry_run, progress=progress,
-                              include_disabled=include_disabled, user=user,
-                              merge_similar=merge_similar, stubs=stubs, skip_bad=skip_bad)
-    data = result.to_json()
+        found = run_import_lore(wr, params, progress)  # the row's use case, with the bar
     if as_json:
-        emit_json(data, "import")
+        emit_answer(found)
         return
+    data = found.to_json()
     for message in data["warnings"]:
         warn(message)
     for line in import_lines(data, wr.branch()):

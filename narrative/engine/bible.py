@@ -46,7 +46,7 @@ import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
 from narrative import fields
@@ -76,7 +76,8 @@ from narrative.model import CreateOp, Delta, Node, Op, RelateOp, SetOp
 from narrative.nodefile import NodeDict
 from narrative.store import WorldRepo
 
-__all__ = ["Entry", "ImportResult", "import_bible", "import_entries", "parse", "read_sources"]
+__all__ = ["Entry", "ImportResult", "import_bible", "import_document", "import_entries", "parse",
+           "read_sources"]
 
 Progress = Callable[[int, int, str], None]
 
@@ -317,6 +318,40 @@ def import_bible(wr: WorldRepo, path: str | Path, *, layer: str = "background",
     path = Path(path)
     user = user if user is not None else user_name(wr)
     found = read_sources(path, layer, progress, user=user, skip_bad=skip_bad)
+    return _import_found(wr, found, path.name or str(path), layer=layer, dry_run=dry_run,
+                         progress=progress, include_disabled=include_disabled,
+                         merge_similar=merge_similar, stubs=stubs)
+
+
+def import_document(wr: WorldRepo, name: str, data: bytes | str, *, layer: str = "background",
+                    dry_run: bool = False, include_disabled: bool = False,
+                    user: str | None = None, merge_similar: bool = False,
+                    stubs: bool = False) -> ImportResult:
+    """Import one document given as its content, as :func:`import_bible` imports a file:
+    ``name`` is the file name it would have (a note's name, ``.md`` or ``.json`` saying what
+    it is; a PNG card or a CHARX is told by its bytes), and it names the document in the
+    report and in the event, as a file's name does. For a program that has the document but
+    no file on this machine (an agent over HTTP or MCP)."""
+    if layer not in LAYERS:
+        raise InvalidInputError(f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}")
+    limit = limit_of(name)
+    size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8"))
+    if size > limit:
+        raise too_big(name, size, limit)
+    user = user if user is not None else user_name(wr)
+    found = Sources()
+    fmt, entries = parse(name, data, layer, user=user)
+    found.files.append({"path": name, "format": fmt, "entries": len(entries)})
+    found.entries.extend(entries)
+    return _import_found(wr, found, PurePosixPath(name).name or name, layer=layer,
+                         dry_run=dry_run, include_disabled=include_disabled,
+                         merge_similar=merge_similar, stubs=stubs)
+
+
+def _import_found(wr: WorldRepo, found: Sources, title: str, *, layer: str, dry_run: bool,
+                  progress: Progress | None = None, include_disabled: bool,
+                  merge_similar: bool, stubs: bool) -> ImportResult:
+    """The entries :func:`read_sources` (or one document) found, into the world as one event."""
     names = Names(wr)
     if names.tree is None:
         raise NotFoundError("this world has no genesis commit", hint="narr init")
@@ -345,7 +380,7 @@ def import_bible(wr: WorldRepo, path: str | Path, *, layer: str = "background",
         linked = lorelinks.resolve(entries, notes.paths)
         found.warnings += linked.warnings
     merged, placements = facets.fold(entries)
-    result = import_entries(wr, merged, found.files, content=f"Import {path.name or path}",
+    result = import_entries(wr, merged, found.files, content=f"Import {title}",
                             dry_run=dry_run, progress=progress, placements=placements,
                             warnings=found.warnings, identity="alike" if merge_similar else "exact",
                             stubs=stubs, layer=layer, names=names, home=home)

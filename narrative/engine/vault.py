@@ -93,13 +93,28 @@ def vault_files(nodes: dict[str, NodeDict]) -> tuple[dict[str, str], dict[str, b
     return paths, files
 
 
+@dataclass
+class VaultNotes:
+    """The vault of the world (now, or as committed at ``at``), not written anywhere: what a
+    program with no folder on this machine is given (``export_vault``'s row)."""
+
+    at: dict[str, Any] | None
+    paths: dict[str, str]  # node id -> the note's path in the vault
+    files: dict[str, bytes]  # path -> the note
+
+
+def vault_notes(wr: WorldRepo, at: str | None = None) -> VaultNotes:
+    world = world_at(wr, at)
+    paths, files = vault_files(world.nodes)
+    return VaultNotes(world.at, paths, files)
+
+
 def export_vault(wr: WorldRepo, folder: str | Path, at: str | None = None, *,
                  base: str | Path | None = None) -> VaultExport:
     """Write the world (now, or as committed at ``at``) as a vault into ``folder`` (relative to
     ``base``, by default the command's directory)."""
     where = export_target(folder, export_places(wr), base=base, folder=True)
-    world = world_at(wr, at)
-    paths, files = vault_files(world.nodes)
-    removed = write_folder(where, files, {"world": wr.config.name, "at": world.at},
+    made = vault_notes(wr, at)
+    removed = write_folder(where, made.files, {"world": wr.config.name, "at": made.at},
                            suffixes=(".md",))
-    return VaultExport(str(where), world.at, paths, removed)
+    return VaultExport(str(where), made.at, made.paths, removed)

@@ -47,6 +47,7 @@ event's words are at most 256 KiB and a chapter for audit 1 M characters, well i
 # Answers that can also be had as text: ``?format=md`` (the operation's result rendered).
 _TEXT_FORMATS: dict[str, dict[str, tuple[str, Callable[[Any], str]]]] = {
     "brief": {"md": ("text/markdown", lambda result: result.to_markdown())},
+    "export_codex": {"md": ("text/markdown", lambda result: result.to_markdown())},
 }
 
 
@@ -151,9 +152,12 @@ class _Api:
                 return _error(exc)
 
             def work(wr: WorldRepo) -> Any:
-                if fmt == "json":
-                    return op.call(wr, params)
-                return formats[fmt][1](op.run(wr, params))
+                from narrative.invocation import remote
+
+                with remote("HTTP"):
+                    if fmt == "json":
+                        return op.call(wr, params)
+                    return formats[fmt][1](op.run(wr, params))
 
             after: list[str] = []
             guarded = self.guarded(work, request, after) if op.writes else work

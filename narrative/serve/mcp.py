@@ -225,8 +225,10 @@ class WorldTools:
 
     def run(self, op: Operation[Any], arguments: dict[str, Any] | None) -> dict[str, Any]:
         """One call, in a worker thread: the versioned answer, or a NarrError."""
+        from narrative.invocation import remote
+
         params = op.parse(arguments)
-        with self._open() as wr:
+        with self._open() as wr, remote("MCP"):
             return op.call(wr, params)
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
