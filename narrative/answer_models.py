@@ -515,12 +515,27 @@ class CodexAnswer(Answer):
         return render_markdown(self.to_json())
 
 
-class LorebookAnswer(Answer):
+class _Document(Answer):
+    """An answer that carries a document made of JSON already (a book, a card), sent as it is:
+    pydantic's serializer would look again at each of its values, seconds for a world of a few
+    thousand nodes."""
+
+    DOCUMENT: ClassVar[str]
+
+    def to_json(self) -> dict[str, Any]:
+        data = self.model_dump(mode="json", by_alias=True, exclude_unset=True,
+                               exclude={self.DOCUMENT})
+        data[self.DOCUMENT] = getattr(self, self.DOCUMENT)
+        return data
+
+
+class LorebookAnswer(_Document):
     """The world as a SillyTavern World Info book: ``lorebook`` the file itself (what ``narr
     export lorebook`` prints), ``at`` the commit read (null: none yet), ``pov`` the character
     whose knowledge it keeps to, ``left_out`` the nodes that character does not know."""
 
     NAME: ClassVar[str] = "lorebook"
+    DOCUMENT: ClassVar[str] = "lorebook"
 
     world: str
     at: ReadAt | None
@@ -535,11 +550,12 @@ class LorebookAnswer(Answer):
         return json.dumps(self.lorebook, ensure_ascii=False, indent=2) + "\n"
 
 
-class CardAnswer(Answer):
+class CardAnswer(_Document):
     """One node as a SillyTavern character card: ``card`` the card's JSON itself (what ``narr
     export card`` prints) in its ``spec``, the world as its character book."""
 
     NAME: ClassVar[str] = "card"
+    DOCUMENT: ClassVar[str] = "card"
 
     node: str
     spec: Literal["v2", "v3"]

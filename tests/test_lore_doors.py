@@ -140,8 +140,7 @@ def test_a_card_given_as_base64_imports_as_its_file_does(card: str, flat_world: 
     assert masked(served) == masked(from_file)
     nodes = [CLI(root).json("get", answer["created"][0]["id"])["node"]
              for root, answer in ((flat_world, served), (twin, from_file))]
-    assert [{**node, "created_by_event": None} for node in nodes][0] == \
-        {**nodes[1], "created_by_event": None}
+    assert {**nodes[0], "created_by_event": None} == {**nodes[1], "created_by_event": None}
 
 
 def test_exports_over_http_are_the_documents_the_command_line_writes(flat_world: Path,
