@@ -28,9 +28,10 @@ def test_the_openapi_document_validates_and_types_every_route() -> None:
 
     doc = openapi()
     validate(doc)  # raises on an unresolved parameter, a bad $ref, a malformed schema
-    routes = {(op.method.lower(), op.path) for op in narr.OPERATIONS}
+    served = [op for op in narr.OPERATIONS if op.served]  # init and clone: no world to serve
+    routes = {(op.method.lower(), op.path) for op in served}
     assert routes <= {(m, p) for p, ops in doc["paths"].items() for m in ops}
-    for op in narr.OPERATIONS:
+    for op in served:
         entry = doc["paths"][op.path][op.method.lower()]
         answer = entry["responses"]["200"]["content"]["application/json"]["schema"]
         typed = doc["components"]["schemas"][answer["$ref"].rsplit("/", 1)[1]]

@@ -47,7 +47,15 @@ event's words are at most 256 KiB and a chapter for audit 1 M characters, well i
 # Answers that can also be had as text: ``?format=md`` (the operation's result rendered).
 _TEXT_FORMATS: dict[str, dict[str, tuple[str, Callable[[Any], str]]]] = {
     "brief": {"md": ("text/markdown", lambda result: result.to_markdown())},
+    "story": {"md": ("text/markdown", lambda result: _book_markdown(result))},
 }
+
+
+def _book_markdown(result: Any) -> str:
+    """The book as ``narr story`` prints it."""
+    from narrative.engine.book import render_markdown
+
+    return render_markdown(result.to_json())
 
 
 def _error(exc: NarrError) -> Response:
@@ -303,7 +311,8 @@ def openapi() -> dict[str, Any]:
     from narrative.schemas import answer_schema
 
     ref = "#/components/schemas/{model}"
-    bodies = [op for op in OPERATIONS if op.method != "GET"]
+    served = [op for op in OPERATIONS if op.served]
+    bodies = [op for op in served if op.method != "GET"]
     models: list[tuple[type[BaseModel], Literal["validation"]]] = [
         (op.params, "validation") for op in bodies]
     models.append((Node, "validation"))
@@ -313,12 +322,12 @@ def openapi() -> dict[str, Any]:
     failure = {"description": "a narr error", "content": {"application/json": {
         "schema": {"$ref": "#/components/schemas/Error"}}}}
     answers = {}
-    for op in OPERATIONS:  # each answer's typed schema, once (revert answers as event does)
+    for op in served:  # each answer's typed schema, once (revert answers as event does)
         key = f"{op.name}_answer"
         components[key] = _component(answer_schema(op.answer_name), components)
         answers[op.name] = {"$ref": f"#/components/schemas/{key}"}
     paths: dict[str, Any] = {}
-    for op in OPERATIONS:
+    for op in served:
         entry: dict[str, Any] = {
             "operationId": op.name, "summary": op.summary,
             "responses": {"200": {"description": f"{op.schema}", "content": {
@@ -411,7 +420,8 @@ def make_app(server: Server, token: str) -> Starlette:
 
     api = _Api(server, token)
     routes: list[BaseRoute] = [
-        Route(op.path.replace("{rev}", "{rev:path}"), api.endpoint(op), methods=[op.method])
+        Route(op.path.replace("{rev}", "{rev:path}"),
+              api.endpoint(op) if op.served else _unserved(op), methods=[op.method])
         for op in OPERATIONS]
     # (a server stopping ends the change notices' streams, which would otherwise hold it up)
     api.notices = studio.Notices(server.root, getattr(server, "stopping", None) or threading.Event())
@@ -424,6 +434,17 @@ def make_app(server: Server, token: str) -> Starlette:
 
     return Starlette(routes=routes, middleware=[Middleware(_TokenGate, api=api)],
                      exception_handlers={NarrError: narr_error})
+
+
+def _unserved(op: Operation[Any]) -> Callable[[Request], Any]:
+    """The answer to a row no server runs (``init``, ``clone``): why, as a typed error."""
+    from narrative.errors import NotFoundError
+
+    async def refuse(request: Request) -> Response:
+        return _error(NotFoundError(f"{op.name} is not served: {op.unserved}",
+                                    hint=f"run narr {op.cli} where the new world is to be"))
+
+    return refuse
 
 
 class _TokenGate:
