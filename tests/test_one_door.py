@@ -180,7 +180,7 @@ CASES: dict[str, tuple[Any, dict[str, Any]]] = {
     "adopt": (lambda narr: _commit_plain(narr.root), {}),
     "gc": (None, {}),
     "get_value": (None, {"node": "lin-yuan", "field": "state.mood", "at": "HEAD"}),
-    "path": (None, {"node": "Mo Li", "layer": "character"}),
+    "path": (None, {"node": "mo-li", "layer": "character"}),
     "chapters": (_chapter, {"limit": 1}),
     "story": (None, {"start": "HEAD~1", "end": "HEAD"}),
     "world_graph": (None, {"format": "json", "around": "lin-yuan", "depth": 1}),

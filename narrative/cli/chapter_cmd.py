@@ -63,8 +63,9 @@ q - quit: record nothing (the review stays for next time)
 def chapter_cmd(ctx: Context, file: Any, accept: str | None, reject: str | None,
                 sets: tuple[str, ...], unsets: tuple[str, ...], relates: tuple[str, ...],
                 unrelates: tuple[str, ...], number: int | None, title: str | None,
-                story_time: str | None, at: str | None, diffuser_name: str | None, dry_run: bool, key: str | None,
-                budget: float | None, retry: bool, as_json: bool) -> None:
+                story_time: str | None, at: str | None, diffuser_name: str | None,
+                dry_run: bool, key: str | None, budget: float | None, retry: bool,
+                as_json: bool) -> None:
     """Review a chapter draft (FILE, or - for stdin) sentence by sentence, then record it.
 
     The draft (plain text or Markdown, English or Chinese) is cut into scenes

@@ -147,10 +147,11 @@ class _Api:
         or the JSON body (a write), validated by the operation's model; reads run on the thread
         pool at once, writes on the server's one writer thread, and neither holds up the loop."""
         formats = _TEXT_FORMATS.get(op.name, {})
+        own = "format" in op.params.model_fields  # the graphs': an argument, not the answer's form
 
         async def handle(request: Request) -> Response:
             try:
-                fmt = request.query_params.get("format", "json")
+                fmt = "json" if own else request.query_params.get("format", "json")
                 if fmt != "json" and fmt not in formats:
                     raise InvalidInputError(f"format must be {' or '.join(['json', *formats])}, "
                                             f"not {fmt!r}")
@@ -217,7 +218,7 @@ async def _arguments(op: Operation[Any], request: Request) -> tuple[dict[str, An
     if op.method == "GET":
         fields = op.params.model_fields
         for name in request.query_params:
-            if name == "format":
+            if name == "format" and name not in fields:
                 continue
             values = request.query_params.getlist(name)
             field = fields.get(name)
