@@ -42,15 +42,20 @@ class GetNodeParams(Params):
     at: At = None
 
 
+Named = Annotated[str, Field(description="a node's id, name or alias")]
+"""A node named where the command line has always taken any text: an empty or a very long one
+names no node (not found), as a name nobody has does; the request's own size bounds it."""
+
+
 class GetValueParams(Params):
-    node: NodeName
+    node: Named
     field: Annotated[str, Field(min_length=1, max_length=MAX_STRING,
                                 description="state.location or /state/location")]
     at: At = None
 
 
 class PathParams(Params):
-    node: NodeName
+    node: Named
     layer: Literal["character", "item", "ambient", "background"] | None = Field(
         None, description="for a node that does not exist yet: the layer it will live in")
 
