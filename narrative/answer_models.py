@@ -20,7 +20,7 @@ from narrative.engine.chains import Chain
 from narrative.engine.failed_answers import FailedItem
 from narrative.engine.merge import MergeOutcome
 from narrative.engine.reset import Undone
-from narrative.model import Node
+from narrative.model import JSON, Node
 from narrative.shapes import Change, EventRef, Obj
 
 # --- answers only the CLI gives --------------------------------------------------------------
@@ -101,7 +101,7 @@ class GetValueAnswer(Answer):
 
     node: str
     field: str
-    value: Any
+    value: JSON
 
 
 class SetAsideItem(Shape):

@@ -212,8 +212,8 @@ def world_graph(
     depth: int = 1,
     at: str | None = None,
 ) -> GraphAnswer:
-    """The world graph (nodes, their relations and reference fields) as dot, mermaid, graphml or node-
-    link JSON text, now or at a revision.
+    """The world graph (nodes, their relations and reference fields) as dot, mermaid, graphml or
+    node-link JSON text, now or at a revision.
 
     ``around``: only the nodes near this one; ``depth``: with around: how many steps away to keep;
     ``at``: read the world as it was at this revision.
@@ -634,8 +634,8 @@ def doctor(world: WorldRepo | Path, *, llm_timeout: float = 30.0) -> DoctorAnswe
 
 
 def clone(world: WorldRepo | Path, url: str, directory: str | None = None) -> CloneAnswer:
-    """Copy the world at a URL (or path) into a new directory, every writer's undone chains and set-
-    aside edits included.
+    """Copy the world at a URL (or path) into a new directory, every writer's undone chains and
+    set-aside edits included.
 
     ``url``: the world to copy: any git URL, or a path; ``directory``: where the copy goes, relative
     to the directory narr runs in (left out: named after the URL).

@@ -158,7 +158,8 @@ def _docstring(row: Operation[Any], order: list[str]) -> str:
     text = row.summary
     if said:
         text += "\n\n" + "; ".join(said) + "."
-    paragraphs = [textwrap.fill(p, 100, initial_indent="    ", subsequent_indent="    ")
+    paragraphs = [textwrap.fill(p, 100, initial_indent="    ", subsequent_indent="    ",
+                                break_on_hyphens=False)
                   for p in text.split("\n\n")]
     body = "\n\n".join(paragraphs).replace('"""', "'''").lstrip()
     return f'    """{body}\n    """\n' if "\n" in body or len(body) > 96 else f'    """{body}"""\n'
