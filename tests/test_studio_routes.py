@@ -5,14 +5,12 @@ input is the table's typed error naming the field, with nothing written."""
 
 from __future__ import annotations
 
-import asyncio
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CLI, TOKEN, Answer, InlineWriter, read_node, snapshot
+from helpers import CLI, HTTP, TOKEN, Answer, InlineWriter, read_node, snapshot
 
 from narrative.operations import OPERATIONS
 from narrative.serve.studio import STATIC
@@ -86,43 +84,28 @@ def test_the_page_asks_the_rows_for_what_the_table_has(flat_world: Path) -> None
     assert writes == OWN_WRITES
 
 
-class Page:
+class Page(HTTP):
     """Requests as the studio's page sends them: the token's cookie, not the bearer token, and
     the studio's header on a write unless told otherwise."""
 
     def __init__(self, root: Path) -> None:
-        self.app = app(root)
+        super().__init__(root)
+        self.extra: list[tuple[bytes, bytes]] = []
+        inner = self.app
 
-    def send(self, method: str, path: str, body: Any = None, *, studio: bool = True,
+        async def as_the_page(scope: Any, receive: Any, send: Any) -> None:
+            headers = [(k, v) for k, v in scope["headers"] if k != b"authorization"]
+            headers += [(b"cookie", f"narr_token={TOKEN}".encode()), *self.extra]
+            await inner({**scope, "headers": headers}, receive, send)
+        self.app = as_the_page
+
+    def send(self, method: str, path: str, body: Any, *, studio: bool = True,
              head: str | None = None) -> Answer:
-        headers = [(b"host", b"testserver"), (b"cookie", f"narr_token={TOKEN}".encode()),
-                   (b"content-type", b"application/json")]
-        if studio:
-            headers.append((b"x-narr-studio", b"1"))
+        self.extra = [(b"x-narr-studio", b"1")] if studio else []
         if head is not None:
-            headers.append((b"if-match", f'"{head}"'.encode()))
-        data = [json.dumps(body).encode() if body is not None else b""]
-        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-                 "method": method, "scheme": "http", "path": path, "raw_path": path.encode(),
-                 "query_string": b"", "root_path": "", "headers": headers,
-                 "client": ("127.0.0.1", 1), "server": ("testserver", 80)}
-        status, chunks = 0, []
-
-        async def receive() -> dict[str, Any]:
-            if data:
-                return {"type": "http.request", "body": data.pop(), "more_body": False}
-            await asyncio.sleep(3600)
-            return {"type": "http.disconnect"}
-
-        async def send(message: dict[str, Any]) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            elif message["type"] == "http.response.body":
-                chunks.append(message.get("body", b""))
-
-        asyncio.run(self.app(scope, receive, send))
-        return Answer(status, b"".join(chunks))
+            self.extra.append((b"if-match", f'"{head}"'.encode()))
+        assert method == "POST"
+        return self.post(path, json=body)
 
 
 def test_the_composer_is_the_event_row_behind_the_studios_guards(flat_world: Path) -> None:
