@@ -240,11 +240,11 @@ def test_the_studios_own_writes_read_bodies_as_every_route_does(story: Path) -> 
     body that is not JSON is a 400 naming it, never a traceback."""
     before = snapshot(story)
     http = HTTP(story)
-    huge = json.dumps({"layer": "character", "name": "x" * (MAX_BODY + 10)}).encode()
-    answer = http.post("/api/studio/nodes", content=huge)
+    huge = json.dumps({"node": "lin-yuan", "type": "x" * (MAX_BODY + 10), "target": "su-qing"}).encode()
+    answer = http.post("/api/studio/relation", content=huge)
     assert answer.status_code == 413 and answer.json()["type"] == "BodyTooLargeError"
     answer = http.put("/api/studio/save/lin-yuan", content=huge)
     assert answer.status_code == 413 and answer.json()["type"] == "BodyTooLargeError"
-    answer = http.post("/api/studio/nodes", content=b"{not json")
+    answer = http.post("/api/studio/relation", content=b"{not json")
     assert answer.status_code == 400 and answer.json()["type"] == "InvalidInputError"
     assert snapshot(story) == before

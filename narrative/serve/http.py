@@ -378,6 +378,21 @@ def openapi() -> dict[str, Any]:
             "responses": {"200": {"description": versioned(name), "content": {"application/json": {
                 "schema": {"$ref": f"#/components/schemas/{key}"}}}},
                 "4XX": failure, "5XX": failure}}}
+    from narrative.serve.studio import WRITES
+
+    for path, model, _ in WRITES:  # the studio's own hand edits: bodies typed as a row's are
+        body = model.model_json_schema(ref_template=ref)
+        components.update(body.pop("$defs", {}))
+        components[model.__name__] = body
+        paths[path] = {"post": {
+            "operationId": path.strip("/").replace("/", "_"),
+            "summary": " ".join((model.__doc__ or "").split()),
+            "requestBody": {"required": True, "content": {"application/json": {
+                "schema": {"$ref": f"#/components/schemas/{model.__name__}"}}}},
+            "responses": {"200": {"description": "the hand edit written", "content": {
+                "application/json": {"schema": {"type": "object"}}}},
+                "4XX": failure, "5XX": failure},
+            "x-narr-writes": True}}
     return {
         "openapi": "3.1.0",
         "info": {"title": "narr", "version": "1",
