@@ -33,14 +33,15 @@ def story_cmd(ctx: Context, start: str | None, end: str | None, fmt: str, as_jso
     Example:
       narr story --to HEAD~2 > draft.md
     """
-    from narrative.engine.book import book
+    from narrative.engine.book import render_markdown
+    from narrative.operations.chapters import STORY
 
-    result = book(ctx.world, start, end)
+    result = ctx.call(STORY, start=start, end=end)
     if as_json or fmt == "json":
-        emit_json(result.to_json(), "story")
+        emit_answer(result)
         return
     with paged(ctx):
-        echo(result.to_markdown(), nl=False)
+        echo(render_markdown(result.to_json()), nl=False)
 
 
 @click.group("export")
@@ -123,7 +124,8 @@ def lorebook_cmd(ctx: Context, at: str | None, pov: str | None, output: Path | N
 
     found = ctx.call(EXPORT_LOREBOOK, at=at, pov=pov)
     if output is not None:
-        n = len(found.lorebook["entries"])
+        entries = found.lorebook["entries"]
+        n = len(entries) if isinstance(entries, dict | list) else 0
         _write(ctx, output, found.text().encode("utf-8"), f"{n} entr{'y' if n == 1 else 'ies'}", as_json)
     else:
         echo(found.text(), nl=False)  # the book itself, --json or not: it is JSON
