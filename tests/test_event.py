@@ -329,7 +329,8 @@ def test_an_event_that_names_a_node_walks_the_world_once(narr: CLI, world: Path,
 
 def test_the_studios_composer_walks_the_world_once_too(world: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from narrative.serve.studio import compose
+    """The studio's composer sends the event row its words and flags (``POST /api/events``)."""
+    from narrative.operations import operation
     from narrative.store import worktree
     from narrative.store.worldrepo import WorldRepo
 
@@ -337,8 +338,9 @@ def test_the_studios_composer_walks_the_world_once_too(world: Path,
     real = worktree.scan
     monkeypatch.setattr(worktree, "scan", lambda wr, tree: scans.append(1) or real(wr, tree))
     with WorldRepo.open(world) as wr:
-        answer = compose(wr, {"content": "Dusk", "diffuser": "explicit",
-                              "set": ["Lin Yuan.state.mood=wary"]})
+        row = operation("event")
+        answer = row.call(wr, row.parse({"content": "Dusk", "diffuser": "explicit",
+                                         "set": ["Lin Yuan.state.mood=wary"]}))
     assert len(scans) == 1 and answer["commit"]
     assert read_node(world, "lin-yuan")["state"]["mood"] == "wary"
 
