@@ -33,6 +33,7 @@ def doctor_cmd(ctx: Context, llm_timeout: float, as_json: bool) -> None:
       narr doctor
       narr doctor --json --llm-timeout 10
     """
+    import narrative.operations  # noqa: F401  (the table words the fixes' steps)
     from narrative.engine.doctor import doctor
 
     report = doctor(ctx.directory, llm_timeout=llm_timeout)

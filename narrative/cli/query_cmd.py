@@ -9,6 +9,7 @@ import click
 from narrative.cli.completion import complete_field, complete_node, complete_rev
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import ARROW, emit_json, json_option, one_line, short, value_text
+from narrative.cli.rows import answered, row
 from narrative.cli.terminal import echo, no_pager_option, paged
 
 _FIELD_ABSENT = "(absent)"
@@ -41,12 +42,10 @@ def why_cmd(ctx: Context, node: str, field: str, at: str | None, as_json: bool) 
     Example:
       narr why 林远 state.mood
     """
-    from narrative.engine.why import why
-
-    d = why(ctx.world, ctx.node(node, must_exist=False), field, at).to_json()
-    if as_json:
-        emit_json(d, "why")
+    found = answered(ctx, row("reads", "why"), as_json, node=node, field=field, at=at)
+    if found is None:
         return
+    d = found.to_json()
     value = value_text(d["value"], None) if "value" in d else _FIELD_ABSENT
     echo(f"{d['node']} {d['field']} = {value}")
     if d.get("ended"):
@@ -114,14 +113,11 @@ def history_cmd(ctx: Context, node: str, at: str | None, as_json: bool) -> None:
       narr history 林远
       narr history temple-bell --at HEAD~3
     """
-    from narrative.engine.history_of import history_of
-
-    d = history_of(ctx.world, ctx.node(node, must_exist=False), at).to_json()
-    if as_json:
-        emit_json(d, "history")
+    found = answered(ctx, row("reads", "history"), as_json, node=node, at=at)
+    if found is None:
         return
     with paged(ctx):
-        _history_lines(d)
+        _history_lines(found.to_json())
 
 
 def _history_lines(d: dict[str, Any]) -> None:
@@ -158,12 +154,10 @@ def search_cmd(ctx: Context, q: str, limit: int, as_json: bool) -> None:
       narr search 黑戒
       narr search ferry --limit 5
     """
-    from narrative.engine.search import search
-
-    d = search(ctx.world, q, limit).to_json()
-    if as_json:
-        emit_json(d, "search")
+    found = answered(ctx, row("reads", "search"), as_json, q=q, limit=limit)
+    if found is None:
         return
+    d = found.to_json()
     if not d["hits"]:
         echo(f"nothing matches {q!r}")
     for h in d["hits"]:
@@ -338,13 +332,13 @@ def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: in
       narr brief --focus 林远 --pov su-qing --budget 2000
       narr brief --at HEAD~3
     """
-    from narrative.engine.brief import brief, head_text
+    from narrative.engine.brief import head_text
 
-    focus = tuple(ctx.node(f, context="--focus") for f in focus)
+    focus = tuple(ctx.node(f, context="--focus") for f in focus)  # named as the options are
     pov = ctx.node(pov, context="--pov") if pov is not None else None
-    result = brief(ctx.world, goal, list(focus), budget, pov, at=at)
-    if as_json or fmt == "json":
-        emit_json(result.to_json(), "brief")
+    result = answered(ctx, row("reads", "brief"), as_json or fmt == "json", goal=goal,
+                      focus=focus, budget=budget, pov=pov, at=at)
+    if result is None:
         return
     if fmt == "md":
         echo(result.to_markdown(), nl=False)
@@ -384,11 +378,10 @@ def threads_cmd(ctx: Context, all_: bool, at: str | None, as_json: bool) -> None
       narr threads
       narr threads --all --at HEAD~3
     """
-    from narrative.engine.threads import moved_text, threads
+    from narrative.engine.threads import moved_text
 
-    result = threads(ctx.world, at, include_resolved=all_)
-    if as_json:
-        emit_json(result.to_json(), "threads")
+    result = answered(ctx, row("reads", "threads"), as_json, all=all_, at=at)
+    if result is None:
         return
     names = {t.id: t.name for t in result.threads}
     if result.threads:

@@ -82,7 +82,8 @@ class ThreadsParams(Params):
 
 
 class AuditParams(Params):
-    text: Annotated[str, Field(min_length=1, max_length=1_000_000, description="the chapter")]
+    text: Annotated[str, Field(max_length=8 * 1024 * 1024, description=(
+        "the chapter (an empty or over-long one is refused by the audit's own words)"))]
     at: At = None
     budget: Annotated[float, Field(gt=0, le=3600)] | None = Field(
         None, description="seconds the audit may take (default 120)")
