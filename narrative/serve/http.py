@@ -152,7 +152,7 @@ class _Api:
 
             def work(wr: WorldRepo) -> Any:
                 if fmt == "json":
-                    return op.call(wr, params)
+                    return op.call(wr, params, "http")
                 return formats[fmt][1](op.run(wr, params))
 
             after: list[str] = []

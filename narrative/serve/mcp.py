@@ -227,7 +227,7 @@ class WorldTools:
         """One call, in a worker thread: the versioned answer, or a NarrError."""
         params = op.parse(arguments)
         with self._open() as wr:
-            return op.call(wr, params)
+            return op.call(wr, params, "mcp")
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         from narrative.engine.calloff import CalledOff
