@@ -216,8 +216,9 @@ class DiffuserError(NarrError):
     http_status = 502
 
     def __init__(self, message: str, *, hint: str | None = None,
-                 details: list[str] | None = None, raw_reply: str | None = None) -> None:
-        super().__init__(message, hint=hint, details=details)
+                 details: list[str] | None = None, raw_reply: str | None = None,
+                 steps: Sequence[Step] = ()) -> None:
+        super().__init__(message, hint=hint, details=details, steps=steps)
         self.raw_reply = raw_reply
 
 
@@ -233,8 +234,9 @@ class StorageError(NarrError):
     http_status = 507
 
     def __init__(self, message: str, *, hint: str | None = None,
-                 details: list[str] | None = None, recorded: bool = False) -> None:
-        super().__init__(message, hint=hint, details=details)
+                 details: list[str] | None = None, recorded: bool = False,
+                 steps: Sequence[Step] = ()) -> None:
+        super().__init__(message, hint=hint, details=details, steps=steps)
         self.recorded = recorded
 
 
