@@ -18,6 +18,7 @@ import html
 import json
 import posixpath
 import re
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -333,6 +334,12 @@ def _methods(cls: type) -> list[str]:
     return [*lines, ""] if lines else []
 
 
+ALIASES = {"JSON": "A JSON value, as a node's state, traits and attributes hold it: to a type "
+                   "checker the union of JSON's kinds (an object, a list, a string, a number, a "
+                   "boolean, null); at run time any value."}
+"""What the library's type aliases stand for (at run time they are ``typing.Any``)."""
+
+
 def library_markdown() -> str:
     """The library reference: every name ``import narrative`` offers, grouped by what it is."""
     import dataclasses
@@ -368,6 +375,9 @@ def library_markdown() -> str:
             if inspect.isclass(obj) and issubclass(obj, narrative.NarrError):
                 out += [f"Exit code {obj.exit_code} (a subclass of `{obj.__mro__[1].__name__}`).", ""]
             doc = inspect.getdoc(obj) if not inspect.ismodule(obj) else (obj.__doc__ or "").strip()
+            if obj is typing.Any:  # a type alias for type checkers (narr.JSON), any value at run time
+                out += [ALIASES[name], ""]
+                continue
             generated = inspect.isclass(obj) and (doc or "").startswith(f"{name}(")  # a dataclass's
             if doc and not generated and (inspect.isfunction(obj) or doc != inspect.getdoc(type(obj))):
                 out += [_doc_markdown(doc), ""]

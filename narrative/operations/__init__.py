@@ -66,10 +66,16 @@ class Paged(Params):
 
 
 A = TypeVar("A", bound="Answer")
+if TYPE_CHECKING:  # (typing's own TypeVar takes a default from Python 3.13)
+    from typing_extensions import TypeVar as DefaultingTypeVar
+
+    P = DefaultingTypeVar("P", bound=Params, default=Params, covariant=True)
+else:
+    P = TypeVar("P", bound=Params, covariant=True)
 
 
 @dataclass(frozen=True)
-class Operation(Generic[A]):
+class Operation(Generic[A, P]):
     """One thing a program can ask of a world.
 
     ``answer`` names the class of its answer (``module:Class``, or two joined by ``|``);
@@ -80,12 +86,14 @@ class Operation(Generic[A]):
     ``body`` names the one field a write's whole body fills instead (a hand edit's node).
     ``cli`` is the command that runs it (``failed retry``), whose options a test holds to
     ``params``; ``positional`` the arguments the library's function takes by position.
+    ``run`` is typed with its row's arguments model (``P``) and answer (``A``); a row asked for
+    by name is any row, so the typed way in is the row's library function (:mod:`narrative.calls`).
     """
 
     name: str
     summary: str
-    params: type[Params]
-    run: Callable[[WorldRepo, Any], A]
+    params: type[P]
+    run: Callable[[WorldRepo, P], A]
     answer_of: str
     method: str
     path: str
@@ -138,6 +146,7 @@ class Operation(Generic[A]):
 
     def answer_to(self, wr: WorldRepo, params: Params) -> A:
         """Run on an open world: the answer (a page of it, for a paged read)."""
+        assert isinstance(params, self.params), (self.name, type(params).__name__)  # parse's
         found = self.run(wr, params)
         if isinstance(params, Paged):
             from narrative.answers import Items

@@ -82,8 +82,8 @@ class ThreadsParams(Params):
 
 
 class AuditParams(Params):
-    text: Annotated[str, Field(max_length=8 * 1024 * 1024, description=(
-        "the chapter (an empty or over-long one is refused by the audit's own words)"))]
+    # an empty or an over-long chapter is refused by the audit's own words, through every door
+    text: Annotated[str, Field(max_length=8 * 1024 * 1024, description="the chapter")]
     at: At = None
     budget: Annotated[float, Field(gt=0, le=3600)] | None = Field(
         None, description="seconds the audit may take (default 120)")
