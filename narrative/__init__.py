@@ -186,6 +186,25 @@ _FACE: dict[str, str] = {
     "GcAnswer": "narrative.answer_models",
     "NewAnswer": "narrative.answer_models",
     "ReflogAnswer": "narrative.answer_models",
+    "GetValueAnswer": "narrative.answer_models",
+    "PathAnswer": "narrative.answer_models",
+    "InitAnswer": "narrative.answer_models",
+    "CloneAnswer": "narrative.answer_models",
+    "PushAnswer": "narrative.answer_models",
+    "PullAnswer": "narrative.answer_models",
+    "GraphAnswer": "narrative.answer_models",
+    "GraphSizesAnswer": "narrative.answer_models",
+    "ConnectAnswer": "narrative.answer_models",
+    "StoryAnswer": "narrative.answer_models",
+    "ChaptersAnswer": "narrative.engine.chapter_answers",
+    "DoctorAnswer": "narrative.engine.doctor",
+    "path": "narrative.calls",
+    "story": "narrative.calls",
+    "chapters": "narrative.calls",
+    "init": "narrative.calls",
+    "world_graph": "narrative.calls",
+    "event_graph": "narrative.calls",
+    "graph_sizes": "narrative.calls",
     # the operations table
     "OPERATIONS": "narrative.operations",
     "Operation": "narrative.operations",
@@ -244,12 +263,22 @@ if TYPE_CHECKING:
     from narrative.answer_models import AdoptAnswer as AdoptAnswer
     from narrative.answer_models import ChainDroppedAnswer as ChainDroppedAnswer
     from narrative.answer_models import CheckAnswer as CheckAnswer
+    from narrative.answer_models import CloneAnswer as CloneAnswer
+    from narrative.answer_models import ConnectAnswer as ConnectAnswer
     from narrative.answer_models import EditDroppedAnswer as EditDroppedAnswer
     from narrative.answer_models import EditRestoredAnswer as EditRestoredAnswer
     from narrative.answer_models import EditsAnswer as EditsAnswer
     from narrative.answer_models import GcAnswer as GcAnswer
+    from narrative.answer_models import GetValueAnswer as GetValueAnswer
+    from narrative.answer_models import GraphAnswer as GraphAnswer
+    from narrative.answer_models import GraphSizesAnswer as GraphSizesAnswer
+    from narrative.answer_models import InitAnswer as InitAnswer
     from narrative.answer_models import NewAnswer as NewAnswer
+    from narrative.answer_models import PathAnswer as PathAnswer
+    from narrative.answer_models import PullAnswer as PullAnswer
+    from narrative.answer_models import PushAnswer as PushAnswer
     from narrative.answer_models import ReflogAnswer as ReflogAnswer
+    from narrative.answer_models import StoryAnswer as StoryAnswer
     from narrative.answers import Answer as Answer
     from narrative.answers import Items as Items
     from narrative.answers import Shape as Shape
@@ -260,6 +289,7 @@ if TYPE_CHECKING:
     from narrative.calls import brief as brief
     from narrative.calls import chains as chains
     from narrative.calls import chapter as chapter
+    from narrative.calls import chapters as chapters
     from narrative.calls import check as check
     from narrative.calls import conflicts as conflicts
     from narrative.calls import continue_merge as continue_merge
@@ -270,14 +300,18 @@ if TYPE_CHECKING:
     from narrative.calls import drop_failed as drop_failed
     from narrative.calls import edit_node as edit_node
     from narrative.calls import edits as edits
+    from narrative.calls import event_graph as event_graph
     from narrative.calls import failed as failed
     from narrative.calls import gc as gc
     from narrative.calls import get_node as get_node
+    from narrative.calls import graph_sizes as graph_sizes
     from narrative.calls import history as history
+    from narrative.calls import init as init
     from narrative.calls import list_nodes as list_nodes
     from narrative.calls import log as log
     from narrative.calls import merge as merge
     from narrative.calls import new_node as new_node
+    from narrative.calls import path as path
     from narrative.calls import reflog as reflog
     from narrative.calls import remote_branches as remote_branches
     from narrative.calls import reset as reset
@@ -288,9 +322,11 @@ if TYPE_CHECKING:
     from narrative.calls import search as search
     from narrative.calls import show as show
     from narrative.calls import status as status
+    from narrative.calls import story as story
     from narrative.calls import switch as switch
     from narrative.calls import threads as threads
     from narrative.calls import why as why
+    from narrative.calls import world_graph as world_graph
     from narrative.delta.draft import Draft as Draft
     from narrative.delta.proposal import Diffuser as Diffuser
     from narrative.delta.proposal import Proposal as Proposal
@@ -329,10 +365,12 @@ if TYPE_CHECKING:
     from narrative.engine.chapter import retry as retry_chapter
     from narrative.engine.chapter import review as review_chapter
     from narrative.engine.chapter_answers import ChapterAnswer as ChapterAnswer
+    from narrative.engine.chapter_answers import ChaptersAnswer as ChaptersAnswer
     from narrative.engine.chapters import ChapterInfo as ChapterInfo
     from narrative.engine.check import CheckReport as CheckReport
     from narrative.engine.codex import Codex as Codex
     from narrative.engine.codex import codex as codex
+    from narrative.engine.doctor import DoctorAnswer as DoctorAnswer
     from narrative.engine.doctor import DoctorReport as DoctorReport
     from narrative.engine.doctor import doctor as doctor
     from narrative.engine.event import EventResult as EventResult
@@ -474,13 +512,16 @@ if TYPE_CHECKING:
         "ChapterInfo",
         "ChapterResult",
         "ChapterReview",
+        "ChaptersAnswer",
         "CheckAnswer",
         "CheckFailedError",
         "CheckReport",
+        "CloneAnswer",
         "CloneResult",
         "Codex",
         "ConflictError",
         "Conflicts",
+        "ConnectAnswer",
         "Connection",
         "ContinuityError",
         "CreateOp",
@@ -488,6 +529,7 @@ if TYPE_CHECKING:
         "DictWorld",
         "Diffuser",
         "DiffuserError",
+        "DoctorAnswer",
         "DoctorReport",
         "Draft",
         "EditDroppedAnswer",
@@ -509,9 +551,13 @@ if TYPE_CHECKING:
         "FieldConflict",
         "Finding",
         "GcAnswer",
+        "GetValueAnswer",
+        "GraphAnswer",
         "GraphExport",
+        "GraphSizesAnswer",
         "HistoryEvent",
         "ImportResult",
+        "InitAnswer",
         "InitResult",
         "InvalidInputError",
         "InvalidWorldError",
@@ -534,9 +580,12 @@ if TYPE_CHECKING:
         "NothingToDoError",
         "Op",
         "Operation",
+        "PathAnswer",
         "PlainCommit",
         "Proposal",
+        "PullAnswer",
         "PullResult",
+        "PushAnswer",
         "PushResult",
         "Record",
         "ReflogAnswer",
@@ -556,6 +605,7 @@ if TYPE_CHECKING:
         "ShownEvent",
         "Status",
         "StoredRecord",
+        "StoryAnswer",
         "StoryTime",
         "StoryTimeSince",
         "Switched",
@@ -579,6 +629,7 @@ if TYPE_CHECKING:
         "brief",
         "chains",
         "chapter",
+        "chapters",
         "check",
         "clone",
         "codex",
@@ -595,6 +646,7 @@ if TYPE_CHECKING:
         "edit_node",
         "edits",
         "event",
+        "event_graph",
         "event_view",
         "export_card",
         "export_graph",
@@ -606,9 +658,11 @@ if TYPE_CHECKING:
         "get_diffuser",
         "get_node",
         "get_value",
+        "graph_sizes",
         "history",
         "history_of",
         "import_bible",
+        "init",
         "init_world",
         "list_branches",
         "list_chains",
@@ -625,6 +679,7 @@ if TYPE_CHECKING:
         "open_world",
         "operation",
         "ops",
+        "path",
         "pull",
         "push",
         "record_chapter",
@@ -646,9 +701,11 @@ if TYPE_CHECKING:
         "search",
         "show",
         "status",
+        "story",
         "switch",
         "threads",
         "why",
+        "world_graph",
         "world_view",
     ]
 del TYPE_CHECKING

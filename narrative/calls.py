@@ -16,22 +16,35 @@ from narrative.fields import ABSENT
 from narrative.library import run_row
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from narrative.answer_models import (
         AdoptAnswer,
         ChainDroppedAnswer,
         CheckAnswer,
+        CloneAnswer,
+        ConnectAnswer,
         EditDroppedAnswer,
         EditRestoredAnswer,
         EditsAnswer,
         GcAnswer,
+        GetValueAnswer,
+        GraphAnswer,
+        GraphSizesAnswer,
+        InitAnswer,
         NewAnswer,
+        PathAnswer,
+        PullAnswer,
+        PushAnswer,
         ReflogAnswer,
+        StoryAnswer,
     )
     from narrative.engine.audit import AuditReport
     from narrative.engine.branches import BranchCreated, BranchDeleted, Branches, RemoteBranches, Switched
     from narrative.engine.brief import Brief
     from narrative.engine.chains import Chains
-    from narrative.engine.chapter_answers import ChapterAnswer
+    from narrative.engine.chapter_answers import ChapterAnswer, ChaptersAnswer
+    from narrative.engine.doctor import DoctorAnswer
     from narrative.engine.event import EventResult, RevertResult
     from narrative.engine.failed_answers import FailedDropped, FailedEvents
     from narrative.engine.history_of import NodeHistory
@@ -74,6 +87,30 @@ def get_node(world: WorldRepo, node: str, *, at: str | None = None) -> NodeFile:
     ``node``: a node's id, name or alias; ``at``: read the world as it was at this revision.
     """
     return cast("NodeFile", run_row(world, "get_node", node=node, at=at))
+
+
+def get_value(world: WorldRepo, node: str, field: str, *, at: str | None = None) -> GetValueAnswer:
+    """One field's value of a node, now or at a revision.
+
+    ``node``: a node's id, name or alias; ``field``: state.location or /state/location; ``at``: read
+    the world as it was at this revision.
+    """
+    return cast("GetValueAnswer", run_row(world, "get_value", node=node, field=field, at=at))
+
+
+def path(
+    world: WorldRepo,
+    node: str,
+    *,
+    layer: Literal["character", "item", "ambient", "background"] | None = None,
+) -> PathAnswer:
+    """The path of a node's file, relative to the world's root (where a new node's would go, given its
+    layer).
+
+    ``node``: a node's id, name or alias; ``layer``: for a node that does not exist yet: the layer
+    it will live in.
+    """
+    return cast("PathAnswer", run_row(world, "path", node=node, layer=layer))
 
 
 def log(
@@ -167,6 +204,58 @@ def audit(
     return cast("AuditReport", run_row(world, "audit", text=text, at=at, budget=budget))
 
 
+def world_graph(
+    world: WorldRepo,
+    *,
+    format: Literal["dot", "mermaid", "graphml", "json"] = "dot",
+    around: str | None = None,
+    depth: int = 1,
+    at: str | None = None,
+) -> GraphAnswer:
+    """The world graph (nodes, their relations and reference fields) as dot, mermaid, graphml or
+    node-link JSON text, now or at a revision.
+
+    ``around``: only the nodes near this one; ``depth``: with around: how many steps away to keep;
+    ``at``: read the world as it was at this revision.
+    """
+    return cast("GraphAnswer", run_row(
+        world, "world_graph",
+        format=format,
+        around=around,
+        depth=depth,
+        at=at,
+    ))
+
+
+def event_graph(
+    world: WorldRepo,
+    *,
+    format: Literal["dot", "mermaid", "graphml", "json"] = "dot",
+    around: str | None = None,
+    depth: int = 1,
+) -> GraphAnswer:
+    """The event graph of the story line (which event depends on which) as dot, mermaid, graphml or
+    node-link JSON text.
+
+    ``around``: only the events causally near this one (a revision); ``depth``: with around: how
+    many steps away to keep.
+    """
+    return cast("GraphAnswer", run_row(world, "event_graph", format=format, around=around, depth=depth))
+
+
+def graph_sizes(world: WorldRepo) -> GraphSizesAnswer:
+    """How many nodes and edges the world graph and the event graph hold."""
+    return cast("GraphSizesAnswer", run_row(world, "graph_sizes"))
+
+
+def connect(world: WorldRepo, source: str, target: str) -> ConnectAnswer:
+    """The shortest chains of relations between two nodes, either way round.
+
+    ``source``: a node's id, name or alias; ``target``: a node's id, name or alias.
+    """
+    return cast("ConnectAnswer", run_row(world, "connect", source=source, target=target))
+
+
 def failed(world: WorldRepo, *, limit: int | None = None, cursor: str | None = None) -> FailedEvents:
     """Events that could not be recorded, kept with their error; newest first.
 
@@ -210,7 +299,7 @@ def chapter(
     added: Sequence[AddedParams] = (),
     number: int | None = None,
     title: str | None = None,
-    at: str | None = None,
+    story_time: str | None = None,
     diffuser: str | None = None,
     key: str | None = None,
     budget: float | None = None,
@@ -223,9 +312,9 @@ def chapter(
     proposed change numbered with its sentence, the contradictions; ``accept``: the changes of the
     review to record: "all" or their numbers; ``reject``: changes to leave out; ``added``: changes
     added by hand, each at its sentence; ``number``: the chapter's number (default: its heading's,
-    else the next); ``at``: the story time the chapter begins at; ``key``: idempotency key: a
-    chapter recorded with it is not recorded again; ``budget``: seconds the review may take (default
-    120).
+    else the next); ``story_time``: the story time the chapter begins at; ``key``: idempotency key:
+    a chapter recorded with it is not recorded again; ``budget``: seconds the review may take
+    (default 120).
     """
     return cast("ChapterAnswer", run_row(
         world, "chapter",
@@ -236,11 +325,37 @@ def chapter(
         added=added,
         number=number,
         title=title,
-        at=at,
+        story_time=story_time,
         diffuser=diffuser,
         key=key,
         budget=budget,
     ))
+
+
+def chapters(
+    world: WorldRepo,
+    rev: str = "HEAD",
+    *,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> ChaptersAnswer:
+    """The chapters of a story line, newest first, with their summaries (those a merge brought too,
+    marked with their line).
+
+    ``rev``: the story line's tip; ``limit``: at most this many items; ``cursor``: where the page
+    starts: the ``next`` of the page before (left out: the first page).
+    """
+    return cast("ChaptersAnswer", run_row(world, "chapters", rev=rev, limit=limit, cursor=cursor))
+
+
+def story(world: WorldRepo, *, start: str | None = None, end: str | None = None) -> StoryAnswer:
+    """The book so far: the story line's events oldest first, with story time, narrative text and the
+    chapters that tell them.
+
+    ``start``: start after this event (left out: the beginning); ``end``: end with this event (left
+    out: HEAD).
+    """
+    return cast("StoryAnswer", run_row(world, "story", start=start, end=end))
 
 
 def chains(world: WorldRepo) -> Chains:
@@ -421,6 +536,38 @@ def new_node(
     ))
 
 
+def init(
+    world: WorldRepo | Path,
+    directory: str | None = None,
+    *,
+    sample: bool = False,
+    layout: Literal["flat", "sharded"] = "flat",
+    name: str | None = None,
+    language: str | None = None,
+    rules: Literal["en", "zh", "both"] | None = None,
+    here: bool = False,
+) -> InitAnswer:
+    """Create a new world: a git repository with narr.toml, world/ and a genesis commit.
+
+    ``directory``: where the world goes, relative to the directory narr runs in (left out: that
+    directory); ``sample``: start from the sample story world; ``layout``: flat:
+    world/<layer>/<id>.json; sharded: world/<layer>/<xx>/<id>.json; ``name``: the world's name
+    (default: the directory's); ``language``: the story's main language, e.g. en or zh; ``rules``:
+    narr's generic rules; ``here``: make the existing git repository (history kept) a world, with a
+    genesis commit on top.
+    """
+    return cast("InitAnswer", run_row(
+        world, "init",
+        directory=directory,
+        sample=sample,
+        layout=layout,
+        name=name,
+        language=language,
+        rules=rules,
+        here=here,
+    ))
+
+
 def edits(world: WorldRepo) -> EditsAnswer:
     """Hand edits set aside by a reset or a switch, newest first, with their changes."""
     return cast("EditsAnswer", run_row(world, "edits"))
@@ -476,3 +623,48 @@ def adopt(world: WorldRepo) -> AdoptAnswer:
 def gc(world: WorldRepo) -> GcAnswer:
     """Pack the repository (git gc); nothing narr keeps is pruned."""
     return cast("GcAnswer", run_row(world, "gc"))
+
+
+def doctor(world: WorldRepo | Path, *, llm_timeout: float = 30.0) -> DoctorAnswer:
+    """Check the libraries narr needs, the machine and the world; name each problem's fix.
+
+    ``llm_timeout``: seconds to wait for the llm diffuser's server (asked only when configured).
+    """
+    return cast("DoctorAnswer", run_row(world, "doctor", llm_timeout=llm_timeout))
+
+
+def clone(world: WorldRepo | Path, url: str, directory: str | None = None) -> CloneAnswer:
+    """Copy the world at a URL (or path) into a new directory, every writer's undone chains and
+    set-aside edits included.
+
+    ``url``: the world to copy: any git URL, or a path; ``directory``: where the copy goes, relative
+    to the directory narr runs in (left out: named after the URL).
+    """
+    return cast("CloneAnswer", run_row(world, "clone", url=url, directory=directory))
+
+
+def push(
+    world: WorldRepo,
+    remote: str | None = None,
+    branch: str | None = None,
+    *,
+    edits: bool | None = None,
+) -> PushAnswer:
+    """Send a story line (fast-forward only) and one's undone chains and set-aside edits to a remote
+    the world names.
+
+    ``remote``: the remote (left out: the branch's upstream, else origin); ``branch``: the story
+    line to send (left out: the current); ``edits``: send one's set-aside edits too (left out: git
+    config narr.pushEdits, else yes).
+    """
+    return cast("PushAnswer", run_row(world, "push", remote=remote, branch=branch, edits=edits))
+
+
+def pull(world: WorldRepo, remote: str | None = None, branch: str | None = None) -> PullAnswer:
+    """Fetch from a remote, then fast-forward or merge its story line into the current one (stopping at
+    conflicts, as merge does).
+
+    ``remote``: the remote (left out: the branch's upstream, else origin); ``branch``: the remote's
+    story line to bring in (left out: the one the current branch follows).
+    """
+    return cast("PullAnswer", run_row(world, "pull", remote=remote, branch=branch))

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 from narrative.errors import InvalidInputError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from narrative.answers import Answer
     from narrative.engine.chains import Chain, Chains
     from narrative.engine.chapters import ChapterInfo
@@ -115,7 +117,7 @@ def event(world: WorldRepo, content: str | None = None, *ops: Op | Sequence[Op],
     return found
 
 
-def run_row(world: WorldRepo, name: str, /, **arguments: Any) -> Answer:
+def run_row(world: WorldRepo | Path, name: str, /, **arguments: Any) -> Answer:
     """The answer of the row called ``name`` on ``world``, with the arguments a caller gave:
     those left at their default stay out (as a door leaves out what it was not sent), a
     sequence is a list; the rest the row checks as every door's arguments are checked."""

@@ -164,13 +164,8 @@ def formats_markdown(schemas: Path = SCHEMAS) -> str:
 
 ANSWER_COMMANDS: dict[str, tuple[str, ...]] = {
     "error": ("narr ... --json", "HTTP", "MCP"),
-    "init": ("narr init",), "doctor": ("narr doctor",),
-    "path": ("narr path",), "get_value": ("narr get NODE FIELD",),
     "import": ("narr import",), "export_written": ("narr export ... -o FILE",),
-    "clone": ("narr clone",), "push": ("narr push",), "pull": ("narr pull",),
-    "graph_sizes": ("narr graph",), "graph": ("narr graph world", "narr graph events"),
-    "connect": ("narr graph connect",), "story": ("narr story",), "codex": ("narr export codex",),
-    "chapters": ("narr log --chapters",),
+    "codex": ("narr export codex",),
     "vault": ("narr export vault",), "studio": ("narr studio",),
     "server": ("narr serve --status", "--stop", "--detach"),
 }
@@ -203,8 +198,10 @@ def answers_markdown(schemas: Path = SCHEMAS / "answers") -> str:
         schema = json.loads(path.read_text(encoding="utf-8"))
         rows = operations.get(name, [])
         op = rows[0] if rows else None
-        by = (", ".join(f"`{row.method} {row.path}`" for row in rows)
+        served = [row for row in rows if row.served]
+        by = (", ".join(f"`{row.method} {row.path}`" for row in served)
               + ("" if name == "edit_node" else ", MCP, the CLI")
+              if served else "the CLI and the library (no server runs it)"
               if op is not None else routes.get(str(schema.get("title")), "") + " (the studio)"
               if name.startswith("studio_")
               else ", ".join(f"`{c}`" for c in ANSWER_COMMANDS.get(name, ())))

@@ -85,6 +85,16 @@ def locate(wr: WorldRepo, node_id: str) -> str:
                         hint="to make one, give its layer: narr path ID --layer character")
 
 
+def node_file_path(wr: WorldRepo, node_id: str, layer: str | None = None) -> str:
+    """The path of a node's file; for a node that does not exist, where it goes in ``layer``."""
+    try:
+        return locate(wr, node_id)
+    except NotFoundError:
+        if layer is None:
+            raise
+        return node_path(node_id, layer, wr.config.layout)  # type: ignore[arg-type]
+
+
 class NodeRow(Shape):
     """A node as the listing shows it: ``edited`` is null, ``new``, ``modified``, ``deleted`` or
     ``invalid`` (the file is there but not a valid node: ``narr status`` says why)."""

@@ -64,12 +64,16 @@ def _imports(imports: set[tuple[str, str]]) -> list[str]:
     from narrative.lazy import _isort
 
     lines = []
-    for module in sorted({module for module, _ in imports}):
+    modules = sorted({module for module, _ in imports})
+    standard = [m for m in modules if m.partition(".")[0] != "narrative"]  # pathlib: first, apart
+    for module in [*standard, *(m for m in modules if m not in standard)]:
         names = sorted((name for m, name in imports if m == module), key=_isort)
         line = f"    from {module} import {', '.join(names)}\n"
         if len(line) > 111:
             line = f"    from {module} import (\n" + "".join(f"        {n},\n" for n in names) + "    )\n"
         lines.append(line)
+        if standard and module == standard[-1]:
+            lines.append("\n")
     return lines
 
 
@@ -78,7 +82,11 @@ def _function(row: Operation[Any], imports: set[tuple[str, str]]) -> str:
     assert set(row.positional) <= set(fields), row.name
     keywords = [name for name in fields if name not in row.positional]
     order = [*row.positional, *keywords]
-    params = ["world: WorldRepo", *(_parameter(name, fields[name], imports) for name in row.positional)]
+    first = "world"
+    if not row.needs_world:  # a row that needs none: a directory too
+        imports.add(("pathlib", "Path"))
+    params = [f"{first}: WorldRepo" + ("" if row.needs_world else " | Path"),
+              *(_parameter(name, fields[name], imports) for name in row.positional)]
     if keywords:
         params += ["*", *(_parameter(name, fields[name], imports) for name in keywords)]
     answer = " | ".join(_answer_class(spec, imports) for spec in row.answer_of.split("|"))
@@ -86,11 +94,11 @@ def _function(row: Operation[Any], imports: set[tuple[str, str]]) -> str:
     if len(head) > 106:
         head = f"def {row.name}(\n" + "".join(f"    {p},\n" for p in params) + f") -> {answer}:"
     doc = _docstring(row, order)
-    call = ", ".join(["world", f'"{row.name}"', *(f"{n}={n}" for n in order)])
+    call = ", ".join([first, f'"{row.name}"', *(f"{n}={n}" for n in order)])
     body = f"return cast(\"{answer}\", run_row({call}))"
     if len(body) > 102:
         args = "".join(f"\n        {n}={n}," for n in order)
-        body = f"return cast(\"{answer}\", run_row(\n        world, \"{row.name}\",{args}\n    ))"
+        body = f"return cast(\"{answer}\", run_row(\n        {first}, \"{row.name}\",{args}\n    ))"
     return f"\n\n{head}\n{doc}    {body}\n"
 
 
@@ -150,7 +158,8 @@ def _docstring(row: Operation[Any], order: list[str]) -> str:
     text = row.summary
     if said:
         text += "\n\n" + "; ".join(said) + "."
-    paragraphs = [textwrap.fill(p, 100, initial_indent="    ", subsequent_indent="    ")
+    paragraphs = [textwrap.fill(p, 100, initial_indent="    ", subsequent_indent="    ",
+                                break_on_hyphens=False)
                   for p in text.split("\n\n")]
     body = "\n\n".join(paragraphs).replace('"""', "'''").lstrip()
     return f'    """{body}\n    """\n' if "\n" in body or len(body) > 96 else f'    """{body}"""\n'
