@@ -140,10 +140,16 @@ def told_text(place: dict[str, Any]) -> str:
     return f"sentence {place['sentence']} of {place['heading']}"
 
 
+SEARCH_MOST = 10_000
+"""The search row's most results (:mod:`narrative.operations.reads`): a larger ``--limit``, one
+beyond any integer too, asks for that many rather than being refused."""
+
+
 @click.command("search")
 @click.argument("q", metavar="QUERY")
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
-              help="Show at most N results.")
+@click.option("--limit", type=click.IntRange(min=1, max=SEARCH_MOST, clamp=True), default=20,
+              show_default=True, help=f"Show at most N results (more than {SEARCH_MOST:,} is "
+                                      f"{SEARCH_MOST:,}).")
 @json_option
 @pass_context
 def search_cmd(ctx: Context, q: str, limit: int, as_json: bool) -> None:

@@ -37,14 +37,14 @@ class ListNodesParams(Paged):
     layer: Short | None = Field(None, description="only the nodes of this layer")
 
 
-class GetNodeParams(Params):
-    node: NodeName
-    at: At = None
-
-
 Named = Annotated[str, Field(description="a node's id, name or alias")]
 """A node named where the command line has always taken any text: an empty or a very long one
 names no node (not found), as a name nobody has does; the request's own size bounds it."""
+
+
+class GetNodeParams(Params):
+    node: Named
+    at: At = None
 
 
 class GetValueParams(Params):
