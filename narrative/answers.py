@@ -19,9 +19,62 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated, Any, ClassVar, Generic, Self, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
+from pydantic_core import core_schema
+
+from narrative.errors import Door, Step
 
 T = TypeVar("T")
+
+
+class Said(str):
+    """Advice in an answer (a warning that says what to do), its steps worded by the door
+    that sends it: the JSON holds text, ``narr adopt`` on the command line and the ``adopt``
+    tool over MCP. Made from an error (:meth:`of`), whose hint holds ``{0}``... for its
+    steps; read back from JSON it is the text it was sent as."""
+
+    lead: str = ""
+    hint: str = ""
+    steps: tuple[Step, ...] = ()
+
+    @classmethod
+    def of(cls, text: str, *steps: Step, lead: str = "") -> Said:
+        """``lead`` then ``text``, whose ``{0}``, ``{1}``... are ``steps``, kept for the door
+        to word (the text itself is the command line's words)."""
+        said = cls(lead + _filled(text, steps, "cli"))
+        said.lead, said.hint, said.steps = lead, text, steps
+        return said
+
+    @classmethod
+    def of_error(cls, error: Any, lead: str) -> Said:
+        """``lead`` then ``error``'s hint (a :class:`~narrative.errors.NarrError`'s), its
+        steps kept for the door to word."""
+        return cls.of(error.hint_template or "", *error.steps, lead=lead)
+
+    def worded(self, door: Door) -> str:
+        """The text, its steps as ``door`` names them."""
+        return self.lead + _filled(self.hint, self.steps, door) if self.steps else str(self)
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> Any:
+        from_text = core_schema.no_info_after_validator_function(cls, core_schema.str_schema())
+        return core_schema.json_or_python_schema(
+            json_schema=from_text,
+            python_schema=core_schema.union_schema([core_schema.is_instance_schema(cls), from_text],
+                                                   mode="left_to_right"),
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                _said_json, info_arg=True, return_schema=core_schema.str_schema()))
+
+
+def _filled(text: str, steps: tuple[Step, ...], door: Door) -> str:
+    for n, step in enumerate(steps):
+        text = text.replace(f"{{{n}}}", step.worded(door))
+    return text
+
+
+def _said_json(said: Any, info: Any) -> str:
+    door = (info.context or {}).get("door", "cli")
+    return said.worded(door) if isinstance(said, Said) else str(said)
 
 
 def _absent(schema: dict[str, Any]) -> None:
@@ -56,9 +109,11 @@ class Shape(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    def to_json(self) -> dict[str, Any]:
-        """The object as JSON data (what ``--json`` prints, without the answer's ``schema``)."""
-        data = self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    def to_json(self, door: Door = "cli") -> dict[str, Any]:
+        """The object as JSON data (what ``--json`` prints, without the answer's ``schema``),
+        what it advises (:class:`Said`) worded for ``door``."""
+        data = self.model_dump(mode="json", by_alias=True, exclude_unset=True,
+                               context={"door": door})
         assert isinstance(data, dict)
         return data
 
@@ -98,9 +153,10 @@ class Answer(Shape):
         """``narr.NAME/VERSION``."""
         return f"narr.{cls.NAME}/{cls.VERSION}"
 
-    def answer(self) -> dict[str, Any]:
-        """The answer as every transport sends it: ``{"schema": ..., ...}``."""
-        return {"schema": self.schema_name(), **self.to_json()}
+    def answer(self, door: Door = "cli") -> dict[str, Any]:
+        """The answer as every transport sends it: ``{"schema": ..., ...}``, what it advises
+        worded for ``door``."""
+        return {"schema": self.schema_name(), **self.to_json(door)}
 
 
 class Items(Answer, Generic[T]):
@@ -169,7 +225,7 @@ VERSIONS: dict[str, int] = {
     # the operations of narrative.api.OPERATIONS: the CLI, HTTP and MCP alike
     "status": 2, "list_nodes": 2, "get_node": 1, "log": 2, "show": 2, "branches": 2,
     "chains": 2, "why": 2, "history": 2, "search": 1, "brief": 2, "threads": 1, "audit": 1,
-    "event": 2, "reset": 1, "revert": 2, "replay": 2, "edit_node": 1, "chapter": 1,
+    "event": 3, "reset": 1, "revert": 3, "replay": 3, "edit_node": 1, "chapter": 1,
     # answers only the CLI gives
     "adopt": 1, "branch_created": 1, "branch_deleted": 1, "remote_branches": 2,
     "chain_dropped": 1, "chapters": 2, "check": 1, "clone": 1, "codex": 1, "conflicts": 1, "doctor": 1,

@@ -32,16 +32,15 @@ class Step:
     --retry`` for the newest failed event)."""
 
     def worded(self, door: Door) -> str:
-        """The step as ``door`` names it (:func:`narrative.operations.word`, once the table is
-        loaded; until then its own spelling, or the operation's name)."""
+        """The step as ``door`` names it: in the words :func:`set_wording` was given (each
+        transport loads the table, whose :mod:`~narrative.operations.wording` they are); with
+        none given, its own command line spelling or the operation and its arguments."""
         if door == "cli" and self.cli is not None:
             return self.cli
-        if _wording is None:  # the table words it; load it (by name: it stands above this module)
-            from importlib import import_module
-
-            import_module("narrative.operations")
-        assert _wording is not None
-        return _wording(self, door)
+        if _wording is not None:
+            return _wording(self, door)
+        given = {k: v for k, v in self.arguments.items() if v is not None and v is not False}
+        return f"the {self.operation} operation" + (f" with {given}" if given else "")
 
 
 _wording: Callable[[Step, Door], str] | None = None
@@ -49,7 +48,9 @@ _wording: Callable[[Step, Door], str] | None = None
 
 def set_wording(word: Callable[[Step, Door], str]) -> None:
     """How steps are worded: the operations table sets it when it loads (it knows each row's
-    command, route and tool), so this module names no module above it."""
+    command, route and tool). This module stands below the table and never loads it: a
+    transport that shows a hint has the table loaded (the command line loads it before it
+    prints an error that has steps)."""
     global _wording
     _wording = word
 
@@ -89,6 +90,11 @@ class NarrError(Exception):
     @hint.setter
     def hint(self, text: str | None) -> None:
         self._hint, self.steps = text, []
+
+    @property
+    def hint_template(self) -> str | None:
+        """The hint with its steps as ``{0}``, ``{1}``... (:attr:`steps`), unworded."""
+        return self._hint
 
     def hint_for(self, door: Door) -> str | None:
         """The hint, its steps worded for ``door``."""
@@ -210,8 +216,9 @@ class DiffuserError(NarrError):
     http_status = 502
 
     def __init__(self, message: str, *, hint: str | None = None,
-                 details: list[str] | None = None, raw_reply: str | None = None) -> None:
-        super().__init__(message, hint=hint, details=details)
+                 details: list[str] | None = None, raw_reply: str | None = None,
+                 steps: Sequence[Step] = ()) -> None:
+        super().__init__(message, hint=hint, details=details, steps=steps)
         self.raw_reply = raw_reply
 
 
@@ -227,8 +234,9 @@ class StorageError(NarrError):
     http_status = 507
 
     def __init__(self, message: str, *, hint: str | None = None,
-                 details: list[str] | None = None, recorded: bool = False) -> None:
-        super().__init__(message, hint=hint, details=details)
+                 details: list[str] | None = None, recorded: bool = False,
+                 steps: Sequence[Step] = ()) -> None:
+        super().__init__(message, hint=hint, details=details, steps=steps)
         self.recorded = recorded
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from narrative.answers import MAYBE, Shape
+from narrative.answers import MAYBE, Said, Shape
 from narrative.model import JSON, Op
 
 Obj = dict[str, JSON]
@@ -127,13 +127,36 @@ class PlainCommit(Shape):
     edits: list[Change]
 
 
+class Apply(Shape):
+    """An operation of the table and its arguments: what a program sends to do a thing."""
+
+    operation: str
+    arguments: Obj
+
+
+class Held(Shape):
+    """A change the diffuser found but held back (``n``, from the ``words`` of a ``rule``, and
+    why), with what applies it: ``command`` as the door that sent it names it (a command
+    line, the event tool with its arguments, a route), ``apply`` the same as data."""
+
+    n: int
+    rule: str | None
+    source: str | None
+    words: str
+    reason: str
+    ops: list[Op]
+    flags: list[str]
+    command: Said
+    apply: Apply
+
+
 class Proposal(Shape):
     """What the diffuser proposed and what became of each op."""
 
     diffuser: str | None
     ops: list[Op]
     notes: list[str]
-    held: list[Obj]
+    held: list[Held]
     proposed: list[Obj]  # as the diffuser proposed them, valid or not
     arbitration: list[Obj]
     refused: list[Obj]

@@ -110,7 +110,7 @@ def test_json_output_is_json(narr: CLI, world: Path, tmp_path: Path) -> None:
     """--json is real: each data command's output parses, names its shape and version, and
     carries the fields the text shows; a list comes as the answer's items."""
     rec = narr.json("event", "A beat", "--set", "lin-yuan.state.mood=calm")
-    assert rec["schema"] == "narr.event/2"
+    assert rec["schema"] == "narr.event/3"
     assert rec["content"] == "A beat" and rec["commit"]
     assert narr.json("show")["id"] == rec["id"]
     log = narr.json("log")

@@ -114,3 +114,20 @@ def test_the_llm_server_is_asked_only_when_configured(narr: CLI, llm_server: str
     assert found["problem"] == ("cannot reach the LLM server at http://127.0.0.1:9/v1/chat/completions: "
                                 "Connection refused")
     assert "is the server running" in found["fix"]
+
+
+def test_a_problem_s_fix_is_worded_by_the_door_that_asks(narr: CLI, world: Path) -> None:
+    from narrative.operations.upkeep import DOCTOR
+    from narrative.store import WorldRepo
+    from narrative.store.private import MERGE_STATE
+
+    with WorldRepo.open(world) as wr:  # a narr merge stopped on conflicts, as far as the doctor sees
+        (wr.private.path / MERGE_STATE).write_text("{}", encoding="utf-8")
+    fixes = {door: by_name(DOCTOR.call(world, DOCTOR.parse({}), door))["merge"]["fix"]
+             for door in ("cli", "mcp", "http")}
+    assert fixes["cli"].startswith("narr conflicts lists them: narr resolve each")
+    assert fixes["mcp"].startswith("the conflicts tool lists them: the resolve tool each")
+    assert fixes["http"].startswith("GET /api/merge/conflicts lists them")
+    result = narr("doctor", "--json", expect=14)
+    assert by_name(json.loads(result.stdout))["merge"]["fix"] == fixes["cli"]
+    assert json.loads(result.stderr)["hint"] == fixes["cli"]

@@ -18,8 +18,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "narrative"
 
 STILL_NAMING_COMMANDS = {
     "engine/bible.py": ["init", "init"], "engine/branches.py": ["pull"],
-    "engine/chapter.py": ["chapter", "chapter", "init", "new", "reset", "status"],
-    "engine/chapters.py": ["log", "reset"], "engine/event.py": ["event", "init"],
+    "engine/chapter.py": ["init"],
+    "engine/chapters.py": ["log"], "engine/event.py": ["event", "init"],
     "engine/init.py": ["init"], "engine/log.py": ["log", "log"], "engine/merge.py": ["pull"],
     "engine/naming.py": ["edit"], "engine/nodes.py": ["path"], "engine/proposing.py": ["init"],
     "engine/remote.py": ["push", "push", "push"], "engine/scenes.py": ["chapter"],
@@ -28,9 +28,9 @@ STILL_NAMING_COMMANDS = {
     "store/worldrepo.py": ["init", "init"],
 }
 """Hints of the engine and the store that still name a command in their words: commands with no
-row (init, push, pull, doctor, import, path), the command line's own spellings (log --node, an
-event retyped with its flags), the editor (narr edit, whose row MCP does not offer), and the
-chapters' hints, not yet steps. This list only shrinks."""
+row (init, push, pull, doctor, import, path, log --chapters), the command line's own spellings
+(log --node, an event retyped with its flags) and the editor (narr edit, whose row MCP does not
+offer). This list only shrinks."""
 
 
 def _calls(name: str) -> list[tuple[Path, ast.Call]]:
@@ -125,3 +125,34 @@ def test_an_mcp_client_is_told_tools_and_an_http_client_routes(flat_world: Path)
     hint = answer.json()["hint"]
     assert "POST /api/switch" in hint and "GET /api/branches" in hint and "narr " not in hint, hint
     assert "narr switch BRANCH (narr branch lists them)" in narr("event", "z", expect=12).stderr
+
+
+def test_what_an_answer_advises_is_worded_by_the_door_that_sends_it(flat_world: Path) -> None:
+    """A held-back change's command and a status warning's fix (a plain git commit to adopt)
+    name a command on the command line, a tool over MCP and a route over HTTP."""
+    from narrative.serve.mcp import WorldTools
+
+    narr = CLI(flat_world)
+    words = "Su Qing gives Old Zhou the jade token"
+    [held] = narr.json("event", words, "--dry-run")["proposal"]["held"]
+    assert held["command"] == f"narr event --accept 1 '{words}'"
+    tools = WorldTools(flat_world)
+    try:
+        dry = tools.call("event", {"content": words, "dry_run": True}).structured_content or {}
+        [held] = dry["proposal"]["held"]
+        assert held["command"] == f'the event tool with {{"content": "{words}", "accept": [1]}}'
+        assert held["apply"] == {"operation": "event",
+                                 "arguments": {"content": words, "accept": [1]}}
+        node = flat_world / "world/character/lin-yuan.json"
+        node.write_text(node.read_text("utf-8").replace('"state": {', '"state": {"hum": 1, ', 1),
+                        "utf-8")
+        git(flat_world, "commit", "--quiet", "-am", "a plain commit")
+        [mcp_warning] = (tools.call("status", {}).structured_content or {})["warnings"]
+    finally:
+        tools.close()
+    [cli_warning] = narr.json("status")["warnings"]
+    assert "narr adopt" in cli_warning
+    assert f"narr: warning: {cli_warning}" in narr("status").stderr.splitlines()
+    assert mcp_warning == cli_warning.replace("narr adopt", "the adopt tool")
+    [http_warning] = HTTP(flat_world).get("/api/status").json()["warnings"]
+    assert http_warning == cli_warning.replace("narr adopt", "POST /api/adopt")

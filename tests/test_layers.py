@@ -46,11 +46,30 @@ def _imports(tree: ast.AST) -> list[Imported]:
             out.extend(Imported(f"narrative.{a.name}", node.lineno, typing_only) for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             out.append(Imported(node.module, node.lineno, typing_only))
+        elif isinstance(node, ast.Call) and _by_name(node) is not None:
+            out.append(Imported(_by_name(node) or "", node.lineno, typing_only))
         for child in ast.iter_child_nodes(node):
             visit(child, typing_only or (isinstance(node, ast.If) and _is_type_checking(node)))
 
     visit(tree, False)
     return out
+
+
+def _by_name(call: ast.Call) -> str | None:
+    """The module an ``import_module("narrative.x")`` call loads (of ``f"narrative.x.{y}"``,
+    the package it names): an import by name is an import, and the rules see it."""
+    func = call.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(
+        func, ast.Attribute) else None
+    if name not in ("import_module", "__import__") or not call.args:
+        return None
+    first = call.args[0]
+    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+        return first.value
+    if isinstance(first, ast.JoinedStr) and first.values and isinstance(first.values[0], ast.Constant):
+        lead = str(first.values[0].value)
+        return lead.rsplit(".", 1)[0] if "." in lead else None
+    return None
 
 
 def _sources() -> dict[str, ast.AST]:
@@ -157,6 +176,9 @@ def test_the_rules_see_a_violation() -> None:
         "narrative/engine/x.py": "import pygit2\n",
         "narrative/store/x.py": "from narrative.delta.draft import Draft\nimport pygit2\n",
         "narrative/lore/x.py": "from narrative.store.view import WorldView\n",
+        "narrative/fields.py": "def f():\n    from importlib import import_module\n\n"
+                               "    import_module('narrative.operations')\n",
+        "narrative/delta/y.py": "import importlib\nimportlib.import_module(f'narrative.engine.{x}')\n",
     }
     saved = dict(SOURCES)
     try:
@@ -168,6 +190,10 @@ def test_the_rules_see_a_violation() -> None:
         assert [v for v in _violations("pygit2 loads only through store.libgit")
                 if v.startswith("narrative/store/x.py")]
         assert _violations("the lore formats import only the pure modules")
+        assert [v for v in _violations("the pure modules import only each other")
+                if v.startswith("narrative/fields.py")]  # an import by name is seen
+        assert [v for v in _violations("delta imports only the pure modules")
+                if v == "narrative/delta/y.py:2 imports narrative.engine"]
         SOURCES["narrative/engine/y.py"] = ast.parse(
             "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pygit2\n")
         assert any("engine/y.py" in v for v in _violations("pygit2 only in the store"))

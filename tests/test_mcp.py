@@ -115,14 +115,14 @@ def test_reads_and_writes_answer_as_the_cli(flat_world: Path, tmp_path: Path) ->
     assert got["status"] == cli_json(twin, "status")  # the same JSON, schema and all
     assert got["dry_log"] == cli_json(twin, "log")  # the dry run recorded nothing
     dry = got["dry"]
-    assert dry["schema"] == "narr.event/2" and dry["commit"] is None
+    assert dry["schema"] == "narr.event/3" and dry["commit"] is None
     assert dry["diffusions"] == cli_json(
         twin, "event", "Lin Yuan walks to the ferry", "--set", "lin-yuan.state.location=ferry",
         "--dry-run")["diffusions"]
     event = got["event"]
     expected = cli_json(twin, "event", "Lin Yuan walks to the ferry", "--set",
                         "lin-yuan.state.location=ferry")
-    assert event["schema"] == expected["schema"] == "narr.event/2"
+    assert event["schema"] == expected["schema"] == "narr.event/3"
     assert event["diffusions"] == expected["diffusions"] and event["content"] == expected["content"]
     assert got["why"]["value"] == cli_json(twin, "why", "lin-yuan", "state.location")["value"] == "ferry"
     assert got["node"] == cli_json(twin, "get", "lin-yuan")

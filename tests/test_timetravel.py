@@ -105,6 +105,25 @@ def test_reset_before_a_node_created_by_hand(narr: CLI, world: Path) -> None:
     assert [e["target"] for e in narr.json("status")["edits"]] == ["peddler"]
 
 
+def test_reset_before_a_node_named_by_its_name_through_every_door(world: Path, narr: CLI) -> None:
+    """``before`` names a node as every argument does (its id, a name or an alias) through the
+    operation too, not only on the command line."""
+    from narrative.serve.mcp import WorldTools
+
+    narr("event", "E1")
+    write_node(world, rel_path(world, "peddler", "character"),
+               {"id": "peddler", "name": "The Peddler", "layer": "character"})
+    appears = narr.json("event", "A peddler appears")
+    narr("event", "E3")
+    tools = WorldTools(world)
+    try:
+        result = tools.call("reset", {"before": "The Peddler"})
+    finally:
+        tools.close()
+    assert not result.is_error, result.content
+    assert (result.structured_content or {})["undone"][-1]["id"] == appears["id"]
+
+
 def test_reset_before_a_genesis_node_is_refused(narr: CLI, world: Path) -> None:
     narr("event", "E1")
     before = snapshot(world)

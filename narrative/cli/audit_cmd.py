@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from narrative.cli.context import Context, InputFile, pass_context
-from narrative.cli.output import emit_json, json_option, short, value_text, warn
+from narrative.cli.output import emit_answer, json_option, short, value_text, warn
 from narrative.cli.terminal import echo
 
 
@@ -68,17 +68,15 @@ def audit_cmd(ctx: Context, file: Any, at: str | None, budget: float | None, as_
       narr audit chapter-21.md
       narr audit - --at HEAD~2 < draft.md
     """
-    from narrative.engine.audit import audit
-    from narrative.engine.deadline import DEFAULT_BUDGET
+    from narrative.cli.rows import row
     from narrative.errors import ContinuityError
 
-    report = audit(ctx.world, read_draft(file), at,
-                   budget=budget if budget is not None else DEFAULT_BUDGET)
+    report = ctx.call(row("reads", "audit"), text=read_draft(file), at=at, budget=budget)
     for message in report.warnings:
         warn(message)
     d = report.to_json()
     if as_json:
-        emit_json(d, "audit")
+        emit_answer(report)
     else:
         for f in d["findings"]:
             for line in finding_lines(f):

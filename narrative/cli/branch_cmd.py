@@ -8,7 +8,6 @@ from narrative.cli.completion import complete_branch, complete_rev
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import (
     display_width,
-    emit_answer,
     json_option,
     next_page,
     one_line,
@@ -17,6 +16,7 @@ from narrative.cli.output import (
     short,
     warn,
 )
+from narrative.cli.rows import answered
 from narrative.cli.terminal import echo
 
 
@@ -46,9 +46,8 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, re
     if remotes:
         if name is not None or delete:
             raise click.UsageError("--remotes only lists")
-        found = ctx.call(lines.REMOTE_BRANCHES, limit=limit, cursor=cursor)
-        if as_json:
-            emit_answer(found)
+        found = answered(ctx, lines.REMOTE_BRANCHES, as_json, limit=limit, cursor=cursor)
+        if found is None:
             return
         width = max([20, *(display_width(row.name) for row in found)])
         for row in found:
@@ -59,9 +58,8 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, re
     if name is None:
         if delete:
             raise click.UsageError("--delete needs a branch NAME")
-        listed = ctx.call(lines.BRANCHES, limit=limit, cursor=cursor)
-        if as_json:
-            emit_answer(listed)
+        listed = answered(ctx, lines.BRANCHES, as_json, limit=limit, cursor=cursor)
+        if listed is None:
             return
         width = max([20, *(display_width(line.name) for line in listed)])
         for line in listed:
@@ -72,17 +70,13 @@ def branch_cmd(ctx: Context, name: str | None, rev: str | None, delete: bool, re
     if delete:
         if rev is not None:
             raise click.UsageError("--delete takes only a branch NAME")
-        deleted = ctx.call(lines.DELETE_BRANCH, name=name)
-        if as_json:
-            emit_answer(deleted)
-        else:
+        deleted = answered(ctx, lines.DELETE_BRANCH, as_json, name=name)
+        if deleted is not None:
             kept = f"; its events are kept as {deleted.kept_as}" if deleted.kept_as else ""
             echo(f"Deleted branch {name} (was {short(deleted.commit)}){kept}")
         return
-    made = ctx.call(lines.CREATE_BRANCH, name=name, rev=rev)
-    if as_json:
-        emit_answer(made)
-    else:
+    made = answered(ctx, lines.CREATE_BRANCH, as_json, name=name, rev=rev)
+    if made is not None:
         echo(f"Created branch {name} at {short(made.commit)} {one_line(made.content)}")
 
 
@@ -106,9 +100,8 @@ def switch_cmd(ctx: Context, name: str, create: bool, set_aside: bool, as_json: 
     """
     from narrative.operations.lines import SWITCH
 
-    result = ctx.call(SWITCH, name=name, set_aside=set_aside, create=create)
-    if as_json:
-        emit_answer(result)
+    result = answered(ctx, SWITCH, as_json, name=name, set_aside=set_aside, create=create)
+    if result is None:
         return
     for note in result.warnings:
         warn(note)

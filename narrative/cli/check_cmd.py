@@ -9,7 +9,8 @@ import click
 
 from narrative.cli.completion import complete_rev
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import emit_answer, emit_json, json_option, short, warn
+from narrative.cli.output import emit_json, json_option, short, warn
+from narrative.cli.rows import answered
 from narrative.cli.terminal import echo, progress_bar
 
 if TYPE_CHECKING:
@@ -112,9 +113,8 @@ def adopt_cmd(ctx: Context, as_json: bool) -> None:
     """
     from narrative.operations.upkeep import ADOPT
 
-    adopted = ctx.call(ADOPT)
-    if as_json:
-        emit_answer(adopted)
+    adopted = answered(ctx, ADOPT, as_json)
+    if adopted is None:
         return
     result = adopted.to_json()
     for note in result["warnings"]:
@@ -152,9 +152,8 @@ def gc_cmd(ctx: Context, as_json: bool) -> None:
     """
     from narrative.operations.upkeep import GC
 
-    packed = ctx.call(GC)
-    if as_json:
-        emit_answer(packed)
+    packed = answered(ctx, GC, as_json)
+    if packed is None:
         return
     result = packed.to_json()
     mb = 1024 * 1024

@@ -10,7 +10,6 @@ import click
 from narrative.cli.completion import complete_node
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import (
-    emit_answer,
     emit_json,
     group_listing,
     json_option,
@@ -21,6 +20,7 @@ from narrative.cli.output import (
     short,
     warn,
 )
+from narrative.cli.rows import answered
 from narrative.cli.terminal import echo
 
 if TYPE_CHECKING:
@@ -330,10 +330,8 @@ def failed_drop_cmd(ctx: Context, which: str, as_json: bool) -> None:
     """
     from narrative.operations.story import DROP_FAILED
 
-    found = DROP_FAILED.answer_to(ctx.world, DROP_FAILED.parse({"which": which}))
-    if as_json:
-        emit_answer(found)
-    else:
+    found = answered(ctx, DROP_FAILED, as_json, which=which)
+    if found is not None:
         echo(f"Dropped the failed event {found.dropped.content!r}")
 
 

@@ -11,6 +11,7 @@ import click
 from narrative.cli.completion import complete_node
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_answer, json_option, warn
+from narrative.cli.rows import answered
 from narrative.cli.terminal import echo
 from narrative.errors import InvalidWorldError
 
@@ -71,10 +72,8 @@ def path_cmd(ctx: Context, node: str, layer: str | None, as_json: bool) -> None:
     """
     from narrative.operations.reads import PATH
 
-    found = ctx.call(PATH, node=node, layer=layer)
-    if as_json:
-        emit_answer(found)
-    else:
+    found = answered(ctx, PATH, as_json, node=node, layer=layer)
+    if found is not None:
         echo(found.path)
 
 

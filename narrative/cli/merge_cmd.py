@@ -9,6 +9,7 @@ import click
 from narrative.cli.completion import complete_branch, complete_field, complete_node
 from narrative.cli.context import Context, pass_context
 from narrative.cli.output import emit_answer, json_option, short, warn
+from narrative.cli.rows import answered
 from narrative.cli.terminal import echo
 
 
@@ -41,15 +42,13 @@ def merge_cmd(ctx: Context, branch: str | None, go_on: bool, abort: bool, as_jso
     if sum((branch is not None, go_on, abort)) != 1:
         raise click.UsageError("give a BRANCH, --continue or --abort")
     if abort:
-        aborted = ctx.call(lines.ABORT_MERGE)
-        if as_json:
-            emit_answer(aborted)
-        else:
+        aborted = answered(ctx, lines.ABORT_MERGE, as_json)
+        if aborted is not None:
             echo(f"Merge of {aborted.branch} aborted; nothing was changed")
         return
-    merged = ctx.call(lines.CONTINUE_MERGE) if go_on else ctx.call(lines.MERGE, branch=branch)
-    if as_json:
-        emit_answer(merged)
+    merged = (answered(ctx, lines.CONTINUE_MERGE, as_json) if go_on else
+              answered(ctx, lines.MERGE, as_json, branch=branch))
+    if merged is None:
         return
     result = merged.to_json()
     for note in result["warnings"]:
@@ -86,9 +85,8 @@ def conflicts_cmd(ctx: Context, as_json: bool) -> None:
     from narrative.engine.merge import conflict_line
     from narrative.operations.lines import CONFLICTS
 
-    found = ctx.call(CONFLICTS)
-    if as_json:
-        emit_answer(found)
+    found = answered(ctx, CONFLICTS, as_json)
+    if found is None:
         return
     data = found.to_json()
     echo(f"Merging {data['branch']}: {data['unresolved']} of {len(data['conflicts'])} "

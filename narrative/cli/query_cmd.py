@@ -8,7 +8,8 @@ import click
 
 from narrative.cli.completion import complete_field, complete_node, complete_rev
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import ARROW, emit_answer, emit_json, json_option, one_line, short, value_text
+from narrative.cli.output import ARROW, json_option, one_line, short, value_text
+from narrative.cli.rows import answered, row
 from narrative.cli.terminal import echo, no_pager_option, paged
 
 _FIELD_ABSENT = "(absent)"
@@ -41,12 +42,10 @@ def why_cmd(ctx: Context, node: str, field: str, at: str | None, as_json: bool) 
     Example:
       narr why 林远 state.mood
     """
-    from narrative.engine.why import why
-
-    d = why(ctx.world, ctx.node(node, must_exist=False), field, at).to_json()
-    if as_json:
-        emit_json(d, "why")
+    found = answered(ctx, row("reads", "why"), as_json, node=node, field=field, at=at)
+    if found is None:
         return
+    d = found.to_json()
     value = value_text(d["value"], None) if "value" in d else _FIELD_ABSENT
     echo(f"{d['node']} {d['field']} = {value}")
     if d.get("ended"):
@@ -114,14 +113,11 @@ def history_cmd(ctx: Context, node: str, at: str | None, as_json: bool) -> None:
       narr history 林远
       narr history temple-bell --at HEAD~3
     """
-    from narrative.engine.history_of import history_of
-
-    d = history_of(ctx.world, ctx.node(node, must_exist=False), at).to_json()
-    if as_json:
-        emit_json(d, "history")
+    found = answered(ctx, row("reads", "history"), as_json, node=node, at=at)
+    if found is None:
         return
     with paged(ctx):
-        _history_lines(d)
+        _history_lines(found.to_json())
 
 
 def _history_lines(d: dict[str, Any]) -> None:
@@ -144,10 +140,16 @@ def told_text(place: dict[str, Any]) -> str:
     return f"sentence {place['sentence']} of {place['heading']}"
 
 
+SEARCH_MOST = 10_000
+"""The search row's most results (:mod:`narrative.operations.reads`): a larger ``--limit``, one
+beyond any integer too, asks for that many rather than being refused."""
+
+
 @click.command("search")
 @click.argument("q", metavar="QUERY")
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
-              help="Show at most N results.")
+@click.option("--limit", type=click.IntRange(min=1, max=SEARCH_MOST, clamp=True), default=20,
+              show_default=True, help=f"Show at most N results (more than {SEARCH_MOST:,} is "
+                                      f"{SEARCH_MOST:,}).")
 @json_option
 @pass_context
 def search_cmd(ctx: Context, q: str, limit: int, as_json: bool) -> None:
@@ -158,12 +160,10 @@ def search_cmd(ctx: Context, q: str, limit: int, as_json: bool) -> None:
       narr search 黑戒
       narr search ferry --limit 5
     """
-    from narrative.engine.search import search
-
-    d = search(ctx.world, q, limit).to_json()
-    if as_json:
-        emit_json(d, "search")
+    found = answered(ctx, row("reads", "search"), as_json, q=q, limit=limit)
+    if found is None:
         return
+    d = found.to_json()
     if not d["hits"]:
         echo(f"nothing matches {q!r}")
     for h in d["hits"]:
@@ -217,9 +217,8 @@ def graph_group(click_ctx: click.Context, format_: str | None, around: str | Non
         return
     from narrative.operations.graphs import GRAPH_SIZES
 
-    found = ctx.call(GRAPH_SIZES)
-    if as_json:
-        emit_answer(found)
+    found = answered(ctx, GRAPH_SIZES, as_json)
+    if found is None:
         return
     d = found.to_json()
     echo(f"world: {d['world']['nodes']} nodes, {d['world']['edges']} edges (relations and references)")
@@ -227,14 +226,12 @@ def graph_group(click_ctx: click.Context, format_: str | None, around: str | Non
                f"{d['events']['edges']} causal edges")
 
 
-def _emit_graph(ctx: Context, row: str, as_json: bool, **arguments: Any) -> None:
+def _emit_graph(ctx: Context, name: str, as_json: bool, **arguments: Any) -> None:
     """The graph the row of that name in :mod:`narrative.operations.graphs` exports."""
     from narrative.operations import graphs
 
-    found = ctx.call(getattr(graphs, row), **arguments)
-    if as_json:
-        emit_answer(found)
-    else:
+    found = answered(ctx, getattr(graphs, name), as_json, **arguments)
+    if found is not None:
         echo(found.output, nl=False)
 
 
@@ -288,9 +285,8 @@ def graph_connect_cmd(ctx: Context, source: str, target: str, as_json: bool) -> 
     """
     from narrative.operations.graphs import CONNECT
 
-    found = ctx.call(CONNECT, source=source, target=target)
-    if as_json:
-        emit_answer(found)
+    found = answered(ctx, CONNECT, as_json, source=source, target=target)
+    if found is None:
         return
     d = found.to_json()
     if not d["paths"]:
@@ -339,13 +335,13 @@ def brief_cmd(ctx: Context, goal: str | None, focus: tuple[str, ...], budget: in
       narr brief --focus 林远 --pov su-qing --budget 2000
       narr brief --at HEAD~3
     """
-    from narrative.engine.brief import brief, head_text
+    from narrative.engine.brief import head_text
 
-    focus = tuple(ctx.node(f, context="--focus") for f in focus)
+    focus = tuple(ctx.node(f, context="--focus") for f in focus)  # named as the options are
     pov = ctx.node(pov, context="--pov") if pov is not None else None
-    result = brief(ctx.world, goal, list(focus), budget, pov, at=at)
-    if as_json or fmt == "json":
-        emit_json(result.to_json(), "brief")
+    result = answered(ctx, row("reads", "brief"), as_json or fmt == "json", goal=goal,
+                      focus=focus, budget=budget, pov=pov, at=at)
+    if result is None:
         return
     if fmt == "md":
         echo(result.to_markdown(), nl=False)
@@ -385,11 +381,10 @@ def threads_cmd(ctx: Context, all_: bool, at: str | None, as_json: bool) -> None
       narr threads
       narr threads --all --at HEAD~3
     """
-    from narrative.engine.threads import moved_text, threads
+    from narrative.engine.threads import moved_text
 
-    result = threads(ctx.world, at, include_resolved=all_)
-    if as_json:
-        emit_json(result.to_json(), "threads")
+    result = answered(ctx, row("reads", "threads"), as_json, all=all_, at=at)
+    if result is None:
         return
     names = {t.id: t.name for t in result.threads}
     if result.threads:

@@ -27,6 +27,7 @@ from narrative.cli.output import (
     short,
     warn,
 )
+from narrative.cli.rows import answered, row
 from narrative.cli.terminal import echo, no_pager_option, paged, paint
 
 
@@ -130,14 +131,11 @@ def show_cmd(ctx: Context, rev: str, as_json: bool) -> None:
       narr show HEAD~2
       narr show chapter:3
     """
-    from narrative.engine.log import show
-
-    data = show(ctx.world, rev).to_json()
-    if as_json:
-        emit_json(data, "show")
+    found = answered(ctx, row("reads", "show"), as_json, rev=rev)
+    if found is None:
         return
     with paged(ctx):
-        _show_lines(data)
+        _show_lines(found.to_json())
 
 
 def _show_lines(data: dict[str, Any]) -> None:
@@ -214,27 +212,20 @@ def get_cmd(ctx: Context, node: str, field: str | None, at: str | None, as_json:
       narr get 林远
       narr get "Lin Yuan" state.location --at HEAD~2
     """
-    from narrative.engine.nodes import get_node, get_value
+    if field is None:  # the get_node row's answer, its node printed whole as text
+        found = answered(ctx, row("reads", "get_node"), as_json, node=node, at=at)
+        if found is not None:
+            echo(json.dumps(found.to_json()["node"], indent=2, ensure_ascii=False, sort_keys=True))
+        return
+    from narrative.operations.reads import GET_VALUE
 
-    if field:  # the get_value row
-        from narrative.operations.reads import GET_VALUE
-
-        found = ctx.call(GET_VALUE, node=node, field=field, at=at)
-        if as_json:
-            emit_answer(found)
-            return
-        value = found.value
+    found = answered(ctx, GET_VALUE, as_json, node=node, field=field, at=at)
+    if found is None:
+        return
+    if not isinstance(found.value, str):
+        echo(json.dumps(found.value, indent=2, ensure_ascii=False, sort_keys=True))
     else:
-        node = ctx.node(node, must_exist=False)
-        if as_json:  # the answer of the get_node operation (HTTP, MCP)
-            path, data = get_node(ctx.world, node, at)
-            emit_json({"path": path, "node": data}, "get_node")
-            return
-        value = get_value(ctx.world, node, None, at)
-    if not isinstance(value, str):
-        echo(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))
-    else:
-        echo(value)
+        echo(found.value)
 
 
 @click.command("nodes")
@@ -251,11 +242,9 @@ def nodes_cmd(ctx: Context, layer: str | None, limit: int | None, cursor: str | 
     Example:
       narr nodes --layer character
     """
-    from narrative.operations import operation
-
-    found = ctx.call(operation("list_nodes"), layer=layer, limit=limit, cursor=cursor)
-    if as_json:
-        emit_answer(found)
+    found = answered(ctx, row("reads", "list_nodes"), as_json, layer=layer, limit=limit,
+                     cursor=cursor)
+    if found is None:
         return
     rows = found.to_json()["items"]
     width = max((len(r["id"]) for r in rows), default=2)
@@ -279,9 +268,14 @@ def status_cmd(ctx: Context, as_json: bool) -> None:
     Example:
       narr status
     """
-    from narrative.engine.status import status
+    if as_json:
+        found = ctx.call(row("reads", "status"))
+    else:  # the text names HEAD, whose record (a bulk event's may be megabytes) is left unread
+        from narrative.engine.status import status
 
-    found = status(ctx.world, head_record=as_json)  # the text names HEAD: its record is not read
+        found = status(ctx.world, head_record=False)
+        if any(getattr(w, "steps", ()) for w in found.warnings):
+            import narrative.operations  # noqa: F401  (the table words the warnings' steps)
     st = found.to_json()
     for message in st["warnings"]:
         warn(message)

@@ -11,7 +11,6 @@ from narrative.cli.context import Context, pass_context
 from narrative.cli.output import (
     change_line,
     emit_answer,
-    emit_json,
     group_listing,
     json_option,
     local_time,
@@ -20,6 +19,7 @@ from narrative.cli.output import (
     short_event,
     warn,
 )
+from narrative.cli.rows import answered, row
 from narrative.cli.terminal import echo, progress_bar
 
 if TYPE_CHECKING:
@@ -54,15 +54,13 @@ def reset_cmd(ctx: Context, rev: str | None, before: str | None, chapter: int | 
       narr reset --before black-ring
       narr reset --chapter 3
     """
-    from narrative.engine.reset import reset
-
-    if before is not None:
+    if before is not None:  # named as the command line names it in an error
         before = ctx.node(before, must_exist=False, context="--before")
-    result = reset(ctx.world, rev, before=before, keep_edits=keep_edits, hard=hard,
-                   chapter=chapter).to_json()
-    if as_json:
-        emit_json(result, "reset")
+    found = answered(ctx, row("travel", "reset"), as_json, rev=rev, before=before,
+                     chapter=chapter, keep_edits=keep_edits, hard=hard)
+    if found is None:
         return
+    result = found.to_json()
     for note in result["warnings"]:
         warn(note)
     ev = result["event"]
@@ -120,9 +118,12 @@ def chains_cmd(click_ctx: click.Context, as_json: bool) -> None:
     Example:
       narr chains
     """
-    from narrative.engine.chains import list_chains
+    chains = row("travel", "chains")
 
-    for c in group_listing(click_ctx, as_json, list_chains, "No abandoned chains.", "chains"):
+    def listing(wr: WorldRepo) -> Any:
+        return chains.answer_to(wr, chains.parse({}))
+
+    for c in group_listing(click_ctx, as_json, listing, "No abandoned chains.", "chains"):
         mark = ""
         if c["replayed"]:
             part = c["length"] > 0 and c["replayed_events"] < c["length"]
@@ -158,9 +159,8 @@ def chains_drop_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> Non
     """
     from narrative.operations.travel import DROP_CHAIN
 
-    result = ctx.call(DROP_CHAIN, which=which, force=force)
-    if as_json:
-        emit_answer(result)
+    result = answered(ctx, DROP_CHAIN, as_json, which=which, force=force)
+    if result is None:
         return
     lost = len(result.lost)
     echo(f"Dropped chain {result.dropped}"
@@ -191,14 +191,14 @@ def replay_cmd(ctx: Context, chain: str, to: str | None, reuse: bool, diffuser: 
       narr replay rain-stops-5004 --reuse
       narr replay 2 --to ad311d30
     """
-    from narrative.engine.replay import replay
+    from narrative.engine.progress import telling
 
-    with progress_bar("Replaying", as_json=as_json) as progress:
-        result = replay(ctx.world, chain, reuse=reuse, diffuser_name=diffuser, progress=progress,
-                        to=to, again=again)
+    with progress_bar("Replaying", as_json=as_json) as progress, telling(progress):
+        result = ctx.call(row("travel", "replay"), chain=chain, reuse=reuse, diffuser=diffuser,
+                          again=again, to=to)
     data = result.to_json()
     if as_json:
-        emit_json(data, "replay")
+        emit_answer(result)
     else:
         for note in data["warnings"]:
             warn(note)
@@ -251,11 +251,9 @@ def revert_cmd(ctx: Context, rev: str, content: str | None, as_json: bool) -> No
       narr revert HEAD~1
     """
     from narrative.cli.output import record_lines
-    from narrative.engine.revert import revert
 
-    result = revert(ctx.world, rev, content=content)
-    if as_json:
-        emit_json(result.to_json(), "revert")
+    result = answered(ctx, row("travel", "revert"), as_json, rev=rev, content=content)
+    if result is None:
         return
     rec = result.to_json()
     echo(f"[{ctx.world.branch()} {short(result.commit)}] {one_line(rec['content'])}")
@@ -278,9 +276,8 @@ def reflog_cmd(ctx: Context, limit: int | None, as_json: bool) -> None:
     """
     from narrative.operations.upkeep import REFLOG
 
-    entries = ctx.call(REFLOG, limit=limit)
-    if as_json:
-        emit_answer(entries)
+    entries = answered(ctx, REFLOG, as_json, limit=limit)
+    if entries is None:
         return
     for e in entries.items:
         echo(f"HEAD@{{{e.n}}} {short(e.new)} {local_time(e.when)}  {e.message}")
@@ -333,9 +330,8 @@ def edits_restore_cmd(ctx: Context, which: str, force: bool, as_json: bool) -> N
     """
     from narrative.operations.upkeep import RESTORE_EDITS
 
-    restored = ctx.call(RESTORE_EDITS, which=which, force=force)
-    if as_json:
-        emit_answer(restored)
+    restored = answered(ctx, RESTORE_EDITS, as_json, which=which, force=force)
+    if restored is None:
         return
     result = restored.to_json()
     for note in result["warnings"]:
@@ -362,9 +358,8 @@ def edits_drop_cmd(ctx: Context, which: str, as_json: bool) -> None:
     """
     from narrative.operations.upkeep import DROP_EDITS
 
-    dropped = ctx.call(DROP_EDITS, which=which)
-    if as_json:
-        emit_answer(dropped)
+    dropped = answered(ctx, DROP_EDITS, as_json, which=which)
+    if dropped is None:
         return
     echo(f"Dropped {dropped.dropped}")
     if dropped.kept_as is not None:

@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterable
 from typing import Annotated, Any, ClassVar
 
 from narrative import fields
-from narrative.answers import MAYBE, MAYBE_OR_NULL, Answer, Shape
+from narrative.answers import MAYBE, MAYBE_OR_NULL, Answer, Said, Shape
 from narrative.diffusers.context import find_mentions
 from narrative.engine.eventgraph import tip_of
 from narrative.engine.threads import THREAD_KINDS
@@ -114,7 +114,8 @@ class BriefItem(Shape):
     text: str
     node: Annotated[str | None, MAYBE] = None
     event: Annotated[BriefEvent | None, MAYBE] = None
-    fix: Annotated[str | None, MAYBE_OR_NULL] = None
+    fix: Annotated[Said | None, MAYBE_OR_NULL] = None
+    """What fixes a health warning, its steps worded by the door that sends it."""
     chapter: Annotated[BriefChapter | None, MAYBE] = None
 
 
@@ -501,7 +502,8 @@ def _health(wr: WorldRepo, head: Any, view: WorldView, recent: _Recent,
         wr.require_no_git_operation(merging=True)
     except ConflictError as exc:
         out.append((exc.message, "git is half-way through an operation: no event can be "
-                                 "recorded until it is finished or aborted", exc.hint))
+                                 "recorded until it is finished or aborted",
+                    Said.of_error(exc, "") if exc.hint_template else None))
     state = wr.private.merge_state()
     if state is not None:
         from narrative.store import unresolved_conflicts
@@ -511,7 +513,7 @@ def _health(wr: WorldRepo, head: Any, view: WorldView, recent: _Recent,
                     f"{len(left)} of {len(state.get('conflicts') or [])} unresolved",
                     "no event can be recorded until the merge goes on (narr resolve NODE FIELD "
                     "for each conflict, then narr merge --continue) or is dropped (narr merge "
-                    "--abort)", "narr conflicts"))
+                    "--abort)", Said.of("{0}", Step("conflicts"))))
     for problem in view.hand.problems:
         out.append((problem, "a hand-edited file narr cannot read: the next event refuses "
                              "until it is fixed", _edit_command(wr, problem)))

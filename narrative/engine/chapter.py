@@ -56,6 +56,7 @@ from narrative.errors import (
     InvalidWorldError,
     NarrError,
     NothingToDoError,
+    Step,
 )
 from narrative.ids import new_event_id
 from narrative.model import (
@@ -228,6 +229,8 @@ def dry_run_answer(review: ChapterReview) -> dict[str, Any]:
 
 # --- what the writer says -------------------------------------------------------------------
 
+_REVIEW = Step("chapter", {"dry_run": True}, cli="narr chapter FILE --dry-run")
+"""The review of a chapter, which numbers its sentences and its proposed changes."""
 _RANGE = re.compile(r"^\s*(\d{1,7})\s*(?:-\s*(\d{1,7}))?\s*$")
 
 
@@ -262,7 +265,7 @@ def _decide(review: ChapterReview, accept: Accept, reject: Iterable[int]) -> tup
             f"the review proposes {len(known)} change{'' if len(known) == 1 else 's'}"
             + (f" (1 to {max(known)})" if known else "")
             + f"; there is no change {listed}",
-            hint="narr chapter FILE --dry-run lists them with their numbers")
+            hint="{0} lists them with their numbers", steps=[_REVIEW])
     both = sorted(accepted & rejected)
     if both and accept != "all":
         raise InvalidInputError(f"change {both[0]} is both accepted and rejected")
@@ -391,7 +394,7 @@ class _Chapter:
             if not 1 <= a.sentence <= last:
                 raise InvalidInputError(
                     f"a change added at sentence {a.sentence}: the chapter has sentences 1 to {last}",
-                    hint="narr chapter FILE --dry-run numbers them")
+                    hint="{0} numbers them", steps=[_REVIEW])
             self.added.setdefault(a.sentence, []).append(a.op)
         self.added_list = list(added)
         if for_event:
@@ -607,18 +610,17 @@ def record(wr: WorldRepo, text: str, *, accept: Accept = "all", reject: Iterable
                 raise ConflictError(
                     f"chapter {chapter.number} is on the story line already "
                     f"({_named(chapter.replaces)})",
-                    hint=f"narr reset --chapter {chapter.number} rewinds to before it (its events "
-                         "kept as a chain), then record it again; or give this one another "
-                         "--number")
+                    hint="{0} rewinds to before it (its events kept as a chain), then record "
+                         "it again; or give this one another number",
+                    steps=[Step("reset", {"chapter": chapter.number})])
             result = _record(chapter, accept_list, reject, budget, when, the_key)
         except CalledOff:
             drop_pending(wr)  # nobody is there to retry it
             raise
         except NarrError as exc:
             if not getattr(exc, "recorded", False):
-                exc.hint = ((exc.hint + "; ") if exc.hint else "") + (
-                    "the chapter and your decisions are kept: narr chapter --retry records it "
-                    "once the problem is fixed")
+                exc.add_hint("the chapter and your decisions are kept: {0} records it once "
+                             "the problem is fixed", Step("chapter", cli="narr chapter --retry"))
             raise
         drop_pending(wr)
         result.warnings[:0] = recovered
@@ -681,8 +683,8 @@ def _record(chapter: _Chapter, accept: Literal["all"] | list[int], reject: set[i
     if not read.named and not chapter.added:
         raise InvalidInputError(
             "no sentence of the chapter names a node of this world, so it changes nothing",
-            hint="is it in the world's language, and are its people and places nodes (narr new)? "
-                 "nothing was changed")
+            hint="is it in the world's language, and are its people and places nodes ({0})? "
+                 "nothing was changed", steps=[Step("new_node", cli="narr new")])
     review = chapter.review(read)
     accepted, rejected = _decide(review, accept, reject)
     deadline.check(len(chapter.text.sentences), len(chapter.text.sentences))
@@ -743,8 +745,8 @@ def _record(chapter: _Chapter, accept: Literal["all"] | list[int], reject: set[i
     problems = opening.problems + opening.edit_problems
     if problems:
         raise InvalidWorldError(problems[0], details=problems,
-                                hint="fix the file (narr status lists every problem); nothing "
-                                     "was changed")
+                                hint="fix the file ({0} lists every problem); nothing "
+                                     "was changed", steps=[Step("status")])
     edit_changes: list[Change] = []
     for node_id, e in chapter.edits.edits.items():
         edit_changes.extend(fields.node_changes(node_id, e.old, e.new))

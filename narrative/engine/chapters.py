@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from narrative.engine.eventgraph import tip_of
-from narrative.errors import InvalidInputError, NotFoundError
+from narrative.errors import InvalidInputError, NotFoundError, Step
 from narrative.store import ChapterRow, Span, WorldRepo, decode_raw_record, peel_commit
 
 CHAPTER_REV = re.compile(r"^chapter:(\d{1,7})$", re.IGNORECASE)
@@ -144,7 +144,8 @@ def before(wr: WorldRepo, number: int) -> str:
     if chapter.line is not None:
         raise InvalidInputError(
             f"chapter {number} came in with the merge of {chapter.line}: resetting to before it "
-            "would leave the merge", hint="narr reset to before the merge, or revert it")
+            "would leave the merge", hint="{0} to before the merge, or {1} it",
+            steps=[Step("reset", cli="narr reset"), Step("revert", cli="narr revert")])
     commit = peel_commit(wr, chapter.commit)
     if commit is None or commit.first_parent is None:
         raise NotFoundError(f"chapter {number}'s commit is missing from this repository")

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from narrative import __version__, errors
-from narrative.answers import Answer, Shape
+from narrative.answers import Answer, Said, Shape
 
 if TYPE_CHECKING:  # imported where it is used: opening the store checks pygit2, which may fail
     from narrative.store import ServerState, WorldRepo
@@ -42,7 +42,7 @@ class DoctorFinding(Shape):
     status: Status
     found: str | None
     problem: str | None
-    fix: str | None
+    fix: Said | None
     kind: str | None
     exit_code: int
 
@@ -110,17 +110,25 @@ class DoctorReport:
 
 def problem_error(findings: Sequence[Any]) -> errors.NarrError | None:
     """The first of ``findings`` (a report's, or its answer's) that is a problem, as the error its
-    kind is, counting the others; None when none is."""
+    kind is, counting the others, its fix's steps kept for the door that raises it to word; None
+    when none is."""
     problems = [f for f in findings if f.status == "problem"]
     if not problems:
         return None
     first = problems[0]
     cls = getattr(errors, first.kind or "NarrError", errors.NarrError)
     more = len(problems) - 1
+    steps = getattr(first.fix, "steps", ())
     error: errors.NarrError = cls(
         f"doctor: {first.problem}" + (f" ({more} more problem{'s' if more > 1 else ''})" if more else ""),
-        hint=first.fix)
+        hint=getattr(first.fix, "hint", None) if steps else first.fix, steps=steps)
     return error
+
+
+def _fix(exc: errors.NarrError) -> str | None:
+    """What fixes ``exc``: its hint, whose steps (a :class:`~narrative.answers.Said`'s) the
+    door that shows the finding words."""
+    return Said.of_error(exc, "") if exc.steps else exc.hint
 
 
 def doctor(path: str | os.PathLike[str] = ".", *, llm_timeout: float = LLM_TIMEOUT) -> DoctorReport:
@@ -174,7 +182,7 @@ def _user_config(add: Callable[[Finding], None]) -> Any:
     try:
         settings = load_user_config()
     except errors.NarrError as exc:
-        add(Finding("config", "problem", str(config_path()), exc.message, exc.hint or
+        add(Finding("config", "problem", str(config_path()), exc.message, _fix(exc) or
                     f"fix {config_path()}", type(exc).__name__))
         return None
     where = str(settings.path) if settings.path else f"none ({config_path()} does not exist)"
@@ -189,10 +197,10 @@ def _world(report: DoctorReport, path: Path) -> None:
     try:
         wr = WorldRepo.open(path)
     except errors.NotAWorldError as exc:
-        add(Finding("world", "skipped", None, exc.message, exc.hint))
+        add(Finding("world", "skipped", None, exc.message, _fix(exc)))
         return
     except errors.NarrError as exc:
-        add(Finding("world", "problem", None, exc.message, exc.hint, type(exc).__name__))
+        add(Finding("world", "problem", None, exc.message, _fix(exc), type(exc).__name__))
         return
     with wr:
         report.world = str(wr.root)
@@ -248,7 +256,7 @@ def _world_health(wr: WorldRepo, add: Callable[[Finding], None]) -> None:
     try:
         wr.require_no_git_operation()
     except errors.ConflictError as exc:
-        add(Finding("merge", "problem", None, exc.message, exc.hint, "ConflictError"))
+        add(Finding("merge", "problem", None, exc.message, _fix(exc), "ConflictError"))
 
     try:
         report = check(wr, worktree_too=False)
@@ -307,7 +315,7 @@ def _llm(settings: Any, add: Callable[[Finding], None], timeout: float) -> None:
     try:
         client = ChatClient.from_settings(llm.model_copy(update={"timeout": timeout}))
     except errors.DiffuserError as exc:
-        add(Finding("llm", "problem", None, exc.message, exc.hint, "DiffuserError"))
+        add(Finding("llm", "problem", None, exc.message, _fix(exc), "DiffuserError"))
         return
     client.modes, client.auto = ["none"], False  # the plainest request: is a model there at all?
     started = time.monotonic()
@@ -315,7 +323,7 @@ def _llm(settings: Any, add: Callable[[Finding], None], timeout: float) -> None:
         client.complete([{"role": "user", "content": "Answer with the one word: ready"}], {},
                         max_tokens=TINY_REPLY)
     except errors.DiffuserError as exc:
-        add(Finding("llm", "problem", client.url, exc.message, exc.hint or LLM_FIX, "DiffuserError"))
+        add(Finding("llm", "problem", client.url, exc.message, _fix(exc) or LLM_FIX, "DiffuserError"))
         return
     facts = client.discover()
     model = client.model or facts.model

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self
 from pydantic import PrivateAttr
 
 from narrative import fields, invocation
-from narrative.answers import MAYBE, Answer, Shape
+from narrative.answers import MAYBE, Answer, Said, Shape
 from narrative.delta import overlay
 from narrative.delta.draft import Draft
 from narrative.delta.preconditions import Contradiction, same_field
@@ -79,7 +79,8 @@ class EventResult(Record, Answer):
     proposed and what became of each op."""
 
     NAME: ClassVar[str] = "event"
-    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
+    VERSION: ClassVar[int] = 3  # 2: what chapters add (a chapter's record, where an event was
+    # told); 3: a held-back change is a typed object, its command worded by the door
 
     dry_run: bool
     created: list[str]
@@ -148,7 +149,8 @@ class RevertResult(EventResult):
     """An event that undoes an earlier one (its ``reverts``), recorded as any event is."""
 
     NAME: ClassVar[str] = "revert"
-    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
+    VERSION: ClassVar[int] = 3  # 2: what chapters add (a chapter's record, where an event was
+    # told); 3: a held-back change is a typed object, its command worded by the door
 
 
 def held_json(held: Any, content: str, dry_run: bool) -> dict[str, Any]:
@@ -182,7 +184,8 @@ def held_json(held: Any, content: str, dry_run: bool) -> dict[str, Any]:
     else:
         arguments = {"content": held.words, "diffuser": "explicit",
                      "ops": [op.model_dump(mode="json") for op in held.ops]}
-    return {**held.model_dump(mode="json"), "flags": flags, "command": command,
+    step = Step("event", arguments, cli=command)  # each door words it: a tool, a route, this line
+    return {**held.model_dump(mode="json"), "flags": flags, "command": Said.of("{0}", step),
             "apply": {"operation": "event", "arguments": arguments}}
 
 

@@ -165,7 +165,8 @@ class ReplayResult(Answer):
     ``different`` from the original's, and the ``conflict`` it stopped at, if any."""
 
     NAME: ClassVar[str] = "replay"
-    VERSION: ClassVar[int] = 2  # 2: what chapters add (a chapter's record, where an event was told)
+    VERSION: ClassVar[int] = 3  # 2: what chapters add (a chapter's record, where an event was
+    # told); 3: its events' held-back changes are typed objects, their commands worded by the door
 
     chain: str
     total: int
@@ -222,8 +223,11 @@ def replay(wr: WorldRepo, which: str, *, reuse: bool = False, diffuser_name: str
 
     The chain's events the story line already holds a replayed copy of are left out (and
     said so) unless ``again``: telling them once more would put them in the story twice."""
+    from narrative.engine.progress import teller
+
     with writing(wr) as recovered:
-        result = _replay(wr, which, reuse, diffuser_name, progress, to, recovered, again)
+        result = _replay(wr, which, reuse, diffuser_name, progress or teller(), to, recovered,
+                         again)
         if result.events and result.head is not None:  # a replay stopped half-way told some too
             mark_replayed(wr, result.ref, result.head)
         return result.told()

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import PrivateAttr
 
 from narrative import fields
-from narrative.answers import Answer, Shape
+from narrative.answers import Answer, Said, Shape
 from narrative.engine.clock import story_time
 from narrative.engine.failed_answers import FailedSummary
 from narrative.engine.log import entry
@@ -51,7 +51,8 @@ class Status(Answer):
     outside_world: list[str]
     failed_events: list[FailedSummary]
     reformat: list[str]
-    warnings: list[str]
+    warnings: list[Said]
+    """What is in the way, each with what to do (its steps worded by the door that sends it)."""
     story_time: StoryTime | None
     _line: dict[str, Any] | None = PrivateAttr(default=None)
 
@@ -90,25 +91,25 @@ def status(wr: WorldRepo, *, head_record: bool = True) -> Status:
         "outside_world": scan.outside,
         "failed_events": _failed(wr),
         "reformat": [r for r in reformat if r],
-        "warnings": [*([note] if note else []), *_git_operation(wr), *_unadopted(wr, head)],
+        "warnings": [*([Said(note)] if note else []), *_git_operation(wr), *_unadopted(wr, head)],
         "story_time": story_time(wr) if head is not None else None,
     })
     found._line = line.summary if line is not None and not head_record else None
     return found
 
 
-def _unadopted(wr: WorldRepo, head: Commit | None) -> list[str]:
+def _unadopted(wr: WorldRepo, head: Commit | None) -> list[Said]:
     from narrative.engine.adopt import unadopted
 
     problem = unadopted(wr, head)
-    return [f"{problem.message}: {problem.hint}"] if problem is not None else []
+    return [Said.of_error(problem, f"{problem.message}: ")] if problem is not None else []
 
 
-def _git_operation(wr: WorldRepo) -> list[str]:
+def _git_operation(wr: WorldRepo) -> list[Said]:
     try:
         wr.require_no_git_operation()
     except ConflictError as exc:
-        return [f"{exc.message}: {exc.hint}"]
+        return [Said.of_error(exc, f"{exc.message}: ")]
     return []
 
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from narrative.errors import InvalidInputError, NotFoundError, validation_error
+from narrative.errors import Door, InvalidInputError, NotFoundError, Step, validation_error
 
 if TYPE_CHECKING:
     from narrative.answers import Answer
@@ -53,7 +53,7 @@ Cursor = Annotated[str | None, Field(max_length=64, description=(
 class Params(BaseModel):
     """Arguments of an operation: strict JSON types, no unknown field."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
 
 class NoParams(Params):
@@ -173,9 +173,10 @@ class Operation(Generic[A, P]):
             return paged
         return found
 
-    def call(self, wr: WorldRepo | Path, params: Params) -> dict[str, Any]:
-        """Run on an open world (or directory, as :meth:`answer_to`): the versioned answer, as JSON."""
-        return self.answer_to(wr, params).answer()
+    def call(self, wr: WorldRepo | Path, params: Params, door: Door = "cli") -> dict[str, Any]:
+        """Run on an open world (or directory, as :meth:`answer_to`): the versioned answer, as
+        JSON, what it advises worded for ``door``."""
+        return self.answer_to(wr, params).answer(door)
 
 
 def parse_params(model: type[Params], arguments: Mapping[str, Any] | None, *, source: str,
@@ -247,12 +248,18 @@ OPERATIONS: tuple[Operation[Any], ...]
 """Every operation a program can ask of a world, in the order the API documents them."""
 
 
-def _word_steps() -> None:
-    """Hints' steps are worded from the table once it is loaded (:mod:`.wording`)."""
-    from narrative.errors import set_wording
+def _word(step: Step, door: Door) -> str:
     from narrative.operations.wording import word
 
-    set_wording(word)
+    return word(step, door)
+
+
+def _word_steps() -> None:
+    """Hints' steps are worded from the table once it is loaded (:mod:`.wording`, itself
+    loaded when a step is first worded)."""
+    from narrative.errors import set_wording
+
+    set_wording(_word)
 
 
 _word_steps()

@@ -37,14 +37,14 @@ class ListNodesParams(Paged):
     layer: Short | None = Field(None, description="only the nodes of this layer")
 
 
-class GetNodeParams(Params):
-    node: NodeName
-    at: At = None
-
-
 Named = Annotated[str, Field(description="a node's id, name or alias")]
 """A node named where the command line has always taken any text: an empty or a very long one
 names no node (not found), as a name nobody has does; the request's own size bounds it."""
+
+
+class GetNodeParams(Params):
+    node: Named
+    at: At = None
 
 
 class GetValueParams(Params):
@@ -101,7 +101,8 @@ class ThreadsParams(Params):
 
 
 class AuditParams(Params):
-    text: Annotated[str, Field(min_length=1, max_length=1_000_000, description="the chapter")]
+    # an empty or an over-long chapter is refused by the audit's own words, through every door
+    text: Annotated[str, Field(max_length=8 * 1024 * 1024, description="the chapter")]
     at: At = None
     budget: Annotated[float, Field(gt=0, le=3600)] | None = Field(
         None, description="seconds the audit may take (default 120)")

@@ -6,7 +6,17 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
-from narrative.operations import MAX_CONTENT, MAX_STRING, NodeName, NoParams, Operation, Params, Rev, Short
+from narrative.operations import (
+    MAX_CONTENT,
+    MAX_STRING,
+    NodeName,
+    NoParams,
+    Operation,
+    Params,
+    Rev,
+    Short,
+    node_id,
+)
 
 if TYPE_CHECKING:
     from narrative.answer_models import ChainDroppedAnswer
@@ -51,7 +61,8 @@ class DropChainParams(Params):
 def run_reset(wr: WorldRepo, p: ResetParams) -> ResetResult:
     from narrative.engine.reset import reset
 
-    return reset(wr, p.rev, before=p.before, keep_edits=p.keep_edits, hard=p.hard,
+    before = node_id(wr, p.before, context="before") if p.before is not None else None
+    return reset(wr, p.rev, before=before, keep_edits=p.keep_edits, hard=p.hard,
                  chapter=p.chapter)
 
 

@@ -165,7 +165,7 @@ class _Api:
 
                 with remote("HTTP"):
                     if fmt == "json":
-                        return op.call(wr, params)
+                        return op.call(wr, params, "http")
                     return formats[fmt][1](op.run(wr, params))
 
             after: list[str] = []

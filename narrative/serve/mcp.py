@@ -241,7 +241,7 @@ class WorldTools:
 
         params = op.parse(arguments)
         with self._open() as wr, remote("MCP"):
-            return op.call(wr, params)
+            return op.call(wr, params, "mcp")
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         from narrative.engine.calloff import CalledOff
