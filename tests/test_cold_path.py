@@ -135,6 +135,25 @@ def test_reads_in_a_fresh_process_do_not_import_networkx(world: Path, narr: CLI)
         assert "networkx" not in out.stderr.strip().splitlines()[-1], args
 
 
+def test_status_as_text_makes_no_model(world: Path, narr: CLI) -> None:
+    """The first command after a server exited idle is most often ``narr status``: its text
+    is printed from the answer's data, so it does not load pydantic (half its cost), with a
+    hand edit, a relation pointing nowhere and a story time to show."""
+    narr("event", "Dawn at the ferry", "--at", "day 2")
+    path = narr("path", "lin-yuan").output.strip()
+    node = json.loads((world / path).read_text("utf-8"))
+    node["state"]["mood"] = "restless"
+    node["relations"] = {"knows": {"nobody-at-all": {}}}
+    (world / path).write_text(json.dumps(node, indent=4), "utf-8")
+    text = narr("status").output
+    assert "restless" in text and "nobody-at-all" in text and "day 2" in text
+    out = subprocess.run([sys.executable, "-c", PROBE, "status"], cwd=world, capture_output=True,
+                         text=True, env=_env())
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == text
+    assert out.stderr.strip().splitlines()[-1] == "loaded: []"
+
+
 def test_the_probe_sees_a_heavy_import(world: Path) -> None:
     """The probe above can fail: an event (which needs the model) is seen loading pydantic."""
     out = subprocess.run([sys.executable, "-c", PROBE, "event", "x", "--dry-run"], cwd=world,

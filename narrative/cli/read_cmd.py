@@ -270,16 +270,23 @@ def status_cmd(ctx: Context, as_json: bool) -> None:
     Example:
       narr status
     """
-    from narrative.engine.status import status
-
-    found = status(ctx.world, head_record=as_json)  # the text names HEAD: its record is not read
-    st = found.to_json()
-    for message in st["warnings"]:
-        warn(message)
     if as_json:
+        from narrative.engine.status import status
+
+        found = status(ctx.world)
+        for message in found.warnings:
+            warn(message)
         emit_answer(found)
         return
-    head = found.head_line
+    from narrative.engine.status_data import status_data
+
+    # The text is made of the answer's data, no model (pydantic is most of a cold status),
+    # and names HEAD by its line in the log: its record is not read.
+    data = status_data(ctx.world, head_record=False)
+    st = data.json
+    for message in st["warnings"]:
+        warn(message)
+    head = data.line
     where = f"On branch {st['branch']}" if st["branch"] else "HEAD is detached"
     echo(f"{where}, at {short(head['commit'])} {one_line(head['content'])}"
                if head else where)
