@@ -154,6 +154,51 @@ def test_status_as_text_makes_no_model(world: Path, narr: CLI) -> None:
     assert out.stderr.strip().splitlines()[-1] == "loaded: []"
 
 
+CLI_HERE = "import sys; from narrative.cli import main; main(sys.argv[1:], prog_name='narr')"
+LEAVING = """
+import atexit, os, sys, threading, time
+from narrative import client
+
+leave = os._exit
+os._exit = lambda code: (os.write(2, b"left at once\\n"), leave(code))
+atexit.register(os.write, 2, b"at exit\\n")
+
+
+def outlive_main():  # a thread at work until the interpreter's shutdown waits for it
+    while threading.main_thread().is_alive():
+        time.sleep(0.01)
+    os.write(2, b"thread done\\n")
+
+
+if sys.argv[1] == "thread":
+    threading.Thread(target=outlive_main).start()
+sys.argv = ["narr", *sys.argv[2:]]
+client.main()
+"""
+
+
+@pytest.mark.parametrize("thread", [False, True])
+def test_a_command_run_here_leaves_without_the_interpreters_shutdown(world: Path,
+                                                                     thread: bool) -> None:
+    """A command that ran in its own process leaves as a served one does, skipping the
+    interpreter's shutdown (a fifth of a cold status): its output and exit code are the
+    command's, what was registered to run at exit still runs, and a thread still at work
+    is waited for (the interpreter then leaves as it always does)."""
+    for args in (["status"], ["get", "no-such-node"]):
+        expected = subprocess.run([sys.executable, "-c", CLI_HERE, *args], cwd=world,
+                                  capture_output=True, text=True, env=_env())
+        out = subprocess.run([sys.executable, "-c", LEAVING, "thread" if thread else "-", *args],
+                             cwd=world, capture_output=True, text=True, env=_env())
+        assert (out.returncode, out.stdout) == (expected.returncode, expected.stdout)
+        said = out.stderr.splitlines()
+        marks = {"at exit", "thread done", "left at once"}
+        assert [line for line in said if line not in marks] == expected.stderr.splitlines()
+        assert "at exit" in said
+        assert ("thread done" in said) == thread
+        assert ("left at once" in said) != thread, said
+    assert expected.returncode not in (0, 1)  # a typed error's code, kept
+
+
 def test_the_probe_sees_a_heavy_import(world: Path) -> None:
     """The probe above can fail: an event (which needs the model) is seen loading pydantic."""
     out = subprocess.run([sys.executable, "-c", PROBE, "event", "x", "--dry-run"], cwd=world,
