@@ -265,15 +265,12 @@ def test_pygit2_loads_without_parsing_the_certificate_file(tmp_path: Path, cafil
 
 
 COMPLETE = """
-import sys
+import atexit, sys
 sys.argv = ["narr"]
 from narrative.client import main
-try:
-    main()
-except SystemExit:
-    pass
-print("loaded:", sorted(m for m in ("pygit2", "pydantic", "networkx") if m in sys.modules),
-      file=sys.stderr)
+atexit.register(lambda: print("loaded:", sorted(m for m in ("pygit2", "pydantic", "networkx")
+                                                if m in sys.modules), file=sys.stderr))
+main()
 """
 
 
