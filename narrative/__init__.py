@@ -22,27 +22,59 @@ _FACE: dict[str, str] = {
     "open_world": "narrative.library",
     "operation": "narrative.operations",
     "replay": "narrative.library",
+    # the operations' rows: one function each, with the row's name, arguments and answer
+    "status": "narrative.calls",
+    "list_nodes": "narrative.calls",
+    "get_node": "narrative.calls",
+    "log": "narrative.calls",
+    "show": "narrative.calls",
+    "why": "narrative.calls",
+    "history": "narrative.calls",
+    "search": "narrative.calls",
+    "brief": "narrative.calls",
+    "threads": "narrative.calls",
+    "audit": "narrative.calls",
+    "failed": "narrative.calls",
+    "retry": "narrative.calls",
+    "drop_failed": "narrative.calls",
+    "chapter": "narrative.calls",
+    "chains": "narrative.calls",
+    "reset": "narrative.calls",
+    "revert": "narrative.calls",
+    "drop_chain": "narrative.calls",
+    "branches": "narrative.calls",
+    "remote_branches": "narrative.calls",
+    "create_branch": "narrative.calls",
+    "delete_branch": "narrative.calls",
+    "switch": "narrative.calls",
+    "merge": "narrative.calls",
+    "continue_merge": "narrative.calls",
+    "abort_merge": "narrative.calls",
+    "conflicts": "narrative.calls",
+    "resolve": "narrative.calls",
+    "new_node": "narrative.calls",
+    "edit_node": "narrative.calls",
+    "edits": "narrative.calls",
+    "restore_edits": "narrative.calls",
+    "drop_edits": "narrative.calls",
+    "reflog": "narrative.calls",
+    "check": "narrative.calls",
+    "adopt": "narrative.calls",
+    "gc": "narrative.calls",
     # a world, opened
     "WorldRepo": "narrative.store",
     "batch": "narrative.store:batched",
     # the use cases and their results
     "AdoptResult": "narrative.engine.adopt",
-    "adopt": "narrative.engine.adopt",
     "AuditReport": "narrative.engine.audit",
     "Finding": "narrative.engine.audit",
-    "audit": "narrative.engine.audit",
     "ImportResult": "narrative.engine.bible",
     "import_bible": "narrative.engine.bible",
     "Book": "narrative.engine.book",
     "book": "narrative.engine.book",
-    "create_branch": "narrative.engine.branches",
-    "delete_branch": "narrative.engine.branches",
     "list_branches": "narrative.engine.branches",
     "list_remote_branches": "narrative.engine.branches",
-    "reflog": "narrative.engine.branches",
-    "switch": "narrative.engine.branches",
     "Brief": "narrative.engine.brief",
-    "brief": "narrative.engine.brief",
     "AddedChange": "narrative.engine.chapter",
     "ChapterResult": "narrative.engine.chapter",
     "ChapterReview": "narrative.engine.chapter",
@@ -51,13 +83,11 @@ _FACE: dict[str, str] = {
     "review_chapter": "narrative.engine.chapter:review",
     "ChapterInfo": "narrative.engine.chapters",
     "CheckReport": "narrative.engine.check",
-    "check": "narrative.engine.check",
     "Codex": "narrative.engine.codex",
     "codex": "narrative.engine.codex",
     "DoctorReport": "narrative.engine.doctor",
     "doctor": "narrative.engine.doctor",
     "EventResult": "narrative.engine.event",
-    "retry": "narrative.engine.event",
     "run_event": "narrative.engine.event",
     "EventInfo": "narrative.engine.eventgraph",
     "failed_events": "narrative.engine.failed:listing",
@@ -70,26 +100,18 @@ _FACE: dict[str, str] = {
     "InitResult": "narrative.engine.init",
     "init_world": "narrative.engine.init",
     "Entry": "narrative.engine.log",
-    "log": "narrative.engine.log",
     "log_of": "narrative.engine.log",
     "node_log": "narrative.engine.log",
-    "show": "narrative.engine.log",
     "CardExport": "narrative.engine.lorebook",
     "LorebookExport": "narrative.engine.lorebook",
     "export_card": "narrative.engine.lorebook",
     "export_lorebook": "narrative.engine.lorebook",
     "MergeResult": "narrative.engine.merge",
-    "continue_merge": "narrative.engine.merge",
-    "merge": "narrative.engine.merge",
-    "abort_merge": "narrative.engine.merge:abort",
     "merge_conflicts": "narrative.engine.merge:conflicts",
     "resolve_conflict": "narrative.engine.merge:resolve",
     "resolve_node": "narrative.engine.naming",
     "NewNode": "narrative.engine.new",
-    "new_node": "narrative.engine.new",
-    "get_node": "narrative.engine.nodes",
     "get_value": "narrative.engine.nodes",
-    "list_nodes": "narrative.engine.nodes",
     "CloneResult": "narrative.engine.remote",
     "PullResult": "narrative.engine.remote",
     "PushResult": "narrative.engine.remote",
@@ -131,27 +153,58 @@ _FACE: dict[str, str] = {
     "StoredRecord": "narrative.shapes",
     "EventRef": "narrative.shapes",
     "ReplayResult": "narrative.engine.replay",
-    "drop_chain": "narrative.engine.replay",
     "ResetResult": "narrative.engine.reset",
-    "reset": "narrative.engine.reset",
-    "revert": "narrative.engine.revert",
     "SearchResult": "narrative.engine.search",
-    "search": "narrative.engine.search",
     "RestoreResult": "narrative.engine.setaside",
     "list_set_asides": "narrative.engine.setaside",
     "restore": "narrative.engine.setaside",
     "Status": "narrative.engine.status",
-    "status": "narrative.engine.status",
     "EventView": "narrative.engine.studio",
     "WorldGraphView": "narrative.engine.studio",
     "event_view": "narrative.engine.studio",
     "world_view": "narrative.engine.studio",
     "Threads": "narrative.engine.threads",
-    "threads": "narrative.engine.threads",
     "VaultExport": "narrative.engine.vault",
     "export_vault": "narrative.engine.vault",
     "WhyResult": "narrative.engine.why",
-    "why": "narrative.engine.why",
+    # the answers of the rows that have no use case's class of their own above
+    "ChapterAnswer": "narrative.engine.chapter_answers",
+    "AddedParams": "narrative.operations.chapters",
+    "RemoteBranches": "narrative.engine.branches",
+    "BranchCreated": "narrative.engine.branches",
+    "BranchDeleted": "narrative.engine.branches",
+    "Switched": "narrative.engine.branches",
+    "MergeAborted": "narrative.engine.merge",
+    "Conflicts": "narrative.engine.merge",
+    "Resolved": "narrative.engine.merge",
+    "AdoptAnswer": "narrative.answer_models",
+    "ChainDroppedAnswer": "narrative.answer_models",
+    "CheckAnswer": "narrative.answer_models",
+    "EditDroppedAnswer": "narrative.answer_models",
+    "EditRestoredAnswer": "narrative.answer_models",
+    "EditsAnswer": "narrative.answer_models",
+    "GcAnswer": "narrative.answer_models",
+    "NewAnswer": "narrative.answer_models",
+    "ReflogAnswer": "narrative.answer_models",
+    "GetValueAnswer": "narrative.answer_models",
+    "PathAnswer": "narrative.answer_models",
+    "InitAnswer": "narrative.answer_models",
+    "CloneAnswer": "narrative.answer_models",
+    "PushAnswer": "narrative.answer_models",
+    "PullAnswer": "narrative.answer_models",
+    "GraphAnswer": "narrative.answer_models",
+    "GraphSizesAnswer": "narrative.answer_models",
+    "ConnectAnswer": "narrative.answer_models",
+    "StoryAnswer": "narrative.answer_models",
+    "ChaptersAnswer": "narrative.engine.chapter_answers",
+    "DoctorAnswer": "narrative.engine.doctor",
+    "path": "narrative.calls",
+    "story": "narrative.calls",
+    "chapters": "narrative.calls",
+    "init": "narrative.calls",
+    "world_graph": "narrative.calls",
+    "event_graph": "narrative.calls",
+    "graph_sizes": "narrative.calls",
     # the operations table
     "OPERATIONS": "narrative.operations",
     "Operation": "narrative.operations",
@@ -173,6 +226,7 @@ _FACE: dict[str, str] = {
     "EventRecord": "narrative.model",
     "ExpireOp": "narrative.model",
     "Node": "narrative.model",
+    "JSON": "narrative.model",
     "Op": "narrative.model",
     "RelateOp": "narrative.model",
     "SetOp": "narrative.model",
@@ -206,9 +260,73 @@ del attach  # the package offers its names, and nothing else
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from narrative import ops as ops
+    from narrative.answer_models import AdoptAnswer as AdoptAnswer
+    from narrative.answer_models import ChainDroppedAnswer as ChainDroppedAnswer
+    from narrative.answer_models import CheckAnswer as CheckAnswer
+    from narrative.answer_models import CloneAnswer as CloneAnswer
+    from narrative.answer_models import ConnectAnswer as ConnectAnswer
+    from narrative.answer_models import EditDroppedAnswer as EditDroppedAnswer
+    from narrative.answer_models import EditRestoredAnswer as EditRestoredAnswer
+    from narrative.answer_models import EditsAnswer as EditsAnswer
+    from narrative.answer_models import GcAnswer as GcAnswer
+    from narrative.answer_models import GetValueAnswer as GetValueAnswer
+    from narrative.answer_models import GraphAnswer as GraphAnswer
+    from narrative.answer_models import GraphSizesAnswer as GraphSizesAnswer
+    from narrative.answer_models import InitAnswer as InitAnswer
+    from narrative.answer_models import NewAnswer as NewAnswer
+    from narrative.answer_models import PathAnswer as PathAnswer
+    from narrative.answer_models import PullAnswer as PullAnswer
+    from narrative.answer_models import PushAnswer as PushAnswer
+    from narrative.answer_models import ReflogAnswer as ReflogAnswer
+    from narrative.answer_models import StoryAnswer as StoryAnswer
     from narrative.answers import Answer as Answer
     from narrative.answers import Items as Items
     from narrative.answers import Shape as Shape
+    from narrative.calls import abort_merge as abort_merge
+    from narrative.calls import adopt as adopt
+    from narrative.calls import audit as audit
+    from narrative.calls import branches as branches
+    from narrative.calls import brief as brief
+    from narrative.calls import chains as chains
+    from narrative.calls import chapter as chapter
+    from narrative.calls import chapters as chapters
+    from narrative.calls import check as check
+    from narrative.calls import conflicts as conflicts
+    from narrative.calls import continue_merge as continue_merge
+    from narrative.calls import create_branch as create_branch
+    from narrative.calls import delete_branch as delete_branch
+    from narrative.calls import drop_chain as drop_chain
+    from narrative.calls import drop_edits as drop_edits
+    from narrative.calls import drop_failed as drop_failed
+    from narrative.calls import edit_node as edit_node
+    from narrative.calls import edits as edits
+    from narrative.calls import event_graph as event_graph
+    from narrative.calls import failed as failed
+    from narrative.calls import gc as gc
+    from narrative.calls import get_node as get_node
+    from narrative.calls import graph_sizes as graph_sizes
+    from narrative.calls import history as history
+    from narrative.calls import init as init
+    from narrative.calls import list_nodes as list_nodes
+    from narrative.calls import log as log
+    from narrative.calls import merge as merge
+    from narrative.calls import new_node as new_node
+    from narrative.calls import path as path
+    from narrative.calls import reflog as reflog
+    from narrative.calls import remote_branches as remote_branches
+    from narrative.calls import reset as reset
+    from narrative.calls import resolve as resolve
+    from narrative.calls import restore_edits as restore_edits
+    from narrative.calls import retry as retry
+    from narrative.calls import revert as revert
+    from narrative.calls import search as search
+    from narrative.calls import show as show
+    from narrative.calls import status as status
+    from narrative.calls import story as story
+    from narrative.calls import switch as switch
+    from narrative.calls import threads as threads
+    from narrative.calls import why as why
+    from narrative.calls import world_graph as world_graph
     from narrative.delta.draft import Draft as Draft
     from narrative.delta.proposal import Diffuser as Diffuser
     from narrative.delta.proposal import Proposal as Proposal
@@ -219,27 +337,24 @@ if TYPE_CHECKING:
     from narrative.diffusers.base import get_diffuser as get_diffuser
     from narrative.diffusers.base import register as register
     from narrative.engine.adopt import AdoptResult as AdoptResult
-    from narrative.engine.adopt import adopt as adopt
     from narrative.engine.audit import AuditReport as AuditReport
     from narrative.engine.audit import Finding as Finding
-    from narrative.engine.audit import audit as audit
     from narrative.engine.bible import ImportResult as ImportResult
     from narrative.engine.bible import import_bible as import_bible
     from narrative.engine.book import Book as Book
     from narrative.engine.book import book as book
     from narrative.engine.branches import Branch as Branch
+    from narrative.engine.branches import BranchCreated as BranchCreated
+    from narrative.engine.branches import BranchDeleted as BranchDeleted
     from narrative.engine.branches import Branches as Branches
-    from narrative.engine.branches import create_branch as create_branch
-    from narrative.engine.branches import delete_branch as delete_branch
+    from narrative.engine.branches import RemoteBranches as RemoteBranches
+    from narrative.engine.branches import Switched as Switched
     from narrative.engine.branches import list_branches as list_branches
     from narrative.engine.branches import list_remote_branches as list_remote_branches
-    from narrative.engine.branches import reflog as reflog
-    from narrative.engine.branches import switch as switch
     from narrative.engine.brief import Brief as Brief
     from narrative.engine.brief import BriefEvent as BriefEvent
     from narrative.engine.brief import BriefHead as BriefHead
     from narrative.engine.brief import BriefItem as BriefItem
-    from narrative.engine.brief import brief as brief
     from narrative.engine.chains import Chain as Chain
     from narrative.engine.chains import ChainEnd as ChainEnd
     from narrative.engine.chains import Chains as Chains
@@ -249,16 +364,17 @@ if TYPE_CHECKING:
     from narrative.engine.chapter import record as record_chapter
     from narrative.engine.chapter import retry as retry_chapter
     from narrative.engine.chapter import review as review_chapter
+    from narrative.engine.chapter_answers import ChapterAnswer as ChapterAnswer
+    from narrative.engine.chapter_answers import ChaptersAnswer as ChaptersAnswer
     from narrative.engine.chapters import ChapterInfo as ChapterInfo
     from narrative.engine.check import CheckReport as CheckReport
-    from narrative.engine.check import check as check
     from narrative.engine.codex import Codex as Codex
     from narrative.engine.codex import codex as codex
+    from narrative.engine.doctor import DoctorAnswer as DoctorAnswer
     from narrative.engine.doctor import DoctorReport as DoctorReport
     from narrative.engine.doctor import doctor as doctor
     from narrative.engine.event import EventResult as EventResult
     from narrative.engine.event import RevertResult as RevertResult
-    from narrative.engine.event import retry as retry
     from narrative.engine.event import run_event as run_event
     from narrative.engine.eventgraph import EventInfo as EventInfo
     from narrative.engine.failed import listing as failed_events
@@ -279,30 +395,25 @@ if TYPE_CHECKING:
     from narrative.engine.log import LogEntries as LogEntries
     from narrative.engine.log import ShownCommit as ShownCommit
     from narrative.engine.log import ShownEvent as ShownEvent
-    from narrative.engine.log import log as log
     from narrative.engine.log import log_of as log_of
     from narrative.engine.log import node_log as node_log
-    from narrative.engine.log import show as show
     from narrative.engine.lorebook import CardExport as CardExport
     from narrative.engine.lorebook import LorebookExport as LorebookExport
     from narrative.engine.lorebook import export_card as export_card
     from narrative.engine.lorebook import export_lorebook as export_lorebook
+    from narrative.engine.merge import Conflicts as Conflicts
+    from narrative.engine.merge import MergeAborted as MergeAborted
     from narrative.engine.merge import MergeResult as MergeResult
-    from narrative.engine.merge import abort as abort_merge
+    from narrative.engine.merge import Resolved as Resolved
     from narrative.engine.merge import conflicts as merge_conflicts
-    from narrative.engine.merge import continue_merge as continue_merge
-    from narrative.engine.merge import merge as merge
     from narrative.engine.merge import resolve as resolve_conflict
     from narrative.engine.naming import resolve_node as resolve_node
     from narrative.engine.new import NewNode as NewNode
-    from narrative.engine.new import new_node as new_node
     from narrative.engine.nodes import EditedNodeFile as EditedNodeFile
     from narrative.engine.nodes import NodeFile as NodeFile
     from narrative.engine.nodes import NodeList as NodeList
     from narrative.engine.nodes import NodeRow as NodeRow
-    from narrative.engine.nodes import get_node as get_node
     from narrative.engine.nodes import get_value as get_value
-    from narrative.engine.nodes import list_nodes as list_nodes
     from narrative.engine.remote import CloneResult as CloneResult
     from narrative.engine.remote import PullResult as PullResult
     from narrative.engine.remote import PushResult as PushResult
@@ -311,32 +422,25 @@ if TYPE_CHECKING:
     from narrative.engine.remote import push as push
     from narrative.engine.replay import ReplayConflict as ReplayConflict
     from narrative.engine.replay import ReplayResult as ReplayResult
-    from narrative.engine.replay import drop_chain as drop_chain
     from narrative.engine.reset import ResetResult as ResetResult
     from narrative.engine.reset import Undone as Undone
-    from narrative.engine.reset import reset as reset
-    from narrative.engine.revert import revert as revert
     from narrative.engine.search import SearchResult as SearchResult
-    from narrative.engine.search import search as search
     from narrative.engine.setaside import RestoreResult as RestoreResult
     from narrative.engine.setaside import list_set_asides as list_set_asides
     from narrative.engine.setaside import restore as restore
     from narrative.engine.status import Status as Status
     from narrative.engine.status import StoryTime as StoryTime
     from narrative.engine.status import StoryTimeSince as StoryTimeSince
-    from narrative.engine.status import status as status
     from narrative.engine.studio import EventView as EventView
     from narrative.engine.studio import WorldGraphView as WorldGraphView
     from narrative.engine.studio import event_view as event_view
     from narrative.engine.studio import world_view as world_view
     from narrative.engine.threads import ThreadRow as ThreadRow
     from narrative.engine.threads import Threads as Threads
-    from narrative.engine.threads import threads as threads
     from narrative.engine.vault import VaultExport as VaultExport
     from narrative.engine.vault import export_vault as export_vault
     from narrative.engine.why import WhyChange as WhyChange
     from narrative.engine.why import WhyResult as WhyResult
-    from narrative.engine.why import why as why
     from narrative.errors import BusyError as BusyError
     from narrative.errors import CheckFailedError as CheckFailedError
     from narrative.errors import ConflictError as ConflictError
@@ -355,6 +459,7 @@ if TYPE_CHECKING:
     from narrative.library import list_chapters as list_chapters
     from narrative.library import open_world as open_world
     from narrative.library import replay as replay
+    from narrative.model import JSON as JSON
     from narrative.model import Change as Change
     from narrative.model import CreateOp as CreateOp
     from narrative.model import Delta as Delta
@@ -370,6 +475,7 @@ if TYPE_CHECKING:
     from narrative.operations import OPERATIONS as OPERATIONS
     from narrative.operations import Operation as Operation
     from narrative.operations import operation as operation
+    from narrative.operations.chapters import AddedParams as AddedParams
     from narrative.shapes import EventRef as EventRef
     from narrative.shapes import PlainCommit as PlainCommit
     from narrative.shapes import Record as Record
@@ -378,13 +484,18 @@ if TYPE_CHECKING:
     from narrative.store import batched as batch
 
     __all__ = [
+        "JSON",
         "OPERATIONS",
         "AddedChange",
+        "AddedParams",
+        "AdoptAnswer",
         "AdoptResult",
         "Answer",
         "AuditReport",
         "Book",
         "Branch",
+        "BranchCreated",
+        "BranchDeleted",
         "Branches",
         "Brief",
         "BriefEvent",
@@ -393,17 +504,24 @@ if TYPE_CHECKING:
         "BusyError",
         "CardExport",
         "Chain",
+        "ChainDroppedAnswer",
         "ChainEnd",
         "Chains",
         "Change",
+        "ChapterAnswer",
         "ChapterInfo",
         "ChapterResult",
         "ChapterReview",
+        "ChaptersAnswer",
+        "CheckAnswer",
         "CheckFailedError",
         "CheckReport",
+        "CloneAnswer",
         "CloneResult",
         "Codex",
         "ConflictError",
+        "Conflicts",
+        "ConnectAnswer",
         "Connection",
         "ContinuityError",
         "CreateOp",
@@ -411,9 +529,13 @@ if TYPE_CHECKING:
         "DictWorld",
         "Diffuser",
         "DiffuserError",
+        "DoctorAnswer",
         "DoctorReport",
         "Draft",
+        "EditDroppedAnswer",
+        "EditRestoredAnswer",
         "EditedNodeFile",
+        "EditsAnswer",
         "Entry",
         "EventInfo",
         "EventRecord",
@@ -428,17 +550,24 @@ if TYPE_CHECKING:
         "FailedSummary",
         "FieldConflict",
         "Finding",
+        "GcAnswer",
+        "GetValueAnswer",
+        "GraphAnswer",
         "GraphExport",
+        "GraphSizesAnswer",
         "HistoryEvent",
         "ImportResult",
+        "InitAnswer",
         "InitResult",
         "InvalidInputError",
         "InvalidWorldError",
         "Items",
         "LogEntries",
         "LorebookExport",
+        "MergeAborted",
         "MergeResult",
         "NarrError",
+        "NewAnswer",
         "NewNode",
         "Node",
         "NodeDict",
@@ -451,16 +580,22 @@ if TYPE_CHECKING:
         "NothingToDoError",
         "Op",
         "Operation",
+        "PathAnswer",
         "PlainCommit",
         "Proposal",
+        "PullAnswer",
         "PullResult",
+        "PushAnswer",
         "PushResult",
         "Record",
+        "ReflogAnswer",
         "RelateOp",
+        "RemoteBranches",
         "ReplayConflict",
         "ReplayResult",
         "RequirementError",
         "ResetResult",
+        "Resolved",
         "RestoreResult",
         "RevertResult",
         "SearchResult",
@@ -470,8 +605,10 @@ if TYPE_CHECKING:
         "ShownEvent",
         "Status",
         "StoredRecord",
+        "StoryAnswer",
         "StoryTime",
         "StoryTimeSince",
+        "Switched",
         "ThreadRow",
         "Threads",
         "Undone",
@@ -488,10 +625,15 @@ if TYPE_CHECKING:
         "audit",
         "batch",
         "book",
+        "branches",
         "brief",
+        "chains",
+        "chapter",
+        "chapters",
         "check",
         "clone",
         "codex",
+        "conflicts",
         "connect",
         "continue_merge",
         "create_branch",
@@ -499,18 +641,28 @@ if TYPE_CHECKING:
         "delete_branch",
         "doctor",
         "drop_chain",
+        "drop_edits",
+        "drop_failed",
+        "edit_node",
+        "edits",
         "event",
+        "event_graph",
         "event_view",
         "export_card",
         "export_graph",
         "export_lorebook",
         "export_vault",
+        "failed",
         "failed_events",
+        "gc",
         "get_diffuser",
         "get_node",
         "get_value",
+        "graph_sizes",
+        "history",
         "history_of",
         "import_bible",
+        "init",
         "init_world",
         "list_branches",
         "list_chains",
@@ -527,16 +679,20 @@ if TYPE_CHECKING:
         "open_world",
         "operation",
         "ops",
+        "path",
         "pull",
         "push",
         "record_chapter",
         "reflog",
         "register",
+        "remote_branches",
         "replay",
         "reset",
+        "resolve",
         "resolve_conflict",
         "resolve_node",
         "restore",
+        "restore_edits",
         "retry",
         "retry_chapter",
         "revert",
@@ -545,9 +701,11 @@ if TYPE_CHECKING:
         "search",
         "show",
         "status",
+        "story",
         "switch",
         "threads",
         "why",
+        "world_graph",
         "world_view",
     ]
 del TYPE_CHECKING

@@ -17,11 +17,10 @@ from pydantic import Field
 from narrative.answers import MAYBE, Answer, Shape
 from narrative.engine.branches import Branch
 from narrative.engine.chains import Chain
-from narrative.engine.chapter_answers import ChaptersAnswer
 from narrative.engine.failed_answers import FailedItem
 from narrative.engine.merge import MergeOutcome
 from narrative.engine.reset import Undone
-from narrative.model import Node
+from narrative.model import JSON, Node
 from narrative.shapes import Change, EventRef, Obj
 
 # --- answers only the CLI gives --------------------------------------------------------------
@@ -40,7 +39,9 @@ class ErrorAnswer(Shape):
     conflicts: Annotated[list[Obj] | None, MAYBE] = None
 
 
-class InitAnswer(Shape):
+class InitAnswer(Answer):
+    NAME: ClassVar[str] = "init"
+
     root: str
     commit: str
     id: str
@@ -74,24 +75,6 @@ class CheckAnswer(Answer):
     warnings: list[str]
 
 
-class DoctorFinding(Shape):
-    name: str
-    status: Literal["ok", "warning", "problem", "skipped"]
-    found: str | None
-    problem: str | None
-    fix: str | None
-    kind: str | None
-    exit_code: int
-
-
-class DoctorAnswer(Shape):
-    ok: bool
-    exit_code: int
-    path: str
-    world: str | None
-    findings: list[DoctorFinding]
-
-
 class NewAnswer(Answer):
     """A node ``narr new`` made: ``path`` its file, relative to the world's root."""
 
@@ -106,15 +89,19 @@ class NewAnswer(Answer):
     warnings: list[str]
 
 
-class PathAnswer(Shape):
+class PathAnswer(Answer):
+    NAME: ClassVar[str] = "path"
+
     id: str
     path: str
 
 
-class GetValueAnswer(Shape):
+class GetValueAnswer(Answer):
+    NAME: ClassVar[str] = "get_value"
+
     node: str
     field: str
-    value: Any
+    value: JSON
 
 
 class SetAsideItem(Shape):
@@ -268,10 +255,12 @@ class Fetched(Shape):
     replayed: int
 
 
-class CloneAnswer(Shape):
+class CloneAnswer(Answer):
     """``branch``, ``commit``: the clone's story line and its tip (null for a world with none);
     ``branches`` the remote's story lines; ``warnings`` links and re-encoding attributes found
     in what came, and records that could not be read."""
+
+    NAME: ClassVar[str] = "clone"
 
     path: str
     url: str
@@ -290,9 +279,12 @@ class RefusedRef(Shape):
     reason: str
 
 
-class PushAnswer(Shape):
+class PushAnswer(Answer):
     """``refused`` the narr refs the remote would not take; ``deleted`` one's own narr refs
     dropped here and so deleted there; ``edits`` whether set-aside edits were sent."""
+
+    NAME: ClassVar[str] = "push"
+    VERSION: ClassVar[int] = 2
 
     remote: str
     branch: str
@@ -305,8 +297,11 @@ class PushAnswer(Shape):
     deleted: list[str]
 
 
-class PullAnswer(Shape):
+class PullAnswer(Answer):
     """``merge`` null when the story line was up to date already."""
+
+    NAME: ClassVar[str] = "pull"
+    VERSION: ClassVar[int] = 2
 
     remote: str
     branch: str
@@ -322,14 +317,18 @@ class GraphSize(Shape):
     edges: int
 
 
-class GraphSizesAnswer(Shape):
+class GraphSizesAnswer(Answer):
+    NAME: ClassVar[str] = "graph_sizes"
+
     world: GraphSize
     events: GraphSize
 
 
-class GraphAnswer(Shape):
+class GraphAnswer(Answer):
     """A graph exported: ``output`` the text of its ``format`` (json: networkx's node-link
     form, as text)."""
+
+    NAME: ClassVar[str] = "graph"
 
     graph: Literal["world", "events"]
     format: Literal["dot", "mermaid", "graphml", "json"]
@@ -354,8 +353,10 @@ class Step(Shape):
     relations: list[Hop]
 
 
-class ConnectAnswer(Shape):
+class ConnectAnswer(Answer):
     """The shortest chains between two nodes: ``length`` the steps of each (null: none)."""
+
+    NAME: ClassVar[str] = "connect"
 
     source: str
     target: str
@@ -423,10 +424,13 @@ class BookRevert(Shape):
     reverts: str
 
 
-class StoryAnswer(Shape):
+class StoryAnswer(Answer):
     """The book: the events after ``from`` (null: from the beginning) up to ``to``, the chapters
     that tell them and the merges that brought some; ``skipped`` the commits on the line that are
     not events."""
+
+    NAME: ClassVar[str] = "story"
+    VERSION: ClassVar[int] = 2
 
     world: str
     from_: EventRef | None = Field(alias="from")
@@ -846,14 +850,8 @@ ANSWERS: dict[str, Any] = {}
 """The type of each operation's answer not yet told by its row, by operation name."""
 
 CLI_ANSWERS: dict[str, Any] = {
-    "error": ErrorAnswer, "init": InitAnswer, "doctor": DoctorAnswer, "path": PathAnswer,
-    "get_value": GetValueAnswer,
-    "import": ImportAnswer, "export_written": ExportWrittenAnswer,
-    "clone": CloneAnswer, "push": PushAnswer, "pull": PullAnswer,
-    "graph_sizes": GraphSizesAnswer, "graph": GraphAnswer, "connect": ConnectAnswer,
-    "story": StoryAnswer, "chapters": ChaptersAnswer, "codex": CodexAnswer,
-    "vault": VaultAnswer, "studio": StudioAnswer,
-    "server": ServerAnswer,
+    "error": ErrorAnswer, "import": ImportAnswer, "export_written": ExportWrittenAnswer,
+    "codex": CodexAnswer, "vault": VaultAnswer, "studio": StudioAnswer, "server": ServerAnswer,
 }
 """The type of answers only the CLI gives (and the error every transport gives), by name."""
 

@@ -172,7 +172,7 @@ VERSIONS: dict[str, int] = {
     "event": 2, "reset": 1, "revert": 2, "replay": 2, "edit_node": 1, "chapter": 1,
     # answers only the CLI gives
     "adopt": 1, "branch_created": 1, "branch_deleted": 1, "remote_branches": 2,
-    "chain_dropped": 1, "chapters": 1, "check": 1, "clone": 1, "codex": 1, "conflicts": 1, "doctor": 1,
+    "chain_dropped": 1, "chapters": 2, "check": 1, "clone": 1, "codex": 1, "conflicts": 1, "doctor": 1,
     "edits": 1, "edit_restored": 1, "edit_dropped": 2, "error": 1, "export_written": 1,
     "failed": 2, "failed_dropped": 1, "gc": 1, "get_value": 1, "graph": 1, "graph_sizes": 1,
     "connect": 1, "import": 2, "init": 1, "merge": 2, "merge_aborted": 1, "new": 1,

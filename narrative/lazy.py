@@ -1,6 +1,6 @@
 """Packages whose names load on first use, from one table of where each is defined.
 
-``narrative`` (the library, and :mod:`narrative.api` which is its other name) and
+``narrative`` (the library; :mod:`narrative.api`, its other name, takes its names) and
 ``narrative.store`` (the store's face) each hold a table (``_FACE``, ``FACE``): name ->
 ``"module:attribute"`` (``.module`` is one of the package's own; ``module:`` is the module
 itself). :func:`attach` makes the package's ``__getattr__`` from it: importing the package
@@ -11,6 +11,8 @@ when one is stale): one table, never a second list kept by hand.
 
 Imported by every ``narr`` command before anything else, so it imports nothing at run time
 (not even :mod:`typing`): a thin client's start is counted in milliseconds.
+:mod:`narrative.api` reads the package's block (``from narrative import *`` for type
+checkers), so the package's names are written once.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ BEGIN = "# --- names for type checkers, written from the table by tools/names_ta
 END = "# --- end of the names written from the table ---"
 
 LAZY: dict[str, tuple[str, str]] = {"narrative": ("narrative", "_FACE"),
-                                    "narrative.api": ("narrative", "_FACE"),
                                     "narrative.store": ("narrative.store", "FACE")}
 """Every module whose names come from a table: the package that holds the table, and its name."""
 

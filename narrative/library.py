@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any
 from narrative.errors import InvalidInputError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from narrative.answers import Answer
     from narrative.engine.chains import Chain, Chains
     from narrative.engine.chapters import ChapterInfo
     from narrative.engine.event import EventResult
@@ -52,17 +55,21 @@ def list_chains(world: WorldRepo) -> Chains:
 
 
 def replay(world: WorldRepo, chain: Chain | str | int, *, reuse: bool = False,
-           diffuser_name: str | None = None, to: str | None = None,
-           again: bool = False) -> ReplayResult:
+           diffuser: str | None = None, again: bool = False, to: str | None = None,
+           diffuser_name: str | None = None) -> ReplayResult:
     """Run ``chain`` (a :class:`Chain`, its number or its name) again on top of HEAD, up to
-    and including event ``to`` if given; ``reuse`` the recorded deltas instead of diffusing.
-    Events the story already holds a replay of are left out unless ``again``."""
-    from narrative.engine import replay as use_case
+    and including event ``to`` if given; ``reuse`` the recorded deltas instead of diffusing,
+    ``diffuser`` (or its older spelling ``diffuser_name``) to diffuse them with another one.
+    Events the story already holds a replay of are left out unless ``again``. The ``replay``
+    row of every other door, which takes the chain by its number or name."""
     from narrative.engine.chains import Chain
+    from narrative.engine.replay import ReplayResult
 
     which = chain.selector if isinstance(chain, Chain) else str(chain)
-    return use_case.replay(world, which, reuse=reuse, diffuser_name=diffuser_name, to=to,
-                          again=again)
+    found = run_row(world, "replay", chain=which, reuse=reuse, diffuser=diffuser or diffuser_name,
+                    again=again, to=to)
+    assert isinstance(found, ReplayResult)
+    return found
 
 
 def list_chapters(world: WorldRepo, rev: str | None = None) -> list[ChapterInfo]:
@@ -90,7 +97,6 @@ def event(world: WorldRepo, content: str | None = None, *ops: Op | Sequence[Op],
     event runs again, as the ``retry`` operation runs it).
     """
     from narrative.engine.event import EventResult
-    from narrative.operations import operation
 
     if retry:
         if content is not None or ops or any((set, unset, relate, unrelate, expire, story_time, text,
@@ -99,21 +105,40 @@ def event(world: WorldRepo, content: str | None = None, *ops: Op | Sequence[Op],
 
             raise InvalidInputError("a retry takes no words, changes or settings of its own: it "
                                     "runs the kept event as it was asked")
-        again = operation("retry")
-        rerun = again.answer_to(world, again.parse({"dry_run": dry_run, "diffuser": diffuser}
-                                                   if diffuser else {"dry_run": dry_run}))
+        rerun = run_row(world, "retry", dry_run=dry_run, diffuser=diffuser)
         assert isinstance(rerun, EventResult)
         return rerun
-    row = operation("event")
-    arguments: dict[str, Any] = {
-        "content": content, "ops": _flat_ops(ops), "set": list(set), "unset": list(unset),
-        "relate": list(relate), "unrelate": list(unrelate), "expire": list(expire),
-        "diffuser": diffuser, "story_time": story_time, "text": text, "close_scene": close_scene,
-        "causes": list(causes), "accept": list(accept), "render": render, "large": large,
-        "dry_run": dry_run}
-    given = {k: v for k, v in arguments.items() if v not in (None, False, [])}
-    found = row.answer_to(world, row.parse(given))
+    found = run_row(world, "event", content=content, ops=_flat_ops(ops), set=list(set),
+                    unset=list(unset), relate=list(relate), unrelate=list(unrelate),
+                    expire=list(expire), diffuser=diffuser, story_time=story_time, text=text,
+                    close_scene=close_scene, causes=list(causes), accept=list(accept),
+                    render=render, large=large, dry_run=dry_run)
     assert isinstance(found, EventResult)
+    return found
+
+
+def run_row(world: WorldRepo | Path, name: str, /, **arguments: Any) -> Answer:
+    """The answer of the row called ``name`` on ``world``, with the arguments a caller gave:
+    those left at their default stay out (as a door leaves out what it was not sent), a
+    sequence is a list; the rest the row checks as every door's arguments are checked."""
+    from narrative.fields import ABSENT
+    from narrative.operations import operation
+
+    row = operation(name)
+    fields = row.params.model_fields
+    given: dict[str, Any] = {}
+    for key, value in arguments.items():
+        info = fields[key]
+        default = () if info.default_factory is not None else info.default
+        if value is ABSENT:
+            continue  # (the default of an argument that may be any JSON, null too)
+        if info.annotation is not Any and (
+                value is default or (value is None and info.is_required())
+                or (type(value) is type(default) and value == default)
+                or (info.default_factory is not None and value == [])):
+            continue
+        given[key] = list(value) if isinstance(value, tuple) else value
+    found: Answer = row.answer_to(world, row.parse(given))
     return found
 
 

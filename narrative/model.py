@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -92,7 +92,15 @@ RelationType = Annotated[str, AfterValidator(_rel_type), Field(pattern=r"^[^\s:/
 Pointer = Annotated[str, AfterValidator(_pointer), Field(description="A JSON pointer into the node.")]
 OpField = Annotated[Pointer, BeforeValidator(_dotted), Field(
     min_length=2, description="A JSON pointer into the node (/state/location; state.location reads as it).")]
-JsonObject = dict[str, Any]
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    JSON: TypeAlias = dict[str, "JSON"] | list["JSON"] | str | int | float | bool | None
+else:
+    JSON = Any  # validated as it comes: a node's values are whatever its JSON holds
+"""A JSON value (what a node's state, traits and attributes hold): a type checker sees the
+union of JSON's kinds; pydantic takes any value, as a node file may hold any JSON."""
+JsonObject = dict[str, JSON]
 Name = Annotated[str, Field(min_length=1), AfterValidator(_short_name)]
 """A name or an alias: at most ``MAX_NAME`` characters (a rule of the value, told in the
 descriptions; the answers' shapes keep their schemas)."""
@@ -307,7 +315,7 @@ class SetOp(_Op):
     op: Literal["set"] = "set"
     target: NodeId
     field: OpField
-    value: Any
+    value: JSON
 
 
 class UnsetOp(_Op):

@@ -7,12 +7,12 @@ record comes back.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from narrative.answers import MAYBE, Shape
-from narrative.model import Op
+from narrative.model import JSON, Op
 
-Obj = dict[str, Any]
+Obj = dict[str, JSON]
 """A JSON object whose members the world decides (a node's state) or another module's record."""
 
 
@@ -22,8 +22,8 @@ class Change(Shape):
 
     target: str
     field: str
-    old_value: Annotated[Any | None, MAYBE] = None
-    new_value: Annotated[Any | None, MAYBE] = None
+    old_value: Annotated[JSON | None, MAYBE] = None
+    new_value: Annotated[JSON | None, MAYBE] = None
     side: Annotated[str | None, MAYBE] = None
     path: Annotated[str | None, MAYBE] = None
 

@@ -26,6 +26,9 @@ import pygit2
 import pytest
 from helpers import CLI
 from hypothesis import HealthCheck, settings
+from studio_pages import browser, chromium
+
+__all__ = ["browser", "chromium"]  # the studio's fixtures, for every module
 
 settings.register_profile(
     "ci", max_examples=40, deadline=None, derandomize=True,
@@ -217,6 +220,19 @@ def world(tmp_path: Path, layout: str, sample_worlds: dict[str, Path]) -> Path:
 @pytest.fixture
 def flat_world(tmp_path: Path, sample_worlds: dict[str, Path]) -> Path:
     return copy_world(sample_worlds["flat"], tmp_path / "flat-world")
+
+
+@pytest.fixture(scope="module")
+def served_world(tmp_path_factory: pytest.TempPathFactory, sample_worlds: dict[str, Path]
+                 ) -> Iterator[Path]:
+    """A copy of the sample world with its studio server running, one for a module's tests that
+    only read the world (``studio(served_world)`` uses the server; each test's pages are in a
+    browser context of its own)."""
+    from studio_pages import studio
+
+    root = copy_world(sample_worlds["flat"], tmp_path_factory.mktemp("served") / "world")
+    with studio(root):
+        yield root
 
 
 @pytest.fixture

@@ -236,10 +236,11 @@ def new_world(tmp_path: Path, name: str = "w") -> CLI:
 def world_nodes(root: Path) -> dict[str, dict[str, Any]]:
     """Every node of the world at ``root`` as the library reads it (hand edits included)."""
     import narrative as narr_lib
+    from narrative.engine.nodes import get_node
 
     wr = narr_lib.open_world(root)
-    try:
-        return {n["id"]: dict(narr_lib.get_node(wr, n["id"])[1]) for n in narr_lib.list_nodes(wr)}
+    try:  # the node files' whole JSON, defaults included (an answer leaves defaults out)
+        return {n["id"]: dict(get_node(wr, n["id"])[1]) for n in narr_lib.list_nodes(wr)}
     finally:
         wr.close()
 

@@ -17,6 +17,30 @@ from narrative import api
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENT = ROOT / "examples" / "agent.py"
+READER = ROOT / "examples" / "reader.py"
+
+# What a type checker sees of the answers a program reads most: the classes and their fields,
+# never Any (a node's values are JSON: the union of its kinds, not Any).
+JSON = "dict[str, dict[str, ...] | list[...] | str | int | float | bool | None]"
+REVEALED = {
+    "narr.brief(world)": "narrative.engine.brief.Brief",
+    "narr.brief(world).items": "list[narrative.engine.brief.BriefItem]",
+    "narr.brief(world).items[0].event": "narrative.engine.brief.BriefEvent | None",
+    "narr.status(world).edits": "list[narrative.shapes.Change]",
+    "narr.status(world).edits[0].new_value": JSON,
+    "narr.status(world).head": "narrative.shapes.Record | narrative.shapes.PlainCommit | None",
+    "narr.why(world, 'a', 'b')": "narrative.engine.why.WhyResult",
+    "narr.why(world, 'a', 'b').value": JSON,
+    "narr.why(world, 'a', 'b').event": "narrative.shapes.EventRef | None",
+    "narr.list_nodes(world)": "narrative.engine.nodes.NodeList",
+    "narr.list_nodes(world)[0]": "narrative.engine.nodes.NodeRow",
+    "narr.list_nodes(world).items": "list[narrative.engine.nodes.NodeRow]",
+    "narr.get_node(world, 'a').node.state": JSON,
+    "narr.get_value(world, 'a', 'b')": JSON,
+    "narr.log(world)[0]": "narrative.shapes.Record | narrative.shapes.PlainCommit",
+    "narr.show(world)": "narrative.engine.log.ShownEvent | narrative.engine.log.ShownCommit",
+    "narr.check(world).ok": "bool",
+}
 
 
 def test_the_example_agent_runs(tmp_path: Path) -> None:
@@ -34,6 +58,21 @@ def test_the_example_agent_runs(tmp_path: Path) -> None:
         "refused (NotFoundError, exit 11)"]
 
 
+def test_the_example_reader_runs(tmp_path: Path) -> None:
+    narr.init_world(tmp_path / "w", sample=True)
+    node = tmp_path / "w/world/character/lin-yuan.json"
+    node.write_text(node.read_text("utf-8").replace('"mood": "anxious"', '"mood": "calm"'), "utf-8")
+    out = subprocess.run([sys.executable, str(READER), str(tmp_path / "w")], capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert out[:2] == ["status: on main, at 'Genesis: The Black Ring of Qingyun', 1 hand edits",
+                       "  edited lin-yuan /state/mood: 'calm'"]
+    assert "nodes: 5 characters, the first Elder Mo (elder-mo)" in out
+    assert "a page of nodes: ['autumn-rain', 'black-ring'], next 2" in out
+    assert out[4].startswith("brief: ") and out[5].startswith("  about lin-yuan, ferry")
+    assert "why: Lin Yuan is at 'qingyun-gate' since 'Genesis: The Black Ring of Qingyun'" in out
+    assert out[-1] == "get_node: Lin Yuan in world/character/lin-yuan.json, mood 'calm'"
+
+
 @pytest.mark.slow
 def test_the_example_agent_passes_mypy_strict_and_mistakes_do_not(tmp_path: Path) -> None:
     bad = tmp_path / "bad_agent.py"
@@ -42,11 +81,21 @@ def test_the_example_agent_passes_mypy_strict_and_mistakes_do_not(tmp_path: Path
                    "narr.brief(world, 5)\n"
                    "status: int = narr.status(world)\n"
                    "narr.SetOp(target='lin-yuan', value=1)\n", encoding="utf-8")
+    probe = tmp_path / "probe.py"
+    probe.write_text("import narrative as narr\n"
+                     "def probe(world: narr.WorldRepo) -> None:\n"
+                     + "".join(f"    reveal_type({expr})\n" for expr in REVEALED), encoding="utf-8")
     proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(AGENT),
-                           str(bad)], capture_output=True, text=True, cwd=ROOT)
+                           str(READER), str(bad), str(probe)], capture_output=True, text=True,
+                          cwd=ROOT)
     errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
     assert errors and all(line.startswith(str(bad)) for line in errors), proc.stdout
     assert len(errors) == 3, proc.stdout  # each mistake found: the names are typed, not Any
+    revealed = [line.split('Revealed type is "', 1)[1].rstrip('"').replace("builtins.", "")
+                for line in proc.stdout.splitlines() if "Revealed type is" in line]
+    assert len(revealed) == len(REVEALED), proc.stdout
+    for (expr, expected), seen in zip(REVEALED.items(), revealed, strict=True):
+        assert seen.startswith(expected) and "Any" not in seen, (expr, seen)
 
 
 def test_ops_take_either_field_spelling_and_mistakes_are_narr_errors() -> None:

@@ -60,7 +60,8 @@ def test_the_clis_answers_are_valid_against_their_schemas(flat_world: Path, tmp_
 
 ROWS_OF_THE_NEXT_TESTS = {"failed", "failed_dropped", "branch_created", "branch_deleted", "switch",
                           "merge", "check", "new", "edits", "gc", "edit_restored", "edit_dropped",
-                          "chain_dropped", "reflog", "adopt"}
+                          "chain_dropped", "reflog", "adopt", "init", "doctor", "path", "get_value",
+                          "chapters"}
 """Answers of rows that the next test, which makes the state they need, checks."""
 
 

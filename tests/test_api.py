@@ -77,7 +77,7 @@ def test_a_story_through_the_api(tmp_path: Path) -> None:
             for mood in ("calm", "tired"):
                 narrative.event(world, f"Lin Yuan feels {mood}", narrative.SetOp(
                     op="set", target="lin-yuan", field="/state/mood", value=mood))
-        assert [e.record.content for e in narrative.log(world, 2) if e.record] == [
+        assert [e.content for e in narrative.log(world, limit=2)] == [
             "Lin Yuan feels tired", "Lin Yuan feels calm"]
         assert narrative.status(world).edits == []
 

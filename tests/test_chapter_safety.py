@@ -11,19 +11,17 @@ from __future__ import annotations
 import json
 import os
 import random
-import sys
 from pathlib import Path
 from typing import Any
 
 import pygit2
 import pytest
 from helpers import CLI, git, narr_subprocess
+from kills import Where, crash_seed, kill_at_line, line_points
 from test_safety import (
     Before,
-    _traced_lines,
     before_event,
     change_keys,
-    crash_seed,
     git_locks,
     make_hand_edits,
     tree_world_files,
@@ -55,32 +53,14 @@ def record(root: Path, i: int) -> None:
         narr.record_chapter(world, CHAPTER.format(i=i), accept="all", added=added, number=i)
 
 
-def kill_at_line(root: Path, i: int, stop_at: tuple[str, int] | None) -> tuple[int, list[str]]:
+def kill_chapter_at_line(root: Path, i: int, stop_at: Where | None) -> tuple[int, list[str]]:
     """Record chapter ``i`` in a forked child that SIGKILLs itself at ``stop_at``."""
     from narrative.store import commit
     from narrative.store.catalog import chapters, connection, events, nodes
 
     files = {commit.__file__, journal.__file__, connection.__file__, nodes.__file__,
              events.__file__, chapters.__file__}
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        code = 1
-        try:
-            os.close(r)
-            seen: list[str] = []
-            sys.settrace(_traced_lines(files, stop_at, seen, start="seal_chain"))
-            record(root, i)
-            sys.settrace(None)
-            os.write(w, json.dumps(seen).encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(w)
-    with os.fdopen(r, "rb") as fh:
-        ran = fh.read()
-    _, status = os.waitpid(pid, 0)
-    return status, json.loads(ran) if ran else []
+    return kill_at_line(lambda: record(root, i), files, stop_at, start="seal_chain")
 
 
 def verify(root: Path, before: Before, i: int) -> str:
@@ -132,12 +112,9 @@ def verify(root: Path, before: Before, i: int) -> str:
 def test_sigkill_at_every_step_of_recording_a_chapter(flat_world: Path) -> None:
     root = flat_world
     make_hand_edits(root, 0)
-    status, lines = kill_at_line(root, 1, None)
+    status, lines = kill_chapter_at_line(root, 1, None)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and len(lines) > 20
-    runs: dict[str, int] = {}
-    for where in lines:
-        runs[where] = runs.get(where, 0) + 1
-    points = [(where, 1) for where in runs] + [(w, n // 2 + 1) for w, n in runs.items() if n >= 3]
+    points = line_points(lines)
     rng = random.Random(crash_seed())
     # every line of the journal at its first run (the commit point and the working tree), a
     # sample of the chain's sealing and of the catalog
@@ -150,7 +127,7 @@ def test_sigkill_at_every_step_of_recording_a_chapter(flat_world: Path) -> None:
     for k, stop_at in enumerate(points, 2):
         make_hand_edits(root, k)
         before = before_event(root)
-        status, _ = kill_at_line(root, k, stop_at)
+        status, _ = kill_chapter_at_line(root, k, stop_at)
         assert os.WIFSIGNALED(status) or os.WEXITSTATUS(status) == 0, stop_at
         side = verify(root, before, k)
         outcomes[side] += 1

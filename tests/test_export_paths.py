@@ -15,16 +15,13 @@ import json
 import os
 import random
 import shutil
-import signal
 import stat
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import CLI, snapshot
+from kills import Where, crash_seed, kill_at_line, line_points, preload, run_killed
 
 import narrative as narr_lib
 from narrative.errors import InvalidInputError
@@ -182,16 +179,6 @@ def test_the_library_guards_its_own_writes(flat_world: Path) -> None:
 
 # --- kills during an export into a folder holding the last one ----------------------------------
 
-DRIVER = """
-import sys
-from narrative.cli import main
-import narrative.engine.vault, narrative.store.outfiles, narrative.engine.lorebook
-sys.stderr.write("go\\n")
-sys.stderr.flush()
-main(sys.argv[1:], prog_name="narr")
-"""
-
-
 def _tree(folder: Path) -> dict[str, bytes | None]:
     """Every file (its bytes) and folder (None) under ``folder``."""
     return {p.relative_to(folder).as_posix(): (None if p.is_dir() else p.read_bytes())
@@ -249,46 +236,15 @@ def _judge(world: Path, vault: Path, old: dict[str, bytes | None], new: dict[str
     return side
 
 
-def _export_in_child(world: Path, vault: Path, stop_at: tuple[str, int] | None) -> tuple[int, list[str]]:
+def _export_in_child(world: Path, vault: Path, stop_at: Where | None) -> tuple[int, list[str]]:
     """``export_vault`` in a forked child that SIGKILLs itself when it runs line ``stop_at[0]`` of
     outfiles for the ``stop_at[1]``-th time; the lines it ran when not killed."""
     from narrative.store import outfiles
 
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        code = 1
-        try:
-            os.close(r)
-            seen: list[str] = []
-            hits = [0]
+    def export() -> None:
+        narr_lib.export_vault(narr_lib.open_world(world), vault)
 
-            def local(frame: Any, event: str, arg: Any) -> Any:
-                if event == "line":
-                    where = f"{frame.f_lineno}"
-                    seen.append(where)
-                    if stop_at is not None and where == stop_at[0]:
-                        hits[0] += 1
-                        if hits[0] == stop_at[1]:
-                            os.kill(os.getpid(), signal.SIGKILL)
-                return local
-
-            def tracer(frame: Any, event: str, arg: Any) -> Any:
-                return local if frame.f_code.co_filename == outfiles.__file__ else None
-
-            wr = narr_lib.open_world(world)
-            sys.settrace(tracer)
-            narr_lib.export_vault(wr, vault)
-            sys.settrace(None)
-            os.write(w, json.dumps(seen).encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(w)
-    with os.fdopen(r, "rb") as fh:
-        ran = fh.read()
-    _, status = os.waitpid(pid, 0)
-    return status, json.loads(ran) if ran else []
+    return kill_at_line(export, {outfiles.__file__}, stop_at)
 
 
 def _lines_of(function: str) -> set[str]:
@@ -297,7 +253,7 @@ def _lines_of(function: str) -> set[str]:
     from narrative.store import outfiles
 
     code, first = inspect.getsourcelines(getattr(outfiles, function))
-    return {str(first + i) for i in range(len(code))}
+    return {f"outfiles.py:{first + i}" for i in range(len(code))}
 
 
 @pytest.mark.slow
@@ -309,14 +265,12 @@ def test_kills_at_the_lines_of_the_export_leave_the_old_vault_or_the_new(two_exp
     status, lines = _export_in_child(world, vault, None)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and len(lines) > 30
     assert _tree(vault) == new
-    runs: dict[str, int] = {}
-    for where in lines:
-        runs[where] = runs.get(where, 0) + 1
-    points = [(where, 1) for where in runs] + [(w, n // 2 + 1) for w, n in runs.items() if n >= 3]
+    runs = set(lines)
+    points = line_points(lines)
     # every line from the survey of the old tree on (the swap and what follows it), a sample of the rest
     swap = lines.index(min((w for w in runs if w in _lines_of("_swap")), key=lines.index))
     late = set(lines[swap - 40:])
-    rng = random.Random(int(os.environ.get("NARR_CRASH_SEED", "20261129")))
+    rng = random.Random(crash_seed())
     near = [p for p in points if p[0] in late]
     rest = [p for p in points if p[0] not in late]
     points = near + rng.sample(rest, max(0, min(len(rest), 50 - len(near))))
@@ -331,29 +285,18 @@ def test_kills_at_the_lines_of_the_export_leave_the_old_vault_or_the_new(two_exp
 
 @pytest.mark.slow
 def test_sigkills_at_random_moments_of_narr_export_vault(two_exports: Any, tmp_path: Path) -> None:
+    """``narr export vault`` SIGKILLed at a random moment of its work, fifty times."""
+    preload("narrative.engine.vault", "narrative.store.outfiles", "narrative.engine.lorebook")
     world, vault, old, new = two_exports
     pristine = tmp_path / "pristine"
     beside = _beside(vault)
-    rng = random.Random(int(os.environ.get("NARR_CRASH_SEED", "20261129")))
-
-    def run(delay: float | None) -> float:
-        proc = subprocess.Popen([sys.executable, "-c", DRIVER, "-C", str(world), "export", "vault",
-                                 str(vault)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        assert proc.stderr is not None and proc.stderr.readline() == "go\n"
-        t0 = time.monotonic()
-        if delay is not None:
-            time.sleep(delay)
-            proc.send_signal(signal.SIGKILL)
-        errors = proc.stderr.read()
-        proc.stderr.close()
-        proc.wait(60)
-        assert "Traceback" not in errors, errors
-        return time.monotonic() - t0
-
-    took = run(None)
+    rng = random.Random(crash_seed())
+    errfile = tmp_path / "stderr.txt"
+    args = ["export", "vault", str(vault)]
+    _, took = run_killed(world, args, None, errfile)
     outcomes = {"old": 0, "new": 0}
     for _ in range(50):
         _restore(pristine, vault)
-        run(rng.uniform(0, took * 1.2))
+        run_killed(world, args, rng.uniform(0, took * 1.2), errfile)
         outcomes[_judge(world, vault, old, new, beside)] += 1
     assert outcomes["old"] and outcomes["new"], outcomes

@@ -490,7 +490,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("the diffusers", ("narrative.diffusers",)),
     ("the use cases", ("narrative.engine",)),
     ("the operations", ("narrative.operations", "narrative.schemas", "narrative.answer_models")),
-    ("the library", ("narrative.api", "narrative.library")),
+    ("the library", ("narrative.api", "narrative.library", "narrative.calls")),
     ("the transports", ("narrative.cli", "narrative.serve", "narrative.client", "narrative.interrupted",
                         "narrative.__main__")),
 ]

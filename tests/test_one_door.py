@@ -25,6 +25,7 @@ NOT_ON_THE_COMMAND_LINE: dict[str, dict[str, str]] = {
                 "added": "--set, --unset, --relate and --unrelate S:... spell them",
                 "diffuser": "--diffuser, its option named diffuser_name"},
     "edit_node": {"node": "NODE, as the editor's", "file": "the editor writes it"},
+    "chapters": {"cursor": "the command line reads a page with -n"},
 }
 """Arguments of a row the command that runs it spells another way, and how."""
 
@@ -106,6 +107,36 @@ def _resolved(narr: CLI) -> None:
     narr("resolve", "lin-yuan", "state.mood", "--theirs")
 
 
+def _chapter(narr: CLI) -> None:
+    chapter = narr.root.parent / "told.md"
+    chapter.write_text("# Chapter 1\n\nLin Yuan walks to the gate. Su Qing smiles.\n", "utf-8")
+    narr("chapter", str(chapter), "--accept", "all")
+
+
+def _behind_its_remote(narr: CLI) -> None:
+    """The story line one event behind the remote it follows (a bare repository beside it)."""
+    remote = narr.root.parent / "shared.git"
+    git(narr.root.parent, "init", "--quiet", "--bare", str(remote))
+    git(narr.root, "remote", "add", "origin", str(remote))
+    narr("event", "Rain", "--set", "lin-yuan.state.weather=rain", "--diffuser", "none")
+    narr("push")
+    narr("reset", "HEAD~1")
+
+
+def _a_remote_of_its_own(copy: Path) -> None:
+    """Each door's copy pushes to a remote of its own, so each finds it empty."""
+    remote = copy.parent / f"{copy.name}-remote.git"
+    git(copy.parent, "init", "--quiet", "--bare", str(remote))
+    git(copy, "remote", "add", "origin", str(remote))
+
+
+AFTER_COPY: dict[str, Any] = {"push": _a_remote_of_its_own}
+"""What each door's copy of the world needs of its own for a row."""
+
+CHOOSING = {"chapters": ["--chapters"]}
+"""Options that pick the row among those its command runs (and are no argument of it)."""
+
+
 CASES: dict[str, tuple[Any, dict[str, Any]]] = {
     "status": (None, {}),
     "list_nodes": (None, {"layer": "character", "limit": 2, "cursor": "1"}),
@@ -148,6 +179,19 @@ CASES: dict[str, tuple[Any, dict[str, Any]]] = {
     "check": (None, {"full": True}),
     "adopt": (lambda narr: _commit_plain(narr.root), {}),
     "gc": (None, {}),
+    "get_value": (None, {"node": "lin-yuan", "field": "state.mood", "at": "HEAD"}),
+    "path": (None, {"node": "mo-li", "layer": "character"}),
+    "chapters": (_chapter, {"limit": 1}),
+    "story": (None, {"start": "HEAD~1", "end": "HEAD"}),
+    "world_graph": (None, {"format": "json", "around": "lin-yuan", "depth": 1}),
+    "event_graph": (None, {"format": "mermaid"}),
+    "graph_sizes": (None, {}),
+    "connect": (None, {"source": "lin-yuan", "target": "su-qing"}),
+    "doctor": (None, {"llm_timeout": 5.0}),
+    "init": (None, {"directory": "fresh", "layout": "sharded", "rules": "en"}),
+    "clone": (None, {"url": "", "directory": "copy"}),
+    "push": (None, {}),
+    "pull": (_behind_its_remote, {}),
 }
 
 
@@ -182,7 +226,23 @@ def cli_args(row: Operation[Any], arguments: dict[str, Any], root: Path) -> list
                 options += [flag, str(item)]
         else:
             options += [flag, str(value)]
+    options += CHOOSING.get(row.name, [])
     return [*words, *positional, *options]  # CASES give the arguments in the command's order
+
+
+def library_call(row: Operation[Any], wr: Any, arguments: dict[str, Any]) -> Any:
+    """The library's function of ``row`` called with ``arguments`` (by keyword; those it takes
+    by position, as ``event``'s ops, spread)."""
+    import inspect
+
+    import narrative
+    import narrative.calls
+
+    function = getattr(narrative.calls, row.name, None) or getattr(narrative, row.name)
+    spread = [p.name for p in inspect.signature(function).parameters.values()
+              if p.kind is p.VAR_POSITIONAL]
+    given = [item for name in spread for item in arguments.get(name, [])]
+    return function(wr, *given, **{k: v for k, v in arguments.items() if k not in spread})
 
 
 def http_answer(row: Operation[Any], arguments: dict[str, Any], root: Path) -> tuple[int, Any]:
@@ -220,16 +280,24 @@ def test_every_row_answers_alike_through_every_door(name: str, flat_world: Path,
     if name == "edit_node":
         node = json.loads((flat_world / "world/character/old-zhou.json").read_text("utf-8"))
         arguments = {**arguments, "file": {**node, "summary": "A ferryman."}}
+    if name == "clone":
+        arguments = {**arguments, "url": str(flat_world)}
     copies = {}
     for door in ("library", "http", "mcp", "cli"):
         copies[door] = tmp_path / door
         shutil.copytree(flat_world, copies[door], symlinks=True)
+        if name in AFTER_COPY:
+            AFTER_COPY[name](copies[door])
     answers: dict[str, Any] = {}
-    with WorldRepo.open(copies["library"]) as wr:
-        answers["library"] = row.call(wr, row.parse(arguments))
-    status, answers["http"] = http_answer(row, arguments, copies["http"])
-    assert status == 200, answers["http"]
-    if name not in HIDDEN:
+    if row.needs_world:
+        with WorldRepo.open(copies["library"]) as wr:
+            answers["library"] = library_call(row, wr, arguments).answer()
+    else:
+        answers["library"] = library_call(row, copies["library"], arguments).answer()
+    if row.served:
+        status, answers["http"] = http_answer(row, arguments, copies["http"])
+        assert status == 200, answers["http"]
+    if row.served and name not in HIDDEN:
         tools = WorldTools(copies["mcp"])
         try:
             result = tools.call(name, arguments)
@@ -240,9 +308,88 @@ def test_every_row_answers_alike_through_every_door(name: str, flat_world: Path,
     if name != "edit_node":  # narr edit opens an editor: its file is the hand edit
         answers["cli"] = CLI(copies["cli"]).json(*cli_args(row, arguments, copies["cli"]))
     assert answers["library"]["schema"] == row.schema
-    first = masked(answers["library"])
+    first = masked(_here(answers["library"], copies["library"]))
     for door, answer in answers.items():
-        assert masked(answer) == first, door
+        assert masked(_here(answer, copies[door])) == first, door
+
+
+def _here(answer: Any, copy: Path) -> Any:
+    """The answer with its door's own copy of the world named alike (a path init, clone and
+    doctor answer)."""
+    return json.loads(json.dumps(answer, ensure_ascii=False).replace(str(copy), "HERE"))
+
+
+@pytest.mark.parametrize("name", sorted(row.name for row in OPERATIONS if not row.served))
+def test_a_row_no_server_runs_is_refused_by_the_served_doors(name: str, flat_world: Path) -> None:
+    """init and clone make a world where none is: HTTP has no route for them and MCP no tool,
+    and asking either is a typed error that writes nothing."""
+    from narrative.operations import operation
+    from narrative.serve.mcp import WorldTools
+
+    row = operation(name)
+    assert row.unserved
+    before = sorted(p.name for p in flat_world.iterdir())
+    status, error = http_answer(row, {"directory": "fresh"}, flat_world)
+    assert (status, error["type"]) == (404, "NotFoundError")
+    tools = WorldTools(flat_world)
+    try:
+        result = tools.call(name, {"directory": "fresh"})
+    finally:
+        tools.close()
+    assert result.is_error and (result.structured_content or {})["type"] == "NotFoundError"
+    assert sorted(p.name for p in flat_world.iterdir()) == before
+
+
+BAD_ARGUMENTS: list[tuple[str, dict[str, Any], str, str]] = [
+    ("get_value", {"node": "lin-yuan", "field": "state.mood", "colour": "red"},
+     "InvalidInputError", "colour"),
+    ("world_graph", {"depth": "deep"}, "InvalidInputError", "depth"),
+    ("world_graph", {"format": "png"}, "InvalidInputError", "format"),
+    ("push", {"edits": "yes"}, "InvalidInputError", "edits"),
+    ("doctor", {"llm_timeout": -1}, "InvalidInputError", "llm_timeout"),
+    ("get_value", {"node": "nobody-at-all", "field": "state.mood"}, "NotFoundError", "nobody-at-all"),
+    ("get_value", {"node": "lin-yuan", "field": "state.no_such_thing"}, "NotFoundError",
+     "no_such_thing"),
+    ("connect", {"source": "lin-yuan", "target": "nobody-at-all"}, "NotFoundError", "nobody-at-all"),
+    ("path", {"node": "nobody-at-all"}, "NotFoundError", "nobody-at-all"),
+    ("chapters", {"rev": "no-such-rev"}, "NotFoundError", "no-such-rev"),
+]
+
+
+@pytest.mark.parametrize(("name", "arguments", "kind", "named"), BAD_ARGUMENTS,
+                         ids=[f"{b[0]}-{next(iter(b[1].values()))}-{i}" for i, b in enumerate(BAD_ARGUMENTS)])
+def test_bad_arguments_are_the_same_typed_error_through_every_door(
+        name: str, arguments: dict[str, Any], kind: str, named: str, flat_world: Path) -> None:
+    """An unknown argument, a wrong type, an unknown node or field: the library, HTTP and MCP
+    give the same typed error naming it (and the CLI, where its options can spell it), and
+    nothing is written."""
+    import narrative as narr
+    from narrative.serve.mcp import WorldTools
+    from narrative.store import WorldRepo
+
+    row = narr.operation(name)
+    before = git(flat_world, "rev-parse", "HEAD")
+    errors: dict[str, dict[str, Any]] = {}
+    with WorldRepo.open(flat_world) as wr, pytest.raises(narr.NarrError) as caught:
+        row.call(wr, row.parse(arguments))
+    errors["library"] = caught.value.to_json()
+    status, errors["http"] = http_answer(row, arguments, flat_world)
+    assert status >= 400
+    tools = WorldTools(flat_world)
+    try:
+        result = tools.call(name, arguments)
+    finally:
+        tools.close()
+    assert result.is_error
+    errors["mcp"] = result.structured_content or {}
+    if kind == "NotFoundError":  # the command line's options are typed by click itself
+        errors["cli"] = CLI(flat_world).json(*cli_args(row, arguments, flat_world),
+                                              expect=errors["library"]["exit_code"])
+    for door, error in errors.items():
+        assert error["type"] == kind, (door, error)
+        assert named in error["error"], (door, error["error"])
+        assert error["exit_code"] == errors["library"]["exit_code"], door
+    assert git(flat_world, "rev-parse", "HEAD") == before
 
 
 BAD_OPS: list[Any] = [

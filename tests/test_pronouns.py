@@ -87,12 +87,12 @@ def test_a_created_node_with_an_unknown_pronoun_is_refused(inn: CLI, tmp_path: P
 
 def test_the_studio_gives_pronouns_and_refuses_unknown_ones(inn: CLI) -> None:
     http = HTTP(inn.root)
-    made = http.post("/api/studio/nodes", json={"layer": "character", "name": "Ada Wren",
+    made = http.post("/api/nodes", json={"layer": "character", "name": "Ada Wren",
                                                  "pronouns": "she"})
     assert made.status_code == 200, made.text
     assert read_node(inn.root, "ada-wren")["traits"] == {"pronouns": "she"}
     before = snapshot(inn.root)
-    bad = http.post("/api/studio/nodes", json={"layer": "character", "name": "Bo Hale", "pronouns": "hi"})
+    bad = http.post("/api/nodes", json={"layer": "character", "name": "Bo Hale", "pronouns": "hi"})
     assert bad.status_code == 400
     assert bad.json()["error"].startswith("Bo Hale: pronouns 'hi' is not one narr knows")
     assert snapshot(inn.root) == before

@@ -22,6 +22,7 @@ from typing import Any
 import pygit2
 import pytest
 from helpers import CLI, git, narr_subprocess, node_file, read_node, rel_path, snapshot, write_node
+from kills import Where, crash_seed, kill_at_line, line_points, preload, run_killed
 
 from narrative.delta.request import EventRequest
 from narrative.engine.event import run_event
@@ -519,45 +520,17 @@ def test_a_hand_edit_made_during_the_crash_window_is_kept(world: Path) -> None:
 
 # --- (b) real kills ----------------------------------------------------------------------------
 
-DRIVER = """
-import sys
-from narrative.cli import main
-import narrative.engine.event, narrative.store.commit, narrative.store.journal
-import narrative.delta.flags, narrative.store.catalog, narrative.engine.check
-sys.stderr.write("go\\n")
-sys.stderr.flush()
-main(sys.argv[1:], prog_name="narr")
-"""
-
-
-def run_driver(root: Path, args: list[str], delay: float | None) -> tuple[int, float]:
-    """``narr ARGS`` in a new process, SIGKILLed ``delay`` seconds after it starts its work."""
-    proc = subprocess.Popen([sys.executable, "-c", DRIVER, "-C", str(root), *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    assert proc.stderr.readline() == "go\n"
-    t0 = time.monotonic()
-    if delay is not None:
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-    errors = proc.stderr.read()
-    proc.stderr.close()
-    proc.wait(30)
-    assert "Traceback" not in errors, errors
-    return proc.returncode, time.monotonic() - t0
-
-
-def crash_seed() -> int:
-    return int(os.environ.get("NARR_CRASH_SEED", "20261129"))
-
-
 @pytest.mark.slow
 def test_sigkill_at_random_moments(world: Path, tmp_path: Path) -> None:
+    """``narr event`` SIGKILLed at a random moment of its work, forty times on one story."""
+    preload("narrative.engine.event", "narrative.store.commit", "narrative.store.journal",
+            "narrative.delta.flags", "narrative.store.catalog", "narrative.engine.check")
     rng = random.Random(crash_seed())
     narr = CLI(world)
+    errfile = tmp_path / "stderr.txt"
     # how long the event's own work takes, once everything is imported
     make_hand_edits(world, 0)
-    code, took = run_driver(world, event_args(world, 0, tmp_path), None)
+    code, took = run_killed(world, event_args(world, 0, tmp_path), None, errfile)
     assert code == 0
     outcomes: dict[str, int] = {"old": 0, "new": 0}
     deadline = time.monotonic() + 3
@@ -567,7 +540,7 @@ def test_sigkill_at_random_moments(world: Path, tmp_path: Path) -> None:
         make_hand_edits(world, i)
         before = before_event(world)
         delay = rng.uniform(0, took * scale)
-        code, _ = run_driver(world, event_args(world, i, tmp_path), delay)
+        code, _ = run_killed(world, event_args(world, i, tmp_path), delay, errfile)
         assert code in (0, -signal.SIGKILL)
         side = verify(world, before, f"Event {i}")
         outcomes[side] += 1
@@ -580,35 +553,7 @@ def test_sigkill_at_random_moments(world: Path, tmp_path: Path) -> None:
     git(world, "fsck", "--strict")
 
 
-def _traced_lines(files: set[str], stop_at: tuple[str, int] | None,
-                  seen: list[str], start: str = "seal") -> Callable[..., Any]:
-    """A tracer noting each line run in ``files`` from the moment ``start`` (``seal``) is
-    called, and SIGKILLing the process when line ``stop_at[0]`` runs for the ``stop_at[1]``-th
-    time."""
-    sealing = [False]
-    hits = [0]
-
-    def local(frame: Any, event: str, arg: Any) -> Any:
-        if event == "line" and sealing[0]:
-            where = f"{Path(frame.f_code.co_filename).name}:{frame.f_lineno}"
-            seen.append(where)
-            if stop_at is not None and where == stop_at[0]:
-                hits[0] += 1
-                if hits[0] == stop_at[1]:
-                    os.kill(os.getpid(), signal.SIGKILL)
-        return local
-
-    def tracer(frame: Any, event: str, arg: Any) -> Any:
-        if frame.f_code.co_filename not in files:
-            return None
-        if frame.f_code.co_name == start:
-            sealing[0] = True
-        return local
-
-    return tracer
-
-
-def kill_at_line(root: Path, i: int, stop_at: tuple[str, int] | None) -> tuple[int, list[str]]:
+def kill_event_at_line(root: Path, i: int, stop_at: Where | None) -> tuple[int, list[str]]:
     """Run event ``i`` in a forked child that SIGKILLs itself when it reaches ``stop_at``
     (a line of commit, journal or derived index, and which run of it). Returns the child's
     wait status and, when it was not killed, the lines it ran once sealing started."""
@@ -617,25 +562,7 @@ def kill_at_line(root: Path, i: int, stop_at: tuple[str, int] | None) -> tuple[i
 
     files = {commit.__file__, journal.__file__, connection.__file__, nodes.__file__,
              events.__file__}
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        code = 1
-        try:
-            os.close(r)
-            seen: list[str] = []
-            sys.settrace(_traced_lines(files, stop_at, seen))
-            run_library_event(root, i)
-            sys.settrace(None)
-            os.write(w, json.dumps(seen).encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(w)
-    with os.fdopen(r, "rb") as fh:
-        ran = fh.read()
-    _, status = os.waitpid(pid, 0)
-    return status, json.loads(ran) if ran else []
+    return kill_at_line(lambda: run_library_event(root, i), files, stop_at, start="seal")
 
 
 @pytest.mark.slow
@@ -643,12 +570,9 @@ def test_sigkill_at_every_line_of_sealing(world: Path, layout: str) -> None:
     """A kill at every line of commit, journal and derived index that sealing runs (at its
     first run, and halfway through its runs for lines in loops), whatever the code looks like."""
     make_hand_edits(world, 0)
-    status, lines = kill_at_line(world, 0, None)
+    status, lines = kill_event_at_line(world, 0, None)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and len(lines) > 20
-    runs: dict[str, int] = {}
-    for where in lines:
-        runs[where] = runs.get(where, 0) + 1
-    points = [(where, 1) for where in runs] + [(w, n // 2 + 1) for w, n in runs.items() if n >= 3]
+    points = line_points(lines)
     # every line of the journal (the commit point and the working tree); a sample of the rest
     rng = random.Random(crash_seed())
     journal_points = [p for p in points if p[0].startswith("journal.py:")]
@@ -660,7 +584,7 @@ def test_sigkill_at_every_line_of_sealing(world: Path, layout: str) -> None:
     for i, stop_at in enumerate(points, 1):
         make_hand_edits(world, i)
         before = before_event(world)
-        status, _ = kill_at_line(world, i, stop_at)
+        status, _ = kill_event_at_line(world, i, stop_at)
         assert os.WIFSIGNALED(status) or os.WEXITSTATUS(status) == 0, stop_at
         outcomes[verify(world, before, f"Event {i}")] += 1
     assert outcomes["old"] > 0 and outcomes["new"] > 0, outcomes

@@ -65,3 +65,20 @@ def test_the_codex_names_the_time_in_force(clock: tuple[CLI, list[str]]) -> None
     d = json.loads(narr("export", "codex", "--format", "json").stdout)
     assert (d["at"]["timestamp"], d["at"]["story_time"]) == (None, "Day 3, dusk")
     assert "story time" not in narr("export", "codex", "--at", "HEAD~3").stdout
+
+
+def test_a_chapter_begins_at_its_story_time_and_at_is_its_old_spelling(flat_world: Path,
+                                                                      tmp_path: Path) -> None:
+    """``narr chapter --story-time`` sets when the chapter begins; ``--at`` (a revision everywhere
+    else) still works for it, with a notice, and the two together are refused."""
+    narr = CLI(flat_world)
+    chapter = tmp_path / "chapter.md"
+    chapter.write_text("# Chapter 1\n\nLin Yuan walks to the gate.\n", "utf-8")
+    both = narr("chapter", str(chapter), "--story-time", "Day 8", "--at", "Day 9", "--dry-run",
+                expect=2)
+    assert "--at is the old spelling of --story-time" in both.stderr
+    old = narr("chapter", str(chapter), "--at", "Day 9", "--dry-run")
+    assert "narr chapter --at is now --story-time" in old.stderr
+    narr("chapter", str(chapter), "--story-time", "Day 9", "--accept", "all")
+    told = narr.json("story")["chapters"]
+    assert [c["story_time"] for c in told] == ["Day 9"]

@@ -12,41 +12,23 @@ light theme and the dark).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
-import subprocess
-import sys
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import node_file
+from helpers import narr_subprocess, node_file
+from studio_pages import TIMEOUT_MS, browser, narr, narr_json, studio
 
-CHROMIUM = Path("/usr/bin/chromium")
-BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+__all__ = ["TIMEOUT_MS", "browser", "narr", "narr_json", "studio"]  # the other studio modules' names
+
 # Read at import: the session fixture clears NARR_* variables before the tests run.
 WRITE_SCREENSHOTS = os.environ.get("NARR_WRITE_SCREENSHOTS") == "1"
 DOCS = Path(__file__).resolve().parent.parent / "docs"
-TIMEOUT_MS = 15_000
-
-
-def narr(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "narrative", "-C", str(root), *args],
-                          capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "NARR_NO_SERVER": "1", **(env or {})})
-
-
-def narr_json(root: Path, *args: str) -> Any:
-    proc = narr(root, *args, "--json")
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
 
 
 def world_now(root: Path, what: str) -> Any:
@@ -63,17 +45,6 @@ def world_now(root: Path, what: str) -> Any:
         return [c.to_json() for c in list_chains(wr)]
     finally:
         wr.close()
-
-
-@contextlib.contextmanager
-def studio(root: Path) -> Iterator[dict[str, Any]]:
-    info = narr_json(root, "studio", "--url")
-    try:
-        yield info
-    finally:
-        narr(root, "serve", "--stop")
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(int(info["pid"]), signal.SIGKILL)
 
 
 def fetch(url: str, *, method: str = "GET", headers: dict[str, str] | None = None,
@@ -163,7 +134,7 @@ def test_narr_studio_opens_a_browser(flat_world: Path, tmp_path: Path) -> None:
     opener = tmp_path / "browser"
     opener.write_text(f"#!/bin/sh\necho \"$1\" > {seen}\n")
     opener.chmod(0o755)
-    first = narr(flat_world, "studio", "--json", env={"BROWSER": str(opener)})
+    first = narr_subprocess(flat_world, "studio", "--json", env={"BROWSER": str(opener)})
     try:
         assert first.returncode == 0, first.stderr
         info = json.loads(first.stdout)
@@ -171,27 +142,14 @@ def test_narr_studio_opens_a_browser(flat_world: Path, tmp_path: Path) -> None:
         assert seen.read_text().strip() == info["url"]
         again = narr_json(flat_world, "studio", "--url")  # the running server is reused
         assert (again["pid"], again["url"]) == (info["pid"], info["url"])
-        assert narr(flat_world, "studio", "--url").stdout.strip() == info["url"]
+        assert narr_subprocess(flat_world, "studio", "--url").stdout.strip() == info["url"]
     finally:
-        narr(flat_world, "serve", "--stop")
+        narr_subprocess(flat_world, "serve", "--stop")
 
 
 def _outside(url: str) -> bool:
     host = urllib.parse.urlsplit(url).hostname
     return url.startswith(("http:", "https:", "ws:", "wss:")) and host not in ("127.0.0.1",)
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip("chromium is not installed (apt-get install chromium fonts-noto-cjk)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def _png_colours(png: bytes) -> int:

@@ -215,7 +215,7 @@ def test_tab_reaches_every_action_with_visible_focus(flat_world: Path, browser: 
         page.keyboard.press("Enter")
         page.wait_for_function("document.activeElement.id === 'node-title'")
         with WorldRepo.open(root) as wr:
-            name = get_node(wr, picked)[1]["name"]
+            name = get_node(wr, picked).node.name
         assert said.startswith(name) and page.inner_text("#node-title").startswith(name)
         # The events view, opened by keyboard, an event opened, the composer's extras shown.
         page.focus("#tab-world")

@@ -79,8 +79,8 @@ def test_the_field_form_starts_empty_on_the_next_node(flat_world: Path, browser:
 
 @pytest.mark.parametrize("path", ["__proto__.polluted", "constructor.prototype.polluted",
                                   "state.__proto__"])
-def test_a_prototype_path_is_refused(flat_world: Path, browser: Any, path: str) -> None:
-    root = flat_world
+def test_a_prototype_path_is_refused(served_world: Path, browser: Any, path: str) -> None:
+    root = served_world
     file = node_file(root, "lin-yuan")
     before = file.read_bytes()
     with studio(root) as info:
@@ -124,8 +124,8 @@ def test_ending_a_node_says_what_it_records_and_stays_said(flat_world: Path, bro
     assert errors == []
 
 
-def test_one_limit_for_names_in_the_editor_and_the_api(flat_world: Path, browser: Any) -> None:
-    root = flat_world
+def test_one_limit_for_names_in_the_editor_and_the_api(served_world: Path, browser: Any) -> None:
+    root = served_world
     file = node_file(root, "lin-yuan")
     before = file.read_bytes()
     with studio(root) as info:

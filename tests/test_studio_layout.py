@@ -57,8 +57,8 @@ def _labelled(page: Any) -> set[str]:
     return set(page.evaluate(f"window.narrStudio.worldCy.nodes().filter({DRAWN}).map(n => n.id())"))
 
 
-def test_labels_positions_and_hover(flat_world: Path, browser: Any) -> None:
-    root = flat_world
+def test_labels_positions_and_hover(served_world: Path, browser: Any) -> None:
+    root = served_world
     with studio(root) as info:
         context, page = _page(browser, info["url"], 1400)
         _labels_read(page, "worldCy")
@@ -112,8 +112,8 @@ def test_labels_positions_and_hover(flat_world: Path, browser: Any) -> None:
 
 
 @pytest.mark.parametrize("width", [360, 390, 800, 1400])
-def test_every_width_is_usable(flat_world: Path, browser: Any, width: int) -> None:
-    with studio(flat_world) as info:
+def test_every_width_is_usable(served_world: Path, browser: Any, width: int) -> None:
+    with studio(served_world) as info:
         context, page = _page(browser, info["url"], width)
         graph = page.locator("#world-graph").bounding_box()
         assert graph["width"] >= min(width - 40, 300) and graph["height"] >= 200, graph

@@ -50,8 +50,8 @@ def test_problems_are_shown_where_they_are(flat_world: Path, browser: Any) -> No
     assert errors == []
 
 
-def test_a_relation_to_a_node_that_does_not_exist_is_refused(flat_world: Path, browser: Any) -> None:
-    root = flat_world
+def test_a_relation_to_a_node_that_does_not_exist_is_refused(served_world: Path, browser: Any) -> None:
+    root = served_world
     path = node_file(root, "lin-yuan")
     before = path.read_bytes()
     with studio(root) as info:

@@ -37,8 +37,8 @@ def _overlaps(boxes: list[list[Any]]) -> list[tuple[str, str]]:
     return found
 
 
-def test_no_two_labels_overlap_on_the_sample_world(flat_world: Path, browser: Any) -> None:
-    with studio(flat_world) as info:
+def test_no_two_labels_overlap_on_the_sample_world(served_world: Path, browser: Any) -> None:
+    with studio(served_world) as info:
         context, page = _page(browser, info["url"])
         page.wait_for_selector("body[data-labels-placed]")
         boxes = page.evaluate(LABEL_BOXES, "worldCy")
@@ -53,8 +53,8 @@ def test_no_two_labels_overlap_on_the_sample_world(flat_world: Path, browser: An
         context.close()
 
 
-def test_the_node_list_is_in_the_order_of_the_names_shown(flat_world: Path, browser: Any) -> None:
-    with studio(flat_world) as info:
+def test_the_node_list_is_in_the_order_of_the_names_shown(served_world: Path, browser: Any) -> None:
+    with studio(served_world) as info:
         context, page = _page(browser, info["url"])
         names = page.eval_on_selector_all("#node-list li button .name", "bs => bs.map(b => b.textContent)")
         assert len(names) == 22
@@ -98,8 +98,8 @@ def _luminance(rgb: str) -> float:
     return sum(w * (p / 255) for w, p in zip((0.2126, 0.7152, 0.0722), parts, strict=True))
 
 
-def test_dark_mode_follows_the_system_and_a_switch(flat_world: Path, browser: Any) -> None:
-    with studio(flat_world) as info:
+def test_dark_mode_follows_the_system_and_a_switch(served_world: Path, browser: Any) -> None:
+    with studio(served_world) as info:
         context, page = _page(browser, info["url"], color_scheme="dark")
         body = page.evaluate("[getComputedStyle(document.body).backgroundColor,"
                              " getComputedStyle(document.body).color]")
@@ -177,23 +177,23 @@ def test_buttons_say_what_they_show(flat_world: Path, browser: Any) -> None:
     assert errors == []
 
 
-def test_the_whole_name_on_hover_in_the_graph(flat_world: Path, browser: Any) -> None:
-    with studio(flat_world) as info:
+def test_the_whole_name_on_hover_in_the_graph(served_world: Path, browser: Any) -> None:
+    with studio(served_world) as info:
         context, page = _page(browser, info["url"])
         page.evaluate("void window.narrStudio.worldCy.getElementById('lin-yuan').emit('mouseover')")
         assert json.loads(json.dumps(page.get_attribute("#world-graph", "title"))).startswith("Lin Yuan")
         context.close()
 
 
-def test_the_depth_of_a_neighbourhood(flat_world: Path, browser: Any) -> None:
+def test_the_depth_of_a_neighbourhood(served_world: Path, browser: Any) -> None:
     from narrative.api import world_view
     from narrative.store.worldrepo import WorldRepo
 
-    with WorldRepo.open(flat_world) as wr:
+    with WorldRepo.open(served_world) as wr:
         near = {n["id"] for n in world_view(wr, around="lin-xue", depth=1).to_json()["graph"]["nodes"]}
         far = {n["id"] for n in world_view(wr, around="lin-xue", depth=3).to_json()["graph"]["nodes"]}
     assert near < far
-    with studio(flat_world) as info:
+    with studio(served_world) as info:
         context, page = _page(browser, info["url"])
         _open_node(page, "lin-xue", "Lin Xue")
         for depth, expected in (("1", near), ("3", far)):

@@ -18,6 +18,7 @@ import html
 import json
 import posixpath
 import re
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -163,13 +164,8 @@ def formats_markdown(schemas: Path = SCHEMAS) -> str:
 
 ANSWER_COMMANDS: dict[str, tuple[str, ...]] = {
     "error": ("narr ... --json", "HTTP", "MCP"),
-    "init": ("narr init",), "doctor": ("narr doctor",),
-    "path": ("narr path",), "get_value": ("narr get NODE FIELD",),
     "import": ("narr import",), "export_written": ("narr export ... -o FILE",),
-    "clone": ("narr clone",), "push": ("narr push",), "pull": ("narr pull",),
-    "graph_sizes": ("narr graph",), "graph": ("narr graph world", "narr graph events"),
-    "connect": ("narr graph connect",), "story": ("narr story",), "codex": ("narr export codex",),
-    "chapters": ("narr log --chapters",),
+    "codex": ("narr export codex",),
     "vault": ("narr export vault",), "studio": ("narr studio",),
     "server": ("narr serve --status", "--stop", "--detach"),
 }
@@ -202,8 +198,10 @@ def answers_markdown(schemas: Path = SCHEMAS / "answers") -> str:
         schema = json.loads(path.read_text(encoding="utf-8"))
         rows = operations.get(name, [])
         op = rows[0] if rows else None
-        by = (", ".join(f"`{row.method} {row.path}`" for row in rows)
+        served = [row for row in rows if row.served]
+        by = (", ".join(f"`{row.method} {row.path}`" for row in served)
               + ("" if name == "edit_node" else ", MCP, the CLI")
+              if served else "the CLI and the library (no server runs it)"
               if op is not None else routes.get(str(schema.get("title")), "") + " (the studio)"
               if name.startswith("studio_")
               else ", ".join(f"`{c}`" for c in ANSWER_COMMANDS.get(name, ())))
@@ -333,6 +331,12 @@ def _methods(cls: type) -> list[str]:
     return [*lines, ""] if lines else []
 
 
+ALIASES = {"JSON": "A JSON value, as a node's state, traits and attributes hold it: to a type "
+                   "checker the union of JSON's kinds (an object, a list, a string, a number, a "
+                   "boolean, null); at run time any value."}
+"""What the library's type aliases stand for (at run time they are ``typing.Any``)."""
+
+
 def library_markdown() -> str:
     """The library reference: every name ``import narrative`` offers, grouped by what it is."""
     import dataclasses
@@ -368,6 +372,9 @@ def library_markdown() -> str:
             if inspect.isclass(obj) and issubclass(obj, narrative.NarrError):
                 out += [f"Exit code {obj.exit_code} (a subclass of `{obj.__mro__[1].__name__}`).", ""]
             doc = inspect.getdoc(obj) if not inspect.ismodule(obj) else (obj.__doc__ or "").strip()
+            if obj is typing.Any:  # a type alias for type checkers (narr.JSON), any value at run time
+                out += [ALIASES[name], ""]
+                continue
             generated = inspect.isclass(obj) and (doc or "").startswith(f"{name}(")  # a dataclass's
             if doc and not generated and (inspect.isfunction(obj) or doc != inspect.getdoc(type(obj))):
                 out += [_doc_markdown(doc), ""]

@@ -1,7 +1,9 @@
-"""Write the imports type checkers read into each module whose names load lazily
-(``narrative``, ``narrative.api``, ``narrative.store``), from the module's table
-(:mod:`narrative.lazy`): ``python tools/names_table.py`` after changing a table;
-``--check`` only says whether each block is current (tests/test_layers.py asks too)."""
+"""Write what type checkers read of the names that load lazily, from the tables: the imports
+into each module whose names load lazily (``narrative``, ``narrative.store``, from the module's
+table: :mod:`narrative.lazy`), and the library's function of each row of the operations
+(``narrative/calls.py``, from the rows: :mod:`narrative.operations.writer`).
+``python tools/names_table.py`` after changing a table or a row; ``--check`` only says whether
+each is current (the tests ask too)."""
 
 from __future__ import annotations
 
@@ -12,19 +14,32 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from narrative.lazy import block, rewrite, tables
+from narrative.operations import table
+from narrative.operations.writer import PATH, source
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def main(argv: list[str]) -> int:
+    check = "--check" in argv
     stale = 0
-    for name, (package, table) in tables().items():
-        source = import_module(name).__file__
-        assert source is not None
-        if "--check" in argv:
-            if block(package, table) not in Path(source).read_text("utf-8"):
-                print(f"{source}: stale (python tools/names_table.py)")
+    for name, (package, names) in tables().items():
+        module = import_module(name).__file__
+        assert module is not None
+        if check:
+            if block(package, names) not in Path(module).read_text("utf-8"):
+                print(f"{module}: stale (python tools/names_table.py)")
                 stale = 1
-        elif rewrite(source, package, table):
-            print(source)
+        elif rewrite(module, package, names):
+            print(module)
+    calls, written = ROOT / PATH, source(table())
+    if calls.read_text("utf-8") != written:
+        if check:
+            print(f"{calls}: stale (python tools/names_table.py)")
+            stale = 1
+        else:
+            calls.write_text(written, "utf-8")
+            print(calls)
     return stale
 
 

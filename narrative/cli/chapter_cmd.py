@@ -44,7 +44,10 @@ q - quit: record nothing (the review stays for next time)
 @click.option("--number", type=click.IntRange(min=1, max=1_000_000), metavar="N",
               help="The chapter's number (default: what its heading says, else the next one).")
 @click.option("--title", metavar="TEXT", help="The chapter's title (default: its first heading).")
-@click.option("--at", "at", metavar="STORY_TIME", help="When the chapter begins in the story.")
+@click.option("--story-time", "story_time", metavar="STORY_TIME",
+              help="When the chapter begins in the story.")
+@click.option("--at", "at", metavar="STORY_TIME", hidden=True,
+              help="The old spelling of --story-time (--at names a revision everywhere else).")
 @click.option("--diffuser", "diffuser_name", metavar="NAME",
               help="What turns each sentence into changes (default: the world's).")
 @click.option("--dry-run", is_flag=True, help="Show the review; record nothing.")
@@ -60,8 +63,9 @@ q - quit: record nothing (the review stays for next time)
 def chapter_cmd(ctx: Context, file: Any, accept: str | None, reject: str | None,
                 sets: tuple[str, ...], unsets: tuple[str, ...], relates: tuple[str, ...],
                 unrelates: tuple[str, ...], number: int | None, title: str | None,
-                at: str | None, diffuser_name: str | None, dry_run: bool, key: str | None,
-                budget: float | None, retry: bool, as_json: bool) -> None:
+                story_time: str | None, at: str | None, diffuser_name: str | None,
+                dry_run: bool, key: str | None, budget: float | None, retry: bool,
+                as_json: bool) -> None:
     """Review a chapter draft (FILE, or - for stdin) sentence by sentence, then record it.
 
     The draft (plain text or Markdown, English or Chinese) is cut into scenes
@@ -89,11 +93,16 @@ def chapter_cmd(ctx: Context, file: Any, accept: str | None, reject: str | None,
     from narrative.engine import chapter as engine
     from narrative.engine.scenes import check_text
 
+    if at is not None:
+        if story_time is not None:
+            raise click.UsageError("--at is the old spelling of --story-time: give one of them")
+        warn("narr chapter --at is now --story-time (--at names a revision everywhere else)")
+        story_time = at
     wr = ctx.world
     budget_s = budget if budget is not None else engine.DEFAULT_BUDGET
     if retry:
         if file is not None or accept or reject or sets or unsets or relates or unrelates \
-                or number or title or at or dry_run or key:
+                or number or title or story_time or dry_run or key:
             raise click.UsageError("--retry takes no FILE and no decisions: it records the "
                                    "kept chapter as it was decided")
         _show_result(wr, engine.retry(wr, budget=budget), as_json)
@@ -108,7 +117,7 @@ def chapter_cmd(ctx: Context, file: Any, accept: str | None, reject: str | None,
     check_text(text, draft_name(file))
     added = _added(ctx, sets, unsets, relates, unrelates)
     kwargs: dict[str, Any] = {"number": number, "title": title, "diffuser": diffuser_name,
-                              "added": added, "at": at, "budget": budget_s}
+                              "added": added, "at": story_time, "budget": budget_s}
     if accept is not None:
         chosen: Any = "all" if accept.strip().lower() == "all" else engine.parse_numbers(accept)
         rejected = engine.parse_numbers(reject, "--reject") if reject else set()

@@ -40,11 +40,17 @@ class Context:
         return self._world
 
     def call(self, row: Operation[A], **arguments: Any) -> A:
-        """Run ``row`` on this world with the arguments the command's options gave (those left
-        out, None, are the row's defaults): its answer, as every other door gets it."""
+        """Run ``row`` on this world (in this directory, for a row that needs no world) with the
+        arguments the command's options gave (those left out, None, are the row's defaults): its
+        answer, as every other door gets it."""
         given = {key: list(value) if isinstance(value, tuple) else value
                  for key, value in arguments.items() if value is not None}
-        return row.answer_to(self.world, row.parse(given))
+        params = row.parse(given)
+        if not row.needs_world:
+            from narrative.invocation import absolute
+
+            return row.answer_to(absolute(self.directory), params)
+        return row.answer_to(self.world, params)
 
     def node(self, text: str, *, must_exist: bool = True, context: str | None = None,
              ended: bool | None = None) -> str:

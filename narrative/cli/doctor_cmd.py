@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import emit_json, json_option
+from narrative.cli.output import emit_answer, json_option
 from narrative.cli.terminal import echo, paint
 
 _MARK = {"ok": "ok", "warning": "warning", "problem": "PROBLEM", "skipped": "skipped"}
@@ -33,15 +33,15 @@ def doctor_cmd(ctx: Context, llm_timeout: float, as_json: bool) -> None:
       narr doctor
       narr doctor --json --llm-timeout 10
     """
-    from narrative.engine.doctor import doctor
+    from narrative.engine.doctor import problem_error
+    from narrative.operations.upkeep import DOCTOR
 
-    report = doctor(ctx.directory, llm_timeout=llm_timeout)
-    data = report.to_json()
+    report = ctx.call(DOCTOR, llm_timeout=llm_timeout)
     if as_json:
-        emit_json(data, "doctor")
+        emit_answer(report)
     else:
-        echo(render(data))
-    error = report.error()
+        echo(render(report.to_json()))
+    error = problem_error(report.findings)
     if error is not None:
         raise error
 

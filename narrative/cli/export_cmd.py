@@ -9,7 +9,7 @@ import click
 
 from narrative.cli.completion import complete_node, complete_rev
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import emit_json, json_option
+from narrative.cli.output import emit_answer, emit_json, json_option
 from narrative.cli.terminal import echo, no_pager_option, paged
 
 _FORMAT = click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md",
@@ -32,14 +32,15 @@ def story_cmd(ctx: Context, start: str | None, end: str | None, fmt: str, as_jso
     Example:
       narr story --to HEAD~2 > draft.md
     """
-    from narrative.engine.book import book
+    from narrative.engine.book import render_markdown
+    from narrative.operations.chapters import STORY
 
-    result = book(ctx.world, start, end)
+    result = ctx.call(STORY, start=start, end=end)
     if as_json or fmt == "json":
-        emit_json(result.to_json(), "story")
+        emit_answer(result)
         return
     with paged(ctx):
-        echo(result.to_markdown(), nl=False)
+        echo(render_markdown(result.to_json()), nl=False)
 
 
 @click.group("export")

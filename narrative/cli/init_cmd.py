@@ -10,7 +10,7 @@ import click
 
 from narrative.cli.completion import complete_node
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import emit_answer, emit_json, json_option, warn
+from narrative.cli.output import emit_answer, json_option, warn
 from narrative.cli.terminal import echo
 from narrative.errors import InvalidWorldError
 
@@ -41,43 +41,41 @@ def init_cmd(ctx: Context, directory: Path | None, sample: bool, layout: str, na
       narr init tale --rules zh
       narr init --here
     """
-    from narrative.engine.init import init_world
+    from narrative.operations.upkeep import INIT
 
-    target = directory if directory is not None else ctx.directory
-    if not target.is_absolute():
-        target = ctx.directory / target
-    result = init_world(target, sample=sample, layout=layout,  # type: ignore[arg-type]
-                        name=name, language=language, rules=rules, here=here)
+    result = ctx.call(INIT, directory=str(directory) if directory is not None else None,
+                      sample=sample, layout=layout, name=name, language=language, rules=rules,
+                      here=here)
     if as_json:
-        emit_json({"root": str(result.root), "commit": result.commit, "id": result.event_id,
-                   "nodes": result.nodes, "layout": result.layout}, "init")
+        emit_answer(result)
         return
     echo(f"Created a {result.layout} world at {result.root} with {result.nodes} nodes "
-               f"(genesis {result.commit[:10]}).")
+         f"(genesis {result.commit[:10]}).")
     if directory is not None:
         first = "narr nodes" if sample else "narr new character NAME"
         echo(f"Next: cd {directory} && {first}")
 
 
 @click.command("path")
-@click.argument("node_id", metavar="NODE", shell_complete=complete_node)
+@click.argument("node", metavar="NODE", shell_complete=complete_node)
 @click.option("--layer", type=click.Choice(["character", "item", "ambient", "background"]),
               help="For a node that does not exist yet: the layer it will live in.")
 @json_option
 @pass_context
-def path_cmd(ctx: Context, node_id: str, layer: str | None, as_json: bool) -> None:
+def path_cmd(ctx: Context, node: str, layer: str | None, as_json: bool) -> None:
     """Print the path of a node's file (relative to the world's root); NODE is an id, name or alias.
 
     \b
     Example:
       narr path 林远
     """
-    node_id = ctx.node(node_id, must_exist=False, ended=False)
-    path = _node_path(ctx, node_id, layer)
+    from narrative.operations.reads import PATH
+
+    found = ctx.call(PATH, node=node, layer=layer)
     if as_json:
-        emit_json({"id": node_id, "path": path}, "path")
+        emit_answer(found)
     else:
-        echo(path)
+        echo(found.path)
 
 
 @click.command("edit")
@@ -189,17 +187,9 @@ def new_cmd(ctx: Context, layer: str, name: str, kind: str, aliases: tuple[str, 
 
 
 def _node_path(ctx: Context, node_id: str, layer: str | None) -> str:
-    from narrative.engine.nodes import locate
-    from narrative.errors import NotFoundError
-    from narrative.ids import node_path
+    from narrative.engine.nodes import node_file_path
 
-    wr = ctx.world
-    try:
-        return locate(wr, node_id)
-    except NotFoundError:
-        if layer is None:
-            raise
-        return node_path(node_id, layer, wr.config.layout)  # type: ignore[arg-type]
+    return node_file_path(ctx.world, node_id, layer)
 
 
 COMMANDS = [init_cmd, new_cmd, path_cmd, edit_cmd]

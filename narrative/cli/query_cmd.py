@@ -8,7 +8,7 @@ import click
 
 from narrative.cli.completion import complete_field, complete_node, complete_rev
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import ARROW, emit_json, json_option, one_line, short, value_text
+from narrative.cli.output import ARROW, emit_answer, emit_json, json_option, one_line, short, value_text
 from narrative.cli.terminal import echo, no_pager_option, paged
 
 _FIELD_ABSENT = "(absent)"
@@ -175,14 +175,14 @@ def search_cmd(ctx: Context, q: str, limit: int, as_json: bool) -> None:
             echo(f"event  {_event_text(h)}" + (f"  [from {h['line']}]" if h.get("line") else ""))
 
 
-_FORMAT = click.option("--format", "fmt", type=click.Choice(["dot", "mermaid", "graphml", "json"]),
+_FORMAT = click.option("--format", "format_", type=click.Choice(["dot", "mermaid", "graphml", "json"]),
                        default="dot", show_default=True, help="Output format.")
 _DEPTH = click.option("--depth", type=click.IntRange(min=0), default=1, show_default=True,
                       help="With --around: how many steps away to keep.")
 
 
 @click.group("graph", invoke_without_command=True)
-@click.option("--format", "fmt", type=click.Choice(["dot", "mermaid", "graphml", "json"]),
+@click.option("--format", "format_", type=click.Choice(["dot", "mermaid", "graphml", "json"]),
               help="Without a subcommand: the world graph in this format (as narr graph world).")
 @click.option("--around", metavar="NODE", shell_complete=complete_node,
               help="Without a subcommand: the world graph near this node.")
@@ -192,8 +192,8 @@ _DEPTH = click.option("--depth", type=click.IntRange(min=0), default=1, show_def
               help="Without a subcommand: the world graph as it stood then.")
 @json_option
 @click.pass_context
-def graph_group(click_ctx: click.Context, fmt: str | None, around: str | None, depth: int | None,
-                at: str | None, as_json: bool) -> None:
+def graph_group(click_ctx: click.Context, format_: str | None, around: str | None,
+                depth: int | None, at: str | None, as_json: bool) -> None:
     """Export the world graph or the event graph (dot, mermaid, graphml, json), or connect two nodes.
 
     Alone, it counts what each graph holds; with --format, --around or --at it is
@@ -204,7 +204,7 @@ def graph_group(click_ctx: click.Context, fmt: str | None, around: str | None, d
       narr graph world --format dot | dot -Tsvg > world.svg
       narr graph --format mermaid --around 林远
     """
-    world_options = fmt is not None or around is not None or depth is not None or at is not None
+    world_options = format_ is not None or around is not None or depth is not None or at is not None
     if click_ctx.invoked_subcommand is not None:
         if world_options:
             raise click.UsageError(f"put --format, --around, --depth and --at after "
@@ -213,30 +213,29 @@ def graph_group(click_ctx: click.Context, fmt: str | None, around: str | None, d
     ctx = click_ctx.find_object(Context)
     assert ctx is not None
     if world_options:
-        _emit_graph(ctx, "world", fmt or "dot", around, 1 if depth is None else depth, as_json, at)
+        _emit_graph(ctx, "WORLD_GRAPH", as_json, format=format_, around=around, depth=depth, at=at)
         return
-    from narrative.engine.graphs import sizes
+    from narrative.operations.graphs import GRAPH_SIZES
 
-    d = sizes(ctx.world)
+    found = ctx.call(GRAPH_SIZES)
     if as_json:
-        emit_json(d, "graph_sizes")
+        emit_answer(found)
         return
+    d = found.to_json()
     echo(f"world: {d['world']['nodes']} nodes, {d['world']['edges']} edges (relations and references)")
     echo(f"events: {d['events']['nodes']} commits on the story line, "
                f"{d['events']['edges']} causal edges")
 
 
-def _emit_graph(ctx: Context, which: str, fmt: str, around: str | None, depth: int, as_json: bool,
-                at: str | None = None) -> None:
-    from narrative.engine.graphs import export_graph
+def _emit_graph(ctx: Context, row: str, as_json: bool, **arguments: Any) -> None:
+    """The graph the row of that name in :mod:`narrative.operations.graphs` exports."""
+    from narrative.operations import graphs
 
-    if around is not None and which == "world":
-        around = ctx.node(around, must_exist=at is None, context="--around")
-    d = export_graph(ctx.world, which, fmt, around, depth, at).to_json()
+    found = ctx.call(getattr(graphs, row), **arguments)
     if as_json:
-        emit_json(d, "graph")
+        emit_answer(found)
     else:
-        echo(d["output"], nl=False)
+        echo(found.output, nl=False)
 
 
 @graph_group.command("world")
@@ -247,7 +246,7 @@ def _emit_graph(ctx: Context, which: str, fmt: str, around: str | None, depth: i
               help="The world as it stood at a revision or event.")
 @json_option
 @pass_context
-def graph_world_cmd(ctx: Context, fmt: str, around: str | None, depth: int, at: str | None,
+def graph_world_cmd(ctx: Context, format_: str, around: str | None, depth: int, at: str | None,
                     as_json: bool) -> None:
     """The world graph at HEAD (or --at an earlier event): nodes and their relations.
 
@@ -255,7 +254,7 @@ def graph_world_cmd(ctx: Context, fmt: str, around: str | None, depth: int, at: 
     Example:
       narr graph world --around 林远 --depth 2 --format mermaid
     """
-    _emit_graph(ctx, "world", fmt, around, depth, as_json, at)
+    _emit_graph(ctx, "WORLD_GRAPH", as_json, format=format_, around=around, depth=depth, at=at)
 
 
 @graph_group.command("events")
@@ -264,14 +263,15 @@ def graph_world_cmd(ctx: Context, fmt: str, around: str | None, depth: int, at: 
 @_DEPTH
 @json_option
 @pass_context
-def graph_events_cmd(ctx: Context, fmt: str, around: str | None, depth: int, as_json: bool) -> None:
+def graph_events_cmd(ctx: Context, format_: str, around: str | None, depth: int,
+                     as_json: bool) -> None:
     """The event graph of the story line: which event depends on which.
 
     \b
     Example:
       narr graph events --format mermaid
     """
-    _emit_graph(ctx, "events", fmt, around, depth, as_json)
+    _emit_graph(ctx, "EVENT_GRAPH", as_json, format=format_, around=around, depth=depth)
 
 
 @graph_group.command("connect")
@@ -286,12 +286,13 @@ def graph_connect_cmd(ctx: Context, source: str, target: str, as_json: bool) -> 
     Example:
       narr graph connect lin-yuan elder-mo
     """
-    from narrative.engine.graphs import connect
+    from narrative.operations.graphs import CONNECT
 
-    d = connect(ctx.world, ctx.node(source), ctx.node(target)).to_json()
+    found = ctx.call(CONNECT, source=source, target=target)
     if as_json:
-        emit_json(d, "connect")
+        emit_answer(found)
         return
+    d = found.to_json()
     if not d["paths"]:
         echo(f"{source} and {target} are not connected")
         return

@@ -64,7 +64,7 @@ def log_cmd(ctx: Context, rev: str, limit: int | None, as_node: bool, chapters: 
         if as_node or ".." in rev:
             raise click.UsageError("--chapters lists the chapters of a story line: give a "
                                    "revision, not a node or a range")
-        _chapters(ctx, None if rev == "HEAD" else rev, limit, as_json)
+        _chapters(ctx, rev, limit, as_json)
         return
     found = log_of(ctx.world, rev, limit, node=True if as_node else None)
     if as_json:
@@ -74,15 +74,17 @@ def log_cmd(ctx: Context, rev: str, limit: int | None, as_node: bool, chapters: 
         _log_lines([e.summary for e in found])  # from the catalog: no record is parsed
 
 
-def _chapters(ctx: Context, rev: str | None, limit: int | None, as_json: bool) -> None:
-    from narrative.engine.chapters import chapters_on_line
+def _chapters(ctx: Context, rev: str, limit: int | None, as_json: bool) -> None:
+    """The chapters row; ``-n 0`` asks for none, as it does of the events."""
+    from narrative.operations.chapters import CHAPTERS
 
-    found = [c.to_json() for c in reversed(chapters_on_line(ctx.world, rev, merged=True))]
-    if limit is not None:
-        found = found[:limit]
+    answer = ctx.call(CHAPTERS, rev=rev, limit=limit or None)
+    if limit == 0:
+        answer = answer.model_copy(update={"items": []})
     if as_json:
-        emit_json(found, "chapters")
+        emit_answer(answer)
         return
+    found = answer.to_json()["items"]
     if not found:
         echo("No chapters yet (narr chapter FILE records one).")
         return
@@ -214,15 +216,22 @@ def get_cmd(ctx: Context, node: str, field: str | None, at: str | None, as_json:
     """
     from narrative.engine.nodes import get_node, get_value
 
-    node = ctx.node(node, must_exist=False)
-    if as_json and field is None:  # the answer of the get_node operation (HTTP, MCP)
-        path, data = get_node(ctx.world, node, at)
-        emit_json({"path": path, "node": data}, "get_node")
-        return
-    value = get_value(ctx.world, node, field, at)
-    if as_json:
-        emit_json({"node": node, "field": field, "value": value}, "get_value")
-    elif not isinstance(value, str):
+    if field:  # the get_value row
+        from narrative.operations.reads import GET_VALUE
+
+        found = ctx.call(GET_VALUE, node=node, field=field, at=at)
+        if as_json:
+            emit_answer(found)
+            return
+        value = found.value
+    else:
+        node = ctx.node(node, must_exist=False)
+        if as_json:  # the answer of the get_node operation (HTTP, MCP)
+            path, data = get_node(ctx.world, node, at)
+            emit_json({"path": path, "node": data}, "get_node")
+            return
+        value = get_value(ctx.world, node, None, at)
+    if not isinstance(value, str):
         echo(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))
     else:
         echo(value)

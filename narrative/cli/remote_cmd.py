@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from narrative.cli.context import Context, pass_context
-from narrative.cli.output import emit_json, json_option, one_line, short, warn
+from narrative.cli.output import emit_answer, json_option, one_line, short, warn
 from narrative.cli.terminal import echo
 
 
@@ -34,22 +32,13 @@ def clone_cmd(ctx: Context, url: str, directory: str | None, as_json: bool) -> N
       narr clone ../shared-world.git my-copy
       narr clone https://example.org/tale.git
     """
-    from narrative.engine.remote import clone
+    from narrative.operations.remotes import CLONE
 
-    local = ctx.directory / url
-    if "://" not in url and local.exists():
-        url = str(local.resolve())
-    target = Path(directory) if directory is not None else None
-    if target is not None and not target.is_absolute():
-        target = ctx.directory / target
-    if target is None:
-        from narrative.engine.remote import default_directory
-
-        target = ctx.directory / default_directory(url)
-    result = clone(url, target).to_json()
+    found = ctx.call(CLONE, url=url, directory=directory)
     if as_json:
-        emit_json(result, "clone")
+        emit_answer(found)
         return
+    result = found.to_json()
     echo(f"Cloned {result['url']} into {result['path']}")
     if result["commit"]:
         echo(f"On branch {result['branch']}, at {short(result['commit'])} "
@@ -85,12 +74,13 @@ def push_cmd(ctx: Context, remote: str | None, branch: str | None, edits: bool |
       narr push
       narr push origin what-if --no-edits
     """
-    from narrative.engine.remote import push
+    from narrative.operations.remotes import PUSH
 
-    result = push(ctx.world, remote, branch, edits=edits).to_json()
+    found = ctx.call(PUSH, remote=remote, branch=branch, edits=edits)
     if as_json:
-        emit_json(result, "push")
+        emit_answer(found)
         return
+    result = found.to_json()
     for refused in result["refused"]:
         warn(f"{result['remote']} refused {refused['ref']} ({refused['reason']})")
     what = {"new": "a new branch", "updated": "updated", "up to date": "already up to date"}
@@ -120,12 +110,13 @@ def pull_cmd(ctx: Context, remote: str | None, branch: str | None, as_json: bool
       narr pull
       narr pull origin main
     """
-    from narrative.engine.remote import pull
+    from narrative.operations.remotes import PULL
 
-    result = pull(ctx.world, remote, branch).to_json()
+    found = ctx.call(PULL, remote=remote, branch=branch)
     if as_json:
-        emit_json(result, "pull")
+        emit_answer(found)
         return
+    result = found.to_json()
     merged = result["merge"]
     for note in [*(merged["warnings"] if merged else []), *result["warnings"]]:
         warn(note)

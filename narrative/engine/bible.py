@@ -809,9 +809,9 @@ def _ambiguous(names: Names, delta: Delta) -> list[dict[str, Any]]:
             for name in (op.node.name, *op.node.aliases):
                 given.setdefault(normalize_name(name), {})[op.node.id] = name
         elif isinstance(op, SetOp) and op.field == "/aliases" and isinstance(op.value, list):
-            for name in op.value:
-                if isinstance(name, str):
-                    given.setdefault(normalize_name(name), {})[op.target] = name
+            for alias in op.value:
+                if isinstance(alias, str):
+                    given.setdefault(normalize_name(alias), {})[op.target] = alias
     given.pop("", None)
     ending = set(names.view.transient(["event"]))  # they end with the import's event
     before = names.view.ids_by_name(list(given))

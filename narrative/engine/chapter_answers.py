@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar
 
-from narrative.answers import MAYBE, Answer, Shape
+from narrative.answers import MAYBE, Answer, Items, Shape
 from narrative.model import Op
 from narrative.shapes import Change, Obj, SceneRecord
 
@@ -127,9 +127,8 @@ class ChapterAnswer(Answer):
     review: ChapterReviewJson | None
 
 
-class ChaptersAnswer(Answer):
-    """``narr log --chapters``: the chapters, newest first."""
+class ChaptersAnswer(Items[ChapterListed]):
+    """``narr log --chapters``: the chapters, newest first (a page of them: ``next``)."""
 
     NAME: ClassVar[str] = "chapters"
-
-    items: list[ChapterListed]
+    VERSION: ClassVar[int] = 2  # 2: a page (next)

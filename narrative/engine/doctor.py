@@ -22,18 +22,42 @@ from __future__ import annotations
 import locale
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from narrative import __version__, errors
+from narrative.answers import Answer, Shape
 
 if TYPE_CHECKING:  # imported where it is used: opening the store checks pygit2, which may fail
     from narrative.store import ServerState, WorldRepo
 
 Status = Literal["ok", "warning", "problem", "skipped"]
 LLM_TIMEOUT = 30.0  # seconds: a served model answers a few tokens well within it, loaded or not
+
+
+class DoctorFinding(Shape):
+    name: str
+    status: Status
+    found: str | None
+    problem: str | None
+    fix: str | None
+    kind: str | None
+    exit_code: int
+
+
+class DoctorAnswer(Answer):
+    """The report as every door answers it. Kept here, not among the other answers, whose
+    modules open the store: a doctor must answer where pygit2 itself is what is broken."""
+
+    NAME: ClassVar[str] = "doctor"
+
+    ok: bool
+    exit_code: int
+    path: str
+    world: str | None
+    findings: list[DoctorFinding]
 
 
 @dataclass
@@ -81,15 +105,22 @@ class DoctorReport:
 
     def error(self) -> errors.NarrError | None:
         """The first problem as the error its kind is (None: no problem), for a caller that raises."""
-        if not self.problems:
-            return None
-        first = self.problems[0]
-        cls = getattr(errors, first.kind or "NarrError", errors.NarrError)
-        more = len(self.problems) - 1
-        error: errors.NarrError = cls(
-            f"doctor: {first.problem}" + (f" ({more} more problem{'s' if more > 1 else ''})" if more else ""),
-            hint=first.fix)
-        return error
+        return problem_error(self.findings)
+
+
+def problem_error(findings: Sequence[Any]) -> errors.NarrError | None:
+    """The first of ``findings`` (a report's, or its answer's) that is a problem, as the error its
+    kind is, counting the others; None when none is."""
+    problems = [f for f in findings if f.status == "problem"]
+    if not problems:
+        return None
+    first = problems[0]
+    cls = getattr(errors, first.kind or "NarrError", errors.NarrError)
+    more = len(problems) - 1
+    error: errors.NarrError = cls(
+        f"doctor: {first.problem}" + (f" ({more} more problem{'s' if more > 1 else ''})" if more else ""),
+        hint=first.fix)
+    return error
 
 
 def doctor(path: str | os.PathLike[str] = ".", *, llm_timeout: float = LLM_TIMEOUT) -> DoctorReport:

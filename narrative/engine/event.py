@@ -38,7 +38,7 @@ from narrative.errors import (
     StorageError,
 )
 from narrative.ids import new_event_id
-from narrative.model import Change, EventRecord
+from narrative.model import JSON, Change, EventRecord
 from narrative.nodefile import MAX_DEPTH, WRAPPER_DEPTH, json_problem
 from narrative.shapes import Proposal as ProposalShown
 from narrative.shapes import Record
@@ -67,7 +67,7 @@ class Contradicted(Shape):
     change: str
     node: str
     field: str
-    value: Annotated[Any | None, MAYBE] = None
+    value: Annotated[JSON | None, MAYBE] = None
     wanted: str
     fact: str
 

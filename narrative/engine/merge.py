@@ -55,7 +55,7 @@ from narrative.errors import (
 )
 from narrative.fields import MERGE_SPELLING, FieldConflict
 from narrative.ids import new_event_id, parse_node_path
-from narrative.model import Change, EventRecord
+from narrative.model import JSON, Change, EventRecord
 from narrative.nodefile import NodeDict, as_node_dict, validate
 from narrative.shapes import StoredRecord
 from narrative.store import (
@@ -120,11 +120,11 @@ class MergeConflict(Shape):
 
     node: str
     field: str
-    base: Annotated[Any | None, MAYBE] = None
-    ours: Annotated[Any | None, MAYBE] = None
-    theirs: Annotated[Any | None, MAYBE] = None
+    base: Annotated[JSON | None, MAYBE] = None
+    ours: Annotated[JSON | None, MAYBE] = None
+    theirs: Annotated[JSON | None, MAYBE] = None
     resolved: bool
-    resolution: Annotated[Any | None, MAYBE] = None
+    resolution: Annotated[JSON | None, MAYBE] = None
 
 
 class Conflicts(Answer):

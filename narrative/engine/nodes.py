@@ -7,13 +7,13 @@ write that a crash interrupted, so it never shows a half-written world.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from narrative import fields
 from narrative.answers import Answer, Items, Shape
 from narrative.errors import InvalidInputError, InvalidWorldError, NotFoundError, Step
 from narrative.ids import LAYERS, check_id, node_path, parse_node_path
-from narrative.model import Node
+from narrative.model import JSON, Node
 from narrative.nodefile import NodeDict, load_trusted, parse_node_file
 from narrative.store import WorldRepo, finish_interrupted, node_file, nodes_in, resolve_rev, scan_for_reader
 
@@ -60,16 +60,17 @@ def _gone(wr: WorldRepo, node_id: str) -> NotFoundError:
 
 
 def get_value(wr: WorldRepo, node_id: str, field: str | None = None,
-              at: str | None = None) -> Any:
+              at: str | None = None) -> JSON:
     """The value of ``field`` (``state.mood`` or ``/state/mood``; none: the whole node) now or ``at``."""
     _, node = get_node(wr, node_id, at)
     if not field:
-        return node
+        return cast("JSON", node)  # the node's file: a JSON object
     ptr = fields.parse_field(field)
     value = fields.get(node, ptr)
     if value is fields.ABSENT:
         raise NotFoundError(f"{node_id} has no field {ptr}", hint=fields.hint_for_missing(node, ptr))
-    return value
+    found: JSON = value
+    return found
 
 
 def locate(wr: WorldRepo, node_id: str) -> str:
@@ -82,6 +83,16 @@ def locate(wr: WorldRepo, node_id: str) -> str:
             return path
     raise NotFoundError(f"no node {node_id!r} in the world",
                         hint="to make one, give its layer: narr path ID --layer character")
+
+
+def node_file_path(wr: WorldRepo, node_id: str, layer: str | None = None) -> str:
+    """The path of a node's file; for a node that does not exist, where it goes in ``layer``."""
+    try:
+        return locate(wr, node_id)
+    except NotFoundError:
+        if layer is None:
+            raise
+        return node_path(node_id, layer, wr.config.layout)  # type: ignore[arg-type]
 
 
 class NodeRow(Shape):

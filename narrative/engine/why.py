@@ -19,6 +19,7 @@ from narrative.engine.chapters import places
 from narrative.engine.eventgraph import EventInfo, Story, Write, tip_of
 from narrative.engine.nodes import get_node
 from narrative.errors import NotFoundError
+from narrative.model import JSON
 from narrative.shapes import Change, EventRef, Obj, ToldAt
 from narrative.store import WorldRepo
 
@@ -44,11 +45,11 @@ class WhyResult(Answer):
     node: str
     field: str
     source: str
-    value: Annotated[Any | None, MAYBE] = None
+    value: Annotated[JSON | None, MAYBE] = None
     event: EventRef | None
     change: Annotated[WhyChange | None, MAYBE] = None
-    old_value: Annotated[Any | None, MAYBE] = None
-    new_value: Annotated[Any | None, MAYBE] = None
+    old_value: Annotated[JSON | None, MAYBE] = None
+    new_value: Annotated[JSON | None, MAYBE] = None
     uncommitted: Obj | None
     ancestry: list[Obj]
     merged_from: EventRef | None
@@ -109,7 +110,6 @@ def why(wr: WorldRepo, node_id: str, field_text: str, at: str | None = None) -> 
     """Why ``node_id``'s field holds its value now (or ``at`` a revision). A node that has
     ended is asked about as it stood just before the event that ended it."""
     ptr = fields.parse_field(field_text)
-    gone = None
     if at is None:
         try:
             get_node(wr, node_id)
@@ -120,7 +120,7 @@ def why(wr: WorldRepo, node_id: str, field_text: str, at: str | None = None) -> 
             if found is None:
                 raise
             event, reason = found
-            gone = {"event": {"id": event.id, "commit": event.commit, "content": event.content},
+            gone: Obj = {"event": {"id": event.id, "commit": event.commit, "content": event.content},
                     "reason": reason}
             before = why(wr, node_id, field_text, f"{event.commit}~1")
             before.ended = gone

@@ -11,15 +11,17 @@ JSON integer; an unknown argument is refused) and every violation is an
 :class:`~narrative.errors.InvalidInputError` naming the field. Every answer is a JSON object
 whose ``"schema"`` field names its shape and version (``"narr.brief/1"``).
 
-The rows are kept by family (``reads``, ``story``, ``chapters``, ``travel``, ``lines``,
-``nodes``, ``upkeep``, ``lore``) and each row loads its use case only when it runs, so a command that
-asks one row imports one family's argument models and nothing of the engine it does not use.
+The rows are kept by family (``reads``, ``graphs``, ``story``, ``chapters``, ``travel``,
+``lines``, ``nodes``, ``upkeep``, ``remotes``, ``lore``) and each row loads its use case only
+when it runs, so a command that asks one row imports one family's argument models and nothing
+of the engine it does not use.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -66,10 +68,16 @@ class Paged(Params):
 
 
 A = TypeVar("A", bound="Answer")
+if TYPE_CHECKING:  # (typing's own TypeVar takes a default from Python 3.13)
+    from typing_extensions import TypeVar as DefaultingTypeVar
+
+    P = DefaultingTypeVar("P", bound=Params, default=Params, covariant=True)
+else:
+    P = TypeVar("P", bound=Params, covariant=True)
 
 
 @dataclass(frozen=True)
-class Operation(Generic[A]):
+class Operation(Generic[A, P]):
     """One thing a program can ask of a world.
 
     ``answer`` names the class of its answer (``module:Class``, or two joined by ``|``);
@@ -80,12 +88,19 @@ class Operation(Generic[A]):
     ``body`` names the one field a write's whole body fills instead (a hand edit's node).
     ``cli`` is the command that runs it (``failed retry``), whose options a test holds to
     ``params``; ``positional`` the arguments the library's function takes by position.
+    ``run`` is typed with its row's arguments model (``P``) and answer (``A``); a row asked for
+    by name is any row, so the typed way in is the row's library function (:mod:`narrative.calls`).
+
+    ``needs_world`` False: it runs on a directory that need not hold a world (``init`` and
+    ``clone`` make one there, ``doctor`` says why one will not open), and ``run`` is given
+    that directory, or the open world whose root it is when a server of that world runs it.
+    ``unserved``: why HTTP and MCP do not offer it (None: they do).
     """
 
     name: str
     summary: str
-    params: type[Params]
-    run: Callable[[WorldRepo, Any], A]
+    params: type[P]
+    run: Callable[[WorldRepo, P], A]
     answer_of: str
     method: str
     path: str
@@ -98,6 +113,13 @@ class Operation(Generic[A]):
     cli_only: Mapping[str, str] = field(default_factory=dict)
     """Options of the command that are its own spelling of an argument (``--set`` of ``ops``)
     or only change how it prints, each with what it is: what the test of the CLI allows."""
+    needs_world: bool = True
+    unserved: str | None = None
+
+    @property
+    def served(self) -> bool:
+        """Whether HTTP and MCP offer it."""
+        return self.unserved is None
 
     @property
     def answer(self) -> Any:
@@ -136,9 +158,13 @@ class Operation(Generic[A]):
         ``lax``: from a query string, where numbers and booleans arrive as text."""
         return parse_params(self.params, arguments, source=source, lax=lax)
 
-    def answer_to(self, wr: WorldRepo, params: Params) -> A:
-        """Run on an open world: the answer (a page of it, for a paged read)."""
-        found = self.run(wr, params)
+    def answer_to(self, wr: WorldRepo | Path, params: Params) -> A:
+        """Run on an open world (a directory, for a row that needs none): the answer (a page
+        of it, for a paged read)."""
+        assert isinstance(params, self.params), (self.name, type(params).__name__)  # parse's
+        if isinstance(wr, Path) and self.needs_world:
+            raise TypeError(f"{self.name} runs on an open world, not on a directory")
+        found = self.run(wr, params)  # type: ignore[arg-type]  # a directory: needs_world False
         if isinstance(params, Paged):
             from narrative.answers import Items
 
@@ -147,8 +173,8 @@ class Operation(Generic[A]):
             return paged
         return found
 
-    def call(self, wr: WorldRepo, params: Params) -> dict[str, Any]:
-        """Run on an open world: the versioned answer, as JSON."""
+    def call(self, wr: WorldRepo | Path, params: Params) -> dict[str, Any]:
+        """Run on an open world (or directory, as :meth:`answer_to`): the versioned answer, as JSON."""
         return self.answer_to(wr, params).answer()
 
 
@@ -168,6 +194,11 @@ def parse_params(model: type[Params], arguments: Mapping[str, Any] | None, *, so
         raise validation_error(exc, source) from None
 
 
+def directory_of(where: WorldRepo | Path) -> Path:
+    """The directory a row that needs no world runs in: the one given, or the open world's root."""
+    return where if isinstance(where, Path) else where.root
+
+
 def node_id(wr: WorldRepo, text: str, *, must_exist: bool = False, context: str | None = None) -> str:
     """The id of the node ``text`` names (its id, a name or an alias), as the CLI takes it."""
     from narrative.engine.naming import Names
@@ -175,7 +206,8 @@ def node_id(wr: WorldRepo, text: str, *, must_exist: bool = False, context: str 
     return Names(wr).resolve(text, must_exist=must_exist, context=context)
 
 
-FAMILIES = ("reads", "story", "chapters", "travel", "lines", "nodes", "upkeep", "lore")
+FAMILIES = ("reads", "graphs", "story", "chapters", "travel", "lines", "nodes", "upkeep", "remotes",
+            "lore")
 """The modules of this package that hold rows (``ROWS``), in the order the API documents them."""
 
 

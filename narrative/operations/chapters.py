@@ -1,4 +1,5 @@
-"""The row that tells a chapter: reviewed sentence by sentence, or recorded as one unit."""
+"""Rows of the told story: a chapter reviewed sentence by sentence or recorded as one unit, the
+chapters of a story line, and the book so far."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from pydantic import Field
 
 from narrative.errors import InvalidInputError
 from narrative.model import Op
-from narrative.operations import Operation, Params, Short
+from narrative.operations import Operation, Paged, Params, Rev, Short
 
 if TYPE_CHECKING:
-    from narrative.engine.chapter_answers import ChapterAnswer
+    from narrative.answer_models import StoryAnswer
+    from narrative.engine.chapter_answers import ChapterAnswer, ChaptersAnswer
     from narrative.store import WorldRepo
 
 
@@ -35,12 +37,21 @@ class ChapterParams(Params):
     number: Annotated[int, Field(ge=1, le=1_000_000)] | None = Field(
         None, description="the chapter's number (default: its heading's, else the next)")
     title: Short | None = None
-    at: Short | None = Field(None, description="the story time the chapter begins at")
+    story_time: Short | None = Field(None, description="the story time the chapter begins at")
     diffuser: Short | None = None
     key: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
         None, description="idempotency key: a chapter recorded with it is not recorded again")
     budget: Annotated[float, Field(gt=0, le=3600)] | None = Field(
         None, description="seconds the review may take (default 120)")
+
+
+class ChaptersParams(Paged):
+    rev: Rev = Field("HEAD", description="the story line's tip")
+
+
+class StoryParams(Params):
+    start: Rev | None = Field(None, description="start after this event (left out: the beginning)")
+    end: Rev | None = Field(None, description="end with this event (left out: HEAD)")
 
 
 def run_chapter(wr: WorldRepo, p: ChapterParams) -> ChapterAnswer:
@@ -49,7 +60,7 @@ def run_chapter(wr: WorldRepo, p: ChapterParams) -> ChapterAnswer:
 
     added = [chapter.AddedChange(a.sentence, a.op) for a in p.added]
     kwargs: dict[str, Any] = {"number": p.number, "title": p.title, "diffuser": p.diffuser,
-                              "added": added, "at": p.at,
+                              "added": added, "at": p.story_time,
                               "budget": p.budget or chapter.DEFAULT_BUDGET}
     if p.dry_run:
         if p.accept is not None or p.reject:
@@ -64,6 +75,22 @@ def run_chapter(wr: WorldRepo, p: ChapterParams) -> ChapterAnswer:
     return ChapterAnswer.model_validate(recorded.to_json())
 
 
+def run_chapters(wr: WorldRepo, p: ChaptersParams) -> ChaptersAnswer:
+    """Newest first, those merged lines brought too (marked with their line)."""
+    from narrative.engine.chapter_answers import ChaptersAnswer
+    from narrative.engine.chapters import chapters_on_line
+
+    found = chapters_on_line(wr, None if p.rev == "HEAD" else p.rev, merged=True)
+    return ChaptersAnswer.model_validate({"items": [c.to_json() for c in reversed(found)]})
+
+
+def run_story(wr: WorldRepo, p: StoryParams) -> StoryAnswer:
+    from narrative.answer_models import StoryAnswer
+    from narrative.engine.book import book
+
+    return StoryAnswer.model_validate(book(wr, p.start, p.end).to_json())
+
+
 CHAPTER = Operation(
     "chapter", "Review a chapter sentence by sentence (dry_run: every change numbered with its "
     "sentence, the contradictions), or record it as one unit with the changes accepted; a key "
@@ -74,5 +101,16 @@ CHAPTER = Operation(
               "sets": "--set S:NODE.FIELD=VALUE: a change added at sentence S (added)",
               "unsets": "--unset S:NODE.FIELD (added)", "relates": "--relate S:... (added)",
               "unrelates": "--unrelate S:... (added)", "diffuser_name": "--diffuser: diffuser",
+              "at": "--at: the old spelling of --story-time",
               "retry": "--retry: record the chapter whose recording failed, as decided"})
-ROWS = (CHAPTER,)
+CHAPTERS = Operation(
+    "chapters", "The chapters of a story line, newest first, with their summaries (those a merge "
+    "brought too, marked with their line).",
+    ChaptersParams, run_chapters, "narrative.engine.chapter_answers:ChaptersAnswer", "GET",
+    "/api/chapters", "log", positional=("rev",))
+STORY = Operation(
+    "story", "The book so far: the story line's events oldest first, with story time, narrative "
+    "text and the chapters that tell them.",
+    StoryParams, run_story, "narrative.answer_models:StoryAnswer", "GET", "/api/story", "story",
+    cli_only={"fmt": "--format: md to read, or json (as --json)"})
+ROWS = (CHAPTER, CHAPTERS, STORY)

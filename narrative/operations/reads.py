@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
@@ -20,6 +20,7 @@ from narrative.operations import (
 )
 
 if TYPE_CHECKING:
+    from narrative.answer_models import GetValueAnswer, PathAnswer
     from narrative.engine.audit import AuditReport
     from narrative.engine.brief import Brief
     from narrative.engine.history_of import NodeHistory
@@ -39,6 +40,24 @@ class ListNodesParams(Paged):
 class GetNodeParams(Params):
     node: NodeName
     at: At = None
+
+
+Named = Annotated[str, Field(description="a node's id, name or alias")]
+"""A node named where the command line has always taken any text: an empty or a very long one
+names no node (not found), as a name nobody has does; the request's own size bounds it."""
+
+
+class GetValueParams(Params):
+    node: Named
+    field: Annotated[str, Field(min_length=1, max_length=MAX_STRING,
+                                description="state.location or /state/location")]
+    at: At = None
+
+
+class PathParams(Params):
+    node: Named
+    layer: Literal["character", "item", "ambient", "background"] | None = Field(
+        None, description="for a node that does not exist yet: the layer it will live in")
 
 
 class LogParams(Paged):
@@ -106,6 +125,24 @@ def run_get_node(wr: WorldRepo, p: GetNodeParams) -> NodeFile:
     return get_node_file(wr, node_id(wr, p.node), p.at)
 
 
+def run_get_value(wr: WorldRepo, p: GetValueParams) -> GetValueAnswer:
+    from narrative.answer_models import GetValueAnswer
+    from narrative.engine.nodes import get_value
+
+    node = node_id(wr, p.node)
+    return GetValueAnswer(node=node, field=p.field, value=get_value(wr, node, p.field, p.at))
+
+
+def run_path(wr: WorldRepo, p: PathParams) -> PathAnswer:
+    """Where a node's file is, or would be: a node that has ended has no file to be found."""
+    from narrative.answer_models import PathAnswer
+    from narrative.engine.naming import Names
+    from narrative.engine.nodes import node_file_path
+
+    node = Names(wr).resolve(p.node, must_exist=False, ended=False)
+    return PathAnswer(id=node, path=node_file_path(wr, node, p.layer))
+
+
 def run_log(wr: WorldRepo, p: LogParams) -> LogEntries:
     from narrative.engine.log import log_entries
 
@@ -158,6 +195,15 @@ def run_audit(wr: WorldRepo, p: AuditParams) -> AuditReport:
 
 
 E = "narrative.engine"
+GET_VALUE = Operation(
+    "get_value", "One field's value of a node, now or at a revision.",
+    GetValueParams, run_get_value, "narrative.answer_models:GetValueAnswer", "GET",
+    "/api/nodes/{node}/value", "get", positional=("node", "field"))
+PATH = Operation(
+    "path", "The path of a node's file, relative to the world's root (where a new node's would "
+    "go, given its layer).",
+    PathParams, run_path, "narrative.answer_models:PathAnswer", "GET", "/api/nodes/{node}/path",
+    "path", positional=("node",))
 ROWS = (
     Operation("status", "Where the story stands: branch, last event, hand edits not yet recorded.",
               NoParams, run_status, f"{E}.status:Status", "GET", "/api/status", "status"),
@@ -165,8 +211,9 @@ ROWS = (
               ListNodesParams, run_list_nodes, f"{E}.nodes:NodeList", "GET", "/api/nodes", "nodes"),
     Operation("get_node", "One node as its file holds it, now or at a revision.",
               GetNodeParams, run_get_node, f"{E}.nodes:NodeFile", "GET", "/api/nodes/{node}", "get",
-              positional=("node",),
-              cli_only={"field": "FIELD: that field's value alone (the answer get_value)"}),
+              positional=("node",)),
+    GET_VALUE,
+    PATH,
     Operation("log", "Events newest first along the story line from rev.",
               LogParams, run_log, f"{E}.log:LogEntries", "GET", "/api/log", "log",
               positional=("rev",),

@@ -1,15 +1,27 @@
-"""Rows of upkeep: hand edits set aside (list, restore, drop), where HEAD has been, a check of
-the history, plain commits adopted, and packing the repository."""
+"""Rows of upkeep: making a world, hand edits set aside (list, restore, drop), where HEAD has
+been, a check of the history, plain commits adopted, packing the repository, and what narr
+depends on (doctor)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
-from narrative.operations import MAX_LIMIT, MAX_STRING, NoParams, Operation, Params, Rev
+from narrative.operations import (
+    MAX_LIMIT,
+    MAX_STRING,
+    NoParams,
+    Operation,
+    Params,
+    Rev,
+    Short,
+    directory_of,
+)
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from narrative.answer_models import (
         AdoptAnswer,
         CheckAnswer,
@@ -17,8 +29,10 @@ if TYPE_CHECKING:
         EditRestoredAnswer,
         EditsAnswer,
         GcAnswer,
+        InitAnswer,
         ReflogAnswer,
     )
+    from narrative.engine.doctor import DoctorAnswer
     from narrative.store import WorldRepo
 
 Which = Annotated[str, Field(min_length=1, max_length=MAX_STRING, description=(
@@ -43,6 +57,46 @@ class CheckParams(Params):
     rev: Rev | None = Field(None, description="check the story line up to this revision (left out: HEAD)")
     history_only: bool = Field(False, description="check the events only, not every node")
     full: bool = Field(False, description="walk every event, not only those since the last check that passed")
+
+
+class InitParams(Params):
+    directory: Short | None = Field(None, description=(
+        "where the world goes, relative to the directory narr runs in (left out: that directory)"))
+    sample: bool = Field(False, description="start from the sample story world")
+    layout: Literal["flat", "sharded"] = Field("flat", description=(
+        "flat: world/<layer>/<id>.json; sharded: world/<layer>/<xx>/<id>.json"))
+    name: Short | None = Field(None, description="the world's name (default: the directory's)")
+    language: Short | None = Field(None, description="the story's main language, e.g. en or zh")
+    rules: Literal["en", "zh", "both"] | None = Field(None, description="narr's generic rules")
+    here: bool = Field(False, description=(
+        "make the existing git repository (history kept) a world, with a genesis commit on top"))
+
+
+class DoctorParams(Params):
+    llm_timeout: Annotated[float, Field(ge=0.1, le=3600, description=(
+        "seconds to wait for the llm diffuser's server (asked only when configured)"))] = 30.0
+
+
+def run_init(where: WorldRepo | Path, p: InitParams) -> InitAnswer:
+    from narrative.answer_models import InitAnswer
+    from narrative.engine.init import init_world
+
+    target = directory_of(where)
+    if p.directory is not None:
+        target = target / p.directory  # an absolute directory stays itself
+    made = init_world(target, sample=p.sample, layout=p.layout, name=p.name,
+                      language=p.language, rules=p.rules, here=p.here)
+    return InitAnswer(root=str(made.root), commit=made.commit, id=made.event_id,
+                      nodes=made.nodes, layout=made.layout)
+
+
+def run_doctor(where: WorldRepo | Path, p: DoctorParams) -> DoctorAnswer:
+    """The report, problems and all: a problem is an answer here (``ok`` false), and the
+    command line's exit code comes from it."""
+    from narrative.engine.doctor import DoctorAnswer, doctor
+
+    return DoctorAnswer.model_validate(
+        doctor(directory_of(where), llm_timeout=p.llm_timeout).to_json())
 
 
 def run_edits(wr: WorldRepo, p: NoParams) -> EditsAnswer:
@@ -124,4 +178,13 @@ ADOPT = Operation(
 GC = Operation(
     "gc", "Pack the repository (git gc); nothing narr keeps is pruned.",
     NoParams, run_gc, f"{A}:GcAnswer", "POST", "/api/gc", "gc", writes=True)
-ROWS = (EDITS, RESTORE_EDITS, DROP_EDITS, REFLOG, CHECK, ADOPT, GC)
+INIT = Operation(
+    "init", "Create a new world: a git repository with narr.toml, world/ and a genesis commit.",
+    InitParams, run_init, f"{A}:InitAnswer", "POST", "/api/init", "init", writes=True,
+    idempotent=False, positional=("directory",), needs_world=False,
+    unserved="it makes a world where none is; a server serves the world it runs in")
+DOCTOR = Operation(
+    "doctor", "Check the libraries narr needs, the machine and the world; name each problem's fix.",
+    DoctorParams, run_doctor, "narrative.engine.doctor:DoctorAnswer", "GET", "/api/doctor", "doctor",
+    needs_world=False)
+ROWS = (INIT, EDITS, RESTORE_EDITS, DROP_EDITS, REFLOG, CHECK, ADOPT, GC, DOCTOR)

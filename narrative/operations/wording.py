@@ -17,6 +17,8 @@ def word(step: Step, door: Door) -> str:
 
     row = operation(step.operation)
     given = {k: v for k, v in step.arguments.items() if v is not None and v is not False}
+    if not row.served:  # only the command line runs it, whichever door the step is told at
+        door = "cli"
     if door == "mcp":
         return f"the {row.name} tool" + (f" with {_json(given)}" if given else "")
     if door == "http":

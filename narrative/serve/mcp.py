@@ -58,6 +58,17 @@ INSTRUCTIONS = (
     "is lost. Nodes are named by id, name or alias. Every answer names its shape in `schema`.")
 
 
+def _no_tool(name: str, tools: dict[str, Operation[Any]]) -> NotFoundError:
+    """A tool asked for that is not offered: why, when it is a row no server runs."""
+    from narrative.api import OPERATIONS
+
+    unserved = next((op for op in OPERATIONS if op.name == name and not op.served), None)
+    if unserved is not None:
+        return NotFoundError(f"no tool {name!r}: {unserved.unserved}",
+                             hint=f"run narr {unserved.cli} where the new world is to be")
+    return NotFoundError(f"no tool {name!r}", hint="the tools are " + ", ".join(tools))
+
+
 class WorldTools:
     """The operations of one world, as the MCP handlers call them.
 
@@ -72,7 +83,8 @@ class WorldTools:
 
         self.root = root
         self.git_dir = git_dir
-        self.operations = {op.name: op for op in OPERATIONS if op.name not in HIDDEN}
+        self.operations = {op.name: op for op in OPERATIONS
+                           if op.served and op.name not in HIDDEN}
         self.writer = ThreadPoolExecutor(1, "narr-mcp-writer", initializer=_warm_thread)
         self.readers = ThreadPoolExecutor(4, "narr-mcp-reader", initializer=_warm_thread)
         self._catalog: Any = None
@@ -236,7 +248,7 @@ class WorldTools:
         op = self.operations.get(name)
         try:
             if op is None:
-                raise NotFoundError(f"no tool {name!r}", hint="the tools are " + ", ".join(self.operations))
+                raise _no_tool(name, self.operations)
             answer = self.run(op, arguments)
         except Abandoned:
             raise  # a cancelled write that never began: :meth:`write` says so

@@ -1,4 +1,5 @@
-"""The studio: the browser front end served at ``/`` by ``narr serve --port``, and its reads.
+"""The studio: the browser front end served at ``/`` by ``narr serve --port``, its views and
+its own writes.
 
 The page and its scripts are files in ``narrative/serve/static`` (plain HTML, CSS
 and JavaScript, no build step; the graph library is vendored under ``vendor/``,
@@ -9,13 +10,32 @@ redirects to ``/``, so the token leaves the address bar. Requests that change
 the world and are authorised by that cookie must also carry ``X-Narr-Studio``,
 a header no other site's page can send without asking first.
 
+A use case the operations table has is asked of its row's route, with the row's arguments,
+as any program asks it: the composer is ``POST /api/events``, a failed event's Retry and Drop
+are ``/api/failed/retry`` and ``/api/failed/drop``, a new node ``POST /api/nodes``, the story
+lines ``/api/switch``, ``/api/branches``, ``/api/merge`` (``/resolve``, ``/continue``,
+``/abort``) and the set-aside edits ``/api/edits/restore`` and ``/api/edits/drop``. What stays
+here is what only a page needs:
+
+- views, each a cut of the world for drawing or a digest for staying current: the graphs of
+  the world and the events, ``where`` and ``changes`` (the stamp and its stream), ``problems``
+  (status's problems placed on nodes), the node for the inspector with the names it names,
+  ``names`` (ids to names), the manuscript and a node's mentions in it, the diffusers the
+  composer offers and the story lines panel. A program has rows for the facts behind them
+  (``status``, ``failed``, ``get_node``, ``log``, ``show``, ``branches``, ``edits``,
+  ``conflicts``, ``search``), so none is a row;
+- hand edits in a shape no row takes (:data:`WRITES`: one relation named by its target's
+  name; the fields a form changed, each checked against the value the page loaded) and the
+  node file saved as the editor's text with the file it was loaded from (``save/ID``). They
+  share the rows' checks: one hand-edit write, bodies validated by a parameters model.
+
 The page stays true to the world: ``/api/studio/changes`` is a stream of
 server-sent events, one whenever HEAD, the story line, the hand edits, the kept
 set-aside edits and chains or the failed events change, whoever changed them
 (one poller per server, running only while a page listens). Every write the
-page makes carries the HEAD it last saw as ``If-Match`` (and its story line as
-``X-Narr-Branch``); a write whose HEAD moved meanwhile is refused with 412 and
-changes nothing (:func:`guard`).
+page makes, a row's or its own, carries the HEAD it last saw as ``If-Match`` (and its
+story line as ``X-Narr-Branch``); a write whose HEAD moved meanwhile is refused with 412
+and changes nothing (:func:`guard`).
 """
 
 from __future__ import annotations
@@ -27,8 +47,9 @@ import secrets
 import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
+from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import (
@@ -42,6 +63,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from narrative.errors import NarrError
+from narrative.operations import MAX_STRING, NodeName, Params, Short, parse_params
 
 if TYPE_CHECKING:
     from narrative.store import WorldRepo
@@ -220,72 +242,74 @@ async def _json_body(request: Request) -> dict[str, Any]:
     return body
 
 
-def _text(body: dict[str, Any], key: str, what: str) -> str:
+class RelationRef(Params):
+    type: Annotated[str, Field(min_length=1, max_length=MAX_STRING)]
+    target: NodeName
+
+
+class RelationParams(Params):
+    """One relation of a node added, changed or removed by hand: a hand edit of its file."""
+
+    node: NodeName
+    type: Annotated[str, Field(min_length=1, max_length=MAX_STRING, description="the relation's type")]
+    target: NodeName = Field(description="the relation's target: a name, an alias or an id")
+    attrs: dict[str, Any] | None = Field(None, description='its attributes, e.g. {"since": "spring"}')
+    remove: bool = Field(False, description="remove the relation instead")
+    replaces: RelationRef | None = Field(None, description="the relation this one takes the place of")
+
+
+class FieldsParams(Params):
+    """A node's form saved: only the fields the writer changed, each with the value it had when
+    the page loaded it, or the node as loaded and as edited."""
+
+    node: NodeName
+    changes: list[Any] | None = Field(None, description=(
+        '[{"field": "/state/mood", "old": ..., "new": ...}]: a key left out is absent'))
+    base: dict[str, Any] | None = Field(None, description="the node as loaded (with edited)")
+    edited: dict[str, Any] | None = Field(None, description="the node as edited (with base)")
+    force: Annotated[list[Short], Field(max_length=10_000)] = Field(
+        default_factory=list, description="fields (JSON pointers) written over a change made meanwhile")
+
+
+def save_relation(wr: WorldRepo, p: RelationParams) -> Any:
+    from narrative.engine.handedit import edit_relation
+
+    replaces = (p.replaces.type, p.replaces.target) if p.replaces is not None else None
+    return edit_relation(wr, p.node, p.type, p.target, attrs=p.attrs, remove=p.remove,
+                         replaces=replaces)
+
+
+def save_fields(wr: WorldRepo, p: FieldsParams) -> Any:
+    from narrative.engine import nodeform
     from narrative.errors import InvalidInputError
 
-    value = body.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInputError(f"\"{key}\" must be {what}, as text")
-    return value
+    if "changes" in p.model_fields_set:
+        changes = nodeform.parse_changes(p.changes)
+    else:  # a whole node edited as text: its changes are those from the node as loaded
+        if p.base is None or p.edited is None:
+            raise InvalidInputError("the request body: /changes: give \"changes\", or the node as "
+                                    "loaded (\"base\") and as edited (\"edited\")")
+        changes = nodeform.changes_between(p.node, p.base, p.edited)
+        if not changes:
+            raise InvalidInputError("the request body: /edited: nothing changed: the edited node "
+                                    "is the node as loaded")
+    return nodeform.patch_node(wr, p.node, changes, force=p.force)
 
 
-def _invalid(message: str) -> Exception:
-    from narrative.errors import InvalidInputError
+def save_node_file(wr: WorldRepo, node_id: str, data: bytes, was: str | None) -> Any:
+    from narrative.engine.handedit import write_hand_edit
 
-    return InvalidInputError(message)
-
-
-def _opt(body: dict[str, Any], key: str) -> str:
-    value = body.get(key)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise _invalid(f"\"{key}\" must be text")
-    return value.strip()
+    edit = write_hand_edit(wr, data, node_id=node_id, was=was)
+    return {"path": edit.path, "node": edit.node, "file": edit.file}
 
 
-def _strings(body: dict[str, Any], key: str) -> list[str]:
-    """A list of texts; a string is split at commas (a form's one field)."""
-    value = body.get(key)
-    if value is None or value == "":
-        return []
-    if isinstance(value, str):
-        return [v.strip() for v in value.split(",") if v.strip()]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _invalid(f"\"{key}\" must be a list of texts")
-    return [v.strip() for v in value if v.strip()]
-
-
-def compose(wr: WorldRepo, body: dict[str, Any]) -> Any:
-    """An event from the composer: the words, and everything ``narr event`` takes beside them
-    (``set``, ``unset``, ``relate``, ``unrelate``, ``expire`` in the flags' own forms, story
-    time ``at``, narrative ``text``, a ``diffuser``, ``close_scene``, held-back changes to
-    ``accept``), run as the CLI runs it."""
-    from narrative.delta import flags
-    from narrative.delta.request import EventRequest
-    from narrative.diffusers.base import default_name, get_diffuser
-    from narrative.engine.event import names_then_event, run_event
-    from narrative.engine.naming import Names
-
-    content = _opt(body, "content")
-    if not content:
-        raise _invalid("say what happens: \"content\" is the event's text")
-    lists = {k: _strings(body, k) for k in ("set", "unset", "relate", "unrelate", "expire")}
-    accept = body.get("accept") or []
-    if not isinstance(accept, list) or not all(type(n) is int for n in accept):
-        raise _invalid("\"accept\" must be a list of the held-back changes' numbers")
-    name = _opt(body, "diffuser") or default_name(wr)
-    diffuser = get_diffuser(name, wr)
-    with names_then_event(wr, diffuser):
-        names = Names(wr) if any(lists.values()) else None
-        delta = flags.build_delta(sets=lists["set"], unsets=lists["unset"], relates=lists["relate"],
-                                  unrelates=lists["unrelate"], expires=lists["expire"], names=names,
-                                  references=set(wr.config.reference_labels))
-        request = EventRequest(content=content, delta=delta, diffuser=name,
-                               timestamp=_opt(body, "at") or None,
-                               narrative_text=_opt(body, "text") or None,
-                               close_scene=bool(body.get("close_scene")), accept=accept)
-        return run_event(wr, request, dry_run=bool(body.get("dry_run")), diffuser=diffuser).to_json()
+WRITES: tuple[tuple[str, type[Params], Callable[[WorldRepo, Any], Any]], ...] = (
+    ("/api/studio/relation", RelationParams, save_relation),
+    ("/api/studio/fields", FieldsParams, save_fields),
+)
+"""The studio's own writes: hand edits no row of the table takes in this shape (one relation by
+name; the fields a form changed, each checked against the value the page loaded). Their bodies
+are validated by their parameters' models as a row's are, so bad input is the same typed error."""
 
 
 def typed(name: str, value: Any) -> dict[str, Any]:
@@ -306,7 +330,8 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
            number: Callable[[str | None, str], int | None], *,
            write: Callable[[Callable[[WorldRepo], Any], Request], Response] | None = None,
            notices: Notices | None = None) -> list[BaseRoute]:
-    """The studio's page, its files and the API calls only it makes."""
+    """The studio's page, its files, its views and its own writes (:data:`WRITES`, the raw
+    file's save). Every other change the page makes is a row's route of the HTTP API."""
 
     def graph_world(request: Request) -> Response:
         from narrative.engine.studio import DRAW_LIMIT, LIST_LIMIT, world_view
@@ -372,57 +397,19 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
 
         return read(lambda wr: typed("studio_problems", problems_view(wr)))
 
-    def writing(work: Callable[[WorldRepo, dict[str, Any]], Any]) -> Callable[[Request], Any]:
-        """A write of the studio's own: the JSON body read, then ``work`` on the writer thread."""
+    def writing(model: type[Params], work: Callable[[WorldRepo, Any], Any]) -> Callable[[Request], Any]:
+        """A write of the studio's own: the JSON body read and validated by ``model`` (the
+        table's typed error naming the field), then ``work`` on the writer thread."""
         async def handler(request: Request) -> Response:
             if write is None:
                 return Response(status_code=404)
             try:
-                body = await _json_body(request)
+                params = parse_params(model, await _json_body(request), source="the request body")
             except NarrError as exc:
-                return JSONResponse(exc.to_json(), status_code=exc.http_status)
+                return JSONResponse(exc.to_json("http"), status_code=exc.http_status)
             # on the thread pool: the writer thread's wait must not hold up the event loop
-            return await run_in_threadpool(write, lambda wr: work(wr, body), request)
+            return await run_in_threadpool(write, lambda wr: work(wr, params), request)
         return handler
-
-    def retry_failed(wr: WorldRepo, body: dict[str, Any]) -> Any:
-        from narrative.engine.event import retry
-
-        return retry(wr, _text(body, "key", "the failed event's key"),
-                     dry_run=bool(body.get("dry_run"))).to_json()
-
-    def drop_failed(wr: WorldRepo, body: dict[str, Any]) -> Any:
-        from narrative.engine.failed import drop
-
-        return drop(wr, _text(body, "key", "the failed event's key")).to_json()
-
-    def create(wr: WorldRepo, body: dict[str, Any]) -> Any:
-        from narrative.engine.new import new_node
-
-        return new_node(wr, _text(body, "layer", "the node's layer"),
-                        _text(body, "name", "the node's name"),
-                        kind=_opt(body, "kind"), aliases=_strings(body, "aliases"),
-                        lifecycle=_opt(body, "lifecycle") or "permanent",
-                        summary=_opt(body, "summary"),
-                        pronouns=_opt(body, "pronouns") or None).to_json()
-
-    def relation(wr: WorldRepo, body: dict[str, Any]) -> Any:
-        from narrative.engine.handedit import edit_relation
-
-        was = body.get("replaces")
-        replaces = None
-        if was is not None:
-            if not (isinstance(was, dict) and isinstance(was.get("type"), str)
-                    and isinstance(was.get("target"), str)):
-                raise _invalid("\"replaces\" must be {\"type\": ..., \"target\": ...}")
-            replaces = (was["type"], was["target"])
-        attrs = body.get("attrs")
-        if attrs is not None and not isinstance(attrs, dict):
-            raise _invalid("a relation's attributes must be a JSON object, e.g. {\"since\": \"spring\"}")
-        return edit_relation(wr, _text(body, "node", "the node"),
-                               _text(body, "type", "the relation's type"),
-                               _text(body, "target", "the relation's target (a name, an alias or an id)"),
-                               attrs=attrs, remove=bool(body.get("remove")), replaces=replaces)
 
     def node(request: Request) -> Response:
         from narrative.engine.naming import Names
@@ -445,25 +432,6 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
 
         return read(lambda wr: typed("studio_mentions", mentions(wr, request.path_params["node_id"])))
 
-    def fields_(wr: WorldRepo, body: dict[str, Any]) -> Any:
-        from narrative.engine import nodeform
-
-        node = _text(body, "node", "the node")
-        force = body.get("force") or []
-        if not isinstance(force, list) or not all(isinstance(f, str) for f in force):
-            raise _invalid("\"force\" must be a list of fields (JSON pointers)")
-        if "changes" in body:
-            changes = nodeform.parse_changes(body["changes"])
-        else:  # a whole node edited as text: its changes are those from the node as loaded
-            base, edited = body.get("base"), body.get("edited")
-            if not isinstance(base, dict) or not isinstance(edited, dict):
-                raise _invalid("give \"changes\", or the node as loaded (\"base\") and as edited "
-                               "(\"edited\")")
-            changes = nodeform.changes_between(node, base, edited)
-            if not changes:
-                raise _invalid("nothing changed: the edited node is the node as loaded")
-        return nodeform.patch_node(wr, node, changes, force=force)
-
     def names(request: Request) -> Response:
         from narrative.engine.studio import names_of
 
@@ -474,7 +442,6 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
     def diffusers(request: Request) -> Response:
         from narrative.diffusers.base import default_name
         from narrative.diffusers.base import names as known
-        from narrative.errors import NarrError
 
         def work(wr: WorldRepo) -> Any:
             try:
@@ -490,105 +457,35 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
 
         return read(lambda wr: typed("studio_lines", story_lines(wr)))
 
-    def switch(wr: WorldRepo, body: dict[str, Any]) -> Any:
-        from narrative.engine.branches import switch
-
-        return switch(wr, _text(body, "name", "the story line's name"), set_aside=bool(body.get("set_aside")),
-                      create=bool(body.get("create"))).to_json()
-
-    def branch(wr: WorldRepo, body: dict[str, Any]) -> Any:
-        from narrative.engine.branches import create_branch
-
-        return create_branch(wr, _text(body, "name", "the story line's name"),
-                             _opt(body, "rev") or None).to_json()
-
-    def merge(wr: WorldRepo, body: dict[str, Any]) -> Any:
-        from narrative.engine.merge import merge
-
-        return merge(wr, _text(body, "branch", "the story line to merge")).to_json()
-
-    def resolve(wr: WorldRepo, body: dict[str, Any]) -> Any:
-        from narrative.engine.merge import resolve
-
-        take = body.get("take")
-        if take is not None and take not in ("ours", "theirs"):
-            raise _invalid("\"take\" is ours or theirs (or give a \"value\")")
-        if take is None and "value" not in body:
-            raise _invalid("say which: \"take\": ours or theirs, or a \"value\"")
-        field_ = body.get("field")
-        if not isinstance(field_, str):
-            raise _invalid("\"field\" must be the conflict's field (\"\" for the whole node)")
-        if take is not None:
-            return resolve(wr, _text(body, "node", "the conflict's node"), field_, take=take).to_json()
-        return resolve(wr, _text(body, "node", "the conflict's node"), field_,
-                       value=body["value"]).to_json()
-
-    def merge_continue(wr: WorldRepo, body: dict[str, Any]) -> Any:
-        from narrative.engine.merge import continue_merge
-
-        return continue_merge(wr).to_json()
-
-    def merge_abort(wr: WorldRepo, body: dict[str, Any]) -> Any:
-        from narrative.engine.merge import abort
-
-        return abort(wr).to_json()
-
-    def restore(wr: WorldRepo, body: dict[str, Any]) -> Any:
-        from narrative.engine.setaside import restore
-
-        which = _text(body, "which", "the set-aside edits' ref")
-        return restore(wr, which, force=bool(body.get("force"))).to_json()
-
-    def drop_edits(wr: WorldRepo, body: dict[str, Any]) -> Any:
-        from narrative.engine.setaside import drop_set_aside
-
-        return drop_set_aside(wr, _text(body, "which", "the set-aside edits' ref")).to_json()
-
     async def save(request: Request) -> Response:
+        """The node's file as the editor holds it, sent as its text (not JSON of JSON), so its
+        own mistakes are told by line and column; ``X-Narr-File-Was`` is the file as the page
+        loaded it: a save never writes over a change the page did not see."""
         from narrative.serve.http import read_raw
 
         node_id = request.path_params["node_id"]
         try:
             data = await read_raw(request)
         except NarrError as exc:
-            return JSONResponse(exc.to_json(), status_code=exc.http_status)
+            return JSONResponse(exc.to_json("http"), status_code=exc.http_status)
         was = request.headers.get("x-narr-file-was")
         if write is None:
             return Response(status_code=404)
         return await run_in_threadpool(write, lambda wr: save_node_file(wr, node_id, data, was),
                                        request)
 
-    def save_node_file(wr: WorldRepo, node_id: str, data: bytes, was: str | None) -> Any:
-        from narrative.engine.handedit import write_hand_edit
-
-        edit = write_hand_edit(wr, data, node_id=node_id, was=was)
-        return {"path": edit.path, "node": edit.node, "file": edit.file}
-
     world = hashlib.sha1(str(notices.root if notices else "").encode()).hexdigest()[:12]
     return [
         Route("/", index(token, world)),
         Route("/api/studio/save/{node_id}", save, methods=["PUT"]),
+        *(Route(path, writing(model, work), methods=["POST"]) for path, model, work in WRITES),
         Route("/api/studio/lines", lines),
-        Route("/api/studio/switch", writing(switch), methods=["POST"]),
-        Route("/api/studio/branch", writing(branch), methods=["POST"]),
-        Route("/api/studio/merge", writing(merge), methods=["POST"]),
-        Route("/api/studio/merge/resolve", writing(resolve), methods=["POST"]),
-        Route("/api/studio/merge/continue", writing(merge_continue), methods=["POST"]),
-        Route("/api/studio/merge/abort", writing(merge_abort), methods=["POST"]),
-        Route("/api/studio/edits/restore", writing(restore), methods=["POST"]),
-        Route("/api/studio/edits/drop", writing(drop_edits), methods=["POST"]),
         Route("/api/studio/diffusers", diffusers),
         Route("/api/studio/node/{node_id}", node),
         Route("/api/studio/names", names),
-        Route("/api/studio/fields", writing(fields_), methods=["POST"]),
         Route("/api/studio/manuscript", manuscript),
         Route("/api/studio/mentions/{node_id}", mentions),
-        Route("/api/studio/nodes", writing(create), methods=["POST"]),
-        Route("/api/studio/relation", writing(relation), methods=["POST"]),
-        Route("/api/studio/compose", writing(compose), methods=["POST"]),
         Route("/api/studio/problems", problems),
-        Route("/api/studio/failed/retry", writing(retry_failed), methods=["POST"]),
-        Route("/api/studio/failed/drop", writing(drop_failed), methods=["POST"]),
         Route("/api/studio/where", where),
         Route("/api/studio/changes", changes),
         Route("/api/graph/world", graph_world),

@@ -509,7 +509,7 @@ function showNodeProblems() {
 }
 
 async function retryFailed(item) {
-  await act(() => api("/api/studio/failed/retry", { method: "POST", body: { key: item.key } }),
+  await act(() => api("/api/failed/retry", { method: "POST", body: { which: item.key } }),
     (r) => `Recorded: ${short(r.content || item.content, 80)}`);
   loadProblems();
 }
@@ -518,7 +518,7 @@ async function dropFailed(item) {
   const lines = [`The failed event “${short(item.content, 120)}” will be forgotten for good.`,
     "Its words are not kept anywhere else: copy them first if you may want them."];
   if (!(await confirmAction("Drop this failed event?", lines, "Drop"))) return;
-  await act(() => api("/api/studio/failed/drop", { method: "POST", body: { key: item.key } }),
+  await act(() => api("/api/failed/drop", { method: "POST", body: { which: item.key } }),
     () => `Dropped “${short(item.content, 80)}”.`);
   loadProblems();
 }
@@ -784,13 +784,21 @@ function openNewNode() {
 async function createNode() {
   const button = $("new-node-create");
   if (button.disabled) return;
-  const body = { layer: $("new-layer").value, name: $("new-name").value, kind: $("new-kind").value,
-    aliases: $("new-aliases").value, lifecycle: $("new-lifecycle").value, summary: $("new-summary").value };
-  if ($("new-pronouns").value) body.pronouns = $("new-pronouns").value;
-  if (!body.name.trim()) { $("new-node-message").textContent = "A node needs a name."; return; }
+  // The new_node row's arguments, as any program sends them (aliases: the field's names, at commas)
+  const body = { layer: $("new-layer").value, name: $("new-name").value.trim(), kind: $("new-kind").value.trim(),
+    aliases: $("new-aliases").value.split(",").map((a) => a.trim()).filter(Boolean),
+    lifecycle: $("new-lifecycle").value, summary: $("new-summary").value.trim() };
+  if ($("new-pronouns").value.trim()) body.pronouns = $("new-pronouns").value.trim();
+  if (!body.name) { $("new-node-message").textContent = "A node needs a name."; return; }
+  const long = [body.name, ...body.aliases].find((n) => n.length > MAX_NAME);
+  if (long !== undefined) {  // the words narr gives, before the request (one limit for names)
+    $("new-node-message").textContent = `${long === body.name ? "The name" : "An alias"} is ${long.length} ` +
+      `characters long; a name has at most ${MAX_NAME} (say more in the summary).`;
+    return;
+  }
   button.disabled = true;  // a double click makes one node
   try {
-    const made = await api("/api/studio/nodes", { method: "POST", body });
+    const made = await api("/api/nodes", { method: "POST", body });
     $("new-node").close();
     for (const id of ["new-name", "new-aliases", "new-kind", "new-summary", "new-pronouns"]) $(id).value = "";
     await pickNode(made.id);
@@ -833,7 +841,7 @@ async function endNode() {
   button.disabled = true;
   const name = nameOf(id);
   try {
-    const result = await api("/api/studio/compose", { method: "POST", body: { content, expire: [id] } });
+    const result = await api("/api/events", { method: "POST", body: { content, expire: [id] } });
     $("end-node").close();
     // The node is gone: the inspector says what happened, and nothing refreshes it into an error.
     state.selected = null;
@@ -1187,7 +1195,7 @@ async function switchTo(name, create) {
     if (!(await confirmAction(`Switch to ${name}?`, lines, "Set aside and switch"))) return;
     setAside = true;
   }
-  await lineAction(() => api("/api/studio/switch", { method: "POST", body: { name, set_aside: setAside, create }, seen }),
+  await lineAction(() => api("/api/switch", { method: "POST", body: { name, set_aside: setAside, create }, seen }),
     (r) => `Now on ${r.branch}: “${short(r.content, 60)}”.` + (r.set_aside ? ` Hand edits set aside as ${r.set_aside.split("/").pop()}.` : ""));
 }
 
@@ -1200,7 +1208,7 @@ async function createLine() {
   try {
     if ($("branch-switch").checked) await switchTo(name, true);
     else {
-      await lineAction(() => api("/api/studio/branch", { method: "POST", body: { name } }),
+      await lineAction(() => api("/api/branches", { method: "POST", body: { name } }),
         (r) => `Made the story line ${r.name || name} at the current event.`);
     }
     $("branch-new").value = "";
@@ -1213,7 +1221,7 @@ async function mergeBranch(name) {
     "Where both changed the same field, the merge stops and shows each conflict here, to be resolved " +
     "(ours, theirs or a value) before it finishes; nothing is committed until then."];
   if (!(await confirmAction(`Merge ${name} into ${state.branch}?`, lines, "Merge"))) return;
-  await lineAction(() => api("/api/studio/merge", { method: "POST", body: { branch: name }, seen }),
+  await lineAction(() => api("/api/merge", { method: "POST", body: { branch: name }, seen }),
     (r) => (r.fast_forward ? `${state.branch} now stands where ${name} does.` : `Merged ${name}.`));
 }
 
@@ -1244,12 +1252,12 @@ function renderMerge(merge) {
 }
 
 async function resolveConflict(c, how) {
-  await lineAction(() => api("/api/studio/merge/resolve", { method: "POST", body: { node: c.node, field: c.field, ...how } }),
+  await lineAction(() => api("/api/merge/resolve", { method: "POST", body: { node: c.node, field: c.field, ...how } }),
     () => `Resolved ${nameOf(c.node)} ${c.field || "(whole node)"}.`);
 }
 
 async function restoreEdits(item, force) {
-  await lineAction(() => api("/api/studio/edits/restore", { method: "POST", body: { which: item.ref, force } }),
+  await lineAction(() => api("/api/edits/restore", { method: "POST", body: { which: item.ref, force } }),
     (r) => `Restored ${r.changes.length} change${r.changes.length === 1 ? "" : "s"} as hand edits.`).then(async () => {
     const out = $("lines-out");
     if (out.className === "error" && !force && out.textContent.includes("changed since")) {
@@ -1264,7 +1272,7 @@ async function dropEdits(item) {
   const lines = [`The set-aside hand edits “${item.reason || item.ref}” will be forgotten for good:`,
     item.changes.map((c) => `${nameOf(c.target)} ${c.field || "(whole node)"}`).join(", ") || "(files)"];
   if (!(await confirmAction("Drop these set-aside edits?", lines, "Drop"))) return;
-  await lineAction(() => api("/api/studio/edits/drop", { method: "POST", body: { which: item.ref } }),
+  await lineAction(() => api("/api/edits/drop", { method: "POST", body: { which: item.ref } }),
     () => "Dropped the set-aside edits.");
 }
 
@@ -1302,8 +1310,9 @@ const CHANGE_HINTS = { set: "Lin Yuan.state.mood=wary", unset: "Lin Yuan.state.w
   relate: "苏晴:suspects:林远", unrelate: "Su Qing:distrusts:Lin Yuan", expire: "Old Zhou" };
 
 function composeBody(dryRun) {
-  const body = { content: $("compose-text").value, close_scene: $("compose-close").checked, dry_run: dryRun,
-    at: $("compose-at").value.trim() || null, text: $("compose-prose").value.trim() || null,
+  // The event row's arguments, as any program sends them
+  const body = { content: $("compose-text").value.trim(), close_scene: $("compose-close").checked, dry_run: dryRun,
+    story_time: $("compose-at").value.trim() || null, text: $("compose-prose").value.trim() || null,
     diffuser: $("compose-diffuser").value || null, accept: [...state.accept] };
   for (const c of state.changes) (body[c.kind] = body[c.kind] || []).push(c.spec);
   return body;
@@ -1375,7 +1384,7 @@ async function applyHeld(held, button) {
   }
   button.disabled = true;
   try {
-    const result = await api("/api/studio/compose", { method: "POST", body });
+    const result = await api("/api/events", { method: "POST", body });
     button.replaceWith(el("span", { class: "ok" }, `applied: “${short(result.content, 60)}” recorded`));
     await loadEvents();
     loadWorld();
@@ -1426,7 +1435,7 @@ async function compose(dryRun) {
   for (const b of ["compose-dry", "compose-record"]) $(b).disabled = true;
   $("compose-out").replaceChildren(el("p", {}, dryRun ? "asking the diffuser…" : "recording…"));
   try {
-    const result = await api("/api/studio/compose", { method: "POST", body });
+    const result = await api("/api/events", { method: "POST", body });
     await withNames([...(result.edits || []), ...(result.diffusions || [])].map((c) => c.target));
     renderProposal(result, !dryRun);
     if (!dryRun) {
@@ -1544,10 +1553,10 @@ function start() {
   $("event-reset").addEventListener("click", resetToEvent);
   $("branch-form").addEventListener("submit", (evt) => { evt.preventDefault(); createLine(); });
   $("merge-continue").addEventListener("click", () => lineAction(
-    () => api("/api/studio/merge/continue", { method: "POST", body: {} }), (r) => `Merged ${r.branch || ""}.`));
+    () => api("/api/merge/continue", { method: "POST", body: {} }), (r) => `Merged ${r.branch || ""}.`));
   $("merge-abort").addEventListener("click", async () => {
     if (!(await confirmAction("Abort the merge?", ["The merge stops; the world stays as it was before it began."], "Abort"))) return;
-    lineAction(() => api("/api/studio/merge/abort", { method: "POST", body: {} }), () => "The merge was aborted.");
+    lineAction(() => api("/api/merge/abort", { method: "POST", body: {} }), () => "The merge was aborted.");
   });
   $("event-revert").addEventListener("click", revertEvent);
   $("compose-dry").addEventListener("click", () => compose(true));
