@@ -20,6 +20,7 @@ from narrative.engine.chains import Chain
 from narrative.engine.failed_answers import FailedItem
 from narrative.engine.merge import MergeOutcome
 from narrative.engine.reset import Undone
+from narrative.errors import Door
 from narrative.model import JSON, Node
 from narrative.shapes import Change, EventRef, Obj
 
@@ -526,9 +527,9 @@ class _Document(Answer):
 
     DOCUMENT: ClassVar[str]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, door: Door = "cli") -> dict[str, Any]:
         data = self.model_dump(mode="json", by_alias=True, exclude_unset=True,
-                               exclude={self.DOCUMENT})
+                               exclude={self.DOCUMENT}, context={"door": door})
         data[self.DOCUMENT] = getattr(self, self.DOCUMENT)
         return data
 

@@ -763,16 +763,42 @@ def completing(environ: dict[str, str] | os._Environ[str]) -> bool:
     return f"_{program_name()}_COMPLETE".replace("-", "_").upper() in environ
 
 
-def _leave(code: int) -> None:
+def _leave(code: int, *, at_exit: bool = False) -> None:
     """Exit at once once the server has answered: this process holds nothing to clean up,
     and the interpreter's own shutdown (freeing every module) costs a served command more
-    than a tenth of its time."""
+    than a tenth of its time. ``at_exit``: run what was registered to run at exit first
+    (a command that ran here may have)."""
+    if at_exit:
+        import atexit
+
+        atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:  # noqa: SIM105 (contextlib costs a thin client more than the flush)
             stream.flush()
         except (OSError, ValueError):  # a reader gone (narr log | head): as click does then
             pass
     os._exit(code)
+
+
+def _run_here() -> None:
+    """Run the command in this process (:mod:`narrative.cli`), then leave as a served command
+    does (:func:`_leave`): freeing pygit2's objects and every module at the interpreter's
+    shutdown costs a command that ran here a fifth of its time. What was registered to run at
+    exit runs first; a thread the interpreter would wait for, or an exit with a message
+    rather than a code, leaves as Python does."""
+    from narrative.cli import main as cli_main
+
+    try:
+        cli_main(prog_name=program_name())
+    except SystemExit as exc:
+        code = 0 if exc.code is None else exc.code
+        threading = sys.modules.get("threading")
+        waited_for = threading is not None and any(
+            t.is_alive() and not t.daemon for t in threading.enumerate()
+            if t is not threading.main_thread())
+        if isinstance(code, int) and not waited_for:
+            _leave(code, at_exit=True)
+        raise
 
 
 def main() -> None:
@@ -794,9 +820,7 @@ def main() -> None:
             from narrative.serve.autostart import start_if_wanted
 
             start_if_wanted(git_dir, split_globals(argv)[0])
-    from narrative.cli import main as cli_main
-
-    cli_main(prog_name=program_name())
+    _run_here()
 
 
 if __name__ == "__main__":

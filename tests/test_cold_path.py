@@ -135,6 +135,70 @@ def test_reads_in_a_fresh_process_do_not_import_networkx(world: Path, narr: CLI)
         assert "networkx" not in out.stderr.strip().splitlines()[-1], args
 
 
+def test_status_as_text_makes_no_model(world: Path, narr: CLI) -> None:
+    """The first command after a server exited idle is most often ``narr status``: its text
+    is printed from the answer's data, so it does not load pydantic (half its cost), with a
+    hand edit, a relation pointing nowhere and a story time to show."""
+    narr("event", "Dawn at the ferry", "--at", "day 2")
+    path = narr("path", "lin-yuan").output.strip()
+    node = json.loads((world / path).read_text("utf-8"))
+    node["state"]["mood"] = "restless"
+    node["relations"] = {"knows": {"nobody-at-all": {}}}
+    (world / path).write_text(json.dumps(node, indent=4), "utf-8")
+    text = narr("status").output
+    assert "restless" in text and "nobody-at-all" in text and "day 2" in text
+    out = subprocess.run([sys.executable, "-c", PROBE, "status"], cwd=world, capture_output=True,
+                         text=True, env=_env())
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == text
+    assert out.stderr.strip().splitlines()[-1] == "loaded: []"
+
+
+CLI_HERE = "import sys; from narrative.cli import main; main(sys.argv[1:], prog_name='narr')"
+LEAVING = """
+import atexit, os, sys, threading, time
+from narrative import client
+
+leave = os._exit
+os._exit = lambda code: (os.write(2, b"left at once\\n"), leave(code))
+atexit.register(os.write, 2, b"at exit\\n")
+
+
+def outlive_main():  # a thread at work until the interpreter's shutdown waits for it
+    while threading.main_thread().is_alive():
+        time.sleep(0.01)
+    os.write(2, b"thread done\\n")
+
+
+if sys.argv[1] == "thread":
+    threading.Thread(target=outlive_main).start()
+sys.argv = ["narr", *sys.argv[2:]]
+client.main()
+"""
+
+
+@pytest.mark.parametrize("thread", [False, True])
+def test_a_command_run_here_leaves_without_the_interpreters_shutdown(world: Path,
+                                                                     thread: bool) -> None:
+    """A command that ran in its own process leaves as a served one does, skipping the
+    interpreter's shutdown (a fifth of a cold status): its output and exit code are the
+    command's, what was registered to run at exit still runs, and a thread still at work
+    is waited for (the interpreter then leaves as it always does)."""
+    for args in (["status"], ["get", "no-such-node"]):
+        expected = subprocess.run([sys.executable, "-c", CLI_HERE, *args], cwd=world,
+                                  capture_output=True, text=True, env=_env())
+        out = subprocess.run([sys.executable, "-c", LEAVING, "thread" if thread else "-", *args],
+                             cwd=world, capture_output=True, text=True, env=_env())
+        assert (out.returncode, out.stdout) == (expected.returncode, expected.stdout)
+        said = out.stderr.splitlines()
+        marks = {"at exit", "thread done", "left at once"}
+        assert [line for line in said if line not in marks] == expected.stderr.splitlines()
+        assert "at exit" in said
+        assert ("thread done" in said) == thread
+        assert ("left at once" in said) != thread, said
+    assert expected.returncode not in (0, 1)  # a typed error's code, kept
+
+
 def test_the_probe_sees_a_heavy_import(world: Path) -> None:
     """The probe above can fail: an event (which needs the model) is seen loading pydantic."""
     out = subprocess.run([sys.executable, "-c", PROBE, "event", "x", "--dry-run"], cwd=world,
@@ -201,15 +265,12 @@ def test_pygit2_loads_without_parsing_the_certificate_file(tmp_path: Path, cafil
 
 
 COMPLETE = """
-import sys
+import atexit, sys
 sys.argv = ["narr"]
 from narrative.client import main
-try:
-    main()
-except SystemExit:
-    pass
-print("loaded:", sorted(m for m in ("pygit2", "pydantic", "networkx") if m in sys.modules),
-      file=sys.stderr)
+atexit.register(lambda: print("loaded:", sorted(m for m in ("pygit2", "pydantic", "networkx")
+                                                if m in sys.modules), file=sys.stderr))
+main()
 """
 
 

@@ -137,7 +137,11 @@ def test_completion_never_goes_to_a_server(monkeypatch: pytest.MonkeyPatch) -> N
     def refuse(argv: list[str]) -> None:
         raise AssertionError("a completion must run in the shell's own process")
 
+    def leave(code: int, *, at_exit: bool = False) -> None:
+        raise SystemExit(code)  # as the process would, without ending this one
+
     monkeypatch.setattr(client, "connect", refuse)
+    monkeypatch.setattr(client, "_leave", leave)
     monkeypatch.setenv("_NARR_COMPLETE", "bash_source")
     with pytest.raises(SystemExit) as exit_:
         client.main()

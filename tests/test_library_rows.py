@@ -27,7 +27,8 @@ def test_the_functions_are_written_from_the_rows() -> None:
 KEPT: dict[str, str] = {
     "get_value": "narrative.engine.nodes", "doctor": "narrative.engine.doctor",
     "connect": "narrative.engine.graphs", "clone": "narrative.engine.remote",
-    "push": "narrative.engine.remote", "pull": "narrative.engine.remote"}
+    "push": "narrative.engine.remote", "pull": "narrative.engine.remote",
+    "export_lorebook": "narrative.engine.lorebook", "export_card": "narrative.engine.lorebook"}
 """Rows whose name the library had for a function of its own before the row (it answers the
 value, or the engine's result): ``narrative.NAME`` stays that function, and the row's is
 ``narrative.calls.NAME``."""

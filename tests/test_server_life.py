@@ -372,6 +372,37 @@ def test_a_setting_turns_the_automatic_start_off(flat_world: Path, tmp_path: Pat
                        cwd=flat_world, capture_output=True)
 
 
+def test_settings_given_in_variables_are_asked_of_git(flat_world: Path, server_on: None,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``git -c narr.autoServe=false`` and ``GIT_CONFIG_COUNT`` settings are in no file: git
+    is asked whenever one may be given that way."""
+    git_dir = str(flat_world / ".git")
+    assert autostart.off_because(git_dir) is None
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'narr.autoserve'='false'")
+    assert autostart.off_because(git_dir) == "git config narr.autoServe is false"
+    monkeypatch.delenv("GIT_CONFIG_PARAMETERS")
+    for name, value in (("GIT_CONFIG_COUNT", "1"), ("GIT_CONFIG_KEY_0", "narr.serveIdle"),
+                        ("GIT_CONFIG_VALUE_0", "7")):
+        monkeypatch.setenv(name, value)
+    assert autostart.idle_minutes(git_dir) == 7
+
+
+def test_no_git_runs_where_no_config_file_names_the_setting(flat_world: Path, server_on: None,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command with no server reads the few config files itself; variables that only move
+    or leave out a file (the tests' own ``GIT_CONFIG_GLOBAL``, ``GIT_CONFIG_NOSYSTEM``) do
+    not send it to git."""
+    assert {"GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM"} <= set(os.environ)
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError(f"git was run: {args}")
+
+    monkeypatch.setattr(subprocess, "run", refuse)
+    git_dir = str(flat_world / ".git")
+    assert autostart.off_because(git_dir) is None
+    assert autostart.idle_minutes(git_dir) == autostart.DEFAULT_IDLE_MINUTES
+
+
 def test_by_default_the_first_command_starts_one(flat_world: Path, servers: list[Path],
                                                  server_on: None) -> None:
     """Nothing set (no CI, no NARR_NO_SERVER, no narr.autoServe): a server starts."""

@@ -270,19 +270,21 @@ def status_cmd(ctx: Context, as_json: bool) -> None:
     """
     if as_json:
         found = ctx.call(row("reads", "status"))
-    else:  # the text names HEAD, whose record (a bulk event's may be megabytes) is left unread
-        from narrative.engine.status import status
-
-        found = status(ctx.world, head_record=False)
-        if any(getattr(w, "steps", ()) for w in found.warnings):
-            import narrative.operations  # noqa: F401  (the table words the warnings' steps)
-    st = found.to_json()
-    for message in st["warnings"]:
-        warn(message)
-    if as_json:
+        for message in found.to_json()["warnings"]:
+            warn(message)
         emit_answer(found)
         return
-    head = found.head_line
+    from narrative.engine.status_data import status_data
+
+    # The text is made of the answer's data, no model (pydantic is most of a cold status),
+    # and names HEAD by its line in the log: its record is not read.
+    data = status_data(ctx.world, head_record=False)
+    if data.needs_wording:
+        import narrative.operations  # noqa: F401  (the table words the warnings' steps)
+    st = data.json
+    for message in data.cli_warnings:
+        warn(message)
+    head = data.line
     where = f"On branch {st['branch']}" if st["branch"] else "HEAD is detached"
     echo(f"{where}, at {short(head['commit'])} {one_line(head['content'])}"
                if head else where)

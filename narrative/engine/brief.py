@@ -518,7 +518,7 @@ def _health(wr: WorldRepo, head: Any, view: WorldView, recent: _Recent,
         out.append((problem, "a hand-edited file narr cannot read: the next event refuses "
                              "until it is fixed", _edit_command(wr, problem)))
     if view.hand.edits:
-        from narrative.engine.status import hand_edit_problems
+        from narrative.engine.status_data import hand_edit_problems
 
         dangling = hand_edit_problems(wr, head.tree, view.hand)
     else:

@@ -168,7 +168,7 @@ def check(wr: WorldRepo, rev: str | None = None, *, world: bool = True, worktree
         if rev is None and not report.problems and (mark is None or mark.commit != head.id):
             _remember_verified(wr, head, report)  # the history and the world as a whole
     if worktree_too and rev is None:
-        from narrative.engine.status import hand_edit_problems
+        from narrative.engine.status_data import hand_edit_problems
 
         scan = scan_for_reader(wr, head.tree)
         odd = [p for p in odd_json_entries(wr) if p not in scan.problems]

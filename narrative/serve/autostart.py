@@ -52,6 +52,11 @@ HANDOFF_VARIABLE = "NARR_SERVE_HANDOFF"  # the fd of the starter's lock, for the
 DEFAULT_IDLE_MINUTES = 15.0
 _TRUE = frozenset({"true", "yes", "on", "1"})
 _FALSE = frozenset({"false", "no", "off", "0", ""})
+# The variables that give git settings of their own (``git -c``, ``GIT_CONFIG_COUNT``) or
+# another file to ``git config`` (``GIT_CONFIG``): with one set, only git can say. The
+# others (``GIT_CONFIG_GLOBAL``, ``GIT_CONFIG_SYSTEM``, ``GIT_CONFIG_NOSYSTEM``) only move
+# or leave out files the look below reads itself.
+_CONFIG_FROM_ENV = ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG")
 
 
 def _read(path: str) -> str:
@@ -77,7 +82,7 @@ def git_setting(git_dir: str, key: str, kind: str | None = None) -> str | None:
     """``git config --get narr.<key>`` for the world at ``git_dir`` (None when unset), asked
     of git only when a config file could hold it."""
     word = key.lower()
-    if not any(k.startswith("GIT_CONFIG") for k in os.environ):
+    if not any(name in os.environ for name in _CONFIG_FROM_ENV):
         texts = "".join(_read(path) for path in _git_config_files(git_dir)).lower()
         if word not in texts and "include" not in texts:
             return None
