@@ -379,7 +379,19 @@ def _fault(name: str, mp: pytest.MonkeyPatch) -> None:
         mp.setattr(journal, "_apply", _raise)
     elif name.startswith("halfway through the working tree"):
         n = int(name.rsplit(" ", 1)[1])  # the journal is write 1, files follow
-        mp.setattr(journal, "write_atomic", _fail_on_call(n, journal.write_atomic))
+        mp.setattr(journal, "_put", _fail_on_call(n - 1, journal._put))
+    elif name == "between a file's removal and its new bytes' rename":
+        real_put, calls = journal._put, [0]
+
+        def put(full: Path, data: bytes, staged: Path) -> None:
+            calls[0] += 1
+            if calls[0] < 2:  # one file written whole, then the second cut short
+                return real_put(full, data, staged)
+            staged.write_bytes(data)
+            full.unlink(missing_ok=True)
+            raise Crash("crash between a file's removal and its rename")
+
+        mp.setattr(journal, "_put", put)
     elif name == "before the index is written":
         # The scan before sealing rewrites an index whose cached trees took it over 5 ms to
         # check (a loaded machine can take that long on any index): not the write meant here.
@@ -421,6 +433,7 @@ FAULTS = {
     "halfway through the working tree 2": "new",
     "halfway through the working tree 3": "new",
     "halfway through the working tree 4": "new",
+    "between a file's removal and its new bytes' rename": "new",
     "before the index is written": "new",
     "after the index, before the journal is removed": "new",
     "before the derived index": "new",
