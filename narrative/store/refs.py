@@ -94,11 +94,16 @@ def dangling(wr: WorldRepo) -> list[str]:
 
 
 def _target_present(wr: WorldRepo, name: str) -> bool:
+    return _present_target(wr, name) is not None
+
+
+def _present_target(wr: WorldRepo, name: str) -> pygit2.Oid | None:
+    """The commit ``name`` points at, when the repository holds it."""
     try:
         target = wr.repo.references[name].resolve().target
     except (KeyError, pygit2.GitError):
-        return False
-    return isinstance(target, pygit2.Oid) and target in wr.repo
+        return None
+    return target if isinstance(target, pygit2.Oid) and target in wr.repo else None
 
 
 def abandoned_refs(wr: WorldRepo) -> list[str]:
@@ -267,7 +272,11 @@ def keep_abandoned(wr: WorldRepo, tip: str, branch: str, message: str,
     repo = wr.repo
     commit = repo[tip]
     assert isinstance(commit, pygit2.Commit)
-    if _kept_already(repo, [repo.references[n].target for n in abandoned_refs(wr)], commit):
+    # One listing of the refs serves both questions: walking the refs costs milliseconds
+    # once chains pile up, each kept in its own folder.
+    names = names_under(wr, ABANDONED)
+    kept = [target for target in (_present_target(wr, n) for n in names) if target is not None]
+    if _kept_already(repo, kept, commit):
         return None
     first = commit
     while base is not None and first.parents:
@@ -277,7 +286,7 @@ def keep_abandoned(wr: WorldRepo, tip: str, branch: str, message: str,
         first = parent
     rec = records.decode_checked(first.message)
     words = chain_words(rec["content"] if rec is not None else first.message)
-    taken = chain_numbers([n for n in wr.repo.references if n.startswith(ABANDONED)])
+    taken = chain_numbers(names)
     number = max([len(taken), *taken.values()], default=0) + 1
     name = (f"{ABANDONED}{new_event_id()}-{branch.replace('/', '-')}/"
             f"{number}-{words}-{str(tip)[:4]}")
