@@ -30,7 +30,7 @@ from narrative.store.libgit import pygit2
 from narrative.store.worldrepo import WorldRepo
 
 JOURNAL = "journal.json"
-STAGED = "update-"  # a working-tree file's new bytes, in .git/narr/tmp before they take its place
+STAGED = ".staged"  # a working-tree file's new bytes, in .git/narr/tmp before they take its place
 
 
 @dataclass(frozen=True)
@@ -300,7 +300,7 @@ def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...],
                 else:
                     full.parent.mkdir(parents=True, exist_ok=True)
                     _put(full, wr.checkout_bytes(u.path, wr.blob_bytes(u.after)),
-                         _staged(tmp_dir, n))
+                         _staged(tmp_dir, n, u.path))
                 now = u.after
             else:
                 kept.append(u.path)
@@ -314,9 +314,10 @@ def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...],
     return kept
 
 
-def _staged(tmp_dir: Path, n: int) -> Path:
-    """Where a transaction's ``n``-th update is written whole before it takes its place."""
-    return tmp_dir / f"{STAGED}{n}.tmp"
+def _staged(tmp_dir: Path, n: int, path: str) -> Path:
+    """Where a transaction's ``n``-th update (of ``path``) is written whole before it takes
+    its place."""
+    return tmp_dir / f"{path.rsplit('/', 1)[-1]}.{n}{STAGED}"
 
 
 def _put(full: Path, data: bytes, staged: Path) -> None:
@@ -348,7 +349,7 @@ def _unstage(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> None:
     """
     tmp_dir = wr.narr_dir / "tmp"
     for n, u in enumerate(updates):
-        staged = _staged(tmp_dir, n)
+        staged = _staged(tmp_dir, n, u.path)
         full = wr.abs(u.path)
         try:
             if u.after is None or full.exists() or full.is_symlink() \
@@ -363,7 +364,7 @@ def _unstage(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> None:
 def _drop_staged(wr: WorldRepo) -> None:
     """Remove what an interrupted move staged and never put in place."""
     with contextlib.suppress(OSError):
-        for leftover in (wr.narr_dir / "tmp").glob(f"{STAGED}*.tmp"):
+        for leftover in (wr.narr_dir / "tmp").glob(f"*{STAGED}"):
             leftover.unlink(missing_ok=True)
 
 
