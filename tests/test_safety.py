@@ -379,9 +379,9 @@ def _fault(name: str, mp: pytest.MonkeyPatch) -> None:
         mp.setattr(journal, "_apply", _raise)
     elif name.startswith("halfway through the working tree"):
         n = int(name.rsplit(" ", 1)[1])  # the journal is write 1, files follow
-        mp.setattr(journal, "_put", _fail_on_call(n - 1, journal._put))
+        mp.setattr(journal, "put_file", _fail_on_call(n - 1, journal.put_file))
     elif name == "between a file's removal and its new bytes' rename":
-        real_put, calls = journal._put, [0]
+        real_put, calls = journal.put_file, [0]
 
         def put(full: Path, data: bytes, staged: Path) -> None:
             calls[0] += 1
@@ -391,7 +391,7 @@ def _fault(name: str, mp: pytest.MonkeyPatch) -> None:
             full.unlink(missing_ok=True)
             raise Crash("crash between a file's removal and its rename")
 
-        mp.setattr(journal, "_put", put)
+        mp.setattr(journal, "put_file", put)
     elif name == "before the index is written":
         # The scan before sealing rewrites an index whose cached trees took it over 5 ms to
         # check (a loaded machine can take that long on any index): not the write meant here.

@@ -299,7 +299,7 @@ def _apply(wr: WorldRepo, updates: tuple[PathUpdate, ...],
                     _prune_dirs(full.parent, wr.root)
                 else:
                     full.parent.mkdir(parents=True, exist_ok=True)
-                    _put(full, wr.checkout_bytes(u.path, wr.blob_bytes(u.after)),
+                    put_file(full, wr.checkout_bytes(u.path, wr.blob_bytes(u.after)),
                          _staged(tmp_dir, n, u.path))
                 now = u.after
             else:
@@ -320,7 +320,7 @@ def _staged(tmp_dir: Path, n: int, path: str) -> Path:
     return tmp_dir / f"{path.rsplit('/', 1)[-1]}.{n}{STAGED}"
 
 
-def _put(full: Path, data: bytes, staged: Path) -> None:
+def put_file(full: Path, data: bytes, staged: Path) -> None:
     """Put ``data`` at ``full``: written whole at ``staged`` first, then renamed into place.
 
     The old file is removed before the rename, as ``git checkout`` does: renaming over an
@@ -342,7 +342,7 @@ def _put(full: Path, data: bytes, staged: Path) -> None:
 
 
 def _unstage(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> None:
-    """Finish the renames a crash cut short (see :func:`_put`).
+    """Finish the renames a crash cut short (see :func:`put_file`).
 
     A staged file is only put in place where the file is absent and the staged bytes
     are exactly the update's ``after``: anything else is the user's, and stays.

@@ -93,9 +93,18 @@ class PrivateState:
     # --- the last reset -----------------------------------------------------------------
 
     def remember_reset(self, head: str, restored_from: str | None) -> None:
-        """Which event's hand edits the reset to ``head`` restored (None: none)."""
+        """Which event's hand edits the reset to ``head`` restored (None: none).
+
+        Every reset writes it, so it is put in place as a move puts a file (the old one
+        removed, then the new renamed in): replacing it costs a reset milliseconds of
+        flushing on ext4. Only writers read it, under the lock; a crash between the two
+        steps loses it, and then a later reset merely sets those edits aside once more.
+        """
+        from narrative.store.journal import put_file
+
         data = {"head": head, "restored_from": restored_from}
-        self._write(self.path / LAST_RESET, json.dumps(data).encode())
+        path = self.path / LAST_RESET
+        put_file(path, json.dumps(data).encode(), self.path / "tmp" / f"{LAST_RESET}.new")
 
     def last_reset(self) -> tuple[str, str] | None:
         """``(head, restored_from)`` of the last reset that restored an event's edits."""
