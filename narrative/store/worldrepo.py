@@ -410,26 +410,18 @@ def _kept_repository(found: str, stamp: Hashable) -> pygit2.Repository:
     return _POOL.take(found, pygit2.Repository, stamp)
 
 
-_USER_CONFIG_FILES: tuple[str, ...] | None = None
-
-
-def _user_config_files() -> tuple[str, ...]:
-    """The system, XDG and global config files libgit2 reads, where it looks for them (its
-    search path is fixed when the library starts, as is this list)."""
-    global _USER_CONFIG_FILES
-    if _USER_CONFIG_FILES is None:
-        levels = pygit2.enums.ConfigLevel
-        names = ((levels.SYSTEM, "gitconfig"), (levels.XDG, "config"),
-                 (levels.GLOBAL, ".gitconfig"), (levels.PROGRAMDATA, "config"))
-        files: list[str] = []
-        for level, name in names:
-            try:
-                where = pygit2.settings.search_path[level]
-            except (ValueError, pygit2.GitError):
-                continue
-            files.extend(os.path.join(d, name) for d in (where or "").split(os.pathsep) if d)
-        _USER_CONFIG_FILES = tuple(files)
-    return _USER_CONFIG_FILES
+def _user_config_files() -> list[str]:
+    """The system, XDG and global config files libgit2 reads, where it looks for them."""
+    levels = pygit2.enums.ConfigLevel
+    files: list[str] = []
+    for level, name in ((levels.SYSTEM, "gitconfig"), (levels.XDG, "config"),
+                        (levels.GLOBAL, ".gitconfig"), (levels.PROGRAMDATA, "config")):
+        try:
+            where = pygit2.settings.search_path[level]
+        except (ValueError, pygit2.GitError):
+            continue
+        files.extend(os.path.join(d, name) for d in (where or "").split(os.pathsep) if d)
+    return files
 
 
 def settings_stamp(found: str) -> tuple[object, ...]:
