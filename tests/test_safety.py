@@ -516,6 +516,23 @@ def test_rolled_back_event_is_announced(world: Path) -> None:
 
 
 @ONE_LAYOUT
+def test_staged_bytes_changed_after_a_crash_are_never_put_in_place(world: Path) -> None:
+    """A crash left a file removed and its new bytes staged; bytes that are no longer the
+    move's own (changed by hand, damaged) stay out of the world, and nothing is left staged."""
+    crash_event(world, "between a file's removal and its new bytes' rename", 1)
+    staged = list((world / ".git/narr/tmp").glob(f"*{journal.STAGED}"))
+    assert len(staged) == 1
+    staged[0].write_bytes(b"not what the event wrote")
+    missing = [p for p in json.loads((world / ".git/narr/journal.json").read_text())["updates"]
+               if p["after"] is not None and not (world / p["path"]).exists()]
+    assert len(missing) == 1
+    CLI(world)("status")
+    assert not (world / missing[0]["path"]).exists()
+    assert list((world / ".git/narr/tmp").glob(f"*{journal.STAGED}")) == []
+    assert not (world / ".git/narr/journal.json").exists()
+
+
+@ONE_LAYOUT
 def test_a_hand_edit_made_during_the_crash_window_is_kept(world: Path) -> None:
     """The user edits a file the interrupted event was about to write: their version wins."""
     make_hand_edits(world, 1)
