@@ -60,11 +60,17 @@ def write_atomic(path: Path, data: bytes, tmp_dir: Path) -> None:
     A full or read-only disk is a :class:`StorageError` naming the file, and leaves
     no half-written temporary file behind.
     """
-    tmp = tmp_dir / f"{path.name}.{os.getpid()}.tmp"
+    _written_then_renamed(path, data, tmp_dir / f"{path.name}.{os.getpid()}.tmp", False)
+
+
+def _written_then_renamed(path: Path, data: bytes, tmp: Path, remove_first: bool) -> None:
     try:
-        tmp_dir.mkdir(parents=True, exist_ok=True)
+        tmp.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as fh:
             fh.write(data)
+        if remove_first:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
         os.replace(tmp, path)
     except OSError as exc:
         with contextlib.suppress(OSError):
@@ -328,17 +334,7 @@ def put_file(full: Path, data: bytes, staged: Path) -> None:
     once, 1-3 ms a file, most of what a small move costs. A crash between the two steps
     leaves the file absent and its new bytes staged; :func:`_unstage` puts them in place.
     """
-    try:
-        staged.parent.mkdir(parents=True, exist_ok=True)
-        with open(staged, "wb") as fh:
-            fh.write(data)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(full)
-        os.rename(staged, full)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            staged.unlink(missing_ok=True)
-        raise storage_error(exc, str(full)) or exc from None
+    _written_then_renamed(full, data, staged, True)
 
 
 def _unstage(wr: WorldRepo, updates: tuple[PathUpdate, ...]) -> None:
