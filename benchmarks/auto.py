@@ -30,7 +30,7 @@ from typing import Any
 
 from timing import Run, Variant, alternate, fmt_s, run_timed
 
-AUTO_WORLDS = {"smoke": [("sharded", 300)],
+AUTO_WORLDS = {"smoke": [("sharded", 100)],
                "quick": [("sharded", 1_000), ("flat", 10_000), ("sharded", 10_000)],
                "full": [("sharded", 1_000), ("flat", 10_000), ("sharded", 10_000),
                         ("sharded", 100_000)]}

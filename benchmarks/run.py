@@ -64,8 +64,8 @@ class Profile:
 
 
 PROFILES = {
-    "smoke": Profile("smoke", sessions=[("sharded", 300)], engine_only=[("flat", 300)],
-                     history_world=("sharded", 300), histories=[15], rounds=1, read_rounds=1,
+    "smoke": Profile("smoke", sessions=[("sharded", 100)], engine_only=[("flat", 100)],
+                     history_world=("sharded", 100), histories=[15], rounds=1, read_rounds=1,
                      startup_rounds=1, engine_events=5, engine_events_large=5),
     "quick": Profile("quick", sessions=[("sharded", 1_000), ("sharded", 10_000), ("flat", 10_000)],
                      engine_only=[("flat", 1_000)], history_world=("sharded", 10_000),
@@ -849,7 +849,7 @@ def wait_idle(limit: float) -> None:
 SECTIONS = ("startup", "event", "reset", "status", "engine", "reads", "bulk", "check", "growth",
             "import", "studio", "agents", "auto")
 AGENT_CALLS = {"smoke": 20, "quick": 200, "full": 200}
-IMPORT_NOTES = {"smoke": 200, "quick": 2_000, "full": 2_000}
+IMPORT_NOTES = {"smoke": 30, "quick": 2_000, "full": 2_000}
 
 
 def section_import(bench: Bench) -> None:

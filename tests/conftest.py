@@ -81,6 +81,12 @@ def temporary_files_beside_tmp_path(tmp_path_factory: pytest.TempPathFactory) ->
     tempfile.tempdir = saved
 
 
+def _run_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run's temporary directory, which xdist's workers share (each has its own below it)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(scope="session", autouse=True)
 def isolated_git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     home = tmp_path_factory.mktemp("home")
@@ -101,6 +107,11 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     os.environ["NARR_LOCK_TIMEOUT"] = "0.3"
     # As on a CI machine: no command starts a server, none is used (server_on turns it on).
     os.environ["NARR_NO_SERVER"] = "1"
+    # The narr and python processes the tests start keep their bytecode, as an installed narr
+    # has it: one cache for the run, outside the checkout. Where PYTHONDONTWRITEBYTECODE is set,
+    # every one of those thousands of processes would compile each module it imports again.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(_run_directory(tmp_path_factory) / "pycache")
     levels = pygit2.enums.ConfigLevel
     saved_paths = {lvl: pygit2.settings.search_path[lvl]
                    for lvl in (levels.SYSTEM, levels.XDG, levels.GLOBAL)}

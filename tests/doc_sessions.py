@@ -10,6 +10,7 @@ import difflib
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -221,10 +222,34 @@ class Session:
     status: int = 0
 
 
-def start(blocks: list[Block], directory: Path) -> Session:
-    directory.mkdir(parents=True, exist_ok=True)
+SAMPLE = "narr init my-world --sample >/dev/null && cd my-world"  # how a session starts by default
+
+
+def start(blocks: list[Block], directory: Path, sample: Path | None = None) -> Session:
+    """A session for ``blocks`` in ``directory``; ``sample``, a world made by ``SAMPLE`` (see
+    ``sample_world``), is copied for a session that starts in the sample world instead of running
+    ``narr init`` again."""
     first = blocks[0]
-    shown_as = first.option("cwd", "/home/me") or "/home/me"
+    session = _session(directory, first.option("cwd", "/home/me") or "/home/me")
+    how = first.option("start", "sample")
+    if how == "sample" and sample is not None:
+        session.cwd = Path(shutil.copytree(sample, directory / "my-world", symlinks=True))
+    elif how == "sample":
+        _run(session, SAMPLE, check=True)
+    elif how != "nothing":
+        raise ValueError(f"{first.where}: start is 'sample' or 'nothing', not {how!r}")
+    return session
+
+
+def sample_world(directory: Path) -> Path:
+    """The sample world as a session starts in it (``SAMPLE`` run in ``directory``), to copy."""
+    session = _session(directory, "/home/me")
+    _run(session, SAMPLE, check=True)
+    return session.cwd
+
+
+def _session(directory: Path, shown_as: str) -> Session:
+    directory.mkdir(parents=True, exist_ok=True)
     env = {**os.environ}
     env.update({
         "HOME": str(directory), "XDG_CONFIG_HOME": str(directory / ".config"),
@@ -240,13 +265,7 @@ def start(blocks: list[Block], directory: Path) -> Session:
         (directory / ".gitconfig").write_text(
             "[user]\n\tname = Test Author\n\temail = author@example.invalid\n"
             "[init]\n\tdefaultBranch = main\n", encoding="utf-8")
-    session = Session(directory, shown_as, directory, env)
-    how = first.option("start", "sample")
-    if how == "sample":
-        _run(session, "narr init my-world --sample >/dev/null && cd my-world", check=True)
-    elif how != "nothing":
-        raise ValueError(f"{first.where}: start is 'sample' or 'nothing', not {how!r}")
-    return session
+    return Session(directory, shown_as, directory, env)
 
 
 def _run(session: Session, script: str, *, check: bool = False) -> str:

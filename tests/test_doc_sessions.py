@@ -11,9 +11,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from doc_sessions import ROOT, Block, Ids, compare, documents, parse, run_block, sessions, start
+from doc_sessions import ROOT, Block, Ids, compare, documents, parse, run_block, sample_world, sessions, start
 
 SESSIONS = sessions()
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample world a session starts in, made once by the session's own command and copied."""
+    return sample_world(tmp_path_factory.mktemp("doc-sample"))
 
 
 def test_every_console_block_is_found() -> None:
@@ -26,13 +32,13 @@ def test_every_console_block_is_found() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(SESSIONS))
-def test_session(name: str, tmp_path: Path) -> None:
+def test_session(name: str, tmp_path: Path, sample: Path) -> None:
     blocks: list[Block] = SESSIONS[name]
     skipped = [b.option("skip") for b in blocks if b.option("skip")]
     if skipped:
         assert len(skipped) == len(blocks), f"{name}: skip every block of a session or none"
         pytest.skip(f"not run: {skipped[0]}")
-    session = start(blocks, tmp_path)
+    session = start(blocks, tmp_path, sample)
     problems: list[str] = []
     for block in blocks:
         problems += run_block(session, block)
