@@ -67,6 +67,13 @@ def test_create_switch_and_set_aside_edits(flat_world: Path, browser: Any) -> No
         page.wait_for_function(f"{OUT}.includes('Dropped')")
         assert narr_json(root, "edits")["items"] == []
         # A new line without switching; a name git refuses is refused with a clear message.
+        # The next name is typed while the page still refreshes after the answer (its
+        # timeline held back here): what was typed stays.
+        held: list[Any] = []
+        def hold(route: Any) -> None:
+            held.append(route)
+
+        page.route("**/api/graph/events", hold)
         page.uncheck("#branch-switch")
         page.fill("#branch-new", "side-story")
         page.click("#branch-create")
@@ -74,6 +81,10 @@ def test_create_switch_and_set_aside_edits(flat_world: Path, browser: Any) -> No
         assert {b["name"] for b in narr_json(root, "branch")["items"]} == {"main", "alt", "side-story"}
         assert _where(root)[0] == "main"
         page.fill("#branch-new", "bad..name")
+        assert held  # the refresh is still waiting
+        page.unroute("**/api/graph/events", hold)  # lets the held requests go on
+        page.wait_for_function("!document.querySelector('#branch-create').disabled")
+        assert page.input_value("#branch-new") == "bad..name"
         page.click("#branch-create")
         page.wait_for_selector("#lines-out.error")
         assert {b["name"] for b in narr_json(root, "branch")["items"]} == {"main", "alt", "side-story"}

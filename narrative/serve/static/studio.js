@@ -1211,7 +1211,9 @@ async function createLine() {
       await lineAction(() => api("/api/branches", { method: "POST", body: { name } }),
         (r) => `Made the story line ${r.name || name} at the current event.`);
     }
-    $("branch-new").value = "";
+    // Only the name sent: one typed while the line was made (the page refreshes after the
+    // answer is shown) is the writer's next, not this one's to clear.
+    if ($("branch-new").value.trim() === name) $("branch-new").value = "";
   } finally { button.disabled = false; }
 }
 
