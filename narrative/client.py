@@ -131,6 +131,23 @@ def current_code_version() -> str:
     return f"{__version__}+{zlib.crc32(text):08x}{zlib.adler32(text):08x}{len(listing) - 1}"
 
 
+def code_identity() -> str:
+    """Which code this is, read from no file: narr's version, where its package lies and the
+    Python running it. Enough to trust a server that watches its own package's files and
+    says they are unchanged (:mod:`narrative.serve.codewatch`); anything less needs the
+    whole :func:`code_version`."""
+    if not _IDENTITY:
+        from narrative import __version__
+
+        text = f"{os.path.dirname(os.path.realpath(__file__))}\0{sys.executable}\0{sys.version}"
+        data = text.encode()
+        _IDENTITY.append(f"{__version__}+{zlib.crc32(data):08x}{zlib.adler32(data):08x}")
+    return _IDENTITY[0]
+
+
+_IDENTITY: list[str] = []
+
+
 def dumps(value: Any) -> str:
     """JSON text of what a request holds (strings, numbers, booleans, None, lists, dicts)."""
     if isinstance(value, str):
@@ -473,10 +490,12 @@ def peer_pid(sock: _socket.socket) -> int | None:
     return int.from_bytes(creds[:4], sys.byteorder, signed=True)
 
 
-def hello(info: dict[str, Any], timeout: float = HELLO_TIMEOUT) -> tuple[_socket.socket, Frames] | None:
+def hello(info: dict[str, Any], timeout: float = HELLO_TIMEOUT,
+          code: str | None = None) -> tuple[_socket.socket, Frames] | None:
     """A connection to the server of the proven record ``info``, once the server has named
     itself on it (its first frame) and the kernel agrees who it is; None otherwise, after
-    at most ``timeout`` seconds (at once for a stopped server)."""
+    at most ``timeout`` seconds (at once for a stopped server). With ``code``, the server
+    must also say that its files are still those of that :func:`code_identity`."""
     path = info.get("socket")
     pid = info.get("pid")
     if not isinstance(path, str) or not isinstance(pid, int):
@@ -502,6 +521,8 @@ def hello(info: dict[str, Any], timeout: float = HELLO_TIMEOUT) -> tuple[_socket
         if not isinstance(said, dict) or said.get("pid") != pid \
                 or said.get("git_dir") != info.get("git_dir"):
             raise OSError("another server answers there")
+        if code is not None and said.get("code") != code:
+            raise OSError("the server's code changed")
     except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         sock.close()
         return None
@@ -546,11 +567,20 @@ def resident_mib(pid: int) -> float | None:
 
 def connect(git_dir: str) -> tuple[_socket.socket, Frames, dict[str, Any]] | None:
     """A connection to this world's proven server of this very code, which has named
-    itself on it; None when there is none (or it does not answer)."""
+    itself on it; None when there is none (or it does not answer).
+
+    A server that watches its own files records the :func:`code_identity` they are of and
+    says, when a client connects, whether they are still unchanged: a client of that
+    identity takes its word. Any other needs the whole :func:`code_version` to match."""
     info = proven_server(git_dir)
-    if info is None or info.get("version") != code_version():
+    if info is None:
         return None
-    opened = hello(info)
+    code: str | None = code_identity()
+    if info.get("code") != code:
+        code = None
+        if info.get("version") != code_version():
+            return None
+    opened = hello(info, code=code)
     return (*opened, info) if opened is not None else None
 
 
@@ -599,7 +629,9 @@ def request(argv: list[str], git_dir: str | None = None) -> dict[str, Any]:
             "env": forwarded_env(os.environ),
             "stdout_tty": _isatty(sys.stdout), "stderr_tty": _isatty(sys.stderr),
             "stdin_tty": _isatty(sys.stdin), "columns": columns, "lines": lines,
-            "version": code_version()}
+            # The version when this client worked it out, else the identity a server
+            # watching its files vouches for (see connect).
+            "version": _VERSION[0] if _VERSION else None, "code": code_identity()}
 
 
 class Interrupted:
