@@ -187,6 +187,34 @@ def test_readers_handed_a_used_repository_see_the_disk_as_it_is(served: Path) ->
         same(run(served, *args), run(served, *args, env=LOCAL))
 
 
+def test_a_line_ending_setting_made_beside_the_server_is_the_one_it_writes_by(
+        served: Path) -> None:
+    """``git config core.autocrlf true`` while a server runs, the files checked out again
+    with CRLF: the server's readers and writers hash and write them as git now does. Its
+    kept repository handles had looked the setting up before; one kept across the change
+    took every CRLF file for a hand edit and left an event's change out of the file."""
+    for args in [("status", "--json"), ("event", "Lin Yuan sits", "--set",
+                                        "lin-yuan.state.mood=calm")]:
+        assert run(served, *args).returncode == 0  # the handles are made, settings looked up
+    git(served, "config", "core.autocrlf", "true")
+    for path in (served / "world").rglob("*.json"):
+        path.unlink()
+    git(served, "checkout", "--", "world")
+    assert b"\r\n" in node_file(served, "su-qing").read_bytes()
+    ring = node_file(served, "black-ring")
+    ring.write_bytes(ring.read_bytes().replace(b'"cold"', b'"warm"'))
+    seen = run(served, "status", "--json")
+    assert [e["target"] for e in json.loads(seen.stdout)["edits"]] == ["black-ring"]
+    same(seen, run(served, "status", "--json", env=LOCAL))
+    event = run(served, "event", "Su Qing grows wary", "--json", "--diffuser", "explicit",
+                "--set", "su-qing.state.mood=wary")
+    assert event.returncode == 0, event.stderr
+    assert [e["target"] for e in json.loads(event.stdout)["edits"]] == ["black-ring"]
+    assert b'"wary"' in node_file(served, "su-qing").read_bytes()
+    assert b"\r\n" in node_file(served, "su-qing").read_bytes()  # as git checks it out
+    assert git(served, "status", "--porcelain") == ""
+
+
 def test_the_index_the_server_leaves_is_the_one_git_and_narr_expect(served: Path) -> None:
     """Through a server, scans answer from what the watcher remembers of the index and an
     event skips rebuilding the index's cached trees: git must still find index == HEAD,

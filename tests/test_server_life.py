@@ -262,6 +262,30 @@ def test_the_first_command_starts_a_server_and_later_ones_use_it(
     assert status(flat_world)["requests"] == before + 1
 
 
+def test_a_server_asked_for_takes_the_place_of_one_a_command_started(
+        flat_world: Path, servers: list[Path], server_on: None) -> None:
+    """``narr serve --detach --port 0`` while a command's server runs: the one asked for
+    (with its port, no idle exit) replaces it; asked again, it is the one answered with. One
+    started by hand that lacks what is asked is named, not replaced."""
+    servers.append(flat_world)
+    auto(flat_world)
+    assert run(flat_world, "status").returncode == 0
+    first = wait_for(lambda: proven(flat_world), "the command's server started")
+    proc = run(flat_world, "serve", "--detach", "--port", "0", "--json")
+    assert proc.returncode == 0, proc.stderr
+    asked = json.loads(proc.stdout)
+    assert asked["pid"] != first["pid"] and asked["port"] and asked["auto"] is False
+    wait_for(lambda: not alive(first["pid"]), "the command's server exited")
+    for args in (("--port", "0"), ()):
+        again = json.loads(run(flat_world, "serve", "--detach", *args, "--json").stdout)
+        assert again["pid"] == asked["pid"]
+    other = run(flat_world, "serve", "--detach", "--port", str(asked["port"] + 1))
+    assert other.returncode != 0
+    assert f"already serves this world (pid {asked['pid']}) on port {asked['port']}" in (
+        other.stderr.decode())
+    assert proven(flat_world)["pid"] == asked["pid"]
+
+
 def test_ten_first_commands_at_once_start_one_server(flat_world: Path,
                                                      servers: list[Path], server_on: None) -> None:
     servers.append(flat_world)

@@ -114,6 +114,16 @@ def serve_cmd(ctx: Context, detach: bool, stop_it: bool, show_status: bool, port
     elif current.get("version") != client.code_version():
         server.stop(git_dir)  # a server of other code is never used: make way for this one
         current = None
+    elif current.get("auto"):
+        # Started by a command, to exit when idle: the server asked for here (its port, no
+        # idle exit unless --idle) takes its place.
+        server.stop(git_dir)
+        current = None
+    elif detach and not _serves_as_asked(current, port, host):
+        where = f"port {current['port']}" if current.get("port") else "no port"
+        raise InvalidInputError(
+            f"a narr server already serves this world (pid {current['pid']}) on {where}",
+            hint="narr serve --stop stops it; then start the one you want")
     if detach:
         if current is None:
             current = _spawn(root, port, host, idle, started_by or "narr serve --detach")
@@ -125,6 +135,15 @@ def serve_cmd(ctx: Context, detach: bool, stop_it: bool, show_status: bool, port
     srv = server.Server(root, git_dir, port, host, idle_minutes=idle,
                         started_by=started_by or "narr serve")
     srv.run(ready=lambda record: _report(_answer(True, record), as_json))
+
+
+def _serves_as_asked(current: dict[str, Any], port: int | None, host: str) -> bool:
+    """Whether a running server gives what ``--port``/``--host`` ask for (any port for 0)."""
+    if port is None:
+        return True
+    if not current.get("port") or current.get("host") != host:
+        return False
+    return port == 0 or current.get("port") == port
 
 
 def _spawn(root: Path, port: int | None, host: str = "127.0.0.1",

@@ -5,8 +5,13 @@ nodes, 10 MB at 100k) and the attribute files, and again before it writes the in
 handle re-reads only what changed on disk: libgit2 checks the index's, the attribute files'
 and the config's stamps, reads refs from disk every time and looks for objects written by
 others when one is missing, so plain git run beside the server is seen as it is by a fresh
-handle. A command run once needs none of this, so the store opens a handle per world unless
-a server installs this pool (:func:`keep_repositories_warm`, :func:`lend_repositories_to_readers`).
+handle. The one thing it does not re-read is a setting it has looked up once
+(``core.autocrlf``...): a handle is kept only with the stamp of the config files it was
+opened under (:func:`narrative.store.worldrepo.settings_stamp`), and one whose files changed
+since is dropped for a fresh one.
+
+A command run once needs none of this, so the store opens a handle per world unless a
+server installs this pool (:func:`keep_repositories_warm`, :func:`lend_repositories_to_readers`).
 
 The handles are the store's own objects, held here without being looked into.
 """
@@ -14,12 +19,12 @@ The handles are the store's own objects, held here without being looked into.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 
 class _Warm(threading.local):
-    repos: dict[str, Any] | None = None
+    repos: dict[str, tuple[Any, Hashable]] | None = None  # found -> (handle, its stamp)
 
 
 class _Lent:
@@ -37,23 +42,25 @@ class _Lent:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.enabled = False
-        self.idle: dict[str, list[Any]] = {}
+        self.idle: dict[str, list[tuple[Any, Hashable]]] = {}
 
-    def take(self, found: str) -> Any:
+    def take(self, found: str, stamp: Hashable) -> Any:
         with self.lock:
             if not self.enabled:
                 return None
             free = self.idle.get(found)
-            return free.pop() if free else None
+            if free and free[-1][1] != stamp:
+                free.clear()  # opened under settings changed since: none will do
+            return free.pop()[0] if free else None
 
-    def give_back(self, found: str, repo: Any) -> bool:
+    def give_back(self, found: str, repo: Any, stamp: Hashable) -> bool:
         with self.lock:
             if not self.enabled:
                 return False
             free = self.idle.setdefault(found, [])
-            if len(free) >= self.IDLE or any(r is repo for r in free):
+            if len(free) >= self.IDLE or any(r is repo for r, _ in free):
                 return False
-            free.append(repo)
+            free.append((repo, stamp))
             return True
 
 
@@ -65,20 +72,24 @@ class Pool:
         self.warm = _Warm()
         self.lent = _Lent()
 
-    def take(self, found: str, opener: Callable[[str], Any]) -> Any:
+    def take(self, found: str, opener: Callable[[str], Any], stamp: Hashable) -> Any:
         kept = self.warm.repos
         if kept is None:
-            return self.lent.take(found) or opener(found)
-        repo = kept.get(found)
-        if repo is None:
-            repo = kept[found] = opener(found)
+            return self.lent.take(found, stamp) or opener(found)
+        held = kept.get(found)
+        if held is not None and held[1] == stamp:
+            return held[0]
+        # None kept, or one opened under settings changed since (dropped, not freed: a
+        # world still open on this thread may hold it; it goes when the last one closes)
+        repo = opener(found)
+        kept[found] = (repo, stamp)
         return repo
 
-    def give_back(self, found: str, repo: Any) -> bool:
+    def give_back(self, found: str, repo: Any, stamp: Hashable) -> bool:
         kept = self.warm.repos
-        if kept is not None and any(r is repo for r in kept.values()):
+        if kept is not None and any(r is repo for r, _ in kept.values()):
             return True  # this thread's own, open for its next command
-        return self.lent.give_back(found, repo)
+        return self.lent.give_back(found, repo, stamp)
 
 
 POOL = Pool()

@@ -29,7 +29,7 @@ from narrative.store.objects import Commit, Tree, git_tree
 from narrative.store.trees import EMPTY_TREE
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Hashable
     from types import TracebackType
 
     from narrative.store.batch import Batch
@@ -117,6 +117,7 @@ class WorldRepo:
         self.kept_scan: tuple[tuple[object, ...], HandEdits] | None = None
         self._scratch: Path | None = None  # a reader's copy of the catalog (read-only world)
         self._found: str | None = None  # the repository as discovered: where a lent handle goes back
+        self._stamp: Hashable = None  # the config files' stamp the handle was taken under
         self._lent_back = False
         self._watcher: WorldWatcher | None = None  # kept while open (watch)
 
@@ -134,7 +135,8 @@ class WorldRepo:
                 f"not a narr world: no git repository at {start} or above",
                 hint="create one with: narr init DIR --sample",
             )
-        repo = _kept_repository(found)
+        stamp = settings_stamp(found) if _POOL is not None else None
+        repo = _kept_repository(found, stamp)
         if repo.is_bare or repo.workdir is None:
             raise NotAWorldError(f"not a narr world: {found} is a bare repository")
         root = Path(repo.workdir).resolve()
@@ -146,7 +148,7 @@ class WorldRepo:
         config = load_config(root)
         _refuse_layout_change(repo, config)
         wr = cls(root, repo, config)
-        wr._found = found
+        wr._found, wr._stamp = found, stamp
         return wr
 
     # --- HEAD -------------------------------------------------------------------------
@@ -361,7 +363,7 @@ class WorldRepo:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
         found, self._found = self._found, None
-        if found is not None and _POOL is not None and _POOL.give_back(found, self.repo):
+        if found is not None and _POOL is not None and _POOL.give_back(found, self.repo, self._stamp):
             self._lent_back = True
             return
         if not self._lent_back:  # once given back, the handle is another reader's
@@ -380,12 +382,15 @@ class RepositoryPool(Protocol):
     :mod:`narrative.serve.pools`). A fresh handle pays for reading git's index and attribute
     files at its first use; a kept one re-reads only what changed on disk."""
 
-    def take(self, found: str, opener: Callable[[str], pygit2.Repository]) -> pygit2.Repository:
-        """A handle on the repository ``found`` (one kept, or ``opener(found)``)."""
+    def take(self, found: str, opener: Callable[[str], pygit2.Repository],
+             stamp: Hashable) -> pygit2.Repository:
+        """A handle on the repository ``found``: one kept whose ``stamp`` (the settings it
+        read, :func:`settings_stamp`) is the same, or ``opener(found)``."""
         ...
 
-    def give_back(self, found: str, repo: pygit2.Repository) -> bool:
-        """Take ``repo`` back when its world closes; False: the pool does not keep it (freed)."""
+    def give_back(self, found: str, repo: pygit2.Repository, stamp: Hashable) -> bool:
+        """Take ``repo`` (taken with ``stamp``) back when its world closes; False: the pool
+        does not keep it (freed)."""
         ...
 
 
@@ -399,8 +404,47 @@ def use_pool(pool: RepositoryPool | None) -> None:
     _POOL = pool
 
 
-def _kept_repository(found: str) -> pygit2.Repository:
-    return _POOL.take(found, pygit2.Repository) if _POOL is not None else pygit2.Repository(found)
+def _kept_repository(found: str, stamp: Hashable) -> pygit2.Repository:
+    if _POOL is None:
+        return pygit2.Repository(found)
+    return _POOL.take(found, pygit2.Repository, stamp)
+
+
+def _user_config_files() -> list[str]:
+    """The system, XDG and global config files libgit2 reads, where it looks for them."""
+    levels = pygit2.enums.ConfigLevel
+    files: list[str] = []
+    for level, name in ((levels.SYSTEM, "gitconfig"), (levels.XDG, "config"),
+                        (levels.GLOBAL, ".gitconfig"), (levels.PROGRAMDATA, "config")):
+        try:
+            where = pygit2.settings.search_path[level]
+        except (ValueError, pygit2.GitError):
+            continue
+        files.extend(os.path.join(d, name) for d in (where or "").split(os.pathsep) if d)
+    return files
+
+
+def settings_stamp(found: str) -> tuple[object, ...]:
+    """What a kept repository handle's settings were read from: each git config file's
+    identity and times.
+
+    libgit2 re-reads a changed config file, but the settings it has already looked up
+    (``core.autocrlf``, ``core.eol``, ``core.filemode``...) stay cached in the handle for
+    its lifetime: a server kept hashing CRLF files raw after ``git config core.autocrlf
+    true``, took every file git had checked out again for a hand edit, and left an
+    event's change out of the working tree. A pool gives a handle out only while this
+    stamp is unchanged (a few ``stat`` calls); attribute files need none of it, libgit2
+    checks those itself.
+    """
+    from narrative.store.watch import file_sig
+
+    try:
+        with open(os.path.join(found, "commondir"), encoding="utf-8") as fh:
+            common = os.path.join(found, fh.read().strip())
+    except OSError:
+        common = found
+    own = (os.path.join(common, "config"), os.path.join(found, "config.worktree"))
+    return tuple(file_sig(path) for path in (*own, *_user_config_files()))
 
 
 def _refuse_layout_change(repo: pygit2.Repository, config: WorldConfig) -> None:
