@@ -47,13 +47,12 @@ from __future__ import annotations
 
 # Only built-in modules: ``json``, ``socket`` and ``struct`` load ``re`` and ``enum``,
 # which cost a thin client more than its whole round trip to the server (``python -X
-# importtime``). ``_json``, ``_socket`` and ``zlib`` are their C halves.
+# importtime``). ``_json`` and ``_socket`` are their C halves.
 import _json
 import _socket
 import os
 import sys
 import time
-import zlib
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs a thin client ~5 ms
 if TYPE_CHECKING:
@@ -127,6 +126,8 @@ def current_code_version() -> str:
                 listing.append(f"{path[len(package):]}\0{st.st_size}\0{st.st_mtime_ns}\n")
     # Another Python (a new venv, an upgraded interpreter) is other code too.
     listing.append(f"{sys.executable}\0{sys.version}\n")
+    import zlib  # (a library of its own: loaded only where the version is worked out)
+
     text = "".join(listing).encode()
     return f"{__version__}+{zlib.crc32(text):08x}{zlib.adler32(text):08x}{len(listing) - 1}"
 
@@ -139,9 +140,8 @@ def code_identity() -> str:
     if not _IDENTITY:
         from narrative import __version__
 
-        text = f"{os.path.dirname(os.path.realpath(__file__))}\0{sys.executable}\0{sys.version}"
-        data = text.encode()
-        _IDENTITY.append(f"{__version__}+{zlib.crc32(data):08x}{zlib.adler32(data):08x}")
+        package = os.path.dirname(os.path.realpath(__file__))
+        _IDENTITY.append(f"{__version__} {package} {sys.executable} {sys.version}")
     return _IDENTITY[0]
 
 

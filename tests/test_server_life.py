@@ -26,7 +26,7 @@ from helpers import check_answer, git, server_not_running
 
 from narrative import client
 from narrative.serve import autostart
-from narrative.store import inotify
+from narrative.store import can_watch_files
 
 LOCAL = {"NARR_NO_SERVER": "1"}
 # Servers started by hand unless a test turns the automatic start on (server_on).
@@ -680,7 +680,7 @@ def test_a_client_of_the_code_a_server_watches_reads_none_of_its_files(
     servers.append(flat_world)
     proc = run(flat_world, "serve", "--detach")
     assert proc.returncode == 0, proc.stderr
-    if not inotify.available():
+    if not can_watch_files():
         pytest.skip("this system cannot watch narr's files (no inotify)")
     info = client.read_server_file(flat_world / ".git")
     assert info is not None and info["code"] == client.code_identity()

@@ -18,7 +18,7 @@ import os
 import threading
 
 from narrative import client
-from narrative.store.inotify import Inotify, Trouble, available
+from narrative.store import Inotify, WatchTrouble, can_watch_files
 
 
 class CodeWatch:
@@ -45,7 +45,7 @@ class CodeWatch:
                 # A directory above the package moved or replaced (a checkout moved aside
                 # and cloned anew) moves the watched one with it, unseen: its place tells.
                 gone = _place(self._package) != self._place
-            except (Trouble, OSError):
+            except (WatchTrouble, OSError):
                 touched = gone = True  # the watches no longer cover what a client loads
             # Something under the package was written: the version says whether it was code
             # (a module's size or time), not a file beside it.
@@ -74,9 +74,9 @@ def _counts(path: str) -> bool:
 
 def watch_code(version: str) -> CodeWatch | None:
     """A watch on narr's package, or None where there can be none (no inotify, no watch)."""
-    if not available():
+    if not can_watch_files():
         return None
     try:
         return CodeWatch(version)
-    except (OSError, Trouble):
+    except (OSError, WatchTrouble):
         return None
