@@ -47,13 +47,12 @@ from __future__ import annotations
 
 # Only built-in modules: ``json``, ``socket`` and ``struct`` load ``re`` and ``enum``,
 # which cost a thin client more than its whole round trip to the server (``python -X
-# importtime``). ``_json``, ``_socket`` and ``zlib`` are their C halves.
+# importtime``). ``_json`` and ``_socket`` are their C halves.
 import _json
 import _socket
 import os
 import sys
 import time
-import zlib
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs a thin client ~5 ms
 if TYPE_CHECKING:
@@ -127,8 +126,26 @@ def current_code_version() -> str:
                 listing.append(f"{path[len(package):]}\0{st.st_size}\0{st.st_mtime_ns}\n")
     # Another Python (a new venv, an upgraded interpreter) is other code too.
     listing.append(f"{sys.executable}\0{sys.version}\n")
+    import zlib  # (a library of its own: loaded only where the version is worked out)
+
     text = "".join(listing).encode()
     return f"{__version__}+{zlib.crc32(text):08x}{zlib.adler32(text):08x}{len(listing) - 1}"
+
+
+def code_identity() -> str:
+    """Which code this is, read from no file: narr's version, where its package lies and the
+    Python running it. Enough to trust a server that watches its own package's files and
+    says they are unchanged (:mod:`narrative.serve.codewatch`); anything less needs the
+    whole :func:`code_version`."""
+    if not _IDENTITY:
+        from narrative import __version__
+
+        package = os.path.dirname(os.path.realpath(__file__))
+        _IDENTITY.append(f"{__version__} {package} {sys.executable} {sys.version}")
+    return _IDENTITY[0]
+
+
+_IDENTITY: list[str] = []
 
 
 def dumps(value: Any) -> str:
@@ -473,10 +490,12 @@ def peer_pid(sock: _socket.socket) -> int | None:
     return int.from_bytes(creds[:4], sys.byteorder, signed=True)
 
 
-def hello(info: dict[str, Any], timeout: float = HELLO_TIMEOUT) -> tuple[_socket.socket, Frames] | None:
+def hello(info: dict[str, Any], timeout: float = HELLO_TIMEOUT,
+          code: str | None = None) -> tuple[_socket.socket, Frames] | None:
     """A connection to the server of the proven record ``info``, once the server has named
     itself on it (its first frame) and the kernel agrees who it is; None otherwise, after
-    at most ``timeout`` seconds (at once for a stopped server)."""
+    at most ``timeout`` seconds (at once for a stopped server). With ``code``, the server
+    must also say that its files are still those of that :func:`code_identity`."""
     path = info.get("socket")
     pid = info.get("pid")
     if not isinstance(path, str) or not isinstance(pid, int):
@@ -502,6 +521,8 @@ def hello(info: dict[str, Any], timeout: float = HELLO_TIMEOUT) -> tuple[_socket
         if not isinstance(said, dict) or said.get("pid") != pid \
                 or said.get("git_dir") != info.get("git_dir"):
             raise OSError("another server answers there")
+        if code is not None and said.get("code") != code:
+            raise OSError("the server's code changed")
     except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         sock.close()
         return None
@@ -546,11 +567,20 @@ def resident_mib(pid: int) -> float | None:
 
 def connect(git_dir: str) -> tuple[_socket.socket, Frames, dict[str, Any]] | None:
     """A connection to this world's proven server of this very code, which has named
-    itself on it; None when there is none (or it does not answer)."""
+    itself on it; None when there is none (or it does not answer).
+
+    A server that watches its own files records the :func:`code_identity` they are of and
+    says, when a client connects, whether they are still unchanged: a client of that
+    identity takes its word. Any other needs the whole :func:`code_version` to match."""
     info = proven_server(git_dir)
-    if info is None or info.get("version") != code_version():
+    if info is None:
         return None
-    opened = hello(info)
+    code: str | None = code_identity()
+    if info.get("code") != code:
+        code = None
+        if info.get("version") != code_version():
+            return None
+    opened = hello(info, code=code)
     return (*opened, info) if opened is not None else None
 
 
@@ -599,7 +629,9 @@ def request(argv: list[str], git_dir: str | None = None) -> dict[str, Any]:
             "env": forwarded_env(os.environ),
             "stdout_tty": _isatty(sys.stdout), "stderr_tty": _isatty(sys.stderr),
             "stdin_tty": _isatty(sys.stdin), "columns": columns, "lines": lines,
-            "version": code_version()}
+            # The version when this client worked it out, else the identity a server
+            # watching its files vouches for (see connect).
+            "version": _VERSION[0] if _VERSION else None, "code": code_identity()}
 
 
 class Interrupted:

@@ -363,6 +363,7 @@ def test_a_server_of_other_code_is_never_used(served: Path) -> None:
     record_path = served / ".git" / "narr" / "server.json"
     record = json.loads(record_path.read_text("utf-8"))
     record["version"] = "0.0.0+elsewhere"
+    record["code"] = "0.0.0 elsewhere"  # (what a server watching its files vouches for)
     record_path.write_text(json.dumps(record), "utf-8")
     before = requests(served)
     same(run(served, "status"), run(served, "status", env=LOCAL))

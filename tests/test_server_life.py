@@ -26,6 +26,7 @@ from helpers import check_answer, git, server_not_running
 
 from narrative import client
 from narrative.serve import autostart
+from narrative.store import can_watch_files
 
 LOCAL = {"NARR_NO_SERVER": "1"}
 # Servers started by hand unless a test turns the automatic start on (server_on).
@@ -655,3 +656,79 @@ def test_a_server_of_other_code_is_replaced(flat_world: Path, other_code: Path,
                             else None)(proven(flat_world)), "this code's server started")
     assert new["pid"] != old["pid"]
     wait_for(lambda: not alive(old["pid"]), "the old server went")
+
+
+def test_an_edit_just_before_a_command_is_never_answered_by_the_old_code(
+        flat_world: Path, other_code: Path, servers: list[Path]) -> None:
+    servers.append(flat_world)
+    env = {"PYTHONPATH": str(other_code)}
+    proc = run(flat_world, "serve", "--detach", "--json", env=env, cwd=other_code.parent)
+    assert proc.returncode == 0, proc.stderr
+    served = run(flat_world, "status", env=env, cwd=other_code.parent)
+    assert served.returncode == 0, served.stderr
+    assert status(flat_world, env)["requests"] == 1
+    with open(other_code / "narrative" / "cli" / "__init__.py", "a", encoding="utf-8") as fh:
+        fh.write("\nimport sys\nsys.stderr.write('the edited code runs\\n')\n")
+    proc = run(flat_world, "status", env=env, cwd=other_code.parent)  # at once, no wait
+    assert proc.returncode == 0, proc.stderr
+    assert b"the edited code runs" in proc.stderr  # run here, by the code as it stands
+    assert proc.stdout == served.stdout
+
+
+def test_a_client_of_the_code_a_server_watches_reads_none_of_its_files(
+        flat_world: Path, servers: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    servers.append(flat_world)
+    proc = run(flat_world, "serve", "--detach")
+    assert proc.returncode == 0, proc.stderr
+    if not can_watch_files():
+        pytest.skip("this system cannot watch narr's files (no inotify)")
+    info = client.read_server_file(flat_world / ".git")
+    assert info is not None and info["code"] == client.code_identity()
+
+    def read_the_files() -> str:
+        raise AssertionError("the client worked the code's version out")
+
+    monkeypatch.setattr(client, "_VERSION", [])
+    monkeypatch.setattr(client, "current_code_version", read_the_files)
+    opened = client.connect(str(flat_world / ".git"))
+    assert opened is not None
+    assert client.forward(opened, ["-C", str(flat_world), "log", "-n", "1"],
+                          str((flat_world / ".git").resolve())) == 0
+    assert status(flat_world)["requests"] == 1
+
+
+def test_a_served_command_loads_neither_click_nor_regular_expressions(
+        flat_world: Path, servers: list[Path]) -> None:
+    """The ``narr`` script and the client ask the server with the standard library's built-in
+    parts: ``re`` (with the enum and functools it loads) would cost a served command more
+    than its round trip to the server, click far more."""
+    servers.append(flat_world)
+    assert run(flat_world, "serve", "--detach").returncode == 0
+    script = REPO / "scripts" / "narr"
+    assert '"scripts/narr" = "narr"' in (REPO / "pyproject.toml").read_text("utf-8")  # installed
+    proc = subprocess.run([sys.executable, "-X", "importtime", str(script), "-C", str(flat_world),
+                           "status"], capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == run(flat_world, "status", env=LOCAL).stdout
+    loaded = {line.rpartition("|")[2].strip() for line in proc.stderr.decode().splitlines()
+              if line.startswith("import time:")}
+    assert "narrative.client" in loaded  # the probe sees what loads
+    assert not loaded & {"re", "enum", "click", "narrative.cli", "json", "socket"}
+
+
+def test_a_checkout_moved_aside_and_replaced_is_not_answered_by_the_old_code(
+        flat_world: Path, other_code: Path, servers: list[Path]) -> None:
+    servers.append(flat_world)
+    env = {"PYTHONPATH": str(other_code)}
+    proc = run(flat_world, "serve", "--detach", env=env, cwd=other_code.parent)
+    assert proc.returncode == 0, proc.stderr
+    served = run(flat_world, "status", env=env, cwd=other_code.parent)
+    assert served.returncode == 0, served.stderr
+    aside = other_code.with_name("moved-aside")
+    other_code.rename(aside)  # the server's files go with it, unchanged
+    shutil.copytree(aside, other_code, symlinks=True)  # the same files, times and all
+    with open(other_code / "narrative" / "cli" / "__init__.py", "a", encoding="utf-8") as fh:
+        fh.write("\nimport sys\nsys.stderr.write('the edited code runs\\n')\n")
+    proc = run(flat_world, "status", env=env, cwd=other_code.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert b"the edited code runs" in proc.stderr

@@ -142,8 +142,10 @@ def pager_command() -> str | None:
 def paged(ctx: Context) -> Iterator[None]:
     """Hold what the block prints; page it if it is longer than the terminal, else print it."""
     out = sys.stdout
-    command = pager_command()
-    if ctx.no_pager or command is None or not out.isatty():
+    # Output to no terminal is never paged: looking for the pager (a walk of PATH) would
+    # cost a served log or show a tenth of its time.
+    command = None if ctx.no_pager or not out.isatty() else pager_command()
+    if command is None:
         yield
         return
     held = _Captured()

@@ -20,8 +20,10 @@ never waits for a write. The main thread only waits for the signal to stop.
 The server listens on a Unix socket (mode 0600, in ``.git/narr/``, made private
 to the user, or under a private directory in the temporary directory when that
 path is too long for a socket) and records itself in ``.git/narr/server.json``:
-pid, code version (:func:`narrative.client.code_version`), socket and port. It
-names itself first on every connection, before a client sends anything.
+pid, code version (:func:`narrative.client.code_version`), socket and port, and,
+where it watches narr's own files, the code identity it vouches for while they are
+unchanged (:mod:`narrative.serve.codewatch`). It names itself first on every
+connection, before a client sends anything.
 
 A server serves the world it was started in, not a path: when the world's
 directory or its ``.git`` is no longer the one it started with (the device and inode
@@ -327,6 +329,8 @@ class Server:
         self._narr_fd = -1  # .git/narr itself, wherever the world is moved to
         self._home = _place(self.root, self.git_dir)  # the world it serves, by device and inode
         self._socket_inode: tuple[int, int] | None = None
+        self._code_watch: Any = None  # narr's own files, where they can be watched
+        self.code: str | None = None  # the code identity the watch vouches for
 
     # --- running --------------------------------------------------------------------
 
@@ -368,6 +372,7 @@ class Server:
                                                  daemon=True)
         try:
             self._start_watcher()
+            self._watch_code()
             writer.start()
             listener = self._listen()
             if self.port is not None:
@@ -399,6 +404,8 @@ class Server:
                 from narrative.store import let_go
 
                 let_go(self.watcher)
+            if self._code_watch is not None:
+                self._code_watch.close()
             if self._catalog is not None:
                 self._catalog.close()
             self._remove_own_record()
@@ -423,7 +430,7 @@ class Server:
             if self.idle_minutes is not None and not self.active \
                     and now - self.last_request >= self.idle_minutes * 60:
                 self.exit_reason = f"no request for {self.idle_minutes:g} minutes"
-            elif client.current_code_version() != self.version:
+            elif not self.code_unchanged():
                 self.exit_reason = "narr's code changed"
             if self.exit_reason:
                 self.stopping.set()
@@ -520,6 +527,27 @@ class Server:
             return
         self.watcher = watcher
 
+    def _watch_code(self) -> None:
+        from narrative.serve.codewatch import watch_code
+
+        self._code_watch = watch_code(self.version)
+        if self._code_watch is not None:
+            self.code = client.code_identity()
+
+    def code_unchanged(self) -> bool:
+        """Whether narr's files are still those this server runs (by its watch where it has
+        one, else by working the version out again)."""
+        if self._code_watch is not None:
+            return bool(self._code_watch.unchanged())
+        return client.current_code_version() == self.version
+
+    def _vouched_code(self) -> str | None:
+        """The code identity this server vouches for now: None without a watch, or once its
+        files changed (then a client compares versions, or runs the command itself)."""
+        if self._code_watch is None or not self._code_watch.unchanged():
+            return None
+        return self.code
+
     def _listen(self) -> socket.socket:
         with contextlib.suppress(FileNotFoundError):
             self.socket.unlink()
@@ -570,7 +598,8 @@ class Server:
         """What the record says: who the server is (pid and its start, for
         :func:`narrative.client.proven_server`), for which world, and how to reach it."""
         return {"pid": os.getpid(), "process": client.process_identity(os.getpid()),
-                "version": self.version, "socket": str(self.socket), "root": str(self.root),
+                "version": self.version, "code": self.code,
+                "socket": str(self.socket), "root": str(self.root),
                 "git_dir": str(self.git_dir), "port": self.http_port, "host": self.host,
                 "started": self.started, "auto": self.auto, "started_by": self.started_by,
                 "idle_minutes": self.idle_minutes}
@@ -601,7 +630,7 @@ class Server:
                 conn.settimeout(REQUEST_TIMEOUT)
                 client.send_frame(conn, client.HELLO, json.dumps(
                     {"pid": os.getpid(), "git_dir": str(self.git_dir),
-                     "version": self.version}).encode())
+                     "version": self.version, "code": self._vouched_code()}).encode())
                 frame = client.recv_frame(conn)
                 conn.settimeout(None)
                 if frame is None:
@@ -610,7 +639,7 @@ class Server:
                 if "control" in req:
                     self._control(conn, req["control"])
                     return
-                if self.stopping.is_set() or self.moved() or req.get("version") != self.version \
+                if self.stopping.is_set() or self.moved() or not self._same_code(req) \
                         or req.get("git_dir") not in (None, str(self.git_dir)):
                     client.send_frame(conn, REFUSED, b"")  # not for this server: run it there
                     return
@@ -621,6 +650,14 @@ class Server:
                     self.end_request()
             except (OSError, ValueError):
                 return
+
+    def _same_code(self, req: dict[str, Any]) -> bool:
+        """Whether a request comes from a client of this server's code: the same version, or
+        the same identity while this server's files are unchanged."""
+        if req.get("version") == self.version:
+            return True
+        code = req.get("code")
+        return code is not None and code == self._vouched_code()
 
     def begin_request(self) -> None:
         """A request under way, over the socket or HTTP: the server is idle only with none."""

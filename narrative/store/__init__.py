@@ -49,6 +49,10 @@ FACE: dict[str, str] = {
     "WorldWatcher": ".watch",
     "keep_watching": ".watch",
     "file_sig": ".watch",
+    # inotify, read in the thread that asks (a server also watches narr's own files)
+    "Inotify": ".inotify",
+    "WatchTrouble": ".inotify:Trouble",
+    "can_watch_files": ".inotify:available",
     # the story line: revisions, what a reset undoes
     "resolve_rev": ".history:resolve",
     "peel_commit": ".history",
@@ -284,6 +288,9 @@ if TYPE_CHECKING:
     from narrative.store.history import told_on_line as told_on_line
     from narrative.store.history import undone_chain as undone_chain
     from narrative.store.history import unreadable_records as unreadable_records
+    from narrative.store.inotify import Inotify as Inotify
+    from narrative.store.inotify import Trouble as WatchTrouble
+    from narrative.store.inotify import available as can_watch_files
     from narrative.store.journal import SYMBOLIC as SYMBOLIC
     from narrative.store.lock import Abandoned as Abandoned
     from narrative.store.lock import give_up_waiting as give_up_waiting
@@ -399,6 +406,7 @@ if TYPE_CHECKING:
         "Files",
         "HandEdit",
         "HandEdits",
+        "Inotify",
         "Move",
         "NodeRow",
         "NodeSource",
@@ -409,6 +417,7 @@ if TYPE_CHECKING:
         "Span",
         "Tree",
         "Verified",
+        "WatchTrouble",
         "WorldRepo",
         "WorldView",
         "WorldWatcher",
@@ -421,6 +430,7 @@ if TYPE_CHECKING:
         "branch_tip",
         "branch_tips_but",
         "branches_at",
+        "can_watch_files",
         "chain_commits",
         "chain_label",
         "chain_labels",
