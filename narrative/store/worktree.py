@@ -86,13 +86,17 @@ def scan(wr: WorldRepo, tree: Tree | None) -> HandEdits:
     removed: dict[str, tuple[str, NodeDict]] = {}
     added: dict[str, tuple[str, NodeDict, str]] = {}
     modified: list[tuple[str, NodeDict, NodeDict, str]] = []
-    for path in sorted(changed_paths(wr, head_tree)):
+    # The files a hinted scan read to compare with the index: read and hashed once.
+    read: dict[str, tuple[bytes, str]] = {}
+    for path in sorted(changed_paths(wr, head_tree, read=read)):
         if not is_world_path(path):
             out.outside.append(path)
             continue
         head_blob = blob_at(head_tree, path)
         full = wr.abs(path)
-        data, raw_oid, problem = _read_regular(wr, full, path)
+        known = read.get(path)
+        data, raw_oid, problem = ((*known, None) if known is not None
+                                  else _read_regular(wr, full, path))
         if problem:
             if not any(h.startswith(f"{path}: ") for h in out.problems):  # named once
                 out.problems.append(problem)
@@ -144,7 +148,8 @@ def scan(wr: WorldRepo, tree: Tree | None) -> HandEdits:
     return out
 
 
-def changed_paths(wr: WorldRepo, tree: Tree | pygit2.Tree | None) -> set[str]:
+def changed_paths(wr: WorldRepo, tree: Tree | pygit2.Tree | None, *,
+                  read: dict[str, tuple[bytes, str]] | None = None) -> set[str]:
     """Paths where the working tree or the index differs from HEAD: ``git status``'s work.
 
     The index's stat cache makes this a ``stat`` per file, not a read. Where a
@@ -154,7 +159,8 @@ def changed_paths(wr: WorldRepo, tree: Tree | pygit2.Tree | None) -> set[str]:
     the cost is paid once, not at every event.
 
     Inside ``narr serve`` a file watcher (:mod:`narrative.store.watch`) may name
-    the only paths that can differ; then only those are examined.
+    the only paths that can differ; then only those are examined, and ``read`` (when
+    given) gets the bytes and blob id of each regular file read to compare it.
     """
     head_tree = git_tree(tree)
     watcher = watch.for_git_dir(wr.git_dir)
@@ -172,9 +178,11 @@ def changed_paths(wr: WorldRepo, tree: Tree | pygit2.Tree | None) -> set[str]:
         watcher.end_scan(ticket, set())
         return set()
     try:
-        out, differing, index_is_head = _changed(wr, head_tree, candidates)
+        out, differing, index_is_head = _changed(wr, head_tree, candidates, read)
     except _Unsure as exc:
         ticket.candidates, ticket.reason = None, str(exc)
+        if read is not None:
+            read.clear()
         out, differing, index_is_head = _changed(wr, head_tree, None)
     now = watch.index_sig(wr.git_dir)
     if now != ticket.sig and ticket.candidates is None and _may_refresh(wr):
@@ -197,8 +205,8 @@ class _Unsure(Exception):
     """A hinted scan met something only a full scan can judge."""
 
 
-def _changed(wr: WorldRepo, tree: Tree | pygit2.Tree | None,
-             candidates: set[str] | None) -> tuple[set[str], set[str], bool]:
+def _changed(wr: WorldRepo, tree: Tree | pygit2.Tree | None, candidates: set[str] | None,
+             read: dict[str, tuple[bytes, str]] | None = None) -> tuple[set[str], set[str], bool]:
     """(paths differing from HEAD, the subset where the working tree differs from the index,
     whether the index holds HEAD's tree)."""
     head_tree = git_tree(tree)
@@ -220,7 +228,7 @@ def _changed(wr: WorldRepo, tree: Tree | pygit2.Tree | None,
             out.add(delta.old_file.path)
             out.add(delta.new_file.path)
     else:
-        out.update(_hinted(wr, index, candidates))
+        out.update(_hinted(wr, index, candidates, read))
     differing = set(out)
     same = False
     if head_tree is not None:
@@ -234,7 +242,8 @@ def _changed(wr: WorldRepo, tree: Tree | pygit2.Tree | None,
     return out, differing, same
 
 
-def _hinted(wr: WorldRepo, index: pygit2.Index, candidates: set[str]) -> set[str]:
+def _hinted(wr: WorldRepo, index: pygit2.Index, candidates: set[str],
+            read: dict[str, tuple[bytes, str]] | None = None) -> set[str]:
     """Which of ``candidates`` (files or directories) differ between working tree and index.
 
     Each file is compared with its index entry here, by content: libgit2's
@@ -251,7 +260,7 @@ def _hinted(wr: WorldRepo, index: pygit2.Index, candidates: set[str]) -> set[str
     except (KeyError, pygit2.GitError, ValueError):
         trust_mode = True
     for path in paths:
-        if _differs_from_index(wr, index, path, trust_mode):
+        if _differs_from_index(wr, index, path, trust_mode, read):
             out.add(path)
     return out
 
@@ -259,7 +268,8 @@ def _hinted(wr: WorldRepo, index: pygit2.Index, candidates: set[str]) -> set[str
 _LINK, _EXECUTABLE, _GITLINK = 0o120000, 0o100755, 0o160000
 
 
-def _differs_from_index(wr: WorldRepo, index: pygit2.Index, path: str, trust_mode: bool) -> bool:
+def _differs_from_index(wr: WorldRepo, index: pygit2.Index, path: str, trust_mode: bool,
+                        read: dict[str, tuple[bytes, str]] | None = None) -> bool:
     """Whether the file at ``path`` is not what the index holds there (as ``git status``
     would say: added unless ignored, gone, another type or mode, other content)."""
     try:
@@ -294,7 +304,10 @@ def _differs_from_index(wr: WorldRepo, index: pygit2.Index, path: str, trust_mod
             data = fh.read()
     except OSError as exc:
         raise _Unsure(f"a path the watcher named could not be read ({exc})") from None
-    return wr.worktree_oid(path, data) != str(entry.id)
+    oid = wr.worktree_oid(path, data)
+    if read is not None:
+        read[path] = (data, oid)
+    return oid != str(entry.id)
 
 
 def _hinted_by_libgit2(wr: WorldRepo, paths: list[str]) -> set[str]:
