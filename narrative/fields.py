@@ -95,9 +95,16 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+# Values equal as JSON exactly when equal in Python, if both are of one of these types (not
+# float: -0.0 == 0.0, which JSON writes apart).
+_PLAIN = (str, int, bool, type(None))
+
+
 def same(a: Any, b: Any) -> bool:
     if a is ABSENT or b is ABSENT:
         return a is b
+    if type(a) is type(b) and type(a) in _PLAIN:
+        return bool(a == b)
     return canonical(a) == canonical(b)
 
 
