@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from narrative import fields
 from narrative.fields import (
@@ -87,3 +89,17 @@ def test_every_command_takes_the_dotted_field(narr: CLI, world: Path) -> None:
             == narr.json("get", "su-qing", "/state/mood")["value"])
     assert narr.json("why", "su-qing", "state.mood")["value"] == "calm"
     assert narr.json("why", "su-qing", "/state/mood")["value"] == "calm"
+
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
+                     st.text(max_size=5), st.sampled_from([0, 1, 0.0, -0.0, 1.0, True, False, ""]))
+_VALUES = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=3)
+                       | st.dictionaries(st.text(max_size=3), inner, max_size=3), max_leaves=8)
+
+
+@given(_VALUES, _VALUES)
+def test_two_values_are_the_same_exactly_when_their_json_is(a: object, b: object) -> None:
+    """True is not 1, nor -0.0 0.0, in a story's history: JSON keeps them apart."""
+    assert fields.same(a, b) == (fields.canonical(a) == fields.canonical(b))
+    assert fields.same(a, a)
+    assert not fields.same(True, 1) and not fields.same(-0.0, 0.0) and not fields.same(0, 0.0)

@@ -443,6 +443,53 @@ def test_a_hinted_scan_finds_what_a_full_scan_finds(flat_world: Path, tmp_path: 
         watcher.stop()
 
 
+def test_a_hinted_scan_reads_each_edited_file_once(flat_world: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under a watcher, the scan takes the bytes the comparison with the index read (no second
+    read), and finds the same hand edits, byte for byte, as a scan without one."""
+    from narrative.store import watch, worktree
+    from narrative.store.inotify import available
+    from narrative.store.worldrepo import WorldRepo
+
+    def scan() -> worktree.HandEdits:
+        wr = WorldRepo.open(flat_world)
+        try:
+            head = wr.head_commit()
+            return worktree.scan(wr, head.tree if head else None)
+        finally:
+            wr.close()
+
+    edit_node(flat_world, "lin-yuan", mood="odd")
+    crlf = node_file(flat_world, "elder-mo")
+    crlf.write_bytes(crlf.read_bytes().replace(b"\n", b"\r\n"))  # valid, not narr's layout
+    unwatched = scan()
+    assert {"lin-yuan", "elder-mo"} <= set(unwatched.edits)
+    watcher = watch.WorldWatcher(flat_world, flat_world / ".git", use_inotify=available())
+    watcher.start()
+    try:
+        scan()  # the first scan after the start is a full one
+        read_again: list[str] = []
+        original = worktree._read_regular
+
+        def counted(wr: WorldRepo, full: Path, path: str) -> tuple[bytes | None, str | None, str | None]:
+            read_again.append(path)
+            return original(wr, full, path)
+
+        monkeypatch.setattr(worktree, "_read_regular", counted)
+        edit_node(flat_world, "lin-yuan", mood="odder")
+        edit_node(flat_world, "lin-yuan", mood="odd")
+        watched = scan()
+        assert watcher.describe()["hinted_scans"] >= 1
+    finally:
+        watcher.stop()
+    assert read_again == []
+    assert watched.raw == unwatched.raw
+    assert {i: (e.old, e.new, e.canonical, e.raw_oid, e.rewrites_file)
+            for i, e in watched.edits.items()} == {
+        i: (e.old, e.new, e.canonical, e.raw_oid, e.rewrites_file)
+        for i, e in unwatched.edits.items()}
+
+
 def test_lost_inotify_events_mean_a_full_scan_and_fresh_watches(flat_world: Path) -> None:
     """The kernel's queue overflowed while a folder was made: the next scan walks
     everything, and the folder (whose creation was lost) is watched from then on."""
