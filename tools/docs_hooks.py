@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = ROOT / "schemas"
 # Files outside docs/ that a page may link to; the site copies them under repo/.
 REPO_FILES = ("sample-world/rules/README.md", "examples/exec-diffuser.py", "benchmarks/README.md",
-              "benchmarks/results/latest.md")
+              "benchmarks/results/latest.md", "benchmarks/results/as-installed.md")
 REFERENCE_COMMANDS = "reference/commands.md"
 REFERENCE_FORMATS = "reference/formats.md"
 REFERENCE_HTTP = "reference/http.md"
