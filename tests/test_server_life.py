@@ -462,6 +462,52 @@ def test_a_killed_auto_server_is_replaced_by_the_next_command(flat_world: Path,
     assert second["pid"] != first["pid"]
 
 
+def hold_server_lock(root: Path, pid: int, identity: str) -> int:
+    """This process holds ``root``'s server lock, which names ``pid`` as its holder."""
+    import fcntl
+
+    narr = root / ".git" / "narr"
+    narr.mkdir(exist_ok=True)
+    fd = os.open(narr / client.LOCK_FILE, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.pwrite(fd, client.holder_text(pid, identity).encode(), 0)
+    return fd
+
+
+def test_a_server_whose_lock_outlives_it_is_replaced_by_the_next_command(
+        flat_world: Path, servers: list[Path], server_on: None) -> None:
+    """A killed server's pid is a zombie before its other threads let go of the lock. A command
+    then starts a server that waits for the lock, rather than leaving the world without one
+    until a later command. (The lock is held here, naming a process that has ended.)"""
+    servers.append(flat_world)
+    auto(flat_world)
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    fd = hold_server_lock(flat_world, ended.pid, "a-boot:12345")
+    try:
+        assert run(flat_world, "status").returncode == 0
+        started = (autostart.read_state(flat_world / ".git") or {}).get("pid")
+        assert isinstance(started, int), "no server was started"
+    finally:
+        os.close(fd)
+    server = wait_for(lambda: proven(flat_world), "a new server started", world=flat_world)
+    assert server["pid"] == started
+
+
+def test_a_server_holding_its_lock_while_it_starts_is_left_to_start(
+        flat_world: Path, servers: list[Path], server_on: None) -> None:
+    """A lock held by a live process that has not recorded itself yet is a server starting:
+    a command starts no second one."""
+    auto(flat_world)
+    fd = hold_server_lock(flat_world, os.getpid(), str(client.process_identity(os.getpid())))
+    try:
+        assert run(flat_world, "status").returncode == 0
+        assert autostart.read_state(flat_world / ".git") is None
+        assert not record_path(flat_world).exists()
+    finally:
+        os.close(fd)
+
+
 def test_a_server_killed_before_it_cleared_its_start_is_no_failed_start(
         flat_world: Path, servers: list[Path], server_on: None) -> None:
     """Killed between writing its record and clearing the starter's note: it served, so the

@@ -193,7 +193,7 @@ def start_if_wanted(git_dir: str, directory: str | None) -> int | None:
             if live.get("version") == client.code_version():
                 return None  # it runs (and turned this command away, or was busy): leave it
             ask_to_stop(live)  # other code: make way; the new server waits for its lock
-        elif client.lock_held(git_dir):
+        elif client.lock_held(git_dir) and not _holder_ended(git_dir):
             return None  # a server is starting (by hand, or not yet recorded)
         state = read_state(git_dir) or {}
         failures = state.get("failures")
@@ -225,6 +225,18 @@ def start_if_wanted(git_dir: str, directory: str | None) -> int | None:
         return pid
     finally:
         os.close(fd)
+
+
+def _holder_ended(git_dir: str) -> bool:
+    """Whether the process ``server.lock`` names has ended though the lock is still held: a
+    killed server's pid turns zombie while its other threads are still letting go of their
+    files, the lock among them. A server started now waits for the lock (it gives a lock
+    held a while), where turning away would leave the world without one until some later
+    command. A holder that cannot be told (no ``/proc``) is taken to be alive."""
+    pid, _, identity = client.lock_holder(git_dir).strip().partition(" ")
+    if not pid.isdigit() or identity in ("", "None"):
+        return False
+    return client.process_identity(int(pid)) != identity
 
 
 def _failed(git_dir: str, failures: int, now: float) -> float:
