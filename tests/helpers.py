@@ -280,3 +280,10 @@ def kept_events(root: Path) -> list[Any]:
         return failed.load_all(wr)
     finally:
         wr.close()
+
+
+def check_out_again(root: Path) -> None:
+    """Every node file checked out afresh by plain git, by the settings git has now."""
+    for path in (root / "world").rglob("*.json"):
+        path.unlink()
+    git(root, "checkout", "--", "world")

@@ -17,12 +17,12 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import edit_node, git, node_file, server_not_running
+from helpers import check_out_again, edit_node, git, node_file, server_not_running
 
 LOCAL = {"NARR_NO_SERVER": "1"}
 pytestmark = pytest.mark.usefixtures("servers_by_hand")
@@ -193,13 +193,15 @@ def test_a_line_ending_setting_made_beside_the_server_is_the_one_it_writes_by(
     with CRLF: the server's readers and writers hash and write them as git now does. Its
     kept repository handles had looked the setting up before; one kept across the change
     took every CRLF file for a hand edit and left an event's change out of the file."""
+    _served_follows(served, lambda: git(served, "config", "core.autocrlf", "true"))
+
+
+def _served_follows(served: Path, change: Callable[[], object]) -> None:
     for args in [("status", "--json"), ("event", "Lin Yuan sits", "--set",
                                         "lin-yuan.state.mood=calm")]:
         assert run(served, *args).returncode == 0  # the handles are made, settings looked up
-    git(served, "config", "core.autocrlf", "true")
-    for path in (served / "world").rglob("*.json"):
-        path.unlink()
-    git(served, "checkout", "--", "world")
+    change()
+    check_out_again(served)
     assert b"\r\n" in node_file(served, "su-qing").read_bytes()
     ring = node_file(served, "black-ring")
     ring.write_bytes(ring.read_bytes().replace(b'"cold"', b'"warm"'))

@@ -162,8 +162,14 @@ class Operation(Generic[A, P]):
         """Run on an open world (a directory, for a row that needs none): the answer (a page
         of it, for a paged read)."""
         assert isinstance(params, self.params), (self.name, type(params).__name__)  # parse's
-        if isinstance(wr, Path) and self.needs_world:
-            raise TypeError(f"{self.name} runs on an open world, not on a directory")
+        if isinstance(wr, Path):
+            if self.needs_world:
+                raise TypeError(f"{self.name} runs on an open world, not on a directory")
+            return self._answer(wr, params)
+        with wr.command():  # a world kept open follows git's settings from here
+            return self._answer(wr, params)
+
+    def _answer(self, wr: WorldRepo | Path, params: Params) -> A:
         found = self.run(wr, params)  # type: ignore[arg-type]  # a directory: needs_world False
         if isinstance(params, Paged):
             from narrative.answers import Items

@@ -7,7 +7,7 @@ and the config's stamps, reads refs from disk every time and looks for objects w
 others when one is missing, so plain git run beside the server is seen as it is by a fresh
 handle. The one thing it does not re-read is a setting it has looked up once
 (``core.autocrlf``...): a handle is kept only with the stamp of the config files it was
-opened under (:func:`narrative.store.worldrepo.settings_stamp`), and one whose files changed
+opened under (:func:`narrative.store.gitconfig.settings_stamp`), and one whose files changed
 since is dropped for a fresh one.
 
 A command run once needs none of this, so the store opens a handle per world unless a

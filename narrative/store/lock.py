@@ -121,9 +121,11 @@ class WriteLock:
     only a holder that sits on the lock (stopped, or waiting on something else) turns the
     others away."""
 
-    def __init__(self, path: Path, timeout: float | None = None) -> None:
+    def __init__(self, path: Path, timeout: float | None = None,
+                 taken: Callable[[], None] | None = None) -> None:
         self.path = path
         self.timeout = lock_timeout() if timeout is None else timeout
+        self._taken = taken  # called at each hold's start, the lock held
         self._lock: Any = None  # a _Flock, or a filelock lock where fcntl does not exist
         self._depth = 0
         # How many times this object has taken the lock: what was seen under one hold is
@@ -161,6 +163,12 @@ class WriteLock:
         self._lock = lock
         self._depth = 1
         self.holds += 1
+        if self._taken is not None:
+            try:
+                self._taken()
+            except BaseException:
+                self.release()
+                raise
 
     def _wait(self, lock: Any, timed_out: type[Exception]) -> None:
         """Take ``lock`` before it has stayed with one holder for the timeout, or give up when

@@ -16,6 +16,8 @@ walks the whole tree. It is not trusted:
   ``git commit`` or ``git status`` beside the server may change what the index holds, so
   files nobody touched can now differ from it. Indexes narr writes itself are known
   (:func:`index_written`);
+- when git's settings changed since (:func:`narrative.store.gitconfig.settings_stamp`): what
+  a file hashes to, and whether an untracked one is ignored, may depend on them;
 - when the watcher cannot show that it has seen every change made before the scan
   began. With inotify read here, the scan drains the kernel's queue itself, which holds
   every earlier change; with ``watchfiles`` a cookie file is written and the scan waits
@@ -33,7 +35,10 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Hashable
 
 COOKIES = "watch-cookies"
 DEFAULT_LIMIT = 5000
@@ -141,6 +146,7 @@ class Ticket:
     seq: int
     epoch: int
     sig: IndexSig
+    settings: Hashable = None
     reason: str = ""
 
 
@@ -176,6 +182,7 @@ class WorldWatcher:
         self._valid = False
         self._why = "the server has just started"
         self._base: IndexSig = None
+        self._settings: Hashable = None  # git's settings the last full scan ran under
         self._index_trees: dict[tuple[int, int, int, int], str] = {}
         self._steady: dict[str, FileSig] = {}
         self._steady_for: IndexSig = None
@@ -369,17 +376,20 @@ class WorldWatcher:
                 self._cookies.discard(name)
             path.unlink(missing_ok=True)
 
-    def begin_scan(self) -> Ticket:
+    def begin_scan(self, settings: Hashable = None) -> Ticket:
+        """A scan starts, by git's ``settings`` (the stamp of its config files)."""
         sig = index_sig(self.git_dir)
         synced = self._running and self._valid and self._sync()
         with self._mutex:
-            ticket = Ticket(None, self._seq, self._epoch, sig)
+            ticket = Ticket(None, self._seq, self._epoch, sig, settings)
             if not self._running:
                 ticket.reason = "the watcher is not running"
             elif not self._valid:
                 ticket.reason = self._why
             elif sig != self._base:
                 ticket.reason = "git's index changed outside narr"
+            elif settings != self._settings:
+                ticket.reason = "git's settings changed"
             elif not synced:
                 ticket.reason = "the watcher did not confirm it was up to date"
             else:
@@ -403,6 +413,7 @@ class WorldWatcher:
                 if self._running:
                     self._valid = True
                     self._base = ticket.sig
+                    self._settings = ticket.settings
             else:
                 self.stats.hinted += 1
 

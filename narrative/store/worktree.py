@@ -166,7 +166,7 @@ def changed_paths(wr: WorldRepo, tree: Tree | pygit2.Tree | None, *,
     watcher = watch.for_git_dir(wr.git_dir)
     if watcher is None:
         return _changed(wr, head_tree, None)[0]
-    ticket = watcher.begin_scan()
+    ticket = watcher.begin_scan(wr.settings)
     candidates = ticket.candidates
     if candidates:
         candidates = watcher.unsettled(candidates, ticket.sig, wr.root)
@@ -497,6 +497,7 @@ def scan_for_reader(wr: WorldRepo, head_tree: Tree | None) -> HandEdits:
     cache is refreshed once (and ``narr status`` stays as fast as ``git status``);
     beside a running writer they scan without refreshing.
     """
+    wr.follow_settings()  # a world kept open: git's settings may have changed since
     watcher = watch.for_git_dir(wr.git_dir)
     if wr.lock.held:
         # An event under the same hold (its names resolved first) reuses this scan: a walk

@@ -23,13 +23,14 @@ from narrative.errors import (
     Step,
 )
 from narrative.ids import WORLD_DIR
+from narrative.store.gitconfig import settings_stamp
 from narrative.store.libgit import pygit2
 from narrative.store.lock import WriteLock
 from narrative.store.objects import Commit, Tree, git_tree
 from narrative.store.trees import EMPTY_TREE
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Hashable
+    from collections.abc import Callable, Hashable, Iterator
     from types import TracebackType
 
     from narrative.store.batch import Batch
@@ -108,7 +109,7 @@ class WorldRepo:
         self.config: WorldConfig = config
         self.git_dir = Path(repo.path)
         self.narr_dir = self.git_dir / "narr"
-        self.lock = WriteLock(self.narr_dir / "lock")
+        self.lock = WriteLock(self.narr_dir / "lock", taken=self._lock_taken)
         # The batch this handle runs in (narrative.store.batch), or None: one object with
         # its own state, set and cleared only by ``batch()``.
         self.batch: Batch | None = None
@@ -120,6 +121,7 @@ class WorldRepo:
         self._stamp: Hashable = None  # the config files' stamp the handle was taken under
         self._lent_back = False
         self._watcher: WorldWatcher | None = None  # kept while open (watch)
+        self._commands = 0  # commands under way on this handle (see command)
 
     # --- opening ----------------------------------------------------------------------
 
@@ -135,7 +137,7 @@ class WorldRepo:
                 f"not a narr world: no git repository at {start} or above",
                 hint="create one with: narr init DIR --sample",
             )
-        stamp = settings_stamp(found) if _POOL is not None else None
+        stamp = settings_stamp(found)  # before the handle looks any setting up
         repo = _kept_repository(found, stamp)
         if repo.is_bare or repo.workdir is None:
             raise NotAWorldError(f"not a narr world: {found} is a bare repository")
@@ -150,6 +152,56 @@ class WorldRepo:
         wr = cls(root, repo, config)
         wr._found, wr._stamp = found, stamp
         return wr
+
+    # --- git's settings ---------------------------------------------------------------
+
+    @property
+    def settings(self) -> Hashable:
+        """The stamp of git's config files the repository handle was opened under
+        (:func:`narrative.store.gitconfig.settings_stamp`)."""
+        return self._stamp
+
+    @contextlib.contextmanager
+    def command(self) -> Iterator[WorldRepo]:
+        """One command on this world, from its start to its end: it begins by following git's
+        settings (:meth:`follow_settings`), and nothing inside it reopens the handle again, so
+        every object it reads comes from one handle."""
+        if not self._commands:
+            self.follow_settings()
+        self._commands += 1
+        try:
+            yield self
+        finally:
+            self._commands -= 1
+
+    def follow_settings(self) -> None:
+        """Reopen the repository handle if git's config files changed since it was opened.
+
+        A world kept open between commands (a notebook's, an agent's) keeps its handle, and
+        libgit2 keeps each setting the handle looked up for its lifetime: after ``git config
+        core.autocrlf true`` it went on hashing and writing files by the old line endings.
+        Each command's start (:meth:`command`), each hold of the write lock and each reader's
+        scan ask here: a few ``stat`` calls when nothing changed. Inside a command or under
+        the lock (a write, a batch) the handle stays: one operation reads through one handle.
+        """
+        if not (self._commands or self.lock.held):
+            self._reopen_if_settings_changed()
+
+    def _lock_taken(self) -> None:
+        if not self._commands:
+            self._reopen_if_settings_changed()
+
+    def _reopen_if_settings_changed(self) -> None:
+        if self._found is None:
+            return  # closed
+        stamp = settings_stamp(self._found)
+        if stamp == self._stamp:
+            return
+        self.repo = _kept_repository(self._found, stamp)
+        self._stamp = stamp
+        self.kept_scan = None  # what the old handle saw
+        # (the old handle is not freed here: objects read through it may still be in use,
+        # and a pool's other worlds may hold it; it goes with the last of them)
 
     # --- HEAD -------------------------------------------------------------------------
 
@@ -408,43 +460,6 @@ def _kept_repository(found: str, stamp: Hashable) -> pygit2.Repository:
     if _POOL is None:
         return pygit2.Repository(found)
     return _POOL.take(found, pygit2.Repository, stamp)
-
-
-def _user_config_files() -> list[str]:
-    """The system, XDG and global config files libgit2 reads, where it looks for them."""
-    levels = pygit2.enums.ConfigLevel
-    files: list[str] = []
-    for level, name in ((levels.SYSTEM, "gitconfig"), (levels.XDG, "config"),
-                        (levels.GLOBAL, ".gitconfig"), (levels.PROGRAMDATA, "config")):
-        try:
-            where = pygit2.settings.search_path[level]
-        except (ValueError, pygit2.GitError):
-            continue
-        files.extend(os.path.join(d, name) for d in (where or "").split(os.pathsep) if d)
-    return files
-
-
-def settings_stamp(found: str) -> tuple[object, ...]:
-    """What a kept repository handle's settings were read from: each git config file's
-    identity and times.
-
-    libgit2 re-reads a changed config file, but the settings it has already looked up
-    (``core.autocrlf``, ``core.eol``, ``core.filemode``...) stay cached in the handle for
-    its lifetime: a server kept hashing CRLF files raw after ``git config core.autocrlf
-    true``, took every file git had checked out again for a hand edit, and left an
-    event's change out of the working tree. A pool gives a handle out only while this
-    stamp is unchanged (a few ``stat`` calls); attribute files need none of it, libgit2
-    checks those itself.
-    """
-    from narrative.store.watch import file_sig
-
-    try:
-        with open(os.path.join(found, "commondir"), encoding="utf-8") as fh:
-            common = os.path.join(found, fh.read().strip())
-    except OSError:
-        common = found
-    own = (os.path.join(common, "config"), os.path.join(found, "config.worktree"))
-    return tuple(file_sig(path) for path in (*own, *_user_config_files()))
 
 
 def _refuse_layout_change(repo: pygit2.Repository, config: WorldConfig) -> None:
