@@ -118,9 +118,13 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     pygit2.settings.search_path[levels.SYSTEM] = str(home / "nosystem")
     pygit2.settings.search_path[levels.XDG] = str(home / ".config")
     pygit2.settings.search_path[levels.GLOBAL] = str(home)
+    # Where libgit2 expands ``~`` (an include's path, core.excludesFile): the HOME it found
+    # when it started, not the one set above.
+    saved_homedir, pygit2.settings.homedir = pygit2.settings.homedir, str(home)
     yield home
     for lvl, value in saved_paths.items():
         pygit2.settings.search_path[lvl] = value
+    pygit2.settings.homedir = saved_homedir or ""
     os.environ.clear()
     os.environ.update(saved)
 

@@ -287,3 +287,13 @@ def check_out_again(root: Path) -> None:
     for path in (root / "world").rglob("*.json"):
         path.unlink()
     git(root, "checkout", "--", "world")
+
+
+def include_from_home(root: Path, name: str) -> Path:
+    """``.git/config`` includes ``lines.gitconfig`` beside it (a relative path), which
+    includes ``~/NAME`` under a condition every repository meets; that last file is not
+    there yet. Returns where it goes."""
+    git(root, "config", "include.path", "lines.gitconfig")
+    (root / ".git" / "lines.gitconfig").write_text(
+        f'[includeIf "gitdir:/"]  # every repository\n\tpath = "~/{name}"\n')
+    return Path.home() / name

@@ -3,7 +3,8 @@
 libgit2 keeps each setting a repository handle has looked up (``core.autocrlf``...) for the
 handle's lifetime. A world kept open by a notebook or an agent for many events must see a
 ``git config`` made meanwhile as a freshly opened world sees it: the same hand edits found,
-files written with the line endings git now checks them out with.
+files written with the line endings git now checks them out with; a setting made in a file
+git's config includes as well.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import check_out_again, edit_node, git, node_file, write_node
+from helpers import check_out_again, edit_node, git, include_from_home, node_file, write_node
 
 import narrative as narr
+from narrative.store import gitconfig
 
 
 def _edits(world: narr.WorldRepo) -> list[tuple[str, str]]:
@@ -49,6 +51,14 @@ def test_a_line_ending_setting_made_beside_an_open_world_is_the_one_it_writes_by
              watching=watching)
 
 
+@pytest.mark.parametrize("watching", [False, True], ids=["unwatched", "watched"])
+def test_a_setting_made_in_an_included_file_is_followed_too(flat_world: Path,
+                                                             watching: bool) -> None:
+    crlf = include_from_home(flat_world, "crlf.gitconfig")
+    _follows(flat_world, lambda: git(flat_world, "config", "--file", str(crlf), "core.autocrlf",
+                                     "true"), watching=watching)
+
+
 def test_a_world_whose_settings_did_not_change_keeps_its_handle(flat_world: Path) -> None:
     """Following git's settings costs a few ``stat`` calls, not a new handle per command."""
     with narr.open_world(flat_world) as world:
@@ -61,6 +71,42 @@ def test_a_world_whose_settings_did_not_change_keeps_its_handle(flat_world: Path
         git(flat_world, "config", "user.name", "Someone Else")
         narr.status(world)
         assert world.repo is not handle
+
+
+def test_the_include_lines_are_read_as_git_reads_them() -> None:
+    text = ('# a comment [include] path = no\n'
+            '[core]\n\tautocrlf = true\n'
+            '[include]\n\tpath = plain ; a comment\n'
+            '\tPATH = "quoted # not a comment"\n'
+            '\tpath = esc\\"aped\\\\\n'
+            '\tpath = con\\\n   tinued\n'
+            '[Include] path = same-line\n'
+            '[includeIf "gitdir:~/work/]"]\n\tpath = ~/conditional\n'
+            '[include.legacy]\n\tpath = legacy\n'
+            '[includes]\n\tpath = not-an-include\n'
+            '[include]\n\tpathname = not-a-path\n\tpath\n')
+    assert gitconfig.include_lines(text) == [
+        "plain", "quoted # not a comment", 'esc"aped\\', "con   tinued", "same-line",
+        "~/conditional", "legacy"]
+
+
+def test_includes_are_stamped_where_libgit2_finds_them_and_no_deeper_than_it_goes(
+        tmp_path: Path) -> None:
+    git_dir = tmp_path / "repo" / ".git"
+    git_dir.mkdir(parents=True)
+    home = Path.home()
+    (git_dir / "config").write_text("[include]\n\tpath = ../shared.gitconfig\n"
+                                    "\tpath = ~/mine.gitconfig\n")
+    (tmp_path / "repo" / "shared.gitconfig").write_text("[include]\n\tpath = chain-1\n")
+    for k in range(1, 15):  # each includes the next; and the first, again
+        (tmp_path / "repo" / f"chain-{k}").write_text(
+            f"[include]\n\tpath = chain-{k + 1}\n\tpath = chain-1\n")
+    included = [part for part in gitconfig.settings_stamp(str(git_dir))
+                if isinstance(part, tuple) and isinstance(part[0], str)]
+    assert included[0][0] == str(git_dir / "../shared.gitconfig")
+    chain = [Path(path).name for path, _ in included[1:-1]]
+    assert chain == [f"chain-{k}" for k in range(1, 10)]  # ten deep, as git and libgit2 go
+    assert included[-1] == (str(home / "mine.gitconfig"), None)  # stamped as absent
 
 
 CUP = {"id": "jade-cup", "layer": "item", "name": "Jade cup", "kind": "cup",

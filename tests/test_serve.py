@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import check_out_again, edit_node, git, node_file, server_not_running
+from helpers import check_out_again, edit_node, git, include_from_home, node_file, server_not_running
 
 LOCAL = {"NARR_NO_SERVER": "1"}
 pytestmark = pytest.mark.usefixtures("servers_by_hand")
@@ -194,6 +194,19 @@ def test_a_line_ending_setting_made_beside_the_server_is_the_one_it_writes_by(
     kept repository handles had looked the setting up before; one kept across the change
     took every CRLF file for a hand edit and left an event's change out of the file."""
     _served_follows(served, lambda: git(served, "config", "core.autocrlf", "true"))
+
+
+def test_a_setting_made_in_an_included_file_is_the_one_the_server_writes_by(
+        flat_world: Path) -> None:
+    """The same, the setting made in a file git's config includes, which was not there when
+    the server started."""
+    crlf = include_from_home(flat_world, "crlf.gitconfig")
+    info = start(flat_world)
+    try:
+        _served_follows(flat_world, lambda: git(flat_world, "config", "--file", str(crlf),
+                                                "core.autocrlf", "true"))
+    finally:
+        stop(flat_world, info.get("pid"))
 
 
 def _served_follows(served: Path, change: Callable[[], object]) -> None:

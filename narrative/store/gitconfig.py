@@ -8,6 +8,14 @@ change out of the working tree. A handle kept between commands (a server's pool,
 program keeps open) is used only while :func:`settings_stamp` is what it was when the
 handle was opened: a few ``stat`` calls. Attribute files need none of it: libgit2 checks
 those itself.
+
+A setting may sit in a file another one includes (``[include] path = ...``,
+``[includeIf "..."] path = ...``), so those are stamped too, found as libgit2 finds them:
+relative to the including file, ``~/`` in libgit2's home directory, at most
+:data:`MAX_DEPTH` deep. Every included file is stamped whatever its condition says: a
+condition is a question about the repository (its path, its branch) that a ``stat`` cannot
+answer, and a file stamped for nothing costs one ``stat``. A file is read for its include
+lines only when it is new or has changed since it was last read.
 """
 
 from __future__ import annotations
@@ -16,12 +24,22 @@ import os
 
 from narrative.store.libgit import pygit2
 
+MAX_DEPTH = 10
+"""Includes followed inside includes, as deep as git and libgit2 follow them."""
+
 Sig = tuple[int, int, int, int] | None
+
+# Each config file read for its include lines: path -> (the signature it had then, the
+# paths its include lines name, as written).
+_READ: dict[str, tuple[Sig, tuple[str, ...]]] = {}
+_READ_LIMIT = 256  # files remembered; past it the memory starts again
+_MAX_BYTES = 1 << 20  # a config file larger than this is stamped, not read for includes
 
 
 def settings_stamp(found: str) -> tuple[object, ...]:
     """What a repository handle opened on ``found`` (a git directory, as discovered) reads
-    its settings from: each config file's identity and times (None: absent)."""
+    its settings from: each config file's identity and times, the files they include with
+    theirs (None: absent)."""
     try:
         with open(os.path.join(found, "commondir"), encoding="utf-8") as fh:
             common = os.path.join(found, fh.read().strip())
@@ -29,7 +47,13 @@ def settings_stamp(found: str) -> tuple[object, ...]:
         common = found
     files = (os.path.join(common, "config"), os.path.join(found, "config.worktree"),
              *user_config_files())
-    return tuple(_sig(path) for path in files)
+    sigs = [_sig(path) for path in files]
+    included: list[tuple[str, Sig]] = []
+    seen: set[str] = set()
+    for path, sig in zip(files, sigs, strict=True):
+        if sig is not None:
+            _stamp_includes(path, sig, 1, seen, included)
+    return (*sigs, *included)
 
 
 def user_config_files() -> list[str]:
@@ -54,3 +78,156 @@ def _sig(path: str) -> Sig:
     except OSError:
         return None
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _stamp_includes(path: str, sig: Sig, depth: int, seen: set[str],
+                    out: list[tuple[str, Sig]]) -> None:
+    """Stamp what the config file ``path`` (of signature ``sig``) includes, depth first."""
+    if depth > MAX_DEPTH:
+        return
+    for target in _included(path, sig):
+        if target in seen:
+            continue  # stamped once, however often (or circularly) it is included
+        seen.add(target)
+        target_sig = _sig(target)
+        out.append((target, target_sig))
+        if target_sig is not None:
+            _stamp_includes(target, target_sig, depth + 1, seen, out)
+
+
+def _included(path: str, sig: Sig) -> list[str]:
+    """The files the config file ``path`` includes, resolved as libgit2 resolves them."""
+    known = _READ.get(path)
+    if known is not None and known[0] == sig:
+        written = known[1]
+    else:
+        written = ()
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(_MAX_BYTES + 1)
+            if len(data) <= _MAX_BYTES:
+                written = tuple(include_lines(os.fsdecode(data)))
+        except OSError:
+            pass
+        if len(_READ) >= _READ_LIMIT:
+            _READ.clear()
+        _READ[path] = (sig, written)
+    return [_resolve(value, path) for value in written if value]
+
+
+def _resolve(value: str, including: str) -> str:
+    """``value`` of an include line of the file ``including``: in libgit2's home directory
+    when it starts ``~/``, else relative to the including file's folder."""
+    if value.startswith("~/"):
+        return os.path.join(_home(), value[2:])
+    return os.path.join(os.path.dirname(including), value)
+
+
+def _home() -> str:
+    """Where libgit2 expands ``~``: the ``HOME`` it found when it started, unless a program
+    set another since (``pygit2.settings.homedir``)."""
+    try:
+        home = pygit2.settings.homedir
+    except (AttributeError, ValueError, pygit2.GitError):
+        home = None
+    return home or os.path.expanduser("~")
+
+
+def include_lines(text: str) -> list[str]:
+    """The values of ``path`` in the ``[include]`` and ``[includeIf "..."]`` sections of a
+    git config file's ``text``, unquoted and unescaped as git reads them.
+
+    Only what finding those needs of the format is read here: sections (``[name]``,
+    ``[name "sub"]``, the older ``[name.sub]``), comments (``#``, ``;``), quotes, escapes and
+    lines continued with a backslash. Text git would refuse yields what it yields; the
+    worst a misreading can do is stamp a file for nothing, or leave one out as before.
+    """
+    out: list[str] = []
+    section = ""
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in " \t\r\n\f\v":
+            i += 1
+        elif c in "#;":
+            i = _line_end(text, i)
+        elif c == "[":
+            section, i = _header(text, i + 1)
+        elif c.isalnum():
+            start = i
+            while i < n and (text[i].isalnum() or text[i] == "-"):
+                i += 1
+            key = text[start:i].lower()
+            while i < n and text[i] in " \t":
+                i += 1
+            if i < n and text[i] == "=":
+                value, i = _value(text, i + 1)
+                if key == "path" and section in ("include", "includeif"):
+                    out.append(value)
+        else:
+            i = _line_end(text, i)  # not a line git reads: on to the next
+    return out
+
+
+def _line_end(text: str, i: int) -> int:
+    end = text.find("\n", i)
+    return len(text) if end < 0 else end + 1
+
+
+def _header(text: str, i: int) -> tuple[str, int]:
+    """The lower-cased section name of the header starting at ``i`` (after its ``[``), and
+    where the header ends. A subsection (quoted, or after a dot) does not matter here."""
+    n = len(text)
+    start = i
+    while i < n and text[i] not in ' \t"]\n':
+        i += 1
+    name = text[start:i].split(".", 1)[0].lower()
+    quoted = False
+    while i < n and text[i] != "\n":
+        c = text[i]
+        if c == "\\" and quoted:
+            i += 2
+            continue
+        if c == '"':
+            quoted = not quoted
+        elif c == "]" and not quoted:
+            return name, i + 1
+        i += 1
+    return "", i  # no closing bracket: not a section git reads
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "b": "\b", "\\": "\\", '"': '"'}
+
+
+def _value(text: str, i: int) -> tuple[str, int]:
+    """A value starting at ``i`` (after its ``=``), and where it ends: leading and trailing
+    blanks outside quotes dropped, quotes removed, escapes read, continued lines joined."""
+    n = len(text)
+    while i < n and text[i] in " \t":
+        i += 1
+    chars: list[str] = []
+    kept = 0  # length of ``chars`` up to its last character not a trailing unquoted blank
+    quoted = False
+    while i < n:
+        c = text[i]
+        if c == "\n" or (c in "#;" and not quoted):
+            break
+        if c == "\\":
+            nxt = text[i + 1] if i + 1 < n else ""
+            if nxt == "\n" or text.startswith("\r\n", i + 1):
+                i += 2 if nxt == "\n" else 3
+                continue
+            if nxt not in _ESCAPES:
+                break  # git refuses the line
+            chars.append(_ESCAPES[nxt])
+            kept = len(chars)
+            i += 2
+            continue
+        if c == '"':
+            quoted = not quoted
+        else:
+            chars.append(c)
+            if quoted or c not in " \t\r":
+                kept = len(chars)
+        i += 1
+    return "".join(chars[:kept]), i
