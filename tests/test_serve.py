@@ -209,6 +209,25 @@ def test_a_setting_made_in_an_included_file_is_the_one_the_server_writes_by(
         stop(flat_world, info.get("pid"))
 
 
+def test_a_file_git_s_settings_stop_ignoring_is_seen_through_the_server(served: Path) -> None:
+    """A node file ignored through ``core.excludesFile``, found ignored by a served scan, then
+    the setting taken away: the next served status finds the new node as a new process does
+    (the watcher's memory of the file is of the settings before)."""
+    excludes = served.parent / "excludes"
+    excludes.write_text("jade-cup.json\n")
+    git(served, "config", "core.excludesFile", str(excludes))
+    node = json.loads(node_file(served, "black-ring").read_text())
+    node.update(id="jade-cup", name="Jade cup", aliases=[])
+    (served / "world" / "item" / "jade-cup.json").write_text(json.dumps(node, indent=2))
+    for _ in range(2):  # a whole scan, then one the watcher narrows
+        seen = run(served, "status", "--json")
+        assert json.loads(seen.stdout)["edits"] == [], seen.stderr
+    git(served, "config", "--unset", "core.excludesFile")
+    seen = run(served, "status", "--json")
+    assert [e["target"] for e in json.loads(seen.stdout)["edits"]] == ["jade-cup"]
+    same(seen, run(served, "status", "--json", env=LOCAL))
+
+
 def _served_follows(served: Path, change: Callable[[], object]) -> None:
     for args in [("status", "--json"), ("event", "Lin Yuan sits", "--set",
                                         "lin-yuan.state.mood=calm")]:
