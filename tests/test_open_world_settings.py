@@ -59,6 +59,26 @@ def test_a_setting_made_in_an_included_file_is_followed_too(flat_world: Path,
                                      "true"), watching=watching)
 
 
+@pytest.mark.parametrize("watching", [False, True], ids=["unwatched", "watched"])
+def test_a_setting_included_on_one_branch_counts_once_that_branch_is_current(
+        flat_world: Path, watching: bool) -> None:
+    """``[includeIf "onbranch:drafts"]``: no config file changes when the branch does, yet a
+    freshly opened world reads the setting there; so does one kept open across the switch."""
+    (flat_world / ".git" / "crlf.gitconfig").write_text("[core]\n\tautocrlf = true\n")
+    git(flat_world, "config", "includeIf.onbranch:drafts.path", "crlf.gitconfig")
+    with narr.open_world(flat_world, watch=watching) as world:
+        narr.event(world, "Lin Yuan sits", narr.SetOp(target="lin-yuan", field="/state/mood",
+                                                      value="calm"))
+        assert b"\r\n" not in node_file(flat_world, "lin-yuan").read_bytes()
+        narr.switch(world, "drafts", create=True)
+        narr.event(world, "Su Qing grows wary", narr.SetOp(target="su-qing",
+                                                           field="/state/mood", value="wary"))
+        written = node_file(flat_world, "su-qing").read_bytes()
+        assert b'"wary"' in written and b"\r\n" in written  # as git checks it out there
+        with narr.open_world(flat_world) as fresh:
+            assert narr.status(world).to_json() == narr.status(fresh).to_json()
+
+
 def test_a_world_whose_settings_did_not_change_keeps_its_handle(flat_world: Path) -> None:
     """Following git's settings costs a few ``stat`` calls, not a new handle per command."""
     with narr.open_world(flat_world) as world:
@@ -81,13 +101,17 @@ def test_the_include_lines_are_read_as_git_reads_them() -> None:
             '\tpath = esc\\"aped\\\\\n'
             '\tpath = con\\\n   tinued\n'
             '[Include] path = same-line\n'
-            '[includeIf "gitdir:~/work/]"]\n\tpath = ~/conditional\n'
-            '[include.legacy]\n\tpath = legacy\n'
+            '[includeIf "gitdir:~/work/]\\"x"]\n\tpath = ~/conditional\n'
+            '[includeIf.Legacy]\n\tpath = legacy\n'
+            '[include.legacy]\n\tpath = not-an-include\n'
+            '[include "sub"]\n\tpath = not-an-include\n'
+            '[includeIf]\n\tpath = not-an-include\n'
             '[includes]\n\tpath = not-an-include\n'
             '[include]\n\tpathname = not-a-path\n\tpath\n')
     assert gitconfig.include_lines(text) == [
-        "plain", "quoted # not a comment", 'esc"aped\\', "con   tinued", "same-line",
-        "~/conditional", "legacy"]
+        (None, "plain"), (None, "quoted # not a comment"), (None, 'esc"aped\\'),
+        (None, "con   tinued"), (None, "same-line"), ('gitdir:~/work/]"x', "~/conditional"),
+        ("legacy", "legacy")]
 
 
 def test_includes_are_stamped_where_libgit2_finds_them_and_no_deeper_than_it_goes(

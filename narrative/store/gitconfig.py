@@ -14,8 +14,10 @@ A setting may sit in a file another one includes (``[include] path = ...``,
 relative to the including file, ``~/`` in libgit2's home directory, at most
 :data:`MAX_DEPTH` deep. Every included file is stamped whatever its condition says: a
 condition is a question about the repository (its path, its branch) that a ``stat`` cannot
-answer, and a file stamped for nothing costs one ``stat``. A file is read for its include
-lines only when it is new or has changed since it was last read.
+answer, and a file stamped for nothing costs one ``stat``. One condition changes its answer
+with no config file changed: ``onbranch:``, when the branch is switched; where one is written,
+``HEAD`` is stamped too. A file is read for its include lines only when it is new or has
+changed since it was last read.
 """
 
 from __future__ import annotations
@@ -29,9 +31,9 @@ MAX_DEPTH = 10
 
 Sig = tuple[int, int, int, int] | None
 
-# Each config file read for its include lines: path -> (the signature it had then, the
-# paths its include lines name, as written).
-_READ: dict[str, tuple[Sig, tuple[str, ...]]] = {}
+# Each config file read for its include lines: path -> (the signature it had then, its
+# include lines: (condition, None for a plain include; the path, as written)).
+_READ: dict[str, tuple[Sig, tuple[tuple[str | None, str], ...]]] = {}
 _READ_LIMIT = 256  # files remembered; past it the memory starts again
 _MAX_BYTES = 1 << 20  # a config file larger than this is stamped, not read for includes
 
@@ -39,7 +41,7 @@ _MAX_BYTES = 1 << 20  # a config file larger than this is stamped, not read for 
 def settings_stamp(found: str) -> tuple[object, ...]:
     """What a repository handle opened on ``found`` (a git directory, as discovered) reads
     its settings from: each config file's identity and times, the files they include with
-    theirs (None: absent)."""
+    theirs (None: absent), and ``HEAD``'s when an include depends on the branch."""
     try:
         with open(os.path.join(found, "commondir"), encoding="utf-8") as fh:
             common = os.path.join(found, fh.read().strip())
@@ -50,9 +52,13 @@ def settings_stamp(found: str) -> tuple[object, ...]:
     sigs = [_sig(path) for path in files]
     included: list[tuple[str, Sig]] = []
     seen: set[str] = set()
+    on_branch = False
     for path, sig in zip(files, sigs, strict=True):
         if sig is not None:
-            _stamp_includes(path, sig, 1, seen, included)
+            on_branch |= _stamp_includes(path, sig, 1, seen, included)
+    if on_branch:
+        head = os.path.join(found, "HEAD")
+        included.append((head, _sig(head)))
     return (*sigs, *included)
 
 
@@ -81,22 +87,27 @@ def _sig(path: str) -> Sig:
 
 
 def _stamp_includes(path: str, sig: Sig, depth: int, seen: set[str],
-                    out: list[tuple[str, Sig]]) -> None:
-    """Stamp what the config file ``path`` (of signature ``sig``) includes, depth first."""
+                    out: list[tuple[str, Sig]]) -> bool:
+    """Stamp what the config file ``path`` (of signature ``sig``) includes, depth first;
+    whether an include on the way depends on the branch."""
+    on_branch = False
     if depth > MAX_DEPTH:
-        return
-    for target in _included(path, sig):
+        return on_branch
+    for condition, target in _included(path, sig):
+        on_branch |= condition is not None and condition.startswith("onbranch:")
         if target in seen:
             continue  # stamped once, however often (or circularly) it is included
         seen.add(target)
         target_sig = _sig(target)
         out.append((target, target_sig))
         if target_sig is not None:
-            _stamp_includes(target, target_sig, depth + 1, seen, out)
+            on_branch |= _stamp_includes(target, target_sig, depth + 1, seen, out)
+    return on_branch
 
 
-def _included(path: str, sig: Sig) -> list[str]:
-    """The files the config file ``path`` includes, resolved as libgit2 resolves them."""
+def _included(path: str, sig: Sig) -> list[tuple[str | None, str]]:
+    """The files the config file ``path`` includes, resolved as libgit2 resolves them, each
+    with its condition (None: none)."""
     known = _READ.get(path)
     if known is not None and known[0] == sig:
         written = known[1]
@@ -112,7 +123,7 @@ def _included(path: str, sig: Sig) -> list[str]:
         if len(_READ) >= _READ_LIMIT:
             _READ.clear()
         _READ[path] = (sig, written)
-    return [_resolve(value, path) for value in written if value]
+    return [(condition, _resolve(value, path)) for condition, value in written if value]
 
 
 def _resolve(value: str, including: str) -> str:
@@ -133,17 +144,18 @@ def _home() -> str:
     return home or os.path.expanduser("~")
 
 
-def include_lines(text: str) -> list[str]:
-    """The values of ``path`` in the ``[include]`` and ``[includeIf "..."]`` sections of a
-    git config file's ``text``, unquoted and unescaped as git reads them.
+def include_lines(text: str) -> list[tuple[str | None, str]]:
+    """The include lines of a git config file's ``text``: ``path`` in an ``[include]``
+    section (condition None) or an ``[includeIf "CONDITION"]`` one, unquoted and unescaped
+    as git reads them.
 
     Only what finding those needs of the format is read here: sections (``[name]``,
     ``[name "sub"]``, the older ``[name.sub]``), comments (``#``, ``;``), quotes, escapes and
     lines continued with a backslash. Text git would refuse yields what it yields; the
     worst a misreading can do is stamp a file for nothing, or leave one out as before.
     """
-    out: list[str] = []
-    section = ""
+    out: list[tuple[str | None, str]] = []
+    section: tuple[str, str | None] = ("", None)
     i, n = 0, len(text)
     while i < n:
         c = text[i]
@@ -162,8 +174,10 @@ def include_lines(text: str) -> list[str]:
                 i += 1
             if i < n and text[i] == "=":
                 value, i = _value(text, i + 1)
-                if key == "path" and section in ("include", "includeif"):
-                    out.append(value)
+                kind, condition = section
+                if key == "path" and (kind, condition is None) in (("include", True),
+                                                                   ("includeif", False)):
+                    out.append((condition, value))
         else:
             i = _line_end(text, i)  # not a line git reads: on to the next
     return out
@@ -174,26 +188,33 @@ def _line_end(text: str, i: int) -> int:
     return len(text) if end < 0 else end + 1
 
 
-def _header(text: str, i: int) -> tuple[str, int]:
-    """The lower-cased section name of the header starting at ``i`` (after its ``[``), and
-    where the header ends. A subsection (quoted, or after a dot) does not matter here."""
+def _header(text: str, i: int) -> tuple[tuple[str, str | None], int]:
+    """The section of the header starting at ``i`` (after its ``[``), its name lower-cased,
+    with its subsection (None: none), and where the header ends."""
     n = len(text)
     start = i
     while i < n and text[i] not in ' \t"]\n':
         i += 1
-    name = text[start:i].split(".", 1)[0].lower()
+    name, dot, legacy = text[start:i].partition(".")
+    sub: str | None = legacy.lower() if dot else None
+    chars: list[str] = []
     quoted = False
     while i < n and text[i] != "\n":
         c = text[i]
-        if c == "\\" and quoted:
+        if c == "\\" and quoted and i + 1 < n:
+            chars.append(text[i + 1])
             i += 2
             continue
         if c == '"':
             quoted = not quoted
+            if not quoted:
+                sub = "".join(chars)
         elif c == "]" and not quoted:
-            return name, i + 1
+            return (name.lower(), sub), i + 1
+        elif quoted:
+            chars.append(c)
         i += 1
-    return "", i  # no closing bracket: not a section git reads
+    return ("", None), i  # no closing bracket: not a section git reads
 
 
 _ESCAPES = {"n": "\n", "t": "\t", "b": "\b", "\\": "\\", '"': '"'}
