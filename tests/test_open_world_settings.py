@@ -9,6 +9,8 @@ git's config includes as well.
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -125,12 +127,25 @@ def test_includes_are_stamped_where_libgit2_finds_them_and_no_deeper_than_it_goe
     for k in range(1, 15):  # each includes the next; and the first, again
         (tmp_path / "repo" / f"chain-{k}").write_text(
             f"[include]\n\tpath = chain-{k + 1}\n\tpath = chain-1\n")
-    included = [part for part in gitconfig.settings_stamp(str(git_dir))
-                if isinstance(part, tuple) and isinstance(part[0], str)]
+    (tmp_path / "repo" / "chain-5").unlink()
+    os.mkfifo(tmp_path / "repo" / "chain-5")  # a pipe: stamped, never waited on for a writer
+    stamps: list[tuple[object, ...]] = []
+    reading = threading.Thread(target=lambda: stamps.append(gitconfig.settings_stamp(str(git_dir))),
+                               daemon=True)
+    reading.start()
+    reading.join(timeout=10)
+    assert stamps, "the stamp waited on a pipe"
+    included = [part for part in stamps[0] if isinstance(part, tuple) and isinstance(part[0], str)]
     assert included[0][0] == str(git_dir / "../shared.gitconfig")
     chain = [Path(path).name for path, _ in included[1:-1]]
-    assert chain == [f"chain-{k}" for k in range(1, 10)]  # ten deep, as git and libgit2 go
+    assert chain == [f"chain-{k}" for k in range(1, 6)]  # on to the pipe, which includes nothing
     assert included[-1] == (str(home / "mine.gitconfig"), None)  # stamped as absent
+    (tmp_path / "repo" / "chain-5").unlink()
+    (tmp_path / "repo" / "chain-5").write_text("[include]\n\tpath = chain-6\n\tpath = chain-1\n")
+    included = [part for part in gitconfig.settings_stamp(str(git_dir))
+                if isinstance(part, tuple) and isinstance(part[0], str)]
+    chain = [Path(path).name for path, _ in included[1:-1]]
+    assert chain == [f"chain-{k}" for k in range(1, 10)]  # ten deep, as git and libgit2 go
 
 
 CUP = {"id": "jade-cup", "layer": "item", "name": "Jade cup", "kind": "cup",

@@ -23,6 +23,7 @@ changed since it was last read.
 from __future__ import annotations
 
 import os
+import stat
 
 from narrative.store.libgit import pygit2
 
@@ -112,18 +113,29 @@ def _included(path: str, sig: Sig) -> list[tuple[str | None, str]]:
     if known is not None and known[0] == sig:
         written = known[1]
     else:
-        written = ()
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read(_MAX_BYTES + 1)
-            if len(data) <= _MAX_BYTES:
-                written = tuple(include_lines(os.fsdecode(data)))
-        except OSError:
-            pass
+        data = _regular_file(path)
+        written = tuple(include_lines(os.fsdecode(data))) if data is not None else ()
         if len(_READ) >= _READ_LIMIT:
             _READ.clear()
         _READ[path] = (sig, written)
     return [(condition, _resolve(value, path)) for condition, value in written if value]
+
+
+def _regular_file(path: str) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file of at most :data:`_MAX_BYTES`, else
+    None: a FIFO put in a config file's place is not waited on for a writer."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_BYTES:
+            return None
+        try:
+            return fh.read(_MAX_BYTES)
+        except OSError:
+            return None
 
 
 def _resolve(value: str, including: str) -> str:
