@@ -173,3 +173,25 @@ def test_a_file_no_longer_ignored_by_git_s_settings_is_seen(flat_world: Path,
         assert _edits(world) == [("jade-cup", "")]
         # (git status last: it may rewrite the index, and a full scan would follow for that alone)
         assert git(flat_world, "status", "--porcelain") == "?? world/item/jade-cup.json\n"
+
+
+def test_narr_toml_changed_beside_an_open_world_counts_from_the_next_command(
+        flat_world: Path) -> None:
+    """As for a world opened afresh (a server's, a new process's): the default diffuser set in
+    ``narr.toml`` by hand is the next event's, and a layout the files do not have is refused."""
+    toml = flat_world / "narr.toml"
+    with narr.open_world(flat_world) as world:
+        first = narr.event(world, "Lin Yuan sits", narr.SetOp(target="lin-yuan",
+                                                              field="/state/mood", value="calm"))
+        assert first.to_json()["diffuser"] == "rules"
+        toml.write_text(toml.read_text().replace('default = "rules"', 'default = "explicit"'))
+        second = narr.event(world, "Lin Yuan stands", narr.SetOp(target="lin-yuan",
+                                                                 field="/state/mood", value="up"))
+        assert second.to_json()["diffuser"] == "explicit"
+        toml.write_text(toml.read_text().replace('layout = "flat"', 'layout = "sharded"'))
+        with pytest.raises(narr.InvalidWorldError, match="layout is 'sharded'"):
+            narr.status(world)
+        with pytest.raises(narr.InvalidWorldError, match="layout is 'sharded'"):
+            narr.open_world(flat_world)
+        git(flat_world, "checkout", "--", "narr.toml")
+        assert narr.status(world).to_json()["edits"] == []

@@ -28,6 +28,7 @@ from narrative.store.libgit import pygit2
 from narrative.store.lock import WriteLock
 from narrative.store.objects import Commit, Tree, git_tree
 from narrative.store.trees import EMPTY_TREE
+from narrative.store.watch import FileSig, file_sig
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Iterator
@@ -122,6 +123,7 @@ class WorldRepo:
         self._lent_back = False
         self._watcher: WorldWatcher | None = None  # kept while open (watch)
         self._commands = 0  # commands under way on this handle (see command)
+        self._config_sig: FileSig = None  # narr.toml's signature when ``config`` was read
 
     # --- opening ----------------------------------------------------------------------
 
@@ -147,10 +149,11 @@ class WorldRepo:
                 f"not a narr world: {root} is a git repository without {CONFIG_FILE}",
                 hint="create a world with: narr init DIR",
             )
+        config_sig = file_sig(root / CONFIG_FILE)
         config = load_config(root)
         _refuse_layout_change(repo, config)
         wr = cls(root, repo, config)
-        wr._found, wr._stamp = found, stamp
+        wr._found, wr._stamp, wr._config_sig = found, stamp, config_sig
         return wr
 
     # --- git's settings ---------------------------------------------------------------
@@ -175,7 +178,8 @@ class WorldRepo:
             self._commands -= 1
 
     def follow_settings(self) -> None:
-        """Reopen the repository handle if git's config files changed since it was opened.
+        """Reopen the repository handle if git's config files changed since it was opened,
+        and read ``narr.toml`` again if it changed since it was read.
 
         A world kept open between commands (a notebook's, an agent's) keeps its handle, and
         libgit2 keeps each setting the handle looked up for its lifetime: after ``git config
@@ -185,23 +189,27 @@ class WorldRepo:
         the lock (a write, a batch) the handle stays: one operation reads through one handle.
         """
         if not (self._commands or self.lock.held):
-            self._reopen_if_settings_changed()
+            self._follow()
 
     def _lock_taken(self) -> None:
         if not self._commands:
-            self._reopen_if_settings_changed()
+            self._follow()
 
-    def _reopen_if_settings_changed(self) -> None:
+    def _follow(self) -> None:
         if self._found is None:
             return  # closed
         stamp = settings_stamp(self._found)
-        if stamp == self._stamp:
-            return
-        self.repo = _kept_repository(self._found, stamp)
-        self._stamp = stamp
-        self.kept_scan = None  # what the old handle saw
-        # (the old handle is not freed here: objects read through it may still be in use,
-        # and a pool's other worlds may hold it; it goes with the last of them)
+        if stamp != self._stamp:
+            self.repo = _kept_repository(self._found, stamp)
+            self._stamp = stamp
+            self.kept_scan = None  # what the old handle saw
+            # (the old handle is not freed here: objects read through it may still be in
+            # use, and a pool's other worlds may hold it; it goes with the last of them)
+        config_sig = file_sig(self.root / CONFIG_FILE)
+        if config_sig != self._config_sig:  # edited by hand, or another branch's
+            config = load_config(self.root)
+            _refuse_layout_change(self.repo, config)
+            self.config, self._config_sig = config, config_sig
 
     # --- HEAD -------------------------------------------------------------------------
 
