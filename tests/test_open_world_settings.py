@@ -10,12 +10,15 @@ git's config includes as well.
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from helpers import check_out_again, edit_node, git, include_from_home, node_file, write_node
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 import narrative as narr
 from narrative.store import gitconfig
@@ -114,6 +117,47 @@ def test_the_include_lines_are_read_as_git_reads_them() -> None:
         (None, "plain"), (None, "quoted # not a comment"), (None, 'esc"aped\\'),
         (None, "con   tinued"), (None, "same-line"), ('gitdir:~/work/]"x', "~/conditional"),
         ("legacy", "legacy")]
+
+
+_PLAIN = st.text(alphabet="abc~/._-: \t", min_size=0, max_size=8)
+_QUOTED = st.text(alphabet='abc #;] \\"', min_size=0, max_size=6).map(
+    lambda t: '"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"')
+_VALUE = st.lists(st.one_of(_PLAIN, _QUOTED, st.sampled_from(["\\n", "\\t", "\\\\", '\\"', "\\\n  "])),
+                  max_size=4).map("".join)
+_HEADER = st.one_of(
+    st.sampled_from(["[include]", "[Include]", "[core]", "[includes]", '[include "sub"]',
+                     "[includeIf.Legacy]", "[includeIf]"]),
+    st.text(alphabet='abgitdronch:/~*.] \\"', max_size=12).map(
+        lambda t: '[includeIf "' + t.replace("\\", "\\\\").replace('"', '\\"') + '"]'))
+_LINE = st.one_of(
+    _HEADER,
+    st.tuples(st.sampled_from(["path", "Path", "other"]), st.sampled_from([" = ", "=", "\t= "]),
+              _VALUE, st.sampled_from(["", " # note", " ; note", "  "])).map(
+        lambda parts: "\t" + "".join(parts)),
+    st.sampled_from(["# a comment", "; [include] path = no", "", "\tpath"]))
+
+
+@given(st.lists(_LINE, max_size=8), st.sampled_from(["\n", "\r\n"]))
+def test_the_include_lines_are_the_ones_git_finds(tmp_path_factory: pytest.TempPathFactory,
+                                                  lines: list[str], end: str) -> None:
+    """Whatever the quoting, escapes, blanks, comments, sections and line ends, the include
+    lines read here are those git itself lists (of a file git accepts)."""
+    text = end.join(lines) + end
+    where = tmp_path_factory.mktemp("config") / "config"
+    where.write_bytes(text.encode())
+    listed = subprocess.run(["git", "config", "--no-includes", "--file", str(where), "-z",
+                             "--list"], capture_output=True)
+    assume(listed.returncode == 0)  # a line git refuses: libgit2 would refuse the file too
+    found: list[tuple[str | None, str]] = []
+    for entry in listed.stdout.decode().split("\0")[:-1]:
+        key, newline, value = entry.partition("\n")
+        if not newline:
+            continue  # "path" alone: no value, no include
+        if key == "include.path":
+            found.append((None, value))
+        elif key.startswith("includeif.") and key.endswith(".path") and key.count(".") >= 2:
+            found.append((key[len("includeif."):-len(".path")], value))
+    assert gitconfig.include_lines(text) == found
 
 
 def test_includes_are_stamped_where_libgit2_finds_them_and_no_deeper_than_it_goes(

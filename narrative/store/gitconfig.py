@@ -166,6 +166,7 @@ def include_lines(text: str) -> list[tuple[str | None, str]]:
     lines continued with a backslash. Text git would refuse yields what it yields; the
     worst a misreading can do is stamp a file for nothing, or leave one out as before.
     """
+    text = text.replace("\r\n", "\n")  # as git reads a line's end
     out: list[tuple[str | None, str]] = []
     section: tuple[str, str | None] = ("", None)
     i, n = 0, len(text)
@@ -233,34 +234,36 @@ _ESCAPES = {"n": "\n", "t": "\t", "b": "\b", "\\": "\\", '"': '"'}
 
 
 def _value(text: str, i: int) -> tuple[str, int]:
-    """A value starting at ``i`` (after its ``=``), and where it ends: leading and trailing
-    blanks outside quotes dropped, quotes removed, escapes read, continued lines joined."""
+    """A value starting at ``i`` (after its ``=``), and where it ends, read as git reads it:
+    blanks outside quotes dropped before and after it and each one a space within it, quotes
+    removed, escapes read, lines continued with a backslash joined."""
     n = len(text)
-    while i < n and text[i] in " \t":
-        i += 1
     chars: list[str] = []
-    kept = 0  # length of ``chars`` up to its last character not a trailing unquoted blank
+    blanks = 0  # blanks outside quotes not yet known to be inside the value
     quoted = False
     while i < n:
         c = text[i]
         if c == "\n" or (c in "#;" and not quoted):
             break
+        i += 1
+        if c in _BLANKS and not quoted:
+            blanks += 1 if chars else 0
+            continue
+        chars.extend(" " * blanks)
+        blanks = 0
         if c == "\\":
-            nxt = text[i + 1] if i + 1 < n else ""
-            if nxt == "\n" or text.startswith("\r\n", i + 1):
-                i += 2 if nxt == "\n" else 3
+            nxt = text[i] if i < n else ""
+            i += 1
+            if nxt == "\n":
                 continue
             if nxt not in _ESCAPES:
                 break  # git refuses the line
             chars.append(_ESCAPES[nxt])
-            kept = len(chars)
-            i += 2
-            continue
-        if c == '"':
+        elif c == '"':
             quoted = not quoted
         else:
             chars.append(c)
-            if quoted or c not in " \t\r":
-                kept = len(chars)
-        i += 1
-    return "".join(chars[:kept]), i
+    return "".join(chars), i
+
+
+_BLANKS = " \t\r\f\v"
