@@ -228,6 +228,28 @@ def test_a_file_git_s_settings_stop_ignoring_is_seen_through_the_server(served: 
     same(seen, run(served, "status", "--json", env=LOCAL))
 
 
+def test_a_setting_included_on_one_branch_counts_through_the_server_once_it_is_current(
+        flat_world: Path) -> None:
+    """``[includeIf "onbranch:drafts"]``: the switch itself changes no config file, and the
+    server's next event writes by the setting all the same."""
+    (flat_world / ".git" / "crlf.gitconfig").write_text("[core]\n\tautocrlf = true\n")
+    git(flat_world, "config", "includeIf.onbranch:drafts.path", "crlf.gitconfig")
+    info = start(flat_world)
+    try:
+        assert run(flat_world, "event", "Lin Yuan sits", "--set",
+                   "lin-yuan.state.mood=calm").returncode == 0
+        assert b"\r\n" not in node_file(flat_world, "lin-yuan").read_bytes()
+        assert run(flat_world, "switch", "-c", "drafts").returncode == 0
+        event = run(flat_world, "event", "Su Qing grows wary", "--diffuser", "explicit",
+                    "--set", "su-qing.state.mood=wary")
+        assert event.returncode == 0, event.stderr
+        written = node_file(flat_world, "su-qing").read_bytes()
+        assert b'"wary"' in written and b"\r\n" in written  # as git checks it out there
+        same(run(flat_world, "status", "--json"), run(flat_world, "status", "--json", env=LOCAL))
+    finally:
+        stop(flat_world, info.get("pid"))
+
+
 def _served_follows(served: Path, change: Callable[[], object]) -> None:
     for args in [("status", "--json"), ("event", "Lin Yuan sits", "--set",
                                         "lin-yuan.state.mood=calm")]:
