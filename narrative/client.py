@@ -125,7 +125,7 @@ def current_code_version() -> str:
                     continue
                 listing.append(f"{path[len(package):]}\0{st.st_size}\0{st.st_mtime_ns}\n")
     # Another Python (a new venv, an upgraded interpreter) is other code too.
-    listing.append(f"{sys.executable}\0{sys.version}\n")
+    listing.append(f"{interpreter()}\0{sys.version}\n")
     import zlib  # (a library of its own: loaded only where the version is worked out)
 
     text = "".join(listing).encode()
@@ -141,8 +141,16 @@ def code_identity() -> str:
         from narrative import __version__
 
         package = os.path.dirname(os.path.realpath(__file__))
-        _IDENTITY.append(f"{__version__} {package} {sys.executable} {sys.version}")
+        _IDENTITY.append(f"{__version__} {package} {interpreter()} {sys.version}")
     return _IDENTITY[0]
+
+
+def interpreter() -> str:
+    """Which Python this is: the program itself and the environment it runs in. Not the
+    name it was started by: a virtual environment's ``python`` and ``python3`` are one
+    interpreter (the ``narr`` script names one, ``python -m narrative`` whichever was typed),
+    and two names for it must not replace each other's server at every command."""
+    return f"{os.path.realpath(sys.executable)} in {sys.prefix}"
 
 
 _IDENTITY: list[str] = []

@@ -733,6 +733,29 @@ def test_a_server_of_other_code_is_replaced(flat_world: Path, other_code: Path,
     wait_for(lambda: not alive(old["pid"]), "the old server went")
 
 
+def test_two_names_of_one_python_share_its_server(flat_world: Path, servers: list[Path],
+                                                  server_on: None) -> None:
+    """A virtual environment's ``python`` and ``python3`` are one interpreter: a command started
+    by either is served by the server the other started, not replaced at every command."""
+    names = [Path(sys.executable).parent / name for name in ("python", "python3")]
+    if not all(name.exists() for name in names) or len({n.resolve() for n in names}) != 1:
+        pytest.skip("this Python has no two names for one interpreter")
+    servers.append(flat_world)
+    auto(flat_world)
+
+    def status_by(python: Path) -> None:
+        proc = subprocess.run([str(python), "-m", "narrative", "-C", str(flat_world), "status"],
+                              capture_output=True, env=dict(os.environ), timeout=120)
+        assert proc.returncode == 0, proc.stderr
+
+    status_by(names[0])
+    first = wait_for(lambda: proven(flat_world), "the server started")
+    for name in names[1], names[0], names[1]:
+        status_by(name)
+    assert status(flat_world)["requests"] >= 3
+    assert proven(flat_world)["pid"] == first["pid"]
+
+
 def test_an_edit_just_before_a_command_is_never_answered_by_the_old_code(
         flat_world: Path, other_code: Path, servers: list[Path]) -> None:
     servers.append(flat_world)
