@@ -444,9 +444,9 @@ def after_starter(limit: float = STARTER_WAIT_SECONDS) -> None:
     started it has ended, at most ``limit`` seconds.
 
     That command runs in process while the server starts, and the server's start-up (its
-    imports, a watch on every folder) takes more processor time than the whole command: on
-    a busy machine the two share the cores, and the command, the one the user waits for,
-    took a fifth to half as long again. Commands that come meanwhile run in process, as they do while
+    imports, a watch on every folder) takes as much processor time as the command or more:
+    where no core is free for it (a busy machine), the command the user waits for took up
+    to twice as long. Commands that come meanwhile run in process, as they do while
     a server starts; none starts another (this process holds the starter's lock). The
     starter is this process's parent until it ends (a new session keeps the parent)."""
     value = os.environ.pop(STARTER_VARIABLE, None)
