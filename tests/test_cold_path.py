@@ -154,6 +154,17 @@ def test_status_as_text_makes_no_model(world: Path, narr: CLI) -> None:
     assert out.stderr.strip().splitlines()[-1] == "loaded: []"
 
 
+def test_status_loads_no_module_for_running_programs(world: Path) -> None:
+    """Opening a world checks the git library, not the git program: ``subprocess`` (a few
+    milliseconds of every cold command) loads only for what runs a program."""
+    probe = PROBE.replace(repr(HEAVY), repr(("subprocess",)))
+    for args in (["status"], ["status", "--json"]):
+        out = subprocess.run([sys.executable, "-c", probe, *args], cwd=world, capture_output=True,
+                             text=True, env=_env())
+        assert out.returncode == 0, out.stderr
+        assert out.stderr.strip().splitlines()[-1] == "loaded: []", args
+
+
 CLI_HERE = "import sys; from narrative.cli import main; main(sys.argv[1:], prog_name='narr')"
 LEAVING = """
 import atexit, os, sys, threading, time

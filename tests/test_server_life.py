@@ -303,6 +303,35 @@ def test_ten_first_commands_at_once_start_one_server(flat_world: Path,
     assert "another narr server" not in log_text(flat_world)  # none was even tried
 
 
+_STARTER = """
+import sys, time
+from narrative import client
+from narrative.serve import autostart
+git_dir, lives = sys.argv[1], float(sys.argv[2])
+pid = autostart.start_if_wanted(git_dir, None)
+end, seen = time.monotonic() + lives, False
+while time.monotonic() < end:
+    seen = seen or client.read_server_file(git_dir) is not None
+    time.sleep(0.05)
+print(pid, seen)
+"""
+
+
+@pytest.mark.parametrize("lives", [1.5, autostart.STARTER_WAIT_SECONDS + 4])
+def test_a_server_starts_once_the_command_that_started_it_is_done(
+        flat_world: Path, servers: list[Path], server_on: None, lives: float) -> None:
+    """The command that starts a server runs in process meanwhile: the server's own start-up
+    waits for it to end rather than take processor time from it, but not for ever."""
+    servers.append(flat_world)
+    proc = subprocess.run([sys.executable, "-c", _STARTER, str(flat_world / ".git"), str(lives)],
+                          capture_output=True, timeout=120, cwd=flat_world)
+    assert proc.returncode == 0, proc.stderr
+    pid, seen = proc.stdout.decode().split()
+    assert seen == str(lives > autostart.STARTER_WAIT_SECONDS)
+    info = wait_for(lambda: proven(flat_world), "the server started", world=flat_world)
+    assert info["pid"] == int(pid)
+
+
 def test_an_idle_server_exits(flat_world: Path, servers: list[Path], server_on: None) -> None:
     servers.append(flat_world)
     auto(flat_world, idle="0.05")  # three seconds

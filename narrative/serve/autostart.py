@@ -49,6 +49,8 @@ LONGEST_RETRY_SECONDS = 3600.0
 LEAST_ROOM = 1 << 20  # bytes free on the disk of .git/narr below which no server starts
 LOG_FILE = "serve.log"  # as narr serve --detach
 HANDOFF_VARIABLE = "NARR_SERVE_HANDOFF"  # the fd of the starter's lock, for the server to drop
+STARTER_VARIABLE = "NARR_SERVE_STARTER"  # the starter's pid: the server starts once it is done
+STARTER_WAIT_SECONDS = 2.0
 DEFAULT_IDLE_MINUTES = 15.0
 _TRUE = frozenset({"true", "yes", "on", "1"})
 _FALSE = frozenset({"false", "no", "off", "0", ""})
@@ -410,6 +412,7 @@ def _spawn(git_dir: str, directory: str | None, lock_fd: int) -> int | None:
     # ``narrative`` folder in the current directory first).
     package_parent = os.path.dirname(os.path.dirname(os.path.realpath(client.__file__)))
     args = [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+            "from narrative.serve.autostart import after_starter; after_starter(); "
             "from narrative.cli import main; main(prog_name='narr')", package_parent]
     if directory is not None:
         args += ["-C", directory]
@@ -424,7 +427,7 @@ def _spawn(git_dir: str, directory: str | None, lock_fd: int) -> int | None:
         os.set_inheritable(lock_fd, True)
         return os.posix_spawn(
             sys.executable, [*args, "serve", "--auto"],
-            {**os.environ, HANDOFF_VARIABLE: str(lock_fd)},
+            {**os.environ, HANDOFF_VARIABLE: str(lock_fd), STARTER_VARIABLE: str(os.getpid())},
             file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                           (os.POSIX_SPAWN_DUP2, log, 1), (os.POSIX_SPAWN_DUP2, log, 2)],
             setsid=True)
@@ -434,3 +437,21 @@ def _spawn(git_dir: str, directory: str | None, lock_fd: int) -> int | None:
         return None
     finally:
         os.close(log)
+
+
+def after_starter(limit: float = STARTER_WAIT_SECONDS) -> None:
+    """Wait (in the server being started, before its own start-up) until the command that
+    started it has ended, at most ``limit`` seconds.
+
+    That command runs in process while the server starts, and the server's start-up (its
+    imports, a watch on every folder) takes as much processor time as the command or more:
+    where no core is free for it (a busy machine), the command the user waits for took up
+    to twice as long. Commands that come meanwhile run in process, as they do while
+    a server starts; none starts another (this process holds the starter's lock). The
+    starter is this process's parent until it ends (a new session keeps the parent)."""
+    value = os.environ.pop(STARTER_VARIABLE, None)
+    if value is None or not value.isdigit():
+        return
+    starter, deadline = int(value), time.monotonic() + limit
+    while os.getppid() == starter and time.monotonic() < deadline:
+        time.sleep(0.01)

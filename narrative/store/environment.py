@@ -18,9 +18,7 @@ same facts, with the git program's version, which only the transport commands ne
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
-import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -112,6 +110,9 @@ def sqlite_library() -> list[Fact]:
 
 def git_program() -> Fact:
     """The ``git`` program: only ``clone``, ``push``, ``pull`` and ``gc`` run it."""
+    import shutil  # (these two only here: every command that opens a world loads this module)
+    import subprocess
+
     path = shutil.which("git")
     if path is None:
         return Fact("git", None, "any", problem="no git program on PATH: narr clone, push, pull and "
