@@ -45,6 +45,9 @@ def test_create_switch_and_set_aside_edits(flat_world: Path, browser: Any) -> No
         assert _where(root)[0] == "alt"
         _ok(narr(root, "event", "Lin Yuan grows wary", "--set", "lin-yuan.state.mood=wary",
                  "--diffuser", "explicit"))
+        # The page has seen the event land (a look taken while it was being written shows
+        # its file as a hand edit for a moment, on the HEAD before it).
+        page.wait_for_function(f"document.body.dataset.head === '{_where(root)[1]}'")
         # A hand edit, then back to main from the page: the edit is set aside, as the CLI does.
         edit_node(root, "su-qing", mood="curious")
         page.wait_for_function("document.querySelector('#world-status').textContent.includes('1 hand edit')")
