@@ -205,8 +205,11 @@ def loads(text: str) -> Any:
     return value
 
 
-def find_git_dir(start: str) -> str | None:
-    """The git directory of the repository holding ``start``, searching upwards as git does.
+def world_git_dir(start: str) -> str | None:
+    """The git directory of the world holding ``start``, searching upwards as git does;
+    None when the repository found there is not a world (no ``narr.toml`` beside its
+    ``.git``): no server is looked for or started in a stranger's repository, and nothing
+    is written into its ``.git``.
 
     A ``.git`` file (a linked worktree, a submodule) names the real one. (Paths are
     strings: importing pathlib would cost a thin client more than this whole search.)
@@ -215,8 +218,10 @@ def find_git_dir(start: str) -> str | None:
     while True:
         dot_git = os.path.join(directory, ".git")
         if os.path.isdir(dot_git):
-            return dot_git
+            return dot_git if os.path.isfile(os.path.join(directory, "narr.toml")) else None
         if os.path.isfile(dot_git):
+            if not os.path.isfile(os.path.join(directory, "narr.toml")):
+                return None
             try:
                 with open(dot_git, encoding="utf-8") as fh:
                     text = fh.read().strip()
@@ -428,7 +433,7 @@ def locate(argv: list[str]) -> str | None:
     if command in LOCAL_COMMANDS or (command in ASKING_COMMANDS and _will_ask(argv, command)):
         return None
     try:
-        return find_git_dir(os.path.realpath(directory if directory is not None else "."))
+        return world_git_dir(os.path.realpath(directory if directory is not None else "."))
     except OSError:
         return None
 

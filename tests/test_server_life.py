@@ -468,6 +468,24 @@ def test_by_default_the_first_command_starts_one(flat_world: Path, servers: list
     wait_for(lambda: proven(flat_world), "the server started")
 
 
+@pytest.mark.parametrize("args", [["--version"], ["status"], ["log"]])
+def test_no_server_is_started_in_a_repository_that_is_not_a_world(tmp_path: Path,
+                                                                   server_on: None,
+                                                                   args: list[str]) -> None:
+    """narr run in someone's ordinary repository (or below it): nothing is written into
+    its ``.git``, no server starts, and the next command has no failed start to warn of."""
+    stranger = tmp_path / "stranger"
+    (stranger / "src").mkdir(parents=True)
+    git(stranger, "init", "-q")
+    for _ in range(2):
+        for where in (stranger, stranger / "src"):
+            proc = subprocess.run([sys.executable, "-m", "narrative", *args], cwd=where,
+                                  capture_output=True, env=os.environ, timeout=120)
+            assert b"warning" not in proc.stderr, proc.stderr
+        time.sleep(0.5)
+    assert not (stranger / ".git" / "narr").exists()
+
+
 def test_narrs_own_config_file_sets_the_idle_time(flat_world: Path, tmp_path: Path,
                                                   servers: list[Path], server_on: None) -> None:
     servers.append(flat_world)
