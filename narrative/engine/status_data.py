@@ -58,17 +58,8 @@ def status_data(wr: WorldRepo, *, head_record: bool = True) -> StatusData:
     log says of it."""
     note = finish_interrupted(wr)
     head = wr.head_commit()
-    scan = scan_for_reader(wr, head.tree if head else None)
-    changes = []
-    reformat = []
-    for node_id in sorted(scan.edits):
-        e = scan.edits[node_id]
-        path = e.new_path or e.old_path
-        for item in fields.node_change_json(node_id, e.old, e.new):
-            item["path"] = path
-            changes.append(item)
-        if e.new is not None and e.rewrites_file:
-            reformat.append(e.new_path or "")
+    scan = scan_for_reader(wr, head.tree if head else None, recall=True)
+    changes, reformat, edit_problems = _from_scan(wr, head, scan)
     record = None
     if head is not None and head_record:
         from narrative.engine.log import entry  # the record's shapes: the answer's models
@@ -80,15 +71,38 @@ def status_data(wr: WorldRepo, *, head_record: bool = True) -> StatusData:
         "head": record,
         "edits": changes,
         "problems": [*(h for h in hazards(wr) if h not in scan.problems), *scan.problems,
-                     *hand_edit_problems(wr, head.tree if head else None, scan)],
-        "outside_world": scan.outside,
+                     *edit_problems],
+        "outside_world": list(scan.outside),
         "failed_events": _failed(wr),
-        "reformat": [r for r in reformat if r],
+        "reformat": reformat,
         "warnings": [note] if note else [],
         "story_time": story_time(wr) if head is not None else None,
     }
     line = commit_summaries(wr, head.id, 1)[0] if head is not None else None
     return StatusData(data, line, advice)
+
+
+def _from_scan(wr: WorldRepo, head: Commit | None,
+               scan: HandEdits) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """The hand edits' field changes, the files narr will reformat, and the relations they
+    point nowhere: worked out once per scan (a scan recalled unchanged keeps them)."""
+    key = ("status", str(head.tree.id) if head is not None else None)
+    kept = scan.derived.get(key)
+    if kept is None:
+        changes = []
+        reformat = []
+        for node_id in sorted(scan.edits):
+            e = scan.edits[node_id]
+            path = e.new_path or e.old_path
+            for item in fields.node_change_json(node_id, e.old, e.new):
+                item["path"] = path
+                changes.append(item)
+            if e.new is not None and e.rewrites_file:
+                reformat.append(e.new_path or "")
+        kept = scan.derived[key] = (changes, [r for r in reformat if r],
+                                    hand_edit_problems(wr, head.tree if head else None, scan))
+    changes, reformat, problems = kept
+    return [dict(item) for item in changes], list(reformat), list(problems)
 
 
 def _unadopted(wr: WorldRepo, head: Commit | None) -> list[tuple[str, NarrError]]:

@@ -195,6 +195,7 @@ class WorldWatcher:
         self._wake: tuple[int, int] | None = None
         self.stats = Stats()
         self.keepers = 0  # see keep_watching
+        self._kept: tuple[Any, Hashable, Any] | None = None  # see keep
 
     # --- the watching thread --------------------------------------------------------
 
@@ -432,6 +433,33 @@ class WorldWatcher:
                 return candidates
             known = {p: self._steady[p] for p in candidates if p in self._steady}
         return {p for p in candidates if p not in known or file_sig(root / p) != known[p]}
+
+    def mark(self) -> tuple[int, int, IndexSig] | None:
+        """Where the watcher stands once every change made before now has reached it: its
+        count of changes, its epoch and the index file's signature; None when it cannot
+        vouch for that (not running, not yet trusted, distrusted, or not up to date)."""
+        sig = index_sig(self.git_dir)
+        if not (self._running and self._valid and self._sync()):
+            return None
+        with self._mutex:
+            return (self._seq, self._epoch, sig) if self._valid and self._running else None
+
+    def keep(self, mark: tuple[int, int, IndexSig] | None, key: Hashable, found: Any) -> None:
+        """Remember what a scan that began at ``mark`` found, under ``key`` (what else it
+        depends on), for :meth:`recall`."""
+        if mark is None or mark[2] is None:
+            return
+        with self._mutex:
+            self._kept = (mark, key, found)
+
+    def recall(self, key: Hashable) -> Any:
+        """What the scan kept under ``key`` found, if nothing under the world changed since it
+        began (nor git's index file, nor the watcher's trust); else None."""
+        with self._mutex:
+            kept = self._kept
+        if kept is None or kept[1] != key:
+            return None
+        return kept[2] if self.mark() == kept[0] else None
 
     def trusted(self) -> bool:
         """Whether the next scan is likely to be a narrowed one (a hint, not a promise)."""

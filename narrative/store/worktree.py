@@ -57,6 +57,9 @@ class HandEdit:
 @dataclass
 class HandEdits:
     edits: dict[str, HandEdit] = field(default_factory=dict)
+    # What a reader worked out from this scan (status's field changes...), kept with it: a
+    # scan recalled unchanged (:func:`scan_for_reader` with ``recall``) needs none of it again.
+    derived: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
     problems: list[str] = field(default_factory=list)
     stale_index: list[str] = field(default_factory=list)  # index-only differences to repair
     outside: list[str] = field(default_factory=list)  # changes outside world/ (not story state)
@@ -490,12 +493,17 @@ def _scan_key(wr: WorldRepo, head_tree: Tree | None) -> tuple[object, ...] | Non
             watch.index_sig(wr.git_dir))
 
 
-def scan_for_reader(wr: WorldRepo, head_tree: Tree | None) -> HandEdits:
+def scan_for_reader(wr: WorldRepo, head_tree: Tree | None, *, recall: bool = False) -> HandEdits:
     """The scan for commands that only read (status, nodes, check).
 
     When no writer is at work they take the lock for the scan, so a stale stat
     cache is refreshed once (and ``narr status`` stays as fast as ``git status``);
     beside a running writer they scan without refreshing.
+
+    ``recall``: the caller only reads what it gets (``narr status``, which a page or an agent
+    asks again and again): under a file watcher that has seen nothing happen since the
+    last such scan began, that scan's answer is the answer (:func:`_recalled`), and what
+    was worked out from it (:attr:`HandEdits.derived`) comes with it.
     """
     wr.follow_settings()  # a world kept open: git's settings may have changed since
     watcher = watch.for_git_dir(wr.git_dir)
@@ -508,8 +516,55 @@ def scan_for_reader(wr: WorldRepo, head_tree: Tree | None) -> HandEdits:
         return found
     if (watcher is not None and watcher.trusted()) or not wr.lock.try_acquire():
         # (a scan the watcher narrows never refreshes the index: no lock to take)
+        if recall and watcher is not None:
+            return _recalled(wr, head_tree, watcher)
         return scan(wr, head_tree)
     try:
         return scan(wr, head_tree)
     finally:
         wr.lock.release()
+
+
+def _followed_sig(path: Path | str) -> watch.FileSig:
+    """:func:`watch.file_sig` of what ``path`` leads to (a dotfile is often a link)."""
+    try:
+        return watch.stat_sig(os.stat(path))
+    except OSError:
+        return None
+
+
+def _excludes_file(wr: WorldRepo) -> str:
+    """The ignore file git's settings name for every repository (``core.excludesFile``, else
+    ``$XDG_CONFIG_HOME/git/ignore``): no watcher sees it change."""
+    try:
+        named = wr.repo.config["core.excludesFile"]
+    except (KeyError, pygit2.GitError, ValueError):
+        named = None
+    if named:
+        return os.path.expanduser(str(named))
+    home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(home, "git", "ignore")
+
+
+def _recalled(wr: WorldRepo, head_tree: Tree | None, watcher: watch.WorldWatcher) -> HandEdits:
+    """The last recalled scan again when nothing it depends on can have changed since it
+    began, else a new scan, remembered.
+
+    What a scan finds is a function of the working tree's files, git's index, HEAD's tree,
+    git's settings and ignore and attribute files, and ``narr.toml``'s layout. The watcher
+    says that no file under the world was written, made, moved or removed since the last
+    one began (its count of changes has not moved, every earlier change drained first, and
+    it was trusted throughout); the index file is the same file (:func:`watch.index_sig`);
+    the rest is the key. Anything else: scan.
+    """
+    git_dir = wr.git_dir
+    key = (str(head_tree.id) if head_tree is not None else None, wr.settings, wr.config.layout,
+           *(_followed_sig(path) for path in (git_dir / "info" / "exclude",
+                                              git_dir / "info" / "attributes", _excludes_file(wr))))
+    recalled = watcher.recall(key)
+    if isinstance(recalled, HandEdits):
+        return recalled
+    mark = watcher.mark()
+    found = scan(wr, head_tree)
+    watcher.keep(mark, key, found)
+    return found
