@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 from datetime import UTC, datetime
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -97,6 +97,13 @@ def load_config(root: Path) -> WorldConfig:
         raise InvalidWorldError(f"{CONFIG_FILE} is missing from {root}") from None
     except UnicodeDecodeError:
         raise InvalidWorldError(f"{CONFIG_FILE}: not UTF-8 text") from None
+    return _parsed_config(text)
+
+
+@lru_cache(maxsize=16)
+def _parsed_config(text: str) -> WorldConfig:
+    """:func:`parse_config` of ``text``, parsed once: a server opens the world for every
+    command, and the settings of one text are one frozen value."""
     return parse_config(text)
 
 
