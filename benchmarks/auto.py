@@ -211,7 +211,7 @@ def _one_world(bench: Any, layout: str, nodes: int, comparison: Any, human: Any,
                                     "resident_mib": mib, "requests": _requests(bench, auto)})
         log(f"  the server holds {mib} MiB resident")
 
-        _after_idle_exit(bench, auto, world, nodes, layout, comparison)
+        _after_idle_exit(bench, auto, plain, world, nodes, layout, comparison)
         if nodes >= 10_000 or bench.profile.name == "smoke":
             _library_kept_open(bench, cold, info, world, nodes, layout, log)
     finally:
@@ -219,10 +219,11 @@ def _one_world(bench: Any, layout: str, nodes: int, comparison: Any, human: Any,
             _stop(bench, root)
 
 
-def _after_idle_exit(bench: Any, auto: Path, world: str, nodes: int, layout: str,
+def _after_idle_exit(bench: Any, auto: Path, plain: Path, world: str, nodes: int, layout: str,
                      comparison: Any) -> None:
     """The first command after the server exited idle (it starts the next one), against the
-    floor of the declared stack."""
+    floor of the declared stack; and ``git status`` on the same world in the same rounds, the
+    work that command cannot skip (it compares every file with git's index)."""
 
     def gone(r: int) -> None:
         _wait_for_server(auto)  # the one the last round's command started
@@ -233,7 +234,9 @@ def _after_idle_exit(bench: Any, auto: Path, world: str, nodes: int, layout: str
                  lambda r: run_timed(bench.client_cmd("status"), auto, env=served_env()),
                  prepare=gone),
          Variant("python -c 'import click, pygit2, pydantic'",
-                 lambda r: run_timed(FLOOR, auto))], bench.profile.read_rounds)
+                 lambda r: run_timed(FLOOR, auto)),
+         Variant("git status", lambda r: run_timed(["git", "status"], plain))],
+        bench.profile.read_rounds)
     comparison(bench, "auto: narr status, the first after an idle exit",
                "python -c 'import click, pygit2, pydantic'", world, series, nodes=nodes,
                layout=layout, auto=True, floor=True)

@@ -144,8 +144,13 @@ def _auto_targets(res: dict[str, Any]) -> list[dict[str, Any]]:
         small = ("the target is set at 10k nodes and more"
                  if c.get("nodes", 0) < 10_000 and "check" not in op else "")
         if c.get("floor"):
+            git_status = next((o["median_s"] for o in c.get("others", [])
+                               if o["label"] == "git status"), None)
+            floor_s = c["git"]["median_s"]
+            beside = (f"; `git status` x{git_status / floor_s:.2f} ({fmt_s(git_status)})"
+                      if git_status and floor_s else "")
             out.append(_t(f"`{op}` within {FLOOR_RATIO}x of the floor "
-                          f"(`{c['git_op']}`)", c["world"], _vs(c), f"<= {FLOOR_RATIO}x",
+                          f"(`{c['git_op']}`)", c["world"], _vs(c) + beside, f"<= {FLOOR_RATIO}x",
                           c["ratio"] <= FLOOR_RATIO))
             continue
         limit = next((v for k, v in AUTO_RATIOS.items() if op.startswith(k)), None)
