@@ -78,6 +78,7 @@ CONNECT_TIMEOUT = 2.0  # a listener whose queue is full: connecting would otherw
 HELLO_TIMEOUT = 5.0  # a live server names itself at once; a loaded machine may take a moment
 STOPPED_PATIENCE = 10.0  # a server stopped (SIGSTOP, Ctrl-Z) while it runs a command
 GONE_PATIENCE = 5.0  # a server whose connection ended: how long it may take to die
+INTERRUPT_PATIENCE = 10.0  # after Ctrl-C: how long to wait for the server to say what it did
 SEND_TIMEOUT = 60.0
 _POLL = 0.1  # how often a waiting client looks at its server's process
 _HEADER_SIZE = 5  # a frame's header: its channel (1 byte) and length (4 bytes, big-endian)
@@ -679,65 +680,86 @@ def forward(opened: tuple[_socket.socket, Frames, dict[str, Any]], argv: list[st
     stdin: bytearray | None = None
     printed = False
     stopped_since: float | None = None
+    interrupted: float | None = None  # when Ctrl-C came: the command is called off
     try:
         while True:
             try:
-                frame = frames.next(1.0)
-            except TimeoutError:
-                state = serving(info)
-                if state == "yes":
-                    stopped_since = None
-                    continue
-                if state == "stopped":
-                    now = time.monotonic()
-                    stopped_since = stopped_since or now
-                    if now - stopped_since < STOPPED_PATIENCE:
+                try:
+                    frame = frames.next(1.0)
+                except TimeoutError:
+                    if interrupted is not None:
+                        if time.monotonic() - interrupted < INTERRUPT_PATIENCE:
+                            continue
+                        return _left_to_the_server()
+                    state = serving(info)
+                    if state == "yes":
+                        stopped_since = None
                         continue
-                out.flush()
-                if started or (state == "stopped" and split_globals(argv)[1] not in READERS):
-                    return Interrupted(info, state, started, event_id, _bytes(stdin), printed)
-                return None  # it never began, and will not: run it here
-            if frame is None:
-                break
-            channel, payload = frame
-            if channel == STARTED:
-                started = True
-                event_id = payload.decode("ascii", "replace") or None
-            try:
-                if channel == STDOUT:
-                    printed = True
-                    out.write(payload)
-                elif channel == STDERR:
-                    printed = True
+                    if state == "stopped":
+                        now = time.monotonic()
+                        stopped_since = stopped_since or now
+                        if now - stopped_since < STOPPED_PATIENCE:
+                            continue
                     out.flush()
-                    err.write(payload)
-                    err.flush()
-                elif channel == EXIT:
-                    out.flush()
-                    return int(payload.decode())
-                elif channel == PAGE:
-                    printed = True
-                    out.flush()
-                    command, _, text = payload.partition(b"\0")
-                    run_pager(command.decode("utf-8", "replace"), text)
-            except BrokenPipeError:
-                # The reader went away (narr log | head): exit as click does then.
-                _quiet_stdout()
-                return 1
-            if channel == WANT_STDIN:
-                chunk = read_stdin(payload)
-                if stdin is None:
-                    stdin = bytearray()
-                stdin += chunk  # kept, to read again here should the server go
-                sock.settimeout(SEND_TIMEOUT)
-                send_frame(sock, STDIN, chunk)
-            elif channel == REFUSED:
-                return None  # the server ran nothing (it is stopping): run it here
+                    if started or (state == "stopped" and split_globals(argv)[1] not in READERS):
+                        return Interrupted(info, state, started, event_id, _bytes(stdin), printed)
+                    return None  # it never began, and will not: run it here
+                if frame is None:
+                    break
+                channel, payload = frame
+                if channel == STARTED:
+                    started = True
+                    event_id = payload.decode("ascii", "replace") or None
+                try:
+                    if channel == STDOUT:
+                        printed = True
+                        out.write(payload)
+                    elif channel == STDERR:
+                        printed = True
+                        out.flush()
+                        err.write(payload)
+                        err.flush()
+                    elif channel == EXIT:
+                        out.flush()
+                        return int(payload.decode())
+                    elif channel == PAGE:
+                        printed = True
+                        out.flush()
+                        command, _, text = payload.partition(b"\0")
+                        run_pager(command.decode("utf-8", "replace"), text)
+                except BrokenPipeError:
+                    # The reader went away (narr log | head): exit as click does then.
+                    _quiet_stdout()
+                    return 1
+                if channel == WANT_STDIN and interrupted is None:
+                    chunk = read_stdin(payload)
+                    if stdin is None:
+                        stdin = bytearray()
+                    stdin += chunk  # kept, to read again here should the server go
+                    sock.settimeout(SEND_TIMEOUT)
+                    send_frame(sock, STDIN, chunk)
+                elif channel == REFUSED:
+                    if interrupted is not None:
+                        return 130
+                    return None  # the server ran nothing (it is stopping): run it here
+            except KeyboardInterrupt:
+                # Ctrl-C: say so to the server by closing this end for writing (it calls the
+                # command off unless its write has begun) and print what it answers; Ctrl-C
+                # again, or no answer for a while, leaves it to the server.
+                if interrupted is not None:
+                    return _left_to_the_server()
+                interrupted = time.monotonic()
+                try:
+                    sock.shutdown(_socket.SHUT_WR)
+                except OSError:  # (contextlib is not loaded by the thin client)
+                    interrupted = time.monotonic()
     except (OSError, ValueError):
         pass
     finally:
         sock.close()
     out.flush()
+    if interrupted is not None:
+        return _left_to_the_server()  # never run here what Ctrl-C called off
     if not started:
         return None  # the server went (killed, stopping) before the command began: run it here
     # The command began, so it may have written: whether it did is known once the server
@@ -748,6 +770,19 @@ def forward(opened: tuple[_socket.socket, Frames, dict[str, Any]], argv: list[st
         time.sleep(0.02)
         state = serving(info)
     return Interrupted(info, state, True, event_id, _bytes(stdin), printed)
+
+
+def _left_to_the_server() -> int:
+    """Ctrl-C, and the server did not say how the command ended: say what it does."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.write("narr: left to the server, which writes nothing it had not begun to "
+                         "write when Ctrl-C came (narr log shows whether the event was "
+                         "recorded)\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    return 130
 
 
 def _bytes(data: bytearray | None) -> bytes | None:

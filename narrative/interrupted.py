@@ -11,8 +11,9 @@ here itself: nothing typed is lost, nothing is recorded twice.
 
 A server stopped (SIGSTOP, Ctrl-Z) longer than a client waits may still go on. Its
 client keeps the event's words as a failed event (``narr failed``, ``narr event
---retry``) rather than record it here, and the server's own run forgets that copy if
-it does record the event after all (:func:`narrative.engine.failed.forget_same`).
+--retry``) rather than record it here and leaves; the server, going on, writes nothing
+of a command whose client has left unless its write had begun, and then its own run
+forgets the kept copy (:func:`narrative.engine.failed.forget_same`): recorded once.
 
 Only this rare path imports narr's engine in the client.
 """
@@ -59,8 +60,9 @@ def settle(lost: Interrupted, argv: list[str], git_dir: str, prog_name: str) -> 
         from narrative.engine.event import keep_instead
 
         keep_instead(f"the narr server (pid {pid}) was stopped (SIGSTOP or Ctrl-Z) while it had "
-                     f"this event: it records it if it goes on (kill -CONT {pid}), and forgets "
-                     "this kept copy then")
+                     "this event, so it is kept here instead: the server records it only if it "
+                     f"had begun writing it (it finishes when it goes on, kill -CONT {pid}, and "
+                     "forgets this copy)")
         _replay_stdin(lost.stdin)
         return None
     if command in READERS and not lost.printed:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import git
+from helpers import git, read_node
 from test_server_life import (
     LOCAL,
     alive,
@@ -141,10 +141,12 @@ def test_an_event_whose_server_dies_after_recording_it_is_said_to_be_recorded(
     assert json.loads(run(flat_world, "failed", "--json", env=LOCAL).stdout)["items"] == []
 
 
-def test_an_event_whose_server_is_stopped_keeps_its_words_until_the_server_records_it(
-        flat_world: Path, tmp_path: Path, pausing: dict[str, Any]) -> None:
+@pytest.mark.parametrize("retry", ["while it is stopped", "after it went on"])
+def test_an_event_whose_server_is_stopped_is_kept_and_recorded_once(
+        flat_world: Path, tmp_path: Path, pausing: dict[str, Any], retry: str) -> None:
     """A stopped server may still go on: the client keeps the words rather than record the
-    event itself, and the server, going on, records it and forgets the kept copy."""
+    event itself, and the server, going on with no client, writes nothing, so following the
+    client's hint (narr event --retry) records the event once, whenever it is followed."""
     marker = tmp_path / "paused"
     info, proc = start_paused(flat_world, pausing, marker, "BEFORE")
     try:
@@ -157,11 +159,18 @@ def test_an_event_whose_server_is_stopped_keeps_its_words_until_the_server_recor
         kept = json.loads(run(flat_world, "failed", "--json", env=LOCAL).stdout)["items"]
         assert [k["content"] for k in kept] == ["Lin Yuan waits"]
         assert events(flat_world, "Lin Yuan waits") == 0
+        if retry == "while it is stopped":
+            again = run(flat_world, "event", "--retry", env=LOCAL)
+            assert again.returncode == 0, again.stderr
         os.kill(info["pid"], signal.SIGCONT)
-        marker.unlink()  # the server goes on with the event it had
-        wait_for(lambda: events(flat_world, "Lin Yuan waits") == 1, "the server recorded it")
-        wait_for(lambda: json.loads(run(flat_world, "failed", "--json", env=LOCAL).stdout)[
-            "items"] == [], "the kept copy forgotten")
+        marker.unlink()  # the server goes on with the event it had, its client gone
+        wait_for(lambda: status(flat_world)["active"] == 0, "the server let the event go")
+        if retry == "after it went on":
+            assert events(flat_world, "Lin Yuan waits") == 0
+            again = run(flat_world, "event", "--retry", env=LOCAL)
+            assert again.returncode == 0, again.stderr
+        assert events(flat_world, "Lin Yuan waits") == 1
+        assert json.loads(run(flat_world, "failed", "--json", env=LOCAL).stdout)["items"] == []
     finally:
         os.kill(info["pid"], signal.SIGCONT)
         run(flat_world, "serve", "--stop", env=pausing["env"], cwd=pausing["cwd"])
@@ -234,6 +243,74 @@ def test_a_served_command_reads_no_more_of_standard_input_than_it_would_alone(
             assert "<stdin>: the input goes on past 8.0 MB" in err
             assert sent < 16 << 20, (env, sent)  # the bound, a pipe's worth and a chunk
         assert status(flat_world)["requests"] >= 1  # the first went through the server
+    finally:
+        run(flat_world, "serve", "--stop")
+        kill(started["pid"])
+
+
+# --- Ctrl-C ----------------------------------------------------------------------------
+
+SLOW_DIFFUSER = textwrap.dedent("""
+    import json, pathlib, sys, time
+    sys.stdin.read()
+    pathlib.Path(sys.argv[1]).touch()
+    time.sleep(3)
+    print(json.dumps({"ops": [{"op": "set", "target": "lin-yuan", "field": "/state/mood",
+                               "value": "slow"}]}))
+""")
+
+
+def interrupted(root: Path, args: list[str], ready: Any, env: dict[str, str] | None = None,
+                stdin: bytes | None = None) -> tuple[int, str]:
+    """A served command interrupted (SIGINT, as Ctrl-C sends) once ``ready()``: its exit code
+    and what it printed on its standard error."""
+    proc = subprocess.Popen([sys.executable, "-m", "narrative", "-C", str(root), *args],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
+    assert proc.stdin is not None
+    try:
+        if stdin is not None:
+            proc.stdin.write(stdin)
+            proc.stdin.flush()  # and left open: the command waits for the rest
+        wait_for(ready, "the command under way", world=root)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return proc.returncode, err.decode()
+
+
+def test_ctrl_c_while_a_served_event_reads_its_words_records_nothing(flat_world: Path) -> None:
+    """As in a process of its own: Aborted!, exit 1, no event of the words read so far."""
+    started = json.loads(run(flat_world, "serve", "--detach", "--json").stdout)
+    try:
+        code, err = interrupted(flat_world, ["event", "-"],
+                                lambda: status(flat_world)["active"] == 1,
+                                stdin=b"Lin Yuan walks")
+        assert (code, err) == (1, "\nAborted!\n"), err  # as click says it, after the ^C
+        assert events(flat_world, "Lin Yuan walks") == 0
+        assert status(flat_world)["pid"] == started["pid"]  # the server goes on serving
+        again = run(flat_world, "status")
+        assert again.returncode == 0 and b"Hand edits" not in again.stdout
+    finally:
+        run(flat_world, "serve", "--stop")
+        kill(started["pid"])
+
+
+def test_ctrl_c_while_a_served_event_waits_for_its_diffuser_records_nothing(
+        flat_world: Path, tmp_path: Path) -> None:
+    script, asked = tmp_path / "slow.py", tmp_path / "asked"
+    script.write_text(SLOW_DIFFUSER, "utf-8")
+    started = json.loads(run(flat_world, "serve", "--detach", "--json").stdout)
+    try:
+        code, err = interrupted(
+            flat_world, ["event", "--diffuser", "exec", "Lin Yuan waits slowly"], asked.exists,
+            env={"NARR_EXEC_COMMAND": f"{sys.executable} {script} {asked}"})
+        assert (code, err) == (1, "\nAborted!\n"), err  # as click says it, after the ^C
+        assert events(flat_world, "Lin Yuan waits slowly") == 0
+        assert read_node(flat_world, "lin-yuan")["state"]["mood"] != "slow"
     finally:
         run(flat_world, "serve", "--stop")
         kill(started["pid"])

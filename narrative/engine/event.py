@@ -48,6 +48,7 @@ from narrative.store import (
     auto_gc,
     last_record,
     record_json,
+    refuse_if_called_off,
     scan_for_event,
     seal,
     writing,
@@ -453,6 +454,7 @@ def _run_locked(wr: WorldRepo, request: EventRequest, *, dry_run: bool,
                               expired=draft.expired, warnings=warnings, proposal=proposal,
                               contradicted=draft.contradictions)
 
+    refuse_if_called_off()  # its caller gone while the diffuser was asked: write nothing
     sealed = seal(view, draft.finals(), record, when=when)
     for path in sealed.kept:
         warnings.append(f"{path} changed while the event was being recorded; "

@@ -685,7 +685,12 @@ class Server:
         def read_stdin(most: int) -> bytes:
             write(client.WANT_STDIN, str(most).encode())
             frame = client.recv_frame(conn)
-            return frame[1][:most] if frame is not None else b""  # (a client gone: the end)
+            if frame is None:
+                # The client went (Ctrl-C, killed, or it gave up on a stopped server) before
+                # the input ended: what was read is not the command's input. As Ctrl-C in a
+                # process of its own: nothing more runs.
+                raise KeyboardInterrupt
+            return frame[1][:most]
 
         def page(command: str, text: str) -> None:
             write(client.PAGE, command.encode() + b"\0" + text.encode())
@@ -713,10 +718,23 @@ class Server:
             # client can tell, should this server die, whether the event was recorded.
             event_id = new_event_id() if command == "event" else None
             write(client.STARTED, (event_id or "").encode())
-            with invocation.running(cwd, env, event_id), streams.serving(request_io), \
-                    _profiled(self.profile_dir, command, self.requests), \
-                    collecting() as afterwards, watching(gone.is_set):
-                code[0] = run_cli(argv, str(req.get("prog_name", "narr")))
+            from narrative.store import call_off_writes, give_up_waiting
+
+            # A write whose client goes (Ctrl-C, killed, or it gave up on this server while
+            # it was stopped) before the write writes anything writes nothing, as a process
+            # stopped by Ctrl-C then would: a client that gave up kept the event's words for
+            # a retry, which must not meet the same event recorded by this server going on.
+            writes = None if command in READERS else gone.is_set
+            give_up_waiting(writes)
+            call_off_writes(writes)
+            try:
+                with invocation.running(cwd, env, event_id), streams.serving(request_io), \
+                        _profiled(self.profile_dir, command, self.requests), \
+                        collecting() as afterwards, watching(gone.is_set):
+                    code[0] = run_cli(argv, str(req.get("prog_name", "narr")))
+            finally:
+                give_up_waiting(None)
+                call_off_writes(None)
             job.afterwards = afterwards
 
         job = _Job(work)
@@ -894,8 +912,15 @@ def run_cli(argv: list[str], prog_name: str) -> int:
 
     # A writer turned away names the holder: "narr event ...", not "narr serve".
     running_command(["narr", *argv])
+    from narrative.engine.calloff import CalledOff
+    from narrative.store import Abandoned
+
     try:
         main.main(args=argv, prog_name=prog_name, standalone_mode=True)
+    except (Abandoned, CalledOff):
+        # Its client went before it wrote anything: what click says of Ctrl-C, and its code.
+        print("\nAborted!", file=sys.stderr)
+        return 1
     except SystemExit as exc:
         if exc.code is None:
             return 0

@@ -186,7 +186,9 @@ FACE: dict[str, str] = {
     "is_damage": ".failures",
     # the world's write lock
     "Abandoned": ".lock",
+    "call_off_writes": ".lock",
     "give_up_waiting": ".lock",
+    "refuse_if_called_off": ".lock",
     "running_command": ".lock",
     # work a server does after it answered
     "collecting": ".deferred",
@@ -293,7 +295,9 @@ if TYPE_CHECKING:
     from narrative.store.inotify import available as can_watch_files
     from narrative.store.journal import SYMBOLIC as SYMBOLIC
     from narrative.store.lock import Abandoned as Abandoned
+    from narrative.store.lock import call_off_writes as call_off_writes
     from narrative.store.lock import give_up_waiting as give_up_waiting
+    from narrative.store.lock import refuse_if_called_off as refuse_if_called_off
     from narrative.store.lock import running_command as running_command
     from narrative.store.maintenance import auto_gc as auto_gc
     from narrative.store.maintenance import gc as gc
@@ -430,6 +434,7 @@ if TYPE_CHECKING:
         "branch_tip",
         "branch_tips_but",
         "branches_at",
+        "call_off_writes",
         "can_watch_files",
         "chain_commits",
         "chain_label",
@@ -514,6 +519,7 @@ if TYPE_CHECKING:
         "record_json",
         "ref_exists",
         "ref_targets",
+        "refuse_if_called_off",
         "remote_branch_refs",
         "remote_branches_named",
         "remote_cleared",

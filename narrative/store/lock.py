@@ -50,6 +50,25 @@ def give_up_waiting(check: Callable[[], bool] | None) -> None:
     _running.give_up = check
 
 
+def call_off_writes(check: Callable[[], bool] | None) -> None:
+    """Let this thread's writes be called off until each writes its first byte, not only
+    while they wait for the lock: ``check()`` true then raises :class:`Abandoned` where a
+    write begins (:func:`refuse_if_called_off`). What Ctrl-C does to a process of its own,
+    for a command run for a client that can go away (``narr serve``). None: as usual."""
+    _running.call_off = check
+
+
+def refuse_if_called_off() -> None:
+    """Raise :class:`Abandoned` when this thread's write was called off
+    (:func:`call_off_writes`) and has written nothing yet: where a write begins, its lock
+    held, which may come long after the lock was taken (an event holds it while it
+    resolves names and asks its diffuser). A call that writes twice may stop between the
+    two, as a process interrupted there would."""
+    check = getattr(_running, "call_off", None)
+    if check is not None and check():
+        raise Abandoned("the write was called off before it wrote anything")
+
+
 class Abandoned(Exception):
     """A write called off while it waited for the world's lock: nothing was written."""
 
@@ -172,7 +191,11 @@ class WriteLock:
 
     def _wait(self, lock: Any, timed_out: type[Exception]) -> None:
         """Take ``lock`` before it has stayed with one holder for the timeout, or give up when
-        this thread's write is called off (:func:`give_up_waiting`), polling for either."""
+        this thread's write is called off (:func:`give_up_waiting`), polling for either. A
+        write called off before it asks (its caller gone while it prepared) takes no lock."""
+        give_up = getattr(_running, "give_up", None)
+        if give_up is not None and give_up():
+            raise Abandoned("the write was called off before it took the world's lock")
         try:
             lock.acquire(timeout=0.0, poll_interval=POLL)
             return
@@ -180,7 +203,6 @@ class WriteLock:
             pass
         import time
 
-        give_up = getattr(_running, "give_up", None)
         deadline = time.monotonic() + self.timeout
         seen = _stamp(self.holder_path)
         while True:
@@ -207,12 +229,16 @@ class WriteLock:
         simply does without the lock (and does not tidy up).
         """
         saved, self.timeout = self.timeout, 0.0
+        # A reader's hold is not the write a called-off check is for (give_up_waiting):
+        # it neither asks nor spends it.
+        give_up, _running.give_up = getattr(_running, "give_up", None), None
         try:
             self.acquire()
         except (BusyError, StorageError):
             return False
         finally:
             self.timeout = saved
+            _running.give_up = give_up
         return True
 
     def release(self) -> None:

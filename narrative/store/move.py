@@ -26,7 +26,7 @@ from narrative.errors import BusyError, InvalidWorldError, NarrError, StorageErr
 from narrative.nodefile import NodeDict
 from narrative.store import deferred, journal
 from narrative.store.libgit import pygit2
-from narrative.store.lock import WriteLock
+from narrative.store.lock import WriteLock, refuse_if_called_off
 from narrative.store.objects import Tree, git_tree
 from narrative.store.trees import blob_at, diff_blobs
 from narrative.store.worktree import HandEdits
@@ -41,6 +41,7 @@ def writing(wr: WorldRepo) -> Iterator[list[str]]:
     command to report. Inside a batch, the batch has recovered already.
     """
     with wr.lock:
+        refuse_if_called_off()
         if wr.batch is not None:
             yield []
             return
