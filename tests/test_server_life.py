@@ -364,6 +364,14 @@ def in_a_server(world: Path, setup: str, ready: str) -> str:
     return proc.stdout
 
 
+def test_an_idle_limit_counts_from_when_the_server_serves(flat_world: Path) -> None:
+    """No request can come before a server is recorded: a start slower than its idle limit
+    (a loaded machine) must not make it exit at its first look, before anyone could ask."""
+    shown = json.loads(in_a_server(flat_world, "time.sleep(1.5)  # a slow start",
+                                   "print(json.dumps(server.status()), flush=True)"))
+    assert shown["idle_s"] < 1.5 and shown["exits_at"] > time.time() + 1.5
+
+
 def test_a_server_lets_its_starter_s_lock_go_before_it_is_proven(flat_world: Path) -> None:
     """The command that started a server hands it the starter's lock; the first command to
     find the server proven must find that lock free, or it takes a start to be under way and

@@ -380,6 +380,8 @@ class Server:
             threading.Thread(target=self._accept, args=(listener,), name="narr-accept",
                              daemon=True).start()
             record = self._write_record()
+            with self._counting:  # nobody could reach it before: idle from now, not from its start
+                self.last_request = time.monotonic()
             if self.auto:
                 print(f"narr serve: pid {os.getpid()} started automatically for {self.root}"
                       + (f"; exits after {self.idle_minutes:g} minutes without a request"
