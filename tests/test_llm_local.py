@@ -728,10 +728,14 @@ def test_narr_event_on_the_command_line_leaves_the_world_open_while_the_model_th
                              "--diffuser", "llm", MOVE], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 30
-        while not served.chats and time.monotonic() < deadline:
+        deadline = time.monotonic() + 90  # a Python start on a loaded machine, then the ask
+        while not served.chats and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
-        assert served.chats, "narr never asked the model"
+        if not served.chats:
+            if proc.poll() is None:
+                proc.kill()
+            out, err = proc.communicate()
+            raise AssertionError(f"narr never asked the model (exit {proc.returncode}):\n{err}")
         narr = CLI(flat_world)
         narr("event", "--diffuser", "explicit", "The spirit veins run thin",
              "--set", "spirit-veins.state.flow=thin")
