@@ -572,7 +572,7 @@ class Server:
         record = self._identity()
         path = self.git_dir / "narr" / client.SERVER_FILE
         tmp = path.with_name(f".{client.SERVER_FILE}.{os.getpid()}")
-        tmp.write_text(json.dumps(record, indent=2) + "\n", "utf-8")  # a full disk fails here
+        tmp.write_text(json.dumps(record, indent=2) + "\n", "utf-8")  # a full disk fails here: the note kept
         autostart.clear_state(self.git_dir)  # serving: no failed start is waited out
         _drop_handoff()
         os.replace(tmp, path)
