@@ -342,6 +342,61 @@ def test_an_idle_server_exits(flat_world: Path, servers: list[Path], server_on: 
     assert not record_path(flat_world).exists()
 
 
+def in_a_server(world: Path, setup: str, ready: str) -> str:
+    """What a :class:`~narrative.serve.server.Server` of ``world`` prints when it is ready, run
+    in a process of its own after ``setup`` (Python, with ``server`` the object made and
+    ``root`` the world); ``ready`` runs in its ready callback (``record`` its record), then
+    it stops."""
+    script = (
+        "import sys, time, json, os\n"
+        "from pathlib import Path\n"
+        "from narrative.serve.server import Server\n"
+        "root = Path(sys.argv[1])\n"
+        "server = Server(root, root / '.git', idle_minutes=0.05)\n"
+        f"{setup}\n"
+        "def ready(record):\n"
+        f"    {ready}\n"
+        "    server.stopping.set()\n"
+        "server.run(ready)\n")
+    proc = subprocess.run([sys.executable, "-c", script, str(world)], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "NARR_NO_SERVER": "1"})
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_an_idle_limit_counts_from_when_the_server_serves(flat_world: Path) -> None:
+    """No request can come before a server is recorded: a start slower than its idle limit
+    (a loaded machine) must not make it exit at its first look, before anyone could ask."""
+    shown = json.loads(in_a_server(flat_world, "time.sleep(1.5)  # a slow start",
+                                   "print(json.dumps(server.status()), flush=True)"))
+    assert shown["idle_s"] < 1.5 and shown["exits_at"] > time.time() + 1.5
+
+
+def test_a_server_lets_its_starter_s_lock_go_before_it_is_proven(flat_world: Path) -> None:
+    """The command that started a server hands it the starter's lock; the first command to
+    find the server proven must find that lock free, or it takes a start to be under way and
+    does not replace a server of other code."""
+    setup = ("import fcntl\n"
+             "lock = root / '.git' / 'narr' / 'autostart.lock'\n"
+             "lock.parent.mkdir(exist_ok=True)\n"
+             "held = os.open(lock, os.O_RDWR | os.O_CREAT)\n"
+             "fcntl.flock(held, fcntl.LOCK_EX)\n"
+             "os.environ['NARR_SERVE_HANDOFF'] = str(held)\n"
+             "replace = os.replace\n"
+             "def replaced(src, dst, *args, **kwargs):\n"
+             "    replace(src, dst, *args, **kwargs)\n"
+             "    if str(dst).endswith('server.json'):\n"
+             "        other = os.open(lock, os.O_RDWR)\n"
+             "        try:\n"
+             "            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+             "            print('free when recorded')\n"
+             "        except OSError:\n"
+             "            print('held when recorded')\n"
+             "        os.close(other)\n"
+             "os.replace = replaced")
+    assert in_a_server(flat_world, setup, "pass").splitlines() == ["free when recorded"]
+
+
 def test_a_page_in_use_or_listening_keeps_an_idle_server(flat_world: Path,
                                                          servers: list[Path], server_on: None) -> None:
     """HTTP requests are activity, and so is a studio page's open change-notice stream: an

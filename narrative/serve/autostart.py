@@ -12,10 +12,11 @@ the few config files for the word, and a ``git config`` run only where one names
 
 Never two servers for one world: a starter holds ``.git/narr/autostart.lock`` while it
 looks and hands that lock to the server it spawns, which lets go once it holds the
-world's ``server.lock`` and has written its record. Ten commands starting at once: one
-spawns, nine find the lock taken and simply run. A proven server of other code (or of
-another Python) is asked to stop (over its socket, never by a signal); the new one
-waits for its lock.
+world's ``server.lock`` and has written its record, just before the record can be read
+(a command that finds the server proven finds the lock free). Ten commands starting at
+once: one spawns, nine find the lock taken and simply run. A proven server of other code
+(or of another Python) is asked to stop (over its socket, never by a signal); the new
+one waits for its lock.
 
 A server that fails to start (it crashes at once, or gives up before it serves, as on
 a full disk) is not started again by every command, each paying for the attempt: the

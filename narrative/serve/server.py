@@ -380,8 +380,8 @@ class Server:
             threading.Thread(target=self._accept, args=(listener,), name="narr-accept",
                              daemon=True).start()
             record = self._write_record()
-            autostart.clear_state(self.git_dir)  # serving: no failed start is waited out
-            _drop_handoff()  # serving and recorded: the next starter finds this server
+            with self._counting:  # nobody could reach it before: idle from now, not from its start
+                self.last_request = time.monotonic()
             if self.auto:
                 print(f"narr serve: pid {os.getpid()} started automatically for {self.root}"
                       + (f"; exits after {self.idle_minutes:g} minutes without a request"
@@ -564,10 +564,17 @@ class Server:
         return listener
 
     def _write_record(self) -> dict[str, Any]:
+        """Record this server, and let go of the starter's lock before the record can be
+        read: a command that finds this server proven may start the next one at once (a
+        server of other code is replaced by the first command of this code), where the
+        lock still held would turn it away as though a start were under way. Meanwhile
+        commands see ``server.lock`` held by a live process and start none either."""
         record = self._identity()
         path = self.git_dir / "narr" / client.SERVER_FILE
         tmp = path.with_name(f".{client.SERVER_FILE}.{os.getpid()}")
-        tmp.write_text(json.dumps(record, indent=2) + "\n", "utf-8")
+        tmp.write_text(json.dumps(record, indent=2) + "\n", "utf-8")  # a full disk fails here: the note kept
+        autostart.clear_state(self.git_dir)  # serving: no failed start is waited out
+        _drop_handoff()
         os.replace(tmp, path)
         return record
 
