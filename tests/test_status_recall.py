@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -135,3 +136,15 @@ def test_a_watched_status_says_what_a_fresh_scan_says(tmp_path_factory: Any,
             watched = _status(world)
             assert watched == _status(world)  # the second, recalled
             assert watched == _fresh(root), (op, name, value)
+
+
+def test_a_fifo_named_like_a_node_file_is_what_a_whole_scan_says(flat_world: Path) -> None:
+    """git does not see a FIFO; a scan the watcher narrows does not either (narr check names it)."""
+    with narr.open_world(flat_world, watch=True) as world:
+        _status(world)
+        _status(world)
+        os.mkfifo(flat_world / "world" / "item" / "lamp.json")
+        assert _status(world) == _fresh(flat_world)
+        assert not _status(world)["problems"]
+        event = narr.event(world, "Time passes")  # and the event goes on as without a watcher
+        assert event.to_json()["commit"]

@@ -287,7 +287,10 @@ def _differs_from_index(wr: WorldRepo, index: pygit2.Index, path: str, trust_mod
     except OSError as exc:
         raise _Unsure(f"a path the watcher named could not be examined ({exc})") from None
     if entry is None:
-        return not stat.S_ISDIR(st.st_mode) and not wr.repo.path_is_ignored(path)
+        # As git's own walk: an untracked file or link counts, never a FIFO, socket or device
+        # (a whole scan does not see one either; narr check names a node file that is one).
+        return ((stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode))
+                and not wr.repo.path_is_ignored(path))
     if stat.S_ISLNK(st.st_mode):
         if entry.mode != _LINK:
             return True
