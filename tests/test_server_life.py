@@ -211,6 +211,31 @@ def test_a_copied_world_neither_uses_nor_stops_the_originals_server(
     assert status(flat_world)["pid"] == original["pid"]
 
 
+def test_a_server_whose_record_is_removed_writes_it_again(flat_world: Path,
+                                                          servers: list[Path]) -> None:
+    """rm .git/narr/server.json beside a running server: it is found again (serve --status,
+    --stop), not left holding the world's lock unseen until its idle exit."""
+    servers.append(flat_world)
+    pid = json.loads(run(flat_world, "serve", "--detach", "--json").stdout)["pid"]
+    record_path(flat_world).unlink()
+    shown = wait_for(lambda: (s := status(flat_world))["running"] and s, "the record written again",
+                     world=flat_world)
+    assert shown["pid"] == pid
+    assert run(flat_world, "serve", "--stop").returncode == 0
+    wait_for(lambda: not alive(pid), "the server stopped")
+
+
+def test_a_server_whose_socket_is_removed_exits(flat_world: Path, servers: list[Path]) -> None:
+    """Nobody can reach it any more: it exits, letting go of the world for the next one."""
+    servers.append(flat_world)
+    info = json.loads(run(flat_world, "serve", "--detach", "--json").stdout)
+    Path(info["socket"]).unlink()
+    wait_for(lambda: not alive(info["pid"]), "the unreachable server exited", world=flat_world)
+    assert "its socket was removed or replaced" in log_text(flat_world)
+    assert run(flat_world, "serve", "--detach").returncode == 0  # the world is free again
+    assert proven(flat_world) is not None
+
+
 def test_a_killed_server_is_cleaned_up(flat_world: Path, servers: list[Path]) -> None:
     servers.append(flat_world)
     info = json.loads(run(flat_world, "serve", "--detach", "--json").stdout)

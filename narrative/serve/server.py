@@ -432,8 +432,46 @@ class Server:
                 self.exit_reason = f"no request for {self.idle_minutes:g} minutes"
             elif not self.code_unchanged():
                 self.exit_reason = "narr's code changed"
+            elif not self._reachable():
+                self.exit_reason = "its socket was removed or replaced"
             if self.exit_reason:
                 self.stopping.set()
+
+    def _reachable(self) -> bool:
+        """Whether clients can still find this server: its socket is the one it bound, and
+        its record names it, written again if it is gone or names another (removed by hand,
+        or by a tidy-up: with no record every command would take it that no server runs,
+        and start none while this one holds the world's lock). An unreachable server
+        exits, and the next command starts one."""
+        try:
+            st = os.stat(self.socket, follow_symlinks=False)
+        except OSError:
+            return False
+        if (st.st_dev, st.st_ino) != self._socket_inode:
+            return False
+        if not self._recorded():
+            record = json.dumps(self._identity(), indent=2) + "\n"
+            tmp = f".{client.SERVER_FILE}.{os.getpid()}"
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600,
+                             dir_fd=self._narr_fd)
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(record)
+                os.replace(tmp, client.SERVER_FILE, src_dir_fd=self._narr_fd,
+                           dst_dir_fd=self._narr_fd)
+            except OSError:
+                return False
+        return True
+
+    def _recorded(self) -> bool:
+        """Whether the record in the ``.git/narr`` this server holds open names it."""
+        try:
+            fd = os.open(client.SERVER_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK,
+                         dir_fd=self._narr_fd)
+            with os.fdopen(fd, "rb") as fh:
+                return bool(json.loads(fh.read(1 << 16)).get("pid") == os.getpid())
+        except (OSError, ValueError, AttributeError):
+            return False
 
     def moved(self) -> bool:
         """Whether the world's directory or its ``.git`` is no longer the one this server
@@ -448,14 +486,7 @@ class Server:
         record in the ``.git/narr`` it holds open, wherever the world went; the socket only
         while it is the one this server bound (a world made since at the old path may have
         a server of its own there)."""
-        try:
-            fd = os.open(client.SERVER_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK,
-                         dir_fd=self._narr_fd)
-            with os.fdopen(fd, "rb") as fh:
-                mine = json.loads(fh.read(1 << 16)).get("pid") == os.getpid()
-        except (OSError, ValueError, AttributeError):
-            mine = False
-        if mine:
+        if self._recorded():
             with contextlib.suppress(OSError):
                 os.unlink(client.SERVER_FILE, dir_fd=self._narr_fd)
         with contextlib.suppress(OSError):
