@@ -81,15 +81,26 @@ def _warn_unknown_keys(wr: WorldRepo) -> None:
 pass_context = click.make_pass_decorator(Context)
 
 
+def typed_path(value: str | Path, ctx: click.Context | None = None) -> Path:
+    """A file named on the command line, as the command must open it: relative to ``-C``'s
+    directory when one is given (as git's ``-C``: "as if started there"), in the command's
+    own directory (a served command's is its client's, :mod:`narrative.invocation`)."""
+    from narrative.invocation import absolute
+
+    given = Path(value)
+    if given.is_absolute():
+        return given
+    root = (ctx or click.get_current_context(silent=True))
+    directory = root.find_root().params.get("directory") if root is not None else None
+    return absolute(Path(directory) / given if directory else given)
+
+
 class InputFile(click.File):
-    """click's ``File``, opened in the command's directory: a served command's is its
-    client's, not the server's (:mod:`narrative.invocation`)."""
+    """click's ``File``, opened where :func:`typed_path` says."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and value != "-":
-            from narrative.invocation import absolute
-
-            resolved = str(absolute(value))
+            resolved = str(typed_path(value, ctx))
             if resolved != value:
                 try:
                     return super().convert(resolved, param, ctx)

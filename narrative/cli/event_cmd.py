@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from narrative.cli.completion import complete_node
-from narrative.cli.context import Context, pass_context
+from narrative.cli.context import Context, pass_context, typed_path
 from narrative.cli.output import (
     emit_json,
     group_listing,
@@ -163,7 +163,6 @@ def _read_changes(creates: tuple[str, ...], delta_file: str | None) -> Delta:
     from narrative.delta import flags
     from narrative.delta.parse import read_delta
     from narrative.errors import InvalidInputError
-    from narrative.invocation import absolute
     from narrative.model import Delta
     from narrative.nodefile import MAX_NODE_BYTES
     from narrative.store import MAX_TEXT, read_bounded, read_bounded_stream
@@ -175,7 +174,7 @@ def _read_changes(creates: tuple[str, ...], delta_file: str | None) -> Delta:
                                                               label="--delta <stdin>"))
         else:
             try:
-                data = read_bounded(absolute(delta_file), MAX_TEXT,
+                data = read_bounded(typed_path(delta_file), MAX_TEXT,
                                     label=f"--delta {delta_file}")
             except OSError as exc:
                 raise InvalidInputError(f"--delta {delta_file}: cannot read ({exc.strerror})") from None
@@ -183,7 +182,7 @@ def _read_changes(creates: tuple[str, ...], delta_file: str | None) -> Delta:
     made = []
     for path in creates:
         try:
-            data = read_bounded(absolute(path), MAX_NODE_BYTES, label=f"--create {path}")
+            data = read_bounded(typed_path(path), MAX_NODE_BYTES, label=f"--create {path}")
         except OSError as exc:
             raise InvalidInputError(f"--create {path}: cannot read ({exc.strerror})") from None
         made.append(flags.node_file_op(path, data))
