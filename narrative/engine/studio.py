@@ -726,6 +726,14 @@ def event_view(wr: WorldRepo, limit: int = EVENT_LIMIT) -> EventView:
                      list_branches(wr).to_json()["items"], total)
 
 
+def settled_stamp(wr: WorldRepo, wait: float = 0.0) -> dict[str, Any] | None:
+    """:func:`world_stamp` taken while no writer is at work (the world's lock held shared), so
+    that an event another process is writing never shows as hand edits for a moment; None
+    when a writer still holds the lock after ``wait`` seconds (look again later)."""
+    with wr.lock.looking(wait) as quiet:
+        return world_stamp(wr) if quiet else None
+
+
 def world_stamp(wr: WorldRepo) -> dict[str, Any]:
     """Where the story stands, cheaply: what a page shows goes stale when any part of this moves.
 

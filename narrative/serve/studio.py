@@ -169,12 +169,15 @@ class Notices:
         self._thread: threading.Thread | None = None
         self._wake = threading.Event()
 
-    def stamp(self) -> dict[str, Any]:
-        from narrative.engine.studio import world_stamp
+    def stamp(self) -> dict[str, Any] | None:
+        """The world's stamp as a page gets it; None while a writer is at work (the next look
+        tells, once its write is whole)."""
+        from narrative.engine.studio import settled_stamp
         from narrative.store import WorldRepo
 
         with WorldRepo.open(self.root) as wr:
-            return notice(world_stamp(wr))
+            found = settled_stamp(wr)
+        return notice(found) if found is not None else None
 
     def listen(self) -> asyncio.Queue[dict[str, Any]]:
         queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -356,9 +359,14 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
         return read(lambda wr: typed("studio_events", event_view(wr, shown)))
 
     def where(request: Request) -> Response:
-        from narrative.engine.studio import world_stamp
+        from narrative.engine.studio import settled_stamp, world_stamp
 
-        return read(lambda wr: typed("studio_where", notice(world_stamp(wr))))
+        def look(wr: Any) -> Any:
+            # a writer at work: wait (a little) for its write to be whole, then look
+            found = settled_stamp(wr, wait=2.0)
+            return typed("studio_where", notice(found if found is not None else world_stamp(wr)))
+
+        return read(look)
 
     async def changes(request: Request) -> Response:
         if notices is None:
@@ -371,7 +379,8 @@ def routes(read: Callable[[Callable[[WorldRepo], Any]], Response], token: str,
                 # The page's reconnection delay, then the stamp as it is now.
                 yield "retry: 1000\n\n"
                 current = await asyncio.to_thread(hub.stamp)
-                yield f"event: stamp\ndata: {json.dumps(current)}\n\n"
+                if current is not None:  # (a writer at work: the poll sends it once whole)
+                    yield f"event: stamp\ndata: {json.dumps(current)}\n\n"
                 quiet = 0.0
                 while not hub.stopping.is_set():
                     try:

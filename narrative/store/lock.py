@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -258,6 +259,44 @@ class WriteLock:
     @property
     def held(self) -> bool:
         return self._lock is not None
+
+    @contextmanager
+    def looking(self, wait: float) -> Iterator[bool]:
+        """A look at the world that must not see a write half done (a page's stamp of hand
+        edits, taken while another process's event has written a file and not yet its
+        commit): the lock held shared, which no writer holds meanwhile and which writes
+        nothing. True once no writer holds it, False when one still does after ``wait``
+        seconds. Where no shared lock can be had (no ``fcntl``, a lock file that cannot be
+        opened on a read-only world) the look goes ahead unguarded: True."""
+        if self._lock is not None:
+            yield True
+            return
+        try:
+            import fcntl
+        except ImportError:
+            yield True
+            return
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError:
+            yield True
+            return
+        import time
+
+        deadline = time.monotonic() + wait
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        yield False
+                        return
+                    time.sleep(min(POLL, max(0.0, deadline - time.monotonic())))
+            yield True
+        finally:
+            os.close(fd)  # (closing lets the shared lock go)
 
     def __enter__(self) -> WriteLock:
         self.acquire()
