@@ -648,17 +648,21 @@ def test_reads_answer_while_another_clients_event_is_in_progress(flat_world: Pat
         stop(flat_world, info["pid"])
 
 
-def test_paths_a_client_types_are_read_in_its_directory(served: Path, tmp_path: Path) -> None:
-    here = tmp_path / "drafts"
-    here.mkdir()
+@pytest.mark.parametrize("how", ["from its directory", "with -C"])
+def test_paths_a_client_types_are_read_in_its_directory(served: Path, tmp_path: Path,
+                                                         how: str) -> None:
+    """Not in the server's (the world's root): in the client's, or in -C's (as git reads -C)."""
+    here = served / "notes" / "drafts"
+    here.mkdir(parents=True)
     (here / "delta.json").write_text(json.dumps({"ops": [
         {"op": "set", "target": "lin-yuan", "field": "/state/mood", "value": "wary"}]}), "utf-8")
     (here / "chapter.md").write_text("Lin Yuan walks to the ferry.\n", "utf-8")
+    cwd, where = (here, []) if how == "from its directory" else (tmp_path, ["-C", str(here)])
 
     def both(*args: str) -> tuple[subprocess.CompletedProcess[bytes], subprocess.CompletedProcess[bytes]]:
         def one(extra: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
-            return subprocess.run([sys.executable, "-m", "narrative", "-C", str(served), *args],
-                                  cwd=here, capture_output=True, env={**os.environ, **extra}, timeout=60)
+            return subprocess.run([sys.executable, "-m", "narrative", *where, *args],
+                                  cwd=cwd, capture_output=True, env={**os.environ, **extra}, timeout=60)
         return one({}), one(LOCAL)
 
     through, local = both("event", "Lin Yuan frowns", "--delta", "delta.json", "--dry-run")
