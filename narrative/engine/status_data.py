@@ -86,8 +86,7 @@ def _from_scan(wr: WorldRepo, head: Commit | None,
                scan: HandEdits) -> tuple[list[dict[str, Any]], list[str], list[str]]:
     """The hand edits' field changes, the files narr will reformat, and the relations they
     point nowhere: worked out once per scan (a scan recalled unchanged keeps them)."""
-    key = ("status", str(head.tree.id) if head is not None else None)
-    kept = scan.derived.get(key)
+    kept = scan.derived.get("status")  # (a scan is recalled only under the HEAD it was made at)
     if kept is None:
         changes = []
         reformat = []
@@ -97,10 +96,10 @@ def _from_scan(wr: WorldRepo, head: Commit | None,
             for item in fields.node_change_json(node_id, e.old, e.new):
                 item["path"] = path
                 changes.append(item)
-            if e.new is not None and e.rewrites_file:
-                reformat.append(e.new_path or "")
-        kept = scan.derived[key] = (changes, [r for r in reformat if r],
-                                    hand_edit_problems(wr, head.tree if head else None, scan))
+            if e.new is not None and e.new_path and e.rewrites_file:
+                reformat.append(e.new_path)
+        kept = scan.derived["status"] = (changes, reformat,
+                                         hand_edit_problems(wr, head.tree if head else None, scan))
     changes, reformat, problems = kept
     return [dict(item) for item in changes], list(reformat), list(problems)
 

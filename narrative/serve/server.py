@@ -450,18 +450,24 @@ class Server:
         if (st.st_dev, st.st_ino) != self._socket_inode:
             return False
         if not self._recorded():
-            record = json.dumps(self._identity(), indent=2) + "\n"
-            tmp = f".{client.SERVER_FILE}.{os.getpid()}"
             try:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600,
-                             dir_fd=self._narr_fd)
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.write(record)
-                os.replace(tmp, client.SERVER_FILE, src_dir_fd=self._narr_fd,
-                           dst_dir_fd=self._narr_fd)
+                self._place_record(self._draft_record(self._identity()))
             except OSError:
                 return False
         return True
+
+    def _draft_record(self, record: dict[str, Any]) -> str:
+        """Write ``record`` beside the record's place, in the ``.git/narr`` this server holds
+        open (wherever the world went); the draft's name."""
+        draft = f".{client.SERVER_FILE}.{os.getpid()}"
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600,
+                     dir_fd=self._narr_fd)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, indent=2) + "\n")
+        return draft
+
+    def _place_record(self, draft: str) -> None:
+        os.replace(draft, client.SERVER_FILE, src_dir_fd=self._narr_fd, dst_dir_fd=self._narr_fd)
 
     def _recorded(self) -> bool:
         """Whether the record in the ``.git/narr`` this server holds open names it."""
@@ -601,12 +607,10 @@ class Server:
         lock still held would turn it away as though a start were under way. Meanwhile
         commands see ``server.lock`` held by a live process and start none either."""
         record = self._identity()
-        path = self.git_dir / "narr" / client.SERVER_FILE
-        tmp = path.with_name(f".{client.SERVER_FILE}.{os.getpid()}")
-        tmp.write_text(json.dumps(record, indent=2) + "\n", "utf-8")  # a full disk fails here: the note kept
+        draft = self._draft_record(record)  # a full disk fails here: the note kept
         autostart.clear_state(self.git_dir)  # serving: no failed start is waited out
         _drop_handoff()
-        os.replace(tmp, path)
+        self._place_record(draft)
         return record
 
     def _start_http(self) -> None:

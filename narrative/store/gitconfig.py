@@ -50,7 +50,7 @@ def settings_stamp(found: str) -> tuple[object, ...]:
         common = found
     files = (os.path.join(common, "config"), os.path.join(found, "config.worktree"),
              *user_config_files())
-    sigs = [_sig(path) for path in files]
+    sigs = [followed_sig(path) for path in files]
     included: list[tuple[str, Sig]] = []
     seen: set[str] = set()
     on_branch = False
@@ -59,7 +59,7 @@ def settings_stamp(found: str) -> tuple[object, ...]:
             on_branch |= _stamp_includes(path, sig, 1, seen, included)
     if on_branch:
         head = os.path.join(found, "HEAD")
-        included.append((head, _sig(head)))
+        included.append((head, followed_sig(head)))
     return (*sigs, *included)
 
 
@@ -77,7 +77,7 @@ def user_config_files() -> list[str]:
     return files
 
 
-def _sig(path: str) -> Sig:
+def followed_sig(path: str | os.PathLike[str]) -> Sig:
     """The file's identity and times, through a symbolic link (a ``~/.gitconfig`` kept
     in a dotfiles folder is edited there, and libgit2 reads it there), None when absent."""
     try:
@@ -99,7 +99,7 @@ def _stamp_includes(path: str, sig: Sig, depth: int, seen: set[str],
         if target in seen:
             continue  # stamped once, however often (or circularly) it is included
         seen.add(target)
-        target_sig = _sig(target)
+        target_sig = followed_sig(target)
         out.append((target, target_sig))
         if target_sig is not None:
             on_branch |= _stamp_includes(target, target_sig, depth + 1, seen, out)
@@ -144,6 +144,20 @@ def _resolve(value: str, including: str) -> str:
     if value.startswith("~/"):
         return os.path.join(_home(), value[2:])
     return os.path.join(os.path.dirname(including), value)
+
+
+def excludes_file(repo: pygit2.Repository) -> str:
+    """The ignore file git's settings name for every repository: ``core.excludesFile``, else
+    ``$XDG_CONFIG_HOME/git/ignore`` (``~/.config/git/ignore``)."""
+    try:
+        named = repo.config["core.excludesFile"]
+    except (KeyError, pygit2.GitError, ValueError):
+        named = None
+    if named:
+        named = str(named)
+        return os.path.join(_home(), named[2:]) if named.startswith("~/") else named
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(_home(), ".config")
+    return os.path.join(xdg, "git", "ignore")
 
 
 def _home() -> str:

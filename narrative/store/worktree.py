@@ -528,27 +528,6 @@ def scan_for_reader(wr: WorldRepo, head_tree: Tree | None, *, recall: bool = Fal
         wr.lock.release()
 
 
-def _followed_sig(path: Path | str) -> watch.FileSig:
-    """:func:`watch.file_sig` of what ``path`` leads to (a dotfile is often a link)."""
-    try:
-        return watch.stat_sig(os.stat(path))
-    except OSError:
-        return None
-
-
-def _excludes_file(wr: WorldRepo) -> str:
-    """The ignore file git's settings name for every repository (``core.excludesFile``, else
-    ``$XDG_CONFIG_HOME/git/ignore``): no watcher sees it change."""
-    try:
-        named = wr.repo.config["core.excludesFile"]
-    except (KeyError, pygit2.GitError, ValueError):
-        named = None
-    if named:
-        return os.path.expanduser(str(named))
-    home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(home, "git", "ignore")
-
-
 def _recalled(wr: WorldRepo, head_tree: Tree | None, watcher: watch.WorldWatcher) -> HandEdits:
     """The last recalled scan again when nothing it depends on can have changed since it
     began, else a new scan, remembered.
@@ -560,10 +539,13 @@ def _recalled(wr: WorldRepo, head_tree: Tree | None, watcher: watch.WorldWatcher
     it was trusted throughout); the index file is the same file (:func:`watch.index_sig`);
     the rest is the key. Anything else: scan.
     """
+    from narrative.store.gitconfig import excludes_file, followed_sig
+
     git_dir = wr.git_dir
     key = (str(head_tree.id) if head_tree is not None else None, wr.settings, wr.config.layout,
-           *(_followed_sig(path) for path in (git_dir / "info" / "exclude",
-                                              git_dir / "info" / "attributes", _excludes_file(wr))))
+           *(followed_sig(path) for path in (git_dir / "info" / "exclude",
+                                             git_dir / "info" / "attributes",
+                                             excludes_file(wr.repo))))
     recalled = watcher.recall(key)
     if isinstance(recalled, HandEdits):
         return recalled
